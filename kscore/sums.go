@@ -1,0 +1,90 @@
+package kscore
+
+import (
+	"errors"
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/kernel"
+)
+
+// panelRows is the minimum number of rows per cross-Gram call: enough for
+// GEMM to run near peak, small enough that one panel against all rows fits
+// in cache-friendly memory for typical n·m.
+const panelRows = 256
+
+// sums holds kernel sums between sample sets A_0..A_{N-1}.
+type sums struct {
+	m    []int       // rows per set
+	all  [][]float64 // all[a][b] = Σ_{j,t} k(A_aj, A_bt), full symmetric
+	diag []float64   // diag[a] = Σ_j k(A_aj, A_aj)
+}
+
+// within is the mean of k over distinct pairs of set a.
+func (s *sums) within(a int) float64 {
+	m := float64(s.m[a])
+	return (s.all[a][a] - s.diag[a]) / (m * (m - 1))
+}
+
+// between is the mean of k over all pairs of sets a and b (diagonal
+// included when a == b).
+func (s *sums) between(a, b int) float64 {
+	return s.all[a][b] / float64(s.m[a]*s.m[b])
+}
+
+// newSums computes the kernel sums of sets, which must all have d columns.
+func newSums(k kernel.Kernel, sets []*mat.Dense) (*sums, error) {
+	if len(sets) == 0 {
+		return nil, errors.New("kscore: no sample sets")
+	}
+	_, d := sets[0].Dims()
+	off := make([]int, len(sets)+1)
+	s := &sums{m: make([]int, len(sets)), all: make([][]float64, len(sets)), diag: make([]float64, len(sets))}
+	for a, x := range sets {
+		r, c := x.Dims()
+		if c != d {
+			return nil, fmt.Errorf("kscore: sample set %d has dimension %d, set 0 has %d", a, c, d)
+		}
+		if r == 0 {
+			return nil, fmt.Errorf("kscore: sample set %d is empty", a)
+		}
+		s.m[a] = r
+		off[a+1] = off[a] + r
+		s.all[a] = make([]float64, len(sets))
+	}
+	// Stack all rows once so each panel needs one cross-Gram call.
+	stacked := mat.NewDense(off[len(sets)], d, nil)
+	for a, x := range sets {
+		stacked.Slice(off[a], off[a+1], 0, d).(*mat.Dense).Copy(x)
+	}
+	total := off[len(sets)]
+	for lo := 0; lo < len(sets); {
+		hi := lo + 1
+		for hi < len(sets) && off[hi]-off[lo] < panelRows {
+			hi++
+		}
+		panel := stacked.Slice(off[lo], off[hi], 0, d).(*mat.Dense)
+		rest := stacked.Slice(off[lo], total, 0, d).(*mat.Dense)
+		kc := k.Cross(panel, rest)
+		for a := lo; a < hi; a++ {
+			for b := a; b < len(sets); b++ {
+				var sum float64
+				for j := off[a]; j < off[a+1]; j++ {
+					row := kc.RawRowView(j - off[lo])
+					for _, v := range row[off[b]-off[lo] : off[b+1]-off[lo]] {
+						sum += v
+					}
+				}
+				s.all[a][b], s.all[b][a] = sum, sum
+			}
+			var tr float64
+			for j := off[a]; j < off[a+1]; j++ {
+				tr += kc.At(j-off[lo], j-off[lo])
+			}
+			s.diag[a] = tr
+		}
+		lo = hi
+	}
+	return s, nil
+}
