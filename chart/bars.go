@@ -1,0 +1,126 @@
+package chart
+
+import (
+	"fmt"
+	"image/color"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Bars draws one bar per label, for example the bias, variance and noise
+// terms of a decomposition, and writes the chart to path (.png or .svg).
+// Each bar is annotated with its value. If errs is not nil, errs[i] is
+// drawn as a symmetric error bar ±errs[i] on bar i. Negative values are
+// drawn as bars below zero.
+//
+// Bars returns an error if labels is empty, if values or a non-nil errs
+// differ in length from labels, or if any value or error is not finite or
+// an error is negative.
+func Bars(path, title, ylabel string, labels []string, values, errs []float64) error {
+	if _, err := format(path); err != nil {
+		return err
+	}
+	n := len(labels)
+	if n == 0 {
+		return fmt.Errorf("chart: bars: no bars")
+	}
+	if len(values) != n {
+		return fmt.Errorf("chart: bars: %d labels but %d values", n, len(values))
+	}
+	if errs != nil && len(errs) != n {
+		return fmt.Errorf("chart: bars: %d labels but %d errors", n, len(errs))
+	}
+	for i, v := range values {
+		if !finite(v) {
+			return fmt.Errorf("chart: bars: %q: non-finite value %g", labels[i], v)
+		}
+		if errs != nil && (!finite(errs[i]) || errs[i] < 0) {
+			return fmt.Errorf("chart: bars: %q: invalid error %g", labels[i], errs[i])
+		}
+	}
+
+	p := newPlot(title, "", ylabel)
+	grid := plotter.NewGrid()
+	grid.Vertical.Width = 0
+	grid.Horizontal.Color = seriesColor(7, 0x50)
+	p.Add(grid)
+
+	// Bars take 60% of their slot, capped so that two or three bars do
+	// not turn into slabs.
+	width := min(vg.Points(48), 0.6*(chartWidth-vg.Inch)/vg.Length(n))
+	bc, err := plotter.NewBarChart(plotter.Values(values), width)
+	if err != nil {
+		return fmt.Errorf("chart: bars: %w", err)
+	}
+	bc.Color = seriesColor(0, 0xc0)
+	bc.LineStyle = draw.LineStyle{Color: seriesColor(0, 0xff), Width: vg.Points(0.75)}
+	p.Add(bc)
+
+	// Value labels sit just beyond the end of the bar (or its error
+	// bar): above for positive values, below for negative ones. Labels
+	// share one offset, hence two plotters.
+	above := &plotter.Labels{Offset: vg.Point{Y: vg.Points(3)}}
+	below := &plotter.Labels{Offset: vg.Point{Y: -vg.Points(3)}}
+	for i, v := range values {
+		l, end, align := above, v, draw.YBottom
+		if v < 0 {
+			l, align = below, draw.YTop
+		}
+		if errs != nil {
+			if v < 0 {
+				end -= errs[i]
+			} else {
+				end += errs[i]
+			}
+		}
+		l.XYs = append(l.XYs, plotter.XY{X: float64(i), Y: end})
+		l.Labels = append(l.Labels, strconv.FormatFloat(v, 'g', 3, 64))
+		l.TextStyle = append(l.TextStyle, text.Style{
+			Color:   color.Black,
+			Font:    font.From(sans, 9),
+			XAlign:  draw.XCenter,
+			YAlign:  align,
+			Handler: plot.DefaultTextHandler,
+		})
+	}
+
+	if errs != nil {
+		eb, err := plotter.NewYErrorBars(barErrors(values, errs))
+		if err != nil {
+			return fmt.Errorf("chart: bars: %w", err)
+		}
+		eb.LineStyle.Width = vg.Points(1)
+		p.Add(eb)
+	}
+	p.Add(above, below)
+	p.NominalX(labels...)
+	// Half a slot of margin on either side, as between bars.
+	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
+	p.X.Tick.Label.Font = font.From(sans, 11)
+	return render(path, chartWidth, chartHeight, p.Draw)
+}
+
+// yErrs adapts bar values and symmetric errors to the XYer and YErrorer
+// interfaces wanted by plotter.NewYErrorBars.
+type yErrs struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+func barErrors(values, errs []float64) yErrs {
+	e := yErrs{
+		XYs:     make(plotter.XYs, len(values)),
+		YErrors: make(plotter.YErrors, len(values)),
+	}
+	for i, v := range values {
+		e.XYs[i] = plotter.XY{X: float64(i), Y: v}
+		e.YErrors[i].Low, e.YErrors[i].High = errs[i], errs[i]
+	}
+	return e
+}

@@ -1,0 +1,150 @@
+package chart
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// dpi is the resolution of PNG output. 150 dpi keeps a 5x4 inch chart
+// sharp on high-density screens while staying well under 100 kB.
+const dpi = 150
+
+// Figure sizes. The heat map is larger and near square so that the cells
+// of a square matrix stay square next to the colour bar.
+const (
+	chartWidth    = 5 * vg.Inch
+	chartHeight   = 4 * vg.Inch
+	heatmapWidth  = 6 * vg.Inch
+	heatmapHeight = 5.5 * vg.Inch
+)
+
+// sans is used instead of plot's default serif face: sans-serif text is
+// easier to read at the small sizes used for tick labels.
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// errFormat is returned (wrapped) for paths whose extension is neither
+// .png nor .svg.
+var errFormat = errors.New("chart: unsupported file extension (want .png or .svg)")
+
+// seriesColors is the Okabe–Ito palette without its yellow (which is
+// unreadable on white). It is distinguishable under the common forms of
+// colour blindness.
+var seriesColors = []color.NRGBA{
+	{R: 0x00, G: 0x72, B: 0xb2, A: 0xff}, // blue
+	{R: 0xd5, G: 0x5e, B: 0x00, A: 0xff}, // vermillion
+	{R: 0x00, G: 0x9e, B: 0x73, A: 0xff}, // bluish green
+	{R: 0xcc, G: 0x79, B: 0xa7, A: 0xff}, // reddish purple
+	{R: 0xe6, G: 0x9f, B: 0x00, A: 0xff}, // orange
+	{R: 0x56, G: 0xb4, B: 0xe9, A: 0xff}, // sky blue
+	{R: 0x00, G: 0x00, B: 0x00, A: 0xff}, // black
+	{R: 0x99, G: 0x99, B: 0x99, A: 0xff}, // grey
+}
+
+// seriesColor returns the i-th series colour with the given opacity.
+// Colours repeat after len(seriesColors) series.
+func seriesColor(i int, alpha uint8) color.NRGBA {
+	c := seriesColors[i%len(seriesColors)]
+	c.A = alpha
+	return c
+}
+
+// newPlot returns a plot with genlens' common text styling.
+func newPlot(title, xlabel, ylabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = font.From(sans, 14)
+	p.Title.Padding = vg.Points(8)
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(sans, 12)
+		a.Tick.Label.Font = font.From(sans, 10)
+	}
+	p.Legend.TextStyle.Font = font.From(sans, 10)
+	return p
+}
+
+// format returns the lower-case output format for path, or an error if
+// the extension is not supported. It is called before any drawing so
+// that a typo in a file name fails fast.
+func format(path string) (string, error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	switch ext {
+	case ".png", ".svg":
+		return ext[1:], nil
+	}
+	return "", fmt.Errorf("%w: %q", errFormat, path)
+}
+
+// render draws a w×h figure with fn and writes it atomically to path in
+// the format given by its extension.
+func render(path string, w, h vg.Length, fn func(c draw.Canvas)) (err error) {
+	f, err := format(path)
+	if err != nil {
+		return err
+	}
+	var cw vg.CanvasWriterTo
+	switch f {
+	case "png":
+		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))}
+	case "svg":
+		cw = vgsvg.New(w, h)
+	}
+
+	// gonum/plot reports some invalid states (for example an empty
+	// palette or an inverted axis range) by panicking. Validation below
+	// should prevent them; recovering is the last line of defence.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("chart: drawing %s: %v", path, r)
+		}
+	}()
+	fn(draw.New(cw))
+	return writeAtomic(path, cw)
+}
+
+// writeAtomic writes wt to a temporary file next to path and renames it
+// into place, so that concurrent readers (a browser refreshing a report)
+// never see a truncated image.
+func writeAtomic(path string, wt io.WriterTo) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("chart: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = wt.WriteTo(tmp); err != nil {
+		return fmt.Errorf("chart: writing %s: %w", path, err)
+	}
+	// CreateTemp makes the file private; charts are meant to be shared.
+	if err = tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("chart: %w", err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("chart: writing %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("chart: %w", err)
+	}
+	return nil
+}
+
+// finite reports whether v is neither NaN nor infinite.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

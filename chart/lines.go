@@ -1,0 +1,205 @@
+package chart
+
+import (
+	"fmt"
+	"image/color"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Series is one line in a line chart or one curve in an ROC chart.
+type Series struct {
+	// Name labels the series in the legend; an empty Name leaves the
+	// series out of the legend.
+	Name string
+
+	// X and Y are the coordinates of the points, in drawing order.
+	// They must have the same, non-zero length and be finite.
+	X, Y []float64
+
+	// Lower and Upper, if not nil, bound a shaded band drawn behind the
+	// line, for example mean ± one standard deviation. Both must be given
+	// together and have the same length as X. The band is drawn as a
+	// polygon, so X should be sorted.
+	Lower, Upper []float64
+}
+
+// markerLimit is the longest series drawn with point markers; longer
+// series are drawn as plain lines, where markers would just thicken them.
+const markerLimit = 30
+
+// Lines draws a line chart of series with a legend and writes it to path
+// (.png or .svg). Each series gets a distinct colour and, when it has
+// Lower and Upper bounds, a translucent band in the same colour.
+func Lines(path, title, xlabel, ylabel string, series []Series) error {
+	if _, err := format(path); err != nil {
+		return err
+	}
+	p := newPlot(title, xlabel, ylabel)
+	if err := addSeries(p, series); err != nil {
+		return err
+	}
+	return render(path, chartWidth, chartHeight, sideLegend(p))
+}
+
+// ROC draws receiver operating characteristic curves and writes them to
+// path (.png or .svg). Each curve's X holds false-positive rates and Y
+// true-positive rates, both in [0, 1]. The chance diagonal is drawn for
+// reference. ROC does not compute the area under the curve; callers put
+// it in the series name, e.g. "kernel entropy (AUC 0.81)".
+func ROC(path, title string, curves []Series) error {
+	if _, err := format(path); err != nil {
+		return err
+	}
+	for i, c := range curves {
+		for _, s := range [][]float64{c.X, c.Y, c.Lower, c.Upper} {
+			for _, v := range s {
+				// NaN fails both comparisons and is rejected too.
+				if !(v >= 0 && v <= 1) {
+					return fmt.Errorf("chart: ROC curve %d (%q): rate %g outside [0, 1]", i, c.Name, v)
+				}
+			}
+		}
+	}
+	p := newPlot(title, "false positive rate", "true positive rate")
+	p.X.Min, p.X.Max = 0, 1
+	p.Y.Min, p.Y.Max = 0, 1
+
+	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
+	if err != nil {
+		return fmt.Errorf("chart: %w", err)
+	}
+	diag.Color = color.Gray{Y: 0x99}
+	diag.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(diag)
+
+	if err := addSeries(p, curves); err != nil {
+		return err
+	}
+	// Curves hug the top-left corner, so the bottom right is free.
+	p.Legend.Top = false
+	p.Legend.XOffs = -vg.Points(4)
+	p.Legend.YOffs = vg.Points(4)
+	return render(path, chartWidth, 4.5*vg.Inch, p.Draw)
+}
+
+// addSeries validates series and adds them to p with a grid, bands
+// behind lines, and legend entries.
+func addSeries(p *plot.Plot, series []Series) error {
+	if len(series) == 0 {
+		return fmt.Errorf("chart: no series")
+	}
+	for i, s := range series {
+		if err := checkSeries(s); err != nil {
+			return fmt.Errorf("chart: series %d (%q): %w", i, s.Name, err)
+		}
+	}
+
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{Y: 0xe0}
+	grid.Horizontal.Color = color.Gray{Y: 0xe0}
+	p.Add(grid)
+
+	// Bands first so that no band hides another series' line.
+	for i, s := range series {
+		if s.Lower == nil {
+			continue
+		}
+		ring := make(plotter.XYs, 0, 2*len(s.X))
+		for k := range s.X {
+			ring = append(ring, plotter.XY{X: s.X[k], Y: s.Upper[k]})
+		}
+		for k := len(s.X) - 1; k >= 0; k-- {
+			ring = append(ring, plotter.XY{X: s.X[k], Y: s.Lower[k]})
+		}
+		band, err := plotter.NewPolygon(ring)
+		if err != nil {
+			return fmt.Errorf("chart: series %d (%q): band: %w", i, s.Name, err)
+		}
+		band.Color = seriesColor(i, 0x40)
+		band.LineStyle = draw.LineStyle{Color: color.Transparent}
+		p.Add(band)
+	}
+
+	for i, s := range series {
+		xys := make(plotter.XYs, len(s.X))
+		for k := range xys {
+			xys[k] = plotter.XY{X: s.X[k], Y: s.Y[k]}
+		}
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return fmt.Errorf("chart: series %d (%q): %w", i, s.Name, err)
+		}
+		line.Color = seriesColor(i, 0xff)
+		line.Width = vg.Points(1.5)
+		p.Add(line)
+		thumbs := []plot.Thumbnailer{line}
+		if len(xys) <= markerLimit {
+			pts, err := plotter.NewScatter(xys)
+			if err != nil {
+				return fmt.Errorf("chart: series %d (%q): %w", i, s.Name, err)
+			}
+			pts.Color = line.Color
+			pts.Shape = draw.CircleGlyph{}
+			pts.Radius = vg.Points(2)
+			p.Add(pts)
+			thumbs = append(thumbs, pts)
+		}
+		if s.Name != "" {
+			p.Legend.Add(s.Name, thumbs...)
+		}
+	}
+	return nil
+}
+
+// checkSeries reports whether s has consistent lengths and finite values.
+func checkSeries(s Series) error {
+	n := len(s.X)
+	if n == 0 {
+		return fmt.Errorf("no points")
+	}
+	if len(s.Y) != n {
+		return fmt.Errorf("len(X)=%d but len(Y)=%d", n, len(s.Y))
+	}
+	if (s.Lower == nil) != (s.Upper == nil) {
+		return fmt.Errorf("band needs both Lower and Upper")
+	}
+	if s.Lower != nil && (len(s.Lower) != n || len(s.Upper) != n) {
+		return fmt.Errorf("len(X)=%d but len(Lower)=%d, len(Upper)=%d", n, len(s.Lower), len(s.Upper))
+	}
+	for _, vs := range [][]float64{s.X, s.Y, s.Lower, s.Upper} {
+		for _, v := range vs {
+			if !finite(v) {
+				return fmt.Errorf("non-finite value %g", v)
+			}
+		}
+	}
+	return nil
+}
+
+// sideLegend moves p's legend into a strip right of the plot, top-aligned
+// with the data area, and returns the function drawing both. A legend
+// inside the axes of a line chart or histogram almost always covers data.
+func sideLegend(p *plot.Plot) func(c draw.Canvas) {
+	const gap = 6 // points between the data area and the legend
+	leg := p.Legend
+	leg.Top, leg.Left = true, true
+	p.Legend = plot.NewLegend()
+	return func(c draw.Canvas) {
+		w := leg.Rectangle(c).Size().X
+		if w == 0 { // no named entries
+			p.Draw(c)
+			return
+		}
+		pc := draw.Crop(c, 0, -(w + 2*gap), 0, 0)
+		p.Draw(pc)
+		da := p.DataCanvas(pc)
+		lc := c
+		lc.Min = vg.Point{X: pc.Max.X + gap, Y: da.Min.Y}
+		lc.Max = vg.Point{X: c.Max.X, Y: da.Max.Y}
+		leg.Draw(lc)
+	}
+}

@@ -1,0 +1,106 @@
+package report
+
+import (
+	"html/template"
+	"io"
+	"strings"
+)
+
+// WriteHTML writes the report to w as a single HTML page with inline CSS
+// and images linked relative to the report directory. All text is
+// escaped by html/template.
+func (r *Report) WriteHTML(w io.Writer) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	return page.Execute(w, r)
+}
+
+var page = template.Must(template.New("page").Funcs(template.FuncMap{
+	"layout":   func(t Table) layout { return t.layout() },
+	"imageURL": imageURL,
+	"lines":    func(s string) []string { return paragraphLines(s) },
+	"numClass": func(num []bool, i int) string {
+		if i < len(num) && num[i] {
+			return "num"
+		}
+		return ""
+	},
+}).Parse(pageTemplate))
+
+// paragraphLines splits a plain-text paragraph into its non-blank lines,
+// which the page separates with <br>, mirroring the Markdown output.
+func paragraphLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// pageTemplate is the HTML page. The CSS is kept small and inline so that
+// index.html needs no other file besides the images.
+const pageTemplate = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{with .Title}}{{.}}{{else}}genlens report{{end}}</title>
+<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; line-height: 1.5; color: #222; background: #fff; max-width: 62rem; margin: 2rem auto; padding: 0 1rem; }
+h1 { font-size: 1.8rem; border-bottom: 2px solid #ddd; padding-bottom: .3rem; }
+h2 { font-size: 1.35rem; margin-top: 2.2rem; border-bottom: 1px solid #eee; padding-bottom: .2rem; }
+table { border-collapse: collapse; margin: 1rem 0; font-size: .92rem; }
+caption { caption-side: top; text-align: left; font-style: italic; color: #555; padding-bottom: .3rem; }
+th, td { border: 1px solid #d0d7de; padding: .3rem .65rem; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+tbody tr:nth-child(even) { background: #fafbfc; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 1.2rem 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { font-style: italic; color: #555; font-size: .92rem; }
+</style>
+</head>
+<body>
+{{- with .Title}}
+<h1>{{.}}</h1>
+{{- end}}
+{{- range .Sections}}
+<section>
+{{- with .Title}}
+<h2>{{.}}</h2>
+{{- end}}
+{{- range .Text}}{{with lines .}}
+<p>{{range $i, $l := .}}{{if $i}}<br>
+{{end}}{{$l}}{{end}}</p>
+{{- end}}{{end}}
+{{- range .Tables}}{{$t := layout .}}{{if $t.Header}}
+<table>
+{{- with .Caption}}
+<caption>{{.}}</caption>
+{{- end}}
+<thead>
+<tr>{{range $i, $c := $t.Header}}<th{{with numClass $t.Numeric $i}} class="{{.}}"{{end}}>{{$c}}</th>{{end}}</tr>
+</thead>
+<tbody>
+{{- range $t.Rows}}
+<tr>{{range $i, $c := .}}<td{{with numClass $t.Numeric $i}} class="{{.}}"{{end}}>{{$c}}</td>{{end}}</tr>
+{{- end}}
+</tbody>
+</table>
+{{- end}}{{end}}
+{{- range .Images}}
+<figure>
+<img src="{{imageURL .File}}" alt="{{.Caption}}">
+{{- with .Caption}}
+<figcaption>{{.}}</figcaption>
+{{- end}}
+</figure>
+{{- end}}
+</section>
+{{- end}}
+</body>
+</html>
+`
