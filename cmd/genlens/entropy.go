@@ -1,0 +1,289 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/chart"
+	"genlens/dataio"
+	"genlens/kernel"
+	"genlens/uncertainty"
+)
+
+type entropyFlags struct {
+	in, embeddings, kernel, gamma, out string
+	t                                  int
+	cumulative, holdoutFirst, json     bool
+	threshold                          float64
+}
+
+func newEntropyCmd() *cobra.Command {
+	var f entropyFlags
+	cmd := &cobra.Command{
+		Use:   "entropy --in ANSWERS.(jsonl|parquet) [flags]",
+		Short: "Kernel entropy of sampled LLM answers per prompt, with AUROC",
+		Long: `entropy scores each prompt's uncertainty as the predictive kernel entropy of
+its sampled answers (seed 000, Algorithm 1), beside the lexical-similarity
+baseline, and reports how well both detect incorrect answers (AUROC).
+
+Input rows (JSONL or Parquet): id, samples (strings), optional embeddings (one
+vector per sample), answer, reference (string or list), correct (bool).
+The cs kernel works on word tokens and needs no embeddings; the vector
+kernels need embeddings in the rows or --embeddings E.npy (rows x samples x d).
+
+Correctness is 'correct' when given, else RougeL-F(answer, any reference) > 0.3.
+With --holdout-first the answer under test is samples[0] and uncertainty is
+computed from samples[1:] only.`,
+		Example: `  genlens entropy --in answers.jsonl --holdout-first
+  genlens entropy --in answers.jsonl --kernel rbf --gamma dim --embeddings e5.npy --json`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runEntropy(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.in, "in", "", "answers file (.jsonl or .parquet)")
+	fl.StringVar(&f.embeddings, "embeddings", "", "optional .npy/.npz with a (rows, samples, d) array of sample embeddings")
+	fl.StringVar(&f.kernel, "kernel", "cs", "cs (word sequences) or a vector kernel: "+strings.Join(kernel.Names, ", "))
+	fl.IntVar(&f.t, "t", 2, "subsequence length of the cs kernel")
+	fl.BoolVar(&f.cumulative, "cumulative", false, "cs kernel: sum subsequence lengths 1..t (the authors' code)")
+	fl.StringVar(&f.gamma, "gamma", "dim", "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
+	fl.BoolVar(&f.holdoutFirst, "holdout-first", false, "judge samples[0]; score uncertainty on samples[1:]")
+	fl.Float64Var(&f.threshold, "threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct")
+	fl.BoolVar(&f.json, "json", false, "print one JSON document")
+	fl.StringVar(&f.out, "out", "", "directory for items.csv, summary.json and charts")
+	return cmd
+}
+
+// entropyItem and entropyOutput are the JSON contract of `genlens entropy`.
+type entropyItem struct {
+	ID                string `json:"id"`
+	KernelEntropy     num    `json:"kernel_entropy"`
+	LexicalSimilarity num    `json:"lexical_similarity"`
+	Correct           *bool  `json:"correct"`
+	Reason            string `json:"reason,omitempty"`
+}
+
+type entropyOutput struct {
+	Items   []entropyItem `json:"items"`
+	Summary struct {
+		N        int `json:"n"`
+		Skipped  int `json:"skipped"`
+		Labelled int `json:"labelled"`
+		Accuracy num `json:"accuracy"`
+		AUROC    struct {
+			KernelEntropy     num `json:"kernel_entropy"`
+			LexicalSimilarity num `json:"lexical_similarity"`
+		} `json:"auroc"`
+		Kernel string `json:"kernel"`
+	} `json:"summary"`
+}
+
+func runEntropy(cmd *cobra.Command, f entropyFlags) error {
+	if f.in == "" {
+		return badUsage("entropy: --in FILE is required (see 'genlens entropy --help')")
+	}
+	if f.t < 1 {
+		return badUsage("--t %d: want a positive subsequence length", f.t)
+	}
+	if !(f.threshold >= 0 && f.threshold < 1) {
+		return badUsage("--threshold %v: want a value in [0, 1)", f.threshold)
+	}
+	vector := f.kernel != "cs"
+	if vector && !slices.Contains(kernel.Names, f.kernel) {
+		return badUsage("--kernel %q: want cs, %s", f.kernel, strings.Join(kernel.Names, ", "))
+	}
+	bw, err := kernel.ParseBandwidth(f.gamma)
+	if err != nil {
+		return usageError{err}
+	}
+	recs, err := dataio.ReadRecords(f.in)
+	if err != nil {
+		return err
+	}
+	prompts := make([]uncertainty.Prompt, len(recs))
+	for i, r := range recs {
+		prompts[i] = uncertainty.Prompt{ID: r.ID, Samples: r.Samples, Answer: r.Answer, References: r.Reference, Correct: r.Correct}
+	}
+	opt := uncertainty.Options{Sequence: kernel.CS{T: f.t, Cumulative: f.cumulative}, HoldoutFirst: f.holdoutFirst, RougeThreshold: f.threshold}
+	if vector {
+		if err := attachEmbeddings(prompts, recs, f); err != nil {
+			return err
+		}
+		if opt.Kernel, err = kernel.New(f.kernel, bw, poolRows(prompts, f.holdoutFirst, 2000)); err != nil {
+			return err
+		}
+	}
+	tick, done := progress(cmd.ErrOrStderr(), len(prompts), "entropy")
+	opt.Progress = tick
+	results, sum, err := uncertainty.Evaluate(prompts, opt)
+	done()
+	if err != nil {
+		return err
+	}
+	var out entropyOutput
+	for _, r := range results {
+		out.Items = append(out.Items, entropyItem{ID: r.ID, KernelEntropy: num(r.KernelEntropy), LexicalSimilarity: num(r.LexicalSimilarity), Correct: r.Correct, Reason: r.Reason})
+	}
+	s := &out.Summary
+	s.N, s.Skipped, s.Labelled, s.Accuracy = sum.N, sum.Skipped, sum.Labelled, num(sum.Accuracy)
+	s.AUROC.KernelEntropy, s.AUROC.LexicalSimilarity = num(sum.AUROCKernelEntropy), num(sum.AUROCLexicalSimilarity)
+	s.Kernel = opt.Sequence.String()
+	if opt.Kernel != nil {
+		s.Kernel = opt.Kernel.String()
+	}
+	if err := writeEntropyArtifacts(f.out, results, &out); err != nil {
+		return err
+	}
+	if f.json {
+		return writeJSON(cmd.OutOrStdout(), out)
+	}
+	printEntropy(cmd.OutOrStdout(), &out)
+	return nil
+}
+
+// attachEmbeddings sets each prompt's embedding rows from the records or
+// from --embeddings, and rejects rows a vector kernel cannot score.
+func attachEmbeddings(prompts []uncertainty.Prompt, recs []dataio.Record, f entropyFlags) error {
+	if f.embeddings != "" {
+		arr, err := dataio.ReadArray(f.embeddings, dataio.ReadOptions{})
+		if err != nil {
+			return err
+		}
+		if arr.Rank() != 3 {
+			return &dataio.InputError{File: f.embeddings, Msg: fmt.Sprintf("want a 3-D array (rows, samples, d), got shape %v", arr.Shape)}
+		}
+		if arr.Shape[0] != len(recs) {
+			return &dataio.InputError{File: f.embeddings, Msg: fmt.Sprintf("%d rows of embeddings for %d rows in %s", arr.Shape[0], len(recs), f.in)}
+		}
+		for i, r := range recs {
+			if len(r.Samples) != arr.Shape[1] {
+				return &dataio.InputError{File: f.in, Line: r.Line, Field: "samples", Msg: fmt.Sprintf("%d samples, but %s has %d per row", len(r.Samples), f.embeddings, arr.Shape[1])}
+			}
+			sub := arr.Slice(i)
+			prompts[i].Embeddings = mat.NewDense(arr.Shape[1], arr.Shape[2], sub.Data)
+		}
+		return nil
+	}
+	d := -1
+	for i, r := range recs {
+		if len(r.Embeddings) == 0 {
+			return &dataio.InputError{File: f.in, Line: r.Line, Field: "embeddings", Msg: fmt.Sprintf("missing; --kernel %s needs one embedding per sample (or give --embeddings E.npy)", f.kernel)}
+		}
+		if len(r.Embeddings) != len(r.Samples) {
+			return &dataio.InputError{File: f.in, Line: r.Line, Field: "embeddings", Msg: fmt.Sprintf("%d embeddings for %d samples", len(r.Embeddings), len(r.Samples))}
+		}
+		if d < 0 {
+			d = len(r.Embeddings[0])
+		}
+		m := mat.NewDense(len(r.Embeddings), d, nil)
+		for j, v := range r.Embeddings {
+			if len(v) != d {
+				return &dataio.InputError{File: f.in, Line: r.Line, Field: fmt.Sprintf("embeddings[%d]", j), Msg: fmt.Sprintf("has %d values, earlier rows have %d", len(v), d)}
+			}
+			m.SetRow(j, v)
+		}
+		prompts[i].Embeddings = m
+	}
+	return nil
+}
+
+// poolRows gathers up to limit embedding rows, evenly spaced over all
+// prompts, for the bandwidth rules (the median over all pairs of all
+// samples would be quadratic in the data set).
+func poolRows(prompts []uncertainty.Prompt, holdoutFirst bool, limit int) *mat.Dense {
+	var rows [][]float64
+	for _, p := range prompts {
+		if p.Embeddings == nil {
+			continue
+		}
+		n, _ := p.Embeddings.Dims()
+		for j := 0; j < n; j++ {
+			if holdoutFirst && j == 0 {
+				continue
+			}
+			rows = append(rows, p.Embeddings.RawRowView(j))
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	step := max(1, (len(rows)+limit-1)/limit)
+	d := len(rows[0])
+	var data []float64
+	for i := 0; i < len(rows); i += step {
+		data = append(data, rows[i]...)
+	}
+	return mat.NewDense(len(data)/d, d, data)
+}
+
+func printEntropy(w io.Writer, out *entropyOutput) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	const maxRows = 40
+	if len(out.Items) <= maxRows {
+		fmt.Fprintln(tw, "id\tkernel_entropy\tlexical_similarity\tcorrect\t")
+		for _, it := range out.Items {
+			c := "-"
+			if it.Correct != nil {
+				c = strconv.FormatBool(*it.Correct)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", it.ID, fmtNum(float64(it.KernelEntropy)), fmtNum(float64(it.LexicalSimilarity)), c, it.Reason)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	s := out.Summary
+	fmt.Fprintf(w, "prompts %d (skipped %d, labelled %d), kernel %s\n", s.N, s.Skipped, s.Labelled, s.Kernel)
+	fmt.Fprintf(w, "accuracy of the answers under test: %s\n", fmtNum(float64(s.Accuracy)))
+	fmt.Fprintf(w, "AUROC for detecting incorrect answers:\n  kernel entropy      %s\n  lexical similarity  %s\n",
+		fmtNum(float64(s.AUROC.KernelEntropy)), fmtNum(float64(s.AUROC.LexicalSimilarity)))
+	if len(out.Items) > maxRows {
+		fmt.Fprintf(w, "(%d per-prompt scores: use --json or --out DIR)\n", len(out.Items))
+	}
+}
+
+func writeEntropyArtifacts(dir string, results []uncertainty.Result, out *entropyOutput) error {
+	if dir == "" {
+		return nil
+	}
+	if err := prepareOut(dir); err != nil {
+		return err
+	}
+	rows := make([][]float64, len(results))
+	byClass := map[string][]float64{}
+	for i, r := range results {
+		c := math.NaN()
+		if r.Correct != nil {
+			c = 0
+			if *r.Correct {
+				c = 1
+			}
+			if !math.IsNaN(r.KernelEntropy) {
+				name := "incorrect"
+				if *r.Correct {
+					name = "correct"
+				}
+				byClass[name] = append(byClass[name], r.KernelEntropy)
+			}
+		}
+		rows[i] = []float64{float64(i), r.KernelEntropy, r.LexicalSimilarity, c}
+	}
+	if err := dataio.WriteCSV(outPath(dir, "items.csv"), []string{"row", "kernel_entropy", "lexical_similarity", "correct"}, rows); err != nil {
+		return err
+	}
+	if err := dataio.WriteJSON(outPath(dir, "entropy.json"), out); err != nil {
+		return err
+	}
+	if len(byClass) > 0 {
+		if err := chart.Histograms(outPath(dir, "kernel_entropy_by_correctness.png"), "Kernel entropy by correctness", "kernel entropy", byClass, 30); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// num is a float64 that encodes NaN and ±Inf as JSON null (an undefined
+// estimate, e.g. a variance from one model), since JSON has no NaN.
+type num float64
+
+func (n num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+func nums(v []float64) []num {
+	out := make([]num, len(v))
+	for i, x := range v {
+		out[i] = num(x)
+	}
+	return out
+}
+
+// fmtNum formats a value for the human-readable tables.
+func fmtNum(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// prepareOut creates the --out directory. It never removes anything the
+// user has there; files genlens writes are replaced atomically.
+func prepareOut(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out %s: %w", dir, err)
+	}
+	return nil
+}
+
+func outPath(dir, name string) string { return filepath.Join(dir, name) }
+
+// progress returns a tick function drawing a bar on stderr when stderr is
+// a terminal, and a no-op otherwise (CI logs and pipes stay clean).
+func progress(stderr io.Writer, total int, what string) (tick func(), done func()) {
+	f, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) || total < 2 {
+		return func() {}, func() {}
+	}
+	bar := progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(f),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100_000_000),
+		progressbar.OptionClearOnFinish(),
+	)
+	return func() { _ = bar.Add(1) }, func() { _ = bar.Finish() }
+}
