@@ -1,0 +1,34 @@
+package kernel_test
+
+import (
+	"fmt"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/kernel"
+)
+
+// The CS kernel compares answers by their shared word bigrams (here one of
+// 4 and 2: 1/sqrt(4·2)); an answer
+// too short to have a bigram matches only an identical answer.
+func ExampleCS() {
+	k := kernel.CS{T: 2}
+	ans := func(s string) []string { return strings.Fields(s) }
+	fmt.Printf("%.3f\n", k.Eval(ans("the eiffel tower in paris"), ans("eiffel tower paris")))
+	fmt.Printf("%.3f\n", k.Eval(ans("paris"), ans("paris")))
+	fmt.Printf("%.3f\n", k.Eval(ans("paris"), ans("lyon")))
+	// Output:
+	// 0.354
+	// 1.000
+	// 0.000
+}
+
+// Build a kernel from the --gamma syntax: "median" looks at the data.
+func ExampleNew() {
+	x := mat.NewDense(4, 1, []float64{0, 1, 2, 4})
+	bw, _ := kernel.ParseBandwidth("median")
+	k, _ := kernel.New("rbf", bw, x)
+	fmt.Println(k)
+	// Output: rbf(gamma=0.4)
+}

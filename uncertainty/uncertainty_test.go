@@ -1,0 +1,101 @@
+package uncertainty
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/kernel"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestEvaluateCorrectnessRules(t *testing.T) {
+	prompts := []Prompt{
+		// RougeL-F("the city of paris", "paris") = 2·1/(4+1) = 0.4 > 0.3.
+		{ID: "rouge-yes", Samples: []string{"a", "b"}, Answer: ptr("The city of Paris"), References: []string{"Paris"}},
+		// 2·1/(5+1) = 0.333 > 0.3 with the second reference only.
+		{ID: "second-ref", Samples: []string{"a", "b"}, Answer: ptr("it is the capital paris"), References: []string{"Lyon", "Paris"}},
+		// 2·1/(6+1) = 0.286 < 0.3.
+		{ID: "rouge-no", Samples: []string{"a", "b"}, Answer: ptr("it is the capital city paris"), References: []string{"Paris"}},
+		// A given label wins over the rule.
+		{ID: "given", Samples: []string{"a", "b"}, Answer: ptr("Paris"), References: []string{"Paris"}, Correct: ptr(false)},
+		// No answer: unknown.
+		{ID: "unknown", Samples: []string{"a", "b"}, References: []string{"Paris"}},
+	}
+	res, sum, err := Evaluate(prompts, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*bool{ptr(true), ptr(true), ptr(false), ptr(false), nil}
+	for i, r := range res {
+		if (r.Correct == nil) != (want[i] == nil) || (r.Correct != nil && *r.Correct != *want[i]) {
+			t.Errorf("%s: correct = %v, want %v", r.ID, r.Correct, want[i])
+		}
+	}
+	if sum.Labelled != 4 || sum.Accuracy != 0.5 {
+		t.Errorf("summary %+v", sum)
+	}
+}
+
+func TestHoldoutFirstUsesOnlyTheRest(t *testing.T) {
+	// samples[0] is judged; the other samples all agree, so the entropy
+	// is -1 whatever samples[0] says.
+	p := Prompt{ID: "q", Samples: []string{"London", "Paris", "paris", "PARIS."}, References: []string{"Paris"}}
+	res, _, err := Evaluate([]Prompt{p}, Options{HoldoutFirst: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res[0]
+	if r.KernelEntropy != -1 || r.LexicalSimilarity != 1 || r.Correct == nil || *r.Correct {
+		t.Errorf("holdout: %+v", r)
+	}
+	// Without holdout, no answer -> unknown correctness, all four samples.
+	res, _, _ = Evaluate([]Prompt{p}, Options{})
+	if res[0].Correct != nil || res[0].KernelEntropy != -0.5 { // 3 of 6 pairs agree
+		t.Errorf("no holdout: %+v", res[0])
+	}
+	// Two samples with holdout leave one: skipped with a reason.
+	res, sum, _ := Evaluate([]Prompt{{ID: "s", Samples: []string{"a", "b"}, References: []string{"a"}}}, Options{HoldoutFirst: true})
+	if !math.IsNaN(res[0].KernelEntropy) || res[0].Reason == "" || sum.Skipped != 1 {
+		t.Errorf("short prompt: %+v %+v", res[0], sum)
+	}
+}
+
+func TestHoldoutFirstSlicesEmbeddings(t *testing.T) {
+	emb := mat.NewDense(3, 1, []float64{100, 0, 1})
+	res, _, err := Evaluate([]Prompt{{ID: "e", Samples: []string{"x", "y", "z"}, Embeddings: emb}}, Options{Kernel: kernel.Linear{}, HoldoutFirst: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].KernelEntropy != 0 { // rows 0 and 1: dot product 0
+		t.Errorf("entropy %v, want 0 (row 0 must be held out)", res[0].KernelEntropy)
+	}
+	if _, _, err := Evaluate([]Prompt{{ID: "bad", Samples: []string{"x"}, Embeddings: emb}}, Options{Kernel: kernel.Linear{}}); err == nil {
+		t.Error("3 embeddings for 1 sample: want error")
+	}
+}
+
+func TestSummaryAUROC(t *testing.T) {
+	// Incorrect answers have the higher entropy and the lower lexical
+	// similarity: both AUROCs are 1.
+	prompts := []Prompt{
+		{ID: "1", Samples: []string{"a b", "a b", "a b"}, Correct: ptr(true)},
+		{ID: "2", Samples: []string{"a b", "a b", "c d"}, Correct: ptr(true)},
+		{ID: "3", Samples: []string{"a b", "c d", "e f"}, Correct: ptr(false)},
+	}
+	_, sum, err := Evaluate(prompts, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.AUROCKernelEntropy != 1 || sum.AUROCLexicalSimilarity != 1 {
+		t.Errorf("%+v", sum)
+	}
+	// All correct: AUROC undefined.
+	prompts[2].Correct = ptr(true)
+	_, sum, _ = Evaluate(prompts, Options{})
+	if !math.IsNaN(sum.AUROCKernelEntropy) {
+		t.Errorf("AUROC with one class = %v, want NaN", sum.AUROCKernelEntropy)
+	}
+}
