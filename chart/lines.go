@@ -180,26 +180,28 @@ func checkSeries(s Series) error {
 	return nil
 }
 
-// sideLegend moves p's legend into a strip right of the plot, top-aligned
+// sideLegend moves p's legend into a strip below the plot, left-aligned
 // with the data area, and returns the function drawing both. A legend
-// inside the axes of a line chart or histogram almost always covers data.
+// inside the axes of a line chart or histogram almost always covers data,
+// and a strip beside the plot steals width that long series names make
+// unbounded; below the plot the entries stack and only cost height.
 func sideLegend(p *plot.Plot) func(c draw.Canvas) {
-	const gap = 6 // points between the data area and the legend
+	const gap = 6 // points between the plot and the legend
 	leg := p.Legend
 	leg.Top, leg.Left = true, true
 	p.Legend = plot.NewLegend()
 	return func(c draw.Canvas) {
-		w := leg.Rectangle(c).Size().X
-		if w == 0 { // no named entries
+		h := leg.Rectangle(c).Size().Y
+		if h == 0 { // no named entries
 			p.Draw(c)
 			return
 		}
-		pc := draw.Crop(c, 0, -(w + 2*gap), 0, 0)
+		pc := draw.Crop(c, 0, 0, h+2*gap, 0)
 		p.Draw(pc)
 		da := p.DataCanvas(pc)
 		lc := c
-		lc.Min = vg.Point{X: pc.Max.X + gap, Y: da.Min.Y}
-		lc.Max = vg.Point{X: c.Max.X, Y: da.Max.Y}
+		lc.Min = vg.Point{X: da.Min.X, Y: c.Min.Y + gap/2}
+		lc.Max = vg.Point{X: c.Max.X, Y: c.Min.Y + gap/2 + h}
 		leg.Draw(lc)
 	}
 }

@@ -194,7 +194,7 @@ func demoCorrelate(w io.Writer, dir string, r *rand.Rand) (report.Section, error
 	}
 	if err := chart.Lines(outPath(dir, "epoch_variance.png"), "Variance across training", "epoch", "kernel units", []chart.Series{
 		{Name: "distributional variance", X: xs, Y: vars},
-		{Name: "predicted gain of a 10-member ensemble", X: xs, Y: gains},
+		{Name: fmt.Sprintf("predicted gain of a %d-member ensemble", members), X: xs, Y: gains},
 	}); err != nil {
 		return report.Section{}, err
 	}
