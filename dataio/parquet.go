@@ -1,0 +1,86 @@
+package dataio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// recordColumns are the Parquet columns ReadRecords uses. Reading only
+// these (a projected schema) skips large unused columns such as prompts,
+// and keeps column types we do not understand from reaching the decoder.
+var recordColumns = map[string]bool{
+	"id": true, "samples": true, "embeddings": true, "answer": true,
+	"reference": true, "correct": true, "judge_scores": true,
+}
+
+// readParquet reads Records from the rows of a Parquet file. Each row is
+// reconstructed into a map[string]any by parquet-go and then validated by
+// the same code as a JSON object, so both formats accept the same shapes:
+// LIST columns become []any, optional values nil.
+func readParquet(path string) (recs []Record, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, openErr(path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, openErr(path, err)
+	}
+	if st.IsDir() {
+		return nil, &InputError{File: path, Msg: "is a directory"}
+	}
+	row := 0
+	// parquet-go is written for files its users trust and can panic on
+	// corrupt ones; a user's bad file must never crash the CLI.
+	defer func() {
+		if r := recover(); r != nil {
+			recs = nil
+			err = &InputError{File: path, Line: row, Msg: fmt.Sprintf("malformed Parquet file (%v)", r)}
+		}
+	}()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return nil, &InputError{File: path, Msg: "not a valid Parquet file: " + err.Error(), Err: err}
+	}
+	group := parquet.Group{}
+	var names []string
+	for _, fld := range pf.Schema().Fields() {
+		names = append(names, fld.Name())
+		if recordColumns[fld.Name()] {
+			group[fld.Name()] = fld
+		}
+	}
+	if group["samples"] == nil {
+		sort.Strings(names)
+		return nil, &InputError{File: path, Field: "samples", Msg: fmt.Sprintf("no such column (columns: %s)", strings.Join(names, ", "))}
+	}
+	rd := parquet.NewReader(pf, parquet.NewSchema("record", group))
+	defer rd.Close()
+
+	d := recordDecoder{src: src{file: path}}
+	for row = 1; ; row++ {
+		m := map[string]any{} // must be non-nil: parquet-go fills, not allocates
+		if err := rd.Read(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, &InputError{File: path, Line: row, Msg: "cannot read row: " + err.Error(), Err: err}
+		}
+		rec, err := d.record(row, m)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
+	}
+	if len(recs) == 0 {
+		return nil, &InputError{File: path, Msg: "no records (no rows)"}
+	}
+	return recs, nil
+}
