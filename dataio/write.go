@@ -2,6 +2,7 @@ package dataio
 
 import (
 	"bufio"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,6 +39,24 @@ func WriteNPZ(path string, arrays map[string]*Array, compressed bool) error {
 // header's length, or the first row's when there is no header.
 func WriteCSV(path string, header []string, rows [][]float64) error {
 	return writeAtomic(path, func(w io.Writer) error { return encodeCSV(w, header, rows) })
+}
+
+// WriteTable writes a CSV of text cells (e.g. ids beside numbers, with
+// NaN written as an empty cell by the caller), quoting as RFC 4180 needs.
+func WriteTable(path string, header []string, rows [][]string) error {
+	return writeAtomic(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		if header != nil {
+			if err := cw.Write(header); err != nil {
+				return err
+			}
+		}
+		if err := cw.WriteAll(rows); err != nil {
+			return err
+		}
+		cw.Flush()
+		return cw.Error()
+	})
 }
 
 // WriteJSON writes v as indented JSON with a trailing newline.

@@ -255,15 +255,18 @@ func writeEntropyArtifacts(dir string, results []uncertainty.Result, out *entrop
 	if err := prepareOut(dir); err != nil {
 		return err
 	}
-	rows := make([][]float64, len(results))
+	rows := make([][]string, len(results))
 	byClass := map[string][]float64{}
+	cell := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
 	for i, r := range results {
-		c := math.NaN()
+		c := ""
 		if r.Correct != nil {
-			c = 0
-			if *r.Correct {
-				c = 1
-			}
+			c = strconv.FormatBool(*r.Correct)
 			if !math.IsNaN(r.KernelEntropy) {
 				name := "incorrect"
 				if *r.Correct {
@@ -272,9 +275,9 @@ func writeEntropyArtifacts(dir string, results []uncertainty.Result, out *entrop
 				byClass[name] = append(byClass[name], r.KernelEntropy)
 			}
 		}
-		rows[i] = []float64{float64(i), r.KernelEntropy, r.LexicalSimilarity, c}
+		rows[i] = []string{r.ID, cell(r.KernelEntropy), cell(r.LexicalSimilarity), c, r.Reason}
 	}
-	if err := dataio.WriteCSV(outPath(dir, "items.csv"), []string{"row", "kernel_entropy", "lexical_similarity", "correct"}, rows); err != nil {
+	if err := dataio.WriteTable(outPath(dir, "items.csv"), []string{"id", "kernel_entropy", "lexical_similarity", "correct", "reason"}, rows); err != nil {
 		return err
 	}
 	if err := dataio.WriteJSON(outPath(dir, "entropy.json"), out); err != nil {

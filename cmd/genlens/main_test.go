@@ -86,9 +86,20 @@ func TestEntropyJSONContract(t *testing.T) {
 		`{"id":"p3","samples":["only one"],"answer":"x","reference":"x"}`,
 		`{"id":7,"samples":["a b","a b c","a b"],"correct":false}`,
 	}, "\n")+"\n")
-	code, stdout, stderr := cli(t, "entropy", "--in", in, "--json")
+	outDir := filepath.Join(dir, "out")
+	code, stdout, stderr := cli(t, "entropy", "--in", in, "--json", "--out", outDir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	csvText, err := os.ReadFile(filepath.Join(outDir, "items.csv"))
+	if err != nil || !strings.HasPrefix(string(csvText), "id,kernel_entropy,lexical_similarity,correct,reason\np1,-1,1,true,\n") ||
+		!strings.Contains(string(csvText), "\np3,,,true,") {
+		t.Errorf("items.csv = %q (%v)", csvText, err)
+	}
+	for _, f := range []string{"entropy.json", "kernel_entropy_by_correctness.png"} {
+		if _, err := os.Stat(filepath.Join(outDir, f)); err != nil {
+			t.Errorf("--out did not write %s", f)
+		}
 	}
 	var out map[string]any
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
