@@ -83,8 +83,15 @@ BLAS backend: ` + linalg.Backend(),
 		return usageError{fmt.Errorf("%s: %w (see 'genlens %s --help')", c.Name(), err, c.Name())}
 	})
 	root.AddCommand(newEntropyCmd(), newDecomposeCmd(), newCorrelateCmd(), newDemoCmd())
+	for _, c := range extraCommands {
+		root.AddCommand(c())
+	}
 	return root
 }
+
+// extraCommands holds the constructors of subcommands defined in their own
+// files (one file per method family), which append to it from init.
+var extraCommands []func() *cobra.Command
 
 // isFlagError recognises cobra's own argument errors (unknown command,
 // wrong number of positional arguments), which arrive as plain errors.
