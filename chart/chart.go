@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -16,6 +15,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"genlens/internal/atomicfile"
 )
 
 // dpi is the resolution of PNG output. 150 dpi keeps a 5x4 inch chart
@@ -116,32 +117,11 @@ func render(path string, w, h vg.Length, fn func(c draw.Canvas)) (err error) {
 	return writeAtomic(path, cw)
 }
 
-// writeAtomic writes wt to a temporary file next to path and renames it
-// into place, so that concurrent readers (a browser refreshing a report)
-// never see a truncated image.
-func writeAtomic(path string, wt io.WriterTo) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("chart: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = wt.WriteTo(tmp); err != nil {
+// writeAtomic writes wt through atomicfile, so that concurrent readers (a
+// browser refreshing a report) never see a truncated image.
+func writeAtomic(path string, wt io.WriterTo) error {
+	if err := atomicfile.Write(path, func(w io.Writer) error { _, err := wt.WriteTo(w); return err }); err != nil {
 		return fmt.Errorf("chart: writing %s: %w", path, err)
-	}
-	// CreateTemp makes the file private; charts are meant to be shared.
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("chart: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("chart: writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("chart: %w", err)
 	}
 	return nil
 }

@@ -1,13 +1,12 @@
 package dataio
 
 import (
-	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+
+	"genlens/internal/atomicfile"
 )
 
 // WriteNPY writes a as a little-endian float64, C-order NPY 1.0 file,
@@ -74,46 +73,11 @@ func WriteJSON(path string, v any) error {
 	})
 }
 
-// writeAtomic writes a file so that readers never see it half written,
-// and an existing file is never clobbered by a failed write: the data goes
-// to a temporary file in the same directory (rename is atomic only within
-// one file system) and is renamed over path once complete and synced.
-func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
-		mode = st.Mode().Perm() // keep the permissions of a file we replace
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
+// writeAtomic writes path through atomicfile: readers never see a half
+// written file and a failed write leaves the old one in place.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	if err := atomicfile.Write(path, write); err != nil {
 		return fmt.Errorf("dataio: %s: %w", path, err)
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-			err = fmt.Errorf("dataio: %s: %w", path, err)
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<16)
-	if err := write(bw); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return nil
 }

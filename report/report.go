@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"genlens/internal/atomicfile"
 )
 
 // File names written by Report.Write.
@@ -94,31 +96,11 @@ func (r *Report) check() error {
 	return nil
 }
 
-// writeAtomic writes b to a temporary file next to path and renames it
-// over path.
-func writeAtomic(path string, b []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(b); err != nil {
+// writeAtomic writes b through atomicfile: a reader never sees half a
+// report, and a failed write leaves the old one in place.
+func writeAtomic(path string, b []byte) error {
+	if err := atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 		return fmt.Errorf("report: writing %s: %w", path, err)
-	}
-	// CreateTemp makes the file private; a report is meant to be shared.
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("report: writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("report: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,56 @@
+// Package atomicfile writes files so that readers never see them half
+// written and a failed write never clobbers what was there: data goes to a
+// temporary file in the same directory (rename is atomic only within one
+// file system), is synced, and is renamed over the target once complete.
+// Every genlens writer (arrays, tables, charts, reports) goes through it.
+package atomicfile
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Write creates or replaces path with what write produces. A replaced
+// file keeps its permissions; a new one is 0644 (outputs are meant to be
+// shared, while os.CreateTemp would make them private). On error the
+// temporary file is removed and path is untouched.
+func Write(path string, write func(io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		mode = st.Mode().Perm()
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
