@@ -228,3 +228,20 @@ func needRows(s *sums, a int, what string) error {
 	}
 	return nil
 }
+
+// CMS is the cosine similarity of the mean embeddings of the distributions
+// sampled by x and y, with the plug-in estimates of seed 002 (Appendix
+// B.2): <μ_X, μ_Y> / sqrt(||μ_X||² ||μ_Y||²), each term a mean of k over
+// all pairs, diagonal included. It is 1 for identical distributions and
+// falls towards 0 as they separate (for kernels with k ≥ 0).
+func CMS(k kernel.Kernel, x, y *mat.Dense) (float64, error) {
+	s, err := newSums(k, []*mat.Dense{x, y})
+	if err != nil {
+		return math.NaN(), err
+	}
+	xx, yy := s.between(0, 0), s.between(1, 1)
+	if !(xx > 0) || !(yy > 0) {
+		return math.NaN(), errors.New("kscore: CMS needs mean embeddings with positive norm")
+	}
+	return s.between(0, 1) / math.Sqrt(xx*yy), nil
+}

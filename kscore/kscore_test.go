@@ -372,3 +372,22 @@ func TestMismatchedDimension(t *testing.T) {
 		t.Error("want dimension error")
 	}
 }
+
+func TestCMSHandComputed(t *testing.T) {
+	// Linear kernel on scalars x = {1, 3}, y = {2, 6}: <μx, μy> = 2·4 = 8,
+	// ||μx||² = 4, ||μy||² = 16 -> 8/8 = 1 (parallel means in 1-D).
+	x := mat.NewDense(2, 1, []float64{1, 3})
+	y := mat.NewDense(2, 1, []float64{2, 6})
+	if c, err := CMS(kernel.Linear{}, x, y); err != nil || math.Abs(c-1) > 1e-15 {
+		t.Errorf("CMS = %v, %v; want 1", c, err)
+	}
+	// RBF (γ = 1) on x = {0}, y = {0, 1}: <μx, μy> = (1 + e^-1)/2,
+	// ||μx||² = 1, ||μy||² = (2 + 2e^-1)/4.
+	x = mat.NewDense(1, 1, []float64{0})
+	y = mat.NewDense(2, 1, []float64{0, 1})
+	e := math.Exp(-1)
+	want := (1 + e) / 2 / math.Sqrt((2+2*e)/4)
+	if c, _ := CMS(kernel.RBF{Gamma: 1}, x, y); math.Abs(c-want) > 1e-15 {
+		t.Errorf("CMS = %v, want %v", c, want)
+	}
+}

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/dataio"
+	"genlens/frechet"
+	"genlens/kscore"
+)
+
+func init() {
+	extraCommands = append(extraCommands, newStatsCmd, newCompareCmd, newISCmd)
+}
+
+func newStatsCmd() *cobra.Command {
+	var in, out, key string
+	cmd := &cobra.Command{
+		Use:   "stats --in FEATS.npy --out STATS.npz",
+		Short: "Gaussian statistics (mu, sigma) of a feature set, as pytorch-fid writes them",
+		Long: `stats computes the mean and the (n-1)-normalised covariance of feature rows
+(Inception, CLIP, DINOv2, ... embeddings; n x d) and writes them as an .npz
+with arrays mu (d) and sigma (d x d), the format of pytorch-fid's
+--save-stats, for later 'genlens compare --real STATS.npz'.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if in == "" || out == "" {
+				return badUsage("stats: --in FEATS and --out STATS.npz are required")
+			}
+			if !strings.HasSuffix(strings.ToLower(out), ".npz") {
+				return badUsage("stats: --out %s: want an .npz path", out)
+			}
+			x, err := readFeatures(in, key)
+			if err != nil {
+				return err
+			}
+			s := frechet.StatsOf(x, 1)
+			if err := frechet.WriteStats(out, s); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: mu (%d), sigma (%d x %d) from %d rows\n", out, s.Dim(), s.Dim(), s.Dim(), s.N)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&in, "in", "", "feature rows (.npy/.npz/.csv), n x d")
+	cmd.Flags().StringVar(&key, "key", "", "array name inside an .npz input")
+	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
+	return cmd
+}
+
+// readFeatures reads an n x d matrix of feature rows with at least 2 rows.
+func readFeatures(path, key string) (*mat.Dense, error) {
+	a, err := dataio.ReadArray(path, dataio.ReadOptions{Key: key})
+	if err != nil {
+		return nil, err
+	}
+	if a.Rank() == 4 && a.Shape[1] == 1 && a.Shape[2] == 1 {
+		// pytorch-fid's pool3 output (n, d, 1, 1) or (n, 1, 1, d) squeezed.
+		a = &dataio.Array{Shape: []int{a.Shape[0], a.Shape[3]}, Data: a.Data}
+	} else if a.Rank() == 4 && a.Shape[2] == 1 && a.Shape[3] == 1 {
+		a = &dataio.Array{Shape: []int{a.Shape[0], a.Shape[1]}, Data: a.Data}
+	}
+	if a.Rank() != 2 {
+		return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("want feature rows (n, d), got shape %v", a.Shape)}
+	}
+	if a.Shape[0] < 2 {
+		return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("%d row(s); need at least 2 feature rows", a.Shape[0])}
+	}
+	return a.Matrix()
+}
+
+// isStatsFile reports whether path is an .npz of Gaussian statistics: it
+// holds mu or sigma (frechet.ReadStats then says which one is missing).
+func isStatsFile(path string) bool {
+	if !strings.HasSuffix(strings.ToLower(path), ".npz") {
+		return false
+	}
+	keys, err := dataio.NPZKeys(path)
+	return err == nil && (slices.Contains(keys, "mu") || slices.Contains(keys, "sigma"))
+}
+
+type compareFlags struct {
+	real, fake, metrics    string
+	kf                     kernelFlags
+	kidSubsets, kidSubsize int
+	seed                   uint64
+	json                   bool
+}
+
+func newCompareCmd() *cobra.Command {
+	var f compareFlags
+	cmd := &cobra.Command{
+		Use:   "compare --real R.(npy|npz) --fake F.npy [flags]",
+		Short: "FID, KID, MMD² and CMS between real and generated feature sets",
+		Long: `compare computes two-sample metrics between feature rows of real data and of a
+generator (any embedder: Inception gives FID, DINOv2 FD-DINOv2, VGGish FAD, I3D FVD):
+
+  fid   Frechet distance with (n-1) covariances, as pytorch-fid / clean-fid
+  kid   unbiased MMD² with (x.y/d + 1)^3 over --kid-subsets subsets of size
+        min(--kid-subset-size, n), mean and std (torch-fidelity's convention)
+  mmd   unbiased MMD² with --kernel/--gamma
+  cms   cosine similarity of the mean embeddings with --kernel/--gamma
+
+--real may be a statistics file (.npz with mu and sigma, from 'genlens stats' or
+pytorch-fid); then only fid can be computed.`,
+		Example: `  genlens compare --real real_feats.npy --fake gen_feats.npy --json
+  genlens compare --real cifar10_stats.npz --fake gen_feats.npy --metrics fid`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runCompare(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.real, "real", "", "real feature rows (.npy/.npz/.csv) or a statistics .npz (mu, sigma)")
+	fl.StringVar(&f.fake, "fake", "", "generated feature rows (.npy/.npz/.csv)")
+	fl.StringVar(&f.metrics, "metrics", "", "comma-separated subset of fid,kid,mmd,cms (default: all that the inputs allow)")
+	f.kf.register(cmd, "rbf", "median")
+	fl.IntVar(&f.kidSubsets, "kid-subsets", frechet.KIDSubsets, "KID: number of subsets")
+	fl.IntVar(&f.kidSubsize, "kid-subset-size", frechet.KIDSubsetSize, "KID: subset size (capped at the smaller sample)")
+	fl.Uint64Var(&f.seed, "seed", 1, "random seed for the KID subsets")
+	fl.BoolVar(&f.json, "json", false, "print one JSON document")
+	return cmd
+}
+
+type meanStd struct {
+	Mean num `json:"mean"`
+	Std  num `json:"std"`
+}
+
+// compareOutput is the JSON contract of `genlens compare`; metrics not
+// computed are omitted.
+type compareOutput struct {
+	FID    *num     `json:"fid,omitempty"`
+	KID    *meanStd `json:"kid,omitempty"`
+	MMD2   *num     `json:"mmd2,omitempty"`
+	CMS    *num     `json:"cms,omitempty"`
+	NReal  int      `json:"n_real"`
+	NFake  int      `json:"n_fake"`
+	Dim    int      `json:"dim"`
+	Kernel string   `json:"kernel,omitempty"`
+}
+
+func runCompare(cmd *cobra.Command, f compareFlags) error {
+	if f.real == "" || f.fake == "" {
+		return badUsage("compare: --real and --fake are required")
+	}
+	if f.kidSubsets < 1 || f.kidSubsize < 2 {
+		return badUsage("compare: --kid-subsets must be >= 1 and --kid-subset-size >= 2")
+	}
+	statsOnly := isStatsFile(f.real)
+	want := map[string]bool{}
+	if f.metrics == "" {
+		want["fid"] = true
+		if !statsOnly {
+			want["kid"], want["mmd"], want["cms"] = true, true, true
+		}
+	}
+	for _, m := range strings.Split(f.metrics, ",") {
+		m = strings.TrimSpace(m)
+		switch m {
+		case "":
+		case "fid", "kid", "mmd", "cms":
+			want[m] = true
+			if statsOnly && m != "fid" {
+				return badUsage("compare: --metrics %s needs real feature rows, but %s is a statistics file (mu, sigma)", m, f.real)
+			}
+		default:
+			return badUsage("compare: unknown metric %q (want fid, kid, mmd, cms)", m)
+		}
+	}
+	fake, err := readFeatures(f.fake, "")
+	if err != nil {
+		return err
+	}
+	var out compareOutput
+	out.NFake, out.Dim = fake.RawMatrix().Rows, fake.RawMatrix().Cols
+	var realStats frechet.Stats
+	var real *mat.Dense
+	if statsOnly {
+		if realStats, err = frechet.ReadStats(f.real); err != nil {
+			return err
+		}
+		out.NReal = realStats.N
+		if realStats.Dim() != out.Dim {
+			return &dataio.InputError{File: f.fake, Msg: fmt.Sprintf("features have dimension %d, statistics %s have %d", out.Dim, f.real, realStats.Dim())}
+		}
+	} else {
+		if real, err = readFeatures(f.real, ""); err != nil {
+			return err
+		}
+		out.NReal = real.RawMatrix().Rows
+		if c := real.RawMatrix().Cols; c != out.Dim {
+			return &dataio.InputError{File: f.fake, Msg: fmt.Sprintf("features have dimension %d, %s has %d", out.Dim, f.real, c)}
+		}
+		realStats = frechet.StatsOf(real, 1)
+	}
+	if want["fid"] {
+		d, err := frechet.Distance(realStats, frechet.StatsOf(fake, 1))
+		if err != nil {
+			return err
+		}
+		v := num(d)
+		out.FID = &v
+	}
+	if want["kid"] {
+		m, s, err := frechet.KID(real, fake, f.kidSubsets, f.kidSubsize, f.seed)
+		if err != nil {
+			return err
+		}
+		out.KID = &meanStd{num(m), num(s)}
+	}
+	if want["mmd"] || want["cms"] {
+		k, err := f.kf.build([]*mat.Dense{real, fake})
+		if err != nil {
+			return err
+		}
+		out.Kernel = k.String()
+		if want["mmd"] {
+			v, err := kscore.MMD2(k, real, fake)
+			if err != nil {
+				return err
+			}
+			n := num(v)
+			out.MMD2 = &n
+		}
+		if want["cms"] {
+			v, err := kscore.CMS(k, real, fake)
+			if err != nil {
+				return err
+			}
+			n := num(v)
+			out.CMS = &n
+		}
+	}
+	if f.json {
+		return writeJSON(cmd.OutOrStdout(), out)
+	}
+	printCompare(cmd.OutOrStdout(), &out)
+	return nil
+}
+
+func printCompare(w io.Writer, o *compareOutput) {
+	fmt.Fprintf(w, "real %d rows, fake %d rows, d = %d\n", o.NReal, o.NFake, o.Dim)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if o.FID != nil {
+		fmt.Fprintf(tw, "FID\t%s\t\n", fmtNum(float64(*o.FID)))
+	}
+	if o.KID != nil {
+		fmt.Fprintf(tw, "KID\t%s ± %s\t\n", fmtNum(float64(o.KID.Mean)), fmtNum(float64(o.KID.Std)))
+	}
+	if o.MMD2 != nil {
+		fmt.Fprintf(tw, "MMD²\t%s\t%s\n", fmtNum(float64(*o.MMD2)), o.Kernel)
+	}
+	if o.CMS != nil {
+		fmt.Fprintf(tw, "CMS\t%s\t%s\n", fmtNum(float64(*o.CMS)), o.Kernel)
+	}
+	tw.Flush()
+}
+
+func newISCmd() *cobra.Command {
+	var probs, key string
+	var splits int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "is --probs P.npy [--splits 10] [--json]",
+		Short: "Inception Score from class-probability rows",
+		Long: `is computes the Inception Score exp(E KL(p(y|x) || p(y))) from class-probability
+rows (n x classes, e.g. Inception's softmax outputs): --splits consecutive
+splits, mean and (population) std over splits, as the original code and
+torch-fidelity. Every row must be a distribution (non-negative, summing to 1
+within 1e-6).`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if probs == "" {
+				return badUsage("is: --probs P.npy is required")
+			}
+			if splits < 1 {
+				return badUsage("is: --splits %d: want >= 1", splits)
+			}
+			p, err := readFeatures(probs, key)
+			if err != nil {
+				return err
+			}
+			if n := p.RawMatrix().Rows; n < splits {
+				return &dataio.InputError{File: probs, Msg: fmt.Sprintf("%d rows for %d splits", n, splits)}
+			}
+			m, s, err := frechet.InceptionScore(p, splits)
+			if err != nil {
+				var re *frechet.RowError
+				if errors.As(err, &re) {
+					field := ""
+					if re.Col > 0 {
+						field = fmt.Sprintf("column %d", re.Col)
+					}
+					return &dataio.InputError{File: probs, Line: re.Row, Field: field, Msg: re.Msg}
+				}
+				return err
+			}
+			out := struct {
+				IS meanStd `json:"is"`
+			}{meanStd{num(m), num(s)}}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), out)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "IS %s ± %s (%d splits)\n", fmtNum(m), fmtNum(s), splits)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&probs, "probs", "", "class-probability rows (.npy/.npz/.csv), n x classes")
+	cmd.Flags().StringVar(&key, "key", "", "array name inside an .npz input")
+	cmd.Flags().IntVar(&splits, "splits", 10, "number of splits")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}

@@ -1,0 +1,41 @@
+// Package frechet computes the standard two-sample scores of generative
+// modelling from feature rows the user already has: Gaussian feature
+// statistics, the Fréchet distance (FID on Inception features; FD-DINOv2,
+// FAD and FVD on other embeddings), the Inception Score and the Kernel
+// Inception Distance (seed 001, Section 3; SPEC section 2).
+//
+// # Statistics
+//
+// An Accumulator streams rows, float32 or float64, into a float64 mean and
+// covariance with centred (Welford / Chan et al.) updates, so features with
+// large common offsets lose no accuracy; batches go through one BLAS
+// product. Stats are written and read as .npz files with arrays mu and
+// sigma, the format of pytorch-fid's --save-stats.
+//
+// Normalisation: offline FID uses the unbiased covariance, divided by n-1
+// (ddof = 1), as pytorch-fid, clean-fid and np.cov; seed 001's online
+// algorithms use 1/n (ddof = 0). Every function that builds a covariance
+// takes ddof explicitly.
+//
+// # Fréchet distance
+//
+// Distance never takes a general matrix square root (scipy's sqrtm is slow
+// and, in scipy 1.11, returns huge imaginary parts on some inputs): the
+// trace term Tr (Σ₁Σ₂)^{1/2} is the sum of the singular values of
+// G₂G₁ᵀ for pivoted Cholesky factors Σ = GᵀG, see TraceSqrtProduct.
+// Singular covariances are fine, identical inputs give exactly 0, and the
+// result is never NaN. A Reference caches the factor of a fixed reference
+// covariance, so that distances from many sample sets (model comparison,
+// online selection) pay the O(d³) work once; with fewer rows than
+// dimensions they do no O(d³) work at all.
+//
+// # Inception Score and KID
+//
+// InceptionScore takes class-probability rows (softmax outputs) and
+// follows the original code's consecutive splits; KID is the unbiased MMD²
+// with the cubic polynomial kernel over random subsets, seeded.
+//
+// The package does no I/O besides ReadStats and WriteStats, and no
+// printing. Building with -tags openblas (see genlens/linalg) moves every
+// matrix product and factorisation to OpenBLAS and LAPACKE.
+package frechet

@@ -1,0 +1,115 @@
+package frechet
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/dataio"
+)
+
+// symTolerance is how far apart Σ[i][j] and Σ[j][i] of a stats file may
+// be, relative to the largest variance: float32 files and BLAS products
+// that do not exploit symmetry differ in the last bits.
+const symTolerance = 1e-4
+
+// ReadStats reads Gaussian statistics from an .npz file with arrays mu
+// (shape (d,)) and sigma (shape (d, d)), as pytorch-fid's --save-stats and
+// np.savez(path, mu=mu, sigma=sigma) write them, in float32 or float64.
+// An optional n (the sample count, written by WriteStats) is read when
+// present; N is 0 otherwise.
+//
+// sigma is symmetrised as (Σ + Σᵀ)/2, after checking that it is
+// symmetric within 10⁻⁴ of its largest variance. Every problem with the
+// file (missing key, wrong shape, non-finite value, asymmetric sigma) is a
+// *dataio.InputError naming the file and key.
+func ReadStats(path string) (Stats, error) {
+	keys, err := dataio.NPZKeys(path)
+	if err != nil {
+		return Stats{}, err
+	}
+	for _, k := range []string{"mu", "sigma"} {
+		if !slices.Contains(keys, k) {
+			return Stats{}, &dataio.InputError{File: path, Msg: fmt.Sprintf("missing array %q: a stats file needs mu and sigma (keys: %s)", k, strings.Join(keys, ", "))}
+		}
+	}
+	mu, err := dataio.ReadArray(path, dataio.ReadOptions{Key: "mu"})
+	if err != nil {
+		return Stats{}, err
+	}
+	if mu.Rank() != 1 {
+		return Stats{}, &dataio.InputError{File: path, Key: "mu", Msg: fmt.Sprintf("want a 1-D mean vector, got shape %s", shape(mu.Shape))}
+	}
+	d := mu.Shape[0]
+	sg, err := dataio.ReadArray(path, dataio.ReadOptions{Key: "sigma"})
+	if err != nil {
+		return Stats{}, err
+	}
+	if sg.Rank() != 2 || sg.Shape[0] != d || sg.Shape[1] != d {
+		return Stats{}, &dataio.InputError{File: path, Key: "sigma", Msg: fmt.Sprintf("want a %d×%d covariance matrix (len(mu) = %d), got shape %s", d, d, d, shape(sg.Shape))}
+	}
+	var scale float64
+	for i := 0; i < d; i++ {
+		scale = max(scale, math.Abs(sg.Data[i*d+i]))
+	}
+	sigma := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			a, b := sg.Data[i*d+j], sg.Data[j*d+i]
+			if math.Abs(a-b) > symTolerance*scale {
+				return Stats{}, &dataio.InputError{File: path, Key: "sigma", Line: i + 1, Field: fmt.Sprintf("sigma[%d][%d]", i, j),
+					Msg: fmt.Sprintf("covariance is not symmetric: %g vs sigma[%d][%d] = %g", a, j, i, b)}
+			}
+			sigma.SetSym(i, j, (a+b)/2)
+		}
+	}
+	s := Stats{Mu: mu.Data, Sigma: sigma}
+	if slices.Contains(keys, "n") {
+		na, err := dataio.ReadArray(path, dataio.ReadOptions{Key: "n"})
+		if err != nil {
+			return Stats{}, err
+		}
+		if na.Size() != 1 || na.Data[0] < 0 || na.Data[0] != math.Trunc(na.Data[0]) {
+			return Stats{}, &dataio.InputError{File: path, Key: "n", Msg: "want one non-negative integer sample count"}
+		}
+		s.N = int(na.Data[0])
+	}
+	if err := s.check("statistics"); err != nil {
+		return Stats{}, &dataio.InputError{File: path, Msg: strings.TrimPrefix(err.Error(), "frechet: statistics: "), Err: err}
+	}
+	return s, nil
+}
+
+// WriteStats writes s as an uncompressed .npz with float64 arrays mu (d,)
+// and sigma (d, d), which pytorch-fid, clean-fid and numpy.load read, plus
+// n (shape (1,)) when s.N > 0, which they ignore.
+func WriteStats(path string, s Stats) error {
+	if err := s.check("statistics"); err != nil {
+		return fmt.Errorf("%w (writing %s)", err, path)
+	}
+	d := s.Dim()
+	full := symToDense(s.Sigma)
+	arrays := map[string]*dataio.Array{
+		"mu":    {Shape: []int{d}, Data: slices.Clone(s.Mu)},
+		"sigma": {Shape: []int{d, d}, Data: full.RawMatrix().Data},
+	}
+	if s.N > 0 {
+		arrays["n"] = &dataio.Array{Shape: []int{1}, Data: []float64{float64(s.N)}}
+	}
+	return dataio.WriteNPZ(path, arrays, false)
+}
+
+// shape formats an array shape as numpy does, e.g. (3, 4) or (5,).
+func shape(s []int) string {
+	parts := make([]string, len(s))
+	for i, v := range s {
+		parts[i] = fmt.Sprint(v)
+	}
+	if len(s) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
