@@ -118,12 +118,12 @@ func demoEntropy(w io.Writer, dir string, r *rand.Rand) (report.Section, error) 
 	if err := chart.Histograms(outPath(dir, "entropy_by_correctness.png"), "Kernel entropy by correctness", "kernel entropy", byClass, 25); err != nil {
 		return report.Section{}, err
 	}
-	fmt.Fprintf(w, "1. kernel entropy: %d simulated prompts x %d samples, accuracy %.2f\n", prompts, samples, acc)
+	fmt.Fprintf(w, "kernel entropy: %d simulated prompts x %d samples, accuracy %.2f\n", prompts, samples, acc)
 	for _, row := range table.Rows {
 		fmt.Fprintf(w, "   AUROC %-55s %s\n", row[0], row[1])
 	}
 	return report.Section{
-		Title: "1. Kernel entropy of sampled answers",
+		Title: "Kernel entropy of sampled answers",
 		Text: []string{
 			fmt.Sprintf("A simulated LLM answers %d questions %d times each; it knows each answer with a probability drawn from Beta(0.7, 0.7). The first sample is the answer under test (correct when RougeL-F with the reference > 0.3); the other %d samples give its uncertainty. Accuracy of the answers under test: %.2f.", prompts, samples, samples-1, acc),
 			"Kernel entropy (seed 000, Algorithm 1) is high when the samples disagree. Run the same on your data with: genlens entropy --in answers.jsonl --holdout-first",
@@ -153,7 +153,7 @@ func demoDecompose(w io.Writer, dir string, r *rand.Rand) (report.Section, error
 		{"noise", d.Noise, t.Noise}, {"bias", d.Bias, t.Bias}, {"variance", d.Variance, t.Variance},
 		{"kernel score", d.KernelScore, t.KernelScore}, {"kernel entropy", d.KernelEntropy, t.KernelEntropy},
 	}
-	fmt.Fprintf(w, "2. decomposition of a %d-member Gaussian ensemble (estimate vs closed form)\n", n)
+	fmt.Fprintf(w, "decomposition of a %d-member Gaussian ensemble (estimate vs closed form)\n", n)
 	var labels []string
 	var vals []float64
 	for _, x := range rows {
@@ -168,7 +168,7 @@ func demoDecompose(w io.Writer, dir string, r *rand.Rand) (report.Section, error
 		return report.Section{}, err
 	}
 	return report.Section{
-		Title: "2. Bias / variance decomposition of an ensemble",
+		Title: "Bias / variance decomposition of an ensemble",
 		Text: []string{
 			"Each member predicts N(θ_i, I) with θ_i drawn around a mean that misses the target N(ν, 1.21 I). From samples alone, genlens estimates every term of kernel score = noise + bias + variance (seed 000, Theorem 3.2) without bias; here they sit beside their exact values.",
 			fmt.Sprintf("Averaging the %d members is predicted to lower the kernel score by %.4f = (n-1)/n x variance (Example 3.4). Identity gap (score - noise - bias - variance): %.1e.", n, d.EnsembleGain, d.IdentityGap),
@@ -210,10 +210,10 @@ func demoCorrelate(w io.Writer, dir string, r *rand.Rand) (report.Section, error
 	}); err != nil {
 		return report.Section{}, err
 	}
-	fmt.Fprintf(w, "3. training run: %d members x %d epochs; correlation epoch 1-2 %.2f, epoch %d-%d %.2f, epoch 1-%d %.2f\n",
+	fmt.Fprintf(w, "training run: %d members x %d epochs; correlation epoch 1-2 %.2f, epoch %d-%d %.2f, epoch 1-%d %.2f\n",
 		members, epochs, corr.At(0, 1), epochs-1, epochs, corr.At(epochs-2, epochs-1), epochs, corr.At(0, epochs-1))
 	return report.Section{
-		Title: "3. Correlation across a training run",
+		Title: "Correlation across a training run",
 		Text: []string{
 			fmt.Sprintf("%d members are trained from different initialisations and saved at %d epochs; their parameters follow a noisy gradient flow with a decaying step size. Distributional correlation (seed 000, Eq. 11) between epochs shows how stable training is: early epochs decorrelate fast, late epochs barely move (correlation near 1, the regime where ensembling consecutive epochs gains little, Example 3.4).", members, epochs),
 			"On your data (one (members, samples, d) file per epoch): genlens correlate epoch*.npy --out run/",
