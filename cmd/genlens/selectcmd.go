@@ -29,7 +29,7 @@ type selectFlags struct {
 	score, ref, algos, out string
 	pools                  []string
 	steps, batch, trials   int
-	delta                  float64
+	delta, bonusScale      float64
 	seed                   uint64
 	json                   bool
 }
@@ -69,6 +69,7 @@ algorithm) and regret.png / optimal_pick_ratio.png.`,
 	fl.IntVar(&f.batch, "batch", 5, "rows b drawn per step")
 	fl.IntVar(&f.trials, "trials", 20, "independent trials")
 	fl.Float64Var(&f.delta, "delta", online.DefaultDelta, "failure probability δ of the confidence bounds")
+	fl.Float64Var(&f.bonusScale, "bonus-scale", online.DefaultBonusScale, "multiplier of the confidence bonuses (the constant the seed hides in O~(.); 1 = the proofs' explicit constants)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed")
 	fl.StringVar(&f.out, "out", "", "directory for steps.csv, regret.png, optimal_pick_ratio.png, select.json")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document")
@@ -103,6 +104,9 @@ func runSelect(cmd *cobra.Command, f selectFlags) error {
 	}
 	if f.steps < 1 || f.batch < 1 || f.trials < 1 {
 		return badUsage("select: --steps, --batch and --trials must be positive")
+	}
+	if !(f.bonusScale > 0) {
+		return badUsage("select: --bonus-scale %v: want a positive number", f.bonusScale)
 	}
 	if !(f.delta > 0 && f.delta < 1) {
 		return badUsage("select: --delta %v: want a value in (0, 1)", f.delta)
@@ -194,7 +198,7 @@ func selectFID(sim online.Simulation, f selectFlags, pools []*mat.Dense) (*onlin
 		rules = append(rules, r)
 	}
 	p := online.DefaultFIDParams()
-	p.Delta = f.delta
+	p.Delta, p.BonusScale = f.delta, f.bonusScale
 	return sim.RunFID(ref, pools, rules, p)
 }
 
@@ -221,7 +225,7 @@ func selectIS(sim online.Simulation, f selectFlags, pools []*mat.Dense) (*online
 		rules = append(rules, r)
 	}
 	p := online.DefaultISParams()
-	p.Delta = f.delta
+	p.Delta, p.BonusScale = f.delta, f.bonusScale
 	return sim.RunIS(pools, rules, p)
 }
 
