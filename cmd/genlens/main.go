@@ -80,7 +80,7 @@ BLAS backend: ` + linalg.Backend(),
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%s: %w (see 'genlens %s --help')", c.Name(), err, c.Name())}
+		return usageError{fmt.Errorf("%s: %w (see '%s --help')", c.Name(), err, c.CommandPath())}
 	})
 	root.AddCommand(newEntropyCmd(), newDecomposeCmd(), newCorrelateCmd(), newDemoCmd())
 	for _, c := range extraCommands {

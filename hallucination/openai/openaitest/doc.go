@@ -1,0 +1,30 @@
+// Package openaitest serves an exact Bayesian model through the
+// OpenAI-compatible completions API, so that the openai backend can be
+// tested end to end against known answers, and tried by hand without a
+// language model (genlens hallucination serve-model).
+//
+// The model is the Dirichlet-categorical classifier of package
+// categorical, written in the prompt format of package openai: inputs and
+// labels have names, and the server reads a prompt as the token sequence
+//
+//	"Input:" " <input>" "\n" "Label:" " <label>" "\n" "\n" "Input:" ...
+//
+// in which every token is certain (log-probability 0) except the input
+// names, uniform over the inputs, and the labels, whose probability is the
+// model's posterior predictive given the complete examples before them. It
+// continues a prompt by sampling from the same model, so it is a real
+// conditional generative model over text, not canned answers: it
+// generates whole imagined examples, labels for queries, and echoes and
+// scores prompts with their true log-probabilities.
+//
+// Sampling follows categorical's seeding convention: a request's "seed"
+// starts the stream categorical.NewStream(seed), and each uncertain token
+// takes the next uniform. A Posterior asked directly for the same draw with
+// the same seed gives the same answer, which is what the tests compare.
+//
+// Supported request fields: model, prompt (a string), max_tokens,
+// temperature (0 is greedy; otherwise the probabilities are raised to
+// 1/temperature and renormalised), top_p, n, logprobs (0..20), echo, stop,
+// seed. Reported log-probabilities are those of the model, before
+// temperature and top_p.
+package openaitest
