@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -15,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -25,12 +23,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"genlens/chart"
 	"genlens/dataio"
@@ -514,15 +506,16 @@ func writePHRSimArtifacts(dir string, ns []int, tasks [][]phrTask, out *phrSimOu
 	if err := phrRatesChart(outPath(dir, "rates_vs_n.png"), out.Rows); err != nil {
 		return err
 	}
-	groups := make([]phrScatterGroup, len(ns))
+	// The seed's Figure 3b: one point per task, THR against PHR, by n.
+	groups := make([]chart.Series, len(ns))
 	for i, ts := range tasks {
-		groups[i].name = fmt.Sprintf("n = %d", ns[i])
+		groups[i].Name = fmt.Sprintf("n = %d", ns[i])
 		for _, t := range ts {
-			groups[i].x = append(groups[i].x, t.phr)
-			groups[i].y = append(groups[i].y, t.thr)
+			groups[i].X = append(groups[i].X, t.phr)
+			groups[i].Y = append(groups[i].Y, t.thr)
 		}
 	}
-	return phrScatter(outPath(dir, "phr_vs_thr.png"), "Calibration: THR against PHR", "posterior hallucination rate (Algorithm 1)", "true hallucination rate", groups)
+	return chart.Scatter(outPath(dir, "phr_vs_thr.png"), "Calibration: THR against PHR", "posterior hallucination rate (Algorithm 1)", "true hallucination rate", groups, true)
 }
 
 func phrCell(v float64) string {
@@ -549,89 +542,6 @@ func phrRatesChart(path string, rows []phrSimRow) error {
 		{Name: "exact PHR (Definition 4)", X: xs, Y: exact},
 		{Name: "true hallucination rate (Definition 3)", X: xs, Y: thr},
 	})
-}
-
-type phrScatterGroup struct {
-	name string
-	x, y []float64
-}
-
-// phrScatter draws the seed's Figure 3b: one point per task, THR against
-// PHR, coloured by context size, with the diagonal. Package chart has no
-// scatter plot yet, so this draws with gonum/plot directly, in chart's
-// style (sans-serif text, Okabe-Ito colours, 150 dpi), and writes the file
-// atomically as chart does.
-func phrScatter(path, title, xlabel, ylabel string, groups []phrScatterGroup) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("drawing %s: %v", path, r)
-		}
-	}()
-	if !strings.EqualFold(filepath.Ext(path), ".png") {
-		return fmt.Errorf("scatter plot %s: want a .png file", path)
-	}
-	sans := font.Font{Typeface: "Liberation", Variant: "Sans"}
-	palette := []color.NRGBA{{0x00, 0x72, 0xb2, 0xff}, {0xd5, 0x5e, 0x00, 0xff}, {0x00, 0x9e, 0x73, 0xff},
-		{0xcc, 0x79, 0xa7, 0xff}, {0xe6, 0x9f, 0x00, 0xff}, {0x56, 0xb4, 0xe9, 0xff}, {0x00, 0x00, 0x00, 0xff}}
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font = font.From(sans, 14)
-	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = font.From(sans, 12)
-		a.Tick.Label.Font = font.From(sans, 10)
-		a.Min, a.Max = 0, 1
-	}
-	p.Legend.TextStyle.Font = font.From(sans, 10)
-	p.Legend.Top, p.Legend.Left = true, true
-	grid := plotter.NewGrid()
-	grid.Vertical.Color, grid.Horizontal.Color = color.Gray{Y: 0xe0}, color.Gray{Y: 0xe0}
-	p.Add(grid)
-	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
-	if err != nil {
-		return err
-	}
-	diag.Color = color.Gray{Y: 0x66}
-	diag.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	p.Add(diag)
-	for i, g := range groups {
-		xys := make(plotter.XYs, len(g.x))
-		for j := range xys {
-			xys[j] = plotter.XY{X: g.x[j], Y: g.y[j]}
-		}
-		s, err := plotter.NewScatter(xys)
-		if err != nil {
-			return fmt.Errorf("%s: %w", g.name, err)
-		}
-		c := palette[i%len(palette)]
-		c.A = 0xb0
-		s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}
-		p.Add(s)
-		p.Legend.Add(g.name, s)
-	}
-	canvas := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(5*vg.Inch, 5*vg.Inch), vgimg.UseDPI(150))}
-	p.Draw(draw.New(canvas))
-	var buf bytes.Buffer
-	if _, err := canvas.WriteTo(&buf); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // --------------------------------------------------------------------- run
