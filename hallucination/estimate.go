@@ -6,7 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Options configures Estimate. Zero fields take the seed's defaults for
@@ -259,37 +260,13 @@ func ErrorRate[Y comparable](responses []Y, truth Y) float64 {
 // returns the first error; the context passed to fn is cancelled once any
 // call fails, so the others stop early.
 func forEach(parent context.Context, n, limit int, fn func(context.Context, int) error) error {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-		next  = make(chan int)
-	)
-	for w := 0; w < min(limit, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := fn(ctx, i); err != nil {
-					once.Do(func() { first = err; cancel() })
-				}
-			}
-		}()
+	g, ctx := errgroup.WithContext(parent)
+	g.SetLimit(max(1, limit))
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		g.Go(func() error { return fn(ctx, i) })
 	}
-feed:
-	for i := 0; i < n; i++ {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if first != nil {
-		return first
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return parent.Err()
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"genlens/chart"
 	"genlens/dataio"
@@ -158,38 +159,14 @@ func phrSeed(seed uint64, parts ...uint64) uint64 {
 }
 
 // phrPool runs fn(i) for i in [0, n) on up to limit goroutines and returns
-// the first error.
+// the first error (the others see a cancelled context).
 func phrPool(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-		next  = make(chan int)
-	)
-	for range min(limit, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := fn(ctx, i); err != nil {
-					once.Do(func() { first = err; cancel() })
-				}
-			}
-		}()
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, limit))
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		g.Go(func() error { return fn(ctx, i) })
 	}
-feed:
-	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
 // ---------------------------------------------------------------- simulate
