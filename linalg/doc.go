@@ -8,7 +8,8 @@
 // (directly or through kernel) gets the fast backend without code changes.
 //
 // The Gram products here exist because pairwise similarities are the hot
-// path of every kernel estimator: X Xᵀ is computed with one SYRK call (half
-// the flops of GEMM, exploiting symmetry) and X Yᵀ with one GEMM, never with
+// path of every kernel estimator: X Xᵀ is computed by a recursive SYRK made
+// of large GEMMs (about half the flops of one GEMM, exploiting symmetry;
+// gonum's own Dsyrk is single-threaded) and X Yᵀ with one GEMM, never with
 // per-pair loops.
 package linalg

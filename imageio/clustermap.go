@@ -1,0 +1,165 @@
+package imageio
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"genlens/internal/atomicfile"
+)
+
+// clusterColors are the Okabe–Ito colours (distinguishable under the
+// common colour blindnesses) in the order package chart gives its line
+// series, so that when a chart lists the clusters first, cluster c has
+// the same colour there as in the map (for up to 8 clusters; chart's
+// palette then repeats). Two further colours follow; beyond them hues are
+// spread evenly.
+var clusterColors = []color.NRGBA{
+	{0x00, 0x72, 0xb2, 0xff}, // blue
+	{0xd5, 0x5e, 0x00, 0xff}, // vermillion
+	{0x00, 0x9e, 0x73, 0xff}, // bluish green
+	{0xcc, 0x79, 0xa7, 0xff}, // reddish purple
+	{0xe6, 0x9f, 0x00, 0xff}, // orange
+	{0x56, 0xb4, 0xe9, 0xff}, // sky blue
+	{0x00, 0x00, 0x00, 0xff}, // black
+	{0x99, 0x99, 0x99, 0xff}, // grey
+	{0xf0, 0xe4, 0x42, 0xff}, // yellow
+	{0x88, 0x22, 0x55, 0xff}, // wine
+}
+
+// ClusterColor returns the colour of cluster c in the cluster map.
+func ClusterColor(c int) color.NRGBA {
+	if c < len(clusterColors) {
+		return clusterColors[c]
+	}
+	// Golden-angle hues, medium lightness.
+	h := math.Mod(float64(c)*137.508, 360) / 60
+	x := 1 - math.Abs(math.Mod(h, 2)-1)
+	var r, g, b float64
+	switch int(h) {
+	case 0:
+		r, g = 1, x
+	case 1:
+		r, g = x, 1
+	case 2:
+		g, b = 1, x
+	case 3:
+		g, b = x, 1
+	case 4:
+		r, b = x, 1
+	default:
+		r, b = 1, x
+	}
+	return color.NRGBA{uint8(40 + 170*r), uint8(40 + 170*g), uint8(40 + 170*b), 0xff}
+}
+
+// WriteClusterMap draws the cluster of every pixel of an h×w grid
+// (labels in row-major order, 0..k-1) as a map with one colour per
+// cluster and a legend naming each cluster with its size, and writes it
+// to path (.png or .svg). Each pixel is a square cell, so a 28x28 map is
+// as readable as a 64x64 one.
+func WriteClusterMap(path, title string, labels []int, h, w int) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".png" && ext != ".svg" {
+		return fmt.Errorf("imageio: cluster map %s: want a .png or .svg file", path)
+	}
+	if h < 1 || w < 1 || len(labels) != h*w {
+		return fmt.Errorf("imageio: cluster map: %d labels for a %dx%d grid", len(labels), h, w)
+	}
+	k := 0
+	for _, c := range labels {
+		if c < 0 {
+			return fmt.Errorf("imageio: cluster map: negative label %d", c)
+		}
+		k = max(k, c+1)
+	}
+	sizes := make([]int, k)
+	for _, c := range labels {
+		sizes[c]++
+	}
+
+	sans := font.Font{Typeface: "Liberation", Variant: "Sans"}
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = font.From(sans, 13)
+	p.HideAxes()
+	p.X.Min, p.X.Max = 0, float64(w)
+	p.Y.Min, p.Y.Max = 0, float64(h)
+	p.Add(cells{labels: labels, h: h, w: w})
+
+	leg := plot.NewLegend()
+	leg.TextStyle.Font = font.From(sans, 10)
+	leg.Top, leg.Left = true, true
+	leg.Padding = vg.Points(4)
+	for c := 0; c < k; c++ {
+		leg.Add(fmt.Sprintf("cluster %d (%d px)", c, sizes[c]), swatch(ClusterColor(c)))
+	}
+
+	const side = 5 * vg.Inch
+	legendWidth := 1.6 * vg.Inch
+	width := side + legendWidth
+	var cw vg.CanvasWriterTo
+	if ext == ".png" {
+		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, side), vgimg.UseDPI(150))}
+	} else {
+		cw = vgsvg.New(width, side)
+	}
+	dc := draw.New(cw)
+	mapCanvas := draw.Crop(dc, 0, -legendWidth, 0, 0)
+	// Square cells: shrink the map area to the grid's aspect ratio.
+	da := p.DataCanvas(mapCanvas)
+	cell := min(da.Size().X/vg.Length(w), da.Size().Y/vg.Length(h))
+	mapCanvas = draw.Crop(mapCanvas, 0, -(da.Size().X - cell*vg.Length(w)), 0, -(da.Size().Y - cell*vg.Length(h)))
+	p.Draw(mapCanvas)
+	legCanvas := draw.Crop(dc, side, 0, 0, -0.3*vg.Inch)
+	leg.Draw(legCanvas)
+	if err := atomicfile.Write(path, func(wr io.Writer) error { _, err := cw.WriteTo(wr); return err }); err != nil {
+		return fmt.Errorf("imageio: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// cells draws the label grid, row 0 at the top.
+type cells struct {
+	labels []int
+	h, w   int
+}
+
+func (g cells) Plot(c draw.Canvas, p *plot.Plot) {
+	tx, ty := p.Transforms(&c)
+	for y := 0; y < g.h; y++ {
+		for x := 0; x < g.w; x++ {
+			// One extra hairline of overlap hides anti-aliasing seams.
+			x0, x1 := tx(float64(x)), tx(float64(x+1))+0.3
+			y0, y1 := ty(float64(g.h-y-1)), ty(float64(g.h-y))+0.3
+			c.SetColor(ClusterColor(g.labels[y*g.w+x]))
+			c.Fill(vg.Path{
+				{Type: vg.MoveComp, Pos: vg.Point{X: x0, Y: y0}},
+				{Type: vg.LineComp, Pos: vg.Point{X: x1, Y: y0}},
+				{Type: vg.LineComp, Pos: vg.Point{X: x1, Y: y1}},
+				{Type: vg.LineComp, Pos: vg.Point{X: x0, Y: y1}},
+				{Type: vg.CloseComp},
+			})
+		}
+	}
+}
+
+// swatch is a legend thumbnail filled with one colour.
+type swatch color.NRGBA
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}}
+	c.FillPolygon(color.NRGBA(s), pts)
+}
+
+var _ plot.Plotter = cells{}
