@@ -1,0 +1,170 @@
+package monitor
+
+import (
+	"fmt"
+	"math"
+)
+
+// DefaultWidth is the half-width of bands and thresholds in standard
+// errors or standard deviations: NannyML's ±3.
+const DefaultWidth = 3
+
+// Thresholds bound the values of a metric seen in a reference period.
+type Thresholds struct {
+	// Lower and Upper are Mean ∓ width·Std, Lower clipped at 0 for a
+	// non-negative metric; both NaN when fewer than two reference
+	// chunks were available.
+	Lower, Upper float64
+	// Mean and Std (ddof 0, as numpy.std) are those of the reference
+	// chunks' values.
+	Mean, Std float64
+	// Chunks is the number of reference chunks.
+	Chunks int
+}
+
+// Available reports whether the thresholds could be computed.
+func (t Thresholds) Available() bool { return !math.IsNaN(t.Lower) && !math.IsNaN(t.Upper) }
+
+// ReferenceThresholds returns mean ± width·std of the realised metric of
+// reference chunks (NaN values are skipped), with the lower threshold
+// clipped at 0 when nonNegative is set. With fewer than two values there
+// is no spread to measure, and the thresholds are NaN.
+func ReferenceThresholds(chunkValues []float64, width float64, nonNegative bool) Thresholds {
+	var v []float64
+	for _, x := range chunkValues {
+		if !math.IsNaN(x) {
+			v = append(v, x)
+		}
+	}
+	t := Thresholds{Lower: math.NaN(), Upper: math.NaN(), Mean: math.NaN(), Std: math.NaN(), Chunks: len(v)}
+	if len(v) == 0 {
+		return t
+	}
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	t.Mean = s / float64(len(v))
+	if len(v) < 2 {
+		return t
+	}
+	var ss float64
+	for _, x := range v {
+		ss += (x - t.Mean) * (x - t.Mean)
+	}
+	t.Std = math.Sqrt(ss / float64(len(v)))
+	t.Lower, t.Upper = t.Mean-width*t.Std, t.Mean+width*t.Std
+	if nonNegative {
+		t.Lower = math.Max(0, t.Lower)
+	}
+	return t
+}
+
+// ChunkMeans returns the mean of values over every chunk, skipping NaN
+// values; a chunk with none left gets NaN.
+func ChunkMeans(values []float64, chunks []Chunk) []float64 {
+	out := make([]float64, len(chunks))
+	for i, c := range chunks {
+		var s float64
+		var k int
+		for _, v := range values[c.Start:c.End] {
+			if !math.IsNaN(v) {
+				s += v
+				k++
+			}
+		}
+		out[i] = math.NaN()
+		if k > 0 {
+			out[i] = s / float64(k)
+		}
+	}
+	return out
+}
+
+// Result is the monitoring outcome for one chunk.
+type Result struct {
+	Chunk
+	// Estimate is the mean of the chunk's per-row estimates.
+	Estimate float64
+	// SamplingError is the standard deviation (ddof 1) of the per-row
+	// estimates over sqrt(rows); NaN for a one-row chunk.
+	SamplingError float64
+	// Lower and Upper are Estimate ∓ width·SamplingError, Lower clipped
+	// at 0 for a non-negative metric.
+	Lower, Upper float64
+	// Realized is the mean realised per-row loss over the chunk's
+	// labelled rows, NaN when none is labelled; Labelled counts them.
+	Realized float64
+	Labelled int
+	// Alert is set when the estimate lies outside the thresholds.
+	Alert bool
+}
+
+// Options set up Evaluate.
+type Options struct {
+	// Width is the band's half-width in sampling errors; 0 means
+	// DefaultWidth.
+	Width float64
+	// Thresholds decide the alerts; when not Available, no chunk alerts.
+	Thresholds Thresholds
+	// NonNegative clips band lower limits at 0 (MSE and other losses).
+	NonNegative bool
+}
+
+// Evaluate computes the result of every chunk from per-row estimates and,
+// optionally, per-row realised losses (nil when there are no labels; NaN
+// for rows whose label has not arrived). Chunks must lie within the rows
+// and hold at least one row.
+func Evaluate(chunks []Chunk, estimates, realized []float64, opt Options) ([]Result, error) {
+	if realized != nil && len(realized) != len(estimates) {
+		return nil, fmt.Errorf("monitor: %d estimates and %d realised values", len(estimates), len(realized))
+	}
+	w := opt.Width
+	if w == 0 {
+		w = DefaultWidth
+	}
+	out := make([]Result, len(chunks))
+	for i, c := range chunks {
+		if c.Start < 0 || c.End > len(estimates) || c.Start > c.End {
+			return nil, fmt.Errorf("monitor: chunk %d spans rows [%d, %d) of %d", c.Index, c.Start, c.End, len(estimates))
+		}
+		if c.Rows() == 0 {
+			return nil, fmt.Errorf("monitor: chunk %d (rows %d to %d) is empty", c.Index, c.Start, c.End)
+		}
+		rows := estimates[c.Start:c.End]
+		n := float64(len(rows))
+		var s float64
+		for _, v := range rows {
+			s += v
+		}
+		r := Result{Chunk: c, Estimate: s / n, SamplingError: math.NaN(), Realized: math.NaN()}
+		if len(rows) > 1 {
+			var ss float64
+			for _, v := range rows {
+				ss += (v - r.Estimate) * (v - r.Estimate)
+			}
+			r.SamplingError = math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+		}
+		r.Lower, r.Upper = r.Estimate-w*r.SamplingError, r.Estimate+w*r.SamplingError
+		if opt.NonNegative && !math.IsNaN(r.Lower) {
+			r.Lower = math.Max(0, r.Lower)
+		}
+		if realized != nil {
+			var rs float64
+			for _, v := range realized[c.Start:c.End] {
+				if !math.IsNaN(v) {
+					rs += v
+					r.Labelled++
+				}
+			}
+			if r.Labelled > 0 {
+				r.Realized = rs / float64(r.Labelled)
+			}
+		}
+		if opt.Thresholds.Available() {
+			r.Alert = r.Estimate < opt.Thresholds.Lower || r.Estimate > opt.Thresholds.Upper
+		}
+		out[i] = r
+	}
+	return out, nil
+}
