@@ -9,7 +9,7 @@
 // *InputError naming the file, the line or row, and the field, so the CLI
 // can print one line and exit with code 2. No input, however corrupt,
 // makes a reader panic; fuzz tests (FuzzReadNPY, FuzzReadJSONL,
-// FuzzReadCSV) check it.
+// FuzzReadCSV, FuzzReadTable) check it.
 //
 // Writers write to a temporary file in the target directory and rename it
 // into place, so a failed or interrupted write never leaves a half-written
@@ -43,8 +43,10 @@
 //     precision. NaN checks apply to float dtypes only.
 //   - .npz: stored or deflate-compressed zip of .npy members; pick one by
 //     ReadOptions.Key, or the only one.
-//   - .csv: numbers only, header row auto-detected, blank and '#' lines
-//     skipped.
+//   - .csv: numbers only (ReadCSV), header row auto-detected, blank and
+//     '#' lines skipped; or text cells parsed per column on demand
+//     (ReadTable: numbers with missing values, timestamps, columns by
+//     name), for production logs.
 //   - .jsonl / .json / .parquet: one Record per object or row.
 //
 // Files ending in ".gz" (.npy.gz, .csv.gz, .jsonl.gz) are decompressed on

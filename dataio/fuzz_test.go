@@ -159,3 +159,41 @@ func FuzzReadCSV(f *testing.F) {
 		}
 	})
 }
+
+func FuzzReadTable(f *testing.F) {
+	for _, s := range []string{"ts,y,f\n2026-01-02,1,\n2026-01-03,,2\n", "1,2\n3,4\n", "\ufeffa,b\n1,2\n", "a,a\n1,2\n", "x\n\n#c\n1\n", "\"1\",2\n3,\"4\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tb, err := decodeTable(src{file: "f.csv"}, bytes.NewReader(b))
+		if err != nil {
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("want *InputError, got %T: %v", err, err)
+			}
+			return
+		}
+		if tb.Rows() == 0 || tb.Cols() == 0 {
+			t.Fatalf("empty table accepted: %d×%d", tb.Rows(), tb.Cols())
+		}
+		for j := 0; j < tb.Cols(); j++ {
+			// Every parse either succeeds with finite values or fails
+			// with an InputError; none panics.
+			if v, err := tb.Floats(j, true); err == nil {
+				for _, x := range v {
+					if math.IsInf(x, 0) {
+						t.Fatal("infinite value accepted")
+					}
+				}
+			} else if !errors.As(err, new(*InputError)) {
+				t.Fatalf("Floats: want *InputError, got %T", err)
+			}
+			if _, err := tb.Times(j); err != nil && !errors.As(err, new(*InputError)) {
+				t.Fatalf("Times: want *InputError, got %T", err)
+			}
+			if _, err := tb.Column(tb.Name(j)); err != nil {
+				t.Fatalf("Column(Name(%d)): %v", j, err)
+			}
+		}
+	})
+}

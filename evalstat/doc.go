@@ -8,5 +8,7 @@
 // were computed with, so that results can be compared directly: AUROC
 // handles ties as scikit-learn's roc_auc_score, Ranks as scipy's rankdata
 // with method "average", Spearman as scipy.stats.spearmanr, Quantile as
-// numpy's default "linear" method and Std as numpy.std with ddof.
+// numpy's default "linear" method, Std as numpy.std with ddof, and
+// Wilcoxon as scipy.stats.wilcoxon (two-sided; exact null distribution for
+// small samples without ties, normal approximation otherwise).
 package evalstat

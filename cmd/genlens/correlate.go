@@ -55,7 +55,13 @@ type correlation struct {
 	Kernel       string   `json:"kernel"`
 }
 
+// correlateOutputs are the files 'correlate --out' writes.
+var correlateOutputs = []string{"correlation.png", "covariance.csv", "correlation.csv", "correlate.json"}
+
 func runCorrelate(cmd *cobra.Command, files []string, f correlateFlags) error {
+	if err := guardOut(f.out, correlateOutputs, files...); err != nil {
+		return err
+	}
 	var epochs [][]*mat.Dense
 	var first *dataio.Array
 	for i, p := range files {

@@ -174,7 +174,13 @@ func (f *disentangleFlags) options() (disentangle.Options, imageio.Options, erro
 	return o, iopt, nil
 }
 
+// disentangleOutputs are the files 'disentangle --out' writes.
+var disentangleOutputs = []string{"cka_matrix.npy", "labels.npy", "cluster_map.png", "cka_heatmap.png", "cms.png", "cms.csv", "disentangle.json"}
+
 func runDisentangle(cmd *cobra.Command, f disentangleFlags) error {
+	if err := guardOut(f.out, disentangleOutputs, append([]string{f.train, f.test}, f.generated...)...); err != nil {
+		return err
+	}
 	opt, iopt, err := f.options()
 	if err != nil {
 		return err

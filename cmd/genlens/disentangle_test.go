@@ -150,11 +150,7 @@ func TestDisentangleJSONContract(t *testing.T) {
 	}
 
 	// --out artifacts.
-	for _, f := range []string{"cka_matrix.npy", "labels.npy", "cluster_map.png", "cka_heatmap.png", "cms.png", "cms.csv", "disentangle.json"} {
-		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
-			t.Errorf("--out did not write %s", f)
-		}
-	}
+	checkOutputs(t, out, disentangleOutputs)
 	cka, err := dataio.ReadArray(filepath.Join(out, "cka_matrix.npy"), dataio.ReadOptions{})
 	if err != nil || !slices.Equal(cka.Shape, []int{256, 256}) {
 		t.Fatalf("cka_matrix.npy: %v %v", cka, err)

@@ -89,6 +89,9 @@ func runEntropy(cmd *cobra.Command, f entropyFlags) error {
 	if f.in == "" {
 		return badUsage("entropy: --in FILE is required (see 'genlens entropy --help')")
 	}
+	if err := guardOut(f.out, entropyOutputs, f.in, f.embeddings); err != nil {
+		return err
+	}
 	if f.t < 1 {
 		return badUsage("--t %d: want a positive subsequence length", f.t)
 	}
@@ -247,6 +250,9 @@ func printEntropy(w io.Writer, out *entropyOutput) {
 		fmt.Fprintf(w, "(%d per-prompt scores: use --json or --out DIR)\n", len(out.Items))
 	}
 }
+
+// entropyOutputs are the files 'entropy --out' writes.
+var entropyOutputs = []string{"items.csv", "entropy.json", "kernel_entropy_by_correctness.png"}
 
 func writeEntropyArtifacts(dir string, results []uncertainty.Result, out *entropyOutput) error {
 	if dir == "" {

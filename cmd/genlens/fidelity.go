@@ -37,6 +37,9 @@ with arrays mu (d) and sigma (d x d), the format of pytorch-fid's
 			if !strings.HasSuffix(strings.ToLower(out), ".npz") {
 				return badUsage("stats: --out %s: want an .npz path", out)
 			}
+			if sameFileAs(out, in) != "" {
+				return badUsage("stats: --out %s is the input; refusing to overwrite it", out)
+			}
 			x, err := readFeatures(in, key)
 			if err != nil {
 				return err

@@ -728,6 +728,9 @@ func runPHRRun(cmd *cobra.Command, f phrRunFlags) error {
 	if f.context == "" || f.queries == "" {
 		return badUsage("hallucination run: --context FILE and --queries FILE are required (see 'genlens hallucination run --help')")
 	}
+	if err := guardOut(f.out, phrRunOutputs, f.context, f.queries); err != nil {
+		return err
+	}
 	if !(f.eps > 0 && f.eps < 1) {
 		return badUsage("--eps %v: want a value in (0, 1)", f.eps)
 	}
@@ -983,6 +986,9 @@ func printPHRRun(w io.Writer, out *phrRunOutput) {
 		fmt.Fprintf(w, "%d requests (%d retries) in %.1f s: %.1f requests/s\n", st.Requests, st.Retries, st.Seconds, st.RequestsPerSec)
 	}
 }
+
+// phrRunOutputs are the files 'hallucination run --out' writes.
+var phrRunOutputs = []string{"items.csv", "run.json"}
 
 func writePHRRunArtifacts(dir string, out *phrRunOutput) error {
 	if dir == "" {

@@ -186,9 +186,7 @@ func TestPHRRunLinear(t *testing.T) {
 			t.Errorf("item %v: phr %v, exact %v", it["id"], phr, exact)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "out", "items.csv")); err != nil {
-		t.Error("--out did not write items.csv")
-	}
+	checkOutputs(t, filepath.Join(dir, "out"), phrRunOutputs)
 }
 
 func TestPHRBadInput(t *testing.T) {

@@ -63,6 +63,14 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
   entropy     kernel entropy of sampled LLM answers per prompt, with AUROC
   decompose   kernel score = noise + bias + variance of an ensemble
   correlate   distributional correlation between training epochs
+  stats       Gaussian feature statistics (mu, sigma) as .npz
+  compare     FID, KID, MMD², CMS between real and generated features
+  is          Inception Score from class probabilities
+  select      online selection of the best generator (FID-UCB, IS-UCB)
+  disentangle pixel-cluster diagnostics of image generators
+  cka         CKA between two representations of the same examples
+  hallucination posterior hallucination rate of in-context learning
+  mse         a regression model's MSE in production, before labels arrive
   demo        an end-to-end tour on data generated in code
 
 Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input.

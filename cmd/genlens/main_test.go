@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,6 +24,29 @@ func cli(t testing.TB, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := run(args, &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// checkOutputs fails unless dir holds exactly the files a command
+// declares it writes (the list guardOut protects the inputs with), each
+// non-empty.
+func checkOutputs(t *testing.T, dir string, declared []string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+		if info, err := e.Info(); err != nil || info.Size() == 0 {
+			t.Errorf("--out wrote an empty %s", e.Name())
+		}
+	}
+	want := slices.Clone(declared)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("--out wrote %v, the command declares %v", got, want)
+	}
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -96,11 +120,7 @@ func TestEntropyJSONContract(t *testing.T) {
 		!strings.Contains(string(csvText), "\np3,,,true,") {
 		t.Errorf("items.csv = %q (%v)", csvText, err)
 	}
-	for _, f := range []string{"entropy.json", "kernel_entropy_by_correctness.png"} {
-		if _, err := os.Stat(filepath.Join(outDir, f)); err != nil {
-			t.Errorf("--out did not write %s", f)
-		}
-	}
+	checkOutputs(t, outDir, entropyOutputs)
 	var out map[string]any
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
@@ -310,11 +330,7 @@ func TestCorrelateOutputs(t *testing.T) {
 			t.Errorf("corr[%d][%d] = %v", e, e, out.Correlation[e][e])
 		}
 	}
-	for _, f := range []string{"correlation.png", "covariance.csv", "correlation.csv", "correlate.json"} {
-		if st, err := os.Stat(filepath.Join(outDir, f)); err != nil || st.Size() == 0 {
-			t.Errorf("--out did not write %s: %v", f, err)
-		}
-	}
+	checkOutputs(t, outDir, correlateOutputs)
 }
 
 func TestBadInputExitsTwoWithOneLine(t *testing.T) {

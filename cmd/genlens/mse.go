@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +24,7 @@ import (
 	"genlens/checkmodel"
 	"genlens/dataio"
 	"genlens/evalstat"
+	"genlens/internal/atomicfile"
 	"genlens/monitor"
 	"genlens/nn"
 	"genlens/report"
@@ -60,102 +59,6 @@ name, or by 0-based index in a file without a header).`,
 
 // ---------------------------------------------------------------- tables
 
-// mseTable is a CSV file of text cells: numbers, timestamps, empty labels.
-// dataio.ReadCSV reads numeric matrices only, and operational data has a
-// timestamp column and targets that have not arrived yet.
-type mseTable struct {
-	path   string
-	header []string   // nil when the file has none
-	rows   [][]string // data rows
-	lines  []int      // 1-based line of every data row
-}
-
-// readMSETable reads a CSV file (".gz" decompressed on the fly); blank
-// lines and lines starting with '#' are skipped, a header row is detected,
-// and every row must have the first row's number of fields.
-func readMSETable(path string) (*mseTable, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, &dataio.InputError{File: path, Msg: "cannot open: " + mseErrMsg(err), Err: err}
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(strings.ToLower(path), ".gz") {
-		gz, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, &dataio.InputError{File: path, Msg: "not a gzip file: " + err.Error()}
-		}
-		defer gz.Close()
-		r = gz
-	}
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
-	cr.Comment = '#'
-	t := &mseTable{path: path}
-	width := -1
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, &dataio.InputError{File: path, Line: pe.Line, Msg: pe.Err.Error()}
-			}
-			return nil, &dataio.InputError{File: path, Msg: "cannot read: " + err.Error(), Err: err}
-		}
-		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			continue
-		}
-		line, _ := cr.FieldPos(0)
-		if width < 0 {
-			rec[0] = strings.TrimPrefix(rec[0], "\ufeff") // a UTF-8 byte-order mark (Excel)
-		}
-		for i := range rec {
-			rec[i] = strings.TrimSpace(rec[i])
-		}
-		if width < 0 {
-			width = len(rec)
-			if mseIsHeader(rec) {
-				t.header = rec
-				seen := map[string]bool{}
-				for _, h := range rec {
-					if seen[h] {
-						return nil, &dataio.InputError{File: path, Line: line, Msg: fmt.Sprintf("column name %q appears twice in the header", h)}
-					}
-					seen[h] = true
-				}
-				continue
-			}
-		}
-		if len(rec) != width {
-			return nil, &dataio.InputError{File: path, Line: line, Msg: fmt.Sprintf("%d fields, the first row has %d", len(rec), width)}
-		}
-		t.rows = append(t.rows, rec)
-		t.lines = append(t.lines, line)
-	}
-	if len(t.rows) == 0 {
-		return nil, &dataio.InputError{File: path, Msg: "no data rows"}
-	}
-	return t, nil
-}
-
-// mseIsHeader reports whether a first row is a header: it is when any
-// field is not a number (nor empty), as dataio.ReadCSV decides.
-func mseIsHeader(rec []string) bool {
-	for _, f := range rec {
-		if f == "" {
-			continue
-		}
-		if _, err := strconv.ParseFloat(f, 64); err != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // mseErrMsg drops the path from an *fs.PathError, which the caller's
 // message names already.
 func mseErrMsg(err error) string {
@@ -166,158 +69,14 @@ func mseErrMsg(err error) string {
 	return err.Error()
 }
 
-// column resolves a column given by header name or by 0-based index.
-func (t *mseTable) column(spec, flag string) (int, error) {
-	spec = strings.TrimSpace(spec)
-	if t.header != nil {
-		if i := slices.Index(t.header, spec); i >= 0 {
-			return i, nil
-		}
+// mseColumn resolves a column of t given by header name or 0-based index
+// and names the flag that gave it in the error.
+func mseColumn(t *dataio.Table, spec, flag string) (int, error) {
+	j, err := t.Column(spec)
+	if ie := (*dataio.InputError)(nil); errors.As(err, &ie) {
+		ie.Field = flag
 	}
-	if i, err := strconv.Atoi(spec); err == nil {
-		if i < 0 || i >= len(t.rows[0]) {
-			return 0, &dataio.InputError{File: t.path, Field: flag, Msg: fmt.Sprintf("column index %d out of range (the file has %d columns)", i, len(t.rows[0]))}
-		}
-		return i, nil
-	}
-	if t.header == nil {
-		return 0, &dataio.InputError{File: t.path, Field: flag, Msg: fmt.Sprintf("column %q: the file has no header row; give a 0-based column index", spec)}
-	}
-	return 0, &dataio.InputError{File: t.path, Field: flag, Msg: fmt.Sprintf("no column %q (columns: %s)", spec, strings.Join(t.header, ", "))}
-}
-
-// name returns the display name of column j.
-func (t *mseTable) name(j int) string {
-	if t.header != nil {
-		return t.header[j]
-	}
-	return strconv.Itoa(j)
-}
-
-func (t *mseTable) field(j int) string {
-	if t.header != nil {
-		return fmt.Sprintf("column %d (%q)", j, t.header[j])
-	}
-	return fmt.Sprintf("column %d", j)
-}
-
-// floats parses column j as numbers. Empty cells are NaN when allowEmpty
-// is set (a label that has not arrived) and an error otherwise; a cell
-// that spells NaN or infinity is always an error.
-func (t *mseTable) floats(j int, allowEmpty bool) ([]float64, error) {
-	out := make([]float64, len(t.rows))
-	for i, row := range t.rows {
-		s := row[j]
-		if s == "" {
-			if allowEmpty {
-				out[i] = math.NaN()
-				continue
-			}
-			return nil, &dataio.InputError{File: t.path, Line: t.lines[i], Field: t.field(j), Msg: "empty cell"}
-		}
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return nil, &dataio.InputError{File: t.path, Line: t.lines[i], Field: t.field(j), Msg: fmt.Sprintf("%q is not a number", mseClip(s))}
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, &dataio.InputError{File: t.path, Line: t.lines[i], Field: t.field(j), Msg: fmt.Sprintf("is %s (leave the cell empty for a missing label)", s)}
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
-// matrix parses the given columns as a numeric matrix.
-func (t *mseTable) matrix(cols []int) (*mat.Dense, error) {
-	x := mat.NewDense(len(t.rows), len(cols), nil)
-	for k, j := range cols {
-		v, err := t.floats(j, false)
-		if err != nil {
-			return nil, err
-		}
-		x.SetCol(k, v)
-	}
-	return x, nil
-}
-
-// timestamps parses column j as times: RFC 3339, "2006-01-02 15:04:05",
-// "2006-01-02T15:04:05", "2006-01-02" (UTC when no zone is given), or
-// Unix seconds.
-func (t *mseTable) timestamps(j int) ([]time.Time, error) {
-	layouts := []string{time.RFC3339Nano, "2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02"}
-	out := make([]time.Time, len(t.rows))
-	for i, row := range t.rows {
-		s := row[j]
-		ok := false
-		for _, l := range layouts {
-			if v, err := time.Parse(l, s); err == nil {
-				out[i], ok = v, true
-				break
-			}
-		}
-		if !ok {
-			if v, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) && math.Abs(v) < 1e11 {
-				sec, frac := math.Modf(v)
-				out[i], ok = time.Unix(int64(sec), int64(frac*1e9)).UTC(), true
-			}
-		}
-		if !ok {
-			return nil, &dataio.InputError{File: t.path, Line: t.lines[i], Field: t.field(j),
-				Msg: fmt.Sprintf("%q is not a timestamp (want RFC 3339, 2006-01-02[ 15:04:05] or Unix seconds)", mseClip(s))}
-		}
-	}
-	return out, nil
-}
-
-// mseClip shortens a cell quoted in an error message.
-func mseClip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
-}
-
-// mseSamePath reports whether a and b name the same existing file.
-func mseSamePath(a, b string) bool {
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
-}
-
-// mseGuardOut refuses an --out directory where one of the files genlens
-// writes would replace one of the user's inputs.
-func mseGuardOut(dir string, names []string, inputs ...string) error {
-	for _, n := range names {
-		for _, in := range inputs {
-			if mseSamePath(outPath(dir, n), in) {
-				return badUsage("--out %s: writing %s would overwrite the input %s", dir, n, in)
-			}
-		}
-	}
-	return nil
-}
-
-// mseWriteFile writes data to a temporary file beside path and renames
-// it into place.
-func mseWriteFile(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return j, err
 }
 
 // ---------------------------------------------------------------- fit
@@ -404,30 +163,30 @@ func runMSEFit(cmd *cobra.Command, f mseFitFlags) error {
 	if !(f.lambda >= 0) || math.IsInf(f.lambda, 0) {
 		return badUsage("mse fit: --lambda %v must be non-negative", f.lambda)
 	}
-	if mseSamePath(f.model, f.train) {
+	if sameFileAs(f.model, f.train) != "" {
 		return badUsage("mse fit: --model %s is the training file; refusing to overwrite it", f.model)
 	}
 	if err := mseRefuseForeign(f.model); err != nil {
 		return err
 	}
-	t, err := readMSETable(f.train)
+	t, err := dataio.ReadTable(f.train)
 	if err != nil {
 		return err
 	}
-	tc, err := t.column(f.target, "--target")
+	tc, err := mseColumn(t, f.target, "--target")
 	if err != nil {
 		return err
 	}
-	pc, err := t.column(f.prediction, "--prediction")
+	pc, err := mseColumn(t, f.prediction, "--prediction")
 	if err != nil {
 		return err
 	}
 	if tc == pc {
-		return badUsage("mse fit: --target and --prediction name the same column %q", t.name(tc))
+		return badUsage("mse fit: --target and --prediction name the same column %q", t.Name(tc))
 	}
 	var fc []int
 	if len(f.features) == 0 {
-		for j := range t.rows[0] {
+		for j := range t.Cols() {
 			if j != tc && j != pc {
 				fc = append(fc, j)
 			}
@@ -437,28 +196,28 @@ func runMSEFit(cmd *cobra.Command, f mseFitFlags) error {
 		}
 	} else {
 		for _, s := range f.features {
-			j, err := t.column(s, "--features")
+			j, err := mseColumn(t, s, "--features")
 			if err != nil {
 				return err
 			}
 			if j == tc || j == pc {
-				return badUsage("mse fit: --features includes the target or prediction column %q", t.name(j))
+				return badUsage("mse fit: --features includes the target or prediction column %q", t.Name(j))
 			}
 			if slices.Contains(fc, j) {
-				return badUsage("mse fit: --features names column %q twice", t.name(j))
+				return badUsage("mse fit: --features names column %q twice", t.Name(j))
 			}
 			fc = append(fc, j)
 		}
 	}
-	y, err := t.floats(tc, false)
+	y, err := t.Floats(tc, false)
 	if err != nil {
 		return err
 	}
-	pred, err := t.floats(pc, false)
+	pred, err := t.Floats(pc, false)
 	if err != nil {
 		return err
 	}
-	x, err := t.matrix(fc)
+	x, err := t.Matrix(fc)
 	if err != nil {
 		return err
 	}
@@ -474,9 +233,9 @@ func runMSEFit(cmd *cobra.Command, f mseFitFlags) error {
 	if err != nil {
 		return err
 	}
-	m.Columns = checkmodel.Columns{Prediction: t.name(pc), Target: t.name(tc), Header: t.header != nil, Count: len(t.rows[0])}
+	m.Columns = checkmodel.Columns{Prediction: t.Name(pc), Target: t.Name(tc), Header: t.Header != nil, Count: t.Cols()}
 	for _, j := range fc {
-		m.Columns.Features = append(m.Columns.Features, t.name(j))
+		m.Columns.Features = append(m.Columns.Features, t.Name(j))
 	}
 	if err := dataio.WriteJSON(f.model, m); err != nil {
 		return fmt.Errorf("--model: %w", err)
@@ -600,6 +359,9 @@ func runMSEEstimate(cmd *cobra.Command, f mseEstimateFlags) error {
 	if f.model == "" || f.data == "" {
 		return badUsage("mse estimate: --model and --data are required")
 	}
+	if err := guardOut(f.out, mseEstimateOutputs, f.model, f.data); err != nil {
+		return err
+	}
 	modes := 0
 	for _, set := range []bool{f.chunkSize != 0, f.chunks != 0, f.timestamp != "" || f.period != ""} {
 		if set {
@@ -627,7 +389,7 @@ func runMSEEstimate(cmd *cobra.Command, f mseEstimateFlags) error {
 	if err != nil {
 		return err
 	}
-	t, err := readMSETable(f.data)
+	t, err := dataio.ReadTable(f.data)
 	if err != nil {
 		return err
 	}
@@ -637,11 +399,11 @@ func runMSEEstimate(cmd *cobra.Command, f mseEstimateFlags) error {
 	}
 	var realized []float64
 	if f.target != "" {
-		j, err := t.column(f.target, "--target")
+		j, err := mseColumn(t, f.target, "--target")
 		if err != nil {
 			return err
 		}
-		y, err := t.floats(j, true)
+		y, err := t.Floats(j, true)
 		if err != nil {
 			return err
 		}
@@ -658,20 +420,20 @@ func runMSEEstimate(cmd *cobra.Command, f mseEstimateFlags) error {
 		chunks, err = monitor.BySize(n, f.chunkSize)
 		chunking = fmt.Sprintf("%d rows per chunk", f.chunkSize)
 	case period != "":
-		j, cerr := t.column(f.timestamp, "--timestamp")
+		j, cerr := mseColumn(t, f.timestamp, "--timestamp")
 		if cerr != nil {
 			return cerr
 		}
-		times, terr := t.timestamps(j)
+		times, terr := t.Times(j)
 		if terr != nil {
 			return terr
 		}
 		chunks, err = monitor.ByPeriod(times, period)
 		var re *monitor.RowError
 		if errors.As(err, &re) {
-			return &dataio.InputError{File: f.data, Line: t.lines[re.Row], Field: t.field(j), Msg: strings.TrimPrefix(re.Msg, "monitor: ")}
+			return &dataio.InputError{File: f.data, Line: t.Line(re.Row), Field: t.Field(j), Msg: strings.TrimPrefix(re.Msg, "monitor: ")}
 		}
-		chunking = fmt.Sprintf("one chunk per %s of %s", period, t.name(j))
+		chunking = fmt.Sprintf("one chunk per %s of %s", period, t.Name(j))
 	default:
 		k := f.chunks
 		if k == 0 {
@@ -775,24 +537,24 @@ func readCheckModel(path string) (*checkmodel.Model, error) {
 
 // mseModelInputs finds the model's feature and prediction columns in t and
 // parses them; data whose columns do not match the model are refused.
-func mseModelInputs(m *checkmodel.Model, modelPath string, t *mseTable) (*mat.Dense, []float64, error) {
+func mseModelInputs(m *checkmodel.Model, modelPath string, t *dataio.Table) (*mat.Dense, []float64, error) {
 	c := m.Columns
-	if c.Header != (t.header != nil) {
+	if c.Header != (t.Header != nil) {
 		has := map[bool]string{true: "a header row", false: "no header row"}
-		return nil, nil, &dataio.InputError{File: t.path, Msg: fmt.Sprintf("has %s, but the check model %s was fitted on a file with %s", has[t.header != nil], modelPath, has[c.Header])}
+		return nil, nil, &dataio.InputError{File: t.File, Msg: fmt.Sprintf("has %s, but the check model %s was fitted on a file with %s", has[t.Header != nil], modelPath, has[c.Header])}
 	}
-	if !c.Header && len(t.rows[0]) != c.Count {
-		return nil, nil, &dataio.InputError{File: t.path, Msg: fmt.Sprintf("has %d columns, but the check model %s was fitted on a header-less file with %d columns (columns are matched by position)", len(t.rows[0]), modelPath, c.Count)}
+	if !c.Header && t.Cols() != c.Count {
+		return nil, nil, &dataio.InputError{File: t.File, Msg: fmt.Sprintf("has %d columns, but the check model %s was fitted on a header-less file with %d columns (columns are matched by position)", t.Cols(), modelPath, c.Count)}
 	}
 	find := func(name, role string) (int, error) {
 		if c.Header {
-			if j := slices.Index(t.header, name); j >= 0 {
+			if j := slices.Index(t.Header, name); j >= 0 {
 				return j, nil
 			}
-			return 0, &dataio.InputError{File: t.path, Msg: fmt.Sprintf("no column %q (the %s of check model %s); columns: %s", name, role, modelPath, strings.Join(t.header, ", "))}
+			return 0, &dataio.InputError{File: t.File, Msg: fmt.Sprintf("no column %q (the %s of check model %s); columns: %s", name, role, modelPath, strings.Join(t.Header, ", "))}
 		}
 		j, err := strconv.Atoi(name)
-		if err != nil || j < 0 || j >= len(t.rows[0]) {
+		if err != nil || j < 0 || j >= t.Cols() {
 			return 0, &dataio.InputError{File: modelPath, Msg: fmt.Sprintf("bad column index %q", name)}
 		}
 		return j, nil
@@ -809,11 +571,11 @@ func mseModelInputs(m *checkmodel.Model, modelPath string, t *mseTable) (*mat.De
 	if err != nil {
 		return nil, nil, err
 	}
-	x, err := t.matrix(cols)
+	x, err := t.Matrix(cols)
 	if err != nil {
 		return nil, nil, err
 	}
-	pred, err := t.floats(pc, false)
+	pred, err := t.Floats(pc, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -873,10 +635,10 @@ func printMSEEstimate(w io.Writer, o *mseEstimateOutput, m *checkmodel.Model) {
 	tw.Flush()
 }
 
+// mseEstimateOutputs are the files 'mse estimate --out' writes.
+var mseEstimateOutputs = []string{"chunks.csv", "estimate.json", "mse_chunks.png"}
+
 func writeMSEEstimateOut(dir string, o *mseEstimateOutput, res []monitor.Result, th monitor.Thresholds) error {
-	if err := mseGuardOut(dir, []string{"chunks.csv", "estimate.json", "mse_chunks.png"}, o.Model, o.Data); err != nil {
-		return err
-	}
 	if err := prepareOut(dir); err != nil {
 		return err
 	}
@@ -1011,6 +773,9 @@ type mseBenchOutput struct {
 func runMSEBench(cmd *cobra.Command, f mseBenchFlags) error {
 	if f.dataset == "" {
 		return badUsage("mse bench: --dataset is required")
+	}
+	if err := guardOut(f.out, mseBenchOutputs, f.dataset); err != nil {
+		return err
 	}
 	if f.trials < 1 {
 		return badUsage("mse bench: --trials %d must be at least 1", f.trials)
@@ -1218,14 +983,15 @@ func mseMDEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;").Replace(s)
 }
 
+// mseBenchOutputs are the files 'mse bench --out' writes.
+var mseBenchOutputs = []string{"bench.md", "trials.csv", "bench.json"}
+
 func writeMSEBenchOut(dir string, o *mseBenchOutput, res *checkmodel.BenchResult, seedKey string) error {
-	if err := mseGuardOut(dir, []string{"bench.md", "trials.csv", "bench.json"}, o.Dataset); err != nil {
-		return err
-	}
 	if err := prepareOut(dir); err != nil {
 		return err
 	}
-	if err := mseWriteFile(outPath(dir, "bench.md"), []byte(mseBenchMarkdown(o, res, seedKey))); err != nil {
+	md := mseBenchMarkdown(o, res, seedKey)
+	if err := atomicfile.Write(outPath(dir, "bench.md"), func(w io.Writer) error { _, err := io.WriteString(w, md); return err }); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	header := []string{"trial", "empirical_mse"}

@@ -108,11 +108,7 @@ func TestMSEFitEstimateJSONContract(t *testing.T) {
 	if est["labelled"].(float64) != 100 {
 		t.Errorf("labelled = %v", est["labelled"])
 	}
-	for _, f := range []string{"chunks.csv", "estimate.json", "mse_chunks.png"} {
-		if _, err := os.Stat(filepath.Join(outDir, f)); err != nil {
-			t.Errorf("--out did not write %s", f)
-		}
-	}
+	checkOutputs(t, outDir, mseEstimateOutputs)
 	// Without --target: no realised MSE at the top, null in the chunks;
 	// the human table names the alerts column.
 	code, stdout, _ = cli(t, "mse", "estimate", "--model", model, "--data", op, "--chunk-size", "100", "--json")
@@ -203,7 +199,7 @@ func TestMSEBadInput(t *testing.T) {
 		{"NaN target", []string{"mse", "fit", "--train", nanTarget, "--target", "y", "--prediction", "pred", "--model", filepath.Join(dir, "m3.json")},
 			[]string{"nan.csv line 3", `column 3 ("y")`, "NaN"}},
 		{"empty training target", []string{"mse", "fit", "--train", emptyTarget, "--target", "y", "--prediction", "pred", "--model", filepath.Join(dir, "m4.json")},
-			[]string{"empty.csv line 3", `("y")`, "empty cell"}},
+			[]string{"empty.csv line 3", `("y")`, "is empty"}},
 		{"ragged row", []string{"mse", "fit", "--train", ragged, "--target", "y", "--prediction", "pred", "--model", filepath.Join(dir, "m5.json")},
 			[]string{"ragged.csv line 3", "3 fields"}},
 		{"timestamp column as a feature", []string{"mse", "fit", "--train", train, "--target", "y", "--prediction", "pred", "--model", filepath.Join(dir, "m6.json")},
@@ -339,6 +335,7 @@ func TestMSEBenchJSONContract(t *testing.T) {
 			t.Errorf("wilcoxon entry for %s: %v", name, p)
 		}
 	}
+	checkOutputs(t, outDir, mseBenchOutputs)
 	md, err := os.ReadFile(filepath.Join(outDir, "bench.md"))
 	if err != nil || !strings.Contains(string(md), "| Data set | K* | naive | M2V |") || !strings.Contains(string(md), "synthetic-a (seed) | 0.235 (0.208) | - | 0.294 (0.259) |") {
 		t.Errorf("bench.md:\n%s", md)

@@ -61,6 +61,45 @@ func prepareOut(dir string) error {
 
 func outPath(dir, name string) string { return filepath.Join(dir, name) }
 
+// guardOut refuses, before any work is done, an --out directory where one
+// of the files a command writes (names) is one of the user's inputs (the
+// input would be replaced by an artifact), or that is itself an input
+// folder (of PNG images, whose set the artifacts would change). Inputs
+// that do not exist cannot collide. With dir == "" nothing is written and
+// nothing is checked.
+func guardOut(dir string, names []string, inputs ...string) error {
+	if dir == "" {
+		return nil
+	}
+	if in := sameFileAs(dir, inputs...); in != "" {
+		return badUsage("--out %s is the input folder %s; write the artifacts elsewhere", dir, in)
+	}
+	for _, n := range names {
+		if in := sameFileAs(outPath(dir, n), inputs...); in != "" {
+			return badUsage("--out %s: writing %s would overwrite the input %s", dir, n, in)
+		}
+	}
+	return nil
+}
+
+// sameFileAs returns the first of inputs that names the existing file
+// path (through links and different spellings of the path), or "".
+func sameFileAs(path string, inputs ...string) string {
+	sp, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		if si, err := os.Stat(in); err == nil && os.SameFile(sp, si) {
+			return in
+		}
+	}
+	return ""
+}
+
 // progress returns a tick function drawing a bar on stderr when stderr is
 // a terminal, and a no-op otherwise (CI logs and pipes stay clean).
 func progress(stderr io.Writer, total int, what string) (tick func(), done func()) {

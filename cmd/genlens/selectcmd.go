@@ -102,6 +102,9 @@ func runSelect(cmd *cobra.Command, f selectFlags) error {
 	if len(f.pools) < 2 {
 		return badUsage("select: give at least 2 generator pools with --pools")
 	}
+	if err := guardOut(f.out, selectOutputs, append([]string{f.ref}, f.pools...)...); err != nil {
+		return err
+	}
 	if f.steps < 1 || f.batch < 1 || f.trials < 1 {
 		return badUsage("select: --steps, --batch and --trials must be positive")
 	}
@@ -235,6 +238,9 @@ func colField(c int) string {
 	}
 	return "column " + strconv.Itoa(c)
 }
+
+// selectOutputs are the files 'select --out' writes.
+var selectOutputs = []string{"steps.csv", "regret.png", "optimal_pick_ratio.png", "select.json"}
 
 func writeSelectArtifacts(dir string, res *online.Result, out *selectOutput) error {
 	if dir == "" {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,11 +59,7 @@ func TestSelectFID(t *testing.T) {
 			t.Errorf("%s: %+v", name, a)
 		}
 	}
-	for _, f := range []string{"steps.csv", "regret.png", "optimal_pick_ratio.png", "select.json"} {
-		if st, err := os.Stat(filepath.Join(outDir, f)); err != nil || st.Size() == 0 {
-			t.Errorf("--out did not write %s", f)
-		}
-	}
+	checkOutputs(t, outDir, selectOutputs)
 	// Same seed, same result.
 	if _, again, _ := cli(t, args...); again != stdout {
 		t.Error("select is not reproducible for a fixed seed")

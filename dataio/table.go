@@ -1,0 +1,253 @@
+package dataio
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Table is a CSV file read as text cells, for tables that are not a
+// numeric matrix: production logs with a timestamp column, targets whose
+// labels have not arrived yet (empty cells), columns picked by name.
+// ReadCSV is the reader for all-numeric files.
+//
+// Cells are parsed on demand by column (Floats, Matrix, Times), and every
+// parse error names the file, the line and the column.
+type Table struct {
+	File   string   // path as given to ReadTable
+	Header []string // column names; nil when the file has none
+	rows   [][]string
+	lines  []int // 1-based line of every data row
+}
+
+// ReadTable reads a CSV file whose cells are kept as text. As in ReadCSV,
+// the first non-blank row is a header if any of its non-empty fields is not
+// a number, blank lines and lines starting with '#' are skipped, fields
+// are trimmed, a leading UTF-8 byte-order mark (Excel) is dropped and a
+// ".csv.gz" file is decompressed on the fly. Every row must have the first
+// row's number of fields, header names must be distinct, and there must
+// be at least one data row.
+func ReadTable(path string) (*Table, error) {
+	_, gz := fileExt(path)
+	r, _, closeFn, err := openInput(path, gz)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return decodeTable(src{file: path, stream: gz}, r)
+}
+
+// decodeTable does the work of ReadTable on any reader.
+func decodeTable(s src, r io.Reader) (*Table, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1 // checked below, with a better message
+	cr.TrimLeadingSpace = true
+	cr.Comment = '#'
+	t := &Table{File: s.file}
+	width := -1
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, s.errf(pe.Line, "", pe.Err.Error())
+			}
+			return nil, readErr(s, err, "cannot read")
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		line, _ := cr.FieldPos(0)
+		if width < 0 {
+			rec[0] = strings.TrimPrefix(rec[0], "\ufeff")
+		}
+		for i := range rec {
+			rec[i] = strings.TrimSpace(rec[i])
+		}
+		if width < 0 {
+			width = len(rec)
+			if tableHeader(rec) {
+				seen := make(map[string]bool, len(rec))
+				for _, h := range rec {
+					if seen[h] {
+						return nil, s.errf(line, "", fmt.Sprintf("column name %q appears twice in the header", clip(h, 40)))
+					}
+					seen[h] = true
+				}
+				t.Header = rec
+				continue
+			}
+		}
+		if len(rec) != width {
+			return nil, s.errf(line, "", fmt.Sprintf("has %d fields, the first row has %d (ragged rows)", len(rec), width))
+		}
+		t.rows = append(t.rows, rec)
+		t.lines = append(t.lines, line)
+	}
+	if len(t.rows) == 0 {
+		if t.Header != nil {
+			return nil, s.errf(0, "", "no data rows (only a header)")
+		}
+		return nil, s.errf(0, "", "no data rows (empty file)")
+	}
+	return t, nil
+}
+
+// tableHeader reports whether a first row is a header: any field that is
+// neither empty nor a number makes it one (an empty cell is a missing
+// value in a data row).
+func tableHeader(rec []string) bool {
+	for _, f := range rec {
+		if f == "" {
+			continue
+		}
+		if _, err := strconv.ParseFloat(f, 64); err != nil && !errors.Is(err, strconv.ErrRange) {
+			return true
+		}
+	}
+	return false
+}
+
+// Rows returns the number of data rows.
+func (t *Table) Rows() int { return len(t.rows) }
+
+// Cols returns the number of columns.
+func (t *Table) Cols() int { return len(t.rows[0]) }
+
+// Line returns the 1-based line of data row i in the file.
+func (t *Table) Line(i int) int { return t.lines[i] }
+
+// Cell returns the trimmed text of row i, column j.
+func (t *Table) Cell(i, j int) string { return t.rows[i][j] }
+
+// Name returns column j's header name, or its 0-based index as text when
+// the file has no header.
+func (t *Table) Name(j int) string {
+	if t.Header != nil {
+		return t.Header[j]
+	}
+	return strconv.Itoa(j)
+}
+
+// Field returns how errors name column j: `column 3 ("price")`.
+func (t *Table) Field(j int) string {
+	if t.Header != nil {
+		return fmt.Sprintf("column %d (%q)", j, t.Header[j])
+	}
+	return fmt.Sprintf("column %d", j)
+}
+
+// Column resolves a column given by header name or, failing that, by
+// 0-based index.
+func (t *Table) Column(spec string) (int, error) {
+	spec = strings.TrimSpace(spec)
+	if i := slices.Index(t.Header, spec); i >= 0 {
+		return i, nil
+	}
+	if i, err := strconv.Atoi(spec); err == nil {
+		if i < 0 || i >= t.Cols() {
+			return 0, &InputError{File: t.File, Msg: fmt.Sprintf("column index %d out of range (the file has %d columns)", i, t.Cols())}
+		}
+		return i, nil
+	}
+	if t.Header == nil {
+		return 0, &InputError{File: t.File, Msg: fmt.Sprintf("column %q: the file has no header row; give a 0-based column index", clip(spec, 40))}
+	}
+	return 0, &InputError{File: t.File, Msg: fmt.Sprintf("no column %q (columns: %s)", clip(spec, 40), strings.Join(t.Header, ", "))}
+}
+
+// Floats parses column j as finite numbers. An empty cell is an error,
+// or NaN when allowMissing is set (a label that has not arrived); a cell
+// that spells NaN or infinity is always an error, so that a missing value
+// is never confused with a broken one.
+func (t *Table) Floats(j int, allowMissing bool) ([]float64, error) {
+	out := make([]float64, len(t.rows))
+	for i, row := range t.rows {
+		c := row[j]
+		if c == "" {
+			if allowMissing {
+				out[i] = math.NaN()
+				continue
+			}
+			return nil, t.cellErr(i, j, "is empty, want a number")
+		}
+		v, err := strconv.ParseFloat(c, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return nil, t.cellErr(i, j, fmt.Sprintf("%q is not a number", clip(c, 40)))
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			msg := fmt.Sprintf("is %s (text %q)", fmtNonFinite(v), clip(c, 40))
+			if allowMissing {
+				msg += "; leave the cell empty for a missing value"
+			}
+			return nil, t.cellErr(i, j, msg)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// Matrix parses the given columns, in that order, as a numeric matrix with
+// one row per data row; no cell may be empty.
+func (t *Table) Matrix(cols []int) (*mat.Dense, error) {
+	if len(cols) == 0 {
+		return nil, &InputError{File: t.File, Msg: "no columns selected"}
+	}
+	x := mat.NewDense(len(t.rows), len(cols), nil)
+	for k, j := range cols {
+		v, err := t.Floats(j, false)
+		if err != nil {
+			return nil, err
+		}
+		x.SetCol(k, v)
+	}
+	return x, nil
+}
+
+// timeLayouts are the timestamp spellings Times accepts besides Unix
+// seconds; a time without a zone is UTC.
+var timeLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04", "2006-01-02"}
+
+// Times parses column j as timestamps: RFC 3339, "2006-01-02 15:04:05"
+// (with or without the T, seconds optional), "2006-01-02", or Unix seconds
+// (integer or fractional).
+func (t *Table) Times(j int) ([]time.Time, error) {
+	out := make([]time.Time, len(t.rows))
+	for i, row := range t.rows {
+		c := row[j]
+		ok := false
+		for _, l := range timeLayouts {
+			if v, err := time.Parse(l, c); err == nil {
+				out[i], ok = v, true
+				break
+			}
+		}
+		if !ok {
+			// Unix seconds; the bound (year 5138) keeps a stray large
+			// number from passing for a date.
+			if v, err := strconv.ParseFloat(c, 64); err == nil && !math.IsNaN(v) && math.Abs(v) < 1e11 {
+				sec, frac := math.Modf(v)
+				out[i], ok = time.Unix(int64(sec), int64(frac*1e9)).UTC(), true
+			}
+		}
+		if !ok {
+			return nil, t.cellErr(i, j, fmt.Sprintf("%q is not a timestamp (want RFC 3339, 2006-01-02[ 15:04[:05]] or Unix seconds)", clip(c, 40)))
+		}
+	}
+	return out, nil
+}
+
+func (t *Table) cellErr(i, j int, msg string) *InputError {
+	return &InputError{File: t.File, Line: t.lines[i], Field: t.Field(j), Msg: msg}
+}
