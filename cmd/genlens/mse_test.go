@@ -450,7 +450,7 @@ func TestMSEDemoSection(t *testing.T) {
 
 // The issue's target: `mse bench --dataset synthetic-a --trials 100` with
 // every method in under 5 minutes on 2 cores.
-// Run: go test -tags wip_mse ./cmd/genlens -run XXX -bench MSEBenchSyntheticA -benchtime 1x -timeout 30m
+// Run: go test ./cmd/genlens -run XXX -bench MSEBenchSyntheticA -benchtime 1x -timeout 30m
 func BenchmarkMSEBenchSyntheticA(b *testing.B) {
 	for b.Loop() {
 		if code := run([]string{"mse", "bench", "--dataset", "synthetic-a", "--trials", "100", "--json"}, io.Discard, io.Discard); code != 0 {
@@ -462,7 +462,7 @@ func BenchmarkMSEBenchSyntheticA(b *testing.B) {
 // BenchmarkMSEBenchLIBSVM runs the seed's Table 3 protocol (100 trials,
 // every method) on the LIBSVM files and logs the tables. It takes the
 // better part of an hour on 2 cores:
-// go test -tags wip_mse ./cmd/genlens -run XXX -bench MSEBenchLIBSVM -benchtime 1x -timeout 3h -v
+// go test ./cmd/genlens -run XXX -bench MSEBenchLIBSVM -benchtime 1x -timeout 3h -v
 func BenchmarkMSEBenchLIBSVM(b *testing.B) {
 	for b.Loop() {
 		for _, f := range []string{"mg_scale.csv", "space_ga_scale.csv", "abalone_scale.csv", "cpusmall_scale.csv", "cadata.csv"} {
