@@ -7,7 +7,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// ProbTolerance is how far a class-probability row may sum from 1.
+// ProbTolerance is how far a class-probability row may sum from 1 by
+// default. Rows stored as float32 are often further off (a float32 softmax
+// over 1000 classes is typically 1e-7 to 1e-5 from 1); NormalizeProbs
+// accepts them at a looser tolerance and rescales them.
 const ProbTolerance = 1e-6
 
 // RowError reports an input row that breaks a precondition, such as a
@@ -47,22 +50,10 @@ func InceptionScore(probs *mat.Dense, splits int) (mean, std float64, err error)
 	if splits < 1 || splits > n {
 		return math.NaN(), math.NaN(), fmt.Errorf("frechet: inception score: %d splits for %d rows (want 1 to %d)", splits, n, n)
 	}
-	raw := probs.RawMatrix()
-	for i := 0; i < n; i++ {
-		var s float64
-		for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+c] {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return math.NaN(), math.NaN(), &RowError{Row: i + 1, Col: j + 1, Msg: fmt.Sprintf("probability %g is not finite", v)}
-			}
-			if v < 0 {
-				return math.NaN(), math.NaN(), &RowError{Row: i + 1, Col: j + 1, Msg: fmt.Sprintf("probability %g is negative", v)}
-			}
-			s += v
-		}
-		if math.Abs(s-1) > ProbTolerance {
-			return math.NaN(), math.NaN(), &RowError{Row: i + 1, Msg: fmt.Sprintf("probabilities sum to %.9g, not 1 (tolerance %g)", s, ProbTolerance)}
-		}
+	if _, err := rowSums(probs, ProbTolerance); err != nil {
+		return math.NaN(), math.NaN(), err
 	}
+	raw := probs.RawMatrix()
 	scores := make([]float64, splits)
 	q := make([]float64, c)
 	for k := range scores {
@@ -89,6 +80,58 @@ func InceptionScore(probs *mat.Dense, splits int) (mean, std float64, err error)
 	}
 	mean, std = meanStd(scores)
 	return mean, std, nil
+}
+
+// CheckProbs returns a *RowError for the first row of probs that is not a
+// class distribution: a value that is not finite or is negative, or a sum
+// further than tol from 1.
+func CheckProbs(probs *mat.Dense, tol float64) error {
+	_, err := rowSums(probs, tol)
+	return err
+}
+
+// NormalizeProbs checks the rows of probs as CheckProbs does and then
+// divides every row by its sum, so that rows rounded to float32 (or
+// written with a few digits) become distributions to float64 precision.
+// On error probs is unchanged.
+func NormalizeProbs(probs *mat.Dense, tol float64) error {
+	sums, err := rowSums(probs, tol)
+	if err != nil {
+		return err
+	}
+	raw := probs.RawMatrix()
+	for i, s := range sums {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
+		for j := range row {
+			row[j] /= s
+		}
+	}
+	return nil
+}
+
+// rowSums returns the row sums of probs after checking every row is a
+// distribution within tol.
+func rowSums(probs *mat.Dense, tol float64) ([]float64, error) {
+	n, c := probs.Dims()
+	raw := probs.RawMatrix()
+	sums := make([]float64, n)
+	for i := 0; i < n; i++ {
+		var s float64
+		for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+c] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, &RowError{Row: i + 1, Col: j + 1, Msg: fmt.Sprintf("probability %g is not finite", v)}
+			}
+			if v < 0 {
+				return nil, &RowError{Row: i + 1, Col: j + 1, Msg: fmt.Sprintf("probability %g is negative", v)}
+			}
+			s += v
+		}
+		if !(math.Abs(s-1) <= tol) {
+			return nil, &RowError{Row: i + 1, Msg: fmt.Sprintf("probabilities sum to %.9g, not 1 (tolerance %g)", s, tol)}
+		}
+		sums[i] = s
+	}
+	return sums, nil
 }
 
 // meanStd returns the mean and the population (ddof 0) standard deviation,

@@ -94,3 +94,46 @@ func TestInceptionScoreErrors(t *testing.T) {
 		t.Errorf("sum off by 5e-7: %v", err)
 	}
 }
+
+func TestCheckAndNormalizeProbs(t *testing.T) {
+	tests := []struct {
+		name    string
+		rows    []float64 // 2 columns
+		tol     float64
+		wantRow int // 0: accepted
+	}{
+		{"exact", []float64{0.25, 0.75, 1, 0}, 1e-6, 0},
+		{"within 1e-6", []float64{0.5, 0.5 + 9e-7, 1, 0}, 1e-6, 0},
+		{"float32-like, default", []float64{0.5, 0.5, 0.5, 0.5 + 5e-6}, 1e-6, 2},
+		{"float32-like, loose", []float64{0.5, 0.5, 0.5, 0.5 + 5e-6}, 1e-4, 0},
+		{"negative", []float64{1.5, -0.5, 1, 0}, 1, 1},
+		{"NaN", []float64{1, 0, math.NaN(), 1}, 1, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mat.NewDense(len(tt.rows)/2, 2, append([]float64(nil), tt.rows...))
+			err := CheckProbs(p, tt.tol)
+			var re *RowError
+			if tt.wantRow == 0 && err != nil || tt.wantRow > 0 && (!errors.As(err, &re) || re.Row != tt.wantRow) {
+				t.Fatalf("CheckProbs: %v, want row %d", err, tt.wantRow)
+			}
+			err = NormalizeProbs(p, tt.tol)
+			if tt.wantRow > 0 {
+				for i, v := range p.RawMatrix().Data {
+					if math.Float64bits(v) != math.Float64bits(tt.rows[i]) {
+						t.Fatalf("NormalizeProbs changed value %d on error", i)
+					}
+				}
+				if err == nil {
+					t.Fatal("NormalizeProbs accepted an invalid row")
+				}
+				return
+			}
+			for i := 0; i < p.RawMatrix().Rows; i++ {
+				if s := p.At(i, 0) + p.At(i, 1); math.Abs(s-1) > 1e-15 {
+					t.Errorf("row %d sums to %.17g after NormalizeProbs", i+1, s)
+				}
+			}
+		})
+	}
+}

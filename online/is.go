@@ -376,7 +376,7 @@ func NewISSelector(classes, generators int, rule ISRule, p ISParams) (*ISSelecto
 		if _, c := b.Dims(); c != classes {
 			return fmt.Errorf("batch has %d columns, want %d classes", c, classes)
 		}
-		return checkProbRows(b)
+		return frechet.CheckProbs(b, frechet.ProbTolerance)
 	}
 	score := func(k float64) float64 { return math.Exp(-k) }
 	return &ISSelector{sel: newSelector(rule.String(), es, check, score), ests: ests}, nil
@@ -392,28 +392,4 @@ func (s *ISSelector) Estimate(g int) (ISEstimate, error) {
 	v.Marginal = append([]float64(nil), v.Marginal...)
 	v.MarginalVar = append([]float64(nil), v.MarginalVar...)
 	return v, nil
-}
-
-// checkProbRows reports the first row of b that is not a distribution:
-// finite, non-negative, summing to 1 within frechet.ProbTolerance (the
-// rule of frechet.InceptionScore).
-func checkProbRows(b *mat.Dense) error {
-	n, k := b.Dims()
-	raw := b.RawMatrix()
-	for i := 0; i < n; i++ {
-		var s float64
-		for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+k] {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("row %d, column %d: probability %g is not finite", i+1, j+1, v)
-			}
-			if v < 0 {
-				return fmt.Errorf("row %d, column %d: probability %g is negative", i+1, j+1, v)
-			}
-			s += v
-		}
-		if math.Abs(s-1) > frechet.ProbTolerance {
-			return fmt.Errorf("row %d: probabilities sum to %.9g, not 1 (tolerance %g)", i+1, s, frechet.ProbTolerance)
-		}
-	}
-	return nil
 }

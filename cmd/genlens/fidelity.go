@@ -58,6 +58,30 @@ with arrays mu (d) and sigma (d x d), the format of pytorch-fid's
 	return cmd
 }
 
+// checkProbs checks that the rows of p, read from file, are class
+// distributions within tol, and rescales them to sum to 1 when tol is
+// looser than the default (float32 softmax files).
+func checkProbs(file string, p *mat.Dense, tol float64) error {
+	if !(tol >= 0 && tol < 1) {
+		return badUsage("--tolerance %v: want a value in [0, 1)", tol)
+	}
+	var err error
+	if tol > frechet.ProbTolerance {
+		err = frechet.NormalizeProbs(p, tol)
+	} else {
+		err = frechet.CheckProbs(p, tol)
+	}
+	var re *frechet.RowError
+	if !errors.As(err, &re) {
+		return err
+	}
+	msg := re.Msg
+	if re.Col == 0 && tol <= frechet.ProbTolerance {
+		msg += "; rows saved as float32 may need --tolerance 1e-4"
+	}
+	return &dataio.InputError{File: file, Line: re.Row, Field: colField(re.Col), Msg: msg}
+}
+
 // readFeatures reads an n x d matrix of feature rows with at least 2 rows.
 func readFeatures(path, key string) (*mat.Dense, error) {
 	a, err := dataio.ReadArray(path, dataio.ReadOptions{Key: key})
@@ -268,6 +292,7 @@ func printCompare(w io.Writer, o *compareOutput) {
 func newISCmd() *cobra.Command {
 	var probs, key string
 	var splits int
+	var tol float64
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "is --probs P.npy [--splits 10] [--json]",
@@ -276,7 +301,9 @@ func newISCmd() *cobra.Command {
 rows (n x classes, e.g. Inception's softmax outputs): --splits consecutive
 splits, mean and (population) std over splits, as the original code and
 torch-fidelity. Every row must be a distribution (non-negative, summing to 1
-within 1e-6).`,
+within --tolerance, default 1e-6). Softmax outputs saved as float32 are often
+1e-7 to 1e-5 off: a looser --tolerance accepts such rows and rescales each to
+sum to exactly 1 first.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if probs == "" {
@@ -292,16 +319,11 @@ within 1e-6).`,
 			if n := p.RawMatrix().Rows; n < splits {
 				return &dataio.InputError{File: probs, Msg: fmt.Sprintf("%d rows for %d splits", n, splits)}
 			}
+			if err := checkProbs(probs, p, tol); err != nil {
+				return err
+			}
 			m, s, err := frechet.InceptionScore(p, splits)
 			if err != nil {
-				var re *frechet.RowError
-				if errors.As(err, &re) {
-					field := ""
-					if re.Col > 0 {
-						field = fmt.Sprintf("column %d", re.Col)
-					}
-					return &dataio.InputError{File: probs, Line: re.Row, Field: field, Msg: re.Msg}
-				}
 				return err
 			}
 			out := struct {
@@ -317,6 +339,7 @@ within 1e-6).`,
 	cmd.Flags().StringVar(&probs, "probs", "", "class-probability rows (.npy/.npz/.csv), n x classes")
 	cmd.Flags().StringVar(&key, "key", "", "array name inside an .npz input")
 	cmd.Flags().IntVar(&splits, "splits", 10, "number of splits")
+	cmd.Flags().Float64Var(&tol, "tolerance", frechet.ProbTolerance, "how far a row may sum from 1; above the default, rows are rescaled to sum to 1")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }

@@ -101,6 +101,24 @@ func TestISCommand(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "bad.npy") || !strings.Contains(stderr, "row 2") {
 		t.Errorf("exit %d: %q", code, stderr)
 	}
+
+	// Rows 4e-6 off 1, as float32 softmax output is: refused by default
+	// with a hint, accepted and rescaled with a looser --tolerance, so IS
+	// is that of the exact distributions (here 2, two distinct one-hots
+	// scaled by 1 + 4e-6 would give a different KL).
+	off := writeArray(t, dir, "f32.npy", []int{2, 2}, []float64{1 + 4e-6, 0, 0, 1 - 4e-6})
+	code, _, stderr = cli(t, "is", "--probs", off, "--splits", "1")
+	if code != 2 || !strings.Contains(stderr, "f32.npy row 1") || !strings.Contains(stderr, "--tolerance 1e-4") {
+		t.Errorf("default tolerance: exit %d: %q", code, stderr)
+	}
+	code, stdout, stderr = cli(t, "is", "--probs", off, "--splits", "1", "--tolerance", "1e-4", "--json")
+	json.Unmarshal([]byte(stdout), &out)
+	if code != 0 || math.Abs(out.IS.Mean-2) > 1e-15 {
+		t.Errorf("--tolerance 1e-4: exit %d, IS %v (want exactly 2), %s", code, out.IS, stderr)
+	}
+	if code, _, stderr = cli(t, "is", "--probs", off, "--tolerance", "2"); code != 2 {
+		t.Errorf("--tolerance 2: exit %d: %s", code, stderr)
+	}
 }
 
 func TestFidelityBadInput(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -29,7 +28,7 @@ type selectFlags struct {
 	score, ref, algos, out string
 	pools                  []string
 	steps, batch, trials   int
-	delta, bonusScale      float64
+	delta, bonusScale, tol float64
 	seed                   uint64
 	json                   bool
 }
@@ -69,6 +68,7 @@ algorithm) and regret.png / optimal_pick_ratio.png.`,
 	fl.IntVar(&f.batch, "batch", 5, "rows b drawn per step")
 	fl.IntVar(&f.trials, "trials", 20, "independent trials")
 	fl.Float64Var(&f.delta, "delta", online.DefaultDelta, "failure probability δ of the confidence bounds")
+	fl.Float64Var(&f.tol, "tolerance", frechet.ProbTolerance, "is: how far a class-probability row may sum from 1; above the default, rows are rescaled to sum to 1")
 	fl.Float64Var(&f.bonusScale, "bonus-scale", online.DefaultBonusScale, "multiplier of the confidence bonuses (the constant the seed hides in O~(.); 1 = the proofs' explicit constants)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed")
 	fl.StringVar(&f.out, "out", "", "directory for steps.csv, regret.png, optimal_pick_ratio.png, select.json")
@@ -210,12 +210,7 @@ func selectIS(sim online.Simulation, f selectFlags, pools []*mat.Dense) (*online
 		return nil, badUsage("select: --ref is for --score fid; IS needs no reference")
 	}
 	for g, x := range pools {
-		// Every row must be a class distribution; InceptionScore checks.
-		if _, _, err := frechet.InceptionScore(x, 1); err != nil {
-			var re *frechet.RowError
-			if errors.As(err, &re) {
-				return nil, &dataio.InputError{File: f.pools[g], Line: re.Row, Field: colField(re.Col), Msg: re.Msg}
-			}
+		if err := checkProbs(f.pools[g], x, f.tol); err != nil {
 			return nil, err
 		}
 	}
