@@ -5,3 +5,20 @@ var backend = "gonum (pure Go)"
 
 // Backend reports which BLAS/LAPACK implementation this binary uses.
 func Backend() string { return backend }
+
+// setThreads does nothing in the pure-Go build; openblas.go
+// replaces it with the real OpenBLAS control.
+var setThreads = func(n int) (prev int) { return 0 }
+
+// SetThreads sets the number of threads one BLAS call may use and returns
+// the previous setting, so that callers can restore it. It matters only
+// with -tags openblas: OpenBLAS splits even small products across all
+// cores and its threads spin while they wait, which costs several times
+// the work when the caller already runs many small problems in parallel
+// goroutines (simulation trials, concurrent tasks). Such callers set 1 for
+// the duration. n < 1 means one thread per core. In the pure-Go build it
+// does nothing and returns 0 (gonum's BLAS parallelism is not adjustable).
+//
+// The setting is process-wide: change it before starting concurrent work,
+// not while other goroutines are inside BLAS calls.
+func SetThreads(n int) (prev int) { return setThreads(n) }

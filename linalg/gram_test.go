@@ -48,3 +48,16 @@ func TestBackendNamed(t *testing.T) {
 	}
 	t.Logf("backend: %s", Backend())
 }
+
+func TestSetThreads(t *testing.T) {
+	prev := SetThreads(1)
+	defer SetThreads(prev)
+	got := SetThreads(2)
+	want := 0 // the pure-Go build has nothing to set
+	if strings.HasPrefix(Backend(), "openblas") {
+		want = 1
+	}
+	if got != want {
+		t.Errorf("SetThreads returned %d after SetThreads(1), want %d (backend %s)", got, want, Backend())
+	}
+}

@@ -3,6 +3,9 @@
 package linalg
 
 // #cgo LDFLAGS: -lopenblas -llapacke
+// void openblas_set_num_threads(int num_threads);
+// int openblas_get_num_threads(void);
+// int openblas_get_num_procs(void);
 import "C"
 
 import (
@@ -16,4 +19,12 @@ func init() {
 	blas64.Use(blasnetlib.Implementation{})
 	lapack64.Use(lapacknetlib.Implementation{})
 	backend = "openblas (cgo)"
+	setThreads = func(n int) int {
+		prev := int(C.openblas_get_num_threads())
+		if n < 1 {
+			n = int(C.openblas_get_num_procs())
+		}
+		C.openblas_set_num_threads(C.int(n))
+		return prev
+	}
 }

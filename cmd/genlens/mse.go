@@ -822,6 +822,7 @@ func runMSEBench(cmd *cobra.Command, f mseBenchFlags) error {
 		seedKey = mseSeedKey(f.dataset)
 	}
 	tick, done := progress(cmd.ErrOrStderr(), f.trials, "mse bench")
+	defer parallelTasks(f.trials)()
 	res, err := checkmodel.Bench(src, checkmodel.BenchConfig{Trials: f.trials, Methods: methods, Seed: f.seed, Progress: tick})
 	done()
 	if err != nil {

@@ -131,6 +131,7 @@ func runSelect(cmd *cobra.Command, f selectFlags) error {
 		pools[g] = x
 	}
 	tick, done := progress(cmd.ErrOrStderr(), f.trials, "trials")
+	defer parallelTasks(f.trials)()
 	sim := online.Simulation{Steps: f.steps, Batch: f.batch, Trials: f.trials, Seed: f.seed, Progress: func(int, int) { tick() }}
 	var res *online.Result
 	var err error
