@@ -3,6 +3,7 @@ package checkmodel
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -72,9 +73,9 @@ func (r *BenchResult) Method(name string) *MethodResult {
 // errors |estimate - empirical MSE|.
 //
 // Trial t draws its data (and trains f) from a generator seeded by
-// (Seed, t), and method k trains from its own generator seeded by (Seed,
-// t, k), so a result does not depend on the number of workers, and adding
-// a method does not change the others' numbers.
+// (Seed, t), and each method trains from its own generator seeded by
+// (Seed, t, the method's name), so a result depends neither on the number
+// of workers nor on which other methods run, or in what order.
 func Bench(src TrialSource, cfg BenchConfig) (*BenchResult, error) {
 	if cfg.Trials < 1 {
 		return nil, fmt.Errorf("checkmodel: %d trials", cfg.Trials)
@@ -189,7 +190,7 @@ func runTrial(src TrialSource, cfg BenchConfig, t int, res *BenchResult, errs []
 	}
 	res.Empirical[t] = tr.Empirical
 	for k, m := range cfg.Methods {
-		mrng := rand.New(rand.NewPCG(cfg.Seed, uint64(t)<<20|uint64(k+1)))
+		mrng := rand.New(rand.NewPCG(cfg.Seed^nameSeed(m.Name()), uint64(t)))
 		est, err := m.Estimate(tr.Train, Data{X: tr.Op.X, F: tr.Op.F}, mrng)
 		if err != nil {
 			// The inputs are valid by construction, so an error is the
@@ -206,4 +207,12 @@ func runTrial(src TrialSource, cfg BenchConfig, t int, res *BenchResult, errs []
 		}
 	}
 	return nil
+}
+
+// nameSeed is the FNV-1a hash of a method name: the part of a method's
+// random stream that identifies it whatever its position in a run.
+func nameSeed(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return h.Sum64()
 }

@@ -272,7 +272,7 @@ func TestGaussianNLLGradient(t *testing.T) {
 	}
 }
 
-func TestBenchIsDeterministicAcrossWorkers(t *testing.T) {
+func TestBenchIsDeterministic(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Train.Epochs = 30
 	var methods []Method
@@ -311,6 +311,18 @@ func TestBenchIsDeterministicAcrossWorkers(t *testing.T) {
 		}
 		if _, ok := a.Wilcoxon[m.Name]; ok == (m.Name == a.Best) {
 			t.Errorf("%s: Wilcoxon entry presence wrong", m.Name)
+		}
+	}
+	// A method's numbers do not depend on the others or their order.
+	alone, err := Bench(src, BenchConfig{Trials: 4, Methods: []Method{methods[2], methods[0]}, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"kstar", "m2v"} {
+		for tr := range a.Empirical {
+			if x, y := a.Method(name).Estimates[tr], alone.Method(name).Estimates[tr]; x != y {
+				t.Fatalf("%s trial %d: %v in one method list, %v in another", name, tr, x, y)
+			}
 		}
 	}
 	if _, err := Bench(src, BenchConfig{Trials: 1, Methods: []Method{methods[0], methods[0]}}); err == nil {

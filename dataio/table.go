@@ -28,25 +28,44 @@ type Table struct {
 	lines  []int // 1-based line of every data row
 }
 
-// ReadTable reads a CSV file whose cells are kept as text. As in ReadCSV,
-// the first non-blank row is a header if any of its non-empty fields is not
-// a number, blank lines and lines starting with '#' are skipped, fields
-// are trimmed, a leading UTF-8 byte-order mark (Excel) is dropped and a
-// ".csv.gz" file is decompressed on the fly. Every row must have the first
-// row's number of fields, header names must be distinct, and there must
-// be at least one data row.
-func ReadTable(path string) (*Table, error) {
+// Header says whether the first non-blank row of a table is a header.
+type Header int
+
+const (
+	// HeaderAuto decides from the row: a header when none of its
+	// non-empty fields is a number, data when all are numbers. A row
+	// that mixes the two is ambiguous (a header-less log whose first
+	// column is a timestamp, or a header with numeric names, or data
+	// with a typo) and is an error wrapping ErrAmbiguousHeader.
+	HeaderAuto Header = iota
+	// HeaderPresent: the first row is a header.
+	HeaderPresent
+	// HeaderAbsent: the first row is data; columns are known by index.
+	HeaderAbsent
+)
+
+// ErrAmbiguousHeader is wrapped by the error ReadTable returns when
+// HeaderAuto cannot tell whether the first row is a header.
+var ErrAmbiguousHeader = errors.New("cannot tell whether the first row is a header")
+
+// ReadTable reads a CSV file whose cells are kept as text. Blank lines and
+// lines starting with '#' are skipped, fields are trimmed, a leading UTF-8
+// byte-order mark (Excel) is dropped and a ".csv.gz" file is decompressed
+// on the fly. h says how to treat the first row. Every row must have the
+// first row's number of fields, header names must be distinct, and there
+// must be at least one data row.
+func ReadTable(path string, h Header) (*Table, error) {
 	_, gz := fileExt(path)
 	r, _, closeFn, err := openInput(path, gz)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFn()
-	return decodeTable(src{file: path, stream: gz}, r)
+	return decodeTable(src{file: path, stream: gz}, r, h)
 }
 
 // decodeTable does the work of ReadTable on any reader.
-func decodeTable(s src, r io.Reader) (*Table, error) {
+func decodeTable(s src, r io.Reader, h Header) (*Table, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // checked below, with a better message
 	cr.TrimLeadingSpace = true
@@ -77,7 +96,14 @@ func decodeTable(s src, r io.Reader) (*Table, error) {
 		}
 		if width < 0 {
 			width = len(rec)
-			if tableHeader(rec) {
+			isHeader := h == HeaderPresent
+			if h == HeaderAuto {
+				var err *InputError
+				if isHeader, err = tableHeader(s, line, rec); err != nil {
+					return nil, err
+				}
+			}
+			if isHeader {
 				seen := make(map[string]bool, len(rec))
 				for _, h := range rec {
 					if seen[h] {
@@ -104,19 +130,31 @@ func decodeTable(s src, r io.Reader) (*Table, error) {
 	return t, nil
 }
 
-// tableHeader reports whether a first row is a header: any field that is
-// neither empty nor a number makes it one (an empty cell is a missing
-// value in a data row).
-func tableHeader(rec []string) bool {
-	for _, f := range rec {
+// tableHeader decides for HeaderAuto whether the first row rec (at line)
+// is a header: yes when no non-empty field is a number, no when every
+// non-empty field is (an empty cell is a missing value in a data row), and
+// an error naming one field of each kind otherwise.
+func tableHeader(s src, line int, rec []string) (bool, *InputError) {
+	num, text := -1, -1
+	for j, f := range rec {
 		if f == "" {
 			continue
 		}
 		if _, err := strconv.ParseFloat(f, 64); err != nil && !errors.Is(err, strconv.ErrRange) {
-			return true
+			if text < 0 {
+				text = j
+			}
+		} else if num < 0 {
+			num = j
 		}
 	}
-	return false
+	if text >= 0 && num >= 0 {
+		e := s.errf(line, "", fmt.Sprintf("%v: column %d is text (%q) but column %d is a number (%q); say whether the file has a header",
+			ErrAmbiguousHeader, text, clip(rec[text], 40), num, clip(rec[num], 40)))
+		e.Err = ErrAmbiguousHeader
+		return false, e
+	}
+	return text >= 0, nil
 }
 
 // Rows returns the number of data rows.
@@ -140,12 +178,14 @@ func (t *Table) Name(j int) string {
 	return strconv.Itoa(j)
 }
 
-// Field returns how errors name column j: `column 3 ("price")`.
+// Field returns how errors name column j: by name (`column "price"`), or
+// by 0-based index without a header (`column index 3`), the way columns
+// are chosen, so it cannot be mistaken for ReadCSV's 1-based numbering.
 func (t *Table) Field(j int) string {
 	if t.Header != nil {
-		return fmt.Sprintf("column %d (%q)", j, t.Header[j])
+		return fmt.Sprintf("column %q", t.Header[j])
 	}
-	return fmt.Sprintf("column %d", j)
+	return fmt.Sprintf("column index %d", j)
 }
 
 // Column resolves a column given by header name or, failing that, by

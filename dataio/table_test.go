@@ -21,7 +21,7 @@ func writeTemp(t *testing.T, name, content string) string {
 
 func TestReadTable(t *testing.T) {
 	p := writeTemp(t, "ops.csv", "\ufeffts, price ,pred\n# a comment\n2026-01-02,1.5,1\n\n2026-01-03 10:00, ,2\n1767225600,3,\"3\"\n")
-	tb, err := ReadTable(p)
+	tb, err := ReadTable(p, HeaderAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestReadTable(t *testing.T) {
 	if y[0] != 1.5 || !math.IsNaN(y[1]) || y[2] != 3 {
 		t.Errorf("Floats = %v, want [1.5 NaN 3]", y)
 	}
-	if _, err := tb.Floats(j, false); err == nil || !strings.Contains(err.Error(), `ops.csv line 5, column 1 ("price"): is empty`) {
+	if _, err := tb.Floats(j, false); err == nil || !strings.Contains(err.Error(), `ops.csv line 5, column "price": is empty`) {
 		t.Errorf("empty cell without allowMissing: %v", err)
 	}
 	ts, err := tb.Times(0)
@@ -74,7 +74,7 @@ func TestReadTable(t *testing.T) {
 
 func TestReadTableHeaderless(t *testing.T) {
 	p := writeTemp(t, "h.csv", "1,,3\n4,5,6\n")
-	tb, err := ReadTable(p)
+	tb, err := ReadTable(p, HeaderAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestReadTableErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ReadTable(writeTemp(t, "t.csv", tt.content))
+			_, err := ReadTable(writeTemp(t, "t.csv", tt.content), HeaderAuto)
 			var ie *InputError
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, want an InputError containing %q", err, tt.want)
@@ -113,7 +113,7 @@ func TestReadTableErrors(t *testing.T) {
 }
 
 func TestTableCellErrors(t *testing.T) {
-	tb, err := ReadTable(writeTemp(t, "c.csv", "a,b,ts\n1,x,2026-01-01\n2,NaN,yesterday\n"))
+	tb, err := ReadTable(writeTemp(t, "c.csv", "a,b,ts\n1,x,2026-01-01\n2,NaN,yesterday\n"), HeaderAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +122,8 @@ func TestTableCellErrors(t *testing.T) {
 		run  func() error
 		want string
 	}{
-		{"not a number", func() error { _, err := tb.Floats(1, false); return err }, `line 2, column 1 ("b"): "x" is not a number`},
-		{"not a timestamp", func() error { _, err := tb.Times(2); return err }, `line 3, column 2 ("ts"): "yesterday" is not a timestamp`},
+		{"not a number", func() error { _, err := tb.Floats(1, false); return err }, `line 2, column "b": "x" is not a number`},
+		{"not a timestamp", func() error { _, err := tb.Times(2); return err }, `line 3, column "ts": "yesterday" is not a timestamp`},
 		{"unknown column", func() error { _, err := tb.Column("c"); return err }, `no column "c" (columns: a, b, ts)`},
 		{"no columns", func() error { _, err := tb.Matrix(nil); return err }, "no columns selected"},
 	}
@@ -134,11 +134,40 @@ func TestTableCellErrors(t *testing.T) {
 			}
 		})
 	}
-	tb2, err := ReadTable(writeTemp(t, "n.csv", "a\n1\nNaN\n"))
+	tb2, err := ReadTable(writeTemp(t, "n.csv", "a\n1\nNaN\n"), HeaderAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tb2.Floats(0, true); err == nil || !strings.Contains(err.Error(), "line 3") || !strings.Contains(err.Error(), "NaN") {
 		t.Errorf("a NaN cell must be an error even when missing values are allowed: %v", err)
+	}
+}
+
+func TestReadTableHeaderModes(t *testing.T) {
+	logNoHeader := writeTemp(t, "log.csv", "2026-01-02,0.5,1\n2026-01-03,0.7,2\n")
+	numericNames := writeTemp(t, "years.csv", "region,2019,2020\nnorth,1,2\n")
+	typo := writeTemp(t, "typo.csv", "1.5,abc,3\n4,5,6\n")
+	for _, p := range []string{logNoHeader, numericNames, typo} {
+		_, err := ReadTable(p, HeaderAuto)
+		if !errors.Is(err, ErrAmbiguousHeader) || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("%s, HeaderAuto: %v, want an ambiguous-header error on line 1", filepath.Base(p), err)
+		}
+	}
+	tb, err := ReadTable(logNoHeader, HeaderAbsent)
+	if err != nil || tb.Header != nil || tb.Rows() != 2 {
+		t.Fatalf("HeaderAbsent: %v, %v", tb, err)
+	}
+	if ts, err := tb.Times(0); err != nil || ts[1].Day() != 3 {
+		t.Errorf("timestamps of a header-less log: %v, %v", ts, err)
+	}
+	tb, err = ReadTable(numericNames, HeaderPresent)
+	if err != nil || tb.Rows() != 1 {
+		t.Fatalf("HeaderPresent: %v, %v", tb, err)
+	}
+	if j, err := tb.Column("2019"); err != nil || j != 1 {
+		t.Errorf("a numeric header name must resolve as a name first: %d, %v", j, err)
+	}
+	if _, err := ReadTable(writeTemp(t, "h.csv", "a,b\n"), HeaderAbsent); err != nil {
+		t.Errorf("HeaderAbsent with a text row is data, not an error: %v", err)
 	}
 }

@@ -69,6 +69,19 @@ func mseErrMsg(err error) string {
 	return err.Error()
 }
 
+// mseHeaderMode parses --header.
+func mseHeaderMode(s string) (dataio.Header, error) {
+	switch s {
+	case "auto":
+		return dataio.HeaderAuto, nil
+	case "yes":
+		return dataio.HeaderPresent, nil
+	case "no":
+		return dataio.HeaderAbsent, nil
+	}
+	return 0, badUsage("--header %q: want auto, yes or no", s)
+}
+
 // mseColumn resolves a column of t given by header name or 0-based index
 // and names the flag that gave it in the error.
 func mseColumn(t *dataio.Table, spec, flag string) (int, error) {
@@ -83,6 +96,7 @@ func mseColumn(t *dataio.Table, spec, flag string) (int, error) {
 
 type mseFitFlags struct {
 	train, target, prediction, model string
+	header                           string
 	features                         []string
 	objective                        string
 	lambda, lr                       float64
@@ -121,6 +135,7 @@ units, full-batch Adam (weight decay 1e-3), as in the seed.`,
 	fl.StringVar(&f.target, "target", "", "target column (name, or 0-based index without a header)")
 	fl.StringVar(&f.prediction, "prediction", "", "column holding the deployed model's prediction f(x)")
 	fl.StringSliceVar(&f.features, "features", nil, "feature columns (default: all other columns)")
+	fl.StringVar(&f.header, "header", "auto", "does the first row hold column names: auto, yes or no (estimate reads its data the same way)")
 	fl.StringVar(&f.objective, "objective", "kstar", "training objective: kstar, k or l")
 	fl.Float64Var(&f.lambda, "lambda", 100, "weight of the regulariser R in objective l")
 	fl.IntVar(&f.epochs, "epochs", 200, "training epochs (full batch)")
@@ -169,7 +184,14 @@ func runMSEFit(cmd *cobra.Command, f mseFitFlags) error {
 	if err := mseRefuseForeign(f.model); err != nil {
 		return err
 	}
-	t, err := dataio.ReadTable(f.train)
+	hm, err := mseHeaderMode(f.header)
+	if err != nil {
+		return err
+	}
+	t, err := dataio.ReadTable(f.train, hm)
+	if errors.Is(err, dataio.ErrAmbiguousHeader) {
+		return fmt.Errorf("%w (--header yes or --header no)", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -232,6 +254,15 @@ func runMSEFit(cmd *cobra.Command, f mseFitFlags) error {
 	m, err := checkmodel.Fit(x, y, pred, cfg, f.seed)
 	if err != nil {
 		return err
+	}
+	// A diverged fit (too high --lr) must not be saved as if it worked;
+	// its in-sample estimate of f's MSE gives it away.
+	est, real := m.Reference.EstimatedMSE, m.Reference.RealizedMSE
+	if math.IsNaN(est) || math.IsInf(est, 0) || est > 100*real && real > 0 {
+		return fmt.Errorf("mse fit: training diverged: in-sample estimated MSE %s against the realised %s; lower --lr (now %v) or change --epochs; nothing saved", fmtNum(est), fmtNum(real), f.lr)
+	}
+	if real > 0 && (est > 10*real || est < real/10) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "genlens: warning: in-sample estimated MSE %s is far from the realised %s: the check model may be under-trained (--epochs) or unstable (--lr)\n", fmtNum(est), fmtNum(real))
 	}
 	m.Columns = checkmodel.Columns{Prediction: t.Name(pc), Target: t.Name(tc), Header: t.Header != nil, Count: t.Cols()}
 	for _, j := range fc {
@@ -389,7 +420,17 @@ func runMSEEstimate(cmd *cobra.Command, f mseEstimateFlags) error {
 	if err != nil {
 		return err
 	}
-	t, err := dataio.ReadTable(f.data)
+	// A first row that is clearly a header or clearly data decides;
+	// an ambiguous one (a header-less log starting with a timestamp) is
+	// read the way the model's training file was.
+	t, err := dataio.ReadTable(f.data, dataio.HeaderAuto)
+	if errors.Is(err, dataio.ErrAmbiguousHeader) {
+		hm := dataio.HeaderAbsent
+		if m.Columns.Header {
+			hm = dataio.HeaderPresent
+		}
+		t, err = dataio.ReadTable(f.data, hm)
+	}
 	if err != nil {
 		return err
 	}

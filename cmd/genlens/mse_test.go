@@ -195,15 +195,15 @@ func TestMSEBadInput(t *testing.T) {
 		{"missing target column", []string{"mse", "fit", "--train", train, "--target", "price", "--prediction", "pred", "--model", filepath.Join(dir, "m1.json")},
 			[]string{"ref.csv", "--target", `no column "price"`, "columns: ts, x"}},
 		{"non-numeric feature cell", []string{"mse", "fit", "--train", badCell, "--target", "y", "--prediction", "pred", "--model", filepath.Join(dir, "m2.json")},
-			[]string{"bad.csv line 3", `column 1 ("noise_feature")`, `"abc" is not a number`}},
+			[]string{"bad.csv line 3", `column "noise_feature"`, `"abc" is not a number`}},
 		{"NaN target", []string{"mse", "fit", "--train", nanTarget, "--target", "y", "--prediction", "pred", "--model", filepath.Join(dir, "m3.json")},
-			[]string{"nan.csv line 3", `column 3 ("y")`, "NaN"}},
+			[]string{"nan.csv line 3", `column "y"`, "NaN"}},
 		{"empty training target", []string{"mse", "fit", "--train", emptyTarget, "--target", "y", "--prediction", "pred", "--model", filepath.Join(dir, "m4.json")},
-			[]string{"empty.csv line 3", `("y")`, "is empty"}},
+			[]string{"empty.csv line 3", `column "y"`, "is empty"}},
 		{"ragged row", []string{"mse", "fit", "--train", ragged, "--target", "y", "--prediction", "pred", "--model", filepath.Join(dir, "m5.json")},
 			[]string{"ragged.csv line 3", "3 fields"}},
 		{"timestamp column as a feature", []string{"mse", "fit", "--train", train, "--target", "y", "--prediction", "pred", "--model", filepath.Join(dir, "m6.json")},
-			[]string{"ref.csv line 2", `("ts")`, "is not a number"}},
+			[]string{"ref.csv line 2", `column "ts"`, "is not a number"}},
 		{"model from another feature set", []string{"mse", "estimate", "--model", model, "--data", otherFeatures},
 			[]string{"other.csv", `no column "noise_feature"`, "feature of check model"}},
 		{"header-less data for a header model", []string{"mse", "estimate", "--model", model, "--data", noHeader},
@@ -211,7 +211,7 @@ func TestMSEBadInput(t *testing.T) {
 		{"more chunks than rows", []string{"mse", "estimate", "--model", model, "--data", op, "--chunks", "31"},
 			[]string{"op.csv", "--chunks 31", "empty"}},
 		{"timestamps out of order", []string{"mse", "estimate", "--model", model, "--data", unordered, "--timestamp", "ts", "--period", "day"},
-			[]string{"unordered.csv line 3", `("ts")`, "earlier than the previous row"}},
+			[]string{"unordered.csv line 3", `column "ts"`, "earlier than the previous row"}},
 		{"bad timestamp", []string{"mse", "estimate", "--model", model, "--data", badTime, "--timestamp", "ts", "--period", "day"},
 			[]string{"badtime.csv line 3", `"yesterday" is not a timestamp`}},
 		{"not a model file", []string{"mse", "estimate", "--model", notModel, "--data", op},
@@ -301,6 +301,28 @@ func TestMSEHeaderlessColumnsByIndex(t *testing.T) {
 	code, _, stderr = cli(t, "mse", "fit", "--train", train, "--target", "y", "--prediction", "1", "--model", model)
 	if code != 2 || !strings.Contains(stderr, "no header row") {
 		t.Errorf("name on a header-less file: exit %d %q", code, stderr)
+	}
+
+	// A header-less log whose first column is a timestamp: the first row
+	// mixes text and numbers, so fit asks, --header no settles it, and
+	// estimate reads the operational log the same way.
+	var logb strings.Builder
+	for i := 0; i < 60; i++ {
+		x := r.NormFloat64()
+		fmt.Fprintf(&logb, "2026-01-%02dT12:00:00Z,%.5f,%.5f,%.5f\n", 1+i/10, math.Sin(x)+0.2*r.NormFloat64(), math.Sin(x), x)
+	}
+	logf := writeFile(t, dir, "log.csv", logb.String())
+	logModel := filepath.Join(dir, "log.json")
+	code, _, stderr = cli(t, "mse", "fit", "--train", logf, "--target", "1", "--prediction", "2", "--features", "3", "--epochs", "5", "--model", logModel)
+	if code != 2 || !strings.Contains(stderr, "log.csv line 1") || !strings.Contains(stderr, "--header no") {
+		t.Errorf("ambiguous first row: exit %d %q", code, stderr)
+	}
+	if code, _, stderr = cli(t, "mse", "fit", "--train", logf, "--header", "no", "--target", "1", "--prediction", "2", "--features", "3", "--epochs", "5", "--model", logModel); code != 0 {
+		t.Fatalf("--header no: %s", stderr)
+	}
+	code, stdout, stderr = cli(t, "mse", "estimate", "--model", logModel, "--data", logf, "--timestamp", "0", "--period", "day", "--json")
+	if code != 0 || strings.Count(stdout, `"index"`) != 6 {
+		t.Errorf("estimate of a header-less log by day: exit %d %s %s", code, stderr, stdout)
 	}
 }
 
@@ -473,5 +495,25 @@ func BenchmarkMSEBenchLIBSVM(b *testing.B) {
 			}
 			b.Log("\n" + out.String())
 		}
+	}
+}
+
+func TestMSEFitRefusesDivergedModel(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(8, 8))
+	var b strings.Builder
+	b.WriteString("x,y,pred\n")
+	for i := 0; i < 100; i++ {
+		x := r.NormFloat64()
+		fmt.Fprintf(&b, "%.5f,%.5f,%.5f\n", x, math.Sin(x)+0.3*r.NormFloat64(), math.Sin(x))
+	}
+	train := writeFile(t, dir, "train.csv", b.String())
+	model := filepath.Join(dir, "m.json")
+	code, _, stderr := cli(t, "mse", "fit", "--train", train, "--target", "y", "--prediction", "pred", "--lr", "1e6", "--model", model)
+	if code != 1 || !strings.Contains(stderr, "diverged") {
+		t.Errorf("lr 1e6: exit %d %q", code, stderr)
+	}
+	if _, err := os.Stat(model); !os.IsNotExist(err) {
+		t.Errorf("a diverged model was saved: %v", err)
 	}
 }
