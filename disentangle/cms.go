@@ -85,7 +85,9 @@ type Comparison struct {
 //
 // The squared distances are computed per cluster with BLAS and summed
 // into the image-wise ones, so the whole comparison costs about one
-// cross product of the two sets.
+// cross product of the two sets; the cross distances are held one strip
+// of real images at a time (memory batch × generated images, not real ×
+// generated).
 func Compare(ref, gen *mat.Dense, g Grid, labels []int, gamma float64, batch int) (Comparison, error) {
 	if err := g.check(ref, "real images"); err != nil {
 		return Comparison{}, err
@@ -111,29 +113,59 @@ func Compare(ref, gen *mat.Dense, g Grid, labels []int, gamma float64, batch int
 	for p, c := range labels {
 		members[c] = append(members[c], p)
 	}
-	// Image-wise squared distances: within-batch blocks of each set, and
-	// the full cross matrix, accumulated over clusters.
+	// Within-batch parts: squared distances of each set's batches per
+	// cluster, summed over clusters into the image-wise ones (the image
+	// kernel is the product of the cluster kernels).
+	xcs := make([]*mat.Dense, k)
+	ycs := make([]*mat.Dense, k)
+	kxC := make([][]float64, k)
+	kyC := make([][]float64, k)
 	imgX := newBlocks(nx, bx)
 	imgY := newBlocks(ny, by)
-	imgXY := mat.NewDense(rx, ry, nil)
-	clusterCMS := make([]float64, k)
 	for c := 0; c < k; c++ {
-		xc := columns(ref, rx, members[c], g.C)
-		yc := columns(gen, ry, members[c], g.C)
-		dx := selfDistances(xc, nx, bx)
-		dy := selfDistances(yc, ny, by)
-		dxy := crossDistances(xc, yc)
+		xcs[c] = columns(ref, rx, members[c], g.C)
+		ycs[c] = columns(gen, ry, members[c], g.C)
+		dx := selfDistances(xcs[c], nx, bx)
+		dy := selfDistances(ycs[c], ny, by)
 		imgX.add(dx)
 		imgY.add(dy)
-		imgXY.Add(imgXY, dxy)
-		e := blockEmbeddings(dx, dy, dxy, nx, ny, bx, by, gamma)
-		clusterCMS[c] = averageCMS(e)
+		kxC[c], kyC[c] = dx.expMeans(gamma), dy.expMeans(gamma)
 	}
-	e := blockEmbeddings(imgX, imgY, imgXY, nx, ny, bx, by, gamma)
-	out := Comparison{CMSImage: averageCMS(e), CMSClusters: clusterCMS, CMSProduct: 1}
-	for _, v := range clusterCMS {
-		out.CMSProduct *= v
+	kxImg, kyImg := imgX.expMeans(gamma), imgY.expMeans(gamma)
+
+	// Cross parts, one strip of real images (one batch) against all the
+	// generated ones at a time: every (real batch, generated batch) pair
+	// needs its block of kernel values, but never more than a strip is
+	// held, so memory grows with the generated set, not with the product
+	// of the two set sizes.
+	xyC := make([][]float64, k)
+	for c := range xyC {
+		xyC[c] = make([]float64, nx*ny)
 	}
+	xyImg := make([]float64, nx*ny)
+	strip := mat.NewDense(bx, ry, nil)
+	for a := 0; a < nx; a++ {
+		strip.Zero()
+		for c := 0; c < k; c++ {
+			_, w := xcs[c].Dims()
+			d := crossDistances(xcs[c].Slice(a*bx, (a+1)*bx, 0, w).(*mat.Dense), ycs[c])
+			strip.Add(strip, d)
+			for b := 0; b < ny; b++ {
+				xyC[c][a*ny+b] = expMean(d.Slice(0, bx, b*by, (b+1)*by).(*mat.Dense), gamma)
+			}
+		}
+		for b := 0; b < ny; b++ {
+			xyImg[a*ny+b] = expMean(strip.Slice(0, bx, b*by, (b+1)*by).(*mat.Dense), gamma)
+		}
+	}
+
+	out := Comparison{CMSClusters: make([]float64, k), CMSProduct: 1}
+	for c := 0; c < k; c++ {
+		out.CMSClusters[c] = averageCMS(pairEmbeddings(kxC[c], kyC[c], xyC[c]))
+		out.CMSProduct *= out.CMSClusters[c]
+	}
+	e := pairEmbeddings(kxImg, kyImg, xyImg)
+	out.CMSImage = averageCMS(e)
 	for _, pe := range e {
 		out.MMD2 += pe.MMD2()
 	}
@@ -244,22 +276,24 @@ func crossDistances(x, y *mat.Dense) *mat.Dense {
 	return c
 }
 
-// blockEmbeddings returns the mean embeddings of every pair (real batch
-// a, generated batch b) under exp(-gamma d²), in order a·ny + b.
-func blockEmbeddings(dx, dy blocks, dxy *mat.Dense, nx, ny, bx, by int, gamma float64) []MeanEmbeddings {
-	kx := make([]float64, nx)
+// expMeans returns the mean of exp(-gamma d²) over each block, diagonal
+// included.
+func (bl blocks) expMeans(gamma float64) []float64 {
+	out := make([]float64, len(bl))
+	for i, d := range bl {
+		out[i] = expMeanSym(d, gamma)
+	}
+	return out
+}
+
+// pairEmbeddings returns the mean embeddings of every pair (real batch a,
+// generated batch b), in order a·ny + b, from the within-batch means kx
+// and ky and the cross means xy.
+func pairEmbeddings(kx, ky, xy []float64) []MeanEmbeddings {
+	out := make([]MeanEmbeddings, 0, len(xy))
 	for a := range kx {
-		kx[a] = expMeanSym(dx[a], gamma)
-	}
-	ky := make([]float64, ny)
-	for b := range ky {
-		ky[b] = expMeanSym(dy[b], gamma)
-	}
-	out := make([]MeanEmbeddings, 0, nx*ny)
-	for a := 0; a < nx; a++ {
-		for b := 0; b < ny; b++ {
-			blk := dxy.Slice(a*bx, (a+1)*bx, b*by, (b+1)*by).(*mat.Dense)
-			out = append(out, MeanEmbeddings{XX: kx[a], YY: ky[b], XY: expMean(blk, gamma)})
+		for b := range ky {
+			out = append(out, MeanEmbeddings{XX: kx[a], YY: ky[b], XY: xy[a*len(ky)+b]})
 		}
 	}
 	return out

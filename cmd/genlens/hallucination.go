@@ -365,6 +365,9 @@ func runPHRSimulate(cmd *cobra.Command, f phrSimFlags) error {
 	if err := prepareOut(f.out); err != nil {
 		return err
 	}
+	if err := guardOut(f.out, nil); err != nil {
+		return err
+	}
 	defer parallelTasks(f.concurrency)()
 	opt := hallucination.Options{Eps: f.eps, M: f.m, K: f.k, Extra: f.extra, Concurrency: 1}
 	tasks, err := phrSimulate(cmd.Context(), cmd.ErrOrStderr(), sim, ns, f.tasks, f.seed, f.concurrency, opt)

@@ -1,8 +1,3 @@
-// Command genlens evaluates generative models from their samples: kernel
-// entropy of LLM answers, the bias/variance/covariance decomposition of
-// kernel scores, and (in later releases) FID/IS/KID, online model
-// selection, pixel-cluster diagnostics, hallucination rates and one-step
-// MSE estimation. Each subcommand is a thin layer over a genlens package.
 package main
 
 import (

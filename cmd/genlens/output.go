@@ -21,7 +21,7 @@ import (
 type num float64
 
 func (n num) MarshalJSON() ([]byte, error) {
-	f := float64(n)
+	f := float64(n) + 0 // -0 (e.g. minus a zero entropy) prints as 0
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return []byte("null"), nil
 	}
@@ -41,7 +41,7 @@ func fmtNum(v float64) string {
 	if math.IsNaN(v) {
 		return "-"
 	}
-	return strconv.FormatFloat(v, 'g', 6, 64)
+	return strconv.FormatFloat(v+0, 'g', 6, 64)
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -55,6 +55,9 @@ func writeJSON(w io.Writer, v any) error {
 func prepareOut(dir string) error {
 	if dir == "" {
 		return nil
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return badUsage("--out %s is a file; give a directory (it is created if missing)", dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out %s: %w", dir, err)
@@ -74,8 +77,11 @@ func guardOut(dir string, names []string, inputs ...string) error {
 	if dir == "" {
 		return nil
 	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return badUsage("--out %s is a file; give a directory (it is created if missing)", dir)
+	}
 	if in := sameFileAs(dir, inputs...); in != "" {
-		return badUsage("--out %s is the input folder %s; write the artifacts elsewhere", dir, in)
+		return badUsage("--out %s is the input %s; write the artifacts elsewhere", dir, in)
 	}
 	for _, n := range names {
 		if in := sameFileAs(outPath(dir, n), inputs...); in != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,7 +35,7 @@ func TestOutNeverOverwritesInputs(t *testing.T) {
 		{"correlate", []string{"correlate", "--out", out, other, in("correlation.csv")}, "correlation.csv", "would overwrite the input"},
 		{"select", []string{"select", "--score", "is", "--out", out, "--pools", other, in("steps.csv")}, "steps.csv", "would overwrite the input"},
 		{"disentangle file", []string{"disentangle", "--train", in("labels.npy"), "--test", other, "--generated", other, "--out", out}, "labels.npy", "would overwrite the input"},
-		{"disentangle folder", []string{"disentangle", "--train", imgs, "--test", other, "--generated", other, "--out", imgs}, "", "is the input folder"},
+		{"disentangle folder", []string{"disentangle", "--train", imgs, "--test", other, "--generated", other, "--out", imgs}, "", "is the input"},
 		{"hallucination run", []string{"hallucination", "run", "--backend", "linear", "--context", other, "--queries", in("run.json"), "--out", out}, "run.json", "would overwrite the input"},
 		{"mse estimate", []string{"mse", "estimate", "--model", other, "--data", in("chunks.csv"), "--out", out}, "chunks.csv", "would overwrite the input"},
 		{"mse bench", []string{"mse", "bench", "--dataset", in("trials.csv"), "--out", out}, "trials.csv", "would overwrite the input"},
@@ -55,5 +56,24 @@ func TestOutNeverOverwritesInputs(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(imgs); len(entries) != 0 {
 		t.Errorf("the input folder gained files: %v", entries)
+	}
+}
+
+func TestOutIsAFile(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "notadir", "x\n")
+	code, _, stderr := cli(t, "select", "--score", "is", "--out", file, "--pools", file, file)
+	if code != 2 || !strings.Contains(stderr, "is a file") {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+}
+
+func TestNegativeZeroPrintsAsZero(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	if b, _ := num(negZero).MarshalJSON(); string(b) != "0" {
+		t.Errorf("JSON of -0: %s", b)
+	}
+	if s := fmtNum(negZero); s != "0" {
+		t.Errorf("table text of -0: %s", s)
 	}
 }
