@@ -31,8 +31,8 @@
 // faster (updating a private copy of its state in place) implements
 // Imaginer; the draws must be the same. Backends: bayeslin (Bayesian linear regression,
 // exact posterior), categorical (Dirichlet-categorical classifier, exact
-// posterior predictive) and openai (any OpenAI-compatible completions
-// server: vLLM, llama.cpp server, Ollama, hosted APIs).
+// posterior predictive) and openai (an OpenAI-compatible completions
+// server that returns prompt log-probabilities with echo, such as vLLM).
 //
 // # What Algorithm 1 estimates
 //

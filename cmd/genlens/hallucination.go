@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,7 +52,8 @@ et al. (2024), with the total, aleatoric and epistemic uncertainty, using only
 the model's own sampling and log-probabilities.
 
   run          PHR per query for your context, through an OpenAI-compatible
-               completions server (vLLM, llama.cpp, Ollama, hosted) or an
+               completions server that echoes prompt log-probabilities
+               (vLLM; see --help of run) or an
                exact Bayesian model
   simulate     PHR against the exact answer on exact Bayesian models
   serve-model  an exact Bayesian classifier behind the completions API, to
@@ -140,9 +142,11 @@ func (f *phrModelFlags) namedCategorical() (categorical.Model, []string, []strin
 	if err != nil {
 		return categorical.Model{}, nil, nil, err
 	}
-	f.groups, f.labels = len(inputs), len(labels)
-	m, err := f.categorical()
-	return m, inputs, labels, err
+	m := categorical.Symmetric(len(inputs), len(labels), f.alpha)
+	if err := m.Validate(); err != nil {
+		return m, nil, nil, usageError{fmt.Errorf("--inputs %q, --labels %q, --alpha %v: %w", f.inputNames, f.labelNames, f.alpha, err)}
+	}
+	return m, inputs, labels, nil
 }
 
 // phrSeed derives the seed of task or query i of a run from the run's
@@ -258,6 +262,12 @@ type phrTask struct {
 	exactTotal, exactEpistemic  float64
 }
 
+// phrMaxDraws bounds M·K, the responses sampled for one query: each is
+// kept until its quantile is taken, so an absurd value would exhaust
+// memory instead of failing cleanly. 5·10⁷ is 600 times the seed's
+// synthetic setting (M 40, K 2000).
+const phrMaxDraws = 5e7
+
 func (f phrSimFlags) validate() error {
 	switch {
 	case f.model != "linear" && f.model != "categorical":
@@ -268,6 +278,8 @@ func (f phrSimFlags) validate() error {
 		return badUsage("--eps %v: want a value in (0, 1)", f.eps)
 	case f.m < 1 || f.k < 1 || f.extra < 1:
 		return badUsage("--M %d, --K %d, --extra %d: want positive values", f.m, f.k, f.extra)
+	case float64(f.m)*float64(f.k) > phrMaxDraws:
+		return badUsage("--M %d x --K %d = %.3g responses per query: want at most %.0g", f.m, f.k, float64(f.m)*float64(f.k), phrMaxDraws)
 	case f.concurrency < 1:
 		return badUsage("--concurrency %d: want at least 1", f.concurrency)
 	}
@@ -280,6 +292,9 @@ func phrParseNs(s string) ([]int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n < 0 || n > 100000 {
 			return nil, badUsage("--ns %q: want comma-separated context sizes in [0, 100000]", s)
+		}
+		if slices.Contains(ns, n) {
+			return nil, badUsage("--ns %q: context size %d given twice", s, n)
 		}
 		ns = append(ns, n)
 	}
@@ -556,8 +571,10 @@ error_rate is the fraction of the model's sampled answers that differ from it
 (Eq. 9).
 
 Backends:
-  openai       any OpenAI-compatible /completions endpoint with logprobs and
-               echo (vLLM, llama.cpp server, Ollama, hosted APIs); prompt
+  openai       an OpenAI-compatible /completions endpoint that returns
+               log-probabilities of the prompt with echo (vLLM does;
+               llama.cpp server and Ollama do not, at the time of writing,
+               and are refused with a clear error); prompt
                "Input: <x>\nLabel: <y>\n\n" per example, "Input: <x>\nLabel:"
                for the query. The API key is read from the variable named by
                --api-key-env. x and y are text.
@@ -738,8 +755,24 @@ func runPHRRun(cmd *cobra.Command, f phrRunFlags) error {
 	if !(f.eps > 0 && f.eps < 1) {
 		return badUsage("--eps %v: want a value in (0, 1)", f.eps)
 	}
-	if f.m < 0 || f.k < 0 || f.extra < 0 || f.concurrency < 1 {
-		return badUsage("--M %d, --K %d, --extra %d, --concurrency %d: want positive values", f.m, f.k, f.extra, f.concurrency)
+	if f.m < 0 || f.k < 0 || f.extra < 0 {
+		return badUsage("--M %d, --K %d, --extra %d: want positive values (0: the backend's default)", f.m, f.k, f.extra)
+	}
+	if f.concurrency < 1 {
+		return badUsage("--concurrency %d: want at least 1", f.concurrency)
+	}
+	if float64(f.m)*float64(f.k) > phrMaxDraws {
+		return badUsage("--M %d x --K %d = %.3g responses per query: want at most %.0g", f.m, f.k, float64(f.m)*float64(f.k), phrMaxDraws)
+	}
+	if f.backend == "openai" {
+		switch {
+		case f.maxTokens < 1:
+			return badUsage("--max-tokens %d: want at least 1", f.maxTokens)
+		case !(f.pairTopP > 0 && f.pairTopP <= 1):
+			return badUsage("--pair-top-p %v: want a value in (0, 1]", f.pairTopP)
+		case f.timeout <= 0:
+			return badUsage("--timeout %v: want a positive duration", f.timeout)
+		}
 	}
 	defaults := hallucination.SyntheticDefaults
 	switch f.backend {
@@ -1084,6 +1117,10 @@ func runPHRServe(ctx context.Context, w io.Writer, f phrServeFlags, ready func(a
 	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
+		var addrErr *net.AddrError
+		if errors.As(err, &addrErr) {
+			return badUsage("--addr %s: %v", f.addr, addrErr)
+		}
 		return err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}

@@ -215,6 +215,13 @@ func TestPHRBadInput(t *testing.T) {
 		{"bad groups", []string{"simulate", "--model", "categorical", "--labels", "1"}, "--labels"},
 		{"unknown subcommand", []string{"halucinate"}, "unknown command"},
 		{"public address", []string{"serve-model", "--addr", "0.0.0.0:8000"}, "loopback"},
+		{"bad port", []string{"serve-model", "--addr", "127.0.0.1:99999"}, "--addr"},
+		{"one label served", []string{"serve-model", "--labels", "yes"}, `--labels "yes"`},
+		{"duplicate n", []string{"simulate", "--ns", "2,2"}, "given twice"},
+		{"out is a file", []string{"simulate", "--out", good}, "is a file"},
+		{"M x K too large", []string{"run", "--backend", "linear", "--context", good, "--queries", q, "--M", "4000000000", "--K", "4000000000"}, "responses per query"},
+		{"max tokens 0", []string{"run", "--backend", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--context", good, "--queries", q, "--max-tokens", "0"}, "--max-tokens"},
+		{"timeout 0", []string{"run", "--backend", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--context", good, "--queries", q, "--timeout", "0s"}, "--timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := cli(t, append([]string{"hallucination"}, tc.args...)...)

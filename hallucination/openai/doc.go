@@ -1,6 +1,10 @@
 // Package openai is the hallucination-rate backend for language models
-// served through an OpenAI-compatible completions endpoint (vLLM, llama.cpp
-// server, Ollama, hosted APIs): a Client is a hallucination.CGM over text.
+// served through an OpenAI-compatible completions endpoint: a Client is a
+// hallucination.CGM over text. Scoring a given answer needs the
+// log-probabilities of prompt tokens (echo with logprobs), which vLLM
+// returns; servers that only return generation log-probabilities
+// (llama.cpp server and Ollama at the time of writing) are refused with
+// an error saying so, never scored wrongly.
 //
 // # Prompt format
 //
