@@ -39,8 +39,13 @@ type Options struct {
 	Sequence kernel.CS
 	// HoldoutFirst judges Samples[0] and scores uncertainty on Samples[1:].
 	HoldoutFirst bool
-	// RougeThreshold is the correctness threshold; 0 means the default 0.3.
+	// RougeThreshold is the correctness threshold: an answer is correct
+	// when its RougeL-F with a reference exceeds it. 0 means the default
+	// 0.3 unless RougeThresholdSet is true.
 	RougeThreshold float64
+	// RougeThresholdSet makes RougeThreshold apply as given, 0 included
+	// (then any answer sharing a word with a reference is correct).
+	RougeThresholdSet bool
 	// Progress, when set, is called after each prompt (from any goroutine).
 	Progress func()
 }
@@ -77,7 +82,7 @@ func Evaluate(prompts []Prompt, opt Options) ([]Result, Summary, error) {
 		return nil, Summary{}, errors.New("uncertainty: no prompts")
 	}
 	thr := opt.RougeThreshold
-	if thr == 0 {
+	if thr == 0 && !opt.RougeThresholdSet {
 		thr = DefaultRougeThreshold
 	}
 	results := make([]Result, len(prompts))

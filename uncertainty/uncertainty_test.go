@@ -99,3 +99,33 @@ func TestSummaryAUROC(t *testing.T) {
 		t.Errorf("AUROC with one class = %v, want NaN", sum.AUROCKernelEntropy)
 	}
 }
+
+func TestRougeThresholdZero(t *testing.T) {
+	// RougeL-F("it is the capital city paris", "paris") = 0.286; "lyon"
+	// shares no word with "paris" (RougeL-F 0).
+	prompts := []Prompt{
+		{ID: "overlap", Samples: []string{"a", "b"}, Answer: ptr("it is the capital city paris"), References: []string{"Paris"}},
+		{ID: "disjoint", Samples: []string{"a", "b"}, Answer: ptr("Lyon"), References: []string{"Paris"}},
+	}
+	for _, c := range []struct {
+		name string
+		opt  Options
+		want []bool
+	}{
+		{"unset means the default 0.3", Options{}, []bool{false, false}},
+		{"set 0 means 0", Options{RougeThresholdSet: true}, []bool{true, false}},
+		{"set 0.2", Options{RougeThreshold: 0.2, RougeThresholdSet: true}, []bool{true, false}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, _, err := Evaluate(prompts, c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range res {
+				if r.Correct == nil || *r.Correct != c.want[i] {
+					t.Errorf("%s: correct = %v, want %v", r.ID, r.Correct, c.want[i])
+				}
+			}
+		})
+	}
+}

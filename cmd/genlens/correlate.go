@@ -17,6 +17,7 @@ import (
 
 type correlateFlags struct {
 	kf   kernelFlags
+	key  string
 	json bool
 	out  string
 }
@@ -32,13 +33,29 @@ epoch), and estimates the distributional variance of each file (Eq. 9), the
 covariance between files with members paired by index (Eq. 10), and the
 correlation (Eq. 11), as in seed 000's Figure 3.
 
+Every file needs at least 2 members and at least 2 samples per member.
+--key picks the array inside .npz inputs (the same name in every file).
+
+variance[i] and covariance[i][i] differ by design; this is not a bug.
+variance[i] is the unbiased variance estimator of Eq. 9: within-member pairs
+of distinct samples minus pairs across members (it can be negative).
+covariance[i][i] is the covariance estimator of Eq. 10 applied to file i with
+itself, which seed 000's correlation (Eq. 11) uses for its self-terms: its
+paired term averages over all m² sample pairs of a member, the m diagonal
+pairs k(x, x) included, so it exceeds variance[i] by the mean over members
+of (mean k(x, x) - mean k(x, x'))/m, x' another sample of the same member:
+a gap that matters for small m and vanishes as m grows. correlation[i][j] is
+covariance[i][j] / sqrt(covariance[i][i] covariance[j][j]), so
+correlation[i][i] is 1 (null when covariance[i][i] is not positive).
+
 ensemble_gain[i] is the predicted kernel-score reduction of averaging the n
 members of file i, (n-1)/n Var_i, for independently trained members.`,
 		Example: `  genlens correlate epoch*.npy --kernel rbf --gamma dim --out run1/`,
-		Args:    args(cobra.MinimumNArgs(1)),
+		Args:    args(cobra.ArbitraryArgs),
 		RunE:    func(cmd *cobra.Command, files []string) error { return runCorrelate(cmd, files, f) },
 	}
 	f.kf.register(cmd, "rbf", "median")
+	cmd.Flags().StringVar(&f.key, "key", "", "array name inside the .npz inputs (applies to every input file)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print one JSON document")
 	cmd.Flags().StringVar(&f.out, "out", "", "directory for correlation.png, covariance.csv, correlation.csv, correlate.json")
 	return cmd
@@ -59,18 +76,30 @@ type correlation struct {
 var correlateOutputs = []string{"correlation.png", "covariance.csv", "correlation.csv", "correlate.json"}
 
 func runCorrelate(cmd *cobra.Command, files []string, f correlateFlags) error {
+	if len(files) < 2 {
+		return badUsage("correlate: give at least two files, one (members, samples, d) array per collection (see 'genlens correlate --help')")
+	}
+	if err := f.kf.checkGamma(cmd); err != nil {
+		return err
+	}
 	if err := guardOut(f.out, correlateOutputs, files...); err != nil {
 		return err
 	}
 	var epochs [][]*mat.Dense
 	var first *dataio.Array
 	for i, p := range files {
-		a, err := dataio.ReadArray(p, dataio.ReadOptions{})
+		a, err := dataio.ReadArray(p, dataio.ReadOptions{Key: f.key})
 		if err != nil {
 			return err
 		}
 		if a.Rank() != 3 {
 			return &dataio.InputError{File: p, Msg: fmt.Sprintf("want a 3-D array (members, samples, d), got shape %v", a.Shape)}
+		}
+		if a.Shape[0] < 2 {
+			return &dataio.InputError{File: p, Msg: fmt.Sprintf("%d member(s); the covariance needs at least 2 members (seeds) per file", a.Shape[0])}
+		}
+		if a.Shape[1] < 2 {
+			return &dataio.InputError{File: p, Msg: fmt.Sprintf("%d sample(s) per member; need at least 2 (the variance averages over pairs of distinct samples)", a.Shape[1])}
 		}
 		if i == 0 {
 			first = a

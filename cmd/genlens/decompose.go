@@ -3,69 +3,20 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
-	"genlens/kernel"
 	"genlens/kscore"
 )
-
-type kernelFlags struct{ kernel, gamma string }
-
-func (k *kernelFlags) register(cmd *cobra.Command, defaultKernel, defaultGamma string) {
-	cmd.Flags().StringVar(&k.kernel, "kernel", defaultKernel, "kernel: rbf, laplacian, poly, cosine or linear")
-	cmd.Flags().StringVar(&k.gamma, "gamma", defaultGamma, "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
-}
-
-// build resolves the kernel; the median rule looks at up to 2000 rows
-// evenly spaced over the sets.
-func (k *kernelFlags) build(sets []*mat.Dense) (kernel.Kernel, error) {
-	bw, err := kernel.ParseBandwidth(k.gamma)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	var sample *mat.Dense
-	if len(sets) > 0 {
-		sample = sampleRows(sets, 2000)
-	}
-	kr, err := kernel.New(k.kernel, bw, sample)
-	if err != nil {
-		if bw.Rule == kernel.Median && err == kernel.ErrZeroMedian {
-			return nil, err
-		}
-		return nil, usageError{err}
-	}
-	return kr, nil
-}
-
-func sampleRows(sets []*mat.Dense, limit int) *mat.Dense {
-	total := 0
-	for _, s := range sets {
-		r, _ := s.Dims()
-		total += r
-	}
-	step := max(1, (total+limit-1)/limit)
-	_, d := sets[0].Dims()
-	var data []float64
-	i := 0
-	for _, s := range sets {
-		r, _ := s.Dims()
-		for j := 0; j < r; j++ {
-			if i%step == 0 {
-				data = append(data, s.RawRowView(j)...)
-			}
-			i++
-		}
-	}
-	return mat.NewDense(len(data)/d, d, data)
-}
 
 type decomposeFlags struct {
 	models      []string
 	targets     string
+	key         string
 	kf          kernelFlags
 	perInstance bool
 	json        bool
@@ -83,8 +34,11 @@ each model and the MMD² to the targets.
 Models: one file per model, each (m, d) samples or (I, m, d) for I input
 instances (conditional: terms per instance, then averaged), or a single
 stacked file (n, m, d) of n models, or (n, I, m, d). Targets: (l, d) or (I, l, d).
-Variance and bias need at least 2 models; noise, bias, kernel score and MMD²
-need --targets.`,
+Every model and the targets need at least 2 samples (per instance); models
+with different sample counts are allowed (each model's terms use all its
+samples) and draw a warning. Variance and bias need at least 2 models; noise,
+bias, kernel score and MMD² need --targets. --key picks the array inside
+.npz inputs (the same name in every file).`,
 		Example: `  genlens decompose --models ensemble.npy --targets real.npy --kernel rbf --gamma median
   genlens decompose --models m1.npy m2.npy m3.npy --json`,
 		Args: args(cobra.ArbitraryArgs),
@@ -95,6 +49,7 @@ need --targets.`,
 	}
 	cmd.Flags().StringSliceVar(&f.models, "models", nil, "model sample files (.npy/.npz/.csv); more may follow as arguments")
 	cmd.Flags().StringVar(&f.targets, "targets", "", "target observations (.npy/.npz/.csv)")
+	cmd.Flags().StringVar(&f.key, "key", "", "array name inside the .npz inputs (applies to every input file)")
 	f.kf.register(cmd, "rbf", "median")
 	cmd.Flags().BoolVar(&f.perInstance, "per-instance", false, "also report the terms of every instance (conditional input)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print one JSON document")
@@ -132,9 +87,13 @@ func runDecompose(cmd *cobra.Command, f decomposeFlags) error {
 	if len(f.models) == 0 {
 		return badUsage("decompose: give at least one model file with --models")
 	}
+	if err := f.kf.checkGamma(cmd); err != nil {
+		return err
+	}
+	opt := dataio.ReadOptions{Key: f.key}
 	var arrays []*dataio.Array
 	for _, p := range f.models {
-		a, err := dataio.ReadArray(p, dataio.ReadOptions{})
+		a, err := dataio.ReadArray(p, opt)
 		if err != nil {
 			return err
 		}
@@ -144,10 +103,14 @@ func runDecompose(cmd *cobra.Command, f decomposeFlags) error {
 	// unconditional).
 	var models [][]*mat.Dense
 	conditional := false
+	warning := "" // printed once the decomposition succeeded
 	first := arrays[0]
 	switch {
 	case len(arrays) == 1 && (first.Rank() == 3 || first.Rank() == 4):
 		conditional = first.Rank() == 4
+		if err := needSamples(f.models[0], first.Shape[first.Rank()-2], "per model"); err != nil {
+			return err
+		}
 		for i := 0; i < first.Shape[0]; i++ {
 			models = append(models, instances(first.Slice(i)))
 		}
@@ -162,13 +125,20 @@ func runDecompose(cmd *cobra.Command, f decomposeFlags) error {
 			if err := dataio.CheckSameDim(f.models[0], first, f.models[i], a); err != nil {
 				return err
 			}
+			if a.Rank() == 3 && a.Shape[0] != first.Shape[0] {
+				return &dataio.InputError{File: f.models[i], Msg: fmt.Sprintf("%d instances, %s has %d (conditional models need the same input instances, in the same order)", a.Shape[0], f.models[0], first.Shape[0])}
+			}
+			if err := needSamples(f.models[i], a.Shape[a.Rank()-2], "per model"); err != nil {
+				return err
+			}
 			models = append(models, instances(a))
 		}
 		conditional = first.Rank() == 3
+		warning = sampleCountWarning(f.models, arrays)
 	}
 	var targets []*mat.Dense
 	if f.targets != "" {
-		y, err := dataio.ReadArray(f.targets, dataio.ReadOptions{})
+		y, err := dataio.ReadArray(f.targets, opt)
 		if err != nil {
 			return err
 		}
@@ -180,6 +150,9 @@ func runDecompose(cmd *cobra.Command, f decomposeFlags) error {
 			return &dataio.InputError{File: f.targets, Msg: fmt.Sprintf("want a %d-D array of targets to match the models, got shape %v", wantRank, y.Shape)}
 		}
 		if err := dataio.CheckSameDim(f.models[0], first, f.targets, y); err != nil {
+			return err
+		}
+		if err := needSamples(f.targets, y.Shape[y.Rank()-2], "of the targets"); err != nil {
 			return err
 		}
 		targets = instances(y)
@@ -199,6 +172,9 @@ func runDecompose(cmd *cobra.Command, f decomposeFlags) error {
 	if err != nil {
 		return err
 	}
+	if warning != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), warning)
+	}
 	out := toJSON(mean)
 	out.Kernel = k.String()
 	if conditional {
@@ -214,6 +190,44 @@ func runDecompose(cmd *cobra.Command, f decomposeFlags) error {
 	}
 	printDecomposition(cmd.OutOrStdout(), out)
 	return nil
+}
+
+// needSamples rejects a file with fewer than 2 samples (per instance): the
+// kernel terms average over pairs of distinct samples.
+func needSamples(file string, m int, what string) error {
+	if m < 2 {
+		return &dataio.InputError{File: file, Msg: fmt.Sprintf("%d sample(s) %s; need at least 2 (the kernel terms average over pairs of distinct samples)", m, what)}
+	}
+	return nil
+}
+
+// sampleCountWarning is a one-line warning when model files hold different
+// numbers of samples (per instance), or "". The estimates stay unbiased
+// (each model's terms use all its samples), but samples_per_model reports
+// only the smallest count.
+func sampleCountWarning(files []string, arrays []*dataio.Array) string {
+	counts := make([]int, len(arrays))
+	lo, differ := 0, false
+	for i, a := range arrays {
+		counts[i] = a.Shape[a.Rank()-2]
+		if i == 0 || counts[i] < lo {
+			lo = counts[i]
+		}
+		differ = differ || counts[i] != counts[0]
+	}
+	if !differ {
+		return ""
+	}
+	const show = 10
+	var parts []string
+	for i, c := range counts {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("... %d more", len(counts)-show))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", files[i], c))
+	}
+	return fmt.Sprintf("genlens: warning: the models have different sample counts (%s); each model's terms use all its samples, samples_per_model reports the smallest (%d)", strings.Join(parts, ", "), lo)
 }
 
 // instances splits a (m, d) array into one set or an (I, m, d) array into

@@ -19,10 +19,11 @@ import (
 )
 
 type entropyFlags struct {
-	in, embeddings, kernel, gamma, out string
-	t                                  int
-	cumulative, holdoutFirst, json     bool
-	threshold                          float64
+	in, embeddings, embeddingsKey  string
+	kernel, gamma, out             string
+	t                              int
+	cumulative, holdoutFirst, json bool
+	threshold                      float64
 }
 
 func newEntropyCmd() *cobra.Command {
@@ -36,10 +37,15 @@ baseline, and reports how well both detect incorrect answers (AUROC).
 
 Input rows (JSONL or Parquet): id, samples (strings), optional embeddings (one
 vector per sample), answer, reference (string or list), correct (bool).
-The cs kernel works on word tokens and needs no embeddings; the vector
-kernels need embeddings in the rows or --embeddings E.npy (rows x samples x d).
+The cs kernel works on word tokens and needs no embeddings (--t and
+--cumulative apply to it only); the vector kernels need embeddings in the rows
+or --embeddings E.npy (rows x samples x d; --embeddings-key picks the array
+of an .npz), and --gamma applies to them only. A row with no samples is
+skipped with a reason whatever the kernel.
 
-Correctness is 'correct' when given, else RougeL-F(answer, any reference) > 0.3.
+Correctness is 'correct' when given, else RougeL-F(answer, any reference) >
+--threshold (default 0.3; 0 counts an answer sharing any word with a
+reference as correct).
 With --holdout-first the answer under test is samples[0] and uncertainty is
 computed from samples[1:] only.`,
 		Example: `  genlens entropy --in answers.jsonl --holdout-first
@@ -50,12 +56,13 @@ computed from samples[1:] only.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.in, "in", "", "answers file (.jsonl or .parquet)")
 	fl.StringVar(&f.embeddings, "embeddings", "", "optional .npy/.npz with a (rows, samples, d) array of sample embeddings")
+	fl.StringVar(&f.embeddingsKey, "embeddings-key", "", "array name inside an --embeddings .npz")
 	fl.StringVar(&f.kernel, "kernel", "cs", "cs (word sequences) or a vector kernel: "+strings.Join(kernel.Names, ", "))
 	fl.IntVar(&f.t, "t", 2, "subsequence length of the cs kernel")
 	fl.BoolVar(&f.cumulative, "cumulative", false, "cs kernel: sum subsequence lengths 1..t (the authors' code)")
 	fl.StringVar(&f.gamma, "gamma", "dim", "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
 	fl.BoolVar(&f.holdoutFirst, "holdout-first", false, "judge samples[0]; score uncertainty on samples[1:]")
-	fl.Float64Var(&f.threshold, "threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct")
+	fl.Float64Var(&f.threshold, "threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct, in [0, 1)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document")
 	fl.StringVar(&f.out, "out", "", "directory for items.csv, summary.json and charts")
 	return cmd
@@ -102,6 +109,12 @@ func runEntropy(cmd *cobra.Command, f entropyFlags) error {
 	if vector && !slices.Contains(kernel.Names, f.kernel) {
 		return badUsage("--kernel %q: want cs, %s", f.kernel, strings.Join(kernel.Names, ", "))
 	}
+	if err := checkKernelFlags(cmd, f.kernel, vector); err != nil {
+		return err
+	}
+	if f.embeddingsKey != "" && f.embeddings == "" {
+		return badUsage("--embeddings-key %s: give the .npz with --embeddings", f.embeddingsKey)
+	}
 	bw, err := kernel.ParseBandwidth(f.gamma)
 	if err != nil {
 		return usageError{err}
@@ -114,12 +127,14 @@ func runEntropy(cmd *cobra.Command, f entropyFlags) error {
 	for i, r := range recs {
 		prompts[i] = uncertainty.Prompt{ID: r.ID, Samples: r.Samples, Answer: r.Answer, References: r.Reference, Correct: r.Correct}
 	}
-	opt := uncertainty.Options{Sequence: kernel.CS{T: f.t, Cumulative: f.cumulative}, HoldoutFirst: f.holdoutFirst, RougeThreshold: f.threshold}
+	// RougeThresholdSet: --threshold 0 means 0, not the package default.
+	opt := uncertainty.Options{Sequence: kernel.CS{T: f.t, Cumulative: f.cumulative}, HoldoutFirst: f.holdoutFirst,
+		RougeThreshold: f.threshold, RougeThresholdSet: true}
 	if vector {
 		if err := attachEmbeddings(prompts, recs, f); err != nil {
 			return err
 		}
-		if opt.Kernel, err = kernel.New(f.kernel, bw, poolRows(prompts, f.holdoutFirst, 2000)); err != nil {
+		if opt.Kernel, err = newKernel(f.kernel, bw, poolRows(prompts, f.holdoutFirst, 2000)); err != nil {
 			return err
 		}
 	}
@@ -129,6 +144,11 @@ func runEntropy(cmd *cobra.Command, f entropyFlags) error {
 	done()
 	if err != nil {
 		return err
+	}
+	for i := range results {
+		// A zero entropy (every pair at k = 0) is computed as -0.
+		results[i].KernelEntropy = zeroSign(results[i].KernelEntropy)
+		results[i].LexicalSimilarity = zeroSign(results[i].LexicalSimilarity)
 	}
 	var out entropyOutput
 	for _, r := range results {
@@ -151,11 +171,43 @@ func runEntropy(cmd *cobra.Command, f entropyFlags) error {
 	return nil
 }
 
+// checkKernelFlags refuses flags given explicitly that the chosen kernel
+// would ignore: --t and --cumulative belong to cs, --embeddings and
+// --embeddings-key to the vector kernels, --gamma to rbf, laplacian, poly
+// (not cs, cosine, linear).
+func checkKernelFlags(cmd *cobra.Command, name string, vector bool) error {
+	type rule struct{ flag, appliesTo string }
+	rules := []rule{{"t", "the cs kernel"}, {"cumulative", "the cs kernel"}}
+	if !vector {
+		vk := "the vector kernels (" + strings.Join(kernel.Names, ", ") + ")"
+		rules = []rule{{"gamma", "the rbf, laplacian and poly kernels"}, {"embeddings", vk}, {"embeddings-key", vk}}
+	}
+	for _, r := range rules {
+		if cmd.Flags().Changed(r.flag) {
+			return badUsage("--%s applies only to %s, not --kernel %s (see 'genlens entropy --help')", r.flag, r.appliesTo, name)
+		}
+	}
+	if vector {
+		return gammaApplies(cmd, name)
+	}
+	return nil
+}
+
+// zeroSign returns v with -0 made +0, so a zero score never prints as -0.
+func zeroSign(v float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	return v
+}
+
 // attachEmbeddings sets each prompt's embedding rows from the records or
-// from --embeddings, and rejects rows a vector kernel cannot score.
+// from --embeddings, and rejects rows a vector kernel cannot score. A row
+// with no samples gets no embeddings: it is skipped with a reason, as with
+// the cs kernel.
 func attachEmbeddings(prompts []uncertainty.Prompt, recs []dataio.Record, f entropyFlags) error {
 	if f.embeddings != "" {
-		arr, err := dataio.ReadArray(f.embeddings, dataio.ReadOptions{})
+		arr, err := dataio.ReadArray(f.embeddings, dataio.ReadOptions{Key: f.embeddingsKey})
 		if err != nil {
 			return err
 		}
@@ -166,6 +218,9 @@ func attachEmbeddings(prompts []uncertainty.Prompt, recs []dataio.Record, f entr
 			return &dataio.InputError{File: f.embeddings, Msg: fmt.Sprintf("%d rows of embeddings for %d rows in %s", arr.Shape[0], len(recs), f.in)}
 		}
 		for i, r := range recs {
+			if len(r.Samples) == 0 {
+				continue
+			}
 			if len(r.Samples) != arr.Shape[1] {
 				return &dataio.InputError{File: f.in, Line: r.Line, Field: "samples", Msg: fmt.Sprintf("%d samples, but %s has %d per row", len(r.Samples), f.embeddings, arr.Shape[1])}
 			}
@@ -176,6 +231,9 @@ func attachEmbeddings(prompts []uncertainty.Prompt, recs []dataio.Record, f entr
 	}
 	d := -1
 	for i, r := range recs {
+		if len(r.Samples) == 0 && len(r.Embeddings) == 0 {
+			continue
+		}
 		if len(r.Embeddings) == 0 {
 			return &dataio.InputError{File: f.in, Line: r.Line, Field: "embeddings", Msg: fmt.Sprintf("missing; --kernel %s needs one embedding per sample (or give --embeddings E.npy)", f.kernel)}
 		}

@@ -344,6 +344,33 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 	badjson := writeFile(t, dir, "bad.jsonl", `{"id":"a","samples":["x","y"]}`+"\n"+`{"id":"b","samples":`+"\n")
 	notlist := writeFile(t, dir, "notlist.jsonl", `{"id":"a","samples":"x"}`+"\n")
 	csvRagged := writeFile(t, dir, "r.csv", "1,2\n3\n")
+	seq := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(i*i%7) + 0.5*float64(i)
+		}
+		return v
+	}
+	inst5 := writeArray(t, dir, "c1.npy", []int{5, 3, 2}, seq(30))
+	inst4 := writeArray(t, dir, "c3.npy", []int{4, 3, 2}, seq(24))
+	one1 := writeArray(t, dir, "one1.npy", []int{1, 2}, []float64{1, 2})
+	one2 := writeArray(t, dir, "one2.npy", []int{1, 2}, []float64{3, 4})
+	stackedOne := writeArray(t, dir, "stacked1.npy", []int{3, 1, 2}, seq(6))
+	member1 := writeArray(t, dir, "s1.npy", []int{1, 4, 2}, seq(8))
+	member1b := writeArray(t, dir, "s2.npy", []int{1, 4, 2}, seq(8))
+	sample1 := writeArray(t, dir, "m1.npy", []int{3, 1, 2}, seq(6))
+	sample1b := writeArray(t, dir, "m2.npy", []int{3, 1, 2}, seq(6))
+	epoch := writeArray(t, dir, "e3.npy", []int{3, 4, 2}, seq(24))
+	constant := writeArray(t, dir, "const.npy", []int{6, 2}, slices.Repeat([]float64{1}, 12))
+	constJSONL := writeFile(t, dir, "const.jsonl", `{"id":"a","samples":["x","y","z"],"embeddings":[[1,1],[1,1],[1,1]]}`+"\n")
+	plain := writeFile(t, dir, "plain.jsonl", `{"id":"a","samples":["x","y","z"]}`+"\n")
+	emb := writeArray(t, dir, "emb.npy", []int{1, 3, 2}, seq(6))
+	multi := filepath.Join(dir, "multi.npz")
+	if err := dataio.WriteNPZ(multi, map[string]*dataio.Array{
+		"samples": {Shape: []int{3, 4, 2}, Data: seq(24)}, "other": {Shape: []int{3, 4, 2}, Data: seq(24)},
+	}, false); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -364,7 +391,36 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{"unknown flag", []string{"entropy", "--bogus"}, []string{"bogus"}},
 		{"missing --in", []string{"entropy"}, []string{"--in"}},
 		{"unknown command", []string{"frobnicate"}, []string{"frobnicate"}},
-		{"correlate rank", []string{"correlate", ok2}, []string{"ok2.npy"}},
+		{"correlate rank", []string{"correlate", ok2, ok2}, []string{"ok2.npy"}},
+		// Too few instances, members or samples is the input's fault.
+		{"conditional instance counts", []string{"decompose", "--models", inst5, inst4}, []string{"c3.npy", "4 instances", "c1.npy has 5"}},
+		{"one sample per model", []string{"decompose", "--models", one1, one2}, []string{"one1.npy", "1 sample(s)", "at least 2"}},
+		{"one sample per stacked model", []string{"decompose", "--models", stackedOne}, []string{"stacked1.npy", "at least 2"}},
+		{"one target", []string{"decompose", "--models", ok2, ok2, "--targets", one1}, []string{"one1.npy", "targets", "at least 2"}},
+		{"correlate one member", []string{"correlate", member1, member1b}, []string{"s1.npy", "1 member(s)", "at least 2"}},
+		{"correlate one sample", []string{"correlate", epoch, sample1, sample1b}, []string{"m1.npy", "1 sample(s) per member", "at least 2"}},
+		{"correlate no files", []string{"correlate"}, []string{"at least two files", "genlens correlate --help"}},
+		{"correlate one file", []string{"correlate", epoch}, []string{"at least two files"}},
+		// The median rule on constant data.
+		{"median of constant data", []string{"decompose", "--models", constant, constant, "--gamma", "median"}, []string{"constant", "numeric --gamma"}},
+		{"median of constant data, default gamma", []string{"decompose", "--models", constant}, []string{"constant", "numeric --gamma"}},
+		{"median of constant embeddings", []string{"entropy", "--in", constJSONL, "--kernel", "rbf", "--gamma", "median"}, []string{"constant", "numeric --gamma"}},
+		// .npz archives with several arrays.
+		{"npz without key", []string{"decompose", "--models", multi}, []string{"multi.npz", "key"}},
+		{"npz unknown key", []string{"correlate", "--key", "nope", multi, multi}, []string{"multi.npz", "nope"}},
+		{"key on npy", []string{"correlate", "--key", "samples", epoch, epoch}, []string{"e3.npy", "samples"}},
+		{"embeddings-key without embeddings", []string{"entropy", "--in", ragged, "--kernel", "rbf", "--embeddings-key", "e"}, []string{"--embeddings-key", "--embeddings"}},
+		// Flags the chosen kernel would ignore.
+		{"gamma with cs", []string{"entropy", "--in", plain, "--gamma", "0.5"}, []string{"--gamma", "--kernel cs"}},
+		{"embeddings with cs", []string{"entropy", "--in", plain, "--embeddings", emb}, []string{"--embeddings", "--kernel cs"}},
+		{"embeddings-key with cs", []string{"entropy", "--in", plain, "--kernel", "cs", "--embeddings-key", "e"}, []string{"--embeddings-key", "--kernel cs"}},
+		{"t with a vector kernel", []string{"entropy", "--in", plain, "--embeddings", emb, "--kernel", "rbf", "--t", "3"}, []string{"--t", "cs kernel", "--kernel rbf"}},
+		{"cumulative with a vector kernel", []string{"entropy", "--in", plain, "--embeddings", emb, "--kernel", "cosine", "--cumulative"}, []string{"--cumulative", "--kernel cosine"}},
+		{"gamma with cosine", []string{"entropy", "--in", plain, "--embeddings", emb, "--kernel", "cosine", "--gamma", "dim"}, []string{"--gamma", "--kernel cosine"}},
+		{"decompose gamma with linear", []string{"decompose", "--models", ok2, ok2, "--kernel", "linear", "--gamma", "0.5"}, []string{"--gamma", "--kernel linear", "genlens decompose --help"}},
+		{"correlate gamma with cosine", []string{"correlate", "--kernel", "cosine", "--gamma", "median", epoch, epoch}, []string{"--gamma", "--kernel cosine"}},
+		{"threshold 1", []string{"entropy", "--in", plain, "--threshold", "1"}, []string{"--threshold"}},
+		{"negative threshold", []string{"entropy", "--in", plain, "--threshold", "-0.1"}, []string{"--threshold"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -410,5 +466,220 @@ func TestDemoWritesReport(t *testing.T) {
 	dir2 := filepath.Join(t.TempDir(), "demo2")
 	if code, stdout2, _ := cli(t, "demo", "--out", dir2); code != 0 || strings.ReplaceAll(stdout2, dir2, "") != strings.ReplaceAll(stdout, dir, "") {
 		t.Error("demo output differs between runs with the same seed")
+	}
+}
+
+// TestEntropyEmptySamplesSkipped: a row with no samples is skipped with
+// the same reason whatever the kernel; a row with samples but no
+// embeddings is still refused by a vector kernel (TestEntropyVectorKernels).
+func TestEntropyEmptySamplesSkipped(t *testing.T) {
+	dir := t.TempDir()
+	inline := writeFile(t, dir, "inline.jsonl",
+		`{"id":"p","samples":["x","y","z"],"embeddings":[[0,0],[1,0],[0,2]]}`+"\n"+
+			`{"id":"q","samples":[],"embeddings":[]}`+"\n"+
+			`{"id":"r","samples":[]}`+"\n")
+	plain := writeFile(t, dir, "plain.jsonl", `{"id":"p","samples":["x","y","z"]}`+"\n"+`{"id":"q","samples":[]}`+"\n"+`{"id":"r","samples":[]}`+"\n")
+	// Rows q and r have no samples: whatever --embeddings holds for them is unused.
+	npy := writeArray(t, dir, "e.npy", []int{3, 3, 2}, []float64{0, 0, 1, 0, 0, 2, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9})
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"cs", []string{"--in", plain}},
+		{"rbf, embeddings in the rows", []string{"--in", inline, "--kernel", "rbf", "--gamma", "0.5"}},
+		{"rbf, --embeddings", []string{"--in", plain, "--embeddings", npy, "--kernel", "rbf", "--gamma", "median"}},
+		{"cosine, holdout-first", []string{"--in", inline, "--kernel", "cosine", "--holdout-first"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := cli(t, append([]string{"entropy", "--json"}, c.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var out entropyOutput
+			if err := json.Unmarshal([]byte(stdout), &struct {
+				Items *[]entropyItem `json:"items"`
+			}{&out.Items}); err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Items) != 3 {
+				t.Fatalf("%d items", len(out.Items))
+			}
+			for _, it := range out.Items[1:] {
+				if it.Reason != "0 usable sample(s); kernel entropy needs at least 2" || !strings.Contains(stdout, `"kernel_entropy": null`) {
+					t.Errorf("row %s: reason %q\n%s", it.ID, it.Reason, stdout)
+				}
+			}
+			if out.Items[0].Reason != "" {
+				t.Errorf("row p skipped: %q", out.Items[0].Reason)
+			}
+		})
+	}
+}
+
+func TestEntropyThresholdZero(t *testing.T) {
+	dir := t.TempDir()
+	// RougeL-F(answer, reference) = 2/7 = 0.286: incorrect at 0.3 and at
+	// 0.286, correct at 0 and 0.2. "Lyon" shares no word: incorrect at 0 too.
+	in := writeFile(t, dir, "t.jsonl",
+		`{"id":"a","samples":["x","y"],"answer":"it is the capital city paris","reference":"Paris"}`+"\n"+
+			`{"id":"b","samples":["x","y"],"answer":"Lyon","reference":"Paris"}`+"\n")
+	for _, c := range []struct {
+		threshold []string
+		want      [2]bool
+	}{
+		{nil, [2]bool{false, false}},
+		{[]string{"--threshold", "0.3"}, [2]bool{false, false}},
+		{[]string{"--threshold", "0.2"}, [2]bool{true, false}},
+		{[]string{"--threshold", "0"}, [2]bool{true, false}},
+	} {
+		t.Run(strings.Join(append([]string{"default"}, c.threshold...), " "), func(t *testing.T) {
+			code, stdout, stderr := cli(t, append([]string{"entropy", "--in", in, "--json"}, c.threshold...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var out struct{ Items []entropyItem }
+			if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+				t.Fatal(err)
+			}
+			for i, it := range out.Items {
+				if it.Correct == nil || *it.Correct != c.want[i] {
+					t.Errorf("%s: correct = %v, want %v", it.ID, it.Correct, c.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestEntropyZeroIsNotNegative(t *testing.T) {
+	// One-word answers share no subsequence of length 2: every pair has
+	// k = 0 and the entropy -mean k is -0, which must print as 0.
+	dir := t.TempDir()
+	in := writeFile(t, dir, "z.jsonl", `{"id":"q","samples":["a","b","c"],"correct":true}`+"\n"+`{"id":"r","samples":["a b","a b"],"correct":false}`+"\n")
+	outDir := filepath.Join(dir, "out")
+	for _, args := range [][]string{{"--json"}, {}, {"--out", outDir}} {
+		code, stdout, stderr := cli(t, append([]string{"entropy", "--in", in}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if strings.Contains(stdout, "-0") && !strings.Contains(stdout, "-0.") {
+			t.Errorf("%v: -0 in output:\n%s", args, stdout)
+		}
+	}
+	csvText, err := os.ReadFile(filepath.Join(outDir, "items.csv"))
+	if err != nil || !strings.Contains(string(csvText), "\nq,0,0,true,") {
+		t.Errorf("items.csv = %q (%v)", csvText, err)
+	}
+	for _, f := range []string{"items.csv", "entropy.json"} {
+		if b, _ := os.ReadFile(filepath.Join(outDir, f)); strings.Contains(string(b), "-0,") || strings.Contains(string(b), "-0\n") {
+			t.Errorf("%s has -0:\n%s", f, b)
+		}
+	}
+}
+
+func TestDecomposeWarnsOnSampleCounts(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(7, 8))
+	file := func(name string, shape ...int) string {
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		data := make([]float64, n)
+		for i := range data {
+			data[i] = r.NormFloat64()
+		}
+		return writeArray(t, dir, name, shape, data)
+	}
+	a, b, c := file("a50.npy", 50, 2), file("b50.npy", 50, 2), file("c40.npy", 40, 2)
+	ca, cb := file("ca.npy", 2, 6, 2), file("cb.npy", 2, 5, 2)
+	for _, tc := range []struct {
+		name string
+		args []string
+		warn []string // substrings of the one warning line; nil for none
+	}{
+		{"equal counts", []string{a, b}, nil},
+		{"50, 50, 40", []string{a, b, c}, []string{"a50.npy 50", "b50.npy 50", "c40.npy 40", "smallest (40)"}},
+		{"conditional 6, 5", []string{ca, cb}, []string{"ca.npy 6", "cb.npy 5", "smallest (5)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := cli(t, append([]string{"decompose", "--gamma", "0.5", "--json", "--models"}, tc.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if tc.warn == nil {
+				if stderr != "" {
+					t.Errorf("unexpected stderr %q", stderr)
+				}
+				return
+			}
+			if !strings.HasPrefix(stderr, "genlens: warning: ") || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("want one warning line, got %q", stderr)
+			}
+			for _, w := range tc.warn {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("warning %q lacks %q", stderr, w)
+				}
+			}
+			if !json.Valid([]byte(stdout)) {
+				t.Errorf("stdout is not JSON: %q", stdout)
+			}
+		})
+	}
+}
+
+// TestNPZKeyFlags: decompose and correlate --key and entropy
+// --embeddings-key read a named array of a multi-array .npz, with the
+// results of the same arrays saved as .npy.
+func TestNPZKeyFlags(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(9, 10))
+	randArray := func(shape ...int) *dataio.Array {
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		a := &dataio.Array{Shape: shape}
+		for range n {
+			a.Data = append(a.Data, r.NormFloat64())
+		}
+		return a
+	}
+	npz := func(name string, a *dataio.Array) (string, string) {
+		p := filepath.Join(dir, name+".npz")
+		if err := dataio.WriteNPZ(p, map[string]*dataio.Array{"samples": a, "labels": randArray(3)}, true); err != nil {
+			t.Fatal(err)
+		}
+		return p, writeArray(t, dir, name+".npy", a.Shape, a.Data)
+	}
+	e1z, e1 := npz("e1", randArray(3, 4, 2))
+	e2z, e2 := npz("e2", randArray(3, 4, 2))
+	yz, y := npz("y", randArray(5, 2))
+	embz, emb := npz("emb", randArray(2, 3, 2))
+	in := writeFile(t, dir, "a.jsonl", `{"id":"a","samples":["x","y","z"]}`+"\n"+`{"id":"b","samples":["x","y","z"]}`+"\n")
+	for _, c := range []struct {
+		name      string
+		npz, npy  []string
+		wantNoKey string // error of the .npz run without the key
+	}{
+		{"decompose", []string{"decompose", "--key", "samples", "--targets", yz, "--models", e1z}, []string{"decompose", "--targets", y, "--models", e1}, "e1.npz"},
+		{"correlate", []string{"correlate", "--key", "samples", e1z, e2z}, []string{"correlate", e1, e2}, "e1.npz"},
+		{"entropy", []string{"entropy", "--in", in, "--kernel", "rbf", "--embeddings", embz, "--embeddings-key", "samples"}, []string{"entropy", "--in", in, "--kernel", "rbf", "--embeddings", emb}, "emb.npz"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, want, stderr := cli(t, append(c.npy, "--json")...)
+			if code != 0 {
+				t.Fatalf("npy: exit %d: %s", code, stderr)
+			}
+			code, got, stderr := cli(t, append(c.npz, "--json")...)
+			// correlate lists its files: same names but for the extension.
+			if code != 0 || strings.ReplaceAll(got, ".npz", ".npy") != want {
+				t.Errorf("npz with key: exit %d (%s)\n%s\nwant\n%s", code, stderr, got, want)
+			}
+			noKey := slices.DeleteFunc(slices.Clone(c.npz), func(s string) bool { return s == "samples" || strings.HasSuffix(s, "key") })
+			code, _, stderr = cli(t, noKey...)
+			if code != 2 || !strings.Contains(stderr, c.wantNoKey) || !strings.Contains(stderr, "choose one") {
+				t.Errorf("npz without key: exit %d, stderr %q", code, stderr)
+			}
+		})
 	}
 }
