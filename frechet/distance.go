@@ -22,14 +22,24 @@ import (
 // samples than dimensions) are fine and the result is never NaN or complex.
 //
 // The true distance is a squared 2-Wasserstein distance and so is never
-// negative; a negative value can only be rounding in the cancellation of
-// the trace terms, so the result is clamped at 0. When Σ₁ and Σ₂ are equal
-// element for element, Tr (Σ Σ)^{1/2} = Tr Σ is used exactly, so comparing
-// a set of statistics with itself gives 0, not rounding noise.
+// negative; a value below zero by at most PSDTolerance of the scale
+// ||μ₁ - μ₂||² + Tr Σ₁ + Tr Σ₂ is rounding in the cancellation of the
+// trace terms (or a covariance stored in float32), and is clamped at 0.
+// Further below zero, a covariance is not positive semidefinite, and the
+// result is an error wrapping ErrNotPSD rather than a clamped 0. When Σ₁
+// and Σ₂ are equal element for element, Tr (Σ Σ)^{1/2} = Tr Σ is used
+// exactly, so comparing a set of statistics with itself gives 0, not
+// rounding noise.
 //
 // Errors: different dimensions, a covariance of the wrong size, NaN or
-// ±Inf entries (a covariance of fewer than ddof+1 rows is NaN), or a
-// negative variance.
+// ±Inf entries (a covariance of fewer than ddof+1 rows is NaN), a
+// negative variance, or a covariance that is clearly not positive
+// semidefinite (errors.Is(err, ErrNotPSD)): a pair of coordinates with
+// |Σᵢⱼ| > √(Σᵢᵢ Σⱼⱼ), a pivoted Cholesky factorisation that meets
+// negative pivots summing to more than PSDTolerance of the trace, or a
+// distance negative beyond rounding as above. These are necessary
+// conditions only: an indefinite covariance that passes them all (its
+// negative part below the tolerance) is treated as its positive part.
 func Distance(a, b Stats) (float64, error) {
 	if err := a.check("first statistics"); err != nil {
 		return math.NaN(), err
@@ -44,22 +54,53 @@ func Distance(a, b Stats) (float64, error) {
 	if err != nil {
 		return math.NaN(), err
 	}
-	return assemble(a.Mu, b.Mu, trace(a.Sigma), trace(b.Sigma), tr), nil
+	return assemble(a.Mu, b.Mu, trace(a.Sigma), trace(b.Sigma), tr)
 }
 
-// assemble returns ||μ₁-μ₂||² + t₁ + t₂ - 2 trSqrt, clamped at 0.
-func assemble(mu1, mu2 []float64, t1, t2, trSqrt float64) float64 {
+// PSDTolerance is how far a covariance may be from positive semidefinite,
+// relative to its scale, before Distance and Reference call it an error
+// (ErrNotPSD) rather than rounding: the negative pivots of its pivoted
+// Cholesky factorisation may sum to -PSDTolerance·Tr Σ, a Fréchet distance
+// may come out as -PSDTolerance·(||μ₁-μ₂||² + Tr Σ₁ + Tr Σ₂) (and is then
+// clamped to 0), and |Σᵢⱼ| may exceed √(Σᵢᵢ Σⱼⱼ) by PSDTolerance of
+// itself (plus PSDTolerance·10⁻⁴ of the largest variance).
+//
+// The tolerance is loose because covariances stored in float32 are not
+// positive semidefinite to float64 precision: for a rank-deficient
+// covariance (fewer samples than dimensions) rounded to float32, the
+// negative pivots reach a few 10⁻⁷ of the trace and the distance to its
+// own float64 original about -10⁻⁶ of the scale (measured for d = 64 to
+// 2048). A covariance that is not positive semidefinite by mistake (a
+// corrupted or hand-made file) is typically off by order 1.
+const PSDTolerance = 1e-4
+
+// ErrNotPSD is wrapped by the errors of Distance, DistanceToRef,
+// NewReference and the Reference methods when a covariance is clearly not
+// positive semidefinite (see PSDTolerance).
+var ErrNotPSD = errors.New("covariance is not positive semidefinite")
+
+// assemble returns ||μ₁-μ₂||² + t₁ + t₂ - 2 trSqrt, clamped at 0 when it
+// is negative by rounding only, and an error wrapping ErrNotPSD when it is
+// negative beyond PSDTolerance of ||μ₁-μ₂||² + t₁ + t₂.
+func assemble(mu1, mu2 []float64, t1, t2, trSqrt float64) (float64, error) {
 	var dm float64
 	for i, v := range mu1 {
 		e := v - mu2[i]
 		dm += e * e
 	}
-	return max(dm+t1+t2-2*trSqrt, 0)
+	scale := dm + t1 + t2
+	fd := scale - 2*trSqrt
+	if fd < -PSDTolerance*scale {
+		return math.NaN(), fmt.Errorf("frechet: %w: the Fréchet distance comes out as %.6g, negative by %.2g of its scale ||μ₁-μ₂||² + Tr Σ₁ + Tr Σ₂ = %.6g",
+			ErrNotPSD, fd, -fd/scale, scale)
+	}
+	return max(fd, 0), nil
 }
 
 // TraceSqrtProduct returns Tr (S₁ S₂)^{1/2} for symmetric positive
 // semidefinite S₁ and S₂ of the same size (it panics with mat.ErrShape
-// otherwise), or NaN if the singular value iteration fails to converge.
+// otherwise), or NaN if the singular value iteration fails to converge or
+// a factorisation shows S₁ or S₂ clearly indefinite (see PSDTolerance).
 //
 // S₁ S₂ is not symmetric, but its eigenvalues are real and non-negative:
 // with any factors S₁ = F₁ F₁ᵀ and S₂ = F₂ F₂ᵀ they are the squared
@@ -104,8 +145,14 @@ func traceSqrt(s1, s2 mat.Symmetric) (float64, error) {
 		// (S S)^{1/2} = S for positive semidefinite S: exact.
 		return trace(s1), nil
 	}
-	f1 := factor(s1)
-	f2 := factor(s2)
+	f1, err := factor(s1)
+	if err != nil {
+		return math.NaN(), fmt.Errorf("frechet: first statistics: %w", err)
+	}
+	f2, err := factor(s2)
+	if err != nil {
+		return math.NaN(), fmt.Errorf("frechet: second statistics: %w", err)
+	}
 	if f1 == nil || f2 == nil {
 		return 0, nil // a zero covariance: S₁ S₂ = 0
 	}
@@ -126,12 +173,19 @@ type pivChol struct {
 // tolerance (pivots below d·ε·max S_ii end it), or nil when the rank is 0.
 // s is not modified. Stopping at the numerical rank is what keeps the
 // rounding-level tail of a rank-deficient covariance out of the trace term.
-func factor(s mat.Symmetric) *pivChol {
+//
+// What the factorisation leaves, the Schur complement C of the first rank
+// pivots, is positive semidefinite when s is, so its diagonal (all below
+// the tolerance when the factorisation stops) is then zero up to rounding.
+// When its negative entries sum to less than -PSDTolerance·Tr s, s is not
+// positive semidefinite and the error wraps ErrNotPSD; dropping C, as the
+// truncation does, would silently replace s by a different matrix.
+func factor(s mat.Symmetric) (*pivChol, error) {
 	if openblas {
 		// LAPACKE's unpivoted dpotrf is 2-3 times faster than dpstrf at
 		// d = 2048 (gonum's pure-Go pair runs at the same speed).
 		if f := factorFullRank(s); f != nil {
-			return f
+			return f, nil
 		}
 	}
 	d := s.SymmetricDim()
@@ -140,8 +194,11 @@ func factor(s mat.Symmetric) *pivChol {
 	piv := make([]int, d)
 	work := make([]float64, 2*d)
 	t, rank, _ := lapack64.Pstrf(c.RawSymmetric(), piv, -1, work)
+	if err := checkSchurDiag(s, t, piv, rank); err != nil {
+		return nil, err
+	}
 	if rank == 0 {
-		return nil
+		return nil, nil
 	}
 	u := mat.NewDense(rank, d, nil)
 	ur := u.RawMatrix()
@@ -152,7 +209,35 @@ func factor(s mat.Symmetric) *pivChol {
 	for j, c := range piv {
 		ipiv[c] = j
 	}
-	return &pivChol{u: u, piv: piv, ipiv: ipiv}
+	return &pivChol{u: u, piv: piv, ipiv: ipiv}, nil
+}
+
+// checkSchurDiag returns an error wrapping ErrNotPSD when the diagonal of
+// the Schur complement that a pivoted Cholesky factorisation of s stopped
+// at (t, piv, rank from Pstrf) has negative entries summing to less than
+// -PSDTolerance·Tr s. Cost O(rank·(d-rank)).
+func checkSchurDiag(s mat.Symmetric, t blas64.Triangular, piv []int, rank int) error {
+	d := s.SymmetricDim()
+	if rank == d {
+		return nil
+	}
+	var neg, low float64
+	for j := rank; j < d; j++ {
+		v := s.At(piv[j], piv[j])
+		for k := 0; k < rank; k++ {
+			u := t.Data[k*t.Stride+j]
+			v -= u * u
+		}
+		if v < 0 {
+			neg += v
+			low = min(low, v)
+		}
+	}
+	if tr := trace(s); neg < -PSDTolerance*tr {
+		return fmt.Errorf("%w: its pivoted Cholesky factorisation stops after %d of %d pivots, leaving negative pivots (lowest %.6g, sum %.6g, %.2g of the trace %.6g)",
+			ErrNotPSD, rank, d, low, neg, neg/tr, tr)
+	}
+	return nil
 }
 
 // factorFullRank returns the unpivoted Cholesky factor of s (identity
@@ -297,17 +382,25 @@ func nuclearNormGram(a *mat.Dense) (float64, error) {
 // positive semidefinite g: rounding can make a zero eigenvalue slightly
 // negative, and its square root would be NaN.
 func traceSqrtSym(g *mat.SymDense) (float64, error) {
+	s, _, err := sqrtEigenSum(g)
+	return s, err
+}
+
+// sqrtEigenSum returns Σ √max(λᵢ, 0) and Σ min(λᵢ, 0) over the
+// eigenvalues of the symmetric g.
+func sqrtEigenSum(g *mat.SymDense) (s, neg float64, err error) {
 	var es mat.EigenSym
 	if !es.Factorize(g, false) {
-		return math.NaN(), errNoConvergence
+		return math.NaN(), math.NaN(), errNoConvergence
 	}
-	var s float64
 	for _, v := range es.Values(nil) {
 		if v > 0 {
 			s += math.Sqrt(v)
+		} else {
+			neg += v
 		}
 	}
-	return s, nil
+	return s, neg, nil
 }
 
 // TraceSqrtOfProduct returns Tr M^{1/2} for a square matrix M known only as
@@ -363,6 +456,12 @@ func TraceSqrtOfProduct(m mat.Matrix) (float64, error) {
 //
 // For many calls against one reference, NewReference pays the O(d³)
 // factorisation once and is faster still.
+//
+// ref is checked for positive semidefiniteness as Distance checks it
+// (ErrNotPSD) with n >= d; with n < d only the O(d²) necessary condition
+// on its entries and, along the samples' directions, the sign of the
+// eigenvalues of Z Σ_ref Zᵀ can be checked without O(d³) work
+// (NewReference checks fully).
 func DistanceToRef(x *mat.Dense, ref Stats, ddof int) (float64, error) {
 	n, d, err := checkSamples(x, ref, ddof)
 	if err != nil {
@@ -387,11 +486,17 @@ func DistanceToRef(x *mat.Dense, ref Stats, ddof int) (float64, error) {
 				g.SetSym(i, j, (p.At(i, j)+p.At(j, i))/2)
 			}
 		}
-		if tr, err = traceSqrtSym(g); err != nil {
+		var neg float64
+		if tr, neg, err = sqrtEigenSum(g); err != nil {
 			return math.NaN(), err
 		}
+		// g is Z Σ_ref Zᵀ/(n-ddof), positive semidefinite when Σ_ref is.
+		if tg := trace(g); neg < -PSDTolerance*tg {
+			return math.NaN(), fmt.Errorf("frechet: reference statistics: %w: along the samples' directions it has negative eigenvalues summing to %.6g (%.2g of the trace %.6g)",
+				ErrNotPSD, neg, neg/tg, tg)
+		}
 	}
-	return assemble(mu, ref.Mu, sq/den, trace(ref.Sigma), tr), nil
+	return assemble(mu, ref.Mu, sq/den, trace(ref.Sigma), tr)
 }
 
 // checkSamples validates rows x against reference statistics ref.
@@ -511,6 +616,60 @@ func (s Stats) check(which string) error {
 		}
 		if v := raw.Data[i*raw.Stride+i]; v < 0 {
 			return fmt.Errorf("frechet: %s: covariance[%d][%d] = %g: a variance cannot be negative", which, i, i, v)
+		}
+	}
+	if pe := pairViolation(s.Sigma); pe != nil {
+		pe.which = which
+		return pe
+	}
+	return nil
+}
+
+// PairError reports a covariance entry with |Σᵢⱼ| > √(Σᵢᵢ Σⱼⱼ) beyond
+// PSDTolerance, which no positive semidefinite matrix has (every 2×2
+// principal minor of one is non-negative). I and J are 0-based, I < J.
+// It wraps ErrNotPSD.
+type PairError struct {
+	I, J  int
+	Value float64 // Σᵢⱼ
+	Bound float64 // √(Σᵢᵢ Σⱼⱼ)
+	which string
+}
+
+func (e *PairError) Error() string {
+	w := ""
+	if e.which != "" {
+		w = e.which + ": "
+	}
+	return fmt.Sprintf("frechet: %s%v: |covariance[%d][%d]| = %.6g exceeds √(covariance[%d][%d]·covariance[%d][%d]) = %.6g",
+		w, ErrNotPSD, e.I, e.J, math.Abs(e.Value), e.I, e.I, e.J, e.J, e.Bound)
+}
+
+func (e *PairError) Unwrap() error { return ErrNotPSD }
+
+// pairViolation returns the first entry (row by row of the upper
+// triangle) of the finite s, with a non-negative diagonal, whose magnitude
+// exceeds the geometric mean of its two variances by more than
+// PSDTolerance of it plus PSDTolerance·10⁻⁴ of the largest variance, or
+// nil. O(d²), no square roots in the inner loop.
+func pairViolation(s *mat.SymDense) *PairError {
+	raw := s.RawSymmetric()
+	d := raw.N
+	sd := make([]float64, d)
+	var dmax float64
+	for i := range sd {
+		v := raw.Data[i*raw.Stride+i]
+		sd[i] = math.Sqrt(v)
+		dmax = max(dmax, v)
+	}
+	abs := PSDTolerance * 1e-4 * dmax
+	for i := 0; i < d; i++ {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+d]
+		for j := i + 1; j < d; j++ {
+			b := sd[i] * sd[j]
+			if math.Abs(row[j]) > (1+PSDTolerance)*b+abs {
+				return &PairError{I: i, J: j, Value: row[j], Bound: b}
+			}
 		}
 	}
 	return nil

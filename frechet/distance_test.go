@@ -325,7 +325,7 @@ func TestNuclearNormRoutesAgree(t *testing.T) {
 	const d = 256
 	s1 := StatsOf(inceptionLike(11, 600, d), 1).Sigma
 	s2 := StatsOf(inceptionLike(12, 300, d), 1).Sigma
-	f1, f2 := factor(s1), factor(s2)
+	f1, f2 := mustFactor(t, s1), mustFactor(t, s2)
 	b := mat.NewDense(f2.rank(), d, nil)
 	for i := 0; i < f2.rank(); i++ {
 		for j, c := range f1.piv {
@@ -357,7 +357,7 @@ func TestFactorFullRankMatchesPivoted(t *testing.T) {
 	if u1 == nil || u2 == nil {
 		t.Fatal("unpivoted factor refused a well-conditioned matrix")
 	}
-	p1, p2 := factor(s1), factor(s2)
+	p1, p2 := mustFactor(t, s1), mustFactor(t, s2)
 	a, _ := traceSqrtFactors(u1, u2)
 	b, _ := traceSqrtFactors(p1, u2)
 	c, _ := traceSqrtFactors(p1, p2)
@@ -368,7 +368,17 @@ func TestFactorFullRankMatchesPivoted(t *testing.T) {
 	if f := factorFullRank(singular); f != nil {
 		t.Error("unpivoted factor accepted a rank-4 matrix")
 	}
-	if f := factor(singular); f.rank() != 4 {
+	if f := mustFactor(t, singular); f.rank() != 4 {
 		t.Errorf("pivoted rank of 5 centred rows in d=20 = %d, want 4", f.rank())
 	}
+}
+
+// mustFactor is factor for a matrix that is positive semidefinite.
+func mustFactor(t *testing.T, s mat.Symmetric) *pivChol {
+	t.Helper()
+	f, err := factor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

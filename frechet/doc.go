@@ -24,7 +24,10 @@
 // trace term Tr (Σ₁Σ₂)^{1/2} is the sum of the singular values of
 // G₂G₁ᵀ for pivoted Cholesky factors Σ = GᵀG, see TraceSqrtProduct.
 // Singular covariances are fine, identical inputs give exactly 0, and the
-// result is never NaN. A Reference caches the factor of a fixed reference
+// result is never NaN. A covariance that is clearly not positive
+// semidefinite (beyond PSDTolerance: an entry larger than its variances
+// allow, negative pivots, a distance negative beyond rounding) is an error
+// wrapping ErrNotPSD, not a distance clamped to 0. A Reference caches the factor of a fixed reference
 // covariance, so that distances from many sample sets (model comparison,
 // online selection) pay the O(d³) work once; with fewer rows than
 // dimensions they do no O(d³) work at all.

@@ -20,13 +20,19 @@ type Reference struct {
 	f     *pivChol // Σ_ref = Gᵀ G; nil when Σ_ref = 0
 }
 
-// NewReference validates s and factorises its covariance (O(d³/3)). The
-// Reference keeps s.Mu and s.Sigma, which must not be modified afterwards.
+// NewReference validates s and factorises its covariance (O(d³/3)); a
+// covariance that is clearly not positive semidefinite is an error
+// wrapping ErrNotPSD (see Distance). The Reference keeps s.Mu and s.Sigma,
+// which must not be modified afterwards.
 func NewReference(s Stats) (*Reference, error) {
 	if err := s.check("reference statistics"); err != nil {
 		return nil, err
 	}
-	return &Reference{stats: s, trace: trace(s.Sigma), f: factor(s.Sigma)}, nil
+	f, err := factor(s.Sigma)
+	if err != nil {
+		return nil, fmt.Errorf("frechet: reference statistics: %w", err)
+	}
+	return &Reference{stats: s, trace: trace(s.Sigma), f: f}, nil
 }
 
 // Stats returns the reference statistics.
@@ -53,13 +59,18 @@ func (r *Reference) Distance(s Stats) (float64, error) {
 	var tr float64
 	if equalSym(s.Sigma, r.stats.Sigma) {
 		tr = r.trace
-	} else if fs := factor(s.Sigma); fs != nil && r.f != nil {
-		var err error
-		if tr, err = traceSqrtFactors(r.f, fs); err != nil {
-			return math.NaN(), err
+	} else {
+		fs, err := factor(s.Sigma)
+		if err != nil {
+			return math.NaN(), fmt.Errorf("frechet: statistics: %w", err)
+		}
+		if fs != nil && r.f != nil {
+			if tr, err = traceSqrtFactors(r.f, fs); err != nil {
+				return math.NaN(), err
+			}
 		}
 	}
-	return assemble(s.Mu, r.stats.Mu, trace(s.Sigma), r.trace, tr), nil
+	return assemble(s.Mu, r.stats.Mu, trace(s.Sigma), r.trace, tr)
 }
 
 // DistanceToSamples returns the Fréchet distance between the Gaussian
@@ -85,5 +96,5 @@ func (r *Reference) DistanceToSamples(x *mat.Dense, ddof int) (float64, error) {
 			return math.NaN(), err
 		}
 	}
-	return assemble(mu, r.stats.Mu, sq/den, r.trace, tr), nil
+	return assemble(mu, r.stats.Mu, sq/den, r.trace, tr)
 }

@@ -1,6 +1,7 @@
 package frechet
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -23,9 +24,15 @@ const symTolerance = 1e-4
 // present; N is 0 otherwise.
 //
 // sigma is symmetrised as (Σ + Σᵀ)/2, after checking that it is
-// symmetric within 10⁻⁴ of its largest variance. Every problem with the
-// file (missing key, wrong shape, non-finite value, asymmetric sigma) is a
-// *dataio.InputError naming the file and key.
+// symmetric within 10⁻⁴ of its largest variance, and must pass the cheap
+// necessary conditions for a covariance: non-negative variances and
+// |Σᵢⱼ| <= √(Σᵢᵢ Σⱼⱼ) (within PSDTolerance). Every problem with the file
+// (missing key, wrong shape, non-finite value, asymmetric sigma, an entry
+// no covariance can have) is a *dataio.InputError naming the file and key;
+// for the last, Line is i+1 and Field "sigma[i][j]" for the first such
+// entry (0-based i < j), and the error wraps ErrNotPSD and a *PairError.
+// Indefiniteness these O(d²) checks cannot see is left to Distance and
+// NewReference, which factorise sigma anyway.
 func ReadStats(path string) (Stats, error) {
 	keys, err := dataio.NPZKeys(path)
 	if err != nil {
@@ -78,6 +85,11 @@ func ReadStats(path string) (Stats, error) {
 		s.N = int(na.Data[0])
 	}
 	if err := s.check("statistics"); err != nil {
+		var pe *PairError
+		if errors.As(err, &pe) {
+			return Stats{}, &dataio.InputError{File: path, Key: "sigma", Line: pe.I + 1, Field: fmt.Sprintf("sigma[%d][%d]", pe.I, pe.J),
+				Msg: fmt.Sprintf("%v: |%.6g| exceeds √(sigma[%d][%d]·sigma[%d][%d]) = %.6g", ErrNotPSD, pe.Value, pe.I, pe.I, pe.J, pe.J, pe.Bound), Err: err}
+		}
 		return Stats{}, &dataio.InputError{File: path, Msg: strings.TrimPrefix(err.Error(), "frechet: statistics: "), Err: err}
 	}
 	return s, nil

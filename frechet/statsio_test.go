@@ -143,6 +143,10 @@ func TestReadStatsErrors(t *testing.T) {
 			"mu.npy":    npyFloat32([]int{2}, []float32{1, 2}),
 			"sigma.npy": npyFloat32([]int{2, 2}, []float32{1, 0, 0, -1}),
 		}, "variance cannot be negative"},
+		{"indefinite", map[string][]byte{
+			"mu.npy":    npyFloat32([]int{3}, []float32{1, 2, 3}),
+			"sigma.npy": npyFloat32([]int{3, 3}, []float32{1, 0, 0, 0, 1, 3, 0, 3, 1}),
+		}, `key "sigma" row 2: sigma[1][2]: covariance is not positive semidefinite: |3| exceeds √(sigma[1][1]·sigma[2][2]) = 1`},
 		{"NaN", map[string][]byte{
 			"mu.npy":    npyFloat32([]int{2}, []float32{1, float32(math.NaN())}),
 			"sigma.npy": npyFloat32([]int{2, 2}, []float32{1, 0, 0, 1}),

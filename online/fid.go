@@ -122,7 +122,8 @@ type FIDReference struct {
 // NewFIDReference prepares reference statistics (μ_r, Σ_r), for example
 // read from a pytorch-fid .npz file. Σ_r may be singular; the seed's
 // Theorem 5.1 assumes it positive definite, which only the guarantee, not
-// the computation, needs. The reference keeps s.Mu and s.Sigma, which
+// the computation, needs. A Σ_r that is not positive semidefinite beyond
+// rounding (frechet.PSDTolerance) is an error wrapping frechet.ErrNotPSD. The reference keeps s.Mu and s.Sigma, which
 // must not be modified afterwards.
 func NewFIDReference(s frechet.Stats) (*FIDReference, error) {
 	off, err := frechet.NewReference(s)
@@ -135,11 +136,21 @@ func NewFIDReference(s frechet.Stats) (*FIDReference, error) {
 		return nil, errors.New("online: reference: eigenvalues of the covariance did not converge")
 	}
 	r := &FIDReference{off: off, mu: s.Mu, sigma: s.Sigma, trace: mat.Trace(s.Sigma)}
+	var neg float64
 	for _, v := range es.Values(nil) {
 		if v > 0 {
 			r.traceSqrt += math.Sqrt(v)
 			r.norm = max(r.norm, v)
+		} else {
+			neg += v
 		}
+	}
+	// frechet.NewReference has checked what a factorisation shows; the
+	// eigenvalues at hand show the rest (an indefinite part whose
+	// pivots are all zero).
+	if neg < -frechet.PSDTolerance*r.trace {
+		return nil, fmt.Errorf("online: reference: %w: negative eigenvalues sum to %.6g (%.2g of the trace %.6g)",
+			frechet.ErrNotPSD, neg, neg/r.trace, r.trace)
 	}
 	// Pivoted Cholesky, PᵀΣP = UᵀU with U upper trapezoidal (rank×d):
 	// Σ = GᵀG for G = UPᵀ, whose column piv[j] is column j of U. It stops

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -40,7 +41,7 @@ with arrays mu (d) and sigma (d x d), the format of pytorch-fid's
 			if sameFileAs(out, in) != "" {
 				return badUsage("stats: --out %s is the input; refusing to overwrite it", out)
 			}
-			x, err := readFeatures(in, key)
+			x, err := readFeatures(in, rowsOpt{key: key, keyFlag: "--key"})
 			if err != nil {
 				return err
 			}
@@ -77,14 +78,59 @@ func checkProbs(file string, p *mat.Dense, tol float64) error {
 	}
 	msg := re.Msg
 	if re.Col == 0 && tol <= frechet.ProbTolerance {
-		msg += "; rows saved as float32 may need --tolerance 1e-4"
+		// Only a sum close to 1 can be float32 rounding; one further off
+		// is simply not a distribution.
+		if off := math.Abs(rowSum(p, re.Row-1) - 1); off <= 1e-4 {
+			msg += "; rows saved as float32 may need --tolerance 1e-4"
+		} else if off <= 1e-3 {
+			msg += "; rows saved with few digits may need --tolerance 1e-3"
+		}
 	}
 	return &dataio.InputError{File: file, Line: re.Row, Field: colField(re.Col), Msg: msg}
 }
 
-// readFeatures reads an n x d matrix of feature rows with at least 2 rows.
-func readFeatures(path, key string) (*mat.Dense, error) {
-	a, err := dataio.ReadArray(path, dataio.ReadOptions{Key: key})
+// rowSum returns the sum of row i of p.
+func rowSum(p *mat.Dense, i int) float64 {
+	var s float64
+	for _, v := range p.RawRowView(i) {
+		s += v
+	}
+	return s
+}
+
+// rowsOpt says how to read a matrix of rows and how to speak of it.
+type rowsOpt struct {
+	key     string // .npz member ("" for the only one)
+	keyFlag string // the flag that sets key, named when an .npz needs one
+	probs   bool   // class-probability rows (n, classes), not feature rows (n, d)
+	stats   bool   // the file may also be a statistics .npz (mu, sigma)
+}
+
+// what names the rows, e.g. "feature rows".
+func (o rowsOpt) what() string {
+	if o.probs {
+		return "class-probability rows"
+	}
+	return "feature rows"
+}
+
+// readRows reads an n x d matrix of rows (n >= 1). An .npz with several
+// arrays and no key is an error naming its members and o.keyFlag.
+func readRows(path string, o rowsOpt) (*mat.Dense, error) {
+	if o.key == "" && strings.HasSuffix(strings.ToLower(path), ".npz") {
+		keys, err := dataio.NPZKeys(path)
+		if err != nil {
+			return nil, err
+		}
+		if len(keys) > 1 {
+			what := ""
+			if o.stats {
+				what = " and no statistics (mu, sigma)"
+			}
+			return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("archive holds %d arrays (%s)%s; choose one with %s", len(keys), strings.Join(keys, ", "), what, o.keyFlag)}
+		}
+	}
+	a, err := dataio.ReadArray(path, dataio.ReadOptions{Key: o.key})
 	if err != nil {
 		return nil, err
 	}
@@ -95,18 +141,33 @@ func readFeatures(path, key string) (*mat.Dense, error) {
 		a = &dataio.Array{Shape: []int{a.Shape[0], a.Shape[1]}, Data: a.Data}
 	}
 	if a.Rank() != 2 {
-		return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("want feature rows (n, d), got shape %v", a.Shape)}
-	}
-	if a.Shape[0] < 2 {
-		return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("%d row(s); need at least 2 feature rows", a.Shape[0])}
+		shape := "(n, d)"
+		if o.probs {
+			shape = "(n, classes)"
+		}
+		return nil, &dataio.InputError{File: path, Key: o.key, Msg: fmt.Sprintf("want %s %s, got shape %v", o.what(), shape, a.Shape)}
 	}
 	return a.Matrix()
 }
 
+// readFeatures reads an n x d matrix of rows with at least 2 rows (a
+// covariance needs 2).
+func readFeatures(path string, o rowsOpt) (*mat.Dense, error) {
+	x, err := readRows(path, o)
+	if err != nil {
+		return nil, err
+	}
+	if n := x.RawMatrix().Rows; n < 2 {
+		return nil, &dataio.InputError{File: path, Key: o.key, Msg: fmt.Sprintf("%d row(s); need at least 2 %s", n, o.what())}
+	}
+	return x, nil
+}
+
 // isStatsFile reports whether path is an .npz of Gaussian statistics: it
-// holds mu or sigma (frechet.ReadStats then says which one is missing).
-func isStatsFile(path string) bool {
-	if !strings.HasSuffix(strings.ToLower(path), ".npz") {
+// holds mu or sigma (frechet.ReadStats then says which one is missing)
+// and no key chose an array of rows in it.
+func isStatsFile(path, key string) bool {
+	if key != "" || !strings.HasSuffix(strings.ToLower(path), ".npz") {
 		return false
 	}
 	keys, err := dataio.NPZKeys(path)
@@ -115,6 +176,7 @@ func isStatsFile(path string) bool {
 
 type compareFlags struct {
 	real, fake, metrics    string
+	realKey, fakeKey       string
 	kf                     kernelFlags
 	kidSubsets, kidSubsize int
 	seed                   uint64
@@ -136,7 +198,9 @@ generator (any embedder: Inception gives FID, DINOv2 FD-DINOv2, VGGish FAD, I3D 
   cms   cosine similarity of the mean embeddings with --kernel/--gamma
 
 --real may be a statistics file (.npz with mu and sigma, from 'genlens stats' or
-pytorch-fid); then only fid can be computed.`,
+pytorch-fid); then only fid can be computed. An .npz of several arrays without
+mu and sigma needs --real-key (--fake-key) to name the array of rows; a key
+also reads rows from an .npz that does hold mu and sigma.`,
 		Example: `  genlens compare --real real_feats.npy --fake gen_feats.npy --json
   genlens compare --real cifar10_stats.npz --fake gen_feats.npy --metrics fid`,
 		Args: args(cobra.NoArgs),
@@ -145,6 +209,8 @@ pytorch-fid); then only fid can be computed.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.real, "real", "", "real feature rows (.npy/.npz/.csv) or a statistics .npz (mu, sigma)")
 	fl.StringVar(&f.fake, "fake", "", "generated feature rows (.npy/.npz/.csv)")
+	fl.StringVar(&f.realKey, "real-key", "", "array of feature rows inside an .npz --real (rather than its mu, sigma)")
+	fl.StringVar(&f.fakeKey, "fake-key", "", "array of feature rows inside an .npz --fake")
 	fl.StringVar(&f.metrics, "metrics", "", "comma-separated subset of fid,kid,mmd,cms (default: all that the inputs allow)")
 	f.kf.register(cmd, "rbf", "median")
 	fl.IntVar(&f.kidSubsets, "kid-subsets", frechet.KIDSubsets, "KID: number of subsets")
@@ -160,13 +226,14 @@ type meanStd struct {
 }
 
 // compareOutput is the JSON contract of `genlens compare`; metrics not
-// computed are omitted.
+// computed are omitted, and n_real is null when --real is a statistics
+// file that does not record its sample count (pytorch-fid's do not).
 type compareOutput struct {
 	FID    *num     `json:"fid,omitempty"`
 	KID    *meanStd `json:"kid,omitempty"`
 	MMD2   *num     `json:"mmd2,omitempty"`
 	CMS    *num     `json:"cms,omitempty"`
-	NReal  int      `json:"n_real"`
+	NReal  *int     `json:"n_real"`
 	NFake  int      `json:"n_fake"`
 	Dim    int      `json:"dim"`
 	Kernel string   `json:"kernel,omitempty"`
@@ -176,10 +243,7 @@ func runCompare(cmd *cobra.Command, f compareFlags) error {
 	if f.real == "" || f.fake == "" {
 		return badUsage("compare: --real and --fake are required")
 	}
-	if f.kidSubsets < 1 || f.kidSubsize < 2 {
-		return badUsage("compare: --kid-subsets must be >= 1 and --kid-subset-size >= 2")
-	}
-	statsOnly := isStatsFile(f.real)
+	statsOnly := isStatsFile(f.real, f.realKey)
 	want := map[string]bool{}
 	if f.metrics == "" {
 		want["fid"] = true
@@ -200,7 +264,10 @@ func runCompare(cmd *cobra.Command, f compareFlags) error {
 			return badUsage("compare: unknown metric %q (want fid, kid, mmd, cms)", m)
 		}
 	}
-	fake, err := readFeatures(f.fake, "")
+	if want["kid"] && (f.kidSubsets < 1 || f.kidSubsize < 2) {
+		return badUsage("compare: --kid-subsets must be >= 1 and --kid-subset-size >= 2")
+	}
+	fake, err := readFeatures(f.fake, rowsOpt{key: f.fakeKey, keyFlag: "--fake-key"})
 	if err != nil {
 		return err
 	}
@@ -212,15 +279,18 @@ func runCompare(cmd *cobra.Command, f compareFlags) error {
 		if realStats, err = frechet.ReadStats(f.real); err != nil {
 			return err
 		}
-		out.NReal = realStats.N
+		if realStats.N > 0 {
+			out.NReal = &realStats.N
+		}
 		if realStats.Dim() != out.Dim {
 			return &dataio.InputError{File: f.fake, Msg: fmt.Sprintf("features have dimension %d, statistics %s have %d", out.Dim, f.real, realStats.Dim())}
 		}
 	} else {
-		if real, err = readFeatures(f.real, ""); err != nil {
+		if real, err = readFeatures(f.real, rowsOpt{key: f.realKey, keyFlag: "--real-key", stats: true}); err != nil {
 			return err
 		}
-		out.NReal = real.RawMatrix().Rows
+		n := real.RawMatrix().Rows
+		out.NReal = &n
 		if c := real.RawMatrix().Cols; c != out.Dim {
 			return &dataio.InputError{File: f.fake, Msg: fmt.Sprintf("features have dimension %d, %s has %d", out.Dim, f.real, c)}
 		}
@@ -229,6 +299,11 @@ func runCompare(cmd *cobra.Command, f compareFlags) error {
 	if want["fid"] {
 		d, err := frechet.Distance(realStats, frechet.StatsOf(fake, 1))
 		if err != nil {
+			if statsOnly {
+				// The fake covariance comes from rows, so is positive
+				// semidefinite: a covariance that is not is the file's.
+				return statsFault(f.real, err)
+			}
 			return err
 		}
 		v := num(d)
@@ -272,7 +347,11 @@ func runCompare(cmd *cobra.Command, f compareFlags) error {
 }
 
 func printCompare(w io.Writer, o *compareOutput) {
-	fmt.Fprintf(w, "real %d rows, fake %d rows, d = %d\n", o.NReal, o.NFake, o.Dim)
+	if o.NReal != nil {
+		fmt.Fprintf(w, "real %d rows, fake %d rows, d = %d\n", *o.NReal, o.NFake, o.Dim)
+	} else {
+		fmt.Fprintf(w, "real statistics (sample count not recorded), fake %d rows, d = %d\n", o.NFake, o.Dim)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if o.FID != nil {
 		fmt.Fprintf(tw, "FID\t%s\t\n", fmtNum(float64(*o.FID)))
@@ -312,12 +391,14 @@ sum to exactly 1 first.`,
 			if splits < 1 {
 				return badUsage("is: --splits %d: want >= 1", splits)
 			}
-			p, err := readFeatures(probs, key)
+			p, err := readRows(probs, rowsOpt{key: key, keyFlag: "--key", probs: true})
 			if err != nil {
 				return err
 			}
+			// frechet.InceptionScore needs a row per split, nothing
+			// more: one row with --splits 1 has IS 1.
 			if n := p.RawMatrix().Rows; n < splits {
-				return &dataio.InputError{File: probs, Msg: fmt.Sprintf("%d rows for %d splits", n, splits)}
+				return &dataio.InputError{File: probs, Key: key, Msg: fmt.Sprintf("%d class-probability row(s) for --splits %d; need at least %d (or a smaller --splits)", n, splits, splits)}
 			}
 			if err := checkProbs(probs, p, tol); err != nil {
 				return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -26,6 +27,7 @@ func init() {
 
 type selectFlags struct {
 	score, ref, algos, out string
+	refKey, poolsKey       string
 	pools                  []string
 	steps, batch, trials   int
 	delta, bonusScale, tol float64
@@ -49,6 +51,9 @@ the final regret and optimal-pick ratio, and how often each generator was drawn.
                a statistics .npz (mu, sigma); algorithms fid-ucb, naive-ucb, greedy
   --score is   pools are class-probability rows; algorithms is-ucb, naive-ucb, greedy
 
+An .npz of several arrays needs --ref-key or --pools-key to name the array of
+rows (a --ref-key also reads rows from an .npz that holds mu and sigma).
+
 --out DIR writes per-step curves (steps.csv: mean and std over trials per
 algorithm) and regret.png / optimal_pick_ratio.png.`,
 		Example: `  genlens select --score fid --ref real.npy --pools g1.npy g2.npy g3.npy --out sel/
@@ -63,6 +68,8 @@ algorithm) and regret.png / optimal_pick_ratio.png.`,
 	fl.StringVar(&f.score, "score", "fid", "fid or is")
 	fl.StringSliceVar(&f.pools, "pools", nil, "one sample pool per generator (.npy/.npz/.csv); more may follow as arguments")
 	fl.StringVar(&f.ref, "ref", "", "fid: reference feature rows or statistics .npz (mu, sigma)")
+	fl.StringVar(&f.refKey, "ref-key", "", "array of feature rows inside an .npz --ref (rather than its mu, sigma)")
+	fl.StringVar(&f.poolsKey, "pools-key", "", "array of rows inside each .npz pool")
 	fl.StringVar(&f.algos, "algos", "", "comma-separated algorithms (default: fid-ucb,naive-ucb,greedy or is-ucb,naive-ucb,greedy)")
 	fl.IntVar(&f.steps, "steps", 1000, "steps T per trial")
 	fl.IntVar(&f.batch, "batch", 5, "rows b drawn per step")
@@ -117,9 +124,37 @@ func runSelect(cmd *cobra.Command, f selectFlags) error {
 	if f.algos == "" {
 		f.algos = f.score + "-ucb,naive-ucb,greedy"
 	}
+	algos, err := parseAlgos(f.algos)
+	if err != nil {
+		return err
+	}
+	var fidRules []online.FIDRule
+	var isRules []online.ISRule
+	for _, name := range algos {
+		if f.score == "fid" {
+			r, err := online.ParseFIDRule(name)
+			if err != nil {
+				return usageError{err}
+			}
+			fidRules = append(fidRules, r)
+		} else {
+			r, err := online.ParseISRule(name)
+			if err != nil {
+				return usageError{err}
+			}
+			isRules = append(isRules, r)
+		}
+	}
+	if f.score == "fid" && f.ref == "" {
+		return badUsage("select: --score fid needs --ref (reference rows or a statistics .npz)")
+	}
+	if f.score == "is" && (f.ref != "" || f.refKey != "") {
+		return badUsage("select: --ref is for --score fid; IS needs no reference")
+	}
+	ro := rowsOpt{key: f.poolsKey, keyFlag: "--pools-key", probs: f.score == "is"}
 	pools := make([]*mat.Dense, len(f.pools))
 	for g, p := range f.pools {
-		x, err := readFeatures(p, "")
+		x, err := readFeatures(p, ro)
 		if err != nil {
 			return err
 		}
@@ -134,12 +169,11 @@ func runSelect(cmd *cobra.Command, f selectFlags) error {
 	defer parallelTasks(f.trials)()
 	sim := online.Simulation{Steps: f.steps, Batch: f.batch, Trials: f.trials, Seed: f.seed, Progress: func(int, int) { tick() }}
 	var res *online.Result
-	var err error
 	switch f.score {
 	case "fid":
-		res, err = selectFID(sim, f, pools)
+		res, err = selectFID(sim, f, fidRules, pools)
 	case "is":
-		res, err = selectIS(sim, f, pools)
+		res, err = selectIS(sim, f, isRules, pools)
 	}
 	done()
 	if err != nil {
@@ -165,23 +199,40 @@ func runSelect(cmd *cobra.Command, f selectFlags) error {
 	return nil
 }
 
-func selectFID(sim online.Simulation, f selectFlags, pools []*mat.Dense) (*online.Result, error) {
-	if f.ref == "" {
-		return nil, badUsage("select: --score fid needs --ref (reference rows or a statistics .npz)")
+// parseAlgos splits --algos into trimmed names, refusing empty and
+// repeated ones; the score's parser checks that each exists.
+func parseAlgos(list string) ([]string, error) {
+	var names []string
+	seen := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return nil, badUsage("select: --algos %q has an empty entry", list)
+		}
+		if seen[name] {
+			return nil, badUsage("select: --algos lists %s twice", name)
+		}
+		seen[name] = true
+		names = append(names, name)
 	}
+	return names, nil
+}
+
+func selectFID(sim online.Simulation, f selectFlags, rules []online.FIDRule, pools []*mat.Dense) (*online.Result, error) {
 	var ref *online.FIDReference
 	var dim int
-	if isStatsFile(f.ref) {
+	stats := isStatsFile(f.ref, f.refKey)
+	if stats {
 		s, err := frechet.ReadStats(f.ref)
 		if err != nil {
 			return nil, err
 		}
 		dim = s.Dim()
 		if ref, err = online.NewFIDReference(s); err != nil {
-			return nil, err
+			return nil, statsFault(f.ref, err)
 		}
 	} else {
-		x, err := readFeatures(f.ref, "")
+		x, err := readFeatures(f.ref, rowsOpt{key: f.refKey, keyFlag: "--ref-key", stats: true})
 		if err != nil {
 			return nil, err
 		}
@@ -193,35 +244,39 @@ func selectFID(sim online.Simulation, f selectFlags, pools []*mat.Dense) (*onlin
 	if c := pools[0].RawMatrix().Cols; c != dim {
 		return nil, &dataio.InputError{File: f.pools[0], Msg: fmt.Sprintf("%d columns, the reference %s has %d", c, f.ref, dim)}
 	}
-	var rules []online.FIDRule
-	for _, name := range strings.Split(f.algos, ",") {
-		r, err := online.ParseFIDRule(strings.TrimSpace(name))
-		if err != nil {
-			return nil, usageError{err}
-		}
-		rules = append(rules, r)
-	}
 	p := online.DefaultFIDParams()
 	p.Delta, p.BonusScale = f.delta, f.bonusScale
-	return sim.RunFID(ref, pools, rules, p)
+	res, err := sim.RunFID(ref, pools, rules, p)
+	if err != nil && stats {
+		return nil, statsFault(f.ref, err)
+	}
+	return res, err
 }
 
-func selectIS(sim online.Simulation, f selectFlags, pools []*mat.Dense) (*online.Result, error) {
-	if f.ref != "" {
-		return nil, badUsage("select: --ref is for --score fid; IS needs no reference")
+// statsFault turns an error that says a covariance is not positive
+// semidefinite into an input error about the statistics file it came
+// from (pools are rows, whose covariances are); other errors pass.
+func statsFault(file string, err error) error {
+	if !errors.Is(err, frechet.ErrNotPSD) {
+		return err
+	}
+	// Drop the package and argument prefixes ("frechet: first
+	// statistics: ", "online: reference: "): the file is named instead.
+	msg := err.Error()
+	if i := strings.Index(msg, frechet.ErrNotPSD.Error()); i >= 0 {
+		msg = msg[i:]
+	}
+	return &dataio.InputError{File: file, Key: "sigma", Msg: msg, Err: err}
+}
+
+func selectIS(sim online.Simulation, f selectFlags, rules []online.ISRule, pools []*mat.Dense) (*online.Result, error) {
+	if k := pools[0].RawMatrix().Cols; k < 2 {
+		return nil, &dataio.InputError{File: f.pools[0], Msg: fmt.Sprintf("rows have %d class (column); IS-based selection needs at least 2 classes", k)}
 	}
 	for g, x := range pools {
 		if err := checkProbs(f.pools[g], x, f.tol); err != nil {
 			return nil, err
 		}
-	}
-	var rules []online.ISRule
-	for _, name := range strings.Split(f.algos, ",") {
-		r, err := online.ParseISRule(strings.TrimSpace(name))
-		if err != nil {
-			return nil, usageError{err}
-		}
-		rules = append(rules, r)
 	}
 	p := online.DefaultISParams()
 	p.Delta, p.BonusScale = f.delta, f.bonusScale

@@ -5,8 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"genlens/dataio"
 )
 
 func gaussPool(r *rand.Rand, n, d int, scale float64) []float64 {
@@ -123,6 +126,68 @@ func TestSelectBadInput(t *testing.T) {
 			code, _, stderr := cli(t, c.args...)
 			if code != 2 || !strings.Contains(stderr, c.want) {
 				t.Errorf("exit %d, stderr %q, want 2 and %q", code, stderr, c.want)
+			}
+		})
+	}
+}
+
+// TestSelectUsageAndInput: repeated algorithms are bad usage; pools of one
+// class, reference statistics that are no covariance, and .npz inputs
+// without a key are the files' fault (exit 2, naming them); --ref-key and
+// --pools-key read arrays of rows from .npz files.
+func TestSelectUsageAndInput(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(13, 14))
+	refRows := gaussPool(r, 60, 3, 1)
+	poolRows := [][]float64{gaussPool(r, 40, 3, 0.5), gaussPool(r, 40, 3, 1)}
+	ref := writeArray(t, dir, "ref.npy", []int{60, 3}, refRows)
+	p0 := writeArray(t, dir, "p0.npy", []int{40, 3}, poolRows[0])
+	p1 := writeArray(t, dir, "p1.npy", []int{40, 3}, poolRows[1])
+	one := writeArray(t, dir, "oneclass.npy", []int{10, 1}, slices.Repeat([]float64{1}, 10))
+	labels := &dataio.Array{Shape: []int{2}, Data: []float64{0, 1}}
+	refz := writeNPZ(t, dir, "ref.npz", map[string]*dataio.Array{"feats": {Shape: []int{60, 3}, Data: refRows}, "labels": labels})
+	p0z := writeNPZ(t, dir, "p0.npz", map[string]*dataio.Array{"feats": {Shape: []int{40, 3}, Data: poolRows[0]}, "labels": labels})
+	p1z := writeNPZ(t, dir, "p1.npz", map[string]*dataio.Array{"feats": {Shape: []int{40, 3}, Data: poolRows[1]}, "labels": labels})
+	sigma := func(v ...float64) map[string]*dataio.Array {
+		return map[string]*dataio.Array{"mu": {Shape: []int{3}, Data: []float64{0, 0, 0}}, "sigma": {Shape: []int{3, 3}, Data: v}}
+	}
+	pair := writeNPZ(t, dir, "pair.npz", sigma(1, 3, 0, 3, 1, 0, 0, 0, 1))
+	tri := writeNPZ(t, dir, "tri.npz", sigma(1, 0.9, -0.9, 0.9, 1, 0.9, -0.9, 0.9, 1))
+	run := []string{"--steps", "10", "--trials", "2", "--json"}
+
+	_, want, stderr := cli(t, append([]string{"select", "--ref", ref, "--pools", p0, p1}, run...)...)
+	if want == "" {
+		t.Fatal(stderr)
+	}
+	code, got, stderr := cli(t, append([]string{"select", "--ref", refz, "--ref-key", "feats", "--pools-key", "feats", "--pools", p0z, p1z}, run...)...)
+	if code != 0 || got != want {
+		t.Errorf("--ref-key, --pools-key: exit %d (%s)\n%s\nwant\n%s", code, stderr, got, want)
+	}
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"algorithm twice", []string{"--ref", ref, "--algos", "fid-ucb,greedy,fid-ucb", "--pools", p0, p1}, []string{"--algos", "fid-ucb twice"}},
+		{"algorithm twice, spaced", []string{"--score", "is", "--algos", "is-ucb, is-ucb", "--pools", one, one}, []string{"is-ucb twice"}},
+		{"empty algorithm", []string{"--ref", ref, "--algos", "fid-ucb,", "--pools", p0, p1}, []string{"--algos", "empty"}},
+		{"one class", []string{"--score", "is", "--pools", one, one}, []string{"oneclass.npy", "1 class", "at least 2 classes"}},
+		{"ref stats entry beyond its variances", []string{"--ref", pair, "--pools", p0, p1}, []string{"pair.npz", `key "sigma" row 1: sigma[0][1]`, "not positive semidefinite"}},
+		{"ref stats indefinite", []string{"--ref", tri, "--pools", p0, p1}, []string{"tri.npz", `key "sigma"`, "not positive semidefinite"}},
+		{"ref npz without key", []string{"--ref", refz, "--pools", p0, p1}, []string{"ref.npz", "feats, labels", "no statistics (mu, sigma)", "--ref-key"}},
+		{"pool npz without key", []string{"--ref", ref, "--pools", p0z, p1z}, []string{"p0.npz", "feats, labels", "--pools-key"}},
+		{"ref-key with is", []string{"--score", "is", "--ref-key", "feats", "--pools", one, one}, []string{"--ref", "IS needs no reference"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := cli(t, append(append([]string{"select"}, c.args...), run...)...)
+			if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Fatalf("exit %d, stderr %q; want 2 and one line", code, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q lacks %q", stderr, w)
+				}
 			}
 		})
 	}
