@@ -264,6 +264,13 @@ func runCompare(cmd *cobra.Command, f compareFlags) error {
 			return badUsage("compare: unknown metric %q (want fid, kid, mmd, cms)", m)
 		}
 	}
+	if want["mmd"] || want["cms"] {
+		if err := f.kf.checkGamma(cmd); err != nil {
+			return err
+		}
+	} else if cmd.Flags().Changed("kernel") || cmd.Flags().Changed("gamma") {
+		return badUsage("compare: --kernel and --gamma apply only to --metrics mmd and cms")
+	}
 	if want["kid"] && (f.kidSubsets < 1 || f.kidSubsize < 2) {
 		return badUsage("compare: --kid-subsets must be >= 1 and --kid-subset-size >= 2")
 	}

@@ -226,6 +226,34 @@ func TestCompareKIDFlagsOnlyForKID(t *testing.T) {
 	}
 }
 
+// TestCompareKernelFlags: --gamma with a kernel that has no bandwidth, and
+// kernel flags when no kernel metric is asked for, are usage errors rather
+// than silently ignored.
+func TestCompareKernelFlags(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(7, 9))
+	a := writeArray(t, dir, "a.npy", []int{20, 3}, randRows(r, 20, 3, 0))
+	b := writeArray(t, dir, "b.npy", []int{20, 3}, randRows(r, 20, 3, 1))
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"rbf with gamma", []string{"--metrics", "mmd", "--kernel", "rbf", "--gamma", "0.5"}, 0, ""},
+		{"linear with gamma", []string{"--metrics", "mmd", "--kernel", "linear", "--gamma", "0.5"}, 2, "--gamma"},
+		{"fid with kernel", []string{"--metrics", "fid", "--kernel", "laplacian"}, 2, "--kernel"},
+		{"fid,kid with gamma", []string{"--metrics", "fid,kid", "--gamma", "dim"}, 2, "--gamma"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := cli(t, append([]string{"compare", "--real", a, "--fake", b}, c.args...)...)
+			if code != c.code || !strings.Contains(stderr, c.msg) {
+				t.Errorf("exit %d (want %d): %s", code, c.code, stderr)
+			}
+		})
+	}
+}
+
 // TestCompareNReal: n_real is the row count of real rows, the recorded
 // count of a stats file from 'genlens stats', and null for a pytorch-fid
 // file that records none; the metric keys stay as they are.
