@@ -1,10 +1,13 @@
 package dataio
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -193,6 +196,91 @@ func FuzzReadTable(f *testing.F) {
 			}
 			if _, err := tb.Column(tb.Name(j)); err != nil {
 				t.Fatalf("Column(Name(%d)): %v", j, err)
+			}
+		}
+	})
+}
+
+// FuzzReadNPZ feeds arbitrary archives through the .npz path of ReadArray:
+// corrupt zips, members that are not .npy, bad member headers and
+// compression methods other than store/deflate must all end in one
+// *InputError line, never a panic.
+func FuzzReadNPZ(f *testing.F) {
+	le := binary.LittleEndian
+	good := npyBytes(1, hdr("<f8", false, "(2, 2)"), f64s(le, 1, 2, 3, 4))
+	f.Add(zipBytes(f, zip.Store, "a.npy", good), "")
+	f.Add(zipBytes(f, zip.Deflate, "a.npy", good, "b.npy", good), "b")
+	f.Add(zipBytes(f, zip.Deflate, "a.npy", good, "b.npy", good), "")
+	f.Add(zipBytes(f, zip.Store, "a.txt", []byte("x")), "")
+	f.Add(zipBytes(f, zip.Store, "a.npy", []byte("\x93NUMPY\x01\x00")), "a")
+	f.Add([]byte("PK\x03\x04"), "")
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte, key string) {
+		p := filepath.Join(dir, "f.npz")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a, err := ReadArray(p, ReadOptions{Key: key})
+		if err != nil {
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("want *InputError, got %T: %v", err, err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line message %q", err.Error())
+			}
+			return
+		}
+		if a.Size() != len(a.Data) || len(a.Data) == 0 {
+			t.Fatalf("inconsistent result: shape %v, %d elements", a.Shape, len(a.Data))
+		}
+		for i, v := range a.Data {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("accepted a non-finite element %d: %v", i, v)
+			}
+		}
+	})
+}
+
+// FuzzReadParquet: parquet-go can panic on corrupt files; ReadRecords must
+// turn every such file into one *InputError line.
+func FuzzReadParquet(f *testing.F) {
+	dir := f.TempDir()
+	seed := filepath.Join(dir, "seed.parquet")
+	writeParquet(f, seed, []pqRow{
+		{ID: "q1", Samples: []string{"a b", "c"}, Embeddings: [][]float64{{1, 2}, {3, 4}}, Reference: []string{"A"}},
+		{ID: "q2", Samples: []string{"d"}},
+	})
+	b, err := os.ReadFile(seed)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(b[:len(b)/2])
+	f.Add([]byte("PAR1PAR1"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "f.parquet")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := ReadRecords(p)
+		if err != nil {
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("want *InputError, got %T: %v", err, err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line message %q", err.Error())
+			}
+			return
+		}
+		for _, r := range recs {
+			for _, e := range r.Embeddings {
+				for _, v := range e {
+					if math.IsNaN(v) || math.IsInf(v, 0) {
+						t.Fatalf("line %d: accepted a non-finite embedding %v", r.Line, v)
+					}
+				}
 			}
 		}
 	})

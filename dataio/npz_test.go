@@ -13,7 +13,7 @@ import (
 
 // zipBytes builds an archive with archive/zip directly, independent of
 // WriteNPZ.
-func zipBytes(t *testing.T, method uint16, members ...any) []byte {
+func zipBytes(t testing.TB, method uint16, members ...any) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)

@@ -1,6 +1,7 @@
 package dataio
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -45,7 +46,12 @@ func readParquet(path string) (recs []Record, err error) {
 			err = &InputError{File: path, Line: row, Msg: fmt.Sprintf("malformed Parquet file (%v)", r)}
 		}
 	}()
-	pf, err := parquet.OpenFile(f, st.Size())
+	if err := checkParquetFooter(f, st.Size()); err != nil {
+		return nil, &InputError{File: path, Msg: "not a valid Parquet file: " + err.Error(), Err: err}
+	}
+	// Page indexes and bloom filters are for filtered reads, which we never
+	// do; skipping them also keeps a corrupt index from being decoded.
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, &InputError{File: path, Msg: "not a valid Parquet file: " + err.Error(), Err: err}
 	}
@@ -83,4 +89,28 @@ func readParquet(path string) (recs []Record, err error) {
 		return nil, &InputError{File: path, Msg: "no records (no rows)"}
 	}
 	return recs, nil
+}
+
+// checkParquetFooter checks the magic numbers and that the footer length
+// fits in the file before parquet-go sees it: parquet-go allocates what
+// the footer length says, so an 8-byte file could ask for gigabytes.
+func checkParquetFooter(r io.ReaderAt, size int64) error {
+	const magic = "PAR1"
+	if size < 12 {
+		return fmt.Errorf("%d bytes, shorter than the 12-byte minimum", size)
+	}
+	var head, tail [8]byte
+	if _, err := r.ReadAt(head[:4], 0); err != nil {
+		return err
+	}
+	if _, err := r.ReadAt(tail[:], size-8); err != nil {
+		return err
+	}
+	if string(head[:4]) != magic || string(tail[4:]) != magic {
+		return errors.New("missing the PAR1 magic number at the start or end")
+	}
+	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > size-12 {
+		return fmt.Errorf("footer length %d exceeds the file's %d bytes", n, size)
+	}
+	return nil
 }

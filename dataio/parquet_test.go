@@ -22,7 +22,7 @@ type pqRow struct {
 	JudgeScores []*float64  `parquet:"judge_scores,list"`
 }
 
-func writeParquet[T any](t *testing.T, path string, rows []T, opts ...parquet.WriterOption) {
+func writeParquet[T any](t testing.TB, path string, rows []T, opts ...parquet.WriterOption) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
