@@ -13,6 +13,19 @@ import (
 	"testing"
 )
 
+// requireInputError fails unless err is what every reader promises for
+// bad input: an *InputError whose message is one line.
+func requireInputError(t *testing.T, err error) {
+	t.Helper()
+	var ie *InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("want *InputError, got %T: %v", err, err)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Fatalf("multi-line message %q", err.Error())
+	}
+}
+
 // Run for longer with, e.g.:
 //
 //	go test ./dataio -run XXX -fuzz FuzzReadNPY -fuzztime 30s
@@ -47,13 +60,7 @@ func FuzzReadNPY(f *testing.F) {
 			t.Fatalf("file and stream paths disagree: %v vs %v", err, err2)
 		}
 		if err != nil {
-			var ie *InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("want *InputError, got %T: %v", err, err)
-			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line message %q", err.Error())
-			}
+			requireInputError(t, err)
 			return
 		}
 		if a.Size() != len(a.Data) || !reflect.DeepEqual(a, a2) {
@@ -99,13 +106,7 @@ func FuzzReadJSONL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		recs, err := decodeJSONL(src{file: "f.jsonl"}, bytes.NewReader(b))
 		if err != nil {
-			var ie *InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("want *InputError, got %T: %v", err, err)
-			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line message %q", err.Error())
-			}
+			requireInputError(t, err)
 			return
 		}
 		if len(recs) == 0 {
@@ -146,10 +147,7 @@ func FuzzReadCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, a, err := decodeCSV(src{file: "f.csv"}, bytes.NewReader(b))
 		if err != nil {
-			var ie *InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("want *InputError, got %T: %v", err, err)
-			}
+			requireInputError(t, err)
 			return
 		}
 		if a.Rank() != 2 || a.Size() != len(a.Data) || a.Size() == 0 {
@@ -170,10 +168,7 @@ func FuzzReadTable(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tb, err := decodeTable(src{file: "f.csv"}, bytes.NewReader(b), Header(len(b)%3))
 		if err != nil {
-			var ie *InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("want *InputError, got %T: %v", err, err)
-			}
+			requireInputError(t, err)
 			return
 		}
 		if tb.Rows() == 0 || tb.Cols() == 0 {
@@ -222,13 +217,7 @@ func FuzzReadNPZ(f *testing.F) {
 		}
 		a, err := ReadArray(p, ReadOptions{Key: key})
 		if err != nil {
-			var ie *InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("want *InputError, got %T: %v", err, err)
-			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line message %q", err.Error())
-			}
+			requireInputError(t, err)
 			return
 		}
 		if a.Size() != len(a.Data) || len(a.Data) == 0 {
@@ -265,13 +254,7 @@ func FuzzReadParquet(f *testing.F) {
 		}
 		recs, err := ReadRecords(p)
 		if err != nil {
-			var ie *InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("want *InputError, got %T: %v", err, err)
-			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line message %q", err.Error())
-			}
+			requireInputError(t, err)
 			return
 		}
 		for _, r := range recs {

@@ -173,12 +173,7 @@ func TestEntropyVectorKernels(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var out entropyOutput
-	if err := json.Unmarshal([]byte(stdout), &struct {
-		Items *[]entropyItem `json:"items"`
-	}{&out.Items}); err != nil {
-		t.Fatal(err)
-	}
+	out := entropyOutput{Items: decodeEntropyItems(t, stdout)}
 	// Row a: squared distances 1, 4, 5 -> -(e^-0.5 + e^-2 + e^-2.5)/3.
 	want := -(math.Exp(-0.5) + math.Exp(-2) + math.Exp(-2.5)) / 3
 	if got := float64(out.Items[0].KernelEntropy); math.Abs(got-want) > 1e-12 {
@@ -495,12 +490,7 @@ func TestEntropyEmptySamplesSkipped(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			var out entropyOutput
-			if err := json.Unmarshal([]byte(stdout), &struct {
-				Items *[]entropyItem `json:"items"`
-			}{&out.Items}); err != nil {
-				t.Fatal(err)
-			}
+			out := entropyOutput{Items: decodeEntropyItems(t, stdout)}
 			if len(out.Items) != 3 {
 				t.Fatalf("%d items", len(out.Items))
 			}
@@ -682,4 +672,17 @@ func TestNPZKeyFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// decodeEntropyItems reads the items of entropy's --json output (the
+// summary is checked by the tests that need it).
+func decodeEntropyItems(t *testing.T, stdout string) []entropyItem {
+	t.Helper()
+	var out struct {
+		Items []entropyItem `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Items
 }
