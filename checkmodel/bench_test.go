@@ -424,3 +424,17 @@ func logTable(b *testing.B, name string, res *BenchResult) {
 	}
 	b.Logf("%s, %d trials:\n%s", name, res.Trials, strings.Join(lines, "\n"))
 }
+
+func TestRVNExtrapolate(t *testing.T) {
+	for _, c := range []struct{ v, s, want float64 }{
+		{0.5, 0, 0.5},
+		{0.5, 0.5, 0.75},
+		{3, 0.25, 2.5},
+		{math.Inf(1), 1, 1}, // far from the data with a = 1: the prior, not NaN
+		{math.Inf(1), 0.5, math.Inf(1)},
+	} {
+		if got := extrapolate(c.v, c.s); got != c.want {
+			t.Errorf("extrapolate(%v, %v) = %v, want %v", c.v, c.s, got, c.want)
+		}
+	}
+}

@@ -141,13 +141,23 @@ func (r rvn) fit(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 			a, b := 1+softplus(za[i]), softplus(zb[i])+1e-8
 			inv := 1 / (b * (a - 1))
 			if r.extrapolate {
-				s := sigmoid(dmin[i]/scale - math.Log(1000))
-				inv = (1-s)*inv + s*1
+				inv = extrapolate(inv, sigmoid(dmin[i]/scale-math.Log(1000)))
 			}
 			v[i] = inv
 		}
 		return u, v
 	}, nil
+}
+
+// extrapolate mixes the network's variance v with the prior's (1, the
+// standardised target's) by the weight s of the distance to the data. Far
+// from the data s rounds to 1 while a network that is linear out there can
+// drive a to 1 and v to +Inf: the prior takes over, rather than 0·∞ = NaN.
+func extrapolate(v, s float64) float64 {
+	if s >= 1 {
+		return 1
+	}
+	return (1-s)*v + s
 }
 
 // studentT returns the log-density at y of the Student-t law of y when
