@@ -346,14 +346,7 @@ func TestCompareNPZKeys(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, stderr := cli(t, append([]string{"compare"}, c.args...)...)
-			if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
-				t.Fatalf("exit %d, stderr %q; want 2 and one line", code, stderr)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(stderr, w) {
-					t.Errorf("stderr %q lacks %q", stderr, w)
-				}
-			}
+			requireUsageError(t, code, stderr, c.want...)
 		})
 	}
 }
@@ -385,14 +378,7 @@ func TestISRowsAndHints(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, stderr := cli(t, append([]string{"is"}, c.args...)...)
-			if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
-				t.Fatalf("exit %d, stderr %q; want 2 and one line", code, stderr)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(stderr, w) {
-					t.Errorf("stderr %q lacks %q", stderr, w)
-				}
-			}
+			requireUsageError(t, code, stderr, c.want...)
 			if c.unwant != "" && strings.Contains(stderr, c.unwant) {
 				t.Errorf("stderr %q says %q", stderr, c.unwant)
 			}

@@ -77,3 +77,17 @@ func TestNegativeZeroPrintsAsZero(t *testing.T) {
 		t.Errorf("table text of -0: %s", s)
 	}
 }
+
+// requireUsageError fails unless a command exited 2 with a one-line
+// message that contains every string in want.
+func requireUsageError(t *testing.T, code int, stderr string, want ...string) {
+	t.Helper()
+	if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Fatalf("exit %d, stderr %q; want 2 and one line", code, stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr %q lacks %q", stderr, w)
+		}
+	}
+}

@@ -181,14 +181,7 @@ func TestSelectUsageAndInput(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, stderr := cli(t, append(append([]string{"select"}, c.args...), run...)...)
-			if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
-				t.Fatalf("exit %d, stderr %q; want 2 and one line", code, stderr)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(stderr, w) {
-					t.Errorf("stderr %q lacks %q", stderr, w)
-				}
-			}
+			requireUsageError(t, code, stderr, c.want...)
 		})
 	}
 }
