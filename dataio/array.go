@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -106,7 +105,12 @@ type ReadOptions struct {
 // converted to float64; float data must be finite. Zero-size arrays are
 // rejected, since every consumer needs at least one element.
 func ReadArray(path string, opt ReadOptions) (*Array, error) {
-	a, err := readArray(path, opt)
+	return ReadArrayFS(HostFS, path, opt)
+}
+
+// ReadArrayFS is ReadArray on the file name in fsys.
+func ReadArrayFS(fsys fs.FS, path string, opt ReadOptions) (*Array, error) {
+	a, err := readArray(fsys, path, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -116,18 +120,18 @@ func ReadArray(path string, opt ReadOptions) (*Array, error) {
 	return a, nil
 }
 
-func readArray(path string, opt ReadOptions) (*Array, error) {
+func readArray(fsys fs.FS, path string, opt ReadOptions) (*Array, error) {
 	ext, gz := fileExt(path)
 	if opt.Key != "" && ext != ".npz" {
 		return nil, &InputError{File: path, Msg: fmt.Sprintf("a key (%q) was given but %s files hold a single array", opt.Key, ext)}
 	}
 	switch {
 	case ext == ".npz" && !gz:
-		return readNPZ(path, opt.Key)
+		return readNPZ(fsys, path, opt.Key)
 	case ext == ".npy":
-		return readNPYFile(path, gz)
+		return readNPYFile(fsys, path, gz)
 	case ext == ".csv":
-		_, a, err := readCSVFile(path, gz)
+		_, a, err := readCSVFile(fsys, path, gz)
 		return a, err
 	}
 	return nil, &InputError{File: path, Msg: fmt.Sprintf("unknown file type %q: want .npy, .npz or .csv", filepath.Ext(path))}
@@ -135,7 +139,12 @@ func readArray(path string, opt ReadOptions) (*Array, error) {
 
 // ReadMatrix reads a rank-2 array (rows = samples) as a *mat.Dense.
 func ReadMatrix(path string, opt ReadOptions) (*mat.Dense, error) {
-	a, err := ReadArray(path, opt)
+	return ReadMatrixFS(HostFS, path, opt)
+}
+
+// ReadMatrixFS is ReadMatrix on the file name in fsys.
+func ReadMatrixFS(fsys fs.FS, path string, opt ReadOptions) (*mat.Dense, error) {
+	a, err := ReadArrayFS(fsys, path, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +158,12 @@ func ReadMatrix(path string, opt ReadOptions) (*mat.Dense, error) {
 // dimension d. A rank-2 (m, d) array is accepted as a stack of one group,
 // shape (1, m, d), sharing its data.
 func ReadStack(path string, opt ReadOptions) (*Array, error) {
-	a, err := ReadArray(path, opt)
+	return ReadStackFS(HostFS, path, opt)
+}
+
+// ReadStackFS is ReadStack on the file name in fsys.
+func ReadStackFS(fsys fs.FS, path string, opt ReadOptions) (*Array, error) {
+	a, err := ReadArrayFS(fsys, path, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -204,19 +218,22 @@ func openErr(path string, err error) error {
 
 // openInput opens path, transparently gunzipping it when gz is set. size
 // is the byte count the returned reader holds, or -1 when unknown.
-func openInput(path string, gz bool) (r io.Reader, size int64, closeFn func() error, err error) {
-	f, err := os.Open(path)
+func openInput(fsys fs.FS, path string, gz bool) (r io.Reader, size int64, closeFn func() error, err error) {
+	// Stat before opening: opening a named pipe blocks until a writer
+	// appears, and a device such as /dev/zero never ends.
+	st, err := fs.Stat(fsys, path)
 	if err != nil {
-		return nil, 0, nil, openErr(path, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, 0, nil, openErr(path, err)
 	}
 	if st.IsDir() {
-		f.Close()
 		return nil, 0, nil, &InputError{File: path, Msg: "is a directory"}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, 0, nil, &InputError{File: path, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
+	}
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, 0, nil, openErr(path, err)
 	}
 	if !gz {
 		return bufio.NewReaderSize(f, 1<<16), st.Size(), f.Close, nil
@@ -229,8 +246,8 @@ func openInput(path string, gz bool) (r io.Reader, size int64, closeFn func() er
 	return zr, -1, f.Close, nil
 }
 
-func readNPYFile(path string, gz bool) (*Array, error) {
-	r, size, closeFn, err := openInput(path, gz)
+func readNPYFile(fsys fs.FS, path string, gz bool) (*Array, error) {
+	r, size, closeFn, err := openInput(fsys, path, gz)
 	if err != nil {
 		return nil, err
 	}

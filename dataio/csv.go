@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"strconv"
 	"strings"
@@ -19,16 +20,21 @@ import (
 // Every row must have the same number of fields, and every value must be a
 // finite number. A ".csv.gz" file is decompressed on the fly.
 func ReadCSV(path string) (header []string, a *Array, err error) {
+	return ReadCSVFS(HostFS, path)
+}
+
+// ReadCSVFS is ReadCSV on the file name in fsys.
+func ReadCSVFS(fsys fs.FS, path string) (header []string, a *Array, err error) {
 	_, gz := fileExt(path)
-	header, a, err = readCSVFile(path, gz)
+	header, a, err = readCSVFile(fsys, path, gz)
 	if err != nil {
 		return nil, nil, err
 	}
 	return header, a, nil
 }
 
-func readCSVFile(path string, gz bool) ([]string, *Array, error) {
-	r, _, closeFn, err := openInput(path, gz)
+func readCSVFile(fsys fs.FS, path string, gz bool) ([]string, *Array, error) {
+	r, _, closeFn, err := openInput(fsys, path, gz)
 	if err != nil {
 		return nil, nil, err
 	}

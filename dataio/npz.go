@@ -31,44 +31,47 @@ func npzMembers(path string, zr *zip.Reader) (map[string]*zip.File, []string, er
 	return m, keys, nil
 }
 
-func openNPZ(path string) (*zip.ReadCloser, error) {
-	zr, err := zip.OpenReader(path)
+func openNPZ(fsys fs.FS, path string) (*zip.Reader, func() error, error) {
+	ra, size, closeFn, err := openReaderAt(fsys, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	zr, err := zip.NewReader(ra, size)
 	if errors.Is(err, zip.ErrInsecurePath) {
 		// Names like "../x.npy" only matter when extracting to disk,
 		// which we never do.
 		err = nil
 	}
 	if err != nil {
-		if zr != nil {
-			zr.Close()
-		}
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return nil, openErr(path, err)
-		}
-		return nil, &InputError{File: path, Msg: "not a valid .npz (zip) archive: " + err.Error(), Err: err}
+		closeFn()
+		return nil, nil, &InputError{File: path, Msg: "not a valid .npz (zip) archive: " + err.Error(), Err: err}
 	}
-	return zr, nil
+	return zr, closeFn, nil
 }
 
 // NPZKeys lists the array names in an .npz archive, sorted.
 func NPZKeys(path string) ([]string, error) {
-	zr, err := openNPZ(path)
+	return NPZKeysFS(HostFS, path)
+}
+
+// NPZKeysFS is NPZKeys on the file name in fsys.
+func NPZKeysFS(fsys fs.FS, path string) ([]string, error) {
+	zr, closeFn, err := openNPZ(fsys, path)
 	if err != nil {
 		return nil, err
 	}
-	defer zr.Close()
-	_, keys, err := npzMembers(path, &zr.Reader)
+	defer closeFn()
+	_, keys, err := npzMembers(path, zr)
 	return keys, err
 }
 
-func readNPZ(path, key string) (*Array, error) {
-	zr, err := openNPZ(path)
+func readNPZ(fsys fs.FS, path, key string) (*Array, error) {
+	zr, closeFn, err := openNPZ(fsys, path)
 	if err != nil {
 		return nil, err
 	}
-	defer zr.Close()
-	members, keys, err := npzMembers(path, &zr.Reader)
+	defer closeFn()
+	members, keys, err := npzMembers(path, zr)
 	if err != nil {
 		return nil, err
 	}

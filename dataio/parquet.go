@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"sort"
 	"strings"
 
@@ -24,19 +24,12 @@ var recordColumns = map[string]bool{
 // reconstructed into a map[string]any by parquet-go and then validated by
 // the same code as a JSON object, so both formats accept the same shapes:
 // LIST columns become []any, optional values nil.
-func readParquet(path string) (recs []Record, err error) {
-	f, err := os.Open(path)
+func readParquet(fsys fs.FS, path string) (recs []Record, err error) {
+	f, size, closeFn, err := openReaderAt(fsys, path)
 	if err != nil {
-		return nil, openErr(path, err)
+		return nil, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, openErr(path, err)
-	}
-	if st.IsDir() {
-		return nil, &InputError{File: path, Msg: "is a directory"}
-	}
+	defer closeFn()
 	row := 0
 	// parquet-go is written for files its users trust and can panic on
 	// corrupt ones; a user's bad file must never crash the CLI.
@@ -46,12 +39,12 @@ func readParquet(path string) (recs []Record, err error) {
 			err = &InputError{File: path, Line: row, Msg: fmt.Sprintf("malformed Parquet file (%v)", r)}
 		}
 	}()
-	if err := checkParquetFooter(f, st.Size()); err != nil {
+	if err := checkParquetFooter(f, size); err != nil {
 		return nil, &InputError{File: path, Msg: "not a valid Parquet file: " + err.Error(), Err: err}
 	}
 	// Page indexes and bloom filters are for filtered reads, which we never
 	// do; skipping them also keeps a corrupt index from being decoded.
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	pf, err := parquet.OpenFile(f, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, &InputError{File: path, Msg: "not a valid Parquet file: " + err.Error(), Err: err}
 	}

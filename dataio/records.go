@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"strconv"
 )
@@ -39,15 +40,20 @@ type Record struct {
 // Python's json module writes NaN and Infinity, which are not JSON; they
 // are recognised so the error can say which value it is.
 func ReadRecords(path string) ([]Record, error) {
+	return ReadRecordsFS(HostFS, path)
+}
+
+// ReadRecordsFS is ReadRecords on the file name in fsys.
+func ReadRecordsFS(fsys fs.FS, path string) ([]Record, error) {
 	ext, gz := fileExt(path)
 	switch ext {
 	case ".parquet":
 		if gz {
 			break
 		}
-		return readParquet(path)
+		return readParquet(fsys, path)
 	case ".jsonl", ".ndjson", ".json":
-		r, _, closeFn, err := openInput(path, gz)
+		r, _, closeFn, err := openInput(fsys, path, gz)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"slices"
 	"strconv"
@@ -55,8 +56,13 @@ var ErrAmbiguousHeader = errors.New("cannot tell whether the first row is a head
 // first row's number of fields, header names must be distinct, and there
 // must be at least one data row.
 func ReadTable(path string, h Header) (*Table, error) {
+	return ReadTableFS(HostFS, path, h)
+}
+
+// ReadTableFS is ReadTable on the file name in fsys.
+func ReadTableFS(fsys fs.FS, path string, h Header) (*Table, error) {
 	_, gz := fileExt(path)
-	r, _, closeFn, err := openInput(path, gz)
+	r, _, closeFn, err := openInput(fsys, path, gz)
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,7 @@
 package linalg
 
+import "sync"
+
 // backend names the BLAS implementation in use; openblas.go overrides it.
 var backend = "gonum (pure Go)"
 
@@ -22,3 +24,37 @@ var setThreads = func(n int) (prev int) { return 0 }
 // The setting is process-wide: change it before starting concurrent work,
 // not while other goroutines are inside BLAS calls.
 func SetThreads(n int) (prev int) { return setThreads(n) }
+
+var (
+	singleMu   sync.Mutex
+	singleHeld int // leases outstanding
+	singlePrev int // thread setting before the first lease
+)
+
+// SingleThreaded holds BLAS to one thread per call until every caller
+// that asked for it has called its release function. Code that fans work
+// out over goroutines (internal/par does, for every fan-out in genlens)
+// takes such a lease: with OpenBLAS each small product would otherwise
+// also spread over every core, and its threads spin against the
+// goroutines (4x slower seen on 2 cores). Leases are counted, so two
+// concurrent jobs in one process do not undo each other's setting; the
+// previous setting returns when the last lease is released.
+func SingleThreaded() (release func()) {
+	singleMu.Lock()
+	if singleHeld == 0 {
+		singlePrev = setThreads(1)
+	}
+	singleHeld++
+	singleMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			singleMu.Lock()
+			singleHeld--
+			if singleHeld == 0 {
+				setThreads(singlePrev)
+			}
+			singleMu.Unlock()
+		})
+	}
+}

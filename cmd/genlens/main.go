@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"genlens/dataio"
+	"genlens/job"
 	"genlens/linalg"
 )
 
@@ -40,13 +41,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "genlens:", err)
+	fmt.Fprintln(stderr, "genlens:", message(err))
+	return exitCode(err)
+}
+
+// exitCode maps an error to the exit status: the job layer's
+// classification (job.Kind.ExitCode), with the command line's own usage
+// errors (bad flags, wrong arguments) as exit 2.
+func exitCode(err error) int {
 	var ue usageError
-	var ie *dataio.InputError
-	if errors.As(err, &ue) || errors.As(err, &ie) || isFlagError(err) {
+	if errors.As(err, &ue) || isFlagError(err) {
 		return exitBadUse
 	}
-	return exitFailure
+	return job.Classify(err).ExitCode()
+}
+
+// message renders err for stderr: request fields spelled as flags.
+func message(err error) string {
+	var fe *job.FieldError
+	if errors.As(err, &fe) && err == error(fe) {
+		return fe.Render(job.Flag)
+	}
+	if errors.As(err, &fe) {
+		// A wrapped field error: render the field part, keep the context.
+		return strings.Replace(err.Error(), fe.Error(), fe.Render(job.Flag), 1)
+	}
+	return err.Error()
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

@@ -1,0 +1,111 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"genlens/dataio"
+	"genlens/internal/par"
+)
+
+// FieldError reports a bad request field: a value out of range, a missing
+// required field, a combination that does not apply. It is the command
+// line's usage error (exit 2) and the service's 400.
+//
+// Msg names fields in braces, {chunk_size}, so that each transport spells
+// them its own way: Error gives "chunk_size", the command line's
+// Render(Flag) gives "--chunk-size".
+type FieldError struct {
+	Field string // the request field at fault, e.g. "chunk_size"
+	Msg   string // the message, fields in braces
+}
+
+// Fieldf returns a *FieldError for field with a formatted message.
+func Fieldf(field, format string, a ...any) *FieldError {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, a...)}
+}
+
+var braced = regexp.MustCompile(`\{([a-z0-9_]+)\}`)
+
+// Error renders the message with request field names.
+func (e *FieldError) Error() string { return e.Render(func(f string) string { return f }) }
+
+// Render renders the message, spelling each braced field with spell.
+func (e *FieldError) Render(spell func(field string) string) string {
+	return braced.ReplaceAllStringFunc(e.Msg, func(m string) string {
+		return spell(m[1 : len(m)-1])
+	})
+}
+
+// Flag spells a request field as the command line's flag: "chunk_size"
+// becomes "--chunk-size".
+func Flag(field string) string { return "--" + strings.ReplaceAll(field, "_", "-") }
+
+// Kind is the class of an error, which decides the exit code and HTTP
+// status (see the package documentation).
+type Kind int
+
+const (
+	KindInternal Kind = iota // a failure of genlens or its environment
+	KindField                // a bad request field or flag
+	KindInput                // a bad input file
+	KindCanceled             // the context was cancelled or timed out
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindField:
+		return "field"
+	case KindInput:
+		return "input"
+	case KindCanceled:
+		return "canceled"
+	}
+	return "internal"
+}
+
+// Classify returns the kind of err (KindInternal for nil too). A panic
+// turned into an error by a worker pool is internal, whatever it wraps.
+func Classify(err error) Kind {
+	var pe *par.PanicError
+	var fe *FieldError
+	var ie *dataio.InputError
+	switch {
+	case err == nil, errors.As(err, &pe):
+		return KindInternal
+	case errors.As(err, &fe):
+		return KindField
+	case errors.As(err, &ie):
+		return KindInput
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return KindCanceled
+	}
+	return KindInternal
+}
+
+// ExitCode is the command line's exit status for an error of kind k.
+func (k Kind) ExitCode() int {
+	switch k {
+	case KindField, KindInput:
+		return 2
+	case KindCanceled:
+		return 130 // as a shell reports a command stopped by Ctrl-C
+	}
+	return 1
+}
+
+// HTTPStatus is the service's response status for an error of kind k.
+func (k Kind) HTTPStatus() int {
+	switch k {
+	case KindField:
+		return 400
+	case KindInput:
+		return 422
+	case KindCanceled:
+		return 499 // client closed request: no standard code fits
+	}
+	return 500
+}

@@ -1,0 +1,47 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"genlens/dataio"
+	"genlens/internal/par"
+)
+
+func TestClassify(t *testing.T) {
+	panicErr := par.For(context.Background(), 1, 1, func(context.Context, int) error { panic("bug") })
+	tests := []struct {
+		err    error
+		kind   Kind
+		exit   int
+		status int
+	}{
+		{Fieldf("chunk_size", "{chunk_size} %d: want at least 2", 1), KindField, 2, 400},
+		{fmt.Errorf("reading: %w", &dataio.InputError{File: "x.npy", Msg: "bad"}), KindInput, 2, 422},
+		{context.Canceled, KindCanceled, 130, 499},
+		{fmt.Errorf("fit: %w", context.DeadlineExceeded), KindCanceled, 130, 499},
+		{errors.New("disk full"), KindInternal, 1, 500},
+		{panicErr, KindInternal, 1, 500},
+	}
+	for _, tt := range tests {
+		k := Classify(tt.err)
+		if k != tt.kind || k.ExitCode() != tt.exit || k.HTTPStatus() != tt.status {
+			t.Errorf("%v: kind %v exit %d status %d; want %v %d %d", tt.err, k, k.ExitCode(), k.HTTPStatus(), tt.kind, tt.exit, tt.status)
+		}
+	}
+}
+
+func TestFieldErrorRender(t *testing.T) {
+	e := Fieldf("gamma", "{gamma} applies only to the rbf kernel, not {kernel} %s", "cs")
+	if got, want := e.Error(), "gamma applies only to the rbf kernel, not kernel cs"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if got, want := e.Render(Flag), "--gamma applies only to the rbf kernel, not --kernel cs"; got != want {
+		t.Errorf("Render(Flag) = %q, want %q", got, want)
+	}
+	if got := Flag("chunk_size"); got != "--chunk-size" {
+		t.Errorf("Flag = %q", got)
+	}
+}
