@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -73,23 +74,13 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "genlens",
 		Short: "Evaluate generative models without enough labels",
-		Long: `genlens evaluates generative models from their samples.
+		Long: `genlens evaluates generative models, and regression models in production,
+when there are not enough labels: from their samples, their features, or
+their traffic before the labels arrive.
 
-  entropy     kernel entropy of sampled LLM answers per prompt, with AUROC
-  decompose   kernel score = noise + bias + variance of an ensemble
-  correlate   distributional correlation between training epochs
-  stats       Gaussian feature statistics (mu, sigma) as .npz
-  compare     FID, KID, MMD², CMS between real and generated features
-  is          Inception Score from class probabilities
-  select      online selection of the best generator (FID-UCB, IS-UCB)
-  disentangle pixel-cluster diagnostics of image generators
-  cka         CKA between two representations of the same examples
-  hallucination posterior hallucination rate of in-context learning
-  mse         a regression model's MSE in production, before labels arrive
-  demo        an end-to-end tour on data generated in code
-
-Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input.
+Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input, 130 cancelled.
 BLAS backend: ` + linalg.Backend(),
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,
@@ -103,13 +94,89 @@ BLAS backend: ` + linalg.Backend(),
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if c == root {
+			return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+		}
 		return usageError{fmt.Errorf("%s: %w (see '%s --help')", c.Name(), err, c.CommandPath())}
 	})
 	root.AddCommand(newEntropyCmd(), newDecomposeCmd(), newCorrelateCmd(), newDemoCmd())
 	for _, c := range extraCommands {
 		root.AddCommand(c())
 	}
+	groupCommands(root)
 	return root
+}
+
+// commandGroups sorts the commands of the help by method, each under the
+// paper it implements.
+var commandGroups = []struct {
+	cobra.Group
+	names []string
+}{
+	{cobra.Group{ID: "kernel", Title: "Kernel scores of generative models (Gruber & Buettner, ICML 2024):"},
+		[]string{"entropy", "decompose", "correlate"}},
+	{cobra.Group{ID: "fidelity", Title: "Feature-based scores and online selection (Heusel et al. 2017; Hu, Leung & Farnia 2024):"},
+		[]string{"features", "stats", "compare", "is", "select"}},
+	{cobra.Group{ID: "image", Title: "Pixel-cluster diagnostics (Gruber, Ziegler & Buettner 2024):"},
+		[]string{"disentangle", "cka"}},
+	{cobra.Group{ID: "icl", Title: "Hallucination of in-context learning (Jesson et al., NeurIPS 2024):"},
+		[]string{"hallucination"}},
+	{cobra.Group{ID: "production", Title: "Models in production:"},
+		[]string{"mse", "serve"}},
+	{cobra.Group{ID: "other", Title: "Other commands:"},
+		[]string{"demo"}},
+}
+
+func groupCommands(root *cobra.Command) {
+	byName := map[string]*cobra.Command{}
+	for _, c := range root.Commands() {
+		byName[c.Name()] = c
+	}
+	for _, g := range commandGroups {
+		root.AddGroup(&g.Group)
+		for _, n := range g.names {
+			if c, ok := byName[n]; ok {
+				c.GroupID = g.ID
+			}
+		}
+	}
+	root.SetHelpCommandGroupID("other")
+	root.SetCompletionCommandGroupID("other")
+}
+
+// version is the module version genlens was built from: the tag for
+// `go install genlens/cmd/genlens@vX`, else the VCS revision and date.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	v := bi.Main.Version
+	var rev, when string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if v != "" && v != "(devel)" {
+		return v
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return "devel " + rev + " " + when
 }
 
 // extraCommands holds the constructors of subcommands defined in their own
