@@ -35,7 +35,17 @@ func main() {
 
 // run executes the CLI with args and returns the exit code; it is the
 // testable entry point.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	// Go's runtime exits 2 after a panic, the code of bad input: a script
+	// could not tell a genlens bug from a bad file. A panic on this
+	// goroutine is reported as the internal error it is (fan-outs turn
+	// their workers' panics into errors through internal/par).
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "genlens: internal error (please report it): %v\n%s", r, debug.Stack())
+			code = exitFailure
+		}
+	}()
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()

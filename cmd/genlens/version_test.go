@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // The root help lists each command once, grouped under the paper it
@@ -33,5 +35,25 @@ func TestRootHelpVersionAndFlagError(t *testing.T) {
 	requireUsageError(t, code, errb.String(), "--bogus")
 	if strings.Contains(errb.String(), "genlens: genlens:") {
 		t.Errorf("stderr %q repeats the program name", errb.String())
+	}
+}
+
+// A panic inside a command is an internal error (exit 1), never the exit
+// code of bad input (Go's runtime would exit 2).
+func TestPanicIsInternalError(t *testing.T) {
+	extraCommands = append(extraCommands, func() *cobra.Command {
+		return &cobra.Command{Use: "panic-for-test", Hidden: true, RunE: func(*cobra.Command, []string) error {
+			var m map[string]int
+			m["x"]++
+			return nil
+		}}
+	})
+	defer func() { extraCommands = extraCommands[:len(extraCommands)-1] }()
+	var out, errb bytes.Buffer
+	if code := run([]string{"panic-for-test"}, &out, &errb); code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %q", code, errb.String())
+	}
+	if !strings.HasPrefix(errb.String(), "genlens: internal error") {
+		t.Errorf("stderr %q", errb.String())
 	}
 }
