@@ -3,6 +3,7 @@ package disentangle
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -80,5 +81,18 @@ func TestSizeRefusedUpFront(t *testing.T) {
 	_, err = PixelCKA(context.Background(), x, Grid{side, side, 1}, 1, 8, nil)
 	if !errors.As(err, &se) {
 		t.Fatalf("PixelCKA: err = %v, want a *SizeError", err)
+	}
+}
+
+func TestIncoherentClusters(t *testing.T) {
+	r := &Result{
+		Within:  []float64{0.5, 0.084, math.NaN()},
+		Between: [][]float64{{0.5, 0.09, 0.01}, {0.09, 0.084, 0.02}, {0.01, 0.02, math.NaN()}},
+	}
+	if got := r.IncoherentClusters(); len(got) != 1 || got[0] != 1 {
+		t.Errorf("IncoherentClusters = %v, want [1] (within 0.084 < 0.090 to cluster 0)", got)
+	}
+	if got := r.MaxBetween(1); got != 0.09 {
+		t.Errorf("MaxBetween(1) = %v, want 0.09", got)
 	}
 }
