@@ -1,6 +1,7 @@
 package disentangle
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -85,8 +86,61 @@ type Options struct {
 	// the training images used for CKA (diagonal zeros included).
 	Gamma float64
 
+	// MaxMemory bounds the bytes the pixel-by-pixel matrices may take
+	// (see MemoryBytes); Analyze refuses larger images with a *SizeError
+	// before allocating anything. 0 means DefaultMaxMemory.
+	MaxMemory int64
+
 	// Progress, when not nil, is called after each CKA batch.
 	Progress func(done, total int)
+}
+
+// DefaultMaxMemory is the default of Options.MaxMemory: 8 GiB, which
+// images of 96x96 pixels fit and 128x128 do not.
+const DefaultMaxMemory = 8 << 30
+
+// MemoryBytes returns about how many bytes Analyze needs for images of
+// the given number of pixels and CKA batches of batch images: four P×P
+// matrices (the CKA matrix, the distances between its rows and their
+// intermediate, the clustering's working copy) and the P × batch(batch+1)/2
+// packed pixel kernels.
+func MemoryBytes(pixels, batch int) int64 {
+	p, b := int64(pixels), int64(batch)
+	return 8 * (4*p*p + p*b*(b+1)/2)
+}
+
+// SizeError reports images too large for the pixel-by-pixel matrices.
+type SizeError struct {
+	Grid        Grid
+	Need, Limit int64 // bytes
+}
+
+func (e *SizeError) Error() string {
+	P := int64(e.Grid.Pixels())
+	return fmt.Sprintf("disentangle: images of %dx%d pixels need about %s for the pixel-by-pixel CKA matrices (one %dx%d matrix is %s), more than the limit of %s: downsample the images (64x64 pixels need about %s)",
+		e.Grid.H, e.Grid.W, bytesString(e.Need), P, P, bytesString(8*P*P), bytesString(e.Limit), bytesString(MemoryBytes(64*64, DefaultCKABatch)))
+}
+
+func bytesString(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.0f MB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d kB", (b+1023)/1024)
+}
+
+// checkMatrixSize returns a *SizeError when images of grid g
+// need more than limit bytes (0: DefaultMaxMemory).
+func checkMatrixSize(g Grid, batch int, limit int64) error {
+	if limit <= 0 {
+		limit = DefaultMaxMemory
+	}
+	if need := MemoryBytes(g.Pixels(), batch); need > limit {
+		return &SizeError{Grid: g, Need: need, Limit: limit}
+	}
+	return nil
 }
 
 func (o Options) withDefaults() Options {
@@ -135,7 +189,11 @@ type Result struct {
 // the CMS of every cluster and their product. Images are rows laid out as
 // g describes, already scaled (genlens scales to [-1, 1] like the
 // authors).
-func Analyze(train, test *mat.Dense, generated []*mat.Dense, g Grid, opt Options) (*Result, error) {
+//
+// Images whose pixel-by-pixel matrices would take more than
+// opt.MaxMemory are refused with a *SizeError before any work. Analyze
+// returns ctx's error soon after ctx is done.
+func Analyze(ctx context.Context, train, test *mat.Dense, generated []*mat.Dense, g Grid, opt Options) (*Result, error) {
 	opt = opt.withDefaults()
 	if err := g.check(train, "training images"); err != nil {
 		return nil, err
@@ -170,6 +228,10 @@ func Analyze(train, test *mat.Dense, generated []*mat.Dense, g Grid, opt Options
 	if n, _ := train.Dims(); n < 2 {
 		return nil, fmt.Errorf("disentangle: %d training image: CKA needs at least 2", n)
 	}
+	ntrain, _ := train.Dims()
+	if err := checkMatrixSize(g, min(opt.CKABatch, opt.CKAImages, ntrain), opt.MaxMemory); err != nil {
+		return nil, err
+	}
 	sub := TrainingSubset(train, opt.CKAImages, opt.CKABatch, opt.Shuffle, opt.Seed)
 	n, _ := sub.Dims()
 	batch := min(opt.CKABatch, n)
@@ -181,7 +243,7 @@ func Analyze(train, test *mat.Dense, generated []*mat.Dense, g Grid, opt Options
 		}
 		res.Gamma = 1 / med
 	}
-	cka, err := PixelCKA(sub, g, res.Gamma, batch, opt.Progress)
+	cka, err := PixelCKA(ctx, sub, g, res.Gamma, batch, opt.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +253,11 @@ func Analyze(train, test *mat.Dense, generated []*mat.Dense, g Grid, opt Options
 			res.ConstantPixels++
 		}
 	}
-	res.Tree, err = cluster.Agglomerate(PixelDistances(cka, opt.Distance), opt.Linkage)
+	dist, err := PixelDistances(ctx, cka, opt.Distance)
+	if err != nil {
+		return nil, err
+	}
+	res.Tree, err = cluster.Agglomerate(dist, opt.Linkage)
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +268,9 @@ func Analyze(train, test *mat.Dense, generated []*mat.Dense, g Grid, opt Options
 	}
 	res.Within, res.Between, res.Sizes = BlockMeans(cka, res.Labels)
 	for _, x := range generated {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		c, err := Compare(test, x, g, res.Labels, res.Gamma, opt.CMSBatch)
 		if err != nil {
 			return nil, err
@@ -238,9 +307,9 @@ func TrainingSubset(train *mat.Dense, want, batch int, shuffle bool, seed uint64
 
 // PixelDistances turns a pixel CKA matrix into the distances the pixels
 // are clustered by.
-func PixelDistances(cka *mat.SymDense, d Distance) *mat.SymDense {
+func PixelDistances(ctx context.Context, cka *mat.SymDense, d Distance) (*mat.SymDense, error) {
 	if d == RowDistance {
-		return RowDistances(cka)
+		return RowDistances(ctx, cka)
 	}
 	n := cka.SymmetricDim()
 	out := mat.NewSymDense(n, nil)
@@ -250,7 +319,7 @@ func PixelDistances(cka *mat.SymDense, d Distance) *mat.SymDense {
 			out.SetSym(i, j, max(0, 1-cka.At(i, j)))
 		}
 	}
-	return out
+	return out, ctx.Err()
 }
 
 // BlockMeans returns the mean CKA within each cluster (between distinct
@@ -298,4 +367,32 @@ func BlockMeans(cka mat.Symmetric, labels []int) (within []float64, between [][]
 		}
 	}
 	return within, between, sizes
+}
+
+// MaxBetween returns the largest mean CKA between cluster c and another
+// cluster (NaN with a single cluster).
+func (r *Result) MaxBetween(c int) float64 {
+	m := math.NaN()
+	for d, v := range r.Between[c] {
+		if d != c && !(v <= m) {
+			m = v
+		}
+	}
+	return m
+}
+
+// IncoherentClusters returns the clusters whose pixels are no more alike
+// among themselves (mean CKA within) than with the pixels of some other
+// cluster. Theorem 1 needs clusters that are independent of each other;
+// such a cluster is not a region of its own, and its CMS is no separate
+// cause of the image-wise one. It happens on real faces, whose pixels
+// depend on each other across the whole image.
+func (r *Result) IncoherentClusters() []int {
+	var out []int
+	for c, w := range r.Within {
+		if b := r.MaxBetween(c); !math.IsNaN(w) && w <= b {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package disentangle
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -25,7 +26,7 @@ func BenchmarkPixelCKA4096x1000(b *testing.B) {
 	gamma := 1 / kernel.MedianSqDist(x)
 	b.Logf("backend: %s", linalg.Backend())
 	for b.Loop() {
-		if _, err := PixelCKA(x, Grid{64, 64, 1}, gamma, 100, nil); err != nil {
+		if _, err := PixelCKA(context.Background(), x, Grid{64, 64, 1}, gamma, 100, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -39,18 +40,18 @@ func BenchmarkPixelCKA4096x1000(b *testing.B) {
 func BenchmarkCluster4096(b *testing.B) {
 	r := rand.New(rand.NewPCG(2, 2))
 	x := imagesynth.Faces(r, 100, 64, 64)
-	cka, err := PixelCKA(x, Grid{64, 64, 1}, 1/kernel.MedianSqDist(x), 20, nil)
+	cka, err := PixelCKA(context.Background(), x, Grid{64, 64, 1}, 1/kernel.MedianSqDist(x), 20, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("rows+average", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := cluster.Agglomerate(PixelDistances(cka, RowDistance), cluster.Average); err != nil {
+			if _, err := cluster.Agglomerate(mustDist(cka, RowDistance), cluster.Average); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	d := PixelDistances(cka, RowDistance)
+	d := mustDist(cka, RowDistance)
 	b.Run("agglomerate-average", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := cluster.Agglomerate(d, cluster.Average); err != nil {
@@ -60,7 +61,7 @@ func BenchmarkCluster4096(b *testing.B) {
 	})
 	b.Run("one-minus-cka+average", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := cluster.Agglomerate(PixelDistances(cka, OneMinusCKA), cluster.Average); err != nil {
+			if _, err := cluster.Agglomerate(mustDist(cka, OneMinusCKA), cluster.Average); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -103,8 +104,16 @@ func BenchmarkRealPneumoniaFull(b *testing.B) {
 	}
 	train, test, val := read("train_images"), read("test_images"), read("val_images")
 	for b.Loop() {
-		if _, err := Analyze(train, test, []*mat.Dense{val}, Grid{28, 28, 1}, Options{CKAImages: 2000}); err != nil {
+		if _, err := Analyze(context.Background(), train, test, []*mat.Dense{val}, Grid{28, 28, 1}, Options{CKAImages: 2000}); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+func mustDist(cka *mat.SymDense, d Distance) *mat.SymDense {
+	out, err := PixelDistances(context.Background(), cka, d)
+	if err != nil {
+		panic(err)
+	}
+	return out
 }

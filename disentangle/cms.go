@@ -329,3 +329,24 @@ func averageCMS(e []MeanEmbeddings) float64 {
 	}
 	return s / float64(len(e))
 }
+
+// MainCluster returns the cluster that contributes most of the
+// image-wise dissimilarity and its share of it: by Theorem 1,
+// -log CMS(image) = Σ_c -log CMS(cluster c), so cluster c's share is
+// log CMS_c / log CMS_product. It returns (-1, NaN) when the cluster CMS
+// values are all 1 up to rounding (below 1e-9 in total): nothing to
+// blame.
+func (c Comparison) MainCluster() (cluster int, share float64) {
+	var total float64
+	best := 0
+	for i, v := range c.CMSClusters {
+		total += -math.Log(v)
+		if -math.Log(v) > -math.Log(c.CMSClusters[best]) {
+			best = i
+		}
+	}
+	if !(total > 1e-9) {
+		return -1, math.NaN()
+	}
+	return best, -math.Log(c.CMSClusters[best]) / total
+}

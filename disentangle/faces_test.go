@@ -1,6 +1,7 @@
 package disentangle
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -21,7 +22,7 @@ func TestFacesRegionsRecovered(t *testing.T) {
 		s := tc.size
 		train, test := imagesynth.Faces(r, 200, s, s), imagesynth.Faces(r, 150, s, s)
 		g := Grid{s, s, 1}
-		res, err := Analyze(train, test, []*mat.Dense{imagesynth.Faces(r, 150, s, s)}, g, Options{CKABatch: 50, Distance: tc.dist})
+		res, err := Analyze(context.Background(), train, test, []*mat.Dense{imagesynth.Faces(r, 150, s, s)}, g, Options{CKABatch: 50, Distance: tc.dist})
 		if err != nil {
 			t.Fatal(err)
 		}

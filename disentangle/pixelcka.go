@@ -1,13 +1,13 @@
 package disentangle
 
 import (
+	"context"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
+	"genlens/internal/par"
 	"genlens/linalg"
 )
 
@@ -67,8 +67,9 @@ func (g Grid) check(x *mat.Dense, what string) error {
 // those of varying pixels and all such pixels cluster together.
 //
 // progress, when not nil, is called after each batch with the number of
-// batches done and the total.
-func PixelCKA(x *mat.Dense, g Grid, gamma float64, batch int, progress func(done, total int)) (*mat.SymDense, error) {
+// batches done and the total. PixelCKA returns ctx's error soon (well
+// within a second at 64x64 pixels) after ctx is done.
+func PixelCKA(ctx context.Context, x *mat.Dense, g Grid, gamma float64, batch int, progress func(done, total int)) (*mat.SymDense, error) {
 	if err := g.check(x, "pixel CKA"); err != nil {
 		return nil, err
 	}
@@ -84,6 +85,9 @@ func PixelCKA(x *mat.Dense, g Grid, gamma float64, batch int, progress func(done
 		return nil, fmt.Errorf("disentangle: pixel CKA: %d images, fewer than one batch of %d", n, batch)
 	}
 	P := g.Pixels()
+	if err := checkMatrixSize(g, batch, 0); err != nil {
+		return nil, err
+	}
 	L := batch * (batch + 1) / 2
 	v := mat.NewDense(P, L, nil)
 	sum := mat.NewSymDense(P, nil)
@@ -91,11 +95,16 @@ func PixelCKA(x *mat.Dense, g Grid, gamma float64, batch int, progress func(done
 	allDefined := true
 	for b := 0; b < nb; b++ {
 		xb := x.Slice(b*batch, (b+1)*batch, 0, g.Dim()).(*mat.Dense)
-		defined[b] = pixelVectors(v, xb, g, gamma)
+		var err error
+		if defined[b], err = pixelVectors(ctx, v, xb, g, gamma); err != nil {
+			return nil, err
+		}
 		for _, ok := range defined[b] {
 			allDefined = allDefined && ok
 		}
-		linalg.AddGram(sum, v, 1)
+		if err := addGram(ctx, sum, v); err != nil {
+			return nil, err
+		}
 		if progress != nil {
 			progress(b+1, nb)
 		}
@@ -138,33 +147,51 @@ func PixelCKA(x *mat.Dense, g Grid, gamma float64, batch int, progress func(done
 
 // pixelVectors fills row p of v with the packed, normalised, centred
 // kernel matrix of pixel p on the images xb (one batch) and reports which
-// pixels vary in the batch; rows of constant pixels are zero.
-func pixelVectors(v, xb *mat.Dense, g Grid, gamma float64) []bool {
+// pixels vary in the batch; rows of constant pixels are zero. Pixels are
+// shared out in blocks, so that a cancelled ctx stops the work between
+// blocks.
+func pixelVectors(ctx context.Context, v, xb *mat.Dense, g Grid, gamma float64) ([]bool, error) {
+	const block = 32 // pixels per piece of work
 	b, _ := xb.Dims()
 	P, C := g.Pixels(), g.C
 	xr := xb.RawMatrix()
 	vr := v.RawMatrix()
 	defined := make([]bool, P)
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			vals := make([]float64, b*C) // the pixel's channels, image by image
-			e := make([]float64, b*b)    // K - 11ᵀ, full square
-			r := make([]float64, b)      // row means of e
-			for p := w; p < P; p += workers {
-				for i := 0; i < b; i++ {
-					copy(vals[i*C:(i+1)*C], xr.Data[i*xr.Stride+p*C:i*xr.Stride+p*C+C])
-				}
-				row := vr.Data[p*vr.Stride : p*vr.Stride+vr.Cols]
-				defined[p] = centredKernel(row, vals, e, r, b, C, gamma)
+	err := par.For(ctx, (P+block-1)/block, 0, func(_ context.Context, k int) error {
+		vals := make([]float64, b*C) // the pixel's channels, image by image
+		e := make([]float64, b*b)    // K - 11ᵀ, full square
+		r := make([]float64, b)      // row means of e
+		for p := k * block; p < min(P, (k+1)*block); p++ {
+			for i := 0; i < b; i++ {
+				copy(vals[i*C:(i+1)*C], xr.Data[i*xr.Stride+p*C:i*xr.Stride+p*C+C])
 			}
-		}(w)
+			row := vr.Data[p*vr.Stride : p*vr.Stride+vr.Cols]
+			defined[p] = centredKernel(row, vals, e, r, b, C, gamma)
+		}
+		return nil
+	})
+	return defined, err
+}
+
+// gramBudget bounds the multiply-adds of one BLAS call of addGram: about
+// half a second of work on two cores, so that cancellation is seen
+// within a second. Smaller products run in one call, bit for bit as
+// before.
+const gramBudget = 1 << 32
+
+// addGram does c += v vᵀ (upper triangle, as linalg.AddGram), splitting
+// the columns of v into pieces of at most gramBudget multiply-adds and
+// checking ctx between them.
+func addGram(ctx context.Context, c *mat.SymDense, v *mat.Dense) error {
+	n, k := v.Dims()
+	step := max(64, gramBudget/max(1, n*n))
+	for j := 0; j < k; j += step {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		linalg.AddGram(c, v.Slice(0, n, j, min(k, j+step)).(*mat.Dense), 1)
 	}
-	wg.Wait()
-	return defined
+	return ctx.Err()
 }
 
 // centredKernel writes into dst the packed upper triangle of
@@ -235,8 +262,9 @@ func centredKernel(dst, vals, e, r []float64, b, C int, gamma float64) bool {
 // symmetric matrix c, the distance the authors cluster pixels with
 // (scipy pdist on the rows of the CKA matrix). It uses
 // ||c_i - c_j||² = ||c_i||² + ||c_j||² - 2 <c_i, c_j> with the inner
-// products from one symmetric BLAS product.
-func RowDistances(c *mat.SymDense) *mat.SymDense {
+// products from one symmetric BLAS product (in pieces, checking ctx
+// between them).
+func RowDistances(ctx context.Context, c *mat.SymDense) (*mat.SymDense, error) {
 	n := c.SymmetricDim()
 	full := mat.NewDense(n, n, nil)
 	for i := 0; i < n; i++ {
@@ -247,7 +275,9 @@ func RowDistances(c *mat.SymDense) *mat.SymDense {
 		}
 	}
 	g := mat.NewSymDense(n, nil)
-	linalg.AddGram(g, full, 1)
+	if err := addGram(ctx, g, full); err != nil {
+		return nil, err
+	}
 	raw := g.RawSymmetric()
 	sq := make([]float64, n)
 	for i := range sq {
@@ -260,5 +290,5 @@ func RowDistances(c *mat.SymDense) *mat.SymDense {
 			row[j] = math.Sqrt(max(0, sq[i]+sq[j]-2*row[j]))
 		}
 	}
-	return g
+	return g, nil
 }

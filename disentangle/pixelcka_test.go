@@ -1,6 +1,7 @@
 package disentangle
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -92,7 +93,7 @@ func TestPixelCKAMatchesNaive(t *testing.T) {
 					}
 				}
 			}
-			got, err := PixelCKA(x, tc.g, tc.gamma, tc.b, nil)
+			got, err := PixelCKA(context.Background(), x, tc.g, tc.gamma, tc.b, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +125,7 @@ func TestPixelCKAHandCase(t *testing.T) {
 		3, -3, 2,
 		4, -4, 0,
 	})
-	c, err := PixelCKA(x, Grid{1, 3, 1}, 0.1, 4, nil)
+	c, err := PixelCKA(context.Background(), x, Grid{1, 3, 1}, 0.1, 4, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestPixelCKABadInput(t *testing.T) {
 		{"batch 1", g, 1, 1},
 		{"batch > n", g, 1, 11},
 	} {
-		if _, err := PixelCKA(x, tc.g, tc.gamma, tc.batch, nil); err == nil {
+		if _, err := PixelCKA(context.Background(), x, tc.g, tc.gamma, tc.batch, nil); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
@@ -171,7 +172,7 @@ func TestRowDistances(t *testing.T) {
 		0.5, 1, 0.25,
 		0, 0.25, 1,
 	})
-	d := RowDistances(c)
+	d, _ := RowDistances(context.Background(), c)
 	rows := [][]float64{{1, 0.5, 0}, {0.5, 1, 0.25}, {0, 0.25, 1}}
 	for i := range rows {
 		for j := range rows {

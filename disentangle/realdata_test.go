@@ -1,6 +1,7 @@
 package disentangle
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -44,7 +45,7 @@ func corruptionStudy(t *testing.T, name string, train, test, base *mat.Dense, g 
 		sets = append(sets, c.apply(base))
 	}
 	start := time.Now()
-	res, err := Analyze(train, test, sets, g, opt)
+	res, err := Analyze(context.Background(), train, test, sets, g, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package disentangle
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -147,7 +148,7 @@ func TestTheorem1IndependentBlocks(t *testing.T) {
 
 	r := rand.New(rand.NewPCG(2024, 1))
 	train, test, gen := p.sample(r, 500), p.sample(r, 1200), q.sample(r, 1200)
-	res, err := Analyze(train, test, []*mat.Dense{gen}, quadrantGrid, Options{Clusters: 4, Gamma: gamma})
+	res, err := Analyze(context.Background(), train, test, []*mat.Dense{gen}, quadrantGrid, Options{Clusters: 4, Gamma: gamma})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,6 +73,18 @@ func WriteClusterMap(path, title string, labels []int, h, w int) error {
 	if ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("imageio: cluster map %s: want a .png or .svg file", path)
 	}
+	if err := atomicfile.Write(path, func(wr io.Writer) error { return EncodeClusterMap(wr, ext[1:], title, labels, h, w) }); err != nil {
+		return fmt.Errorf("imageio: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// EncodeClusterMap draws the map WriteClusterMap writes, in format "png"
+// or "svg", to wr.
+func EncodeClusterMap(wr io.Writer, format, title string, labels []int, h, w int) error {
+	if format != "png" && format != "svg" {
+		return fmt.Errorf("imageio: cluster map: format %q: want png or svg", format)
+	}
 	if h < 1 || w < 1 || len(labels) != h*w {
 		return fmt.Errorf("imageio: cluster map: %d labels for a %dx%d grid", len(labels), h, w)
 	}
@@ -109,7 +121,7 @@ func WriteClusterMap(path, title string, labels []int, h, w int) error {
 	legendWidth := 1.6 * vg.Inch
 	width := side + legendWidth
 	var cw vg.CanvasWriterTo
-	if ext == ".png" {
+	if format == "png" {
 		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, side), vgimg.UseDPI(150))}
 	} else {
 		cw = vgsvg.New(width, side)
@@ -123,10 +135,8 @@ func WriteClusterMap(path, title string, labels []int, h, w int) error {
 	p.Draw(mapCanvas)
 	legCanvas := draw.Crop(dc, side, 0, 0, -0.3*vg.Inch)
 	leg.Draw(legCanvas)
-	if err := atomicfile.Write(path, func(wr io.Writer) error { _, err := cw.WriteTo(wr); return err }); err != nil {
-		return fmt.Errorf("imageio: writing %s: %w", path, err)
-	}
-	return nil
+	_, err := cw.WriteTo(wr)
+	return err
 }
 
 // cells draws the label grid, row 0 at the top.

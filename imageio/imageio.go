@@ -1,6 +1,8 @@
 package imageio
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"image"
@@ -8,8 +10,7 @@ import (
 	"image/png"
 	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,9 +94,13 @@ type Set struct {
 func (s *Set) Len() int { r, _ := s.Images.Dims(); return r }
 
 // Read reads an image set from a .npy/.npz/.csv file (optionally .gz) or
-// a folder of PNG files.
-func Read(path string, opt Options) (*Set, error) {
-	st, err := os.Stat(path)
+// a folder of PNG files of the host (ReadFS on dataio.HostFS).
+func Read(path string, opt Options) (*Set, error) { return ReadFS(dataio.HostFS, path, opt) }
+
+// ReadFS reads an image set from a .npy/.npz/.csv file (optionally .gz)
+// or a folder of PNG files in fsys.
+func ReadFS(fsys fs.FS, path string, opt Options) (*Set, error) {
+	st, err := fs.Stat(fsys, path)
 	if err != nil {
 		return nil, &dataio.InputError{File: path, Msg: "cannot read: " + cause(err), Err: err}
 	}
@@ -103,9 +108,9 @@ func Read(path string, opt Options) (*Set, error) {
 		if opt.Key != "" {
 			return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("a PNG folder has no array %q", opt.Key)}
 		}
-		return readPNGDir(path, opt)
+		return readPNGDir(fsys, path, opt)
 	}
-	a, err := dataio.ReadArray(path, dataio.ReadOptions{Key: opt.Key})
+	a, err := dataio.ReadArrayFS(fsys, path, dataio.ReadOptions{Key: opt.Key})
 	if err != nil {
 		return nil, err
 	}
@@ -233,16 +238,21 @@ func scale(path, key string, x *mat.Dense, sh Shape, r Range) (Range, error) {
 	return r, nil
 }
 
+// MaxImagePixels bounds the width × height a PNG file may declare: its
+// header is read first, so that a small file claiming a huge image is
+// refused instead of exhausting memory.
+const MaxImagePixels = 1 << 24
+
 // readPNGDir reads every .png file of dir, in name order.
-func readPNGDir(dir string, opt Options) (*Set, error) {
-	entries, err := os.ReadDir(dir)
+func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
+	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, &dataio.InputError{File: dir, Msg: "cannot list: " + cause(err), Err: err}
 	}
 	var files []string
 	for _, e := range entries {
-		if !e.IsDir() && strings.EqualFold(filepath.Ext(e.Name()), ".png") {
-			files = append(files, filepath.Join(dir, e.Name()))
+		if !e.IsDir() && strings.EqualFold(path.Ext(e.Name()), ".png") {
+			files = append(files, path.Join(dir, e.Name()))
 		}
 	}
 	if len(files) == 0 {
@@ -252,13 +262,13 @@ func readPNGDir(dir string, opt Options) (*Set, error) {
 	imgs := make([]image.Image, len(files))
 	colour := false
 	for i, f := range files {
-		img, err := decodePNG(f)
+		img, err := decodePNG(fsys, f)
 		if err != nil {
 			return nil, err
 		}
 		if b, b0 := img.Bounds(), imgs[0]; i > 0 && b.Size() != b0.Bounds().Size() {
 			return nil, &dataio.InputError{File: f, Msg: fmt.Sprintf("image is %dx%d, %s is %dx%d (all images must have one size)",
-				b.Dy(), b.Dx(), filepath.Base(files[0]), b0.Bounds().Dy(), b0.Bounds().Dx())}
+				b.Dy(), b.Dx(), path.Base(files[0]), b0.Bounds().Dy(), b0.Bounds().Dx())}
 		}
 		imgs[i] = img
 		switch img.ColorModel() {
@@ -309,15 +319,32 @@ func readPNGDir(dir string, opt Options) (*Set, error) {
 	return &Set{Path: dir, Shape: sh, Range: used, Images: x}, nil
 }
 
-func decodePNG(path string) (image.Image, error) {
-	f, err := os.Open(path)
+// decodePNG decodes the PNG file name of fsys. It refuses what is not a
+// regular file before opening it (opening a named pipe blocks until a
+// writer appears) and an image larger than MaxImagePixels before
+// decoding it.
+func decodePNG(fsys fs.FS, name string) (image.Image, error) {
+	st, err := fs.Stat(fsys, name)
 	if err != nil {
-		return nil, &dataio.InputError{File: path, Msg: "cannot read: " + cause(err), Err: err}
+		return nil, &dataio.InputError{File: name, Msg: "cannot read: " + cause(err), Err: err}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &dataio.InputError{File: name, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, &dataio.InputError{File: name, Msg: "cannot read: " + cause(err), Err: err}
 	}
 	defer f.Close()
-	img, err := png.Decode(f)
+	br := bufio.NewReader(f)
+	head, _ := br.Peek(1 << 12)
+	cfg, err := png.DecodeConfig(bytes.NewReader(head))
+	if err == nil && int64(cfg.Width)*int64(cfg.Height) > MaxImagePixels {
+		return nil, &dataio.InputError{File: name, Msg: fmt.Sprintf("declares a %dx%d image, more than the %d pixels genlens reads; downsample the images", cfg.Height, cfg.Width, MaxImagePixels)}
+	}
+	img, err := png.Decode(br)
 	if err != nil {
-		return nil, &dataio.InputError{File: path, Msg: "not a valid PNG file: " + cause(err), Err: err}
+		return nil, &dataio.InputError{File: name, Msg: "not a valid PNG file: " + cause(err), Err: err}
 	}
 	return img, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"image"
 	"image/png"
@@ -103,7 +104,7 @@ func TestDisentangleJSONContract(t *testing.T) {
 	}
 
 	// The CLI is the package on the same (scaled) images.
-	res, err := disentangle.Analyze(sets[0], sets[1], []*mat.Dense{sets[2], sets[3]}, disentangle.Grid{H: 16, W: 16, C: 1},
+	res, err := disentangle.Analyze(context.Background(), sets[0], sets[1], []*mat.Dense{sets[2], sets[3]}, disentangle.Grid{H: 16, W: 16, C: 1},
 		disentangle.Options{CKABatch: 50, CMSBatch: 50})
 	if err != nil {
 		t.Fatal(err)

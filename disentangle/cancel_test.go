@@ -1,0 +1,98 @@
+package disentangle
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TestCancelStopsPixelCKA runs the pixel CKA of 64x64 images (4096 pixels,
+// a P×P product of several seconds) and cancels it after 100 ms: it must
+// return context.Canceled within a second of the cancel.
+func TestCancelStopsPixelCKA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates ~300 MB")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	const n, side = 300, 64
+	x := mat.NewDense(n, side*side, nil)
+	raw := x.RawMatrix().Data
+	for i := range raw {
+		raw[i] = 2*r.Float64() - 1
+	}
+	for _, tc := range []struct {
+		name string
+		run  func(ctx context.Context) error
+	}{
+		{"PixelCKA", func(ctx context.Context) error {
+			_, err := PixelCKA(ctx, x, Grid{side, side, 1}, 1e-3, 100, nil)
+			return err
+		}},
+		{"Analyze", func(ctx context.Context) error {
+			_, err := Analyze(ctx, x, x, []*mat.Dense{x}, Grid{side, side, 1}, Options{CKABatch: 100})
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- tc.run(ctx) }()
+			time.Sleep(100 * time.Millisecond)
+			cancel()
+			start := time.Now()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("err = %v, want context.Canceled", err)
+				}
+				if d := time.Since(start); d > time.Second {
+					t.Errorf("returned %v after the cancel, want within 1s", d)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("still running 5s after the cancel")
+			}
+		})
+	}
+}
+
+// TestSizeRefusedUpFront: 8 images of 256x256 would need a 34 GB pixel
+// CKA matrix; Analyze must refuse them with a *SizeError naming the size,
+// before allocating it.
+func TestSizeRefusedUpFront(t *testing.T) {
+	const side = 256
+	x := mat.NewDense(8, side*side, nil)
+	for i := range 8 {
+		x.Set(i, i, 1)
+	}
+	_, err := Analyze(context.Background(), x, x, []*mat.Dense{x}, Grid{side, side, 1}, Options{})
+	var se *SizeError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v, want a *SizeError", err)
+	}
+	t.Log(err)
+	if se.Need < 34<<30 {
+		t.Errorf("Need = %d bytes, want at least 34 GB", se.Need)
+	}
+	_, err = PixelCKA(context.Background(), x, Grid{side, side, 1}, 1, 8, nil)
+	if !errors.As(err, &se) {
+		t.Fatalf("PixelCKA: err = %v, want a *SizeError", err)
+	}
+}
+
+func TestIncoherentClusters(t *testing.T) {
+	r := &Result{
+		Within:  []float64{0.5, 0.084, math.NaN()},
+		Between: [][]float64{{0.5, 0.09, 0.01}, {0.09, 0.084, 0.02}, {0.01, 0.02, math.NaN()}},
+	}
+	if got := r.IncoherentClusters(); len(got) != 1 || got[0] != 1 {
+		t.Errorf("IncoherentClusters = %v, want [1] (within 0.084 < 0.090 to cluster 0)", got)
+	}
+	if got := r.MaxBetween(1); got != 0.09 {
+		t.Errorf("MaxBetween(1) = %v, want 0.09", got)
+	}
+}

@@ -1,0 +1,107 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/dataio"
+	"genlens/disentangle"
+	"genlens/kernel"
+)
+
+// CKARequest is a request of `genlens cka`: centred kernel alignment
+// between two representations of the same examples (Kornblith et al.,
+// "Similarity of Neural Network Representations Revisited", ICML 2019).
+// Start from NewCKARequest, which holds the command line's defaults.
+type CKARequest struct {
+	X         string  `json:"x"`
+	Y         string  `json:"y"`
+	Kernel    string  `json:"kernel"`    // linear or rbf
+	Threshold float64 `json:"threshold"` // rbf: sigma = threshold x sqrt(median squared distance)
+	Debiased  bool    `json:"debiased"`
+}
+
+// NewCKARequest returns a request with the command line's defaults.
+func NewCKARequest() CKARequest { return CKARequest{Kernel: "linear", Threshold: 0.5} }
+
+// Validate checks the fields that need no input file.
+func (r *CKARequest) Validate() error {
+	switch {
+	case r.X == "" || r.Y == "":
+		return Fieldf("x", "cka: {x} and {y} are required")
+	case r.Kernel != "linear" && r.Kernel != "rbf":
+		return Fieldf("kernel", "cka: {kernel} %q: want linear or rbf", r.Kernel)
+	case r.Kernel == "rbf" && (!(r.Threshold > 0) || math.IsInf(r.Threshold, 0)):
+		return Fieldf("threshold", "cka: {threshold} %g: want a positive number", r.Threshold)
+	}
+	return nil
+}
+
+// CKAResult is the result of `genlens cka`; it marshals to the command's
+// --json document.
+type CKAResult struct {
+	CKA Num `json:"cka"` // null when undefined (a representation constant over the examples)
+	N   int `json:"-"`   // examples
+}
+
+// CKA runs `genlens cka`, reading both representations through env.FS.
+func CKA(ctx context.Context, env Env, req CKARequest) (*CKAResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	fsys := env.fsys()
+	x, err := dataio.ReadMatrixFS(fsys, req.X, dataio.ReadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	y, err := dataio.ReadMatrixFS(fsys, req.Y, dataio.ReadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	nx, _ := x.Dims()
+	ny, _ := y.Dims()
+	if nx != ny {
+		return nil, &dataio.InputError{File: req.Y, Msg: fmt.Sprintf("%d rows, but %s has %d (CKA compares representations of the same examples)", ny, req.X, nx)}
+	}
+	if req.Debiased && nx < 4 {
+		return nil, &dataio.InputError{File: req.X, Msg: fmt.Sprintf("%d rows: --debiased needs at least 4 examples", nx)}
+	}
+	gram := func(path string, m *mat.Dense) (*mat.SymDense, error) {
+		if req.Kernel == "linear" {
+			return kernel.Linear{}.Gram(m), nil
+		}
+		k, err := disentangle.KornblithRBF(m, req.Threshold)
+		if errors.Is(err, kernel.ErrZeroMedian) {
+			return nil, &dataio.InputError{File: path, Msg: "median squared distance between rows is 0 (most rows identical): the rbf bandwidth is undefined"}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return k.Gram(m), nil
+	}
+	kx, err := gram(req.X, x)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ky, err := gram(req.Y, y)
+	if err != nil {
+		return nil, err
+	}
+	var v float64
+	if req.Debiased {
+		v, err = disentangle.CKAUnbiased(kx, ky)
+	} else {
+		v, err = disentangle.CKA(kx, ky)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &CKAResult{CKA: Num(v), N: nx}, nil
+}

@@ -1,0 +1,249 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/cluster"
+	"genlens/dataio"
+	"genlens/disentangle"
+	"genlens/imageio"
+)
+
+// DisentangleRequest is a request of `genlens disentangle`: which image
+// region does a generator get wrong (the disentangled mean embeddings of Gruber et al., "Disentangling mean embeddings for better diagnostics of image generators";
+// see package disentangle). Start from NewDisentangleRequest, which holds
+// the command line's defaults.
+type DisentangleRequest struct {
+	Train        string   `json:"train"`
+	Test         string   `json:"test"`
+	Generated    []string `json:"generated"`
+	Names        []string `json:"names,omitempty"` // default: file names
+	TrainKey     string   `json:"train_key,omitempty"`
+	TestKey      string   `json:"test_key,omitempty"`
+	GeneratedKey string   `json:"generated_key,omitempty"`
+	Shape        string   `json:"shape,omitempty"` // HxW or HxWxC, for flattened inputs
+	PixelRange   string   `json:"pixel_range"`     // auto or LO,HI
+	Clusters     int      `json:"clusters"`
+	Threshold    float64  `json:"threshold"` // > 0: cut the tree at this distance instead
+	Linkage      string   `json:"linkage"`
+	Distance     string   `json:"distance"`
+	CKABatch     int      `json:"cka_batch"`
+	CKAImages    int      `json:"cka_images"`
+	Shuffle      bool     `json:"shuffle"`
+	CMSBatch     int      `json:"cms_batch"`
+	Gamma        string   `json:"gamma"` // median or a positive number
+	Seed         uint64   `json:"seed"`
+}
+
+// NewDisentangleRequest returns a request with the defaults of the
+// command line and no inputs.
+func NewDisentangleRequest() DisentangleRequest {
+	return DisentangleRequest{PixelRange: "auto", Clusters: disentangle.DefaultClusters, Linkage: "average",
+		Distance: "rows", CKABatch: disentangle.DefaultCKABatch, CKAImages: disentangle.DefaultCKAImages,
+		CMSBatch: disentangle.DefaultCMSBatch, Gamma: "median", Seed: 1}
+}
+
+// Validate checks the fields that need no input file.
+func (r *DisentangleRequest) Validate() error {
+	_, _, err := r.options()
+	return err
+}
+
+func (r *DisentangleRequest) options() (disentangle.Options, imageio.Options, error) {
+	var o disentangle.Options
+	var iopt imageio.Options
+	switch {
+	case r.Train == "" || r.Test == "":
+		return o, iopt, Fieldf("train", "disentangle: {train} and {test} are required")
+	case len(r.Generated) == 0:
+		return o, iopt, Fieldf("generated", "disentangle: give at least one {generated} set")
+	case r.Names != nil && len(r.Names) != len(r.Generated):
+		return o, iopt, Fieldf("names", "disentangle: %d {names} for %d generated sets", len(r.Names), len(r.Generated))
+	case r.Clusters < 1:
+		return o, iopt, Fieldf("clusters", "disentangle: {clusters} %d: want at least 1", r.Clusters)
+	case r.Threshold < 0 || math.IsNaN(r.Threshold) || math.IsInf(r.Threshold, 0):
+		return o, iopt, Fieldf("threshold", "disentangle: {threshold} %g: want a positive distance", r.Threshold)
+	case r.CKABatch < 2:
+		return o, iopt, Fieldf("cka_batch", "disentangle: {cka_batch} %d: want at least 2", r.CKABatch)
+	case r.CKAImages < 2:
+		return o, iopt, Fieldf("cka_images", "disentangle: {cka_images} %d: want at least 2", r.CKAImages)
+	case r.CMSBatch < 1:
+		return o, iopt, Fieldf("cms_batch", "disentangle: {cms_batch} %d: want at least 1", r.CMSBatch)
+	}
+	l, err := cluster.ParseLinkage(r.Linkage)
+	if err != nil {
+		return o, iopt, Fieldf("linkage", "%s", err)
+	}
+	d, err := disentangle.ParseDistance(r.Distance)
+	if err != nil {
+		return o, iopt, Fieldf("distance", "%s", err)
+	}
+	o = disentangle.Options{Clusters: r.Clusters, Threshold: r.Threshold, Linkage: l, Distance: d,
+		CKAImages: r.CKAImages, CKABatch: r.CKABatch, Shuffle: r.Shuffle, Seed: r.Seed, CMSBatch: r.CMSBatch}
+	if !strings.EqualFold(strings.TrimSpace(r.Gamma), "median") {
+		g, err := strconv.ParseFloat(r.Gamma, 64)
+		if err != nil || !(g > 0) || math.IsInf(g, 0) {
+			return o, iopt, Fieldf("gamma", "disentangle: {gamma} %q: want median or a positive number", r.Gamma)
+		}
+		o.Gamma = g
+	}
+	if r.Shape != "" {
+		if iopt.Shape, err = imageio.ParseShape(r.Shape); err != nil {
+			return o, iopt, Fieldf("shape", "%s", err)
+		}
+	}
+	if iopt.Range, err = imageio.ParseRange(r.PixelRange); err != nil {
+		return o, iopt, Fieldf("pixel_range", "%s", err)
+	}
+	return o, iopt, nil
+}
+
+// DisentangleResult is the result of `genlens disentangle`; it marshals
+// to the command's --json document.
+type DisentangleResult struct {
+	Gamma      Num              `json:"gamma"`
+	Height     int              `json:"height"`
+	Width      int              `json:"width"`
+	Clusters   int              `json:"clusters"`
+	Labels     [][]int          `json:"labels"`
+	CKAWithin  []Num            `json:"cka_within"`
+	CKABetween [][]Num          `json:"cka_between"`
+	Sets       []DisentangleSet `json:"sets"`
+
+	// Analysis is the full analysis: the pixel CKA matrix, the cluster
+	// tree, the comparisons.
+	Analysis *disentangle.Result `json:"-"`
+	// Inputs describes the image sets read: training, test, then the
+	// generated sets.
+	Inputs []ImageSetInfo `json:"-"`
+}
+
+// DisentangleSet is the comparison of one generated set with the test set.
+type DisentangleSet struct {
+	Name        string `json:"name"`
+	CMSImage    Num    `json:"cms_image"`
+	CMSClusters []Num  `json:"cms_clusters"`
+	CMSProduct  Num    `json:"cms_product"`
+	MMD2        Num    `json:"mmd2"`
+}
+
+// ImageSetInfo describes an image set that was read.
+type ImageSetInfo struct {
+	Path  string
+	Key   string
+	Len   int
+	Range imageio.Range
+}
+
+// Disentangle runs `genlens disentangle`: it reads the image sets through
+// env.FS, runs disentangle.Analyze and reports the CKA batches done
+// through env.Progress. It warns through env.Warn about clusters that are
+// no more coherent inside than with another cluster.
+func Disentangle(ctx context.Context, env Env, req DisentangleRequest) (*DisentangleResult, error) {
+	opt, iopt, err := req.options()
+	if err != nil {
+		return nil, err
+	}
+	fsys := env.fsys()
+	read := func(path, key string) (*imageio.Set, error) {
+		o := iopt
+		o.Key = key
+		return imageio.ReadFS(fsys, path, o)
+	}
+	train, err := read(req.Train, req.TrainKey)
+	if err != nil {
+		return nil, err
+	}
+	test, err := read(req.Test, req.TestKey)
+	if err != nil {
+		return nil, err
+	}
+	sets := []*imageio.Set{train, test}
+	gens := make([]*mat.Dense, len(req.Generated))
+	for i, p := range req.Generated {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s, err := read(p, req.GeneratedKey)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, s)
+		gens[i] = s.Images
+	}
+	if err := imageio.CheckSameShape(sets...); err != nil {
+		return nil, err
+	}
+	names := req.Names
+	if names == nil {
+		for _, p := range req.Generated {
+			names = append(names, SetName(p))
+		}
+	}
+	sh := train.Shape
+	g := disentangle.Grid{H: sh.H, W: sh.W, C: sh.C}
+	if train.Len() < 2 {
+		return nil, &dataio.InputError{File: train.Path, Msg: fmt.Sprintf("%d image: the pixel CKA needs at least 2 training images", train.Len())}
+	}
+	if opt.Threshold == 0 && opt.Clusters > g.Pixels() {
+		return nil, Fieldf("clusters", "disentangle: {clusters} %d for images of %d pixels", opt.Clusters, g.Pixels())
+	}
+	opt.Progress = env.Progress
+	res, err := disentangle.Analyze(ctx, train.Images, test.Images, gens, g, opt)
+	var se *disentangle.SizeError
+	switch {
+	case errors.Is(err, disentangle.ErrIdenticalImages):
+		return nil, &dataio.InputError{File: train.Path, Msg: "most training images are identical: the median rule cannot set gamma; give --gamma as a number"}
+	case errors.As(err, &se):
+		return nil, &dataio.InputError{File: train.Path, Msg: strings.TrimPrefix(se.Error(), "disentangle: "), Err: err}
+	case err != nil:
+		return nil, err
+	}
+	out := NewDisentangleResult(res, names)
+	for _, s := range sets {
+		out.Inputs = append(out.Inputs, ImageSetInfo{Path: s.Path, Key: s.Key, Len: s.Len(), Range: s.Range})
+	}
+	for _, c := range res.IncoherentClusters() {
+		env.warn(fmt.Sprintf("cluster %d is no more alike inside (mean CKA %.3g) than with another cluster (up to %.3g): the pixels do not split into independent regions here, so the per-cluster CMS values are not separate causes",
+			c, res.Within[c], res.MaxBetween(c)))
+	}
+	return out, nil
+}
+
+// SetName names a generated set after its file: "runs/epoch_07.npy" is
+// "epoch_07".
+func SetName(path string) string {
+	base := filepath.Base(filepath.Clean(path))
+	for _, ext := range []string{".gz", ".npy", ".npz", ".csv"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base
+}
+
+// NewDisentangleResult builds the result document of an analysis, the
+// generated sets named by names.
+func NewDisentangleResult(res *disentangle.Result, names []string) *DisentangleResult {
+	g := res.Grid
+	out := &DisentangleResult{Gamma: Num(res.Gamma), Height: g.H, Width: g.W, Clusters: len(res.Sizes),
+		CKAWithin: Nums(res.Within), Analysis: res}
+	for y := 0; y < g.H; y++ {
+		out.Labels = append(out.Labels, slices.Clone(res.Labels[y*g.W:(y+1)*g.W]))
+	}
+	for _, row := range res.Between {
+		out.CKABetween = append(out.CKABetween, Nums(row))
+	}
+	for i, c := range res.Sets {
+		out.Sets = append(out.Sets, DisentangleSet{Name: names[i], CMSImage: Num(c.CMSImage),
+			CMSClusters: Nums(c.CMSClusters), CMSProduct: Num(c.CMSProduct), MMD2: Num(c.MMD2)})
+	}
+	return out
+}

@@ -1,0 +1,212 @@
+package job
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"genlens/chart"
+	"genlens/dataio"
+	"genlens/imageio"
+)
+
+// Artifacts returns the files of `disentangle --out`: cka_matrix.npy
+// (P x P, pixels row-major), labels.npy (H x W), cluster_map.png,
+// cka_heatmap.png (pixels ordered by cluster), cms.png, cms.csv and
+// disentangle.json.
+func (r *DisentangleResult) Artifacts() []Artifact {
+	res := r.Analysis
+	g := res.Grid
+	return []Artifact{
+		{"cka_matrix.npy", func(w io.Writer) error {
+			P := g.Pixels()
+			data := make([]float64, P*P)
+			for p := 0; p < P; p++ {
+				for q := 0; q < P; q++ {
+					data[p*P+q] = res.CKA.At(p, q)
+				}
+			}
+			return viaFile(w, ".npy", func(path string) error {
+				return dataio.WriteNPY(path, &dataio.Array{Shape: []int{P, P}, Data: data})
+			})
+		}},
+		{"labels.npy", func(w io.Writer) error {
+			labels := make([]float64, len(res.Labels))
+			for p, c := range res.Labels {
+				labels[p] = float64(c)
+			}
+			return viaFile(w, ".npy", func(path string) error {
+				return dataio.WriteNPY(path, &dataio.Array{Shape: []int{g.H, g.W}, Data: labels})
+			})
+		}},
+		{"cluster_map.png", func(w io.Writer) error {
+			return imageio.EncodeClusterMap(w, "png", fmt.Sprintf("Pixel clusters (%dx%d)", g.H, g.W), res.Labels, g.H, g.W)
+		}},
+		{"cka_heatmap.png", r.WriteCKAHeatmap},
+		{"cms.png", r.WriteCMSChart},
+		{"cms.csv", r.writeCSV},
+		{"disentangle.json", func(w io.Writer) error {
+			b, err := json.MarshalIndent(r, "", "  ")
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(append(b, '\n'))
+			return err
+		}},
+	}
+}
+
+func (r *DisentangleResult) writeCSV(w io.Writer) error {
+	header := []string{"name", "cms_image", "cms_product", "mmd2"}
+	for c := 0; c < r.Clusters; c++ {
+		header = append(header, fmt.Sprintf("cms_cluster_%d", c))
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	for _, s := range r.Sets {
+		row := []string{s.Name, csvNum(s.CMSImage), csvNum(s.CMSProduct), csvNum(s.MMD2)}
+		for _, v := range s.CMSClusters {
+			row = append(row, csvNum(v))
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvNum writes a number in the shortest form that parses back, and an
+// undefined one as an empty cell.
+func csvNum(v Num) string {
+	if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+		return ""
+	}
+	return strconv.FormatFloat(float64(v), 'g', -1, 64)
+}
+
+// WriteCKAHeatmap draws the pixel CKA matrix, pixels ordered by cluster
+// and averaged over blocks to at most 256 rows, as a PNG.
+func (r *DisentangleResult) WriteCKAHeatmap(w io.Writer) error {
+	hm, labels := r.orderedCKA(256)
+	return viaFile(w, ".png", func(path string) error {
+		return chart.Heatmap(path, "Pixel CKA, pixels ordered by cluster", hm, labels, 0, 1)
+	})
+}
+
+// orderedCKA returns the CKA matrix with pixels ordered by cluster (in
+// pixel order within a cluster), averaged over blocks of pixels so that it
+// has at most limit rows, and a label per row naming its cluster.
+func (r *DisentangleResult) orderedCKA(limit int) ([][]float64, []string) {
+	res := r.Analysis
+	P := len(res.Labels)
+	order := make([]int, P)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return res.Labels[a] - res.Labels[b] })
+	step := (P + limit - 1) / limit
+	n := (P + step - 1) / step
+	m := make([][]float64, n)
+	cnt := make([][]float64, n)
+	labels := make([]string, n)
+	for i := range m {
+		m[i] = make([]float64, n)
+		cnt[i] = make([]float64, n)
+		labels[i] = fmt.Sprintf("c%d", res.Labels[order[i*step]])
+	}
+	for a, p := range order {
+		for b, q := range order {
+			m[a/step][b/step] += res.CKA.At(p, q)
+			cnt[a/step][b/step]++
+		}
+	}
+	for i := range m {
+		for j := range m[i] {
+			m[i][j] /= cnt[i][j]
+		}
+	}
+	return m, labels
+}
+
+// WriteCMSChart draws, as a PNG, the image-wise CMS, the product of the
+// cluster CMS and every cluster's CMS across the generated sets (bars of
+// 1 - CMS for a single set).
+func (r *DisentangleResult) WriteCMSChart(w io.Writer) error {
+	return viaFile(w, ".png", r.cmsChart)
+}
+
+func (r *DisentangleResult) cmsChart(path string) error {
+	k := r.Clusters
+	if len(r.Sets) == 1 {
+		// One set: bars of 1 - CMS, since CMS values near 1 would all
+		// look alike on bars drawn from 0.
+		s := r.Sets[0]
+		labels := []string{"image", "product"}
+		values := []float64{1 - float64(s.CMSImage), 1 - float64(s.CMSProduct)}
+		for c, v := range s.CMSClusters {
+			labels = append(labels, fmt.Sprintf("c%d", c))
+			values = append(values, 1-float64(v))
+		}
+		return chart.Bars(path, "1 - CMS of "+s.Name+" (0 = like the test images)", "1 - CMS", labels, values, nil)
+	}
+	// Clusters first, so that cluster c gets the colour it has in the
+	// cluster map (imageio.ClusterColor follows chart's series colours).
+	x := make([]float64, len(r.Sets))
+	series := make([]chart.Series, k+2)
+	for c := 0; c < k; c++ {
+		series[c].Name = fmt.Sprintf("cluster %d", c)
+	}
+	series[k].Name, series[k+1].Name = "image-wise CMS", "product of cluster CMS"
+	for i, s := range r.Sets {
+		x[i] = float64(i + 1)
+		for c, v := range s.CMSClusters {
+			series[c].Y = append(series[c].Y, float64(v))
+		}
+		series[k].Y = append(series[k].Y, float64(s.CMSImage))
+		series[k+1].Y = append(series[k+1].Y, float64(s.CMSProduct))
+	}
+	for i := range series {
+		series[i].X = x
+	}
+	names := make([]string, len(r.Sets))
+	for i, s := range r.Sets {
+		names[i] = fmt.Sprintf("%d=%s", i+1, s.Name)
+	}
+	xlabel := "generated set"
+	if len(names) <= 6 {
+		xlabel += " (" + strings.Join(names, ", ") + ")"
+	}
+	return chart.Lines(path, "CMS across the generated sets", xlabel, "CMS", series)
+}
+
+// viaFile renders a file with a path-writing function (the chart and
+// dataio writers write files atomically) into a temporary file and copies
+// it to w.
+func viaFile(w io.Writer, ext string, write func(path string) error) error {
+	dir, err := os.MkdirTemp("", "genlens-artifact-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "artifact"+ext)
+	if err := write(path); err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
+}
