@@ -4,12 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// goldenRelTol is how far a number may move from its golden value. The
+// contract is the shape (keys, their order, types, strings, integers);
+// the last few bits of a float depend on the BLAS in use (gonum and
+// OpenBLAS sum in different orders), so floats are compared to 1e-9
+// relative, far below any change of formula or normaliser.
+const goldenRelTol = 1e-9
 
 // golden marshals v as the command line's --json does and compares it
 // with testdata/name.json; -update rewrites the file. The golden files pin
@@ -33,7 +42,73 @@ func golden(t *testing.T, name string, v any) {
 	if err != nil {
 		t.Fatalf("%v (run go test ./job -run %s -update to create it)", err, t.Name())
 	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("%s: JSON differs from %s:\ngot:\n%s\nwant:\n%s", t.Name(), path, b.Bytes(), want)
+	if bytes.Equal(b.Bytes(), want) {
+		return
+	}
+	if diff := jsonDiff(b.Bytes(), want); diff != "" {
+		t.Errorf("%s: JSON differs from %s: %s\ngot:\n%s", t.Name(), path, diff, b.Bytes())
+	}
+}
+
+// jsonDiff compares two JSON documents token by token, so that key order
+// counts, and returns the first difference ("" when they agree).
+func jsonDiff(got, want []byte) string {
+	dg := json.NewDecoder(bytes.NewReader(got))
+	dw := json.NewDecoder(bytes.NewReader(want))
+	dg.UseNumber()
+	dw.UseNumber()
+	for i := 0; ; i++ {
+		tg, eg := dg.Token()
+		tw, ew := dw.Token()
+		if eg != nil || ew != nil {
+			if eg == ew {
+				return ""
+			}
+			return fmt.Sprintf("token %d: got error %v, want error %v", i, eg, ew)
+		}
+		ng, okg := tg.(json.Number)
+		nw, okw := tw.(json.Number)
+		if okg && okw {
+			if ng == nw {
+				continue
+			}
+			fg, err1 := ng.Float64()
+			fw, err2 := nw.Float64()
+			if err1 != nil || err2 != nil || !isFloat(ng) || !isFloat(nw) ||
+				math.Abs(fg-fw) > goldenRelTol*math.Max(math.Abs(fw), 1e-300) {
+				return fmt.Sprintf("token %d: got %s, want %s", i, ng, nw)
+			}
+			continue
+		}
+		if fmt.Sprint(tg) != fmt.Sprint(tw) || fmt.Sprintf("%T", tg) != fmt.Sprintf("%T", tw) {
+			return fmt.Sprintf("token %d: got %v, want %v", i, tg, tw)
+		}
+	}
+}
+
+// isFloat reports whether a JSON number was written as a float (with a
+// fraction or exponent): integers (counts, indices, labels) must match
+// exactly.
+func isFloat(n json.Number) bool {
+	return bytes.ContainsAny([]byte(n), ".eE")
+}
+
+func TestJSONDiff(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+		same      bool
+	}{
+		{`{"a": 0.9656290324790496}`, `{"a": 0.9656290324790497}`, true},
+		{`{"a": 0.9656290324790496}`, `{"a": 0.9656290424790497}`, false},
+		{`{"a": 1}`, `{"a": 2}`, false},
+		{`{"a": 1, "b": 2}`, `{"b": 2, "a": 1}`, false},
+		{`{"a": [1, 2]}`, `{"a": [1, 2, 3]}`, false},
+		{`{"a": null}`, `{"a": 0}`, false},
+		{`{"a": "x"}`, `{"a": "y"}`, false},
+		{`{"a": 0}`, `{"a": 0.0}`, false},
+	} {
+		if d := jsonDiff([]byte(c.got), []byte(c.want)); (d == "") != c.same {
+			t.Errorf("jsonDiff(%s, %s) = %q, want same=%v", c.got, c.want, d, c.same)
+		}
 	}
 }
