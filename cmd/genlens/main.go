@@ -46,6 +46,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = exitFailure
 		}
 	}()
+	stdout, stderr = newConsole(stdout, stderr)
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()

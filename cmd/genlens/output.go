@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -122,10 +123,47 @@ func parallelTasks(tasks int) (restore func()) {
 	return func() { linalg.SetThreads(prev) }
 }
 
+// console keeps a progress bar (on stderr) and text (on stdout, or
+// warnings on stderr) off each other's lines when they share a terminal:
+// every write first erases the bar, which its next tick draws again below
+// the text. Without it a bar drawn without a newline is glued to the next
+// line a command prints ("demo 14% |███| (1/7)decomposition of ...").
+type console struct {
+	mu    sync.Mutex
+	bar   *progressbar.ProgressBar
+	shown bool // the bar may be on the screen
+}
+
+// consoleWriter is stdout or stderr of one run of the command line.
+type consoleWriter struct {
+	c *console
+	w io.Writer
+}
+
+func (cw consoleWriter) Write(p []byte) (int, error) {
+	cw.c.mu.Lock()
+	if cw.c.bar != nil && cw.c.shown {
+		_ = cw.c.bar.Clear()
+		cw.c.shown = false
+	}
+	cw.c.mu.Unlock()
+	return cw.w.Write(p)
+}
+
+// newConsole wraps a run's stdout and stderr so that they share one bar.
+func newConsole(stdout, stderr io.Writer) (out, errw io.Writer) {
+	c := &console{}
+	return consoleWriter{c, stdout}, consoleWriter{c, stderr}
+}
+
 // progress returns a tick function drawing a bar on stderr when stderr is
 // a terminal, and a no-op otherwise (CI logs and pipes stay clean).
 func progress(stderr io.Writer, total int, what string) (tick func(), done func()) {
-	f, ok := stderr.(*os.File)
+	cw, ok := stderr.(consoleWriter)
+	if !ok {
+		return func() {}, func() {}
+	}
+	f, ok := cw.w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) || total < 2 {
 		return func() {}, func() {}
 	}
@@ -136,5 +174,20 @@ func progress(stderr io.Writer, total int, what string) (tick func(), done func(
 		progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionClearOnFinish(),
 	)
-	return func() { _ = bar.Add(1) }, func() { _ = bar.Finish() }
+	cw.c.mu.Lock()
+	prev := cw.c.bar
+	cw.c.bar = bar
+	cw.c.mu.Unlock()
+	tick = func() {
+		cw.c.mu.Lock()
+		defer cw.c.mu.Unlock()
+		_ = bar.Add(1)
+		cw.c.shown = true
+	}
+	return tick, func() {
+		cw.c.mu.Lock()
+		defer cw.c.mu.Unlock()
+		_ = bar.Finish()
+		cw.c.bar, cw.c.shown = prev, false
+	}
 }
