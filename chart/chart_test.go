@@ -3,6 +3,7 @@ package chart
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -231,5 +232,61 @@ func TestChartErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(png); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("failed calls created %s (stat error %v)", png, err)
+	}
+}
+
+func TestIntegerTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{0, 5, "0 1 2 3 4 5"},
+		{0, 23, "0 5 10 15 20"},
+		{1, 1000, "200 400 600 800 1000"},
+		{3, 3, "3"},
+	} {
+		var got []string
+		for _, tk := range (integerTicks{}).Ticks(c.lo, c.hi) {
+			got = append(got, tk.Label)
+		}
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("integer ticks on [%g, %g] = %q, want %q", c.lo, c.hi, g, c.want)
+		}
+	}
+}
+
+func TestPow2Ticks(t *testing.T) {
+	var labels []string
+	for _, tk := range (pow2Ticks{}).Ticks(1, 32) {
+		labels = append(labels, tk.Label)
+	}
+	if g := strings.Join(labels, " "); g != "1 2 4 8 16 32" {
+		t.Errorf("pow2 ticks on [1, 32] = %q", g)
+	}
+	labels = labels[:0]
+	for _, tk := range (pow2Ticks{}).Ticks(1, 4096) {
+		labels = append(labels, tk.Label)
+	}
+	// 13 powers: every second one labelled, the rest as minor ticks.
+	if g := strings.Join(labels, ","); g != "1,,4,,16,,64,,256,,1024,,4096" {
+		t.Errorf("pow2 ticks on [1, 4096] = %q", g)
+	}
+}
+
+func TestMatrixTicksOncePerRun(t *testing.T) {
+	x, y := matrixTicks([]string{"c0", "c0", "c0", "c1", "c1", "c2"})
+	var got []string
+	for _, tk := range x {
+		got = append(got, fmt.Sprintf("%g:%s", tk.Value, tk.Label))
+	}
+	if g := strings.Join(got, " "); g != "1:c0 3.5:c1 2.5: 5:c2 4.5:" {
+		t.Errorf("x ticks = %q", g)
+	}
+	if y[0].Value != 4 || y[0].Label != "c0" {
+		t.Errorf("first y tick = %+v, want c0 at 4 (top row)", y[0])
+	}
+	x, _ = matrixTicks([]string{"a", "b", "c"})
+	if len(x) != 3 || x[1].Label != "b" || x[1].Value != 1 {
+		t.Errorf("distinct labels: ticks %+v", x)
 	}
 }

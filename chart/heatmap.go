@@ -216,9 +216,34 @@ func (g matrixGrid) colX(j int) float64     { return float64(j) }
 func (g matrixGrid) value(i, j int) float64 { return g[i][j] }
 
 // matrixTicks returns tick markers naming the columns (x) and rows (y,
-// top to bottom). At most about maxTickLabels labels are shown per axis.
+// top to bottom). Runs of equal consecutive labels (pixels ordered by
+// cluster) are named once, at the middle of the run, with unlabelled
+// ticks at the run boundaries; otherwise at most about maxTickLabels
+// labels are shown per axis.
 func matrixTicks(labels []string) (x, y plot.ConstantTicks) {
 	n := len(labels)
+	type run struct{ lo, hi int }
+	var runs []run
+	for i := 0; i < n; i++ {
+		if len(runs) > 0 && labels[runs[len(runs)-1].lo] == labels[i] {
+			runs[len(runs)-1].hi = i
+			continue
+		}
+		runs = append(runs, run{i, i})
+	}
+	if len(runs) < n && len(runs) <= maxTickLabels {
+		for k, r := range runs {
+			mid := float64(r.lo+r.hi) / 2
+			x = append(x, plot.Tick{Value: mid, Label: labels[r.lo]})
+			y = append(y, plot.Tick{Value: float64(n-1) - mid, Label: labels[r.lo]})
+			if k > 0 {
+				b := float64(r.lo) - 0.5
+				x = append(x, plot.Tick{Value: b})
+				y = append(y, plot.Tick{Value: float64(n-1) - b})
+			}
+		}
+		return x, y
+	}
 	step := (n + maxTickLabels - 1) / maxTickLabels
 	for i := 0; i < n; i += step {
 		x = append(x, plot.Tick{Value: float64(i), Label: labels[i]})

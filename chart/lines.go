@@ -3,6 +3,8 @@ package chart
 import (
 	"fmt"
 	"image/color"
+	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -42,7 +44,94 @@ func Lines(path, title, xlabel, ylabel string, series []Series) error {
 	if err := addSeries(p, series); err != nil {
 		return err
 	}
+	if integral(series) {
+		p.X.Tick.Marker = integerTicks{}
+	}
 	return render(path, chartWidth, chartHeight, sideLegend(p))
+}
+
+// LinesLog2 is Lines with a base-2 logarithmic x axis, for quantities that
+// double from point to point (context sizes n = 1, 2, 4, ...): ticks sit
+// at powers of two and are labelled with the values themselves. Every X
+// must be positive.
+func LinesLog2(path, title, xlabel, ylabel string, series []Series) error {
+	if _, err := format(path); err != nil {
+		return err
+	}
+	for i, s := range series {
+		for _, v := range s.X {
+			if !(v > 0) {
+				return fmt.Errorf("chart: series %d (%q): x %g on a log axis: want > 0", i, s.Name, v)
+			}
+		}
+	}
+	p := newPlot(title, xlabel, ylabel)
+	if err := addSeries(p, series); err != nil {
+		return err
+	}
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = pow2Ticks{}
+	return render(path, chartWidth, chartHeight, sideLegend(p))
+}
+
+// integral reports whether every x of every series is a whole number
+// (steps, epochs, days), which integerTicks labels without decimals.
+func integral(series []Series) bool {
+	for _, s := range series {
+		for _, v := range s.X {
+			if v != math.Trunc(v) || math.Abs(v) > 1<<52 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// integerTicks puts major ticks at whole numbers 1, 2 or 5 times a power
+// of ten apart (about five labels) and labels them without decimals:
+// "day 2.50" means nothing.
+type integerTicks struct{}
+
+func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
+	span := hi - lo
+	if !(span > 0) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(math.Round(lo), 'f', 0, 64)}}
+	}
+	// The smallest of 1, 2, 5, 10, 20, 50, ... giving at most six steps.
+	step := 1.0
+	for k := 0; span/step > 6; k++ {
+		step = []float64{1, 2, 5}[(k+1)%3] * math.Pow(10, float64((k+1)/3))
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', 0, 64)})
+	}
+	return ticks
+}
+
+// pow2Ticks puts major ticks at the powers of two in range, thinned to
+// at most eight labels, and unlabelled ticks at the skipped powers.
+type pow2Ticks struct{}
+
+func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi >= lo) {
+		return nil
+	}
+	first, last := math.Ceil(math.Log2(lo)-1e-9), math.Floor(math.Log2(hi)+1e-9)
+	every := 1.0
+	for (last-first)/every+1 > 8 {
+		every *= 2
+	}
+	var ticks []plot.Tick
+	for e := first; e <= last; e++ {
+		v := math.Exp2(e)
+		t := plot.Tick{Value: v}
+		if math.Mod(e-first, every) == 0 {
+			t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
 }
 
 // ROC draws receiver operating characteristic curves and writes them to
@@ -180,6 +269,10 @@ func checkSeries(s Series) error {
 	return nil
 }
 
+// rightMargin keeps the last point's marker and tick label inside the
+// canvas: gonum/plot puts the data area's right edge on the canvas edge.
+const rightMargin = 10 // points
+
 // sideLegend moves p's legend into a strip below the plot, left-aligned
 // with the data area, and returns the function drawing both. A legend
 // inside the axes of a line chart or histogram almost always covers data,
@@ -193,10 +286,10 @@ func sideLegend(p *plot.Plot) func(c draw.Canvas) {
 	return func(c draw.Canvas) {
 		h := leg.Rectangle(c).Size().Y
 		if h == 0 { // no named entries
-			p.Draw(c)
+			p.Draw(draw.Crop(c, 0, -rightMargin, 0, 0))
 			return
 		}
-		pc := draw.Crop(c, 0, 0, h+2*gap, 0)
+		pc := draw.Crop(c, 0, -rightMargin, h+2*gap, 0)
 		p.Draw(pc)
 		da := p.DataCanvas(pc)
 		lc := c
