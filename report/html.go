@@ -13,11 +13,13 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	if err := r.check(); err != nil {
 		return err
 	}
-	return page.Execute(w, r)
+	return page.Execute(w, htmlPage{r, r.meta(), r.contents()})
 }
 
 var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"layout":   func(t Table) layout { return t.layout() },
+	"anchor":   anchor,
+	"add1":     func(i int) int { return i + 1 },
 	"imageURL": imageURL,
 	"lines":    func(s string) []string { return paragraphLines(s) },
 	"numClass": func(num []bool, i int) string {
@@ -27,6 +29,13 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 		return ""
 	},
 }).Parse(pageTemplate))
+
+// htmlPage is what the page template sees.
+type htmlPage struct {
+	*Report
+	Meta     string
+	Contents bool
+}
 
 // paragraphLines splits a plain-text paragraph into its non-blank lines,
 // which the page separates with <br>, mirroring the Markdown output.
@@ -61,14 +70,37 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1.2rem 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-style: italic; color: #555; font-size: .92rem; }
+.meta { color: #666; margin-top: -.5rem; }
+nav.contents { background: #f6f8fa; border: 1px solid #d0d7de; padding: .4rem 1.2rem; display: inline-block; }
+pre { background: #f6f8fa; border: 1px solid #d0d7de; padding: .6rem .8rem; overflow-x: auto; font-size: .9rem; }
+ol.references li { margin: .3rem 0; }
 </style>
 </head>
 <body>
 {{- with .Title}}
 <h1>{{.}}</h1>
 {{- end}}
-{{- range .Sections}}
-<section>
+{{- with .Meta}}
+<p class="meta">{{.}}</p>
+{{- end}}
+{{- range .Intro}}{{with lines .}}
+<p>{{range $i, $l := .}}{{if $i}}<br>
+{{end}}{{$l}}{{end}}</p>
+{{- end}}{{end}}
+{{- if .Contents}}
+<nav class="contents"><strong>Contents</strong>
+<ol>
+{{- range $i, $s := .Sections}}{{with $s.Title}}
+<li><a href="#{{anchor $i}}">{{.}}</a></li>
+{{- end}}{{end}}
+{{- if .References}}
+<li><a href="#references">References</a></li>
+{{- end}}
+</ol>
+</nav>
+{{- end}}
+{{- range $i, $s := .Sections}}
+<section id="{{anchor $i}}">
 {{- with .Title}}
 <h2>{{.}}</h2>
 {{- end}}
@@ -76,6 +108,10 @@ figcaption { font-style: italic; color: #555; font-size: .92rem; }
 <p>{{range $i, $l := .}}{{if $i}}<br>
 {{end}}{{$l}}{{end}}</p>
 {{- end}}{{end}}
+{{- with .Commands}}
+<pre><code>{{range $i, $c := .}}{{if $i}}
+{{end}}{{$c}}{{end}}</code></pre>
+{{- end}}
 {{- range .Tables}}{{$t := layout .}}{{if $t.Header}}
 <table>
 {{- with .Caption}}
@@ -99,6 +135,16 @@ figcaption { font-style: italic; color: #555; font-size: .92rem; }
 {{- end}}
 </figure>
 {{- end}}
+</section>
+{{- end}}
+{{- with .References}}
+<section id="references">
+<h2>References</h2>
+<ol class="references">
+{{- range .}}
+<li>{{.}}</li>
+{{- end}}
+</ol>
 </section>
 {{- end}}
 </body>

@@ -3,6 +3,7 @@ package report
 import (
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -16,7 +17,35 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.Title != "" {
 		e.print("# ", mdInline(r.Title), "\n\n")
 	}
-	for _, s := range r.Sections {
+	if meta := r.meta(); meta != "" {
+		e.print("*", mdInline(meta), "*\n\n")
+	}
+	for _, p := range r.Intro {
+		if p = mdText(p); p != "" {
+			e.print(p, "\n\n")
+		}
+	}
+	if r.contents() {
+		e.print("**Contents**\n\n")
+		k := 0
+		for i, s := range r.Sections {
+			if s.Title != "" {
+				k++
+				e.print(strconv.Itoa(k), ". [", mdInline(s.Title), "](#", anchor(i), ")\n")
+			}
+		}
+		if len(r.References) > 0 {
+			e.print(strconv.Itoa(k+1), ". [References](#references)\n")
+		}
+		e.print("\n")
+	}
+	toc := r.contents()
+	for i, s := range r.Sections {
+		if s.Title != "" && toc {
+			// The explicit anchor keeps the contents' links stable
+			// whatever a renderer does with heading text.
+			e.print("<a id=\"", anchor(i), "\"></a>\n\n")
+		}
 		if s.Title != "" {
 			e.print("## ", mdInline(s.Title), "\n\n")
 		}
@@ -24,6 +53,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			if p = mdText(p); p != "" {
 				e.print(p, "\n\n")
 			}
+		}
+		if len(s.Commands) > 0 {
+			fence := codeFence(s.Commands)
+			e.print(fence, "sh\n", strings.Join(s.Commands, "\n"), "\n", fence, "\n\n")
 		}
 		for _, t := range s.Tables {
 			mdTable(e, t)
@@ -35,7 +68,32 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			}
 		}
 	}
+	if len(r.References) > 0 {
+		e.print("<a id=\"references\"></a>\n\n## References\n\n")
+		for i, ref := range r.References {
+			e.print(strconv.Itoa(i+1), ". ", mdInline(ref), "\n")
+		}
+		e.print("\n")
+	}
 	return e.err
+}
+
+// codeFence returns a backtick fence longer than any run of backticks in
+// lines, so that no command can close its own code block.
+func codeFence(lines []string) string {
+	longest := 0
+	for _, l := range lines {
+		run := 0
+		for _, c := range l {
+			if c == '`' {
+				run++
+				longest = max(longest, run)
+			} else {
+				run = 0
+			}
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
 }
 
 func mdTable(e *errWriter, t Table) {

@@ -18,20 +18,46 @@ const (
 	HTMLFile     = "index.html"
 )
 
-// Report is a titled sequence of sections.
+// Report is a titled sequence of sections. With two or more titled
+// sections a table of contents follows the introduction.
 type Report struct {
-	Title    string
+	Title string
+	// Version and Date, when set, are shown under the title, so that a
+	// report read later says what made it and when.
+	Version, Date string
+	// Intro holds paragraphs shown before the contents.
+	Intro    []string
 	Sections []Section
+	// References are shown as a numbered list at the end, one entry per
+	// cited work in plain text ("Authors. Title. Venue year.").
+	References []string
 }
 
 // Section is a titled part of a report. Its content is written in the
-// order paragraphs, tables, images.
+// order paragraphs, commands, tables, images.
 type Section struct {
 	Title string
 	// Text holds paragraphs of plain text.
-	Text   []string
-	Tables []Table
-	Images []Image
+	Text []string
+	// Commands are shell commands a reader can copy, shown as one code
+	// block (one command a line).
+	Commands []string
+	Tables   []Table
+	Images   []Image
+}
+
+// anchor is the HTML id of the i-th section, linked from the contents.
+func anchor(i int) string { return "section-" + strconv.Itoa(i+1) }
+
+// contents reports whether the report shows a table of contents.
+func (r *Report) contents() bool {
+	n := 0
+	for _, s := range r.Sections {
+		if s.Title != "" {
+			n++
+		}
+	}
+	return n >= 2
 }
 
 // Table is a table of plain-text cells. Rows may be shorter than Header
@@ -189,4 +215,15 @@ func (e *errWriter) print(a ...string) {
 		}
 		_, e.err = io.WriteString(e.w, s)
 	}
+}
+
+// meta is the line under the title: version and date, when known.
+func (r *Report) meta() string {
+	switch {
+	case r.Version != "" && r.Date != "":
+		return r.Version + " · " + r.Date
+	case r.Version != "":
+		return r.Version
+	}
+	return r.Date
 }

@@ -203,3 +203,52 @@ func TestMarkdownEscape(t *testing.T) {
 		}
 	}
 }
+
+func TestIntroContentsCommandsReferences(t *testing.T) {
+	r := &Report{
+		Title:   "genlens demo",
+		Version: "genlens v1.2.0",
+		Date:    "2026-11-25",
+		Intro:   []string{"What this report is."},
+		Sections: []Section{
+			{Title: "First", Text: []string{"one"}, Commands: []string{"genlens entropy --in a.jsonl", "echo `date` ``x``"}},
+			{Title: "Second", Text: []string{"two"}},
+		},
+		References: []string{"A. Author. A Title. ICML 2024."},
+	}
+	var md, html bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"*genlens v1.2.0 · 2026-11-25*",
+		"What this report is.",
+		"1. [First](#section-1)\n2. [Second](#section-2)\n3. [References](#references)",
+		"<a id=\"section-2\"></a>\n\n## Second",
+		"```sh\ngenlens entropy --in a.jsonl\necho `date` ``x``\n```", // fence longer than `` in a command
+		"## References\n\n1. A. Author. A Title. ICML 2024.",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	// The intro comes before the contents, the contents before the first section.
+	if i, j, k := strings.Index(md.String(), "What this"), strings.Index(md.String(), "**Contents**"), strings.Index(md.String(), "## First"); !(i < j && j < k) {
+		t.Errorf("order intro %d, contents %d, first section %d", i, j, k)
+	}
+	for _, want := range []string{
+		`<p class="meta">genlens v1.2.0 · 2026-11-25</p>`,
+		`<li><a href="#section-1">First</a></li>`,
+		`<section id="section-2">`,
+		"<pre><code>genlens entropy --in a.jsonl\necho `date` ``x``</code></pre>",
+		`<section id="references">`,
+		`<li>A. Author. A Title. ICML 2024.</li>`,
+	} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("HTML lacks %q:\n%s", want, html.String())
+		}
+	}
+}
