@@ -8,15 +8,16 @@ import (
 )
 
 // Write creates or replaces path with what write produces. A replaced
-// file keeps its permissions; a new one is 0644 (outputs are meant to be
-// shared, while os.CreateTemp would make them private). On error the
+// file keeps its permissions; a new one gets 0666 less the process's
+// umask, as a file made by os.Create would (os.CreateTemp, which the
+// temporary file comes from, would make it private, 0600). On error the
 // temporary file is removed and path is untouched.
 func Write(path string, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	mode := os.FileMode(0o644)
+	mode := os.FileMode(0o666) &^ umask()
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
 		mode = st.Mode().Perm()
 	}

@@ -43,7 +43,29 @@ func TestFailedWriteLeavesFileAndNoTemp(t *testing.T) {
 	if err := Write(filepath.Join(dir, "new.txt"), func(w io.Writer) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := os.Stat(filepath.Join(dir, "new.txt")); st.Mode().Perm() != 0o644 {
+	if st, _ := os.Stat(filepath.Join(dir, "new.txt")); st.Mode().Perm() != 0o666&^umask() {
 		t.Errorf("new file mode %v", st.Mode().Perm())
+	}
+}
+
+// A new file's permissions follow the umask, as os.Create's do: a user
+// with umask 077 keeps outputs (check models embed training errors)
+// private.
+func TestNewFileFollowsUmask(t *testing.T) {
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "by-os-create")
+	f, err := os.Create(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	want, _ := os.Stat(ref)
+	p := filepath.Join(dir, "by-atomicfile")
+	if err := Write(p, func(w io.Writer) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.Stat(p)
+	if got.Mode().Perm() != want.Mode().Perm() {
+		t.Errorf("new file mode %v, os.Create gives %v (umask %03o)", got.Mode().Perm(), want.Mode().Perm(), umask())
 	}
 }
