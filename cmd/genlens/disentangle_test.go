@@ -294,3 +294,23 @@ func TestDemoDisentangleSection(t *testing.T) {
 		t.Errorf("demo summary does not trace the flaws:\n%s", text)
 	}
 }
+
+// Ctrl-C (a cancelled context) stops the command with exit 130 and one
+// line, and leaves nothing in --out: no output, no temporary file.
+func TestInterruptedExit130NoOutput(t *testing.T) {
+	dir := t.TempDir()
+	train, test, g1, _, _ := faceFiles(t, dir)
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := runContext(ctx, []string{"disentangle", "--train", train, "--test", test, "--generated", g1,
+		"--cka-batch", "50", "--cms-batch", "50", "--out", out}, &stdout, &stderr)
+	if code != 130 || strings.TrimSpace(stderr.String()) != "genlens: interrupted" {
+		t.Fatalf("exit %d, stderr %q; want 130 and one line", code, stderr.String())
+	}
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		t.Errorf("interrupted run left %s in --out", e.Name())
+	}
+}

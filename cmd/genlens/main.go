@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -30,12 +33,29 @@ func (e usageError) Unwrap() error { return e.err }
 func badUsage(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// Ctrl-C or SIGTERM cancels the running job, which stops at its next
+	// check (within about a second) and leaves no half-written output:
+	// every write is atomic and is either finished or removed. A second
+	// Ctrl-C kills at once, as users expect.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // run executes the CLI with args and returns the exit code; it is the
 // testable entry point.
-func run(args []string, stdout, stderr io.Writer) (code int) {
+func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext is run under ctx, whose cancellation stops the command with
+// exit code 130.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	// Go's runtime exits 2 after a panic, the code of bad input: a script
 	// could not tell a genlens bug from a bad file. A panic on this
 	// goroutine is reported as the internal error it is (fan-outs turn
@@ -49,9 +69,13 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	stdout, stderr = newConsole(stdout, stderr)
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
+	}
+	if job.Classify(err) == job.KindCanceled && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "genlens: interrupted")
+		return exitCode(err)
 	}
 	fmt.Fprintln(stderr, "genlens:", message(err))
 	return exitCode(err)
