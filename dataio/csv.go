@@ -78,12 +78,22 @@ func decodeCSV(s src, r io.Reader) ([]string, *Array, error) {
 		}
 		line, _ := cr.FieldPos(0)
 		if header == nil && rows == 0 && ncols == 0 {
+			// Spreadsheets save UTF-8 CSV with a byte-order mark; left
+			// in place it would make a numeric first row look like text.
+			rec[0] = strings.TrimPrefix(rec[0], "\ufeff")
 			ncols = len(rec)
-			if isHeader(rec) {
-				header = make([]string, len(rec))
-				for i, f := range rec {
-					header[i] = strings.TrimSpace(f)
-				}
+			first := make([]string, len(rec))
+			for i, f := range rec {
+				first[i] = strings.TrimSpace(f)
+			}
+			// One rule with ReadTable's HeaderAuto: a header has no
+			// numbers, a data row no text, and a mix is refused.
+			isHeader, ierr := tableHeader(s, line, first)
+			if ierr != nil {
+				return nil, nil, ierr
+			}
+			if isHeader {
+				header = first
 				continue
 			}
 		}
@@ -116,16 +126,6 @@ func decodeCSV(s src, r io.Reader) ([]string, *Array, error) {
 	return header, &Array{Shape: []int{rows, ncols}, Data: data}, nil
 }
 
-// isHeader reports whether any field of the first row is not a number.
-func isHeader(rec []string) bool {
-	for _, f := range rec {
-		if _, err := strconv.ParseFloat(strings.TrimSpace(f), 64); err != nil && !errors.Is(err, strconv.ErrRange) {
-			return true
-		}
-	}
-	return false
-}
-
 // parseCSVNumber parses one field and rejects what no consumer can use.
 func parseCSVNumber(f string) (float64, error) {
 	t := strings.TrimSpace(f)
@@ -135,7 +135,7 @@ func parseCSVNumber(f string) (float64, error) {
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0) {
-			return 0, fmt.Errorf("%q overflows float64 (is %s)", t, fmtNonFinite(v))
+			return 0, fmt.Errorf("%q overflows float64 (is %s)", clip(t, 40), fmtNonFinite(v))
 		}
 		if errors.Is(err, strconv.ErrRange) {
 			return v, nil // underflow to a tiny value or zero is harmless

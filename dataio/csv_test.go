@@ -3,6 +3,7 @@ package dataio
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -41,7 +42,8 @@ func TestDecodeCSV(t *testing.T) {
 	}{
 		{"no header", "1,2\n3,4\n", nil, []int{2, 2}, []float64{1, 2, 3, 4}},
 		{"header", "x,y\n1,2\n", []string{"x", "y"}, []int{1, 2}, []float64{1, 2}},
-		{"partly numeric header", "1,y\n1,2\n", []string{"1", "y"}, []int{1, 2}, []float64{1, 2}},
+		{"byte-order mark before numbers", "\ufeff1,2\n3,4\n", nil, []int{2, 2}, []float64{1, 2, 3, 4}},
+		{"byte-order mark before a header", "\ufeffx,y\n1,2\n", []string{"x", "y"}, []int{1, 2}, []float64{1, 2}},
 		{"pandas index header", ",a\n0,2.5\n", []string{"", "a"}, []int{1, 2}, []float64{0, 2.5}},
 		{"blank lines, CRLF, spaces, quotes", "\n a , b\r\n\r\n 1 , \"2\"\r\n   \n3,4e-2\n\n", []string{"a", "b"}, []int{2, 2}, []float64{1, 2, 3, 0.04}},
 		{"savetxt comment header", "# a,b\n1,2\n", nil, []int{1, 2}, []float64{1, 2}},
@@ -108,5 +110,46 @@ func TestReadCSVGzip(t *testing.T) {
 	m, err := ReadMatrix(p, ReadOptions{})
 	if err != nil || m.At(1, 0) != 3 {
 		t.Errorf("ReadMatrix: %v", err)
+	}
+}
+
+// A first row that mixes numbers and text is refused, as ReadTable's
+// HeaderAuto refuses it: taking it as a header would silently drop a data
+// row whose text cell is a typo, taking it as data fails later anyway.
+func TestDecodeCSVAmbiguousFirstRow(t *testing.T) {
+	_, _, err := decodeCSV(src{file: "t.csv"}, strings.NewReader("1,y\n1,2\n"))
+	if !errors.Is(err, ErrAmbiguousHeader) {
+		t.Fatalf("err = %v, want ErrAmbiguousHeader", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "t.csv line 1") || strings.Contains(msg, "\n") {
+		t.Errorf("message %q: want one line naming file and line", msg)
+	}
+}
+
+// Messages quote what files hold; they must stay one short line that a
+// terminal shows as text.
+func TestInputErrorPrintable(t *testing.T) {
+	long := strings.Repeat("9", 1<<20)
+	for _, c := range []struct {
+		msg, want string
+	}{
+		{"a\nb\rc\td", `a\nb\rc\td`},
+		{"nul \x00 esc \x1b[31m", `nul \x00 esc \x1b[31m`},
+		{"bad utf8 \xff end", `bad utf8 \xff end`},
+		{"replacement \uFFFD kept", "replacement \uFFFD kept"},
+	} {
+		got := (&InputError{File: "f.csv", Line: 3, Msg: c.msg}).Error()
+		if want := "dataio: f.csv line 3: " + c.want; got != want {
+			t.Errorf("Error() = %q, want %q", got, want)
+		}
+	}
+	got := (&InputError{File: "f.csv", Msg: long}).Error()
+	if len(got) > 600 || !strings.HasSuffix(got, "(1048076 more bytes)") {
+		t.Errorf("a 1 MB message printed as %d bytes ending %q", len(got), got[len(got)-30:])
+	}
+	// Through a reader: a 1 MB field that overflows float64.
+	_, _, err := decodeCSV(src{file: "t.csv"}, strings.NewReader("1e9"+long+"\n"))
+	if err == nil || len(err.Error()) > 600 {
+		t.Errorf("overflowing 1 MB field: %d-byte message", len(err.Error()))
 	}
 }

@@ -1,9 +1,12 @@
 package dataio
 
 import (
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // InputError is bad user input. The CLI maps it to exit code 2.
@@ -51,11 +54,45 @@ func (e *InputError) Error() string {
 		} else {
 			b.WriteString(": ")
 		}
-		b.WriteString(e.Field)
+		b.WriteString(printable(e.Field, 100))
 	}
 	b.WriteString(": ")
-	// Keep the message on one line whatever text a file smuggled in.
-	b.WriteString(strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(e.Msg))
+	b.WriteString(printable(e.Msg, maxMsgRunes))
+	return b.String()
+}
+
+// maxMsgRunes bounds the message part of an InputError: a message that
+// quotes a field of a file must not print a gigabyte to a terminal.
+const maxMsgRunes = 500
+
+// printable keeps a message on one line and harmless for a terminal
+// whatever bytes a file or a server smuggled in: control characters
+// (newlines, NUL, escape sequences) and invalid UTF-8 are escaped, and
+// the result is cut at max runes.
+func printable(msg string, max int) string {
+	var b strings.Builder
+	n := 0
+	for i, r := range msg {
+		if n == max {
+			b.WriteString(fmt.Sprintf("... (%d more bytes)", len(msg)-i))
+			break
+		}
+		n++
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(msg[i:], "\uFFFD"):
+			b.WriteString(fmt.Sprintf(`\x%02x`, msg[i]))
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case unicode.IsControl(r):
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		default:
+			b.WriteRune(r)
+		}
+	}
 	return b.String()
 }
 
