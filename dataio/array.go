@@ -97,7 +97,20 @@ type ReadOptions struct {
 	// when the archive holds several. Other formats hold one array, so a
 	// Key given for them is an error rather than silently ignored.
 	Key string
+	// Ranks, when not nil, lists the array ranks the caller accepts. NPY
+	// and NPZ readers check them from the header, before reading any
+	// data, so that a small compressed file of the wrong shape cannot
+	// make them decompress gigabytes first. ReadMatrix and ReadStack set
+	// them.
+	Ranks []int
 }
+
+// MaxDecodedBytes bounds the memory one array may take once decoded
+// (8 bytes an element, as float64). Binary readers check it from the
+// header before reading data, so a decompression bomb (a few hundred
+// kilobytes of zip or gzip declaring a huge array) is refused at once.
+// 4 GiB holds 250,000 x 2048 features; raise it for larger arrays.
+var MaxDecodedBytes int64 = 4 << 30
 
 // ReadArray reads a numeric array, choosing the format by extension:
 // .npy, .npz or .csv (a CSV file gives a rank-2 array). A ".gz" suffix on
@@ -127,9 +140,9 @@ func readArray(fsys fs.FS, path string, opt ReadOptions) (*Array, error) {
 	}
 	switch {
 	case ext == ".npz" && !gz:
-		return readNPZ(fsys, path, opt.Key)
+		return readNPZ(fsys, path, opt.Key, opt.Ranks)
 	case ext == ".npy":
-		return readNPYFile(fsys, path, gz)
+		return readNPYFile(fsys, path, gz, opt.Ranks)
 	case ext == ".csv":
 		_, a, err := readCSVFile(fsys, path, gz)
 		return a, err
@@ -144,6 +157,9 @@ func ReadMatrix(path string, opt ReadOptions) (*mat.Dense, error) {
 
 // ReadMatrixFS is ReadMatrix on the file name in fsys.
 func ReadMatrixFS(fsys fs.FS, path string, opt ReadOptions) (*mat.Dense, error) {
+	if opt.Ranks == nil {
+		opt.Ranks = []int{2}
+	}
 	a, err := ReadArrayFS(fsys, path, opt)
 	if err != nil {
 		return nil, err
@@ -163,6 +179,9 @@ func ReadStack(path string, opt ReadOptions) (*Array, error) {
 
 // ReadStackFS is ReadStack on the file name in fsys.
 func ReadStackFS(fsys fs.FS, path string, opt ReadOptions) (*Array, error) {
+	if opt.Ranks == nil {
+		opt.Ranks = []int{2, 3}
+	}
 	a, err := ReadArrayFS(fsys, path, opt)
 	if err != nil {
 		return nil, err
@@ -246,11 +265,11 @@ func openInput(fsys fs.FS, path string, gz bool) (r io.Reader, size int64, close
 	return zr, -1, f.Close, nil
 }
 
-func readNPYFile(fsys fs.FS, path string, gz bool) (*Array, error) {
+func readNPYFile(fsys fs.FS, path string, gz bool, ranks []int) (*Array, error) {
 	r, size, closeFn, err := openInput(fsys, path, gz)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFn()
-	return decodeNPY(src{file: path, stream: gz}, r, size)
+	return decodeNPY(src{file: path, stream: gz, ranks: ranks}, r, size)
 }

@@ -115,6 +115,10 @@ func decodeCSV(s src, r io.Reader) ([]string, *Array, error) {
 			}
 			data = append(data, v)
 		}
+		if int64(len(data)) > MaxDecodedBytes/8 {
+			return nil, nil, s.errf(line, "", fmt.Sprintf("more than %d numbers, the limit of dataio.MaxDecodedBytes (%.1f GiB as float64)",
+				MaxDecodedBytes/8, float64(MaxDecodedBytes)/(1<<30)))
+		}
 		rows++
 	}
 	if rows == 0 {

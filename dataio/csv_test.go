@@ -153,3 +153,12 @@ func TestInputErrorPrintable(t *testing.T) {
 		t.Errorf("overflowing 1 MB field: %d-byte message", len(err.Error()))
 	}
 }
+
+func TestDecodeCSVLimit(t *testing.T) {
+	defer func(old int64) { MaxDecodedBytes = old }(MaxDecodedBytes)
+	MaxDecodedBytes = 8 * 5
+	_, _, err := decodeCSV(src{file: "t.csv.gz", stream: true}, strings.NewReader("1,2\n3,4\n5,6\n"))
+	if err == nil || !strings.Contains(err.Error(), "t.csv.gz line 3: more than 5 numbers") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -118,6 +118,9 @@ type src struct {
 	// zip member), whose read errors mean a corrupt file, not an I/O
 	// failure.
 	stream bool
+	// ranks, when not nil, are the array ranks the caller accepts: a
+	// binary reader checks them from the header, before the payload.
+	ranks []int
 }
 
 func (s src) errf(line int, field, msg string) *InputError {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -129,6 +130,13 @@ func decodeNPY(s src, r io.Reader, avail int64) (*Array, error) {
 		nelem *= d
 	}
 	nbytes := nelem * dt.size
+	if s.ranks != nil && !slices.Contains(s.ranks, len(h.shape)) {
+		return nil, s.errf(0, "", fmt.Sprintf("want a %s array, got shape %s", fmtRanks(s.ranks), fmtShape(h.shape)))
+	}
+	if int64(nelem) > MaxDecodedBytes/8 {
+		return nil, s.errf(0, "", fmt.Sprintf("shape %s needs %.1f GiB as float64, more than the limit of %.1f GiB (dataio.MaxDecodedBytes)",
+			fmtShape(h.shape), float64(nelem)*8/(1<<30), float64(MaxDecodedBytes)/(1<<30)))
+	}
 
 	var raw []byte
 	switch {
@@ -706,4 +714,13 @@ func encodeNPY(w io.Writer, a *Array) error {
 	}
 	_, err := w.Write(buf)
 	return err
+}
+
+// fmtRanks writes accepted ranks as "2-D" or "2-D or 3-D".
+func fmtRanks(ranks []int) string {
+	parts := make([]string, len(ranks))
+	for i, r := range ranks {
+		parts[i] = strconv.Itoa(r) + "-D"
+	}
+	return strings.Join(parts, " or ")
 }

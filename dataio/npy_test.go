@@ -311,9 +311,21 @@ func TestDecodeNPYStream(t *testing.T) {
 		}
 	}
 	// A huge shape over a short stream must fail without allocating it.
-	huge := npyBytes(1, hdr("<f8", false, "(100000000000,)"), f64s(le, 1))
+	huge := npyBytes(1, hdr("<f8", false, "(100000000,)"), f64s(le, 1))
 	if _, err := decodeNPY(s, bytes.NewReader(huge), -1); err == nil || !strings.Contains(err.Error(), "truncated data") {
 		t.Errorf("huge shape: got %v", err)
+	}
+	// Past MaxDecodedBytes the header alone is refused.
+	huger := npyBytes(1, hdr("<f8", false, "(100000000000,)"), f64s(le, 1))
+	if _, err := decodeNPY(s, bytes.NewReader(huger), -1); err == nil || !strings.Contains(err.Error(), "dataio.MaxDecodedBytes") {
+		t.Errorf("shape over the limit: got %v", err)
+	}
+	// A rank the caller refuses is refused from the header: the payload
+	// (here absent) is never read.
+	s.ranks = []int{2}
+	cube := npyBytes(1, hdr("<f8", false, "(1000, 1000, 100)"), nil)
+	if _, err := decodeNPY(s, bytes.NewReader(cube), -1); err == nil || !strings.Contains(err.Error(), "want a 2-D array, got shape (1000, 1000, 100)") {
+		t.Errorf("wrong rank: got %v", err)
 	}
 }
 

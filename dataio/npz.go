@@ -65,7 +65,7 @@ func NPZKeysFS(fsys fs.FS, path string) ([]string, error) {
 	return keys, err
 }
 
-func readNPZ(fsys fs.FS, path, key string) (*Array, error) {
+func readNPZ(fsys fs.FS, path, key string, ranks []int) (*Array, error) {
 	zr, closeFn, err := openNPZ(fsys, path)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func readNPZ(fsys fs.FS, path, key string) (*Array, error) {
 	if !ok {
 		return nil, &InputError{File: path, Msg: fmt.Sprintf("no array named %q; keys: %s", key, strings.Join(keys, ", "))}
 	}
-	s := src{file: path, key: key, stream: true}
+	s := src{file: path, key: key, stream: true, ranks: ranks}
 	rc, err := f.Open()
 	if err != nil {
 		// zip.ErrAlgorithm: a compression method other than store/deflate.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -138,5 +139,19 @@ func TestReadNPZ(t *testing.T) {
 			_, err := ReadArray(tt.path, ReadOptions{Key: tt.key})
 			wantInputError(t, err, tt.want...)
 		})
+	}
+}
+
+// ReadMatrix passes its rank to the NPZ reader, which refuses a 3-D member
+// from its header (a decompression bomb of the wrong shape is never
+// inflated).
+func TestReadMatrixNPZRankFromHeader(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "cube.npz")
+	if err := WriteNPZ(p, map[string]*Array{"x": {Shape: []int{2, 2, 2}, Data: make([]float64, 8)}}, true); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadMatrix(p, ReadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "want a 2-D array, got shape (2, 2, 2)") {
+		t.Fatalf("got %v, want the header's rank refused", err)
 	}
 }
