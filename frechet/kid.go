@@ -1,6 +1,7 @@
 package frechet
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -42,7 +43,10 @@ const kidStream = 0x4b4944 // "KID"
 // the subsets (n² < 4·subsets·m²), the kernel matrix of all rows is
 // computed once and each subset only sums entries of it; the numbers are
 // the same up to rounding.
-func KID(x, y *mat.Dense, subsets, size int, seed uint64) (mean, std float64, err error) {
+//
+// ctx is checked before every subset, so a cancelled KID stops within one
+// subset's work (2 m² d multiply-adds) and returns ctx.Err().
+func KID(ctx context.Context, x, y *mat.Dense, subsets, size int, seed uint64) (mean, std float64, err error) {
 	nx, d := x.Dims()
 	ny, dy := y.Dims()
 	if d != dy {
@@ -67,6 +71,9 @@ func KID(x, y *mat.Dense, subsets, size int, seed uint64) (mean, std float64, er
 		g := polyGram(x, y, k)
 		ix, iy := make([]int, m), make([]int, m)
 		for s := range vals {
+			if err := ctx.Err(); err != nil {
+				return math.NaN(), math.NaN(), err
+			}
 			copy(ix, sample(rng, px, m))
 			copy(iy, sample(rng, py, m))
 			vals[s] = mmd2Indexed(g, nx, ix, iy)
@@ -74,6 +81,9 @@ func KID(x, y *mat.Dense, subsets, size int, seed uint64) (mean, std float64, er
 	} else {
 		xs, ys := mat.NewDense(m, d, nil), mat.NewDense(m, d, nil)
 		for s := range vals {
+			if err := ctx.Err(); err != nil {
+				return math.NaN(), math.NaN(), err
+			}
 			gather(xs, x, sample(rng, px, m))
 			gather(ys, y, sample(rng, py, m))
 			if vals[s], err = kscore.MMD2(k, xs, ys); err != nil {

@@ -123,7 +123,7 @@ type FIDReference struct {
 // read from a pytorch-fid .npz file. Σ_r may be singular; the seed's
 // Theorem 5.1 assumes it positive definite, which only the guarantee, not
 // the computation, needs. A Σ_r that is not positive semidefinite beyond
-// rounding (frechet.PSDTolerance) is an error wrapping frechet.ErrNotPSD. The reference keeps s.Mu and s.Sigma, which
+// rounding (frechet.PSDTolerance) is an error wrapping a *frechet.PSDError. The reference keeps s.Mu and s.Sigma, which
 // must not be modified afterwards.
 func NewFIDReference(s frechet.Stats) (*FIDReference, error) {
 	off, err := frechet.NewReference(s)
@@ -149,8 +149,8 @@ func NewFIDReference(s frechet.Stats) (*FIDReference, error) {
 	// eigenvalues at hand show the rest (an indefinite part whose
 	// pivots are all zero).
 	if neg < -frechet.PSDTolerance*r.trace {
-		return nil, fmt.Errorf("online: reference: %w: negative eigenvalues sum to %.6g (%.2g of the trace %.6g)",
-			frechet.ErrNotPSD, neg, neg/r.trace, r.trace)
+		return nil, fmt.Errorf("online: reference: %w", &frechet.PSDError{Reason: fmt.Sprintf("%v: negative eigenvalues sum to %.6g (%.2g of the trace %.6g)",
+			frechet.ErrNotPSD, neg, neg/r.trace, r.trace)})
 	}
 	// Pivoted Cholesky, PᵀΣP = UᵀU with U upper trapezoidal (rank×d):
 	// Σ = GᵀG for G = UPᵀ, whose column piv[j] is column j of U. It stops
