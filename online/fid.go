@@ -247,9 +247,13 @@ func (r FIDRule) String() string {
 	return fmt.Sprintf("FIDRule(%d)", int(r))
 }
 
+// FIDRules lists every FID rule, the paper's FID-UCB first, then its
+// baselines: the line-up a simulation compares by default.
+var FIDRules = []FIDRule{FIDUCB, FIDNaiveUCB, FIDGreedy}
+
 // ParseFIDRule returns the rule named by s (see FIDRule.String).
 func ParseFIDRule(s string) (FIDRule, error) {
-	for _, r := range []FIDRule{FIDUCB, FIDNaiveUCB, FIDGreedy} {
+	for _, r := range FIDRules {
 		if s == r.String() {
 			return r, nil
 		}

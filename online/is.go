@@ -78,9 +78,13 @@ func (r ISRule) String() string {
 	return fmt.Sprintf("ISRule(%d)", int(r))
 }
 
+// ISRules lists every IS rule, the paper's IS-UCB first, then its
+// baselines: the line-up a simulation compares by default.
+var ISRules = []ISRule{ISUCB, ISNaiveUCB, ISGreedy}
+
 // ParseISRule returns the rule named by s (see ISRule.String).
 func ParseISRule(s string) (ISRule, error) {
-	for _, r := range []ISRule{ISUCB, ISNaiveUCB, ISGreedy} {
+	for _, r := range ISRules {
 		if s == r.String() {
 			return r, nil
 		}

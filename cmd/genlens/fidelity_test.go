@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -45,7 +46,7 @@ func TestCompareMatchesPackages(t *testing.T) {
 	}
 	x, y := mat.NewDense(60, 5, rd), mat.NewDense(50, 5, fd)
 	fid, _ := frechet.Distance(frechet.StatsOf(x, 1), frechet.StatsOf(y, 1))
-	km, ks, _ := frechet.KID(x, y, 10, 40, 1)
+	km, ks, _ := frechet.KID(context.Background(), x, y, 10, 40, 1)
 	mmd, _ := kscore.MMD2(kernel.RBF{Gamma: 0.2}, x, y)
 	cms, _ := kscore.CMS(kernel.RBF{Gamma: 0.2}, x, y)
 	for _, c := range []struct {
