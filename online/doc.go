@@ -60,10 +60,14 @@
 // Simulation runs every algorithm over pools of rows, one pool per
 // generator, whose whole-pool scores are the truth: regret, average regret
 // and the optimal-pick ratio per step, averaged over independent trials
-// that run concurrently and give bit-for-bit the same result for the same
-// seed. Within a trial all algorithms see the same sequence of batches from
-// each generator (common random numbers), which makes their comparison
-// paired and lets the expensive per-generator estimates be computed once.
+// that run concurrently (internal/par, each trial's draws from streams
+// mixed from the seed, the trial and the generator) and give bit-for-bit
+// the same result for the same seed whatever the number of workers. A
+// simulation takes a context and stops at the next step once it is
+// cancelled. Within a trial all algorithms see the same sequence of
+// batches from each generator (common random numbers), which makes their
+// comparison paired and lets the expensive per-generator estimates be
+// computed once.
 //
 // The package does no I/O and no printing.
 package online
