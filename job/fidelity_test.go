@@ -382,3 +382,20 @@ func TestSelectValidate(t *testing.T) {
 		})
 	}
 }
+
+// FuzzCompareValidate: whatever the metric list, kernel and bandwidth
+// strings, Validate returns nil or a *FieldError naming a request field,
+// and never panics.
+func FuzzCompareValidate(f *testing.F) {
+	f.Add("fid,kid", "", "", 100, 1000)
+	f.Add("mmd", "linear", "0.5", 1, 2)
+	f.Add(" cms , fid", "rbf", "median", 0, 0)
+	f.Fuzz(func(t *testing.T, metrics, kernel, gamma string, subsets, size int) {
+		r := CompareRequest{Real: "r.npy", Fake: "f.npy", Metrics: metrics, Kernel: kernel, Gamma: gamma, KIDSubsets: subsets, KIDSubsetSize: size}
+		err := r.Validate()
+		var fe *FieldError
+		if err != nil && (!errors.As(err, &fe) || fe.Field == "") {
+			t.Errorf("Validate() = %v, want nil or a field error", err)
+		}
+	})
+}

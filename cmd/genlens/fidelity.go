@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -42,7 +43,7 @@ with arrays mu (d) and sigma (d x d), the format of pytorch-fid's
 			if err != nil {
 				return err
 			}
-			if err := atomicfile.Write(out, res.Artifact(out).Write); err != nil {
+			if err := atomicfile.Write(out, res.Artifact(filepath.Base(out)).Write); err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: mu (%d), sigma (%d x %d) from %d rows\n", out, res.Dim, res.Dim, res.Dim, res.N)
