@@ -240,7 +240,8 @@ func (a *Accumulator) Mean() []float64 {
 
 // Cov returns the covariance matrix M2 / (n - ddof): ddof = 1 is the
 // unbiased (n-1) normalisation of np.cov and pytorch-fid, used for offline
-// FID; ddof = 0 is the 1/n normalisation of seed 001's online algorithms.
+// FID; ddof = 0 is the 1/n normalisation of the online algorithms
+// of package online.
 //
 // Like np.cov, it returns a matrix of NaN when n - ddof <= 0 (for example a
 // single row with ddof = 1) rather than panic; Distance rejects it.

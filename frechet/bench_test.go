@@ -1,6 +1,7 @@
 package frechet
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -144,7 +145,7 @@ func BenchmarkKID(b *testing.B) {
 	y := inceptionLike(6, 2000, 2048)
 	b.ResetTimer()
 	for b.Loop() {
-		if _, _, err := KID(x, y, KIDSubsets, KIDSubsetSize, 1); err != nil {
+		if _, _, err := KID(context.Background(), x, y, KIDSubsets, KIDSubsetSize, 1); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -79,6 +79,37 @@ const PSDTolerance = 1e-4
 // positive semidefinite (see PSDTolerance).
 var ErrNotPSD = errors.New("covariance is not positive semidefinite")
 
+// PSDError is the error of a covariance found clearly not positive
+// semidefinite by a factorisation, an eigendecomposition or a negative
+// distance (see PSDTolerance); entries that no covariance can have are a
+// *PairError instead. It wraps ErrNotPSD.
+//
+// Which names the statistics at fault as the function's documentation
+// does ("first statistics", "second statistics", "reference
+// statistics"), or is "" when the Fréchet distance as a whole came out
+// negative and either covariance may be at fault. Reason is the evidence,
+// starting with ErrNotPSD's text, so that a caller that knows which file
+// held the statistics can report it without the package's wording of the
+// argument.
+type PSDError struct {
+	Which  string
+	Reason string
+}
+
+func (e *PSDError) Error() string {
+	if e.Which == "" {
+		return e.Reason
+	}
+	return e.Which + ": " + e.Reason
+}
+
+func (e *PSDError) Unwrap() error { return ErrNotPSD }
+
+// withWhich returns e naming the statistics at fault.
+func (e *PSDError) withWhich(which string) *PSDError {
+	return &PSDError{Which: which, Reason: e.Reason}
+}
+
 // assemble returns ||μ₁-μ₂||² + t₁ + t₂ - 2 trSqrt, clamped at 0 when it
 // is negative by rounding only, and an error wrapping ErrNotPSD when it is
 // negative beyond PSDTolerance of ||μ₁-μ₂||² + t₁ + t₂.
@@ -91,8 +122,8 @@ func assemble(mu1, mu2 []float64, t1, t2, trSqrt float64) (float64, error) {
 	scale := dm + t1 + t2
 	fd := scale - 2*trSqrt
 	if fd < -PSDTolerance*scale {
-		return math.NaN(), fmt.Errorf("frechet: %w: the Fréchet distance comes out as %.6g, negative by %.2g of its scale ||μ₁-μ₂||² + Tr Σ₁ + Tr Σ₂ = %.6g",
-			ErrNotPSD, fd, -fd/scale, scale)
+		return math.NaN(), fmt.Errorf("frechet: %w", &PSDError{Reason: fmt.Sprintf("%v: the Fréchet distance comes out as %.6g, negative by %.2g of its scale ||μ₁-μ₂||² + Tr Σ₁ + Tr Σ₂ = %.6g",
+			ErrNotPSD, fd, -fd/scale, scale)})
 	}
 	return max(fd, 0), nil
 }
@@ -147,11 +178,11 @@ func traceSqrt(s1, s2 mat.Symmetric) (float64, error) {
 	}
 	f1, err := factor(s1)
 	if err != nil {
-		return math.NaN(), fmt.Errorf("frechet: first statistics: %w", err)
+		return math.NaN(), fmt.Errorf("frechet: %w", err.withWhich("first statistics"))
 	}
 	f2, err := factor(s2)
 	if err != nil {
-		return math.NaN(), fmt.Errorf("frechet: second statistics: %w", err)
+		return math.NaN(), fmt.Errorf("frechet: %w", err.withWhich("second statistics"))
 	}
 	if f1 == nil || f2 == nil {
 		return 0, nil // a zero covariance: S₁ S₂ = 0
@@ -180,7 +211,7 @@ type pivChol struct {
 // When its negative entries sum to less than -PSDTolerance·Tr s, s is not
 // positive semidefinite and the error wraps ErrNotPSD; dropping C, as the
 // truncation does, would silently replace s by a different matrix.
-func factor(s mat.Symmetric) (*pivChol, error) {
+func factor(s mat.Symmetric) (*pivChol, *PSDError) {
 	if openblas {
 		// LAPACKE's unpivoted dpotrf is 2-3 times faster than dpstrf at
 		// d = 2048 (gonum's pure-Go pair runs at the same speed).
@@ -216,7 +247,7 @@ func factor(s mat.Symmetric) (*pivChol, error) {
 // the Schur complement that a pivoted Cholesky factorisation of s stopped
 // at (t, piv, rank from Pstrf) has negative entries summing to less than
 // -PSDTolerance·Tr s. Cost O(rank·(d-rank)).
-func checkSchurDiag(s mat.Symmetric, t blas64.Triangular, piv []int, rank int) error {
+func checkSchurDiag(s mat.Symmetric, t blas64.Triangular, piv []int, rank int) *PSDError {
 	d := s.SymmetricDim()
 	if rank == d {
 		return nil
@@ -234,8 +265,8 @@ func checkSchurDiag(s mat.Symmetric, t blas64.Triangular, piv []int, rank int) e
 		}
 	}
 	if tr := trace(s); neg < -PSDTolerance*tr {
-		return fmt.Errorf("%w: its pivoted Cholesky factorisation stops after %d of %d pivots, leaving negative pivots (lowest %.6g, sum %.6g, %.2g of the trace %.6g)",
-			ErrNotPSD, rank, d, low, neg, neg/tr, tr)
+		return &PSDError{Reason: fmt.Sprintf("%v: its pivoted Cholesky factorisation stops after %d of %d pivots, leaving negative pivots (lowest %.6g, sum %.6g, %.2g of the trace %.6g)",
+			ErrNotPSD, rank, d, low, neg, neg/tr, tr)}
 	}
 	return nil
 }
@@ -492,8 +523,8 @@ func DistanceToRef(x *mat.Dense, ref Stats, ddof int) (float64, error) {
 		}
 		// g is Z Σ_ref Zᵀ/(n-ddof), positive semidefinite when Σ_ref is.
 		if tg := trace(g); neg < -PSDTolerance*tg {
-			return math.NaN(), fmt.Errorf("frechet: reference statistics: %w: along the samples' directions it has negative eigenvalues summing to %.6g (%.2g of the trace %.6g)",
-				ErrNotPSD, neg, neg/tg, tg)
+			return math.NaN(), fmt.Errorf("frechet: %w", &PSDError{Which: "reference statistics", Reason: fmt.Sprintf("%v: along the samples' directions it has negative eigenvalues summing to %.6g (%.2g of the trace %.6g)",
+				ErrNotPSD, neg, neg/tg, tg)})
 		}
 	}
 	return assemble(mu, ref.Mu, sq/den, trace(ref.Sigma), tr)

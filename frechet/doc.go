@@ -2,7 +2,9 @@
 // modelling from feature rows the user already has: Gaussian feature
 // statistics, the Fréchet distance (FID on Inception features; FD-DINOv2,
 // FAD and FVD on other embeddings), the Inception Score and the Kernel
-// Inception Distance (seed 001, Section 3; SPEC section 2).
+// Inception Distance (as Section 3 of Hu, Leung and Farnia, "An
+// Optimism-based Approach to Online Evaluation of Generative Models",
+// 2024, states them; SPEC section 2).
 //
 // # Statistics
 //
@@ -13,8 +15,8 @@
 // sigma, the format of pytorch-fid's --save-stats.
 //
 // Normalisation: offline FID uses the unbiased covariance, divided by n-1
-// (ddof = 1), as pytorch-fid, clean-fid and np.cov; seed 001's online
-// algorithms use 1/n (ddof = 0). Every function that builds a covariance
+// (ddof = 1), as pytorch-fid, clean-fid and np.cov; the online
+// algorithms of package online use 1/n (ddof = 0). Every function that builds a covariance
 // takes ddof explicitly.
 //
 // # Fréchet distance
@@ -27,18 +29,23 @@
 // result is never NaN. A covariance that is clearly not positive
 // semidefinite (beyond PSDTolerance: an entry larger than its variances
 // allow, negative pivots, a distance negative beyond rounding) is an error
-// wrapping ErrNotPSD, not a distance clamped to 0. A Reference caches the factor of a fixed reference
-// covariance, so that distances from many sample sets (model comparison,
-// online selection) pay the O(d³) work once; with fewer rows than
-// dimensions they do no O(d³) work at all.
+// wrapping ErrNotPSD, not a distance clamped to 0: a *PairError for an
+// entry no covariance can have, a *PSDError naming the statistics at fault
+// otherwise, so that callers can blame the right file. A Reference caches
+// the factor of a fixed reference covariance, so that distances from many
+// sample sets (model comparison, online selection) pay the O(d³) work
+// once; with fewer rows than dimensions they do no O(d³) work at all.
 //
 // # Inception Score and KID
 //
 // InceptionScore takes class-probability rows (softmax outputs) and
 // follows the original code's consecutive splits; KID is the unbiased MMD²
-// with the cubic polynomial kernel over random subsets, seeded.
+// with the cubic polynomial kernel over random subsets, seeded; it takes
+// a context, checked between subsets, since at torch-fidelity's defaults it
+// runs for seconds.
 //
-// The package does no I/O besides ReadStats and WriteStats, and no
+// The package does no I/O besides reading and writing statistics files
+// (ReadStats, ReadStatsFS, IsStatsFile, WriteStats), and no
 // printing. Building with -tags openblas (see genlens/linalg) moves every
 // matrix product and factorisation to OpenBLAS and LAPACKE.
 package frechet

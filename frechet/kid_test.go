@@ -1,6 +1,8 @@
 package frechet
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -28,7 +30,7 @@ func TestKID(t *testing.T) {
 		return &z
 	}
 	x, y := draw(400, 0), draw(500, 0)
-	mean, std, err := KID(x, y, 50, 100, 1)
+	mean, std, err := KID(context.Background(), x, y, 50, 100, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func TestKID(t *testing.T) {
 		t.Errorf("same distribution: KID = %g ± %g, want |mean| < 2 std", mean, std)
 	}
 	shifted := draw(500, 1)
-	ms, ss, err := KID(x, shifted, 50, 100, 1)
+	ms, ss, err := KID(context.Background(), x, shifted, 50, 100, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +47,11 @@ func TestKID(t *testing.T) {
 	if ms < 10*ss || ms < 10*math.Abs(mean) {
 		t.Errorf("shifted: KID = %g ± %g, want clearly positive", ms, ss)
 	}
-	m2, s2, _ := KID(x, y, 50, 100, 1)
+	m2, s2, _ := KID(context.Background(), x, y, 50, 100, 1)
 	if m2 != mean || s2 != std {
 		t.Errorf("same seed: %g ± %g, then %g ± %g", mean, std, m2, s2)
 	}
-	if m3, _, _ := KID(x, y, 50, 100, 2); m3 == mean {
+	if m3, _, _ := KID(context.Background(), x, y, 50, 100, 2); m3 == mean {
 		t.Error("another seed gave the same KID")
 	}
 }
@@ -61,7 +63,7 @@ func TestKIDOneFullSubsetIsMMD2(t *testing.T) {
 	const n, d = 60, 7
 	x := correlated(rng, n, d, 0.1)
 	y := correlated(rng, n, d, 0)
-	mean, std, err := KID(x, y, 1, 1000, 5)
+	mean, std, err := KID(context.Background(), x, y, 1, 1000, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func TestKIDErrors(t *testing.T) {
 		{"one row in y", mat.NewDense(1, 3, nil), 10, 5},
 		{"no subsets", mat.NewDense(5, 3, nil), 0, 5},
 	} {
-		if _, _, err := KID(x, tc.y, tc.subsets, tc.size, 1); err == nil {
+		if _, _, err := KID(context.Background(), x, tc.y, tc.subsets, tc.size, 1); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
@@ -100,19 +102,37 @@ func TestKIDPathsAgree(t *testing.T) {
 	x := correlated(rng, 150, d, 0)
 	y := correlated(rng, 120, d, 0.2)
 	for _, tc := range []struct{ subsets, size int }{{20, 50}, {3, 1000}, {1, 2}} {
-		m1, s1, err := KID(x, y, tc.subsets, tc.size, 7)
+		m1, s1, err := KID(context.Background(), x, y, tc.subsets, tc.size, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
 		old := kidGramLimit
 		kidGramLimit = 0
-		m2, s2, err := KID(x, y, tc.subsets, tc.size, 7)
+		m2, s2, err := KID(context.Background(), x, y, tc.subsets, tc.size, 7)
 		kidGramLimit = old
 		if err != nil {
 			t.Fatal(err)
 		}
 		if relErr(m1, m2) > 1e-10 || math.Abs(s1-s2) > 1e-10*math.Abs(m2)+1e-14 {
 			t.Errorf("%+v: precomputed %.15g ± %g, per subset %.15g ± %g", tc, m1, s1, m2, s2)
+		}
+	}
+}
+
+// TestKIDCancel: a cancelled context stops KID between subsets.
+func TestKIDCancel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	x := correlated(rng, 50, 4, 0)
+	y := correlated(rng, 50, 4, 0.1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, limit := range []int{kidGramLimit, 0} {
+		old := kidGramLimit
+		kidGramLimit = limit
+		_, _, err := KID(ctx, x, y, 10, 20, 1)
+		kidGramLimit = old
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("gram limit %d: got %v, want context.Canceled", limit, err)
 		}
 	}
 }

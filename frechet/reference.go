@@ -28,9 +28,9 @@ func NewReference(s Stats) (*Reference, error) {
 	if err := s.check("reference statistics"); err != nil {
 		return nil, err
 	}
-	f, err := factor(s.Sigma)
-	if err != nil {
-		return nil, fmt.Errorf("frechet: reference statistics: %w", err)
+	f, perr := factor(s.Sigma)
+	if perr != nil {
+		return nil, fmt.Errorf("frechet: %w", perr.withWhich("reference statistics"))
 	}
 	return &Reference{stats: s, trace: trace(s.Sigma), f: f}, nil
 }
@@ -60,11 +60,12 @@ func (r *Reference) Distance(s Stats) (float64, error) {
 	if equalSym(s.Sigma, r.stats.Sigma) {
 		tr = r.trace
 	} else {
-		fs, err := factor(s.Sigma)
-		if err != nil {
-			return math.NaN(), fmt.Errorf("frechet: statistics: %w", err)
+		fs, perr := factor(s.Sigma)
+		if perr != nil {
+			return math.NaN(), fmt.Errorf("frechet: %w", perr.withWhich("statistics"))
 		}
 		if fs != nil && r.f != nil {
+			var err error
 			if tr, err = traceSqrtFactors(r.f, fs); err != nil {
 				return math.NaN(), err
 			}

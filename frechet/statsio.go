@@ -3,6 +3,7 @@ package frechet
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"slices"
 	"strings"
@@ -33,8 +34,11 @@ const symTolerance = 1e-4
 // entry (0-based i < j), and the error wraps ErrNotPSD and a *PairError.
 // Indefiniteness these O(d²) checks cannot see is left to Distance and
 // NewReference, which factorise sigma anyway.
-func ReadStats(path string) (Stats, error) {
-	keys, err := dataio.NPZKeys(path)
+func ReadStats(path string) (Stats, error) { return ReadStatsFS(dataio.HostFS, path) }
+
+// ReadStatsFS is ReadStats reading path from fsys.
+func ReadStatsFS(fsys fs.FS, path string) (Stats, error) {
+	keys, err := dataio.NPZKeysFS(fsys, path)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -43,7 +47,7 @@ func ReadStats(path string) (Stats, error) {
 			return Stats{}, &dataio.InputError{File: path, Msg: fmt.Sprintf("missing array %q: a stats file needs mu and sigma (keys: %s)", k, strings.Join(keys, ", "))}
 		}
 	}
-	mu, err := dataio.ReadArray(path, dataio.ReadOptions{Key: "mu"})
+	mu, err := dataio.ReadArrayFS(fsys, path, dataio.ReadOptions{Key: "mu"})
 	if err != nil {
 		return Stats{}, err
 	}
@@ -51,7 +55,7 @@ func ReadStats(path string) (Stats, error) {
 		return Stats{}, &dataio.InputError{File: path, Key: "mu", Msg: fmt.Sprintf("want a 1-D mean vector, got shape %s", shape(mu.Shape))}
 	}
 	d := mu.Shape[0]
-	sg, err := dataio.ReadArray(path, dataio.ReadOptions{Key: "sigma"})
+	sg, err := dataio.ReadArrayFS(fsys, path, dataio.ReadOptions{Key: "sigma"})
 	if err != nil {
 		return Stats{}, err
 	}
@@ -75,7 +79,7 @@ func ReadStats(path string) (Stats, error) {
 	}
 	s := Stats{Mu: mu.Data, Sigma: sigma}
 	if slices.Contains(keys, "n") {
-		na, err := dataio.ReadArray(path, dataio.ReadOptions{Key: "n"})
+		na, err := dataio.ReadArrayFS(fsys, path, dataio.ReadOptions{Key: "n"})
 		if err != nil {
 			return Stats{}, err
 		}
@@ -93,6 +97,19 @@ func ReadStats(path string) (Stats, error) {
 		return Stats{}, &dataio.InputError{File: path, Msg: strings.TrimPrefix(err.Error(), "frechet: statistics: "), Err: err}
 	}
 	return s, nil
+}
+
+// IsStatsFile reports whether path in fsys is an .npz of Gaussian
+// statistics: one that holds mu or sigma (ReadStatsFS then says which one
+// is missing). Anything else (an .npy, a .csv, an .npz of feature rows, a
+// file that cannot be opened) is not, and is left to the reader of rows
+// to report.
+func IsStatsFile(fsys fs.FS, path string) bool {
+	if !strings.HasSuffix(strings.ToLower(path), ".npz") {
+		return false
+	}
+	keys, err := dataio.NPZKeysFS(fsys, path)
+	return err == nil && (slices.Contains(keys, "mu") || slices.Contains(keys, "sigma"))
 }
 
 // WriteStats writes s as an uncompressed .npz with float64 arrays mu (d,)

@@ -1,6 +1,7 @@
 package online
 
 import (
+	"context"
 	"testing"
 )
 
@@ -60,7 +61,7 @@ func TestFIDUCBTruncationFamily(t *testing.T) {
 	// good on a few samples because the empirical FID of a handful of
 	// rows is biased upwards in proportion to the variance.
 	fam := newGaussFamily(t, 32, harmonic, linspace(0.05, 1, 20), 4000, 1)
-	res, err := seedProtocol.RunFID(fam.ref, fam.pools, allFID, DefaultFIDParams())
+	res, err := seedProtocol.RunFID(context.Background(), fam.ref, fam.pools, allFID, DefaultFIDParams())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestFIDUCBMiddleFamily(t *testing.T) {
 	// optimal-pick ratio is not higher, so that part of the claim
 	// is logged, not asserted.
 	fam := newGaussFamily(t, 32, harmonic, linspace(0.1, 1.9, 20), 4000, 1)
-	res, err := seedProtocol.RunFID(fam.ref, fam.pools, allFID, DefaultFIDParams())
+	res, err := seedProtocol.RunFID(context.Background(), fam.ref, fam.pools, allFID, DefaultFIDParams())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestISUCBFamily(t *testing.T) {
 	// What is asserted against greedy is its failure mode: greedy's worst
 	// trial costs more than IS-UCB's worst trial.
 	pools := classFamily(50, linspace(3, 25, 8), linspace(0.3, 1, 8), 4000, 1)
-	res, err := seedProtocol.RunIS(pools, allIS, DefaultISParams())
+	res, err := seedProtocol.RunIS(context.Background(), pools, allIS, DefaultISParams())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package online
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -20,7 +21,7 @@ func BenchmarkSelectFID_G3_d128(b *testing.B) {
 	s := Simulation{Steps: 1000, Batch: 5, Trials: 20, Seed: 1}
 	b.ResetTimer()
 	for range b.N {
-		if _, err := s.RunFID(fam.ref, fam.pools, allFID, DefaultFIDParams()); err != nil {
+		if _, err := s.RunFID(context.Background(), fam.ref, fam.pools, allFID, DefaultFIDParams()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -33,7 +34,7 @@ func BenchmarkSelectIS_G5_K1000(b *testing.B) {
 	s := Simulation{Steps: 1000, Batch: 5, Trials: 20, Seed: 1}
 	b.ResetTimer()
 	for range b.N {
-		if _, err := s.RunIS(pools, allIS, DefaultISParams()); err != nil {
+		if _, err := s.RunIS(context.Background(), pools, allIS, DefaultISParams()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package online_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -80,7 +81,7 @@ func ExampleSimulation_RunFID() {
 		pools = append(pools, gaussian(rng, 1000, d, s))
 	}
 	sim := online.Simulation{Steps: 200, Batch: 5, Trials: 4, Seed: 1}
-	res, err := sim.RunFID(ref, pools, []online.FIDRule{online.FIDUCB, online.FIDGreedy}, online.DefaultFIDParams())
+	res, err := sim.RunFID(context.Background(), ref, pools, []online.FIDRule{online.FIDUCB, online.FIDGreedy}, online.DefaultFIDParams())
 	if err != nil {
 		panic(err)
 	}

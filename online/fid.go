@@ -12,7 +12,7 @@ import (
 )
 
 // DefaultDelta is the failure probability δ of every confidence bound
-// (Theorems 5.1 and 6.1, Eq. 10, 9, 33, 34). The seed does not state the
+// (Theorems 5.1 and 6.1, Eq. 10, 9, 33, 34). The paper does not state the
 // value used in its experiments; 0.05 is the value in the authors' public
 // code and the conventional 95% level.
 const DefaultDelta = 0.05
@@ -20,7 +20,7 @@ const DefaultDelta = 0.05
 // DefaultMeanDistanceBound stands in for ‖μ_g − μ_r‖₂, the unknown
 // distance between a generator's mean feature and the reference mean that
 // the constant C_g^n of Eq. 11 needs. Appendix D, item 5(1): "we set it to
-// be a constant, e.g., 0.5". It is in feature units: 0.5 is the seed's
+// be a constant, e.g., 0.5". It is in feature units: 0.5 is the paper's
 // value for Inception-V3 pool features; for embeddings of another scale
 // scale it with them.
 const DefaultMeanDistanceBound = 0.5
@@ -39,20 +39,20 @@ const DefaultTruncationRatio = 0.05
 // variance and of the operator norm of a generator's covariance,
 // σ_g² ≈ ‖Σ_g‖₂ ≈ max_j σ̂_j² + c·√(log(1/δ)/n). Appendix D, item 5(3),
 // writes the correction as O(√(log(1/δ)/n)); c = 1/√2 makes it
-// √(log(1/δ)/(2n)), the Hoeffding radius of the seed's Lemmas E.1 and E.2,
+// √(log(1/δ)/(2n)), the Hoeffding radius of the paper's Lemmas E.1 and E.2,
 // and is also what the authors' code uses.
 const DefaultNormSlack = 0.7071067811865476 // 1/√2
 
 // DefaultBonusScale multiplies every bonus: the bonus subtracted from the
 // empirical FID (Eq. 10, 33) and, for IS, the clip radii and the
-// conditional-entropy bonus (Eq. 9, 34). The seed states its bonuses up to
+// conditional-entropy bonus (Eq. 9, 34). The paper states its bonuses up to
 // an unspecified constant (the Õ of Eq. 3 and 7) and the explicit forms of
 // its proofs fix that constant to 1; 1 is the default, so the bounds hold
-// with probability 1 − δ under the seed's assumptions. Those bounds are
+// with probability 1 − δ under the paper's assumptions. Those bounds are
 // worst-case: with a few thousand samples they are much larger than the
 // gaps between generators, and the optimistic algorithms then explore
 // nearly uniformly (see the behavioural tests). A smaller scale explores
-// less and gives up the guarantee; the seed does not report the constants
+// less and gives up the guarantee; the paper does not report the constants
 // of its experiments.
 const DefaultBonusScale = 1.0
 
@@ -120,10 +120,10 @@ type FIDReference struct {
 }
 
 // NewFIDReference prepares reference statistics (μ_r, Σ_r), for example
-// read from a pytorch-fid .npz file. Σ_r may be singular; the seed's
+// read from a pytorch-fid .npz file. Σ_r may be singular; the paper's
 // Theorem 5.1 assumes it positive definite, which only the guarantee, not
 // the computation, needs. A Σ_r that is not positive semidefinite beyond
-// rounding (frechet.PSDTolerance) is an error wrapping frechet.ErrNotPSD. The reference keeps s.Mu and s.Sigma, which
+// rounding (frechet.PSDTolerance) is an error wrapping a *frechet.PSDError. The reference keeps s.Mu and s.Sigma, which
 // must not be modified afterwards.
 func NewFIDReference(s frechet.Stats) (*FIDReference, error) {
 	off, err := frechet.NewReference(s)
@@ -149,8 +149,8 @@ func NewFIDReference(s frechet.Stats) (*FIDReference, error) {
 	// eigenvalues at hand show the rest (an indefinite part whose
 	// pivots are all zero).
 	if neg < -frechet.PSDTolerance*r.trace {
-		return nil, fmt.Errorf("online: reference: %w: negative eigenvalues sum to %.6g (%.2g of the trace %.6g)",
-			frechet.ErrNotPSD, neg, neg/r.trace, r.trace)
+		return nil, fmt.Errorf("online: reference: %w", &frechet.PSDError{Reason: fmt.Sprintf("%v: negative eigenvalues sum to %.6g (%.2g of the trace %.6g)",
+			frechet.ErrNotPSD, neg, neg/r.trace, r.trace)})
 	}
 	// Pivoted Cholesky, PᵀΣP = UᵀU with U upper trapezoidal (rank×d):
 	// Σ = GᵀG for G = UPᵀ, whose column piv[j] is column j of U. It stops
@@ -247,9 +247,13 @@ func (r FIDRule) String() string {
 	return fmt.Sprintf("FIDRule(%d)", int(r))
 }
 
+// FIDRules lists every FID rule, the paper's FID-UCB first, then its
+// baselines: the line-up a simulation compares by default.
+var FIDRules = []FIDRule{FIDUCB, FIDNaiveUCB, FIDGreedy}
+
 // ParseFIDRule returns the rule named by s (see FIDRule.String).
 func ParseFIDRule(s string) (FIDRule, error) {
-	for _, r := range []FIDRule{FIDUCB, FIDNaiveUCB, FIDGreedy} {
+	for _, r := range FIDRules {
 		if s == r.String() {
 			return r, nil
 		}
@@ -260,7 +264,7 @@ func ParseFIDRule(s string) (FIDRule, error) {
 func (r FIDRule) valid() bool { return r >= FIDUCB && r <= FIDGreedy }
 
 // FIDEstimate is what one generator's samples say, the inputs of every
-// FID index. All covariances are the 1/n ones of the seed's online
+// FID index. All covariances are the 1/n ones of the paper's online
 // algorithms.
 type FIDEstimate struct {
 	// N is the number of samples.
@@ -299,7 +303,7 @@ func (r FIDRule) Index(e FIDEstimate, ref *FIDReference, p FIDParams) float64 {
 
 // normEstimate is the estimate of σ_g² = max_i Σ_g[i,i] and of ‖Σ_g‖₂ of
 // Appendix D, item 5(3): the largest sample variance plus
-// c·√(log(1/δ)/n). The seed uses the one estimate for both because they
+// c·√(log(1/δ)/n). The paper uses the one estimate for both because they
 // coincide when Σ_g is diagonal, and it avoids an eigendecomposition of
 // Σ̂ per step.
 func normEstimate(e FIDEstimate, p FIDParams) float64 {
@@ -319,7 +323,7 @@ func normEstimate(e FIDEstimate, p FIDParams) float64 {
 // τ-truncated sample covariance; σ_g² and ‖Σ_g‖₂ by normEstimate; Tr Σ_g
 // by Tr[trunc_τ(Σ̂) Σ_r] / ‖Σ_r‖₂.
 //
-// Readings of the seed, where it is ambiguous:
+// Readings of the paper, where it is ambiguous:
 //   - The last term's factor is Tr Σ_r^{1/2}, as in Eq. 3, Eq. 15 and the
 //     bound it comes from (Theorem A.4); Eq. 10 prints Tr Σ_g^{1/2}, which
 //     the derivation does not produce. (The authors' code also uses Σ_r.)

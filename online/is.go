@@ -78,9 +78,13 @@ func (r ISRule) String() string {
 	return fmt.Sprintf("ISRule(%d)", int(r))
 }
 
+// ISRules lists every IS rule, the paper's IS-UCB first, then its
+// baselines: the line-up a simulation compares by default.
+var ISRules = []ISRule{ISUCB, ISNaiveUCB, ISGreedy}
+
 // ParseISRule returns the rule named by s (see ISRule.String).
 func ParseISRule(s string) (ISRule, error) {
-	for _, r := range []ISRule{ISUCB, ISNaiveUCB, ISGreedy} {
+	for _, r := range ISRules {
 		if s == r.String() {
 			return r, nil
 		}
@@ -149,7 +153,7 @@ func EmpiricalIS(e ISEstimate) float64 {
 // sample variances of p(j|x_i) and of H(Y|x_i), and C′ = p.EntropyBound.
 // p.BonusScale multiplies ε and the last two terms of the exponent.
 //
-// Readings of the seed, where it is ambiguous:
+// Readings of the paper, where it is ambiguous:
 //   - Both radii are Maurer and Pontil's empirical Bernstein bound (Lemma
 //     E.4) with the logarithm inside the square root and the 7/(3(n−1))
 //     term outside it, as in Lemma E.4, Eq. 7 and the proof in B.1. Eq. 32
@@ -219,7 +223,7 @@ func logNaiveOptimisticIS(e ISEstimate, p ISParams) float64 {
 //	p + sign(1/e − p)·eps   if |1/e − p| ≥ eps,
 //	1/e                     otherwise.
 //
-// When p = 1/e and eps = 0 the sign is 0/0 in the seed; the result is p,
+// When p = 1/e and eps = 0 the sign is 0/0 in the paper; the result is p,
 // the limit of both branches. eps must be ≥ 0.
 func ClipValue(p, eps float64) float64 {
 	const target = 1 / math.E

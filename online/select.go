@@ -10,7 +10,7 @@ import (
 // An Algorithm is an online evaluator of Protocol 1: it repeatedly names
 // the generator to query next and learns from the batch drawn from it.
 //
-// Pick does not take the step number: none of the seed's indices depends
+// Pick does not take the step number: none of the paper's indices depends
 // on it (the bonuses use a fixed failure probability δ, not log t), and an
 // evaluator that needs it can count its own Updates.
 type Algorithm interface {

@@ -1,17 +1,17 @@
 package online
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/frechet"
+	"genlens/internal/par"
 )
 
 // Simulation configures a simulated online selection (Protocol 1) over
@@ -39,10 +39,14 @@ import (
 // generator g after k batches, the expensive part of a step, is computed
 // once per trial rather than once per algorithm.
 //
-// Randomness and concurrency. Trial i's draws come from PCG generators
-// seeded from (Seed, i, g); trials run concurrently on Workers goroutines
-// and are reduced in trial order, so the Result is bit-for-bit the same
-// for the same Seed whatever the scheduling or the number of workers.
+// Randomness and concurrency. Trial i's draws from generator g come from
+// a PCG generator seeded with par.Mix(Seed, i, g); trials run concurrently
+// on Workers goroutines (internal/par) and are reduced in trial order, so
+// the Result is bit-for-bit the same for the same Seed whatever the
+// scheduling or the number of workers.
+//
+// Cancellation. RunFID and RunIS check their context at every step of
+// every trial and return ctx.Err() once it is done.
 type Simulation struct {
 	// Steps is T, the number of picks per trial.
 	Steps int
@@ -113,7 +117,7 @@ type MeanStd struct {
 
 // RunFID simulates the FID-based rules over feature-row pools against ref,
 // with the bonus constants p.
-func (s Simulation) RunFID(ref *FIDReference, pools []*mat.Dense, rules []FIDRule, p FIDParams) (*Result, error) {
+func (s Simulation) RunFID(ctx context.Context, ref *FIDReference, pools []*mat.Dense, rules []FIDRule, p FIDParams) (*Result, error) {
 	if ref == nil {
 		return nil, errors.New("online: simulation: nil reference")
 	}
@@ -152,11 +156,11 @@ func (s Simulation) RunFID(ref *FIDReference, pools []*mat.Dense, rules []FIDRul
 			return newFIDEstimator(ref, p, rules)
 		},
 	}
-	return s.run(m, pools, truth)
+	return s.run(ctx, m, pools, truth)
 }
 
 // RunIS simulates the IS-based rules over pools of class-probability rows.
-func (s Simulation) RunIS(pools []*mat.Dense, rules []ISRule, p ISParams) (*Result, error) {
+func (s Simulation) RunIS(ctx context.Context, pools []*mat.Dense, rules []ISRule, p ISParams) (*Result, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -195,7 +199,7 @@ func (s Simulation) RunIS(pools []*mat.Dense, rules []ISRule, p ISParams) (*Resu
 			return newISEstimator(k, p, rules)
 		},
 	}
-	return s.run(m, pools, truth)
+	return s.run(ctx, m, pools, truth)
 }
 
 // checkPools validates the configuration and the pool sizes.
@@ -245,7 +249,7 @@ type trialResult struct {
 	picks  [][]int     // [rule][generator]
 }
 
-func (s Simulation) run(m simMetric, pools []*mat.Dense, truth []float64) (*Result, error) {
+func (s Simulation) run(ctx context.Context, m simMetric, pools []*mat.Dense, truth []float64) (*Result, error) {
 	best := 0
 	for g, v := range truth {
 		if (m.lowerBetter && v < truth[best]) || (!m.lowerBetter && v > truth[best]) {
@@ -261,48 +265,30 @@ func (s Simulation) run(m simMetric, pools []*mat.Dense, truth []float64) (*Resu
 		}
 	}
 
-	workers := s.Workers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, s.Trials)
 	results := make([]trialResult, s.Trials)
-	errs := make([]error, s.Trials)
 	var (
-		next   atomic.Int64
-		failed atomic.Bool
-		mu     sync.Mutex
-		done   int
-		wg     sync.WaitGroup
+		mu   sync.Mutex
+		done int
 	)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !failed.Load() {
-				i := int(next.Add(1)) - 1
-				if i >= s.Trials {
-					return
-				}
-				results[i], errs[i] = s.trial(m, pools, gaps, best, i)
-				if errs[i] != nil {
-					failed.Store(true)
-					return
-				}
-				if s.Progress != nil {
-					mu.Lock()
-					done++
-					s.Progress(done, s.Trials)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
+	err := par.For(ctx, s.Trials, s.Workers, func(ctx context.Context, i int) error {
+		r, err := s.trial(ctx, m, pools, gaps, best, i)
 		if err != nil {
-			return nil, fmt.Errorf("online: simulation: trial %d: %w", i, err)
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				return err
+			}
+			return fmt.Errorf("online: simulation: trial %d: %w", i, err)
 		}
+		results[i] = r
+		if s.Progress != nil {
+			mu.Lock()
+			done++
+			s.Progress(done, s.Trials)
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 
 	res := &Result{
@@ -318,7 +304,7 @@ func (s Simulation) run(m simMetric, pools []*mat.Dense, truth []float64) (*Resu
 }
 
 // trial runs every rule for Steps steps on trial i's draws.
-func (s Simulation) trial(m simMetric, pools []*mat.Dense, gaps []float64, best, i int) (trialResult, error) {
+func (s Simulation) trial(ctx context.Context, m simMetric, pools []*mat.Dense, gaps []float64, best, i int) (trialResult, error) {
 	nr, ng := len(m.rules), len(pools)
 	streams := make([]*stream, ng)
 	ests := make([]estimator, ng)
@@ -337,6 +323,9 @@ func (s Simulation) trial(m simMetric, pools []*mat.Dense, gaps []float64, best,
 		var total float64
 		var nbest int32
 		for t := range s.Steps {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
 			g := argmin(keys)
 			visits[g]++
 			k := visits[g]
@@ -426,11 +415,10 @@ type stream struct {
 }
 
 func newStream(pool *mat.Dense, seed uint64, trial, g int) *stream {
-	// splitmix64 spreads (seed, trial, g) over both PCG words, so nearby
+	// par.Mix spreads (seed, trial, g) over both PCG words, so nearby
 	// seeds, trials and generators give unrelated streams.
-	s1 := splitmix(seed ^ splitmix(uint64(trial)))
-	s2 := splitmix(s1 ^ splitmix(uint64(g)^0x6a09e667f3bcc909))
-	return &stream{pool: pool, rng: rand.New(rand.NewPCG(s1, s2))}
+	s1 := par.Mix(seed, uint64(trial), uint64(g))
+	return &stream{pool: pool, rng: rand.New(rand.NewPCG(s1, par.Mix(s1)))}
 }
 
 // next returns b rows drawn without replacement, starting a new pass when
@@ -448,12 +436,4 @@ func (st *stream) next(b int) *mat.Dense {
 	}
 	st.pos += b
 	return out
-}
-
-// splitmix is the SplitMix64 finaliser.
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
 }

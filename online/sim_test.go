@@ -1,9 +1,12 @@
 package online
 
 import (
+	"context"
+	"errors"
 	"math"
 	"reflect"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -22,14 +25,14 @@ func TestSimulationDeterministic(t *testing.T) {
 			}
 			calls = append(calls, done)
 		}}
-		f, err := s.RunFID(fam.ref, fam.pools, allFID, DefaultFIDParams())
+		f, err := s.RunFID(context.Background(), fam.ref, fam.pools, allFID, DefaultFIDParams())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(calls, []int{1, 2, 3, 4, 5, 6, 7}) {
 			t.Errorf("progress calls %v, want 1..7", calls)
 		}
-		i, err := s.RunIS(probs, allIS, DefaultISParams())
+		i, err := s.RunIS(context.Background(), probs, allIS, DefaultISParams())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +62,7 @@ func TestSimulationDeterministic(t *testing.T) {
 func TestSimulationAccounting(t *testing.T) {
 	fam := newGaussFamily(t, 6, func(i int) float64 { return 1 }, []float64{0.2, 1, 3}, 50, 4)
 	s := Simulation{Steps: 60, Batch: 5, Trials: 5, Seed: 1}
-	res, err := s.RunFID(fam.ref, fam.pools, allFID, DefaultFIDParams())
+	res, err := s.RunFID(context.Background(), fam.ref, fam.pools, allFID, DefaultFIDParams())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +121,7 @@ func TestSimulationAccounting(t *testing.T) {
 		}
 	}
 	// One generator: no regret, always optimal.
-	one, err := s.RunFID(fam.ref, fam.pools[:1], []FIDRule{FIDUCB}, DefaultFIDParams())
+	one, err := s.RunFID(context.Background(), fam.ref, fam.pools[:1], []FIDRule{FIDUCB}, DefaultFIDParams())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,47 +171,73 @@ func TestSimulationErrors(t *testing.T) {
 		run  func() error
 	}{
 		{"zero steps", func() error {
-			_, err := Simulation{Batch: 5, Trials: 1}.RunFID(fam.ref, fam.pools, allFID, DefaultFIDParams())
+			_, err := Simulation{Batch: 5, Trials: 1}.RunFID(context.Background(), fam.ref, fam.pools, allFID, DefaultFIDParams())
 			return err
 		}},
 		{"zero trials", func() error {
-			_, err := Simulation{Steps: 5, Batch: 5}.RunIS(probs, allIS, DefaultISParams())
+			_, err := Simulation{Steps: 5, Batch: 5}.RunIS(context.Background(), probs, allIS, DefaultISParams())
 			return err
 		}},
 		{"pool smaller than a batch", func() error {
-			_, err := good.RunFID(fam.ref, []*mat.Dense{fam.pools[0], short}, allFID, DefaultFIDParams())
+			_, err := good.RunFID(context.Background(), fam.ref, []*mat.Dense{fam.pools[0], short}, allFID, DefaultFIDParams())
 			return err
 		}},
 		{"pool of another dimension", func() error {
-			_, err := good.RunFID(fam.ref, []*mat.Dense{fam.pools[0], wide}, allFID, DefaultFIDParams())
+			_, err := good.RunFID(context.Background(), fam.ref, []*mat.Dense{fam.pools[0], wide}, allFID, DefaultFIDParams())
 			return err
 		}},
 		{"pool with NaN", func() error {
-			_, err := good.RunFID(fam.ref, []*mat.Dense{nanPool}, allFID, DefaultFIDParams())
+			_, err := good.RunFID(context.Background(), fam.ref, []*mat.Dense{nanPool}, allFID, DefaultFIDParams())
 			return err
 		}},
-		{"no pools", func() error { _, err := good.RunFID(fam.ref, nil, allFID, DefaultFIDParams()); return err }},
-		{"no algorithms", func() error { _, err := good.RunFID(fam.ref, fam.pools, nil, DefaultFIDParams()); return err }},
+		{"no pools", func() error {
+			_, err := good.RunFID(context.Background(), fam.ref, nil, allFID, DefaultFIDParams())
+			return err
+		}},
+		{"no algorithms", func() error {
+			_, err := good.RunFID(context.Background(), fam.ref, fam.pools, nil, DefaultFIDParams())
+			return err
+		}},
 		{"duplicate algorithm", func() error {
-			_, err := good.RunFID(fam.ref, fam.pools, []FIDRule{FIDUCB, FIDUCB}, DefaultFIDParams())
+			_, err := good.RunFID(context.Background(), fam.ref, fam.pools, []FIDRule{FIDUCB, FIDUCB}, DefaultFIDParams())
 			return err
 		}},
-		{"nil reference", func() error { _, err := good.RunFID(nil, fam.pools, allFID, DefaultFIDParams()); return err }},
+		{"nil reference", func() error {
+			_, err := good.RunFID(context.Background(), nil, fam.pools, allFID, DefaultFIDParams())
+			return err
+		}},
 		{"bad delta", func() error {
-			_, err := good.RunFID(fam.ref, fam.pools, allFID, FIDParams{Delta: 1, BonusScale: 1})
+			_, err := good.RunFID(context.Background(), fam.ref, fam.pools, allFID, FIDParams{Delta: 1, BonusScale: 1})
 			return err
 		}},
 		{"rows that are not distributions", func() error {
-			_, err := good.RunIS([]*mat.Dense{probs[0], bad}, allIS, DefaultISParams())
+			_, err := good.RunIS(context.Background(), []*mat.Dense{probs[0], bad}, allIS, DefaultISParams())
 			return err
 		}},
 		{"zero IS bonus scale", func() error {
-			_, err := good.RunIS(probs, allIS, ISParams{Delta: 0.05})
+			_, err := good.RunIS(context.Background(), probs, allIS, ISParams{Delta: 0.05})
 			return err
 		}},
 	} {
 		if err := c.run(); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
+	}
+}
+
+// TestSimulationCancel: cancelling the context stops a long simulation
+// within a second and returns context.Canceled, not a partial result.
+func TestSimulationCancel(t *testing.T) {
+	fam := newGaussFamily(t, 8, func(i int) float64 { return 1 }, []float64{0.3, 1, 2}, 200, 6)
+	s := Simulation{Steps: 1_000_000, Batch: 5, Trials: 4, Seed: 1}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	res, err := s.RunFID(ctx, fam.ref, fam.pools, allFID, DefaultFIDParams())
+	if !errors.Is(err, context.Canceled) || res != nil {
+		t.Fatalf("got %v, %v; want context.Canceled and no result", res, err)
+	}
+	if d := time.Since(start); d > 1100*time.Millisecond {
+		t.Errorf("cancel took %v after 100ms, want under a second", d-100*time.Millisecond)
 	}
 }

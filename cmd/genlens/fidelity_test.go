@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -45,7 +46,7 @@ func TestCompareMatchesPackages(t *testing.T) {
 	}
 	x, y := mat.NewDense(60, 5, rd), mat.NewDense(50, 5, fd)
 	fid, _ := frechet.Distance(frechet.StatsOf(x, 1), frechet.StatsOf(y, 1))
-	km, ks, _ := frechet.KID(x, y, 10, 40, 1)
+	km, ks, _ := frechet.KID(context.Background(), x, y, 10, 40, 1)
 	mmd, _ := kscore.MMD2(kernel.RBF{Gamma: 0.2}, x, y)
 	cms, _ := kscore.CMS(kernel.RBF{Gamma: 0.2}, x, y)
 	for _, c := range []struct {
@@ -384,4 +385,38 @@ func TestISRowsAndHints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCompareFakeStats (issue 14.2): --fake may be a statistics file too,
+// as `python -m pytorch_fid A B` accepts; FID is then the same as with the
+// rows, and the text names the side whose sample count is unknown.
+func TestCompareFakeStats(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(15, 16))
+	rd, fd := randRows(r, 40, 3, 0), randRows(r, 30, 3, 0.5)
+	real := writeArray(t, dir, "real.npy", []int{40, 3}, rd)
+	fake := writeArray(t, dir, "fake.npy", []int{30, 3}, fd)
+	s := frechet.StatsOf(mat.NewDense(30, 3, fd), 1)
+	fakeStats := writeNPZ(t, dir, "fake_stats.npz", map[string]*dataio.Array{
+		"mu": {Shape: []int{3}, Data: s.Mu}, "sigma": {Shape: []int{3, 3}, Data: mat.DenseCopyOf(s.Sigma).RawMatrix().Data},
+	})
+	var fromRows, fromStats struct{ FID float64 }
+	_, stdout, _ := cli(t, "compare", "--real", real, "--fake", fake, "--metrics", "fid", "--json")
+	json.Unmarshal([]byte(stdout), &fromRows)
+	code, stdout, stderr := cli(t, "compare", "--real", real, "--fake", fakeStats, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	json.Unmarshal([]byte(stdout), &fromStats)
+	if fromRows.FID <= 0 || math.Abs(fromStats.FID-fromRows.FID) > 1e-9*fromRows.FID {
+		t.Errorf("FID with fake statistics %v, with fake rows %v", fromStats.FID, fromRows.FID)
+	}
+	if !strings.Contains(stdout, `"n_fake": null`) || strings.Contains(stdout, "kid") {
+		t.Errorf("json: %s", stdout)
+	}
+	if _, stdout, _ = cli(t, "compare", "--real", real, "--fake", fakeStats); !strings.Contains(stdout, "real 40 rows, fake statistics (sample count not recorded), d = 3") {
+		t.Errorf("text: %q", stdout)
+	}
+	code, _, stderr = cli(t, "compare", "--real", real, "--fake", fakeStats, "--metrics", "mmd")
+	requireUsageError(t, code, stderr, "--metrics mmd", "fake_stats.npz", "statistics")
 }

@@ -1,0 +1,258 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/dataio"
+	"genlens/frechet"
+	"genlens/kernel"
+	"genlens/kscore"
+)
+
+// CompareRequest is a request of `genlens compare`: two-sample metrics
+// between feature rows of real data and of a generator. FID is the
+// Fréchet distance of Heusel et al., "GANs Trained by a Two Time-Scale
+// Update Rule Converge to a Local Nash Equilibrium" (NeurIPS 2017); KID
+// the polynomial-kernel MMD² of Bińkowski et al., "Demystifying MMD GANs"
+// (ICLR 2018). Either side may be a statistics .npz (mu, sigma), as
+// `python -m pytorch_fid A B` accepts; then only FID can be computed.
+// Start from NewCompareRequest, which holds the command line's defaults.
+type CompareRequest struct {
+	Real    string `json:"real"`
+	Fake    string `json:"fake"`
+	RealKey string `json:"real_key,omitempty"` // array of rows in an .npz (rather than its mu, sigma)
+	FakeKey string `json:"fake_key,omitempty"`
+	Metrics string `json:"metrics,omitempty"` // comma-separated; "" is every metric the inputs allow
+	// Kernel and Gamma configure mmd and cms; "" is rbf and median. They
+	// are refused when neither metric is computed, so that a kernel never
+	// goes silently unused.
+	Kernel        string `json:"kernel,omitempty"`
+	Gamma         string `json:"gamma,omitempty"`
+	KIDSubsets    int    `json:"kid_subsets"`
+	KIDSubsetSize int    `json:"kid_subset_size"`
+	Seed          uint64 `json:"seed"`
+}
+
+// NewCompareRequest returns a request with the command line's defaults.
+func NewCompareRequest() CompareRequest {
+	return CompareRequest{KIDSubsets: frechet.KIDSubsets, KIDSubsetSize: frechet.KIDSubsetSize, Seed: 1}
+}
+
+// Validate checks the fields that need no input file; which metrics a
+// statistics file allows is checked once the inputs are known.
+func (r *CompareRequest) Validate() error {
+	if r.Real == "" || r.Fake == "" {
+		return Fieldf("real", "compare: {real} and {fake} are required")
+	}
+	_, err := r.metrics(false, false)
+	return err
+}
+
+// metrics returns the metrics to compute, given which sides are
+// statistics files, and checks the fields that only some metrics use.
+func (r *CompareRequest) metrics(realStats, fakeStats bool) (map[frechet.Metric]bool, error) {
+	want := map[frechet.Metric]bool{}
+	rows := !realStats && !fakeStats
+	if strings.TrimSpace(r.Metrics) == "" {
+		for _, m := range frechet.Metrics {
+			want[m] = rows || !m.NeedsRows()
+		}
+	}
+	for _, s := range strings.Split(r.Metrics, ",") {
+		m := frechet.Metric(strings.TrimSpace(s))
+		switch {
+		case m == "":
+		case !m.Valid():
+			return nil, Fieldf("metrics", "compare: unknown metric %q (want fid, kid, mmd, cms)", string(m))
+		case m.NeedsRows() && !rows:
+			side, path := "real", r.Real
+			if !realStats {
+				side, path = "generated", r.Fake
+			}
+			return nil, Fieldf("metrics", "compare: {metrics} %s needs %s feature rows, but %s is a statistics file (mu, sigma)", m, side, path)
+		default:
+			want[m] = true
+		}
+	}
+	if want[frechet.MetricMMD] || want[frechet.MetricCMS] {
+		switch r.kernel() {
+		case "rbf", "laplacian", "poly":
+		default:
+			if r.Gamma != "" {
+				return nil, Fieldf("gamma", "{gamma} applies only to the rbf, laplacian and poly kernels, not {kernel} %s (see 'genlens compare --help')", r.kernel())
+			}
+		}
+	} else if r.Kernel != "" || r.Gamma != "" {
+		return nil, Fieldf("kernel", "compare: {kernel} and {gamma} apply only to {metrics} mmd and cms")
+	}
+	if want[frechet.MetricKID] && (r.KIDSubsets < 1 || r.KIDSubsetSize < 2) {
+		return nil, Fieldf("kid_subsets", "compare: {kid_subsets} must be >= 1 and {kid_subset_size} >= 2")
+	}
+	return want, nil
+}
+
+func (r *CompareRequest) kernel() string {
+	if r.Kernel == "" {
+		return "rbf"
+	}
+	return r.Kernel
+}
+
+// CompareResult is the result of `genlens compare`; it marshals to the
+// command's --json document. Metrics not computed are omitted; n_real
+// (n_fake) is null when that side is a statistics file that does not
+// record its sample count (pytorch-fid's do not).
+type CompareResult struct {
+	FID    *Num          `json:"fid,omitempty"`
+	KID    *ScoreMeanStd `json:"kid,omitempty"`
+	MMD2   *Num          `json:"mmd2,omitempty"`
+	CMS    *Num          `json:"cms,omitempty"`
+	NReal  *int          `json:"n_real"`
+	NFake  *int          `json:"n_fake"`
+	Dim    int           `json:"dim"`
+	Kernel string        `json:"kernel,omitempty"`
+}
+
+// Compare runs `genlens compare`, reading both sides through env.FS.
+func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	fsys := env.fsys()
+	fake, err := readSide(fsys, req.Fake, req.FakeKey, "--fake-key")
+	if err != nil {
+		return nil, err
+	}
+	real, err := readSide(fsys, req.Real, req.RealKey, "--real-key")
+	if err != nil {
+		return nil, err
+	}
+	want, err := req.metrics(real.isStats, fake.isStats)
+	if err != nil {
+		return nil, err
+	}
+	out := &CompareResult{NReal: real.n(), NFake: fake.n(), Dim: fake.dim()}
+	if dr := real.dim(); dr != out.Dim {
+		what, other := "features have", fmt.Sprintf("%s has %d", req.Real, dr)
+		if fake.isStats {
+			what = "statistics have"
+		}
+		if real.isStats {
+			other = fmt.Sprintf("statistics %s have %d", req.Real, dr)
+		}
+		return nil, &dataio.InputError{File: req.Fake, Msg: fmt.Sprintf("%s dimension %d, %s", what, out.Dim, other)}
+	}
+	if want[frechet.MetricFID] {
+		d, err := frechet.Distance(real.gaussian(), fake.gaussian())
+		if err != nil {
+			return nil, compareFault(real, fake, err)
+		}
+		v := Num(d)
+		out.FID = &v
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if want[frechet.MetricKID] {
+		m, s, err := frechet.KID(ctx, real.rows, fake.rows, req.KIDSubsets, req.KIDSubsetSize, req.Seed)
+		if err != nil {
+			return nil, err
+		}
+		out.KID = &ScoreMeanStd{Num(m), Num(s)}
+	}
+	if want[frechet.MetricMMD] || want[frechet.MetricCMS] {
+		k, err := compareKernel(req.kernel(), req.Gamma, real.rows, fake.rows)
+		if err != nil {
+			return nil, err
+		}
+		out.Kernel = k.String()
+		if want[frechet.MetricMMD] {
+			v, err := kscore.MMD2(k, real.rows, fake.rows)
+			if err != nil {
+				return nil, err
+			}
+			n := Num(v)
+			out.MMD2 = &n
+		}
+		if want[frechet.MetricCMS] {
+			v, err := kscore.CMS(k, real.rows, fake.rows)
+			if err != nil {
+				return nil, err
+			}
+			n := Num(v)
+			out.CMS = &n
+		}
+	}
+	return out, nil
+}
+
+// compareFault makes a covariance that is not positive semidefinite the
+// fault of the statistics file it came from. Covariances computed from
+// rows are positive semidefinite, so when only one side is a file, a
+// distance that came out negative is that file's fault too.
+func compareFault(real, fake *featureSide, err error) error {
+	var pe *frechet.PSDError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch {
+	case real.isStats && (pe.Which == "first statistics" || pe.Which == "" && !fake.isStats):
+		return sigmaFault(real.path, err)
+	case fake.isStats && (pe.Which == "second statistics" || pe.Which == "" && !real.isStats):
+		return sigmaFault(fake.path, err)
+	case real.isStats && fake.isStats:
+		return &dataio.InputError{File: real.path, Key: "sigma", Msg: pe.Reason + " (or that of " + fake.path + ")", Err: err}
+	}
+	return err
+}
+
+// compareKernel resolves the kernel of mmd and cms; the median rule looks
+// at up to 2000 rows evenly spaced over both sides. An unknown kernel or
+// bandwidth, or the median rule on constant data, is a bad field: a
+// numeric gamma fixes the last.
+func compareKernel(name, gamma string, x, y *mat.Dense) (kernel.Kernel, error) {
+	if gamma == "" {
+		gamma = "median"
+	}
+	bw, err := kernel.ParseBandwidth(gamma)
+	if err != nil {
+		return nil, Fieldf("gamma", "%s", err)
+	}
+	k, err := kernel.New(name, bw, spacedRows(2000, x, y))
+	if errors.Is(err, kernel.ErrZeroMedian) {
+		return nil, Fieldf("gamma", "{gamma} median: the data are constant (the median pairwise distance of the sample rows is 0, most rows are identical); give a numeric {gamma}, e.g. {gamma} 1")
+	}
+	if err != nil {
+		return nil, Fieldf("kernel", "%s", err)
+	}
+	return k, nil
+}
+
+// spacedRows returns up to about limit rows evenly spaced over the rows of
+// sets taken in order.
+func spacedRows(limit int, sets ...*mat.Dense) *mat.Dense {
+	total := 0
+	for _, s := range sets {
+		r, _ := s.Dims()
+		total += r
+	}
+	step := max(1, (total+limit-1)/limit)
+	_, d := sets[0].Dims()
+	var data []float64
+	i := 0
+	for _, s := range sets {
+		r, _ := s.Dims()
+		for j := 0; j < r; j++ {
+			if i%step == 0 {
+				data = append(data, s.RawRowView(j)...)
+			}
+			i++
+		}
+	}
+	return mat.NewDense(len(data)/d, d, data)
+}

@@ -1,0 +1,315 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/dataio"
+	"genlens/frechet"
+)
+
+// This file holds `genlens stats` and `genlens is`, and what the
+// feature-based jobs (stats, compare, is, select) share: reading rows of
+// features or class probabilities as pytorch-fid and torch-fidelity save
+// them, and telling a statistics file from rows.
+
+// ScoreMeanStd is a score with its spread: the mean and standard
+// deviation over KID subsets, IS splits or selection trials.
+type ScoreMeanStd struct {
+	Mean Num `json:"mean"`
+	Std  Num `json:"std"`
+}
+
+// StatsRequest is a request of `genlens stats`: the Gaussian statistics
+// (mu, sigma) of feature rows, as pytorch-fid's --save-stats writes them
+// (Heusel et al., "GANs Trained by a Two Time-Scale Update Rule Converge
+// to a Local Nash Equilibrium", NeurIPS 2017). Where the file goes is the
+// transport's business: the result renders it as an artifact.
+type StatsRequest struct {
+	In  string `json:"in"`
+	Key string `json:"key,omitempty"` // array inside an .npz input
+}
+
+// NewStatsRequest returns a request with the command line's defaults.
+func NewStatsRequest() StatsRequest { return StatsRequest{} }
+
+// Validate checks the fields that need no input file.
+func (r *StatsRequest) Validate() error {
+	if r.In == "" {
+		return Fieldf("in", "stats: {in} FEATS is required")
+	}
+	return nil
+}
+
+// StatsResult is the result of `genlens stats`. The command has no --json;
+// the document is the sample count and the dimension.
+type StatsResult struct {
+	N     int           `json:"n"`
+	Dim   int           `json:"dim"`
+	Stats frechet.Stats `json:"-"`
+}
+
+// Stats runs `genlens stats`: mean and (n-1)-normalised covariance of the
+// rows of req.In, read through env.FS.
+func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	x, err := rowsSpec{key: req.Key, keyFlag: "--key"}.features(env.fsys(), req.In)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := frechet.StatsOf(x, 1)
+	return &StatsResult{N: s.N, Dim: s.Dim(), Stats: s}, nil
+}
+
+// Artifact returns the statistics file, an .npz with mu, sigma and n that
+// pytorch-fid, clean-fid and numpy.load read, under name.
+func (r *StatsResult) Artifact(name string) Artifact {
+	return Artifact{name, func(w io.Writer) error {
+		return viaFile(w, ".npz", func(path string) error { return frechet.WriteStats(path, r.Stats) })
+	}}
+}
+
+// ISRequest is a request of `genlens is`: the Inception Score of
+// class-probability rows (Salimans et al., "Improved Techniques for
+// Training GANs", NeurIPS 2016), over consecutive splits as the original
+// code and torch-fidelity.
+type ISRequest struct {
+	Probs     string  `json:"probs"`
+	Key       string  `json:"key,omitempty"`
+	Splits    int     `json:"splits"`
+	Tolerance float64 `json:"tolerance"` // how far a row may sum from 1; above the default, rows are rescaled
+}
+
+// NewISRequest returns a request with the command line's defaults.
+func NewISRequest() ISRequest { return ISRequest{Splits: 10, Tolerance: frechet.ProbTolerance} }
+
+// Validate checks the fields that need no input file.
+func (r *ISRequest) Validate() error {
+	switch {
+	case r.Probs == "":
+		return Fieldf("probs", "is: {probs} P.npy is required")
+	case r.Splits < 1:
+		return Fieldf("splits", "is: {splits} %d: want >= 1", r.Splits)
+	}
+	return checkTolerance(r.Tolerance)
+}
+
+// checkTolerance refuses a probability tolerance outside [0, 1).
+func checkTolerance(tol float64) error {
+	if !(tol >= 0 && tol < 1) {
+		return Fieldf("tolerance", "{tolerance} %v: want a value in [0, 1)", tol)
+	}
+	return nil
+}
+
+// ISResult is the result of `genlens is`; it marshals to the command's
+// --json document.
+type ISResult struct {
+	IS ScoreMeanStd `json:"is"`
+}
+
+// IS runs `genlens is`, reading the rows through env.FS.
+func IS(ctx context.Context, env Env, req ISRequest) (*ISResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	p, err := rowsSpec{key: req.Key, keyFlag: "--key", probs: true}.read(env.fsys(), req.Probs)
+	if err != nil {
+		return nil, err
+	}
+	// frechet.InceptionScore needs a row per split, nothing more: one
+	// row with one split has IS 1.
+	if n := p.RawMatrix().Rows; n < req.Splits {
+		return nil, &dataio.InputError{File: req.Probs, Key: req.Key, Msg: fmt.Sprintf("%d class-probability row(s) for --splits %d; need at least %d (or a smaller --splits)", n, req.Splits, req.Splits)}
+	}
+	if err := checkProbs(req.Probs, p, req.Tolerance); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m, s, err := frechet.InceptionScore(p, req.Splits)
+	if err != nil {
+		return nil, err
+	}
+	return &ISResult{IS: ScoreMeanStd{Num(m), Num(s)}}, nil
+}
+
+// checkProbs checks that the rows of p, read from file, are class
+// distributions within tol, and rescales them to sum to 1 when tol is
+// looser than the default (float32 softmax files).
+func checkProbs(file string, p *mat.Dense, tol float64) error {
+	var err error
+	if tol > frechet.ProbTolerance {
+		err = frechet.NormalizeProbs(p, tol)
+	} else {
+		err = frechet.CheckProbs(p, tol)
+	}
+	var re *frechet.RowError
+	if !errors.As(err, &re) {
+		return err
+	}
+	msg := re.Msg
+	if re.Col == 0 && tol <= frechet.ProbTolerance {
+		// Only a sum close to 1 can be float32 rounding; one further off
+		// is simply not a distribution.
+		var sum float64
+		for _, v := range p.RawRowView(re.Row - 1) {
+			sum += v
+		}
+		if off := math.Abs(sum - 1); off <= 1e-4 {
+			msg += "; rows saved as float32 may need --tolerance 1e-4"
+		} else if off <= 1e-3 {
+			msg += "; rows saved with few digits may need --tolerance 1e-3"
+		}
+	}
+	field := ""
+	if re.Col > 0 {
+		field = "column " + strconv.Itoa(re.Col)
+	}
+	return &dataio.InputError{File: file, Line: re.Row, Field: field, Msg: msg}
+}
+
+// rowsSpec says how to read a matrix of rows and how to speak of it.
+type rowsSpec struct {
+	key     string // .npz member ("" for the only one)
+	keyFlag string // the flag that sets key, named when an .npz needs one
+	probs   bool   // class-probability rows (n, classes), not feature rows (n, d)
+	stats   bool   // the file may also be a statistics .npz (mu, sigma)
+}
+
+// what names the rows, e.g. "feature rows".
+func (o rowsSpec) what() string {
+	if o.probs {
+		return "class-probability rows"
+	}
+	return "feature rows"
+}
+
+// read reads an n x d matrix of rows (n >= 1). An .npz with several
+// arrays and no key is an error naming its members and o.keyFlag.
+// pytorch-fid's pool3 output, (n, d, 1, 1) or (n, 1, 1, d), is squeezed.
+func (o rowsSpec) read(fsys fs.FS, path string) (*mat.Dense, error) {
+	if o.key == "" && strings.HasSuffix(strings.ToLower(path), ".npz") {
+		keys, err := dataio.NPZKeysFS(fsys, path)
+		if err != nil {
+			return nil, err
+		}
+		if len(keys) > 1 {
+			what := ""
+			if o.stats {
+				what = " and no statistics (mu, sigma)"
+			}
+			return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("archive holds %d arrays (%s)%s; choose one with %s", len(keys), strings.Join(keys, ", "), what, o.keyFlag)}
+		}
+	}
+	a, err := dataio.ReadArrayFS(fsys, path, dataio.ReadOptions{Key: o.key})
+	if err != nil {
+		return nil, err
+	}
+	if a.Rank() == 4 && a.Shape[1] == 1 && a.Shape[2] == 1 {
+		a = &dataio.Array{Shape: []int{a.Shape[0], a.Shape[3]}, Data: a.Data}
+	} else if a.Rank() == 4 && a.Shape[2] == 1 && a.Shape[3] == 1 {
+		a = &dataio.Array{Shape: []int{a.Shape[0], a.Shape[1]}, Data: a.Data}
+	}
+	if a.Rank() != 2 {
+		shape := "(n, d)"
+		if o.probs {
+			shape = "(n, classes)"
+		}
+		return nil, &dataio.InputError{File: path, Key: o.key, Msg: fmt.Sprintf("want %s %s, got shape %v", o.what(), shape, a.Shape)}
+	}
+	return a.Matrix()
+}
+
+// features reads an n x d matrix of rows with at least 2 rows (a
+// covariance needs 2).
+func (o rowsSpec) features(fsys fs.FS, path string) (*mat.Dense, error) {
+	x, err := o.read(fsys, path)
+	if err != nil {
+		return nil, err
+	}
+	if n := x.RawMatrix().Rows; n < 2 {
+		return nil, &dataio.InputError{File: path, Key: o.key, Msg: fmt.Sprintf("%d row(s); need at least 2 %s", n, o.what())}
+	}
+	return x, nil
+}
+
+// featureSide is one side of a comparison: feature rows, or Gaussian
+// statistics read from a file (then rows is nil).
+type featureSide struct {
+	path    string
+	rows    *mat.Dense
+	stats   frechet.Stats // of the file, or of the rows once needed
+	isStats bool
+}
+
+// readSide reads path as a statistics .npz when it is one and no key
+// chose an array of rows in it, and as feature rows otherwise.
+func readSide(fsys fs.FS, path, key, keyFlag string) (*featureSide, error) {
+	if key == "" && frechet.IsStatsFile(fsys, path) {
+		s, err := frechet.ReadStatsFS(fsys, path)
+		if err != nil {
+			return nil, err
+		}
+		return &featureSide{path: path, stats: s, isStats: true}, nil
+	}
+	x, err := rowsSpec{key: key, keyFlag: keyFlag, stats: true}.features(fsys, path)
+	if err != nil {
+		return nil, err
+	}
+	return &featureSide{path: path, rows: x}, nil
+}
+
+// dim returns the feature dimension.
+func (s *featureSide) dim() int {
+	if s.isStats {
+		return s.stats.Dim()
+	}
+	return s.rows.RawMatrix().Cols
+}
+
+// n returns the sample count, nil when a statistics file does not record
+// it (pytorch-fid's do not).
+func (s *featureSide) n() *int {
+	n := s.stats.N
+	if !s.isStats {
+		n = s.rows.RawMatrix().Rows
+	}
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+// gaussian returns the statistics of the side, computing those of rows
+// (n-1 covariance, as pytorch-fid) on first use.
+func (s *featureSide) gaussian() frechet.Stats {
+	if !s.isStats && s.stats.Sigma == nil {
+		s.stats = frechet.StatsOf(s.rows, 1)
+	}
+	return s.stats
+}
+
+// sigmaFault turns a covariance found not positive semidefinite into an
+// input error about the statistics file it came from; other errors pass.
+func sigmaFault(file string, err error) error {
+	var pe *frechet.PSDError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	return &dataio.InputError{File: file, Key: "sigma", Msg: pe.Reason, Err: err}
+}

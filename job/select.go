@@ -1,0 +1,239 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/dataio"
+	"genlens/frechet"
+	"genlens/online"
+)
+
+// SelectRequest is a request of `genlens select`: the online selection of
+// the best of several generators by FID or Inception Score, simulated on
+// pools of pre-computed samples, with the FID-UCB and IS-UCB algorithms of
+// Hu, Leung and Farnia, "An Optimism-based Approach to Online Evaluation
+// of Generative Models" (preprint, November 2024) and their baselines; see
+// package online. Start from NewSelectRequest, which holds the command
+// line's defaults.
+type SelectRequest struct {
+	Score      string   `json:"score"` // fid or is
+	Pools      []string `json:"pools"` // one sample pool per generator
+	Ref        string   `json:"ref,omitempty"`
+	RefKey     string   `json:"ref_key,omitempty"`
+	PoolsKey   string   `json:"pools_key,omitempty"`
+	Algos      string   `json:"algos,omitempty"` // comma-separated; "" is every rule of the score
+	Steps      int      `json:"steps"`
+	Batch      int      `json:"batch"`
+	Trials     int      `json:"trials"`
+	Delta      float64  `json:"delta"`
+	Tolerance  float64  `json:"tolerance"` // is: how far a row may sum from 1
+	BonusScale float64  `json:"bonus_scale"`
+	Seed       uint64   `json:"seed"`
+}
+
+// NewSelectRequest returns a request with the command line's defaults
+// and no inputs.
+func NewSelectRequest() SelectRequest {
+	return SelectRequest{Score: "fid", Steps: 1000, Batch: 5, Trials: 20, Delta: online.DefaultDelta,
+		Tolerance: frechet.ProbTolerance, BonusScale: online.DefaultBonusScale, Seed: 1}
+}
+
+// Validate checks the fields that need no input file.
+func (r *SelectRequest) Validate() error {
+	_, _, err := r.rules()
+	return err
+}
+
+// rules checks the request and returns the rules to simulate, FID or IS
+// after the score.
+func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
+	switch {
+	case r.Score != "fid" && r.Score != "is":
+		return nil, nil, Fieldf("score", "select: {score} %q: want fid or is", r.Score)
+	case len(r.Pools) < 2:
+		return nil, nil, Fieldf("pools", "select: give at least 2 generator pools with {pools}")
+	case r.Steps < 1 || r.Batch < 1 || r.Trials < 1:
+		return nil, nil, Fieldf("steps", "select: {steps}, {batch} and {trials} must be positive")
+	case !(r.BonusScale > 0):
+		return nil, nil, Fieldf("bonus_scale", "select: {bonus_scale} %v: want a positive number", r.BonusScale)
+	case !(r.Delta > 0 && r.Delta < 1):
+		return nil, nil, Fieldf("delta", "select: {delta} %v: want a value in (0, 1)", r.Delta)
+	}
+	var names []string
+	if r.Algos == "" {
+		if r.Score == "fid" {
+			for _, x := range online.FIDRules {
+				names = append(names, x.String())
+			}
+		} else {
+			for _, x := range online.ISRules {
+				names = append(names, x.String())
+			}
+		}
+	} else {
+		seen := map[string]bool{}
+		for _, name := range strings.Split(r.Algos, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				return nil, nil, Fieldf("algos", "select: {algos} %q has an empty entry", r.Algos)
+			}
+			if seen[name] {
+				return nil, nil, Fieldf("algos", "select: {algos} lists %s twice", name)
+			}
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	var fid []online.FIDRule
+	var is []online.ISRule
+	for _, name := range names {
+		if r.Score == "fid" {
+			x, err := online.ParseFIDRule(name)
+			if err != nil {
+				return nil, nil, Fieldf("algos", "%s", err)
+			}
+			fid = append(fid, x)
+		} else {
+			x, err := online.ParseISRule(name)
+			if err != nil {
+				return nil, nil, Fieldf("algos", "%s", err)
+			}
+			is = append(is, x)
+		}
+	}
+	switch {
+	case r.Score == "fid" && r.Ref == "":
+		return nil, nil, Fieldf("ref", "select: {score} fid needs {ref} (reference rows or a statistics .npz)")
+	case r.Score == "is" && (r.Ref != "" || r.RefKey != ""):
+		return nil, nil, Fieldf("ref", "select: {ref} is for {score} fid; IS needs no reference")
+	case r.Score == "is":
+		if err := checkTolerance(r.Tolerance); err != nil {
+			return nil, nil, err
+		}
+	}
+	return fid, is, nil
+}
+
+// SelectResult is the result of `genlens select`; it marshals to the
+// command's --json document (and select.json).
+type SelectResult struct {
+	Best       int                        `json:"best"`
+	Scores     []Num                      `json:"scores"`
+	Score      string                     `json:"score"`
+	Steps      int                        `json:"steps"`
+	Batch      int                        `json:"batch"`
+	Trials     int                        `json:"trials"`
+	Algorithms map[string]SelectAlgorithm `json:"algorithms"`
+
+	// Order names the algorithms in the order of the request.
+	Order []string `json:"-"`
+	// Run is the whole simulation: per-step curves and picks per trial.
+	Run *online.Result `json:"-"`
+}
+
+// SelectAlgorithm is one algorithm's final numbers over the trials.
+type SelectAlgorithm struct {
+	RegretFinal           ScoreMeanStd `json:"regret_final"`
+	AverageRegretFinal    ScoreMeanStd `json:"average_regret_final"`
+	OptimalPickRatioFinal ScoreMeanStd `json:"optimal_pick_ratio_final"`
+	Picks                 []float64    `json:"picks"` // mean picks of each generator per trial
+}
+
+// Select runs `genlens select`: it reads the pools (and the FID reference)
+// through env.FS, simulates every algorithm over req.Trials trials and
+// reports finished trials through env.Progress.
+func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, error) {
+	fidRules, isRules, err := req.rules()
+	if err != nil {
+		return nil, err
+	}
+	fsys := env.fsys()
+	spec := rowsSpec{key: req.PoolsKey, keyFlag: "--pools-key", probs: req.Score == "is"}
+	pools := make([]*mat.Dense, len(req.Pools))
+	for g, p := range req.Pools {
+		x, err := spec.features(fsys, p)
+		if err != nil {
+			return nil, err
+		}
+		if r, c := x.Dims(); r < req.Batch {
+			return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("pool has %d rows, fewer than one batch of %d", r, req.Batch)}
+		} else if g > 0 && c != pools[0].RawMatrix().Cols {
+			return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("%d columns, %s has %d", c, req.Pools[0], pools[0].RawMatrix().Cols)}
+		}
+		pools[g] = x
+	}
+	sim := online.Simulation{Steps: req.Steps, Batch: req.Batch, Trials: req.Trials, Seed: req.Seed, Progress: env.Progress}
+	var res *online.Result
+	if req.Score == "fid" {
+		res, err = selectFID(ctx, env, req, sim, fidRules, pools)
+	} else {
+		res, err = selectIS(ctx, req, sim, isRules, pools)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &SelectResult{Best: res.Best, Scores: Nums(res.Scores), Score: req.Score, Steps: req.Steps, Batch: req.Batch,
+		Trials: req.Trials, Algorithms: map[string]SelectAlgorithm{}, Run: res}
+	for _, a := range res.Algorithms {
+		out.Algorithms[a.Name] = SelectAlgorithm{
+			RegretFinal:           ScoreMeanStd{Num(a.FinalRegret.Mean), Num(a.FinalRegret.Std)},
+			AverageRegretFinal:    ScoreMeanStd{Num(a.FinalAverageRegret.Mean), Num(a.FinalAverageRegret.Std)},
+			OptimalPickRatioFinal: ScoreMeanStd{Num(a.FinalOptimalPickRatio.Mean), Num(a.FinalOptimalPickRatio.Std)},
+			Picks:                 a.Picks,
+		}
+		out.Order = append(out.Order, a.Name)
+	}
+	return out, nil
+}
+
+// selectFID prepares the reference, from rows or a statistics file, and
+// simulates the FID rules. A reference covariance that is not positive
+// semidefinite is the statistics file's fault (pools are rows, whose
+// covariances are).
+func selectFID(ctx context.Context, env Env, req SelectRequest, sim online.Simulation, rules []online.FIDRule, pools []*mat.Dense) (*online.Result, error) {
+	side, err := readSide(env.fsys(), req.Ref, req.RefKey, "--ref-key")
+	if err != nil {
+		return nil, err
+	}
+	if c := pools[0].RawMatrix().Cols; c != side.dim() {
+		return nil, &dataio.InputError{File: req.Pools[0], Msg: fmt.Sprintf("%d columns, the reference %s has %d", c, req.Ref, side.dim())}
+	}
+	var ref *online.FIDReference
+	if side.isStats {
+		ref, err = online.NewFIDReference(side.stats)
+	} else {
+		ref, err = online.FIDReferenceFromRows(side.rows)
+	}
+	if err == nil {
+		p := online.DefaultFIDParams()
+		p.Delta, p.BonusScale = req.Delta, req.BonusScale
+		var res *online.Result
+		if res, err = sim.RunFID(ctx, ref, pools, rules, p); err == nil {
+			return res, nil
+		}
+	}
+	if side.isStats {
+		return nil, sigmaFault(req.Ref, err)
+	}
+	return nil, err
+}
+
+// selectIS checks that the pools hold class distributions over at least
+// two classes and simulates the IS rules.
+func selectIS(ctx context.Context, req SelectRequest, sim online.Simulation, rules []online.ISRule, pools []*mat.Dense) (*online.Result, error) {
+	if k := pools[0].RawMatrix().Cols; k < 2 {
+		return nil, &dataio.InputError{File: req.Pools[0], Msg: fmt.Sprintf("rows have %d class (column); IS-based selection needs at least 2 classes", k)}
+	}
+	for g, x := range pools {
+		if err := checkProbs(req.Pools[g], x, req.Tolerance); err != nil {
+			return nil, err
+		}
+	}
+	p := online.DefaultISParams()
+	p.Delta, p.BonusScale = req.Delta, req.BonusScale
+	return sim.RunIS(ctx, pools, rules, p)
+}
