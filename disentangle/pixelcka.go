@@ -174,10 +174,11 @@ func pixelVectors(ctx context.Context, v, xb *mat.Dense, g Grid, gamma float64) 
 }
 
 // gramBudget bounds the multiply-adds of one BLAS call of addGram: about
-// half a second of work on two cores, so that cancellation is seen
-// within a second. Smaller products run in one call, bit for bit as
-// before.
-const gramBudget = 1 << 32
+// 0.1-0.2 s of pure-Go work on two cores, so that cancellation is seen
+// well within a second even on a loaded machine (at 1<<32, half a second
+// a piece, a loaded CI machine took 1.03 s). Smaller products run in one
+// call.
+const gramBudget = 1 << 30
 
 // addGram does c += v vᵀ (upper triangle, as linalg.AddGram), splitting
 // the columns of v into pieces of at most gramBudget multiply-adds and

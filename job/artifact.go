@@ -7,6 +7,6 @@ import "io"
 // the command line writes it under --out (atomically) and the service
 // stores it; nothing is computed twice.
 type Artifact struct {
-	Name string // file name, e.g. "regret.png"
+	Name  string // file name, e.g. "regret.png"
 	Write func(w io.Writer) error
 }
