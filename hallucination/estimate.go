@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 
-	"golang.org/x/sync/errgroup"
+	"genlens/internal/par"
 )
 
 // Options configures Estimate. Zero fields take the seed's defaults for
@@ -122,7 +122,7 @@ func Estimate[X, Y any](ctx context.Context, m CGM[X, Y], d []Example[X, Y], x X
 	res.Responses = make([]Y, opt.M*opt.K)
 	aleatoric := make([]float64, opt.M)
 	total := make([]float64, opt.M)
-	err = forEach(ctx, opt.M, opt.Concurrency, func(ctx context.Context, i int) error {
+	err = par.For(ctx, opt.M, opt.Concurrency, func(ctx context.Context, i int) error {
 		r := rand.New(rand.NewPCG(opt.Seed, splitmix(uint64(i))))
 		cur, err := Imagine(ctx, base, r, opt.Extra)
 		if err != nil {
@@ -254,21 +254,6 @@ func ErrorRate[Y comparable](responses []Y, truth Y) float64 {
 		}
 	}
 	return float64(wrong) / float64(len(responses))
-}
-
-// forEach runs fn(ctx, i) for i in [0, n) on at most limit goroutines and
-// returns the first error; the context passed to fn is cancelled once any
-// call fails, so the others stop early.
-func forEach(parent context.Context, n, limit int, fn func(context.Context, int) error) error {
-	g, ctx := errgroup.WithContext(parent)
-	g.SetLimit(max(1, limit))
-	for i := 0; i < n && ctx.Err() == nil; i++ {
-		g.Go(func() error { return fn(ctx, i) })
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	return parent.Err()
 }
 
 // splitmix is the SplitMix64 finaliser: it turns consecutive indices into

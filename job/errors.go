@@ -28,7 +28,7 @@ func Fieldf(field, format string, a ...any) *FieldError {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, a...)}
 }
 
-var braced = regexp.MustCompile(`\{([a-z0-9_]+)\}`)
+var braced = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)
 
 // Error renders the message with request field names.
 func (e *FieldError) Error() string { return e.Render(func(f string) string { return f }) }
