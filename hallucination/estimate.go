@@ -123,7 +123,9 @@ func Estimate[X, Y any](ctx context.Context, m CGM[X, Y], d []Example[X, Y], x X
 	aleatoric := make([]float64, opt.M)
 	total := make([]float64, opt.M)
 	err = par.For(ctx, opt.M, opt.Concurrency, func(ctx context.Context, i int) error {
-		r := rand.New(rand.NewPCG(opt.Seed, splitmix(uint64(i))))
+		// Both words of the generator's state from the dataset's index,
+		// so that no two datasets share a half of it.
+		r := rand.New(rand.NewPCG(par.Mix(opt.Seed, uint64(i)), par.Mix(opt.Seed, uint64(i), 1)))
 		cur, err := Imagine(ctx, base, r, opt.Extra)
 		if err != nil {
 			return fmt.Errorf("hallucination: imagined dataset %d: %w", i+1, err)
@@ -254,15 +256,6 @@ func ErrorRate[Y comparable](responses []Y, truth Y) float64 {
 		}
 	}
 	return float64(wrong) / float64(len(responses))
-}
-
-// splitmix is the SplitMix64 finaliser: it turns consecutive indices into
-// unrelated 64-bit words for seeding one generator per imagined dataset.
-func splitmix(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133cb111
-	return z ^ (z >> 31)
 }
 
 func mean(x []float64) float64 {

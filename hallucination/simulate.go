@@ -80,8 +80,8 @@ func Simulate(ctx context.Context, task TaskFunc, ns []int, count int, opt Simul
 	err := par.For(ctx, len(ns)*count, opt.Workers, func(ctx context.Context, j int) error {
 		i, t := j/count, j%count
 		o := opt.Options
-		o.Seed = OldMix(opt.Seed, uint64(ns[i]), uint64(t), 1)
-		res, err := task(ctx, ns[i], OldMix(opt.Seed, uint64(ns[i]), uint64(t)), o)
+		o.Seed = par.Mix(opt.Seed, uint64(ns[i]), uint64(t), 1)
+		res, err := task(ctx, ns[i], par.Mix(opt.Seed, uint64(ns[i]), uint64(t)), o)
 		if err != nil {
 			return fmt.Errorf("n=%d, task %d: %w", ns[i], t+1, err)
 		}
@@ -136,16 +136,4 @@ func Summarize(tasks [][]Task) []Sweep {
 		}
 	}
 	return rows
-}
-
-// OldMix is TEMPORARY: the cmd's former phrSeed, to check the move.
-func OldMix(seed uint64, parts ...uint64) uint64 {
-	z := seed
-	for _, p := range parts {
-		z ^= p + 0x9e3779b97f4a7c15 + (z << 6) + (z >> 2)
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-		z = (z ^ (z >> 27)) * 0x94d049bb133cb111
-		z ^= z >> 31
-	}
-	return z
 }

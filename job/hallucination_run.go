@@ -155,7 +155,7 @@ func NamedCategorical(inputNames, labelNames string, alpha float64) (categorical
 // HallucinationRunResult is the result of `genlens hallucination run`; it
 // marshals to the command's --json document.
 type HallucinationRunResult struct {
-	Items    []HallucinationItem     `json:"items"`
+	Items    []HallucinationItem      `json:"items"`
 	Settings HallucinationRunSettings `json:"settings"`
 	Stats    *HallucinationStats      `json:"stats,omitempty"` // the openai backend only
 }
@@ -276,7 +276,7 @@ func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest)
 	start := time.Now()
 	err = par.For(ctx, len(queries), req.Concurrency, func(ctx context.Context, i int) error {
 		o := opt
-		o.Seed = hallucination.OldMix(req.Seed, uint64(i))
+		o.Seed = par.Mix(req.Seed, uint64(i))
 		it, err := query(ctx, queries[i], o)
 		if err != nil {
 			return fmt.Errorf("query %q (%s line %d): %w", queries[i].id, req.Queries, queries[i].line, err)
