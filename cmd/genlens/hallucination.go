@@ -8,12 +8,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -77,20 +77,15 @@ func registerNamedCategorical(fl *pflag.FlagSet, inputs, labels *string, alpha *
 	fl.Float64Var(alpha, "alpha", *alpha, "categorical model: symmetric Dirichlet prior concentration")
 }
 
-// phrProgress returns an env progress callback drawing a bar on stderr,
+// phrProgress returns an Env progress callback drawing a bar on stderr,
 // and the function that finishes it.
 func phrProgress(cmd *cobra.Command, what string) (func(done, total int), func()) {
-	var tick, done func()
+	tick, done := func() {}, func() {}
+	var once sync.Once
 	return func(_, total int) {
-			if tick == nil {
-				tick, done = progress(cmd.ErrOrStderr(), total, what)
-			}
-			tick()
-		}, func() {
-			if done != nil {
-				done()
-			}
-		}
+		once.Do(func() { tick, done = progress(cmd.ErrOrStderr(), total, what) })
+		tick()
+	}, func() { done() }
 }
 
 // ---------------------------------------------------------------- simulate
@@ -158,28 +153,26 @@ func runPHRSimulate(cmd *cobra.Command, f job.HallucinationSimulateRequest, out 
 	if err != nil {
 		return err
 	}
-	if err := writePHRArtifacts(out, res.Artifacts()); err != nil {
-		return err
+	return phrOutput(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRSim(w, res) })
+}
+
+// phrOutput writes the artifacts under dir (none when dir is ""), then
+// prints res as JSON or as the command's table.
+func phrOutput(cmd *cobra.Command, dir string, as []job.Artifact, asJSON bool, res any, printTable func(io.Writer)) error {
+	if dir != "" {
+		if err := prepareOut(dir); err != nil {
+			return err
+		}
+		for _, a := range as {
+			if err := writeArtifact(dir, a); err != nil {
+				return err
+			}
+		}
 	}
 	if asJSON {
 		return writeJSON(cmd.OutOrStdout(), res)
 	}
-	printPHRSim(cmd.OutOrStdout(), res)
-	return nil
-}
-
-func writePHRArtifacts(dir string, as []job.Artifact) error {
-	if dir == "" {
-		return nil
-	}
-	if err := prepareOut(dir); err != nil {
-		return err
-	}
-	for _, a := range as {
-		if err := writeArtifact(dir, a); err != nil {
-			return err
-		}
-	}
+	printTable(cmd.OutOrStdout())
 	return nil
 }
 
@@ -296,14 +289,7 @@ func runPHRRun(cmd *cobra.Command, f job.HallucinationRunRequest, out string, as
 	if err != nil {
 		return err
 	}
-	if err := writePHRArtifacts(out, res.Artifacts()); err != nil {
-		return err
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printPHRRun(cmd.OutOrStdout(), res)
-	return nil
+	return phrOutput(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRRun(w, res) })
 }
 
 func printPHRRun(w io.Writer, res *job.HallucinationRunResult) {
@@ -412,27 +398,16 @@ func runPHRServe(ctx context.Context, w io.Writer, f phrServeFlags, ready func(a
 		}
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
 	fmt.Fprintf(w, "serving model %q (inputs %s; labels %s; alpha %v) at http://%s/v1 (Ctrl-C to stop)\n",
 		f.modelName, strings.Join(inputs, ","), strings.Join(labels, ","), f.mf.alpha, ln.Addr())
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		fmt.Fprintf(w, "served %d completion requests\n", h.Requests())
-		return nil
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
+	if err := openaitest.Serve(ctx, ln, h); err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "served %d completion requests\n", h.Requests())
+	return nil
 }
 
 // -------------------------------------------------------------------- demo
