@@ -10,7 +10,7 @@ import (
 	"genlens/internal/par"
 )
 
-// Options configures Estimate. Zero fields take the seed's defaults for
+// Options configures Estimate. Zero fields take the paper's defaults for
 // synthetic tasks (SyntheticDefaults); LLMDefaults holds those it used for
 // natural-language tasks.
 type Options struct {
@@ -34,10 +34,10 @@ type Options struct {
 }
 
 var (
-	// SyntheticDefaults are the seed's settings for synthetic regression
+	// SyntheticDefaults are the paper's settings for synthetic regression
 	// (Section 3.1): ε = 0.05, N-n = 100, M = 40, K = 2000.
 	SyntheticDefaults = Options{Eps: 0.05, M: 40, Extra: 100, K: 2000}
-	// LLMDefaults are the seed's settings for language tasks (Section
+	// LLMDefaults are the paper's settings for language tasks (Section
 	// 3.2): ε = 0.05, N-n = 5, M = 10, K = 50.
 	LLMDefaults = Options{Eps: 0.05, M: 10, Extra: 5, K: 50}
 )

@@ -46,8 +46,9 @@ type TaskFunc func(ctx context.Context, n int, seed uint64, opt Options) (Task, 
 
 // SimulateOptions configures Simulate.
 type SimulateOptions struct {
-	// Options drives each task's Estimate; its Seed is replaced by one
-	// derived from Seed, the context size and the task index.
+	// Options drives each task's Estimate (zero fields take their
+	// defaults); its Seed is replaced by one derived from Seed, the
+	// context size and the task index.
 	Options Options
 	// Seed fixes every task.
 	Seed uint64
@@ -68,6 +69,12 @@ func Simulate(ctx context.Context, task TaskFunc, ns []int, count int, opt Simul
 	if count < 1 {
 		return nil, fmt.Errorf("hallucination: %d tasks per context size: want at least 1", count)
 	}
+	// Fill the defaults here, so that the TaskFunc's exact values use the
+	// ε that Estimate uses.
+	base, err := opt.Options.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	tasks := make([][]Task, len(ns))
 	for i := range tasks {
 		tasks[i] = make([]Task, count)
@@ -77,9 +84,9 @@ func Simulate(ctx context.Context, task TaskFunc, ns []int, count int, opt Simul
 		done int
 	)
 	total := len(ns) * count
-	err := par.For(ctx, len(ns)*count, opt.Workers, func(ctx context.Context, j int) error {
+	err = par.For(ctx, len(ns)*count, opt.Workers, func(ctx context.Context, j int) error {
 		i, t := j/count, j%count
-		o := opt.Options
+		o := base
 		o.Seed = par.Mix(opt.Seed, uint64(ns[i]), uint64(t), 1)
 		res, err := task(ctx, ns[i], par.Mix(opt.Seed, uint64(ns[i]), uint64(t)), o)
 		if err != nil {

@@ -66,7 +66,7 @@ type HallucinationRunRequest struct {
 // defaults and no inputs.
 func NewHallucinationRunRequest() HallucinationRunRequest {
 	return HallucinationRunRequest{Backend: "openai", Eps: 0.05, Concurrency: 8, Seed: 1,
-		APIKeyEnv: "OPENAI_API_KEY", Timeout: 60 * time.Second, Retries: 4, MaxTokens: 16, PairTopP: 1,
+		APIKeyEnv: "OPENAI_API_KEY", Timeout: 60 * time.Second, Retries: openai.DefaultMaxRetries, MaxTokens: 16, PairTopP: 1,
 		Features: "poly:3", Noise: 0.1, PriorScale: 1, Inputs: "red,green,blue", Labels: "yes,no,maybe", Alpha: 0.5}
 }
 
@@ -104,14 +104,12 @@ func (r *HallucinationRunRequest) openaiConfig(key string) (openai.Config, error
 		return openai.Config{}, Fieldf("pair_top_p", "{pair_top_p} %v: want a value in (0, 1]", r.PairTopP)
 	case r.Timeout <= 0:
 		return openai.Config{}, Fieldf("timeout", "{timeout} %v: want a positive duration", r.Timeout)
+	case r.Retries < 0:
+		return openai.Config{}, Fieldf("retries", "{retries} %d: want 0 or more", r.Retries)
 	case r.BaseURL == "" || r.Model == "":
 		return openai.Config{}, Fieldf("base_url", "{backend} openai needs {base_url} URL and {model} NAME")
 	}
-	retries := r.Retries
-	if retries == 0 {
-		retries = -1 // openai.Config reads 0 as "the default" and a negative count as "never"
-	}
-	cfg := openai.Config{BaseURL: r.BaseURL, Model: r.Model, APIKey: key, Timeout: r.Timeout, MaxRetries: retries,
+	cfg := openai.Config{BaseURL: r.BaseURL, Model: r.Model, APIKey: key, Timeout: r.Timeout, MaxRetries: r.Retries,
 		Concurrency: r.Concurrency, MaxTokens: r.MaxTokens, PairTopP: r.PairTopP, NoSeed: r.NoSeed}
 	if _, err := openai.New(cfg); err != nil {
 		return cfg, Fieldf("base_url", "%s", err)

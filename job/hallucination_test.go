@@ -260,7 +260,9 @@ func TestHallucinationRunBadInput(t *testing.T) {
 		field, want string
 	}{
 		{"missing file", func(r *HallucinationRunRequest) { r.Context = "nope.jsonl" }, "nope.jsonl", 0, "", "cannot open"},
-		{"text for linear", func(r *HallucinationRunRequest) { r.Backend, r.Context, r.Queries = "linear", "lctx.jsonl", "text.jsonl" }, "text.jsonl", 2, "x", "want a number"},
+		{"text for linear", func(r *HallucinationRunRequest) {
+			r.Backend, r.Context, r.Queries = "linear", "lctx.jsonl", "text.jsonl"
+		}, "text.jsonl", 2, "x", "want a number"},
 		{"unknown label", func(r *HallucinationRunRequest) { r.Labels = "yes,maybe" }, "ctx.jsonl", 2, "y", `"no" is not one of`},
 		{"label on two lines", func(r *HallucinationRunRequest) {
 			r.Backend, r.BaseURL, r.Model, r.Context = "openai", "http://127.0.0.1:1/v1", "m", "bad.jsonl"
@@ -306,6 +308,7 @@ func TestHallucinationRunValidate(t *testing.T) {
 		{"max tokens", "max_tokens", "{max_tokens} 0", func(r *HallucinationRunRequest) { r.Backend, r.MaxTokens = "openai", 0 }},
 		{"top p", "pair_top_p", "{pair_top_p} 2", func(r *HallucinationRunRequest) { r.Backend, r.PairTopP = "openai", 2 }},
 		{"timeout", "timeout", "{timeout} 0s", func(r *HallucinationRunRequest) { r.Backend, r.Timeout = "openai", 0 }},
+		{"retries", "retries", "{retries} -1", func(r *HallucinationRunRequest) { r.Backend, r.Retries = "openai", -1 }},
 	} {
 		r := ok
 		tc.edit(&r)

@@ -33,7 +33,7 @@ func finiteTarget(post *categorical.Posterior, x int, eps float64, extra, draws 
 }
 
 // Algorithm 1 against the exact PHR (Definition 4 from the Dirichlet
-// posterior) over 200 tasks with the seed's settings, for 2 input groups, 3
+// posterior) over 200 tasks with the paper's settings, for 2 input groups, 3
 // labels and a Dir(0.5) prior. The tolerance is derived as for bayeslin:
 // truncation bias (exact inner sum, Monte Carlo over imagined datasets)
 // plus sqrt(2/π) rms standard error plus 0.005, and the errors against the

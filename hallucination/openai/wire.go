@@ -64,7 +64,7 @@ type ErrorResponse struct {
 	} `json:"error"`
 }
 
-// Prompt-format markers of the seed's Appendix E.2.
+// Prompt-format markers of the paper's Appendix E.2.
 const (
 	inputTag = "Input:"
 	labelTag = "Label:"
