@@ -17,7 +17,8 @@ import (
 //
 // Msg names fields in braces, {chunk_size}, so that each transport spells
 // them its own way: Error gives "chunk_size", the command line's
-// Render(Flag) gives "--chunk-size".
+// Render(Flag) gives "--chunk-size". A field keeps the case of its flag:
+// {M} for --M.
 type FieldError struct {
 	Field string // the request field at fault, e.g. "chunk_size"
 	Msg   string // the message, fields in braces

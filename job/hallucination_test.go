@@ -329,3 +329,25 @@ func TestHallucinationRunValidate(t *testing.T) {
 		t.Errorf("M 0 (40) x K 2e6: %v", err)
 	}
 }
+
+// The JSONL reader of the run job returns rows or an *dataio.InputError,
+// never a panic or another error, whatever the bytes.
+func FuzzReadPHRRows(f *testing.F) {
+	for _, s := range []string{"{\"x\":1,\"y\":2}\n", "\n{\"id\":7,\"x\":\"a\"}\n", "{\"x\":", "[1]\n", "{\"id\":{},\"x\":1}", "{\"x\":null,\"y\":1}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, needY := range []bool{false, true} {
+			rows, err := readPHRRows(fstest.MapFS{"f.jsonl": {Data: data}}, "f.jsonl", needY)
+			var ie *dataio.InputError
+			if err != nil && (!errors.As(err, &ie) || ie.File != "f.jsonl") {
+				t.Fatalf("%T %v, want an *dataio.InputError on f.jsonl", err, err)
+			}
+			for _, r := range rows {
+				if r.line < 1 || len(r.x) == 0 || (needY && !r.hasY) || r.id == "" && !bytes.Contains(data, []byte(`"id"`)) {
+					t.Fatalf("row %+v", r)
+				}
+			}
+		}
+	})
+}
