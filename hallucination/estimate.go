@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"genlens/internal/par"
+	"genlens/linalg"
 )
 
 // Options configures Estimate. Zero fields take the paper's defaults for
@@ -114,6 +115,13 @@ func Estimate[X, Y any](ctx context.Context, m CGM[X, Y], d []Example[X, Y], x X
 	if err != nil {
 		return res, err
 	}
+	// BLAS on one thread whatever opt.Concurrency: par.For takes this
+	// lease only when it runs more than one worker, and OpenBLAS's
+	// threaded kernels round differently from its single-threaded ones,
+	// so without it Concurrency 1 would give other last bits than 3. The
+	// models' matrices are small (d ≤ a few hundred), where one thread is
+	// also the faster.
+	defer linalg.SingleThreaded()()
 	base, err := m.Condition(ctx, d)
 	if err != nil {
 		return res, err

@@ -8,6 +8,7 @@ import (
 
 	"genlens/evalstat"
 	"genlens/internal/par"
+	"genlens/linalg"
 )
 
 // MaxDraws bounds M·K, the responses Estimate samples for one query: each
@@ -79,6 +80,9 @@ func Simulate(ctx context.Context, task TaskFunc, ns []int, count int, opt Simul
 	for i := range tasks {
 		tasks[i] = make([]Task, count)
 	}
+	// One lease for the whole run (see Estimate), so that BLAS is not
+	// switched back and forth between tasks when only one worker runs.
+	defer linalg.SingleThreaded()()
 	var (
 		mu   sync.Mutex
 		done int

@@ -20,6 +20,7 @@ import (
 	"genlens/hallucination/categorical"
 	"genlens/hallucination/openai"
 	"genlens/internal/par"
+	"genlens/linalg"
 )
 
 // HallucinationRunRequest is a request of `genlens hallucination run`: the
@@ -272,6 +273,10 @@ func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest)
 		done int
 	)
 	start := time.Now()
+	// BLAS on one thread for every query, whatever the concurrency, so the
+	// exact values computed beside Estimate round alike (see
+	// hallucination.Estimate).
+	release := linalg.SingleThreaded()
 	err = par.For(ctx, len(queries), req.Concurrency, func(ctx context.Context, i int) error {
 		o := opt
 		o.Seed = par.Mix(req.Seed, uint64(i))
@@ -286,6 +291,7 @@ func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest)
 		mu.Unlock()
 		return nil
 	})
+	release()
 	if err != nil {
 		return nil, err
 	}

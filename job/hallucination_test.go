@@ -3,6 +3,7 @@ package job
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"net/http/httptest"
@@ -61,22 +62,43 @@ func TestHallucinationSimulateGolden(t *testing.T) {
 	}
 }
 
-// The result does not depend on the number of workers: every task's
-// randomness comes from its own seed.
-func TestHallucinationSimulateWorkers(t *testing.T) {
-	req := smallSimulate("categorical")
-	req.Concurrency = 1
-	one, err := HallucinationSimulate(context.Background(), Env{}, req)
-	if err != nil {
-		t.Fatal(err)
+// The result does not depend on the number of workers: every task's and
+// every query's randomness comes from its own seed, and BLAS runs on one
+// thread whatever the count (OpenBLAS rounds differently with more).
+func TestHallucinationWorkers(t *testing.T) {
+	for _, model := range []string{"linear", "categorical"} {
+		req := smallSimulate(model)
+		req.Concurrency = 1
+		one, err := HallucinationSimulate(context.Background(), Env{}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Concurrency = 3
+		three, err := HallucinationSimulate(context.Background(), Env{}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(one.Tasks, three.Tasks) {
+			t.Errorf("%s: 1 and 3 workers gave different tasks", model)
+		}
 	}
-	req.Concurrency = 3
-	three, err := HallucinationSimulate(context.Background(), Env{}, req)
-	if err != nil {
-		t.Fatal(err)
+	req := NewHallucinationRunRequest()
+	req.Backend, req.Features, req.Context, req.Queries, req.M, req.K, req.Extra = "linear", "relu:16:1", "lctx.jsonl", "lq.jsonl", 6, 100, 10
+	var runs [2]*HallucinationRunResult
+	for i, c := range []int{1, 4} {
+		req.Concurrency = c
+		res, err := HallucinationRun(context.Background(), Env{FS: phrFS()}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[i] = res
 	}
-	if !reflect.DeepEqual(one.Tasks, three.Tasks) {
-		t.Error("1 and 3 workers gave different tasks")
+	// Compared as JSON: error_rate is NaN (no "y"), which is not equal to
+	// itself.
+	a, _ := json.Marshal(runs[0].Items)
+	b, _ := json.Marshal(runs[1].Items)
+	if !bytes.Equal(a, b) {
+		t.Errorf("run: concurrency 1 and 4 differ:\n%s\n%s", a, b)
 	}
 }
 
