@@ -277,11 +277,7 @@ func runPHRRun(cmd *cobra.Command, f job.HallucinationRunRequest, out string, as
 	if err := guardOut(out, phrRunOutputs, f.Context, f.Queries); err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog, done := phrProgress(cmd, "queries")
 	res, err := job.HallucinationRun(ctx, job.CLIEnv(prog, nil), f)
