@@ -81,6 +81,9 @@ type Client struct {
 	cfg      Config
 	endpoint string
 	http     *http.Client
+	// sem is a limiter, not a worker pool: it bounds the requests in
+	// flight (Config.Concurrency) across every goroutine that shares the
+	// Client, whoever started them.
 	sem      chan struct{}
 	requests atomic.Int64
 	retries  atomic.Int64
