@@ -1,7 +1,6 @@
 // Package hallucination estimates how often a conditional generative model
 // (CGM) hallucinates when it answers a query in context, following Jesson et
-// al., "Estimating the Hallucination Rate of Generative AI" (NeurIPS 2024;
-// seed 003).
+// al., "Estimating the Hallucination Rate of Generative AI" (NeurIPS 2024).
 //
 // An in-context learning problem is a model, a context D_n = (x_i, y_i)_1..n
 // and a query x. Under the Bayesian view of in-context learning the model's
@@ -37,20 +36,20 @@
 // # What Algorithm 1 estimates
 //
 // With N-n imagined examples Algorithm 1 estimates the PHR truncated at N
-// (the seed's Eq. 8): the reference p(y | x, D) of an imagined dataset is
+// (the paper's Eq. 8): the reference p(y | x, D) of an imagined dataset is
 // still wider than the mechanism's p(y | x, f), so the estimate sits a
 // little below Definition 4 when N-n examples leave the task uncertain, and
 // the gap closes as N-n grows. On the exact models of bayeslin and
 // categorical the tests compute the truncated target exactly and find the
 // estimator unbiased for it, with the Monte Carlo error Result.StdErr
-// reports; the gap to Definition 4 is about 0.01 at the seed's settings.
+// reports; the gap to Definition 4 is about 0.01 at the paper's settings.
 //
 // # The ε-quantile convention
 //
 // Every estimator in this package takes Q̂, the ε-quantile of a sample
 // s_1..s_K of log-probabilities, to be the ⌈εK⌉-th smallest value: the
 // inverse of the empirical distribution function (Hyndman and Fan type 1),
-// which is the sample version of the seed's Eq. 15,
+// which is the sample version of the paper's Eq. 15,
 // Q_ε = inf{q : ε <= P(S <= q)}. A response is a hallucination when its
 // log-probability is strictly below Q̂ (Eq. 6 and Algorithm 2, line 10).
 // Consequences, all tested:
@@ -69,11 +68,23 @@
 // spacing that carries no probability. OutsideLikelySet applies the same
 // rule to a known discrete distribution.
 //
+// # Simulation
+//
+// On a model with an exact posterior the estimate can be checked against
+// the truth, as the paper's Figure 3 does: Simulate draws tasks (a
+// mechanism from the prior, a context, a query) at several context sizes
+// through a TaskFunc such as bayeslin.Model.Task or categorical.Model.Task,
+// which add the exact PHR and the true hallucination rate to Algorithm 1's
+// estimate, and Summarize reduces them to one Sweep per context size.
+//
 // # Randomness and concurrency
 //
 // Randomness comes from a caller-supplied *rand.Rand in every method, so a
 // seed fixes every draw. Estimate derives one generator per imagined
-// dataset from Options.Seed and the dataset's index and runs up to
-// Options.Concurrency datasets at once; the result does not depend on the
-// concurrency or on scheduling.
+// dataset from Options.Seed and the dataset's index, and Simulate one seed
+// per task from its context size and index (par.Mix in both), and both
+// fan out through par.For: up to Options.Concurrency datasets or
+// SimulateOptions.Workers tasks at once. Results do not depend on the
+// number of workers or on scheduling, and cancelling the context stops
+// the work between datasets.
 package hallucination

@@ -7,10 +7,11 @@ import (
 	"math/rand/v2"
 	"runtime"
 
-	"golang.org/x/sync/errgroup"
+	"genlens/internal/par"
+	"genlens/linalg"
 )
 
-// Options configures Estimate. Zero fields take the seed's defaults for
+// Options configures Estimate. Zero fields take the paper's defaults for
 // synthetic tasks (SyntheticDefaults); LLMDefaults holds those it used for
 // natural-language tasks.
 type Options struct {
@@ -34,10 +35,10 @@ type Options struct {
 }
 
 var (
-	// SyntheticDefaults are the seed's settings for synthetic regression
+	// SyntheticDefaults are the paper's settings for synthetic regression
 	// (Section 3.1): ε = 0.05, N-n = 100, M = 40, K = 2000.
 	SyntheticDefaults = Options{Eps: 0.05, M: 40, Extra: 100, K: 2000}
-	// LLMDefaults are the seed's settings for language tasks (Section
+	// LLMDefaults are the paper's settings for language tasks (Section
 	// 3.2): ε = 0.05, N-n = 5, M = 10, K = 50.
 	LLMDefaults = Options{Eps: 0.05, M: 10, Extra: 5, K: 50}
 )
@@ -114,6 +115,13 @@ func Estimate[X, Y any](ctx context.Context, m CGM[X, Y], d []Example[X, Y], x X
 	if err != nil {
 		return res, err
 	}
+	// BLAS on one thread whatever opt.Concurrency: par.For takes this
+	// lease only when it runs more than one worker, and OpenBLAS's
+	// threaded kernels round differently from its single-threaded ones,
+	// so without it Concurrency 1 would give other last bits than 3. The
+	// models' matrices are small (d ≤ a few hundred), where one thread is
+	// also the faster.
+	defer linalg.SingleThreaded()()
 	base, err := m.Condition(ctx, d)
 	if err != nil {
 		return res, err
@@ -122,8 +130,10 @@ func Estimate[X, Y any](ctx context.Context, m CGM[X, Y], d []Example[X, Y], x X
 	res.Responses = make([]Y, opt.M*opt.K)
 	aleatoric := make([]float64, opt.M)
 	total := make([]float64, opt.M)
-	err = forEach(ctx, opt.M, opt.Concurrency, func(ctx context.Context, i int) error {
-		r := rand.New(rand.NewPCG(opt.Seed, splitmix(uint64(i))))
+	err = par.For(ctx, opt.M, opt.Concurrency, func(ctx context.Context, i int) error {
+		// Both words of the generator's state from the dataset's index,
+		// so that no two datasets share a half of it.
+		r := rand.New(rand.NewPCG(par.Mix(opt.Seed, uint64(i)), par.Mix(opt.Seed, uint64(i), 1)))
 		cur, err := Imagine(ctx, base, r, opt.Extra)
 		if err != nil {
 			return fmt.Errorf("hallucination: imagined dataset %d: %w", i+1, err)
@@ -254,30 +264,6 @@ func ErrorRate[Y comparable](responses []Y, truth Y) float64 {
 		}
 	}
 	return float64(wrong) / float64(len(responses))
-}
-
-// forEach runs fn(ctx, i) for i in [0, n) on at most limit goroutines and
-// returns the first error; the context passed to fn is cancelled once any
-// call fails, so the others stop early.
-func forEach(parent context.Context, n, limit int, fn func(context.Context, int) error) error {
-	g, ctx := errgroup.WithContext(parent)
-	g.SetLimit(max(1, limit))
-	for i := 0; i < n && ctx.Err() == nil; i++ {
-		g.Go(func() error { return fn(ctx, i) })
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	return parent.Err()
-}
-
-// splitmix is the SplitMix64 finaliser: it turns consecutive indices into
-// unrelated 64-bit words for seeding one generator per imagined dataset.
-func splitmix(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133cb111
-	return z ^ (z >> 31)
 }
 
 func mean(x []float64) float64 {

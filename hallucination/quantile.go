@@ -86,7 +86,7 @@ func kthSmallest(s []float64, k int) float64 {
 
 // OutsideLikelySet reports, for a discrete distribution p over outcomes,
 // which outcomes lie outside its (1-ε)-likely set A = {y : log p(y) >= Q_ε}
-// with Q_ε = inf{q : ε <= P(log p(Y) <= q)} (seed Eq. 6 and 15): the
+// with Q_ε = inf{q : ε <= P(log p(Y) <= q)} (the paper's Eq. 6 and 15): the
 // population version of the convention Rate applies to samples. Outcomes
 // with probability 0 are always outside; outcomes tied in probability are
 // inside or outside together. Cumulative probabilities are compared with ε

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"genlens/internal/par"
 )
 
 func TestQuantileRank(t *testing.T) {
@@ -125,12 +127,14 @@ func TestOutsideLikelySet(t *testing.T) {
 	}
 }
 
-func TestSplitmixSpreadsIndices(t *testing.T) {
+// Estimate seeds the generator of imagined dataset i with par.Mix(Seed,
+// i): consecutive indices must give distinct seeds.
+func TestSeedMixSpreadsIndices(t *testing.T) {
 	seen := map[uint64]bool{}
 	for i := range uint64(1000) {
-		v := splitmix(i)
+		v := par.Mix(7, i)
 		if seen[v] {
-			t.Fatalf("splitmix collision at %d", i)
+			t.Fatalf("par.Mix collision at %d", i)
 		}
 		seen[v] = true
 	}

@@ -17,7 +17,8 @@ import (
 //
 // Msg names fields in braces, {chunk_size}, so that each transport spells
 // them its own way: Error gives "chunk_size", the command line's
-// Render(Flag) gives "--chunk-size".
+// Render(Flag) gives "--chunk-size". A field keeps the case of its flag:
+// {M} for --M.
 type FieldError struct {
 	Field string // the request field at fault, e.g. "chunk_size"
 	Msg   string // the message, fields in braces
@@ -28,7 +29,7 @@ func Fieldf(field, format string, a ...any) *FieldError {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, a...)}
 }
 
-var braced = regexp.MustCompile(`\{([a-z0-9_]+)\}`)
+var braced = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)
 
 // Error renders the message with request field names.
 func (e *FieldError) Error() string { return e.Render(func(f string) string { return f }) }

@@ -80,8 +80,8 @@ func TestPHRSimulateJSONContract(t *testing.T) {
 	}
 }
 
-// The check at the seed's settings (ε = 0.05, M = 40, K = 2000,
-// N-n = 100, 200 tasks): on the seed's cubic task the mean absolute
+// The check at the paper's settings (ε = 0.05, M = 40, K = 2000,
+// N-n = 100, 200 tasks): on the paper's cubic task the mean absolute
 // difference between Algorithm 1 and the exact PHR is below 0.02 at n = 2
 // and n = 16. (The derivation of the tolerance and the categorical model
 // are in the packages' tests.)

@@ -3,7 +3,7 @@
 // the yardstick against which genlens checks the hallucination-rate
 // estimators of package hallucination.
 //
-// The model (seed 003, Appendix G.1.2, with the domain of Section 3.1):
+// The model (Jesson et al. 2024, Appendix G.1.2, with the domain of Section 3.1):
 //
 //	w ~ N(0, S² I),  x ~ U[lo, hi] (default [-2, 2]),  y | x, w ~ N(w·φ(x), σ²)
 //

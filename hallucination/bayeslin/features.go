@@ -19,7 +19,7 @@ type Features interface {
 }
 
 // Poly are the monomials 1, x, ..., x^Degree (Degree+1 features), the basis
-// of the seed's polynomial regression task (Appendix G.1.2, d = 3).
+// of the paper's polynomial regression task (Appendix G.1.2, d = 3).
 type Poly struct{ Degree int }
 
 func (p Poly) Dim() int { return p.Degree + 1 }
@@ -39,7 +39,7 @@ func (p Poly) String() string { return "poly:" + strconv.Itoa(p.Degree) }
 // (He initialisation for one input) and kinks c_i ~ U[-2, 2] spread over the
 // input domain. With a Gaussian prior on the output weights, f = w·φ is a
 // random ReLU network with a learnable last layer, the linear-Gaussian
-// relative of the seed's random-MLP task (Section 3.1). The 1/sqrt(width)
+// relative of the paper's random-MLP task (Section 3.1). The 1/sqrt(width)
 // scaling keeps the prior variance of f(x) independent of the width
 // (about x² + 4/3 for prior scale 1).
 type ReLU struct {

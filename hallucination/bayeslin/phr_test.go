@@ -63,8 +63,8 @@ func tasks(t testing.TB, m bayeslin.Model, n, count int, seed uint64) []task {
 	return out
 }
 
-// Algorithm 1 against the exact PHR over 200 tasks with the seed's
-// settings (ε = 0.05, N-n = 100, M = 40, K = 2000) on the seed's
+// Algorithm 1 against the exact PHR over 200 tasks with the paper's
+// settings (ε = 0.05, N-n = 100, M = 40, K = 2000) on the paper's
 // polynomial task (Appendix G.1.2: cubic, σ = 0.1, prior N(0, I)).
 //
 // Tolerance. The estimate differs from the exact PHR by the truncation

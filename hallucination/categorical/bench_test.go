@@ -9,7 +9,7 @@ import (
 	"genlens/hallucination/categorical"
 )
 
-// One PHR estimate with the seed's settings (M = 40, N-n = 100, K = 2000).
+// One PHR estimate with the paper's settings (M = 40, N-n = 100, K = 2000).
 // Run: go test ./hallucination/categorical -run XXX -bench Estimate -count 3
 func BenchmarkEstimate(b *testing.B) {
 	m := categorical.Symmetric(2, 3, 0.5)

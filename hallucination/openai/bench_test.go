@@ -15,7 +15,7 @@ import (
 )
 
 // Throughput of the OpenAI backend against the local server: one PHR
-// estimate with the seed's LLM settings (M = 10, N-n = 5, K = 50, about
+// estimate with the paper's LLM settings (M = 10, N-n = 5, K = 50, about
 // 1100 requests) at client concurrency 1, 4 and 16, with the server
 // answering at once and with 2 ms of simulated compute per request (a
 // model server is latency-bound, not CPU-bound like this one).

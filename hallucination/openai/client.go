@@ -23,6 +23,10 @@ var ErrNoLogprobs = errors.New("server returned no token log-probabilities")
 
 func errorf(format string, a ...any) error { return fmt.Errorf("openai: "+format, a...) }
 
+// DefaultMaxRetries is a good Config.MaxRetries for a shared server: four
+// retries with back-off from 500ms ride out about 8 s of overload.
+const DefaultMaxRetries = 4
+
 // Config configures a Client. Zero fields take the defaults in brackets.
 type Config struct {
 	// BaseURL is the API root, e.g. "http://127.0.0.1:8000/v1";
@@ -37,8 +41,9 @@ type Config struct {
 	// the whole response [60s].
 	Timeout time.Duration
 	// MaxRetries is how many times a request is retried after a transient
-	// failure (408, 429, 5xx, timeout, connection error) [4]; negative
-	// means never.
+	// failure (408, 429, 5xx, timeout, connection error); 0 means never.
+	// It has no default, since 0 is a setting: DefaultMaxRetries is the
+	// command line's.
 	MaxRetries int
 	// RetryBase is the first back-off delay; it doubles with each retry,
 	// up to 30 s, with random jitter, unless the server sends Retry-After
@@ -49,11 +54,11 @@ type Config struct {
 
 	// MaxTokens bounds a generated response (one label line) [16].
 	MaxTokens int
-	// PairMaxTokens bounds a generated imagined example [200, the seed's
+	// PairMaxTokens bounds a generated imagined example [200, the paper's
 	// max_new_tokens].
 	PairMaxTokens int
 	// PairTopP is the nucleus of imagined-example generation [1: the
-	// model's own distribution; the seed used 0.9].
+	// model's own distribution; the paper used 0.9].
 	PairTopP float64
 	// EchoMaxTokens is max_tokens of the scoring requests [1: some servers
 	// reject 0; the generated token is ignored].
@@ -76,6 +81,9 @@ type Client struct {
 	cfg      Config
 	endpoint string
 	http     *http.Client
+	// sem is a limiter, not a worker pool: it bounds the requests in
+	// flight (Config.Concurrency) across every goroutine that shares the
+	// Client, whoever started them.
 	sem      chan struct{}
 	requests atomic.Int64
 	retries  atomic.Int64
@@ -95,7 +103,6 @@ func New(cfg Config) (*Client, error) {
 			*v = d
 		}
 	}
-	def(&cfg.MaxRetries, 4)
 	def(&cfg.Concurrency, 8)
 	def(&cfg.MaxTokens, 16)
 	def(&cfg.PairMaxTokens, 200)
@@ -115,6 +122,8 @@ func New(cfg Config) (*Client, error) {
 	switch {
 	case cfg.Concurrency < 1:
 		return nil, errorf("concurrency %d: want at least 1", cfg.Concurrency)
+	case cfg.MaxRetries < 0:
+		return nil, errorf("max retries %d: want 0 or more", cfg.MaxRetries)
 	case cfg.Timeout < 0 || cfg.RetryBase < 0:
 		return nil, errorf("negative timeout or back-off")
 	case cfg.MaxTokens < 1 || cfg.PairMaxTokens < 1 || cfg.EchoMaxTokens < 0:

@@ -8,7 +8,7 @@
 //
 // # Prompt format
 //
-// Contexts are written as in the seed's Appendix E.2: every example as
+// Contexts are written as in the paper's Appendix E.2: every example as
 // "Input: <x>\nLabel: <y>\n\n", and a query as "Input: <x>\nLabel:".
 //
 //   - Imagined examples (Algorithm 1) are generated from the context
@@ -24,7 +24,7 @@
 //   - log p(y | x, D) of a given response is read from the token
 //     log-probabilities the server echoes for the prompt "<context>Input:
 //     <x>\nLabel: <y>" ("echo": true, "logprobs": 1): the tokens from the
-//     end of "Label:" to the end of the prompt. The seed's labels are single
+//     end of "Label:" to the end of the prompt. The paper's labels are single
 //     tokens, for which this is exactly the log-probability of the token.
 //     Distinct responses are scored once per call.
 //

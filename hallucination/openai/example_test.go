@@ -38,5 +38,5 @@ func ExampleClient() {
 		return
 	}
 	fmt.Printf("PHR %.3f, error rate %.2f\n", res.PHR, hallucination.ErrorRate(res.Responses, "subjective"))
-	// Output: PHR 0.024, error rate 0.21
+	// Output: PHR 0.000, error rate 0.14
 }

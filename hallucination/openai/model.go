@@ -6,10 +6,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"genlens/hallucination"
+	"genlens/internal/par"
 )
 
 // Example is one (input, label) pair of a text classification context.
@@ -261,29 +261,14 @@ func spanLogprob(lp *Logprobs, start, end int, aligned bool) (float64, error) {
 	return sum, nil
 }
 
-// parallel runs fn(ctx, i) for i in [0, n) concurrently (the Client's
-// semaphore bounds the requests) and returns the first error, cancelling
-// the others.
+// parallel runs fn(ctx, i) for i in [0, n) on n goroutines at once and
+// returns the first error, cancelling the others. It is not a worker
+// pool: the Client's semaphore (Config.Concurrency) is the limiter that
+// bounds the requests in flight, across every query that shares the
+// Client, so a goroutine per call only waits its turn there.
 func parallel(ctx context.Context, n int, fn func(context.Context, int) error) error {
 	if n == 1 {
 		return fn(ctx, 0)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-	)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := fn(ctx, i); err != nil {
-				once.Do(func() { first = err; cancel() })
-			}
-		}()
-	}
-	wg.Wait()
-	return first
+	return par.For(ctx, n, n, fn)
 }

@@ -179,6 +179,7 @@ func TestNewValidates(t *testing.T) {
 		{BaseURL: "http://127.0.0.1/v1"},
 		{BaseURL: "http://127.0.0.1/v1", Model: "m", Concurrency: -1},
 		{BaseURL: "http://127.0.0.1/v1", Model: "m", PairTopP: 1.5},
+		{BaseURL: "http://127.0.0.1/v1", Model: "m", MaxRetries: -1},
 	} {
 		if _, err := openai.New(cfg); err == nil {
 			t.Errorf("New(%+v): no error", cfg)

@@ -1,6 +1,9 @@
 package openai
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // CompletionRequest is the body of POST /completions (the fields genlens
 // uses of the OpenAI legacy completions API).
@@ -61,7 +64,7 @@ type ErrorResponse struct {
 	} `json:"error"`
 }
 
-// Prompt-format markers of the seed's Appendix E.2.
+// Prompt-format markers of the paper's Appendix E.2.
 const (
 	inputTag = "Input:"
 	labelTag = "Label:"
@@ -76,29 +79,42 @@ func FormatExample(x, y string) string {
 // FormatQuery returns the prompt text of a query: "Input: <x>\nLabel:".
 func FormatQuery(x string) string { return inputTag + " " + x + "\n" + labelTag }
 
+// FormatError reports text that the prompt format cannot hold: an input
+// or a label that would end an example early or read back as something
+// else. Callers that read examples from a file turn it into an error on
+// the file's line (Field says which of the pair is at fault).
+type FormatError struct {
+	Field string // "x" (the input) or "y" (the label)
+	Msg   string // e.g. `label "a\nb" spans several lines`
+}
+
+func (e *FormatError) Error() string { return "openai: " + e.Msg }
+
 // CheckExample reports whether (x, y) can be written in the prompt format
 // and read back: y must be one non-empty line and x must not contain the
-// line "Label:" or a blank line, which would end the example early.
+// line "Label:" or a blank line, which would end the example early. The
+// error is a *FormatError.
 func CheckExample(x, y string) error {
 	if err := CheckInput(x); err != nil {
 		return err
 	}
 	switch {
 	case strings.TrimSpace(y) == "":
-		return errorf("empty label")
+		return &FormatError{Field: "y", Msg: "empty label"}
 	case strings.ContainsAny(y, "\n\r"):
-		return errorf("label %q spans several lines", y)
+		return &FormatError{Field: "y", Msg: fmt.Sprintf("label %q spans several lines", y)}
 	}
 	return nil
 }
 
-// CheckInput reports whether x can be written as a query.
+// CheckInput reports whether x can be written as a query. The error is a
+// *FormatError.
 func CheckInput(x string) error {
 	switch {
 	case strings.TrimSpace(x) == "":
-		return errorf("empty input")
+		return &FormatError{Field: "x", Msg: "empty input"}
 	case strings.Contains(x, "\n"+labelTag) || strings.Contains(x, "\n\n"):
-		return errorf("input %q contains a blank line or a line starting with %q, which the prompt format reserves", abbreviate(x, 60), labelTag)
+		return &FormatError{Field: "x", Msg: fmt.Sprintf("input %q contains a blank line or a line starting with %q, which the prompt format reserves", abbreviate(x, 60), labelTag)}
 	}
 	return nil
 }

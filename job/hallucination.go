@@ -1,0 +1,214 @@
+package job
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"genlens/hallucination"
+	"genlens/hallucination/bayeslin"
+	"genlens/hallucination/categorical"
+)
+
+// The hallucination jobs estimate the posterior hallucination rate (PHR)
+// of in-context learning: Jesson et al., "Estimating the Hallucination
+// Rate of Generative AI", NeurIPS 2024 (see package hallucination).
+
+// HallucinationSimulateRequest is a request of `genlens hallucination
+// simulate`: Algorithm 1 against the exact PHR and the true hallucination
+// rate on an exact Bayesian model, as in the paper's Figure 3. Start from
+// NewHallucinationSimulateRequest, which holds the command line's
+// defaults.
+type HallucinationSimulateRequest struct {
+	Model       string  `json:"model"` // linear or categorical
+	Ns          string  `json:"ns"`    // context sizes, comma-separated
+	Tasks       int     `json:"tasks"` // per context size
+	Eps         float64 `json:"eps"`
+	M           int     `json:"M"`     // imagined datasets per estimate
+	K           int     `json:"K"`     // responses per THR estimate
+	Extra       int     `json:"extra"` // imagined examples N - n
+	Seed        uint64  `json:"seed"`
+	Concurrency int     `json:"concurrency"` // tasks estimated at once
+
+	// The linear model (bayeslin).
+	Features   string  `json:"features"` // poly:DEG or relu:WIDTH:SEED
+	Noise      float64 `json:"noise"`
+	PriorScale float64 `json:"prior_scale"`
+	// The categorical model (categorical.Symmetric).
+	Groups int     `json:"groups"`
+	Labels int     `json:"labels"`
+	Alpha  float64 `json:"alpha"`
+}
+
+// NewHallucinationSimulateRequest returns a request with the command
+// line's defaults: the paper's synthetic setting (hallucination.
+// SyntheticDefaults) on its cubic regression task.
+func NewHallucinationSimulateRequest() HallucinationSimulateRequest {
+	d := hallucination.SyntheticDefaults
+	return HallucinationSimulateRequest{Model: "linear", Ns: "2,4,8,16,32,64", Tasks: 200, Eps: d.Eps, M: d.M, K: d.K,
+		Extra: d.Extra, Seed: 1, Concurrency: runtime.GOMAXPROCS(0),
+		Features: "poly:3", Noise: 0.1, PriorScale: 1, Groups: 2, Labels: 3, Alpha: 0.5}
+}
+
+// Validate checks the fields that need no input file.
+func (r *HallucinationSimulateRequest) Validate() error {
+	_, _, err := r.plan()
+	return err
+}
+
+// plan validates r and returns the context sizes and the task function of
+// its model.
+func (r *HallucinationSimulateRequest) plan() ([]int, hallucination.TaskFunc, error) {
+	switch {
+	case r.Model != "linear" && r.Model != "categorical":
+		return nil, nil, Fieldf("model", "{model} %q: want linear or categorical", r.Model)
+	case r.Tasks < 1:
+		return nil, nil, Fieldf("tasks", "{tasks} %d: want at least 1", r.Tasks)
+	}
+	if err := checkDraws(r.Eps, r.M, r.K, r.Extra, 1); err != nil {
+		return nil, nil, err
+	}
+	if r.Concurrency < 1 {
+		return nil, nil, Fieldf("concurrency", "{concurrency} %d: want at least 1", r.Concurrency)
+	}
+	ns, err := parseNs(r.Ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.Model == "linear" {
+		m, err := linearModel(r.Features, r.Noise, r.PriorScale)
+		return ns, m.Task, err
+	}
+	m := categorical.Symmetric(r.Groups, r.Labels, r.Alpha)
+	if err := m.Validate(); err != nil {
+		return nil, nil, Fieldf("groups", "{groups} %d, {labels} %d, {alpha} %v: %s", r.Groups, r.Labels, r.Alpha, err)
+	}
+	return ns, m.Task, nil
+}
+
+// checkDraws checks the estimator's settings. min is the least M, K and
+// extra may be: 1, or 0 where 0 stands for the backend's default.
+func checkDraws(eps float64, m, k, extra, min int) error {
+	switch {
+	case !(eps > 0 && eps < 1):
+		return Fieldf("eps", "{eps} %v: want a value in (0, 1)", eps)
+	case min > 0 && (m < 1 || k < 1 || extra < 1):
+		return Fieldf("M", "{M} %d, {K} %d, {extra} %d: want positive values", m, k, extra)
+	case m < 0 || k < 0 || extra < 0:
+		return Fieldf("M", "{M} %d, {K} %d, {extra} %d: want positive values (0: the backend's default)", m, k, extra)
+	case float64(m)*float64(k) > hallucination.MaxDraws:
+		return Fieldf("M", "{M} %d x {K} %d = %.3g responses per query: want at most %.0g", m, k, float64(m)*float64(k), hallucination.MaxDraws)
+	}
+	return nil
+}
+
+func parseNs(s string) ([]int, error) {
+	var ns []int
+	for _, p := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 0 || n > 100000 {
+			return nil, Fieldf("ns", "{ns} %q: want comma-separated context sizes in [0, 100000]", s)
+		}
+		if slices.Contains(ns, n) {
+			return nil, Fieldf("ns", "{ns} %q: context size %d given twice", s, n)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}
+
+func linearModel(features string, noise, priorScale float64) (bayeslin.Model, error) {
+	feat, err := bayeslin.ParseFeatures(features)
+	if err != nil {
+		return bayeslin.Model{}, Fieldf("features", "{features}: %s", err)
+	}
+	m := bayeslin.Model{Features: feat, Noise: noise, PriorScale: priorScale}
+	if _, err := m.Posterior(nil); err != nil {
+		return m, Fieldf("noise", "{noise} %v, {prior_scale} %v: %s", noise, priorScale, err)
+	}
+	return m, nil
+}
+
+// HallucinationSimulateResult is the result of `genlens hallucination
+// simulate`; it marshals to the command's --json document.
+type HallucinationSimulateResult struct {
+	Rows     []HallucinationSweep          `json:"rows"`
+	Settings HallucinationSimulateSettings `json:"settings"`
+
+	// Tasks holds every task: Tasks[i][t] is task t at context size
+	// Rows[i].N.
+	Tasks [][]hallucination.Task `json:"-"`
+}
+
+// HallucinationSweep is one context size of a simulation
+// (hallucination.Sweep).
+type HallucinationSweep struct {
+	N             int `json:"n"`
+	PHRMean       Num `json:"phr_mean"`
+	THRMean       Num `json:"thr_mean"`
+	ExactPHRMean  Num `json:"exact_phr_mean"`
+	MAEPHRExact   Num `json:"mae_phr_vs_exact"`
+	MAEPHRTHR     Num `json:"mae_phr_vs_thr"`
+	R2PHRTHR      Num `json:"r2_phr_vs_thr"` // null when the PHR or the THR is constant over the tasks
+	Tasks         int `json:"tasks"`
+	PHRStdErrMean Num `json:"phr_stderr_mean"`
+}
+
+// HallucinationSimulateSettings echoes the settings of a simulation. The
+// fields are in alphabetical order of their keys, as the document had
+// them when it was a map; the model's fields are left out for the other
+// model.
+type HallucinationSimulateSettings struct {
+	K          int     `json:"K"`
+	M          int     `json:"M"`
+	Alpha      float64 `json:"alpha,omitempty"`
+	Eps        float64 `json:"eps"`
+	Extra      int     `json:"extra"`
+	Features   string  `json:"features,omitempty"` // as parsed: "poly:3"
+	Groups     int     `json:"groups,omitempty"`
+	Labels     int     `json:"labels,omitempty"`
+	Model      string  `json:"model"`
+	Noise      float64 `json:"noise,omitempty"`
+	PriorScale float64 `json:"prior_scale,omitempty"`
+	Seed       uint64  `json:"seed"`
+	Tasks      int     `json:"tasks"`
+}
+
+// HallucinationSimulate runs `genlens hallucination simulate`, reporting
+// the tasks done through env.Progress.
+func HallucinationSimulate(ctx context.Context, env Env, req HallucinationSimulateRequest) (*HallucinationSimulateResult, error) {
+	ns, task, err := req.plan()
+	if err != nil {
+		return nil, err
+	}
+	s := HallucinationSimulateSettings{K: req.K, M: req.M, Eps: req.Eps, Extra: req.Extra, Model: req.Model, Seed: req.Seed, Tasks: req.Tasks}
+	if req.Model == "linear" {
+		feat, _ := bayeslin.ParseFeatures(req.Features) // checked by plan
+		s.Features, s.Noise, s.PriorScale = feat.String(), req.Noise, req.PriorScale
+	} else {
+		s.Groups, s.Labels, s.Alpha = req.Groups, req.Labels, req.Alpha
+	}
+	// One task per worker: the tasks, not the imagined datasets of one
+	// task, are what there are many of.
+	opt := hallucination.Options{Eps: req.Eps, M: req.M, K: req.K, Extra: req.Extra, Concurrency: 1}
+	tasks, err := hallucination.Simulate(ctx, task, ns, req.Tasks, hallucination.SimulateOptions{
+		Options: opt, Seed: req.Seed, Workers: req.Concurrency, Progress: env.Progress})
+	if err != nil {
+		return nil, err
+	}
+	return NewHallucinationSimulateResult(tasks, s), nil
+}
+
+// NewHallucinationSimulateResult builds the result document of simulated
+// tasks (as hallucination.Simulate returns them).
+func NewHallucinationSimulateResult(tasks [][]hallucination.Task, s HallucinationSimulateSettings) *HallucinationSimulateResult {
+	out := &HallucinationSimulateResult{Settings: s, Tasks: tasks}
+	for _, w := range hallucination.Summarize(tasks) {
+		out.Rows = append(out.Rows, HallucinationSweep{N: w.N, PHRMean: Num(w.PHRMean), THRMean: Num(w.THRMean),
+			ExactPHRMean: Num(w.ExactPHRMean), MAEPHRExact: Num(w.MAEPHRExact), MAEPHRTHR: Num(w.MAEPHRTHR),
+			R2PHRTHR: Num(w.R2PHRTHR), Tasks: w.Tasks, PHRStdErrMean: Num(w.PHRStdErrMean)})
+	}
+	return out
+}

@@ -1,0 +1,134 @@
+package job
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"genlens/chart"
+)
+
+// Artifacts returns the files of `hallucination simulate --out`:
+// simulate.csv (one row per context size), tasks.csv (one row per task),
+// simulate.json, rates_vs_n.png (the paper's Figure 3a) and phr_vs_thr.png
+// (its Figure 3b).
+func (r *HallucinationSimulateResult) Artifacts() []Artifact {
+	return []Artifact{
+		{"simulate.csv", r.writeSweepCSV},
+		{"tasks.csv", r.writeTasksCSV},
+		{"simulate.json", func(w io.Writer) error { return phrJSON(w, r) }},
+		{"rates_vs_n.png", r.WriteRatesChart},
+		{"phr_vs_thr.png", r.WriteCalibrationChart},
+	}
+}
+
+func (r *HallucinationSimulateResult) writeSweepCSV(w io.Writer) error {
+	rows := make([][]string, len(r.Rows))
+	for i, s := range r.Rows {
+		rows[i] = []string{strconv.Itoa(s.N), phrG(float64(s.PHRMean)), phrG(float64(s.THRMean)), phrG(float64(s.ExactPHRMean)),
+			phrG(float64(s.MAEPHRExact)), phrG(float64(s.MAEPHRTHR)), csvNum(s.R2PHRTHR), strconv.Itoa(s.Tasks)}
+	}
+	return phrCSV(w, []string{"n", "phr_mean", "thr_mean", "exact_phr_mean", "mae_phr_vs_exact", "mae_phr_vs_thr", "r2_phr_vs_thr", "tasks"}, rows)
+}
+
+func (r *HallucinationSimulateResult) writeTasksCSV(w io.Writer) error {
+	var rows [][]string
+	for _, ts := range r.Tasks {
+		for _, t := range ts {
+			rows = append(rows, []string{strconv.Itoa(t.N), strconv.Itoa(t.Index + 1), phrG(t.X), phrG(t.PHR), phrG(t.StdErr), phrG(t.THR), phrG(t.ExactPHR),
+				phrG(t.Total), phrG(t.Aleatoric), phrG(t.Epistemic), phrG(t.ExactTotal), phrG(t.ExactEpistemic)})
+		}
+	}
+	return phrCSV(w, []string{"n", "task", "x", "phr", "phr_stderr", "thr", "exact_phr", "total", "aleatoric", "epistemic", "exact_total", "exact_epistemic"}, rows)
+}
+
+// WriteRatesChart draws, as a PNG, the paper's Figure 3a: the mean PHR
+// estimate (with a band of ± its mean absolute error against the exact
+// PHR), the exact PHR and the true hallucination rate against the context
+// size, on a log2 axis.
+func (r *HallucinationSimulateResult) WriteRatesChart(w io.Writer) error {
+	var xs, phr, exact, thr, lo, hi []float64
+	for _, s := range r.Rows {
+		xs = append(xs, math.Log2(math.Max(float64(s.N), 0.5)))
+		phr = append(phr, float64(s.PHRMean))
+		exact = append(exact, float64(s.ExactPHRMean))
+		thr = append(thr, float64(s.THRMean))
+		lo = append(lo, float64(s.PHRMean)-float64(s.MAEPHRExact))
+		hi = append(hi, float64(s.PHRMean)+float64(s.MAEPHRExact))
+	}
+	return viaFile(w, ".png", func(path string) error {
+		return chart.Lines(path, "Hallucination rates against context size", "log2 n (context examples)", "rate", []chart.Series{
+			{Name: "PHR, Algorithm 1 (band: ± mean abs. error vs exact)", X: xs, Y: phr, Lower: lo, Upper: hi},
+			{Name: "exact PHR (Definition 4)", X: xs, Y: exact},
+			{Name: "true hallucination rate (Definition 3)", X: xs, Y: thr},
+		})
+	})
+}
+
+// WriteCalibrationChart draws, as a PNG, the paper's Figure 3b: one point
+// per task, the true hallucination rate against the PHR estimate, by
+// context size.
+func (r *HallucinationSimulateResult) WriteCalibrationChart(w io.Writer) error {
+	groups := make([]chart.Series, len(r.Tasks))
+	for i, ts := range r.Tasks {
+		groups[i].Name = fmt.Sprintf("n = %d", r.Rows[i].N)
+		for _, t := range ts {
+			groups[i].X = append(groups[i].X, t.PHR)
+			groups[i].Y = append(groups[i].Y, t.THR)
+		}
+	}
+	return viaFile(w, ".png", func(path string) error {
+		return chart.Scatter(path, "Calibration: THR against PHR", "posterior hallucination rate (Algorithm 1)", "true hallucination rate", groups, true)
+	})
+}
+
+// Artifacts returns the files of `hallucination run --out`: items.csv
+// (one row per query; exact_phr empty for the openai backend) and
+// run.json.
+func (r *HallucinationRunResult) Artifacts() []Artifact {
+	return []Artifact{
+		{"items.csv", r.writeCSV},
+		{"run.json", func(w io.Writer) error { return phrJSON(w, r) }},
+	}
+}
+
+func (r *HallucinationRunResult) writeCSV(w io.Writer) error {
+	rows := make([][]string, len(r.Items))
+	for i, it := range r.Items {
+		e := ""
+		if it.ExactPHR != nil {
+			e = csvNum(*it.ExactPHR)
+		}
+		rows[i] = []string{it.ID, csvNum(it.PHR), csvNum(it.PHRStdErr), csvNum(it.Total), csvNum(it.Aleatoric), csvNum(it.Epistemic), csvNum(it.ErrorRate), e}
+	}
+	return phrCSV(w, []string{"id", "phr", "phr_stderr", "total", "aleatoric", "epistemic", "error_rate", "exact_phr"}, rows)
+}
+
+// phrG writes a number in the shortest form that parses back (NaN as
+// "NaN", as the simulation tables always have).
+func phrG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func phrCSV(w io.Writer, header []string, rows [][]string) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	if err := cw.WriteAll(rows); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// phrJSON writes v as the JSON files of --out: indented, with a newline.
+func phrJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

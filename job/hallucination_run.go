@@ -1,0 +1,535 @@
+package job
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"genlens/dataio"
+	"genlens/hallucination"
+	"genlens/hallucination/bayeslin"
+	"genlens/hallucination/categorical"
+	"genlens/hallucination/openai"
+	"genlens/internal/par"
+	"genlens/linalg"
+)
+
+// HallucinationRunRequest is a request of `genlens hallucination run`: the
+// PHR, total, aleatoric and epistemic uncertainty of every query given
+// the context, through an OpenAI-compatible completions server or an
+// exact Bayesian model. Start from NewHallucinationRunRequest, which holds
+// the command line's defaults.
+//
+// The API key of the openai backend never travels in a request: APIKeyEnv
+// names the secret, which the job reads through Env.Secret.
+type HallucinationRunRequest struct {
+	Backend string `json:"backend"` // openai, linear or categorical
+	Context string `json:"context"` // JSONL rows {"x", "y"}
+	Queries string `json:"queries"` // JSONL rows {"id", "x"[, "y"]}
+
+	Eps         float64 `json:"eps"`
+	M           int     `json:"M"`     // 0: the backend's default
+	K           int     `json:"K"`     // 0: the backend's default
+	Extra       int     `json:"extra"` // 0: the backend's default
+	Concurrency int     `json:"concurrency"`
+	Seed        uint64  `json:"seed"`
+
+	// The openai backend (package openai).
+	BaseURL   string        `json:"base_url"`
+	Model     string        `json:"model"`
+	APIKeyEnv string        `json:"api_key_env"` // the name of the secret holding the API key
+	Timeout   time.Duration `json:"timeout"`     // per request, in nanoseconds
+	Retries   int           `json:"retries"`
+	MaxTokens int           `json:"max_tokens"`
+	PairTopP  float64       `json:"pair_top_p"`
+	NoSeed    bool          `json:"no_seed"`
+
+	// The linear model (bayeslin).
+	Features   string  `json:"features"`
+	Noise      float64 `json:"noise"`
+	PriorScale float64 `json:"prior_scale"`
+	// The categorical model, with named inputs and labels.
+	Inputs string  `json:"inputs"` // comma-separated input names
+	Labels string  `json:"labels"` // comma-separated label names
+	Alpha  float64 `json:"alpha"`
+}
+
+// NewHallucinationRunRequest returns a request with the command line's
+// defaults and no inputs.
+func NewHallucinationRunRequest() HallucinationRunRequest {
+	return HallucinationRunRequest{Backend: "openai", Eps: 0.05, Concurrency: 8, Seed: 1,
+		APIKeyEnv: "OPENAI_API_KEY", Timeout: 60 * time.Second, Retries: openai.DefaultMaxRetries, MaxTokens: 16, PairTopP: 1,
+		Features: "poly:3", Noise: 0.1, PriorScale: 1, Inputs: "red,green,blue", Labels: "yes,no,maybe", Alpha: 0.5}
+}
+
+// Validate checks the fields that need no input file.
+func (r *HallucinationRunRequest) Validate() error {
+	switch {
+	case r.Context == "" || r.Queries == "":
+		return Fieldf("context", "hallucination run: {context} FILE and {queries} FILE are required (see 'genlens hallucination run --help')")
+	case r.Concurrency < 1:
+		return Fieldf("concurrency", "{concurrency} %d: want at least 1", r.Concurrency)
+	}
+	if err := checkDraws(r.Eps, r.M, r.K, r.Extra, 0); err != nil {
+		return err
+	}
+	switch r.Backend {
+	case "openai":
+		_, err := r.openaiConfig("")
+		return err
+	case "linear":
+		_, err := linearModel(r.Features, r.Noise, r.PriorScale)
+		return err
+	case "categorical":
+		_, _, _, err := NamedCategorical(r.Inputs, r.Labels, r.Alpha)
+		return err
+	}
+	return Fieldf("backend", "{backend} %q: want openai, linear or categorical", r.Backend)
+}
+
+// openaiConfig returns the client configuration, checked.
+func (r *HallucinationRunRequest) openaiConfig(key string) (openai.Config, error) {
+	switch {
+	case r.MaxTokens < 1:
+		return openai.Config{}, Fieldf("max_tokens", "{max_tokens} %d: want at least 1", r.MaxTokens)
+	case !(r.PairTopP > 0 && r.PairTopP <= 1):
+		return openai.Config{}, Fieldf("pair_top_p", "{pair_top_p} %v: want a value in (0, 1]", r.PairTopP)
+	case r.Timeout <= 0:
+		return openai.Config{}, Fieldf("timeout", "{timeout} %v: want a positive duration", r.Timeout)
+	case r.Retries < 0:
+		return openai.Config{}, Fieldf("retries", "{retries} %d: want 0 or more", r.Retries)
+	case r.BaseURL == "" || r.Model == "":
+		return openai.Config{}, Fieldf("base_url", "{backend} openai needs {base_url} URL and {model} NAME")
+	}
+	cfg := openai.Config{BaseURL: r.BaseURL, Model: r.Model, APIKey: key, Timeout: r.Timeout, MaxRetries: r.Retries,
+		Concurrency: r.Concurrency, MaxTokens: r.MaxTokens, PairTopP: r.PairTopP, NoSeed: r.NoSeed}
+	if _, err := openai.New(cfg); err != nil {
+		return cfg, Fieldf("base_url", "%s", err)
+	}
+	return cfg, nil
+}
+
+// NamedCategorical returns the Dirichlet-categorical classifier with named
+// inputs and labels (comma-separated lists), as `hallucination run
+// --backend categorical` estimates and `hallucination serve-model` serves
+// it.
+func NamedCategorical(inputNames, labelNames string, alpha float64) (categorical.Model, []string, []string, error) {
+	split := func(field, s string) ([]string, error) {
+		var out []string
+		seen := map[string]bool{}
+		for _, p := range strings.Split(s, ",") {
+			p = strings.TrimSpace(p)
+			if p == "" || seen[p] {
+				return nil, Fieldf(field, "{%s} %q: want distinct, non-empty, comma-separated names", field, s)
+			}
+			seen[p] = true
+			out = append(out, p)
+		}
+		return out, nil
+	}
+	inputs, err := split("inputs", inputNames)
+	if err != nil {
+		return categorical.Model{}, nil, nil, err
+	}
+	labels, err := split("labels", labelNames)
+	if err != nil {
+		return categorical.Model{}, nil, nil, err
+	}
+	m := categorical.Symmetric(len(inputs), len(labels), alpha)
+	if err := m.Validate(); err != nil {
+		return m, nil, nil, Fieldf("inputs", "{inputs} %q, {labels} %q, {alpha} %v: %s", inputNames, labelNames, alpha, err)
+	}
+	return m, inputs, labels, nil
+}
+
+// HallucinationRunResult is the result of `genlens hallucination run`; it
+// marshals to the command's --json document.
+type HallucinationRunResult struct {
+	Items    []HallucinationItem      `json:"items"`
+	Settings HallucinationRunSettings `json:"settings"`
+	Stats    *HallucinationStats      `json:"stats,omitempty"` // the openai backend only
+}
+
+// HallucinationItem holds the estimates of one query.
+type HallucinationItem struct {
+	ID        string `json:"id"`
+	PHR       Num    `json:"phr"`
+	PHRStdErr Num    `json:"phr_stderr"`
+	Total     Num    `json:"total"`
+	Aleatoric Num    `json:"aleatoric"`
+	Epistemic Num    `json:"epistemic"`
+	// ErrorRate is the fraction of the sampled answers that differ from
+	// the query's "y" (Eq. 9); null when the query has none.
+	ErrorRate Num `json:"error_rate"`
+	// ExactPHR is the PHR of Definition 4 from the exact posterior (exact
+	// models only).
+	ExactPHR *Num `json:"exact_phr,omitempty"`
+}
+
+// HallucinationRunSettings echoes the settings of a run, with the
+// defaults filled in. The fields are in alphabetical order of their keys,
+// as the document had them when it was a map; a backend's fields are left
+// out for the others.
+type HallucinationRunSettings struct {
+	K               int      `json:"K"`
+	M               int      `json:"M"`
+	Alpha           float64  `json:"alpha,omitempty"`
+	Backend         string   `json:"backend"`
+	BaseURL         string   `json:"base_url,omitempty"`
+	ContextExamples int      `json:"context_examples"`
+	Eps             float64  `json:"eps"`
+	Extra           int      `json:"extra"`
+	Features        string   `json:"features,omitempty"`
+	Inputs          []string `json:"inputs,omitempty"`
+	Labels          []string `json:"labels,omitempty"`
+	Model           string   `json:"model,omitempty"`
+	Noise           float64  `json:"noise,omitempty"`
+	PriorScale      float64  `json:"prior_scale,omitempty"`
+	Seed            uint64   `json:"seed"`
+}
+
+// HallucinationStats counts the requests of the openai backend.
+type HallucinationStats struct {
+	Requests       int64   `json:"requests"`
+	Retries        int64   `json:"retries"`
+	Seconds        float64 `json:"seconds"`
+	RequestsPerSec float64 `json:"requests_per_second"`
+}
+
+// HallucinationRun runs `genlens hallucination run`: it reads the context
+// and the queries through env.FS, the API key of the openai backend
+// through env.Secret, and reports the queries done through env.Progress.
+// Queries run up to req.Concurrency at once, each with its own seed
+// derived from req.Seed and its index, so the result does not depend on
+// the concurrency.
+func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest) (*HallucinationRunResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	defaults := hallucination.SyntheticDefaults
+	if req.Backend == "openai" {
+		defaults = hallucination.LLMDefaults
+	}
+	opt := hallucination.Options{Eps: req.Eps, M: orDefault(req.M, defaults.M), K: orDefault(req.K, defaults.K),
+		Extra: orDefault(req.Extra, defaults.Extra), Concurrency: req.Concurrency}
+	if float64(opt.M)*float64(opt.K) > hallucination.MaxDraws {
+		return nil, checkDraws(opt.Eps, opt.M, opt.K, opt.Extra, 1)
+	}
+	fsys := env.fsys()
+	ctxRows, err := readPHRRows(fsys, req.Context, true)
+	if err != nil {
+		return nil, err
+	}
+	queries, err := readPHRRows(fsys, req.Queries, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(queries) == 0 {
+		return nil, &dataio.InputError{File: req.Queries, Msg: "no queries"}
+	}
+	s := HallucinationRunSettings{Backend: req.Backend, Eps: opt.Eps, M: opt.M, K: opt.K, Extra: opt.Extra, Seed: req.Seed, ContextExamples: len(ctxRows)}
+	var query phrQuery
+	var client *openai.Client
+	switch req.Backend {
+	case "openai":
+		key, _ := env.secret(req.APIKeyEnv)
+		cfg, err := req.openaiConfig(key)
+		if err != nil {
+			return nil, err
+		}
+		if client, err = openai.New(cfg); err != nil {
+			return nil, err
+		}
+		s.Model, s.BaseURL = req.Model, req.BaseURL
+		query, err = openaiQueries(client, req.Context, req.Queries, ctxRows)
+		if err != nil {
+			return nil, err
+		}
+	case "linear":
+		m, _ := linearModel(req.Features, req.Noise, req.PriorScale) // checked by Validate
+		s.Features, s.Noise, s.PriorScale = m.Features.String(), m.Noise, m.PriorScale
+		if query, err = linearQueries(m, req.Context, req.Queries, ctxRows); err != nil {
+			return nil, err
+		}
+	case "categorical":
+		m, inputs, labels, _ := NamedCategorical(req.Inputs, req.Labels, req.Alpha) // checked by Validate
+		s.Inputs, s.Labels, s.Alpha = inputs, labels, req.Alpha
+		if query, err = categoricalQueries(m, inputs, labels, req.Context, req.Queries, ctxRows); err != nil {
+			return nil, err
+		}
+	}
+	items := make([]HallucinationItem, len(queries))
+	var (
+		mu   sync.Mutex
+		done int
+	)
+	start := time.Now()
+	// BLAS on one thread for every query, whatever the concurrency, so the
+	// exact values computed beside Estimate round alike (see
+	// hallucination.Estimate).
+	release := linalg.SingleThreaded()
+	err = par.For(ctx, len(queries), req.Concurrency, func(ctx context.Context, i int) error {
+		o := opt
+		o.Seed = par.Mix(req.Seed, uint64(i))
+		it, err := query(ctx, queries[i], o)
+		if err != nil {
+			return fmt.Errorf("query %q (%s line %d): %w", queries[i].id, req.Queries, queries[i].line, err)
+		}
+		items[i] = it
+		mu.Lock()
+		done++
+		env.progress(done, len(queries))
+		mu.Unlock()
+		return nil
+	})
+	release()
+	if err != nil {
+		return nil, err
+	}
+	out := &HallucinationRunResult{Items: items, Settings: s}
+	if client != nil {
+		n, retries := client.Stats()
+		sec := time.Since(start).Seconds()
+		out.Stats = &HallucinationStats{Requests: n, Retries: retries, Seconds: sec, RequestsPerSec: float64(n) / sec}
+	}
+	return out, nil
+}
+
+// orDefault returns v, or def when v is 0 (the backend's default).
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// phrRow is one row of a JSONL file of the run job: x and y are kept raw,
+// since the backend decides whether they are text, numbers or names.
+type phrRow struct {
+	line int
+	id   string
+	x, y json.RawMessage
+	hasY bool
+}
+
+// readPHRRows reads a JSONL file of objects with "x" and (when needY) "y"
+// fields; "id" is a string or a number ("row-<line>" when absent). Blank
+// lines are skipped; lines are numbered from 1 as in an editor.
+func readPHRRows(fsys fs.FS, path string, needY bool) ([]phrRow, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, &dataio.InputError{File: path, Msg: "cannot open", Err: err}
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	var rows []phrRow
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(text, &obj); err != nil {
+			return nil, &dataio.InputError{File: path, Line: line, Msg: fmt.Sprintf("not a JSON object: %v", err)}
+		}
+		r := phrRow{line: line, id: "row-" + strconv.Itoa(line)}
+		if raw, ok := obj["id"]; ok && string(raw) != "null" {
+			var s string
+			var n json.Number
+			switch {
+			case json.Unmarshal(raw, &s) == nil:
+				r.id = s
+			case json.Unmarshal(raw, &n) == nil:
+				r.id = n.String()
+			default:
+				return nil, &dataio.InputError{File: path, Line: line, Field: "id", Msg: "want a string or a number"}
+			}
+		}
+		x, ok := obj["x"]
+		if !ok || string(x) == "null" {
+			return nil, &dataio.InputError{File: path, Line: line, Field: "x", Msg: "missing"}
+		}
+		r.x = x
+		if y, ok := obj["y"]; ok && string(y) != "null" {
+			r.y, r.hasY = y, true
+		} else if needY {
+			return nil, &dataio.InputError{File: path, Line: line, Field: "y", Msg: "missing"}
+		}
+		rows = append(rows, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &dataio.InputError{File: path, Msg: "reading", Err: err}
+	}
+	return rows, nil
+}
+
+// phrText decodes a text field (a string, or a number taken as its text).
+func phrText(path string, r phrRow, field string, raw json.RawMessage) (string, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String(), nil
+	}
+	return "", &dataio.InputError{File: path, Line: r.line, Field: field, Msg: "want a string"}
+}
+
+func phrNumber(path string, r phrRow, field string, raw json.RawMessage) (float64, error) {
+	var v float64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return 0, &dataio.InputError{File: path, Line: r.line, Field: field, Msg: "want a number (the linear backend regresses numbers on numbers)"}
+	}
+	return v, nil
+}
+
+func phrName(path string, r phrRow, field string, raw json.RawMessage, names []string) (int, error) {
+	s, err := phrText(path, r, field, raw)
+	if err != nil {
+		return 0, err
+	}
+	for i, n := range names {
+		if n == s {
+			return i, nil
+		}
+	}
+	return 0, &dataio.InputError{File: path, Line: r.line, Field: field, Msg: fmt.Sprintf("%q is not one of the model's names %s", s, strings.Join(names, ", "))}
+}
+
+// phrQuery estimates one query.
+type phrQuery func(ctx context.Context, q phrRow, opt hallucination.Options) (HallucinationItem, error)
+
+func openaiQueries(c *openai.Client, ctxPath, qPath string, ctxRows []phrRow) (phrQuery, error) {
+	d := make([]openai.Example, len(ctxRows))
+	for i, r := range ctxRows {
+		x, err := phrText(ctxPath, r, "x", r.x)
+		if err != nil {
+			return nil, err
+		}
+		y, err := phrText(ctxPath, r, "y", r.y)
+		if err != nil {
+			return nil, err
+		}
+		var fe *openai.FormatError
+		if err := openai.CheckExample(x, y); errors.As(err, &fe) {
+			return nil, &dataio.InputError{File: ctxPath, Line: r.line, Msg: fe.Msg, Err: err}
+		} else if err != nil {
+			return nil, err
+		}
+		d[i] = openai.Example{X: x, Y: y}
+	}
+	return func(ctx context.Context, q phrRow, opt hallucination.Options) (HallucinationItem, error) {
+		x, err := phrText(qPath, q, "x", q.x)
+		if err != nil {
+			return HallucinationItem{}, err
+		}
+		var fe *openai.FormatError
+		if err := openai.CheckInput(x); errors.As(err, &fe) {
+			return HallucinationItem{}, &dataio.InputError{File: qPath, Line: q.line, Field: fe.Field, Msg: fe.Msg, Err: err}
+		} else if err != nil {
+			return HallucinationItem{}, err
+		}
+		res, err := hallucination.Estimate(ctx, c, d, x, opt)
+		if err != nil {
+			return HallucinationItem{}, err
+		}
+		it := newItem(q.id, res.PHR, res.StdErr, res.Total, res.Aleatoric, res.Epistemic)
+		if q.hasY {
+			y, err := phrText(qPath, q, "y", q.y)
+			if err != nil {
+				return HallucinationItem{}, err
+			}
+			it.ErrorRate = Num(hallucination.ErrorRate(res.Responses, strings.TrimSpace(y)))
+		}
+		return it, nil
+	}, nil
+}
+
+func linearQueries(m bayeslin.Model, ctxPath, qPath string, ctxRows []phrRow) (phrQuery, error) {
+	d := make([]bayeslin.Example, len(ctxRows))
+	for i, r := range ctxRows {
+		x, err := phrNumber(ctxPath, r, "x", r.x)
+		if err != nil {
+			return nil, err
+		}
+		y, err := phrNumber(ctxPath, r, "y", r.y)
+		if err != nil {
+			return nil, err
+		}
+		d[i] = bayeslin.Example{X: x, Y: y}
+	}
+	post, err := m.Posterior(d)
+	if err != nil {
+		return nil, &dataio.InputError{File: ctxPath, Msg: err.Error(), Err: err}
+	}
+	return func(ctx context.Context, q phrRow, opt hallucination.Options) (HallucinationItem, error) {
+		x, err := phrNumber(qPath, q, "x", q.x)
+		if err != nil {
+			return HallucinationItem{}, err
+		}
+		res, err := hallucination.Estimate(ctx, m, d, x, opt)
+		if err != nil {
+			return HallucinationItem{}, err
+		}
+		it := newItem(q.id, res.PHR, res.StdErr, res.Total, res.Aleatoric, res.Epistemic)
+		exact := Num(post.ExactPHR(x, opt.Eps))
+		it.ExactPHR = &exact
+		return it, nil
+	}, nil
+}
+
+func categoricalQueries(m categorical.Model, inputs, labels []string, ctxPath, qPath string, ctxRows []phrRow) (phrQuery, error) {
+	d := make([]categorical.Example, len(ctxRows))
+	for i, r := range ctxRows {
+		x, err := phrName(ctxPath, r, "x", r.x, inputs)
+		if err != nil {
+			return nil, err
+		}
+		y, err := phrName(ctxPath, r, "y", r.y, labels)
+		if err != nil {
+			return nil, err
+		}
+		d[i] = categorical.Example{X: x, Y: y}
+	}
+	post, err := m.Posterior(d)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, q phrRow, opt hallucination.Options) (HallucinationItem, error) {
+		x, err := phrName(qPath, q, "x", q.x, inputs)
+		if err != nil {
+			return HallucinationItem{}, err
+		}
+		res, err := hallucination.Estimate(ctx, m, d, x, opt)
+		if err != nil {
+			return HallucinationItem{}, err
+		}
+		it := newItem(q.id, res.PHR, res.StdErr, res.Total, res.Aleatoric, res.Epistemic)
+		if q.hasY {
+			y, err := phrName(qPath, q, "y", q.y, labels)
+			if err != nil {
+				return HallucinationItem{}, err
+			}
+			it.ErrorRate = Num(hallucination.ErrorRate(res.Responses, y))
+		}
+		exact := Num(post.ExactPHR(x, opt.Eps, opt.Seed))
+		it.ExactPHR = &exact
+		return it, nil
+	}, nil
+}
+
+func newItem(id string, phr, se, total, aleatoric, epistemic float64) HallucinationItem {
+	return HallucinationItem{ID: id, PHR: Num(phr), PHRStdErr: Num(se), Total: Num(total), Aleatoric: Num(aleatoric),
+		Epistemic: Num(epistemic), ErrorRate: Num(math.NaN())}
+}
