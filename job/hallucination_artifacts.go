@@ -47,24 +47,32 @@ func (r *HallucinationSimulateResult) writeTasksCSV(w io.Writer) error {
 
 // WriteRatesChart draws, as a PNG, the paper's Figure 3a: the mean PHR
 // estimate (with a band of ± its mean absolute error against the exact
-// PHR), the exact PHR and the true hallucination rate against the context
-// size, on a log2 axis.
+// PHR, clipped to [0, 1] as rates are), the exact PHR and the true
+// hallucination rate against the context size n, on a log2 axis with
+// ticks at n = 1, 2, 4, ... (a linear axis when some n is 0).
 func (r *HallucinationSimulateResult) WriteRatesChart(w io.Writer) error {
 	var xs, phr, exact, thr, lo, hi []float64
+	positive := true
 	for _, s := range r.Rows {
-		xs = append(xs, math.Log2(math.Max(float64(s.N), 0.5)))
+		xs = append(xs, float64(s.N))
+		positive = positive && s.N > 0
 		phr = append(phr, float64(s.PHRMean))
 		exact = append(exact, float64(s.ExactPHRMean))
 		thr = append(thr, float64(s.THRMean))
-		lo = append(lo, float64(s.PHRMean)-float64(s.MAEPHRExact))
-		hi = append(hi, float64(s.PHRMean)+float64(s.MAEPHRExact))
+		lo = append(lo, math.Max(0, float64(s.PHRMean)-float64(s.MAEPHRExact)))
+		hi = append(hi, math.Min(1, float64(s.PHRMean)+float64(s.MAEPHRExact)))
 	}
+	series := []chart.Series{
+		{Name: "PHR, Algorithm 1 (band: ± mean abs. error vs exact)", X: xs, Y: phr, Lower: lo, Upper: hi},
+		{Name: "exact PHR (Definition 4)", X: xs, Y: exact},
+		{Name: "true hallucination rate (Definition 3)", X: xs, Y: thr},
+	}
+	const title = "Hallucination rates against context size"
 	return viaFile(w, ".png", func(path string) error {
-		return chart.Lines(path, "Hallucination rates against context size", "log2 n (context examples)", "rate", []chart.Series{
-			{Name: "PHR, Algorithm 1 (band: ± mean abs. error vs exact)", X: xs, Y: phr, Lower: lo, Upper: hi},
-			{Name: "exact PHR (Definition 4)", X: xs, Y: exact},
-			{Name: "true hallucination rate (Definition 3)", X: xs, Y: thr},
-		})
+		if positive {
+			return chart.LinesLog2(path, title, "context examples n (log scale)", "rate", series)
+		}
+		return chart.Lines(path, title, "context examples n", "rate", series)
 	})
 }
 
