@@ -64,7 +64,7 @@ func TestRemark3OverfitModel(t *testing.T) {
 	}
 	realized /= float64(len(yo))
 
-	m, err := Fit(x, y, y, DefaultConfig(), 1)
+	m, err := Fit(ctx, x, y, y, DefaultConfig(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestRemark3OverfitModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	naive, _ := NewMethod("naive", DefaultConfig())
-	nv, err := naive.Estimate(Data{X: x, Y: y, F: y}, Data{X: xo, F: fo}, rand.New(rand.NewPCG(1, 1)))
+	nv, err := naive.Estimate(ctx, Data{X: x, Y: y, F: y}, Data{X: xo, F: fo}, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestFitIsScaleEquivariant(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.Train.Epochs = 60
-	base, err := Fit(x, y, f, cfg, 3)
+	base, err := Fit(ctx, x, y, f, cfg, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestFitIsScaleEquivariant(t *testing.T) {
 		x2.Set(i, 0, 1000*x.At(i, 0)+5)
 		x2.Set(i, 1, 0.01*x.At(i, 1)-2)
 	}
-	scaled, err := Fit(x2, y2, f2, cfg, 3)
+	scaled, err := Fit(ctx, x2, y2, f2, cfg, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestModelJSONRoundTripAndValidate(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.Train.Epochs = 5
-	m, err := Fit(x, y, f, cfg, 1)
+	m, err := Fit(ctx, x, y, f, cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,11 +211,11 @@ func TestFitRejectsBadInput(t *testing.T) {
 		{"NaN target", []float64{1, math.NaN(), 3}, []float64{1, 2, 3}},
 		{"Inf prediction", []float64{1, 2, 3}, []float64{1, math.Inf(1), 3}},
 	} {
-		if _, err := Fit(x, tc.y, tc.f, DefaultConfig(), 1); err == nil {
+		if _, err := Fit(ctx, x, tc.y, tc.f, DefaultConfig(), 1); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
-	if _, err := Fit(mat.NewDense(1, 1, []float64{1}), []float64{1}, []float64{1}, DefaultConfig(), 1); err == nil {
+	if _, err := Fit(ctx, mat.NewDense(1, 1, []float64{1}), []float64{1}, []float64{1}, DefaultConfig(), 1); err == nil {
 		t.Error("one training row accepted")
 	}
 }

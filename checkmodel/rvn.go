@@ -1,6 +1,7 @@
 package checkmodel
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -62,7 +63,7 @@ const (
 	rvnVarPSU, rvnVarSSU, rvnVarM    = 2, 10, 10
 )
 
-func (r rvn) fit(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
+func (r rvn) fit(ctx context.Context, train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 	x, y := train.X, train.Y
 	n, d := x.Dims()
 	phase1 := cfg.Train
@@ -76,7 +77,7 @@ func (r rvn) fit(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tu.Fit(nn.MSE(y)); err != nil {
+	if _, err := tu.Fit(ctx, nn.MSE(y)); err != nil {
 		return nil, err
 	}
 	ta, tb, err := newPair(x, cfg, phase1, rng)
@@ -90,6 +91,9 @@ func (r rvn) fit(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 	N := float64(n)
 	steps := cfg.Train.Epochs - phase1.Epochs
 	for it := 0; it < 2*steps; it++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		meanStep := it%2 == 0
 		if meanStep && r.fixMean {
 			continue

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -25,7 +26,7 @@ func BenchmarkFit100x200(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		net, _ := New([]int{1, 64, 64, 1}, r)
-		if _, err := Fit(net, x, MSE(y), cfg, nil); err != nil {
+		if _, err := Fit(context.Background(), net, x, MSE(y), cfg, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -50,7 +51,7 @@ func BenchmarkFit500x200(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		net, _ := New([]int{d, 64, 64, 1}, r)
-		if _, err := Fit(net, x, MSE(y), cfg, nil); err != nil {
+		if _, err := Fit(context.Background(), net, x, MSE(y), cfg, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

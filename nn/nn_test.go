@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -253,7 +254,7 @@ func TestFitLearnsAndIsDeterministic(t *testing.T) {
 		net, _ := New([]int{2, 64, 64, 1}, r)
 		cfg := DefaultTrainConfig()
 		cfg.BatchSize = batch
-		last, err := Fit(net, x, MSE(y), cfg, r)
+		last, err := Fit(context.Background(), net, x, MSE(y), cfg, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +326,7 @@ func TestTrainerErrors(t *testing.T) {
 	}
 	// A diverging fit reports the epoch.
 	y := []float64{1e300, -1e300, 1e300, 1, 2}
-	if _, err := Fit(net.Clone(), x, MSE(y), TrainConfig{Epochs: 5, LR: 0.1}, nil); err == nil {
+	if _, err := Fit(context.Background(), net.Clone(), x, MSE(y), TrainConfig{Epochs: 5, LR: 0.1}, nil); err == nil {
 		t.Error("Fit with an infinite loss returned no error")
 	}
 }

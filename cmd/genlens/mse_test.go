@@ -14,6 +14,7 @@ import (
 
 	"genlens/checkmodel"
 	"genlens/internal/shareddata"
+	"genlens/job"
 )
 
 // mseCSV writes a table of the seed's synthetic A relation with a
@@ -402,11 +403,11 @@ func TestMSEBenchLIBSVM(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", f, code, stderr)
 		}
-		var out mseBenchOutput
+		var out job.MSEBenchResult
 		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 			t.Fatal(err)
 		}
-		key := mseSeedKey(path)
+		key := job.MSETableKey(path)
 		seed := checkmodel.SeedTables[key]
 		var line []string
 		for _, name := range []string{"kstar", "naive"} {
