@@ -55,7 +55,7 @@ type BenchResult struct {
 	// Wilcoxon holds, for every other method, the two-sided p-value of
 	// the Wilcoxon signed-rank test of its absolute errors against the
 	// best method's, paired by trial; p >= 0.05 marks a method
-	// comparable with the best, as the seed's tables do in bold. It is
+	// comparable with the best, as the paper's tables do in bold. It is
 	// NaN when both methods failed in the same trial.
 	Wilcoxon map[string]float64
 }

@@ -23,7 +23,7 @@ var ctx = context.Background()
 
 func TestSyntheticNoise(t *testing.T) {
 	// Recover ε = (y - u(x)) / σ(x) and compare its distribution with
-	// the seed's: A N(0,1) (mean 0, variance 1), B half-normal (mean
+	// the paper's: A N(0,1) (mean 0, variance 1), B half-normal (mean
 	// sqrt(2/π)), C Inv-Gamma(2, scale 0.5) (median 0.5/1.67835 = 0.2979,
 	// always positive).
 	r := rand.New(rand.NewPCG(8, 8))
@@ -144,7 +144,7 @@ func TestMethodsOnHomoscedasticData(t *testing.T) {
 	// rather than its mean. With the same law Z = σ² χ²₁ at every x the
 	// balance is E[(Z - c)|Z - c|] = 0, whose root is c = 1.5536 σ²
 	// (solved numerically): K* and L (whose R only acts above f) should
-	// estimate about 0.388 here. The seed's bound is on the error, not an
+	// estimate about 0.388 here. The paper's bound is on the error, not an
 	// unbiased estimate; the bias shows on Gaussian noise with a perfect f.
 	want := map[string]float64{"kstar": 1.5536 * 0.25, "l": 1.5536 * 0.25}
 	r := rand.New(rand.NewPCG(21, 1))
@@ -393,7 +393,7 @@ func TestBenchCancel(t *testing.T) {
 	}
 }
 
-// TestSyntheticA100Trials is the acceptance test: on the seed's
+// TestSyntheticA100Trials is the acceptance test: on the paper's
 // synthetic A protocol (100 training and 10000 operational samples, 100
 // trials) the K* check model's mean absolute error lies in [0.15, 0.35]
 // (seed, Table 1: 0.235) and below the naive one-step baseline's. The
@@ -424,7 +424,7 @@ func TestSyntheticA100Trials(t *testing.T) {
 		t.Errorf("K* MAE %.3f not below naive %.3f", k.MAE, nv.MAE)
 	}
 	// The means are sensitive to the odd trial where h extrapolates
-	// badly (the seed's Section 3.3 motivation for L); the paired test
+	// badly (the paper's Section 3.3 motivation for L); the paired test
 	// is not: K* must win significantly trial by trial.
 	if res.Best != "kstar" || p >= 0.05 {
 		t.Errorf("K* not significantly better than naive trial by trial: best %s, p = %.3g", res.Best, p)
@@ -448,8 +448,8 @@ func BenchmarkCheckModelFit100(b *testing.B) {
 	}
 }
 
-// BenchmarkSyntheticTables reproduces the seed's Table 1: every method on
-// synthetic A, B and C, 100 trials each, logged beside the seed's
+// BenchmarkSyntheticTables reproduces the paper's Table 1: every method on
+// synthetic A, B and C, 100 trials each, logged beside the paper's
 // numbers. It takes minutes: run it alone, once:
 //
 //	go test ./checkmodel -run XXX -bench SyntheticTables -benchtime 1x -timeout 60m -v
@@ -472,7 +472,7 @@ func BenchmarkSyntheticTables(b *testing.B) {
 }
 
 func logTable(b *testing.B, name string, res *BenchResult) {
-	seed := SeedTables[name]
+	seed := PaperTables[name]
 	var lines []string
 	for _, m := range res.Methods {
 		s := "      -"

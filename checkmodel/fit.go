@@ -24,7 +24,7 @@ type Config struct {
 	Train  nn.TrainConfig
 }
 
-// DefaultConfig is the seed's setting: objective K*, λ = 100, ε = 1e-3,
+// DefaultConfig is the paper's setting: objective K*, λ = 100, ε = 1e-3,
 // a three-layer network with 64 hidden units and ReLU, 200 epochs of
 // full-batch Adam with learning rate 0.01 and weight decay 1e-3.
 func DefaultConfig() Config {

@@ -35,7 +35,7 @@ type Method interface {
 }
 
 // MethodNames lists the methods NewMethod knows, in the column order of
-// the seed's Tables 1 and 3 (baselines, then the one-step objectives),
+// the paper's Tables 1 and 3 (baselines, then the one-step objectives),
 // with the naive one-step check model last.
 var MethodNames = []string{"m2v", "mvn", "ens", "rvn", "rvnne", "m2rvn", "k", "kstar", "l", "naive"}
 
@@ -44,7 +44,7 @@ var MethodNames = []string{"m2v", "mvn", "ens", "rvn", "rvnne", "m2rvn", "k", "k
 //
 //   - kstar, k, l: the one-step check model trained on K*, K or L.
 //   - naive: a check model h' regressing f's squared error (y - f)²,
-//     estimating mean h'(x) (the seed's Section 3.1; NannyML's direct
+//     estimating mean h'(x) (the paper's Section 3.1; NannyML's direct
 //     loss estimation).
 //   - m2v: a mean network trained on squared error, then a variance
 //     network trained on the Gaussian likelihood with the mean fixed.
@@ -287,7 +287,7 @@ func mvn(ctx context.Context, train Data, cfg Config, rng *rand.Rand) (meanVar, 
 	return predictMeanVar(tu.Net, tv.Net), nil
 }
 
-// ensembleSize is the number of MVNs in ENS (the seed's Section 4.1).
+// ensembleSize is the number of MVNs in ENS (the paper's Section 4.1).
 const ensembleSize = 10
 
 // ens is a deep ensemble of MVNs combined as a uniform mixture:

@@ -39,7 +39,7 @@ type Model struct {
 	XMean  []float64 `json:"x_mean"`
 	XScale []float64 `json:"x_scale"`
 	// YMean and YScale standardise targets and predictions alike, as
-	// the seed scales y with training statistics.
+	// the paper scales y with training statistics.
 	YMean  float64 `json:"y_mean"`
 	YScale float64 `json:"y_scale"`
 

@@ -13,7 +13,7 @@ import (
 )
 
 // rvn is the reliable variance network of Skafte, Jørgensen & Hauberg
-// (2019), as the seed uses it (Section 4.1) and as the authors' code
+// (2019), as the paper uses it (Section 4.1) and as the authors' code
 // (github.com/SkafteNicki/john, experiment_regression.py) builds it:
 //
 //   - The precision τ of y given x has a Gamma(a(x), rate 1/b(x)) law,
@@ -29,7 +29,7 @@ import (
 //     s = sigmoid((d(x) + α)/β), α = -β ln(1000), β = softplus(1.5), d the
 //     squared distance to the nearest cluster centre and σ²_prior = 1 (the
 //     variance of the standardised training target). The authors take
-//     min(500, n) k-means centres, which for both of the seed's protocols
+//     min(500, n) k-means centres, which for both of the paper's protocols
 //     (n = 100, 500) are the training points themselves, so d is the
 //     squared distance to the nearest training point.
 //   - Training: the mean network alone for half the budget (100 epochs),
@@ -50,7 +50,7 @@ import (
 // 1)), which is infinite for a <= 1. With the authors' a = softplus(z),
 // their evaluation (the mean of 1000 draws of 1/(τ + 1e-8)) returned
 // variances up to 1e8 wherever a <= 1, and mean absolute errors in the
-// tens of thousands on synthetic A; the seed reports 1.0, so its
+// tens of thousands on synthetic A; the paper reports 1.0, so its
 // evaluation cannot have done that either.
 type rvn struct {
 	extrapolate bool // rvn, m2rvn: yes; rvnne: no

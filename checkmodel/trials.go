@@ -11,17 +11,17 @@ import (
 	"genlens/nn"
 )
 
-// Noise selects the noise of a synthetic data set of the seed's Eq. 19.
+// Noise selects the noise of a synthetic data set of the paper's Eq. 19.
 type Noise string
 
-// The seed's synthetic data sets (Section 4.1).
+// The paper's synthetic data sets (Section 4.1).
 const (
 	NoiseA Noise = "a" // ε ~ N(0, 1)
 	NoiseB Noise = "b" // ε = |N(0, 1)|, half-normal
 	NoiseC Noise = "c" // ε ~ Inv-Gamma(shape 2, scale 0.5): outliers
 )
 
-// Synthetic draws n samples of the seed's Eq. 19:
+// Synthetic draws n samples of the paper's Eq. 19:
 //
 //	x ~ N(0, 1),  y = (3x+5) sin(3x+5) + 0.3 (1 + max(0, 3x+5)) ε,
 //
@@ -68,7 +68,7 @@ type Trial struct {
 }
 
 // NewTrial prepares a trial from raw training and operational samples, as
-// the seed does: targets are standardised with the training mean and
+// the paper does: targets are standardised with the training mean and
 // standard deviation (and inputs too when scaleX is set), the prediction
 // model f (a network of cfg's shape trained on squared error with
 // cfg.Train) is fitted to the training data, and f's predictions and its
@@ -126,8 +126,8 @@ func NewTrial(ctx context.Context, xTrain *mat.Dense, yTrain []float64, xOp *mat
 // returns ctx.Err() once ctx is done.
 type TrialSource func(ctx context.Context, t int, rng *rand.Rand) (*Trial, error)
 
-// SyntheticTrials is the seed's Section 4.1 protocol: every trial draws
-// nTrain training and nOp operational samples of Eq. 19 (the seed: 100
+// SyntheticTrials is the paper's Section 4.1 protocol: every trial draws
+// nTrain training and nOp operational samples of Eq. 19 (the paper: 100
 // and 10000) and trains f on the training samples. Inputs are not
 // rescaled (x is already N(0, 1)).
 func SyntheticTrials(noise Noise, nTrain, nOp int, cfg Config) TrialSource {
@@ -144,15 +144,15 @@ func SyntheticTrials(noise Noise, nTrain, nOp int, cfg Config) TrialSource {
 	}
 }
 
-// WindowTrials is the seed's Section 4.2 protocol for a data set of
+// WindowTrials is the paper's Section 4.2 protocol for a data set of
 // inputs x and targets y (the LIBSVM benchmarks): every trial takes
 // nTrain + nOp contiguous rows from a start drawn uniformly at random, the
 // first nTrain for training and the next nOp as operational data (the
-// seed: 500 and 500), and trains f on the training rows. Contiguous
+// paper: 500 and 500), and trains f on the training rows. Contiguous
 // windows of ordered files give a mild covariate shift between the two
 // halves, which is the point of the protocol.
 //
-// Inputs are standardised with the training window's statistics. The seed
+// Inputs are standardised with the training window's statistics. The paper
 // scales only the targets, but its data sets other than cadata are
 // already scaled to [-1, 1] by LIBSVM; cadata's raw inputs (populations in
 // the thousands) would otherwise dominate the first layer.

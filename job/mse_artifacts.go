@@ -162,7 +162,7 @@ func (r *MSEBenchResult) Markdown() string {
 		fmt.Fprintf(&b, " %s |", cell)
 	}
 	b.WriteString("\n")
-	if published := checkmodel.SeedTables[r.TableKey]; published != nil {
+	if published := checkmodel.PaperTables[r.TableKey]; published != nil {
 		fmt.Fprintf(&b, "| %s (seed) |", r.TableKey)
 		for _, m := range res.Methods {
 			if s, ok := published[m.Name]; ok {

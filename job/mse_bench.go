@@ -89,7 +89,7 @@ type MSEBenchResult struct {
 	// methods in the order requested, why a method failed.
 	Bench *checkmodel.BenchResult `json:"-"`
 	// TableKey names the row of the paper's Tables 1 and 3 for this data
-	// set (a key of checkmodel.SeedTables), or "".
+	// set (a key of checkmodel.PaperTables), or "".
 	TableKey string `json:"-"`
 }
 

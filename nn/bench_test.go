@@ -10,7 +10,7 @@ import (
 )
 
 // The target: one check-model fit (100 rows, 200 epochs, the
-// seed's 1 -> 64 -> 64 -> 1 network, full batch) under 50 ms.
+// paper's 1 -> 64 -> 64 -> 1 network, full batch) under 50 ms.
 // Run: go test ./nn -run XXX -bench Fit100 -count 3
 func BenchmarkFit100x200(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
@@ -32,7 +32,7 @@ func BenchmarkFit100x200(b *testing.B) {
 	}
 }
 
-// A 500-row fit, the seed's LIBSVM protocol (Section 4.2).
+// A 500-row fit, the paper's LIBSVM protocol (Section 4.2).
 func BenchmarkFit500x200(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const n, d = 500, 8

@@ -21,7 +21,7 @@ func ExampleFit() {
 		x.Set(i, 0, v)
 		y[i] = math.Sin(2 * v)
 	}
-	net, _ := nn.New([]int{1, 64, 64, 1}, r) // the seed's 3-layer network
+	net, _ := nn.New([]int{1, 64, 64, 1}, r) // the paper's 3-layer network
 	cfg := nn.DefaultTrainConfig()           // 200 epochs, Adam lr 0.01, weight decay 1e-3
 	cfg.Epochs = 500
 	loss, _ := nn.Fit(context.Background(), net, x, nn.MSE(y), cfg, r)

@@ -73,7 +73,7 @@ type TrainConfig struct {
 	WeightDecay float64
 }
 
-// DefaultTrainConfig is the seed's setting: 200 epochs of full-batch Adam
+// DefaultTrainConfig is the paper's setting: 200 epochs of full-batch Adam
 // with learning rate 0.01 and weight decay 1e-3.
 func DefaultTrainConfig() TrainConfig {
 	return TrainConfig{Epochs: 200, LR: 0.01, WeightDecay: 1e-3}

@@ -329,7 +329,7 @@ func runMSEBench(cmd *cobra.Command, f job.MSEBenchRequest, out string, asJSON b
 func printMSEBench(w io.Writer, o *job.MSEBenchResult) {
 	res := o.Bench
 	fmt.Fprintf(w, "%s, %d trials: mean absolute error of the MSE estimate (std)\n\n", o.Dataset, o.Trials)
-	published := checkmodel.SeedTables[o.TableKey]
+	published := checkmodel.PaperTables[o.TableKey]
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "method\tMAE\tstd\tp vs best\t")
 	if published != nil {

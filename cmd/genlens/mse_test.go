@@ -408,7 +408,7 @@ func TestMSEBenchLIBSVM(t *testing.T) {
 			t.Fatal(err)
 		}
 		key := job.MSETableKey(path)
-		seed := checkmodel.SeedTables[key]
+		seed := checkmodel.PaperTables[key]
 		var line []string
 		for _, name := range []string{"kstar", "naive"} {
 			m := out.Methods[name]
