@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strings"
@@ -122,13 +125,20 @@ func warnTo(cmd *cobra.Command) func(string) {
 // genlens check model (a mistyped --model pointing at data, say).
 func mseRefuseForeign(path string) error {
 	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return badUsage("mse fit: --model %s: %v", path, pe.Err)
 	}
 	if err != nil {
 		return badUsage("mse fit: --model %s: %v", path, err)
 	}
-	if _, err := checkmodel.DecodeModel(path, b); err != nil {
+	var probe struct {
+		Format string `json:"format"`
+	}
+	if json.Unmarshal(b, &probe) != nil || probe.Format != checkmodel.FormatVersion {
 		return badUsage("mse fit: --model %s exists and is not a genlens check model; refusing to overwrite it", path)
 	}
 	return nil
@@ -180,8 +190,8 @@ not (a cell reading NaN is an error).`,
 var mseEstimateOutputs = []string{"chunks.csv", "estimate.json", "mse_chunks.png"}
 
 func runMSEEstimate(cmd *cobra.Command, f job.MSEEstimateRequest, out string, asJSON bool) error {
-	if f.Model == "" || f.Data == "" {
-		return f.Validate()
+	if err := f.Validate(); err != nil {
+		return err
 	}
 	if err := guardOut(out, mseEstimateOutputs, f.Model, f.Data); err != nil {
 		return err
@@ -296,8 +306,8 @@ Trials run in parallel; the same --seed gives the same numbers.`,
 var mseBenchOutputs = []string{"bench.md", "trials.csv", "bench.json"}
 
 func runMSEBench(cmd *cobra.Command, f job.MSEBenchRequest, out string, asJSON bool) error {
-	if f.Dataset == "" {
-		return f.Validate()
+	if err := f.Validate(); err != nil {
+		return err
 	}
 	if err := guardOut(out, mseBenchOutputs, f.Dataset); err != nil {
 		return err
