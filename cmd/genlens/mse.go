@@ -99,7 +99,7 @@ func runMSEFit(cmd *cobra.Command, f job.MSEFitRequest, asJSON bool) error {
 	if err := mseRefuseForeign(f.Model); err != nil {
 		return err
 	}
-	res, err := job.MSEFit(cmd.Context(), job.CLIEnv(nil, warnTo(cmd)), f)
+	res, err := job.MSEFit(cmd.Context(), job.CLIEnv(nil, mseWarn(cmd)), f)
 	if err != nil {
 		return err
 	}
@@ -116,8 +116,8 @@ func runMSEFit(cmd *cobra.Command, f job.MSEFitRequest, asJSON bool) error {
 	return nil
 }
 
-// warnTo prints the job's warnings on the command's stderr.
-func warnTo(cmd *cobra.Command) func(string) {
+// mseWarn prints the job's warnings on the command's stderr.
+func mseWarn(cmd *cobra.Command) func(string) {
 	return func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "genlens: warning:", msg) }
 }
 
@@ -200,7 +200,7 @@ func runMSEEstimate(cmd *cobra.Command, f job.MSEEstimateRequest, out string, as
 	if err != nil {
 		return err
 	}
-	if err := writeArtifacts(out, res.Artifacts()); err != nil {
+	if err := mseWriteArtifacts(out, res.Artifacts()); err != nil {
 		return err
 	}
 	if asJSON {
@@ -210,8 +210,8 @@ func runMSEEstimate(cmd *cobra.Command, f job.MSEEstimateRequest, out string, as
 	return nil
 }
 
-// writeArtifacts writes the artifacts under dir, if one is given.
-func writeArtifacts(dir string, as []job.Artifact) error {
+// mseWriteArtifacts writes the artifacts under dir, if one is given.
+func mseWriteArtifacts(dir string, as []job.Artifact) error {
 	if dir == "" {
 		return nil
 	}
@@ -326,7 +326,7 @@ func runMSEBench(cmd *cobra.Command, f job.MSEBenchRequest, out string, asJSON b
 	if err != nil {
 		return err
 	}
-	if err := writeArtifacts(out, res.Artifacts()); err != nil {
+	if err := mseWriteArtifacts(out, res.Artifacts()); err != nil {
 		return err
 	}
 	if asJSON {
