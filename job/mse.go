@@ -243,7 +243,8 @@ func mseFmt(v float64) string {
 // MSEEstimateRequest is a request of `genlens mse estimate`: apply a
 // check model to operational data, chunk by chunk. At most one chunking
 // is given: ChunkSize rows, Chunks of equal size, or a calendar Period
-// of the Timestamp column; none means 10 chunks.
+// of the Timestamp column; none means 10 chunks (one per row for fewer
+// than 10 rows).
 type MSEEstimateRequest struct {
 	Model     string `json:"model"`
 	Data      string `json:"data"`
