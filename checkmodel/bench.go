@@ -1,15 +1,16 @@
 package checkmodel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 
 	"genlens/evalstat"
+	"genlens/internal/par"
 )
 
 // BenchConfig sets up a comparison of methods over repeated trials.
@@ -17,8 +18,8 @@ type BenchConfig struct {
 	Trials  int
 	Methods []Method
 	Seed    uint64
-	// Workers is the number of trials run at once; 0 means GOMAXPROCS.
-	// Results do not depend on it.
+	// Workers is the number of trials run at once; 0 or less means one
+	// per CPU (GOMAXPROCS). Results do not depend on it.
 	Workers int
 	// Progress, if not nil, is called after every finished trial (from
 	// the worker goroutines, one call at a time).
@@ -54,7 +55,7 @@ type BenchResult struct {
 	// Wilcoxon holds, for every other method, the two-sided p-value of
 	// the Wilcoxon signed-rank test of its absolute errors against the
 	// best method's, paired by trial; p >= 0.05 marks a method
-	// comparable with the best, as the seed's tables do in bold. It is
+	// comparable with the best, as the paper's tables do in bold. It is
 	// NaN when both methods failed in the same trial.
 	Wilcoxon map[string]float64
 }
@@ -76,7 +77,13 @@ func (r *BenchResult) Method(name string) *MethodResult {
 // (Seed, t), and each method trains from its own generator seeded by
 // (Seed, t, the method's name), so a result depends neither on the number
 // of workers nor on which other methods run, or in what order.
-func Bench(src TrialSource, cfg BenchConfig) (*BenchResult, error) {
+//
+// Trials run on cfg.Workers goroutines through internal/par, which holds
+// BLAS to one thread meanwhile (the networks are too small for threaded
+// products to pay). Once ctx is done Bench returns ctx.Err(): every
+// network checks it between epochs, so a cancelled run stops within one
+// epoch of every running trial, milliseconds for the paper's networks.
+func Bench(ctx context.Context, src TrialSource, cfg BenchConfig) (*BenchResult, error) {
 	if cfg.Trials < 1 {
 		return nil, fmt.Errorf("checkmodel: %d trials", cfg.Trials)
 	}
@@ -95,43 +102,28 @@ func Bench(src TrialSource, cfg BenchConfig) (*BenchResult, error) {
 		res.Methods = append(res.Methods, MethodResult{Name: m.Name(),
 			Estimates: make([]float64, cfg.Trials), AbsErrors: make([]float64, cfg.Trials)})
 	}
-	workers := cfg.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, cfg.Trials)
-	jobs := make(chan int)
-	errs := make([]error, cfg.Trials)
 	// methodErrs[t][k]: why method k failed on trial t, if it did.
 	methodErrs := make([][]error, cfg.Trials)
 	for t := range methodErrs {
 		methodErrs[t] = make([]error, len(cfg.Methods))
 	}
-	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range jobs {
-				errs[t] = runTrial(src, cfg, t, res, methodErrs[t])
-				if cfg.Progress != nil {
-					mu.Lock()
-					cfg.Progress()
-					mu.Unlock()
-				}
+	err := par.For(ctx, cfg.Trials, cfg.Workers, func(ctx context.Context, t int) error {
+		if err := runTrial(ctx, src, cfg, t, res, methodErrs[t]); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
-		}()
-	}
-	for t := 0; t < cfg.Trials; t++ {
-		jobs <- t
-	}
-	close(jobs)
-	wg.Wait()
-	for t, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("checkmodel: trial %d: %w", t+1, err)
+			return fmt.Errorf("checkmodel: trial %d: %w", t+1, err)
 		}
+		if cfg.Progress != nil {
+			mu.Lock()
+			cfg.Progress()
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	best := -1
 	for k := range res.Methods {
@@ -182,16 +174,19 @@ func Bench(src TrialSource, cfg BenchConfig) (*BenchResult, error) {
 
 // runTrial runs trial t and writes its results into res (each trial owns
 // its own index, so workers never write the same element).
-func runTrial(src TrialSource, cfg BenchConfig, t int, res *BenchResult, errs []error) error {
+func runTrial(ctx context.Context, src TrialSource, cfg BenchConfig, t int, res *BenchResult, errs []error) error {
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(t)<<20))
-	tr, err := src(t, rng)
+	tr, err := src(ctx, t, rng)
 	if err != nil {
 		return err
 	}
 	res.Empirical[t] = tr.Empirical
 	for k, m := range cfg.Methods {
 		mrng := rand.New(rand.NewPCG(cfg.Seed^nameSeed(m.Name()), uint64(t)))
-		est, err := m.Estimate(tr.Train, Data{X: tr.Op.X, F: tr.Op.F}, mrng)
+		est, err := m.Estimate(ctx, tr.Train, Data{X: tr.Op.X, F: tr.Op.F}, mrng)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err() // cancelled, not a failure of the method
+		}
 		if err != nil {
 			// The inputs are valid by construction, so an error is the
 			// method failing on this trial (a diverged likelihood).

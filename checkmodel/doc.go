@@ -1,8 +1,8 @@
 // Package checkmodel estimates the mean squared error of a regression
 // model f on operational data whose labels have not arrived yet, by the
-// one-step method of seed 004 ("A one-step MSE estimation of models in
-// production"), and reproduces the seed's comparison with two-step
-// baselines.
+// one-step method of "A one-step MSE estimation of models in production"
+// (anonymous authors, under double-blind review; the text has no year or
+// venue), and reproduces the paper's comparison with two-step baselines.
 //
 // # The method
 //
@@ -30,18 +30,18 @@
 // always is: σ² χ²₁ for Gaussian noise and a perfect f) K* estimates high:
 // 1.55 σ² instead of σ² in that case (see TestMethodsOnHomoscedasticData).
 // K, whose minimiser is the conditional mean, does not have this bias,
-// but its looser bound makes it noisier: on the seed's synthetic A and B
-// K* has the lowest error, on C (outliers) K does, in the seed's Table 1
+// but its looser bound makes it noisier: on the paper's synthetic A and B
+// K* has the lowest error, on C (outliers) K does, in the paper's Table 1
 // and in this package's reproduction alike.
 //
 // Fit trains h on raw data with targets standardised by their training
-// mean and standard deviation (as the seed does) and inputs standardised
+// mean and standard deviation (as the paper does) and inputs standardised
 // per feature, and returns a Model that can be saved as JSON and applied
 // to new data. FitNet is the unscaled core.
 //
-// # Baselines and the seed's experiments
+// # Baselines and the paper's experiments
 //
-// NewMethod builds every estimator of the seed's Tables 1 and 3 behind
+// NewMethod builds every estimator of the paper's Tables 1 and 3 behind
 // one interface: the one-step objectives kstar, k and l; naive (a check
 // model regressing f's squared error, as NannyML's direct loss
 // estimation does); and the two-step estimators m2v, mvn (Nix & Weigend,
@@ -52,6 +52,16 @@
 // methods on them in parallel and compares their absolute errors with the
 // Wilcoxon signed-rank test.
 //
-// Chunked monitoring of the estimates in production lives in package
-// monitor; the package does no I/O.
+// Every training loop takes a context and checks it between epochs and
+// mini-batches, so Fit, the methods and Bench stop within milliseconds of
+// a cancel (one optimiser step of the paper's small networks).
+//
+// # Model files
+//
+// A Model marshals to the JSON of `genlens mse fit`; DecodeModel reads it
+// back and validates it, and Model.Inputs finds the model's columns in a
+// table of operational data (a *dataio.Table), refusing tables whose
+// columns do not match, both with errors that name the file. Chunked
+// monitoring of the estimates in production lives in package monitor.
+// The package opens no files.
 package checkmodel

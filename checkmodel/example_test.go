@@ -1,6 +1,7 @@
 package checkmodel_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -27,7 +28,7 @@ func ExampleFit() {
 		return x, y, f
 	}
 	xr, yr, fr := draw(500)
-	m, _ := checkmodel.Fit(xr, yr, fr, checkmodel.DefaultConfig(), 1)
+	m, _ := checkmodel.Fit(context.Background(), xr, yr, fr, checkmodel.DefaultConfig(), 1)
 
 	xo, yo, fo := draw(5000) // yo is what the labels would say later
 	est, _ := m.Estimate(xo, fo)

@@ -1,6 +1,7 @@
 package checkmodel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -23,7 +24,7 @@ type Config struct {
 	Train  nn.TrainConfig
 }
 
-// DefaultConfig is the seed's setting: objective K*, λ = 100, ε = 1e-3,
+// DefaultConfig is the paper's setting: objective K*, λ = 100, ε = 1e-3,
 // a three-layer network with 64 hidden units and ReLU, 200 epochs of
 // full-batch Adam with learning rate 0.01 and weight decay 1e-3.
 func DefaultConfig() Config {
@@ -67,14 +68,15 @@ func checkXYF(x *mat.Dense, y, f []float64) error {
 // FitNet trains a check network h on inputs x, targets y and predictions
 // f of the model under test, all in the units given (no scaling), by
 // minimising cfg.Objective. rng draws the initial weights (and the
-// mini-batches, if any).
-func FitNet(x *mat.Dense, y, f []float64, cfg Config, rng *rand.Rand) (*nn.MLP, error) {
-	h, _, err := fitNet(x, y, f, cfg, rng)
+// mini-batches, if any). Training stops with ctx.Err() once ctx is done
+// (checked every epoch and mini-batch).
+func FitNet(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, rng *rand.Rand) (*nn.MLP, error) {
+	h, _, err := fitNet(ctx, x, y, f, cfg, rng)
 	return h, err
 }
 
 // fitNet is FitNet that also returns the objective after the last epoch.
-func fitNet(x *mat.Dense, y, f []float64, cfg Config, rng *rand.Rand) (*nn.MLP, float64, error) {
+func fitNet(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, rng *rand.Rand) (*nn.MLP, float64, error) {
 	if err := checkXYF(x, y, f); err != nil {
 		return nil, 0, err
 	}
@@ -87,7 +89,7 @@ func fitNet(x *mat.Dense, y, f []float64, cfg Config, rng *rand.Rand) (*nn.MLP, 
 	if err != nil {
 		return nil, 0, err
 	}
-	final, err := nn.Fit(h, x, loss, cfg.Train, rng)
+	final, err := nn.Fit(ctx, h, x, loss, cfg.Train, rng)
 	if err != nil {
 		return nil, 0, fmt.Errorf("checkmodel: training h: %w", err)
 	}

@@ -1,6 +1,7 @@
 package checkmodel
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -27,12 +28,14 @@ type Method interface {
 	// Name is the method's short name, as in MethodNames.
 	Name() string
 	// Estimate trains on train and returns the estimated MSE of f on
-	// op.X (op.Y is not used). All randomness is drawn from rng.
-	Estimate(train, op Data, rng *rand.Rand) (float64, error)
+	// op.X (op.Y is not used). All randomness is drawn from rng. It
+	// returns ctx.Err() once ctx is done (training checks it every
+	// epoch).
+	Estimate(ctx context.Context, train, op Data, rng *rand.Rand) (float64, error)
 }
 
 // MethodNames lists the methods NewMethod knows, in the column order of
-// the seed's Tables 1 and 3 (baselines, then the one-step objectives),
+// the paper's Tables 1 and 3 (baselines, then the one-step objectives),
 // with the naive one-step check model last.
 var MethodNames = []string{"m2v", "mvn", "ens", "rvn", "rvnne", "m2rvn", "k", "kstar", "l", "naive"}
 
@@ -41,7 +44,7 @@ var MethodNames = []string{"m2v", "mvn", "ens", "rvn", "rvnne", "m2rvn", "k", "k
 //
 //   - kstar, k, l: the one-step check model trained on K*, K or L.
 //   - naive: a check model h' regressing f's squared error (y - f)²,
-//     estimating mean h'(x) (the seed's Section 3.1; NannyML's direct
+//     estimating mean h'(x) (the paper's Section 3.1; NannyML's direct
 //     loss estimation).
 //   - m2v: a mean network trained on squared error, then a variance
 //     network trained on the Gaussian likelihood with the mean fixed.
@@ -91,8 +94,8 @@ type oneStep struct {
 
 func (m oneStep) Name() string { return m.name }
 
-func (m oneStep) Estimate(train, op Data, rng *rand.Rand) (float64, error) {
-	h, err := FitNet(train.X, train.Y, train.F, m.cfg, rng)
+func (m oneStep) Estimate(ctx context.Context, train, op Data, rng *rand.Rand) (float64, error) {
+	h, err := FitNet(ctx, train.X, train.Y, train.F, m.cfg, rng)
 	if err != nil {
 		return 0, err
 	}
@@ -103,7 +106,7 @@ type naive struct{ cfg Config }
 
 func (naive) Name() string { return "naive" }
 
-func (m naive) Estimate(train, op Data, rng *rand.Rand) (float64, error) {
+func (m naive) Estimate(ctx context.Context, train, op Data, rng *rand.Rand) (float64, error) {
 	if err := checkXYF(train.X, train.Y, train.F); err != nil {
 		return 0, err
 	}
@@ -117,7 +120,7 @@ func (m naive) Estimate(train, op Data, rng *rand.Rand) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := nn.Fit(h, train.X, nn.MSE(sq), m.cfg.Train, rng); err != nil {
+	if _, err := nn.Fit(ctx, h, train.X, nn.MSE(sq), m.cfg.Train, rng); err != nil {
 		return 0, fmt.Errorf("checkmodel: naive: %w", err)
 	}
 	return mean(h.Predict1(op.X)), nil
@@ -133,16 +136,16 @@ type meanVar func(x *mat.Dense) (u, v []float64)
 type twoStep struct {
 	name string
 	cfg  Config
-	fit  func(train Data, cfg Config, rng *rand.Rand) (meanVar, error)
+	fit  func(ctx context.Context, train Data, cfg Config, rng *rand.Rand) (meanVar, error)
 }
 
 func (m twoStep) Name() string { return m.name }
 
-func (m twoStep) Estimate(train, op Data, rng *rand.Rand) (float64, error) {
+func (m twoStep) Estimate(ctx context.Context, train, op Data, rng *rand.Rand) (float64, error) {
 	if err := checkXYF(train.X, train.Y, train.F); err != nil {
 		return 0, err
 	}
-	mv, err := m.fit(train, m.cfg, rng)
+	mv, err := m.fit(ctx, train, m.cfg, rng)
 	if err != nil {
 		return 0, fmt.Errorf("checkmodel: %s: %w", m.name, err)
 	}
@@ -229,12 +232,12 @@ func predictMeanVar(mu, va *nn.MLP) meanVar {
 
 // m2v trains the mean network on squared error first, then the variance
 // network on the Gaussian likelihood with the mean fixed.
-func m2v(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
+func m2v(ctx context.Context, train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 	tu, tv, err := newPair(train.X, cfg, cfg.Train, rng)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tu.Fit(nn.MSE(train.Y)); err != nil {
+	if _, err := tu.Fit(ctx, nn.MSE(train.Y)); err != nil {
 		return nil, err
 	}
 	u := tu.Net.Predict1(train.X)
@@ -243,7 +246,7 @@ func m2v(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 		grad[0] = dz
 		return nll
 	})
-	if _, err := tv.Fit(loss); err != nil {
+	if _, err := tv.Fit(ctx, loss); err != nil {
 		return nil, err
 	}
 	return predictMeanVar(tu.Net, tv.Net), nil
@@ -251,7 +254,7 @@ func m2v(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 
 // mvn trains the mean and variance networks jointly on the Gaussian
 // likelihood (Nix & Weigend, 1994), full batch.
-func mvn(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
+func mvn(ctx context.Context, train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 	tu, tv, err := newPair(train.X, cfg, cfg.Train, rng)
 	if err != nil {
 		return nil, err
@@ -261,6 +264,9 @@ func mvn(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 	}
 	n := float64(len(train.Y))
 	for e := 0; e < cfg.Train.Epochs; e++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		u := tu.Forward(nil)
 		z := tv.Forward(nil)
 		gu, gz := tu.OutputGrad(), tv.OutputGrad()
@@ -281,15 +287,15 @@ func mvn(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 	return predictMeanVar(tu.Net, tv.Net), nil
 }
 
-// ensembleSize is the number of MVNs in ENS (the seed's Section 4.1).
+// ensembleSize is the number of MVNs in ENS (the paper's Section 4.1).
 const ensembleSize = 10
 
 // ens is a deep ensemble of MVNs combined as a uniform mixture:
 // u = mean of u_k, σ² = mean of (σ²_k + u_k²) - u².
-func ens(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
+func ens(ctx context.Context, train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 	members := make([]meanVar, ensembleSize)
 	for k := range members {
-		mv, err := mvn(train, cfg, rng)
+		mv, err := mvn(ctx, train, cfg, rng)
 		if err != nil {
 			return nil, fmt.Errorf("member %d: %w", k+1, err)
 		}

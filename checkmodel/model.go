@@ -1,14 +1,19 @@
 package checkmodel
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
+	"genlens/dataio"
 	"genlens/nn"
 )
 
@@ -26,15 +31,15 @@ type Model struct {
 	Eps       float64   `json:"eps"`
 
 	// Columns describes the table the model was fitted on, so that data
-	// with other columns can be refused. Checkmodel stores it; the
-	// caller (the CLI) fills it and checks it.
+	// with other columns can be refused (see Inputs). Fit names the
+	// columns by index; a caller that read a table sets the names.
 	Columns Columns `json:"columns"`
 
 	// XMean and XScale standardise each feature: x' = (x - mean)/scale.
 	XMean  []float64 `json:"x_mean"`
 	XScale []float64 `json:"x_scale"`
 	// YMean and YScale standardise targets and predictions alike, as
-	// the seed scales y with training statistics.
+	// the paper scales y with training statistics.
 	YMean  float64 `json:"y_mean"`
 	YScale float64 `json:"y_scale"`
 
@@ -89,7 +94,8 @@ type Reference struct {
 // standardised per column and y and f by y's mean and standard deviation,
 // all with these training statistics (ddof 0); the network is then
 // trained by FitNet. The same seed gives the same model bit for bit.
-func Fit(x *mat.Dense, y, f []float64, cfg Config, seed uint64) (*Model, error) {
+// Training stops with ctx.Err() once ctx is done.
+func Fit(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, seed uint64) (*Model, error) {
 	if err := checkXYF(x, y, f); err != nil {
 		return nil, err
 	}
@@ -110,7 +116,7 @@ func Fit(x *mat.Dense, y, f []float64, cfg Config, seed uint64) (*Model, error) 
 		fs[i] = (f[i] - m.YMean) / m.YScale
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x636865636b))
-	h, final, err := fitNet(m.scaleX(x), ys, fs, cfg, rng)
+	h, final, err := fitNet(ctx, m.scaleX(x), ys, fs, cfg, rng)
 	if err != nil {
 		return nil, err
 	}
@@ -198,40 +204,135 @@ func (m *Model) Estimate(x *mat.Dense, f []float64) (float64, error) {
 // Validate reports whether a model (typically read from a file) is
 // complete and consistent, so that applying it cannot fail halfway.
 func (m *Model) Validate() error {
+	if msg := m.problem(); msg != "" {
+		return errors.New("checkmodel: " + msg)
+	}
+	return nil
+}
+
+// problem says what makes m unusable, or "" when nothing does.
+func (m *Model) problem() string {
 	if m.Format != FormatVersion {
-		return fmt.Errorf("checkmodel: format %q, want %q", m.Format, FormatVersion)
+		return fmt.Sprintf("format %q, want %q", m.Format, FormatVersion)
 	}
 	if _, err := ParseObjective(string(m.Objective)); err != nil {
-		return err
+		return fmt.Sprintf("unknown objective %q (want kstar, k or l)", m.Objective)
 	}
 	if m.Net == nil {
-		return errors.New("checkmodel: no network")
+		return "no network"
 	}
 	if err := m.Net.Validate(); err != nil {
-		return err
+		return err.Error()
 	}
 	d := m.Net.Inputs()
 	if m.Net.Outputs() != 1 {
-		return fmt.Errorf("checkmodel: network has %d outputs, want 1", m.Net.Outputs())
+		return fmt.Sprintf("network has %d outputs, want 1", m.Net.Outputs())
 	}
 	if len(m.XMean) != d || len(m.XScale) != d || len(m.Columns.Features) != d {
-		return fmt.Errorf("checkmodel: network has %d inputs but %d feature names, %d means and %d scales",
+		return fmt.Sprintf("network has %d inputs but %d feature names, %d means and %d scales",
 			d, len(m.Columns.Features), len(m.XMean), len(m.XScale))
 	}
 	for j := 0; j < d; j++ {
 		if !finite(m.XMean[j]) || !finite(m.XScale[j]) || m.XScale[j] <= 0 {
-			return fmt.Errorf("checkmodel: feature %q has mean %v and scale %v", m.Columns.Features[j], m.XMean[j], m.XScale[j])
+			return fmt.Sprintf("feature %q has mean %v and scale %v", m.Columns.Features[j], m.XMean[j], m.XScale[j])
 		}
 	}
 	if !finite(m.YMean) || !finite(m.YScale) || m.YScale <= 0 {
-		return fmt.Errorf("checkmodel: target mean %v and scale %v", m.YMean, m.YScale)
+		return fmt.Sprintf("target mean %v and scale %v", m.YMean, m.YScale)
 	}
 	for i, v := range m.Reference.SquaredErrors {
 		if !finite(v) || v < 0 {
-			return fmt.Errorf("checkmodel: reference squared error %d is %v", i, v)
+			return fmt.Sprintf("reference squared error %d is %v", i, v)
 		}
 	}
-	return nil
+	return ""
+}
+
+// DecodeModel parses a model file (the JSON of `genlens mse fit`) named
+// name and validates it, so that applying it cannot fail halfway. Every
+// problem with the file is a *dataio.InputError on name: a model file is
+// user input like any data file.
+func DecodeModel(name string, b []byte) (*Model, error) {
+	var m Model
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, &dataio.InputError{File: name, Msg: "not a check model file: " + err.Error()}
+	}
+	if msg := m.problem(); msg != "" {
+		return nil, &dataio.InputError{File: name, Msg: msg}
+	}
+	if m.Columns.Prediction == "" {
+		return nil, &dataio.InputError{File: name, Msg: "the check model names no prediction column"}
+	}
+	return &m, nil
+}
+
+// Inputs finds the model's feature and prediction columns in t, the
+// operational data, and parses them: x in the model's feature order and
+// the predictions f. Data whose columns do not match the model are
+// refused rather than guessed at: a model fitted on a file with a header
+// finds its columns by name, one fitted on a header-less file by
+// position, which needs the same number of columns. modelName names the
+// model in the messages; every error is a *dataio.InputError.
+func (m *Model) Inputs(t *dataio.Table, modelName string) (*mat.Dense, []float64, error) {
+	c := m.Columns
+	if c.Header != (t.Header != nil) {
+		has := map[bool]string{true: "a header row", false: "no header row"}
+		return nil, nil, &dataio.InputError{File: t.File, Msg: fmt.Sprintf("has %s, but the check model %s was fitted on a file with %s", has[t.Header != nil], modelName, has[c.Header])}
+	}
+	if !c.Header && t.Cols() != c.Count {
+		return nil, nil, &dataio.InputError{File: t.File, Msg: fmt.Sprintf("has %d columns, but the check model %s was fitted on a header-less file with %d columns (columns are matched by position)", t.Cols(), modelName, c.Count)}
+	}
+	find := func(name, role string) (int, error) {
+		if c.Header {
+			if j := slices.Index(t.Header, name); j >= 0 {
+				return j, nil
+			}
+			return 0, &dataio.InputError{File: t.File, Msg: fmt.Sprintf("no column %q (the %s of check model %s); columns: %s", name, role, modelName, strings.Join(t.Header, ", "))}
+		}
+		j, err := strconv.Atoi(name)
+		if err != nil || j < 0 || j >= t.Cols() {
+			return 0, &dataio.InputError{File: modelName, Msg: fmt.Sprintf("bad column index %q", name)}
+		}
+		return j, nil
+	}
+	var cols []int
+	for _, name := range c.Features {
+		j, err := find(name, "feature")
+		if err != nil {
+			return nil, nil, err
+		}
+		cols = append(cols, j)
+	}
+	pc, err := find(c.Prediction, "prediction column")
+	if err != nil {
+		return nil, nil, err
+	}
+	x, err := t.Matrix(cols)
+	if err != nil {
+		return nil, nil, err
+	}
+	pred, err := t.Floats(pc, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return x, pred, nil
+}
+
+// Diverged reports a fit that must not be used: its in-sample estimate
+// of f's MSE is not finite, or over 100 times the realised MSE. A check
+// model trained with too high a learning rate gives itself away there,
+// and saving it as if it worked would make every later estimate wrong.
+func (r Reference) Diverged() bool {
+	est, real := r.EstimatedMSE, r.RealizedMSE
+	return math.IsNaN(est) || math.IsInf(est, 0) || est > 100*real && real > 0
+}
+
+// Doubtful reports an in-sample estimate more than 10 times away from
+// the realised MSE (either way): usable, but the check model may be
+// under-trained (too few epochs) or unstable (too high a learning rate).
+func (r Reference) Doubtful() bool {
+	est, real := r.EstimatedMSE, r.RealizedMSE
+	return real > 0 && (est > 10*real || est < real/10)
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -2,11 +2,16 @@ package checkmodel
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	"gonum.org/v1/gonum/mat"
+
+	"genlens/dataio"
 )
 
 // nearestNeighbour returns the 1-NN regressor of (x, y) evaluated at the
@@ -64,7 +69,7 @@ func TestRemark3OverfitModel(t *testing.T) {
 	}
 	realized /= float64(len(yo))
 
-	m, err := Fit(x, y, y, DefaultConfig(), 1)
+	m, err := Fit(ctx, x, y, y, DefaultConfig(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +78,7 @@ func TestRemark3OverfitModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	naive, _ := NewMethod("naive", DefaultConfig())
-	nv, err := naive.Estimate(Data{X: x, Y: y, F: y}, Data{X: xo, F: fo}, rand.New(rand.NewPCG(1, 1)))
+	nv, err := naive.Estimate(ctx, Data{X: x, Y: y, F: y}, Data{X: xo, F: fo}, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +116,7 @@ func TestFitIsScaleEquivariant(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.Train.Epochs = 60
-	base, err := Fit(x, y, f, cfg, 3)
+	base, err := Fit(ctx, x, y, f, cfg, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +130,7 @@ func TestFitIsScaleEquivariant(t *testing.T) {
 		x2.Set(i, 0, 1000*x.At(i, 0)+5)
 		x2.Set(i, 1, 0.01*x.At(i, 1)-2)
 	}
-	scaled, err := Fit(x2, y2, f2, cfg, 3)
+	scaled, err := Fit(ctx, x2, y2, f2, cfg, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +157,7 @@ func TestModelJSONRoundTripAndValidate(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.Train.Epochs = 5
-	m, err := Fit(x, y, f, cfg, 1)
+	m, err := Fit(ctx, x, y, f, cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,11 +216,106 @@ func TestFitRejectsBadInput(t *testing.T) {
 		{"NaN target", []float64{1, math.NaN(), 3}, []float64{1, 2, 3}},
 		{"Inf prediction", []float64{1, 2, 3}, []float64{1, math.Inf(1), 3}},
 	} {
-		if _, err := Fit(x, tc.y, tc.f, DefaultConfig(), 1); err == nil {
+		if _, err := Fit(ctx, x, tc.y, tc.f, DefaultConfig(), 1); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
-	if _, err := Fit(mat.NewDense(1, 1, []float64{1}), []float64{1}, []float64{1}, DefaultConfig(), 1); err == nil {
+	if _, err := Fit(ctx, mat.NewDense(1, 1, []float64{1}), []float64{1}, []float64{1}, DefaultConfig(), 1); err == nil {
 		t.Error("one training row accepted")
+	}
+}
+
+// TestDecodeModelAndInputs: a model file that does not parse or validate
+// is an InputError on the file; applied to a table, a model finds its
+// columns by name (in any order) or, fitted header-less, by position, and
+// refuses tables that do not match.
+func TestDecodeModelAndInputs(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	x, y := remark3Data(r, 30)
+	cfg := DefaultConfig()
+	cfg.Train.Epochs = 3
+	m, err := Fit(ctx, x, y, y, cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Columns = Columns{Features: []string{"x"}, Prediction: "pred", Target: "y", Header: true, Count: 3}
+	b, _ := json.Marshal(m)
+	if _, err := DecodeModel("m.json", b); err != nil {
+		t.Fatal(err)
+	}
+	m.Format = "other"
+	broken, _ := json.Marshal(m)
+	m.Format = FormatVersion
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"not JSON", []byte("x,y\n1,2\n"), "not a check model file"},
+		{"format", broken, `format "other", want "genlens-checkmodel/1"`},
+	} {
+		var ie *dataio.InputError
+		if _, err := DecodeModel("m.json", tc.b); !errors.As(err, &ie) || ie.File != "m.json" || !strings.Contains(ie.Msg, tc.want) || strings.Contains(ie.Msg, "checkmodel:") {
+			t.Errorf("%s: %v, want an InputError on m.json saying %q", tc.name, err, tc.want)
+		}
+	}
+
+	fsys := fstest.MapFS{
+		"swapped.csv": {Data: []byte("pred,y,x\n1,1,0.5\n2,2,-0.5\n")},
+		"nohdr.csv":   {Data: []byte("1,1,0.5\n2,2,-0.5\n")},
+		"other.csv":   {Data: []byte("pred,y,z\n1,1,0.5\n")},
+	}
+	read := func(name string, h dataio.Header) *dataio.Table {
+		tb, err := dataio.ReadTableFS(fsys, name, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tb
+	}
+	xs, f, err := m.Inputs(read("swapped.csv", dataio.HeaderAuto), "m.json")
+	if err != nil || xs.At(0, 0) != 0.5 || xs.At(1, 0) != -0.5 || f[1] != 2 {
+		t.Errorf("by name: %v, %v, %v", xs, f, err)
+	}
+	for _, tc := range []struct {
+		name string
+		tb   *dataio.Table
+		want string
+	}{
+		{"no header", read("nohdr.csv", dataio.HeaderAbsent), "has no header row, but the check model m.json was fitted on a file with a header row"},
+		{"missing feature", read("other.csv", dataio.HeaderAuto), `no column "x" (the feature of check model m.json); columns: pred, y, z`},
+	} {
+		var ie *dataio.InputError
+		if _, _, err := m.Inputs(tc.tb, "m.json"); !errors.As(err, &ie) || !strings.Contains(ie.Msg, tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	m.Columns = Columns{Features: []string{"2"}, Prediction: "0", Target: "1", Count: 3}
+	if xs, f, err = m.Inputs(read("nohdr.csv", dataio.HeaderAbsent), "m.json"); err != nil || xs.At(1, 0) != -0.5 || f[0] != 1 {
+		t.Errorf("by position: %v, %v, %v", xs, f, err)
+	}
+	m.Columns.Count = 4
+	if _, _, err := m.Inputs(read("nohdr.csv", dataio.HeaderAbsent), "m.json"); err == nil || !strings.Contains(err.Error(), "has 3 columns, but the check model m.json was fitted on a header-less file with 4 columns") {
+		t.Errorf("column count: %v", err)
+	}
+}
+
+func TestReferenceDivergence(t *testing.T) {
+	for _, tc := range []struct {
+		est, real          float64
+		diverged, doubtful bool
+	}{
+		{1.1, 1, false, false},
+		{9, 1, false, false},
+		{11, 1, false, true},
+		{0.05, 1, false, true},
+		{101, 1, true, true},
+		{math.NaN(), 1, true, false},
+		{math.Inf(1), 1, true, true},
+		{5, 0, false, false}, // a perfect f: no ratio to judge
+	} {
+		r := Reference{EstimatedMSE: tc.est, RealizedMSE: tc.real}
+		if r.Diverged() != tc.diverged || r.Doubtful() != tc.doubtful {
+			t.Errorf("estimate %v, realised %v: diverged %v doubtful %v, want %v %v", tc.est, tc.real, r.Diverged(), r.Doubtful(), tc.diverged, tc.doubtful)
+		}
 	}
 }

@@ -11,17 +11,17 @@ import (
 // Objective names a training objective for the check model h.
 type Objective string
 
-// The objectives of the seed (Section 3).
+// The objectives of the paper (Section 3).
 const (
 	// K is the naive upper bound of the squared estimation error,
 	// mean e², from Jensen's inequality.
 	K Objective = "k"
 	// KStar is the tighter bound mean s(e) e² of Theorem 2 (Eq. 8-10),
-	// the seed's main method.
+	// the paper's main method.
 	KStar Objective = "kstar"
 	// L is K* + λ R (Eq. 17-18), which pushes h below f where the
 	// squared error is not zero so that h picks one of the two roots of
-	// e = 0 consistently. The seed's Eq. 18 prints K + λ R, but its text
+	// e = 0 consistently. The paper's Eq. 18 prints K + λ R, but its text
 	// and experiments compare L with K* ("adding the regularization term
 	// R does not improve MSE estimation compared to K*"); like SPEC and
 	// the issue, L here is K* + λ R. See Regularizer for R.
@@ -93,7 +93,7 @@ func Evaluate(y, f, h []float64) Bounds {
 // penalises h above f - eps where f is wrong and vanishes where f = y.
 //
 // The penalty is one-sided. The extracted text of Eq. 17 (and SPEC) prints
-// a plain square, but the seed's text says R "gives a penalty when h(x)
+// a plain square, but the paper's text says R "gives a penalty when h(x)
 // exceeds f(x) - ε" so that h "always fit[s] to the lower" root, and its
 // notation (t)^{+2} = max(0, t)² (Lemma 1) lost its "+" in the same
 // extraction. A two-sided square would pull h onto f - ε from both sides
@@ -116,7 +116,7 @@ func Regularizer(y, f, h []float64, eps float64) float64 {
 // ignore them.
 //
 // The sign selector s of K* is recomputed on every batch from that batch's
-// K+ and K-, as the seed's Eq. 8-10 define it on the training sample; s is
+// K+ and K-, as the paper's Eq. 8-10 define it on the training sample; s is
 // piecewise constant, so the gradient is mean s(e) 2e de/dh with
 // de/dh = -4 (h - f).
 func Loss(obj Objective, y, f []float64, lambda, eps float64) (nn.Loss, error) {

@@ -1,6 +1,7 @@
 package checkmodel
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -12,7 +13,7 @@ import (
 )
 
 // rvn is the reliable variance network of Skafte, Jørgensen & Hauberg
-// (2019), as the seed uses it (Section 4.1) and as the authors' code
+// (2019), as the paper uses it (Section 4.1) and as the authors' code
 // (github.com/SkafteNicki/john, experiment_regression.py) builds it:
 //
 //   - The precision τ of y given x has a Gamma(a(x), rate 1/b(x)) law,
@@ -28,7 +29,7 @@ import (
 //     s = sigmoid((d(x) + α)/β), α = -β ln(1000), β = softplus(1.5), d the
 //     squared distance to the nearest cluster centre and σ²_prior = 1 (the
 //     variance of the standardised training target). The authors take
-//     min(500, n) k-means centres, which for both of the seed's protocols
+//     min(500, n) k-means centres, which for both of the paper's protocols
 //     (n = 100, 500) are the training points themselves, so d is the
 //     squared distance to the nearest training point.
 //   - Training: the mean network alone for half the budget (100 epochs),
@@ -49,7 +50,7 @@ import (
 // 1)), which is infinite for a <= 1. With the authors' a = softplus(z),
 // their evaluation (the mean of 1000 draws of 1/(τ + 1e-8)) returned
 // variances up to 1e8 wherever a <= 1, and mean absolute errors in the
-// tens of thousands on synthetic A; the seed reports 1.0, so its
+// tens of thousands on synthetic A; the paper reports 1.0, so its
 // evaluation cannot have done that either.
 type rvn struct {
 	extrapolate bool // rvn, m2rvn: yes; rvnne: no
@@ -62,7 +63,7 @@ const (
 	rvnVarPSU, rvnVarSSU, rvnVarM    = 2, 10, 10
 )
 
-func (r rvn) fit(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
+func (r rvn) fit(ctx context.Context, train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 	x, y := train.X, train.Y
 	n, d := x.Dims()
 	phase1 := cfg.Train
@@ -76,7 +77,7 @@ func (r rvn) fit(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tu.Fit(nn.MSE(y)); err != nil {
+	if _, err := tu.Fit(ctx, nn.MSE(y)); err != nil {
 		return nil, err
 	}
 	ta, tb, err := newPair(x, cfg, phase1, rng)
@@ -90,6 +91,9 @@ func (r rvn) fit(train Data, cfg Config, rng *rand.Rand) (meanVar, error) {
 	N := float64(n)
 	steps := cfg.Train.Epochs - phase1.Epochs
 	for it := 0; it < 2*steps; it++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		meanStep := it%2 == 0
 		if meanStep && r.fixMean {
 			continue

@@ -1,6 +1,7 @@
 package checkmodel
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,17 +11,17 @@ import (
 	"genlens/nn"
 )
 
-// Noise selects the noise of a synthetic data set of the seed's Eq. 19.
+// Noise selects the noise of a synthetic data set of the paper's Eq. 19.
 type Noise string
 
-// The seed's synthetic data sets (Section 4.1).
+// The paper's synthetic data sets (Section 4.1).
 const (
 	NoiseA Noise = "a" // ε ~ N(0, 1)
 	NoiseB Noise = "b" // ε = |N(0, 1)|, half-normal
 	NoiseC Noise = "c" // ε ~ Inv-Gamma(shape 2, scale 0.5): outliers
 )
 
-// Synthetic draws n samples of the seed's Eq. 19:
+// Synthetic draws n samples of the paper's Eq. 19:
 //
 //	x ~ N(0, 1),  y = (3x+5) sin(3x+5) + 0.3 (1 + max(0, 3x+5)) ε,
 //
@@ -67,12 +68,13 @@ type Trial struct {
 }
 
 // NewTrial prepares a trial from raw training and operational samples, as
-// the seed does: targets are standardised with the training mean and
+// the paper does: targets are standardised with the training mean and
 // standard deviation (and inputs too when scaleX is set), the prediction
 // model f (a network of cfg's shape trained on squared error with
 // cfg.Train) is fitted to the training data, and f's predictions and its
 // empirical operational MSE are recorded, all in standardised units.
-func NewTrial(xTrain *mat.Dense, yTrain []float64, xOp *mat.Dense, yOp []float64, scaleX bool, cfg Config, rng *rand.Rand) (*Trial, error) {
+// Training f stops with ctx.Err() once ctx is done.
+func NewTrial(ctx context.Context, xTrain *mat.Dense, yTrain []float64, xOp *mat.Dense, yOp []float64, scaleX bool, cfg Config, rng *rand.Rand) (*Trial, error) {
 	n, d := xTrain.Dims()
 	m, d2 := xOp.Dims()
 	if d != d2 || len(yTrain) != n || len(yOp) != m {
@@ -105,7 +107,7 @@ func NewTrial(xTrain *mat.Dense, yTrain []float64, xOp *mat.Dense, yOp []float64
 	if err != nil {
 		return nil, err
 	}
-	if _, err := nn.Fit(f, xt, nn.MSE(ys), cfg.Train, rng); err != nil {
+	if _, err := nn.Fit(ctx, f, xt, nn.MSE(ys), cfg.Train, rng); err != nil {
 		return nil, fmt.Errorf("checkmodel: training the prediction model: %w", err)
 	}
 	tr := &Trial{
@@ -120,15 +122,16 @@ func NewTrial(xTrain *mat.Dense, yTrain []float64, xOp *mat.Dense, yOp []float64
 	return tr, nil
 }
 
-// TrialSource makes the data of trial number t (0-based) from rng.
-type TrialSource func(t int, rng *rand.Rand) (*Trial, error)
+// TrialSource makes the data of trial number t (0-based) from rng; it
+// returns ctx.Err() once ctx is done.
+type TrialSource func(ctx context.Context, t int, rng *rand.Rand) (*Trial, error)
 
-// SyntheticTrials is the seed's Section 4.1 protocol: every trial draws
-// nTrain training and nOp operational samples of Eq. 19 (the seed: 100
+// SyntheticTrials is the paper's Section 4.1 protocol: every trial draws
+// nTrain training and nOp operational samples of Eq. 19 (the paper: 100
 // and 10000) and trains f on the training samples. Inputs are not
 // rescaled (x is already N(0, 1)).
 func SyntheticTrials(noise Noise, nTrain, nOp int, cfg Config) TrialSource {
-	return func(_ int, rng *rand.Rand) (*Trial, error) {
+	return func(ctx context.Context, _ int, rng *rand.Rand) (*Trial, error) {
 		xt, yt, err := Synthetic(noise, nTrain, rng)
 		if err != nil {
 			return nil, err
@@ -137,19 +140,19 @@ func SyntheticTrials(noise Noise, nTrain, nOp int, cfg Config) TrialSource {
 		if err != nil {
 			return nil, err
 		}
-		return NewTrial(xt, yt, xo, yo, false, cfg, rng)
+		return NewTrial(ctx, xt, yt, xo, yo, false, cfg, rng)
 	}
 }
 
-// WindowTrials is the seed's Section 4.2 protocol for a data set of
+// WindowTrials is the paper's Section 4.2 protocol for a data set of
 // inputs x and targets y (the LIBSVM benchmarks): every trial takes
 // nTrain + nOp contiguous rows from a start drawn uniformly at random, the
 // first nTrain for training and the next nOp as operational data (the
-// seed: 500 and 500), and trains f on the training rows. Contiguous
+// paper: 500 and 500), and trains f on the training rows. Contiguous
 // windows of ordered files give a mild covariate shift between the two
 // halves, which is the point of the protocol.
 //
-// Inputs are standardised with the training window's statistics. The seed
+// Inputs are standardised with the training window's statistics. The paper
 // scales only the targets, but its data sets other than cadata are
 // already scaled to [-1, 1] by LIBSVM; cadata's raw inputs (populations in
 // the thousands) would otherwise dominate the first layer.
@@ -161,10 +164,10 @@ func WindowTrials(x *mat.Dense, y []float64, nTrain, nOp int, cfg Config) (Trial
 	if nTrain < 2 || nOp < 1 || n < nTrain+nOp {
 		return nil, fmt.Errorf("checkmodel: the protocol needs %d + %d contiguous rows, the data has %d", nTrain, nOp, n)
 	}
-	return func(_ int, rng *rand.Rand) (*Trial, error) {
+	return func(ctx context.Context, _ int, rng *rand.Rand) (*Trial, error) {
 		start := rng.IntN(n - nTrain - nOp + 1)
 		xt := x.Slice(start, start+nTrain, 0, x.RawMatrix().Cols).(*mat.Dense)
 		xo := x.Slice(start+nTrain, start+nTrain+nOp, 0, x.RawMatrix().Cols).(*mat.Dense)
-		return NewTrial(mat.DenseCopyOf(xt), y[start:start+nTrain], mat.DenseCopyOf(xo), y[start+nTrain:start+nTrain+nOp], true, cfg, rng)
+		return NewTrial(ctx, mat.DenseCopyOf(xt), y[start:start+nTrain], mat.DenseCopyOf(xo), y[start+nTrain:start+nTrain+nOp], true, cfg, rng)
 	}, nil
 }

@@ -70,6 +70,19 @@ func ReadTableFS(fsys fs.FS, path string, h Header) (*Table, error) {
 	return decodeTable(src{file: path, stream: gz}, r, h)
 }
 
+// ReadTableAutoFS reads a table whose first row decides, as HeaderAuto
+// does, whether it is a header, and reads a first row that cannot decide
+// (a header-less log starting with a timestamp) as ambiguous says. A
+// reader of new data that must match an earlier file passes the way that
+// file was read.
+func ReadTableAutoFS(fsys fs.FS, path string, ambiguous Header) (*Table, error) {
+	t, err := ReadTableFS(fsys, path, HeaderAuto)
+	if errors.Is(err, ErrAmbiguousHeader) && ambiguous != HeaderAuto {
+		return ReadTableFS(fsys, path, ambiguous)
+	}
+	return t, err
+}
+
 // decodeTable does the work of ReadTable on any reader.
 func decodeTable(s src, r io.Reader, h Header) (*Table, error) {
 	cr := csv.NewReader(r)

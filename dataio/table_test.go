@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 )
 
@@ -88,6 +89,30 @@ func TestReadTableHeaderless(t *testing.T) {
 		if _, err := tb.Column(spec); err == nil {
 			t.Errorf("Column(%q): want an error", spec)
 		}
+	}
+}
+
+// TestReadTableAutoFS: the first row decides when it can; an ambiguous
+// one is read as the caller says.
+func TestReadTableAutoFS(t *testing.T) {
+	fsys := fstest.MapFS{
+		"log.csv":  {Data: []byte("2026-01-01T00:00:00Z,1,2\n2026-01-02T00:00:00Z,3,4\n")},
+		"head.csv": {Data: []byte("ts,a,b\n2026-01-01T00:00:00Z,1,2\n")},
+	}
+	tb, err := ReadTableAutoFS(fsys, "log.csv", HeaderAbsent)
+	if err != nil || tb.Header != nil || tb.Rows() != 2 {
+		t.Errorf("ambiguous, read without a header: %v, %v", tb, err)
+	}
+	tb, err = ReadTableAutoFS(fsys, "log.csv", HeaderPresent)
+	if err != nil || tb.Header == nil || tb.Rows() != 1 {
+		t.Errorf("ambiguous, read with a header: %v, %v", tb, err)
+	}
+	tb, err = ReadTableAutoFS(fsys, "head.csv", HeaderAbsent)
+	if err != nil || tb.Header == nil || tb.Rows() != 1 {
+		t.Errorf("a clear header: %v, %v", tb, err)
+	}
+	if _, err := ReadTableAutoFS(fsys, "log.csv", HeaderAuto); !errors.Is(err, ErrAmbiguousHeader) {
+		t.Errorf("no fallback: %v", err)
 	}
 }
 

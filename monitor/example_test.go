@@ -25,3 +25,15 @@ func ExampleEvaluate() {
 	// rows 2-3: estimate 0.9, band [0.6, 1.2], alert false
 	// rows 4-5: estimate 2.0, band [1.4, 2.6], alert true
 }
+
+// Thresholds for daily chunks from a labelled reference period: its
+// per-row squared errors are cut into chunks as large as the operational
+// ones, so that the spread of their means is comparable.
+func ExampleMatchedThresholds() {
+	reference := []float64{0.8, 1.0, 1.2, 1.4, 0.6, 1.0, 0.9, 1.1, 1.3}
+	days, _ := monitor.ByCount(7, 2) // 4 + 3 operational rows
+	th, size := monitor.MatchedThresholds(reference, days, monitor.DefaultWidth, true)
+	fmt.Printf("%d reference chunks of %d rows: [%.2f, %.2f]\n", th.Chunks, size, th.Lower, th.Upper)
+	// Output:
+	// 2 reference chunks of 4 rows: [0.70, 1.30]
+}

@@ -3,6 +3,7 @@ package monitor
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // DefaultWidth is the half-width of bands and thresholds in standard
@@ -167,4 +168,28 @@ func Evaluate(chunks []Chunk, estimates, realized []float64, opt Options) ([]Res
 		out[i] = r
 	}
 	return out, nil
+}
+
+// MatchedThresholds returns the thresholds for operational chunks from a
+// reference period's per-row realised metric (in row order): the
+// reference rows are cut into consecutive chunks as large as the
+// operational ones (the median operational chunk, for period chunks of
+// varying size), an incomplete last chunk is dropped, and the thresholds
+// are ReferenceThresholds of their means. Chunks of the same size matter:
+// the spread of a chunk mean shrinks with the square root of its size,
+// so thresholds from chunks of another size would alert too often or
+// never. It also returns that size. chunks must not be empty.
+func MatchedThresholds(reference []float64, chunks []Chunk, width float64, nonNegative bool) (Thresholds, int) {
+	sizes := make([]int, len(chunks))
+	for i, c := range chunks {
+		sizes[i] = c.Rows()
+	}
+	slices.Sort(sizes)
+	size := sizes[len(sizes)/2]
+	n := len(reference) / size * size
+	if n == 0 {
+		return ReferenceThresholds(nil, width, nonNegative), size
+	}
+	ref, _ := BySize(n, size)
+	return ReferenceThresholds(ChunkMeans(reference, ref), width, nonNegative), size
 }

@@ -214,3 +214,24 @@ func TestBandCoverage(t *testing.T) {
 		t.Errorf("±2 SE band covered the mean in %.3f of chunks, want about 0.954", rate)
 	}
 }
+
+// TestMatchedThresholds: reference rows are cut into chunks of the median
+// operational chunk size, the incomplete last one dropped; too little
+// reference data gives no thresholds.
+func TestMatchedThresholds(t *testing.T) {
+	ref := []float64{1, 1, 1, 3, 3, 3, 2, 2, 2, 100} // the 100 is in the dropped chunk
+	chunks := []Chunk{{Start: 0, End: 3}, {Start: 3, End: 5}, {Start: 5, End: 9}}
+	th, size := MatchedThresholds(ref, chunks, DefaultWidth, true)
+	want := ReferenceThresholds([]float64{1, 3, 2}, DefaultWidth, true)
+	if size != 3 || th != want {
+		t.Errorf("got %+v size %d, want %+v size 3", th, size, want)
+	}
+	th, size = MatchedThresholds(ref[:5], []Chunk{{Start: 0, End: 4}}, DefaultWidth, true)
+	if size != 4 || th.Available() || th.Chunks != 1 {
+		t.Errorf("one reference chunk: %+v size %d", th, size)
+	}
+	th, _ = MatchedThresholds(ref[:2], []Chunk{{Start: 0, End: 4}}, DefaultWidth, true)
+	if th.Available() || th.Chunks != 0 {
+		t.Errorf("no reference chunk: %+v", th)
+	}
+}

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -9,7 +10,7 @@ import (
 )
 
 // The target: one check-model fit (100 rows, 200 epochs, the
-// seed's 1 -> 64 -> 64 -> 1 network, full batch) under 50 ms.
+// paper's 1 -> 64 -> 64 -> 1 network, full batch) under 50 ms.
 // Run: go test ./nn -run XXX -bench Fit100 -count 3
 func BenchmarkFit100x200(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
@@ -25,13 +26,13 @@ func BenchmarkFit100x200(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		net, _ := New([]int{1, 64, 64, 1}, r)
-		if _, err := Fit(net, x, MSE(y), cfg, nil); err != nil {
+		if _, err := Fit(context.Background(), net, x, MSE(y), cfg, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// A 500-row fit, the seed's LIBSVM protocol (Section 4.2).
+// A 500-row fit, the paper's LIBSVM protocol (Section 4.2).
 func BenchmarkFit500x200(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const n, d = 500, 8
@@ -50,7 +51,7 @@ func BenchmarkFit500x200(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		net, _ := New([]int{d, 64, 64, 1}, r)
-		if _, err := Fit(net, x, MSE(y), cfg, nil); err != nil {
+		if _, err := Fit(context.Background(), net, x, MSE(y), cfg, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,7 +10,7 @@
 // dependency.
 //
 // What it offers, and the conventions it follows so results can be compared
-// with PyTorch code such as the seed's:
+// with PyTorch code such as the paper's:
 //
 //   - MLP: Linear layers with ReLU between them and none after the last;
 //     weights stored as PyTorch's Linear.weight (out x in, row-major) and
@@ -24,7 +24,8 @@
 //     batch-level sign selector) plugs in without automatic
 //     differentiation.
 //   - Full-batch or shuffled mini-batch training, seeded: the same seed
-//     gives the same weights bit for bit.
+//     gives the same weights bit for bit. Training takes a context and
+//     stops between epochs and mini-batches once it is done.
 //
 // Training allocates all its buffers once; an epoch allocates nothing.
 // Layer products are GEMM calls through blas64, so building with

@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -20,10 +21,10 @@ func ExampleFit() {
 		x.Set(i, 0, v)
 		y[i] = math.Sin(2 * v)
 	}
-	net, _ := nn.New([]int{1, 64, 64, 1}, r) // the seed's 3-layer network
+	net, _ := nn.New([]int{1, 64, 64, 1}, r) // the paper's 3-layer network
 	cfg := nn.DefaultTrainConfig()           // 200 epochs, Adam lr 0.01, weight decay 1e-3
 	cfg.Epochs = 500
-	loss, _ := nn.Fit(net, x, nn.MSE(y), cfg, r)
+	loss, _ := nn.Fit(context.Background(), net, x, nn.MSE(y), cfg, r)
 	fmt.Printf("training MSE below 0.01: %v\n", loss < 0.01)
 	// Output: training MSE below 0.01: true
 }

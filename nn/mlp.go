@@ -29,7 +29,7 @@ type MLP struct {
 	Params []float64 `json:"params"`
 }
 
-// DefaultHidden is the seed's architecture: three Linear layers with 64
+// DefaultHidden is the paper's architecture: three Linear layers with 64
 // hidden units each side of the middle one (inputs -> 64 -> 64 -> outputs).
 var DefaultHidden = []int{64, 64}
 

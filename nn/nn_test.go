@@ -1,7 +1,9 @@
 package nn
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -253,7 +255,7 @@ func TestFitLearnsAndIsDeterministic(t *testing.T) {
 		net, _ := New([]int{2, 64, 64, 1}, r)
 		cfg := DefaultTrainConfig()
 		cfg.BatchSize = batch
-		last, err := Fit(net, x, MSE(y), cfg, r)
+		last, err := Fit(context.Background(), net, x, MSE(y), cfg, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +327,7 @@ func TestTrainerErrors(t *testing.T) {
 	}
 	// A diverging fit reports the epoch.
 	y := []float64{1e300, -1e300, 1e300, 1, 2}
-	if _, err := Fit(net.Clone(), x, MSE(y), TrainConfig{Epochs: 5, LR: 0.1}, nil); err == nil {
+	if _, err := Fit(context.Background(), net.Clone(), x, MSE(y), TrainConfig{Epochs: 5, LR: 0.1}, nil); err == nil {
 		t.Error("Fit with an infinite loss returned no error")
 	}
 }
@@ -349,6 +351,34 @@ func TestJSONRoundTrip(t *testing.T) {
 	for i := range p {
 		if p[i] != q[i] {
 			t.Fatalf("row %d: %v after round trip, %v before", i, q[i], p[i])
+		}
+	}
+}
+
+// TestFitStopsWhenCancelled: Fit checks its context before every epoch
+// and between mini-batches, so a cancel stops it after the step under
+// way, with ctx.Err().
+func TestFitStopsWhenCancelled(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	const n = 100
+	x := randMatrix(r, n, 1)
+	y := make([]float64, n)
+	for _, batch := range []int{0, 10} {
+		net, _ := New([]int{1, 8, 1}, r)
+		cfg := DefaultTrainConfig()
+		cfg.BatchSize = batch
+		ctx, cancel := context.WithCancel(context.Background())
+		calls := 0
+		mse := MSE(y)
+		loss := func(rows []int, out, grad []float64) float64 {
+			if calls++; calls == 3 {
+				cancel()
+			}
+			return mse(rows, out, grad)
+		}
+		_, err := Fit(ctx, net, x, loss, cfg, r)
+		if !errors.Is(err, context.Canceled) || calls != 3 {
+			t.Errorf("batch %d: %v after %d steps, want context.Canceled after 3", batch, err, calls)
 		}
 	}
 }

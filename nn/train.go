@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -72,7 +73,7 @@ type TrainConfig struct {
 	WeightDecay float64
 }
 
-// DefaultTrainConfig is the seed's setting: 200 epochs of full-batch Adam
+// DefaultTrainConfig is the paper's setting: 200 epochs of full-batch Adam
 // with learning rate 0.01 and weight decay 1e-3.
 func DefaultTrainConfig() TrainConfig {
 	return TrainConfig{Epochs: 200, LR: 0.01, WeightDecay: 1e-3}
@@ -221,29 +222,51 @@ func (t *Trainer) Batch(rows []int, loss Loss) float64 {
 // Epoch runs one epoch: one full-batch step, or one step per shuffled
 // mini-batch. It returns the mean of the batch losses.
 func (t *Trainer) Epoch(loss Loss) float64 {
+	v, _ := t.epoch(context.Background(), loss)
+	return v
+}
+
+// epoch is Epoch that stops between mini-batches once ctx is done.
+func (t *Trainer) epoch(ctx context.Context, loss Loss) (float64, error) {
 	n := len(t.all)
 	b := t.cfg.BatchSize
 	if b == 0 || b >= n {
-		return t.Batch(nil, loss)
+		return t.Batch(nil, loss), nil
 	}
 	copy(t.perm, t.all)
 	t.rng.Shuffle(n, func(i, j int) { t.perm[i], t.perm[j] = t.perm[j], t.perm[i] })
 	var sum float64
 	var k int
 	for s := 0; s < n; s += b {
+		if k > 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
 		sum += t.Batch(t.perm[s:min(s+b, n)], loss)
 		k++
 	}
-	return sum / float64(k)
+	return sum / float64(k), nil
 }
 
 // Fit trains for cfg.Epochs epochs and returns the loss of the last epoch.
 // It stops with an error if the loss becomes NaN or infinite, which with
 // a finite objective means the learning rate is too high for the data.
-func (t *Trainer) Fit(loss Loss) (float64, error) {
+//
+// It also stops, with ctx.Err(), once ctx is done: ctx is checked before
+// every epoch and between mini-batches, so a cancelled fit returns within
+// one optimiser step (a full-batch step over the whole data set is the
+// longest wait).
+func (t *Trainer) Fit(ctx context.Context, loss Loss) (float64, error) {
 	var v float64
 	for e := 0; e < t.cfg.Epochs; e++ {
-		v = t.Epoch(loss)
+		if err := ctx.Err(); err != nil {
+			return v, err
+		}
+		var err error
+		if v, err = t.epoch(ctx, loss); err != nil {
+			return v, err
+		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return v, fmt.Errorf("nn: loss is %v at epoch %d (learning rate %g too high?)", v, e+1, t.cfg.LR)
 		}
@@ -252,11 +275,11 @@ func (t *Trainer) Fit(loss Loss) (float64, error) {
 }
 
 // Fit trains net on the rows of x to minimise loss and returns the loss of
-// the last epoch. See Trainer.
-func Fit(net *MLP, x *mat.Dense, loss Loss, cfg TrainConfig, rng *rand.Rand) (float64, error) {
+// the last epoch; it stops with ctx.Err() once ctx is done. See Trainer.
+func Fit(ctx context.Context, net *MLP, x *mat.Dense, loss Loss, cfg TrainConfig, rng *rand.Rand) (float64, error) {
 	t, err := NewTrainer(net, x, cfg, rng)
 	if err != nil {
 		return 0, err
 	}
-	return t.Fit(loss)
+	return t.Fit(ctx, loss)
 }

@@ -8,12 +8,16 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"genlens/checkmodel"
 	"genlens/internal/shareddata"
+	"genlens/job"
 )
 
 // mseCSV writes a table of the seed's synthetic A relation with a
@@ -402,12 +406,12 @@ func TestMSEBenchLIBSVM(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", f, code, stderr)
 		}
-		var out mseBenchOutput
+		var out job.MSEBenchResult
 		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 			t.Fatal(err)
 		}
-		key := mseSeedKey(path)
-		seed := checkmodel.SeedTables[key]
+		key := job.MSETableKey(path)
+		seed := checkmodel.PaperTables[key]
 		var line []string
 		for _, name := range []string{"kstar", "naive"} {
 			m := out.Methods[name]
@@ -515,5 +519,37 @@ func TestMSEFitRefusesDivergedModel(t *testing.T) {
 	}
 	if _, err := os.Stat(model); !os.IsNotExist(err) {
 		t.Errorf("a diverged model was saved: %v", err)
+	}
+}
+
+// TestMSERequestFieldsAreFlags: every flag of the mse subcommands but
+// --out and --json is a field of the job's request, named as the flag
+// with '-' replaced by '_', and every request field is a flag.
+func TestMSERequestFieldsAreFlags(t *testing.T) {
+	fit, est, bench := job.NewMSEFitRequest(), job.NewMSEEstimateRequest(), job.NewMSEBenchRequest()
+	fit.Features, est.ChunkSize, est.Chunks, est.Timestamp, est.Period, est.Target = []string{"x"}, 1, 1, "t", "day", "y" // no omitempty gaps
+	for _, tc := range []struct {
+		cmd *cobra.Command
+		req any
+	}{{newMSEFitCmd(), fit}, {newMSEEstimateCmd(), est}, {newMSEBenchCmd(), bench}} {
+		b, _ := json.Marshal(tc.req)
+		var fields map[string]any
+		_ = json.Unmarshal(b, &fields)
+		flags := map[string]bool{}
+		for _, m := range regexp.MustCompile(`--([a-z-]+)`).FindAllStringSubmatch(tc.cmd.Flags().FlagUsages(), -1) {
+			if name := m[1]; name != "out" && name != "json" && tc.cmd.Flags().Lookup(name) != nil {
+				flags[strings.ReplaceAll(name, "-", "_")] = true
+			}
+		}
+		for name := range flags {
+			if _, ok := fields[name]; !ok {
+				t.Errorf("%s: flag --%s has no request field", tc.cmd.Name(), name)
+			}
+		}
+		for name := range fields {
+			if !flags[name] {
+				t.Errorf("%s: request field %s has no flag", tc.cmd.Name(), name)
+			}
+		}
 	}
 }

@@ -1,16 +1,16 @@
 package checkmodel
 
 // Published is a mean absolute error with its standard deviation over 100
-// trials, as printed in the seed's tables.
+// trials, as printed in the paper's tables.
 type Published struct{ MAE, Std float64 }
 
-// SeedTables holds the seed's Table 1 (synthetic-a, -b, -c) and Table 3
+// PaperTables holds the paper's Table 1 (synthetic-a, -b, -c) and Table 3
 // (the LIBSVM data sets mg, space-ga, abalone, cpusmall, cadata), keyed
 // by data set and method name (MethodNames), for printing beside a
-// reproduction. The seed prints "NA" for errors above 1000 (MVN and ENS on
-// cpusmall and cadata); those entries are absent. The seed has no naive
+// reproduction. The paper prints "NA" for errors above 1000 (MVN and ENS on
+// cpusmall and cadata); those entries are absent. The paper has no naive
 // column.
-var SeedTables = map[string]map[string]Published{
+var PaperTables = map[string]map[string]Published{
 	"synthetic-a": {
 		"m2v": {0.294, 0.259}, "mvn": {1.411, 7.853}, "ens": {12.704, 116.765},
 		"rvn": {1.010, 1.120}, "rvnne": {1.009, 1.121}, "m2rvn": {0.553, 0.450},

@@ -1,0 +1,485 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"genlens/checkmodel"
+	"genlens/dataio"
+	"genlens/monitor"
+)
+
+// The MSE jobs estimate the mean squared error of a deployed regression
+// model f on operational data before its labels arrive, with a check
+// model h trained by the one-step objective of "A one-step MSE estimation
+// of models in production" (see package checkmodel): MSEFit trains and
+// saves h, MSEEstimate applies it chunk by chunk with thresholds and
+// alerts (package monitor), MSEBench reproduces the paper's comparison
+// with the two-step baselines.
+
+// MSEFitRequest is a request of `genlens mse fit`: train a check model
+// on labelled reference rows that hold the target and f's prediction.
+// Start from NewMSEFitRequest, which holds the command line's defaults.
+type MSEFitRequest struct {
+	Train      string   `json:"train"`
+	Target     string   `json:"target"`     // column name, or 0-based index without a header
+	Prediction string   `json:"prediction"` // the column of f(x)
+	Features   []string `json:"features,omitempty"`
+	Header     string   `json:"header"` // auto, yes or no
+	Objective  string   `json:"objective"`
+	Lambda     float64  `json:"lambda"`
+	Epochs     int      `json:"epochs"`
+	LR         float64  `json:"lr"`
+	Seed       uint64   `json:"seed"`
+	// Model names the model file; the result carries it, and the
+	// transport stores the model there (see MSEFitResult.WriteModel).
+	Model string `json:"model"`
+}
+
+// NewMSEFitRequest returns a request with the command line's defaults:
+// the paper's objective K*, λ = 100, 200 epochs of Adam at 0.01.
+func NewMSEFitRequest() MSEFitRequest {
+	c := checkmodel.DefaultConfig()
+	return MSEFitRequest{Header: "auto", Objective: string(c.Objective), Lambda: c.Lambda,
+		Epochs: c.Train.Epochs, LR: c.Train.LR, Seed: 1}
+}
+
+// Validate checks the fields that need no input file.
+func (r *MSEFitRequest) Validate() error {
+	_, _, err := r.options()
+	return err
+}
+
+func (r *MSEFitRequest) options() (checkmodel.Config, dataio.Header, error) {
+	cfg := checkmodel.DefaultConfig()
+	for _, f := range []struct{ field, val string }{{"train", r.Train}, {"target", r.Target}, {"prediction", r.Prediction}, {"model", r.Model}} {
+		if f.val == "" {
+			return cfg, 0, Fieldf(f.field, "mse fit: {%s} is required", f.field)
+		}
+	}
+	obj, err := checkmodel.ParseObjective(r.Objective)
+	switch {
+	case err != nil:
+		return cfg, 0, Fieldf("objective", "%s", err)
+	case r.Epochs < 1:
+		return cfg, 0, Fieldf("epochs", "mse fit: {epochs} %d must be at least 1", r.Epochs)
+	case !(r.LR > 0) || math.IsInf(r.LR, 0):
+		return cfg, 0, Fieldf("lr", "mse fit: {lr} %v must be positive", r.LR)
+	case !(r.Lambda >= 0) || math.IsInf(r.Lambda, 0):
+		return cfg, 0, Fieldf("lambda", "mse fit: {lambda} %v must be non-negative", r.Lambda)
+	}
+	h, err := mseHeader(r.Header)
+	cfg.Objective, cfg.Lambda, cfg.Train.Epochs, cfg.Train.LR = obj, r.Lambda, r.Epochs, r.LR
+	return cfg, h, err
+}
+
+// mseHeader parses the header field.
+func mseHeader(s string) (dataio.Header, error) {
+	switch s {
+	case "auto":
+		return dataio.HeaderAuto, nil
+	case "yes":
+		return dataio.HeaderPresent, nil
+	case "no":
+		return dataio.HeaderAbsent, nil
+	}
+	return 0, Fieldf("header", "{header} %q: want auto, yes or no", s)
+}
+
+// MSEFitResult is the result of `genlens mse fit`; it marshals to the
+// command's --json document.
+type MSEFitResult struct {
+	Model                 string   `json:"model"`
+	Rows                  int      `json:"rows"`
+	Features              []string `json:"features"`
+	Target                string   `json:"target"`
+	Prediction            string   `json:"prediction"`
+	Objective             string   `json:"objective"`
+	FinalLoss             Num      `json:"final_loss"`
+	ReferenceRealizedMSE  Num      `json:"reference_realized_mse"`
+	ReferenceEstimatedMSE Num      `json:"reference_estimated_mse"`
+
+	// Check is the trained check model, its columns named.
+	Check *checkmodel.Model `json:"-"`
+}
+
+// WriteModel writes the model file: the check model as indented JSON.
+func (r *MSEFitResult) WriteModel(w io.Writer) error {
+	b, err := json.MarshalIndent(r.Check, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// MSEFit runs `genlens mse fit`: it reads the training table through
+// env.FS, trains the check model and names its columns. A fit that
+// diverged is an error (nothing is to be saved); one whose in-sample
+// estimate is far from the realised MSE is returned with a warning
+// through env.Warn.
+func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, error) {
+	cfg, hm, err := req.options()
+	if err != nil {
+		return nil, err
+	}
+	t, err := dataio.ReadTableFS(env.fsys(), req.Train, hm)
+	if errors.Is(err, dataio.ErrAmbiguousHeader) {
+		return nil, fmt.Errorf("%w (--header yes or --header no)", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	tc, pc, fc, err := mseFitColumns(t, req)
+	if err != nil {
+		return nil, err
+	}
+	y, err := t.Floats(tc, false)
+	if err != nil {
+		return nil, err
+	}
+	pred, err := t.Floats(pc, false)
+	if err != nil {
+		return nil, err
+	}
+	x, err := t.Matrix(fc)
+	if err != nil {
+		return nil, err
+	}
+	if len(y) < 2 {
+		return nil, &dataio.InputError{File: req.Train, Msg: fmt.Sprintf("%d data row; a check model needs at least 2", len(y))}
+	}
+	m, err := checkmodel.Fit(ctx, x, y, pred, cfg, req.Seed)
+	if err != nil {
+		return nil, err
+	}
+	ref := m.Reference
+	if ref.Diverged() {
+		return nil, fmt.Errorf("mse fit: training diverged: in-sample estimated MSE %s against the realised %s; lower --lr (now %v) or change --epochs; nothing saved",
+			mseFmt(ref.EstimatedMSE), mseFmt(ref.RealizedMSE), req.LR)
+	}
+	if ref.Doubtful() {
+		env.warn(fmt.Sprintf("in-sample estimated MSE %s is far from the realised %s: the check model may be under-trained (--epochs) or unstable (--lr)",
+			mseFmt(ref.EstimatedMSE), mseFmt(ref.RealizedMSE)))
+	}
+	m.Columns = checkmodel.Columns{Prediction: t.Name(pc), Target: t.Name(tc), Header: t.Header != nil, Count: t.Cols()}
+	for _, j := range fc {
+		m.Columns.Features = append(m.Columns.Features, t.Name(j))
+	}
+	return &MSEFitResult{
+		Model: req.Model, Rows: len(y), Features: m.Columns.Features, Target: m.Columns.Target,
+		Prediction: m.Columns.Prediction, Objective: string(cfg.Objective), FinalLoss: Num(m.Training.FinalLoss),
+		ReferenceRealizedMSE: Num(ref.RealizedMSE), ReferenceEstimatedMSE: Num(ref.EstimatedMSE), Check: m,
+	}, nil
+}
+
+// mseFitColumns resolves the target, prediction and feature columns of
+// a fit; the features default to every other column.
+func mseFitColumns(t *dataio.Table, req MSEFitRequest) (tc, pc int, fc []int, err error) {
+	if tc, err = mseColumn(t, req.Target, "target"); err != nil {
+		return
+	}
+	if pc, err = mseColumn(t, req.Prediction, "prediction"); err != nil {
+		return
+	}
+	if tc == pc {
+		return tc, pc, nil, Fieldf("target", "mse fit: {target} and {prediction} name the same column %q", t.Name(tc))
+	}
+	if len(req.Features) == 0 {
+		for j := range t.Cols() {
+			if j != tc && j != pc {
+				fc = append(fc, j)
+			}
+		}
+		if len(fc) == 0 {
+			return tc, pc, nil, &dataio.InputError{File: req.Train, Msg: "no feature columns besides the target and the prediction"}
+		}
+		return tc, pc, fc, nil
+	}
+	for _, s := range req.Features {
+		j, err := mseColumn(t, s, "features")
+		if err != nil {
+			return tc, pc, nil, err
+		}
+		if j == tc || j == pc {
+			return tc, pc, nil, Fieldf("features", "mse fit: {features} includes the target or prediction column %q", t.Name(j))
+		}
+		if slices.Contains(fc, j) {
+			return tc, pc, nil, Fieldf("features", "mse fit: {features} names column %q twice", t.Name(j))
+		}
+		fc = append(fc, j)
+	}
+	return tc, pc, fc, nil
+}
+
+// mseColumn resolves a column of t given by header name or 0-based index;
+// an error names the request field that gave it, spelled as the command
+// line's flag (the error is about the file, not the field).
+func mseColumn(t *dataio.Table, spec, field string) (int, error) {
+	j, err := t.Column(spec)
+	if ie := (*dataio.InputError)(nil); errors.As(err, &ie) {
+		ie.Field = Flag(field)
+	}
+	return j, err
+}
+
+// mseFmt formats a number as the command line's tables do: 6 significant
+// digits, "-" for NaN.
+func mseFmt(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v+0, 'g', 6, 64)
+}
+
+// MSEEstimateRequest is a request of `genlens mse estimate`: apply a
+// check model to operational data, chunk by chunk. At most one chunking
+// is given: ChunkSize rows, Chunks of equal size, or a calendar Period
+// of the Timestamp column; none means 10 chunks (one per row for fewer
+// than 10 rows).
+type MSEEstimateRequest struct {
+	Model     string `json:"model"`
+	Data      string `json:"data"`
+	ChunkSize int    `json:"chunk_size,omitempty"`
+	Chunks    int    `json:"chunks,omitempty"`
+	Timestamp string `json:"timestamp,omitempty"`
+	Period    string `json:"period,omitempty"` // hour, day, week, month, quarter or year
+	// Target, when some labels have arrived, adds the realised MSE over
+	// the rows whose target cell is not empty.
+	Target string `json:"target,omitempty"`
+}
+
+// NewMSEEstimateRequest returns a request with the command line's
+// defaults (10 chunks) and no inputs.
+func NewMSEEstimateRequest() MSEEstimateRequest { return MSEEstimateRequest{} }
+
+// Validate checks the fields that need no input file.
+func (r *MSEEstimateRequest) Validate() error {
+	_, err := r.period()
+	return err
+}
+
+func (r *MSEEstimateRequest) period() (monitor.Period, error) {
+	modes := 0
+	for _, set := range []bool{r.ChunkSize != 0, r.Chunks != 0, r.Timestamp != "" || r.Period != ""} {
+		if set {
+			modes++
+		}
+	}
+	switch {
+	case r.Model == "" || r.Data == "":
+		return "", Fieldf("model", "mse estimate: {model} and {data} are required")
+	case modes > 1:
+		return "", Fieldf("chunk_size", "mse estimate: give one of {chunk_size}, {chunks}, or {timestamp} with {period}")
+	case (r.Timestamp == "") != (r.Period == ""):
+		return "", Fieldf("timestamp", "mse estimate: {timestamp} and {period} go together")
+	case r.ChunkSize < 0:
+		return "", Fieldf("chunk_size", "mse estimate: {chunk_size} and {chunks} must be positive")
+	case r.Chunks < 0:
+		return "", Fieldf("chunks", "mse estimate: {chunk_size} and {chunks} must be positive")
+	case r.Period == "":
+		return "", nil
+	}
+	p, err := monitor.ParsePeriod(r.Period)
+	if err != nil {
+		return "", Fieldf("period", "%s", err)
+	}
+	return p, nil
+}
+
+// MSEEstimateResult is the result of `genlens mse estimate`; it marshals
+// to the command's --json document.
+type MSEEstimateResult struct {
+	Model          string     `json:"model"`
+	Data           string     `json:"data"`
+	Rows           int        `json:"rows"`
+	Chunking       string     `json:"chunking"`
+	EstimatedMSE   Num        `json:"estimated_mse"`
+	RealizedMSE    *Num       `json:"realized_mse,omitempty"` // with a target
+	Labelled       *int       `json:"labelled,omitempty"`     // with a target
+	LowerThreshold Num        `json:"lower_threshold"`
+	UpperThreshold Num        `json:"upper_threshold"`
+	ReferenceRows  int        `json:"reference_chunk_rows"`
+	ReferenceCount int        `json:"reference_chunks"`
+	Alerts         int        `json:"alerts"`
+	Chunks         []MSEChunk `json:"chunks"`
+
+	// Check is the check model applied.
+	Check *checkmodel.Model `json:"-"`
+	// Monitor holds the chunks as package monitor evaluated them, and
+	// Thresholds the thresholds from the reference data.
+	Monitor    []monitor.Result   `json:"-"`
+	Thresholds monitor.Thresholds `json:"-"`
+}
+
+// MSEChunk is one chunk of an MSEEstimateResult.
+type MSEChunk struct {
+	Index         int    `json:"index"`
+	Start         int    `json:"start"`
+	End           int    `json:"end"`
+	Rows          int    `json:"rows"`
+	Period        string `json:"period,omitempty"`
+	From          string `json:"from,omitempty"`
+	To            string `json:"to,omitempty"`
+	EstimatedMSE  Num    `json:"estimated_mse"`
+	SamplingError Num    `json:"sampling_error"`
+	Lower         Num    `json:"lower"`
+	Upper         Num    `json:"upper"`
+	Alert         bool   `json:"alert"`
+	RealizedMSE   Num    `json:"realized_mse"`
+	Labelled      *int   `json:"labelled,omitempty"`
+}
+
+// MSEEstimate runs `genlens mse estimate`: it reads the model file and
+// the operational data through env.FS, matches the data's columns to the
+// model's (checkmodel.Model.Inputs), cuts the rows into chunks and
+// evaluates every chunk against thresholds drawn from the reference
+// errors stored in the model, in chunks of the same size
+// (monitor.MatchedThresholds).
+func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEstimateResult, error) {
+	period, err := req.period()
+	if err != nil {
+		return nil, err
+	}
+	fsys := env.fsys()
+	b, err := fs.ReadFile(fsys, req.Model)
+	if err != nil {
+		msg := err.Error()
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			msg = pe.Err.Error() // the path is the error's File already
+		}
+		return nil, &dataio.InputError{File: req.Model, Msg: "cannot read the check model: " + msg, Err: err}
+	}
+	m, err := checkmodel.DecodeModel(req.Model, b)
+	if err != nil {
+		return nil, err
+	}
+	// A first row that is clearly a header or clearly data decides; an
+	// ambiguous one is read the way the model's training file was.
+	hm := dataio.HeaderAbsent
+	if m.Columns.Header {
+		hm = dataio.HeaderPresent
+	}
+	t, err := dataio.ReadTableAutoFS(fsys, req.Data, hm)
+	if err != nil {
+		return nil, err
+	}
+	x, pred, err := m.Inputs(t, req.Model)
+	if err != nil {
+		return nil, err
+	}
+	var realized []float64
+	if req.Target != "" {
+		j, err := mseColumn(t, req.Target, "target")
+		if err != nil {
+			return nil, err
+		}
+		y, err := t.Floats(j, true)
+		if err != nil {
+			return nil, err
+		}
+		realized = make([]float64, len(y))
+		for i := range y {
+			realized[i] = (y[i] - pred[i]) * (y[i] - pred[i]) // NaN stays NaN
+		}
+	}
+	n := len(pred)
+	var chunks []monitor.Chunk
+	var chunking string
+	switch {
+	case req.ChunkSize > 0:
+		chunks, err = monitor.BySize(n, req.ChunkSize)
+		chunking = fmt.Sprintf("%d rows per chunk", req.ChunkSize)
+	case period != "":
+		j, err := mseColumn(t, req.Timestamp, "timestamp")
+		if err != nil {
+			return nil, err
+		}
+		times, err := t.Times(j)
+		if err != nil {
+			return nil, err
+		}
+		chunks, err = monitor.ByPeriod(times, period)
+		if re := (*monitor.RowError)(nil); errors.As(err, &re) {
+			return nil, &dataio.InputError{File: req.Data, Line: t.Line(re.Row), Field: t.Field(j), Msg: re.Msg}
+		}
+		if err != nil {
+			return nil, err
+		}
+		chunking = fmt.Sprintf("one chunk per %s of %s", period, t.Name(j))
+	default:
+		k := req.Chunks
+		if k == 0 {
+			k = min(10, n)
+		}
+		chunks, err = monitor.ByCount(n, k)
+		if err != nil {
+			return nil, &dataio.InputError{File: req.Data, Msg: fmt.Sprintf("--chunks %d: %d data rows would leave chunks empty", k, n)}
+		}
+		chunking = fmt.Sprintf("%d chunks", k)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rowEst, err := m.RowEstimates(x, pred)
+	if err != nil {
+		return nil, err
+	}
+	th, refRows := monitor.MatchedThresholds(m.Reference.SquaredErrors, chunks, monitor.DefaultWidth, true)
+	res, err := monitor.Evaluate(chunks, rowEst, realized, monitor.Options{Thresholds: th, NonNegative: true})
+	if err != nil {
+		return nil, err
+	}
+	var sum float64
+	for _, v := range rowEst {
+		sum += v
+	}
+	out := &MSEEstimateResult{
+		Model: req.Model, Data: req.Data, Rows: n, Chunking: chunking, EstimatedMSE: Num(sum / float64(n)),
+		LowerThreshold: Num(th.Lower), UpperThreshold: Num(th.Upper), ReferenceRows: refRows, ReferenceCount: th.Chunks,
+		Check: m, Monitor: res, Thresholds: th,
+	}
+	if realized != nil {
+		var s float64
+		var k int
+		for _, v := range realized {
+			if !math.IsNaN(v) {
+				s += v
+				k++
+			}
+		}
+		r := Num(math.NaN())
+		if k > 0 {
+			r = Num(s / float64(k))
+		}
+		out.RealizedMSE, out.Labelled = &r, &k
+	}
+	for _, r := range res {
+		c := MSEChunk{Index: r.Index, Start: r.Start, End: r.End, Rows: r.Rows(), Period: r.Period,
+			EstimatedMSE: Num(r.Estimate), SamplingError: Num(r.SamplingError), Lower: Num(r.Lower), Upper: Num(r.Upper),
+			Alert: r.Alert, RealizedMSE: Num(r.Realized)}
+		if !r.From.IsZero() {
+			c.From, c.To = r.From.Format(time.RFC3339), r.To.Format(time.RFC3339)
+		}
+		if realized != nil {
+			l := r.Labelled
+			c.Labelled = &l
+		}
+		if r.Alert {
+			out.Alerts++
+		}
+		out.Chunks = append(out.Chunks, c)
+	}
+	return out, nil
+}

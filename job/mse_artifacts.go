@@ -1,0 +1,218 @@
+package job
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"genlens/chart"
+	"genlens/checkmodel"
+	"genlens/monitor"
+)
+
+// Artifacts returns the files of `mse estimate --out`: chunks.csv (one
+// row per chunk), estimate.json (the --json document) and mse_chunks.png
+// (estimate, band, realised MSE and thresholds per chunk).
+func (r *MSEEstimateResult) Artifacts() []Artifact {
+	return []Artifact{
+		{"chunks.csv", r.writeCSV},
+		{"estimate.json", func(w io.Writer) error { return mseWriteJSON(w, r) }},
+		{"mse_chunks.png", func(w io.Writer) error {
+			return WriteMSEChunkChart(w, "Estimated and realised MSE per chunk", "chunk", r.Monitor, r.Thresholds)
+		}},
+	}
+}
+
+func (r *MSEEstimateResult) writeCSV(w io.Writer) error {
+	cell := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	rows := [][]string{{"index", "start", "end", "rows", "period", "estimated_mse", "sampling_error", "lower", "upper", "realized_mse", "alert"}}
+	for _, c := range r.Monitor {
+		rows = append(rows, []string{strconv.Itoa(c.Index), strconv.Itoa(c.Start), strconv.Itoa(c.End), strconv.Itoa(c.Rows()), c.Period,
+			cell(c.Estimate), cell(c.SamplingError), cell(c.Lower), cell(c.Upper), cell(c.Realized), strconv.FormatBool(c.Alert)})
+	}
+	return mseWriteCSV(w, rows)
+}
+
+// WriteMSEChunkChart draws the monitoring chart as a PNG: the estimated
+// MSE per chunk with its band, the realised MSE where labels exist, and
+// the thresholds when there are any.
+func WriteMSEChunkChart(w io.Writer, title, xlabel string, res []monitor.Result, th monitor.Thresholds) error {
+	var est, real chart.Series
+	est.Name, real.Name = "estimated MSE (±3 SE)", "realised MSE"
+	band := true
+	for _, r := range res {
+		x := float64(r.Index)
+		est.X = append(est.X, x)
+		est.Y = append(est.Y, r.Estimate)
+		if math.IsNaN(r.Lower) || math.IsNaN(r.Upper) {
+			band = false
+		}
+		est.Lower = append(est.Lower, r.Lower)
+		est.Upper = append(est.Upper, r.Upper)
+		if !math.IsNaN(r.Realized) {
+			real.X = append(real.X, x)
+			real.Y = append(real.Y, r.Realized)
+		}
+	}
+	if !band {
+		est.Lower, est.Upper = nil, nil
+	}
+	series := []chart.Series{est}
+	if len(real.X) > 0 {
+		series = append(series, real)
+	}
+	if th.Available() {
+		x0, x1 := est.X[0], est.X[len(est.X)-1]
+		if x0 == x1 {
+			x1 = x0 + 1
+		}
+		series = append(series,
+			chart.Series{Name: "upper threshold", X: []float64{x0, x1}, Y: []float64{th.Upper, th.Upper}},
+			chart.Series{Name: "lower threshold", X: []float64{x0, x1}, Y: []float64{th.Lower, th.Lower}})
+	}
+	return viaFile(w, ".png", func(path string) error { return chart.Lines(path, title, xlabel, "MSE", series) })
+}
+
+// Artifacts returns the files of `mse bench --out`: bench.md (the result
+// as a row of the paper's Table 1 or 3), trials.csv (every trial's
+// empirical MSE and estimates) and bench.json (the --json document).
+func (r *MSEBenchResult) Artifacts() []Artifact {
+	return []Artifact{
+		{"bench.md", func(w io.Writer) error { _, err := io.WriteString(w, r.Markdown()); return err }},
+		{"trials.csv", r.writeTrials},
+		{"bench.json", func(w io.Writer) error { return mseWriteJSON(w, r) }},
+	}
+}
+
+func (r *MSEBenchResult) writeTrials(w io.Writer) error {
+	res := r.Bench
+	header := []string{"trial", "empirical_mse"}
+	for _, m := range res.Methods {
+		header = append(header, m.Name)
+	}
+	rows := [][]string{header}
+	for t := range res.Trials {
+		// Estimates of failed trials are not finite: empty cells.
+		row := []string{strconv.Itoa(t + 1), csvNum(Num(res.Empirical[t]))}
+		for _, m := range res.Methods {
+			row = append(row, csvNum(Num(m.Estimates[t])))
+		}
+		rows = append(rows, row)
+	}
+	return mseWriteCSV(w, rows)
+}
+
+// Markdown renders the result as a row of the paper's Table 1 or 3: bold
+// for the best and every method the Wilcoxon test cannot tell from it at
+// 5%, an asterisk on the lowest error and underline on the second, and
+// the published row below when there is one.
+func (r *MSEBenchResult) Markdown() string {
+	res := r.Bench
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "Average absolute MSE estimation errors over %d trials (standard deviations in brackets). Bold: the lowest error and those not significantly different from it (Wilcoxon signed-rank test, 5%%); * lowest, underlined second lowest; NA: error above 1000.\n\n", r.Trials)
+	order := make([]int, len(res.Methods))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, c int) int {
+		switch x, y := res.Methods[a].MAE, res.Methods[c].MAE; {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+	second := ""
+	if len(order) > 1 {
+		second = res.Methods[order[1]].Name
+	}
+	b.WriteString("| Data set |")
+	for _, m := range res.Methods {
+		fmt.Fprintf(&b, " %s |", mseMethodLabel(m.Name))
+	}
+	b.WriteString("\n|---|")
+	for range res.Methods {
+		b.WriteString("---|")
+	}
+	fmt.Fprintf(&b, "\n| %s |", strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;").Replace(r.Dataset))
+	for _, m := range res.Methods {
+		mae, std := MSEFormatMAE(m.MAE), MSEFormatMAE(m.Std)
+		cell := mae + " (" + std + ")"
+		switch m.Name {
+		case res.Best:
+			cell = mae + "* (" + std + ")"
+		case second:
+			cell = "<u>" + mae + "</u> (" + std + ")"
+		}
+		if m.Name == res.Best || res.Wilcoxon[m.Name] >= 0.05 {
+			cell = "**" + cell + "**"
+		}
+		fmt.Fprintf(&b, " %s |", cell)
+	}
+	b.WriteString("\n")
+	if published := checkmodel.PaperTables[r.TableKey]; published != nil {
+		fmt.Fprintf(&b, "| %s (seed) |", r.TableKey)
+		for _, m := range res.Methods {
+			if s, ok := published[m.Name]; ok {
+				fmt.Fprintf(&b, " %.3f (%.3f) |", s.MAE, s.Std)
+			} else if m.Name == "naive" {
+				b.WriteString(" - |")
+			} else {
+				b.WriteString(" NA |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// mseMethodLabel is a method's column heading in the paper's tables.
+func mseMethodLabel(name string) string {
+	switch name {
+	case "kstar":
+		return "K*"
+	case "k":
+		return "K"
+	case "l":
+		return "L"
+	case "naive":
+		return "naive"
+	case "rvnne":
+		return "RVNnE"
+	case "m2rvn":
+		return "M2RVN"
+	}
+	return strings.ToUpper(name)
+}
+
+// mseWriteJSON writes v as the --json documents are written: indented,
+// with a trailing newline.
+func mseWriteJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// mseWriteCSV writes rows of text cells, quoted as RFC 4180 needs.
+func mseWriteCSV(w io.Writer, rows [][]string) error {
+	cw := csv.NewWriter(w)
+	if err := cw.WriteAll(rows); err != nil {
+		return err
+	}
+	return cw.Error()
+}

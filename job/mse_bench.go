@@ -1,0 +1,186 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/checkmodel"
+	"genlens/dataio"
+)
+
+// MSEBenchRequest is a request of `genlens mse bench`: compare the
+// one-step check models with the two-step baselines over repeated trials
+// of a protocol of "A one-step MSE estimation of models in production"
+// (Section 4.1 on synthetic data, 4.2 on a LIBSVM regression file).
+// Start from NewMSEBenchRequest, which holds the command line's defaults.
+type MSEBenchRequest struct {
+	// Dataset is synthetic-a, synthetic-b, synthetic-c, or a CSV file
+	// with the target in column 0 and features after it.
+	Dataset string   `json:"dataset"`
+	Trials  int      `json:"trials"`
+	Methods []string `json:"methods"` // names of checkmodel.NewMethod
+	Seed    uint64   `json:"seed"`
+}
+
+// NewMSEBenchRequest returns a request with the command line's defaults:
+// 100 trials of every method.
+func NewMSEBenchRequest() MSEBenchRequest {
+	return MSEBenchRequest{Trials: 100, Methods: slices.Clone(checkmodel.MethodNames), Seed: 1}
+}
+
+// Validate checks the fields that need no input file.
+func (r *MSEBenchRequest) Validate() error {
+	_, err := r.methods()
+	return err
+}
+
+func (r *MSEBenchRequest) methods() ([]checkmodel.Method, error) {
+	switch ds := strings.ToLower(r.Dataset); {
+	case r.Dataset == "":
+		return nil, Fieldf("dataset", "mse bench: {dataset} is required")
+	case r.Trials < 1:
+		return nil, Fieldf("trials", "mse bench: {trials} %d must be at least 1", r.Trials)
+	case strings.HasPrefix(ds, "synthetic") && mseNoise(ds) == "":
+		return nil, Fieldf("dataset", "mse bench: unknown dataset %q (want synthetic-a, synthetic-b, synthetic-c or a CSV file)", r.Dataset)
+	}
+	cfg := checkmodel.DefaultConfig()
+	var methods []checkmodel.Method
+	for _, name := range r.Methods {
+		m, err := checkmodel.NewMethod(strings.TrimSpace(name), cfg)
+		if err != nil {
+			return nil, Fieldf("methods", "%s", err)
+		}
+		for _, prev := range methods {
+			if prev.Name() == m.Name() {
+				return nil, Fieldf("methods", "mse bench: method %q given twice", m.Name())
+			}
+		}
+		methods = append(methods, m)
+	}
+	return methods, nil
+}
+
+// mseNoise returns the noise of a synthetic data set name, or "".
+func mseNoise(ds string) checkmodel.Noise {
+	switch ds {
+	case "synthetic-a", "synthetic-b", "synthetic-c":
+		return checkmodel.Noise(ds[len(ds)-1:])
+	}
+	return ""
+}
+
+// MSEBenchResult is the result of `genlens mse bench`; it marshals to
+// the command's --json document.
+type MSEBenchResult struct {
+	Dataset  string                    `json:"dataset"`
+	Trials   int                       `json:"trials"`
+	Methods  map[string]MSEMethodScore `json:"methods"`
+	Best     string                    `json:"best"`
+	Wilcoxon map[string]Num            `json:"wilcoxon"` // p-value against the best method
+
+	// Bench is the full comparison: every trial's estimates, the
+	// methods in the order requested, why a method failed.
+	Bench *checkmodel.BenchResult `json:"-"`
+	// TableKey names the row of the paper's Tables 1 and 3 for this data
+	// set (a key of checkmodel.PaperTables), or "".
+	TableKey string `json:"-"`
+}
+
+// MSEMethodScore is one method of an MSEBenchResult: the mean and the
+// standard deviation of its absolute errors over the trials.
+type MSEMethodScore struct {
+	MAE    Num `json:"mae"`
+	Std    Num `json:"std"`
+	Failed int `json:"failed"`
+}
+
+// The paper's protocols: 100 training and 10000 operational rows per
+// synthetic trial (Section 4.1); windows of 500 + 500 contiguous rows of
+// a LIBSVM file (Section 4.2).
+const (
+	mseSynthTrain, mseSynthOp   = 100, 10000
+	mseWindowTrain, mseWindowOp = 500, 500
+)
+
+// MSEBench runs `genlens mse bench`. A CSV data set is read through
+// env.FS; trials run in parallel (checkmodel.Bench) and are reported
+// through env.Progress as they finish. The same request gives the same
+// numbers, on any number of cores.
+func MSEBench(ctx context.Context, env Env, req MSEBenchRequest) (*MSEBenchResult, error) {
+	methods, err := req.methods()
+	if err != nil {
+		return nil, err
+	}
+	cfg := checkmodel.DefaultConfig()
+	var src checkmodel.TrialSource
+	key := strings.ToLower(req.Dataset)
+	if noise := mseNoise(key); noise != "" {
+		src = checkmodel.SyntheticTrials(noise, mseSynthTrain, mseSynthOp, cfg)
+	} else {
+		_, a, err := dataio.ReadCSVFS(env.fsys(), req.Dataset)
+		if err != nil {
+			return nil, err
+		}
+		if a.Shape[1] < 2 {
+			return nil, &dataio.InputError{File: req.Dataset, Msg: fmt.Sprintf("%d column: want the target in column 0 and features after it", a.Shape[1])}
+		}
+		xy, _ := a.Matrix()
+		n, d := xy.Dims()
+		x := mat.DenseCopyOf(xy.Slice(0, n, 1, d))
+		y := mat.Col(nil, 0, xy)
+		src, err = checkmodel.WindowTrials(x, y, mseWindowTrain, mseWindowOp, cfg)
+		if err != nil {
+			return nil, &dataio.InputError{File: req.Dataset, Msg: fmt.Sprintf("%d rows: the protocol needs %d contiguous rows", n, mseWindowTrain+mseWindowOp)}
+		}
+		key = MSETableKey(req.Dataset)
+	}
+	var mu sync.Mutex
+	done := 0
+	res, err := checkmodel.Bench(ctx, src, checkmodel.BenchConfig{Trials: req.Trials, Methods: methods, Seed: req.Seed,
+		Progress: func() {
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			env.progress(done, req.Trials)
+		}})
+	if err != nil {
+		return nil, err
+	}
+	out := &MSEBenchResult{Dataset: req.Dataset, Trials: req.Trials, Methods: map[string]MSEMethodScore{}, Best: res.Best,
+		Wilcoxon: map[string]Num{}, Bench: res, TableKey: key}
+	for _, m := range res.Methods {
+		out.Methods[m.Name] = MSEMethodScore{MAE: Num(m.MAE), Std: Num(m.Std), Failed: m.Failed}
+	}
+	for k, p := range res.Wilcoxon {
+		out.Wilcoxon[k] = Num(p)
+	}
+	return out, nil
+}
+
+// MSETableKey maps a LIBSVM file name to its row of the paper's Table 3
+// ("space_ga_scale.csv" is "space-ga"), or "" for another file.
+func MSETableKey(path string) string {
+	base := strings.ToLower(filepath.Base(path))
+	for _, k := range []string{"space_ga", "space-ga", "mg", "abalone", "cpusmall", "cadata"} {
+		if strings.HasPrefix(base, k) {
+			return strings.ReplaceAll(k, "_", "-")
+		}
+	}
+	return ""
+}
+
+// MSEFormatMAE formats an error as the paper's tables print it: three
+// decimals, "NA" above 1000 or when undefined.
+func MSEFormatMAE(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v > 1000 {
+		return "NA"
+	}
+	return fmt.Sprintf("%.3f", v)
+}

@@ -1,0 +1,384 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"genlens/dataio"
+	"genlens/linalg"
+)
+
+// mseTable is a table of the synthetic A relation of the MSE paper with a
+// deployed model's prediction (the true mean plus a bias growing with x),
+// an hourly timestamp, a feature of pure noise, and labels on the first
+// labelled rows. shift moves the inputs (drift).
+func mseTable(n int, shift float64, seed uint64, labelled int) []byte {
+	r := rand.New(rand.NewPCG(seed, 1))
+	var b strings.Builder
+	b.WriteString("ts,x,noise_feature,pred,y\n")
+	start := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i++ {
+		x := r.NormFloat64() + shift
+		v := 3*x + 5
+		u := v * math.Sin(v)
+		y := u + 0.3*(1+math.Max(0, v))*r.NormFloat64()
+		label := ""
+		if i < labelled {
+			label = fmt.Sprintf("%.6f", y)
+		}
+		fmt.Fprintf(&b, "%s,%.6f,%.6f,%.6f,%s\n", start.Add(time.Duration(i)*time.Hour).Format(time.RFC3339), x, r.NormFloat64(), u+0.5*x, label)
+	}
+	return []byte(b.String())
+}
+
+// mseFS holds 120 labelled reference rows and 96 hours of operational
+// rows, drifted, with labels on the first 40.
+func mseFS() fstest.MapFS {
+	return fstest.MapFS{"ref.csv": {Data: mseTable(120, 0, 1, 120)}, "op.csv": {Data: mseTable(96, 0.5, 2, 40)}}
+}
+
+// mseFitted returns mseFS with the check model of TestMSEGolden stored as
+// check.json.
+func mseFitted(t *testing.T) (fstest.MapFS, *MSEFitResult) {
+	t.Helper()
+	fsys := mseFS()
+	req := NewMSEFitRequest()
+	req.Train, req.Target, req.Prediction, req.Features, req.Epochs, req.Model = "ref.csv", "y", "pred", []string{"x", "noise_feature"}, 30, "check.json"
+	res, err := MSEFit(context.Background(), Env{FS: fsys}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := res.WriteModel(&b); err != nil {
+		t.Fatal(err)
+	}
+	fsys["check.json"] = &fstest.MapFile{Data: b.Bytes()}
+	return fsys, res
+}
+
+// TestMSEGolden pins the JSON of mse fit and mse estimate (period, size
+// and default chunks); the numbers are those `genlens mse fit --epochs 30`
+// and `genlens mse estimate` printed on these files before the job layer.
+func TestMSEGolden(t *testing.T) {
+	fsys, fit := mseFitted(t)
+	golden(t, "mse_fit", fit)
+	for _, tc := range []struct {
+		name string
+		edit func(r *MSEEstimateRequest)
+	}{
+		{"mse_estimate_period", func(r *MSEEstimateRequest) { r.Timestamp, r.Period, r.Target = "ts", "day", "y" }},
+		{"mse_estimate_size", func(r *MSEEstimateRequest) { r.ChunkSize = 40 }},
+		{"mse_estimate_default", func(r *MSEEstimateRequest) {}},
+	} {
+		req := NewMSEEstimateRequest()
+		req.Model, req.Data = "check.json", "op.csv"
+		tc.edit(&req)
+		res, err := MSEEstimate(context.Background(), Env{FS: fsys}, req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		golden(t, tc.name, res)
+		for _, a := range res.Artifacts() {
+			var b bytes.Buffer
+			if err := a.Write(&b); err != nil || b.Len() == 0 {
+				t.Errorf("%s: artifact %s: %d bytes, %v", tc.name, a.Name, b.Len(), err)
+			}
+		}
+	}
+}
+
+// TestMSEBenchGolden pins the JSON of mse bench on the synthetic A
+// protocol and on a CSV file (the window protocol), and the artifacts'
+// layout; the numbers are those the command printed before the job layer.
+func TestMSEBenchGolden(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 9))
+	var b strings.Builder
+	for i := 0; i < 1050; i++ {
+		x1, x2 := r.Float64()*2-1, r.Float64()*2-1
+		fmt.Fprintf(&b, "%.5f,%.5f,%.5f\n", math.Sin(3*x1)+x2+0.3*r.NormFloat64(), x1, x2)
+	}
+	fsys := fstest.MapFS{"toy_scale.csv": {Data: []byte(b.String())}}
+	for _, tc := range []struct {
+		name, dataset string
+		methods       []string
+	}{
+		{"mse_bench_synthetic_a", "synthetic-a", []string{"kstar", "naive", "m2v"}},
+		{"mse_bench_csv", "toy_scale.csv", []string{"kstar", "l"}},
+	} {
+		req := NewMSEBenchRequest()
+		req.Dataset, req.Trials, req.Methods = tc.dataset, 2, tc.methods
+		var calls, last int
+		res, err := MSEBench(context.Background(), Env{FS: fsys, Progress: func(done, total int) { calls, last = calls+1, done }}, req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		mseGoldenTrained(t, tc.name, res)
+		if calls != 2 || last != 2 {
+			t.Errorf("%s: progress called %d times, last %d; want 2, 2", tc.name, calls, last)
+		}
+		arts := map[string]string{}
+		for _, a := range res.Artifacts() {
+			var b bytes.Buffer
+			if err := a.Write(&b); err != nil {
+				t.Fatal(err)
+			}
+			arts[a.Name] = b.String()
+		}
+		if !strings.HasPrefix(arts["trials.csv"], "trial,empirical_mse,"+strings.Join(tc.methods, ",")+"\n1,") || strings.Count(arts["trials.csv"], "\n") != 3 {
+			t.Errorf("%s: trials.csv:\n%s", tc.name, arts["trials.csv"])
+		}
+		md := arts["bench.md"]
+		if tc.dataset == "synthetic-a" && (!strings.Contains(md, "| Data set | K* | naive | M2V |\n|---|---|---|---|\n") ||
+			!strings.Contains(md, "synthetic-a (seed) | 0.235 (0.208) | - | 0.294 (0.259) |")) {
+			t.Errorf("%s: bench.md:\n%s", tc.name, md)
+		}
+	}
+}
+
+func TestMSEFitValidate(t *testing.T) {
+	ok := NewMSEFitRequest()
+	ok.Train, ok.Target, ok.Prediction, ok.Model = "a.csv", "y", "p", "m.json"
+	for _, tc := range []struct {
+		name, field, want string
+		edit              func(r *MSEFitRequest)
+	}{
+		{"no train", "train", "{train} is required", func(r *MSEFitRequest) { r.Train = "" }},
+		{"no target", "target", "{target} is required", func(r *MSEFitRequest) { r.Target = "" }},
+		{"no prediction", "prediction", "{prediction} is required", func(r *MSEFitRequest) { r.Prediction = "" }},
+		{"no model", "model", "{model} is required", func(r *MSEFitRequest) { r.Model = "" }},
+		{"objective", "objective", "unknown objective", func(r *MSEFitRequest) { r.Objective = "q" }},
+		{"epochs", "epochs", "{epochs} 0 must be at least 1", func(r *MSEFitRequest) { r.Epochs = 0 }},
+		{"lr", "lr", "{lr} -1 must be positive", func(r *MSEFitRequest) { r.LR = -1 }},
+		{"lr inf", "lr", "{lr} +Inf", func(r *MSEFitRequest) { r.LR = math.Inf(1) }},
+		{"lambda", "lambda", "{lambda} -1 must be non-negative", func(r *MSEFitRequest) { r.Lambda = -1 }},
+		{"lambda nan", "lambda", "{lambda} NaN", func(r *MSEFitRequest) { r.Lambda = math.NaN() }},
+		{"header", "header", `{header} "maybe"`, func(r *MSEFitRequest) { r.Header = "maybe" }},
+	} {
+		r := ok
+		tc.edit(&r)
+		var fe *FieldError
+		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
+			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
+		}
+	}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+}
+
+func TestMSEEstimateValidate(t *testing.T) {
+	ok := NewMSEEstimateRequest()
+	ok.Model, ok.Data = "m.json", "op.csv"
+	for _, tc := range []struct {
+		name, field, want string
+		edit              func(r *MSEEstimateRequest)
+	}{
+		{"no model", "model", "{model} and {data} are required", func(r *MSEEstimateRequest) { r.Model = "" }},
+		{"no data", "model", "{model} and {data} are required", func(r *MSEEstimateRequest) { r.Data = "" }},
+		{"two chunkings", "chunk_size", "give one of {chunk_size}", func(r *MSEEstimateRequest) { r.Chunks, r.ChunkSize = 2, 3 }},
+		{"period and chunks", "chunk_size", "give one of", func(r *MSEEstimateRequest) { r.Chunks, r.Timestamp, r.Period = 2, "ts", "day" }},
+		{"period alone", "timestamp", "{timestamp} and {period} go together", func(r *MSEEstimateRequest) { r.Period = "day" }},
+		{"timestamp alone", "timestamp", "go together", func(r *MSEEstimateRequest) { r.Timestamp = "ts" }},
+		{"negative size", "chunk_size", "must be positive", func(r *MSEEstimateRequest) { r.ChunkSize = -1 }},
+		{"negative count", "chunks", "must be positive", func(r *MSEEstimateRequest) { r.Chunks = -1 }},
+		{"period", "period", `unknown period "fortnight"`, func(r *MSEEstimateRequest) { r.Timestamp, r.Period = "ts", "fortnight" }},
+	} {
+		r := ok
+		tc.edit(&r)
+		var fe *FieldError
+		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
+			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
+		}
+	}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+}
+
+func TestMSEBenchValidate(t *testing.T) {
+	ok := NewMSEBenchRequest()
+	ok.Dataset = "synthetic-b"
+	for _, tc := range []struct {
+		name, field, want string
+		edit              func(r *MSEBenchRequest)
+	}{
+		{"no dataset", "dataset", "{dataset} is required", func(r *MSEBenchRequest) { r.Dataset = "" }},
+		{"unknown synthetic", "dataset", `unknown dataset "synthetic-d"`, func(r *MSEBenchRequest) { r.Dataset = "synthetic-d" }},
+		{"trials", "trials", "{trials} 0 must be at least 1", func(r *MSEBenchRequest) { r.Trials = 0 }},
+		{"method", "methods", `unknown method "gp"`, func(r *MSEBenchRequest) { r.Methods = []string{"kstar", "gp"} }},
+		{"method twice", "methods", `method "kstar" given twice`, func(r *MSEBenchRequest) { r.Methods = []string{"kstar", " k* "} }},
+	} {
+		r := ok
+		tc.edit(&r)
+		var fe *FieldError
+		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
+			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
+		}
+	}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+}
+
+// TestMSEInputErrors: problems with the files are *dataio.InputError
+// naming the file, and the line and column when there is one.
+func TestMSEInputErrors(t *testing.T) {
+	fsys, _ := mseFitted(t)
+	fsys["other.csv"] = &fstest.MapFile{Data: []byte("x,z,pred,y\n1,2,3,4\n")}
+	fsys["nohdr.csv"] = &fstest.MapFile{Data: []byte("1,2,3,4\n2,3,4,5\n")}
+	fsys["unordered.csv"] = &fstest.MapFile{Data: []byte("ts,x,noise_feature,pred\n2024-01-02,1,2,3\n2024-01-01,1,2,3\n")}
+	fsys["notmodel.json"] = &fstest.MapFile{Data: []byte(`{"hello": 1}`)}
+	fsys["short.csv"] = &fstest.MapFile{Data: []byte("1,2\n3,4\n")}
+	est := func(edit func(r *MSEEstimateRequest)) error {
+		r := NewMSEEstimateRequest()
+		r.Model, r.Data = "check.json", "op.csv"
+		edit(&r)
+		_, err := MSEEstimate(context.Background(), Env{FS: fsys}, r)
+		return err
+	}
+	fit := func(edit func(r *MSEFitRequest)) error {
+		r := NewMSEFitRequest()
+		r.Train, r.Target, r.Prediction, r.Features, r.Epochs, r.Model = "ref.csv", "y", "pred", []string{"x"}, 2, "m.json"
+		edit(&r)
+		_, err := MSEFit(context.Background(), Env{FS: fsys}, r)
+		return err
+	}
+	for _, tc := range []struct {
+		name       string
+		err        error
+		file       string
+		line       int
+		field, msg string
+	}{
+		{"other columns", est(func(r *MSEEstimateRequest) { r.Data = "other.csv" }), "other.csv", 0, "", `no column "noise_feature" (the feature of check model check.json)`},
+		{"no header", est(func(r *MSEEstimateRequest) { r.Data = "nohdr.csv" }), "nohdr.csv", 0, "", "has no header row, but the check model check.json"},
+		{"out of order", est(func(r *MSEEstimateRequest) { r.Data, r.Timestamp, r.Period = "unordered.csv", "ts", "day" }), "unordered.csv", 3, `column "ts"`, "earlier than the previous row"},
+		{"too many chunks", est(func(r *MSEEstimateRequest) { r.Chunks = 97 }), "op.csv", 0, "", "--chunks 97: 96 data rows"},
+		{"missing target column", est(func(r *MSEEstimateRequest) { r.Target = "price" }), "op.csv", 0, "--target", `no column "price"`},
+		{"not a model", est(func(r *MSEEstimateRequest) { r.Model = "notmodel.json" }), "notmodel.json", 0, "", `format ""`},
+		{"missing model", est(func(r *MSEEstimateRequest) { r.Model = "nope.json" }), "nope.json", 0, "", "cannot read the check model"},
+		{"timestamp feature", fit(func(r *MSEFitRequest) { r.Features = nil }), "ref.csv", 2, `column "ts"`, "is not a number"},
+		{"missing feature", fit(func(r *MSEFitRequest) { r.Features = []string{"nope"} }), "ref.csv", 0, "--features", `no column "nope"`},
+		{"short bench file", func() error {
+			r := NewMSEBenchRequest()
+			r.Dataset, r.Methods = "short.csv", []string{"kstar"}
+			_, err := MSEBench(context.Background(), Env{FS: fsys}, r)
+			return err
+		}(), "short.csv", 0, "", "2 rows: the protocol needs 1000 contiguous rows"},
+	} {
+		var ie *dataio.InputError
+		if !errors.As(tc.err, &ie) || ie.File != tc.file || ie.Line != tc.line || ie.Field != tc.field || !strings.Contains(ie.Msg, tc.msg) {
+			t.Errorf("%s: %#v, want an InputError on %s line %d field %q containing %q", tc.name, tc.err, tc.file, tc.line, tc.field, tc.msg)
+		}
+		if Classify(tc.err) != KindInput {
+			t.Errorf("%s: kind %v", tc.name, Classify(tc.err))
+		}
+	}
+	var fe *FieldError
+	if err := fit(func(r *MSEFitRequest) { r.Prediction = "y" }); !errors.As(err, &fe) || fe.Field != "target" {
+		t.Errorf("target = prediction: %v", err)
+	}
+	if err := fit(func(r *MSEFitRequest) { r.Features = []string{"x", "x"} }); !errors.As(err, &fe) || fe.Field != "features" {
+		t.Errorf("feature twice: %v", err)
+	}
+}
+
+// TestMSEFitDiverged: a fit whose learning rate makes it diverge is an
+// (internal) error with no model; a fit far from the realised MSE is
+// returned with a warning.
+func TestMSEFitDiverged(t *testing.T) {
+	fsys := mseFS()
+	req := NewMSEFitRequest()
+	req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", []string{"x"}, "m.json"
+	req.LR = 1e6
+	res, err := MSEFit(context.Background(), Env{FS: fsys}, req)
+	if err == nil || res != nil || !strings.Contains(err.Error(), "training diverged") || Classify(err) != KindInternal {
+		t.Fatalf("lr 1e6: %v, %v", res, err)
+	}
+	req.LR, req.Epochs = 0.2, 1 // an estimate 20 times the realised MSE
+	var warnings []string
+	if _, err := MSEFit(context.Background(), Env{FS: fsys, Warn: func(m string) { warnings = append(warnings, m) }}, req); err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "far from the realised") {
+		t.Errorf("one epoch: warnings %q", warnings)
+	}
+}
+
+// TestMSEBenchCancelled: a cancelled bench is KindCanceled (exit 130),
+// and stops within a second.
+func TestMSEBenchCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	req := NewMSEBenchRequest()
+	req.Dataset, req.Trials = "synthetic-a", 1000
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := MSEBench(ctx, Env{}, req)
+	if Classify(err) != KindCanceled {
+		t.Fatalf("err = %v, want cancelled", err)
+	}
+	if d := time.Since(start); d > 1200*time.Millisecond {
+		t.Errorf("returned after %v", d)
+	}
+}
+
+// mseGoldenTrained is golden for results of networks trained for
+// hundreds of Adam steps (the bench trials). Training amplifies the
+// last-bit differences of another BLAS (OpenBLAS sums products in another
+// order than gonum) to about 1e-5 relative, far below the spread between
+// trials; the golden numbers are gonum's, the ones the command printed.
+// With another backend, keys, their order, integers and strings must
+// still match exactly, and floats to 1e-3 relative.
+func mseGoldenTrained(t *testing.T, name string, v any) {
+	t.Helper()
+	if strings.HasPrefix(linalg.Backend(), "gonum") || *update {
+		golden(t, name, v)
+		return
+	}
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dg, dw := json.NewDecoder(bytes.NewReader(got)), json.NewDecoder(bytes.NewReader(want))
+	dg.UseNumber()
+	dw.UseNumber()
+	for i := 0; ; i++ {
+		tg, eg := dg.Token()
+		tw, ew := dw.Token()
+		if eg != nil || ew != nil {
+			if eg != ew {
+				t.Errorf("%s: token %d: got error %v, want error %v", name, i, eg, ew)
+			}
+			return
+		}
+		ng, okg := tg.(json.Number)
+		nw, okw := tw.(json.Number)
+		if okg && okw && isFloat(ng) && isFloat(nw) {
+			fg, _ := ng.Float64()
+			fw, _ := nw.Float64()
+			if math.Abs(fg-fw) > 1e-3*math.Abs(fw) {
+				t.Errorf("%s (%s): token %d: got %s, want %s", name, linalg.Backend(), i, ng, nw)
+			}
+			continue
+		}
+		if fmt.Sprint(tg) != fmt.Sprint(tw) || fmt.Sprintf("%T", tg) != fmt.Sprintf("%T", tw) {
+			t.Errorf("%s: token %d: got %v, want %v", name, i, tg, tw)
+			return
+		}
+	}
+}
