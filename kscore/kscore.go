@@ -1,14 +1,14 @@
 package kscore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
+	"genlens/internal/par"
 	"genlens/kernel"
 )
 
@@ -47,23 +47,20 @@ func EntropyGram(g mat.Symmetric) float64 {
 	return -2 * s / float64(n*(n-1))
 }
 
-// Entropies computes Entropy for many inputs concurrently (one prompt's
-// sampled answers per element), using all CPUs.
-func Entropies(k kernel.Kernel, xs []*mat.Dense) []float64 {
+// Entropies computes Entropy for many inputs (one prompt's sampled answers
+// per element) on all CPUs through par.For. It stops early with ctx's
+// error when ctx is cancelled; each element is one small Gram matrix, so
+// that happens within milliseconds.
+func Entropies(ctx context.Context, k kernel.Kernel, xs []*mat.Dense) ([]float64, error) {
 	out := make([]float64, len(xs))
-	workers := min(runtime.GOMAXPROCS(0), len(xs))
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < len(xs); i += workers {
-				out[i] = Entropy(k, xs[i])
-			}
-		}(w)
+	err := par.For(ctx, len(xs), 0, func(_ context.Context, i int) error {
+		out[i] = Entropy(k, xs[i])
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
-	return out
+	return out, nil
 }
 
 // Score is the kernel score of the distribution sampled by x against the
