@@ -20,11 +20,14 @@ const (
 	// Fixed uses Bandwidth.Value as gamma.
 	Fixed Rule = iota
 	// Dim uses gamma = 1/d for d-dimensional rows: scikit-learn's default,
-	// and what seed 000 used for e5-small-v2 text embeddings (d = 384).
+	// and what Gruber & Buettner (ICML 2024) used for e5-small-v2 text
+	// embeddings (d = 384).
 	Dim
 	// Median uses gamma = 1/median of the pairwise squared distances of a
 	// sample, the n diagonal zeros included (numpy's median over the full
-	// n×n matrix, as in seed 002's code).
+	// n×n matrix, as in the code of Gruber, Ziegler & Buettner,
+	// "Disentangling mean embeddings for better diagnostics of image
+	// generators", 2024).
 	Median
 )
 

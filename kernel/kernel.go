@@ -29,8 +29,9 @@ type RBF struct{ Gamma float64 }
 type Laplacian struct{ Gamma float64 }
 
 // Polynomial is the kernel (Gamma <x, y> + Coef0)^Degree, scikit-learn's
-// parametrisation. KID uses Gamma = 1/d, Coef0 = 1, Degree = 3; seed 000's
-// ((<x,y> + 1)/784)³ is Gamma = Coef0 = 1/784, Degree = 3.
+// parametrisation. KID uses Gamma = 1/d, Coef0 = 1, Degree = 3; the
+// ((<x,y> + 1)/784)³ of Gruber & Buettner (ICML 2024) is Gamma = Coef0 =
+// 1/784, Degree = 3.
 type Polynomial struct {
 	Gamma, Coef0 float64
 	Degree       int

@@ -11,8 +11,9 @@ import (
 	"genlens/kernel"
 )
 
-// Decomposition holds the terms of seed 000's Theorem 3.2 estimated from
-// samples of n models (and, optionally, observations of the target):
+// Decomposition holds the terms of Theorem 3.2 of Gruber & Buettner
+// (ICML 2024) estimated from samples of n models (and, optionally,
+// observations of the target):
 //
 //	expected kernel score = noise + bias + variance
 //

@@ -17,7 +17,8 @@ import (
 )
 
 // DefaultRougeThreshold is the RougeL-F above which an answer counts as
-// correct (seed 000, Section 5.3, following Kuhn et al. 2023).
+// correct (Gruber & Buettner, ICML 2024, Section 5.3, following Kuhn et
+// al. 2023).
 const DefaultRougeThreshold = 0.3
 
 // Prompt is one prompt's sampled answers and what is known about the
