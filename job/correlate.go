@@ -90,7 +90,7 @@ func Correlate(ctx context.Context, env Env, req CorrelateRequest) (*CorrelateRe
 				return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("%d members, %s has %d (members must be paired across files)", a.Shape[0], req.Files[0], first.Shape[0])}
 			}
 		}
-		epochs = append(epochs, instances(a))
+		epochs = append(epochs, sampleSets(a))
 	}
 	var all []*mat.Dense
 	for _, e := range epochs {

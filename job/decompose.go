@@ -97,14 +97,14 @@ func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeRe
 			return nil, err
 		}
 		for i := 0; i < first.Shape[0]; i++ {
-			models = append(models, instances(first.Slice(i)))
+			models = append(models, sampleSets(first.Slice(i)))
 		}
 	} else {
 		for i, a := range arrays {
 			if err := checkModel(req.Models, arrays, i); err != nil {
 				return nil, err
 			}
-			models = append(models, instances(a))
+			models = append(models, sampleSets(a))
 		}
 		conditional = first.Rank() == 3
 		warning = sampleCountWarning(req.Models, arrays)
@@ -128,7 +128,7 @@ func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeRe
 		if err := needSamples(req.Targets, y.Shape[y.Rank()-2], "of the targets"); err != nil {
 			return nil, err
 		}
-		targets = instances(y)
+		targets = sampleSets(y)
 		if len(targets) != len(models[0]) {
 			return nil, &dataio.InputError{File: req.Targets, Msg: fmt.Sprintf("%d instances, the models have %d", len(targets), len(models[0]))}
 		}

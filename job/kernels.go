@@ -51,9 +51,9 @@ func ResolveKernel(name string, bw kernel.Bandwidth, sets []*mat.Dense, file str
 	return k, nil
 }
 
-// instances splits an (m, d) array into one sample set or an (I, m, d)
+// sampleSets splits an (m, d) array into one sample set or an (I, m, d)
 // array into I sets, one per input instance; the sets share a's data.
-func instances(a *dataio.Array) []*mat.Dense {
+func sampleSets(a *dataio.Array) []*mat.Dense {
 	if a.Rank() == 2 {
 		return []*mat.Dense{mat.NewDense(a.Shape[0], a.Shape[1], a.Data)}
 	}

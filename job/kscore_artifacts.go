@@ -17,7 +17,7 @@ import (
 // prompt, undefined scores as empty cells), entropy.json, and
 // kernel_entropy_by_correctness.png when some scored prompt is labelled.
 func (r *EntropyResult) Artifacts() []Artifact {
-	arts := []Artifact{{"items.csv", r.writeCSV}, jsonArtifact("entropy.json", r)}
+	arts := []Artifact{{"items.csv", r.writeCSV}, kscoreJSON("entropy.json", r)}
 	if byClass := r.entropyByCorrectness(); len(byClass) > 0 {
 		arts = append(arts, Artifact{"kernel_entropy_by_correctness.png", func(w io.Writer) error {
 			return viaFile(w, ".png", func(path string) error {
@@ -74,23 +74,23 @@ func (r *CorrelateResult) Artifacts() []Artifact {
 	}
 	matrix := func(name string, m [][]Num) Artifact {
 		return Artifact{name, func(w io.Writer) error {
-			return viaFile(w, ".csv", func(path string) error { return dataio.WriteCSV(path, labels, floats(m)) })
+			return viaFile(w, ".csv", func(path string) error { return dataio.WriteCSV(path, labels, kscoreFloats(m)) })
 		}}
 	}
 	return []Artifact{
 		{"correlation.png", func(w io.Writer) error {
 			return viaFile(w, ".png", func(path string) error {
-				return chart.Heatmap(path, "Distributional correlation", floats(r.Correlation), labels, -1, 1)
+				return chart.Heatmap(path, "Distributional correlation", kscoreFloats(r.Correlation), labels, -1, 1)
 			})
 		}},
 		matrix("covariance.csv", r.Covariance),
 		matrix("correlation.csv", r.Correlation),
-		jsonArtifact("correlate.json", r),
+		kscoreJSON("correlate.json", r),
 	}
 }
 
-// floats converts a matrix of Nums back to float64 (NaN stays NaN).
-func floats(m [][]Num) [][]float64 {
+// kscoreFloats converts a matrix of Nums back to float64 (NaN stays NaN).
+func kscoreFloats(m [][]Num) [][]float64 {
 	out := make([][]float64, len(m))
 	for i, row := range m {
 		out[i] = make([]float64, len(row))
@@ -101,9 +101,9 @@ func floats(m [][]Num) [][]float64 {
 	return out
 }
 
-// jsonArtifact is the result document v as a file: indented, with a
+// kscoreJSON is the result document v as a file: indented, with a
 // trailing newline, as --json prints it.
-func jsonArtifact(name string, v any) Artifact {
+func kscoreJSON(name string, v any) Artifact {
 	return Artifact{name, func(w io.Writer) error {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {

@@ -15,9 +15,9 @@ import (
 	"genlens/dataio"
 )
 
-// arrayBytes encodes an array of standard normal draws (times scale, plus
+// normalNPY encodes an array of standard normal draws (times scale, plus
 // shift) as a .npy file in memory.
-func arrayBytes(t *testing.T, r *rand.Rand, shift, scale float64, shape ...int) []byte {
+func normalNPY(t *testing.T, r *rand.Rand, shift, scale float64, shape ...int) []byte {
 	t.Helper()
 	a := &dataio.Array{Shape: shape}
 	n := 1
@@ -46,7 +46,7 @@ const answersJSONL = `{"id":"q1","samples":["paris","paris","paris is the capita
 
 func TestEntropyGolden(t *testing.T) {
 	fsys := fstest.MapFS{"answers.jsonl": {Data: []byte(answersJSONL)}}
-	dump(t, fsys)
+	dumpInputs(t, fsys)
 	three := 3
 	for _, tc := range []struct {
 		name string
@@ -69,13 +69,13 @@ func TestEntropyGolden(t *testing.T) {
 			if done != 6 || total != 6 {
 				t.Errorf("progress ended at %d/%d, want 6/6", done, total)
 			}
-			checkArtifacts(t, res.Artifacts(), "items.csv", "entropy.json", "kernel_entropy_by_correctness.png")
+			checkKScoreArtifacts(t, res.Artifacts(), "items.csv", "entropy.json", "kernel_entropy_by_correctness.png")
 		})
 	}
 }
 
-// checkArtifacts renders every artifact and checks the names.
-func checkArtifacts(t *testing.T, arts []Artifact, names ...string) {
+// checkKScoreArtifacts renders every artifact and checks the names.
+func checkKScoreArtifacts(t *testing.T, arts []Artifact, names ...string) {
 	t.Helper()
 	var got []string
 	for _, a := range arts {
@@ -90,9 +90,9 @@ func checkArtifacts(t *testing.T, arts []Artifact, names ...string) {
 	}
 }
 
-// dump writes a test's inputs to $GENLENS_DUMP_INPUTS, to run the command
-// line on the same files when checking a golden file by hand.
-func dump(t *testing.T, fsys fstest.MapFS) {
+// dumpInputs writes a test's inputs to $GENLENS_DUMP_INPUTS, to run the
+// command line on the same files when checking a golden file by hand.
+func dumpInputs(t *testing.T, fsys fstest.MapFS) {
 	dir := os.Getenv("GENLENS_DUMP_INPUTS")
 	if dir == "" {
 		return
@@ -173,7 +173,7 @@ func TestEntropyInputErrors(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	fsys := fstest.MapFS{
 		"plain.jsonl": {Data: []byte(`{"id":"a","samples":["x","y","z"]}` + "\n" + `{"id":"b","samples":["x","y"]}` + "\n")},
-		"e.npy":       {Data: arrayBytes(t, r, 0, 1, 2, 3, 4)},
+		"e.npy":       {Data: normalNPY(t, r, 0, 1, 2, 3, 4)},
 		"const.jsonl": {Data: []byte(`{"id":"a","samples":["x","y","z"],"embeddings":[[1,1],[1,1],[1,1]]}` + "\n")},
 	}
 	for _, tc := range []struct {
@@ -231,22 +231,22 @@ func TestEntropyCancel(t *testing.T) {
 func kscoreFS(t *testing.T) fstest.MapFS {
 	r := rand.New(rand.NewPCG(5, 6))
 	return fstest.MapFS{
-		"m1.npy":    {Data: arrayBytes(t, r, 0, 1, 12, 3)},
-		"m2.npy":    {Data: arrayBytes(t, r, 0.4, 1, 12, 3)},
-		"m3.npy":    {Data: arrayBytes(t, r, 0, 0.8, 10, 3)},
-		"y.npy":     {Data: arrayBytes(t, r, 0.2, 1.1, 15, 3)},
-		"cond.npy":  {Data: arrayBytes(t, r, 0, 1, 3, 2, 6, 3)},
-		"ycond.npy": {Data: arrayBytes(t, r, 0, 1, 2, 8, 3)},
-		"e1.npy":    {Data: arrayBytes(t, r, 0, 1, 4, 6, 3)},
-		"e2.npy":    {Data: arrayBytes(t, r, 0.1, 0.9, 4, 6, 3)},
-		"e3.npy":    {Data: arrayBytes(t, r, 1, 0.5, 4, 6, 3)},
-		"const.npy": {Data: arrayBytes(t, r, 0, 0, 4, 6, 3)}, // zeros: k = 0 exactly under the linear kernel
+		"m1.npy":    {Data: normalNPY(t, r, 0, 1, 12, 3)},
+		"m2.npy":    {Data: normalNPY(t, r, 0.4, 1, 12, 3)},
+		"m3.npy":    {Data: normalNPY(t, r, 0, 0.8, 10, 3)},
+		"y.npy":     {Data: normalNPY(t, r, 0.2, 1.1, 15, 3)},
+		"cond.npy":  {Data: normalNPY(t, r, 0, 1, 3, 2, 6, 3)},
+		"ycond.npy": {Data: normalNPY(t, r, 0, 1, 2, 8, 3)},
+		"e1.npy":    {Data: normalNPY(t, r, 0, 1, 4, 6, 3)},
+		"e2.npy":    {Data: normalNPY(t, r, 0.1, 0.9, 4, 6, 3)},
+		"e3.npy":    {Data: normalNPY(t, r, 1, 0.5, 4, 6, 3)},
+		"const.npy": {Data: normalNPY(t, r, 0, 0, 4, 6, 3)}, // zeros: k = 0 exactly under the linear kernel
 	}
 }
 
 func TestDecomposeGolden(t *testing.T) {
 	fsys := kscoreFS(t)
-	dump(t, fsys)
+	dumpInputs(t, fsys)
 	for _, tc := range []struct {
 		name     string
 		edit     func(r *DecomposeRequest)
@@ -312,7 +312,7 @@ func TestCorrelateGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, tc.name, res)
-			checkArtifacts(t, res.Artifacts(), "correlation.png", "covariance.csv", "correlation.csv", "correlate.json")
+			checkKScoreArtifacts(t, res.Artifacts(), "correlation.png", "covariance.csv", "correlation.csv", "correlate.json")
 		})
 	}
 }

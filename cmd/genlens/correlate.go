@@ -71,7 +71,7 @@ func runCorrelate(cmd *cobra.Command, f job.CorrelateRequest, out string, asJSON
 	if err != nil {
 		return err
 	}
-	if err := writeArtifacts(out, res.Artifacts()); err != nil {
+	if err := ksWriteArtifacts(out, res.Artifacts()); err != nil {
 		return err
 	}
 	if asJSON {

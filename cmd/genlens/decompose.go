@@ -48,7 +48,7 @@ bias, kernel score and MMD² need --targets. --key picks the array inside
 }
 
 func runDecompose(cmd *cobra.Command, f job.DecomposeRequest, asJSON bool) error {
-	res, err := job.Decompose(cmd.Context(), job.CLIEnv(nil, warn(cmd)), f)
+	res, err := job.Decompose(cmd.Context(), job.CLIEnv(nil, ksWarn(cmd)), f)
 	if err != nil {
 		return err
 	}
@@ -59,8 +59,8 @@ func runDecompose(cmd *cobra.Command, f job.DecomposeRequest, asJSON bool) error
 	return nil
 }
 
-// warn prints a job's warnings on cmd's stderr.
-func warn(cmd *cobra.Command) func(string) {
+// ksWarn prints a job's warnings on cmd's stderr.
+func ksWarn(cmd *cobra.Command) func(string) {
 	return func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "genlens: warning:", msg) }
 }
 

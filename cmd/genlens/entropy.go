@@ -73,7 +73,7 @@ computed from samples[1:] only.`,
 	fl.BoolVar(&f.HoldoutFirst, "holdout-first", false, "judge samples[0]; score uncertainty on samples[1:]")
 	fl.Float64Var(&f.Threshold, "threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct, in [0, 1)")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	fl.StringVar(&out, "out", "", "directory for items.csv, summary.json and charts")
+	fl.StringVar(&out, "out", "", "directory for items.csv, entropy.json and charts")
 	return cmd
 }
 
@@ -98,7 +98,7 @@ func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON boo
 	if err != nil {
 		return err
 	}
-	if err := writeArtifacts(out, res.Artifacts()); err != nil {
+	if err := ksWriteArtifacts(out, res.Artifacts()); err != nil {
 		return err
 	}
 	if asJSON {
@@ -108,9 +108,9 @@ func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON boo
 	return nil
 }
 
-// writeArtifacts writes arts under dir (created if missing), each
+// ksWriteArtifacts writes arts under dir (created if missing), each
 // atomically; nothing when dir is "".
-func writeArtifacts(dir string, arts []job.Artifact) error {
+func ksWriteArtifacts(dir string, arts []job.Artifact) error {
 	if dir == "" {
 		return nil
 	}
