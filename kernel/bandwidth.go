@@ -20,11 +20,14 @@ const (
 	// Fixed uses Bandwidth.Value as gamma.
 	Fixed Rule = iota
 	// Dim uses gamma = 1/d for d-dimensional rows: scikit-learn's default,
-	// and what seed 000 used for e5-small-v2 text embeddings (d = 384).
+	// and what Gruber & Buettner (ICML 2024) used for e5-small-v2 text
+	// embeddings (d = 384).
 	Dim
 	// Median uses gamma = 1/median of the pairwise squared distances of a
 	// sample, the n diagonal zeros included (numpy's median over the full
-	// n×n matrix, as in seed 002's code).
+	// n×n matrix, as in the code of Gruber, Ziegler & Buettner,
+	// "Disentangling mean embeddings for better diagnostics of image
+	// generators", 2024).
 	Median
 )
 
@@ -142,6 +145,71 @@ func medianWithDiagonal(off []float64, n int) float64 {
 // Names lists the kernel names New accepts.
 var Names = []string{"rbf", "laplacian", "poly", "cosine", "linear"}
 
+// ValidName returns nil when New knows the kernel name, else the error New
+// would return.
+func ValidName(name string) error {
+	if slices.Contains(Names, name) {
+		return nil
+	}
+	return fmt.Errorf("kernel: unknown kernel %q (want one of %s)", name, strings.Join(Names, ", "))
+}
+
+// needsSample reports whether the rule looks at data: Dim at the number
+// of columns, Median at the values.
+func (b Bandwidth) needsSample() bool { return b.Rule != Fixed }
+
+// MedianRows is how many rows Resolve looks at: the median rule costs
+// O(n² d) time and O(n²) memory in the rows it sees, and 2000 rows evenly
+// spaced over the data give a median as good as all of them for a kernel
+// bandwidth.
+const MedianRows = 2000
+
+// SampleRows returns up to limit rows evenly spaced over the rows of sets
+// taken in order (every step-th row, step = ceil(total/limit), from the
+// first), as one matrix; nil when sets hold no rows. All sets must have
+// the same number of columns.
+func SampleRows(sets []*mat.Dense, limit int) *mat.Dense {
+	total, d := 0, 0
+	for _, s := range sets {
+		if s == nil || s.IsEmpty() {
+			continue
+		}
+		r, c := s.Dims()
+		total, d = total+r, c
+	}
+	if total == 0 {
+		return nil
+	}
+	step := max(1, (total+limit-1)/limit)
+	var data []float64
+	i := 0
+	for _, s := range sets {
+		if s == nil || s.IsEmpty() {
+			continue
+		}
+		r, _ := s.Dims()
+		for j := 0; j < r; j++ {
+			if i%step == 0 {
+				data = append(data, s.RawRowView(j)...)
+			}
+			i++
+		}
+	}
+	return mat.NewDense(len(data)/d, d, data)
+}
+
+// Resolve builds the named vector kernel with its bandwidth rule resolved
+// on up to MedianRows rows evenly spaced over sets (SampleRows): the
+// kernel every genlens command that scores vectors uses. The median rule
+// on data whose sampled rows are mostly identical returns ErrZeroMedian.
+func Resolve(name string, bw Bandwidth, sets []*mat.Dense) (Kernel, error) {
+	var sample *mat.Dense
+	if bw.needsSample() {
+		sample = SampleRows(sets, MedianRows)
+	}
+	return New(name, bw, sample)
+}
+
 // New builds the named vector kernel, resolving the bandwidth on sample (a
 // representative set of rows; only the Median rule looks at its values).
 // The polynomial kernel is (gamma <x,y> + 1)³, the KID kernel when gamma is
@@ -168,5 +236,5 @@ func New(name string, bw Bandwidth, sample *mat.Dense) (Kernel, error) {
 	case "linear":
 		return Linear{}, nil
 	}
-	return nil, fmt.Errorf("kernel: unknown kernel %q (want one of %s)", name, strings.Join(Names, ", "))
+	return nil, ValidName(name)
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // CS is the normalised contiguous-subsequence kernel on token sequences
-// (seed 000, Eq. 18-19):
+// (Gruber & Buettner, ICML 2024, Eq. 18-19):
 //
 //	k_t(x, y) = #{(i, j) : x[i:i+t] == y[j:j+t]}
 //	k(x, y)   = k_t(x, y) / sqrt(k_t(x, x) k_t(y, y))
@@ -28,7 +28,7 @@ import (
 // vector, or an indicator of its exact tokens in a separate coordinate
 // block) and k(x, x) = 1 always, so kernel entropy stays in [-1, 0].
 type CS struct {
-	T          int  // subsequence length; 0 means 2, the seed's choice
+	T          int  // subsequence length; 0 means 2, the paper's choice
 	Cumulative bool // sum lengths 1..T
 }
 

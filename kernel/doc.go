@@ -9,6 +9,6 @@
 // matrix-product form; it is the one kernel computed pair by pair.
 //
 // CS is the contiguous-subsequence kernel on token sequences of Baum et al.
-// (2023), used by seed 000 (Appendix D, Eq. 18-19) to compute kernel entropy
+// (2023), used by Gruber & Buettner (ICML 2024; Appendix D, Eq. 18-19) to compute kernel entropy
 // of LLM answers without an embedding model.
 package kernel

@@ -32,3 +32,14 @@ func ExampleNew() {
 	fmt.Println(k)
 	// Output: rbf(gamma=0.4)
 }
+
+// Resolve a bandwidth rule on several sample sets at once, as the genlens
+// commands do: the median rule sees up to MedianRows rows evenly spaced
+// over all the sets.
+func ExampleResolve() {
+	real := mat.NewDense(3, 1, []float64{0, 1, 2})
+	fake := mat.NewDense(2, 1, []float64{4, 6})
+	k, _ := kernel.Resolve("laplacian", kernel.Bandwidth{Rule: kernel.Median}, []*mat.Dense{real, fake})
+	fmt.Println(k)
+	// Output: laplacian(gamma=0.5)
+}

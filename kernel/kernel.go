@@ -1,13 +1,14 @@
 package kernel
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
+	"genlens/internal/par"
 	"genlens/linalg"
 )
 
@@ -28,8 +29,9 @@ type RBF struct{ Gamma float64 }
 type Laplacian struct{ Gamma float64 }
 
 // Polynomial is the kernel (Gamma <x, y> + Coef0)^Degree, scikit-learn's
-// parametrisation. KID uses Gamma = 1/d, Coef0 = 1, Degree = 3; seed 000's
-// ((<x,y> + 1)/784)³ is Gamma = Coef0 = 1/784, Degree = 3.
+// parametrisation. KID uses Gamma = 1/d, Coef0 = 1, Degree = 3; the
+// ((<x,y> + 1)/784)³ of Gruber & Buettner (ICML 2024) is Gamma = Coef0 =
+// 1/784, Degree = 3.
 type Polynomial struct {
 	Gamma, Coef0 float64
 	Degree       int
@@ -240,25 +242,28 @@ func mapDense(c *mat.Dense, f func(float64) float64) {
 }
 
 // parallelRows calls f(i) for i in [0, n), spreading rows over the CPUs
-// when the total work is large enough to pay for the goroutines.
+// through par.For when the total work is large enough to pay for the
+// goroutines. Rows are handed out one at a time, which balances the
+// triangular loops of the Gram matrices (row i has n-i entries). Each row
+// is written by one call only, so the result does not depend on the
+// number of workers. The kernels have no context (Kernel is a plain
+// interface); callers bound the work per call instead (kscore computes
+// one panel of rows at a time and checks its context between panels).
 func parallelRows(n, work int, f func(i int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || work < 1<<16 || n < 2 {
+	if work < 1<<16 || n < 2 {
 		for i := 0; i < n; i++ {
 			f(i)
 		}
 		return
 	}
-	// Interleaved rows balance the triangular loops (row i has n-i entries).
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				f(i)
-			}
-		}(w)
+	err := par.For(context.Background(), n, 0, func(_ context.Context, i int) error {
+		f(i)
+		return nil
+	})
+	var pe *par.PanicError
+	if errors.As(err, &pe) {
+		// A bug in f: panic again on the caller's goroutine, where the
+		// caller's recovery (if any) sees it, as before the fan-out.
+		panic(fmt.Sprintf("%v\n%s", pe.Value, pe.Stack))
 	}
-	wg.Wait()
 }

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -153,5 +154,40 @@ func TestParseBandwidthAndNew(t *testing.T) {
 	same := mat.NewDense(3, 2, []float64{1, 1, 1, 1, 1, 1})
 	if _, err := New("rbf", Bandwidth{Rule: Median}, same); err == nil {
 		t.Error("median bandwidth on identical rows: want error")
+	}
+}
+
+func TestSampleRowsEvenlySpaced(t *testing.T) {
+	a := mat.NewDense(3, 1, []float64{0, 1, 2})
+	b := mat.NewDense(4, 1, []float64{3, 4, 5, 6})
+	// 7 rows, limit 3: step ceil(7/3) = 3, rows 0, 3, 6 across the sets.
+	got := SampleRows([]*mat.Dense{a, nil, b}, 3)
+	if want := mat.NewDense(3, 1, []float64{0, 3, 6}); !mat.Equal(got, want) {
+		t.Errorf("SampleRows = %v, want %v", mat.Formatted(got.T()), mat.Formatted(want.T()))
+	}
+	if all := SampleRows([]*mat.Dense{a, b}, 100); all.RawMatrix().Rows != 7 {
+		t.Errorf("under the limit: %d rows, want all 7", all.RawMatrix().Rows)
+	}
+	if SampleRows(nil, 10) != nil {
+		t.Error("SampleRows of no rows is not nil")
+	}
+}
+
+func TestResolve(t *testing.T) {
+	x := mat.NewDense(4, 2, []float64{0, 0, 1, 0, 0, 1, 1, 1})
+	k, err := Resolve("rbf", Bandwidth{Rule: Dim}, []*mat.Dense{x})
+	if err != nil || k != (RBF{Gamma: 0.5}) {
+		t.Errorf("Resolve(rbf, dim) = %v, %v; want rbf(gamma=0.5)", k, err)
+	}
+	k, err = Resolve("rbf", Bandwidth{Rule: Median}, []*mat.Dense{x})
+	if err != nil || k != (RBF{Gamma: 1 / MedianSqDist(x)}) {
+		t.Errorf("Resolve(rbf, median) = %v, %v", k, err)
+	}
+	constant := mat.NewDense(3, 2, nil)
+	if _, err := Resolve("rbf", Bandwidth{Rule: Median}, []*mat.Dense{constant}); !errors.Is(err, ErrZeroMedian) {
+		t.Errorf("median of constant rows: err %v, want ErrZeroMedian", err)
+	}
+	if _, err := Resolve("gauss", Bandwidth{Rule: Fixed, Value: 1}, nil); err == nil || err.Error() != ValidName("gauss").Error() {
+		t.Errorf("unknown kernel: err %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package kscore
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -21,7 +22,9 @@ func BenchmarkEntropies10000x20x384(b *testing.B) {
 	k := kernel.RBF{Gamma: 1.0 / 384}
 	b.ResetTimer()
 	for b.Loop() {
-		Entropies(k, xs)
+		if _, err := Entropies(context.Background(), k, xs); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

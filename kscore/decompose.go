@@ -1,6 +1,7 @@
 package kscore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -10,8 +11,9 @@ import (
 	"genlens/kernel"
 )
 
-// Decomposition holds the terms of seed 000's Theorem 3.2 estimated from
-// samples of n models (and, optionally, observations of the target):
+// Decomposition holds the terms of Theorem 3.2 of Gruber & Buettner
+// (ICML 2024) estimated from samples of n models (and, optionally,
+// observations of the target):
 //
 //	expected kernel score = noise + bias + variance
 //
@@ -39,11 +41,15 @@ type Decomposition struct {
 // Decompose estimates the decomposition from models[i], the m samples
 // (rows) of model i, and targets y (nil for none).
 func Decompose(k kernel.Kernel, models []*mat.Dense, y *mat.Dense) (Decomposition, error) {
+	return decomposeCtx(context.Background(), k, models, y)
+}
+
+func decomposeCtx(ctx context.Context, k kernel.Kernel, models []*mat.Dense, y *mat.Dense) (Decomposition, error) {
 	sets := models
 	if y != nil {
 		sets = append(append([]*mat.Dense(nil), models...), y)
 	}
-	s, err := newSums(k, sets)
+	s, err := newSumsCtx(ctx, k, sets)
 	if err != nil {
 		return nanDecomposition(), err
 	}
@@ -103,8 +109,9 @@ func decompose(s *sums, n int, targets bool) (Decomposition, error) {
 // predictions: models[i][c] holds model i's samples for input instance c,
 // targets[c] the observations for instance c (targets may be nil). Terms
 // are estimated per instance and averaged over instances; the per-instance
-// terms are returned too.
-func DecomposeConditional(k kernel.Kernel, models [][]*mat.Dense, targets []*mat.Dense) (Decomposition, []Decomposition, error) {
+// terms are returned too. A cancelled ctx stops the work between panels
+// of kernel sums and returns ctx's error.
+func DecomposeConditional(ctx context.Context, k kernel.Kernel, models [][]*mat.Dense, targets []*mat.Dense) (Decomposition, []Decomposition, error) {
 	if len(models) == 0 {
 		return nanDecomposition(), nil, errors.New("kscore: no models")
 	}
@@ -130,7 +137,10 @@ func DecomposeConditional(k kernel.Kernel, models [][]*mat.Dense, targets []*mat
 		if targets != nil {
 			y = targets[c]
 		}
-		d, err := Decompose(k, sets, y)
+		d, err := decomposeCtx(ctx, k, sets, y)
+		if ctx.Err() != nil {
+			return nanDecomposition(), nil, ctx.Err()
+		}
 		if err != nil {
 			return nanDecomposition(), nil, fmt.Errorf("instance %d: %w", c, err)
 		}
@@ -168,8 +178,9 @@ func Mean(ds []Decomposition) Decomposition {
 // member i's samples at epoch e), the E×E matrix of distributional
 // covariances (Eq. 10, members paired by index; the diagonal is the
 // covariance estimator of a collection with itself) and the E variances
-// (Eq. 9). All kernel sums come from one pass over the samples.
-func CovarianceMatrix(k kernel.Kernel, epochs [][]*mat.Dense) (cov *mat.SymDense, variances []float64, err error) {
+// (Eq. 9). All kernel sums come from one pass over the samples; a
+// cancelled ctx stops it between panels and returns ctx's error.
+func CovarianceMatrix(ctx context.Context, k kernel.Kernel, epochs [][]*mat.Dense) (cov *mat.SymDense, variances []float64, err error) {
 	E := len(epochs)
 	if E == 0 {
 		return nil, nil, errors.New("kscore: no collections")
@@ -185,7 +196,7 @@ func CovarianceMatrix(k kernel.Kernel, epochs [][]*mat.Dense) (cov *mat.SymDense
 		}
 		sets = append(sets, ms...)
 	}
-	s, err := newSums(k, sets)
+	s, err := newSumsCtx(ctx, k, sets)
 	if err != nil {
 		return nil, nil, err
 	}

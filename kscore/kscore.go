@@ -1,20 +1,21 @@
 package kscore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
+	"genlens/internal/par"
 	"genlens/kernel"
 )
 
 // Entropy is the predictive kernel entropy of one model's samples for one
-// input (seed 000, Algorithm 1): -1/(n(n-1)) Σ_{i≠j} k(x_i, x_j). It is NaN
-// for fewer than two samples, which carry no information about spread.
+// input (Gruber & Buettner, ICML 2024, Algorithm 1):
+// -1/(n(n-1)) Σ_{i≠j} k(x_i, x_j). It is NaN for fewer than two samples,
+// which carry no information about spread.
 func Entropy(k kernel.Kernel, x *mat.Dense) float64 {
 	if r, _ := x.Dims(); r < 2 {
 		return math.NaN()
@@ -47,23 +48,20 @@ func EntropyGram(g mat.Symmetric) float64 {
 	return -2 * s / float64(n*(n-1))
 }
 
-// Entropies computes Entropy for many inputs concurrently (one prompt's
-// sampled answers per element), using all CPUs.
-func Entropies(k kernel.Kernel, xs []*mat.Dense) []float64 {
+// Entropies computes Entropy for many inputs (one prompt's sampled answers
+// per element) on all CPUs through par.For. It stops early with ctx's
+// error when ctx is cancelled; each element is one small Gram matrix, so
+// that happens within milliseconds.
+func Entropies(ctx context.Context, k kernel.Kernel, xs []*mat.Dense) ([]float64, error) {
 	out := make([]float64, len(xs))
-	workers := min(runtime.GOMAXPROCS(0), len(xs))
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < len(xs); i += workers {
-				out[i] = Entropy(k, xs[i])
-			}
-		}(w)
+	err := par.For(ctx, len(xs), 0, func(_ context.Context, i int) error {
+		out[i] = Entropy(k, xs[i])
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
-	return out
+	return out, nil
 }
 
 // Score is the kernel score of the distribution sampled by x against the
@@ -213,8 +211,8 @@ func Bias(k kernel.Kernel, sets []*mat.Dense, y *mat.Dense) (float64, error) {
 
 // EnsembleGain is the predicted reduction of the expected kernel score when
 // n identically distributed members are averaged instead of using one
-// (seed 000, Example 3.4): (n-1)/n (Var - Cov). For members trained
-// independently Cov is 0.
+// (Gruber & Buettner, ICML 2024, Example 3.4): (n-1)/n (Var - Cov). For
+// members trained independently Cov is 0.
 func EnsembleGain(variance, covariance float64, n int) float64 {
 	if n < 1 {
 		return math.NaN()
@@ -230,9 +228,10 @@ func needRows(s *sums, a int, what string) error {
 }
 
 // CMS is the cosine similarity of the mean embeddings of the distributions
-// sampled by x and y, with the plug-in estimates of seed 002 (Appendix
-// B.2): <μ_X, μ_Y> / sqrt(||μ_X||² ||μ_Y||²), each term a mean of k over
-// all pairs, diagonal included. It is 1 for identical distributions and
+// sampled by x and y, with the plug-in estimates of Gruber, Ziegler &
+// Buettner ("Disentangling mean embeddings for better diagnostics of image
+// generators", 2024, Appendix B.2): <μ_X, μ_Y> / sqrt(||μ_X||² ||μ_Y||²),
+// each term a mean of k over all pairs, diagonal included. It is 1 for identical distributions and
 // falls towards 0 as they separate (for kernels with k ≥ 0).
 func CMS(k kernel.Kernel, x, y *mat.Dense) (float64, error) {
 	s, err := newSums(k, []*mat.Dense{x, y})

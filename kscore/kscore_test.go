@@ -1,9 +1,12 @@
 package kscore
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -309,7 +312,7 @@ func TestCovarianceMatrixMatchesPairwise(t *testing.T) {
 		}
 		epochs = append(epochs, ms)
 	}
-	cov, vars, err := CovarianceMatrix(k, epochs)
+	cov, vars, err := CovarianceMatrix(context.Background(), k, epochs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +349,7 @@ func TestDecomposeConditionalAverages(t *testing.T) {
 		}
 		targets = append(targets, gauss(r, 7, []float64{float64(c), 0.5}, 1))
 	}
-	mean, per, err := DecomposeConditional(k, models, targets)
+	mean, per, err := DecomposeConditional(context.Background(), k, models, targets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +364,7 @@ func TestDecomposeConditionalAverages(t *testing.T) {
 	if math.Abs(mean.Bias-bias/4) > 1e-15 {
 		t.Errorf("mean bias %v, want %v", mean.Bias, bias/4)
 	}
-	if _, _, err := DecomposeConditional(k, [][]*mat.Dense{models[0], models[1][:2]}, nil); err == nil {
+	if _, _, err := DecomposeConditional(context.Background(), k, [][]*mat.Dense{models[0], models[1][:2]}, nil); err == nil {
 		t.Error("ragged instances: want error")
 	}
 }
@@ -389,5 +392,35 @@ func TestCMSHandComputed(t *testing.T) {
 	want := (1 + e) / 2 / math.Sqrt((2+2*e)/4)
 	if c, _ := CMS(kernel.RBF{Gamma: 1}, x, y); math.Abs(c-want) > 1e-15 {
 		t.Errorf("CMS = %v, want %v", c, want)
+	}
+}
+
+// TestCovarianceMatrixCancel: cancelling the context stops a long
+// computation (20,000 samples, seconds of kernel sums) within a second,
+// with the context's error.
+func TestCovarianceMatrixCancel(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	var epochs [][]*mat.Dense
+	for e := 0; e < 2; e++ {
+		var ms []*mat.Dense
+		for i := 0; i < 25; i++ {
+			ms = append(ms, gauss(r, 400, make([]float64, 32), 1))
+		}
+		epochs = append(epochs, ms)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var cancelled time.Time
+	timer := time.AfterFunc(50*time.Millisecond, func() { cancelled = time.Now(); cancel() })
+	defer timer.Stop()
+	_, _, err := CovarianceMatrix(ctx, kernel.RBF{Gamma: 1.0 / 32}, epochs)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if d := time.Since(cancelled); d > time.Second {
+		t.Errorf("returned %v after the cancel, want within 1 s", d)
+	}
+	// DecomposeConditional stops too.
+	if _, _, err := DecomposeConditional(ctx, kernel.RBF{Gamma: 1}, [][]*mat.Dense{epochs[0][:1], epochs[1][:1]}, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("DecomposeConditional after cancel: err = %v, want context.Canceled", err)
 	}
 }

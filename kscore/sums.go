@@ -1,6 +1,7 @@
 package kscore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -35,6 +36,14 @@ func (s *sums) between(a, b int) float64 {
 
 // newSums computes the kernel sums of sets, which must all have d columns.
 func newSums(k kernel.Kernel, sets []*mat.Dense) (*sums, error) {
+	return newSumsCtx(context.Background(), k, sets)
+}
+
+// newSumsCtx is newSums that checks ctx before each panel, so that a
+// cancelled computation stops after the panel in progress: one cross-Gram
+// of at least panelRows rows against the rest, a fraction of a second
+// for the data genlens meets.
+func newSumsCtx(ctx context.Context, k kernel.Kernel, sets []*mat.Dense) (*sums, error) {
 	if len(sets) == 0 {
 		return nil, errors.New("kscore: no sample sets")
 	}
@@ -60,6 +69,9 @@ func newSums(k kernel.Kernel, sets []*mat.Dense) (*sums, error) {
 	}
 	total := off[len(sets)]
 	for lo := 0; lo < len(sets); {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		hi := lo + 1
 		for hi < len(sets) && off[hi]-off[lo] < panelRows {
 			hi++

@@ -1,22 +1,24 @@
 package uncertainty
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/evalstat"
+	"genlens/internal/par"
 	"genlens/kernel"
 	"genlens/kscore"
 	"genlens/tokenize"
 )
 
 // DefaultRougeThreshold is the RougeL-F above which an answer counts as
-// correct (seed 000, Section 5.3, following Kuhn et al. 2023).
+// correct (Gruber & Buettner, ICML 2024, Section 5.3, following Kuhn et
+// al. 2023).
 const DefaultRougeThreshold = 0.3
 
 // Prompt is one prompt's sampled answers and what is known about the
@@ -40,14 +42,14 @@ type Options struct {
 	// HoldoutFirst judges Samples[0] and scores uncertainty on Samples[1:].
 	HoldoutFirst bool
 	// RougeThreshold is the correctness threshold: an answer is correct
-	// when its RougeL-F with a reference exceeds it. 0 means the default
-	// 0.3 unless RougeThresholdSet is true.
-	RougeThreshold float64
-	// RougeThresholdSet makes RougeThreshold apply as given, 0 included
-	// (then any answer sharing a word with a reference is correct).
-	RougeThresholdSet bool
-	// Progress, when set, is called after each prompt (from any goroutine).
-	Progress func()
+	// when its RougeL-F with a reference exceeds it. nil means
+	// DefaultRougeThreshold; a threshold of 0 counts any answer sharing a
+	// word with a reference as correct.
+	RougeThreshold *float64
+	// Progress, when set, is called after each prompt with the number of
+	// prompts done and their total. It may be called from several
+	// goroutines, but never concurrently.
+	Progress func(done, total int)
 }
 
 // Result is the evaluation of one prompt. Scores are NaN when the prompt
@@ -76,34 +78,40 @@ type Summary struct {
 	AUROCLexicalSimilarity float64
 }
 
-// Evaluate scores every prompt (concurrently) and summarises.
-func Evaluate(prompts []Prompt, opt Options) ([]Result, Summary, error) {
+// Evaluate scores every prompt (concurrently, through par.For) and
+// summarises. A cancelled ctx stops it within one prompt's work per CPU
+// and returns ctx's error. The results do not depend on the number of
+// CPUs; when several prompts fail, the error is the first one's in
+// prompt order.
+func Evaluate(ctx context.Context, prompts []Prompt, opt Options) ([]Result, Summary, error) {
 	if len(prompts) == 0 {
 		return nil, Summary{}, errors.New("uncertainty: no prompts")
 	}
-	thr := opt.RougeThreshold
-	if thr == 0 && !opt.RougeThresholdSet {
-		thr = DefaultRougeThreshold
+	thr := DefaultRougeThreshold
+	if opt.RougeThreshold != nil {
+		thr = *opt.RougeThreshold
 	}
 	results := make([]Result, len(prompts))
 	errs := make([]error, len(prompts))
-	workers := min(runtime.GOMAXPROCS(0), len(prompts))
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < len(prompts); i += workers {
-				results[i], errs[i] = evaluate(&prompts[i], opt, thr)
-				if opt.Progress != nil {
-					opt.Progress()
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	var mu sync.Mutex
+	done := 0
+	err := par.For(ctx, len(prompts), 0, func(_ context.Context, i int) error {
+		results[i], errs[i] = evaluate(&prompts[i], opt, thr)
+		if opt.Progress != nil {
+			mu.Lock()
+			done++
+			opt.Progress(done, len(prompts))
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, Summary{}, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, Summary{}, err
+		}
 	}
 	return results, Summarize(results), nil
 }

@@ -1,6 +1,9 @@
 package uncertainty
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -24,7 +27,7 @@ func TestEvaluateCorrectnessRules(t *testing.T) {
 		// No answer: unknown.
 		{ID: "unknown", Samples: []string{"a", "b"}, References: []string{"Paris"}},
 	}
-	res, sum, err := Evaluate(prompts, Options{})
+	res, sum, err := Evaluate(context.Background(), prompts, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +46,7 @@ func TestHoldoutFirstUsesOnlyTheRest(t *testing.T) {
 	// samples[0] is judged; the other samples all agree, so the entropy
 	// is -1 whatever samples[0] says.
 	p := Prompt{ID: "q", Samples: []string{"London", "Paris", "paris", "PARIS."}, References: []string{"Paris"}}
-	res, _, err := Evaluate([]Prompt{p}, Options{HoldoutFirst: true})
+	res, _, err := Evaluate(context.Background(), []Prompt{p}, Options{HoldoutFirst: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +55,12 @@ func TestHoldoutFirstUsesOnlyTheRest(t *testing.T) {
 		t.Errorf("holdout: %+v", r)
 	}
 	// Without holdout, no answer -> unknown correctness, all four samples.
-	res, _, _ = Evaluate([]Prompt{p}, Options{})
+	res, _, _ = Evaluate(context.Background(), []Prompt{p}, Options{})
 	if res[0].Correct != nil || res[0].KernelEntropy != -0.5 { // 3 of 6 pairs agree
 		t.Errorf("no holdout: %+v", res[0])
 	}
 	// Two samples with holdout leave one: skipped with a reason.
-	res, sum, _ := Evaluate([]Prompt{{ID: "s", Samples: []string{"a", "b"}, References: []string{"a"}}}, Options{HoldoutFirst: true})
+	res, sum, _ := Evaluate(context.Background(), []Prompt{{ID: "s", Samples: []string{"a", "b"}, References: []string{"a"}}}, Options{HoldoutFirst: true})
 	if !math.IsNaN(res[0].KernelEntropy) || res[0].Reason == "" || sum.Skipped != 1 {
 		t.Errorf("short prompt: %+v %+v", res[0], sum)
 	}
@@ -65,14 +68,14 @@ func TestHoldoutFirstUsesOnlyTheRest(t *testing.T) {
 
 func TestHoldoutFirstSlicesEmbeddings(t *testing.T) {
 	emb := mat.NewDense(3, 1, []float64{100, 0, 1})
-	res, _, err := Evaluate([]Prompt{{ID: "e", Samples: []string{"x", "y", "z"}, Embeddings: emb}}, Options{Kernel: kernel.Linear{}, HoldoutFirst: true})
+	res, _, err := Evaluate(context.Background(), []Prompt{{ID: "e", Samples: []string{"x", "y", "z"}, Embeddings: emb}}, Options{Kernel: kernel.Linear{}, HoldoutFirst: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res[0].KernelEntropy != 0 { // rows 0 and 1: dot product 0
 		t.Errorf("entropy %v, want 0 (row 0 must be held out)", res[0].KernelEntropy)
 	}
-	if _, _, err := Evaluate([]Prompt{{ID: "bad", Samples: []string{"x"}, Embeddings: emb}}, Options{Kernel: kernel.Linear{}}); err == nil {
+	if _, _, err := Evaluate(context.Background(), []Prompt{{ID: "bad", Samples: []string{"x"}, Embeddings: emb}}, Options{Kernel: kernel.Linear{}}); err == nil {
 		t.Error("3 embeddings for 1 sample: want error")
 	}
 }
@@ -85,7 +88,7 @@ func TestSummaryAUROC(t *testing.T) {
 		{ID: "2", Samples: []string{"a b", "a b", "c d"}, Correct: ptr(true)},
 		{ID: "3", Samples: []string{"a b", "c d", "e f"}, Correct: ptr(false)},
 	}
-	_, sum, err := Evaluate(prompts, Options{})
+	_, sum, err := Evaluate(context.Background(), prompts, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +97,7 @@ func TestSummaryAUROC(t *testing.T) {
 	}
 	// All correct: AUROC undefined.
 	prompts[2].Correct = ptr(true)
-	_, sum, _ = Evaluate(prompts, Options{})
+	_, sum, _ = Evaluate(context.Background(), prompts, Options{})
 	if !math.IsNaN(sum.AUROCKernelEntropy) {
 		t.Errorf("AUROC with one class = %v, want NaN", sum.AUROCKernelEntropy)
 	}
@@ -113,11 +116,11 @@ func TestRougeThresholdZero(t *testing.T) {
 		want []bool
 	}{
 		{"unset means the default 0.3", Options{}, []bool{false, false}},
-		{"set 0 means 0", Options{RougeThresholdSet: true}, []bool{true, false}},
-		{"set 0.2", Options{RougeThreshold: 0.2, RougeThresholdSet: true}, []bool{true, false}},
+		{"set 0 means 0", Options{RougeThreshold: ptr(0.0)}, []bool{true, false}},
+		{"set 0.2", Options{RougeThreshold: ptr(0.2)}, []bool{true, false}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			res, _, err := Evaluate(prompts, c.opt)
+			res, _, err := Evaluate(context.Background(), prompts, c.opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,5 +130,28 @@ func TestRougeThresholdZero(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestEvaluateProgressAndCancel(t *testing.T) {
+	prompts := make([]Prompt, 50)
+	for i := range prompts {
+		prompts[i] = Prompt{ID: fmt.Sprint(i), Samples: []string{"a b", "a c", "b c"}}
+	}
+	calls, last := 0, 0
+	opt := Options{Progress: func(done, total int) {
+		calls++
+		if done != last+1 || total != len(prompts) {
+			t.Errorf("progress(%d, %d) after %d", done, total, last)
+		}
+		last = done
+	}}
+	if _, _, err := Evaluate(context.Background(), prompts, opt); err != nil || calls != len(prompts) {
+		t.Errorf("err %v, %d progress calls, want %d", err, calls, len(prompts))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := Evaluate(ctx, prompts, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: err %v, want context.Canceled", err)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -103,7 +104,7 @@ func demoEntropy(w io.Writer, dir string, r *rand.Rand) (report.Section, error) 
 	var byClass map[string][]float64
 	var acc float64
 	for i, rn := range runs {
-		res, sum, err := uncertainty.Evaluate(ps, rn.opt)
+		res, sum, err := uncertainty.Evaluate(context.Background(), ps, rn.opt)
 		if err != nil {
 			return report.Section{}, err
 		}
@@ -188,7 +189,7 @@ func demoCorrelate(w io.Writer, dir string, r *rand.Rand) (report.Section, error
 	const epochs, members, m, d = 16, 12, 40, 8
 	runs := synth.TrainingRun(r, epochs, members, m, d)
 	k := kernel.RBF{Gamma: 1.0 / d}
-	cov, vars, err := kscore.CovarianceMatrix(k, runs)
+	cov, vars, err := kscore.CovarianceMatrix(context.Background(), k, runs)
 	if err != nil {
 		return report.Section{}, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -311,7 +312,7 @@ func TestCorrelateOutputs(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
 	}
-	cov, vars, _ := kscore.CovarianceMatrix(kernel.RBF{Gamma: 0.5}, runs)
+	cov, vars, _ := kscore.CovarianceMatrix(context.Background(), kernel.RBF{Gamma: 0.5}, runs)
 	for e := 0; e < 3; e++ {
 		if math.Abs(out.Variance[e]-vars[e]) > 1e-12 || math.Abs(out.EnsembleGain[e]-0.75*vars[e]) > 1e-12 {
 			t.Errorf("epoch %d: variance %v gain %v, want %v and %v", e, out.Variance[e], out.EnsembleGain[e], vars[e], 0.75*vars[e])

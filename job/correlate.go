@@ -1,0 +1,120 @@
+package job
+
+import (
+	"context"
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/dataio"
+	"genlens/kscore"
+)
+
+// CorrelateRequest is a request of `genlens correlate`: the
+// distributional variance of each of several collections of paired models
+// (e.g. the members of an ensemble saved at several training epochs), and
+// the covariance and correlation between collections (Gruber & Buettner,
+// "A Bias-Variance-Covariance Decomposition of Kernel Scores for
+// Generative Models", ICML 2024, Eq. 9-11). Start from
+// NewCorrelateRequest, which holds the command line's defaults.
+type CorrelateRequest struct {
+	// Files are the collections, each an (n, m, d) array: n members
+	// (in the same order in every file) x m samples x d. The command line
+	// takes them as arguments.
+	Files  []string `json:"files"`
+	Key    string   `json:"key,omitempty"` // array inside the .npz inputs, the same in every file
+	Kernel string   `json:"kernel"`
+	Gamma  string   `json:"gamma,omitempty"` // rbf, laplacian, poly: dim, median or a number; "" means median
+}
+
+// NewCorrelateRequest returns a request with the command line's defaults.
+func NewCorrelateRequest() CorrelateRequest { return CorrelateRequest{Kernel: "rbf"} }
+
+// Validate checks the fields that need no input file.
+func (r *CorrelateRequest) Validate() error {
+	if len(r.Files) < 2 {
+		return Fieldf("files", "correlate: give at least two files, one (members, samples, d) array per collection (see 'genlens correlate --help')")
+	}
+	_, err := KernelBandwidth("correlate", r.Kernel, r.Gamma, "median")
+	return err
+}
+
+// CorrelateResult is the result of `genlens correlate`; it marshals to
+// the command's --json document. Variance[i] is the unbiased estimator of
+// Eq. 9; Covariance[i][i] is Eq. 10 of a file with itself, which
+// Correlation (Eq. 11) uses for its self-terms, so the two differ by
+// design (see the command's help). Correlations are null where a
+// self-covariance is not positive.
+type CorrelateResult struct {
+	Files        []string `json:"files"`
+	Members      int      `json:"members"`
+	Variance     []Num    `json:"variance"`
+	Covariance   [][]Num  `json:"covariance"`
+	Correlation  [][]Num  `json:"correlation"`
+	EnsembleGain []Num    `json:"ensemble_gain"` // (n-1)/n Var: averaging independently trained members
+	Kernel       string   `json:"kernel"`
+}
+
+// Correlate runs `genlens correlate`, reading the collections through
+// env.FS.
+func Correlate(ctx context.Context, env Env, req CorrelateRequest) (*CorrelateResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	bw, _ := KernelBandwidth("correlate", req.Kernel, req.Gamma, "median")
+	var epochs [][]*mat.Dense
+	var first *dataio.Array
+	for i, p := range req.Files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		a, err := dataio.ReadArrayFS(env.fsys(), p, dataio.ReadOptions{Key: req.Key})
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case a.Rank() != 3:
+			return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("want a 3-D array (members, samples, d), got shape %v", a.Shape)}
+		case a.Shape[0] < 2:
+			return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("%d member(s); the covariance needs at least 2 members (seeds) per file", a.Shape[0])}
+		case a.Shape[1] < 2:
+			return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("%d sample(s) per member; need at least 2 (the variance averages over pairs of distinct samples)", a.Shape[1])}
+		}
+		if i == 0 {
+			first = a
+		} else {
+			if err := dataio.CheckSameDim(req.Files[0], first, p, a); err != nil {
+				return nil, err
+			}
+			if a.Shape[0] != first.Shape[0] {
+				return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("%d members, %s has %d (members must be paired across files)", a.Shape[0], req.Files[0], first.Shape[0])}
+			}
+		}
+		epochs = append(epochs, sampleSets(a))
+	}
+	var all []*mat.Dense
+	for _, e := range epochs {
+		all = append(all, e...)
+	}
+	k, err := ResolveKernel(req.Kernel, bw, all, req.Files[0])
+	if err != nil {
+		return nil, err
+	}
+	cov, vars, err := kscore.CovarianceMatrix(ctx, k, epochs)
+	if err != nil {
+		return nil, err
+	}
+	corr := kscore.CorrelationMatrix(cov)
+	n := first.Shape[0]
+	out := &CorrelateResult{Files: req.Files, Members: n, Variance: Nums(vars), Kernel: k.String()}
+	for e := range req.Files {
+		covRow, corrRow := make([]Num, len(req.Files)), make([]Num, len(req.Files))
+		for g := range req.Files {
+			covRow[g], corrRow[g] = Num(cov.At(e, g)), Num(corr.At(e, g))
+		}
+		out.Covariance = append(out.Covariance, covRow)
+		out.Correlation = append(out.Correlation, corrRow)
+		out.EnsembleGain = append(out.EnsembleGain, Num(kscore.EnsembleGain(vars[e], 0, n)))
+	}
+	return out, nil
+}

@@ -1,0 +1,220 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/dataio"
+	"genlens/kscore"
+)
+
+// DecomposeRequest is a request of `genlens decompose`: the terms of the
+// expected kernel score of an ensemble, noise + bias + variance, estimated
+// from samples alone (Gruber & Buettner, "A Bias-Variance-Covariance
+// Decomposition of Kernel Scores for Generative Models", ICML 2024,
+// Theorem 3.2). Start from NewDecomposeRequest, which holds the command
+// line's defaults.
+type DecomposeRequest struct {
+	// Models are one file per model, (m, d) samples or (I, m, d) for I
+	// input instances, or a single stacked file (n, m, d) or (n, I, m, d).
+	Models      []string `json:"models"`
+	Targets     string   `json:"targets,omitempty"` // (l, d) or (I, l, d)
+	Key         string   `json:"key,omitempty"`     // array inside the .npz inputs, the same in every file
+	Kernel      string   `json:"kernel"`
+	Gamma       string   `json:"gamma,omitempty"` // rbf, laplacian, poly: dim, median or a number; "" means median
+	PerInstance bool     `json:"per_instance"`    // also report every instance's terms
+}
+
+// NewDecomposeRequest returns a request with the command line's defaults.
+func NewDecomposeRequest() DecomposeRequest { return DecomposeRequest{Kernel: "rbf"} }
+
+// Validate checks the fields that need no input file.
+func (r *DecomposeRequest) Validate() error {
+	if len(r.Models) == 0 {
+		return Fieldf("models", "decompose: give at least one model file with {models}")
+	}
+	_, err := KernelBandwidth("decompose", r.Kernel, r.Gamma, "median")
+	return err
+}
+
+// DecomposeResult is the result of `genlens decompose`; it marshals to
+// the command's --json document. Terms that need targets are null
+// without them; variance, bias and the identity gap are null for one
+// model.
+type DecomposeResult struct {
+	NModels         int                `json:"n_models"`
+	SamplesPerModel int                `json:"samples_per_model"` // the smallest count if they differ
+	Instances       int                `json:"instances,omitempty"`
+	Variance        Num                `json:"variance"`
+	KernelEntropy   Num                `json:"kernel_entropy"`
+	EnsembleGain    Num                `json:"ensemble_gain"`
+	Noise           Num                `json:"noise"`
+	Bias            Num                `json:"bias"`
+	KernelScore     Num                `json:"kernel_score"`
+	MMD2            Num                `json:"mmd2"`
+	IdentityGap     Num                `json:"identity_gap"`
+	Kernel          string             `json:"kernel,omitempty"`
+	PerInstance     []*DecomposeResult `json:"per_instance,omitempty"`
+}
+
+func newDecomposeResult(d kscore.Decomposition) *DecomposeResult {
+	return &DecomposeResult{NModels: d.Models, SamplesPerModel: d.Samples, Variance: Num(d.Variance),
+		KernelEntropy: Num(d.KernelEntropy), EnsembleGain: Num(d.EnsembleGain), Noise: Num(d.Noise),
+		Bias: Num(d.Bias), KernelScore: Num(d.KernelScore), MMD2: Num(d.MMD2), IdentityGap: Num(d.IdentityGap)}
+}
+
+// Decompose runs `genlens decompose`, reading the samples through env.FS.
+// It warns through env.Warn when the models have different sample counts.
+func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	bw, _ := KernelBandwidth("decompose", req.Kernel, req.Gamma, "median")
+	opt := dataio.ReadOptions{Key: req.Key}
+	var arrays []*dataio.Array
+	for _, p := range req.Models {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		a, err := dataio.ReadArrayFS(env.fsys(), p, opt)
+		if err != nil {
+			return nil, err
+		}
+		arrays = append(arrays, a)
+	}
+	// models[i][c]: samples of model i for instance c (one instance when
+	// unconditional).
+	var models [][]*mat.Dense
+	warning := "" // given once the decomposition succeeded
+	first := arrays[0]
+	conditional := false
+	if len(arrays) == 1 && (first.Rank() == 3 || first.Rank() == 4) {
+		conditional = first.Rank() == 4
+		if err := needSamples(req.Models[0], first.Shape[first.Rank()-2], "per model"); err != nil {
+			return nil, err
+		}
+		for i := 0; i < first.Shape[0]; i++ {
+			models = append(models, sampleSets(first.Slice(i)))
+		}
+	} else {
+		for i, a := range arrays {
+			if err := checkModel(req.Models, arrays, i); err != nil {
+				return nil, err
+			}
+			models = append(models, sampleSets(a))
+		}
+		conditional = first.Rank() == 3
+		warning = sampleCountWarning(req.Models, arrays)
+	}
+	var targets []*mat.Dense
+	if req.Targets != "" {
+		y, err := dataio.ReadArrayFS(env.fsys(), req.Targets, opt)
+		if err != nil {
+			return nil, err
+		}
+		wantRank := 2
+		if conditional {
+			wantRank = 3
+		}
+		if y.Rank() != wantRank {
+			return nil, &dataio.InputError{File: req.Targets, Msg: fmt.Sprintf("want a %d-D array of targets to match the models, got shape %v", wantRank, y.Shape)}
+		}
+		if err := dataio.CheckSameDim(req.Models[0], first, req.Targets, y); err != nil {
+			return nil, err
+		}
+		if err := needSamples(req.Targets, y.Shape[y.Rank()-2], "of the targets"); err != nil {
+			return nil, err
+		}
+		targets = sampleSets(y)
+		if len(targets) != len(models[0]) {
+			return nil, &dataio.InputError{File: req.Targets, Msg: fmt.Sprintf("%d instances, the models have %d", len(targets), len(models[0]))}
+		}
+	}
+	var all []*mat.Dense
+	for _, m := range models {
+		all = append(all, m...)
+	}
+	k, err := ResolveKernel(req.Kernel, bw, all, req.Models[0])
+	if err != nil {
+		return nil, err
+	}
+	mean, per, err := kscore.DecomposeConditional(ctx, k, models, targets)
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" {
+		env.warn(warning)
+	}
+	out := newDecomposeResult(mean)
+	out.Kernel = k.String()
+	if conditional {
+		out.Instances = len(per)
+		if req.PerInstance {
+			for _, d := range per {
+				out.PerInstance = append(out.PerInstance, newDecomposeResult(d))
+			}
+		}
+	}
+	return out, nil
+}
+
+// checkModel checks the i-th of several model files against the first:
+// (m, d) or (I, m, d) samples of the same rank, dimension and number of
+// instances, with at least 2 samples.
+func checkModel(files []string, arrays []*dataio.Array, i int) error {
+	a, first := arrays[i], arrays[0]
+	switch {
+	case a.Rank() != 2 && a.Rank() != 3:
+		return &dataio.InputError{File: files[i], Msg: fmt.Sprintf("want (m, d) or (I, m, d) samples, got shape %v", a.Shape)}
+	case a.Rank() != first.Rank():
+		return &dataio.InputError{File: files[i], Msg: fmt.Sprintf("has rank %d but %s has rank %d", a.Rank(), files[0], first.Rank())}
+	}
+	if err := dataio.CheckSameDim(files[0], first, files[i], a); err != nil {
+		return err
+	}
+	if a.Rank() == 3 && a.Shape[0] != first.Shape[0] {
+		return &dataio.InputError{File: files[i], Msg: fmt.Sprintf("%d instances, %s has %d (conditional models need the same input instances, in the same order)", a.Shape[0], files[0], first.Shape[0])}
+	}
+	return needSamples(files[i], a.Shape[a.Rank()-2], "per model")
+}
+
+// needSamples rejects a file with fewer than 2 samples (per instance): the
+// kernel terms average over pairs of distinct samples.
+func needSamples(file string, m int, what string) error {
+	if m < 2 {
+		return &dataio.InputError{File: file, Msg: fmt.Sprintf("%d sample(s) %s; need at least 2 (the kernel terms average over pairs of distinct samples)", m, what)}
+	}
+	return nil
+}
+
+// sampleCountWarning is a one-line warning when model files hold different
+// numbers of samples (per instance), or "". The estimates stay unbiased
+// (each model's terms use all its samples), but samples_per_model reports
+// only the smallest count.
+func sampleCountWarning(files []string, arrays []*dataio.Array) string {
+	counts := make([]int, len(arrays))
+	lo, differ := 0, false
+	for i, a := range arrays {
+		counts[i] = a.Shape[a.Rank()-2]
+		if i == 0 || counts[i] < lo {
+			lo = counts[i]
+		}
+		differ = differ || counts[i] != counts[0]
+	}
+	if !differ {
+		return ""
+	}
+	const show = 10
+	var parts []string
+	for i, c := range counts {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("... %d more", len(counts)-show))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", files[i], c))
+	}
+	return fmt.Sprintf("the models have different sample counts (%s); each model's terms use all its samples, samples_per_model reports the smallest (%d)", strings.Join(parts, ", "), lo)
+}

@@ -1,0 +1,115 @@
+package job
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"genlens/chart"
+	"genlens/dataio"
+)
+
+// Artifacts returns the files of `entropy --out`: items.csv (one row per
+// prompt, undefined scores as empty cells), entropy.json, and
+// kernel_entropy_by_correctness.png when some scored prompt is labelled.
+func (r *EntropyResult) Artifacts() []Artifact {
+	arts := []Artifact{{"items.csv", r.writeCSV}, kscoreJSON("entropy.json", r)}
+	if byClass := r.entropyByCorrectness(); len(byClass) > 0 {
+		arts = append(arts, Artifact{"kernel_entropy_by_correctness.png", func(w io.Writer) error {
+			return viaFile(w, ".png", func(path string) error {
+				return chart.Histograms(path, "Kernel entropy by correctness", "kernel entropy", byClass, 30)
+			})
+		}})
+	}
+	return arts
+}
+
+func (r *EntropyResult) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"id", "kernel_entropy", "lexical_similarity", "correct", "reason"}); err != nil {
+		return err
+	}
+	for _, it := range r.Items {
+		c := ""
+		if it.Correct != nil {
+			c = strconv.FormatBool(*it.Correct)
+		}
+		if err := cw.Write([]string{it.ID, csvNum(it.KernelEntropy), csvNum(it.LexicalSimilarity), c, it.Reason}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// entropyByCorrectness groups the defined kernel entropies of labelled
+// prompts into "correct" and "incorrect".
+func (r *EntropyResult) entropyByCorrectness() map[string][]float64 {
+	byClass := map[string][]float64{}
+	for _, it := range r.Items {
+		if it.Correct == nil || math.IsNaN(float64(it.KernelEntropy)) {
+			continue
+		}
+		name := "incorrect"
+		if *it.Correct {
+			name = "correct"
+		}
+		byClass[name] = append(byClass[name], float64(it.KernelEntropy))
+	}
+	return byClass
+}
+
+// Artifacts returns the files of `correlate --out`: correlation.png (a
+// heatmap, files named without directory and extension), covariance.csv,
+// correlation.csv (one column per file, NaN where undefined) and
+// correlate.json.
+func (r *CorrelateResult) Artifacts() []Artifact {
+	labels := make([]string, len(r.Files))
+	for e, p := range r.Files {
+		labels[e] = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+	}
+	matrix := func(name string, m [][]Num) Artifact {
+		return Artifact{name, func(w io.Writer) error {
+			return viaFile(w, ".csv", func(path string) error { return dataio.WriteCSV(path, labels, kscoreFloats(m)) })
+		}}
+	}
+	return []Artifact{
+		{"correlation.png", func(w io.Writer) error {
+			return viaFile(w, ".png", func(path string) error {
+				return chart.Heatmap(path, "Distributional correlation", kscoreFloats(r.Correlation), labels, -1, 1)
+			})
+		}},
+		matrix("covariance.csv", r.Covariance),
+		matrix("correlation.csv", r.Correlation),
+		kscoreJSON("correlate.json", r),
+	}
+}
+
+// kscoreFloats converts a matrix of Nums back to float64 (NaN stays NaN).
+func kscoreFloats(m [][]Num) [][]float64 {
+	out := make([][]float64, len(m))
+	for i, row := range m {
+		out[i] = make([]float64, len(row))
+		for j, v := range row {
+			out[i][j] = float64(v)
+		}
+	}
+	return out
+}
+
+// kscoreJSON is the result document v as a file: indented, with a
+// trailing newline, as --json prints it.
+func kscoreJSON(name string, v any) Artifact {
+	return Artifact{name, func(w io.Writer) error {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	}}
+}
