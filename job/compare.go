@@ -10,7 +10,6 @@ import (
 
 	"genlens/dataio"
 	"genlens/frechet"
-	"genlens/kernel"
 	"genlens/kscore"
 )
 
@@ -80,12 +79,8 @@ func (r *CompareRequest) metrics(realStats, fakeStats bool) (map[frechet.Metric]
 		}
 	}
 	if want[frechet.MetricMMD] || want[frechet.MetricCMS] {
-		switch r.kernel() {
-		case "rbf", "laplacian", "poly":
-		default:
-			if r.Gamma != "" {
-				return nil, Fieldf("gamma", "{gamma} applies only to the rbf, laplacian and poly kernels, not {kernel} %s (see 'genlens compare --help')", r.kernel())
-			}
+		if _, err := KernelBandwidth("compare", r.kernel(), r.Gamma, "median"); err != nil {
+			return nil, err
 		}
 	} else if r.Kernel != "" || r.Gamma != "" {
 		return nil, Fieldf("kernel", "compare: {kernel} and {gamma} apply only to {metrics} mmd and cms")
@@ -166,7 +161,13 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		out.KID = &ScoreMeanStd{Num(m), Num(s)}
 	}
 	if want[frechet.MetricMMD] || want[frechet.MetricCMS] {
-		k, err := compareKernel(req.kernel(), req.Gamma, real.rows, fake.rows)
+		// The median rule looks at up to kernel.MedianRows rows evenly
+		// spaced over both sides.
+		bw, err := KernelBandwidth("compare", req.kernel(), req.Gamma, "median")
+		if err != nil {
+			return nil, err
+		}
+		k, err := ResolveKernel(req.kernel(), bw, []*mat.Dense{real.rows, fake.rows}, req.Real)
 		if err != nil {
 			return nil, err
 		}
@@ -209,50 +210,4 @@ func compareFault(real, fake *featureSide, err error) error {
 		return &dataio.InputError{File: real.path, Key: "sigma", Msg: pe.Reason + " (or that of " + fake.path + ")", Err: err}
 	}
 	return err
-}
-
-// compareKernel resolves the kernel of mmd and cms; the median rule looks
-// at up to 2000 rows evenly spaced over both sides. An unknown kernel or
-// bandwidth, or the median rule on constant data, is a bad field: a
-// numeric gamma fixes the last.
-func compareKernel(name, gamma string, x, y *mat.Dense) (kernel.Kernel, error) {
-	if gamma == "" {
-		gamma = "median"
-	}
-	bw, err := kernel.ParseBandwidth(gamma)
-	if err != nil {
-		return nil, Fieldf("gamma", "%s", err)
-	}
-	k, err := kernel.New(name, bw, spacedRows(2000, x, y))
-	if errors.Is(err, kernel.ErrZeroMedian) {
-		return nil, Fieldf("gamma", "{gamma} median: the data are constant (the median pairwise distance of the sample rows is 0, most rows are identical); give a numeric {gamma}, e.g. {gamma} 1")
-	}
-	if err != nil {
-		return nil, Fieldf("kernel", "%s", err)
-	}
-	return k, nil
-}
-
-// spacedRows returns up to about limit rows evenly spaced over the rows of
-// sets taken in order.
-func spacedRows(limit int, sets ...*mat.Dense) *mat.Dense {
-	total := 0
-	for _, s := range sets {
-		r, _ := s.Dims()
-		total += r
-	}
-	step := max(1, (total+limit-1)/limit)
-	_, d := sets[0].Dims()
-	var data []float64
-	i := 0
-	for _, s := range sets {
-		r, _ := s.Dims()
-		for j := 0; j < r; j++ {
-			if i%step == 0 {
-				data = append(data, s.RawRowView(j)...)
-			}
-			i++
-		}
-	}
-	return mat.NewDense(len(data)/d, d, data)
 }

@@ -2,10 +2,6 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-	"gonum.org/v1/gonum/mat"
-
-	"genlens/job"
-	"genlens/kernel"
 )
 
 // kernelFlags binds --kernel and --gamma of the commands that score
@@ -25,20 +21,4 @@ func (k *kernelFlags) request(cmd *cobra.Command) (name, gamma string) {
 		return k.kernel, k.gamma
 	}
 	return k.kernel, ""
-}
-
-// checkGamma and build serve the commands not yet on the job layer
-// (compare): job.KernelBandwidth and job.ResolveKernel hold the rules.
-func (k *kernelFlags) checkGamma(cmd *cobra.Command) error {
-	name, gamma := k.request(cmd)
-	_, err := job.KernelBandwidth(cmd.Name(), name, gamma, k.gamma)
-	return err
-}
-
-func (k *kernelFlags) build(sets []*mat.Dense) (kernel.Kernel, error) {
-	bw, err := job.KernelBandwidth("", k.kernel, "", k.gamma)
-	if err != nil {
-		return nil, err
-	}
-	return job.ResolveKernel(k.kernel, bw, sets, "")
 }
