@@ -3,7 +3,7 @@
 // into flat clusters.
 //
 // It exists because genlens groups the pixels of an image into nearly
-// independent clusters (seed 002, Algorithm 1), and no maintained Go
+// independent clusters (Gruber, Ziegler & Buettner, 2024, Algorithm 1), and no maintained Go
 // library for hierarchical clustering installs here; the authors use
 // scipy.cluster.hierarchy (linkage(pdist(C), 'average') followed by
 // fcluster(..., 'maxclust', k)), and this package follows scipy's

@@ -49,7 +49,7 @@ func ParseDistance(s string) (Distance, error) {
 // images used for CKA are identical, so the median rule cannot set gamma.
 var ErrIdenticalImages = errors.New("disentangle: the training images are (mostly) identical")
 
-// Defaults of Options, from seed 002 (Appendix B.2 and C, the authors'
+// Defaults of Options, from Gruber, Ziegler & Buettner, 2024 (Appendix B.2 and C, the authors'
 // code for CelebA).
 const (
 	DefaultClusters  = 5
@@ -183,7 +183,7 @@ type Result struct {
 	Sets []Comparison
 }
 
-// Analyze runs seed 002's Algorithm 1: the pixel CKA matrix on the
+// Analyze runs Gruber, Ziegler & Buettner's Algorithm 1: the pixel CKA matrix on the
 // training images, hierarchical clustering of the pixels, and for every
 // generated set the image-wise CMS and MMD² against the test images with
 // the CMS of every cluster and their product. Images are rows laid out as

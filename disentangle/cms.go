@@ -10,7 +10,7 @@ import (
 	"genlens/linalg"
 )
 
-// MeanEmbeddings holds the plug-in estimates of seed 002, Appendix B.2,
+// MeanEmbeddings holds the plug-in estimates of Gruber, Ziegler & Buettner, Appendix B.2,
 // for samples X (n rows) and Y (m rows) under one kernel. All three are
 // V-statistics: the diagonal terms k(X_i, X_i) are included.
 type MeanEmbeddings struct {
@@ -56,7 +56,7 @@ func denseMean(d *mat.Dense) float64 {
 }
 
 // Comparison is the image-wise and cluster-wise comparison of a generated
-// set with the real (test) images, seed 002 Algorithm 1.
+// set with the real (test) images, Gruber, Ziegler & Buettner, 2024 Algorithm 1.
 type Comparison struct {
 	// CMSImage is the CMS of whole images under the RBF kernel
 	// exp(-gamma ||x - y||²).

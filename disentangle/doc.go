@@ -1,7 +1,7 @@
 // Package disentangle finds which region of an image a generator gets
-// wrong, with the disentangled mean embeddings of seed 002 (Gruber et al.,
-// "Disentangling mean embeddings for better diagnostics of image
-// generators"; SPEC section 3).
+// wrong, with the disentangled mean embeddings of Gruber, Ziegler and
+// Buettner, "Disentangling Mean Embeddings for Better Diagnostics of Image
+// Generators" (arXiv preprint, 2024).
 //
 // The image kernel is the RBF kernel exp(-gamma ||x - y||²) on flattened
 // images, which is the product over pixels of the same RBF kernel on each
@@ -31,7 +31,7 @@
 // matrices, e.g. for comparing two network representations of the same
 // examples with Kornblith et al.'s (2019) conventions (KornblithRBF).
 //
-// Estimators follow the seed: HSIC without Gretton's 1/(n-1)² factor (it
+// Estimators follow the paper: HSIC without Gretton's 1/(n-1)² factor (it
 // cancels in CKA), mean embeddings as V-statistics with the diagonal
 // included (Appendix B.2), so the MMD² here is the biased estimate.
 //

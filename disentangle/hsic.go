@@ -55,11 +55,11 @@ func checkGrams(k, l mat.Symmetric) error {
 	return nil
 }
 
-// HSIC returns the biased HSIC estimate of seed 002, Eq. 11:
+// HSIC returns the biased HSIC estimate of Gruber, Ziegler & Buettner, Eq. 11:
 // tr(K H L H) for the Gram matrices K and L of the same n examples.
 //
-// The seed leaves out Gretton et al.'s factor 1/(n-1)²; it cancels in
-// CKA, the only place genlens uses HSIC, and keeping the seed's form makes
+// The paper leaves out Gretton et al.'s factor 1/(n-1)²; it cancels in
+// CKA, the only place genlens uses HSIC, and keeping the paper's form makes
 // the estimate easy to check by hand.
 func HSIC(k, l mat.Symmetric) (float64, error) {
 	if err := checkGrams(k, l); err != nil {
@@ -106,7 +106,7 @@ func HSICUnbiased(k, l mat.Symmetric) (float64, error) {
 	return (tr + sk*sl/((fn-1)*(fn-2)) - 2/(fn-2)*cross) / (fn * (fn - 3)), nil
 }
 
-// CKA returns the centred kernel alignment of seed 002, Eq. 13:
+// CKA returns the centred kernel alignment of Gruber, Ziegler & Buettner, Eq. 13:
 // HSIC(K, L) / sqrt(HSIC(K, K) HSIC(L, L)), in [0, 1] for p.s.d. kernels.
 // It is NaN when either centred Gram matrix is zero (a representation
 // constant over the examples), where alignment is undefined.

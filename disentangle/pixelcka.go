@@ -40,7 +40,7 @@ func (g Grid) check(x *mat.Dense, what string) error {
 }
 
 // PixelCKA returns the P×P matrix of CKA values between the pixels of
-// the images x (one image per row, laid out as Grid describes) — seed 002,
+// the images x (one image per row, laid out as Grid describes) — Gruber, Ziegler & Buettner, 2024,
 // Algorithm 1, with the mini-batching of Appendix C.
 //
 // The images are split into consecutive batches of batch rows (a final

@@ -32,7 +32,7 @@ func (e *RowError) Error() string {
 
 // InceptionScore returns the mean and standard deviation over splits of
 // IS = exp(mean_i KL(p_i || p̄)), p_i the class-probability rows of the
-// split and p̄ their mean (seed 001, Section 3.1: exp(H(p̄) - mean_i H(p_i))).
+// split and p̄ their mean (Hu, Leung & Farnia, 2024, Section 3.1: exp(H(p̄) - mean_i H(p_i))).
 //
 // Splits follow the original code of Salimans et al. and torch-fidelity:
 // consecutive chunks with boundaries ⌊i n / splits⌋, so for uneven n the

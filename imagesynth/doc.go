@@ -6,7 +6,7 @@
 // face, eyes, mouth) are drawn independently: every pixel belongs to
 // exactly one region and its value depends only on that region's random
 // parameters and its own noise, so the regions are mutually independent,
-// as Theorem 1 of seed 002 assumes, while pixels inside a region are
+// as Theorem 1 of Gruber, Ziegler & Buettner assumes, while pixels inside a region are
 // strongly dependent. Noise, Blur and Fill change images inside a pixel
 // mask only, the way a generator that gets one region wrong would.
 //

@@ -26,7 +26,7 @@ import (
 // repeats a row. A pool smaller than one batch is an error; a pool
 // exhausted before Steps·Batch rows is not: the run reshuffles and goes
 // on. That choice keeps pools of a few thousand rows usable with the
-// seed's budget (T = 1000, b = 5), and it costs nothing in meaning: with
+// paper's budget (T = 1000, b = 5), and it costs nothing in meaning: with
 // the 1/n covariance of the online estimates, k full passes through a
 // pool whose size is a multiple of Batch give exactly the pool's
 // statistics, the truth the regret is measured against.

@@ -14,7 +14,7 @@ import (
 // σ ξ_ie), with a learning rate η_e = 0.7^e that decays like a schedule.
 // Early epochs wander (low correlation between distant epochs); late
 // epochs barely move (variance ≈ covariance between neighbours, the
-// regime of seed 000's Figure 3 and Example 3.4).
+// regime of Gruber & Buettner's Figure 3 and Example 3.4).
 //
 // It returns runs[e][i], m samples of member i at epoch e.
 func TrainingRun(r *rand.Rand, epochs, members, m, d int) [][]*mat.Dense {

@@ -266,35 +266,6 @@ func TestDisentangleBadInput(t *testing.T) {
 	}
 }
 
-func TestDemoDisentangleSection(t *testing.T) {
-	dir := t.TempDir()
-	var w bytes.Buffer
-	sec, err := demoDisentangle(&w, dir, rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, img := range sec.Images {
-		if st, err := os.Stat(filepath.Join(dir, img.File)); err != nil || st.Size() == 0 {
-			t.Errorf("demo did not write %s", img.File)
-		}
-	}
-	if len(sec.Tables) != 1 || len(sec.Tables[0].Rows) != 4 {
-		t.Fatalf("demo table: %+v", sec.Tables)
-	}
-	// Every face region was found as a cluster, and each flaw is traced
-	// to its region.
-	for _, region := range []string{"background", "hair", "face", "eyes", "mouth"} {
-		if !strings.Contains(strings.Join(sec.Tables[0].Header, " "), region) {
-			t.Errorf("no cluster for the %s: header %v", region, sec.Tables[0].Header)
-		}
-	}
-	text := w.String()
-	if !strings.Contains(text, "ckpt 3: ") || !strings.Contains(strings.Split(text, "ckpt 3: ")[1], "(eyes)") ||
-		!strings.Contains(strings.Split(text, "ckpt 4: ")[1], "(background)") {
-		t.Errorf("demo summary does not trace the flaws:\n%s", text)
-	}
-}
-
 // Ctrl-C (a cancelled context) stops the command with exit 130 and one
 // line, and leaves nothing in --out: no output, no temporary file.
 func TestInterruptedExit130NoOutput(t *testing.T) {

@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,23 +18,18 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"genlens/hallucination"
-	"genlens/hallucination/bayeslin"
 	"genlens/hallucination/openai/openaitest"
-	"genlens/internal/atomicfile"
 	"genlens/job"
-	"genlens/report"
 )
 
 func init() {
 	extraCommands = append(extraCommands, newHallucinationCmd)
-	extraDemoSections = append(extraDemoSections, demoSection{order: 40, run: demoHallucination})
 }
 
 func newHallucinationCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hallucination",
-		Short: "Posterior hallucination rate of in-context learning (seed 003)",
+		Short: "Posterior hallucination rate of in-context learning (Jesson et al., NeurIPS 2024)",
 		Long: `hallucination estimates how often a model answering a query from in-context
 examples will hallucinate: the posterior hallucination rate (PHR) of Jesson
 et al. (2024), with the total, aleatoric and epistemic uncertainty, using only
@@ -102,9 +94,9 @@ a context of n examples from f, a query x) and compares, for each context size
 n, the PHR estimated by Algorithm 1 from the model's samples and
 log-probabilities alone with the exact PHR (Definition 4, from the exact
 posterior) and with the true hallucination rate of the model's answers given
-f (THR, Definition 3), as in the seed's Figure 3.
+f (THR, Definition 3), as in the paper's Figure 3.
 
-Models: linear (Bayesian linear regression, --features poly:3 is the seed's
+Models: linear (Bayesian linear regression, --features poly:3 is the paper's
 Appendix G.1.2 task; relu:WIDTH:SEED a random ReLU network with a learnable
 last layer) and categorical (Dirichlet-categorical in-context classifier).
 
@@ -208,7 +200,7 @@ func newPHRRunCmd() *cobra.Command {
 		Use:   "run --backend openai|linear|categorical --context CTX.jsonl --queries Q.jsonl [flags]",
 		Short: "PHR, total, aleatoric and epistemic uncertainty per query for your in-context task",
 		Long: `run estimates, for every query, the posterior hallucination rate of the model
-answering it given the context (Algorithm 1 of the seed), and the total,
+answering it given the context (Algorithm 1 of the paper), and the total,
 aleatoric and epistemic uncertainty of Appendix D, from the model's own
 samples and log-probabilities.
 
@@ -232,7 +224,7 @@ Backends:
                same flags and seed it gives the same numbers as the openai
                backend pointed at serve-model.
 
---M, --K and --extra default to the seed's settings: 10, 50, 5 for openai;
+--M, --K and --extra default to the paper's settings: 10, 50, 5 for openai;
 40, 2000, 100 for the exact models.`,
 		Example: `  genlens hallucination serve-model --addr 127.0.0.1:8000 &
   genlens hallucination run --backend openai --base-url http://127.0.0.1:8000/v1 \
@@ -249,7 +241,7 @@ Backends:
 	fl.StringVar(&f.APIKeyEnv, "api-key-env", f.APIKeyEnv, "openai: environment variable holding the API key (may be unset)")
 	fl.StringVar(&f.Context, "context", "", "context examples (.jsonl rows {\"x\", \"y\"})")
 	fl.StringVar(&f.Queries, "queries", "", "queries (.jsonl rows {\"id\", \"x\"[, \"y\"]})")
-	fl.Float64Var(&f.Eps, "eps", f.Eps, "tolerance ε (the seed used 0.75 to compare with the error rate)")
+	fl.Float64Var(&f.Eps, "eps", f.Eps, "tolerance ε (the paper used 0.75 to compare with the error rate)")
 	fl.IntVar(&f.M, "M", 0, "imagined datasets per query (default 10 openai, 40 exact models)")
 	fl.IntVar(&f.K, "K", 0, "responses per THR estimate (default 50 openai, 2000 exact models)")
 	fl.IntVar(&f.Extra, "extra", 0, "imagined examples N - n (default 5 openai, 100 exact models)")
@@ -258,7 +250,7 @@ Backends:
 	fl.DurationVar(&f.Timeout, "timeout", f.Timeout, "openai: per-request timeout")
 	fl.IntVar(&f.Retries, "retries", f.Retries, "openai: retries on 429, 5xx, timeouts and connection errors")
 	fl.IntVar(&f.MaxTokens, "max-tokens", f.MaxTokens, "openai: tokens generated per answer (one line)")
-	fl.Float64Var(&f.PairTopP, "pair-top-p", f.PairTopP, "openai: top_p when imagining examples (the seed used 0.9)")
+	fl.Float64Var(&f.PairTopP, "pair-top-p", f.PairTopP, "openai: top_p when imagining examples (the paper used 0.9)")
 	fl.BoolVar(&f.NoSeed, "no-seed", false, "openai: do not send per-request seeds")
 	fl.StringVar(&out, "out", "", "directory for items.csv and run.json")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
@@ -407,40 +399,3 @@ func runPHRServe(ctx context.Context, w io.Writer, f phrServeFlags, ready func(a
 }
 
 // -------------------------------------------------------------------- demo
-
-// demoHallucination runs a small version of simulate on the paper's cubic
-// regression task and charts the estimate against the exact PHR.
-func demoHallucination(w io.Writer, dir string, r *rand.Rand) (report.Section, error) {
-	m := bayeslin.Model{Features: bayeslin.Poly{Degree: 3}, Noise: 0.1, PriorScale: 1}
-	ns := []int{1, 2, 4, 8, 16, 32}
-	const count = 30
-	opt := hallucination.Options{Eps: 0.05, M: 20, K: 500, Extra: 100, Concurrency: 1}
-	tasks, err := hallucination.Simulate(context.Background(), m.Task, ns, count, hallucination.SimulateOptions{Options: opt, Seed: r.Uint64()})
-	if err != nil {
-		return report.Section{}, err
-	}
-	res := job.NewHallucinationSimulateResult(tasks, job.HallucinationSimulateSettings{})
-	table := report.Table{
-		Caption: fmt.Sprintf("Means over %d tasks per context size (ε = 0.05, M = %d, K = %d, N-n = %d)", count, opt.M, opt.K, opt.Extra),
-		Header:  []string{"n", "PHR (Algorithm 1)", "exact PHR", "true hallucination rate", "mean |PHR - exact|"},
-	}
-	fmt.Fprintf(w, "posterior hallucination rate: Bayesian cubic regression, %d tasks per n\n", count)
-	for _, row := range res.Rows {
-		table.Rows = append(table.Rows, []string{strconv.Itoa(row.N), fmt.Sprintf("%.3f", float64(row.PHRMean)), fmt.Sprintf("%.3f", float64(row.ExactPHRMean)),
-			fmt.Sprintf("%.3f", float64(row.THRMean)), fmt.Sprintf("%.3f", float64(row.MAEPHRExact))})
-		fmt.Fprintf(w, "   n=%-3d PHR %.3f  exact %.3f  THR %.3f\n", row.N, float64(row.PHRMean), float64(row.ExactPHRMean), float64(row.THRMean))
-	}
-	if err := atomicfile.Write(filepath.Join(dir, "hallucination_rates.png"), res.WriteRatesChart); err != nil {
-		return report.Section{}, err
-	}
-	return report.Section{
-		Title: "Posterior hallucination rate of in-context learning",
-		Text: []string{
-			"A model answers a query x from n in-context examples (x_i, y_i). Its answer is a hallucination when it falls outside the 95% likely set of the true mechanism; the posterior hallucination rate (PHR, seed 003) is the probability of that under the model's own posterior, estimated from the model's samples and log-probabilities alone: imagine further examples, then check how often answers given the real context fall in the tails of the answers given the imagined one (Algorithms 1 and 2).",
-			"Here the model is exact Bayesian cubic regression (y = w·(1, x, x², x³) + N(0, 0.1²), w ~ N(0, I), x ~ U[-2, 2]), so the exact PHR is known in closed form. The estimate tracks it and both fall with n towards ε = 0.05; the small gap at larger n is the truncation to N-n = 100 imagined examples.",
-			"On your model: genlens hallucination run --backend openai --base-url URL --model NAME --context ctx.jsonl --queries q.jsonl",
-		},
-		Tables: []report.Table{table},
-		Images: []report.Image{{File: "hallucination_rates.png", Caption: "Mean PHR estimate, exact PHR and true hallucination rate against context size (like seed 003, Figure 3a)."}},
-	}, nil
-}

@@ -297,23 +297,6 @@ func TestPHRServeModel(t *testing.T) {
 	}
 }
 
-func TestPHRDemoSection(t *testing.T) {
-	dir := t.TempDir()
-	var w strings.Builder
-	start := time.Now()
-	s, err := demoHallucination(&w, dir, rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("demo section in %v:\n%s", time.Since(start), w.String())
-	if len(s.Tables) != 1 || len(s.Tables[0].Rows) != 6 || len(s.Images) != 1 {
-		t.Errorf("section %+v", s)
-	}
-	if _, err := os.Stat(filepath.Join(dir, s.Images[0].File)); err != nil {
-		t.Error(err)
-	}
-}
-
 // The issue's target: `hallucination simulate` with the defaults (6 context
 // sizes x 200 tasks, M = 40, K = 2000, N-n = 100) in under 3 minutes on 2
 // cores.

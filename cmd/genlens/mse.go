@@ -23,9 +23,9 @@ func init() { extraCommands = append(extraCommands, newMSECmd) }
 func newMSECmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mse",
-		Short: "Estimate a regression model's MSE in production before the labels arrive (seed 004)",
+		Short: "Estimate a regression model's MSE in production before the labels arrive (one-step MSE estimation)",
 		Long: `mse estimates the mean squared error of a deployed regression model f on
-unlabelled operational data with a check model h (seed 004: "A one-step MSE
+unlabelled operational data with a check model h (one-step MSE estimation: "A one-step MSE
 estimation of models in production"): h is trained on labelled reference data
 together with f's predictions there, by the one-step objective K* (or K, or L),
 and the MSE of f on new inputs is estimated as mean 2 (h(x) - f(x))².
@@ -34,7 +34,7 @@ and the MSE of f on new inputs is estimated as mean 2 (h(x) - f(x))².
   estimate   estimate the MSE of operational data, chunk by chunk, with
              bands, thresholds from the reference data and alerts
   bench      compare the one-step objectives with the two-step baselines
-             on the seed's synthetic and LIBSVM protocols
+             on the paper's synthetic and LIBSVM protocols
 
 Tables are CSV files (a header row is detected; columns are named by header
 name, or by 0-based index in a file without a header).`,
@@ -53,12 +53,12 @@ func newMSEFitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fit --train TRAIN.csv --target COL --prediction COL --model CHECK.json [flags]",
 		Short: "Train a check model on labelled reference data and save it as JSON",
-		Long: `fit trains the check model h of seed 004 on TRAIN.csv: labelled rows with the
+		Long: `fit trains the check model h of the one-step MSE paper on TRAIN.csv: labelled rows with the
 target (--target) and the deployed model's prediction f(x) (--prediction).
 Use data the model was not trained on (its validation set, or a labelled
 reference period), so that the realised errors stored for the alert
 thresholds are representative; the estimate itself stays right even when f
-overfits (seed 004, Remark 3).
+overfits (one-step MSE estimation, Remark 3).
 
 Features default to every other column. Targets and predictions are
 standardised with the training mean and standard deviation, features per
@@ -67,7 +67,7 @@ column; the model file records the scaling and the column names, and
 
 Objectives: kstar (default, Eq. 8), k (the looser bound mean e²) or l
 (K* + lambda R, Eq. 17-18). Network: 3 linear layers with 64 hidden ReLU
-units, full-batch Adam (weight decay 1e-3), as in the seed.`,
+units, full-batch Adam (weight decay 1e-3), as in the paper.`,
 		Example: `  genlens mse fit --train reference.csv --target price --prediction price_pred --model check.json
   genlens mse fit --train ref.csv --target 0 --prediction 1 --features 2,3,4 --objective l --model check.json`,
 		Args: args(cobra.NoArgs),
@@ -267,8 +267,8 @@ func newMSEBenchCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "bench --dataset synthetic-a|synthetic-b|synthetic-c|PATH.csv [flags]",
-		Short: "Compare the one-step check models with the two-step baselines (seed 004, Tables 1 and 3)",
-		Long: `bench reproduces seed 004's experiments. Every trial draws data, trains the
+		Short: "Compare the one-step check models with the two-step baselines (one-step MSE estimation, Tables 1 and 3)",
+		Long: `bench reproduces the one-step MSE paper's experiments. Every trial draws data, trains the
 prediction model f (3 linear layers, 64 hidden ReLU units, 200 epochs of
 full-batch Adam, lr 0.01, weight decay 1e-3, targets standardised with training
 statistics) and lets every method estimate f's MSE on the operational data;
@@ -297,7 +297,7 @@ Trials run in parallel; the same --seed gives the same numbers.`,
 	fl.IntVar(&f.Trials, "trials", f.Trials, "number of trials")
 	fl.StringSliceVar(&f.Methods, "methods", f.Methods, "methods to compare")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
-	fl.StringVar(&out, "out", "", "directory for bench.md (a table like the seed's), trials.csv and bench.json")
+	fl.StringVar(&out, "out", "", "directory for bench.md (a table like the paper's), trials.csv and bench.json")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }

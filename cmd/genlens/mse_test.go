@@ -435,45 +435,6 @@ func TestMSEBenchLIBSVM(t *testing.T) {
 	}
 }
 
-func TestMSEDemoSection(t *testing.T) {
-	dir := t.TempDir()
-	var out strings.Builder
-	sec, err := demoMSE(&out, dir, rand.New(rand.NewPCG(1, 0x9e3779b97f4a7c15)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "mse_monitoring.png")); err != nil {
-		t.Error("no chart")
-	}
-	rows := sec.Tables[0].Rows
-	if len(rows) != 24 {
-		t.Fatalf("%d days", len(rows))
-	}
-	// The estimate rises with the drift, and alerts on days whose labels
-	// have not arrived (days 17-23).
-	var early, late float64
-	var alertsUnlabelled int
-	for d, r := range rows {
-		var v float64
-		fmt.Sscan(r[2], &v)
-		if d < 10 {
-			early += v / 10
-		}
-		if d >= 17 {
-			late += v / 7
-			if r[5] == "ALERT" && r[4] == "(not yet)" {
-				alertsUnlabelled++
-			}
-		}
-	}
-	if late < 1.5*early || alertsUnlabelled < 5 {
-		t.Errorf("estimate %.2f before the drift, %.2f at its end, %d alerts before labels", early, late, alertsUnlabelled)
-	}
-	if !strings.Contains(out.String(), "mse monitoring") {
-		t.Errorf("summary: %q", out.String())
-	}
-}
-
 // The issue's target: `mse bench --dataset synthetic-a --trials 100` with
 // every method in under 5 minutes on 2 cores.
 // Run: go test ./cmd/genlens -run XXX -bench MSEBenchSyntheticA -benchtime 1x -timeout 30m

@@ -1,28 +1,25 @@
-package main
+package demo
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"math"
-	"math/rand/v2"
-	"strconv"
-
-	"gonum.org/v1/gonum/mat"
-
 	"genlens/checkmodel"
 	"genlens/evalstat"
 	"genlens/job"
 	"genlens/monitor"
 	"genlens/nn"
 	"genlens/report"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"gonum.org/v1/gonum/mat"
 )
 
-func init() { extraDemoSections = append(extraDemoSections, demoSection{order: 50, run: demoMSE}) }
-
-// demoMSE monitors a regression model whose inputs drift: the check model
+// mseSection monitors a regression model whose inputs drift: the check model
 // sees the error rise in the chunks whose labels have not arrived yet.
-func demoMSE(w io.Writer, dir string, r *rand.Rand) (report.Section, error) {
+func mseSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand) (report.Section, error) {
 	const (
 		trainRows, refRows = 300, 1000
 		days, perDay       = 24, 200
@@ -30,7 +27,7 @@ func demoMSE(w io.Writer, dir string, r *rand.Rand) (report.Section, error) {
 		driftTo            = 1.2 // input mean shift on the last day
 		labelDelay         = 7   // days until labels arrive
 	)
-	// The deployed model f: the seed's synthetic A relation, learnt from
+	// The deployed model f: the paper's synthetic A relation, learnt from
 	// 300 rows with standardised targets.
 	xt, yt, err := checkmodel.Synthetic(checkmodel.NoiseA, trainRows, r)
 	if err != nil {
@@ -45,7 +42,7 @@ func demoMSE(w io.Writer, dir string, r *rand.Rand) (report.Section, error) {
 	if err != nil {
 		return report.Section{}, err
 	}
-	if _, err := nn.Fit(context.Background(), fnet, xt, nn.MSE(yn), nn.DefaultTrainConfig(), r); err != nil {
+	if _, err := nn.Fit(ctx, fnet, xt, nn.MSE(yn), nn.DefaultTrainConfig(), r); err != nil {
 		return report.Section{}, err
 	}
 	f := func(x *mat.Dense) []float64 {
@@ -61,7 +58,7 @@ func demoMSE(w io.Writer, dir string, r *rand.Rand) (report.Section, error) {
 	if err != nil {
 		return report.Section{}, err
 	}
-	m, err := checkmodel.Fit(context.Background(), xr, yr, f(xr), checkmodel.DefaultConfig(), r.Uint64())
+	m, err := checkmodel.Fit(ctx, xr, yr, f(xr), checkmodel.DefaultConfig(), r.Uint64())
 	if err != nil {
 		return report.Section{}, err
 	}
@@ -152,8 +149,8 @@ func demoMSE(w io.Writer, dir string, r *rand.Rand) (report.Section, error) {
 	return report.Section{
 		Title: "MSE of a regression model in production, before its labels arrive",
 		Text: []string{
-			fmt.Sprintf("A regression model f (the seed 004's synthetic A relation, y = (3x+5) sin(3x+5) + 0.3 (1 + max(0, 3x+5)) e, learnt from %d rows) serves %d rows a day. From day %d its inputs drift upwards, where the noise grows and f extrapolates; labels arrive %d days late, so today (day %d) the realised MSE is known up to day %d only.", trainRows, perDay, driftFrom, labelDelay, days-1, labelled-1),
-			fmt.Sprintf("A check model h, trained once on %d labelled reference rows by the one-step objective K* (seed 004, Eq. 8), estimates each day's MSE from the inputs alone as mean 2 (h(x) - f(x))², with a band of ±3 sampling errors; the thresholds are mean ± 3 standard deviations of the realised MSE over chunks of the reference data. %s", refRows, story),
+			fmt.Sprintf("A regression model f (the one-step MSE paper's synthetic A relation, y = (3x+5) sin(3x+5) + 0.3 (1 + max(0, 3x+5)) e, learnt from %d rows) serves %d rows a day. From day %d its inputs drift upwards, where the noise grows and f extrapolates; labels arrive %d days late, so today (day %d) the realised MSE is known up to day %d only.", trainRows, perDay, driftFrom, labelDelay, days-1, labelled-1),
+			fmt.Sprintf("A check model h, trained once on %d labelled reference rows by the one-step objective K* (one-step MSE estimation, Eq. 8), estimates each day's MSE from the inputs alone as mean 2 (h(x) - f(x))², with a band of ±3 sampling errors; the thresholds are mean ± 3 standard deviations of the realised MSE over chunks of the reference data. %s", refRows, story),
 			"On your data: genlens mse fit --train reference.csv --target y --prediction y_pred --model check.json; then genlens mse estimate --model check.json --data today.csv --timestamp ts --period day --target y --out mse/",
 		},
 		Tables: []report.Table{table},

@@ -1,0 +1,147 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDemoDisentangleSection(t *testing.T) {
+	dir := t.TempDir()
+	var w bytes.Buffer
+	sec, err := disentangleSection(context.Background(), &w, dir, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, img := range sec.Images {
+		if st, err := os.Stat(filepath.Join(dir, img.File)); err != nil || st.Size() == 0 {
+			t.Errorf("demo did not write %s", img.File)
+		}
+	}
+	if len(sec.Tables) != 1 || len(sec.Tables[0].Rows) != 4 {
+		t.Fatalf("demo table: %+v", sec.Tables)
+	}
+	// Every face region was found as a cluster, and each flaw is traced
+	// to its region.
+	for _, region := range []string{"background", "hair", "face", "eyes", "mouth"} {
+		if !strings.Contains(strings.Join(sec.Tables[0].Header, " "), region) {
+			t.Errorf("no cluster for the %s: header %v", region, sec.Tables[0].Header)
+		}
+	}
+	text := w.String()
+	if !strings.Contains(text, "ckpt 3: ") || !strings.Contains(strings.Split(text, "ckpt 3: ")[1], "(eyes)") ||
+		!strings.Contains(strings.Split(text, "ckpt 4: ")[1], "(background)") {
+		t.Errorf("demo summary does not trace the flaws:\n%s", text)
+	}
+}
+
+func TestPHRDemoSection(t *testing.T) {
+	dir := t.TempDir()
+	var w strings.Builder
+	start := time.Now()
+	s, err := hallucinationSection(context.Background(), &w, dir, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("demo section in %v:\n%s", time.Since(start), w.String())
+	if len(s.Tables) != 1 || len(s.Tables[0].Rows) != 6 || len(s.Images) != 1 {
+		t.Errorf("section %+v", s)
+	}
+	if _, err := os.Stat(filepath.Join(dir, s.Images[0].File)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestMSEDemoSection(t *testing.T) {
+	dir := t.TempDir()
+	var out strings.Builder
+	sec, err := mseSection(context.Background(), &out, dir, rand.New(rand.NewPCG(1, 0x9e3779b97f4a7c15)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "mse_monitoring.png")); err != nil {
+		t.Error("no chart")
+	}
+	rows := sec.Tables[0].Rows
+	if len(rows) != 24 {
+		t.Fatalf("%d days", len(rows))
+	}
+	// The estimate rises with the drift, and alerts on days whose labels
+	// have not arrived (days 17-23).
+	var early, late float64
+	var alertsUnlabelled int
+	for d, r := range rows {
+		var v float64
+		fmt.Sscan(r[2], &v)
+		if d < 10 {
+			early += v / 10
+		}
+		if d >= 17 {
+			late += v / 7
+			if r[5] == "ALERT" && r[4] == "(not yet)" {
+				alertsUnlabelled++
+			}
+		}
+	}
+	if late < 1.5*early || alertsUnlabelled < 5 {
+		t.Errorf("estimate %.2f before the drift, %.2f at its end, %d alerts before labels", early, late, alertsUnlabelled)
+	}
+	if !strings.Contains(out.String(), "mse monitoring") {
+		t.Errorf("summary: %q", out.String())
+	}
+}
+
+// The tour is an explicit list: one section per method, in the order of
+// the report, each writing what its section shows.
+func TestRunWritesTheTour(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every method")
+	}
+	dir := t.TempDir()
+	var w strings.Builder
+	var ticks []int
+	err := Run(context.Background(), &w, dir, Options{Seed: 7, Version: "genlens test", Date: "2026-11-25",
+		Progress: func(done, total int) { ticks = append(ticks, done*10+total) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ticks) != len(Sections()) || ticks[0] != 17 || ticks[6] != 77 {
+		t.Errorf("progress calls %v, want 1/7 ... 7/7", ticks)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"genlens test · 2026-11-25", "**Contents**", "7. [", "## References", "Jesson", "Gruber & Buettner"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if strings.Contains(strings.ToLower(string(md)), "seed 00") {
+		t.Error("report cites a paper as 'seed 00x'")
+	}
+	entries, _ := os.ReadDir(dir)
+	pngs := 0
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".png") {
+			pngs++
+		}
+	}
+	if pngs < 10 {
+		t.Errorf("%d charts written, want at least 10", pngs)
+	}
+	// A cancelled context stops the tour before its next section.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Run(ctx, io.Discard, t.TempDir(), Options{Seed: 7}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled run: %v", err)
+	}
+}
