@@ -7,14 +7,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
-
-	"genlens/linalg"
 )
 
 // num is a float64 that encodes NaN and ±Inf as JSON null (an undefined
@@ -108,19 +105,6 @@ func sameFileAs(path string, inputs ...string) string {
 		}
 	}
 	return ""
-}
-
-// parallelTasks readies BLAS for work that runs tasks (simulation trials,
-// independent fits) on several goroutines at once: with OpenBLAS each small
-// product would otherwise also spread over every core, and its threads
-// spin against the goroutines (4x slower seen on 2 cores). It returns the
-// function that restores the previous setting.
-func parallelTasks(tasks int) (restore func()) {
-	if tasks < 2 || runtime.GOMAXPROCS(0) < 2 {
-		return func() {}
-	}
-	prev := linalg.SetThreads(1)
-	return func() { linalg.SetThreads(prev) }
 }
 
 // console keeps a progress bar (on stderr) and text (on stdout, or
