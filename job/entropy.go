@@ -31,7 +31,7 @@ type EntropyRequest struct {
 	EmbeddingsKey string  `json:"embeddings_key,omitempty"` // array inside an Embeddings .npz
 	Kernel        string  `json:"kernel"`                   // cs or a vector kernel (kernel.Names)
 	T             *int    `json:"t,omitempty"`              // cs: subsequence length; nil means 2
-	Cumulative    *bool   `json:"cumulative,omitempty"`     // cs: sum subsequence lengths 1..t
+	Cumulative    *bool   `json:"cumulative,omitempty"`     // cs: sum subsequence lengths 1..t (nil: true, as the authors' code); false: length t only, as the paper's text
 	Gamma         string  `json:"gamma,omitempty"`          // rbf, laplacian, poly: dim, median or a number; "" means dim
 	HoldoutFirst  bool    `json:"holdout_first"`            // judge samples[0], score samples[1:]
 	Threshold     float64 `json:"threshold"`                // RougeL-F above which an answer is correct, in [0, 1)
@@ -93,7 +93,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		return o, Fieldf("embeddings_key", "{embeddings_key} %s: give the .npz with {embeddings}", r.EmbeddingsKey)
 	}
 	thr := r.Threshold
-	o.opt = uncertainty.Options{Sequence: kernel.CS{T: t, Cumulative: r.Cumulative != nil && *r.Cumulative},
+	o.opt = uncertainty.Options{Sequence: kernel.CS{T: t, Cumulative: r.Cumulative == nil || *r.Cumulative},
 		HoldoutFirst: r.HoldoutFirst, RougeThreshold: &thr}
 	if vector {
 		var err error

@@ -47,13 +47,19 @@ const answersJSONL = `{"id":"q1","samples":["paris","paris","paris is the capita
 func TestEntropyGolden(t *testing.T) {
 	fsys := fstest.MapFS{"answers.jsonl": {Data: []byte(answersJSONL)}}
 	dumpInputs(t, fsys)
-	three := 3
+	three, no := 3, false
 	for _, tc := range []struct {
 		name string
 		edit func(r *EntropyRequest)
 	}{
+		// The default sums lengths 1..2. By hand for q1 (samples[1:] =
+		// paris, "paris is the capital", paris, lyon): the long answer
+		// has 4 words and 3 word pairs, so it meets "paris" at 1/√7; the
+		// mean over the 6 pairs is (1 + 2/√7)/6 and the entropy
+		// -0.2926548.
 		{"entropy_cs_holdout", func(r *EntropyRequest) { r.HoldoutFirst = true }},
-		{"entropy_cs_t3_threshold0", func(r *EntropyRequest) { r.T, r.Threshold = &three, 0 }},
+		{"entropy_cs_length2_holdout", func(r *EntropyRequest) { r.HoldoutFirst, r.Cumulative = true, &no }},
+		{"entropy_cs_length3_threshold0", func(r *EntropyRequest) { r.T, r.Cumulative, r.Threshold = &three, &no, 0 }},
 		{"entropy_rbf_median", func(r *EntropyRequest) { r.Kernel, r.Gamma, r.HoldoutFirst = "rbf", "median", true }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -33,7 +33,11 @@ answers (AUROC).
 Input rows (JSONL or Parquet): id, samples (strings), optional embeddings (one
 vector per sample), answer, reference (string or list), correct (bool).
 The cs kernel works on word tokens and needs no embeddings (--t and
---cumulative apply to it only); the vector kernels need embeddings in the rows
+--cumulative apply to it only). By default it counts the common contiguous
+subsequences of lengths 1 and 2 (--t 2 --cumulative), as the authors' code
+(github MLO-lab/BVCD_generative_models, get_ncsk_entropy.py) does; the paper's
+text uses length 2 alone (--cumulative=false). The sum detected incorrect
+answers better on both TriviaQA sets measured (see the README); the vector kernels need embeddings in the rows
 or --embeddings E.npy (rows x samples x d; --embeddings-key picks the array
 of an .npz), and --gamma applies to them only. A row with no samples is
 skipped with a reason whatever the kernel.
@@ -68,7 +72,7 @@ computed from samples[1:] only.`,
 	fl.StringVar(&f.EmbeddingsKey, "embeddings-key", "", "array name inside an --embeddings .npz")
 	fl.StringVar(&f.Kernel, "kernel", f.Kernel, "cs (word sequences) or a vector kernel: "+strings.Join(kernel.Names, ", "))
 	fl.IntVar(&t, "t", 2, "subsequence length of the cs kernel")
-	fl.BoolVar(&cumulative, "cumulative", false, "cs kernel: sum subsequence lengths 1..t (the authors' code)")
+	fl.BoolVar(&cumulative, "cumulative", true, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
 	fl.StringVar(&gamma, "gamma", "dim", "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
 	fl.BoolVar(&f.HoldoutFirst, "holdout-first", false, "judge samples[0]; score uncertainty on samples[1:]")
 	fl.Float64Var(&f.Threshold, "threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct, in [0, 1)")
