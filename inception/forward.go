@@ -1,0 +1,290 @@
+package inception
+
+import (
+	"context"
+	"math"
+
+	"genlens/linalg"
+)
+
+// fmap is one image's feature map, channels first (C×H×W), PyTorch's
+// layout: a channel is a contiguous H·W plane, so concatenating branches
+// is writing each branch's GEMM output at a channel offset.
+type fmap struct {
+	c, h, w int
+	d       []float32
+}
+
+func newFmap(c, h, w int) fmap { return fmap{c, h, w, make([]float32, c*h*w)} }
+
+// outSize is the spatial size a convolution or pool gives.
+func outSize(in, k, stride, pad int) int { return (in+2*pad-k)/stride + 1 }
+
+// apply runs the folded convolution and ReLU on in and writes the result
+// into channels [c0, c0+cout) of dst, allocating dst when it is nil.
+func (cv *conv) apply(in fmap, dst *fmap, c0 int) fmap {
+	ho, wo := outSize(in.h, cv.kh, cv.stride, cv.ph), outSize(in.w, cv.kw, cv.stride, cv.pw)
+	if dst == nil {
+		f := newFmap(cv.cout, ho, wo)
+		dst, c0 = &f, 0
+	}
+	n := ho * wo
+	out := dst.d[c0*n : (c0+cv.cout)*n]
+	k := cv.cin * cv.kh * cv.kw
+	var col []float32
+	if cv.kh == 1 && cv.kw == 1 && cv.stride == 1 {
+		// A 1×1 convolution is the weight matrix times the input map
+		// itself (cin × H·W): no im2col copy.
+		col = in.d
+	} else {
+		col = im2col(in, cv, ho, wo)
+	}
+	// Start from the bias, then accumulate W·col on top (beta = 1).
+	for o := 0; o < cv.cout; o++ {
+		b := cv.b[o]
+		row := out[o*n : (o+1)*n]
+		for j := range row {
+			row[j] = b
+		}
+	}
+	linalg.Sgemm(false, false, cv.cout, n, k, 1, cv.w, k, col, n, 1, out, n)
+	for j, v := range out {
+		if v < 0 {
+			out[j] = 0
+		}
+	}
+	return *dst
+}
+
+// im2col lays out every receptive field as a column: row (c·kh+i)·kw+j,
+// column oy·wo+ox holds in[c][oy·s+i−ph][ox·s+j−pw], zero outside the map
+// (zero padding).
+func im2col(in fmap, cv *conv, ho, wo int) []float32 {
+	n := ho * wo
+	col := make([]float32, cv.cin*cv.kh*cv.kw*n)
+	s := cv.stride
+	for c := 0; c < in.c; c++ {
+		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
+		for i := 0; i < cv.kh; i++ {
+			for j := 0; j < cv.kw; j++ {
+				row := col[((c*cv.kh+i)*cv.kw+j)*n:][:n]
+				for oy := 0; oy < ho; oy++ {
+					iy := oy*s + i - cv.ph
+					dst := row[oy*wo : (oy+1)*wo]
+					if iy < 0 || iy >= in.h {
+						continue // already zero
+					}
+					src := plane[iy*in.w : (iy+1)*in.w]
+					if s == 1 {
+						// Valid ox satisfy 0 <= ox+j−pw < in.w.
+						lo := max(0, cv.pw-j)
+						hi := min(wo, in.w+cv.pw-j)
+						if lo < hi {
+							copy(dst[lo:hi], src[lo+j-cv.pw:hi+j-cv.pw])
+						}
+						continue
+					}
+					for ox := 0; ox < wo; ox++ {
+						ix := ox*s + j - cv.pw
+						if ix >= 0 && ix < in.w {
+							dst[ox] = src[ix]
+						}
+					}
+				}
+			}
+		}
+	}
+	return col
+}
+
+// maxPool is a 3×3 max pool with the given stride and padding, written
+// into channels [c0, c0+in.c) of dst (allocated when nil). Padding never
+// wins a maximum, as with PyTorch's implicit −∞ padding.
+func maxPool(in fmap, stride, pad int, dst *fmap, c0 int) fmap {
+	ho, wo := outSize(in.h, 3, stride, pad), outSize(in.w, 3, stride, pad)
+	if dst == nil {
+		f := newFmap(in.c, ho, wo)
+		dst, c0 = &f, 0
+	}
+	for c := 0; c < in.c; c++ {
+		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
+		out := dst.d[(c0+c)*ho*wo : (c0+c+1)*ho*wo]
+		for oy := 0; oy < ho; oy++ {
+			for ox := 0; ox < wo; ox++ {
+				m := float32(math.Inf(-1))
+				for i := 0; i < 3; i++ {
+					iy := oy*stride + i - pad
+					if iy < 0 || iy >= in.h {
+						continue
+					}
+					for j := 0; j < 3; j++ {
+						ix := ox*stride + j - pad
+						if ix < 0 || ix >= in.w {
+							continue
+						}
+						if v := plane[iy*in.w+ix]; v > m {
+							m = v
+						}
+					}
+				}
+				out[oy*wo+ox] = m
+			}
+		}
+	}
+	return *dst
+}
+
+// avgPool is pytorch-fid's 3×3, stride 1, padding 1 average pool with
+// count_include_pad=False: the divisor is the number of pixels inside the
+// map (4 in a corner, 6 on an edge), which is what the TensorFlow graph
+// did and torchvision's default (count padding) does not.
+func avgPool(in fmap) fmap {
+	out := newFmap(in.c, in.h, in.w)
+	for c := 0; c < in.c; c++ {
+		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
+		dst := out.d[c*in.h*in.w : (c+1)*in.h*in.w]
+		for y := 0; y < in.h; y++ {
+			y0, y1 := max(0, y-1), min(in.h, y+2)
+			for x := 0; x < in.w; x++ {
+				x0, x1 := max(0, x-1), min(in.w, x+2)
+				var s float32
+				for iy := y0; iy < y1; iy++ {
+					for ix := x0; ix < x1; ix++ {
+						s += plane[iy*in.w+ix]
+					}
+				}
+				dst[y*in.w+x] = s / float32((y1-y0)*(x1-x0))
+			}
+		}
+	}
+	return out
+}
+
+// meanPool averages every channel over the map (adaptive average pool to
+// 1×1), in float64 so the mean of 5,329 values keeps float32 accuracy.
+func meanPool(in fmap) []float32 {
+	n := in.h * in.w
+	out := make([]float32, in.c)
+	for c := range out {
+		var s float64
+		for _, v := range in.d[c*n : (c+1)*n] {
+			s += float64(v)
+		}
+		out[c] = float32(s / float64(n))
+	}
+	return out
+}
+
+// forward runs one preprocessed image through the network.
+func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
+	var f Features
+	x := fmap{3, Size, Size, img}
+	run := func(name string, in fmap) fmap { return m.convs[name].apply(in, nil, 0) }
+	into := func(name string, in fmap, dst *fmap, c0 int) { m.convs[name].apply(in, dst, c0) }
+
+	// Block 0: 299 → 149 → 147 → 147 → max pool → 73, 64 channels.
+	x = run("Conv2d_1a_3x3", x)
+	x = run("Conv2d_2a_3x3", x)
+	x = run("Conv2d_2b_3x3", x)
+	x = maxPool(x, 2, 0, nil, 0)
+	f.Pool64 = meanPool(x)
+	// Block 1: 73 → 71 → max pool → 35, 192 channels.
+	x = run("Conv2d_3b_1x1", x)
+	x = run("Conv2d_4a_3x3", x)
+	x = maxPool(x, 2, 0, nil, 0)
+	f.Pool192 = meanPool(x)
+	if err := ctx.Err(); err != nil {
+		return f, err
+	}
+
+	// Block 2: Mixed_5b..5d (FIDInceptionA), 6a (InceptionB), 6b..6e
+	// (FIDInceptionC); 35 → 17, 768 channels.
+	for _, p := range []struct {
+		name string
+		pool int
+	}{{"Mixed_5b", 32}, {"Mixed_5c", 64}, {"Mixed_5d", 64}} {
+		out := newFmap(224+p.pool, x.h, x.w)
+		into(p.name+".branch1x1", x, &out, 0)
+		into(p.name+".branch5x5_2", run(p.name+".branch5x5_1", x), &out, 64)
+		t := run(p.name+".branch3x3dbl_2", run(p.name+".branch3x3dbl_1", x))
+		into(p.name+".branch3x3dbl_3", t, &out, 128)
+		into(p.name+".branch_pool", avgPool(x), &out, 224)
+		x = out
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
+	}
+	{
+		ho := outSize(x.h, 3, 2, 0)
+		out := newFmap(384+96+x.c, ho, ho)
+		into("Mixed_6a.branch3x3", x, &out, 0)
+		t := run("Mixed_6a.branch3x3dbl_2", run("Mixed_6a.branch3x3dbl_1", x))
+		into("Mixed_6a.branch3x3dbl_3", t, &out, 384)
+		maxPool(x, 2, 0, &out, 480)
+		x = out
+	}
+	for _, p := range []string{"Mixed_6b", "Mixed_6c", "Mixed_6d", "Mixed_6e"} {
+		out := newFmap(768, x.h, x.w)
+		into(p+".branch1x1", x, &out, 0)
+		t := run(p+".branch7x7_2", run(p+".branch7x7_1", x))
+		into(p+".branch7x7_3", t, &out, 192)
+		t = run(p+".branch7x7dbl_1", x)
+		for _, s := range []string{"_2", "_3", "_4"} {
+			t = run(p+".branch7x7dbl"+s, t)
+		}
+		into(p+".branch7x7dbl_5", t, &out, 384)
+		into(p+".branch_pool", avgPool(x), &out, 576)
+		x = out
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
+	}
+	f.Pool768 = meanPool(x)
+
+	// Block 3: Mixed_7a (InceptionD), 7b (FIDInceptionE_1), 7c
+	// (FIDInceptionE_2, max pool in its pool branch); 17 → 8, 2048
+	// channels, then the global average pool.
+	{
+		ho := outSize(x.h, 3, 2, 0)
+		out := newFmap(320+192+x.c, ho, ho)
+		into("Mixed_7a.branch3x3_2", run("Mixed_7a.branch3x3_1", x), &out, 0)
+		t := run("Mixed_7a.branch7x7x3_1", x)
+		for _, s := range []string{"_2", "_3"} {
+			t = run("Mixed_7a.branch7x7x3"+s, t)
+		}
+		into("Mixed_7a.branch7x7x3_4", t, &out, 320)
+		maxPool(x, 2, 0, &out, 512)
+		x = out
+	}
+	for _, p := range []string{"Mixed_7b", "Mixed_7c"} {
+		out := newFmap(2048, x.h, x.w)
+		into(p+".branch1x1", x, &out, 0)
+		t := run(p+".branch3x3_1", x)
+		into(p+".branch3x3_2a", t, &out, 320)
+		into(p+".branch3x3_2b", t, &out, 704)
+		t = run(p+".branch3x3dbl_2", run(p+".branch3x3dbl_1", x))
+		into(p+".branch3x3dbl_3a", t, &out, 1088)
+		into(p+".branch3x3dbl_3b", t, &out, 1472)
+		var pooled fmap
+		if p == "Mixed_7b" {
+			pooled = avgPool(x)
+		} else {
+			pooled = maxPool(x, 1, 1, nil, 0)
+		}
+		into(p+".branch_pool", pooled, &out, 1856)
+		x = out
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
+	}
+	f.Pool2048 = meanPool(x)
+
+	// fc: logits_unbiased = W·p, logits = W·p + b.
+	f.LogitsUnbiased = make([]float32, Classes)
+	linalg.Sgemm(false, false, Classes, 1, 2048, 1, m.fcW, 2048, f.Pool2048, 1, 0, f.LogitsUnbiased, 1)
+	f.Logits = make([]float32, Classes)
+	for i, v := range f.LogitsUnbiased {
+		f.Logits[i] = v + m.fcB[i]
+	}
+	return f, nil
+}
