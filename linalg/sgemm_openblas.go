@@ -9,4 +9,7 @@ import (
 
 // openblas.go installs OpenBLAS for float64 only; float32 products (the
 // convolutions of package inception) need the same swap for blas32.
-func init() { blas32.Use(blasnetlib.Implementation{}) }
+func init() {
+	blas32.Use(blasnetlib.Implementation{})
+	useKernel = false
+}

@@ -1,0 +1,15 @@
+//go:build !noasm
+
+package sgemm
+
+import "golang.org/x/sys/cpu"
+
+// sgemmKernel6x16 is the AVX2/FMA micro-kernel of MulAdd
+// (sgemm_amd64.s).
+//
+//go:noescape
+func sgemmKernel6x16(k int, a, b, c *float32)
+
+// Available reports whether this CPU runs the micro-kernel; without AVX2
+// and FMA, Sgemm stays with gonum.
+var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA

@@ -1,0 +1,9 @@
+//go:build !amd64 || noasm
+
+package sgemm
+
+const Available = false
+
+func sgemmKernel6x16(k int, a, b, c *float32) {
+	panic("linalg: no SGEMM micro-kernel on this platform")
+}
