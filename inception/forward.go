@@ -22,7 +22,7 @@ func outSize(in, k, stride, pad int) int { return (in+2*pad-k)/stride + 1 }
 
 // apply runs the folded convolution and ReLU on in and writes the result
 // into channels [c0, c0+cout) of dst, allocating dst when it is nil.
-func (cv *conv) apply(in fmap, dst *fmap, c0 int) fmap {
+func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32) fmap {
 	ho, wo := outSize(in.h, cv.kh, cv.stride, cv.ph), outSize(in.w, cv.kw, cv.stride, cv.pw)
 	if dst == nil {
 		f := newFmap(cv.cout, ho, wo)
@@ -37,7 +37,7 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int) fmap {
 		// itself (cin × H·W): no im2col copy.
 		col = in.d
 	} else {
-		col = im2col(in, cv, ho, wo)
+		col = im2col(in, cv, ho, wo, scratch)
 	}
 	// Start from the bias, then accumulate W·col on top (beta = 1).
 	for o := 0; o < cv.cout; o++ {
@@ -58,10 +58,17 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int) fmap {
 
 // im2col lays out every receptive field as a column: row (c·kh+i)·kw+j,
 // column oy·wo+ox holds in[c][oy·s+i−ph][ox·s+j−pw], zero outside the map
-// (zero padding).
-func im2col(in fmap, cv *conv, ho, wo int) []float32 {
+// (zero padding). It reuses *scratch, one buffer per goroutine, because
+// the largest matrices (6.2M values in the stem) would otherwise be
+// allocated and collected for every layer of every image.
+func im2col(in fmap, cv *conv, ho, wo int, scratch *[]float32) []float32 {
 	n := ho * wo
-	col := make([]float32, cv.cin*cv.kh*cv.kw*n)
+	size := cv.cin * cv.kh * cv.kw * n
+	if cap(*scratch) < size {
+		*scratch = make([]float32, size)
+	}
+	col := (*scratch)[:size]
+	clear(col)
 	s := cv.stride
 	for c := 0; c < in.c; c++ {
 		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
@@ -179,8 +186,9 @@ func meanPool(in fmap) []float32 {
 func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	var f Features
 	x := fmap{3, Size, Size, img}
-	run := func(name string, in fmap) fmap { return m.convs[name].apply(in, nil, 0) }
-	into := func(name string, in fmap, dst *fmap, c0 int) { m.convs[name].apply(in, dst, c0) }
+	var scratch []float32
+	run := func(name string, in fmap) fmap { return m.convs[name].apply(in, nil, 0, &scratch) }
+	into := func(name string, in fmap, dst *fmap, c0 int) { m.convs[name].apply(in, dst, c0, &scratch) }
 
 	// Block 0: 299 → 149 → 147 → 147 → max pool → 73, 64 channels.
 	x = run("Conv2d_1a_3x3", x)
