@@ -3,6 +3,7 @@ package inception
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -85,7 +86,91 @@ func LoadStateDict(path string) (sd map[string]*Tensor, err error) {
 		}
 		return nil, bad("cannot decode PyTorch file: "+msg, err)
 	}
-	return stateDict(path, obj)
+	sd, err = stateDict(path, obj)
+	if err == nil && bytes.HasPrefix(head, legacyMagic) {
+		err = checkLegacyEnd(path, st.Size(), obj)
+	}
+	return sd, err
+}
+
+// checkLegacyEnd catches a legacy file cut off inside its last storage,
+// which gopickle reads without noticing (it ignores short reads, leaving
+// stale bytes in the tensor). A legacy file ends with the pickled list of
+// storage keys, its STOP opcode '.', then every storage as an 8-byte
+// element count and the raw elements, up to the end of the file. So
+// counting back from the end by the storages' total size must land just
+// after a '.', on the element count of one of the storages.
+func checkLegacyEnd(path string, size int64, obj any) error {
+	var values []any
+	switch d := obj.(type) {
+	case *types.OrderedDict:
+		for _, e := range d.Map {
+			values = append(values, e.Value)
+		}
+	case *types.Dict:
+		for _, e := range *d {
+			values = append(values, e.Value)
+		}
+	}
+	seen := map[pytorch.StorageInterface]bool{}
+	counts := map[uint64]bool{}
+	var data int64
+	for _, v := range values {
+		t, ok := v.(*pytorch.Tensor)
+		if !ok || seen[t.Source] {
+			continue
+		}
+		seen[t.Source] = true
+		n, es := storageSize(t.Source)
+		if es == 0 {
+			return nil // a storage type this check does not know
+		}
+		counts[uint64(n)] = true
+		data += 8 + int64(n)*es
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	start := size - data
+	var buf [9]byte
+	f, err := os.Open(path)
+	if err != nil {
+		return &dataio.InputError{File: path, Msg: "cannot read weights: " + causeMsg(err), Err: err}
+	}
+	defer f.Close()
+	if start >= 1 {
+		if _, err := f.ReadAt(buf[:], start-1); err == nil && buf[0] == '.' && counts[binary.LittleEndian.Uint64(buf[1:])] {
+			return nil
+		}
+	}
+	return &dataio.InputError{File: path, Msg: fmt.Sprintf("truncated PyTorch file: its tensors need %d bytes of storage that the file does not end with; download it again", data)}
+}
+
+// storageSize returns the element count and element size of a storage.
+func storageSize(s pytorch.StorageInterface) (n int, elem int64) {
+	switch s := s.(type) {
+	case *pytorch.FloatStorage:
+		return s.Size, 4
+	case *pytorch.DoubleStorage:
+		return s.Size, 8
+	case *pytorch.HalfStorage:
+		return s.Size, 2
+	case *pytorch.BFloat16Storage:
+		return s.Size, 2
+	case *pytorch.LongStorage:
+		return s.Size, 8
+	case *pytorch.IntStorage:
+		return s.Size, 4
+	case *pytorch.ShortStorage:
+		return s.Size, 2
+	case *pytorch.CharStorage:
+		return s.Size, 1
+	case *pytorch.ByteStorage:
+		return s.Size, 1
+	case *pytorch.BoolStorage:
+		return s.Size, 1
+	}
+	return 0, 0
 }
 
 // checkZip refuses TorchScript archives with a message that says what
