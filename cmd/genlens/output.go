@@ -123,18 +123,19 @@ func parallelTasks(tasks int) (restore func()) {
 }
 
 // progress returns a tick function drawing a bar on stderr when stderr is
-// a terminal, and a no-op otherwise (CI logs and pipes stay clean).
-func progress(stderr io.Writer, total int, what string) (tick func(), done func()) {
+// a terminal, and a no-op otherwise (CI logs and pipes stay clean). extra
+// options add to the bar's look (features shows images/s).
+func progress(stderr io.Writer, total int, what string, extra ...progressbar.Option) (tick func(), done func()) {
 	f, ok := stderr.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) || total < 2 {
 		return func() {}, func() {}
 	}
-	bar := progressbar.NewOptions(total,
+	bar := progressbar.NewOptions(total, append([]progressbar.Option{
 		progressbar.OptionSetWriter(f),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
 		progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionClearOnFinish(),
-	)
+	}, extra...)...)
 	return func() { _ = bar.Add(1) }, func() { _ = bar.Finish() }
 }
