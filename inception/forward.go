@@ -3,6 +3,9 @@ package inception
 import (
 	"context"
 	"math"
+	"sync"
+
+	"genlens/internal/sgemm"
 
 	"genlens/linalg"
 )
@@ -15,17 +18,49 @@ type fmap struct {
 	d       []float32
 }
 
-func newFmap(c, h, w int) fmap { return fmap{c, h, w, make([]float32, c*h*w)} }
+// arena hands out the feature maps of one image from a few large slabs
+// and takes them all back at once when the image is done: a forward pass
+// makes some 200 maps (46 MB), and allocating them from the heap made the
+// garbage collector stop the convolutions several times per image. Maps
+// are not zeroed: every map is entirely written by the convolution or
+// pool that produces it.
+type arena struct {
+	slabs  [][]float32
+	i, off int
+}
+
+const slabSize = 1 << 22 // 16 MB of float32
+
+func (a *arena) alloc(n int) []float32 {
+	for a.i < len(a.slabs) {
+		s := a.slabs[a.i]
+		if a.off+n <= len(s) {
+			a.off += n
+			return s[a.off-n : a.off : a.off]
+		}
+		a.i++
+		a.off = 0
+	}
+	a.slabs = append(a.slabs, make([]float32, max(n, slabSize)))
+	a.i, a.off = len(a.slabs)-1, n
+	return a.slabs[a.i][:n:n]
+}
+
+func (a *arena) reset() { a.i, a.off = 0, 0 }
+
+var arenas = sync.Pool{New: func() any { return new(arena) }}
+
+func (a *arena) fmap(c, h, w int) fmap { return fmap{c, h, w, a.alloc(c * h * w)} }
 
 // outSize is the spatial size a convolution or pool gives.
 func outSize(in, k, stride, pad int) int { return (in+2*pad-k)/stride + 1 }
 
 // apply runs the folded convolution and ReLU on in and writes the result
 // into channels [c0, c0+cout) of dst, allocating dst when it is nil.
-func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32) fmap {
+func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena) fmap {
 	ho, wo := outSize(in.h, cv.kh, cv.stride, cv.ph), outSize(in.w, cv.kw, cv.stride, cv.pw)
 	if dst == nil {
-		f := newFmap(cv.cout, ho, wo)
+		f := ar.fmap(cv.cout, ho, wo)
 		dst, c0 = &f, 0
 	}
 	n := ho * wo
@@ -47,7 +82,11 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32) fmap {
 			row[j] = b
 		}
 	}
-	linalg.Sgemm(false, false, cv.cout, n, k, 1, cv.w, k, col, n, 1, out, n)
+	if cv.packed != nil {
+		sgemm.MulAddPacked(cv.packed, n, col, n, out, n)
+	} else {
+		linalg.Sgemm(false, false, cv.cout, n, k, 1, cv.w, k, col, n, 1, out, n)
+	}
 	for j, v := range out {
 		if v < 0 {
 			out[j] = 0
@@ -107,10 +146,10 @@ func im2col(in fmap, cv *conv, ho, wo int, scratch *[]float32) []float32 {
 // maxPool is a 3×3 max pool with the given stride and padding, written
 // into channels [c0, c0+in.c) of dst (allocated when nil). Padding never
 // wins a maximum, as with PyTorch's implicit −∞ padding.
-func maxPool(in fmap, stride, pad int, dst *fmap, c0 int) fmap {
+func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
 	ho, wo := outSize(in.h, 3, stride, pad), outSize(in.w, 3, stride, pad)
 	if dst == nil {
-		f := newFmap(in.c, ho, wo)
+		f := ar.fmap(in.c, ho, wo)
 		dst, c0 = &f, 0
 	}
 	for c := 0; c < in.c; c++ {
@@ -145,8 +184,8 @@ func maxPool(in fmap, stride, pad int, dst *fmap, c0 int) fmap {
 // count_include_pad=False: the divisor is the number of pixels inside the
 // map (4 in a corner, 6 on an edge), which is what the TensorFlow graph
 // did and torchvision's default (count padding) does not.
-func avgPool(in fmap) fmap {
-	out := newFmap(in.c, in.h, in.w)
+func avgPool(in fmap, ar *arena) fmap {
+	out := ar.fmap(in.c, in.h, in.w)
 	for c := 0; c < in.c; c++ {
 		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
 		dst := out.d[c*in.h*in.w : (c+1)*in.h*in.w]
@@ -187,19 +226,21 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	var f Features
 	x := fmap{3, Size, Size, img}
 	var scratch []float32
-	run := func(name string, in fmap) fmap { return m.convs[name].apply(in, nil, 0, &scratch) }
-	into := func(name string, in fmap, dst *fmap, c0 int) { m.convs[name].apply(in, dst, c0, &scratch) }
+	ar := arenas.Get().(*arena)
+	defer func() { ar.reset(); arenas.Put(ar) }()
+	run := func(name string, in fmap) fmap { return m.convs[name].apply(in, nil, 0, &scratch, ar) }
+	into := func(name string, in fmap, dst *fmap, c0 int) { m.convs[name].apply(in, dst, c0, &scratch, ar) }
 
 	// Block 0: 299 → 149 → 147 → 147 → max pool → 73, 64 channels.
 	x = run("Conv2d_1a_3x3", x)
 	x = run("Conv2d_2a_3x3", x)
 	x = run("Conv2d_2b_3x3", x)
-	x = maxPool(x, 2, 0, nil, 0)
+	x = maxPool(x, 2, 0, nil, 0, ar)
 	f.Pool64 = meanPool(x)
 	// Block 1: 73 → 71 → max pool → 35, 192 channels.
 	x = run("Conv2d_3b_1x1", x)
 	x = run("Conv2d_4a_3x3", x)
-	x = maxPool(x, 2, 0, nil, 0)
+	x = maxPool(x, 2, 0, nil, 0, ar)
 	f.Pool192 = meanPool(x)
 	if err := ctx.Err(); err != nil {
 		return f, err
@@ -211,12 +252,12 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 		name string
 		pool int
 	}{{"Mixed_5b", 32}, {"Mixed_5c", 64}, {"Mixed_5d", 64}} {
-		out := newFmap(224+p.pool, x.h, x.w)
+		out := ar.fmap(224+p.pool, x.h, x.w)
 		into(p.name+".branch1x1", x, &out, 0)
 		into(p.name+".branch5x5_2", run(p.name+".branch5x5_1", x), &out, 64)
 		t := run(p.name+".branch3x3dbl_2", run(p.name+".branch3x3dbl_1", x))
 		into(p.name+".branch3x3dbl_3", t, &out, 128)
-		into(p.name+".branch_pool", avgPool(x), &out, 224)
+		into(p.name+".branch_pool", avgPool(x, ar), &out, 224)
 		x = out
 		if err := ctx.Err(); err != nil {
 			return f, err
@@ -224,15 +265,15 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	}
 	{
 		ho := outSize(x.h, 3, 2, 0)
-		out := newFmap(384+96+x.c, ho, ho)
+		out := ar.fmap(384+96+x.c, ho, ho)
 		into("Mixed_6a.branch3x3", x, &out, 0)
 		t := run("Mixed_6a.branch3x3dbl_2", run("Mixed_6a.branch3x3dbl_1", x))
 		into("Mixed_6a.branch3x3dbl_3", t, &out, 384)
-		maxPool(x, 2, 0, &out, 480)
+		maxPool(x, 2, 0, &out, 480, ar)
 		x = out
 	}
 	for _, p := range []string{"Mixed_6b", "Mixed_6c", "Mixed_6d", "Mixed_6e"} {
-		out := newFmap(768, x.h, x.w)
+		out := ar.fmap(768, x.h, x.w)
 		into(p+".branch1x1", x, &out, 0)
 		t := run(p+".branch7x7_2", run(p+".branch7x7_1", x))
 		into(p+".branch7x7_3", t, &out, 192)
@@ -241,7 +282,7 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 			t = run(p+".branch7x7dbl"+s, t)
 		}
 		into(p+".branch7x7dbl_5", t, &out, 384)
-		into(p+".branch_pool", avgPool(x), &out, 576)
+		into(p+".branch_pool", avgPool(x, ar), &out, 576)
 		x = out
 		if err := ctx.Err(); err != nil {
 			return f, err
@@ -254,18 +295,18 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	// channels, then the global average pool.
 	{
 		ho := outSize(x.h, 3, 2, 0)
-		out := newFmap(320+192+x.c, ho, ho)
+		out := ar.fmap(320+192+x.c, ho, ho)
 		into("Mixed_7a.branch3x3_2", run("Mixed_7a.branch3x3_1", x), &out, 0)
 		t := run("Mixed_7a.branch7x7x3_1", x)
 		for _, s := range []string{"_2", "_3"} {
 			t = run("Mixed_7a.branch7x7x3"+s, t)
 		}
 		into("Mixed_7a.branch7x7x3_4", t, &out, 320)
-		maxPool(x, 2, 0, &out, 512)
+		maxPool(x, 2, 0, &out, 512, ar)
 		x = out
 	}
 	for _, p := range []string{"Mixed_7b", "Mixed_7c"} {
-		out := newFmap(2048, x.h, x.w)
+		out := ar.fmap(2048, x.h, x.w)
 		into(p+".branch1x1", x, &out, 0)
 		t := run(p+".branch3x3_1", x)
 		into(p+".branch3x3_2a", t, &out, 320)
@@ -275,9 +316,9 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 		into(p+".branch3x3dbl_3b", t, &out, 1472)
 		var pooled fmap
 		if p == "Mixed_7b" {
-			pooled = avgPool(x)
+			pooled = avgPool(x, ar)
 		} else {
-			pooled = maxPool(x, 1, 1, nil, 0)
+			pooled = maxPool(x, 1, 1, nil, 0, ar)
 		}
 		into(p+".branch_pool", pooled, &out, 1856)
 		x = out

@@ -7,6 +7,8 @@ import (
 
 	"genlens/dataio"
 	"genlens/internal/par"
+	"genlens/internal/sgemm"
+	"genlens/linalg"
 )
 
 // Size is the side of the square input the network takes.
@@ -26,13 +28,16 @@ const bnEps = 0.001
 type conv struct {
 	cin, cout, kh, kw, stride, ph, pw int
 	w, b                              []float32
+	// packed holds w packed for internal/sgemm when linalg.Sgemm would
+	// use that kernel anyway (pure-Go build); nil with OpenBLAS.
+	packed *sgemm.Packed
 }
 
 // convSpec lists one BasicConv2d of the network: its name in the state
 // dict and the shape its weight must have.
 type convSpec struct {
-	name                string
-	cin, cout, kh, kw   int
+	name               string
+	cin, cout, kh, kw  int
 	stride, padH, padW int
 }
 
@@ -164,6 +169,9 @@ func NewModel(file string, sd map[string]*Tensor) (*Model, error) {
 				c.w[o*k+j] = float32(w.Data[o*k+j] * scale)
 			}
 			c.b[o] = float32(bn[1].Data[o] - bn[2].Data[o]*scale)
+		}
+		if linalg.SgemmKernel() {
+			c.packed = sgemm.Pack(s.cout, k, c.w, k)
 		}
 		m.convs[s.name] = c
 	}

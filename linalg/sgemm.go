@@ -47,3 +47,9 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 
 // useKernel selects internal/sgemm; sgemm_openblas.go turns it off.
 var useKernel = sgemm.Available
+
+// SgemmKernel reports whether Sgemm runs internal/sgemm's kernel (the
+// pure-Go build on a CPU with AVX2 and FMA). Callers that multiply one
+// fixed matrix many times can then pack it once with internal/sgemm.Pack
+// and call sgemm.MulAddPacked, which computes exactly what Sgemm would.
+func SgemmKernel() bool { return useKernel }

@@ -49,3 +49,23 @@ func randF32(rng *rand.Rand, n int) []float32 {
 	}
 	return x
 }
+
+func TestMulAddPacked(t *testing.T) {
+	if !Available {
+		t.Skip("no AVX2/FMA micro-kernel on this CPU or platform")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct{ m, n, k int }{{1, 1, 1}, {7, 17, 3}, {97, 1025, 300}, {200, 70, 600}} {
+		lda, ldb, ldc := tc.k+1, tc.n+2, tc.n+3
+		a, b, c := randF32(rng, tc.m*lda), randF32(rng, tc.k*ldb), randF32(rng, tc.m*ldc)
+		want := append([]float32(nil), c...)
+		MulAdd(tc.m, tc.n, tc.k, a, lda, b, ldb, want, ldc)
+		p := Pack(tc.m, tc.k, a, lda)
+		MulAddPacked(p, tc.n, b, ldb, c, ldc)
+		for i := range c {
+			if c[i] != want[i] {
+				t.Fatalf("%v: element %d: %g, want %g (same order of sums)", tc, i, c[i], want[i])
+			}
+		}
+	}
+}
