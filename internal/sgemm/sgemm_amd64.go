@@ -10,6 +10,11 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func sgemmKernel6x16(k int, a, b, c *float32)
 
+// sgemmKernel6x16Add adds the tile into C (row stride ldc) directly.
+//
+//go:noescape
+func sgemmKernel6x16Add(k int, a, b, c *float32, ldc int)
+
 // Available reports whether this CPU runs the micro-kernel; without AVX2
 // and FMA, Sgemm stays with gonum.
 var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA

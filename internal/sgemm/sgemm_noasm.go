@@ -7,3 +7,7 @@ const Available = false
 func sgemmKernel6x16(k int, a, b, c *float32) {
 	panic("linalg: no SGEMM micro-kernel on this platform")
 }
+
+func sgemmKernel6x16Add(k int, a, b, c *float32, ldc int) {
+	panic("linalg: no SGEMM micro-kernel on this platform")
+}

@@ -138,6 +138,10 @@ func microTiles(ap0, bp0 []float32, kc, mc, nc int, c []float32, ldc int, tile *
 		for ir := 0; ir < mc; ir += kernMR {
 			mr := min(kernMR, mc-ir)
 			ap := ap0[(ir/kernMR)*kc*kernMR:]
+			if mr == kernMR && nr == kernNR {
+				sgemmKernel6x16Add(kc, &ap[0], &bp[0], &c[ir*ldc+jr], ldc)
+				continue
+			}
 			sgemmKernel6x16(kc, &ap[0], &bp[0], &tile[0])
 			cb := c[ir*ldc+jr:]
 			for r := 0; r < mr; r++ {
