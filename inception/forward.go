@@ -2,7 +2,6 @@ package inception
 
 import (
 	"context"
-	"math"
 	"sync"
 
 	"genlens/internal/sgemm"
@@ -171,61 +170,95 @@ func im2col(in fmap, cv *conv, wo, j0, j1 int, scratch *[]float32) []float32 {
 
 // maxPool is a 3×3 max pool with the given stride and padding, written
 // into channels [c0, c0+in.c) of dst (allocated when nil). Padding never
-// wins a maximum, as with PyTorch's implicit −∞ padding.
+// wins a maximum, as with PyTorch's implicit −∞ padding. It is separable:
+// a maximum over three columns for every input row, then over three of
+// those rows, which halves the comparisons of a direct 3×3 window.
 func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
 	ho, wo := outSize(in.h, 3, stride, pad), outSize(in.w, 3, stride, pad)
 	if dst == nil {
 		f := ar.fmap(in.c, ho, wo)
 		dst, c0 = &f, 0
 	}
+	x0, x1 := windowTaps(wo, in.w, stride, pad)
+	y0, y1 := windowTaps(ho, in.h, stride, pad)
+	rows := make([]float32, in.h*wo)
 	for c := 0; c < in.c; c++ {
 		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
+		for y := 0; y < in.h; y++ {
+			src, hr := plane[y*in.w:(y+1)*in.w], rows[y*wo:(y+1)*wo]
+			for ox := range hr {
+				m := src[x0[ox]]
+				for _, v := range src[x0[ox]+1 : x1[ox]] {
+					m = max(m, v)
+				}
+				hr[ox] = m
+			}
+		}
 		out := dst.d[(c0+c)*ho*wo : (c0+c+1)*ho*wo]
 		for oy := 0; oy < ho; oy++ {
-			for ox := 0; ox < wo; ox++ {
-				m := float32(math.Inf(-1))
-				for i := 0; i < 3; i++ {
-					iy := oy*stride + i - pad
-					if iy < 0 || iy >= in.h {
-						continue
-					}
-					for j := 0; j < 3; j++ {
-						ix := ox*stride + j - pad
-						if ix < 0 || ix >= in.w {
-							continue
-						}
-						if v := plane[iy*in.w+ix]; v > m {
-							m = v
-						}
-					}
+			o := out[oy*wo : (oy+1)*wo]
+			copy(o, rows[y0[oy]*wo:(y0[oy]+1)*wo])
+			for y := y0[oy] + 1; y < y1[oy]; y++ {
+				for ox, v := range rows[y*wo : (y+1)*wo] {
+					o[ox] = max(o[ox], v)
 				}
-				out[oy*wo+ox] = m
 			}
 		}
 	}
 	return *dst
 }
 
+// windowTaps returns, for each of n outputs of a 3-wide window with the
+// given stride and padding over an input of size in, the input range
+// [lo, hi) that lies inside the input.
+func windowTaps(n, in, stride, pad int) (lo, hi []int) {
+	lo, hi = make([]int, n), make([]int, n)
+	for o := range n {
+		lo[o], hi[o] = max(0, o*stride-pad), min(in, o*stride-pad+3)
+	}
+	return lo, hi
+}
+
 // avgPool is pytorch-fid's 3×3, stride 1, padding 1 average pool with
 // count_include_pad=False: the divisor is the number of pixels inside the
 // map (4 in a corner, 6 on an edge), which is what the TensorFlow graph
-// did and torchvision's default (count padding) does not.
+// did and torchvision's default (count padding) does not. Separable, as
+// maxPool.
 func avgPool(in fmap, ar *arena) fmap {
 	out := ar.fmap(in.c, in.h, in.w)
+	h, w := in.h, in.w
+	x0, x1 := windowTaps(w, w, 1, 1)
+	y0, y1 := windowTaps(h, h, 1, 1)
+	count := make([]float32, h*w)
+	for y := range h {
+		for x := range w {
+			count[y*w+x] = float32((y1[y] - y0[y]) * (x1[x] - x0[x]))
+		}
+	}
+	rows := make([]float32, h*w)
 	for c := 0; c < in.c; c++ {
-		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
-		dst := out.d[c*in.h*in.w : (c+1)*in.h*in.w]
-		for y := 0; y < in.h; y++ {
-			y0, y1 := max(0, y-1), min(in.h, y+2)
-			for x := 0; x < in.w; x++ {
-				x0, x1 := max(0, x-1), min(in.w, x+2)
+		plane := in.d[c*h*w : (c+1)*h*w]
+		for y := 0; y < h; y++ {
+			src, hr := plane[y*w:(y+1)*w], rows[y*w:(y+1)*w]
+			for x := range hr {
 				var s float32
-				for iy := y0; iy < y1; iy++ {
-					for ix := x0; ix < x1; ix++ {
-						s += plane[iy*in.w+ix]
-					}
+				for _, v := range src[x0[x]:x1[x]] {
+					s += v
 				}
-				dst[y*in.w+x] = s / float32((y1-y0)*(x1-x0))
+				hr[x] = s
+			}
+		}
+		dst := out.d[c*h*w : (c+1)*h*w]
+		for y := 0; y < h; y++ {
+			o := dst[y*w : (y+1)*w]
+			copy(o, rows[y0[y]*w:(y0[y]+1)*w])
+			for yy := y0[y] + 1; yy < y1[y]; yy++ {
+				for x, v := range rows[yy*w : (yy+1)*w] {
+					o[x] += v
+				}
+			}
+			for x, n := range count[y*w : (y+1)*w] {
+				o[x] /= n
 			}
 		}
 	}
