@@ -71,3 +71,61 @@ func naivePool(in fmap, stride, pad int, isMax bool) []float32 {
 	}
 	return out
 }
+
+// TestConv compares the im2col/GEMM convolution (with BatchNorm bias and
+// ReLU) against a direct sum, for the kernel shapes, strides and paddings
+// of the network; the 64-channel 3×3 case on 17×17 spans two im2col bands
+// that split an output row.
+func TestConv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range []struct{ cin, cout, kh, kw, stride, ph, pw, h, w int }{
+		{3, 8, 3, 3, 2, 0, 0, 11, 9},
+		{5, 7, 1, 1, 1, 0, 0, 6, 6},
+		{4, 6, 1, 7, 1, 0, 3, 9, 9},
+		{4, 6, 7, 1, 1, 3, 0, 9, 9},
+		{6, 5, 5, 5, 1, 2, 2, 7, 8},
+		{64, 20, 3, 3, 1, 1, 1, 17, 17},
+		{8, 9, 3, 3, 2, 0, 0, 17, 17},
+	} {
+		k := tc.cin * tc.kh * tc.kw
+		cv := &conv{cin: tc.cin, cout: tc.cout, kh: tc.kh, kw: tc.kw, stride: tc.stride, ph: tc.ph, pw: tc.pw,
+			w: make([]float32, tc.cout*k), b: make([]float32, tc.cout)}
+		for i := range cv.w {
+			cv.w[i] = float32(rng.NormFloat64())
+		}
+		for i := range cv.b {
+			cv.b[i] = float32(rng.NormFloat64())
+		}
+		in := fmap{tc.cin, tc.h, tc.w, make([]float32, tc.cin*tc.h*tc.w)}
+		for i := range in.d {
+			in.d[i] = float32(rng.NormFloat64())
+		}
+		var scratch []float32
+		got := cv.apply(in, nil, 0, &scratch, new(arena))
+		ho, wo := outSize(tc.h, tc.kh, tc.stride, tc.ph), outSize(tc.w, tc.kw, tc.stride, tc.pw)
+		if got.c != tc.cout || got.h != ho || got.w != wo {
+			t.Fatalf("%+v: output %dx%dx%d", tc, got.c, got.h, got.w)
+		}
+		for o := 0; o < tc.cout; o++ {
+			for oy := 0; oy < ho; oy++ {
+				for ox := 0; ox < wo; ox++ {
+					s := float64(cv.b[o])
+					for c := 0; c < tc.cin; c++ {
+						for i := 0; i < tc.kh; i++ {
+							for j := 0; j < tc.kw; j++ {
+								y, x := oy*tc.stride+i-tc.ph, ox*tc.stride+j-tc.pw
+								if y >= 0 && y < tc.h && x >= 0 && x < tc.w {
+									s += float64(cv.w[((o*tc.cin+c)*tc.kh+i)*tc.kw+j]) * float64(in.d[(c*tc.h+y)*tc.w+x])
+								}
+							}
+						}
+					}
+					want := math.Max(s, 0)
+					if g := float64(got.d[(o*ho+oy)*wo+ox]); math.Abs(g-want) > 1e-4*(1+math.Abs(want)) {
+						t.Fatalf("%+v: out[%d][%d][%d] = %g, want %g", tc, o, oy, ox, g, want)
+					}
+				}
+			}
+		}
+	}
+}
