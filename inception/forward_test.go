@@ -1,8 +1,11 @@
 package inception
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -128,4 +131,50 @@ func TestConv(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestForwardErrors: a cancelled context stops the pass, and a batch of
+// the wrong size is refused before any work.
+func TestForwardErrors(t *testing.T) {
+	m, err := NewModel("zero.pth", zeroStateDict())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 3*Size*Size)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.Forward(ctx, [][]float32{x, x}, 2); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: got %v", err)
+	}
+	if _, err := m.Forward(context.Background(), [][]float32{x[:10]}, 1); err == nil || !strings.Contains(err.Error(), "image 0 has 10 values") {
+		t.Errorf("short image: got %v", err)
+	}
+	// All-zero weights with unit BatchNorm: every feature is 0, logits
+	// are the (zero) bias.
+	f, err := m.Forward(context.Background(), [][]float32{x}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range Outputs {
+		if v := f[0].Get(o); len(v) != o.Dim() || v[0] != 0 {
+			t.Errorf("%s: %d values, first %g", o, len(v), v[0])
+		}
+	}
+}
+
+// zeroStateDict is a complete FID state dict of zero weights and unit
+// BatchNorm statistics.
+func zeroStateDict() map[string]*Tensor {
+	sd := map[string]*Tensor{}
+	for _, s := range specs() {
+		sd[s.name+".conv.weight"] = &Tensor{Shape: []int{s.cout, s.cin, s.kh, s.kw}, Data: make([]float64, s.cout*s.cin*s.kh*s.kw)}
+		for _, p := range []string{"weight", "bias", "running_mean", "running_var"} {
+			sd[s.name+".bn."+p] = &Tensor{Shape: []int{s.cout}, Data: onesF64(s.cout)}
+		}
+		sd[s.name+".bn.bias"] = &Tensor{Shape: []int{s.cout}, Data: make([]float64, s.cout)}
+		sd[s.name+".bn.running_mean"] = &Tensor{Shape: []int{s.cout}, Data: make([]float64, s.cout)}
+	}
+	sd["fc.weight"] = &Tensor{Shape: []int{Classes, 2048}, Data: make([]float64, Classes*2048)}
+	sd["fc.bias"] = &Tensor{Shape: []int{Classes}, Data: make([]float64, Classes)}
+	return sd
 }

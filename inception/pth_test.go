@@ -121,15 +121,7 @@ func TestLoadStateDictErrors(t *testing.T) {
 // TestNewModelErrors: a state dict that is not the FID network names the
 // first missing key or the key with the wrong shape.
 func TestNewModelErrors(t *testing.T) {
-	full := map[string]*Tensor{}
-	for _, s := range specs() {
-		full[s.name+".conv.weight"] = &Tensor{Shape: []int{s.cout, s.cin, s.kh, s.kw}, Data: make([]float64, s.cout*s.cin*s.kh*s.kw)}
-		for _, p := range []string{"weight", "bias", "running_mean", "running_var"} {
-			full[s.name+".bn."+p] = &Tensor{Shape: []int{s.cout}, Data: onesF64(s.cout)}
-		}
-	}
-	full["fc.weight"] = &Tensor{Shape: []int{Classes, 2048}, Data: make([]float64, Classes*2048)}
-	full["fc.bias"] = &Tensor{Shape: []int{Classes}, Data: make([]float64, Classes)}
+	full := zeroStateDict()
 	if _, err := NewModel("w.pth", full); err != nil {
 		t.Fatalf("complete state dict: %v", err)
 	}
