@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"genlens/internal/sgemm"
-
 	"genlens/linalg"
 )
 
@@ -19,7 +18,7 @@ type fmap struct {
 
 // arena hands out the feature maps of one image from a few large slabs
 // and takes them all back at once when the image is done: a forward pass
-// makes some 200 maps (46 MB), and allocating them from the heap made the
+// makes over a hundred maps, tens of megabytes, and allocating them from the heap made the
 // garbage collector stop the convolutions several times per image. Maps
 // are not zeroed: every map is entirely written by the convolution or
 // pool that produces it.
