@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +125,11 @@ func Download(ctx context.Context, path string, opt FetchOptions) error {
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		// *url.Error repeats the URL, which the hint gives already.
+		var ue *neturl.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
 		}
 		return fmt.Errorf("inception: cannot download the Inception weights (offline?): %v; %s", err, byHand)
 	}
