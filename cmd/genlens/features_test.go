@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
 	"genlens/dataio"
 	"genlens/internal/shareddata"
+	"genlens/job"
 )
 
 // TestFeaturesCmdErrors: bad flags and inputs end with exit 2 and one
@@ -88,6 +91,30 @@ func TestFeaturesCmdFixture(t *testing.T) {
 	for i, v := range got.Data {
 		if d := v - want.Data[3*64+i]; d > 1e-4 || d < -1e-4 {
 			t.Fatalf("value %d: %g, want %g", i, v, want.Data[3*64+i])
+		}
+	}
+}
+
+// TestFeaturesFlagsMatchRequest: every JSON field of the request is a
+// flag of the command ('_' for '-'), except the positional folder, and
+// the flag defaults are the request's defaults.
+func TestFeaturesFlagsMatchRequest(t *testing.T) {
+	cmd := newFeaturesCmd()
+	def := job.NewFeaturesRequest()
+	defaults := map[string]string{"dims": def.Dims, "mode": def.Mode, "batch": strconv.Itoa(def.Batch), "workers": "0", "recursive": "false", "weights": ""}
+	rt := reflect.TypeOf(def)
+	for i := 0; i < rt.NumField(); i++ {
+		name := strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]
+		if name == "input" {
+			continue
+		}
+		fl := cmd.Flags().Lookup(strings.ReplaceAll(name, "_", "-"))
+		if fl == nil {
+			t.Errorf("request field %s has no flag", name)
+			continue
+		}
+		if want, ok := defaults[name]; !ok || fl.DefValue != want {
+			t.Errorf("--%s default %q, request default %q", fl.Name, fl.DefValue, want)
 		}
 	}
 }
