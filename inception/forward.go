@@ -64,12 +64,13 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena)
 	n := ho * wo
 	out := dst.d[c0*n : (c0+cv.cout)*n]
 	k := cv.cin * cv.kh * cv.kw
-	// Start from the bias, then accumulate W·col on top (beta = 1).
+	// Start from the bias, then accumulate W·col on top (beta = 1). The
+	// row is filled by doubling copies, which run as vector moves.
 	for o := 0; o < cv.cout; o++ {
-		b := cv.b[o]
 		row := out[o*n : (o+1)*n]
-		for j := range row {
-			row[j] = b
+		row[0] = cv.b[o]
+		for done := 1; done < n; done *= 2 {
+			copy(row[done:], row[:done])
 		}
 	}
 	if cv.kh == 1 && cv.kw == 1 && cv.stride == 1 {
@@ -88,11 +89,7 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena)
 			cv.gemm(col, j1-j0, out[j0:], n)
 		}
 	}
-	for j, v := range out {
-		if v < 0 {
-			out[j] = 0
-		}
-	}
+	sgemm.ReLU(out)
 	return *dst
 }
 

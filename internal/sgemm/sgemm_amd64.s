@@ -148,3 +148,20 @@ loopadd:
 	VMOVUPS Y11, 32(DX)
 	VZEROUPPER
 	RET
+
+// func reluAVX(x *float32, n int)
+//
+// x[i] = max(x[i], 0) for n a positive multiple of 8 (NaN stays NaN).
+TEXT ·reluAVX(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VXORPS Y0, Y0, Y0
+
+reluloop:
+	VMAXPS (SI), Y0, Y1
+	VMOVUPS Y1, (SI)
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JNZ  reluloop
+	VZEROUPPER
+	RET

@@ -69,3 +69,32 @@ func TestMulAddPacked(t *testing.T) {
 		}
 	}
 }
+
+func TestReLU(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 64, 1001} {
+		x := make([]float32, n+1)
+		for i := range x {
+			x[i] = float32(i%5) - 2
+		}
+		if n > 3 {
+			x[3] = float32(math.NaN())
+		}
+		sentinel := x[n]
+		ReLU(x[:n])
+		for i := 0; i < n; i++ {
+			want := max(float32(i%5)-2, 0)
+			if i == 3 {
+				if !math.IsNaN(float64(x[i])) {
+					t.Errorf("n %d: NaN became %g", n, x[i])
+				}
+				continue
+			}
+			if x[i] != want {
+				t.Fatalf("n %d: x[%d] = %g, want %g", n, i, x[i], want)
+			}
+		}
+		if x[n] != sentinel {
+			t.Errorf("n %d: wrote past the slice", n)
+		}
+	}
+}
