@@ -141,8 +141,9 @@ func newConsole(stdout, stderr io.Writer) (out, errw io.Writer) {
 }
 
 // progress returns a tick function drawing a bar on stderr when stderr is
-// a terminal, and a no-op otherwise (CI logs and pipes stay clean).
-func progress(stderr io.Writer, total int, what string) (tick func(), done func()) {
+// a terminal, and a no-op otherwise (CI logs and pipes stay clean). extra
+// options add to the bar's look (features shows images/s).
+func progress(stderr io.Writer, total int, what string, extra ...progressbar.Option) (tick func(), done func()) {
 	cw, ok := stderr.(consoleWriter)
 	if !ok {
 		return func() {}, func() {}
@@ -151,13 +152,13 @@ func progress(stderr io.Writer, total int, what string) (tick func(), done func(
 	if !ok || !term.IsTerminal(int(f.Fd())) || total < 2 {
 		return func() {}, func() {}
 	}
-	bar := progressbar.NewOptions(total,
+	bar := progressbar.NewOptions(total, append([]progressbar.Option{
 		progressbar.OptionSetWriter(f),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
 		progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionClearOnFinish(),
-	)
+	}, extra...)...)
 	cw.c.mu.Lock()
 	prev := cw.c.bar
 	cw.c.bar = bar

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"genlens/inception"
+	"genlens/internal/atomicfile"
+	"genlens/job"
+)
+
+func init() { extraCommands = append(extraCommands, newFeaturesCmd) }
+
+func newFeaturesCmd() *cobra.Command {
+	f := job.NewFeaturesRequest()
+	var out string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "features DIR --out FEATS.npy [--dims 2048] [--mode pytorch-fid|tf] [flags]",
+		Short: "Inception-v3 features of a folder of images, as pytorch-fid computes them",
+		Long: `features runs the FID Inception-v3 network (pytorch-fid's port of the 2015
+TensorFlow graph; Szegedy et al., CVPR 2016) on every image of DIR and writes
+one row of features per image to --out as a float32 .npy array, rows in sorted
+file order. Images: png, jpg/jpeg, bmp, tif/tiff, webp in any case, of any
+size (each is resized to 299x299); --recursive descends into subfolders.
+
+--dims: 2048 (pool3, the FID feature), 64, 192 or 768 (earlier maps, averaged
+over space as pytorch-fid does), logits (fc, 1008 classes) or logits_unbiased
+(fc without bias, torch-fidelity's input to the Inception Score).
+
+--mode pytorch-fid: PIL RGB conversion, torch bilinear resize, 2x-1 (the
+numbers pytorch-fid prints). --mode tf: torch-fidelity's port of the
+TensorFlow 1.x resize on uint8 values, (x-128)/128 (the original TensorFlow
+FID code). Statistics are comparable only within one mode.
+
+Weights: --weights PATH, else $GENLENS_WEIGHTS, else the user cache
+(pt_inception-2015-12-05-6726825d.pth), else a one-time download from
+pytorch-fid's GitHub release, checked against its SHA-256 prefix. Offline,
+download that file by hand and pass it with --weights.`,
+		Example: `  genlens features samples/ --out samples_pool3.npy
+  genlens features real/ --out real_logits.npy --dims logits --mode tf --json
+  genlens features data/ --recursive --weights ~/models/pt_inception-2015-12-05-6726825d.pth --out f.npy`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			f.Input = a[0]
+			return runFeatures(cmd, f, out, asJSON)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&out, "out", "", "output .npy file (float32, images x dims); must not exist")
+	fl.StringVar(&f.Dims, "dims", f.Dims, "64, 192, 768, 2048, logits or logits_unbiased")
+	fl.StringVar(&f.Mode, "mode", f.Mode, "preprocessing: pytorch-fid or tf (torch-fidelity / TensorFlow)")
+	fl.StringVar(&f.Weights, "weights", "", "FID Inception weights (.pth); default $"+inception.WeightsEnv+", cache, download")
+	fl.IntVar(&f.Batch, "batch", f.Batch, "images decoded and run together")
+	fl.IntVar(&f.Workers, "workers", 0, "goroutines (0: one per CPU)")
+	fl.BoolVar(&f.Recursive, "recursive", false, "include images in subfolders")
+	fl.BoolVar(&asJSON, "json", false, "print a JSON summary")
+	return cmd
+}
+
+func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON bool) error {
+	if out == "" {
+		return badUsage("features: --out FILE.npy is required")
+	}
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	// Refuse before hours of work, not after: the features of another run
+	// (or an input) must not be replaced by accident.
+	if _, err := os.Lstat(out); err == nil {
+		return badUsage("features: --out %s exists; remove it or choose another name", out)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("features: --out %s: %w", out, err)
+	}
+	stderr := cmd.ErrOrStderr()
+	weights, err := inception.ResolveWeights(cmd.Context(), f.Weights, inception.FetchOptions{Progress: downloadBar(stderr)})
+	if err != nil {
+		return err
+	}
+	f.Weights = weights
+	var tick, done func()
+	ticked := 0
+	env := job.CLIEnv(func(d, total int) {
+		if tick == nil {
+			tick, done = progress(stderr, total, "features", progressbar.OptionShowIts(), progressbar.OptionSetItsString("images"))
+		}
+		for ; ticked < d; ticked++ {
+			tick()
+		}
+	}, func(msg string) { fmt.Fprintln(stderr, "genlens: warning:", msg) })
+	res, err := job.Features(cmd.Context(), env, f)
+	if done != nil {
+		done()
+	}
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(out, res.WriteNPY); err != nil {
+		return fmt.Errorf("writing %s: %w", out, err)
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), res)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%d images -> %s (%d x %d float32, %s, mode %s); %.1f images/s on %s\n",
+		res.Images, out, res.Images, res.Dims, res.Output, res.Mode, float64(res.ImagesPerSecond), res.Backend)
+	return nil
+}
+
+// downloadBar returns a byte progress callback for the one-time weights
+// download: a bar on a terminal, one line otherwise.
+func downloadBar(stderr io.Writer) func(done, total int64) {
+	var bar *progressbar.ProgressBar
+	announced := false
+	return func(done, total int64) {
+		if !announced {
+			announced = true
+			fmt.Fprintf(stderr, "genlens: downloading the Inception weights (once) from %s\n", inception.WeightsURL)
+			if fl, ok := stderr.(*os.File); ok && term.IsTerminal(int(fl.Fd())) {
+				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(fl), progressbar.OptionShowBytes(true),
+					progressbar.OptionSetDescription(strings.TrimSuffix(inception.WeightsFile, ".pth")), progressbar.OptionClearOnFinish())
+			}
+		}
+		if bar != nil {
+			_ = bar.Set64(done)
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"genlens/dataio"
+	"genlens/internal/shareddata"
+	"genlens/job"
+)
+
+// TestFeaturesCmdErrors: bad flags and inputs end with exit 2 and one
+// line on stderr, before any image is run.
+func TestFeaturesCmdErrors(t *testing.T) {
+	dir := t.TempDir()
+	imgs := filepath.Join(dir, "imgs")
+	os.Mkdir(imgs, 0o755)
+	os.WriteFile(filepath.Join(imgs, "a.png"), []byte("x"), 0o644)
+	existing := filepath.Join(dir, "old.npy")
+	os.WriteFile(existing, []byte("keep me"), 0o644)
+	fresh := filepath.Join(dir, "new.npy")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad weights path", []string{"features", imgs, "--out", fresh, "--weights", filepath.Join(dir, "missing.pth")}, "missing.pth: weights file not found"},
+		{"out exists", []string{"features", imgs, "--out", existing, "--weights", existing}, "--out " + existing + " exists"},
+		{"no out", []string{"features", imgs}, "--out FILE.npy is required"},
+		{"bad dims", []string{"features", imgs, "--out", fresh, "--dims", "1000"}, "--dims"},
+		{"bad mode", []string{"features", imgs, "--out", fresh, "--mode", "clean"}, "--mode"},
+		{"no folder", []string{"features", filepath.Join(dir, "nope"), "--out", fresh, "--weights", existing}, "nope: cannot read"},
+		{"not weights", []string{"features", imgs, "--out", fresh, "--weights", existing}, "not a PyTorch .pth file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := cli(t, tc.args...)
+			if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("exit %d, stderr %q: want exit 2 and one line containing %q", code, stderr, tc.want)
+			}
+			if b, _ := os.ReadFile(existing); string(b) != "keep me" {
+				t.Fatal("existing --out file was changed")
+			}
+			if _, err := os.Stat(fresh); err == nil {
+				t.Fatal("a failed run wrote --out")
+			}
+		})
+	}
+}
+
+// TestFeaturesCmdFixture runs two fixture images with the random-weight
+// network and checks the .npy and the --json summary.
+func TestFeaturesCmdFixture(t *testing.T) {
+	fx := shareddata.Path(t, "fixtures/inception_random")
+	imgs := filepath.Join(t.TempDir(), "imgs")
+	os.Mkdir(imgs, 0o755)
+	for _, n := range []string{"img003.png", "img004.png"} {
+		b, err := os.ReadFile(filepath.Join(fx, "images", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(imgs, strings.ToUpper(n)), b, 0o644) // IMG003.PNG: extensions in any case
+	}
+	out := filepath.Join(t.TempDir(), "f.npy")
+	code, stdout, stderr := cli(t, "features", imgs, "--out", out, "--dims", "64", "--weights", filepath.Join(fx, "inception_random.pth"), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum["images"] != 2.0 || sum["dims"] != 64.0 || sum["mode"] != "pytorch-fid" || sum["output"] != "64" {
+		t.Errorf("summary %v", sum)
+	}
+	got, err := dataio.ReadArray(out, dataio.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := dataio.ReadArray(filepath.Join(fx, "expected.npz"), dataio.ReadOptions{Key: "pool64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Shape) != 2 || got.Shape[0] != 2 || got.Shape[1] != 64 {
+		t.Fatalf("shape %v", got.Shape)
+	}
+	for i, v := range got.Data {
+		if d := v - want.Data[3*64+i]; d > 1e-4 || d < -1e-4 {
+			t.Fatalf("value %d: %g, want %g", i, v, want.Data[3*64+i])
+		}
+	}
+}
+
+// TestFeaturesFlagsMatchRequest: every JSON field of the request is a
+// flag of the command ('_' for '-'), except the positional folder, and
+// the flag defaults are the request's defaults.
+func TestFeaturesFlagsMatchRequest(t *testing.T) {
+	cmd := newFeaturesCmd()
+	def := job.NewFeaturesRequest()
+	defaults := map[string]string{"dims": def.Dims, "mode": def.Mode, "batch": strconv.Itoa(def.Batch), "workers": "0", "recursive": "false", "weights": ""}
+	rt := reflect.TypeOf(def)
+	for i := 0; i < rt.NumField(); i++ {
+		name := strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]
+		if name == "input" {
+			continue
+		}
+		fl := cmd.Flags().Lookup(strings.ReplaceAll(name, "_", "-"))
+		if fl == nil {
+			t.Errorf("request field %s has no flag", name)
+			continue
+		}
+		if want, ok := defaults[name]; !ok || fl.DefValue != want {
+			t.Errorf("--%s default %q, request default %q", fl.Name, fl.DefValue, want)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+// Package inception is the Inception-v3 network that FID, IS and KID are
+// defined on, in pure Go: the FID variant that pytorch-fid builds
+// (Szegedy et al., "Rethinking the Inception Architecture for Computer
+// Vision", CVPR 2016, as frozen in TensorFlow's 2015-12-05 graph and used
+// by Heusel et al., NeurIPS 2017), so that features computed here can be
+// compared with statistics that pytorch-fid or torch-fidelity wrote.
+//
+// # Network
+//
+// torchvision's inception_v3 with 1008 classes and no auxiliary head,
+// with pytorch-fid's replacement blocks: Mixed_5b–5d are FIDInceptionA,
+// 6b–6e FIDInceptionC, 7b FIDInceptionE_1 and 7c FIDInceptionE_2. Their
+// average pools exclude the padding from the divisor
+// (count_include_pad=False), and 7c's pool branch is a max pool: that is
+// what the TensorFlow graph computed, and torchvision's stock blocks
+// differ on both, moving FID by more than the noise of a typical
+// comparison. Every BasicConv2d (convolution without bias, BatchNorm
+// with eps 0.001, ReLU) has its BatchNorm folded into the convolution at
+// load time.
+//
+// Convolutions run as matrix products: a 1×1 convolution is the weight
+// matrix times the feature map, larger kernels go through im2col; each
+// product is linalg.Sgemm in float32, so -tags openblas runs OpenBLAS's
+// SGEMM and the pure-Go build an AVX2/FMA kernel where the CPU has one.
+// Forward runs one image per goroutine (internal/par), each with its own
+// buffers. Against PyTorch on the shared random-weight fixture the
+// features agree to about 1e-6.
+//
+// # Outputs
+//
+// Pooled features of 64, 192, 768 and 2048 dimensions (the first three
+// average-pooled over their maps as pytorch-fid's get_activations does;
+// 2048 is the pool3 feature of FID), logits (fc, 1008 classes) and
+// logits_unbiased (fc without bias, torch-fidelity's input to its
+// Inception Score).
+//
+// # Weights
+//
+// The network reads the PyTorch state dict pytorch-fid downloads
+// (pt_inception-2015-12-05-6726825d.pth), legacy or zip serialisation,
+// through gopickle. ResolveWeights finds it: an explicit path, then
+// $GENLENS_WEIGHTS, then the user cache directory, else a one-time
+// download checked against the SHA-256 prefix in its name. Offline, the
+// error says which URL to fetch by hand and where to put the file.
+//
+// # Preprocessing
+//
+// Two pipelines, chosen by Mode. ModePyTorchFID: PIL's convert("RGB"),
+// values in [0, 1], torch's bilinear resize to 299×299
+// (align_corners=False, no antialiasing), then 2x − 1. ModeTF:
+// torch-fidelity's port of the TensorFlow 1.x bilinear resize on uint8
+// values, then (x − 128)/128, which reproduces the original TensorFlow
+// FID code. The two differ by up to about 0.04 on pool3 features of the
+// same image; statistics must come from the same pipeline to be compared.
+//
+// Images come from folders of png, jpg/jpeg, bmp, tif/tiff and webp files
+// (extensions in any case), in sorted order, optionally recursive, of
+// mixed sizes. Headers are checked before decoding (an image over
+// imageio.MaxImagePixels is refused) and non-regular files are refused
+// before they are opened. JPEG decoding is Go's, whose colour conversion
+// can differ from libjpeg's (which PIL uses) by a level or so per pixel.
+package inception

@@ -1,0 +1,394 @@
+package inception
+
+import (
+	"context"
+	"sync"
+
+	"genlens/internal/sgemm"
+	"genlens/linalg"
+)
+
+// fmap is one image's feature map, channels first (C×H×W), PyTorch's
+// layout: a channel is a contiguous H·W plane, so concatenating branches
+// is writing each branch's GEMM output at a channel offset.
+type fmap struct {
+	c, h, w int
+	d       []float32
+}
+
+// arena hands out the feature maps of one image from a few large slabs
+// and takes them all back at once when the image is done: a forward pass
+// makes over a hundred maps, tens of megabytes, and allocating them from the heap made the
+// garbage collector stop the convolutions several times per image. Maps
+// are not zeroed: every map is entirely written by the convolution or
+// pool that produces it.
+type arena struct {
+	slabs  [][]float32
+	i, off int
+}
+
+const slabSize = 1 << 22 // 16 MB of float32
+
+func (a *arena) alloc(n int) []float32 {
+	for a.i < len(a.slabs) {
+		s := a.slabs[a.i]
+		if a.off+n <= len(s) {
+			a.off += n
+			return s[a.off-n : a.off : a.off]
+		}
+		a.i++
+		a.off = 0
+	}
+	a.slabs = append(a.slabs, make([]float32, max(n, slabSize)))
+	a.i, a.off = len(a.slabs)-1, n
+	return a.slabs[a.i][:n:n]
+}
+
+func (a *arena) reset() { a.i, a.off = 0, 0 }
+
+var arenas = sync.Pool{New: func() any { return new(arena) }}
+
+func (a *arena) fmap(c, h, w int) fmap { return fmap{c, h, w, a.alloc(c * h * w)} }
+
+// outSize is the spatial size a convolution or pool gives.
+func outSize(in, k, stride, pad int) int { return (in+2*pad-k)/stride + 1 }
+
+// apply runs the folded convolution and ReLU on in and writes the result
+// into channels [c0, c0+cout) of dst, allocating dst when it is nil.
+func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena) fmap {
+	ho, wo := outSize(in.h, cv.kh, cv.stride, cv.ph), outSize(in.w, cv.kw, cv.stride, cv.pw)
+	if dst == nil {
+		f := ar.fmap(cv.cout, ho, wo)
+		dst, c0 = &f, 0
+	}
+	n := ho * wo
+	out := dst.d[c0*n : (c0+cv.cout)*n]
+	k := cv.cin * cv.kh * cv.kw
+	// Start from the bias, then accumulate W·col on top (beta = 1). The
+	// row is filled by doubling copies, which run as vector moves.
+	for o := 0; o < cv.cout; o++ {
+		row := out[o*n : (o+1)*n]
+		row[0] = cv.b[o]
+		for done := 1; done < n; done *= 2 {
+			copy(row[done:], row[:done])
+		}
+	}
+	if cv.kh == 1 && cv.kw == 1 && cv.stride == 1 {
+		// A 1×1 convolution is the weight matrix times the input map
+		// itself (cin × H·W): no im2col copy.
+		cv.gemm(in.d, n, out[0:], n)
+	} else {
+		// im2col a band of output pixels at a time, small enough to stay
+		// in L2 while the product packs it: the whole matrix of the stem
+		// convolutions (25 MB) made them memory-bound at a fifth of the
+		// speed of the others.
+		nb := max(64, colBlock/k/16*16)
+		for j0 := 0; j0 < n; j0 += nb {
+			j1 := min(n, j0+nb)
+			col := im2col(in, cv, wo, j0, j1, scratch)
+			cv.gemm(col, j1-j0, out[j0:], n)
+		}
+	}
+	sgemm.ReLU(out)
+	return *dst
+}
+
+// colBlock bounds one band of the im2col matrix, in values (512 KB).
+const colBlock = 1 << 17
+
+// gemm adds W·b to c, where b is k×nb (row stride nb) and c is cout×nb
+// with row stride ldc.
+func (cv *conv) gemm(b []float32, nb int, c []float32, ldc int) {
+	if cv.packed != nil {
+		sgemm.MulAddPacked(cv.packed, nb, b, nb, c, ldc)
+		return
+	}
+	k := cv.cin * cv.kh * cv.kw
+	linalg.Sgemm(false, false, cv.cout, nb, k, 1, cv.w, k, b, nb, 1, c, ldc)
+}
+
+// im2col lays out the receptive fields of output pixels [j0, j1) (in
+// row-major order over the wo-wide output) as columns: row (c·kh+i)·kw+j,
+// column p−j0 holds in[c][oy·s+i−ph][ox·s+j−pw] for p = oy·wo+ox, zero
+// outside the map (zero padding). It reuses *scratch, one buffer per
+// goroutine, rather than allocate for every layer of every image.
+func im2col(in fmap, cv *conv, wo, j0, j1 int, scratch *[]float32) []float32 {
+	nb := j1 - j0
+	size := cv.cin * cv.kh * cv.kw * nb
+	if cap(*scratch) < size {
+		*scratch = make([]float32, size)
+	}
+	col := (*scratch)[:size]
+	s := cv.stride
+	for c := 0; c < in.c; c++ {
+		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
+		for i := 0; i < cv.kh; i++ {
+			for j := 0; j < cv.kw; j++ {
+				row := col[((c*cv.kh+i)*cv.kw+j)*nb:][:nb]
+				for p := j0; p < j1; {
+					oy, ox0 := p/wo, p%wo
+					ox1 := min(wo, ox0+j1-p) // end of this output row within the band
+					dst := row[p-j0 : p-j0+ox1-ox0]
+					p += ox1 - ox0
+					iy := oy*s + i - cv.ph
+					if iy < 0 || iy >= in.h {
+						clear(dst)
+						continue
+					}
+					src := plane[iy*in.w : (iy+1)*in.w]
+					if s == 1 {
+						// Valid ox satisfy 0 <= ox+j−pw < in.w.
+						lo := max(ox0, cv.pw-j)
+						hi := min(ox1, in.w+cv.pw-j)
+						if lo >= hi {
+							clear(dst)
+							continue
+						}
+						clear(dst[:lo-ox0])
+						copy(dst[lo-ox0:hi-ox0], src[lo+j-cv.pw:hi+j-cv.pw])
+						clear(dst[hi-ox0:])
+						continue
+					}
+					for ox := ox0; ox < ox1; ox++ {
+						ix := ox*s + j - cv.pw
+						if ix >= 0 && ix < in.w {
+							dst[ox-ox0] = src[ix]
+						} else {
+							dst[ox-ox0] = 0
+						}
+					}
+				}
+			}
+		}
+	}
+	return col
+}
+
+// maxPool is a 3×3 max pool with the given stride and padding, written
+// into channels [c0, c0+in.c) of dst (allocated when nil). Padding never
+// wins a maximum, as with PyTorch's implicit −∞ padding. It is separable:
+// a maximum over three columns for every input row, then over three of
+// those rows, which halves the comparisons of a direct 3×3 window.
+func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
+	ho, wo := outSize(in.h, 3, stride, pad), outSize(in.w, 3, stride, pad)
+	if dst == nil {
+		f := ar.fmap(in.c, ho, wo)
+		dst, c0 = &f, 0
+	}
+	x0, x1 := windowTaps(wo, in.w, stride, pad)
+	y0, y1 := windowTaps(ho, in.h, stride, pad)
+	rows := make([]float32, in.h*wo)
+	for c := 0; c < in.c; c++ {
+		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
+		for y := 0; y < in.h; y++ {
+			src, hr := plane[y*in.w:(y+1)*in.w], rows[y*wo:(y+1)*wo]
+			for ox := range hr {
+				m := src[x0[ox]]
+				for _, v := range src[x0[ox]+1 : x1[ox]] {
+					m = max(m, v)
+				}
+				hr[ox] = m
+			}
+		}
+		out := dst.d[(c0+c)*ho*wo : (c0+c+1)*ho*wo]
+		for oy := 0; oy < ho; oy++ {
+			o := out[oy*wo : (oy+1)*wo]
+			copy(o, rows[y0[oy]*wo:(y0[oy]+1)*wo])
+			for y := y0[oy] + 1; y < y1[oy]; y++ {
+				for ox, v := range rows[y*wo : (y+1)*wo] {
+					o[ox] = max(o[ox], v)
+				}
+			}
+		}
+	}
+	return *dst
+}
+
+// windowTaps returns, for each of n outputs of a 3-wide window with the
+// given stride and padding over an input of size in, the input range
+// [lo, hi) that lies inside the input.
+func windowTaps(n, in, stride, pad int) (lo, hi []int) {
+	lo, hi = make([]int, n), make([]int, n)
+	for o := range n {
+		lo[o], hi[o] = max(0, o*stride-pad), min(in, o*stride-pad+3)
+	}
+	return lo, hi
+}
+
+// avgPool is pytorch-fid's 3×3, stride 1, padding 1 average pool with
+// count_include_pad=False: the divisor is the number of pixels inside the
+// map (4 in a corner, 6 on an edge), which is what the TensorFlow graph
+// did and torchvision's default (count padding) does not. Separable, as
+// maxPool.
+func avgPool(in fmap, ar *arena) fmap {
+	out := ar.fmap(in.c, in.h, in.w)
+	h, w := in.h, in.w
+	x0, x1 := windowTaps(w, w, 1, 1)
+	y0, y1 := windowTaps(h, h, 1, 1)
+	count := make([]float32, h*w)
+	for y := range h {
+		for x := range w {
+			count[y*w+x] = float32((y1[y] - y0[y]) * (x1[x] - x0[x]))
+		}
+	}
+	rows := make([]float32, h*w)
+	for c := 0; c < in.c; c++ {
+		plane := in.d[c*h*w : (c+1)*h*w]
+		for y := 0; y < h; y++ {
+			src, hr := plane[y*w:(y+1)*w], rows[y*w:(y+1)*w]
+			for x := range hr {
+				var s float32
+				for _, v := range src[x0[x]:x1[x]] {
+					s += v
+				}
+				hr[x] = s
+			}
+		}
+		dst := out.d[c*h*w : (c+1)*h*w]
+		for y := 0; y < h; y++ {
+			o := dst[y*w : (y+1)*w]
+			copy(o, rows[y0[y]*w:(y0[y]+1)*w])
+			for yy := y0[y] + 1; yy < y1[y]; yy++ {
+				for x, v := range rows[yy*w : (yy+1)*w] {
+					o[x] += v
+				}
+			}
+			for x, n := range count[y*w : (y+1)*w] {
+				o[x] /= n
+			}
+		}
+	}
+	return out
+}
+
+// meanPool averages every channel over the map (adaptive average pool to
+// 1×1), in float64 so the mean of 5,329 values keeps float32 accuracy.
+func meanPool(in fmap) []float32 {
+	n := in.h * in.w
+	out := make([]float32, in.c)
+	for c := range out {
+		var s float64
+		for _, v := range in.d[c*n : (c+1)*n] {
+			s += float64(v)
+		}
+		out[c] = float32(s / float64(n))
+	}
+	return out
+}
+
+// forward runs one preprocessed image through the network.
+func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
+	var f Features
+	x := fmap{3, Size, Size, img}
+	var scratch []float32
+	ar := arenas.Get().(*arena)
+	defer func() { ar.reset(); arenas.Put(ar) }()
+	run := func(name string, in fmap) fmap { return m.convs[name].apply(in, nil, 0, &scratch, ar) }
+	into := func(name string, in fmap, dst *fmap, c0 int) { m.convs[name].apply(in, dst, c0, &scratch, ar) }
+
+	// Block 0: 299 → 149 → 147 → 147 → max pool → 73, 64 channels.
+	x = run("Conv2d_1a_3x3", x)
+	x = run("Conv2d_2a_3x3", x)
+	x = run("Conv2d_2b_3x3", x)
+	x = maxPool(x, 2, 0, nil, 0, ar)
+	f.Pool64 = meanPool(x)
+	// Block 1: 73 → 71 → max pool → 35, 192 channels.
+	x = run("Conv2d_3b_1x1", x)
+	x = run("Conv2d_4a_3x3", x)
+	x = maxPool(x, 2, 0, nil, 0, ar)
+	f.Pool192 = meanPool(x)
+	if err := ctx.Err(); err != nil {
+		return f, err
+	}
+
+	// Block 2: Mixed_5b..5d (FIDInceptionA), 6a (InceptionB), 6b..6e
+	// (FIDInceptionC); 35 → 17, 768 channels.
+	for _, p := range []struct {
+		name string
+		pool int
+	}{{"Mixed_5b", 32}, {"Mixed_5c", 64}, {"Mixed_5d", 64}} {
+		out := ar.fmap(224+p.pool, x.h, x.w)
+		into(p.name+".branch1x1", x, &out, 0)
+		into(p.name+".branch5x5_2", run(p.name+".branch5x5_1", x), &out, 64)
+		t := run(p.name+".branch3x3dbl_2", run(p.name+".branch3x3dbl_1", x))
+		into(p.name+".branch3x3dbl_3", t, &out, 128)
+		into(p.name+".branch_pool", avgPool(x, ar), &out, 224)
+		x = out
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
+	}
+	{
+		ho := outSize(x.h, 3, 2, 0)
+		out := ar.fmap(384+96+x.c, ho, ho)
+		into("Mixed_6a.branch3x3", x, &out, 0)
+		t := run("Mixed_6a.branch3x3dbl_2", run("Mixed_6a.branch3x3dbl_1", x))
+		into("Mixed_6a.branch3x3dbl_3", t, &out, 384)
+		maxPool(x, 2, 0, &out, 480, ar)
+		x = out
+	}
+	for _, p := range []string{"Mixed_6b", "Mixed_6c", "Mixed_6d", "Mixed_6e"} {
+		out := ar.fmap(768, x.h, x.w)
+		into(p+".branch1x1", x, &out, 0)
+		t := run(p+".branch7x7_2", run(p+".branch7x7_1", x))
+		into(p+".branch7x7_3", t, &out, 192)
+		t = run(p+".branch7x7dbl_1", x)
+		for _, s := range []string{"_2", "_3", "_4"} {
+			t = run(p+".branch7x7dbl"+s, t)
+		}
+		into(p+".branch7x7dbl_5", t, &out, 384)
+		into(p+".branch_pool", avgPool(x, ar), &out, 576)
+		x = out
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
+	}
+	f.Pool768 = meanPool(x)
+
+	// Block 3: Mixed_7a (InceptionD), 7b (FIDInceptionE_1), 7c
+	// (FIDInceptionE_2, max pool in its pool branch); 17 → 8, 2048
+	// channels, then the global average pool.
+	{
+		ho := outSize(x.h, 3, 2, 0)
+		out := ar.fmap(320+192+x.c, ho, ho)
+		into("Mixed_7a.branch3x3_2", run("Mixed_7a.branch3x3_1", x), &out, 0)
+		t := run("Mixed_7a.branch7x7x3_1", x)
+		for _, s := range []string{"_2", "_3"} {
+			t = run("Mixed_7a.branch7x7x3"+s, t)
+		}
+		into("Mixed_7a.branch7x7x3_4", t, &out, 320)
+		maxPool(x, 2, 0, &out, 512, ar)
+		x = out
+	}
+	for _, p := range []string{"Mixed_7b", "Mixed_7c"} {
+		out := ar.fmap(2048, x.h, x.w)
+		into(p+".branch1x1", x, &out, 0)
+		t := run(p+".branch3x3_1", x)
+		into(p+".branch3x3_2a", t, &out, 320)
+		into(p+".branch3x3_2b", t, &out, 704)
+		t = run(p+".branch3x3dbl_2", run(p+".branch3x3dbl_1", x))
+		into(p+".branch3x3dbl_3a", t, &out, 1088)
+		into(p+".branch3x3dbl_3b", t, &out, 1472)
+		var pooled fmap
+		if p == "Mixed_7b" {
+			pooled = avgPool(x, ar)
+		} else {
+			pooled = maxPool(x, 1, 1, nil, 0, ar)
+		}
+		into(p+".branch_pool", pooled, &out, 1856)
+		x = out
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
+	}
+	f.Pool2048 = meanPool(x)
+
+	// fc: logits_unbiased = W·p, logits = W·p + b.
+	f.LogitsUnbiased = make([]float32, Classes)
+	linalg.Sgemm(false, false, Classes, 1, 2048, 1, m.fcW, 2048, f.Pool2048, 1, 0, f.LogitsUnbiased, 1)
+	f.Logits = make([]float32, Classes)
+	for i, v := range f.LogitsUnbiased {
+		f.Logits[i] = v + m.fcB[i]
+	}
+	return f, nil
+}

@@ -1,0 +1,180 @@
+package inception
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestPools compares the separable pools with a direct 3×3 window on odd
+// and even map sizes, including the 1×1 and 2×2 maps where every window
+// is clipped by the padding.
+func TestPools(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	ar := new(arena)
+	for _, sz := range [][2]int{{1, 1}, {2, 2}, {3, 5}, {8, 8}, {17, 17}, {35, 36}} {
+		in := fmap{2, sz[0], sz[1], make([]float32, 2*sz[0]*sz[1])}
+		for i := range in.d {
+			in.d[i] = float32(rng.NormFloat64())
+		}
+		for _, sp := range [][2]int{{1, 1}, {2, 0}} {
+			stride, pad := sp[0], sp[1]
+			if outSize(in.h, 3, stride, pad) < 1 || outSize(in.w, 3, stride, pad) < 1 {
+				continue
+			}
+			got := maxPool(in, stride, pad, nil, 0, ar)
+			want := naivePool(in, stride, pad, true)
+			compare(t, "max", sz, got.d, want)
+		}
+		compare(t, "avg", sz, avgPool(in, ar).d, naivePool(in, 1, 1, false))
+	}
+}
+
+func compare(t *testing.T, what string, sz [2]int, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s %v: %d outputs, want %d", what, sz, len(got), len(want))
+	}
+	for i := range got {
+		if math.Abs(float64(got[i]-want[i])) > 1e-6 {
+			t.Fatalf("%s %v: output %d is %g, want %g", what, sz, i, got[i], want[i])
+		}
+	}
+}
+
+// naivePool is the textbook 3×3 pool: the maximum, or the mean over the
+// pixels inside the map (count_include_pad=False).
+func naivePool(in fmap, stride, pad int, isMax bool) []float32 {
+	ho, wo := outSize(in.h, 3, stride, pad), outSize(in.w, 3, stride, pad)
+	out := make([]float32, in.c*ho*wo)
+	for c := 0; c < in.c; c++ {
+		for oy := 0; oy < ho; oy++ {
+			for ox := 0; ox < wo; ox++ {
+				m, s, n := float32(math.Inf(-1)), float32(0), 0
+				for i := 0; i < 3; i++ {
+					for j := 0; j < 3; j++ {
+						y, x := oy*stride+i-pad, ox*stride+j-pad
+						if y < 0 || y >= in.h || x < 0 || x >= in.w {
+							continue
+						}
+						v := in.d[(c*in.h+y)*in.w+x]
+						m, s, n = max(m, v), s+v, n+1
+					}
+				}
+				if isMax {
+					out[(c*ho+oy)*wo+ox] = m
+				} else {
+					out[(c*ho+oy)*wo+ox] = s / float32(n)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestConv compares the im2col/GEMM convolution (with BatchNorm bias and
+// ReLU) against a direct sum, for the kernel shapes, strides and paddings
+// of the network; the 64-channel 3×3 case on 17×17 spans two im2col bands
+// that split an output row.
+func TestConv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range []struct{ cin, cout, kh, kw, stride, ph, pw, h, w int }{
+		{3, 8, 3, 3, 2, 0, 0, 11, 9},
+		{5, 7, 1, 1, 1, 0, 0, 6, 6},
+		{4, 6, 1, 7, 1, 0, 3, 9, 9},
+		{4, 6, 7, 1, 1, 3, 0, 9, 9},
+		{6, 5, 5, 5, 1, 2, 2, 7, 8},
+		{64, 20, 3, 3, 1, 1, 1, 17, 17},
+		{8, 9, 3, 3, 2, 0, 0, 17, 17},
+	} {
+		k := tc.cin * tc.kh * tc.kw
+		cv := &conv{cin: tc.cin, cout: tc.cout, kh: tc.kh, kw: tc.kw, stride: tc.stride, ph: tc.ph, pw: tc.pw,
+			w: make([]float32, tc.cout*k), b: make([]float32, tc.cout)}
+		for i := range cv.w {
+			cv.w[i] = float32(rng.NormFloat64())
+		}
+		for i := range cv.b {
+			cv.b[i] = float32(rng.NormFloat64())
+		}
+		in := fmap{tc.cin, tc.h, tc.w, make([]float32, tc.cin*tc.h*tc.w)}
+		for i := range in.d {
+			in.d[i] = float32(rng.NormFloat64())
+		}
+		var scratch []float32
+		got := cv.apply(in, nil, 0, &scratch, new(arena))
+		ho, wo := outSize(tc.h, tc.kh, tc.stride, tc.ph), outSize(tc.w, tc.kw, tc.stride, tc.pw)
+		if got.c != tc.cout || got.h != ho || got.w != wo {
+			t.Fatalf("%+v: output %dx%dx%d", tc, got.c, got.h, got.w)
+		}
+		for o := 0; o < tc.cout; o++ {
+			for oy := 0; oy < ho; oy++ {
+				for ox := 0; ox < wo; ox++ {
+					s := float64(cv.b[o])
+					for c := 0; c < tc.cin; c++ {
+						for i := 0; i < tc.kh; i++ {
+							for j := 0; j < tc.kw; j++ {
+								y, x := oy*tc.stride+i-tc.ph, ox*tc.stride+j-tc.pw
+								if y >= 0 && y < tc.h && x >= 0 && x < tc.w {
+									s += float64(cv.w[((o*tc.cin+c)*tc.kh+i)*tc.kw+j]) * float64(in.d[(c*tc.h+y)*tc.w+x])
+								}
+							}
+						}
+					}
+					want := math.Max(s, 0)
+					if g := float64(got.d[(o*ho+oy)*wo+ox]); math.Abs(g-want) > 1e-4*(1+math.Abs(want)) {
+						t.Fatalf("%+v: out[%d][%d][%d] = %g, want %g", tc, o, oy, ox, g, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestForwardErrors: a cancelled context stops the pass, and a batch of
+// the wrong size is refused before any work.
+func TestForwardErrors(t *testing.T) {
+	m, err := NewModel("zero.pth", zeroStateDict())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 3*Size*Size)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.Forward(ctx, [][]float32{x, x}, 2); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: got %v", err)
+	}
+	if _, err := m.Forward(context.Background(), [][]float32{x[:10]}, 1); err == nil || !strings.Contains(err.Error(), "image 0 has 10 values") {
+		t.Errorf("short image: got %v", err)
+	}
+	// All-zero weights with unit BatchNorm: every feature is 0, logits
+	// are the (zero) bias.
+	f, err := m.Forward(context.Background(), [][]float32{x}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range Outputs {
+		if v := f[0].Get(o); len(v) != o.Dim() || v[0] != 0 {
+			t.Errorf("%s: %d values, first %g", o, len(v), v[0])
+		}
+	}
+}
+
+// zeroStateDict is a complete FID state dict of zero weights and unit
+// BatchNorm statistics.
+func zeroStateDict() map[string]*Tensor {
+	sd := map[string]*Tensor{}
+	for _, s := range specs() {
+		sd[s.name+".conv.weight"] = &Tensor{Shape: []int{s.cout, s.cin, s.kh, s.kw}, Data: make([]float64, s.cout*s.cin*s.kh*s.kw)}
+		for _, p := range []string{"weight", "bias", "running_mean", "running_var"} {
+			sd[s.name+".bn."+p] = &Tensor{Shape: []int{s.cout}, Data: onesF64(s.cout)}
+		}
+		sd[s.name+".bn.bias"] = &Tensor{Shape: []int{s.cout}, Data: make([]float64, s.cout)}
+		sd[s.name+".bn.running_mean"] = &Tensor{Shape: []int{s.cout}, Data: make([]float64, s.cout)}
+	}
+	sd["fc.weight"] = &Tensor{Shape: []int{Classes, 2048}, Data: make([]float64, Classes*2048)}
+	sd["fc.bias"] = &Tensor{Shape: []int{Classes}, Data: make([]float64, Classes)}
+	return sd
+}

@@ -1,0 +1,214 @@
+package inception
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+)
+
+// Mode selects the preprocessing pipeline.
+type Mode string
+
+const (
+	// ModePyTorchFID is pytorch-fid's pipeline: RGB scaled to [0, 1],
+	// torch's bilinear resize to 299×299 (align_corners=False, no
+	// antialiasing), then 2x − 1.
+	ModePyTorchFID Mode = "pytorch-fid"
+	// ModeTF is torch-fidelity's pipeline: uint8 RGB values as floats,
+	// the TensorFlow 1.x bilinear resize (no half-pixel centres), then
+	// (x − 128)/128 — what the original TensorFlow FID code fed the graph.
+	ModeTF Mode = "tf"
+)
+
+// ParseMode checks a mode name.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModePyTorchFID, ModeTF:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("unknown preprocessing mode %q (want pytorch-fid or tf)", s)
+}
+
+// RGB is an 8-bit RGB image, channels first (3×H×W), the tensor that
+// torchvision's pil_to_tensor gives for a PIL image in mode "RGB".
+type RGB struct {
+	H, W int
+	Pix  []uint8
+}
+
+// ToRGB converts img as PIL's Image.convert("RGB") does: grey is copied
+// to the three channels, alpha is dropped without compositing (the
+// stored, non-premultiplied colour is kept), palette indices are looked
+// up, 16-bit samples keep their high byte.
+func ToRGB(img image.Image) *RGB {
+	b := img.Bounds()
+	h, w := b.Dy(), b.Dx()
+	out := &RGB{H: h, W: w, Pix: make([]uint8, 3*h*w)}
+	set := func(y, x int, r, g, bl uint8) {
+		i := y*w + x
+		out.Pix[i], out.Pix[h*w+i], out.Pix[2*h*w+i] = r, g, bl
+	}
+	switch m := img.(type) {
+	case *image.Gray:
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				v := m.Pix[y*m.Stride+x]
+				set(y, x, v, v, v)
+			}
+		}
+	case *image.NRGBA:
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				p := m.Pix[y*m.Stride+4*x:]
+				set(y, x, p[0], p[1], p[2])
+			}
+		}
+	case *image.Paletted:
+		pal := make([][3]uint8, len(m.Palette))
+		for i, c := range m.Palette {
+			pal[i] = rgbOf(c)
+		}
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				idx := int(m.Pix[y*m.Stride+x])
+				var p [3]uint8
+				if idx < len(pal) {
+					p = pal[idx]
+				}
+				set(y, x, p[0], p[1], p[2])
+			}
+		}
+	default:
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				p := rgbOf(img.At(b.Min.X+x, b.Min.Y+y))
+				set(y, x, p[0], p[1], p[2])
+			}
+		}
+	}
+	return out
+}
+
+// rgbOf returns the non-premultiplied 8-bit colour of c: PIL stores
+// straight (not premultiplied) alpha and drops it, so a half-transparent
+// red pixel stays pure red.
+func rgbOf(c color.Color) [3]uint8 {
+	switch v := c.(type) {
+	case color.NRGBA:
+		return [3]uint8{v.R, v.G, v.B}
+	case color.Gray:
+		return [3]uint8{v.Y, v.Y, v.Y}
+	case color.RGBA:
+		if v.A == 0xff || v.A == 0 {
+			return [3]uint8{v.R, v.G, v.B}
+		}
+	}
+	n := color.NRGBA64Model.Convert(c).(color.NRGBA64)
+	return [3]uint8{uint8(n.R >> 8), uint8(n.G >> 8), uint8(n.B >> 8)}
+}
+
+// Preprocess turns an RGB image into the 3×299×299 network input of the
+// given mode.
+func Preprocess(img *RGB, mode Mode) ([]float32, error) {
+	if img.H < 1 || img.W < 1 {
+		return nil, fmt.Errorf("inception: empty %dx%d image", img.W, img.H)
+	}
+	out := make([]float32, 3*Size*Size)
+	src := make([]float32, img.H*img.W)
+	for c := 0; c < 3; c++ {
+		plane := img.Pix[c*img.H*img.W : (c+1)*img.H*img.W]
+		dst := out[c*Size*Size : (c+1)*Size*Size]
+		switch mode {
+		case ModePyTorchFID:
+			for i, v := range plane {
+				src[i] = float32(v) / 255
+			}
+			resizeTorch(src, img.H, img.W, dst, Size, Size)
+			for i, v := range dst {
+				dst[i] = 2*v - 1
+			}
+		case ModeTF:
+			for i, v := range plane {
+				src[i] = float32(v)
+			}
+			resizeTF1(src, img.H, img.W, dst, Size, Size)
+			for i, v := range dst {
+				dst[i] = (v - 128) / 128
+			}
+		default:
+			return nil, fmt.Errorf("inception: unknown preprocessing mode %q", mode)
+		}
+	}
+	return out, nil
+}
+
+// torchTaps returns, for each output index, the two source indices and
+// their weights of torch's bilinear interpolation with
+// align_corners=False and no antialiasing: source coordinate
+// (i + 0.5)·in/out − 0.5, clamped at 0, in float32 as PyTorch computes it
+// for float32 tensors.
+func torchTaps(in, out int) (i0, i1 []int, l0, l1 []float32) {
+	scale := float32(in) / float32(out)
+	i0, i1 = make([]int, out), make([]int, out)
+	l0, l1 = make([]float32, out), make([]float32, out)
+	for i := 0; i < out; i++ {
+		s := scale*(float32(i)+0.5) - 0.5
+		if s < 0 {
+			s = 0
+		}
+		a := int(s)
+		b := a
+		if a < in-1 {
+			b = a + 1
+		}
+		w := s - float32(a)
+		i0[i], i1[i], l0[i], l1[i] = a, b, 1-w, w
+	}
+	return
+}
+
+// resizeTorch is torch.nn.functional.interpolate(mode="bilinear",
+// align_corners=False, antialias=False) on one plane.
+func resizeTorch(src []float32, h, w int, dst []float32, oh, ow int) {
+	y0, y1, ly0, ly1 := torchTaps(h, oh)
+	x0, x1, lx0, lx1 := torchTaps(w, ow)
+	for y := 0; y < oh; y++ {
+		r0, r1 := src[y0[y]*w:], src[y1[y]*w:]
+		for x := 0; x < ow; x++ {
+			dst[y*ow+x] = ly0[y]*(lx0[x]*r0[x0[x]]+lx1[x]*r0[x1[x]]) +
+				ly1[y]*(lx0[x]*r1[x0[x]]+lx1[x]*r1[x1[x]])
+		}
+	}
+}
+
+// tfTaps returns TensorFlow 1.x's bilinear taps (align_corners=False,
+// half_pixel_centers=False): source coordinate i·in/out, no half-pixel
+// shift, in float32 as torch-fidelity's port computes them.
+func tfTaps(in, out int) (lo, hi []int, d []float32) {
+	scale := float32(float64(in) / float64(out))
+	lo, hi, d = make([]int, out), make([]int, out), make([]float32, out)
+	for i := 0; i < out; i++ {
+		s := float32(i) * scale
+		a := int(s)
+		lo[i], hi[i], d[i] = a, min(a+1, in-1), s-float32(a)
+	}
+	return
+}
+
+// resizeTF1 is torch-fidelity's interpolate_bilinear_2d_like_tensorflow1x
+// (the exact "slow" method) on one plane: lerp along x in both source
+// rows, then along y, in that order, so rounding matches.
+func resizeTF1(src []float32, h, w int, dst []float32, oh, ow int) {
+	ylo, yhi, dy := tfTaps(h, oh)
+	xlo, xhi, dx := tfTaps(w, ow)
+	for y := 0; y < oh; y++ {
+		r0, r1 := src[ylo[y]*w:], src[yhi[y]*w:]
+		for x := 0; x < ow; x++ {
+			a00, a01 := r0[xlo[x]], r0[xhi[x]]
+			a10, a11 := r1[xlo[x]], r1[xhi[x]]
+			v0 := a00 + (a01-a00)*dx[x]
+			v1 := a10 + (a11-a10)*dx[x]
+			dst[y*ow+x] = v0 + (v1-v0)*dy[y]
+		}
+	}
+}

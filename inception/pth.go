@@ -1,0 +1,315 @@
+package inception
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"genlens/dataio"
+
+	"github.com/nlpodyssey/gopickle/pytorch"
+	"github.com/nlpodyssey/gopickle/types"
+)
+
+// Tensor is one entry of a PyTorch state dict, copied out of its storage
+// into row-major order (strides and storage offset applied). Values are
+// float64 whatever the stored dtype, which holds float16, float32, float64
+// and the small integers of a state dict exactly.
+type Tensor struct {
+	Shape []int
+	DType string // "float16", "bfloat16", "float32", "float64", "int64", ...
+	Data  []float64
+}
+
+// pickle protocol 2 opens every legacy (pre-1.6) torch.save file; a zip
+// local-file header opens the newer format.
+var (
+	legacyMagic = []byte{0x80, 0x02}
+	zipMagic    = []byte("PK\x03\x04")
+)
+
+// LoadStateDict reads a state dict saved by torch.save, in the legacy or
+// the zip serialisation, through gopickle. Every problem with the file is
+// a one-line *dataio.InputError naming it: not a .pth file, a TorchScript
+// archive (torch.jit.save; it holds code, not a plain state dict), a
+// truncated file, an entry that is not a tensor.
+func LoadStateDict(path string) (sd map[string]*Tensor, err error) {
+	bad := func(msg string, cause error) error {
+		return &dataio.InputError{File: path, Msg: msg, Err: cause}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, bad("cannot read weights: "+causeMsg(err), err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, bad("is not a regular file ("+st.Mode().Type().String()+")", nil)
+	}
+	head := make([]byte, 4)
+	if f, err := os.Open(path); err != nil {
+		return nil, bad("cannot read weights: "+causeMsg(err), err)
+	} else {
+		n, _ := io.ReadFull(f, head)
+		f.Close()
+		head = head[:n]
+	}
+	switch {
+	case bytes.HasPrefix(head, zipMagic):
+		if err := checkZip(path, st.Size()); err != nil {
+			return nil, err
+		}
+	case bytes.HasPrefix(head, legacyMagic):
+		// gopickle first probes for the ancient tar format; a file that
+		// starts with the pickle opcode is not one, and checking here
+		// also keeps an empty file away from that probe.
+	default:
+		return nil, bad("not a PyTorch .pth file (neither the zip nor the legacy pickle serialisation)", nil)
+	}
+
+	// gopickle panics on some malformed input (out-of-range storage
+	// offsets, unexpected opcodes); a corrupt weights file is bad input,
+	// not a crash.
+	defer func() {
+		if r := recover(); r != nil {
+			sd, err = nil, bad(fmt.Sprintf("corrupt PyTorch file: %v", r), nil)
+		}
+	}()
+	obj, err := pytorch.Load(path)
+	if err != nil {
+		msg := err.Error()
+		if strings.Contains(msg, "EOF") {
+			return nil, bad("truncated PyTorch file ("+msg+"); download it again", err)
+		}
+		return nil, bad("cannot decode PyTorch file: "+msg, err)
+	}
+	sd, err = stateDict(path, obj)
+	if err == nil && bytes.HasPrefix(head, legacyMagic) {
+		err = checkLegacyEnd(path, st.Size(), obj)
+	}
+	return sd, err
+}
+
+// checkLegacyEnd catches a legacy file cut off inside its last storage,
+// which gopickle reads without noticing (it ignores short reads, leaving
+// stale bytes in the tensor). A legacy file ends with the pickled list of
+// storage keys, its STOP opcode '.', then every storage as an 8-byte
+// element count and the raw elements, up to the end of the file. So
+// counting back from the end by the storages' total size must land just
+// after a '.', on the element count of one of the storages.
+func checkLegacyEnd(path string, size int64, obj any) error {
+	var values []any
+	switch d := obj.(type) {
+	case *types.OrderedDict:
+		for _, e := range d.Map {
+			values = append(values, e.Value)
+		}
+	case *types.Dict:
+		for _, e := range *d {
+			values = append(values, e.Value)
+		}
+	}
+	seen := map[pytorch.StorageInterface]bool{}
+	counts := map[uint64]bool{}
+	var data int64
+	for _, v := range values {
+		t, ok := v.(*pytorch.Tensor)
+		if !ok || seen[t.Source] {
+			continue
+		}
+		seen[t.Source] = true
+		n, es := storageSize(t.Source)
+		if es == 0 {
+			return nil // a storage type this check does not know
+		}
+		counts[uint64(n)] = true
+		data += 8 + int64(n)*es
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	start := size - data
+	var buf [9]byte
+	f, err := os.Open(path)
+	if err != nil {
+		return &dataio.InputError{File: path, Msg: "cannot read weights: " + causeMsg(err), Err: err}
+	}
+	defer f.Close()
+	if start >= 1 {
+		if _, err := f.ReadAt(buf[:], start-1); err == nil && buf[0] == '.' && counts[binary.LittleEndian.Uint64(buf[1:])] {
+			return nil
+		}
+	}
+	return &dataio.InputError{File: path, Msg: fmt.Sprintf("truncated PyTorch file: its tensors need %d bytes of storage that the file does not end with; download it again", data)}
+}
+
+// storageSize returns the element count and element size of a storage.
+func storageSize(s pytorch.StorageInterface) (n int, elem int64) {
+	switch s := s.(type) {
+	case *pytorch.FloatStorage:
+		return s.Size, 4
+	case *pytorch.DoubleStorage:
+		return s.Size, 8
+	case *pytorch.HalfStorage:
+		return s.Size, 2
+	case *pytorch.BFloat16Storage:
+		return s.Size, 2
+	case *pytorch.LongStorage:
+		return s.Size, 8
+	case *pytorch.IntStorage:
+		return s.Size, 4
+	case *pytorch.ShortStorage:
+		return s.Size, 2
+	case *pytorch.CharStorage:
+		return s.Size, 1
+	case *pytorch.ByteStorage:
+		return s.Size, 1
+	case *pytorch.BoolStorage:
+		return s.Size, 1
+	}
+	return 0, 0
+}
+
+// checkZip refuses TorchScript archives with a message that says what
+// they are (gopickle's own message does not name the file) and catches a
+// cut-off zip before gopickle tries to read it.
+func checkZip(path string, size int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return &dataio.InputError{File: path, Msg: "cannot read weights: " + causeMsg(err), Err: err}
+	}
+	defer f.Close()
+	zr, err := zip.NewReader(f, size)
+	if err != nil {
+		return &dataio.InputError{File: path, Msg: "truncated or corrupt PyTorch zip file: " + err.Error(), Err: err}
+	}
+	for _, zf := range zr.File {
+		base := zf.Name[strings.LastIndex(zf.Name, "/")+1:]
+		if base == "constants.pkl" || strings.Contains(zf.Name, "/code/") {
+			return &dataio.InputError{File: path, Msg: "is a TorchScript archive (torch.jit.save), not a state dict; save model.state_dict() with torch.save instead"}
+		}
+	}
+	return nil
+}
+
+// stateDict converts the unpickled object into tensors. torch.save of a
+// state dict gives an OrderedDict; a plain dict is accepted too.
+func stateDict(path string, obj any) (map[string]*Tensor, error) {
+	entries := map[string]any{}
+	switch d := obj.(type) {
+	case *types.OrderedDict:
+		for k, e := range d.Map {
+			ks, ok := k.(string)
+			if !ok {
+				return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("state dict key %v is not a string", k)}
+			}
+			entries[ks] = e.Value
+		}
+	case *types.Dict:
+		for _, e := range *d {
+			ks, ok := e.Key.(string)
+			if !ok {
+				return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("state dict key %v is not a string", e.Key)}
+			}
+			entries[ks] = e.Value
+		}
+	default:
+		return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("holds a %T, not a state dict (a dict of tensors)", obj)}
+	}
+	out := make(map[string]*Tensor, len(entries))
+	keys := make([]string, 0, len(entries))
+	for k := range entries {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		t, ok := entries[k].(*pytorch.Tensor)
+		if !ok {
+			// Non-tensor entries (metadata) are not weights; skip them.
+			continue
+		}
+		tt, err := materialise(t)
+		if err != nil {
+			return nil, &dataio.InputError{File: path, Key: k, Msg: err.Error()}
+		}
+		out[k] = tt
+	}
+	return out, nil
+}
+
+// materialise walks the tensor's strides from its storage offset, so
+// views (a slice with an offset, a transpose) come out as the values
+// torch would print, in row-major order.
+func materialise(t *pytorch.Tensor) (*Tensor, error) {
+	var (
+		get   func(i int) float64
+		n     int
+		dtype string
+	)
+	switch s := t.Source.(type) {
+	case *pytorch.FloatStorage:
+		get, n, dtype = func(i int) float64 { return float64(s.Data[i]) }, len(s.Data), "float32"
+	case *pytorch.DoubleStorage:
+		get, n, dtype = func(i int) float64 { return s.Data[i] }, len(s.Data), "float64"
+	case *pytorch.HalfStorage:
+		get, n, dtype = func(i int) float64 { return float64(s.Data[i]) }, len(s.Data), "float16"
+	case *pytorch.BFloat16Storage:
+		get, n, dtype = func(i int) float64 { return float64(s.Data[i]) }, len(s.Data), "bfloat16"
+	case *pytorch.LongStorage:
+		get, n, dtype = func(i int) float64 { return float64(s.Data[i]) }, len(s.Data), "int64"
+	case *pytorch.IntStorage:
+		get, n, dtype = func(i int) float64 { return float64(s.Data[i]) }, len(s.Data), "int32"
+	case *pytorch.ShortStorage:
+		get, n, dtype = func(i int) float64 { return float64(s.Data[i]) }, len(s.Data), "int16"
+	case *pytorch.CharStorage:
+		get, n, dtype = func(i int) float64 { return float64(s.Data[i]) }, len(s.Data), "int8"
+	case *pytorch.ByteStorage:
+		get, n, dtype = func(i int) float64 { return float64(s.Data[i]) }, len(s.Data), "uint8"
+	default:
+		return nil, fmt.Errorf("unsupported storage type %T", t.Source)
+	}
+	if len(t.Stride) != len(t.Size) {
+		return nil, fmt.Errorf("tensor has %d sizes but %d strides", len(t.Size), len(t.Stride))
+	}
+	size := 1
+	for _, d := range t.Size {
+		if d < 0 {
+			return nil, fmt.Errorf("negative dimension in shape %v", t.Size)
+		}
+		size *= d
+	}
+	out := &Tensor{Shape: append([]int(nil), t.Size...), DType: dtype, Data: make([]float64, size)}
+	if size == 0 {
+		return out, nil
+	}
+	// The largest storage index the view touches must exist.
+	last := t.StorageOffset
+	for i, d := range t.Size {
+		if t.Stride[i] < 0 {
+			return nil, fmt.Errorf("negative stride %v", t.Stride)
+		}
+		last += (d - 1) * t.Stride[i]
+	}
+	if t.StorageOffset < 0 || last >= n {
+		return nil, fmt.Errorf("view of shape %v, strides %v, offset %d reaches past its storage of %d elements (truncated file?)", t.Size, t.Stride, t.StorageOffset, n)
+	}
+	idx := make([]int, len(t.Size))
+	for flat := 0; flat < size; flat++ {
+		off := t.StorageOffset
+		for a, i := range idx {
+			off += i * t.Stride[a]
+		}
+		out.Data[flat] = get(off)
+		for a := len(idx) - 1; a >= 0; a-- {
+			idx[a]++
+			if idx[a] < t.Size[a] {
+				break
+			}
+			idx[a] = 0
+		}
+	}
+	return out, nil
+}
