@@ -3,6 +3,7 @@ package chart
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -99,11 +100,48 @@ func Bars(path, title, ylabel string, labels []string, values, errs []float64) e
 		p.Add(eb)
 	}
 	p.Add(above, below)
-	p.NominalX(labels...)
+	// Long set names (checkpoint paths, run ids) would overlap each
+	// other and squeeze the bars: they are shortened in the middle,
+	// where such names differ least, and slanted when they still do not
+	// fit under their bars.
+	short := make([]string, n)
+	longest := 0
+	for i, l := range labels {
+		short[i] = middleEllipsis(l, maxBarLabel)
+		longest = max(longest, len([]rune(short[i])))
+	}
+	p.NominalX(short...)
 	// Half a slot of margin on either side, as between bars.
 	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
 	p.X.Tick.Label.Font = font.From(sans, 11)
-	return render(path, chartWidth, chartHeight, p.Draw)
+	if longest*n > slantAbove {
+		p.X.Tick.Label.Rotation = math.Pi / 4
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YTop
+	}
+	return render(path, chartWidth, chartHeight, func(c draw.Canvas) {
+		p.Draw(draw.Crop(c, 0, -rightMargin, 0, 0))
+	})
+}
+
+// maxBarLabel bounds a bar label, in characters; slantAbove is the total
+// of label characters past which labels no longer fit side by side.
+const (
+	maxBarLabel = 22
+	slantAbove  = 56
+)
+
+// middleEllipsis shortens s to at most max runes by cutting its middle:
+// "ddpm_cifar10_epoch_0100_samples" keeps its start and its end, which
+// is where run names differ.
+func middleEllipsis(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	head := (max - 1) / 2
+	tail := max - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
 // yErrs adapts bar values and symmetric errors to the XYer and YErrorer

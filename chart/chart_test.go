@@ -290,3 +290,33 @@ func TestMatrixTicksOncePerRun(t *testing.T) {
 		t.Errorf("distinct labels: ticks %+v", x)
 	}
 }
+
+func TestMiddleEllipsis(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"short", 22, "short"},
+		{"ddpm_cifar10_epoch_0100_samples", 22, "ddpm_cifar…100_samples"},
+		{"αβγδεζηθικ", 5, "αβ…ικ"},
+	} {
+		got := middleEllipsis(c.in, c.max)
+		if got != c.want || len([]rune(got)) > c.max {
+			t.Errorf("middleEllipsis(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+		}
+	}
+}
+
+// Long set names neither overlap nor fail: they are shortened and the
+// chart is drawn.
+func TestBarsLongLabels(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "b.png")
+	labels := []string{"ddpm_cifar10_epoch_0100_samples", "ddpm_cifar10_epoch_0200_samples", "stylegan2_ada_cifar10_final_checkpoint", "x"}
+	if err := Bars(p, "1 - CMS", "1 - CMS", labels, []float64{0.12, 0.08, 0.05, 0.3}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+		t.Fatalf("no chart: %v", err)
+	}
+}

@@ -238,7 +238,9 @@ func addSeries(p *plot.Plot, series []Series) error {
 			thumbs = append(thumbs, pts)
 		}
 		if s.Name != "" {
-			p.Legend.Add(s.Name, thumbs...)
+			// The legend sits below the plot, as wide as the canvas
+			// left of the data area allows: about 60 characters.
+			p.Legend.Add(middleEllipsis(s.Name, 60), thumbs...)
 		}
 	}
 	return nil
