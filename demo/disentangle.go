@@ -104,9 +104,10 @@ func disentangleSection(ctx context.Context, w io.Writer, dir string, r *rand.Ra
 			fmt.Sprintf("Schematic %dx%d faces whose background, hair, face, eyes and mouth are drawn independently stand in for a real data set; four sets of generated faces stand in for checkpoints of a generator: noise over the whole image fades from checkpoint 1 to 3, the eyes stay blurred until checkpoint 3, and at checkpoint 4 the background collapses to a single grey.", s, s),
 			fmt.Sprintf("Pixel-by-pixel CKA on %d training images and average-linkage clustering of its rows (Gruber et al., Algorithm 1) find the regions without being told (cluster map). The cosine similarity of mean embeddings (CMS) of whole images drops for every flaw; the CMS of each cluster says which region caused it, and the product of the cluster CMS values tracks the image-wise CMS because the clusters are independent (Theorem 1).", nTrain),
 			"Where the product sits above the image-wise CMS (checkpoint 1), the clusters are still independent, but the plug-in norms include the k(x, x) = 1 terms of each batch (Appendix B.2), a bias of about (1/||μ||² - 1)/batch that is largest for the image-wise kernel on very noisy images, whose mean embedding norm is small. A gap that stays when the images are clean points to dependent clusters instead.",
-			"On your images: genlens disentangle --train train.npy --test test.npy --generated epoch*.npy --out diag/",
+			"On your images:",
 		},
-		Tables: []report.Table{table},
+		Commands: []string{"genlens disentangle --train train.npy --test test.npy --generated epoch*.npy --out diag/"},
+		Tables:   []report.Table{table},
 		Images: []report.Image{
 			{File: "disentangle_clusters.png", Caption: "Pixel clusters found from the training faces."},
 			{File: "disentangle_cms.png", Caption: "CMS per checkpoint: image-wise, product of clusters, and per cluster."},

@@ -44,9 +44,10 @@ func hallucinationSection(ctx context.Context, w io.Writer, dir string, r *rand.
 		Text: []string{
 			"A model answers a query x from n in-context examples (x_i, y_i). Its answer is a hallucination when it falls outside the 95% likely set of the true mechanism; the posterior hallucination rate (PHR; Jesson et al., NeurIPS 2024) is the probability of that under the model's own posterior, estimated from the model's samples and log-probabilities alone: imagine further examples, then check how often answers given the real context fall in the tails of the answers given the imagined one (Algorithms 1 and 2).",
 			"Here the model is exact Bayesian cubic regression (y = w·(1, x, x², x³) + N(0, 0.1²), w ~ N(0, I), x ~ U[-2, 2]), so the exact PHR is known in closed form. The estimate tracks it and both fall with n towards ε = 0.05; the small gap at larger n is the truncation to N-n = 100 imagined examples.",
-			"On your model: genlens hallucination run --backend openai --base-url URL --model NAME --context ctx.jsonl --queries q.jsonl",
+			"On your model:",
 		},
-		Tables: []report.Table{table},
-		Images: []report.Image{{File: "hallucination_rates.png", Caption: "Mean PHR estimate, exact PHR and true hallucination rate against context size (like Figure 3a of Jesson et al., NeurIPS 2024)."}},
+		Commands: []string{"genlens hallucination run --backend openai --base-url URL --model NAME --context ctx.jsonl --queries q.jsonl"},
+		Tables:   []report.Table{table},
+		Images:   []report.Image{{File: "hallucination_rates.png", Caption: "Mean PHR estimate, exact PHR and true hallucination rate against context size (like Figure 3a of Jesson et al., NeurIPS 2024)."}},
 	}, nil
 }

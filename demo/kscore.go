@@ -69,10 +69,11 @@ func entropySection(ctx context.Context, w io.Writer, dir string, r *rand.Rand) 
 		Title: "Kernel entropy of sampled answers",
 		Text: []string{
 			fmt.Sprintf("A simulated LLM answers %d questions %d times each; it knows each answer with a probability drawn from Beta(0.7, 0.7). The first sample is the answer under test (correct when RougeL-F with the reference > 0.3); the other %d samples give its uncertainty. Accuracy of the answers under test: %.2f.", prompts, samples, samples-1, acc),
-			"Kernel entropy (Gruber & Buettner, ICML 2024, Algorithm 1) is high when the samples disagree. Run the same on your data with: genlens entropy --in answers.jsonl --holdout-first",
+			"Kernel entropy (Gruber & Buettner, ICML 2024, Algorithm 1) is high when the samples disagree. Run the same on your data with:",
 		},
-		Tables: []report.Table{table},
-		Images: []report.Image{{File: "entropy_by_correctness.png", Caption: "Wrong answers come with higher kernel entropy."}},
+		Commands: []string{"genlens entropy --in answers.jsonl --holdout-first"},
+		Tables:   []report.Table{table},
+		Images:   []report.Image{{File: "entropy_by_correctness.png", Caption: "Wrong answers come with higher kernel entropy."}},
 	}, nil
 }
 
@@ -115,10 +116,11 @@ func decomposeSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand
 		Text: []string{
 			"Each member predicts N(θ_i, I) with θ_i drawn around a mean that misses the target N(ν, 1.21 I). From samples alone, genlens estimates every term of kernel score = noise + bias + variance (Gruber & Buettner, ICML 2024, Theorem 3.2) without bias; here they sit beside their exact values.",
 			fmt.Sprintf("Averaging the %d members is predicted to lower the kernel score by %.4f = (n-1)/n x variance (Example 3.4). Identity gap (score - noise - bias - variance): %.1e.", n, d.EnsembleGain, d.IdentityGap),
-			"On your data: genlens decompose --models members.npy --targets real.npy",
+			"On your data:",
 		},
-		Tables: []report.Table{table},
-		Images: []report.Image{{File: "decomposition.png", Caption: "Bias and variance of the ensemble, and the predicted gain of averaging it."}},
+		Commands: []string{"genlens decompose --models members.npy --targets real.npy"},
+		Tables:   []report.Table{table},
+		Images:   []report.Image{{File: "decomposition.png", Caption: "Bias and variance of the ensemble, and the predicted gain of averaging it."}},
 	}, nil
 }
 
@@ -159,8 +161,9 @@ func correlateSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand
 		Title: "Correlation across a training run",
 		Text: []string{
 			fmt.Sprintf("%d members are trained from different initialisations and saved at %d epochs; their parameters follow a noisy gradient flow with a decaying step size. Distributional correlation (Gruber & Buettner, ICML 2024, Eq. 11) between epochs shows how stable training is: early epochs decorrelate fast, late epochs barely move (correlation near 1, the regime where ensembling consecutive epochs gains little, Example 3.4).", members, epochs),
-			"On your data (one (members, samples, d) file per epoch): genlens correlate epoch*.npy --out run/",
+			"On your data (one (members, samples, d) file per epoch):",
 		},
+		Commands: []string{"genlens correlate epoch*.npy --out run/"},
 		Images: []report.Image{
 			{File: "epoch_correlation.png", Caption: "Distributional correlation between epochs (like Figure 3 (right) of Gruber & Buettner, ICML 2024)."},
 			{File: "epoch_variance.png", Caption: "Distributional variance per epoch and the predicted gain of averaging the members."},

@@ -63,9 +63,10 @@ func selectionSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand
 		Title: "Online selection of the best generator (FID-UCB)",
 		Text: []string{
 			fmt.Sprintf("%d Gaussian generators in d = %d differ only in how much of the reference's variance they cover (scale 0.05 to 1, like the paper's truncation experiment). With a budget of %d draws of %d samples, each algorithm picks a generator per step (Hu, Leung and Farnia, Protocol 1). Greedy trusts the empirical FID, which on few samples flatters the collapsed generators; FID-UCB subtracts a confidence bonus (Algorithm 1) and keeps exploring until the evidence is in.", G, d, steps, batch),
-			"On your data: genlens select --score fid --ref real.npy --pools g1.npy g2.npy ... --out sel/",
+			"On your data:",
 		},
-		Tables: []report.Table{table},
-		Images: []report.Image{{File: "online_selection.png", Caption: "Fraction of steps spent on the best generator, mean over trials."}},
+		Commands: []string{"genlens select --score fid --ref real.npy --pools g1.npy g2.npy ... --out sel/"},
+		Tables:   []report.Table{table},
+		Images:   []report.Image{{File: "online_selection.png", Caption: "Fraction of steps spent on the best generator, mean over trials."}},
 	}, nil
 }
