@@ -2,8 +2,13 @@ package linalg
 
 import "sync"
 
-// backend names the BLAS implementation in use; openblas.go overrides it.
+// backend names the BLAS implementation in use; simd.go and openblas.go
+// override it.
 var backend = "gonum (pure Go)"
+
+// fastSyrk reports that the installed Dsyrk is blocked and parallel
+// (internal/simdblas or OpenBLAS), so AddGram calls it directly.
+var fastSyrk = false
 
 // Backend reports which BLAS/LAPACK implementation this binary uses.
 func Backend() string { return backend }
@@ -19,7 +24,9 @@ var setThreads = func(n int) (prev int) { return 0 }
 // the work when the caller already runs many small problems in parallel
 // goroutines (simulation trials, concurrent tasks). Such callers set 1 for
 // the duration. n < 1 means one thread per core. In the pure-Go build it
-// does nothing and returns 0 (gonum's BLAS parallelism is not adjustable).
+// sets the goroutines of one internal/simdblas call (whose results do not
+// depend on it); with gonum's own BLAS it does nothing and returns 0
+// (gonum's parallelism is not adjustable).
 //
 // The setting is process-wide: change it before starting concurrent work,
 // not while other goroutines are inside BLAS calls.
