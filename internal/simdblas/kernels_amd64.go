@@ -40,3 +40,9 @@ func ReLU(x []float32) {
 		}
 	}
 }
+
+// dotAxpyAVX returns Σ a[j]·x[j] and adds s·a[j] to y[j] for j < n, n a
+// positive multiple of 8 (kernels_amd64.s).
+//
+//go:noescape
+func dotAxpyAVX(n int, a, x, y *float64, s float64) float64

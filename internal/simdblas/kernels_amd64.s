@@ -304,3 +304,41 @@ reluloop:
 	JNZ  reluloop
 	VZEROUPPER
 	RET
+
+// func dotAxpyAVX(n int, a, x, y *float64, s float64) float64
+//
+// Returns Σ a[j]·x[j] and adds s·a[j] to y[j], for j < n, n a positive
+// multiple of 8: one pass over a row of a symmetric matrix serves both
+// its triangle and its reflection (DSYMV).
+TEXT ·dotAxpyAVX(SB), NOSPLIT, $0-48
+	MOVQ n+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ x+16(FP), DI
+	MOVQ y+24(FP), DX
+	VBROADCASTSD s+32(FP), Y15
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ AX, AX
+
+dotaxpyloop:
+	VMOVUPD (SI)(AX*8), Y2
+	VMOVUPD 32(SI)(AX*8), Y3
+	VFMADD231PD (DI)(AX*8), Y2, Y0
+	VFMADD231PD 32(DI)(AX*8), Y3, Y1
+	VMOVUPD (DX)(AX*8), Y4
+	VMOVUPD 32(DX)(AX*8), Y5
+	VFMADD231PD Y2, Y15, Y4
+	VFMADD231PD Y3, Y15, Y5
+	VMOVUPD Y4, (DX)(AX*8)
+	VMOVUPD Y5, 32(DX)(AX*8)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT  dotaxpyloop
+
+	VADDPD Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VHADDPD X0, X0, X0
+	VMOVSD X0, ret+40(FP)
+	VZEROUPPER
+	RET

@@ -22,3 +22,7 @@ func ReLU(x []float32) {
 		}
 	}
 }
+
+func dotAxpyAVX(n int, a, x, y *float64, s float64) float64 {
+	panic("simdblas: no DSYMV kernel on this platform")
+}
