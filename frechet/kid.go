@@ -117,8 +117,8 @@ func polyGram(ctx context.Context, x, y *mat.Dense, k kernel.Polynomial) (*mat.S
 	g := mat.NewSymDense(n, nil)
 	raw, t := g.RawSymmetric(), st.RawMatrix()
 	strip := 128
-	if openblas {
-		strip = 512 // OpenBLAS does a strip of 512 x 8192 x 2048 in well under a second
+	if fastBLAS {
+		strip = 512 // a tuned BLAS does a strip of 512 x 8192 x 2048 in well under a second
 	}
 	for i0 := 0; i0 < n; i0 += strip {
 		if err := ctx.Err(); err != nil {
@@ -126,7 +126,7 @@ func polyGram(ctx context.Context, x, y *mat.Dense, k kernel.Polynomial) (*mat.S
 		}
 		i1 := min(i0+strip, n)
 		a := blas64.General{Rows: i1 - i0, Cols: d, Stride: t.Stride, Data: t.Data[i0*t.Stride:]}
-		if openblas {
+		if fastBLAS {
 			// The diagonal block by Syrk, the rest of the strip's rows
 			// by Gemm: no flops below the diagonal.
 			blas64.Syrk(blas.NoTrans, 1, a, 0, blas64.Symmetric{Uplo: blas.Upper, N: i1 - i0, Stride: raw.Stride, Data: raw.Data[i0*raw.Stride+i0:]})

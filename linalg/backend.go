@@ -6,9 +6,18 @@ import "sync"
 // override it.
 var backend = "gonum (pure Go)"
 
-// fastSyrk reports that the installed Dsyrk is blocked and parallel
-// (internal/simdblas or OpenBLAS), so AddGram calls it directly.
+// fastSyrk reports that the installed BLAS is blocked and parallel in
+// level 3, DSYRK included, and has a fast DSYMV (internal/simdblas or
+// OpenBLAS); see Tuned.
 var fastSyrk = false
+
+// Tuned reports whether the installed BLAS has blocked, multi-threaded
+// level-3 routines (DGEMM, DSYRK, DSYR2K) and a vectorised DSYMV:
+// internal/simdblas in the default build on AVX2/FMA CPUs, or OpenBLAS.
+// Callers then take the routes that suit such a BLAS (a SYRK rather than
+// GEMM strips, a symmetric eigensolve rather than an SVD); with gonum's
+// own BLAS (GENLENS_SIMD=off, other CPUs) the routes that suit it.
+func Tuned() bool { return fastSyrk }
 
 // Backend reports which BLAS/LAPACK implementation this binary uses.
 func Backend() string { return backend }
