@@ -59,7 +59,7 @@ func gemmCase(t *testing.T, rng *rand.Rand, ta, tb bool, m, n, k int, alpha, bet
 	if tb {
 		br, bc = n, k
 	}
-	lda, ldb, ldc := ac+pad, bc+pad, n+pad
+	lda, ldb, ldc := max(1, ac)+pad, max(1, bc)+pad, n+pad
 	a, b, c := randMat(rng, ar, lda), randMat(rng, br, ldb), randMat(rng, m, ldc)
 	if beta == 0 {
 		for i := 0; i < m; i++ {
@@ -192,7 +192,7 @@ func syrkCase(t *testing.T, rng *rand.Rand, ul blas.Uplo, tr bool, n, k int, alp
 	if tr {
 		ar, ac = k, n
 	}
-	lda, ldc := ac+pad, n+pad
+	lda, ldc := max(1, ac)+pad, n+pad
 	a, b, c := randMat(rng, ar, lda), randMat(rng, ar, lda), randMat(rng, n, ldc)
 	if beta == 0 {
 		for i := 0; i < n; i++ {
