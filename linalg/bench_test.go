@@ -2,6 +2,7 @@ package linalg
 
 import (
 	"math/rand/v2"
+	"syscall"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -12,7 +13,9 @@ import (
 
 // The benchmarks below run on whatever backend this binary installed
 // (Backend): compare the default build, GENLENS_SIMD=off and -tags
-// openblas in one session. They report GFLOP/s.
+// openblas in one session. They report GFLOP/s of wall time and the CPU
+// seconds per operation: on a shared machine the wall clock measures the
+// neighbours too, the CPU time does not.
 
 func randSlice(n int, seed uint64) []float64 {
 	r := rand.New(rand.NewPCG(seed, 1))
@@ -23,8 +26,22 @@ func randSlice(n int, seed uint64) []float64 {
 	return x
 }
 
-func gflops(b *testing.B, flops float64) {
-	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+// report adds GFLOP/s (when flops > 0) and CPU seconds per operation,
+// given the process's CPU seconds when the timed loop started.
+func report(b *testing.B, flops, cpu0 float64) {
+	if flops > 0 {
+		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	}
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
 }
 
 // BenchmarkDgemm4096x4096x2048 is C = A·B with A 4096×2048, B 2048×4096.
@@ -33,10 +50,11 @@ func BenchmarkDgemm4096x4096x2048(b *testing.B) {
 	a, bb, c := randSlice(m*k, 1), randSlice(k*n, 2), make([]float64, m*n)
 	b.Logf("backend: %s", Backend())
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
 	for b.Loop() {
 		blas64.Implementation().Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, bb, n, 0, c, n)
 	}
-	gflops(b, 2*m*n*k)
+	report(b, 2*m*n*k, cpu0)
 }
 
 // BenchmarkSgemm4096x4096x2048 is the same product in float32.
@@ -46,10 +64,11 @@ func BenchmarkSgemm4096x4096x2048(b *testing.B) {
 	c := make([]float32, m*n)
 	b.Logf("backend: %s", Backend())
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
 	for b.Loop() {
 		blas32.Implementation().Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, bb, n, 0, c, n)
 	}
-	gflops(b, 2*m*n*k)
+	report(b, 2*m*n*k, cpu0)
 }
 
 // BenchmarkDsyrk2048x10000 is the scatter matrix of 10,000 centred
@@ -59,10 +78,11 @@ func BenchmarkDsyrk2048x10000(b *testing.B) {
 	a, c := randSlice(k*n, 3), make([]float64, n*n)
 	b.Logf("backend: %s", Backend())
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
 	for b.Loop() {
 		blas64.Implementation().Dsyrk(blas.Upper, blas.Trans, n, k, 1, a, n, 0, c, n)
 	}
-	gflops(b, float64(n)*float64(n+1)*k)
+	report(b, float64(n)*float64(n+1)*k, cpu0)
 }
 
 // BenchmarkEigenSymValues2048 is a values-only symmetric eigensolve at
@@ -74,10 +94,12 @@ func BenchmarkEigenSymValues2048(b *testing.B) {
 	s.SymOuterK(1, x)
 	b.Logf("backend: %s", Backend())
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
 	for b.Loop() {
 		var es mat.EigenSym
 		if !es.Factorize(s, false) {
 			b.Fatal("no convergence")
 		}
 	}
+	report(b, 0, cpu0)
 }

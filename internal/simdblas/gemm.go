@@ -122,10 +122,18 @@ func gemm[T elem](kn *kernel[T], tA, tB bool, m, n, k int, alpha T, a []T, lda i
 				bpanel = make([]T, nsl*kn.nr*kn.kc)
 			}
 			bp := bpanel[:nsl*kn.nr*kc]
-			// Pack B's panel, split over workers by slivers.
-			parallel(min(nw, nsl), func(w, nwk int) {
-				s0, s1 := w*nsl/nwk, (w+1)*nsl/nwk
-				packB(kn, bp, b, ldb, tB, pc, jc, kc, nc, s0, s1)
+			// Pack B's panel, groups of slivers handed out to workers as
+			// they come (a worker the OS descheduled holds up no one).
+			const group = 8
+			var nextB atomic.Int64
+			parallel(min(nw, (nsl+group-1)/group), func(_, _ int) {
+				for {
+					s0 := int(nextB.Add(group) - group)
+					if s0 >= nsl {
+						return
+					}
+					packB(kn, bp, b, ldb, tB, pc, jc, kc, nc, s0, min(nsl, s0+group))
+				}
 			})
 			var next atomic.Int64
 			tasks := mBlocks * chunks
