@@ -24,7 +24,12 @@ type kernel[T elem] struct {
 	bufs       sync.Pool // *packBufs[T]
 }
 
-type packBufs[T elem] struct{ a, b []T }
+// packBufs is the scratch of one goroutine: a packed block of A, a packed
+// panel of B (the caller's), and a tile for edges.
+type packBufs[T elem] struct {
+	a, b []T
+	tile [6 * 16]T
+}
 
 func (kn *kernel[T]) get() *packBufs[T] {
 	if p, ok := kn.bufs.Get().(*packBufs[T]); ok {
@@ -104,7 +109,8 @@ func gemm[T elem](kn *kernel[T], tA, tB bool, m, n, k int, alpha T, a []T, lda i
 		mc = max(kn.mr, min(mc, per))
 	}
 	mBlocks := (m + mc - 1) / mc
-	var bpanel []T
+	own := kn.get()
+	defer kn.bufs.Put(own)
 	for jc := 0; jc < n; jc += kn.nc {
 		nc := min(kn.nc, n-jc)
 		// Column chunks when A has too few blocks to keep every worker
@@ -118,10 +124,10 @@ func gemm[T elem](kn *kernel[T], tA, tB bool, m, n, k int, alpha T, a []T, lda i
 		for pc := 0; pc < k; pc += kn.kc {
 			kc := min(kn.kc, k-pc)
 			nsl := (nc + kn.nr - 1) / kn.nr
-			if need := nsl * kn.nr * kc; cap(bpanel) < need {
-				bpanel = make([]T, nsl*kn.nr*kn.kc)
+			if need := nsl * kn.nr * kc; cap(own.b) < need {
+				own.b = make([]T, nsl*kn.nr*kn.kc)
 			}
-			bp := bpanel[:nsl*kn.nr*kc]
+			bp := own.b[:nsl*kn.nr*kc]
 			// Pack B's panel, groups of slivers handed out to workers as
 			// they come (a worker the OS descheduled holds up no one).
 			const group = 8
@@ -162,7 +168,7 @@ func gemm[T elem](kn *kernel[T], tA, tB bool, m, n, k int, alpha T, a []T, lda i
 					}
 					ap := bufs.a[:need]
 					packA(kn, ap, a, lda, tA, ic, pc, mcc, kc)
-					microTiles(kn, ap, bp, kc, mcc, ic, jc, j0, j1, alpha, c, ldc, tri)
+					microTiles(kn, ap, bp, kc, mcc, ic, jc, j0, j1, alpha, c, ldc, tri, &bufs.tile)
 				}
 			})
 		}
@@ -295,9 +301,8 @@ func packB[T elem](kn *kernel[T], dst, b []T, ldb int, tB bool, p0, j0, kc, nc, 
 // (rows ic.. of C) and columns [j0, j1) of the packed kc×nc panel of B
 // (columns jc+j0.. of C). Tiles that stick out of C or cross the diagonal
 // of a triangular product go through a buffer.
-func microTiles[T elem](kn *kernel[T], ap0, bp0 []T, kc, mc, ic, jc, j0, j1 int, alpha T, c []T, ldc int, tri triangle) {
+func microTiles[T elem](kn *kernel[T], ap0, bp0 []T, kc, mc, ic, jc, j0, j1 int, alpha T, c []T, ldc int, tri triangle, tileBuf *[6 * 16]T) {
 	mr, nr := kn.mr, kn.nr
-	var tileBuf [6 * 16]T
 	tile := tileBuf[:mr*nr]
 	for jr := j0; jr < j1; jr += nr {
 		cols := min(nr, j1-jr)

@@ -58,7 +58,7 @@ func MulAddPacked(p *Packed, n int, b []float32, ldb int, c []float32, ldc int) 
 			for ic := 0; ic < m; ic += packedMC {
 				mc := min(packedMC, m-ic)
 				ablk := p.blocks[(pc/kn.kc)*nmc+ic/packedMC]
-				microTiles(kn, ablk, bp, kc, mc, ic, jc, 0, nc, 1, c, ldc, full)
+				microTiles(kn, ablk, bp, kc, mc, ic, jc, 0, nc, 1, c, ldc, full, &bufs.tile)
 			}
 		}
 	}

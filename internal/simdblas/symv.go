@@ -1,6 +1,7 @@
 package simdblas
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
@@ -35,6 +36,10 @@ func symvChunks(n int) int {
 	return 4
 }
 
+// symvBufs holds the scratch of Dsymv (x gathered, one partial y per
+// band): the tridiagonalisation of a d×d matrix calls it d times.
+var symvBufs sync.Pool
+
 // symvMin is the order below which Dsymv stays with gonum.
 const symvMin = 64
 
@@ -51,8 +56,17 @@ func (impl Implementation) Dsymv(ul blas.Uplo, n int, alpha float64, a []float64
 		return
 	}
 	nc := symvChunks(n)
-	buf := make([]float64, (nc+1)*n)
+	bp, _ := symvBufs.Get().(*[]float64)
+	if bp == nil {
+		bp = new([]float64)
+	}
+	defer symvBufs.Put(bp)
+	if cap(*bp) < (nc+1)*n {
+		*bp = make([]float64, (nc+1)*n)
+	}
+	buf := (*bp)[:(nc+1)*n]
 	xc, parts := buf[:n], buf[n:]
+	clear(parts)
 	kx := 0
 	if incX < 0 {
 		kx = -(n - 1) * incX
