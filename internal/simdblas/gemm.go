@@ -95,39 +95,119 @@ func gemm[T elem](kn *kernel[T], tA, tB bool, m, n, k int, alpha T, a []T, lda i
 	if alpha == 0 || k == 0 {
 		return
 	}
+	g := gemmJob[T]{kn: kn, tA: tA, tB: tB, m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, tri: tri, mc: kn.mc, chunks: 1}
 	nw := nWorkers()
-	if m*n*k < serialFlops {
-		nw = 1
+	if m*n*k < serialFlops || nw == 1 {
+		// On the calling goroutine, without closures: no allocation once
+		// the pool holds buffers (package nn trains without any).
+		own := kn.get()
+		g.mBlocks = (m + g.mc - 1) / g.mc
+		for g.jc = 0; g.jc < n; g.jc += kn.nc {
+			g.nc = min(kn.nc, n-g.jc)
+			g.chunkW = g.nc
+			for g.pc = 0; g.pc < k; g.pc += kn.kc {
+				g.kc = min(kn.kc, k-g.pc)
+				g.panel(own)
+				g.packB(0, g.nsl())
+				for t := 0; t < g.mBlocks; t++ {
+					g.task(t, own)
+				}
+			}
+		}
+		kn.bufs.Put(own)
+		return
 	}
+	gemmParallel(g, nw)
+}
+
+// gemmJob is one GEMM in progress: the arguments, the blocking chosen
+// for them and the panel of B being worked on.
+type gemmJob[T elem] struct {
+	kn             *kernel[T]
+	tA, tB         bool
+	m, n, k        int
+	alpha          T
+	a              []T
+	lda            int
+	b              []T
+	ldb            int
+	c              []T
+	ldc            int
+	tri            triangle
+	mc, mBlocks    int
+	jc, nc, pc, kc int // the current panel of B: columns jc.., steps pc..
+	chunks, chunkW int // column chunks of the panel per block of A
+	bp             []T // the packed panel
+}
+
+func (g *gemmJob[T]) nsl() int { return (g.nc + g.kn.nr - 1) / g.kn.nr }
+
+// panel sizes the packed panel of B in bufs.
+func (g *gemmJob[T]) panel(bufs *packBufs[T]) {
+	kn := g.kn
+	need := g.nsl() * kn.nr * g.kc
+	if cap(bufs.b) < need {
+		bufs.b = make([]T, g.nsl()*kn.nr*kn.kc)
+	}
+	g.bp = bufs.b[:need]
+}
+
+// packB packs slivers [s0, s1) of the current panel.
+func (g *gemmJob[T]) packB(s0, s1 int) {
+	packB(g.kn, g.bp, g.b, g.ldb, g.tB, g.pc, g.jc, g.kc, g.nc, s0, s1)
+}
+
+// task packs block t/chunks of A and runs the micro-kernel over column
+// chunk t%chunks of the current panel.
+func (g *gemmJob[T]) task(t int, bufs *packBufs[T]) {
+	kn := g.kn
+	ic := (t / g.chunks) * g.mc
+	mcc := min(g.mc, g.m-ic)
+	j0 := (t % g.chunks) * g.chunkW
+	if j0 >= g.nc {
+		return
+	}
+	j1 := min(g.nc, j0+g.chunkW)
+	// Skip blocks entirely outside the triangle.
+	if g.tri == upper && g.jc+j1-1 < ic || g.tri == lower && g.jc+j0 > ic+mcc-1 {
+		return
+	}
+	need := (mcc + kn.mr - 1) / kn.mr * kn.mr * g.kc
+	if cap(bufs.a) < need {
+		bufs.a = make([]T, (g.mc+kn.mr-1)/kn.mr*kn.mr*kn.kc)
+	}
+	ap := bufs.a[:need]
+	packA(kn, ap, g.a, g.lda, g.tA, ic, g.pc, mcc, g.kc)
+	microTiles(kn, ap, g.bp, g.kc, mcc, ic, g.jc, j0, j1, g.alpha, g.c, g.ldc, g.tri, &bufs.tile)
+}
+
+// gemmParallel runs g on nw goroutines. Every entry of C is computed by
+// one task per panel of B, and the panels follow each other in order, so
+// the sums do not depend on nw.
+func gemmParallel[T elem](g gemmJob[T], nw int) {
+	kn := g.kn
 	// The size of A's blocks does not change any sum (each entry of C
 	// still adds its kc-long partial products in order of pc), so it is
 	// cut smaller when that gives every worker several blocks.
-	mc := kn.mc
-	if nw > 1 {
-		per := (m + 2*nw - 1) / (2 * nw)
-		per = (per + kn.mr - 1) / kn.mr * kn.mr
-		mc = max(kn.mr, min(mc, per))
-	}
-	mBlocks := (m + mc - 1) / mc
+	per := (g.m + 2*nw - 1) / (2 * nw)
+	per = (per + kn.mr - 1) / kn.mr * kn.mr
+	g.mc = max(kn.mr, min(g.mc, per))
+	g.mBlocks = (g.m + g.mc - 1) / g.mc
 	own := kn.get()
 	defer kn.bufs.Put(own)
-	for jc := 0; jc < n; jc += kn.nc {
-		nc := min(kn.nc, n-jc)
+	for g.jc = 0; g.jc < g.n; g.jc += kn.nc {
+		g.nc = min(kn.nc, g.n-g.jc)
 		// Column chunks when A has too few blocks to keep every worker
 		// busy (short, wide products).
-		chunks := 1
-		if nw > 1 && mBlocks < 2*nw {
-			chunks = min((2*nw+mBlocks-1)/mBlocks, (nc+kn.nr*8-1)/(kn.nr*8))
-			chunks = max(chunks, 1)
+		g.chunks = 1
+		if g.mBlocks < 2*nw {
+			g.chunks = max(1, min((2*nw+g.mBlocks-1)/g.mBlocks, (g.nc+kn.nr*8-1)/(kn.nr*8)))
 		}
-		chunkW := ((nc+chunks-1)/chunks + kn.nr - 1) / kn.nr * kn.nr
-		for pc := 0; pc < k; pc += kn.kc {
-			kc := min(kn.kc, k-pc)
-			nsl := (nc + kn.nr - 1) / kn.nr
-			if need := nsl * kn.nr * kc; cap(own.b) < need {
-				own.b = make([]T, nsl*kn.nr*kn.kc)
-			}
-			bp := own.b[:nsl*kn.nr*kc]
+		g.chunkW = ((g.nc+g.chunks-1)/g.chunks + kn.nr - 1) / kn.nr * kn.nr
+		for g.pc = 0; g.pc < g.k; g.pc += kn.kc {
+			g.kc = min(kn.kc, g.k-g.pc)
+			g.panel(own)
+			nsl := g.nsl()
 			// Pack B's panel, groups of slivers handed out to workers as
 			// they come (a worker the OS descheduled holds up no one).
 			const group = 8
@@ -138,11 +218,11 @@ func gemm[T elem](kn *kernel[T], tA, tB bool, m, n, k int, alpha T, a []T, lda i
 					if s0 >= nsl {
 						return
 					}
-					packB(kn, bp, b, ldb, tB, pc, jc, kc, nc, s0, min(nsl, s0+group))
+					g.packB(s0, min(nsl, s0+group))
 				}
 			})
 			var next atomic.Int64
-			tasks := mBlocks * chunks
+			tasks := g.mBlocks * g.chunks
 			parallel(min(nw, tasks), func(_, _ int) {
 				bufs := kn.get()
 				defer kn.bufs.Put(bufs)
@@ -151,24 +231,7 @@ func gemm[T elem](kn *kernel[T], tA, tB bool, m, n, k int, alpha T, a []T, lda i
 					if t >= tasks {
 						return
 					}
-					ic := (t / chunks) * mc
-					mcc := min(mc, m-ic)
-					j0 := (t % chunks) * chunkW
-					if j0 >= nc {
-						continue
-					}
-					j1 := min(nc, j0+chunkW)
-					// Skip blocks entirely outside the triangle.
-					if tri == upper && jc+j1-1 < ic || tri == lower && jc+j0 > ic+mcc-1 {
-						continue
-					}
-					need := (mcc + kn.mr - 1) / kn.mr * kn.mr * kc
-					if cap(bufs.a) < need {
-						bufs.a = make([]T, (mc+kn.mr-1)/kn.mr*kn.mr*kn.kc)
-					}
-					ap := bufs.a[:need]
-					packA(kn, ap, a, lda, tA, ic, pc, mcc, kc)
-					microTiles(kn, ap, bp, kc, mcc, ic, jc, j0, j1, alpha, c, ldc, tri, &bufs.tile)
+					g.task(t, bufs)
 				}
 			})
 		}
