@@ -8,7 +8,7 @@ import (
 // Implementation is gonum's native BLAS with DGEMM, SGEMM, DSYRK and
 // DSYR2K replaced by the kernels of this package. It satisfies
 // blas64.Float64 and blas32.Float32; every other routine is gonum's.
-// Use it only where Available is true.
+// Where Available is false every call goes to gonum.
 //
 // Calls with invalid arguments (negative sizes, short slices, leading
 // dimensions too small, bad flags) go to gonum's routine, which panics
@@ -69,7 +69,7 @@ func gemmArgs(tA, tB blas.Transpose, m, n, k, lda, la, ldb, lb, ldc, lc int) (ta
 // Dgemm computes C = alpha·op(A)·op(B) + beta·C.
 func (impl Implementation) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	ta, tb, ok := gemmArgs(tA, tB, m, n, k, lda, len(a), ldb, len(b), ldc, len(c))
-	if !ok {
+	if !ok || !Available {
 		impl.Implementation.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -79,7 +79,7 @@ func (impl Implementation) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C in float32.
 func (impl Implementation) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	ta, tb, ok := gemmArgs(tA, tB, m, n, k, lda, len(a), ldb, len(b), ldc, len(c))
-	if !ok {
+	if !ok || !Available {
 		impl.Implementation.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -116,7 +116,7 @@ func syrkArgs(ul blas.Uplo, t blas.Transpose, n, k, lda, la, ldc, lc int) (trans
 // about half a DGEMM.
 func (impl Implementation) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
 	trans, tri, ok := syrkArgs(ul, t, n, k, lda, len(a), ldc, len(c))
-	if !ok {
+	if !ok || !Available {
 		impl.Implementation.Dsyrk(ul, t, n, k, alpha, a, lda, beta, c, ldc)
 		return
 	}
@@ -133,7 +133,7 @@ func (impl Implementation) Dsyr2k(ul blas.Uplo, t blas.Transpose, n, k int, alph
 	if trans {
 		ar, ac = k, n
 	}
-	if !ok || !fits(ar, ac, ldb, len(b)) {
+	if !ok || !Available || !fits(ar, ac, ldb, len(b)) {
 		impl.Implementation.Dsyr2k(ul, t, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}

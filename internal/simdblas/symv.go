@@ -51,7 +51,7 @@ const symvMin = 64
 func (impl Implementation) Dsymv(ul blas.Uplo, n int, alpha float64, a []float64, lda int, x []float64, incX int, beta float64, y []float64, incY int) {
 	ok := (ul == blas.Upper || ul == blas.Lower) && n >= symvMin && lda >= n && incX != 0 && incY != 0 &&
 		len(a) >= lda*(n-1)+n && len(x) > (n-1)*abs(incX) && len(y) > (n-1)*abs(incY)
-	if !ok || alpha == 0 {
+	if !ok || !Available || alpha == 0 {
 		impl.Implementation.Dsymv(ul, n, alpha, a, lda, x, incX, beta, y, incY)
 		return
 	}
