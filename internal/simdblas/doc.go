@@ -3,7 +3,8 @@
 // register-blocked micro-kernel in Go assembly (AVX2 and FMA: 6×8 tiles
 // of float64, 6×16 of float32, twelve YMM accumulators) inside BLIS-style
 // packing and cache blocking, split over goroutines by blocks of the
-// output so that the result never depends on the number of workers.
+// output so that the result never depends on the number of workers; and
+// DSYMV, one fused pass per row of the triangle in fixed bands.
 //
 // Implementation plugs them in under gonum: it embeds gonum's native
 // BLAS and overrides the routines accelerated here, so gonum's LAPACK

@@ -11,8 +11,9 @@ type elem interface{ float32 | float64 }
 
 // kernel describes one register-blocked micro-kernel and the cache
 // blocking around it, in the manner of Goto and van de Geijn, "Anatomy of
-// High-Performance Matrix Multiplication" (ACM TOMS, 2008) and of BLIS
-// (Van Zee and van de Geijn, ACM TOMS, 2015): a kc×nc panel of B is
+// High-Performance Matrix Multiplication" (ACM TOMS, 2008) and of Van Zee
+// and van de Geijn, "BLIS: A Framework for Rapidly Instantiating BLAS
+// Functionality" (ACM TOMS, 2015): a kc×nc panel of B is
 // packed once and stays in L3 while mc×kc blocks of A, packed into L2,
 // stream past it; the micro-kernel reads an mr-row sliver of A and an
 // nr-column sliver of B from L1 and keeps the mr×nr tile of C in

@@ -5,9 +5,14 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 )
 
-// Implementation is gonum's native BLAS with DGEMM, SGEMM, DSYRK and
-// DSYR2K replaced by the kernels of this package. It satisfies
-// blas64.Float64 and blas32.Float32; every other routine is gonum's.
+// Implementation is gonum's native BLAS with DGEMM, SGEMM, DSYRK, DSYR2K
+// and DSYMV replaced by the kernels of this package. It satisfies
+// blas.Float64 and blas.Float32 (blas64.Use, blas32.Use); every other
+// routine is gonum's. DSYR2K and DSYMV are here for LAPACK's
+// tridiagonalisation (dsytrd, the first step of the symmetric
+// eigensolver): a values-only eigensolve at d = 2048 takes 11-19 s on
+// gonum's own routines, 1.7 s with only DSYR2K left to gonum, 0.75 s with
+// both replaced.
 // Where Available is false every call goes to gonum.
 //
 // Calls with invalid arguments (negative sizes, short slices, leading
