@@ -155,7 +155,7 @@ func assemble(mu1, mu2 []float64, t1, t2, trSqrt float64) (float64, error) {
 //
 // With a tuned BLAS (linalg.Tuned: internal/simdblas's kernels in the
 // default build, or OpenBLAS), the values-only symmetric eigensolver
-// (dsyev: about 0.35 s at d = 2048 with LAPACKE, 0.5-0.7 s with gonum's
+// (dsyev: about 0.35 s at d = 2048 with LAPACKE, 0.5-0.9 s with gonum's
 // LAPACK on internal/simdblas) is several times faster than the
 // values-only SVD, whose bidiagonalisation is matrix-vector products
 // (about 1 s with LAPACKE, 1.6 s in gonum), so those builds take the
