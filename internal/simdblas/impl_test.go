@@ -279,8 +279,8 @@ func TestInvalidArgs(t *testing.T) {
 	}
 }
 
-// FuzzGemm draws shapes, transposes, strides and scalars and checks DGEMM
-// and DSYRK against gonum.
+// FuzzGemm draws shapes, transposes, strides and scalars and checks DGEMM,
+// SGEMM, DSYRK, DSYR2K and DSYMV against gonum.
 func FuzzGemm(f *testing.F) {
 	f.Add(uint8(7), uint8(9), uint16(257), uint8(0), uint8(1), uint64(1))
 	f.Add(uint8(1), uint8(1), uint16(1), uint8(3), uint8(0), uint64(2))
@@ -300,5 +300,11 @@ func FuzzGemm(f *testing.F) {
 			ul = blas.Lower
 		}
 		syrkCase(t, rng, ul, flags&1 != 0, n, k, alpha, beta, pad)
+		// DSYMV on an order that crosses symvMin and the band counts.
+		incX, incY := 1+pad, 1+int(flags>>6)%3
+		if flags&128 != 0 {
+			incX = -incX
+		}
+		symvCase(t, rng, ul, int(k16%1100)+1, int(k16%1100)+1+pad, incX, incY, alpha, beta)
 	})
 }

@@ -22,31 +22,36 @@ func TestSymv(t *testing.T) {
 		for _, ul := range []blas.Uplo{blas.Upper, blas.Lower} {
 			for _, inc := range [][2]int{{1, 1}, {3, 2}, {-2, -1}} {
 				for _, ab := range [][2]float64{{1, 0}, {-0.7, 1}, {2, 0.3}, {0, 0.5}} {
-					lda := n + rng.IntN(3)
-					a := randMat(rng, n, lda)
-					x := randMat(rng, n, abs(inc[0]))
-					y := randMat(rng, n, abs(inc[1]))
-					if ab[1] == 0 {
-						for i := range y {
-							y[i] = math.NaN()
-						}
-					}
-					got := append([]float64(nil), y...)
-					want := append([]float64(nil), y...)
-					if ab[1] == 0 {
-						clear(want) // gonum stores zeros first too; keep the check simple
-					}
-					Implementation{}.Dsymv(ul, n, ab[0], a, lda, x, inc[0], ab[1], got, inc[1])
-					ref.Dsymv(ul, n, ab[0], a, lda, x, inc[0], ab[1], want, inc[1])
-					name := fmt.Sprintf("%c n=%d inc=%v alpha=%g beta=%g", ul, n, inc, ab[0], ab[1])
-					for i := 0; i < n; i++ {
-						p := i * abs(inc[1])
-						if got[p] != want[p] && !(math.Abs(got[p]-want[p]) <= 8*float64(n)*0x1p-52*float64(n)) {
-							t.Fatalf("%s: y[%d] = %v, gonum %v", name, i, got[p], want[p])
-						}
-					}
+					symvCase(t, rng, ul, n, n+rng.IntN(3), inc[0], inc[1], ab[0], ab[1])
 				}
 			}
+		}
+	}
+}
+
+// symvCase runs one DSYMV against gonum.
+func symvCase(t *testing.T, rng *rand.Rand, ul blas.Uplo, n, lda, incX, incY int, alpha, beta float64) {
+	t.Helper()
+	a := randMat(rng, n, lda)
+	x := randMat(rng, n, abs(incX))
+	y := randMat(rng, n, abs(incY))
+	if beta == 0 {
+		for i := range y {
+			y[i] = math.NaN()
+		}
+	}
+	got := append([]float64(nil), y...)
+	want := append([]float64(nil), y...)
+	if beta == 0 {
+		clear(want) // gonum stores zeros first too; keep the check simple
+	}
+	Implementation{}.Dsymv(ul, n, alpha, a, lda, x, incX, beta, got, incY)
+	ref.Dsymv(ul, n, alpha, a, lda, x, incX, beta, want, incY)
+	name := fmt.Sprintf("%c n=%d inc=%d,%d alpha=%g beta=%g", ul, n, incX, incY, alpha, beta)
+	for i := 0; i < n; i++ {
+		p := i * abs(incY)
+		if got[p] != want[p] && !(math.Abs(got[p]-want[p]) <= 8*float64(n)*0x1p-52*float64(n)) {
+			t.Fatalf("%s: y[%d] = %v, gonum %v", name, i, got[p], want[p])
 		}
 	}
 }
