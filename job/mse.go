@@ -39,6 +39,10 @@ type MSEFitRequest struct {
 	Epochs     int      `json:"epochs"`
 	LR         float64  `json:"lr"`
 	Seed       uint64   `json:"seed"`
+	// Folds is the number of cross-fitting folds that calibrate the
+	// estimates to the realised MSE (checkmodel.Calibration); 0 turns
+	// calibration off (the paper's raw Eq. 11).
+	Folds int `json:"folds"`
 	// Model names the model file; the result carries it, and the
 	// transport stores the model there (see MSEFitResult.WriteModel).
 	Model string `json:"model"`
@@ -49,7 +53,7 @@ type MSEFitRequest struct {
 func NewMSEFitRequest() MSEFitRequest {
 	c := checkmodel.DefaultConfig()
 	return MSEFitRequest{Header: "auto", Objective: string(c.Objective), Lambda: c.Lambda,
-		Epochs: c.Train.Epochs, LR: c.Train.LR, Seed: 1}
+		Epochs: c.Train.Epochs, LR: c.Train.LR, Seed: 1, Folds: c.Folds}
 }
 
 // Validate checks the fields that need no input file.
@@ -69,17 +73,27 @@ func (r *MSEFitRequest) options() (checkmodel.Config, dataio.Header, error) {
 	switch {
 	case err != nil:
 		return cfg, 0, Fieldf("objective", "%s", err)
-	case r.Epochs < 1:
-		return cfg, 0, Fieldf("epochs", "mse fit: {epochs} %d must be at least 1", r.Epochs)
+	case r.Epochs < 1 || r.Epochs > maxMSEEpochs:
+		return cfg, 0, Fieldf("epochs", "mse fit: {epochs} %d must be in [1, %d]", r.Epochs, maxMSEEpochs)
+	case r.Folds < 0 || r.Folds == 1 || r.Folds > 100:
+		return cfg, 0, Fieldf("folds", "mse fit: {folds} %d must be 0 (no calibration) or in [2, 100]", r.Folds)
 	case !(r.LR > 0) || math.IsInf(r.LR, 0):
 		return cfg, 0, Fieldf("lr", "mse fit: {lr} %v must be positive", r.LR)
 	case !(r.Lambda >= 0) || math.IsInf(r.Lambda, 0):
 		return cfg, 0, Fieldf("lambda", "mse fit: {lambda} %v must be non-negative", r.Lambda)
 	}
 	h, err := mseHeader(r.Header)
-	cfg.Objective, cfg.Lambda, cfg.Train.Epochs, cfg.Train.LR = obj, r.Lambda, r.Epochs, r.LR
+	cfg.Objective, cfg.Lambda, cfg.Train.Epochs, cfg.Train.LR, cfg.Folds = obj, r.Lambda, r.Epochs, r.LR, r.Folds
 	return cfg, h, err
 }
+
+// maxMSEEpochs bounds --epochs: a million full passes is days of
+// training, and a bound keeps a typo such as 9e18 from looking like a hang.
+const maxMSEEpochs = 1_000_000
+
+// mseCalibrationTolerance is how far (relative) the calibrated in-sample
+// estimate may sit from the realised MSE before fit warns.
+const mseCalibrationTolerance = 0.25
 
 // mseHeader parses the header field.
 func mseHeader(s string) (dataio.Header, error) {
@@ -106,6 +120,11 @@ type MSEFitResult struct {
 	FinalLoss             Num      `json:"final_loss"`
 	ReferenceRealizedMSE  Num      `json:"reference_realized_mse"`
 	ReferenceEstimatedMSE Num      `json:"reference_estimated_mse"`
+	// ReferenceRawEstimatedMSE is the in-sample estimate before
+	// calibration, and CalibrationFactor the multiplier learnt on
+	// held-out folds (1 when --folds is 0).
+	ReferenceRawEstimatedMSE Num `json:"reference_raw_estimated_mse"`
+	CalibrationFactor        Num `json:"calibration_factor"`
 
 	// Check is the trained check model, its columns named.
 	Check *checkmodel.Model `json:"-"`
@@ -163,12 +182,22 @@ func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, err
 	}
 	ref := m.Reference
 	if ref.Diverged() {
-		return nil, fmt.Errorf("mse fit: training diverged: in-sample estimated MSE %s against the realised %s; lower --lr (now %v) or change --epochs; nothing saved",
-			mseFmt(ref.EstimatedMSE), mseFmt(ref.RealizedMSE), req.LR)
+		return nil, fmt.Errorf("mse fit: training diverged: in-sample estimated MSE %s (before calibration) against the realised %s; lower --lr (now %v) or change --epochs; nothing saved",
+			mseFmt(ref.RawEstimatedMSE), mseFmt(ref.RealizedMSE), req.LR)
+	}
+	if req.Folds > 0 && m.Calibration.Folds == 0 {
+		env.warn(fmt.Sprintf("%d rows are too few to calibrate the estimates on held-out folds: they are the raw Eq. 11 upper bound, typically 1.5 times the MSE", len(y)))
 	}
 	if ref.Doubtful() {
-		env.warn(fmt.Sprintf("in-sample estimated MSE %s is far from the realised %s: the check model may be under-trained (--epochs) or unstable (--lr)",
-			mseFmt(ref.EstimatedMSE), mseFmt(ref.RealizedMSE)))
+		env.warn(fmt.Sprintf("in-sample estimated MSE %s (before calibration) is far from the realised %s: the check model may be under-trained (--epochs) or unstable (--lr)",
+			mseFmt(ref.RawEstimatedMSE), mseFmt(ref.RealizedMSE)))
+	} else if r := ref.EstimatedMSE / ref.RealizedMSE; ref.RealizedMSE > 0 && math.Abs(r-1) > mseCalibrationTolerance {
+		how := "calibrated on held-out folds"
+		if cfg.Folds == 0 {
+			how = "uncalibrated (--folds 0)"
+		}
+		env.warn(fmt.Sprintf("in-sample estimated MSE %s is %.0f%% off the realised %s (%s): production estimates may be off by as much",
+			mseFmt(ref.EstimatedMSE), 100*(r-1), mseFmt(ref.RealizedMSE), how))
 	}
 	m.Columns = checkmodel.Columns{Prediction: t.Name(pc), Target: t.Name(tc), Header: t.Header != nil, Count: t.Cols()}
 	for _, j := range fc {
@@ -177,7 +206,8 @@ func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, err
 	return &MSEFitResult{
 		Model: req.Model, Rows: len(y), Features: m.Columns.Features, Target: m.Columns.Target,
 		Prediction: m.Columns.Prediction, Objective: string(cfg.Objective), FinalLoss: Num(m.Training.FinalLoss),
-		ReferenceRealizedMSE: Num(ref.RealizedMSE), ReferenceEstimatedMSE: Num(ref.EstimatedMSE), Check: m,
+		ReferenceRealizedMSE: Num(ref.RealizedMSE), ReferenceEstimatedMSE: Num(ref.EstimatedMSE),
+		ReferenceRawEstimatedMSE: Num(ref.RawEstimatedMSE), CalibrationFactor: Num(m.Calibration.FactorOrOne()), Check: m,
 	}, nil
 }
 

@@ -420,7 +420,7 @@ func TestMSEBenchLIBSVM(t *testing.T) {
 			if p, ok := paper[name]; ok {
 				s = fmt.Sprintf("%.3f", p.MAE)
 			}
-			line = append(line, fmt.Sprintf("%s %.3f (seed %s)", name, float64(m.MAE), s))
+			line = append(line, fmt.Sprintf("%s %.3f (paper %s)", name, float64(m.MAE), s))
 			if math.IsNaN(float64(m.MAE)) || math.IsInf(float64(m.MAE), 0) {
 				t.Errorf("%s: %s MAE %v", f, name, m.MAE)
 			}
