@@ -134,6 +134,9 @@ func TestHallucinationSimulateValidate(t *testing.T) {
 	}{
 		{"model", "model", `{model} "gp"`, func(r *HallucinationSimulateRequest) { r.Model = "gp" }},
 		{"tasks", "tasks", "{tasks} 0", func(r *HallucinationSimulateRequest) { r.Tasks = 0 }},
+		{"tasks 9e18", "tasks", "{tasks} 9000000000000000000", func(r *HallucinationSimulateRequest) { r.Tasks = 9e18 }},
+		{"extra 9e18", "extra", "{extra} 9000000000000000000", func(r *HallucinationSimulateRequest) { r.Extra = 9e18 }},
+		{"K 9e18", "M", "responses per query", func(r *HallucinationSimulateRequest) { r.K = 9e18 }},
 		{"eps", "eps", "{eps} 1", func(r *HallucinationSimulateRequest) { r.Eps = 1 }},
 		{"M", "M", "{M} 0, {K} 2000, {extra} 100: want positive values", func(r *HallucinationSimulateRequest) { r.M = 0 }},
 		{"extra", "M", "{extra} 0", func(r *HallucinationSimulateRequest) { r.Extra = 0 }},
@@ -320,6 +323,7 @@ func TestHallucinationRunValidate(t *testing.T) {
 		{"eps", "eps", "{eps} 0", func(r *HallucinationRunRequest) { r.Eps = 0 }},
 		{"negative M", "M", "(0: the backend's default)", func(r *HallucinationRunRequest) { r.M = -1 }},
 		{"draws", "M", "responses per query", func(r *HallucinationRunRequest) { r.M, r.K = 4000000000, 4000000000 }},
+		{"extra 9e18", "extra", "{extra} 9000000000000000000", func(r *HallucinationRunRequest) { r.Extra = 9e18 }},
 		{"concurrency", "concurrency", "{concurrency} 0", func(r *HallucinationRunRequest) { r.Concurrency = 0 }},
 		{"features", "features", "{features}", func(r *HallucinationRunRequest) { r.Backend, r.Features = "linear", "relu:x" }},
 		{"noise", "noise", "{noise} -1", func(r *HallucinationRunRequest) { r.Backend, r.Noise = "linear", -1 }},

@@ -217,7 +217,8 @@ func TestMSEBenchValidate(t *testing.T) {
 	}{
 		{"no dataset", "dataset", "{dataset} is required", func(r *MSEBenchRequest) { r.Dataset = "" }},
 		{"unknown synthetic", "dataset", `unknown dataset "synthetic-d"`, func(r *MSEBenchRequest) { r.Dataset = "synthetic-d" }},
-		{"trials", "trials", "{trials} 0 must be at least 1", func(r *MSEBenchRequest) { r.Trials = 0 }},
+		{"trials", "trials", "{trials} 0 must be in [1, 100000]", func(r *MSEBenchRequest) { r.Trials = 0 }},
+		{"trials huge", "trials", "{trials} 9000000000000000000 must be in", func(r *MSEBenchRequest) { r.Trials = 9e18 }},
 		{"method", "methods", `unknown method "gp"`, func(r *MSEBenchRequest) { r.Methods = []string{"kstar", "gp"} }},
 		{"method twice", "methods", `method "kstar" given twice`, func(r *MSEBenchRequest) { r.Methods = []string{"kstar", " k* "} }},
 	} {

@@ -48,6 +48,17 @@ func (r *SelectRequest) Validate() error {
 	return err
 }
 
+// Bounds on the simulation's sizes: every one sizes an allocation (the
+// per-step record of every trial, the batch buffer), so an absurd value
+// is bad input, not an out-of-memory crash. The paper runs T = 1000,
+// b = 5 and 20 trials.
+const (
+	maxSelectSteps      = 10_000_000
+	maxSelectTrials     = 100_000
+	maxSelectBatch      = 1_000_000
+	maxSelectStepTrials = 100_000_000
+)
+
 // rules checks the request and returns the rules to simulate, FID or IS
 // after the score.
 func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
@@ -58,6 +69,14 @@ func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
 		return nil, nil, Fieldf("pools", "select: give at least 2 generator pools with {pools}")
 	case r.Steps < 1 || r.Batch < 1 || r.Trials < 1:
 		return nil, nil, Fieldf("steps", "select: {steps}, {batch} and {trials} must be positive")
+	case r.Steps > maxSelectSteps:
+		return nil, nil, Fieldf("steps", "select: {steps} %d: want at most %d", r.Steps, maxSelectSteps)
+	case r.Trials > maxSelectTrials:
+		return nil, nil, Fieldf("trials", "select: {trials} %d: want at most %d", r.Trials, maxSelectTrials)
+	case r.Batch > maxSelectBatch:
+		return nil, nil, Fieldf("batch", "select: {batch} %d: want at most %d", r.Batch, maxSelectBatch)
+	case float64(r.Steps)*float64(r.Trials) > maxSelectStepTrials:
+		return nil, nil, Fieldf("steps", "select: {steps} %d x {trials} %d = %.3g recorded steps per algorithm: want at most %.0g", r.Steps, r.Trials, float64(r.Steps)*float64(r.Trials), float64(maxSelectStepTrials))
 	case !(r.BonusScale > 0):
 		return nil, nil, Fieldf("bonus_scale", "select: {bonus_scale} %v: want a positive number", r.BonusScale)
 	case !(r.Delta > 0 && r.Delta < 1):
