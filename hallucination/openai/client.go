@@ -285,7 +285,7 @@ func (c *Client) attempt(ctx context.Context, body []byte) (*CompletionResponse,
 	}
 	var out CompletionResponse
 	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, 0, errorf("%s: malformed JSON response (%v): %s", where, err, abbreviate(string(data), 120))
+		return nil, 0, errorf("%s: malformed JSON response (%v): %s", where, err, printable(string(data), 120))
 	}
 	if len(out.Choices) == 0 {
 		return nil, 0, errorf("%s: response has no choices", where)
@@ -298,10 +298,10 @@ func (c *Client) attempt(ctx context.Context, body []byte) (*CompletionResponse,
 func serverMessage(data []byte) string {
 	var e ErrorResponse
 	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
-		return ": " + abbreviate(e.Error.Message, 300)
+		return ": " + printable(e.Error.Message, 300)
 	}
 	if s := strings.TrimSpace(string(data)); s != "" {
-		return ": " + abbreviate(s, 120)
+		return ": " + printable(s, 120)
 	}
 	return ""
 }

@@ -528,3 +528,30 @@ func TestRedirectsAndLargeResponses(t *testing.T) {
 		t.Errorf("5 MiB response: %v", err)
 	}
 }
+
+// Text from a server reaches error messages clipped and with control
+// bytes escaped: a megabyte error page or an escape sequence cannot flood
+// or garble the terminal.
+func TestServerTextClippedAndEscaped(t *testing.T) {
+	ctx := context.Background()
+	for _, body := range []string{
+		`{"error":{"message":"bad\u0000\u001b[31mred` + strings.Repeat("m", 1<<20) + `"}}`,
+		"\x00\x1b[2J" + strings.Repeat("z", 1<<20),
+	} {
+		f := newFake(t, func(w http.ResponseWriter, _ *http.Request, _ int64) {
+			w.WriteHeader(400)
+			fmt.Fprint(w, body)
+		})
+		cond, err := fakeClient(t, f, nil).Condition(ctx, nil)
+		if err == nil {
+			err = cond.Sample(ctx, rand.New(rand.NewPCG(1, 1)), "q", make([]string, 1), make([]float64, 1))
+		}
+		if err == nil {
+			t.Fatal("no error")
+		}
+		msg := err.Error()
+		if len(msg) > 600 || strings.ContainsAny(msg, "\x00\x1b") {
+			t.Errorf("error of %d bytes, control bytes %v: %.200q", len(msg), strings.ContainsAny(msg, "\x00\x1b"), msg)
+		}
+	}
+}
