@@ -87,6 +87,36 @@ func (r *MSEFitRequest) options() (checkmodel.Config, dataio.Header, error) {
 	return cfg, h, err
 }
 
+// maxModelBytes bounds a check-model file: its reference errors take
+// about 20 bytes a row, so 1 GiB is 50 million reference rows.
+const maxModelBytes = 1 << 30
+
+// readModelFile reads a check-model file, refusing what is not a regular
+// file (a FIFO would block, /dev/zero never ends) or is larger than
+// maxModelBytes, before reading it.
+func readModelFile(fsys fs.FS, name string) ([]byte, error) {
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &dataio.InputError{File: name, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
+	}
+	if st.Size() > maxModelBytes {
+		return nil, &dataio.InputError{File: name, Msg: fmt.Sprintf("%d bytes; a check model file is at most %d", st.Size(), maxModelBytes)}
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxModelBytes+1))
+	if err == nil && len(b) > maxModelBytes {
+		return nil, &dataio.InputError{File: name, Msg: fmt.Sprintf("more than %d bytes; a check model file is at most that", maxModelBytes)}
+	}
+	return b, err
+}
+
 // maxMSEEpochs bounds --epochs: a million full passes is days of
 // training, and a bound keeps a typo such as 9e18 from looking like a hang.
 const maxMSEEpochs = 1_000_000
@@ -380,8 +410,11 @@ func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEsti
 		return nil, err
 	}
 	fsys := env.fsys()
-	b, err := fs.ReadFile(fsys, req.Model)
+	b, err := readModelFile(fsys, req.Model)
 	if err != nil {
+		if ie := (*dataio.InputError)(nil); errors.As(err, &ie) {
+			return nil, err
+		}
 		msg := err.Error()
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 			msg = pe.Err.Error() // the path is the error's File already

@@ -100,6 +100,9 @@ func runMSEFit(cmd *cobra.Command, f job.MSEFitRequest, asJSON bool) error {
 	if err := mseRefuseForeign(f.Model); err != nil {
 		return err
 	}
+	if err := guardOutFile("--model", f.Model); err != nil {
+		return err
+	}
 	res, err := job.MSEFit(cmd.Context(), job.CLIEnv(nil, mseWarn(cmd)), f)
 	if err != nil {
 		return err

@@ -86,6 +86,29 @@ func guardOut(dir string, names []string, inputs ...string) error {
 			return badUsage("--out %s: writing %s would overwrite the input %s", dir, n, in)
 		}
 	}
+	// Create it now: a missing or read-only parent must be reported
+	// before the computation, not after it.
+	return prepareOut(dir)
+}
+
+// guardOutFile refuses, before any work is done, an output file (flag
+// names it in the message) that is a directory or whose parent directory
+// does not exist.
+func guardOutFile(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return badUsage("%s %s is a directory; give a file name", flag, path)
+	}
+	parent := filepath.Dir(path)
+	st, err := os.Stat(parent)
+	switch {
+	case err != nil:
+		return badUsage("%s %s: the directory %s does not exist", flag, path, parent)
+	case !st.IsDir():
+		return badUsage("%s %s: %s is not a directory", flag, path, parent)
+	}
 	return nil
 }
 
