@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"gonum.org/v1/gonum/mat"
 	"io"
 	"io/fs"
 	"math"
@@ -85,6 +86,51 @@ func (r *MSEFitRequest) options() (checkmodel.Config, dataio.Header, error) {
 	h, err := mseHeader(r.Header)
 	cfg.Objective, cfg.Lambda, cfg.Train.Epochs, cfg.Train.LR, cfg.Folds = obj, r.Lambda, r.Epochs, r.LR, r.Folds
 	return cfg, h, err
+}
+
+// mseScaleCheck refuses columns whose scale float64 cannot square: the
+// MSE, the variances that standardise every column and the training loss
+// all square differences, so values near 1e160 overflow to +Inf (once
+// reported as "training diverged") and values near 1e-300 underflow to 0
+// (a realised MSE of exactly 0 between different columns). The error
+// names the column and what to do.
+func mseScaleCheck(t *dataio.Table, file string, tc, pc int, fc []int, y, pred []float64, x *mat.Dense) error {
+	bad := func(j int, msg string) error {
+		return &dataio.InputError{File: file, Field: "column " + t.Name(j), Msg: msg + "; rescale the column (e.g. to other units)"}
+	}
+	spread := func(v []float64) (mean, ss float64) {
+		for _, a := range v {
+			mean += a / float64(len(v))
+		}
+		for _, a := range v {
+			ss += (a - mean) * (a - mean)
+		}
+		return mean, ss
+	}
+	col := make([]float64, len(y))
+	for k, j := range fc {
+		mat.Col(col, k, x)
+		if _, ss := spread(col); math.IsInf(ss, 0) || math.IsNaN(ss) {
+			return bad(j, "its variance overflows float64 (values too large to square)")
+		}
+	}
+	if _, ss := spread(y); math.IsInf(ss, 0) || math.IsNaN(ss) {
+		return bad(tc, "its variance overflows float64 (values too large to square)")
+	}
+	var sq float64
+	differ := false
+	for i := range y {
+		d := y[i] - pred[i]
+		sq += d * d
+		differ = differ || d != 0
+	}
+	switch {
+	case math.IsInf(sq, 0) || math.IsNaN(sq):
+		return bad(pc, fmt.Sprintf("squared errors against the target %s overflow float64", t.Name(tc)))
+	case sq == 0 && differ:
+		return bad(pc, fmt.Sprintf("squared errors against the target %s underflow to 0 (values too small to square)", t.Name(tc)))
+	}
+	return nil
 }
 
 // maxModelBytes bounds a check-model file: its reference errors take
@@ -205,6 +251,9 @@ func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, err
 	}
 	if len(y) < 2 {
 		return nil, &dataio.InputError{File: req.Train, Msg: fmt.Sprintf("%d data row; a check model needs at least 2", len(y))}
+	}
+	if err := mseScaleCheck(t, req.Train, tc, pc, fc, y, pred, x); err != nil {
+		return nil, err
 	}
 	m, err := checkmodel.Fit(ctx, x, y, pred, cfg, req.Seed)
 	if err != nil {

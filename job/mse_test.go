@@ -385,3 +385,28 @@ func mseGoldenTrained(t *testing.T, name string, v any) {
 		}
 	}
 }
+
+// Columns at scales float64 cannot square are named, with the overflow
+// or underflow, instead of "training diverged" or a realised MSE of 0.
+func TestMSEFitExtremeScaleNamesColumn(t *testing.T) {
+	var huge, tiny strings.Builder
+	huge.WriteString("x,pred,y\n")
+	tiny.WriteString("x,pred,y\n")
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&huge, "%g,%g,%g\n", r.Float64(), r.Float64()*1e160, r.Float64())
+		fmt.Fprintf(&tiny, "%g,%g,%g\n", r.Float64(), r.Float64()*1e-300, r.Float64()*1e-300)
+	}
+	fsys := fstest.MapFS{"huge.csv": {Data: []byte(huge.String())}, "tiny.csv": {Data: []byte(tiny.String())}}
+	for _, tc := range []struct{ file, want string }{
+		{"huge.csv", "column pred: squared errors against the target y overflow"},
+		{"tiny.csv", "column pred: squared errors against the target y underflow"},
+	} {
+		req := NewMSEFitRequest()
+		req.Train, req.Target, req.Prediction, req.Model = tc.file, "y", "pred", "m.json"
+		_, err := MSEFit(context.Background(), Env{FS: fsys}, req)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || Classify(err) != KindInput {
+			t.Errorf("%s: %v, want bad input containing %q", tc.file, err, tc.want)
+		}
+	}
+}
