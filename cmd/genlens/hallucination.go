@@ -272,8 +272,19 @@ func runPHRRun(cmd *cobra.Command, f job.HallucinationRunRequest, out string, as
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog, done := phrProgress(cmd, "queries")
-	res, err := job.HallucinationRun(ctx, job.CLIEnv(prog, nil), f)
+	res, err := job.HallucinationRun(ctx, job.CLIEnv(prog, mseWarn(cmd)), f)
 	done()
+	if err != nil && res != nil && res.Incomplete && out != "" {
+		// Interrupted: keep what finished in --out, then report the
+		// interruption.
+		for _, a := range res.Artifacts() {
+			if werr := writeArtifact(out, a); werr != nil {
+				return werr
+			}
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "genlens: wrote the %d finished queries to %s\n", len(res.Items), out)
+		return err
+	}
 	if err != nil {
 		return err
 	}
@@ -289,6 +300,10 @@ func printPHRRun(w io.Writer, res *job.HallucinationRunResult) {
 	}
 	fmt.Fprintln(tw, header)
 	for _, it := range res.Items {
+		if it.Error != "" {
+			fmt.Fprintf(tw, "%s\tfailed: %s\t\n", it.ID, it.Error)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%s\t%s\t%s\t%s\t", it.ID, float64(it.PHR), float64(it.PHRStdErr), fmtNum(float64(it.Total)),
 			fmtNum(float64(it.Aleatoric)), fmtNum(float64(it.Epistemic)), fmtNum(float64(it.ErrorRate)))
 		if exact {
