@@ -158,10 +158,10 @@ type HallucinationRunResult struct {
 	// Failed counts the items whose query failed (their Error says why);
 	// Incomplete is set when the run was interrupted and Items holds the
 	// queries finished by then.
-	Failed     int  `json:"failed"`
-	Incomplete bool `json:"incomplete,omitempty"`
-	Settings HallucinationRunSettings `json:"settings"`
-	Stats    *HallucinationStats      `json:"stats,omitempty"` // the openai backend only
+	Failed     int                      `json:"failed"`
+	Incomplete bool                     `json:"incomplete,omitempty"`
+	Settings   HallucinationRunSettings `json:"settings"`
+	Stats      *HallucinationStats      `json:"stats,omitempty"` // the openai backend only
 }
 
 // HallucinationItem holds the estimates of one query.
