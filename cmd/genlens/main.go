@@ -96,11 +96,11 @@ func exitCode(err error) int {
 func message(err error) string {
 	var fe *job.FieldError
 	if errors.As(err, &fe) && err == error(fe) {
-		return fe.Render(job.Flag)
+		return fe.Render(cliFlag)
 	}
 	if errors.As(err, &fe) {
 		// A wrapped field error: render the field part, keep the context.
-		return strings.Replace(err.Error(), fe.Error(), fe.Render(job.Flag), 1)
+		return strings.Replace(err.Error(), fe.Error(), fe.Render(cliFlag), 1)
 	}
 	return err.Error()
 }
@@ -128,6 +128,7 @@ BLAS backend: ` + linalg.Backend(),
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	deprecationOut = stderr
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if c == root {
 			return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
@@ -236,4 +237,15 @@ func args(v cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// cliFlag spells a request field as the command line's flag: the
+// hallucination draws M and K are the lower-case --m and --k (the
+// capitalised spellings are deprecated aliases).
+func cliFlag(field string) string {
+	switch field {
+	case "M", "K":
+		return "--" + strings.ToLower(field)
+	}
+	return job.Flag(field)
 }

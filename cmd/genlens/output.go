@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/spf13/pflag"
 	"io"
 	"math"
 	"os"
@@ -198,4 +199,30 @@ func progress(stderr io.Writer, total int, what string, extra ...progressbar.Opt
 		_ = bar.Finish()
 		cw.c.bar, cw.c.shown = prev, false
 	}
+}
+
+// deprecatedAlias registers old as a hidden spelling of the flag name,
+// sharing its value, that still works for one release and says on stderr
+// what replaces it. (pflag's own Deprecated notice goes to the flag set's
+// output, which cobra points at stdout: it would corrupt --json.)
+func deprecatedAlias(fl *pflag.FlagSet, old, name string) {
+	f := fl.Lookup(name)
+	if f == nil {
+		panic("deprecatedAlias: no flag --" + name)
+	}
+	fl.AddFlag(&pflag.Flag{Name: old, Usage: f.Usage, Value: aliasValue{f.Value, old, name}, DefValue: f.DefValue, Hidden: true})
+}
+
+// deprecationOut receives the notices of deprecated flags (the command's
+// stderr; see newRoot).
+var deprecationOut io.Writer = os.Stderr
+
+type aliasValue struct {
+	pflag.Value
+	old, name string
+}
+
+func (v aliasValue) Set(s string) error {
+	fmt.Fprintf(deprecationOut, "genlens: warning: --%s is deprecated and will be removed; use --%s\n", v.old, v.name)
+	return v.Value.Set(s)
 }

@@ -57,3 +57,41 @@ func TestPanicIsInternalError(t *testing.T) {
 		t.Errorf("stderr %q", errb.String())
 	}
 }
+
+// The README's promise about --json and --out, command by command.
+func TestJSONAndOutFlagsAsREADME(t *testing.T) {
+	noJSON := map[string]bool{"stats": true, "serve-model": true, "demo": true, "completion": true, "help": true}
+	outDir := []string{"entropy", "correlate", "select", "disentangle", "simulate", "run", "estimate", "bench", "demo"}
+	noOut := []string{"decompose", "compare", "is", "cka"}
+	var visit func(c *cobra.Command)
+	seen := map[string]bool{}
+	visit = func(c *cobra.Command) {
+		if c.HasSubCommands() {
+			for _, s := range c.Commands() {
+				visit(s)
+			}
+			return
+		}
+		name := c.Name()
+		seen[name] = true
+		if has := c.Flags().Lookup("json") != nil; has == noJSON[name] && !c.Hidden {
+			t.Errorf("%s: --json %v, README says %v", c.CommandPath(), has, !noJSON[name])
+		}
+		for _, n := range outDir {
+			if n == name && c.Flags().Lookup("out") == nil {
+				t.Errorf("%s: no --out, README says it writes artifacts there", c.CommandPath())
+			}
+		}
+		for _, n := range noOut {
+			if n == name && c.Flags().Lookup("out") != nil {
+				t.Errorf("%s: has --out, README says it prints only", c.CommandPath())
+			}
+		}
+	}
+	visit(newRoot(&bytes.Buffer{}, &bytes.Buffer{}))
+	for _, n := range append(outDir, noOut...) {
+		if !seen[n] {
+			t.Errorf("README names %s, which is not a command", n)
+		}
+	}
+}
