@@ -108,10 +108,8 @@ func runDisentangle(cmd *cobra.Command, f job.DisentangleRequest, out string, as
 		if err := prepareOut(out); err != nil {
 			return err
 		}
-		for _, a := range res.Artifacts() {
-			if err := writeArtifact(out, a); err != nil {
-				return err
-			}
+		if err := writeArtifacts(out, res.Artifacts()); err != nil {
+			return err
 		}
 	}
 	if asJSON {
@@ -121,10 +119,18 @@ func runDisentangle(cmd *cobra.Command, f job.DisentangleRequest, out string, as
 	return nil
 }
 
-// writeArtifact writes a under dir atomically.
-func writeArtifact(dir string, a job.Artifact) error {
-	if err := atomicfile.Write(outPath(dir, a.Name), a.Write); err != nil {
-		return fmt.Errorf("writing %s: %w", outPath(dir, a.Name), err)
+// writeArtifacts writes the artifacts of one run under dir as one
+// atomicfile.Set: all of them or none, never a mix with an earlier run's.
+func writeArtifacts(dir string, as []job.Artifact) error {
+	var s atomicfile.Set
+	for _, a := range as {
+		if err := s.Add(outPath(dir, a.Name), a.Write); err != nil {
+			s.Abort()
+			return fmt.Errorf("writing %s: %w", outPath(dir, a.Name), err)
+		}
+	}
+	if err := s.Commit(); err != nil {
+		return fmt.Errorf("writing the artifacts in %s: %w", dir, err)
 	}
 	return nil
 }

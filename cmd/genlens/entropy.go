@@ -121,12 +121,7 @@ func ksWriteArtifacts(dir string, arts []job.Artifact) error {
 	if err := prepareOut(dir); err != nil {
 		return err
 	}
-	for _, a := range arts {
-		if err := writeArtifact(dir, a); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeArtifacts(dir, arts)
 }
 
 func printEntropy(w io.Writer, out *job.EntropyResult) {

@@ -158,10 +158,8 @@ func phrOutput(cmd *cobra.Command, dir string, as []job.Artifact, asJSON bool, r
 		if err := prepareOut(dir); err != nil {
 			return err
 		}
-		for _, a := range as {
-			if err := writeArtifact(dir, a); err != nil {
-				return err
-			}
+		if err := writeArtifacts(dir, as); err != nil {
+			return err
 		}
 	}
 	if asJSON {
@@ -283,10 +281,8 @@ func runPHRRun(cmd *cobra.Command, f job.HallucinationRunRequest, out string, as
 	if err != nil && res != nil && res.Incomplete && out != "" {
 		// Interrupted: keep what finished in --out, then report the
 		// interruption.
-		for _, a := range res.Artifacts() {
-			if werr := writeArtifact(out, a); werr != nil {
-				return werr
-			}
+		if werr := writeArtifacts(out, res.Artifacts()); werr != nil {
+			return werr
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "genlens: wrote the %d finished queries to %s\n", len(res.Items), out)
 		return err

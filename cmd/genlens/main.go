@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"genlens/internal/atomicfile"
 	"io"
 	"os"
 	"os/signal"
@@ -22,6 +23,8 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitBadUse  = 2
+	// exitInterrupted is job.KindCanceled's code, as a shell reports Ctrl-C.
+	exitInterrupted = 130
 )
 
 // usageError marks bad flags or arguments: exit code 2.
@@ -36,11 +39,18 @@ func main() {
 	// Ctrl-C or SIGTERM cancels the running job, which stops at its next
 	// check (within about a second) and leaves no half-written output:
 	// every write is atomic and is either finished or removed. A second
-	// Ctrl-C kills at once, as users expect.
+	// Ctrl-C exits at once, as users expect, after removing the temporary
+	// files of writes in progress (atomicfile.RemoveTemps).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()
 		stop()
+		again := make(chan os.Signal, 1)
+		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+		<-again
+		atomicfile.RemoveTemps()
+		fmt.Fprintln(os.Stderr, "genlens: interrupted twice: stopped at once")
+		os.Exit(exitInterrupted)
 	}()
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -226,12 +226,7 @@ func mseWriteArtifacts(dir string, as []job.Artifact) error {
 	if err := prepareOut(dir); err != nil {
 		return err
 	}
-	for _, a := range as {
-		if err := writeArtifact(dir, a); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeArtifacts(dir, as)
 }
 
 func printMSEEstimate(w io.Writer, o *job.MSEEstimateResult) {

@@ -96,10 +96,8 @@ func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool)
 		if err := prepareOut(out); err != nil {
 			return err
 		}
-		for _, a := range res.Artifacts() {
-			if err := writeArtifact(out, a); err != nil {
-				return err
-			}
+		if err := writeArtifacts(out, res.Artifacts()); err != nil {
+			return err
 		}
 	}
 	if asJSON {
