@@ -84,7 +84,7 @@ units, full-batch Adam (weight decay 1e-3), as in the paper.`,
 	fl.IntVar(&f.Epochs, "epochs", f.Epochs, "training epochs (full batch)")
 	fl.Float64Var(&f.LR, "lr", f.LR, "Adam learning rate")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed (weights); the same seed gives the same model")
-	fl.IntVar(&f.Folds, "folds", f.Folds, "cross-fitting folds that calibrate the estimates to the realised MSE on held-out reference rows; 0: uncalibrated (the paper's Eq. 11)")
+	fl.IntVar(&f.Folds, "folds", f.Folds, "cross-fitting folds that calibrate the estimates to the realised MSE on held-out reference rows (which must not be the rows f was trained on); 0: uncalibrated (the paper's Eq. 11)")
 	fl.StringVar(&f.Model, "model", "", "where to write the check model (JSON)")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
