@@ -129,8 +129,13 @@ mae_phr_vs_exact.`,
 	fl.StringVar(&out, "out", "", "directory for simulate.csv, tasks.csv, simulate.json, rates_vs_n.png, phr_vs_thr.png")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	registerLinear(fl, &f.Features, &f.Noise, &f.PriorScale)
-	fl.IntVar(&f.Groups, "groups", f.Groups, "categorical model: number of input groups")
-	fl.IntVar(&f.Labels, "labels", f.Labels, "categorical model: number of labels")
+	fl.IntVar(&f.Groups, "input-count", f.Groups, "categorical model: number of inputs (one Dirichlet each; run's --inputs names them)")
+	fl.IntVar(&f.Labels, "label-count", f.Labels, "categorical model: number of labels (run's --labels names them)")
+	deprecatedAlias(fl, "groups", "input-count")
+	deprecatedAlias(fl, "labels", "label-count")
+	fieldFlag(cmd, "groups", "input-count")
+	fieldFlag(cmd, "labels", "label-count")
+	fieldFlag(cmd, "model", "backend")
 	fl.Float64Var(&f.Alpha, "alpha", f.Alpha, "categorical model: symmetric Dirichlet prior concentration")
 	return cmd
 }
@@ -240,6 +245,7 @@ Backends:
 	fl.StringVar(&f.BaseURL, "base-url", "", "openai: API root, e.g. http://127.0.0.1:8000/v1")
 	fl.StringVar(&f.Model, "model-name", "", "openai: the server's model name (as serve-model's --model-name)")
 	deprecatedAlias(fl, "model", "model-name")
+	fieldFlag(cmd, "model", "model-name")
 	fl.StringVar(&f.APIKeyEnv, "api-key-env", f.APIKeyEnv, "openai: environment variable holding the API key (may be unset)")
 	fl.StringVar(&f.Context, "context", "", "context examples (.jsonl rows {\"x\", \"y\"})")
 	fl.StringVar(&f.Queries, "queries", "", "queries (.jsonl rows {\"id\", \"x\"[, \"y\"]})")

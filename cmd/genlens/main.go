@@ -79,7 +79,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 	stdout, stderr = newConsole(stdout, stderr)
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	ran, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -87,7 +87,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 		fmt.Fprintln(stderr, "genlens: interrupted")
 		return exitCode(err)
 	}
-	fmt.Fprintln(stderr, "genlens:", message(err))
+	fmt.Fprintln(stderr, "genlens:", message(err, ran))
 	return exitCode(err)
 }
 
@@ -102,17 +102,35 @@ func exitCode(err error) int {
 	return job.Classify(err).ExitCode()
 }
 
-// message renders err for stderr: request fields spelled as flags.
-func message(err error) string {
+// message renders err for stderr: request fields spelled as the flags of
+// the command that ran (cmd, nil when unknown).
+func message(err error, cmd *cobra.Command) string {
+	spell := func(field string) string {
+		if cmd != nil {
+			if name, ok := cmd.Annotations["flag:"+field]; ok {
+				return "--" + name
+			}
+		}
+		return cliFlag(field)
+	}
 	var fe *job.FieldError
 	if errors.As(err, &fe) && err == error(fe) {
-		return fe.Render(cliFlag)
+		return fe.Render(spell)
 	}
 	if errors.As(err, &fe) {
 		// A wrapped field error: render the field part, keep the context.
-		return strings.Replace(err.Error(), fe.Error(), fe.Render(cliFlag), 1)
+		return strings.Replace(err.Error(), fe.Error(), fe.Render(spell), 1)
 	}
 	return err.Error()
+}
+
+// fieldFlag records that cmd spells the request field as --flag, where
+// the two differ (a flag renamed for one vocabulary across commands).
+func fieldFlag(cmd *cobra.Command, field, flag string) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations["flag:"+field] = flag
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

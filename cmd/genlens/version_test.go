@@ -95,3 +95,28 @@ func TestJSONAndOutFlagsAsREADME(t *testing.T) {
 		}
 	}
 }
+
+// Renamed flags: the old spelling still parses, warns once, and the
+// error names the flag by its new name (the command's own spelling of
+// the request field).
+func TestRenamedFlagsInMessages(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"entropy", "--in", "x.jsonl", "--threshold", "1"}, []string{"--threshold is deprecated", "use --rouge-threshold", "genlens: --rouge-threshold 1"}},
+		{[]string{"hallucination", "simulate", "--backend", "categorical", "--groups", "2", "--labels", "1"}, []string{"use --input-count", "use --label-count", "--label-count 1"}},
+		{[]string{"disentangle", "--threshold", "-1", "--train", "a.npy", "--test", "b.npy", "--generated", "c.npy"}, []string{"use --cut-distance"}},
+	} {
+		var out, errb bytes.Buffer
+		code := run(tc.args, &out, &errb)
+		if code != 2 {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, code, errb.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errb.String(), w) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, errb.String(), w)
+			}
+		}
+	}
+}
