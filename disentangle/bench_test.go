@@ -82,8 +82,9 @@ func BenchmarkCluster4096(b *testing.B) {
 	})
 }
 
-// CMS of 1350 generated against 1350 test images (the seed's ChestMNIST
-// numbers), 28x28 pixels in 5 clusters, batches of 150.
+// CMS of 1350 generated against 1350 test images (the ChestMNIST
+// numbers of Gruber, Ziegler & Buettner, "Disentangling Mean Embeddings
+// for Better Diagnostics of Image Generators", 2024), 28x28 pixels in 5 clusters, batches of 150.
 // Run: go test ./disentangle -run XXX -bench Compare -count 3
 func BenchmarkCompare1350x784(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 3))
@@ -99,7 +100,7 @@ func BenchmarkCompare1350x784(b *testing.B) {
 	}
 }
 
-// Full-size Algorithm 1 on PneumoniaMNIST with the seed's ChestMNIST
+// Full-size Algorithm 1 on PneumoniaMNIST with the paper's ChestMNIST
 // settings: 2000 training images in batches of 100 for CKA, 5 clusters,
 // test (624) against validation (524) images.
 // Run: go test ./disentangle -run XXX -bench RealPneumonia -benchtime 1x -count 3
