@@ -139,6 +139,7 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
+	s.routePublic(mux)
 	api := http.NewServeMux()
 	api.Handle("GET /metrics", s.metrics.handler())
 	s.routeMonitors(api)
@@ -163,7 +164,9 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 // auth requires "Authorization: Bearer <token>" (scheme in any case)
-// when a token is set, compared in constant time.
+// when a token is set, compared in constant time. A browser's GET may
+// carry the token in the dashboard's cookie instead (set by /login); an
+// HTML request without it gets the sign-in form with its 401.
 func (s *Server) auth(next http.Handler) http.Handler {
 	if s.token == nil {
 		return next
@@ -171,6 +174,10 @@ func (s *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="genlens"`)
+			if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html") {
+				s.loginPage(w, r, http.StatusUnauthorized, "")
+				return
+			}
 			s.writeJSON(w, http.StatusUnauthorized, errorBody{Error: "missing or wrong bearer token"})
 			return
 		}
@@ -180,6 +187,11 @@ func (s *Server) auth(next http.Handler) http.Handler {
 
 func (s *Server) authorized(r *http.Request) bool {
 	h := r.Header.Get("Authorization")
+	if h == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		if c, err := r.Cookie(tokenCookie); err == nil {
+			return subtle.ConstantTimeCompare([]byte(c.Value), s.token) == 1
+		}
+	}
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "bearer") {
 		return false
