@@ -110,7 +110,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	title := run(t, ctx, chromedp.Title())
 	count := func(sel string) int {
-		return run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('` + sel + `').length`))
+		return run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('`+sel+`').length`))
 	}
 	points, alerts := count("section.monitor svg.chart > circle.pt"), count("section.monitor svg.chart > circle.pt.alert")
 	thresholds, bands := count("section.monitor svg.chart > line.threshold"), count("section.monitor svg.chart > polygon.band")
