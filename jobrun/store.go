@@ -89,7 +89,7 @@ type ArtifactInfo struct {
 // service's data directory (see Uploads), named by ID; the Store keeps
 // what describes them.
 type Upload struct {
-	ID      string // content id: hex SHA-256 plus the file's extension, e.g. "9f86…08.npy"
+	ID      string // content id: 32 hex digits of the SHA-256 plus the file's extension, e.g. "9f86d081884c7d659a2feaa0c55ad015.npy"
 	Name    string // the file name the client gave
 	Size    int64
 	SHA256  string // hex

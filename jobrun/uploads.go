@@ -16,10 +16,12 @@ import (
 )
 
 // Uploads are the inputs of jobs. Each is stored once under
-// DataDir/uploads by its content id, the hex SHA-256 of its bytes
-// followed by its extension ("<64 hex>.npy", "<64 hex>.csv.gz"): readers
-// choose the format by extension, and the same bytes uploaded twice are
-// one file. Requests name uploads by id; a job's file system holds
+// DataDir/uploads by its content id, the first 128 bits of the SHA-256 of
+// its bytes in hex followed by its extension ("<32 hex>.npy",
+// "<32 hex>.csv.gz"): readers choose the format by extension, and the
+// same bytes uploaded twice are one file. (128 bits keep collisions out of
+// reach, 2^64 files even for a birthday attack, and keep ids short enough
+// to label a chart: results name their inputs by the path given.) Requests name uploads by id; a job's file system holds
 // nothing else, so a request can never reach outside the data directory.
 
 // uploadExts are the extensions an upload may have: the formats genlens
@@ -30,7 +32,7 @@ var uploadExts = map[string]bool{
 	".npy.gz": true, ".csv.gz": true, ".jsonl.gz": true,
 }
 
-var uploadID = regexp.MustCompile(`^[0-9a-f]{64}(\.[a-z]+){1,2}$`)
+var uploadID = regexp.MustCompile(`^[0-9a-f]{32}(\.[a-z]+){1,2}$`)
 
 // ErrTooLarge is returned by SaveUpload for a file over the limit (HTTP
 // 413).
@@ -87,7 +89,7 @@ func (s *Service) SaveUpload(ctx context.Context, name string, r io.Reader) (Upl
 		return Upload{}, err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	id := sum + ext
+	id := sum[:32] + ext
 	final := filepath.Join(dir, id)
 	if _, err := os.Stat(final); err == nil {
 		os.Remove(tmp.Name()) // the same bytes are there already
