@@ -163,10 +163,14 @@ func prepare(kind string, raw []byte) (*task, error) {
 	switch kind {
 	case "entropy":
 		return spec(raw, job.NewEntropyRequest(), (*job.EntropyRequest).Validate, job.Entropy, (*job.EntropyResult).Artifacts,
-			func(r *job.EntropyRequest) []input { return append(one("in", r.In), one("embeddings", r.Embeddings)...) })
+			func(r *job.EntropyRequest) []input {
+				return append(one("in", r.In), one("embeddings", r.Embeddings)...)
+			})
 	case "decompose":
 		return spec(raw, job.NewDecomposeRequest(), (*job.DecomposeRequest).Validate, job.Decompose, nil,
-			func(r *job.DecomposeRequest) []input { return append(many("models", r.Models), one("targets", r.Targets)...) })
+			func(r *job.DecomposeRequest) []input {
+				return append(many("models", r.Models), one("targets", r.Targets)...)
+			})
 	case "correlate":
 		return spec(raw, job.NewCorrelateRequest(), (*job.CorrelateRequest).Validate, job.Correlate, (*job.CorrelateResult).Artifacts,
 			func(r *job.CorrelateRequest) []input { return many("files", r.Files) })

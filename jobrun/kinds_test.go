@@ -187,7 +187,9 @@ func kindCases() []kindCase {
 			r := job.NewMSEFitRequest()
 			r.Train, r.Target, r.Prediction, r.Features, r.Epochs, r.Model = id("ref.csv"), "y", "pred", []string{"x", "noise_feature"}, 30, "check.json"
 			res, err := job.MSEFit(ctx, env, r)
-			return arts(res, err, func(m *job.MSEFitResult) []job.Artifact { return []job.Artifact{{Name: "check.json", Write: m.WriteModel}} })
+			return arts(res, err, func(m *job.MSEFitResult) []job.Artifact {
+				return []job.Artifact{{Name: "check.json", Write: m.WriteModel}}
+			})
 		}},
 		// mse-estimate reads the model that mse-fit stored as an
 		// artifact, downloaded and uploaded again as a client would.
