@@ -28,7 +28,8 @@ type SelectionConfig struct {
 	// probability rows).
 	Score string `json:"score"`
 	// Algorithm is fid-ucb (Algorithm 1), naive-ucb or greedy for fid;
-	// is-ucb (Algorithm 2), naive-ucb or greedy for is.
+	// is-ucb (Algorithm 2), naive-ucb or greedy for is; "" is the
+	// score's UCB algorithm.
 	Algorithm string `json:"algorithm"`
 	// Generators names the generators, at least 2, distinct.
 	Generators []string `json:"generators"`
@@ -44,14 +45,18 @@ type SelectionConfig struct {
 	BonusScale float64 `json:"bonus_scale"`
 }
 
-// NewSelectionConfig returns the defaults: fid with fid-ucb, the online
-// package's δ and bonus scale.
+// NewSelectionConfig returns the defaults: fid with its UCB algorithm,
+// the online package's δ and bonus scale.
 func NewSelectionConfig() SelectionConfig {
-	return SelectionConfig{Score: "fid", Algorithm: "fid-ucb", Delta: online.DefaultDelta, BonusScale: online.DefaultBonusScale}
+	return SelectionConfig{Score: "fid", Delta: online.DefaultDelta, BonusScale: online.DefaultBonusScale}
 }
 
-// Validate checks the configuration (not the reference file).
+// Validate checks the configuration (not the reference file) and sets an
+// empty Algorithm to the score's UCB algorithm.
 func (c *SelectionConfig) Validate() error {
+	if c.Algorithm == "" {
+		c.Algorithm = map[string]string{"fid": online.FIDUCB.String(), "is": online.ISUCB.String()}[c.Score]
+	}
 	switch {
 	case c.Score != "fid" && c.Score != "is":
 		return job.Fieldf("score", "{score} %q: want fid or is", c.Score)
