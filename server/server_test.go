@@ -1,0 +1,150 @@
+package server_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"genlens/internal/dbtest"
+	"genlens/server"
+)
+
+func TestAuth(t *testing.T) {
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "s3cret"})
+	get := func(path, auth string) int {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		path, auth string
+		code       int
+	}{
+		{"/healthz", "", 200},
+		{"/api/v1/monitors", "", 401},
+		{"/api/v1/monitors", "Bearer wrong", 401},
+		{"/api/v1/monitors", "Bearer s3cre", 401},
+		{"/api/v1/monitors", "Basic s3cret", 401},
+		{"/api/v1/monitors", "s3cret", 401},
+		{"/api/v1/monitors", "Bearer s3cret", 200},
+		{"/api/v1/monitors", "bearer s3cret", 200},
+		{"/metrics", "", 401},
+		{"/metrics", "Bearer s3cret", 200},
+		{"/", "", 401},
+		{"/", "Bearer s3cret", 200},
+		{"/api/v1/nothing", "", 401}, // no probing for routes without a token
+	} {
+		if got := get(c.path, c.auth); got != c.code {
+			t.Errorf("GET %s with %q: %d, want %d", c.path, c.auth, got, c.code)
+		}
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	limit := int64(len(checkModel(t)) + 1<<10) // room for the monitor
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{MaxBody: limit})
+	id := ts.createMonitor(t, "m", map[string]any{"chunk_size": 10})
+	rows := genRows(int(limit/40), 0, 1, "r", time.Time{}) // over 40 bytes a row
+	code, raw := ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", id), rowsBody(rows, false), nil)
+	if code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized batch: %d %s, want 413", code, raw)
+	}
+}
+
+// /metrics shows every monitor's latest chunk under its name, the rows
+// ingested and request latencies.
+func TestMetrics(t *testing.T) {
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{})
+	id := ts.createMonitor(t, "prod-model", map[string]any{"chunk_size": 40})
+	rows := genRows(100, 0.3, 5, "r", time.Time{})
+	ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", id), rowsBody(rows, false), nil)
+	ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/labels", id), labelsBody(rows[85:]), nil)
+	var got chunks
+	ts.call(t, "GET", fmt.Sprintf("/api/v1/monitors/%d/chunks", id), nil, &got)
+	last := got.Chunks[len(got.Chunks)-1]
+	_, raw := ts.call(t, "GET", "/metrics", nil, nil)
+	text := string(raw)
+	value := func(name string) float64 {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^` + name + `\{monitor="prod-model"\} (\S+)$`).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("no %s{monitor=\"prod-model\"} in\n%s", name, text)
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		name string
+		want *float64
+	}{
+		{"genlens_monitor_estimated_mse", last.EstimatedMSE},
+		{"genlens_monitor_estimated_mse_lower", last.Lower},
+		{"genlens_monitor_estimated_mse_upper", last.Upper},
+		{"genlens_monitor_realized_mse", last.RealizedMSE},
+		{"genlens_monitor_threshold_upper", got.UpperThreshold},
+	} {
+		if v := value(c.name); c.want == nil || v != *c.want {
+			t.Errorf("%s = %v, want %v", c.name, v, c.want)
+		}
+	}
+	if v := value("genlens_monitor_rows"); v != 100 {
+		t.Errorf("rows %v, want 100", v)
+	}
+	if v := value("genlens_rows_ingested_total"); v != 100 {
+		t.Errorf("rows ingested %v, want 100", v)
+	}
+	alert := 0.0
+	if last.Alert {
+		alert = 1
+	}
+	if v := value("genlens_monitor_alert"); v != alert {
+		t.Errorf("alert %v, want %v", v, alert)
+	}
+	for _, want := range []string{
+		`genlens_http_request_duration_seconds_count{code="200",route="POST /api/v1/monitors/{id}/rows"} 1`,
+		`genlens_job_queue_depth 0`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in /metrics", want)
+		}
+	}
+}
+
+func TestHealthz(t *testing.T) {
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{})
+	var h map[string]string
+	if code, raw := ts.call(t, "GET", "/healthz", nil, &h); code != 200 || h["status"] != "ok" || h["store"] != "sqlite" {
+		t.Fatalf("%d %s", code, raw)
+	}
+	ts.db.Close()
+	if code, raw := ts.call(t, "GET", "/healthz", nil, &h); code != 503 {
+		t.Fatalf("closed store: %d %s, want 503", code, raw)
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8080": true, "localhost:80": true, "[::1]:8080": true, "127.9.9.9:1": true,
+		":8080": false, "0.0.0.0:8080": false, "[::]:80": false, "192.168.1.2:80": false, "example.com:80": false, "nonsense": false,
+	} {
+		if got := server.IsLoopback(addr); got != want {
+			t.Errorf("IsLoopback(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
