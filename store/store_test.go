@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"genlens/internal/dbtest"
+	"genlens/jobrun"
+	"genlens/jobrun/storetest"
 	"genlens/store"
 )
 
@@ -257,4 +259,20 @@ func TestConcurrentInserts(t *testing.T) {
 			t.Fatalf("%d rows, want %d", got.Rows, 16*5*50)
 		}
 	})
+}
+
+// The job runner's contract (jobrun/storetest) on both backends.
+func TestJobStore(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) jobrun.Store {
+				db, err := store.Open(context.Background(), b.DSN(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { db.Close() })
+				return db
+			})
+		})
+	}
 }
