@@ -70,9 +70,9 @@ func (ts *testServer) uploadFile(t *testing.T, name string, data []byte) (int, m
 }
 
 type jobDoc struct {
-	ID       string          `json:"id"`
-	Kind     string          `json:"kind"`
-	Status   string          `json:"status"`
+	ID       string `json:"id"`
+	Kind     string `json:"kind"`
+	Status   string `json:"status"`
 	Progress struct{ Done, Total int }
 	Request  json.RawMessage `json:"request"`
 	Result   json.RawMessage `json:"result"`
