@@ -24,6 +24,8 @@ import (
 // of Generative Models" (arXiv 2024), run by a client that asks which
 // generator to sample next and posts what it drew.
 type SelectionConfig struct {
+	// Name labels the selection on the dashboard (optional).
+	Name string `json:"name,omitempty"`
 	// Score is fid (feature rows against a reference) or is (class
 	// probability rows).
 	Score string `json:"score"`
@@ -58,6 +60,8 @@ func (c *SelectionConfig) Validate() error {
 		c.Algorithm = map[string]string{"fid": online.FIDUCB.String(), "is": online.ISUCB.String()}[c.Score]
 	}
 	switch {
+	case len(c.Name) > 200:
+		return job.Fieldf("name", "{name}: at most 200 bytes")
 	case c.Score != "fid" && c.Score != "is":
 		return job.Fieldf("score", "{score} %q: want fid or is", c.Score)
 	case len(c.Generators) < 2:
@@ -439,6 +443,7 @@ func (s *Service) Next(ctx context.Context, id string) (*NextPick, error) {
 // SelectionStatus is the answer of GET /api/v1/selections/{id}.
 type SelectionStatus struct {
 	ID         string            `json:"id"`
+	Name       string            `json:"name,omitempty"`
 	Score      string            `json:"score"`
 	Algorithm  string            `json:"algorithm"`
 	Steps      int64             `json:"steps"` // batches posted
@@ -483,7 +488,7 @@ func (s *Service) SelectionStatus(ctx context.Context, id string) (*SelectionSta
 	if err != nil {
 		return nil, err
 	}
-	out := &SelectionStatus{ID: id, Score: st.cfg.Score, Algorithm: st.cfg.Algorithm, Steps: st.seq,
+	out := &SelectionStatus{ID: id, Name: st.cfg.Name, Score: st.cfg.Score, Algorithm: st.cfg.Algorithm, Steps: st.seq,
 		Next: st.cfg.Generators[st.alg.Pick()], Skipped: st.skipped,
 		Created: sel.Created.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Updated: sel.Updated.UTC().Format("2006-01-02T15:04:05.000Z07:00")}
 	scores := st.alg.Scores()
