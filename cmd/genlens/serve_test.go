@@ -346,16 +346,18 @@ func TestServeRefusesOpenAddress(t *testing.T) {
 
 // Two replicas on one Postgres hold no state of their own: they start
 // together (migrations serialised), a monitor name taken on one is taken
-// on the other, rows posted to either in parallel all land once, and
-// both report the same chunks and metrics.
+// on the other, rows posted to either in parallel all land once, both
+// report the same chunks and metrics, and jobs submitted to either run
+// once each, on whichever replica claims them.
 func TestServeTwoReplicasOnePostgres(t *testing.T) {
 	dsn := dbtest.Postgres(t)
 	bin := serveBinary(t)
 	var a, b *serveProc
 	var errA, errB error
 	var wg sync.WaitGroup
-	wg.Go(func() { a, errA = launchServe(t, bin, "--db", dsn) })
-	wg.Go(func() { b, errB = launchServe(t, bin, "--db", dsn) })
+	data := t.TempDir() // uploads: replicas share the directory as they share the database
+	wg.Go(func() { a, errA = launchServe(t, bin, "--db", dsn, "--data-dir", data) })
+	wg.Go(func() { b, errB = launchServe(t, bin, "--db", dsn, "--data-dir", data) })
 	wg.Wait()
 	if errA != nil || errB != nil {
 		t.Fatal(errA, errB)
@@ -443,4 +445,46 @@ func TestServeTwoReplicasOnePostgres(t *testing.T) {
 	if lines[0] == "" || lines[0] != lines[1] {
 		t.Fatalf("metrics of the replicas: %q and %q, want the same line", lines[0], lines[1])
 	}
+
+	// Jobs: submitted to both, each claimed by one replica and run once.
+	var jobIDs []string
+	for i := range 8 {
+		var sub struct{ ID string }
+		code, err := post(replicas[i%2].url+"/api/v1/jobs/mse-bench", map[string]any{"dataset": "synthetic-a", "trials": 2, "methods": []string{"naive"}, "seed": i + 1}, &sub)
+		if code != 202 || sub.ID == "" {
+			t.Fatalf("submit job %d: %d %v", i, code, err)
+		}
+		jobIDs = append(jobIDs, sub.ID)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for i, jid := range jobIDs {
+		for {
+			var j struct {
+				Status string
+				Result json.RawMessage
+			}
+			get(t, replicas[(i+1)%2].url+"/api/v1/jobs/"+jid, &j)
+			if j.Status == "succeeded" && len(j.Result) > 2 {
+				break
+			}
+			if j.Status == "failed" || j.Status == "canceled" || time.Now().After(deadline) {
+				t.Fatalf("job %s: %s", jid, j.Status)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	byReplica := map[string]int{}
+	for _, jid := range jobIDs {
+		j, err := st.GetJob(context.Background(), jid)
+		if err != nil || j.ClaimedBy == "" {
+			t.Fatalf("job %s: claimed by %q, %v", jid, j.ClaimedBy, err)
+		}
+		byReplica[j.ClaimedBy[:strings.LastIndex(j.ClaimedBy, "/")]]++
+	}
+	t.Logf("8 jobs ran on replicas %v", byReplica)
 }
