@@ -38,6 +38,8 @@ type DB struct {
 	// same pool.
 	w, r    *sql.DB
 	backend string
+
+	insertStmt *sql.Stmt // see prepareInsert
 }
 
 // Backend names the database: "sqlite" or "postgres".
@@ -67,6 +69,10 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, err
 	}
 	if err := d.migrate(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := d.prepareInsert(ctx); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -149,7 +155,11 @@ func openSQLite(path string) (*DB, error) {
 
 // Close closes the database.
 func (d *DB) Close() error {
-	err := d.w.Close()
+	var err error
+	if d.insertStmt != nil {
+		err = d.insertStmt.Close()
+	}
+	err = errors.Join(err, d.w.Close())
 	if d.r != d.w {
 		err = errors.Join(err, d.r.Close())
 	}
