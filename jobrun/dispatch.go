@@ -196,8 +196,16 @@ func prepare(kind string, raw []byte) (*task, error) {
 				return append(append(one("train", r.Train), one("test", r.Test)...), many("generated", r.Generated)...)
 			})
 	case "hallucination-simulate":
-		return spec(raw, job.NewHallucinationSimulateRequest(), (*job.HallucinationSimulateRequest).Validate,
-			job.HallucinationSimulate, (*job.HallucinationSimulateResult).Artifacts, nil)
+		return spec(raw, job.NewHallucinationSimulateRequest(), func(r *job.HallucinationSimulateRequest) error {
+			// Validate builds the categorical model, whose size grows with
+			// groups: 10^8 groups allocate 0.8 GB before any job runs. A
+			// server bounds it first, so that one request cannot exhaust
+			// its memory.
+			if r.Model == "categorical" && (r.Groups > maxCategorical || r.Labels > maxCategorical) {
+				return job.Fieldf("groups", "{groups} %d, {labels} %d: this server accepts at most %d of each", r.Groups, r.Labels, maxCategorical)
+			}
+			return r.Validate()
+		}, job.HallucinationSimulate, (*job.HallucinationSimulateResult).Artifacts, nil)
 	case "hallucination-run":
 		var base string
 		t, err := spec(raw, job.NewHallucinationRunRequest(), func(r *job.HallucinationRunRequest) error {
@@ -241,6 +249,10 @@ func prepare(kind string, raw []byte) (*task, error) {
 	}
 	return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownKind, kind, strings.Join(Kinds, ", "))
 }
+
+// maxCategorical bounds the groups and labels of a categorical
+// simulation the service accepts.
+const maxCategorical = 1 << 16
 
 // validArtifactName reports whether name is a plain file name.
 func validArtifactName(name string) bool {

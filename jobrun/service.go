@@ -55,6 +55,9 @@ type Config struct {
 	// Secret returns a named secret (an API key) from the server's own
 	// configuration; requests only name secrets. nil: none.
 	Secret func(name string) (string, bool)
+	// MaxRuntime bounds how long one job may run; a job that runs
+	// longer fails. 0: no bound.
+	MaxRuntime time.Duration
 	// MaxUploadBytes bounds one upload [1 GiB].
 	MaxUploadBytes int64
 	// MaxArtifactBytes bounds one rendered artifact [256 MiB].
@@ -94,6 +97,7 @@ var (
 	errCanceledByRequest = errors.New("canceled by request")
 	errShutdown          = errors.New("the server stopped while the job ran; submit it again")
 	errLost              = errors.New("the job was taken from this worker (its heartbeat lapsed)")
+	errTooLong           = errors.New("ran longer than the server allows")
 )
 
 // New returns a Service; it creates DataDir/uploads if needed.
@@ -367,6 +371,11 @@ func (s *Service) execute(wctx context.Context, worker string, j Job) {
 	defer s.busy.Add(-1)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
+	if s.cfg.MaxRuntime > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, s.cfg.MaxRuntime, errTooLong)
+		defer stop()
+	}
 	s.mu.Lock()
 	s.running[j.ID] = cancel
 	s.mu.Unlock()
@@ -473,6 +482,9 @@ func (s *Service) outcome(ctx context.Context, j Job, res any, err error) Outcom
 		// error the job returned on its way out.
 		if errors.Is(cause, errCanceledByRequest) {
 			return Outcome{Status: StatusCanceled, ErrorKind: job.KindCanceled.String(), Error: "canceled by request while running"}
+		}
+		if errors.Is(cause, errTooLong) {
+			return Outcome{Status: StatusFailed, ErrorKind: job.KindCanceled.String(), Error: fmt.Sprintf("stopped: %v (%v)", cause, s.cfg.MaxRuntime)}
 		}
 		return Outcome{Status: StatusFailed, ErrorKind: job.KindInternal.String(), Error: cause.Error()}
 	}

@@ -199,6 +199,7 @@ func TestSubmitErrors(t *testing.T) {
 		{"unknown upload", "stats", `{"in":"0123456789abcdef0123456789abcdef.npy"}`, "in"},
 		{"list element", "decompose", `{"models":["` + real + `","x.npy"]}`, "models[1]"},
 		{"required", "stats", `{}`, "in"},
+		{"huge simulation", "hallucination-simulate", `{"model":"categorical","groups":100000000}`, "groups"},
 		{"model artifact name", "mse-fit", `{"train":"` + real + `","target":"y","prediction":"p","model":"../m.json"}`, "model"},
 		{"base url not allowed", "hallucination-run", `{"backend":"openai","base_url":"http://169.254.169.254/v1","model":"m","context":"` + real + `","queries":"` + real + `"}`, "base_url"},
 		{"base url other port", "hallucination-run", `{"backend":"openai","base_url":"http://127.0.0.1:8080/v1","model":"m","context":"` + real + `","queries":"` + real + `"}`, "base_url"},
@@ -342,5 +343,20 @@ func TestJobFSStaysInUploads(t *testing.T) {
 		if err == nil || job.Classify(err) != job.KindInput {
 			t.Errorf("reading %s: %v, want an input error", p, err)
 		}
+	}
+}
+
+func TestMaxRuntime(t *testing.T) {
+	s := newTestService(t, nil, Config{MaxRuntime: 300 * time.Millisecond})
+	j, err := s.Submit(context.Background(), "mse-bench", []byte(longJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j = waitJob(t, s, j.ID, 10*time.Second)
+	if j.Status != StatusFailed || j.ErrorKind != "canceled" || !strings.Contains(j.Error, "longer than the server allows") {
+		t.Errorf("job past its runtime: %s %s %q", j.Status, j.ErrorKind, j.Error)
+	}
+	if d := j.Finished.Sub(j.Started); d > 1500*time.Millisecond {
+		t.Errorf("stopped after %v, limit 300ms", d)
 	}
 }

@@ -50,6 +50,8 @@ type JobOptions struct {
 	Secret func(name string) (string, bool)
 	// MaxUploadBytes bounds one upload [1 GiB].
 	MaxUploadBytes int64
+	// MaxRuntime bounds how long one job may run (0: no bound).
+	MaxRuntime time.Duration
 	// Store, when not nil, replaces the server's store for jobs, uploads
 	// and selections (tests use jobrun.NewMemStore()).
 	Store jobrun.Store
@@ -104,7 +106,7 @@ func (s *Server) initJobs(ctx context.Context) error {
 	svc, err := jobrun.New(jobrun.Config{
 		Store: st, DataDir: dir, Workers: o.Workers, Replica: o.Replica, Exclusive: exclusive,
 		Lease: o.Lease, Heartbeat: o.Heartbeat, Poll: o.Poll,
-		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, MaxUploadBytes: o.MaxUploadBytes,
+		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, MaxUploadBytes: o.MaxUploadBytes, MaxRuntime: o.MaxRuntime,
 		Logf: func(format string, a ...any) { s.log.Info(fmt.Sprintf(format, a...)) },
 	})
 	if err != nil {
