@@ -14,7 +14,7 @@ import (
 // labels have arrived, the reference thresholds, and alerting chunks in
 // red. An incomplete last chunk is drawn hollow.
 func chunkChart(v *chunkView, width, height int, title string) template.HTML {
-	const left, right, top, bottom = 64, 16, 28, 40
+	const left, right, top, bottom = 64, 40, 28, 40
 	pw, ph := float64(width-left-right), float64(height-top-bottom)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height)
@@ -33,12 +33,19 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 	}
 	for _, c := range v.chunks {
 		see(c.Estimate)
-		see(c.Lower)
-		see(c.Upper)
 		see(c.Realized)
 	}
 	see(v.th.Lower)
 	see(v.th.Upper)
+	// Bands of small chunks can be many times wider than the values; they
+	// may stretch the axis by half again, and are cut at its top beyond,
+	// so that the estimates and thresholds stay readable.
+	if !math.IsInf(hi, -1) {
+		top := hi + 0.5*(hi-math.Min(lo, 0))
+		for _, c := range v.chunks {
+			see(math.Min(c.Upper, top))
+		}
+	}
 	lo = math.Min(lo, 0) // MSE: start the axis at 0
 	if math.IsInf(hi, -1) || hi <= lo {
 		hi = lo + 1
@@ -51,7 +58,7 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 		}
 		return left + pw*float64(i)/float64(n-1)
 	}
-	y := func(val float64) float64 { return top + ph*(1-(val-lo)/(hi-lo)) }
+	y := func(val float64) float64 { return top + ph*(1-(math.Min(math.Max(val, lo), hi)-lo)/(hi-lo)) }
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 	// Grid and y axis.
@@ -126,6 +133,7 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 	}
 	// Legend.
 	lx := left + 8
+	b.WriteString(`<g class="key">`)
 	legend := []struct{ cls, label string }{{"estimate", "estimated MSE"}, {"band", "±3 SE band"}, {"realized", "realised MSE"}, {"threshold", "thresholds"}, {"alert", "alert"}}
 	for _, l := range legend {
 		switch l.cls {
@@ -139,7 +147,7 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 		fmt.Fprintf(&b, `<text class="legend" x="%d" y="17">%s</text>`, lx+20, l.label)
 		lx += 28 + 7*len(l.label)
 	}
-	b.WriteString(`</svg>`)
+	b.WriteString(`</g></svg>`)
 	return template.HTML(b.String())
 }
 

@@ -193,6 +193,9 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) monitorPage(w http.ResponseWriter, r *http.Request) {
 	m, err := s.lookupMonitor(r)
+	if err == nil {
+		err = s.store.Counts(r.Context(), m)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

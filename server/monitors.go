@@ -148,6 +148,9 @@ func (s *Server) lookupMonitor(r *http.Request) (*store.Monitor, error) {
 
 func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
 	m, err := s.lookupMonitor(r)
+	if err == nil {
+		err = s.store.Counts(r.Context(), m)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

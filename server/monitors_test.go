@@ -15,9 +15,9 @@ import (
 	"genlens/server"
 )
 
-// close reports whether a and b agree to 1e-9 relative (both absent
+// agree reports whether a and b agree to 1e-9 relative (both absent
 // counts as agreeing).
-func close(a *float64, b job.Num) bool {
+func agree(a *float64, b job.Num) bool {
 	bv := float64(b)
 	if a == nil {
 		return math.IsNaN(bv)
@@ -67,14 +67,14 @@ func TestChunksMatchMSEEstimate(t *testing.T) {
 				if len(got.Chunks) != len(want.Chunks) || got.Rows != len(rows) {
 					t.Fatalf("%d chunks of %d rows, want %d of %d", len(got.Chunks), got.Rows, len(want.Chunks), len(rows))
 				}
-				if !close(got.LowerThreshold, want.LowerThreshold) || !close(got.UpperThreshold, want.UpperThreshold) {
+				if !agree(got.LowerThreshold, want.LowerThreshold) || !agree(got.UpperThreshold, want.UpperThreshold) {
 					t.Fatalf("thresholds [%v, %v], want [%v, %v]", *got.LowerThreshold, *got.UpperThreshold, want.LowerThreshold, want.UpperThreshold)
 				}
 				alerts, withRealized := 0, 0
 				for i, g := range got.Chunks {
 					w := want.Chunks[i]
 					if g.Index != w.Index || g.Start != w.Start || g.End != w.End || g.N != w.Rows || g.Period != w.Period || g.Alert != w.Alert ||
-						!close(g.EstimatedMSE, w.EstimatedMSE) || !close(g.Lower, w.Lower) || !close(g.Upper, w.Upper) || !close(g.RealizedMSE, w.RealizedMSE) {
+						!agree(g.EstimatedMSE, w.EstimatedMSE) || !agree(g.Lower, w.Lower) || !agree(g.Upper, w.Upper) || !agree(g.RealizedMSE, w.RealizedMSE) {
 						gj, _ := json.Marshal(g)
 						wj, _ := json.Marshal(w)
 						t.Fatalf("chunk %d:\n got %s\nwant %s", i, gj, wj)
@@ -125,7 +125,7 @@ func TestIncompleteLastChunk(t *testing.T) {
 	ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/labels", id), labelsBody(rows[22:23]), nil)
 	ts.call(t, "GET", fmt.Sprintf("/api/v1/monitors/%d/chunks", id), nil, &got)
 	r := rows[22]
-	if want := (r.Y - r.Pred) * (r.Y - r.Pred); !close(got.Chunks[2].RealizedMSE, job.Num(want)) {
+	if want := (r.Y - r.Pred) * (r.Y - r.Pred); !agree(got.Chunks[2].RealizedMSE, job.Num(want)) {
 		t.Fatalf("realised %v, want %v", got.Chunks[2].RealizedMSE, want)
 	}
 

@@ -166,7 +166,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 // auth requires "Authorization: Bearer <token>" (scheme in any case)
 // when a token is set, compared in constant time. A browser's GET may
 // carry the token in the dashboard's cookie instead (set by /login); an
-// HTML request without it gets the sign-in form with its 401.
+// HTML request without it is sent to the sign-in form.
 func (s *Server) auth(next http.Handler) http.Handler {
 	if s.token == nil {
 		return next
@@ -175,7 +175,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		if !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="genlens"`)
 			if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html") {
-				s.loginPage(w, r, http.StatusUnauthorized, "")
+				http.Redirect(w, r, "/login", http.StatusSeeOther)
 				return
 			}
 			s.writeJSON(w, http.StatusUnauthorized, errorBody{Error: "missing or wrong bearer token"})

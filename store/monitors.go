@@ -65,7 +65,7 @@ func isUniqueViolation(err error) bool {
 
 const monitorCols = `m.id, m.name, m.model, m.chunk_size, m.period, m.created_at,
 	(SELECT COUNT(*) FROM monitor_rows r WHERE r.monitor_id = m.id),
-	(SELECT COUNT(*) FROM monitor_rows r WHERE r.monitor_id = m.id AND r.target IS NOT NULL)`
+	(SELECT COUNT(target) FROM monitor_rows r WHERE r.monitor_id = m.id)`
 
 func scanMonitor(sc interface{ Scan(...any) error }) (Monitor, error) {
 	var m Monitor
@@ -77,10 +77,13 @@ func scanMonitor(sc interface{ Scan(...any) error }) (Monitor, error) {
 	return m, err
 }
 
-// Monitor returns the monitor with id; a missing one is an error
-// wrapping ErrNotFound.
+// Monitor returns the monitor with id, without counting its rows (Rows
+// and Labelled are 0: see Counts); a missing one is an error wrapping
+// ErrNotFound. Ingestion looks a monitor up per batch, and counting would
+// make that cost grow with the rows stored.
 func (d *DB) Monitor(ctx context.Context, id int64) (*Monitor, error) {
-	m, err := scanMonitor(d.r.QueryRowContext(ctx, d.q("SELECT "+monitorCols+" FROM monitors m WHERE m.id = ?"), id))
+	const cols = "m.id, m.name, m.model, m.chunk_size, m.period, m.created_at, 0, 0"
+	m, err := scanMonitor(d.r.QueryRowContext(ctx, d.q("SELECT "+cols+" FROM monitors m WHERE m.id = ?"), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: no monitor %d", ErrNotFound, id)
 	}
@@ -88,6 +91,11 @@ func (d *DB) Monitor(ctx context.Context, id int64) (*Monitor, error) {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// Counts fills in m.Rows and m.Labelled.
+func (d *DB) Counts(ctx context.Context, m *Monitor) error {
+	return d.r.QueryRowContext(ctx, d.q("SELECT COUNT(*), COUNT(target) FROM monitor_rows WHERE monitor_id = ?"), m.ID).Scan(&m.Rows, &m.Labelled)
 }
 
 // Monitors returns every monitor, in order of creation.

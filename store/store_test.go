@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"genlens/internal/dbtest"
+	"genlens/jobrun"
+	"genlens/jobrun/storetest"
 	"genlens/store"
 )
 
@@ -130,7 +132,7 @@ func TestInsertRowsAllOrNothing(t *testing.T) {
 		if !errors.As(err, &de) || de.Index != 1100 || de.ID != "r2" {
 			t.Fatalf("duplicate batch: %v, want DuplicateError at 1100 for r2", err)
 		}
-		got, _ := db.Monitor(ctx, m.ID)
+		got := counted(t, db, m.ID)
 		if got.Rows != 3 {
 			t.Fatalf("%d rows after a failed batch, want 3", got.Rows)
 		}
@@ -138,7 +140,7 @@ func TestInsertRowsAllOrNothing(t *testing.T) {
 		if err := db.InsertRows(ctx, m.ID, batch); err != nil {
 			t.Fatal(err)
 		}
-		got, _ = db.Monitor(ctx, m.ID)
+		got = counted(t, db, m.ID)
 		if got.Rows != 1203 {
 			t.Fatalf("%d rows, want 1203", got.Rows)
 		}
@@ -193,11 +195,27 @@ func TestLabels(t *testing.T) {
 		if s.Realized[1] != 0 {
 			t.Fatalf("corrected label: realised %v, want 0", s.Realized[1])
 		}
-		got, _ := db.Monitor(ctx, m.ID)
+		got := counted(t, db, m.ID)
 		if got.Labelled != 2 {
 			t.Fatalf("labelled %d, want 2", got.Labelled)
 		}
 	})
+}
+
+// counted reads a monitor with its row counts.
+func counted(t *testing.T, db *store.DB, id int64) *store.Monitor {
+	t.Helper()
+	m, err := db.Monitor(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Rows != 0 || m.Labelled != 0 {
+		t.Fatalf("Monitor counted rows: %+v", m)
+	}
+	if err := db.Counts(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
@@ -252,9 +270,25 @@ func TestConcurrentInserts(t *testing.T) {
 		for err := range errs {
 			t.Fatal(err)
 		}
-		got, _ := db.Monitor(ctx, m.ID)
+		got := counted(t, db, m.ID)
 		if got.Rows != 16*5*50 {
 			t.Fatalf("%d rows, want %d", got.Rows, 16*5*50)
 		}
 	})
+}
+
+// The job runner's contract (jobrun/storetest) on both backends.
+func TestJobStore(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) jobrun.Store {
+				db, err := store.Open(context.Background(), b.DSN(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { db.Close() })
+				return db
+			})
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +20,9 @@ import (
 func init() { extraCommands = append(extraCommands, newServeCmd) }
 
 func newServeCmd() *cobra.Command {
-	var addr, db, tokenEnv string
+	var addr, db, tokenEnv, dataDir string
+	var workers int
+	var allowURLs, secretEnvs []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
@@ -40,17 +43,36 @@ server down gracefully.`,
       --db postgres://genlens@db.internal/genlens`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd.Context(), addr, db, tokenEnv, cmd.ErrOrStderr())
+			jobs := server.JobOptions{DataDir: dataDir, Workers: workers, AllowedBaseURLs: allowURLs, Secret: secretLookup(secretEnvs)}
+			return runServe(cmd.Context(), addr, db, tokenEnv, jobs, cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address host:port (port 0 picks a free one)")
 	f.StringVar(&db, "db", "genlens.db", "SQLite file, or a postgres://... URL")
 	f.StringVar(&tokenEnv, "token-env", "", "name of the environment variable holding the bearer token (required beyond loopback)")
+	f.StringVar(&dataDir, "data-dir", "", "directory of uploaded job inputs; replicas share it (default: DB.data beside a SQLite file, ./genlens-data with Postgres)")
+	f.IntVar(&workers, "workers", 1, "jobs this process runs at once")
+	f.StringSliceVar(&allowURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai); none: no outbound calls")
+	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")
 	return cmd
 }
 
-func runServe(ctx context.Context, addr, db, tokenEnv string, stderr interface{ Write([]byte) (int, error) }) error {
+// secretLookup reads only the listed environment variables, so that a job
+// request naming another (api_key_env) gets nothing.
+func secretLookup(names []string) func(string) (string, bool) {
+	if len(names) == 0 {
+		return nil
+	}
+	return func(name string) (string, bool) {
+		if !slices.Contains(names, name) {
+			return "", false
+		}
+		return os.LookupEnv(name)
+	}
+}
+
+func runServe(ctx context.Context, addr, db, tokenEnv string, jobs server.JobOptions, stderr interface{ Write([]byte) (int, error) }) error {
 	var token string
 	if tokenEnv != "" {
 		token = os.Getenv(tokenEnv)
@@ -61,13 +83,22 @@ func runServe(ctx context.Context, addr, db, tokenEnv string, stderr interface{ 
 	if token == "" && !server.IsLoopback(addr) {
 		return badUsage("serve: --addr %s listens beyond this machine; set a bearer token with --token-env NAME", addr)
 	}
+	if jobs.Workers < 1 {
+		return badUsage("serve: --workers %d must be at least 1", jobs.Workers)
+	}
+	if jobs.DataDir == "" {
+		jobs.DataDir = "genlens-data"
+		if !store.IsPostgresDSN(db) {
+			jobs.DataDir = db + ".data"
+		}
+	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	st, err := store.Open(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	srv, err := server.New(ctx, server.Options{Store: st, Token: token, Logger: log})
+	srv, err := server.New(ctx, server.Options{Store: st, Token: token, Logger: log, Jobs: jobs})
 	if err != nil {
 		return err
 	}
