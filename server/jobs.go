@@ -78,15 +78,9 @@ type jobsState struct {
 // initJobs starts the job runner over the store.
 func (s *Server) initJobs(ctx context.Context) error {
 	o := s.opts.Jobs
-	st := o.Store
-	if st == nil {
-		var ok bool
-		if st, ok = any(s.store).(jobrun.Store); !ok {
-			// TODO(serve): *store.DB implements jobrun.Store; until then
-			// jobs live in memory, lost at restart.
-			s.log.Warn("the store does not implement jobrun.Store: jobs, uploads' records and selections are kept in memory")
-			st = jobrun.NewMemStore()
-		}
+	var st jobrun.Store = s.store
+	if o.Store != nil {
+		st = o.Store
 	}
 	exclusive := false
 	if o.Exclusive != nil {
