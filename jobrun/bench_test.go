@@ -17,7 +17,9 @@ import (
 // the in-memory store.
 func BenchmarkJobRoundTrip(b *testing.B) {
 	s := newBenchService(b, NewMemStore())
-	s.run = func(context.Context, *task, job.Env) (any, []job.Artifact, error) { return map[string]int{"n": 1}, nil, nil }
+	s.run = func(context.Context, *task, job.Env) (any, []job.Artifact, error) {
+		return map[string]int{"n": 1}, nil, nil
+	}
 	ctx := context.Background()
 	body := []byte(`{"dataset":"synthetic-a","trials":1}`)
 	b.ResetTimer()
