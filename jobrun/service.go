@@ -139,6 +139,7 @@ func New(cfg Config) (*Service, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jobrun: data directory: %w", err)
 	}
+	removeStaleTemps(dir, cfg.Logf)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("jobrun: data directory: %w", err)
@@ -424,8 +425,17 @@ func (s *Service) execute(wctx context.Context, worker string, j Job) {
 			o = Outcome{Status: StatusFailed, ErrorKind: job.KindInternal.String(), Error: "storing the artifacts: " + aerr.Error()}
 		}
 	}
-	if err := s.store.FinishJob(fctx, j.ID, worker, o, s.now()); err != nil {
-		s.cfg.Logf("jobrun: job %s: recording its end (%s): %v", j.ID, o.Status, err)
+	// A store that fails for a moment (a Postgres failover) must not
+	// leave the job running forever: try a few times.
+	for attempt := 0; ; attempt++ {
+		err := s.store.FinishJob(fctx, j.ID, worker, o, s.now())
+		if err == nil || errors.Is(err, ErrNotClaimed) || errors.Is(err, ErrNotFound) || attempt == 4 || fctx.Err() != nil {
+			if err != nil {
+				s.cfg.Logf("jobrun: job %s: recording its end (%s): %v", j.ID, o.Status, err)
+			}
+			break
+		}
+		time.Sleep(time.Duration(200<<attempt) * time.Millisecond)
 	}
 }
 

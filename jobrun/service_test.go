@@ -360,3 +360,20 @@ func TestMaxRuntime(t *testing.T) {
 		t.Errorf("stopped after %v, limit 300ms", d)
 	}
 }
+
+func TestStaleUploadTempsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	up := filepath.Join(dir, "uploads")
+	os.MkdirAll(up, 0o755)
+	old, fresh := filepath.Join(up, ".upload-1"), filepath.Join(up, ".upload-2")
+	os.WriteFile(old, []byte("x"), 0o644)
+	os.WriteFile(fresh, []byte("x"), 0o644)
+	os.Chtimes(old, time.Now().Add(-25*time.Hour), time.Now().Add(-25*time.Hour))
+	newTestService(t, nil, Config{DataDir: dir})
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("a day-old temporary upload is still there: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a fresh temporary upload was removed: %v", err)
+	}
+}

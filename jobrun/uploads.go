@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"genlens/job"
 )
@@ -106,6 +107,26 @@ func (s *Service) SaveUpload(ctx context.Context, name string, r io.Reader) (Upl
 		return Upload{}, fmt.Errorf("recording the upload: %w", err)
 	}
 	return s.store.GetUpload(ctx, id)
+}
+
+// removeStaleTemps removes the temporary files of uploads that a crash
+// interrupted more than a day ago (younger ones may be another replica's
+// uploads in progress on a shared data directory).
+func removeStaleTemps(dir string, logf func(string, ...any)) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".upload-") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > 24*time.Hour {
+			if os.Remove(filepath.Join(dir, e.Name())) == nil {
+				logf("jobrun: removed %s, an upload interrupted on %s", e.Name(), info.ModTime().Format(time.RFC3339))
+			}
+		}
+	}
 }
 
 // Upload returns an upload's record.

@@ -348,7 +348,10 @@ func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", a.ContentType)
 	h.Set("Content-Length", strconv.Itoa(len(a.Data)))
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": a.Name}))
+	// Inline, so that the dashboard's links show charts and tables in
+	// the browser; the types are never HTML (see jobrun's contentType)
+	// and nosniff keeps browsers from guessing otherwise.
+	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": a.Name}))
 	w.WriteHeader(http.StatusOK)
 	w.Write(a.Data)
 }
