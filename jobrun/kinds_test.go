@@ -238,6 +238,9 @@ func TestEveryKind(t *testing.T) {
 			if j.Status != StatusSucceeded {
 				t.Fatalf("status %s: %s: %s", j.Status, j.ErrorKind, j.Error)
 			}
+			if j.Done != j.Total {
+				t.Errorf("finished at progress %d/%d", j.Done, j.Total)
+			}
 			res, want, err := c.direct(ctx, job.Env{FS: s.fsys}, id)
 			if err != nil {
 				t.Fatal(err)

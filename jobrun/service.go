@@ -419,6 +419,10 @@ func (s *Service) execute(wctx context.Context, worker string, j Job) {
 	}
 	fctx, fcancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer fcancel()
+	if p := prog.Load(); p != 0 {
+		// The last progress, which the heartbeat may not have sent.
+		s.store.Touch(fctx, j.ID, worker, int(int32(p>>32)), int(int32(p)), s.now())
+	}
 	o := s.outcome(ctx, j, res, err)
 	if o.Status == StatusSucceeded {
 		if aerr := s.storeArtifacts(fctx, j.ID, arts, warnings); aerr != nil {
