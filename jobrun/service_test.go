@@ -377,3 +377,31 @@ func TestStaleUploadTempsRemoved(t *testing.T) {
 		t.Errorf("a fresh temporary upload was removed: %v", err)
 	}
 }
+
+// Close (a graceful shutdown) stops a running job within a second and
+// records it as failed, saying why; queued jobs stay queued for the next
+// start.
+func TestCloseStopsRunningJobs(t *testing.T) {
+	store := NewMemStore()
+	s, err := New(Config{Store: store, DataDir: t.TempDir(), Heartbeat: 50 * time.Millisecond, Poll: 50 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start(context.Background())
+	ctx := context.Background()
+	running, _ := s.Submit(ctx, "mse-bench", []byte(longJob))
+	waitRunning(t, s, running.ID)
+	queued, _ := s.Submit(ctx, "mse-bench", []byte(longJob))
+	start := time.Now()
+	s.Close()
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("Close took %v", took)
+	}
+	j, _ := store.GetJob(ctx, running.ID)
+	if j.Status != StatusFailed || !strings.Contains(j.Error, "server stopped") {
+		t.Errorf("running job after Close: %s %q", j.Status, j.Error)
+	}
+	if j, _ := store.GetJob(ctx, queued.ID); j.Status != StatusQueued {
+		t.Errorf("queued job after Close: %s", j.Status)
+	}
+}
