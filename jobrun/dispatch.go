@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"path"
 	"strings"
@@ -282,6 +283,26 @@ func allowedURL(raw string, allow []string) bool {
 		}
 	}
 	return false
+}
+
+// outboundClient returns the HTTP client of jobs' outbound calls. The
+// request's base URL is checked at submission; a server behind it could
+// still redirect elsewhere, so every redirect is checked too.
+func outboundClient(allow []string) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 16
+	return &http.Client{
+		Transport: tr,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("stopped after 5 redirects")
+			}
+			if !allowedURL(req.URL.String(), allow) {
+				return fmt.Errorf("redirect to %s refused: not under the server's allowed base URLs", req.URL.Redacted())
+			}
+			return nil
+		},
+	}
 }
 
 // hostPort returns host:port with the scheme's default port made

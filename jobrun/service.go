@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"log"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -86,6 +87,10 @@ type Service struct {
 	wg      sync.WaitGroup
 	busy    atomic.Int64
 
+	// outbound makes jobs' outbound calls: it follows a redirect only to
+	// an allowed base URL.
+	outbound *http.Client
+
 	// run runs a prepared task; tests replace it to make a job panic.
 	run func(ctx context.Context, t *task, env job.Env) (any, []job.Artifact, error)
 
@@ -150,6 +155,7 @@ func New(cfg Config) (*Service, error) {
 		running: map[string]context.CancelCauseFunc{},
 	}
 	s.run = func(ctx context.Context, t *task, env job.Env) (any, []job.Artifact, error) { return t.run(ctx, env) }
+	s.outbound = outboundClient(cfg.AllowedBaseURLs)
 	s.sel.init(s)
 	return s, nil
 }
@@ -402,7 +408,8 @@ func (s *Service) execute(wctx context.Context, worker string, j Job) {
 			warnings = append(warnings, msg)
 			warnMu.Unlock()
 		},
-		Secret: s.cfg.Secret,
+		Secret:     s.cfg.Secret,
+		HTTPClient: s.outbound,
 	}
 	hbDone := make(chan struct{})
 	go func() {

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -403,5 +406,33 @@ func TestCloseStopsRunningJobs(t *testing.T) {
 	}
 	if j, _ := store.GetJob(ctx, queued.ID); j.Status != StatusQueued {
 		t.Errorf("queued job after Close: %s", j.Status)
+	}
+}
+
+// An allowed LLM server that redirects elsewhere does not take the job
+// with it: the redirect to an address outside the allow-list is refused,
+// and the other address never hears from the service.
+func TestOutboundRedirectRefused(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/v1/completions", http.StatusTemporaryRedirect)
+	}))
+	defer allowed.Close()
+	s := newTestService(t, nil, Config{AllowedBaseURLs: []string{allowed.URL + "/v1"}})
+	ctx := context.Background()
+	c := upload(t, s, "ctx.jsonl", []byte(`{"x":"cat","y":"yes"}`+"\n"))
+	q := upload(t, s, "q.jsonl", []byte(`{"id":"q1","x":"cat"}`+"\n"))
+	j, err := s.Submit(ctx, "hallucination-run", []byte(`{"backend":"openai","base_url":"`+allowed.URL+`/v1","model":"m","retries":0,"context":"`+c+`","queries":"`+q+`","M":2,"K":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j = waitJob(t, s, j.ID, 30*time.Second)
+	if j.Status != StatusFailed || !strings.Contains(j.Error, "redirect") {
+		t.Errorf("job: %s %q", j.Status, j.Error)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the address outside the allow-list got %d requests", n)
 	}
 }
