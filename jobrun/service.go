@@ -33,6 +33,11 @@ type Config struct {
 	DataDir string
 	// Workers is the number of jobs run at once by this process [1].
 	Workers int
+	// MaxQueued bounds the jobs waiting in the store (of every replica):
+	// Submit refuses more with ErrQueueFull [1000]. The bound is checked
+	// before the insert, so replicas submitting at once may pass it by a
+	// few.
+	MaxQueued int
 	// Replica names this process in ClaimedBy [a random id]. Two live
 	// processes must never share one.
 	Replica string
@@ -105,6 +110,10 @@ var (
 	errTooLong           = errors.New("ran longer than the server allows")
 )
 
+// ErrQueueFull is returned by Submit when MaxQueued jobs wait already
+// (HTTP 503: try again later).
+var ErrQueueFull = errors.New("the job queue is full")
+
 // New returns a Service; it creates DataDir/uploads if needed.
 func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil {
@@ -115,6 +124,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 1
+	}
+	if cfg.MaxQueued <= 0 {
+		cfg.MaxQueued = 1000
 	}
 	if cfg.Replica == "" {
 		cfg.Replica = newID()[:12]
@@ -243,6 +255,11 @@ func (s *Service) Submit(ctx context.Context, kind string, body []byte) (Job, er
 	}
 	if err := s.checkTask(ctx, t); err != nil {
 		return Job{}, err
+	}
+	if n, err := s.store.CountJobs(ctx, StatusQueued); err != nil {
+		return Job{}, fmt.Errorf("counting queued jobs: %w", err)
+	} else if n >= s.cfg.MaxQueued {
+		return Job{}, fmt.Errorf("%w: %d jobs wait; try again later", ErrQueueFull, n)
 	}
 	req, err := compactJSON(body)
 	if err != nil {

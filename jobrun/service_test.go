@@ -436,3 +436,21 @@ func TestOutboundRedirectRefused(t *testing.T) {
 		t.Errorf("the address outside the allow-list got %d requests", n)
 	}
 }
+
+func TestQueueFull(t *testing.T) {
+	s := newTestService(t, nil, Config{Workers: 1, MaxQueued: 2})
+	ctx := context.Background()
+	first, _ := s.Submit(ctx, "mse-bench", []byte(longJob))
+	waitRunning(t, s, first.ID)
+	for i := range 3 {
+		_, err := s.Submit(ctx, "mse-bench", []byte(longJob))
+		if (i < 2) != (err == nil) || (i == 2 && !errors.Is(err, ErrQueueFull)) {
+			t.Errorf("submit %d with %d queued: %v", i+1, i, err)
+		}
+	}
+	jobs, _ := s.Jobs(ctx, 0)
+	for _, j := range jobs {
+		s.Cancel(ctx, j.ID)
+	}
+	waitJob(t, s, first.ID, 5*time.Second)
+}

@@ -39,6 +39,9 @@ type JobOptions struct {
 	DataDir string
 	// Workers is the number of jobs this replica runs at once [1].
 	Workers int
+	// MaxQueued bounds the jobs waiting, over all replicas; more are
+	// refused with 503 and Retry-After [1000].
+	MaxQueued int
 	// AllowedBaseURLs are the only LLM API roots a job may call
 	// (hallucination-run with backend openai); none: no outbound calls.
 	AllowedBaseURLs []string
@@ -98,7 +101,7 @@ func (s *Server) initJobs(ctx context.Context) error {
 		s.log.Warn("no data directory set: uploads go to a temporary directory removed at shutdown", "dir", d)
 	}
 	svc, err := jobrun.New(jobrun.Config{
-		Store: st, DataDir: dir, Workers: o.Workers, Replica: o.Replica, Exclusive: exclusive,
+		Store: st, DataDir: dir, Workers: o.Workers, MaxQueued: o.MaxQueued, Replica: o.Replica, Exclusive: exclusive,
 		Lease: o.Lease, Heartbeat: o.Heartbeat, Poll: o.Poll,
 		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, MaxUploadBytes: o.MaxUploadBytes, MaxRuntime: o.MaxRuntime,
 		Logf: func(format string, a ...any) { s.log.Info(fmt.Sprintf(format, a...)) },
@@ -201,6 +204,9 @@ func (s *Server) jobError(w http.ResponseWriter, r *http.Request, err error) {
 		err = errStatus(http.StatusRequestEntityTooLarge, "%v", err)
 	case errors.Is(err, jobrun.ErrConflict):
 		err = errStatus(http.StatusConflict, "%v", err)
+	case errors.Is(err, jobrun.ErrQueueFull):
+		w.Header().Set("Retry-After", "30")
+		err = errStatus(http.StatusServiceUnavailable, "%v", err)
 	}
 	s.writeError(w, r, err)
 }
