@@ -32,7 +32,7 @@ func newJobServer(t *testing.T, jo server.JobOptions) *testServer {
 }
 
 // npyFile renders an array as .npy bytes.
-func npyFile(t *testing.T, shape []int, data []float64) []byte {
+func npyFile(t testing.TB, shape []int, data []float64) []byte {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "a.npy")
 	if err := dataio.WriteNPY(p, &dataio.Array{Shape: shape, Data: data}); err != nil {
@@ -47,7 +47,7 @@ func npyFile(t *testing.T, shape []int, data []float64) []byte {
 
 // uploadFile posts data as a multipart upload and returns the status and
 // the decoded answer.
-func (ts *testServer) uploadFile(t *testing.T, name string, data []byte) (int, map[string]any) {
+func (ts *testServer) uploadFile(t testing.TB, name string, data []byte) (int, map[string]any) {
 	t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
