@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,6 +61,35 @@ func TestDashboardInBrowser(t *testing.T) {
 	daily := ts.createMonitor(t, "demand-daily", map[string]any{"period": "day"})
 	ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", daily), rowsBody(all, true), nil)
 	ts.createMonitor(t, "empty", map[string]any{"chunk_size": 100})
+	// A finished job, a failed one, and an online selection after a few
+	// steps, for the other two sections.
+	var sub struct{ ID string }
+	ts.call(t, "POST", "/api/v1/jobs/mse-bench", `{"dataset":"synthetic-a","trials":2,"methods":["naive","kstar"]}`, &sub)
+	if j := ts.waitJob(t, sub.ID, 60*time.Second); j.Status != "succeeded" {
+		t.Fatalf("job: %+v", j)
+	}
+	_, bad := ts.uploadFile(t, "bad.npy", []byte("not an array"))
+	ts.call(t, "POST", "/api/v1/jobs/stats", `{"in":"`+bad["id"].(string)+`"}`, &sub)
+	ts.waitJob(t, sub.ID, 30*time.Second)
+	r := rand.New(rand.NewPCG(5, 6))
+	ref := make([]float64, 200*3)
+	for i := range ref {
+		ref[i] = r.NormFloat64()
+	}
+	_, up := ts.uploadFile(t, "ref.npy", npyFile(t, []int{200, 3}, ref))
+	var sel struct{ ID string }
+	ts.call(t, "POST", "/api/v1/selections", fmt.Sprintf(`{"name":"which generator","generators":["diffusion-a","gan-b"],"ref":%q}`, up["id"]), &sel)
+	for range 12 {
+		var next struct{ Generator string }
+		ts.call(t, "GET", "/api/v1/selections/"+sel.ID+"/next", nil, &next)
+		rows := make([][]float64, 8)
+		for i := range rows {
+			rows[i] = []float64{map[string]float64{"gan-b": 2}[next.Generator] + r.NormFloat64(), r.NormFloat64(), r.NormFloat64()}
+		}
+		if code, raw := ts.call(t, "POST", "/api/v1/selections/"+sel.ID+"/samples", map[string]any{"generator": next.Generator, "features": rows}, nil); code != 200 {
+			t.Fatalf("samples: %d %s", code, raw)
+		}
+	}
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir()),
@@ -115,12 +145,16 @@ func TestDashboardInBrowser(t *testing.T) {
 	points, alerts := count("section.monitor svg.chart > circle.pt"), count("section.monitor svg.chart > circle.pt.alert")
 	thresholds, bands := count("section.monitor svg.chart > line.threshold"), count("section.monitor svg.chart > polygon.band")
 	hollow := count("section.monitor svg.chart > circle.pt.incomplete")
+	jobRows, selections := count("table.jobs tr")-1, count("section.selection")
 	fillOpacity := run(t, ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector('svg.chart polygon.band')).fillOpacity`))
 	writeShot(t, dir, "dashboard.png", run(t, ctx, chromedp.FullScreenshot(100)))
 	// 490 rows by 60: 9 chunks (the last incomplete); by day: 13 days.
 	if title != "Dashboard · genlens" || points != 9+13 || alerts == 0 || thresholds != 4 || bands != 2 || hollow != 1 {
 		t.Errorf("dashboard %q: %d points (want 22), %d alerts (want some), %d threshold lines (want 4), %d bands (want 2), %d hollow (want 1)",
 			title, points, alerts, thresholds, bands, hollow)
+	}
+	if jobRows != 2 || selections != 1 {
+		t.Errorf("dashboard lists %d jobs and %d selections, want 2 and 1", jobRows, selections)
 	}
 	if fillOpacity != "0.15" {
 		t.Errorf("band fill-opacity %q: the stylesheet did not apply", fillOpacity)

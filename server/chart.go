@@ -17,13 +17,17 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 	const left, right, top, bottom = 64, 40, 28, 40
 	pw, ph := float64(width-left-right), float64(height-top-bottom)
 	var b strings.Builder
+	n := len(v.chunks)
+	if n == 0 {
+		height = 60 // a line of text, not an empty plot
+	}
 	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height)
 	fmt.Fprintf(&b, `<title>%s</title>`, template.HTMLEscapeString(title))
-	n := len(v.chunks)
 	if n == 0 {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="empty" text-anchor="middle">no rows yet</text></svg>`, width/2, height/2)
 		return template.HTML(b.String())
 	}
+
 	// The y range covers bands, realised values and thresholds.
 	lo, hi := math.Inf(1), math.Inf(-1)
 	see := func(x float64) {

@@ -140,7 +140,7 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for _, m := range mons {
-		v, err := c.s.monitorChunks(ctx, m)
+		last, th, rows, err := c.s.latestChunk(ctx, m)
 		if err != nil {
 			ch <- prometheus.NewInvalidMetric(descEstimated, err)
 			continue
@@ -150,14 +150,13 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, x, m.Name)
 			}
 		}
-		gauge(descRows, float64(v.rows))
-		gauge(descChunks, float64(len(v.chunks)))
-		gauge(descThLower, v.th.Lower)
-		gauge(descThUpper, v.th.Upper)
-		if len(v.chunks) == 0 {
+		gauge(descRows, float64(rows))
+		gauge(descThLower, th.Lower)
+		gauge(descThUpper, th.Upper)
+		if last == nil {
 			continue
 		}
-		last := v.chunks[len(v.chunks)-1]
+		gauge(descChunks, float64(last.Index+1))
 		gauge(descEstimated, last.Estimate)
 		gauge(descLower, last.Lower)
 		gauge(descUpper, last.Upper)

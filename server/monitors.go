@@ -472,6 +472,39 @@ func (s *Server) monitorChunks(ctx context.Context, m store.Monitor) (*chunkView
 	return v, nil
 }
 
+// latestChunk is the monitor's last chunk as monitorChunks lists it,
+// for /metrics, which every replica serves on every scrape: a chunk-size
+// monitor reads only the rows of that chunk (store.LastChunk), a period
+// monitor all its rows (its thresholds depend on every chunk's size). It
+// returns nil when the monitor has no rows.
+func (s *Server) latestChunk(ctx context.Context, m store.Monitor) (*monitor.Result, monitor.Thresholds, int, error) {
+	if m.ChunkSize == 0 {
+		v, err := s.monitorChunks(ctx, m)
+		if err != nil || len(v.chunks) == 0 {
+			return nil, monitor.Thresholds{}, 0, err
+		}
+		return &v.chunks[len(v.chunks)-1], v.th, v.rows, nil
+	}
+	cm, err := s.model(&m)
+	if err != nil {
+		return nil, monitor.Thresholds{}, 0, err
+	}
+	th, _ := monitor.MatchedThresholds(cm.Reference.SquaredErrors, []monitor.Chunk{{End: m.ChunkSize}}, monitor.DefaultWidth, true)
+	n, ser, err := s.store.LastChunk(ctx, m.ID, m.ChunkSize)
+	if err != nil || n == 0 {
+		return nil, th, n, err
+	}
+	k := len(ser.Estimates)
+	res, err := monitor.Evaluate([]monitor.Chunk{{Index: (n - 1) / m.ChunkSize, End: k}}, ser.Estimates, ser.Realized,
+		monitor.Options{Thresholds: th, NonNegative: true})
+	if err != nil {
+		return nil, th, n, err
+	}
+	last := res[0]
+	last.Start, last.End = n-k, n
+	return &last, th, n, nil
+}
+
 // chunkJSON is one chunk of GET .../chunks; the keys mean what they mean
 // in `genlens mse estimate --json` (start and end are 0-based row
 // positions in chunk order, end exclusive), n is the chunk's row count.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -388,4 +389,54 @@ func (d *DB) Rows(ctx context.Context, monitor int64, offset, limit int) ([]Stor
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// LastChunk returns the number n of the monitor's rows and the rows of
+// its last chunk when cut into chunks of size rows in arrival order: the
+// last n - ⌊(n-1)/size⌋·size rows. Both come from one snapshot of the
+// database, so that a batch committed in between cannot mix into them.
+// It reads only those rows, however many the monitor holds.
+func (d *DB) LastChunk(ctx context.Context, monitor int64, size int) (int, *Series, error) {
+	var opts *sql.TxOptions
+	if d.Postgres() {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := d.r.BeginTx(ctx, opts)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, d.q("SELECT COUNT(*) FROM monitor_rows WHERE monitor_id = ?"), monitor).Scan(&n); err != nil {
+		return 0, nil, err
+	}
+	s := &Series{}
+	if n == 0 {
+		return 0, s, nil
+	}
+	k := n - (n-1)/size*size
+	rows, err := tx.QueryContext(ctx, d.q("SELECT estimate, realized FROM monitor_rows WHERE monitor_id = ? ORDER BY seq DESC LIMIT ?"), monitor, k)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var est float64
+		var real sql.NullFloat64
+		if err := rows.Scan(&est, &real); err != nil {
+			return 0, nil, err
+		}
+		r := math.NaN()
+		if real.Valid {
+			r = real.Float64
+		}
+		s.Estimates = append(s.Estimates, est)
+		s.Realized = append(s.Realized, r)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, nil, err
+	}
+	slices.Reverse(s.Estimates)
+	slices.Reverse(s.Realized)
+	return n, s, nil
 }

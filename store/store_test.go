@@ -292,3 +292,23 @@ func TestJobStore(t *testing.T) {
 		})
 	}
 }
+
+func TestLastChunk(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		m := newMonitor(t, db, "m")
+		if n, s, err := db.LastChunk(ctx, m.ID, 3); err != nil || n != 0 || len(s.Estimates) != 0 {
+			t.Fatalf("empty monitor: %d rows, %v, %v", n, s, err)
+		}
+		if err := db.InsertRows(ctx, m.ID, rows("r", 7, time.Time{})); err != nil { // estimates 0..6
+			t.Fatal(err)
+		}
+		db.SetLabels(ctx, m.ID, []store.Label{{ID: "r6", Target: 4}}) // prediction 3
+		for _, c := range []struct{ size, first, k int }{{3, 6, 1}, {7, 0, 7}, {2, 6, 1}, {4, 4, 3}, {100, 0, 7}} {
+			n, s, err := db.LastChunk(ctx, m.ID, c.size)
+			if err != nil || n != 7 || len(s.Estimates) != c.k || s.Estimates[0] != float64(c.first) || s.Realized[c.k-1] != 1 {
+				t.Errorf("size %d: %d rows, last chunk %v %v, %v; want %d rows from estimate %d, realised 1 last", c.size, n, s.Estimates, s.Realized, err, c.k, c.first)
+			}
+		}
+	})
+}
