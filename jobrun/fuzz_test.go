@@ -19,7 +19,7 @@ func FuzzPrepare(f *testing.F) {
 	f.Add("select", []byte(`{"pools":[null,{}]}`))
 	f.Add("nope", []byte(`{}`))
 	f.Fuzz(func(t *testing.T, kind string, body []byte) {
-		tk, err := prepare(kind, body)
+		tk, err := prepare(kind, body, prepEnv{uploadsDir: "/data/uploads"})
 		var fe *job.FieldError
 		switch {
 		case err == nil:

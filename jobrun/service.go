@@ -61,6 +61,10 @@ type Config struct {
 	// Secret returns a named secret (an API key) from the server's own
 	// configuration; requests only name secrets. nil: none.
 	Secret func(name string) (string, bool)
+	// Weights is the FID Inception weights file (.pth) a features job
+	// uses when its request names none; "" means requests must upload
+	// theirs. The service never downloads weights.
+	Weights string
 	// MaxRuntime bounds how long one job may run; a job that runs
 	// longer fails. 0: no bound.
 	MaxRuntime time.Duration
@@ -249,7 +253,7 @@ func (s *Service) QueueDepth(ctx context.Context) (int, error) {
 // upload it names must exist, and an outbound base URL must be allowed.
 // Errors are *job.FieldError (400), or wrap ErrUnknownKind (404).
 func (s *Service) Submit(ctx context.Context, kind string, body []byte) (Job, error) {
-	t, err := prepare(kind, body)
+	t, err := prepare(kind, body, s.prepEnv())
 	if err != nil {
 		return Job{}, err
 	}
@@ -274,6 +278,11 @@ func (s *Service) Submit(ctx context.Context, kind string, body []byte) (Job, er
 	default:
 	}
 	return j, nil
+}
+
+// prepEnv is what preparing a request needs from the service.
+func (s *Service) prepEnv() prepEnv {
+	return prepEnv{uploadsDir: filepath.Join(s.cfg.DataDir, "uploads"), weights: s.cfg.Weights}
 }
 
 func compactJSON(b []byte) ([]byte, error) {
@@ -417,8 +426,10 @@ func (s *Service) execute(wctx context.Context, worker string, j Job) {
 	var prog atomic.Uint64
 	var warnMu sync.Mutex
 	var warnings []string
+	fsys := newJobFS(s.fsys)
+	defer fsys.Close()
 	env := job.Env{
-		FS:       s.fsys,
+		FS:       fsys,
 		Progress: func(done, total int) { prog.Store(uint64(uint32(done))<<32 | uint64(uint32(total))) },
 		Warn: func(msg string) {
 			warnMu.Lock()
@@ -475,7 +486,7 @@ func (s *Service) runTask(ctx context.Context, j Job, env job.Env) (res any, art
 			err = &par.PanicError{Index: -1, Value: r, Stack: debug.Stack()}
 		}
 	}()
-	t, err := prepare(j.Kind, j.Request)
+	t, err := prepare(j.Kind, j.Request, s.prepEnv())
 	if err != nil {
 		return nil, nil, err
 	}

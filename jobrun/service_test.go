@@ -214,7 +214,7 @@ func TestSubmitErrors(t *testing.T) {
 			t.Errorf("%s: err = %v (%T), want a field error naming %q", c.name, err, err, c.field)
 		}
 	}
-	if _, err := s.Submit(ctx, "features", []byte(`{}`)); !errors.Is(err, ErrUnknownKind) {
+	if _, err := s.Submit(ctx, "mse-estimate-now", []byte(`{}`)); !errors.Is(err, ErrUnknownKind) {
 		t.Errorf("unknown kind: %v", err)
 	}
 	if jobs, _ := s.Jobs(ctx, 0); len(jobs) != 0 {
@@ -338,11 +338,11 @@ func TestJobFSStaysInUploads(t *testing.T) {
 	os.WriteFile(secret, npy(t, []int{2, 2}, []float64{1, 2, 3, 4}), 0o644)
 	os.Symlink(secret, filepath.Join(s.cfg.DataDir, "uploads", "link.npy"))
 	for _, p := range []string{"../secret.npy", secret, "link.npy"} {
-		tk, err := prepare("stats", []byte(`{"in":"`+p+`"}`))
+		tk, err := prepare("stats", []byte(`{"in":"`+p+`"}`), s.prepEnv())
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = tk.run(context.Background(), job.Env{FS: s.fsys})
+		_, _, err = tk.run(context.Background(), job.Env{FS: newJobFS(s.fsys)})
 		if err == nil || job.Classify(err) != job.KindInput {
 			t.Errorf("reading %s: %v, want an input error", p, err)
 		}

@@ -30,6 +30,7 @@ import (
 var uploadExts = map[string]bool{
 	".npy": true, ".npz": true, ".csv": true, ".parquet": true,
 	".json": true, ".jsonl": true, ".txt": true,
+	".zip": true, ".pth": true, // a folder of images, Inception weights
 	".npy.gz": true, ".csv.gz": true, ".jsonl.gz": true,
 }
 
@@ -61,7 +62,7 @@ func uploadExt(name string) string {
 func (s *Service) SaveUpload(ctx context.Context, name string, r io.Reader) (Upload, error) {
 	ext := uploadExt(name)
 	if !uploadExts[ext] {
-		return Upload{}, job.Fieldf("file", "{file} %q: unknown file type %q; want one of .npy, .npz, .csv, .parquet, .json, .jsonl, .txt (.npy, .csv and .jsonl may be gzipped)", name, ext)
+		return Upload{}, job.Fieldf("file", "{file} %q: unknown file type %q; want one of .npy, .npz, .csv, .parquet, .json, .jsonl, .txt, .zip, .pth (.npy, .csv and .jsonl may be gzipped)", name, ext)
 	}
 	dir := filepath.Join(s.cfg.DataDir, "uploads")
 	tmp, err := os.CreateTemp(dir, ".upload-*")

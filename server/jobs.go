@@ -55,6 +55,10 @@ type JobOptions struct {
 	MaxUploadBytes int64
 	// MaxRuntime bounds how long one job may run (0: no bound).
 	MaxRuntime time.Duration
+	// Weights is the FID Inception weights file (.pth) that features
+	// jobs use when their request names none (say, $GENLENS_WEIGHTS);
+	// "": requests upload theirs. The server never downloads weights.
+	Weights string
 	// Store, when not nil, replaces the server's store for jobs, uploads
 	// and selections (tests use jobrun.NewMemStore()).
 	Store jobrun.Store
@@ -103,7 +107,7 @@ func (s *Server) initJobs(ctx context.Context) error {
 	svc, err := jobrun.New(jobrun.Config{
 		Store: st, DataDir: dir, Workers: o.Workers, MaxQueued: o.MaxQueued, Replica: o.Replica, Exclusive: exclusive,
 		Lease: o.Lease, Heartbeat: o.Heartbeat, Poll: o.Poll,
-		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, MaxUploadBytes: o.MaxUploadBytes, MaxRuntime: o.MaxRuntime,
+		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, MaxUploadBytes: o.MaxUploadBytes, MaxRuntime: o.MaxRuntime, Weights: o.Weights,
 		Logf: func(format string, a ...any) { s.log.Info(fmt.Sprintf(format, a...)) },
 	})
 	if err != nil {

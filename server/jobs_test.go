@@ -173,7 +173,7 @@ func TestJobsAPIErrors(t *testing.T) {
 		field              string
 	}{
 		{"POST", "/api/v1/jobs/nope", `{}`, 404, ""},
-		{"POST", "/api/v1/jobs/features", `{}`, 404, ""},
+		{"POST", "/api/v1/jobs/features", `{}`, 400, "input"},
 		{"POST", "/api/v1/jobs/stats", `{"in":"` + id + `","bogus":1}`, 400, "bogus"},
 		{"POST", "/api/v1/jobs/is", `{"probs":"` + id + `","splits":"x"}`, 400, "splits"},
 		{"POST", "/api/v1/jobs/is", `{"probs":"` + id + `","splits":0}`, 400, "splits"},
