@@ -268,6 +268,9 @@ func prepare(kind string, raw []byte, pe prepEnv) (*task, error) {
 	case "mse-fit":
 		var model string
 		return spec(raw, job.NewMSEFitRequest(), func(r *job.MSEFitRequest) error {
+			if r.Model == "" {
+				r.Model = "model.json" // the artifact's name: no file is written on the server
+			}
 			if err := r.Validate(); err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package jobrun
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -453,4 +454,23 @@ func TestQueueFull(t *testing.T) {
 		s.Cancel(ctx, j.ID)
 	}
 	waitJob(t, s, first.ID, 5*time.Second)
+}
+
+// mse-fit names its model artifact model.json unless the request names
+// it; the artifact is what POST /api/v1/monitors takes as "model".
+func TestMSEFitDefaultModelName(t *testing.T) {
+	s := newTestService(t, nil, Config{})
+	ctx := context.Background()
+	train := upload(t, s, "ref.csv", mseTable(60, 0, 1, 60))
+	j, err := s.Submit(ctx, "mse-fit", []byte(`{"train":"`+train+`","target":"y","prediction":"pred","features":["x"],"epochs":5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j = waitJob(t, s, j.ID, 30*time.Second); j.Status != StatusSucceeded {
+		t.Fatalf("%s %s", j.Status, j.Error)
+	}
+	a, err := s.Artifact(ctx, j.ID, "model.json")
+	if err != nil || !json.Valid(a.Data) || a.ContentType != "application/json" {
+		t.Errorf("model.json: %q, %v", a.Data, err)
+	}
 }
