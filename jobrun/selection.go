@@ -539,19 +539,27 @@ func (s *Service) SelectionStatus(ctx context.Context, id string) (*SelectionSta
 }
 
 // Selections lists every selection's status, oldest first, for the
-// dashboard and the metrics.
+// dashboard and the metrics. A selection that cannot be loaded (its
+// reference file missing from this replica's data directory) is left
+// out and reported in the error, which joins every such failure; the
+// others are returned all the same.
 func (s *Service) Selections(ctx context.Context) ([]*SelectionStatus, error) {
 	all, err := s.store.ListSelections(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*SelectionStatus, 0, len(all))
+	var errs []error
 	for _, sel := range all {
 		st, err := s.SelectionStatus(ctx, sel.ID)
 		if err != nil {
-			return nil, fmt.Errorf("selection %s: %w", sel.ID, err)
+			if ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+			errs = append(errs, fmt.Errorf("selection %s: %w", sel.ID, err))
+			continue
 		}
 		out = append(out, st)
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }

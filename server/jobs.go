@@ -80,6 +80,7 @@ type jobsState struct {
 	stop    context.CancelFunc
 	done    chan struct{}
 	refresh sync.Mutex
+	warned  time.Time // the last warning of the refresher
 }
 
 // initJobs starts the job runner over the store.
@@ -167,11 +168,9 @@ func (s *Server) updateGauges(ctx context.Context) {
 		s.log.Warn("queue depth", "err", err)
 	}
 	sels, err := s.jobs.svc.Selections(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Warn("selection gauges", "err", err)
-		}
-		return
+	if err != nil && ctx.Err() == nil && time.Since(s.jobs.warned) > time.Minute {
+		s.jobs.warned = time.Now() // once a minute, not every refresh
+		s.log.Warn("selection gauges", "err", err)
 	}
 	for _, st := range sels {
 		s.setSelectionGauges(st)
