@@ -490,6 +490,11 @@ func (s *Service) runTask(ctx context.Context, j Job, env job.Env) (res any, art
 	if err != nil {
 		return nil, nil, err
 	}
+	// Checked again: the job may run after a restart under another
+	// configuration (a narrower allow-list), or on another replica.
+	if err := s.checkTask(ctx, t); err != nil {
+		return nil, nil, err
+	}
 	return s.run(ctx, t, env)
 }
 

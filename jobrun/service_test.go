@@ -474,3 +474,26 @@ func TestMSEFitDefaultModelName(t *testing.T) {
 		t.Errorf("model.json: %q, %v", a.Data, err)
 	}
 }
+
+// The allow-list is checked again when the job runs: a job queued under
+// a wider list fails if the server restarted with a narrower one.
+func TestAllowListCheckedWhenRunning(t *testing.T) {
+	store := NewMemStore()
+	dir := t.TempDir()
+	ctx := context.Background()
+	wide, err := New(Config{Store: store, DataDir: dir, AllowedBaseURLs: []string{"http://127.0.0.1:9/v1"}, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := upload(t, wide, "ctx.jsonl", []byte(`{"x":"cat","y":"yes"}`+"\n"))
+	j, err := wide.Submit(ctx, "hallucination-run", []byte(`{"backend":"openai","base_url":"http://127.0.0.1:9/v1","model":"m","retries":0,"context":"`+c+`","queries":"`+c+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide.Close() // never started: the job stays queued
+	narrow := newTestService(t, store, Config{DataDir: dir})
+	j = waitJob(t, narrow, j.ID, 10*time.Second)
+	if j.Status != StatusFailed || j.ErrorKind != "field" || !strings.Contains(j.Error, "base_url") {
+		t.Errorf("job under the narrower list: %s %s %q", j.Status, j.ErrorKind, j.Error)
+	}
+}
