@@ -70,7 +70,10 @@ type Config struct {
 	MaxRuntime time.Duration
 	// MaxUploadBytes bounds one upload [1 GiB].
 	MaxUploadBytes int64
-	// MaxArtifactBytes bounds one rendered artifact [256 MiB].
+	// MaxArtifactBytes bounds one rendered artifact [512 MiB: the
+	// features of 65,536 images at 2048 dimensions]. Artifacts are
+	// rendered in memory and stored as one value, and Postgres holds at
+	// most 1 GB in one; a larger artifact fails the job.
 	MaxArtifactBytes int64
 	// Logf logs events worth an operator's attention [log.Printf].
 	Logf func(format string, args ...any)
@@ -148,7 +151,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.MaxUploadBytes = 1 << 30
 	}
 	if cfg.MaxArtifactBytes <= 0 {
-		cfg.MaxArtifactBytes = 256 << 20
+		cfg.MaxArtifactBytes = 512 << 20
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf

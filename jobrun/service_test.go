@@ -497,3 +497,12 @@ func TestAllowListCheckedWhenRunning(t *testing.T) {
 		t.Errorf("job under the narrower list: %s %s %q", j.Status, j.ErrorKind, j.Error)
 	}
 }
+
+func TestArtifactLimit(t *testing.T) {
+	s := newTestService(t, nil, Config{MaxArtifactBytes: 100})
+	j, _ := s.Submit(context.Background(), "mse-bench", []byte(`{"dataset":"synthetic-a","trials":1,"methods":["naive"]}`))
+	j = waitJob(t, s, j.ID, 30*time.Second)
+	if j.Status != StatusFailed || j.ErrorKind != "internal" || !strings.Contains(j.Error, "artifact limit") {
+		t.Errorf("job with artifacts over the limit: %s %s %q", j.Status, j.ErrorKind, j.Error)
+	}
+}
