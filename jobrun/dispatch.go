@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"genlens/job"
@@ -17,12 +19,12 @@ import (
 // Kinds lists the job kinds the service runs: the URL segment of POST
 // /api/v1/jobs/{kind}, the command's name with spaces as hyphens.
 //
-// `features` is not among them: it reads a folder of images (uploads are
-// single files) and may download the Inception weights, an outbound call
-// the service's allow-list does not cover.
+// features reads its folder of images as a .zip upload ("input": the
+// archive's id), and its weights from an uploaded .pth ("weights": its
+// id) or the server's configured file; the service never downloads them.
 var Kinds = []string{
 	"entropy", "decompose", "correlate",
-	"stats", "compare", "is", "cka",
+	"features", "stats", "compare", "is", "cka",
 	"select", "disentangle",
 	"hallucination-run", "hallucination-simulate",
 	"mse-fit", "mse-estimate", "mse-bench",
@@ -157,9 +159,15 @@ func many(field string, ids []string) []input {
 	return in
 }
 
+// prepEnv is what preparing a request needs from the service.
+type prepEnv struct {
+	uploadsDir string // the host folder of the uploads
+	weights    string // the server's Inception weights file; "" for none
+}
+
 // prepare decodes and validates a request of a kind: the one switch from
 // kind to job function (no registry, no reflection).
-func prepare(kind string, raw []byte) (*task, error) {
+func prepare(kind string, raw []byte, pe prepEnv) (*task, error) {
 	switch kind {
 	case "entropy":
 		return spec(raw, job.NewEntropyRequest(), (*job.EntropyRequest).Validate, job.Entropy, (*job.EntropyResult).Artifacts,
@@ -174,6 +182,42 @@ func prepare(kind string, raw []byte) (*task, error) {
 	case "correlate":
 		return spec(raw, job.NewCorrelateRequest(), (*job.CorrelateRequest).Validate, job.Correlate, (*job.CorrelateResult).Artifacts,
 			func(r *job.CorrelateRequest) []input { return many("files", r.Files) })
+	case "features":
+		var weights string // the upload id, before it becomes a host path
+		return spec(raw, job.NewFeaturesRequest(), func(r *job.FeaturesRequest) error {
+			if err := r.Validate(); err != nil {
+				return err
+			}
+			if !strings.HasSuffix(r.Input, ".zip") {
+				return job.Fieldf("input", "{input} %q: upload the folder of images as a .zip archive and pass its id", r.Input)
+			}
+			// inception.ResolveWeights downloads the weights when it is
+			// given no path; the service never lets it.
+			switch {
+			case r.Weights == "" && pe.weights == "":
+				return job.Fieldf("weights", "{weights}: this server has no Inception weights configured; upload the .pth file and pass its id")
+			case r.Weights == "":
+				r.Weights = pe.weights
+			case !uploadID.MatchString(r.Weights) || !strings.HasSuffix(r.Weights, ".pth"):
+				return job.Fieldf("weights", "{weights} %q: want the id of an uploaded .pth file", r.Weights)
+			default:
+				weights = r.Weights
+				r.Weights = filepath.Join(pe.uploadsDir, r.Weights)
+			}
+			return nil
+		}, func(ctx context.Context, env job.Env, r job.FeaturesRequest) (*job.FeaturesResult, error) {
+			res, err := job.Features(ctx, env, r)
+			if res != nil {
+				// The result names the weights as the client knows them,
+				// not by a path on the server.
+				res.Weights = weights
+				if weights == "" {
+					res.Weights = "server:" + filepath.Base(pe.weights)
+				}
+			}
+			return res, err
+		}, (*job.FeaturesResult).Artifacts,
+			func(r *job.FeaturesRequest) []input { return append(one("input", r.Input), one("weights", weights)...) })
 	case "stats":
 		return spec(raw, job.NewStatsRequest(), (*job.StatsRequest).Validate, job.Stats,
 			func(r *job.StatsResult) []job.Artifact { return []job.Artifact{r.Artifact("stats.npz")} },
@@ -196,8 +240,16 @@ func prepare(kind string, raw []byte) (*task, error) {
 				return append(append(one("train", r.Train), one("test", r.Test)...), many("generated", r.Generated)...)
 			})
 	case "hallucination-simulate":
-		return spec(raw, job.NewHallucinationSimulateRequest(), (*job.HallucinationSimulateRequest).Validate,
-			job.HallucinationSimulate, (*job.HallucinationSimulateResult).Artifacts, nil)
+		return spec(raw, job.NewHallucinationSimulateRequest(), func(r *job.HallucinationSimulateRequest) error {
+			// Validate builds the categorical model, whose size grows with
+			// groups: 10^8 groups allocate 0.8 GB before any job runs. A
+			// server bounds it first, so that one request cannot exhaust
+			// its memory.
+			if r.Model == "categorical" && (r.Groups > maxCategorical || r.Labels > maxCategorical) {
+				return job.Fieldf("groups", "{groups} %d, {labels} %d: this server accepts at most %d of each", r.Groups, r.Labels, maxCategorical)
+			}
+			return r.Validate()
+		}, job.HallucinationSimulate, (*job.HallucinationSimulateResult).Artifacts, nil)
 	case "hallucination-run":
 		var base string
 		t, err := spec(raw, job.NewHallucinationRunRequest(), func(r *job.HallucinationRunRequest) error {
@@ -216,6 +268,9 @@ func prepare(kind string, raw []byte) (*task, error) {
 	case "mse-fit":
 		var model string
 		return spec(raw, job.NewMSEFitRequest(), func(r *job.MSEFitRequest) error {
+			if r.Model == "" {
+				r.Model = "model.json" // the artifact's name: no file is written on the server
+			}
 			if err := r.Validate(); err != nil {
 				return err
 			}
@@ -241,6 +296,10 @@ func prepare(kind string, raw []byte) (*task, error) {
 	}
 	return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownKind, kind, strings.Join(Kinds, ", "))
 }
+
+// maxCategorical bounds the groups and labels of a categorical
+// simulation the service accepts.
+const maxCategorical = 1 << 16
 
 // validArtifactName reports whether name is a plain file name.
 func validArtifactName(name string) bool {
@@ -270,6 +329,26 @@ func allowedURL(raw string, allow []string) bool {
 		}
 	}
 	return false
+}
+
+// outboundClient returns the HTTP client of jobs' outbound calls. The
+// request's base URL is checked at submission; a server behind it could
+// still redirect elsewhere, so every redirect is checked too.
+func outboundClient(allow []string) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 16
+	return &http.Client{
+		Transport: tr,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("stopped after 5 redirects")
+			}
+			if !allowedURL(req.URL.String(), allow) {
+				return fmt.Errorf("redirect to %s refused: not under the server's allowed base URLs", req.URL.Redacted())
+			}
+			return nil
+		},
+	}
 }
 
 // hostPort returns host:port with the scheme's default port made

@@ -34,6 +34,16 @@
 // panic inside a job becomes a failed job with an internal error; the
 // process survives it.
 //
+// # Inputs and outbound calls
+//
+// A request names its input files by upload id (Service.SaveUpload):
+// content ids under the data directory's uploads folder, which is all a
+// job's file system holds (opened through os.Root, so neither ".." nor a
+// symbolic link leads out); a .zip upload is also a folder, for features.
+// Secrets (API keys) come from the server's configuration by the name a
+// request gives, never from the request; an outbound LLM base URL must lie
+// under one the server allows, and so must every redirect.
+//
 // # Selections
 //
 // Online generator selection (Hu, Leung and Farnia, "An Optimism-based

@@ -94,7 +94,7 @@ func upload(t *testing.T, s *Service, name string, data []byte) string {
 }
 
 // viaFile renders what a path-writing function writes, in memory.
-func viaFile(t *testing.T, ext string, write func(path string) error) []byte {
+func viaFile(t testing.TB, ext string, write func(path string) error) []byte {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "f"+ext)
 	if err := write(p); err != nil {
@@ -107,7 +107,7 @@ func viaFile(t *testing.T, ext string, write func(path string) error) []byte {
 	return b
 }
 
-func npy(t *testing.T, shape []int, data []float64) []byte {
+func npy(t testing.TB, shape []int, data []float64) []byte {
 	return viaFile(t, ".npy", func(p string) error { return dataio.WriteNPY(p, &dataio.Array{Shape: shape, Data: data}) })
 }
 

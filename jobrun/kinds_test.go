@@ -225,8 +225,11 @@ func TestEveryKind(t *testing.T) {
 	for _, c := range cases {
 		kinds = append(kinds, c.kind)
 	}
-	if !slices.Equal(kinds, Kinds) {
-		t.Errorf("cases cover %v, Kinds is %v", kinds, Kinds)
+	kinds = append(kinds, "features") // TestFeaturesKind, on shared data
+	slices.Sort(kinds)
+	all := slices.Sorted(slices.Values(Kinds))
+	if !slices.Equal(kinds, all) {
+		t.Errorf("cases cover %v, Kinds is %v", kinds, all)
 	}
 	for _, c := range cases {
 		t.Run(c.kind, func(t *testing.T) {
@@ -237,6 +240,9 @@ func TestEveryKind(t *testing.T) {
 			j = waitJob(t, s, j.ID, time.Minute)
 			if j.Status != StatusSucceeded {
 				t.Fatalf("status %s: %s: %s", j.Status, j.ErrorKind, j.Error)
+			}
+			if j.Done != j.Total {
+				t.Errorf("finished at progress %d/%d", j.Done, j.Total)
 			}
 			res, want, err := c.direct(ctx, job.Env{FS: s.fsys}, id)
 			if err != nil {

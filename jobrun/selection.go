@@ -131,6 +131,12 @@ type selState struct {
 	batches []int // per generator
 	samples []int
 	skipped []int64 // batches the selector refused on replay (see apply)
+
+	// Estimates cost an eigenvalue problem of the reference's rank each
+	// (FID), so they are kept until the generator's next batch.
+	fidEst []online.FIDEstimate
+	isEst  []online.ISEstimate
+	fresh  []bool
 }
 
 // dim returns the number of columns a batch must have.
@@ -181,7 +187,9 @@ func (s *Service) newSelState(sel Selection) (*selState, error) {
 	if err := json.Unmarshal(sel.Config, &cfg); err != nil {
 		return nil, fmt.Errorf("selection %s: stored configuration: %w", sel.ID, err)
 	}
-	st := &selState{id: sel.ID, cfg: cfg, batches: make([]int, len(cfg.Generators)), samples: make([]int, len(cfg.Generators))}
+	g := len(cfg.Generators)
+	st := &selState{id: sel.ID, cfg: cfg, batches: make([]int, g), samples: make([]int, g),
+		fidEst: make([]online.FIDEstimate, g), isEst: make([]online.ISEstimate, g), fresh: make([]bool, g)}
 	var err error
 	if cfg.Score == "fid" {
 		st.ref, err = readReference(s.fsys, cfg.Ref, cfg.RefKey)
@@ -306,7 +314,23 @@ func (st *selState) apply(g int, m *mat.Dense, seq int64) error {
 	r, _ := m.Dims()
 	st.batches[g]++
 	st.samples[g] += r
+	st.fresh[g] = false
 	return nil
+}
+
+// estimate brings generator g's cached estimate up to date.
+func (st *selState) estimate(g int) error {
+	if st.fresh[g] {
+		return nil
+	}
+	var err error
+	if st.fid != nil {
+		st.fidEst[g], err = st.fid.Estimate(g)
+	} else {
+		st.isEst[g], err = st.is.Estimate(g)
+	}
+	st.fresh[g] = err == nil
+	return err
 }
 
 func encodeBatch(m *mat.Dense) []byte {
@@ -496,19 +520,15 @@ func (s *Service) SelectionStatus(ctx context.Context, id string) (*SelectionSta
 		gs := GeneratorStatus{Name: name, Batches: st.batches[g], Samples: st.samples[g]}
 		if st.samples[g] > 0 {
 			gs.Index = finite(scores[g])
+			if err := st.estimate(g); err != nil {
+				return nil, err
+			}
 			if st.fid != nil {
-				e, err := st.fid.Estimate(g)
-				if err != nil {
-					return nil, err
-				}
+				e := st.fidEst[g]
 				gs.Estimate = finite(e.FID)
 				gs.Bonus = finite(e.FID - scores[g])
 			} else {
-				e, err := st.is.Estimate(g)
-				if err != nil {
-					return nil, err
-				}
-				is := online.EmpiricalIS(e)
+				is := online.EmpiricalIS(st.isEst[g])
 				gs.Estimate = finite(is)
 				gs.Bonus = finite(scores[g] - is)
 			}
@@ -519,19 +539,27 @@ func (s *Service) SelectionStatus(ctx context.Context, id string) (*SelectionSta
 }
 
 // Selections lists every selection's status, oldest first, for the
-// dashboard and the metrics.
+// dashboard and the metrics. A selection that cannot be loaded (its
+// reference file missing from this replica's data directory) is left
+// out and reported in the error, which joins every such failure; the
+// others are returned all the same.
 func (s *Service) Selections(ctx context.Context) ([]*SelectionStatus, error) {
 	all, err := s.store.ListSelections(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*SelectionStatus, 0, len(all))
+	var errs []error
 	for _, sel := range all {
 		st, err := s.SelectionStatus(ctx, sel.ID)
 		if err != nil {
-			return nil, fmt.Errorf("selection %s: %w", sel.ID, err)
+			if ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+			errs = append(errs, fmt.Errorf("selection %s: %w", sel.ID, err))
+			continue
 		}
 		out = append(out, st)
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -264,5 +265,22 @@ func TestSelectionErrors(t *testing.T) {
 	is, _ := s.CreateSelection(ctx, []byte(`{"score":"is","algorithm":"greedy","generators":["a","b"],"classes":2}`))
 	if _, err := s.AddSamples(ctx, is.ID, []byte(`{"generator":"a","features":[[0.5,0.6]]}`)); err == nil {
 		t.Error("IS row summing to 1.1 accepted")
+	}
+}
+
+// A selection whose reference cannot be read on this replica is left out
+// of the list, with an error naming it; the others are listed.
+func TestSelectionsListSkipsBroken(t *testing.T) {
+	s := newTestService(t, nil, Config{})
+	ctx := context.Background()
+	good := fidSelection(t, s, "greedy", 1)
+	// A second replica whose data directory lacks the reference.
+	other := newTestService(t, s.store, Config{})
+	if _, err := other.CreateSelection(ctx, []byte(`{"score":"is","generators":["a","b"],"classes":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	list, err := other.Selections(ctx)
+	if err == nil || !strings.Contains(err.Error(), good) || len(list) != 1 || list[0].Score != "is" {
+		t.Errorf("Selections = %d, %v", len(list), err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"log"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -32,6 +33,11 @@ type Config struct {
 	DataDir string
 	// Workers is the number of jobs run at once by this process [1].
 	Workers int
+	// MaxQueued bounds the jobs waiting in the store (of every replica):
+	// Submit refuses more with ErrQueueFull [1000]. The bound is checked
+	// before the insert, so replicas submitting at once may pass it by a
+	// few.
+	MaxQueued int
 	// Replica names this process in ClaimedBy [a random id]. Two live
 	// processes must never share one.
 	Replica string
@@ -55,9 +61,19 @@ type Config struct {
 	// Secret returns a named secret (an API key) from the server's own
 	// configuration; requests only name secrets. nil: none.
 	Secret func(name string) (string, bool)
+	// Weights is the FID Inception weights file (.pth) a features job
+	// uses when its request names none; "" means requests must upload
+	// theirs. The service never downloads weights.
+	Weights string
+	// MaxRuntime bounds how long one job may run; a job that runs
+	// longer fails. 0: no bound.
+	MaxRuntime time.Duration
 	// MaxUploadBytes bounds one upload [1 GiB].
 	MaxUploadBytes int64
-	// MaxArtifactBytes bounds one rendered artifact [256 MiB].
+	// MaxArtifactBytes bounds one rendered artifact [512 MiB: the
+	// features of 65,536 images at 2048 dimensions]. Artifacts are
+	// rendered in memory and stored as one value, and Postgres holds at
+	// most 1 GB in one; a larger artifact fails the job.
 	MaxArtifactBytes int64
 	// Logf logs events worth an operator's attention [log.Printf].
 	Logf func(format string, args ...any)
@@ -83,6 +99,10 @@ type Service struct {
 	wg      sync.WaitGroup
 	busy    atomic.Int64
 
+	// outbound makes jobs' outbound calls: it follows a redirect only to
+	// an allowed base URL.
+	outbound *http.Client
+
 	// run runs a prepared task; tests replace it to make a job panic.
 	run func(ctx context.Context, t *task, env job.Env) (any, []job.Artifact, error)
 
@@ -94,7 +114,12 @@ var (
 	errCanceledByRequest = errors.New("canceled by request")
 	errShutdown          = errors.New("the server stopped while the job ran; submit it again")
 	errLost              = errors.New("the job was taken from this worker (its heartbeat lapsed)")
+	errTooLong           = errors.New("ran longer than the server allows")
 )
+
+// ErrQueueFull is returned by Submit when MaxQueued jobs wait already
+// (HTTP 503: try again later).
+var ErrQueueFull = errors.New("the job queue is full")
 
 // New returns a Service; it creates DataDir/uploads if needed.
 func New(cfg Config) (*Service, error) {
@@ -106,6 +131,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 1
+	}
+	if cfg.MaxQueued <= 0 {
+		cfg.MaxQueued = 1000
 	}
 	if cfg.Replica == "" {
 		cfg.Replica = newID()[:12]
@@ -123,7 +151,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.MaxUploadBytes = 1 << 30
 	}
 	if cfg.MaxArtifactBytes <= 0 {
-		cfg.MaxArtifactBytes = 256 << 20
+		cfg.MaxArtifactBytes = 512 << 20
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf
@@ -135,6 +163,7 @@ func New(cfg Config) (*Service, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jobrun: data directory: %w", err)
 	}
+	removeStaleTemps(dir, cfg.Logf)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("jobrun: data directory: %w", err)
@@ -145,6 +174,7 @@ func New(cfg Config) (*Service, error) {
 		running: map[string]context.CancelCauseFunc{},
 	}
 	s.run = func(ctx context.Context, t *task, env job.Env) (any, []job.Artifact, error) { return t.run(ctx, env) }
+	s.outbound = outboundClient(cfg.AllowedBaseURLs)
 	s.sel.init(s)
 	return s, nil
 }
@@ -226,12 +256,17 @@ func (s *Service) QueueDepth(ctx context.Context) (int, error) {
 // upload it names must exist, and an outbound base URL must be allowed.
 // Errors are *job.FieldError (400), or wrap ErrUnknownKind (404).
 func (s *Service) Submit(ctx context.Context, kind string, body []byte) (Job, error) {
-	t, err := prepare(kind, body)
+	t, err := prepare(kind, body, s.prepEnv())
 	if err != nil {
 		return Job{}, err
 	}
 	if err := s.checkTask(ctx, t); err != nil {
 		return Job{}, err
+	}
+	if n, err := s.store.CountJobs(ctx, StatusQueued); err != nil {
+		return Job{}, fmt.Errorf("counting queued jobs: %w", err)
+	} else if n >= s.cfg.MaxQueued {
+		return Job{}, fmt.Errorf("%w: %d jobs wait; try again later", ErrQueueFull, n)
 	}
 	req, err := compactJSON(body)
 	if err != nil {
@@ -246,6 +281,11 @@ func (s *Service) Submit(ctx context.Context, kind string, body []byte) (Job, er
 	default:
 	}
 	return j, nil
+}
+
+// prepEnv is what preparing a request needs from the service.
+func (s *Service) prepEnv() prepEnv {
+	return prepEnv{uploadsDir: filepath.Join(s.cfg.DataDir, "uploads"), weights: s.cfg.Weights}
 }
 
 func compactJSON(b []byte) ([]byte, error) {
@@ -367,6 +407,11 @@ func (s *Service) execute(wctx context.Context, worker string, j Job) {
 	defer s.busy.Add(-1)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
+	if s.cfg.MaxRuntime > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, s.cfg.MaxRuntime, errTooLong)
+		defer stop()
+	}
 	s.mu.Lock()
 	s.running[j.ID] = cancel
 	s.mu.Unlock()
@@ -384,15 +429,18 @@ func (s *Service) execute(wctx context.Context, worker string, j Job) {
 	var prog atomic.Uint64
 	var warnMu sync.Mutex
 	var warnings []string
+	fsys := newJobFS(s.fsys)
+	defer fsys.Close()
 	env := job.Env{
-		FS:       s.fsys,
+		FS:       fsys,
 		Progress: func(done, total int) { prog.Store(uint64(uint32(done))<<32 | uint64(uint32(total))) },
 		Warn: func(msg string) {
 			warnMu.Lock()
 			warnings = append(warnings, msg)
 			warnMu.Unlock()
 		},
-		Secret: s.cfg.Secret,
+		Secret:     s.cfg.Secret,
+		HTTPClient: s.outbound,
 	}
 	hbDone := make(chan struct{})
 	go func() {
@@ -409,14 +457,27 @@ func (s *Service) execute(wctx context.Context, worker string, j Job) {
 	}
 	fctx, fcancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer fcancel()
+	if p := prog.Load(); p != 0 {
+		// The last progress, which the heartbeat may not have sent.
+		s.store.Touch(fctx, j.ID, worker, int(int32(p>>32)), int(int32(p)), s.now())
+	}
 	o := s.outcome(ctx, j, res, err)
 	if o.Status == StatusSucceeded {
 		if aerr := s.storeArtifacts(fctx, j.ID, arts, warnings); aerr != nil {
 			o = Outcome{Status: StatusFailed, ErrorKind: job.KindInternal.String(), Error: "storing the artifacts: " + aerr.Error()}
 		}
 	}
-	if err := s.store.FinishJob(fctx, j.ID, worker, o, s.now()); err != nil {
-		s.cfg.Logf("jobrun: job %s: recording its end (%s): %v", j.ID, o.Status, err)
+	// A store that fails for a moment (a Postgres failover) must not
+	// leave the job running forever: try a few times.
+	for attempt := 0; ; attempt++ {
+		err := s.store.FinishJob(fctx, j.ID, worker, o, s.now())
+		if err == nil || errors.Is(err, ErrNotClaimed) || errors.Is(err, ErrNotFound) || attempt == 4 || fctx.Err() != nil {
+			if err != nil {
+				s.cfg.Logf("jobrun: job %s: recording its end (%s): %v", j.ID, o.Status, err)
+			}
+			break
+		}
+		time.Sleep(time.Duration(200<<attempt) * time.Millisecond)
 	}
 }
 
@@ -428,8 +489,13 @@ func (s *Service) runTask(ctx context.Context, j Job, env job.Env) (res any, art
 			err = &par.PanicError{Index: -1, Value: r, Stack: debug.Stack()}
 		}
 	}()
-	t, err := prepare(j.Kind, j.Request)
+	t, err := prepare(j.Kind, j.Request, s.prepEnv())
 	if err != nil {
+		return nil, nil, err
+	}
+	// Checked again: the job may run after a restart under another
+	// configuration (a narrower allow-list), or on another replica.
+	if err := s.checkTask(ctx, t); err != nil {
 		return nil, nil, err
 	}
 	return s.run(ctx, t, env)
@@ -473,6 +539,9 @@ func (s *Service) outcome(ctx context.Context, j Job, res any, err error) Outcom
 		// error the job returned on its way out.
 		if errors.Is(cause, errCanceledByRequest) {
 			return Outcome{Status: StatusCanceled, ErrorKind: job.KindCanceled.String(), Error: "canceled by request while running"}
+		}
+		if errors.Is(cause, errTooLong) {
+			return Outcome{Status: StatusFailed, ErrorKind: job.KindCanceled.String(), Error: fmt.Sprintf("stopped: %v (%v)", cause, s.cfg.MaxRuntime)}
 		}
 		return Outcome{Status: StatusFailed, ErrorKind: job.KindInternal.String(), Error: cause.Error()}
 	}

@@ -3,10 +3,14 @@ package jobrun
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +41,7 @@ func TestCancelRunningJobStopsWithinASecond(t *testing.T) {
 	if took > 1500*time.Millisecond {
 		t.Errorf("cancel took %v, want about a second at most", took)
 	}
+	t.Logf("canceled in %v", took)
 	if s.Busy() != 0 {
 		t.Errorf("Busy = %d after the job ended", s.Busy())
 	}
@@ -64,9 +69,11 @@ func TestCancelFromAnotherReplica(t *testing.T) {
 	if j.Status != StatusCanceled || !strings.HasPrefix(j.ClaimedBy, "a/") {
 		t.Errorf("job %s claimed by %s, want canceled on a", j.Status, j.ClaimedBy)
 	}
-	if took := time.Since(start); took > 1500*time.Millisecond {
+	took := time.Since(start)
+	if took > 1500*time.Millisecond {
 		t.Errorf("cancel through the store took %v", took)
 	}
+	t.Logf("canceled through the store in %v (heartbeat %v)", took, a.cfg.Heartbeat)
 }
 
 func TestCancelQueuedJob(t *testing.T) {
@@ -199,6 +206,7 @@ func TestSubmitErrors(t *testing.T) {
 		{"unknown upload", "stats", `{"in":"0123456789abcdef0123456789abcdef.npy"}`, "in"},
 		{"list element", "decompose", `{"models":["` + real + `","x.npy"]}`, "models[1]"},
 		{"required", "stats", `{}`, "in"},
+		{"huge simulation", "hallucination-simulate", `{"model":"categorical","groups":100000000}`, "groups"},
 		{"model artifact name", "mse-fit", `{"train":"` + real + `","target":"y","prediction":"p","model":"../m.json"}`, "model"},
 		{"base url not allowed", "hallucination-run", `{"backend":"openai","base_url":"http://169.254.169.254/v1","model":"m","context":"` + real + `","queries":"` + real + `"}`, "base_url"},
 		{"base url other port", "hallucination-run", `{"backend":"openai","base_url":"http://127.0.0.1:8080/v1","model":"m","context":"` + real + `","queries":"` + real + `"}`, "base_url"},
@@ -210,7 +218,7 @@ func TestSubmitErrors(t *testing.T) {
 			t.Errorf("%s: err = %v (%T), want a field error naming %q", c.name, err, err, c.field)
 		}
 	}
-	if _, err := s.Submit(ctx, "features", []byte(`{}`)); !errors.Is(err, ErrUnknownKind) {
+	if _, err := s.Submit(ctx, "mse-estimate-now", []byte(`{}`)); !errors.Is(err, ErrUnknownKind) {
 		t.Errorf("unknown kind: %v", err)
 	}
 	if jobs, _ := s.Jobs(ctx, 0); len(jobs) != 0 {
@@ -334,13 +342,170 @@ func TestJobFSStaysInUploads(t *testing.T) {
 	os.WriteFile(secret, npy(t, []int{2, 2}, []float64{1, 2, 3, 4}), 0o644)
 	os.Symlink(secret, filepath.Join(s.cfg.DataDir, "uploads", "link.npy"))
 	for _, p := range []string{"../secret.npy", secret, "link.npy"} {
-		tk, err := prepare("stats", []byte(`{"in":"`+p+`"}`))
+		tk, err := prepare("stats", []byte(`{"in":"`+p+`"}`), s.prepEnv())
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = tk.run(context.Background(), job.Env{FS: s.fsys})
+		_, _, err = tk.run(context.Background(), job.Env{FS: newJobFS(s.fsys)})
 		if err == nil || job.Classify(err) != job.KindInput {
 			t.Errorf("reading %s: %v, want an input error", p, err)
 		}
+	}
+}
+
+func TestMaxRuntime(t *testing.T) {
+	s := newTestService(t, nil, Config{MaxRuntime: 300 * time.Millisecond})
+	j, err := s.Submit(context.Background(), "mse-bench", []byte(longJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j = waitJob(t, s, j.ID, 10*time.Second)
+	if j.Status != StatusFailed || j.ErrorKind != "canceled" || !strings.Contains(j.Error, "longer than the server allows") {
+		t.Errorf("job past its runtime: %s %s %q", j.Status, j.ErrorKind, j.Error)
+	}
+	if d := j.Finished.Sub(j.Started); d > 1500*time.Millisecond {
+		t.Errorf("stopped after %v, limit 300ms", d)
+	}
+}
+
+func TestStaleUploadTempsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	up := filepath.Join(dir, "uploads")
+	os.MkdirAll(up, 0o755)
+	old, fresh := filepath.Join(up, ".upload-1"), filepath.Join(up, ".upload-2")
+	os.WriteFile(old, []byte("x"), 0o644)
+	os.WriteFile(fresh, []byte("x"), 0o644)
+	os.Chtimes(old, time.Now().Add(-25*time.Hour), time.Now().Add(-25*time.Hour))
+	newTestService(t, nil, Config{DataDir: dir})
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("a day-old temporary upload is still there: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a fresh temporary upload was removed: %v", err)
+	}
+}
+
+// Close (a graceful shutdown) stops a running job within a second and
+// records it as failed, saying why; queued jobs stay queued for the next
+// start.
+func TestCloseStopsRunningJobs(t *testing.T) {
+	store := NewMemStore()
+	s, err := New(Config{Store: store, DataDir: t.TempDir(), Heartbeat: 50 * time.Millisecond, Poll: 50 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start(context.Background())
+	ctx := context.Background()
+	running, _ := s.Submit(ctx, "mse-bench", []byte(longJob))
+	waitRunning(t, s, running.ID)
+	queued, _ := s.Submit(ctx, "mse-bench", []byte(longJob))
+	start := time.Now()
+	s.Close()
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("Close took %v", took)
+	}
+	j, _ := store.GetJob(ctx, running.ID)
+	if j.Status != StatusFailed || !strings.Contains(j.Error, "server stopped") {
+		t.Errorf("running job after Close: %s %q", j.Status, j.Error)
+	}
+	if j, _ := store.GetJob(ctx, queued.ID); j.Status != StatusQueued {
+		t.Errorf("queued job after Close: %s", j.Status)
+	}
+}
+
+// An allowed LLM server that redirects elsewhere does not take the job
+// with it: the redirect to an address outside the allow-list is refused,
+// and the other address never hears from the service.
+func TestOutboundRedirectRefused(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/v1/completions", http.StatusTemporaryRedirect)
+	}))
+	defer allowed.Close()
+	s := newTestService(t, nil, Config{AllowedBaseURLs: []string{allowed.URL + "/v1"}})
+	ctx := context.Background()
+	c := upload(t, s, "ctx.jsonl", []byte(`{"x":"cat","y":"yes"}`+"\n"))
+	q := upload(t, s, "q.jsonl", []byte(`{"id":"q1","x":"cat"}`+"\n"))
+	j, err := s.Submit(ctx, "hallucination-run", []byte(`{"backend":"openai","base_url":"`+allowed.URL+`/v1","model":"m","retries":0,"context":"`+c+`","queries":"`+q+`","M":2,"K":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j = waitJob(t, s, j.ID, 30*time.Second)
+	if j.Status != StatusFailed || !strings.Contains(j.Error, "redirect") {
+		t.Errorf("job: %s %q", j.Status, j.Error)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the address outside the allow-list got %d requests", n)
+	}
+}
+
+func TestQueueFull(t *testing.T) {
+	s := newTestService(t, nil, Config{Workers: 1, MaxQueued: 2})
+	ctx := context.Background()
+	first, _ := s.Submit(ctx, "mse-bench", []byte(longJob))
+	waitRunning(t, s, first.ID)
+	for i := range 3 {
+		_, err := s.Submit(ctx, "mse-bench", []byte(longJob))
+		if (i < 2) != (err == nil) || (i == 2 && !errors.Is(err, ErrQueueFull)) {
+			t.Errorf("submit %d with %d queued: %v", i+1, i, err)
+		}
+	}
+	jobs, _ := s.Jobs(ctx, 0)
+	for _, j := range jobs {
+		s.Cancel(ctx, j.ID)
+	}
+	waitJob(t, s, first.ID, 5*time.Second)
+}
+
+// mse-fit names its model artifact model.json unless the request names
+// it; the artifact is what POST /api/v1/monitors takes as "model".
+func TestMSEFitDefaultModelName(t *testing.T) {
+	s := newTestService(t, nil, Config{})
+	ctx := context.Background()
+	train := upload(t, s, "ref.csv", mseTable(60, 0, 1, 60))
+	j, err := s.Submit(ctx, "mse-fit", []byte(`{"train":"`+train+`","target":"y","prediction":"pred","features":["x"],"epochs":5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j = waitJob(t, s, j.ID, 30*time.Second); j.Status != StatusSucceeded {
+		t.Fatalf("%s %s", j.Status, j.Error)
+	}
+	a, err := s.Artifact(ctx, j.ID, "model.json")
+	if err != nil || !json.Valid(a.Data) || a.ContentType != "application/json" {
+		t.Errorf("model.json: %q, %v", a.Data, err)
+	}
+}
+
+// The allow-list is checked again when the job runs: a job queued under
+// a wider list fails if the server restarted with a narrower one.
+func TestAllowListCheckedWhenRunning(t *testing.T) {
+	store := NewMemStore()
+	dir := t.TempDir()
+	ctx := context.Background()
+	wide, err := New(Config{Store: store, DataDir: dir, AllowedBaseURLs: []string{"http://127.0.0.1:9/v1"}, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := upload(t, wide, "ctx.jsonl", []byte(`{"x":"cat","y":"yes"}`+"\n"))
+	j, err := wide.Submit(ctx, "hallucination-run", []byte(`{"backend":"openai","base_url":"http://127.0.0.1:9/v1","model":"m","retries":0,"context":"`+c+`","queries":"`+c+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide.Close() // never started: the job stays queued
+	narrow := newTestService(t, store, Config{DataDir: dir})
+	j = waitJob(t, narrow, j.ID, 10*time.Second)
+	if j.Status != StatusFailed || j.ErrorKind != "field" || !strings.Contains(j.Error, "base_url") {
+		t.Errorf("job under the narrower list: %s %s %q", j.Status, j.ErrorKind, j.Error)
+	}
+}
+
+func TestArtifactLimit(t *testing.T) {
+	s := newTestService(t, nil, Config{MaxArtifactBytes: 100})
+	j, _ := s.Submit(context.Background(), "mse-bench", []byte(`{"dataset":"synthetic-a","trials":1,"methods":["naive"]}`))
+	j = waitJob(t, s, j.ID, 30*time.Second)
+	if j.Status != StatusFailed || j.ErrorKind != "internal" || !strings.Contains(j.Error, "artifact limit") {
+		t.Errorf("job with artifacts over the limit: %s %s %q", j.Status, j.ErrorKind, j.Error)
 	}
 }

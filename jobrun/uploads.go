@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"genlens/job"
 )
@@ -29,6 +30,7 @@ import (
 var uploadExts = map[string]bool{
 	".npy": true, ".npz": true, ".csv": true, ".parquet": true,
 	".json": true, ".jsonl": true, ".txt": true,
+	".zip": true, ".pth": true, // a folder of images, Inception weights
 	".npy.gz": true, ".csv.gz": true, ".jsonl.gz": true,
 }
 
@@ -60,7 +62,7 @@ func uploadExt(name string) string {
 func (s *Service) SaveUpload(ctx context.Context, name string, r io.Reader) (Upload, error) {
 	ext := uploadExt(name)
 	if !uploadExts[ext] {
-		return Upload{}, job.Fieldf("file", "{file} %q: unknown file type %q; want one of .npy, .npz, .csv, .parquet, .json, .jsonl, .txt (.npy, .csv and .jsonl may be gzipped)", name, ext)
+		return Upload{}, job.Fieldf("file", "{file} %q: unknown file type %q; want one of .npy, .npz, .csv, .parquet, .json, .jsonl, .txt, .zip, .pth (.npy, .csv and .jsonl may be gzipped)", name, ext)
 	}
 	dir := filepath.Join(s.cfg.DataDir, "uploads")
 	tmp, err := os.CreateTemp(dir, ".upload-*")
@@ -106,6 +108,26 @@ func (s *Service) SaveUpload(ctx context.Context, name string, r io.Reader) (Upl
 		return Upload{}, fmt.Errorf("recording the upload: %w", err)
 	}
 	return s.store.GetUpload(ctx, id)
+}
+
+// removeStaleTemps removes the temporary files of uploads that a crash
+// interrupted more than a day ago (younger ones may be another replica's
+// uploads in progress on a shared data directory).
+func removeStaleTemps(dir string, logf func(string, ...any)) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".upload-") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > 24*time.Hour {
+			if os.Remove(filepath.Join(dir, e.Name())) == nil {
+				logf("jobrun: removed %s, an upload interrupted on %s", e.Name(), info.ModTime().Format(time.RFC3339))
+			}
+		}
+	}
 }
 
 // Upload returns an upload's record.

@@ -39,6 +39,9 @@ type JobOptions struct {
 	DataDir string
 	// Workers is the number of jobs this replica runs at once [1].
 	Workers int
+	// MaxQueued bounds the jobs waiting, over all replicas; more are
+	// refused with 503 and Retry-After [1000].
+	MaxQueued int
 	// AllowedBaseURLs are the only LLM API roots a job may call
 	// (hallucination-run with backend openai); none: no outbound calls.
 	AllowedBaseURLs []string
@@ -50,6 +53,12 @@ type JobOptions struct {
 	Secret func(name string) (string, bool)
 	// MaxUploadBytes bounds one upload [1 GiB].
 	MaxUploadBytes int64
+	// MaxRuntime bounds how long one job may run (0: no bound).
+	MaxRuntime time.Duration
+	// Weights is the FID Inception weights file (.pth) that features
+	// jobs use when their request names none (say, $GENLENS_WEIGHTS);
+	// "": requests upload theirs. The server never downloads weights.
+	Weights string
 	// Store, when not nil, replaces the server's store for jobs, uploads
 	// and selections (tests use jobrun.NewMemStore()).
 	Store jobrun.Store
@@ -71,20 +80,15 @@ type jobsState struct {
 	stop    context.CancelFunc
 	done    chan struct{}
 	refresh sync.Mutex
+	warned  time.Time // the last warning of the refresher
 }
 
 // initJobs starts the job runner over the store.
 func (s *Server) initJobs(ctx context.Context) error {
 	o := s.opts.Jobs
-	st := o.Store
-	if st == nil {
-		var ok bool
-		if st, ok = any(s.store).(jobrun.Store); !ok {
-			// TODO(serve): *store.DB implements jobrun.Store; until then
-			// jobs live in memory, lost at restart.
-			s.log.Warn("the store does not implement jobrun.Store: jobs, uploads' records and selections are kept in memory")
-			st = jobrun.NewMemStore()
-		}
+	var st jobrun.Store = s.store
+	if o.Store != nil {
+		st = o.Store
 	}
 	exclusive := false
 	if o.Exclusive != nil {
@@ -102,9 +106,9 @@ func (s *Server) initJobs(ctx context.Context) error {
 		s.log.Warn("no data directory set: uploads go to a temporary directory removed at shutdown", "dir", d)
 	}
 	svc, err := jobrun.New(jobrun.Config{
-		Store: st, DataDir: dir, Workers: o.Workers, Replica: o.Replica, Exclusive: exclusive,
+		Store: st, DataDir: dir, Workers: o.Workers, MaxQueued: o.MaxQueued, Replica: o.Replica, Exclusive: exclusive,
 		Lease: o.Lease, Heartbeat: o.Heartbeat, Poll: o.Poll,
-		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, MaxUploadBytes: o.MaxUploadBytes,
+		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, MaxUploadBytes: o.MaxUploadBytes, MaxRuntime: o.MaxRuntime, Weights: o.Weights,
 		Logf: func(format string, a ...any) { s.log.Info(fmt.Sprintf(format, a...)) },
 	})
 	if err != nil {
@@ -164,11 +168,9 @@ func (s *Server) updateGauges(ctx context.Context) {
 		s.log.Warn("queue depth", "err", err)
 	}
 	sels, err := s.jobs.svc.Selections(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Warn("selection gauges", "err", err)
-		}
-		return
+	if err != nil && ctx.Err() == nil && time.Since(s.jobs.warned) > time.Minute {
+		s.jobs.warned = time.Now() // once a minute, not every refresh
+		s.log.Warn("selection gauges", "err", err)
 	}
 	for _, st := range sels {
 		s.setSelectionGauges(st)
@@ -205,6 +207,9 @@ func (s *Server) jobError(w http.ResponseWriter, r *http.Request, err error) {
 		err = errStatus(http.StatusRequestEntityTooLarge, "%v", err)
 	case errors.Is(err, jobrun.ErrConflict):
 		err = errStatus(http.StatusConflict, "%v", err)
+	case errors.Is(err, jobrun.ErrQueueFull):
+		w.Header().Set("Retry-After", "30")
+		err = errStatus(http.StatusServiceUnavailable, "%v", err)
 	}
 	s.writeError(w, r, err)
 }
@@ -352,7 +357,10 @@ func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", a.ContentType)
 	h.Set("Content-Length", strconv.Itoa(len(a.Data)))
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": a.Name}))
+	// Inline, so that the dashboard's links show charts and tables in
+	// the browser; the types are never HTML (see jobrun's contentType)
+	// and nosniff keeps browsers from guessing otherwise.
+	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": a.Name}))
 	w.WriteHeader(http.StatusOK)
 	w.Write(a.Data)
 }

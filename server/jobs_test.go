@@ -32,7 +32,7 @@ func newJobServer(t *testing.T, jo server.JobOptions) *testServer {
 }
 
 // npyFile renders an array as .npy bytes.
-func npyFile(t *testing.T, shape []int, data []float64) []byte {
+func npyFile(t testing.TB, shape []int, data []float64) []byte {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "a.npy")
 	if err := dataio.WriteNPY(p, &dataio.Array{Shape: shape, Data: data}); err != nil {
@@ -47,7 +47,7 @@ func npyFile(t *testing.T, shape []int, data []float64) []byte {
 
 // uploadFile posts data as a multipart upload and returns the status and
 // the decoded answer.
-func (ts *testServer) uploadFile(t *testing.T, name string, data []byte) (int, map[string]any) {
+func (ts *testServer) uploadFile(t testing.TB, name string, data []byte) (int, map[string]any) {
 	t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
@@ -173,7 +173,7 @@ func TestJobsAPIErrors(t *testing.T) {
 		field              string
 	}{
 		{"POST", "/api/v1/jobs/nope", `{}`, 404, ""},
-		{"POST", "/api/v1/jobs/features", `{}`, 404, ""},
+		{"POST", "/api/v1/jobs/features", `{}`, 400, "input"},
 		{"POST", "/api/v1/jobs/stats", `{"in":"` + id + `","bogus":1}`, 400, "bogus"},
 		{"POST", "/api/v1/jobs/is", `{"probs":"` + id + `","splits":"x"}`, 400, "splits"},
 		{"POST", "/api/v1/jobs/is", `{"probs":"` + id + `","splits":0}`, 400, "splits"},
@@ -319,5 +319,65 @@ func TestJobsNeedTheToken(t *testing.T) {
 	}
 	if code, _ := ts.call(t, "GET", "/api/v1/jobs", nil, nil); code != 200 {
 		t.Errorf("with the token: %d", code)
+	}
+}
+
+// Two replicas on one database (and one data directory) serve one
+// selection: batches posted alternately to each give both the same
+// state, the one a single replica reaches with the same batches.
+func TestSelectionTwoReplicas(t *testing.T) {
+	for _, be := range dbtest.Backends(t) {
+		t.Run(be.Name, func(t *testing.T) {
+			dsn, dir := be.DSN(t), t.TempDir()
+			jo := server.JobOptions{DataDir: dir, Heartbeat: 50 * time.Millisecond, Poll: 50 * time.Millisecond}
+			a := newTestServer(t, dsn, server.Options{Jobs: jo})
+			b := newTestServer(t, dsn, server.Options{Jobs: jo})
+			single := newJobServer(t, server.JobOptions{})
+			r := rand.New(rand.NewPCG(5, 6))
+			ref := make([]float64, 200*3)
+			for i := range ref {
+				ref[i] = r.NormFloat64()
+			}
+			refNPY := npyFile(t, []int{200, 3}, ref)
+			_, up := a.uploadFile(t, "ref.npy", refNPY)
+			single.uploadFile(t, "ref.npy", refNPY)
+			body := fmt.Sprintf(`{"generators":["g0","g1","g2"],"ref":%q}`, up["id"])
+			var sa, ss struct{ ID string }
+			a.call(t, "POST", "/api/v1/selections", body, &sa)
+			single.call(t, "POST", "/api/v1/selections", body, &ss)
+			for step := range 24 {
+				via := []*testServer{a, b}[step%2]
+				var next, want struct{ Generator string }
+				via.call(t, "GET", "/api/v1/selections/"+sa.ID+"/next", nil, &next)
+				single.call(t, "GET", "/api/v1/selections/"+ss.ID+"/next", nil, &want)
+				if next != want {
+					t.Fatalf("step %d: replicas pick %s, one server %s", step, next.Generator, want.Generator)
+				}
+				batch := make([][]float64, 5)
+				for i := range batch {
+					batch[i] = []float64{float64(step%3) + r.NormFloat64(), r.NormFloat64(), r.NormFloat64()}
+				}
+				samples := map[string]any{"generator": next.Generator, "features": batch}
+				if code, raw := via.call(t, "POST", "/api/v1/selections/"+sa.ID+"/samples", samples, nil); code != 200 {
+					t.Fatalf("post via replica %d: %d %s", step%2, code, raw)
+				}
+				single.call(t, "POST", "/api/v1/selections/"+ss.ID+"/samples", samples, nil)
+			}
+			type gen struct {
+				Name                   string
+				Batches, Samples       int
+				Index, Estimate, Bonus *float64
+			}
+			var ga, gb, gs struct{ Generators []gen }
+			a.call(t, "GET", "/api/v1/selections/"+sa.ID, nil, &ga)
+			b.call(t, "GET", "/api/v1/selections/"+sa.ID, nil, &gb)
+			single.call(t, "GET", "/api/v1/selections/"+ss.ID, nil, &gs)
+			ja, _ := json.Marshal(ga)
+			jb, _ := json.Marshal(gb)
+			js, _ := json.Marshal(gs)
+			if string(ja) != string(js) || string(jb) != string(js) {
+				t.Errorf("states differ:\nA      %s\nB      %s\nsingle %s", ja, jb, js)
+			}
+		})
 	}
 }

@@ -99,7 +99,10 @@ func (s *Server) postSamples(w http.ResponseWriter, r *http.Request) {
 func (s *Server) dashboardSelections(ctx context.Context) ([]SelectionView, error) {
 	all, err := s.jobs.svc.Selections(ctx)
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		s.log.Warn("dashboard: selections left out", "err", err) // the others are shown
 	}
 	out := make([]SelectionView, 0, len(all))
 	for _, st := range all {

@@ -25,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) jobrun.Store) {
 	t.Run("Artifacts", func(t *testing.T) { testArtifacts(t, open(t)) })
 	t.Run("Uploads", func(t *testing.T) { testUploads(t, open(t)) })
 	t.Run("Selections", func(t *testing.T) { testSelections(t, open(t)) })
+	t.Run("SelectionConcurrentAppends", func(t *testing.T) { testConcurrentAppends(t, open(t)) })
 }
 
 var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
@@ -378,5 +379,66 @@ func testSelections(t *testing.T, s jobrun.Store) {
 	all, err := s.ListSelections(ctx)
 	if err != nil || len(all) != 2 || all[0].ID != "s0" || all[1].ID != "s1" || all[1].Seq != 2 {
 		t.Errorf("ListSelections = %+v, %v", all, err)
+	}
+}
+
+// testConcurrentAppends: writers racing for the next Seq (replicas
+// posting batches at once) each either append or get ErrConflict, never
+// another error, and the log ends with every batch once, without gaps.
+func testConcurrentAppends(t *testing.T, s jobrun.Store) {
+	ctx := context.Background()
+	if err := s.CreateSelection(ctx, jobrun.Selection{ID: "c", Config: []byte(`{}`), Created: at(0)}); err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 4, 8
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < each; {
+				sel, err := s.GetSelection(ctx, "c")
+				if err != nil {
+					errs <- err
+					return
+				}
+				b := jobrun.SelectionBatch{SelectionID: "c", Seq: sel.Seq + 1, Generator: w, Rows: 1, Cols: 1,
+					Data: []byte{byte(k), 0, 0, 0, 0, 0, 0, 0}, Created: at(int(sel.Seq + 1))}
+				switch err := s.AppendSelectionBatch(ctx, b); {
+				case err == nil:
+					k++
+				case errors.Is(err, jobrun.ErrConflict):
+				default:
+					errs <- fmt.Errorf("writer %d: %w (want nil or ErrConflict)", w, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	bs, err := s.SelectionBatches(ctx, "c", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perWriter := map[int]int{}
+	for i, b := range bs {
+		if b.Seq != int64(i+1) {
+			t.Fatalf("batch %d has Seq %d", i, b.Seq)
+		}
+		if int(b.Data[0]) != perWriter[b.Generator] {
+			t.Errorf("writer %d's batch %d stored as its %d-th", b.Generator, b.Data[0], perWriter[b.Generator])
+		}
+		perWriter[b.Generator]++
+	}
+	if len(bs) != writers*each {
+		t.Errorf("%d batches, want %d", len(bs), writers*each)
+	}
+	if sel, _ := s.GetSelection(ctx, "c"); sel.Seq != writers*each {
+		t.Errorf("Seq = %d, want %d", sel.Seq, writers*each)
 	}
 }
