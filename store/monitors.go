@@ -182,6 +182,11 @@ func (d *DB) InsertRows(ctx context.Context, monitor int64, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	leave, err := d.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -304,6 +309,11 @@ func (e *UnknownRowError) Error() string {
 // row that has one replaces it (a corrected label). An id the monitor
 // does not hold gives an *UnknownRowError and stores nothing.
 func (d *DB) SetLabels(ctx context.Context, monitor int64, labels []Label) error {
+	leave, err := d.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
