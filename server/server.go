@@ -305,6 +305,8 @@ func jsonError(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return job.Fieldf("", "request body: truncated JSON")
 	}
+	// encoding/json reports an unknown field (DisallowUnknownFields) with
+	// no error type of its own; its message is documented as this.
 	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		f = strings.Trim(f, `"`)
 		return job.Fieldf(f, "request body: unknown field {%s}", f)

@@ -10,6 +10,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Monitor is a deployed regression model watched chunk by chunk with its
@@ -58,10 +62,18 @@ func (d *DB) CreateMonitor(ctx context.Context, m *Monitor) error {
 }
 
 // isUniqueViolation recognises a unique-constraint failure of either
-// backend.
+// backend by its code: SQLite's extended result codes, Postgres's SQLSTATE
+// unique_violation.
 func isUniqueViolation(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "UNIQUE constraint failed") || strings.Contains(s, "SQLSTATE 23505")
+	var se *sqlite.Error
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &se):
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	case errors.As(err, &pe):
+		return pe.Code == "23505"
+	}
+	return false
 }
 
 const monitorCols = `m.id, m.name, m.model, m.chunk_size, m.period, m.created_at,
