@@ -306,7 +306,8 @@ func jsonError(err error) error {
 		return job.Fieldf("", "request body: truncated JSON")
 	}
 	// encoding/json reports an unknown field (DisallowUnknownFields) with
-	// no error type of its own; its message is documented as this.
+	// no error type of its own, as `json: unknown field "NAME"` since Go
+	// 1.10; should that change, the error stays a 400, without the field.
 	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		f = strings.Trim(f, `"`)
 		return job.Fieldf(f, "request body: unknown field {%s}", f)
