@@ -148,3 +148,66 @@ func TestIsLoopback(t *testing.T) {
 		}
 	}
 }
+
+// The sign-in cookie opens the dashboard's pages (GET), never a change:
+// a forged cross-site POST carrying it is refused.
+func TestLoginCookie(t *testing.T) {
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "s3cret"})
+	id := ts.createMonitor(t, "m", map[string]any{"chunk_size": 10})
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	login := func(tok string) *http.Response {
+		resp, err := noRedirect.PostForm(ts.URL+"/login", map[string][]string{"token": {tok}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := login("wrong"); resp.StatusCode != 401 || len(resp.Cookies()) != 0 {
+		t.Fatalf("wrong token: %d with %d cookies", resp.StatusCode, len(resp.Cookies()))
+	}
+	resp := login("s3cret")
+	if resp.StatusCode != 303 || len(resp.Cookies()) != 1 || !resp.Cookies()[0].HttpOnly || resp.Cookies()[0].SameSite != http.SameSiteStrictMode {
+		t.Fatalf("sign-in: %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+	cookie := resp.Cookies()[0]
+	send := func(method, path, body string) int {
+		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+		req.AddCookie(cookie)
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := send("GET", "/", ""); code != 200 {
+		t.Errorf("dashboard with the cookie: %d", code)
+	}
+	if code := send("GET", fmt.Sprintf("/api/v1/monitors/%d/chunks", id), ""); code != 200 {
+		t.Errorf("chunks with the cookie: %d", code)
+	}
+	if code := send("POST", fmt.Sprintf("/api/v1/monitors/%d/rows", id), `{"rows":[{"id":"x","features":{"x":1,"noise_feature":1},"prediction":1}]}`); code != 401 {
+		t.Errorf("POST with only the cookie: %d, want 401", code)
+	}
+	// A browser without it is sent to the form.
+	req, _ := http.NewRequest("GET", ts.URL+"/", nil)
+	req.Header.Set("Accept", "text/html")
+	r2, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.Body.Close()
+	if r2.StatusCode != 303 || r2.Header.Get("Location") != "/login" {
+		t.Errorf("browser without a cookie: %d to %q", r2.StatusCode, r2.Header.Get("Location"))
+	}
+}
+
+// Every phase of a connection has a timeout (no slow-loris).
+func TestHTTPServerTimeouts(t *testing.T) {
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{})
+	hs := ts.srv.HTTPServer("127.0.0.1:0")
+	if hs.ReadHeaderTimeout <= 0 || hs.ReadTimeout <= 0 || hs.WriteTimeout <= 0 || hs.IdleTimeout <= 0 || hs.MaxHeaderBytes <= 0 {
+		t.Fatalf("timeouts %v %v %v %v, max header %d", hs.ReadHeaderTimeout, hs.ReadTimeout, hs.WriteTimeout, hs.IdleTimeout, hs.MaxHeaderBytes)
+	}
+}
