@@ -31,6 +31,7 @@ func (s *Server) routeMonitors(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/v1/monitors", s.createMonitor)
 	mux.HandleFunc("GET /api/v1/monitors", s.listMonitors)
 	mux.HandleFunc("GET /api/v1/monitors/{id}", s.getMonitor)
+	mux.HandleFunc("DELETE /api/v1/monitors/{id}", s.deleteMonitor)
 	mux.HandleFunc("POST /api/v1/monitors/{id}/rows", s.postRows)
 	mux.HandleFunc("POST /api/v1/monitors/{id}/labels", s.postLabels)
 	mux.HandleFunc("GET /api/v1/monitors/{id}/chunks", s.getChunks)
@@ -161,6 +162,22 @@ func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, http.StatusOK, v)
+}
+
+// deleteMonitor removes a monitor with its rows and labels: 204.
+func (s *Server) deleteMonitor(w http.ResponseWriter, r *http.Request) {
+	m, err := s.lookupMonitor(r)
+	if err == nil {
+		err = s.store.DeleteMonitor(r.Context(), m.ID)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.models.Delete(m.ID)
+	s.metrics.rows.DeleteLabelValues(m.Name)
+	s.metrics.labels.DeleteLabelValues(m.Name)
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // model returns the decoded check model of m, cached: a monitor's model

@@ -265,3 +265,24 @@ func TestCreateMonitorRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestDeleteMonitor(t *testing.T) {
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{})
+	id := ts.createMonitor(t, "gone", map[string]any{"chunk_size": 10})
+	ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", id), rowsBody(genRows(15, 0, 1, "r", time.Time{}), false), nil)
+	if code, raw := ts.call(t, "DELETE", fmt.Sprintf("/api/v1/monitors/%d", id), nil, nil); code != 204 {
+		t.Fatalf("delete: %d %s", code, raw)
+	}
+	for _, p := range []string{"", "/chunks"} {
+		if code, _ := ts.call(t, "GET", fmt.Sprintf("/api/v1/monitors/%d%s", id, p), nil, nil); code != 404 {
+			t.Errorf("GET %s after delete: %d, want 404", p, code)
+		}
+	}
+	if code, _ := ts.call(t, "DELETE", fmt.Sprintf("/api/v1/monitors/%d", id), nil, nil); code != 404 {
+		t.Errorf("second delete: %d, want 404", code)
+	}
+	if _, raw := ts.call(t, "GET", "/metrics", nil, nil); strings.Contains(string(raw), `monitor="gone"`) {
+		t.Errorf("metrics still report the deleted monitor")
+	}
+	ts.createMonitor(t, "gone", map[string]any{"chunk_size": 10}) // the name is free again
+}

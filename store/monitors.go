@@ -488,3 +488,33 @@ func (d *DB) LastChunk(ctx context.Context, monitor int64, size int) (int, *Seri
 	slices.Reverse(s.Realized)
 	return n, s, nil
 }
+
+// DeleteMonitor removes a monitor with its rows and labels, in one
+// transaction; a missing one is an error wrapping ErrNotFound.
+func (d *DB) DeleteMonitor(ctx context.Context, id int64) error {
+	leave, err := d.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// Rows first, explicitly: the foreign key's cascade would do it, but
+	// only where the connection enforces foreign keys.
+	if _, err := tx.ExecContext(ctx, d.q("DELETE FROM monitor_rows WHERE monitor_id = ?"), id); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, d.q("DELETE FROM monitors WHERE id = ?"), id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("%w: no monitor %d", ErrNotFound, id)
+	}
+	return tx.Commit()
+}

@@ -108,6 +108,23 @@ func TestMonitors(t *testing.T) {
 		if err != nil || len(ms) != 2 || ms[0].Name != "alpha" || ms[1].Name != "beta" {
 			t.Fatalf("monitors %v, %v", ms, err)
 		}
+		// Deleting one takes its rows and frees its name.
+		if err := db.InsertRows(ctx, a.ID, rows("r", 5, time.Time{})); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.DeleteMonitor(ctx, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.DeleteMonitor(ctx, a.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("second delete: %v, want ErrNotFound", err)
+		}
+		if s, err := db.Series(ctx, a.ID, false); err != nil || len(s.Estimates) != 0 {
+			t.Fatalf("rows of a deleted monitor: %d, %v", len(s.Estimates), err)
+		}
+		again := &store.Monitor{Name: "alpha", Model: []byte("{}"), ChunkSize: 2}
+		if err := db.CreateMonitor(ctx, again); err != nil || again.ID == a.ID {
+			t.Fatalf("name of a deleted monitor: %v (id %d, old %d)", err, again.ID, a.ID)
+		}
 	})
 }
 
