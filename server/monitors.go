@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -314,7 +315,7 @@ func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON)
 		}
 		if len(row.Features) != d {
 			for name := range row.Features {
-				if !contains(names, name) {
+				if !slices.Contains(names, name) {
 					return nil, rowError("rows", i, row.ID, "features."+name, "not a feature of the model (its features: %v)", names)
 				}
 			}
@@ -355,15 +356,6 @@ func orValue(f jsonFloat) string {
 		return f.bad
 	}
 	return strconv.FormatFloat(f.v, 'g', -1, 64)
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 type labelJSON struct {
