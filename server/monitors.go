@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -313,8 +314,8 @@ func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON)
 			}
 			feat[j] = v.v
 		}
-		if len(row.Features) != d {
-			for name := range row.Features {
+		if len(row.Features) != d { // an extra column; name the first in order
+			for _, name := range slices.Sorted(maps.Keys(row.Features)) {
 				if !slices.Contains(names, name) {
 					return nil, rowError("rows", i, row.ID, "features."+name, "not a feature of the model (its features: %v)", names)
 				}
