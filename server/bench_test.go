@@ -3,10 +3,12 @@ package server_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -138,6 +140,34 @@ func BenchmarkIngest50Clients(b *testing.B) {
 			b.ReportMetric(float64(b.N*benchBatch)/elapsed.Seconds(), "rows/s")
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds())/1000, "p99-ms")
+		})
+	}
+}
+
+// BenchmarkRead measures what a monitor of 100,000 rows costs to read:
+// GET .../chunks (every row, every chunk) and a /metrics scrape (the
+// latest chunk only, for a chunk-size monitor).
+func BenchmarkRead(b *testing.B) {
+	ts, url := benchServer(b, "sqlite")
+	for _, body := range benchBodies(100, "r") {
+		if err := postBody(ts.Client(), url, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+	chunksURL := strings.TrimSuffix(url, "/rows") + "/chunks"
+	for _, c := range []struct{ name, url string }{{"chunks", chunksURL}, {"metrics", ts.URL + "/metrics"}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				resp, err := ts.Client().Get(c.url)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatal(resp.Status)
+				}
+			}
 		})
 	}
 }

@@ -171,6 +171,10 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 		JobsErr       string
 	}{page: s.page("Dashboard", 30)}
 	for _, m := range ms {
+		if err := s.store.Counts(ctx, &m); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		c, err := s.monitorCard(ctx, m, 560, 230)
 		if err != nil {
 			s.writeError(w, r, err)

@@ -131,6 +131,10 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 		Monitors []monitorJSON `json:"monitors"`
 	}{Monitors: []monitorJSON{}}
 	for i := range ms {
+		if err := s.store.Counts(r.Context(), &ms[i]); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		v, err := s.monitorView(&ms[i])
 		if err != nil {
 			s.writeError(w, r, err)

@@ -76,9 +76,8 @@ func isUniqueViolation(err error) bool {
 	return false
 }
 
-const monitorCols = `m.id, m.name, m.model, m.chunk_size, m.period, m.created_at,
-	(SELECT COUNT(*) FROM monitor_rows r WHERE r.monitor_id = m.id),
-	(SELECT COUNT(target) FROM monitor_rows r WHERE r.monitor_id = m.id)`
+// monitorCols are a monitor's columns, its counts left 0 (see Counts).
+const monitorCols = "m.id, m.name, m.model, m.chunk_size, m.period, m.created_at, 0, 0"
 
 func scanMonitor(sc interface{ Scan(...any) error }) (Monitor, error) {
 	var m Monitor
@@ -95,8 +94,7 @@ func scanMonitor(sc interface{ Scan(...any) error }) (Monitor, error) {
 // ErrNotFound. Ingestion looks a monitor up per batch, and counting would
 // make that cost grow with the rows stored.
 func (d *DB) Monitor(ctx context.Context, id int64) (*Monitor, error) {
-	const cols = "m.id, m.name, m.model, m.chunk_size, m.period, m.created_at, 0, 0"
-	m, err := scanMonitor(d.r.QueryRowContext(ctx, d.q("SELECT "+cols+" FROM monitors m WHERE m.id = ?"), id))
+	m, err := scanMonitor(d.r.QueryRowContext(ctx, d.q("SELECT "+monitorCols+" FROM monitors m WHERE m.id = ?"), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: no monitor %d", ErrNotFound, id)
 	}
@@ -108,10 +106,13 @@ func (d *DB) Monitor(ctx context.Context, id int64) (*Monitor, error) {
 
 // Counts fills in m.Rows and m.Labelled.
 func (d *DB) Counts(ctx context.Context, m *Monitor) error {
-	return d.r.QueryRowContext(ctx, d.q("SELECT COUNT(*), COUNT(target) FROM monitor_rows WHERE monitor_id = ?"), m.ID).Scan(&m.Rows, &m.Labelled)
+	// Two counts, each from an index (the labelled rows' is partial).
+	return d.r.QueryRowContext(ctx, d.q(`SELECT (SELECT COUNT(*) FROM monitor_rows WHERE monitor_id = ?),
+		(SELECT COUNT(*) FROM monitor_rows WHERE monitor_id = ? AND target IS NOT NULL)`), m.ID, m.ID).Scan(&m.Rows, &m.Labelled)
 }
 
-// Monitors returns every monitor, in order of creation.
+// Monitors returns every monitor, in order of creation, without
+// counting their rows (see Counts).
 func (d *DB) Monitors(ctx context.Context) ([]Monitor, error) {
 	rows, err := d.r.QueryContext(ctx, "SELECT "+monitorCols+" FROM monitors m ORDER BY m.id")
 	if err != nil {
