@@ -264,13 +264,17 @@ func TestServeDurableUnderSIGKILL(t *testing.T) {
 			}
 		})
 	}
-	for {
+	for deadline := time.Now().Add(60 * time.Second); ; {
 		time.Sleep(50 * time.Millisecond)
 		mu.Lock()
 		n := len(acked)
 		mu.Unlock()
 		if n >= 40 {
 			break
+		}
+		if time.Now().After(deadline) {
+			p.cmd.Process.Kill()
+			t.Fatalf("%d batches acknowledged in 60 s:\n%s", n, p.log())
 		}
 	}
 	time.Sleep(time.Duration(rand.IntN(30)) * time.Millisecond) // land mid-request
