@@ -21,7 +21,7 @@ func init() { extraCommands = append(extraCommands, newServeCmd) }
 
 func newServeCmd() *cobra.Command {
 	var addr, db, tokenEnv, dataDir string
-	var workers int
+	var workers, maxBodyMB int
 	var allowURLs, secretEnvs []string
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -44,7 +44,10 @@ server down gracefully.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			jobs := server.JobOptions{DataDir: dataDir, Workers: workers, AllowedBaseURLs: allowURLs, Secret: secretLookup(secretEnvs)}
-			return runServe(cmd.Context(), addr, db, tokenEnv, jobs, cmd.ErrOrStderr())
+			if maxBodyMB < 1 {
+				return badUsage("serve: --max-body-mb %d must be at least 1", maxBodyMB)
+			}
+			return runServe(cmd.Context(), addr, db, tokenEnv, int64(maxBodyMB)<<20, jobs, cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -53,6 +56,7 @@ server down gracefully.`,
 	f.StringVar(&tokenEnv, "token-env", "", "name of the environment variable holding the bearer token (required beyond loopback)")
 	f.StringVar(&dataDir, "data-dir", "", "directory of uploaded job inputs; replicas share it (default: DB.data beside a SQLite file, ./genlens-data with Postgres)")
 	f.IntVar(&workers, "workers", 1, "jobs this process runs at once")
+	f.IntVar(&maxBodyMB, "max-body-mb", int(server.DefaultMaxBody>>20), "largest JSON request body in MiB (a rows batch, a monitor with its model file)")
 	f.StringSliceVar(&allowURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai); none: no outbound calls")
 	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")
 	return cmd
@@ -72,7 +76,7 @@ func secretLookup(names []string) func(string) (string, bool) {
 	}
 }
 
-func runServe(ctx context.Context, addr, db, tokenEnv string, jobs server.JobOptions, stderr interface{ Write([]byte) (int, error) }) error {
+func runServe(ctx context.Context, addr, db, tokenEnv string, maxBody int64, jobs server.JobOptions, stderr interface{ Write([]byte) (int, error) }) error {
 	var token string
 	if tokenEnv != "" {
 		token = os.Getenv(tokenEnv)
@@ -98,7 +102,7 @@ func runServe(ctx context.Context, addr, db, tokenEnv string, jobs server.JobOpt
 		return err
 	}
 	defer st.Close()
-	srv, err := server.New(ctx, server.Options{Store: st, Token: token, Logger: log, Jobs: jobs})
+	srv, err := server.New(ctx, server.Options{Store: st, Token: token, Logger: log, Jobs: jobs, MaxBody: maxBody})
 	if err != nil {
 		return err
 	}
