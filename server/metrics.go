@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -96,6 +97,21 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			// A panic in a handler is a bug: log it with its stack and
+			// answer 500 rather than drop the connection (net/http's
+			// default). http.ErrAbortHandler keeps its meaning.
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				if sw.code == 0 {
+					s.writeJSON(sw, http.StatusInternalServerError, errorBody{Error: "internal error (logged by the server)", Kind: "internal"})
+				}
+				s.metrics.latency.WithLabelValues("panic", "500").Observe(time.Since(start).Seconds())
+			}
+		}()
 		next.ServeHTTP(sw, r)
 		route := r.Pattern
 		if route == "" || sw.code == http.StatusUnauthorized {
