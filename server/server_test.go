@@ -211,3 +211,18 @@ func TestHTTPServerTimeouts(t *testing.T) {
 		t.Fatalf("timeouts %v %v %v %v, max header %d", hs.ReadHeaderTimeout, hs.ReadTimeout, hs.WriteTimeout, hs.IdleTimeout, hs.MaxHeaderBytes)
 	}
 }
+
+// Names are text on every page, never markup: the dashboard escapes a
+// monitor named like a script in its card, its chart's title and its page.
+func TestDashboardEscapes(t *testing.T) {
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{})
+	name := `<script>alert("x")</script>`
+	id := ts.createMonitor(t, name, map[string]any{"chunk_size": 5})
+	ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", id), rowsBody(genRows(12, 0, 1, "r", time.Time{}), false), nil)
+	for _, p := range []string{"/", fmt.Sprintf("/monitors/%d", id)} {
+		code, raw := ts.call(t, "GET", p, nil, nil)
+		if code != 200 || strings.Contains(string(raw), "<script>") || !strings.Contains(string(raw), "&lt;script&gt;") {
+			t.Errorf("GET %s: %d, raw script tag or no escaped name", p, code)
+		}
+	}
+}
