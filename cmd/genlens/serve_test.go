@@ -35,6 +35,15 @@ var (
 	binErr  error
 )
 
+// TestMain removes the binary the serve tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 func serveBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
