@@ -254,6 +254,7 @@ func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest)
 		if err != nil {
 			return nil, err
 		}
+		cfg.HTTPClient = env.HTTPClient
 		if client, err = openai.New(cfg); err != nil {
 			return nil, err
 		}
