@@ -320,3 +320,18 @@ func TestBarsLongLabels(t *testing.T) {
 		t.Fatalf("no chart: %v", err)
 	}
 }
+
+// Long file names as heatmap labels (correlate --out with long paths, the
+// service's upload ids) once squeezed the plot to a negative size.
+func TestHeatmapLongLabels(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "h.png")
+	long := strings.Repeat("0123456789abcdef", 5) // 80 characters
+	labels := []string{long + "_a.npy", long + "_b.npy", long + "_c.npy"}
+	m := [][]float64{{1, 0.5, 0.2}, {0.5, 1, 0.1}, {0.2, 0.1, 1}}
+	if err := Heatmap(p, "correlation", m, labels, -1, 1); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+		t.Fatalf("no chart: %v", err)
+	}
+}

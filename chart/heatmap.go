@@ -73,6 +73,13 @@ func Heatmap(path, title string, m [][]float64, labels []string, lo, hi float64)
 	if len(labels) != n {
 		return fmt.Errorf("chart: heatmap: %d labels for a %d×%d matrix", len(labels), n, n)
 	}
+	// Long names (file paths, upload ids) would leave the matrix no room:
+	// cut their middle, where names of one run differ least.
+	short := make([]string, n)
+	for i, l := range labels {
+		short[i] = middleEllipsis(l, maxHeatmapLabel)
+	}
+	labels = short
 	lo, hi, err := colorRange(m, lo, hi)
 	if err != nil {
 		return err
@@ -348,3 +355,7 @@ func (g noGlyphs) Plot(c draw.Canvas, p *plot.Plot) { g.p.Plot(c, p) }
 func (g noGlyphs) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return g.p.DataRange()
 }
+
+// maxHeatmapLabel is the longest row or column name a heatmap draws, in
+// runes; longer names lose their middle.
+const maxHeatmapLabel = 28
