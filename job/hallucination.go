@@ -81,6 +81,11 @@ func (r *HallucinationSimulateRequest) plan() ([]int, hallucination.TaskFunc, er
 		m, err := linearModel(r.Features, r.Noise, r.PriorScale)
 		return ns, m.Task, err
 	}
+	// The model holds a Dirichlet draw per group and label: bound both
+	// before allocating (a labels of 1e8 took 0.8 GB inside Validate).
+	if r.Groups > maxCategories || r.Labels > maxCategories || r.Groups*r.Labels > maxCategoryCells {
+		return nil, nil, Fieldf("groups", "{groups} %d, {labels} %d: want each at most %d and their product at most %d", r.Groups, r.Labels, maxCategories, maxCategoryCells)
+	}
 	m := categorical.Symmetric(r.Groups, r.Labels, r.Alpha)
 	if err := m.Validate(); err != nil {
 		return nil, nil, Fieldf("groups", "{groups} %d, {labels} %d, {alpha} %v: %s", r.Groups, r.Labels, r.Alpha, err)
@@ -95,8 +100,10 @@ func (r *HallucinationSimulateRequest) plan() ([]int, hallucination.TaskFunc, er
 // 9e18 must fail as bad input rather than exhaust memory (the paper uses
 // 200 tasks and 100 extra examples).
 const (
-	maxTasks = 1_000_000
-	maxExtra = 100_000
+	maxCategories    = 1 << 16
+	maxCategoryCells = 1 << 22
+	maxTasks         = 1_000_000
+	maxExtra         = 100_000
 )
 
 func checkDraws(eps float64, m, k, extra, min int) error {

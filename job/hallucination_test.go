@@ -147,6 +147,8 @@ func TestHallucinationSimulateValidate(t *testing.T) {
 		{"ns range", "ns", "[0, 100000]", func(r *HallucinationSimulateRequest) { r.Ns = "-1" }},
 		{"features", "features", "{features}: ", func(r *HallucinationSimulateRequest) { r.Features = "poly:x" }},
 		{"noise", "noise", "{noise} 0, {prior_scale} 1", func(r *HallucinationSimulateRequest) { r.Noise = 0 }},
+		{"labels 1e8", "groups", "{labels} 100000000: want each at most 65536", func(r *HallucinationSimulateRequest) { r.Model, r.Labels = "categorical", 1e8 }},
+		{"groups x labels", "groups", "product at most 4194304", func(r *HallucinationSimulateRequest) { r.Model, r.Groups, r.Labels = "categorical", 1<<16, 1<<16 }},
 		{"labels", "groups", "{labels} 1", func(r *HallucinationSimulateRequest) { r.Model, r.Labels = "categorical", 1 }},
 		{"alpha", "groups", "{alpha} -1", func(r *HallucinationSimulateRequest) { r.Model, r.Alpha = "categorical", -1 }},
 	} {
