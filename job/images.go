@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -237,7 +238,7 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 		}
 		if len(batch) > 0 {
 			if x.model == nil {
-				m, err := inception.Load(x.weights)
+				m, err := loadModel(x.weights)
 				if err != nil {
 					return err
 				}
@@ -287,6 +288,34 @@ func (x *extractor) info(start time.Time) *ImagesInfo {
 	}
 	return &ImagesInfo{Mode: string(x.mode), Weights: x.weights, Images: x.cached + x.computed, Cached: x.cached,
 		Computed: x.computed, Seconds: Num(time.Since(start).Seconds())}
+}
+
+// lastModel keeps the most recently loaded network for the jobs that
+// follow in the same process (a service, the tests): unpickling and
+// folding 95 MB of weights takes seconds. One model at a time bounds the
+// memory; a weights file changed on disk is loaded again.
+var lastModel struct {
+	sync.Mutex
+	key   string
+	model *inception.Model
+}
+
+func loadModel(path string) (*inception.Model, error) {
+	key := path
+	if st, err := os.Stat(path); err == nil {
+		key = fmt.Sprintf("%s\x00%d\x00%d", path, st.Size(), st.ModTime().UnixNano())
+	}
+	lastModel.Lock()
+	defer lastModel.Unlock()
+	if lastModel.key == key {
+		return lastModel.model, nil
+	}
+	m, err := inception.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	lastModel.key, lastModel.model = key, m
+	return m, nil
 }
 
 // folders lists the folders among paths (nil entries for the others) and
