@@ -61,6 +61,12 @@ func OpenFeatureCache(dir string, mode Mode, out Output, weightsHash string) *Fe
 	return &FeatureCache{dir: filepath.Join(dir, "features", hex.EncodeToString(h[:12])), dim: out.Dim()}
 }
 
+// Exists reports whether any entry was ever stored with these settings.
+func (c *FeatureCache) Exists() bool {
+	st, err := os.Stat(c.dir)
+	return err == nil && st.IsDir()
+}
+
 // Dir returns the directory holding this cache's entries.
 func (c *FeatureCache) Dir() string { return c.dir }
 

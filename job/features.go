@@ -19,13 +19,13 @@ import (
 // torch-fidelity) computes them (see package inception). Start from
 // NewFeaturesRequest, which holds the command line's defaults.
 type FeaturesRequest struct {
-	Input     string `json:"input"`             // folder of images
-	Dims      string `json:"dims"`              // 64, 192, 768, 2048, logits or logits_unbiased
-	Mode      string `json:"mode"`              // pytorch-fid or tf
-	Weights   string `json:"weights,omitempty"` // .pth file; default: $GENLENS_WEIGHTS, cache, download
-	Batch     int    `json:"batch"`             // images decoded and run together
-	Workers   int    `json:"workers"`           // goroutines; 0: one per CPU
-	Recursive bool   `json:"recursive"`         // descend into subfolders
+	Input     string `json:"input"`              // folder of images
+	Dims      string `json:"dims"`               // 64, 192, 768, 2048, logits or logits_unbiased
+	Mode      string `json:"mode"`               // pytorch-fid or tf
+	Weights   string `json:"weights,omitempty"`  // .pth file; default: $GENLENS_WEIGHTS, cache, download
+	Batch     int    `json:"batch"`              // images decoded and run together
+	Workers   int    `json:"workers"`            // goroutines; 0: one per CPU
+	Recursive bool   `json:"recursive"`          // descend into subfolders
 	NoCache   bool   `json:"no_cache,omitempty"` // neither read nor write the feature cache
 }
 

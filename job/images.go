@@ -185,6 +185,17 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 	}
 	fsys := x.env.fsys()
 	cache := x.cache(out)
+	if x.model == nil && (cache == nil || !cache.Exists()) {
+		// Nothing cached with these weights yet: load them before any
+		// image, so that a bad weights file is reported first. With
+		// entries under their hash, they loaded before, and a run that
+		// only hits the cache need not spend seconds loading them.
+		m, err := loadModel(x.weights)
+		if err != nil {
+			return err
+		}
+		x.model = m
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	ch := make(chan *prepared, 1)
 	defer func() {
