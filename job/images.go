@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -99,6 +100,14 @@ type extractor struct {
 	warned  sync.Once
 
 	cached, computed int // images read from the cache, run through the network
+
+	// Where the time goes: decoding and preprocessing summed over the
+	// workers (it overlaps the network), the network, waiting for
+	// decoded images (the part of decoding the network did not hide),
+	// the consumer of the features, and loading and hashing the weights.
+	decodeNS            atomic.Int64
+	network, wait, sink time.Duration
+	load                time.Duration
 }
 
 // newExtractor validates opt for cmd; batch names the field of Batch.
@@ -130,6 +139,8 @@ func (x *extractor) prepare(ctx context.Context) error {
 		return err
 	}
 	x.weights = w
+	t0 := time.Now()
+	defer func() { x.load += time.Since(t0) }()
 	if !x.opt.NoCache {
 		// 95 MB at a few hundred MB/s: a fraction of a second, once.
 		if x.whash, err = inception.HashWeights(w); err != nil {
@@ -190,7 +201,9 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 		// image, so that a bad weights file is reported first. With
 		// entries under their hash, they loaded before, and a run that
 		// only hits the cache need not spend seconds loading them.
+		t0 := time.Now()
 		m, err := loadModel(x.weights)
+		x.load += time.Since(t0)
 		if err != nil {
 			return err
 		}
@@ -221,7 +234,9 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 						}
 					}
 				}
+				t0 := time.Now()
 				img, err := inception.LoadImageFS(fsys, name, x.mode)
+				x.decodeNS.Add(int64(time.Since(t0)))
 				p.imgs[i] = img
 				return err
 			})
@@ -235,7 +250,13 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 			}
 		}
 	}()
-	for p := range ch {
+	for {
+		t0 := time.Now()
+		p, ok := <-ch
+		x.wait += time.Since(t0)
+		if !ok {
+			break
+		}
 		if p.err != nil {
 			return p.err
 		}
@@ -249,13 +270,17 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 		}
 		if len(batch) > 0 {
 			if x.model == nil {
+				t0 := time.Now()
 				m, err := loadModel(x.weights)
+				x.load += time.Since(t0)
 				if err != nil {
 					return err
 				}
 				x.model = m
 			}
+			t0 := time.Now()
 			fs, err := x.model.Forward(ctx, batch, x.opt.Workers)
+			x.network += time.Since(t0)
 			if err != nil {
 				return err
 			}
@@ -271,7 +296,10 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 			}
 		}
 		x.cached += len(p.feats) - len(batch)
-		if err := sink(p.feats); err != nil {
+		t0 = time.Now()
+		err := sink(p.feats)
+		x.sink += time.Since(t0)
+		if err != nil {
 			return err
 		}
 		tick(len(p.feats))
@@ -288,7 +316,18 @@ type ImagesInfo struct {
 	Images   int    `json:"images"`
 	Cached   int    `json:"cached"`   // features read from the feature cache
 	Computed int    `json:"computed"` // images run through the network
-	Seconds  Num    `json:"seconds"`
+	Seconds  Num    `json:"seconds"`  // from listing the folders to the last feature
+	// Where the seconds went. Decoding runs on worker goroutines while
+	// the network runs, so DecodeSeconds (summed over workers) overlaps
+	// NetworkSeconds; WaitSeconds is the network waiting for decoded
+	// images. FeatureSeconds is the consumer of the features (the
+	// streaming mean and covariance), WeightsSeconds hashing and loading
+	// the weights.
+	DecodeSeconds  Num `json:"decode_seconds"`
+	NetworkSeconds Num `json:"network_seconds"`
+	WaitSeconds    Num `json:"wait_seconds"`
+	FeatureSeconds Num `json:"feature_seconds"`
+	WeightsSeconds Num `json:"weights_seconds"`
 }
 
 // info returns the ImagesInfo of what x did so far, nil when it saw no
@@ -298,7 +337,9 @@ func (x *extractor) info(start time.Time) *ImagesInfo {
 		return nil
 	}
 	return &ImagesInfo{Mode: string(x.mode), Weights: x.weights, Images: x.cached + x.computed, Cached: x.cached,
-		Computed: x.computed, Seconds: Num(time.Since(start).Seconds())}
+		Computed: x.computed, Seconds: Num(time.Since(start).Seconds()),
+		DecodeSeconds: Num(time.Duration(x.decodeNS.Load()).Seconds()), NetworkSeconds: Num(x.network.Seconds()),
+		WaitSeconds: Num(x.wait.Seconds()), FeatureSeconds: Num(x.sink.Seconds()), WeightsSeconds: Num(x.load.Seconds())}
 }
 
 // lastModel keeps the most recently loaded network for the jobs that

@@ -255,6 +255,6 @@ func imagesLine(w io.Writer, im *job.ImagesInfo) {
 	if im == nil {
 		return
 	}
-	fmt.Fprintf(w, "images: %d (%d from the feature cache, %d through the network), mode %s, %.1f s\n",
-		im.Images, im.Cached, im.Computed, im.Mode, float64(im.Seconds))
+	fmt.Fprintf(w, "images: %d (%d from the feature cache, %d through the network), mode %s, %.1f s (network %.1f s, waiting for decoding %.1f s)\n",
+		im.Images, im.Cached, im.Computed, im.Mode, float64(im.Seconds), float64(im.NetworkSeconds), float64(im.WaitSeconds))
 }
