@@ -193,8 +193,16 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		}
 		return nil, &dataio.InputError{File: req.Fake, Msg: fmt.Sprintf("%s dimension %d, %s", what, out.Dim, other)}
 	}
+	// Progress after the images, a stage per metric: fid (the two
+	// covariances, then the distance), kid (its subsets), mmd and cms.
 	if want[frechet.MetricFID] {
+		env.progress(0, 3)
+		real.gaussian()
+		env.progress(1, 3)
+		fake.gaussian()
+		env.progress(2, 3)
 		d, err := frechet.Distance(real.gaussian(), fake.gaussian())
+		env.progress(3, 3)
 		if err != nil {
 			return nil, compareFault(real, fake, err)
 		}
@@ -205,7 +213,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		return nil, err
 	}
 	if want[frechet.MetricKID] {
-		m, s, err := frechet.KID(ctx, real.rows, fake.rows, req.KIDSubsets, req.KIDSubsetSize, req.Seed)
+		m, s, err := frechet.KIDProgress(ctx, real.rows, fake.rows, req.KIDSubsets, req.KIDSubsetSize, req.Seed, env.Progress)
 		if err != nil {
 			return nil, err
 		}
@@ -223,6 +231,13 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 			return nil, err
 		}
 		out.Kernel = k.String()
+		steps, done := 0, 0
+		for _, m := range []frechet.Metric{frechet.MetricMMD, frechet.MetricCMS} {
+			if want[m] {
+				steps++
+			}
+		}
+		env.progress(0, steps)
 		if want[frechet.MetricMMD] {
 			v, err := kscore.MMD2(k, real.rows, fake.rows)
 			if err != nil {
@@ -230,6 +245,8 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 			}
 			n := Num(v)
 			out.MMD2 = &n
+			done++
+			env.progress(done, steps)
 		}
 		if want[frechet.MetricCMS] {
 			v, err := kscore.CMS(k, real.rows, fake.rows)
@@ -238,6 +255,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 			}
 			n := Num(v)
 			out.CMS = &n
+			env.progress(done+1, steps)
 		}
 	}
 	return out, nil

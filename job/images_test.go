@@ -33,9 +33,20 @@ func TestCompareDefaultIsFID(t *testing.T) {
 	if res.FID == nil || res.KID != nil || res.MMD2 != nil || res.CMS != nil {
 		t.Errorf("default metrics: fid %v kid %v mmd %v cms %v; want fid alone", res.FID, res.KID, res.MMD2, res.CMS)
 	}
-	req.Metrics = "all"
+	// Every metric reports its progress as a stage that ends complete.
+	var ends [][2]int
+	env.Progress = func(d, n int) {
+		if d == 0 {
+			ends = append(ends, [2]int{0, n})
+		}
+		ends[len(ends)-1][0] = d
+	}
+	req.Metrics, req.KIDSubsets, req.KIDSubsetSize = "all", 7, 30
 	if res, err = Compare(context.Background(), env, req); err != nil {
 		t.Fatal(err)
+	}
+	if len(ends) != 3 || ends[0] != [2]int{3, 3} || ends[1][0] != ends[1][1] || ends[1][1] < 7 || ends[2] != [2]int{2, 2} {
+		t.Errorf("progress stages (done, total) = %v; want fid (3, 3), kid (n, n ≥ 7 subsets), mmd and cms (2, 2)", ends)
 	}
 	if res.FID == nil || res.KID == nil || res.MMD2 == nil || res.CMS == nil {
 		t.Errorf("--metrics all: fid %v kid %v mmd %v cms %v; want all four", res.FID, res.KID, res.MMD2, res.CMS)

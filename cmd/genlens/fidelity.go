@@ -53,7 +53,11 @@ images seen before come from the feature cache (--no-cache: off).`,
 			if err := resolveWeights(cmd, &f.Weights, f.In); err != nil {
 				return err
 			}
-			report, finish := stageBars(cmd.ErrOrStderr(), "images")
+			stage := "rows"
+			if anyFolder(f.In) {
+				stage = "images"
+			}
+			report, finish := stageBars(cmd.ErrOrStderr(), stage)
 			res, err := job.Stats(cmd.Context(), job.CLIEnv(report, nil), f)
 			finish()
 			if err != nil {
@@ -130,7 +134,7 @@ a second comparison against the same real folder skips the network
 			if err := resolveWeights(cmd, &f.Weights, f.Real, f.Fake); err != nil {
 				return err
 			}
-			report, finish := stageBars(cmd.ErrOrStderr(), "images")
+			report, finish := stageBars(cmd.ErrOrStderr(), compareStages(f)...)
 			res, err := job.Compare(cmd.Context(), job.CLIEnv(report, nil), f)
 			finish()
 			if err != nil {
@@ -160,6 +164,37 @@ a second comparison against the same real folder skips the network
 	return cmd
 }
 
+// compareStages names the progress stages of job.Compare in order:
+// images when a side is a folder, then fid, kid and mmd/cms as asked for.
+func compareStages(f job.CompareRequest) []string {
+	var st []string
+	if anyFolder(f.Real, f.Fake) {
+		st = append(st, "images")
+	}
+	m := strings.ToLower(f.Metrics)
+	has := func(name string) bool {
+		if strings.TrimSpace(m) == "all" {
+			return true
+		}
+		for _, s := range strings.Split(m, ",") {
+			if strings.TrimSpace(s) == name || s == "" && name == "fid" && strings.TrimSpace(m) == "" {
+				return true
+			}
+		}
+		return false
+	}
+	if has("fid") {
+		st = append(st, "fid")
+	}
+	if has("kid") {
+		st = append(st, "kid subsets")
+	}
+	if has("mmd") || has("cms") {
+		st = append(st, "mmd, cms")
+	}
+	return append(st, "")
+}
+
 func printCompare(w io.Writer, f job.CompareRequest, o *job.CompareResult) {
 	side := func(name, path string, n *int) string {
 		switch {
@@ -171,7 +206,7 @@ func printCompare(w io.Writer, f job.CompareRequest, o *job.CompareResult) {
 		return fmt.Sprintf("%s %d rows", name, *n)
 	}
 	fmt.Fprintf(w, "%s, %s, d = %d\n", side("real", f.Real, o.NReal), side("fake", f.Fake, o.NFake), o.Dim)
-	imagesLine(w, o.Images)
+	defer imagesLine(w, o.Images)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if o.FID != nil {
 		fmt.Fprintf(tw, "FID\t%s\t\n", fmtNum(float64(*o.FID)))
