@@ -239,7 +239,9 @@ Softmax outputs saved as float32 are often 1e-7 to 1e-5 off: a looser
 
 --images DIR computes the probabilities from a folder of images: the softmax
 of the FID Inception-v3's logits without the fc bias, as torch-fidelity does
-(--mode tf for its preprocessing; see 'genlens features').`,
+(--mode tf for its preprocessing; see 'genlens features'). torch-fidelity
+shuffles the rows (NumPy RandomState(2020)) before splitting; genlens keeps
+them in file order, so with --splits above 1 the means can differ slightly.`,
 		Example: `  genlens is --probs probs.npy
   genlens is --images samples/ --mode tf`,
 		Args: args(cobra.NoArgs),
