@@ -161,7 +161,11 @@ func TestImageFolders(t *testing.T) {
 	// Folders against folders: statistics streamed, FID as PyTorch's
 	// features give it; every image runs through the network once.
 	var done, total int
-	env := Env{FS: fsys, Progress: func(d, n int) { done, total = d, n }}
+	env := Env{FS: fsys, Progress: func(d, n int) {
+		if done != total || total == 0 { // the first stage: the images; then fid's
+			done, total = d, n
+		}
+	}}
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Weights, req.Batch = "real", "fake", weights, 2
 	res, err := Compare(ctx, env, req)
@@ -213,9 +217,12 @@ func TestImageFolders(t *testing.T) {
 		t.Errorf("FID of the extracted feature files %.15g, of the folders %.15g", got, fid)
 	}
 
-	// A cache hit is exactly what the network computes.
+	// A cache hit is exactly what the network computes. Same batches as
+	// the compare that filled the cache: under OpenBLAS an image alone in
+	// its batch runs a multi-threaded SGEMM, whose sums round differently
+	// in the last bit.
 	f := NewFeaturesRequest()
-	f.Input, f.Weights, f.NoCache = "real", weights, true
+	f.Input, f.Weights, f.NoCache, f.Batch = "real", weights, true, req.Batch
 	fresh, err := Features(ctx, Env{FS: fsys}, f)
 	if err != nil {
 		t.Fatal(err)
