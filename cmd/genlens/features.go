@@ -68,7 +68,7 @@ download that file by hand and pass it with --weights.`,
 	fl.IntVar(&f.Batch, "batch", f.Batch, "images decoded and run together")
 	fl.IntVar(&f.Workers, "workers", 0, "goroutines (0: one per CPU)")
 	fl.BoolVar(&f.Recursive, "recursive", false, "include images in subfolders")
-	fl.BoolVar(&f.NoCache, "no-cache", false, "neither read nor write the feature cache ($"+inception.CacheEnv+", default the user cache dir /genlens)")
+	fl.BoolVar(&f.NoCache, "no-cache", false, "neither read nor write the feature cache ($"+inception.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON summary")
 	return cmd
 }

@@ -232,7 +232,7 @@ func imageFlags(fl *pflag.FlagSet, o *job.ImageOptions, batch string) {
 	fl.IntVar(&o.Batch, batch, 0, fmt.Sprintf("folders: images run through the network together (0: %d)", job.DefaultFeaturesBatch))
 	fl.IntVar(&o.Workers, "workers", 0, "folders: goroutines (0: one per CPU)")
 	fl.BoolVar(&o.Recursive, "recursive", false, "folders: include images in subfolders")
-	fl.BoolVar(&o.NoCache, "no-cache", false, "folders: neither read nor write the feature cache ($"+inception.CacheEnv+", default the user cache dir /genlens)")
+	fl.BoolVar(&o.NoCache, "no-cache", false, "folders: neither read nor write the feature cache ($"+inception.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
 }
 
 // resolveWeights finds (or downloads once, with a bar) the Inception
