@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/creack/pty"
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
@@ -118,5 +121,53 @@ func TestComparePyTorchFIDStatsTest(t *testing.T) {
 	}
 	if math.Abs(out.FID-d) > 1e-9*d {
 		t.Errorf("FID %.12g, want exactly %d", out.FID, d)
+	}
+}
+
+// TestCompareFoldersUnderPTY: in a terminal, compare on folders draws a
+// bar counting images with a rate, and no bar shares a line with the
+// result (issue 14.9's glued bars).
+func TestCompareFoldersUnderPTY(t *testing.T) {
+	fix := shareddata.Path(t, "fixtures/inception_random")
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptmx.Close()
+	dir := t.TempDir()
+	t.Setenv("GENLENS_CACHE", filepath.Join(dir, "cache"))
+	for i, name := range []string{"img000", "img001", "img002", "img003", "img004", "img005"} {
+		b, _ := os.ReadFile(filepath.Join(fix, "images", name+".png"))
+		side := filepath.Join(dir, []string{"real", "fake"}[i/3])
+		os.MkdirAll(side, 0o755)
+		os.WriteFile(filepath.Join(side, name+".png"), b, 0o644)
+	}
+	var got bytes.Buffer
+	read := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(&got, ptmx)
+		close(read)
+	}()
+	code := run([]string{"compare", "--real", filepath.Join(dir, "real"), "--fake", filepath.Join(dir, "fake"),
+		"--weights", filepath.Join(fix, "inception_random.pth"), "--batch", "1"}, tty, tty)
+	tty.Close()
+	<-read
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, got.String())
+	}
+	if !strings.Contains(got.String(), "images/s") {
+		t.Errorf("no images/s on the terminal:\n%q", got.String())
+	}
+	fid := 0
+	for _, l := range screen(got.String()) {
+		if strings.Contains(l, "FID") {
+			fid++
+			if !strings.HasPrefix(l, "FID") {
+				t.Errorf("the FID line shares its line with a bar: %q", l)
+			}
+		}
+	}
+	if fid != 1 {
+		t.Errorf("%d FID lines on the screen:\n%s", fid, got.String())
 	}
 }
