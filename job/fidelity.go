@@ -162,6 +162,10 @@ type ISRequest struct {
 	Key       string  `json:"key,omitempty"`
 	Splits    int     `json:"splits"`
 	Tolerance float64 `json:"tolerance"` // how far a row may sum from 1; above the default, rows are rescaled
+	// Shuffle permutes the rows before splitting as torch-fidelity does
+	// (NumPy's RandomState(2020).permutation); without it the splits are
+	// consecutive, as in the original code of Salimans et al.
+	Shuffle bool `json:"shuffle,omitempty"`
 	ImageOptions
 }
 
@@ -248,6 +252,14 @@ func IS(ctx context.Context, env Env, req ISRequest) (*ISResult, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if req.Shuffle {
+		perm := frechet.NumPyPermutation(p.RawMatrix().Rows, frechet.TorchFidelityISSeed)
+		q := mat.NewDense(len(perm), p.RawMatrix().Cols, nil)
+		for i, r := range perm {
+			q.SetRow(i, p.RawRowView(r))
+		}
+		p = q
 	}
 	m, s, err := frechet.InceptionScore(p, req.Splits)
 	if err != nil {

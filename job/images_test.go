@@ -354,3 +354,40 @@ func TestImageFolderBadImage(t *testing.T) {
 		t.Errorf("broken image: %v (%v)", err, Classify(err))
 	}
 }
+
+// TestISShuffle: --shuffle permutes the rows with NumPy's RandomState(2020)
+// before the consecutive splits, as torch-fidelity does.
+func TestISShuffle(t *testing.T) {
+	fsys := fidFS(t)
+	req := NewISRequest()
+	req.Probs, req.Splits, req.Shuffle = "p1.npy", 5, true
+	got, err := IS(context.Background(), Env{FS: fsys}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := dataio.ReadArrayFS(fsys, "p1.npy", dataio.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := a.Matrix()
+	n, k := p.Dims()
+	q := mat.NewDense(n, k, nil)
+	for i, r := range frechet.NumPyPermutation(n, 2020) {
+		q.SetRow(i, p.RawRowView(r))
+	}
+	m, s, err := frechet.InceptionScore(q, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if float64(got.IS.Mean) != m || float64(got.IS.Std) != s {
+		t.Errorf("shuffled IS %v ± %v, want %v ± %v", got.IS.Mean, got.IS.Std, m, s)
+	}
+	req.Shuffle = false
+	plain, err := IS(context.Background(), Env{FS: fsys}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.IS.Std == got.IS.Std {
+		t.Error("shuffling left the split scores unchanged: the test data cannot tell")
+	}
+}

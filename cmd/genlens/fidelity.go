@@ -239,11 +239,13 @@ Softmax outputs saved as float32 are often 1e-7 to 1e-5 off: a looser
 
 --images DIR computes the probabilities from a folder of images: the softmax
 of the FID Inception-v3's logits without the fc bias, as torch-fidelity does
-(--mode tf for its preprocessing; see 'genlens features'). torch-fidelity
-shuffles the rows (NumPy RandomState(2020)) before splitting; genlens keeps
-them in file order, so with --splits above 1 the means can differ slightly.`,
+(--mode tf for its preprocessing; see 'genlens features').
+
+Splits are consecutive rows, as in the original code; torch-fidelity first
+permutes the rows with NumPy's RandomState(2020): --shuffle does the same
+(the same permutation), for torch-fidelity's numbers with --splits above 1.`,
 		Example: `  genlens is --probs probs.npy
-  genlens is --images samples/ --mode tf`,
+  genlens is --images samples/ --mode tf --shuffle     # torch-fidelity's IS`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.Validate(); err != nil {
@@ -270,6 +272,7 @@ them in file order, so with --splits above 1 the means can differ slightly.`,
 	cmd.Flags().StringVar(&f.Images, "images", "", "a folder of images instead of --probs")
 	cmd.Flags().StringVar(&f.Key, "key", "", "array name inside an .npz input")
 	cmd.Flags().IntVar(&f.Splits, "splits", f.Splits, "number of splits")
+	cmd.Flags().BoolVar(&f.Shuffle, "shuffle", false, "permute the rows before splitting as torch-fidelity does (NumPy RandomState(2020))")
 	cmd.Flags().Float64Var(&f.Tolerance, "tolerance", frechet.ProbTolerance, "how far a row may sum from 1; above the default, rows are rescaled to sum to 1")
 	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
