@@ -324,6 +324,11 @@ func (o rowsSpec) what() string {
 // arrays and no key is an error naming its members and o.keyFlag.
 // pytorch-fid's pool3 output, (n, d, 1, 1) or (n, 1, 1, d), is squeezed.
 func (o rowsSpec) read(fsys fs.FS, path string) (*mat.Dense, error) {
+	// A missing path is named as such, whatever its extension says: a
+	// folder of images mistyped once answered `unknown file type ""`.
+	if _, err := fs.Stat(fsys, path); errors.Is(err, fs.ErrNotExist) {
+		return nil, &dataio.InputError{File: path, Msg: "no such file or folder", Err: err}
+	}
 	if o.key == "" && strings.HasSuffix(strings.ToLower(path), ".npz") {
 		keys, err := dataio.NPZKeysFS(fsys, path)
 		if err != nil {

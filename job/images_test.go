@@ -391,3 +391,14 @@ func TestISShuffle(t *testing.T) {
 		t.Error("shuffling left the split scores unchanged: the test data cannot tell")
 	}
 }
+
+// TestMissingInputNamed: a mistyped folder is "no such file or folder",
+// not the `unknown file type ""` a new user once met.
+func TestMissingInputNamed(t *testing.T) {
+	req := NewCompareRequest()
+	req.Real, req.Fake = "real_imgs/", "fake.npy"
+	_, err := Compare(context.Background(), Env{FS: fidFS(t)}, req)
+	if Classify(err) != KindInput || !strings.Contains(err.Error(), "real_imgs/: no such file or folder") {
+		t.Errorf("missing folder: %v", err)
+	}
+}
