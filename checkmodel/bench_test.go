@@ -472,11 +472,11 @@ func BenchmarkSyntheticTables(b *testing.B) {
 }
 
 func logTable(b *testing.B, name string, res *BenchResult) {
-	seed := PaperTables[name]
+	paper := PaperTables[name]
 	var lines []string
 	for _, m := range res.Methods {
 		s := "      -"
-		if p, ok := seed[m.Name]; ok {
+		if p, ok := paper[m.Name]; ok {
 			s = fmt.Sprintf("%7.3f (%.3f)", p.MAE, p.Std)
 		}
 		p := "  best"

@@ -22,11 +22,16 @@ type Config struct {
 	// the baselines).
 	Hidden []int
 	Train  nn.TrainConfig
+	// Folds is the number of cross-fitting folds Fit calibrates the
+	// estimates with (see Calibration); 0 leaves them uncalibrated, as
+	// the paper's Eq. 11.
+	Folds int
 }
 
 // DefaultConfig is the paper's setting: objective K*, λ = 100, ε = 1e-3,
 // a three-layer network with 64 hidden units and ReLU, 200 epochs of
-// full-batch Adam with learning rate 0.01 and weight decay 1e-3.
+// full-batch Adam with learning rate 0.01 and weight decay 1e-3; and, beyond
+// the paper, DefaultFolds folds of calibration in Fit.
 func DefaultConfig() Config {
 	return Config{
 		Objective: KStar,
@@ -34,6 +39,7 @@ func DefaultConfig() Config {
 		Eps:       1e-3,
 		Hidden:    nn.DefaultHidden,
 		Train:     nn.DefaultTrainConfig(),
+		Folds:     DefaultFolds,
 	}
 }
 

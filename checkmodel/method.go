@@ -43,6 +43,9 @@ var MethodNames = []string{"m2v", "mvn", "ens", "rvn", "rvnne", "m2rvn", "k", "k
 // cfg (cfg.Objective is ignored: the name chooses it).
 //
 //   - kstar, k, l: the one-step check model trained on K*, K or L.
+//   - kstar-cal: kstar with its estimate calibrated by cross-fitting on
+//     the training data (see Calibration), as `genlens mse fit` does;
+//     not in MethodNames (it trains cfg.Folds + 1 networks).
 //   - naive: a check model h' regressing f's squared error (y - f)²,
 //     estimating mean h'(x) (the paper's Section 3.1; NannyML's direct
 //     loss estimation).
@@ -69,6 +72,13 @@ func NewMethod(name string, cfg Config) (Method, error) {
 		c := cfg
 		c.Objective = L
 		return oneStep{"l", c}, nil
+	case "kstar-cal":
+		c := cfg
+		c.Objective = KStar
+		if c.Folds < 2 {
+			c.Folds = DefaultFolds
+		}
+		return calibrated{"kstar-cal", c}, nil
 	case "naive":
 		return naive{cfg}, nil
 	case "m2v":
@@ -100,6 +110,33 @@ func (m oneStep) Estimate(ctx context.Context, train, op Data, rng *rand.Rand) (
 		return 0, err
 	}
 	return EstimateMSE(h.Predict1(op.X), op.F), nil
+}
+
+// calibrated is a one-step method whose estimate is calibrated as Fit's.
+type calibrated struct {
+	name string
+	cfg  Config
+}
+
+func (m calibrated) Name() string { return m.name }
+
+func (m calibrated) Estimate(ctx context.Context, train, op Data, rng *rand.Rand) (float64, error) {
+	h, err := FitNet(ctx, train.X, train.Y, train.F, m.cfg, rng)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := train.X.Dims()
+	folds := min(m.cfg.Folds, n/2)
+	if folds < 2 {
+		return EstimateMSE(h.Predict1(op.X), op.F), nil
+	}
+	c, err := CrossFit(ctx, train.X, train.Y, train.F, m.cfg, folds, rng)
+	if err != nil {
+		return 0, err
+	}
+	rawIn, realIn := sums(h.Predict1(train.X), train.Y, train.F)
+	c.calibrate(rawIn, realIn)
+	return c.Factor * EstimateMSE(h.Predict1(op.X), op.F), nil
 }
 
 type naive struct{ cfg Config }

@@ -48,6 +48,11 @@ type Model struct {
 
 	// Reference summarises the labelled data the model was fitted on.
 	Reference Reference `json:"reference"`
+
+	// Calibration scales the raw estimates to the realised MSE measured
+	// on held-out reference folds (see Calibration). Every estimate of
+	// RowEstimates and Estimate is calibrated.
+	Calibration Calibration `json:"calibration"`
 }
 
 // Columns names the inputs of a model: its features in network order, the
@@ -84,7 +89,10 @@ type Training struct {
 type Reference struct {
 	SquaredErrors []float64 `json:"squared_errors"`
 	RealizedMSE   float64   `json:"realized_mse"`
-	EstimatedMSE  float64   `json:"estimated_mse"`
+	// EstimatedMSE is the in-sample estimate, calibrated.
+	EstimatedMSE float64 `json:"estimated_mse"`
+	// RawEstimatedMSE is the in-sample estimate before calibration.
+	RawEstimatedMSE float64 `json:"raw_estimated_mse"`
 }
 
 // Fit trains a check model on the rows of x (raw features), targets y and
@@ -128,6 +136,23 @@ func Fit(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, seed uin
 	m.Columns.Count = d
 	m.Training = Training{Rows: n, Epochs: cfg.Train.Epochs, BatchSize: cfg.Train.BatchSize,
 		LR: cfg.Train.LR, WeightDecay: cfg.Train.WeightDecay, Seed: seed, FinalLoss: final}
+	// Fewer folds on small data (each needs two rows); with fewer than
+	// four rows the estimates stay uncalibrated (Calibration.Folds 0).
+	if folds := min(cfg.Folds, n/2); folds >= 2 {
+		// The same standardised data, and a generator of its own so that
+		// the final network does not depend on the number of folds.
+		crng := rand.New(rand.NewPCG(seed, 0x63616c6962))
+		m.Calibration, err = CrossFit(ctx, m.scaleX(x), ys, fs, cfg, folds, crng)
+		if err != nil {
+			return nil, err
+		}
+		rawIn, realIn := sums(h.Predict1(m.scaleX(x)), ys, fs)
+		m.Calibration.calibrate(rawIn, realIn)
+		// The ratio is scale-free; the MSEs are stored in target units.
+		s2 := m.YScale * m.YScale
+		m.Calibration.HeldOutRealized *= s2
+		m.Calibration.HeldOutEstimated *= s2
+	}
 	sq := make([]float64, n)
 	var realized float64
 	for i := range y {
@@ -138,7 +163,8 @@ func Fit(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, seed uin
 	if err != nil {
 		return nil, err
 	}
-	m.Reference = Reference{SquaredErrors: sq, RealizedMSE: realized / float64(n), EstimatedMSE: est}
+	c := m.Calibration.factor()
+	m.Reference = Reference{SquaredErrors: sq, RealizedMSE: realized / float64(n), EstimatedMSE: est, RawEstimatedMSE: est / c}
 	return m, nil
 }
 
@@ -168,9 +194,10 @@ func (m *Model) Check(x *mat.Dense) ([]float64, error) {
 	return h, nil
 }
 
-// RowEstimates returns 2 (h(x) - f(x))² for every row, in squared target
-// units: each row's contribution to the estimated MSE, whose mean over a
-// chunk of rows is that chunk's estimate (Eq. 11).
+// RowEstimates returns c · 2 (h(x) - f(x))² for every row, in squared
+// target units, with c the calibration factor: each row's contribution to
+// the estimated MSE, whose mean over a chunk of rows is that chunk's
+// estimate (Eq. 11, calibrated).
 func (m *Model) RowEstimates(x *mat.Dense, f []float64) ([]float64, error) {
 	n, _ := x.Dims()
 	if len(f) != n {
@@ -180,9 +207,10 @@ func (m *Model) RowEstimates(x *mat.Dense, f []float64) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	c := m.Calibration.factor()
 	for i := range h {
 		d := h[i] - f[i]
-		h[i] = 2 * d * d
+		h[i] = c * 2 * d * d
 	}
 	return h, nil
 }
@@ -239,6 +267,9 @@ func (m *Model) problem() string {
 	}
 	if !finite(m.YMean) || !finite(m.YScale) || m.YScale <= 0 {
 		return fmt.Sprintf("target mean %v and scale %v", m.YMean, m.YScale)
+	}
+	if cf := m.Calibration.Factor; !finite(cf) || cf < 0 {
+		return fmt.Sprintf("calibration factor %v", cf)
 	}
 	for i, v := range m.Reference.SquaredErrors {
 		if !finite(v) || v < 0 {
@@ -318,21 +349,30 @@ func (m *Model) Inputs(t *dataio.Table, modelName string) (*mat.Dense, []float64
 	return x, pred, nil
 }
 
-// Diverged reports a fit that must not be used: its in-sample estimate
+// Diverged reports a fit that must not be used: its raw in-sample estimate
 // of f's MSE is not finite, or over 100 times the realised MSE. A check
 // model trained with too high a learning rate gives itself away there,
 // and saving it as if it worked would make every later estimate wrong.
 func (r Reference) Diverged() bool {
-	est, real := r.EstimatedMSE, r.RealizedMSE
+	est, real := r.raw(), r.RealizedMSE
 	return math.IsNaN(est) || math.IsInf(est, 0) || est > 100*real && real > 0
 }
 
-// Doubtful reports an in-sample estimate more than 10 times away from
+// Doubtful reports a raw in-sample estimate more than 10 times away from
 // the realised MSE (either way): usable, but the check model may be
 // under-trained (too few epochs) or unstable (too high a learning rate).
 func (r Reference) Doubtful() bool {
-	est, real := r.EstimatedMSE, r.RealizedMSE
+	est, real := r.raw(), r.RealizedMSE
 	return real > 0 && (est > 10*real || est < real/10)
+}
+
+// raw is the uncalibrated in-sample estimate: calibration must not hide a
+// network that failed (a factor of 1e-39 would bring back any divergence).
+func (r Reference) raw() float64 {
+	if r.RawEstimatedMSE != 0 {
+		return r.RawEstimatedMSE
+	}
+	return r.EstimatedMSE
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -262,7 +262,7 @@ func openInput(fsys fs.FS, path string, gz bool) (r io.Reader, size int64, close
 		f.Close()
 		return nil, 0, nil, &InputError{File: path, Msg: "not a valid gzip file: " + err.Error()}
 	}
-	return zr, -1, f.Close, nil
+	return newBombReader(zr, src{file: path, stream: true}, st.Size()), -1, f.Close, nil
 }
 
 func readNPYFile(fsys fs.FS, path string, gz bool, ranks []int) (*Array, error) {
@@ -271,5 +271,9 @@ func readNPYFile(fsys fs.FS, path string, gz bool, ranks []int) (*Array, error) 
 		return nil, err
 	}
 	defer closeFn()
-	return decodeNPY(src{file: path, stream: gz, ranks: ranks}, r, size)
+	s := src{file: path, stream: gz, ranks: ranks}
+	if gz {
+		s.compressed = fileSize(fsys, path)
+	}
+	return decodeNPY(s, r, size)
 }

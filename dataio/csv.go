@@ -39,7 +39,11 @@ func readCSVFile(fsys fs.FS, path string, gz bool) ([]string, *Array, error) {
 		return nil, nil, err
 	}
 	defer closeFn()
-	return decodeCSV(src{file: path, stream: gz}, r)
+	s := src{file: path, stream: gz}
+	if gz {
+		s.compressed = fileSize(fsys, path)
+	}
+	return decodeCSV(s, r)
 }
 
 // decodeCSV does the work of ReadCSV on any reader.
@@ -114,6 +118,12 @@ func decodeCSV(s src, r io.Reader) ([]string, *Array, error) {
 				return nil, nil, s.errf(l, "column "+strconv.Itoa(j+1), err.Error())
 			}
 			data = append(data, v)
+		}
+		// Numbers take four times the memory of their shortest text
+		// ("1,"), so a compressed file is also bounded by what its
+		// numbers take, not only by its text.
+		if s.compressed > 0 && int64(len(data))*8 > decompressedLimit(s.compressed) {
+			return nil, nil, bombError(s, s.compressed, fmt.Sprintf("holds over %d numbers (%s as float64),", len(data), fmtBytes(int64(len(data))*8)))
 		}
 		if int64(len(data)) > MaxDecodedBytes/8 {
 			return nil, nil, s.errf(line, "", fmt.Sprintf("more than %d numbers, the limit of dataio.MaxDecodedBytes (%.1f GiB as float64)",

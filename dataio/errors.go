@@ -121,6 +121,10 @@ type src struct {
 	// ranks, when not nil, are the array ranks the caller accepts: a
 	// binary reader checks them from the header, before the payload.
 	ranks []int
+	// compressed is the compressed size of a stream's source (the .gz
+	// file, the zip member), 0 when unknown or not compressed: a header
+	// declaring more than decompressedLimit(compressed) is refused.
+	compressed int64
 }
 
 func (s src) errf(line int, field, msg string) *InputError {

@@ -152,6 +152,9 @@ func decodeNPY(s src, r io.Reader, avail int64) (*Array, error) {
 			return nil, readErr(s, err, "truncated data")
 		}
 	default:
+		if s.compressed > 0 && int64(nbytes) > decompressedLimit(s.compressed) {
+			return nil, bombError(s, s.compressed, fmt.Sprintf("shape %s declares %s of data,", fmtShape(h.shape), fmtBytes(int64(nbytes))))
+		}
 		// Size unknown: grow the buffer as bytes actually arrive, so a
 		// corrupt shape cannot trigger a huge allocation. Reading one byte
 		// past the end detects trailing garbage and, for zip members,
@@ -189,6 +192,9 @@ func isEOF(err error) bool {
 // readErr turns a short read into an InputError and keeps other I/O
 // failures as plain errors (they are not the user's input's fault).
 func readErr(s src, err error, msg string) error {
+	if ie := (*InputError)(nil); errors.As(err, &ie) {
+		return ie // already says what is wrong (a decompression bomb)
+	}
 	if isEOF(err) {
 		return s.errf(0, "", msg)
 	}

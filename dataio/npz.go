@@ -90,6 +90,9 @@ func readNPZ(fsys fs.FS, path, key string, ranks []int) (*Array, error) {
 		return nil, &InputError{File: path, Msg: fmt.Sprintf("no array named %q; keys: %s", key, strings.Join(keys, ", "))}
 	}
 	s := src{file: path, key: key, stream: true, ranks: ranks}
+	if f.Method != zip.Store {
+		s.compressed = max(1, int64(f.CompressedSize64))
+	}
 	rc, err := f.Open()
 	if err != nil {
 		// zip.ErrAlgorithm: a compression method other than store/deflate.
@@ -97,8 +100,13 @@ func readNPZ(fsys fs.FS, path, key string, ranks []int) (*Array, error) {
 	}
 	defer rc.Close()
 	// The declared size is not trusted for allocation (-1): decodeNPY
-	// grows its buffer as data arrives.
-	return decodeNPY(s, rc, -1)
+	// grows its buffer as data arrives, and a deflated member may not
+	// grow past decompressedLimit of its compressed size.
+	var r io.Reader = rc
+	if s.compressed > 0 {
+		r = newBombReader(rc, s, s.compressed)
+	}
+	return decodeNPY(s, r, -1)
 }
 
 // npzTime is the fixed member timestamp, so the same arrays always give

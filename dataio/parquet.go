@@ -48,6 +48,9 @@ func readParquet(fsys fs.FS, path string) (recs []Record, err error) {
 	if err != nil {
 		return nil, &InputError{File: path, Msg: "not a valid Parquet file: " + err.Error(), Err: err}
 	}
+	if err := checkParquetSizes(pf, size, src{file: path}); err != nil {
+		return nil, err
+	}
 	group := parquet.Group{}
 	var names []string
 	for _, fld := range pf.Schema().Fields() {
@@ -82,6 +85,35 @@ func readParquet(fsys fs.FS, path string) (recs []Record, err error) {
 		return nil, &InputError{File: path, Msg: "no records (no rows)"}
 	}
 	return recs, nil
+}
+
+// checkParquetSizes bounds, from the footer's column-chunk metadata and
+// before any page is decoded, what the columns ReadRecords uses hold: their
+// uncompressed size (decompressedLimit of the file size) and the samples
+// per row (MaxSamplesPerRecord on average over a row group, so at least
+// one row would exceed it). A 34 KB file of repeated values, compressed
+// and dictionary-encoded, decoded to 0.9 GB before either was checked.
+func checkParquetSizes(pf *parquet.File, size int64, s src) error {
+	var total int64
+	for _, rg := range pf.Metadata().RowGroups {
+		for _, cc := range rg.Columns {
+			md := cc.MetaData
+			if len(md.PathInSchema) == 0 || !recordColumns[md.PathInSchema[0]] {
+				continue
+			}
+			if md.TotalUncompressedSize > 0 {
+				total += md.TotalUncompressedSize
+			}
+			if md.PathInSchema[0] == "samples" && md.NumValues > int64(MaxSamplesPerRecord)*max(rg.NumRows, 1) {
+				return s.errf(0, "samples", fmt.Sprintf("a row group of %d rows holds %d samples, more than %d per prompt (kernel scores compare every pair of samples)",
+					rg.NumRows, md.NumValues, MaxSamplesPerRecord))
+			}
+		}
+	}
+	if total > decompressedLimit(size) {
+		return bombError(s, size, fmt.Sprintf("columns %s declare %s uncompressed,", "id/samples/embeddings/...", fmtBytes(total)))
+	}
+	return nil
 }
 
 // checkParquetFooter checks the magic numbers and that the footer length

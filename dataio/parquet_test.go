@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -148,5 +150,41 @@ func TestReadParquetErrors(t *testing.T) {
 			_, err := ReadRecords(tt.path)
 			wantInputError(t, err, tt.want...)
 		})
+	}
+}
+
+// A Parquet file whose samples column holds more than MaxSamplesPerRecord
+// per row is refused from the footer, before the pages are decoded; one
+// whose columns declare more than MaxCompressionRatio times the file size
+// (past the floor) is refused as a decompression bomb.
+func TestReadParquetBounds(t *testing.T) {
+	dir := t.TempDir()
+	many := filepath.Join(dir, "many.parquet")
+	samples := make([]string, MaxSamplesPerRecord+1)
+	for i := range samples {
+		samples[i] = "same answer"
+	}
+	writeParquet(t, many, []pqRow{{ID: "q", Samples: samples}})
+	if _, err := ReadRecords(many); err == nil || !strings.Contains(err.Error(), "per prompt") {
+		t.Errorf("%d samples in one row: %v", len(samples), err)
+	}
+	big := filepath.Join(dir, "big.parquet")
+	type zrow struct {
+		Samples []string `parquet:"samples,list,zstd"`
+	}
+	rows := make([]zrow, 500)
+	for i := range rows {
+		for j := 0; j < 100; j++ {
+			rows[i].Samples = append(rows[i].Samples, strings.Repeat("x", 100)+strconv.Itoa(j))
+		}
+	}
+	writeParquet(t, big, rows)
+	withFloor(t, 1<<10)
+	if _, err := ReadRecords(big); err == nil || !strings.Contains(err.Error(), "decompression bomb") {
+		t.Errorf("5 MB of samples in a small file: %v", err)
+	}
+	bombFloor = 64 << 20
+	if _, err := ReadRecords(big); err != nil {
+		t.Errorf("under the floor: %v", err)
 	}
 }

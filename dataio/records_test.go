@@ -88,6 +88,7 @@ func TestDecodeJSONLErrors(t *testing.T) {
 		{"samples string", `{"samples": "x"}`, 1, "samples", "want a list of strings, got a string"},
 		{"samples element", `{"samples": ["x", 3]}`, 1, "samples[1]", "samples[1]: want a string, got a number"},
 		{"samples NaN", `{"samples": ["x", NaN]}`, 1, "samples[1]", "want a string, got NaN"},
+		{"samples squared too many", `{"samples": [` + strings.Repeat(`"a",`, 40000) + `"a"]}`, 1, "samples", "40001 samples; at most 4096 per prompt"},
 		{"embeddings count", ok + ok + `{"samples": ["x", "y", "z"], "embeddings": [[1, 2], [3, 4]]}`, 3, "embeddings",
 			"line 3: embeddings: has 2 vectors but samples has 3 entries"},
 		{"embeddings ragged in row", `{"samples": ["x", "y", "z"], "embeddings": [[1, 2], [3, 4], [5]]}`, 1, "embeddings[2]",

@@ -46,7 +46,7 @@ func hallucinationSection(ctx context.Context, w io.Writer, dir string, r *rand.
 			"Here the model is exact Bayesian cubic regression (y = w·(1, x, x², x³) + N(0, 0.1²), w ~ N(0, I), x ~ U[-2, 2]), so the exact PHR is known in closed form. The estimate tracks it and both fall with n towards ε = 0.05; the small gap at larger n is the truncation to N-n = 100 imagined examples.",
 			"On your model:",
 		},
-		Commands: []string{"genlens hallucination run --backend openai --base-url URL --model NAME --context ctx.jsonl --queries q.jsonl"},
+		Commands: []string{"genlens hallucination run --backend openai --base-url URL --model-name NAME --context ctx.jsonl --queries q.jsonl"},
 		Tables:   []report.Table{table},
 		Images:   []report.Image{{File: "hallucination_rates.png", Caption: "Mean PHR estimate, exact PHR and true hallucination rate against context size (like Figure 3a of Jesson et al., NeurIPS 2024)."}},
 	}, nil

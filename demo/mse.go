@@ -150,7 +150,7 @@ func mseSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand) (rep
 		Title: "MSE of a regression model in production, before its labels arrive",
 		Text: []string{
 			fmt.Sprintf("A regression model f (the one-step MSE paper's synthetic A relation, y = (3x+5) sin(3x+5) + 0.3 (1 + max(0, 3x+5)) e, learnt from %d rows) serves %d rows a day. From day %d its inputs drift upwards, where the noise grows and f extrapolates; labels arrive %d days late, so today (day %d) the realised MSE is known up to day %d only.", trainRows, perDay, driftFrom, labelDelay, days-1, labelled-1),
-			fmt.Sprintf("A check model h, trained once on %d labelled reference rows by the one-step objective K* (one-step MSE estimation, Eq. 8), estimates each day's MSE from the inputs alone as mean 2 (h(x) - f(x))², with a band of ±3 sampling errors; the thresholds are mean ± 3 standard deviations of the realised MSE over chunks of the reference data. %s", refRows, story),
+			fmt.Sprintf("A check model h, trained once on %d labelled reference rows by the one-step objective K* (one-step MSE estimation, Eq. 8), estimates each day's MSE from the inputs alone as mean c · 2 (h(x) - f(x))² (Eq. 11, with c = %.2f calibrating the estimate to the realised MSE on held-out folds of the reference rows), with a band of ±3 sampling errors; the thresholds are mean ± 3 standard deviations of the realised MSE over chunks of the reference data. %s", refRows, m.Calibration.FactorOrOne(), story),
 			"On your data:",
 		},
 		Commands: []string{"genlens mse fit --train reference.csv --target y --prediction y_pred --model check.json", "genlens mse estimate --model check.json --data today.csv --timestamp ts --period day --target y --out mse/"},

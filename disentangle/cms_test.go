@@ -174,3 +174,16 @@ func ExampleCompare() {
 	fmt.Printf("top %.2f, bottom %.2f, product %.2f, image %.2f\n", c.CMSClusters[0], c.CMSClusters[1], c.CMSProduct, c.CMSImage)
 	// Output: top 0.87, bottom 1.00, product 0.86, image 0.86
 }
+
+// A clean set (product CMS above CleanCMS) has no main cluster; a set
+// that differs gets the cluster with the largest share of -log CMS.
+func TestMainClusterClean(t *testing.T) {
+	if c, _ := (Comparison{CMSClusters: []float64{0.999, 0.998, 0.9995}}).MainCluster(); c != -1 {
+		t.Errorf("clean set (product 0.9965): main cluster %d, want none", c)
+	}
+	c, share := (Comparison{CMSClusters: []float64{0.999, 0.9, 0.99}}).MainCluster()
+	want := math.Log(0.9) / (math.Log(0.999) + math.Log(0.9) + math.Log(0.99))
+	if c != 1 || math.Abs(share-want) > 1e-12 {
+		t.Errorf("main cluster %d (share %v), want 1 (%v)", c, share, want)
+	}
+}

@@ -35,8 +35,8 @@ func centering(n int) *mat.Dense {
 	return h
 }
 
-// naiveHSIC is tr(K H L H) with explicit matrix products (the seed's Eq. 11
-// as written, and the authors' notebook).
+// naiveHSIC is tr(K H L H) with explicit matrix products (Eq. 11 of Gruber,
+// Ziegler & Buettner 2024 as written, and the authors' notebook).
 func naiveHSIC(k, l mat.Matrix) float64 {
 	n, _ := k.Dims()
 	h := centering(n)

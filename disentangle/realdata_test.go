@@ -208,7 +208,7 @@ func TestRealPneumoniaMNIST(t *testing.T) {
 	cs[1].apply = func(x *mat.Dense) *mat.Dense { return imagesynth.Fill(x, 1, cs[1].mask, -1) }
 	cs[2].apply = func(x *mat.Dense) *mat.Dense { return imagesynth.Blur(x, 28, 28, 1, cs[2].mask, 2) }
 	// 500 training images in batches of 50 keep the test fast; the
-	// seed's 100 x 1000 setting is BenchmarkPixelCKA.
+	// paper's 100 x 1000 setting is BenchmarkPixelCKA.
 	corruptionStudy(t, "pneumoniamnist", rows(train, span(0, 500)), test, val, g, Options{CKABatch: 50, CKAImages: 500}, cs)
 }
 

@@ -7,10 +7,15 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
-	// linalg installs the OpenBLAS/LAPACKE backend under -tags openblas;
-	// every blas64 and lapack64 call below then runs there.
-	_ "genlens/linalg"
+	// linalg installs the BLAS backend (internal/simdblas's kernels by
+	// default, OpenBLAS/LAPACKE under -tags openblas); every blas64 and
+	// lapack64 call below then runs there.
+	"genlens/linalg"
 )
+
+// fastBLAS reports a blocked, parallel BLAS with a fast DSYRK and DSYMV
+// (linalg.Tuned): internal/simdblas or OpenBLAS, not gonum's own.
+var fastBLAS = linalg.Tuned()
 
 // chunkElems bounds the transposed, centred copy AddRows makes of a batch
 // (rows × d float64 values, 32 MiB): large enough that each matrix product
@@ -97,8 +102,9 @@ func (a *Accumulator) AddFloat32(row []float32) {
 //
 // The rows are processed in chunks: each chunk is centred on its own mean
 // and transposed, its scatter matrix is computed by one symmetric rank-k
-// product (SYRK under OpenBLAS; in pure Go a strip-wise GEMM, because
-// gonum's Dgemm is parallel and blocked while its Dsyrk is neither), and
+// product (SYRK with internal/simdblas or OpenBLAS; with gonum's own BLAS
+// a strip-wise GEMM, because its Dgemm is parallel and blocked while its
+// Dsyrk is neither), and
 // the chunk is merged into the running statistics with Chan's formula.
 func (a *Accumulator) AddRows(x *mat.Dense) {
 	n, d := x.Dims()
@@ -150,8 +156,8 @@ func (a *Accumulator) addChunk(x blas64.General, lo, hi int, cm, t []float64) {
 	for j := range cm {
 		cm[j] += corr[j] * inv
 	}
-	if openblas {
-		// OpenBLAS's SYRK takes the centred rows as they are: Xcᵀ Xc.
+	if fastBLAS {
+		// A blocked SYRK takes the centred rows as they are: Xcᵀ Xc.
 		for i := lo; i < hi; i++ {
 			row := x.Data[i*x.Stride : i*x.Stride+d]
 			dst := t[(i-lo)*d : (i-lo+1)*d]

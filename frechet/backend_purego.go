@@ -2,8 +2,8 @@
 
 package frechet
 
-// openblas reports whether this binary was built with -tags openblas. The
-// fastest route to a few kernels differs between the backends (see
-// addGramUpper and nuclearNorm), and a build tag is the one honest way to
-// know which BLAS/LAPACK genlens/linalg installed.
+// openblas reports whether this binary was built with -tags openblas:
+// LAPACKE's unpivoted Cholesky is faster than its pivoted one (factor),
+// which gonum's LAPACK does not share. Routes that depend on the BLAS
+// rather than on LAPACK ask linalg.Tuned (fastBLAS).
 const openblas = false

@@ -153,12 +153,16 @@ func assemble(mu1, mu2 []float64, t1, t2, trSqrt float64) (float64, error) {
 //   - robustness: no eigenvectors, no inverse, no general (non-symmetric)
 //     eigenproblem, nothing that can return complex numbers.
 //
-// Under -tags openblas, LAPACKE's values-only symmetric eigensolver
-// (dsyev, about 0.35 s at d = 2048) is about three times faster than its
-// values-only SVD (about 1 s), so that build takes the square roots of the
-// eigenvalues of the smaller of A Aᵀ and AᵀA instead, tiny negative ones
-// clipped to 0; its accuracy is the √ε bound above, which for
-// full-rank feature covariances stays below 10⁻⁹ relative (tested).
+// With a tuned BLAS (linalg.Tuned: internal/simdblas's kernels in the
+// default build, or OpenBLAS), the values-only symmetric eigensolver
+// (dsyev: about 0.35 s at d = 2048 with LAPACKE, 0.5-0.9 s with gonum's
+// LAPACK on internal/simdblas) is several times faster than the
+// values-only SVD, whose bidiagonalisation is matrix-vector products
+// (about 1 s with LAPACKE, 1.6 s in gonum), so those builds take the
+// square roots of the eigenvalues of the smaller of A Aᵀ and AᵀA instead,
+// tiny negative ones clipped to 0; its accuracy is the √ε bound above,
+// which for full-rank feature covariances stays below 10⁻⁹ relative
+// (tested).
 func TraceSqrtProduct(s1, s2 mat.Symmetric) float64 {
 	if s1.SymmetricDim() != s2.SymmetricDim() {
 		panic(mat.ErrShape)
@@ -374,7 +378,7 @@ var errNoConvergence = errors.New("frechet: eigenvalue/singular value iteration 
 // nuclearNorm returns the sum of the singular values of a, by whichever
 // route is faster on this build's LAPACK (see TraceSqrtProduct).
 func nuclearNorm(a *mat.Dense) (float64, error) {
-	if openblas {
+	if fastBLAS {
 		return nuclearNormGram(a)
 	}
 	return nuclearNormSVD(a)

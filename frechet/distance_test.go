@@ -318,8 +318,9 @@ func TestTraceSqrtProductZero(t *testing.T) {
 }
 
 func TestNuclearNormRoutesAgree(t *testing.T) {
-	// The pure-Go build sums singular values from an SVD, the openblas
-	// build takes square roots of the eigenvalues of a Gram matrix; on
+	// With gonum's own BLAS the trace term sums singular values from an
+	// SVD; with a tuned BLAS (simdblas, OpenBLAS) it takes square roots of
+	// the eigenvalues of a Gram matrix; on
 	// covariances shaped like real features (a dominant low-rank part,
 	// small isotropic rest) both must give the same trace term.
 	const d = 256

@@ -55,7 +55,7 @@ func ExampleReference() {
 		1, 0, 0,
 		-1, 0, 0,
 	})
-	// ddof 0: the seed's 1/n covariance, here diag(1, 0, 0).
+	// ddof 0: the 1/n covariance of Hu, Leung & Farnia (arXiv 2024), here diag(1, 0, 0).
 	fd, err := ref.DistanceToSamples(batch, 0)
 	if err != nil {
 		log.Fatal(err)

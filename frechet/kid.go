@@ -146,7 +146,7 @@ func polyGram(ctx context.Context, x, y *mat.Dense, k kernel.Polynomial, step fu
 		}
 		i1 := min(i0+strip, n)
 		a := blas64.General{Rows: i1 - i0, Cols: d, Stride: t.Stride, Data: t.Data[i0*t.Stride:]}
-		if openblas {
+		if fastBLAS {
 			// The diagonal block by Syrk, the rest of the strip's rows
 			// by Gemm: no flops below the diagonal.
 			blas64.Syrk(blas.NoTrans, 1, a, 0, blas64.Symmetric{Uplo: blas.Upper, N: i1 - i0, Stride: raw.Stride, Data: raw.Data[i0*raw.Stride+i0:]})
@@ -177,8 +177,8 @@ func polyGram(ctx context.Context, x, y *mat.Dense, k kernel.Polynomial, step fu
 
 // gramStrip is the number of rows polyGram computes at a time.
 func gramStrip() int {
-	if openblas {
-		return 512 // OpenBLAS does a strip of 512 x 8192 x 2048 in well under a second
+	if fastBLAS {
+		return 512 // a tuned BLAS does a strip of 512 x 8192 x 2048 in well under a second
 	}
 	return 128
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"genlens/internal/sgemm"
+	"genlens/internal/simdblas"
 	"genlens/linalg"
 )
 
@@ -89,7 +89,7 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena)
 			cv.gemm(col, j1-j0, out[j0:], n)
 		}
 	}
-	sgemm.ReLU(out)
+	simdblas.ReLU(out)
 	return *dst
 }
 
@@ -100,7 +100,7 @@ const colBlock = 1 << 17
 // with row stride ldc.
 func (cv *conv) gemm(b []float32, nb int, c []float32, ldc int) {
 	if cv.packed != nil {
-		sgemm.MulAddPacked(cv.packed, nb, b, nb, c, ldc)
+		simdblas.MulAddPacked(cv.packed, nb, b, nb, c, ldc)
 		return
 	}
 	k := cv.cin * cv.kh * cv.kw

@@ -7,7 +7,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/internal/par"
-	"genlens/internal/sgemm"
+	"genlens/internal/simdblas"
 	"genlens/linalg"
 )
 
@@ -28,9 +28,9 @@ const bnEps = 0.001
 type conv struct {
 	cin, cout, kh, kw, stride, ph, pw int
 	w, b                              []float32
-	// packed holds w packed for internal/sgemm when linalg.Sgemm would
+	// packed holds w packed for internal/simdblas when linalg.Sgemm would
 	// use that kernel anyway (pure-Go build); nil with OpenBLAS.
-	packed *sgemm.Packed
+	packed *simdblas.Packed
 }
 
 // convSpec lists one BasicConv2d of the network: its name in the state
@@ -171,7 +171,7 @@ func NewModel(file string, sd map[string]*Tensor) (*Model, error) {
 			c.b[o] = float32(bn[1].Data[o] - bn[2].Data[o]*scale)
 		}
 		if linalg.SgemmKernel() {
-			c.packed = sgemm.Pack(s.cout, k, c.w, k)
+			c.packed = simdblas.Pack(s.cout, k, c.w, k)
 		}
 		m.convs[s.name] = c
 	}

@@ -2,6 +2,7 @@ package job
 
 import (
 	"io/fs"
+	"net/http"
 	"os"
 
 	"genlens/dataio"
@@ -23,6 +24,10 @@ type Env struct {
 	// Secret returns the value of a named secret (an API key); nil means
 	// none are available. The command line reads the environment.
 	Secret func(name string) (string, bool)
+	// HTTPClient, when not nil, makes the outbound calls of a job (the
+	// LLM API of hallucination run), so that a service can police them
+	// (redirects, addresses); nil means the job's own client.
+	HTTPClient *http.Client
 }
 
 // CLIEnv returns the Env of the command line: host files, secrets from the

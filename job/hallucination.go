@@ -64,8 +64,8 @@ func (r *HallucinationSimulateRequest) plan() ([]int, hallucination.TaskFunc, er
 	switch {
 	case r.Model != "linear" && r.Model != "categorical":
 		return nil, nil, Fieldf("model", "{model} %q: want linear or categorical", r.Model)
-	case r.Tasks < 1:
-		return nil, nil, Fieldf("tasks", "{tasks} %d: want at least 1", r.Tasks)
+	case r.Tasks < 1 || r.Tasks > maxTasks:
+		return nil, nil, Fieldf("tasks", "{tasks} %d: want a value in [1, %d]", r.Tasks, maxTasks)
 	}
 	if err := checkDraws(r.Eps, r.M, r.K, r.Extra, 1); err != nil {
 		return nil, nil, err
@@ -90,6 +90,15 @@ func (r *HallucinationSimulateRequest) plan() ([]int, hallucination.TaskFunc, er
 
 // checkDraws checks the estimator's settings. min is the least M, K and
 // extra may be: 1, or 0 where 0 stands for the backend's default.
+// maxTasks bounds the simulated tasks per context size and maxExtra the
+// imagined examples N - n: both size allocations, so a value such as
+// 9e18 must fail as bad input rather than exhaust memory (the paper uses
+// 200 tasks and 100 extra examples).
+const (
+	maxTasks = 1_000_000
+	maxExtra = 100_000
+)
+
 func checkDraws(eps float64, m, k, extra, min int) error {
 	switch {
 	case !(eps > 0 && eps < 1):
@@ -98,6 +107,8 @@ func checkDraws(eps float64, m, k, extra, min int) error {
 		return Fieldf("M", "{M} %d, {K} %d, {extra} %d: want positive values", m, k, extra)
 	case m < 0 || k < 0 || extra < 0:
 		return Fieldf("M", "{M} %d, {K} %d, {extra} %d: want positive values (0: the backend's default)", m, k, extra)
+	case extra > maxExtra:
+		return Fieldf("extra", "{extra} %d imagined examples: want at most %d", extra, maxExtra)
 	case float64(m)*float64(k) > hallucination.MaxDraws:
 		return Fieldf("M", "{M} %d x {K} %d = %.3g responses per query: want at most %.0g", m, k, float64(m)*float64(k), hallucination.MaxDraws)
 	}

@@ -110,9 +110,9 @@ func (r *HallucinationRunResult) writeCSV(w io.Writer) error {
 		if it.ExactPHR != nil {
 			e = csvNum(*it.ExactPHR)
 		}
-		rows[i] = []string{it.ID, csvNum(it.PHR), csvNum(it.PHRStdErr), csvNum(it.Total), csvNum(it.Aleatoric), csvNum(it.Epistemic), csvNum(it.ErrorRate), e}
+		rows[i] = []string{it.ID, csvNum(it.PHR), csvNum(it.PHRStdErr), csvNum(it.Total), csvNum(it.Aleatoric), csvNum(it.Epistemic), csvNum(it.ErrorRate), e, it.Error}
 	}
-	return phrCSV(w, []string{"id", "phr", "phr_stderr", "total", "aleatoric", "epistemic", "error_rate", "exact_phr"}, rows)
+	return phrCSV(w, []string{"id", "phr", "phr_stderr", "total", "aleatoric", "epistemic", "error_rate", "exact_phr", "error"}, rows)
 }
 
 // phrG writes a number in the shortest form that parses back (NaN as

@@ -154,9 +154,14 @@ func NamedCategorical(inputNames, labelNames string, alpha float64) (categorical
 // HallucinationRunResult is the result of `genlens hallucination run`; it
 // marshals to the command's --json document.
 type HallucinationRunResult struct {
-	Items    []HallucinationItem      `json:"items"`
-	Settings HallucinationRunSettings `json:"settings"`
-	Stats    *HallucinationStats      `json:"stats,omitempty"` // the openai backend only
+	Items []HallucinationItem `json:"items"`
+	// Failed counts the items whose query failed (their Error says why);
+	// Incomplete is set when the run was interrupted and Items holds the
+	// queries finished by then.
+	Failed     int                      `json:"failed"`
+	Incomplete bool                     `json:"incomplete,omitempty"`
+	Settings   HallucinationRunSettings `json:"settings"`
+	Stats      *HallucinationStats      `json:"stats,omitempty"` // the openai backend only
 }
 
 // HallucinationItem holds the estimates of one query.
@@ -173,6 +178,9 @@ type HallucinationItem struct {
 	// ExactPHR is the PHR of Definition 4 from the exact posterior (exact
 	// models only).
 	ExactPHR *Num `json:"exact_phr,omitempty"`
+	// Error says why the query failed (its numbers are then NaN); one
+	// failed query does not lose the others.
+	Error string `json:"error,omitempty"`
 }
 
 // HallucinationRunSettings echoes the settings of a run, with the
@@ -246,6 +254,7 @@ func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest)
 		if err != nil {
 			return nil, err
 		}
+		cfg.HTTPClient = env.HTTPClient
 		if client, err = openai.New(cfg); err != nil {
 			return nil, err
 		}
@@ -268,6 +277,8 @@ func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest)
 		}
 	}
 	items := make([]HallucinationItem, len(queries))
+	finished := make([]bool, len(queries))
+	errs := make([]error, len(queries))
 	var (
 		mu   sync.Mutex
 		done int
@@ -282,26 +293,94 @@ func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest)
 		o.Seed = par.Mix(req.Seed, uint64(i))
 		it, err := query(ctx, queries[i], o)
 		if err != nil {
-			return fmt.Errorf("query %q (%s line %d): %w", queries[i].id, req.Queries, queries[i].line, err)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// One bad query (a server error after retries, an input
+			// the backend refuses) is reported on its row; the others
+			// go on.
+			it = newItem(queries[i].id, math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN())
+			errs[i] = fmt.Errorf("query %q (%s line %d): %w", queries[i].id, req.Queries, queries[i].line, err)
+			it.Error = errs[i].Error()
 		}
 		items[i] = it
 		mu.Lock()
+		finished[i] = true
 		done++
 		env.progress(done, len(queries))
 		mu.Unlock()
 		return nil
 	})
 	release()
-	if err != nil {
-		return nil, err
+	out := &HallucinationRunResult{Settings: s}
+	for i, it := range items {
+		if !finished[i] {
+			continue
+		}
+		out.Items = append(out.Items, it)
+		if it.Error != "" {
+			out.Failed++
+		}
 	}
-	out := &HallucinationRunResult{Items: items, Settings: s}
+	if err != nil {
+		// Interrupted: the finished queries are returned with the error,
+		// so that a caller can still write them (a partial --out).
+		out.Incomplete = true
+		return out, err
+	}
+	if out.Failed == len(items) {
+		return nil, errs[0] // nothing to show: the run fails as the first query did
+	}
+	hallucinationRunWarnings(env, out)
 	if client != nil {
 		n, retries := client.Stats()
 		sec := time.Since(start).Seconds()
 		out.Stats = &HallucinationStats{Requests: n, Retries: retries, Seconds: sec, RequestsPerSec: float64(n) / sec}
 	}
 	return out, nil
+}
+
+// hallucinationRunWarnings says which estimates cannot be read: a PHR
+// within two standard errors of 0 (or exactly 0 with no spread: every
+// one of the M·K responses fell inside the (1-ε)-likely set, which says
+// little when K is small), and negative epistemic or total uncertainty,
+// which the exact quantities never are: total and aleatoric are Monte
+// Carlo estimates from different draws, and their difference carries the
+// noise of both.
+func hallucinationRunWarnings(env Env, r *HallucinationRunResult) {
+	var noise, negative []string
+	for _, it := range r.Items {
+		if it.Error != "" {
+			continue
+		}
+		phr, se := float64(it.PHR), float64(it.PHRStdErr)
+		if phr <= 2*se || phr == 0 {
+			noise = append(noise, it.ID)
+		}
+		if float64(it.Epistemic) < 0 || float64(it.Total) < 0 {
+			negative = append(negative, it.ID)
+		}
+	}
+	s := r.Settings
+	if len(noise) > 0 {
+		env.warn(fmt.Sprintf("%d of %d queries (%s) have a PHR within two standard errors of 0: with M %d and K %d the rate cannot be told from 0 (the smallest nonzero rate one dataset resolves is 1/K = %.3g); raise --K and --M for a readable estimate",
+			len(noise), len(r.Items), listIDs(noise), s.M, s.K, 1/float64(s.K)))
+	}
+	if len(negative) > 0 {
+		env.warn(fmt.Sprintf("%d queries (%s) have a negative epistemic or total uncertainty: both are differences of Monte Carlo estimates and are 0 or more only in expectation; a negative value is noise around a small one (raise --M and --K)",
+			len(negative), listIDs(negative)))
+	}
+	if r.Failed > 0 {
+		env.warn(fmt.Sprintf("%d of %d queries failed; their rows carry the error", r.Failed, len(r.Items)))
+	}
+}
+
+// listIDs names up to five ids.
+func listIDs(ids []string) string {
+	if len(ids) > 5 {
+		return strings.Join(ids[:5], ", ") + fmt.Sprintf(", ... %d more", len(ids)-5)
+	}
+	return strings.Join(ids, ", ")
 }
 
 // orDefault returns v, or def when v is 0 (the backend's default).

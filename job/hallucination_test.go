@@ -134,6 +134,9 @@ func TestHallucinationSimulateValidate(t *testing.T) {
 	}{
 		{"model", "model", `{model} "gp"`, func(r *HallucinationSimulateRequest) { r.Model = "gp" }},
 		{"tasks", "tasks", "{tasks} 0", func(r *HallucinationSimulateRequest) { r.Tasks = 0 }},
+		{"tasks 9e18", "tasks", "{tasks} 9000000000000000000", func(r *HallucinationSimulateRequest) { r.Tasks = 9e18 }},
+		{"extra 9e18", "extra", "{extra} 9000000000000000000", func(r *HallucinationSimulateRequest) { r.Extra = 9e18 }},
+		{"K 9e18", "M", "responses per query", func(r *HallucinationSimulateRequest) { r.K = 9e18 }},
 		{"eps", "eps", "{eps} 1", func(r *HallucinationSimulateRequest) { r.Eps = 1 }},
 		{"M", "M", "{M} 0, {K} 2000, {extra} 100: want positive values", func(r *HallucinationSimulateRequest) { r.M = 0 }},
 		{"extra", "M", "{extra} 0", func(r *HallucinationSimulateRequest) { r.Extra = 0 }},
@@ -320,6 +323,7 @@ func TestHallucinationRunValidate(t *testing.T) {
 		{"eps", "eps", "{eps} 0", func(r *HallucinationRunRequest) { r.Eps = 0 }},
 		{"negative M", "M", "(0: the backend's default)", func(r *HallucinationRunRequest) { r.M = -1 }},
 		{"draws", "M", "responses per query", func(r *HallucinationRunRequest) { r.M, r.K = 4000000000, 4000000000 }},
+		{"extra 9e18", "extra", "{extra} 9000000000000000000", func(r *HallucinationRunRequest) { r.Extra = 9e18 }},
 		{"concurrency", "concurrency", "{concurrency} 0", func(r *HallucinationRunRequest) { r.Concurrency = 0 }},
 		{"features", "features", "{features}", func(r *HallucinationRunRequest) { r.Backend, r.Features = "linear", "relu:x" }},
 		{"noise", "noise", "{noise} -1", func(r *HallucinationRunRequest) { r.Backend, r.Noise = "linear", -1 }},
@@ -372,4 +376,70 @@ func FuzzReadPHRRows(f *testing.F) {
 			}
 		}
 	})
+}
+
+// One bad query does not lose the others: it is reported on its row and
+// counted, with a warning; estimates that cannot be told from 0 and
+// negative uncertainties are explained in warnings. An interrupted run
+// returns the queries finished so far with the error.
+func TestHallucinationRunItemErrorsAndWarnings(t *testing.T) {
+	fsys := phrFS()
+	fsys["mixed.jsonl"] = &fstest.MapFile{Data: []byte("{\"id\":\"ok\",\"x\":\"cat\"}\n{\"id\":\"bad\",\"x\":\"fish\"}\n")}
+	req := categoricalRun()
+	req.Queries, req.K, req.M = "mixed.jsonl", 3, 2 // tiny K: estimates within noise of 0
+	var warnings []string
+	res, err := HallucinationRun(context.Background(), Env{FS: fsys, Warn: func(s string) { warnings = append(warnings, s) }}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Items) != 2 || res.Failed != 1 || res.Items[1].Error == "" || !strings.Contains(res.Items[1].Error, "mixed.jsonl line 2") || res.Items[0].Error != "" {
+		t.Fatalf("items %+v, failed %d", res.Items, res.Failed)
+	}
+	if !math.IsNaN(float64(res.Items[1].PHR)) {
+		t.Errorf("failed item PHR %v, want NaN", res.Items[1].PHR)
+	}
+	all := strings.Join(warnings, "\n")
+	if !strings.Contains(all, "1 of 2 queries failed") {
+		t.Errorf("warnings %q lack the failure", warnings)
+	}
+	if phr, se := float64(res.Items[0].PHR), float64(res.Items[0].PHRStdErr); (phr <= 2*se || phr == 0) != strings.Contains(all, "within two standard errors of 0") {
+		t.Errorf("PHR %v ± %v: warnings %q", phr, se, warnings)
+	}
+	var b strings.Builder
+	for _, a := range res.Artifacts() {
+		if a.Name == "items.csv" {
+			_ = a.Write(&b)
+		}
+	}
+	if !strings.Contains(b.String(), ",error\n") || !strings.Contains(b.String(), "fish") {
+		t.Errorf("items.csv lacks the error column or message:\n%s", b.String())
+	}
+
+	// Every query failing is the run failing, as the first one did.
+	fsys["allbad.jsonl"] = &fstest.MapFile{Data: []byte("{\"x\":\"fish\"}\n")}
+	req.Queries = "allbad.jsonl"
+	if res, err := HallucinationRun(context.Background(), Env{FS: fsys}, req); err == nil || res != nil || Classify(err) != KindInput {
+		t.Errorf("all queries bad: %v, %v", res, err)
+	}
+
+	// Cancelled: whatever finished comes back, marked incomplete.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req.Queries = "q.jsonl"
+	res, err = HallucinationRun(ctx, Env{FS: fsys}, req)
+	if !errors.Is(err, context.Canceled) || res == nil || !res.Incomplete || len(res.Items) > 3 {
+		t.Errorf("cancelled: %v, %+v", err, res)
+	}
+}
+
+// Negative epistemic uncertainty is explained, not silent.
+func TestHallucinationRunNegativeWarning(t *testing.T) {
+	var warnings []string
+	env := Env{Warn: func(s string) { warnings = append(warnings, s) }}
+	r := &HallucinationRunResult{Items: []HallucinationItem{{ID: "a", PHR: 0.3, PHRStdErr: 0.01, Total: 0.2, Aleatoric: 0.25, Epistemic: -0.05}},
+		Settings: HallucinationRunSettings{M: 10, K: 50}}
+	hallucinationRunWarnings(env, r)
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "negative epistemic") || !strings.Contains(warnings[0], "Monte Carlo") {
+		t.Errorf("warnings %q", warnings)
+	}
 }

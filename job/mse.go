@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"gonum.org/v1/gonum/mat"
 	"io"
 	"io/fs"
 	"math"
@@ -39,6 +40,10 @@ type MSEFitRequest struct {
 	Epochs     int      `json:"epochs"`
 	LR         float64  `json:"lr"`
 	Seed       uint64   `json:"seed"`
+	// Folds is the number of cross-fitting folds that calibrate the
+	// estimates to the realised MSE (checkmodel.Calibration); 0 turns
+	// calibration off (the paper's raw Eq. 11).
+	Folds int `json:"folds"`
 	// Model names the model file; the result carries it, and the
 	// transport stores the model there (see MSEFitResult.WriteModel).
 	Model string `json:"model"`
@@ -49,7 +54,7 @@ type MSEFitRequest struct {
 func NewMSEFitRequest() MSEFitRequest {
 	c := checkmodel.DefaultConfig()
 	return MSEFitRequest{Header: "auto", Objective: string(c.Objective), Lambda: c.Lambda,
-		Epochs: c.Train.Epochs, LR: c.Train.LR, Seed: 1}
+		Epochs: c.Train.Epochs, LR: c.Train.LR, Seed: 1, Folds: c.Folds}
 }
 
 // Validate checks the fields that need no input file.
@@ -69,17 +74,102 @@ func (r *MSEFitRequest) options() (checkmodel.Config, dataio.Header, error) {
 	switch {
 	case err != nil:
 		return cfg, 0, Fieldf("objective", "%s", err)
-	case r.Epochs < 1:
-		return cfg, 0, Fieldf("epochs", "mse fit: {epochs} %d must be at least 1", r.Epochs)
+	case r.Epochs < 1 || r.Epochs > maxMSEEpochs:
+		return cfg, 0, Fieldf("epochs", "mse fit: {epochs} %d must be in [1, %d]", r.Epochs, maxMSEEpochs)
+	case r.Folds < 0 || r.Folds == 1 || r.Folds > 100:
+		return cfg, 0, Fieldf("folds", "mse fit: {folds} %d must be 0 (no calibration) or in [2, 100]", r.Folds)
 	case !(r.LR > 0) || math.IsInf(r.LR, 0):
 		return cfg, 0, Fieldf("lr", "mse fit: {lr} %v must be positive", r.LR)
 	case !(r.Lambda >= 0) || math.IsInf(r.Lambda, 0):
 		return cfg, 0, Fieldf("lambda", "mse fit: {lambda} %v must be non-negative", r.Lambda)
 	}
 	h, err := mseHeader(r.Header)
-	cfg.Objective, cfg.Lambda, cfg.Train.Epochs, cfg.Train.LR = obj, r.Lambda, r.Epochs, r.LR
+	cfg.Objective, cfg.Lambda, cfg.Train.Epochs, cfg.Train.LR, cfg.Folds = obj, r.Lambda, r.Epochs, r.LR, r.Folds
 	return cfg, h, err
 }
+
+// mseScaleCheck refuses columns whose scale float64 cannot square: the
+// MSE, the variances that standardise every column and the training loss
+// all square differences, so values near 1e160 overflow to +Inf (once
+// reported as "training diverged") and values near 1e-300 underflow to 0
+// (a realised MSE of exactly 0 between different columns). The error
+// names the column and what to do.
+func mseScaleCheck(t *dataio.Table, file string, tc, pc int, fc []int, y, pred []float64, x *mat.Dense) error {
+	bad := func(j int, msg string) error {
+		return &dataio.InputError{File: file, Field: "column " + t.Name(j), Msg: msg + "; rescale the column (e.g. to other units)"}
+	}
+	spread := func(v []float64) (mean, ss float64) {
+		for _, a := range v {
+			mean += a / float64(len(v))
+		}
+		for _, a := range v {
+			ss += (a - mean) * (a - mean)
+		}
+		return mean, ss
+	}
+	col := make([]float64, len(y))
+	for k, j := range fc {
+		mat.Col(col, k, x)
+		if _, ss := spread(col); math.IsInf(ss, 0) || math.IsNaN(ss) {
+			return bad(j, "its variance overflows float64 (values too large to square)")
+		}
+	}
+	if _, ss := spread(y); math.IsInf(ss, 0) || math.IsNaN(ss) {
+		return bad(tc, "its variance overflows float64 (values too large to square)")
+	}
+	var sq float64
+	differ := false
+	for i := range y {
+		d := y[i] - pred[i]
+		sq += d * d
+		differ = differ || d != 0
+	}
+	switch {
+	case math.IsInf(sq, 0) || math.IsNaN(sq):
+		return bad(pc, fmt.Sprintf("squared errors against the target %s overflow float64", t.Name(tc)))
+	case sq == 0 && differ:
+		return bad(pc, fmt.Sprintf("squared errors against the target %s underflow to 0 (values too small to square)", t.Name(tc)))
+	}
+	return nil
+}
+
+// maxModelBytes bounds a check-model file: its reference errors take
+// about 20 bytes a row, so 1 GiB is 50 million reference rows.
+const maxModelBytes = 1 << 30
+
+// readModelFile reads a check-model file, refusing what is not a regular
+// file (a FIFO would block, /dev/zero never ends) or is larger than
+// maxModelBytes, before reading it.
+func readModelFile(fsys fs.FS, name string) ([]byte, error) {
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &dataio.InputError{File: name, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
+	}
+	if st.Size() > maxModelBytes {
+		return nil, &dataio.InputError{File: name, Msg: fmt.Sprintf("%d bytes; a check model file is at most %d", st.Size(), maxModelBytes)}
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxModelBytes+1))
+	if err == nil && len(b) > maxModelBytes {
+		return nil, &dataio.InputError{File: name, Msg: fmt.Sprintf("more than %d bytes; a check model file is at most that", maxModelBytes)}
+	}
+	return b, err
+}
+
+// maxMSEEpochs bounds --epochs: a million full passes is days of
+// training, and a bound keeps a typo such as 9e18 from looking like a hang.
+const maxMSEEpochs = 1_000_000
+
+// mseCalibrationTolerance is how far (relative) the calibrated in-sample
+// estimate may sit from the realised MSE before fit warns.
+const mseCalibrationTolerance = 0.25
 
 // mseHeader parses the header field.
 func mseHeader(s string) (dataio.Header, error) {
@@ -106,6 +196,11 @@ type MSEFitResult struct {
 	FinalLoss             Num      `json:"final_loss"`
 	ReferenceRealizedMSE  Num      `json:"reference_realized_mse"`
 	ReferenceEstimatedMSE Num      `json:"reference_estimated_mse"`
+	// ReferenceRawEstimatedMSE is the in-sample estimate before
+	// calibration, and CalibrationFactor the multiplier learnt on
+	// held-out folds (1 when --folds is 0).
+	ReferenceRawEstimatedMSE Num `json:"reference_raw_estimated_mse"`
+	CalibrationFactor        Num `json:"calibration_factor"`
 
 	// Check is the trained check model, its columns named.
 	Check *checkmodel.Model `json:"-"`
@@ -157,18 +252,31 @@ func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, err
 	if len(y) < 2 {
 		return nil, &dataio.InputError{File: req.Train, Msg: fmt.Sprintf("%d data row; a check model needs at least 2", len(y))}
 	}
+	if err := mseScaleCheck(t, req.Train, tc, pc, fc, y, pred, x); err != nil {
+		return nil, err
+	}
 	m, err := checkmodel.Fit(ctx, x, y, pred, cfg, req.Seed)
 	if err != nil {
 		return nil, err
 	}
 	ref := m.Reference
 	if ref.Diverged() {
-		return nil, fmt.Errorf("mse fit: training diverged: in-sample estimated MSE %s against the realised %s; lower --lr (now %v) or change --epochs; nothing saved",
-			mseFmt(ref.EstimatedMSE), mseFmt(ref.RealizedMSE), req.LR)
+		return nil, fmt.Errorf("mse fit: training diverged: in-sample estimated MSE %s (before calibration) against the realised %s; lower --lr (now %v) or change --epochs; nothing saved",
+			mseFmt(ref.RawEstimatedMSE), mseFmt(ref.RealizedMSE), req.LR)
+	}
+	if req.Folds > 0 && m.Calibration.Folds == 0 {
+		env.warn(fmt.Sprintf("%d rows are too few to calibrate the estimates on held-out folds: they are the raw Eq. 11 upper bound, typically 1.5 times the MSE", len(y)))
 	}
 	if ref.Doubtful() {
-		env.warn(fmt.Sprintf("in-sample estimated MSE %s is far from the realised %s: the check model may be under-trained (--epochs) or unstable (--lr)",
-			mseFmt(ref.EstimatedMSE), mseFmt(ref.RealizedMSE)))
+		env.warn(fmt.Sprintf("in-sample estimated MSE %s (before calibration) is far from the realised %s: the check model may be under-trained (--epochs) or unstable (--lr)",
+			mseFmt(ref.RawEstimatedMSE), mseFmt(ref.RealizedMSE)))
+	} else if r := ref.EstimatedMSE / ref.RealizedMSE; ref.RealizedMSE > 0 && math.Abs(r-1) > mseCalibrationTolerance {
+		how := "calibrated on held-out folds"
+		if cfg.Folds == 0 {
+			how = "uncalibrated (--folds 0)"
+		}
+		env.warn(fmt.Sprintf("in-sample estimated MSE %s is %.0f%% off the realised %s (%s): production estimates may be off by as much",
+			mseFmt(ref.EstimatedMSE), 100*(r-1), mseFmt(ref.RealizedMSE), how))
 	}
 	m.Columns = checkmodel.Columns{Prediction: t.Name(pc), Target: t.Name(tc), Header: t.Header != nil, Count: t.Cols()}
 	for _, j := range fc {
@@ -177,7 +285,8 @@ func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, err
 	return &MSEFitResult{
 		Model: req.Model, Rows: len(y), Features: m.Columns.Features, Target: m.Columns.Target,
 		Prediction: m.Columns.Prediction, Objective: string(cfg.Objective), FinalLoss: Num(m.Training.FinalLoss),
-		ReferenceRealizedMSE: Num(ref.RealizedMSE), ReferenceEstimatedMSE: Num(ref.EstimatedMSE), Check: m,
+		ReferenceRealizedMSE: Num(ref.RealizedMSE), ReferenceEstimatedMSE: Num(ref.EstimatedMSE),
+		ReferenceRawEstimatedMSE: Num(ref.RawEstimatedMSE), CalibrationFactor: Num(m.Calibration.FactorOrOne()), Check: m,
 	}, nil
 }
 
@@ -350,8 +459,11 @@ func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEsti
 		return nil, err
 	}
 	fsys := env.fsys()
-	b, err := fs.ReadFile(fsys, req.Model)
+	b, err := readModelFile(fsys, req.Model)
 	if err != nil {
+		if ie := (*dataio.InputError)(nil); errors.As(err, &ie) {
+			return nil, err
+		}
 		msg := err.Error()
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 			msg = pe.Err.Error() // the path is the error's File already

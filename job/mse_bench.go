@@ -41,12 +41,16 @@ func (r *MSEBenchRequest) Validate() error {
 	return err
 }
 
+// maxMSETrials bounds --trials, which sizes the per-trial results (the
+// paper runs 100).
+const maxMSETrials = 100_000
+
 func (r *MSEBenchRequest) methods() ([]checkmodel.Method, error) {
 	switch ds := strings.ToLower(r.Dataset); {
 	case r.Dataset == "":
 		return nil, Fieldf("dataset", "mse bench: {dataset} is required")
-	case r.Trials < 1:
-		return nil, Fieldf("trials", "mse bench: {trials} %d must be at least 1", r.Trials)
+	case r.Trials < 1 || r.Trials > maxMSETrials:
+		return nil, Fieldf("trials", "mse bench: {trials} %d must be in [1, %d]", r.Trials, maxMSETrials)
 	case strings.HasPrefix(ds, "synthetic") && mseNoise(ds) == "":
 		return nil, Fieldf("dataset", "mse bench: unknown dataset %q (want synthetic-a, synthetic-b, synthetic-c or a CSV file)", r.Dataset)
 	}

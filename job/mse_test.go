@@ -158,7 +158,9 @@ func TestMSEFitValidate(t *testing.T) {
 		{"no prediction", "prediction", "{prediction} is required", func(r *MSEFitRequest) { r.Prediction = "" }},
 		{"no model", "model", "{model} is required", func(r *MSEFitRequest) { r.Model = "" }},
 		{"objective", "objective", "unknown objective", func(r *MSEFitRequest) { r.Objective = "q" }},
-		{"epochs", "epochs", "{epochs} 0 must be at least 1", func(r *MSEFitRequest) { r.Epochs = 0 }},
+		{"epochs", "epochs", "{epochs} 0 must be in [1, 1000000]", func(r *MSEFitRequest) { r.Epochs = 0 }},
+		{"epochs huge", "epochs", "{epochs} 9000000000000000000 must be in", func(r *MSEFitRequest) { r.Epochs = 9e18 }},
+		{"folds 1", "folds", "{folds} 1 must be 0", func(r *MSEFitRequest) { r.Folds = 1 }},
 		{"lr", "lr", "{lr} -1 must be positive", func(r *MSEFitRequest) { r.LR = -1 }},
 		{"lr inf", "lr", "{lr} +Inf", func(r *MSEFitRequest) { r.LR = math.Inf(1) }},
 		{"lambda", "lambda", "{lambda} -1 must be non-negative", func(r *MSEFitRequest) { r.Lambda = -1 }},
@@ -215,7 +217,8 @@ func TestMSEBenchValidate(t *testing.T) {
 	}{
 		{"no dataset", "dataset", "{dataset} is required", func(r *MSEBenchRequest) { r.Dataset = "" }},
 		{"unknown synthetic", "dataset", `unknown dataset "synthetic-d"`, func(r *MSEBenchRequest) { r.Dataset = "synthetic-d" }},
-		{"trials", "trials", "{trials} 0 must be at least 1", func(r *MSEBenchRequest) { r.Trials = 0 }},
+		{"trials", "trials", "{trials} 0 must be in [1, 100000]", func(r *MSEBenchRequest) { r.Trials = 0 }},
+		{"trials huge", "trials", "{trials} 9000000000000000000 must be in", func(r *MSEBenchRequest) { r.Trials = 9e18 }},
 		{"method", "methods", `unknown method "gp"`, func(r *MSEBenchRequest) { r.Methods = []string{"kstar", "gp"} }},
 		{"method twice", "methods", `method "kstar" given twice`, func(r *MSEBenchRequest) { r.Methods = []string{"kstar", " k* "} }},
 	} {
@@ -379,6 +382,31 @@ func mseGoldenTrained(t *testing.T, name string, v any) {
 		if fmt.Sprint(tg) != fmt.Sprint(tw) || fmt.Sprintf("%T", tg) != fmt.Sprintf("%T", tw) {
 			t.Errorf("%s: token %d: got %v, want %v", name, i, tg, tw)
 			return
+		}
+	}
+}
+
+// Columns at scales float64 cannot square are named, with the overflow
+// or underflow, instead of "training diverged" or a realised MSE of 0.
+func TestMSEFitExtremeScaleNamesColumn(t *testing.T) {
+	var huge, tiny strings.Builder
+	huge.WriteString("x,pred,y\n")
+	tiny.WriteString("x,pred,y\n")
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&huge, "%g,%g,%g\n", r.Float64(), r.Float64()*1e160, r.Float64())
+		fmt.Fprintf(&tiny, "%g,%g,%g\n", r.Float64(), r.Float64()*1e-300, r.Float64()*1e-300)
+	}
+	fsys := fstest.MapFS{"huge.csv": {Data: []byte(huge.String())}, "tiny.csv": {Data: []byte(tiny.String())}}
+	for _, tc := range []struct{ file, want string }{
+		{"huge.csv", "column pred: squared errors against the target y overflow"},
+		{"tiny.csv", "column pred: squared errors against the target y underflow"},
+	} {
+		req := NewMSEFitRequest()
+		req.Train, req.Target, req.Prediction, req.Model = tc.file, "y", "pred", "m.json"
+		_, err := MSEFit(context.Background(), Env{FS: fsys}, req)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || Classify(err) != KindInput {
+			t.Errorf("%s: %v, want bad input containing %q", tc.file, err, tc.want)
 		}
 	}
 }

@@ -34,7 +34,12 @@ type SelectRequest struct {
 	Delta      float64  `json:"delta"`
 	Tolerance  float64  `json:"tolerance"` // is: how far a row may sum from 1
 	BonusScale float64  `json:"bonus_scale"`
-	Seed       uint64   `json:"seed"`
+	// FIDBonus is FID-UCB's bonus: paper (Eq. 10), code2024 (the
+	// authors' FID-eval.py) or fducb2025 (their fd_ucb.py).
+	FIDBonus string `json:"fid_bonus"`
+	// TruncationRatio is τ/‖Σ_r‖₂ of the paper and code2024 bonuses.
+	TruncationRatio float64 `json:"truncation_ratio"`
+	Seed            uint64  `json:"seed"`
 
 	// Pools and Ref may be folders of images, turned into Inception
 	// features (pool3 for fid; for is, the softmax of logits_unbiased, as
@@ -57,7 +62,8 @@ func (r *SelectRequest) images() ImageOptions {
 // and no inputs.
 func NewSelectRequest() SelectRequest {
 	return SelectRequest{Score: "fid", Steps: 1000, Batch: 5, Trials: 20, Delta: online.DefaultDelta,
-		Tolerance: frechet.ProbTolerance, BonusScale: online.DefaultBonusScale, Seed: 1}
+		Tolerance: frechet.ProbTolerance, BonusScale: online.DefaultBonusScale, FIDBonus: "paper",
+		TruncationRatio: online.DefaultTruncationRatio, Seed: 1}
 }
 
 // Validate checks the fields that need no input file.
@@ -65,6 +71,17 @@ func (r *SelectRequest) Validate() error {
 	_, _, err := r.rules()
 	return err
 }
+
+// Bounds on the simulation's sizes: every one sizes an allocation (the
+// per-step record of every trial, the batch buffer), so an absurd value
+// is bad input, not an out-of-memory crash. The paper runs T = 1000,
+// b = 5 and 20 trials.
+const (
+	maxSelectSteps      = 10_000_000
+	maxSelectTrials     = 100_000
+	maxSelectBatch      = 1_000_000
+	maxSelectStepTrials = 100_000_000
+)
 
 // rules checks the request and returns the rules to simulate, FID or IS
 // after the score.
@@ -76,10 +93,22 @@ func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
 		return nil, nil, Fieldf("pools", "select: give at least 2 generator pools with {pools}")
 	case r.Steps < 1 || r.Batch < 1 || r.Trials < 1:
 		return nil, nil, Fieldf("steps", "select: {steps}, {batch} and {trials} must be positive")
+	case r.Steps > maxSelectSteps:
+		return nil, nil, Fieldf("steps", "select: {steps} %d: want at most %d", r.Steps, maxSelectSteps)
+	case r.Trials > maxSelectTrials:
+		return nil, nil, Fieldf("trials", "select: {trials} %d: want at most %d", r.Trials, maxSelectTrials)
+	case r.Batch > maxSelectBatch:
+		return nil, nil, Fieldf("batch", "select: {batch} %d: want at most %d", r.Batch, maxSelectBatch)
+	case float64(r.Steps)*float64(r.Trials) > maxSelectStepTrials:
+		return nil, nil, Fieldf("steps", "select: {steps} %d x {trials} %d = %.3g recorded steps per algorithm: want at most %.0g", r.Steps, r.Trials, float64(r.Steps)*float64(r.Trials), float64(maxSelectStepTrials))
 	case !(r.BonusScale > 0):
 		return nil, nil, Fieldf("bonus_scale", "select: {bonus_scale} %v: want a positive number", r.BonusScale)
 	case !(r.Delta > 0 && r.Delta < 1):
 		return nil, nil, Fieldf("delta", "select: {delta} %v: want a value in (0, 1)", r.Delta)
+	case r.Score == "fid" && !slices.Contains([]string{"paper", "code2024", "fducb2025"}, r.FIDBonus):
+		return nil, nil, Fieldf("fid_bonus", "select: {fid_bonus} %q: want paper, code2024 or fducb2025", r.FIDBonus)
+	case !(r.TruncationRatio >= 0 && r.TruncationRatio < 1):
+		return nil, nil, Fieldf("truncation_ratio", "select: {truncation_ratio} %v: want a value in [0, 1) (the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP)", r.TruncationRatio)
 	}
 	var names []string
 	if r.Algos == "" {
@@ -268,7 +297,15 @@ func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSid
 	}
 	if err == nil {
 		p := online.DefaultFIDParams()
-		p.Delta, p.BonusScale = req.Delta, req.BonusScale
+		p.Delta, p.BonusScale, p.TruncationRatio = req.Delta, req.BonusScale, req.TruncationRatio
+		if p.Form, err = online.ParseBonusForm(req.FIDBonus); err != nil {
+			return nil, Fieldf("fid_bonus", "select: {fid_bonus} %q: want paper, code2024 or fducb2025", req.FIDBonus)
+		}
+		if slices.Contains(rules, online.FIDUCB) {
+			if w := selectBonusWarning(ref, pools, p, req.Steps*req.Batch/len(pools)); w != "" {
+				env.warn(w)
+			}
+		}
 		var res *online.Result
 		if res, err = sim.RunFID(ctx, ref, pools, rules, p); err == nil {
 			return res, nil
@@ -278,6 +315,52 @@ func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSid
 		return nil, sigmaFault(req.Ref, err)
 	}
 	return nil, err
+}
+
+// selectBonusWarning compares, for a budget split evenly (n rows per
+// generator, the first n of each pool), FID-UCB's bonus with the spread of
+// the empirical FIDs. When the median bonus is larger than max − min of
+// the empirical FIDs, the optimistic index is ordered by the bonus, which
+// grows with a generator's variance, and the picks follow variance rather
+// than FID: the regime issue 14 found on over-dispersed families, where
+// every bonus was 20 to 1000 times the FID gaps at 2,000 samples.
+func selectBonusWarning(ref *online.FIDReference, pools []*mat.Dense, p online.FIDParams, n int) string {
+	if n < 2 {
+		return ""
+	}
+	sel, err := online.NewFIDSelector(ref, len(pools), online.FIDUCB, p)
+	if err != nil {
+		return ""
+	}
+	var bonus, fids []float64
+	for g, x := range pools {
+		r, c := x.Dims()
+		k := min(n, r)
+		if err := sel.Update(g, x.Slice(0, k, 0, c).(*mat.Dense)); err != nil {
+			return ""
+		}
+		e, err := sel.Estimate(g)
+		if err != nil {
+			return ""
+		}
+		fids = append(fids, e.FID)
+		bonus = append(bonus, e.FID-online.FIDUCB.Index(e, ref, p))
+	}
+	slices.Sort(bonus)
+	med := bonus[len(bonus)/2]
+	if len(bonus)%2 == 0 {
+		med = (bonus[len(bonus)/2-1] + med) / 2
+	}
+	spread := slices.Max(fids) - slices.Min(fids)
+	if !(med > spread) {
+		return ""
+	}
+	hint := "--fid-bonus fducb2025, a smaller --bonus-scale or more --steps"
+	if p.Form == online.BonusFDUCB2025 {
+		hint = "a smaller --bonus-scale or more --steps"
+	}
+	return fmt.Sprintf("FID-UCB's bonus (%s, median %.4g at %d samples per generator) exceeds the spread of the empirical FIDs (%.4g): its picks will follow the generators' variance more than their FID; consider %s",
+		p.Form, med, n, spread, hint)
 }
 
 // selectIS checks that the pools hold class distributions over at least

@@ -91,9 +91,11 @@ func (b Bandwidth) gamma(x *mat.Dense, l1dist bool) (float64, error) {
 }
 
 // MedianSqDist returns the median of ||x_i - x_j||² over all n² ordered
-// pairs of rows, the n zero distances of the diagonal included.
+// pairs of rows, the n zero distances of the diagonal included. Rows with
+// a large common offset are centred first, so the offset does not cancel
+// the distances.
 func MedianSqDist(x *mat.Dense) float64 {
-	g := linalg.Gram(x)
+	g := linalg.Gram(centred(x, offsetMeans(x)))
 	raw := g.RawSymmetric()
 	n := raw.N
 	sq := make([]float64, n)

@@ -53,9 +53,10 @@ func (k Polynomial) String() string {
 func (Cosine) String() string { return "cosine" }
 func (Linear) String() string { return "linear" }
 
-// Gram implements Kernel.
+// Gram implements Kernel. Rows with a large common offset are centred
+// first (see centred).
 func (k RBF) Gram(x *mat.Dense) *mat.SymDense {
-	g := linalg.Gram(x)
+	g := linalg.Gram(centred(x, offsetMeans(x)))
 	raw := g.RawSymmetric()
 	n := raw.N
 	// Squared norms come from the Gram diagonal; read them before the
@@ -80,8 +81,11 @@ func (k RBF) Gram(x *mat.Dense) *mat.SymDense {
 	return g
 }
 
-// Cross implements Kernel.
+// Cross implements Kernel. When x's rows share a large offset, both sets
+// are centred on x's mean first (see centred).
 func (k RBF) Cross(x, y *mat.Dense) *mat.Dense {
+	m := offsetMeans(x)
+	x, y = centred(x, m), centred(y, m)
 	c := linalg.Cross(x, y)
 	sx, sy := linalg.RowSqNorms(x), linalg.RowSqNorms(y)
 	raw := c.RawMatrix()
@@ -266,4 +270,60 @@ func parallelRows(n, work int, f func(i int)) {
 		// caller's recovery (if any) sees it, as before the fan-out.
 		panic(fmt.Sprintf("%v\n%s", pe.Value, pe.Stack))
 	}
+}
+
+// offsetMeans returns the mean of x's rows when they share an offset
+// large enough to cost the distance identity more than three digits
+// (squared norm of the mean over 1000 times the total variance), and nil
+// otherwise: centring then changes nothing but the last bits, which would
+// make results differ from earlier releases and from other tools for no
+// gain.
+func offsetMeans(x *mat.Dense) []float64 {
+	r, c := x.Dims()
+	m := make([]float64, c)
+	for i := 0; i < r; i++ {
+		for j, v := range x.RawRowView(i) {
+			m[j] += v
+		}
+	}
+	var mm float64
+	for j := range m {
+		m[j] /= float64(r)
+		mm += m[j] * m[j]
+	}
+	var ss float64
+	for i := 0; i < r; i++ {
+		for j, v := range x.RawRowView(i) {
+			ss += (v - m[j]) * (v - m[j])
+		}
+	}
+	if !(mm > 1000*ss/float64(r)) {
+		return nil
+	}
+	return m
+}
+
+// centred returns x with m subtracted from every row (a copy), or x
+// itself when m is nil.
+//
+// Squared distances are computed as ||x||² + ||y||² - 2 x·y, one GEMM for
+// all pairs. That identity cancels catastrophically when the rows share a
+// large offset: with +1e8 on every feature the norms are 1e16 and the
+// distances of order 1 lose every digit (MMD² fell from 0.071 to 0.060,
+// and at +1e12 the median rule found every distance zero). Distances do
+// not change under a common shift, so translation-invariant kernels
+// shift such rows to their mean first, where the identity is accurate.
+func centred(x *mat.Dense, m []float64) *mat.Dense {
+	if m == nil {
+		return x
+	}
+	r, c := x.Dims()
+	out := mat.NewDense(r, c, nil)
+	for i := 0; i < r; i++ {
+		src, dst := x.RawRowView(i), out.RawRowView(i)
+		for j, v := range src {
+			dst[j] = v - m[j]
+		}
+	}
+	return out
 }

@@ -162,7 +162,7 @@ func TestUnbiasedTwoLevelGaussian(t *testing.T) {
 }
 
 func TestBrierDecomposition(t *testing.T) {
-	// Seed 000, Example 3.3: with the delta kernel (one-hot outcomes and the
+	// Gruber & Buettner (ICML 2024), Example 3.3: with the delta kernel (one-hot outcomes and the
 	// linear kernel) on l classes, the kernel score + 1 is the Brier score,
 	// noise = -||Q||², bias = ||E P - Q||² and variance = Σ_c Var(P_c).
 	// Predicted distributions P are drawn from a fixed finite menu.

@@ -2,8 +2,22 @@ package linalg
 
 import "sync"
 
-// backend names the BLAS implementation in use; openblas.go overrides it.
+// backend names the BLAS implementation in use; simd.go and openblas.go
+// override it.
 var backend = "gonum (pure Go)"
+
+// fastSyrk reports that the installed BLAS is blocked and parallel in
+// level 3, DSYRK included, and has a fast DSYMV (internal/simdblas or
+// OpenBLAS); see Tuned.
+var fastSyrk = false
+
+// Tuned reports whether the installed BLAS has blocked, multi-threaded
+// level-3 routines (DGEMM, DSYRK, DSYR2K) and a vectorised DSYMV:
+// internal/simdblas in the default build on AVX2/FMA CPUs, or OpenBLAS.
+// Callers then take the routes that suit such a BLAS (a SYRK rather than
+// GEMM strips, a symmetric eigensolve rather than an SVD); with gonum's
+// own BLAS (GENLENS_SIMD=off, other CPUs) the routes that suit it.
+func Tuned() bool { return fastSyrk }
 
 // Backend reports which BLAS/LAPACK implementation this binary uses.
 func Backend() string { return backend }
@@ -19,7 +33,9 @@ var setThreads = func(n int) (prev int) { return 0 }
 // the work when the caller already runs many small problems in parallel
 // goroutines (simulation trials, concurrent tasks). Such callers set 1 for
 // the duration. n < 1 means one thread per core. In the pure-Go build it
-// does nothing and returns 0 (gonum's BLAS parallelism is not adjustable).
+// sets the goroutines of one internal/simdblas call (whose results do not
+// depend on it); with gonum's own BLAS it does nothing and returns 0
+// (gonum's parallelism is not adjustable).
 //
 // The setting is process-wide: change it before starting concurrent work,
 // not while other goroutines are inside BLAS calls.

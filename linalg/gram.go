@@ -41,8 +41,10 @@ const symLeaf = 512
 // only ~56% of the full product's flops are done for 4096 rows, all
 // through large GEMMs. This beats gonum's pure-Go Dsyrk, a single-threaded
 // loop of dot products, by 2-3x on 2 cores (4096x5050: 21 s vs 6-9 s) and
-// matches OpenBLAS's own Dsyrk (1.3 s vs 1.2 s). Entries below the
-// diagonal of c may be overwritten with partial sums.
+// matches OpenBLAS's own Dsyrk (1.3 s vs 1.2 s). With a blocked,
+// parallel Dsyrk installed (internal/simdblas or OpenBLAS) that routine is
+// called directly. Entries below the diagonal of c may be overwritten with
+// partial sums.
 func AddGram(c *mat.SymDense, v *mat.Dense, alpha float64) {
 	rv := v.RawMatrix()
 	rc := c.RawSymmetric()
@@ -50,6 +52,10 @@ func AddGram(c *mat.SymDense, v *mat.Dense, alpha float64) {
 		panic("linalg: AddGram dimension mismatch")
 	}
 	if rv.Rows == 0 || rv.Cols == 0 {
+		return
+	}
+	if fastSyrk {
+		blas64.Implementation().Dsyrk(blas.Upper, blas.NoTrans, rv.Rows, rv.Cols, alpha, rv.Data, rv.Stride, 1, rc.Data, rc.Stride)
 		return
 	}
 	symRankK(rc.Data, rc.Stride, rv.Data, rv.Stride, rv.Rows, rv.Cols, alpha)

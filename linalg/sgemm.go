@@ -1,40 +1,18 @@
 package linalg
 
 import (
-	"genlens/internal/sgemm"
-
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C on row-major float32
 // matrices, where op transposes when the flag says so; m×k times k×n into
-// m×n, with leading dimensions lda, ldb, ldc.
-//
-// With -tags openblas it is OpenBLAS's cblas_sgemm (sgemm_openblas.go
-// installs it for blas32), so that float32 networks such as the
-// Inception-v3 of package inception run on the same backend as the
-// float64 estimators without importing cgo themselves. In the pure-Go
-// build, untransposed products with alpha = 1 on a CPU with AVX2 and FMA
-// use internal/sgemm, a register-blocked kernel on one goroutine (about 3x
-// gonum's SGEMM on convolutions); everything else goes to gonum's blas32.
+// m×n, with leading dimensions lda, ldb, ldc. It runs on the installed
+// blas32 backend: internal/simdblas's AVX2/FMA kernel in the default
+// build (gonum's SGEMM on other CPUs or with GENLENS_SIMD=off), OpenBLAS
+// with -tags openblas, so that float32 networks such as the Inception-v3
+// of package inception need not import cgo themselves.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if useKernel && !transA && !transB && alpha == 1 && m > 0 && n > 0 && k > 0 {
-		if beta != 1 {
-			for i := 0; i < m; i++ {
-				row := c[i*ldc : i*ldc+n]
-				if beta == 0 {
-					clear(row)
-					continue
-				}
-				for j := range row {
-					row[j] *= beta
-				}
-			}
-		}
-		sgemm.MulAdd(m, n, k, a, lda, b, ldb, c, ldc)
-		return
-	}
 	ta, tb := blas.NoTrans, blas.NoTrans
 	if transA {
 		ta = blas.Trans
@@ -45,11 +23,11 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	blas32.Implementation().Sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// useKernel selects internal/sgemm; sgemm_openblas.go turns it off.
-var useKernel = sgemm.Available
+// useKernel reports that internal/simdblas is installed (simd.go sets it).
+var useKernel = false
 
-// SgemmKernel reports whether Sgemm runs internal/sgemm's kernel (the
-// pure-Go build on a CPU with AVX2 and FMA). Callers that multiply one
-// fixed matrix many times can then pack it once with internal/sgemm.Pack
-// and call sgemm.MulAddPacked, which computes exactly what Sgemm would.
+// SgemmKernel reports whether Sgemm runs internal/simdblas's kernel.
+// Callers that multiply one fixed matrix many times can then pack it once
+// with simdblas.Pack and call simdblas.MulAddPacked, which computes
+// exactly what Sgemm would with alpha = beta = 1.
 func SgemmKernel() bool { return useKernel }

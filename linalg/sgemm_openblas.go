@@ -11,5 +11,5 @@ import (
 // convolutions of package inception) need the same swap for blas32.
 func init() {
 	blas32.Use(blasnetlib.Implementation{})
-	useKernel = false
+	fastSyrk = true
 }

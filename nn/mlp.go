@@ -91,6 +91,11 @@ func layerViews(sizes []int, flat []float64, l int) (blas64.General, []float64) 
 	return w, flat[off+out*in : off+out*in+out : off+out*in+out]
 }
 
+// MaxWidth bounds every layer width of a network read from a file:
+// prediction allocates activations of predictBlock rows times the width,
+// and the widths multiply into the parameter count.
+const MaxWidth = 1 << 16
+
 // Validate reports whether the network is well formed: at least two
 // positive widths, as many parameters as they imply, all finite. It is
 // meant for networks read from a file.
@@ -100,8 +105,11 @@ func (m *MLP) Validate() error {
 	}
 	n := 0
 	for l, s := range m.Sizes {
-		if s < 1 {
-			return fmt.Errorf("nn: layer %d has width %d", l, s)
+		if s < 1 || s > MaxWidth {
+			// The bound also keeps the parameter count below from
+			// overflowing: widths of 7.4e18 once wrapped it round to
+			// match a short parameter list.
+			return fmt.Errorf("nn: layer %d has width %d, want 1 to %d", l, s, MaxWidth)
 		}
 		if l > 0 {
 			n += m.Sizes[l]*m.Sizes[l-1] + m.Sizes[l]
@@ -136,11 +144,17 @@ func (m *MLP) Predict(x *mat.Dense) *mat.Dense {
 		panic(fmt.Sprintf("nn: Predict: x has %d columns, network has %d inputs", c, m.Inputs()))
 	}
 	out := mat.NewDense(r, m.Outputs(), nil)
-	ws := newWorkspace(m.Sizes, min(r, predictBlock))
+	// Wide layers get fewer rows per block: activations stay near 4M
+	// values (32 MB) per layer whatever the width.
+	block := predictBlock
+	for _, s := range m.Sizes {
+		block = min(block, max(1, (4<<20)/s))
+	}
+	ws := newWorkspace(m.Sizes, min(r, block))
 	xr := x.RawMatrix()
 	or := out.RawMatrix()
-	for start := 0; start < r; start += predictBlock {
-		n := min(predictBlock, r-start)
+	for start := 0; start < r; start += block {
+		n := min(block, r-start)
 		in := blas64.General{Rows: n, Cols: c, Stride: xr.Stride, Data: xr.Data[start*xr.Stride:]}
 		y := ws.forward(m, in)
 		copy(or.Data[start*or.Stride:(start+n)*or.Stride], y.Data[:n*y.Stride])

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -380,5 +381,35 @@ func TestFitStopsWhenCancelled(t *testing.T) {
 		if !errors.Is(err, context.Canceled) || calls != 3 {
 			t.Errorf("batch %d: %v after %d steps, want context.Canceled after 3", batch, err, calls)
 		}
+	}
+}
+
+// Widths read from a file are bounded before they multiply: [1, W, 1]
+// with W = (2 + 2^64)/3 needs 3W + 1 parameters, which wraps round to 3 in
+// 64 bits, so a 3-parameter file used to validate and then panic (or ask
+// for exabytes) in Predict.
+func TestValidateWidthOverflow(t *testing.T) {
+	const w = 6148914691236517206 // (2 + 2^64) / 3
+	m := &MLP{Sizes: []int{1, w, 1}, Params: make([]float64, 3)}
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "width") {
+		t.Errorf("widths %v: %v", m.Sizes, err)
+	}
+	if err := (&MLP{Sizes: []int{1, MaxWidth + 1, 1}, Params: make([]float64, 3*(MaxWidth+1)+1)}).Validate(); err == nil {
+		t.Error("a width over MaxWidth validates")
+	}
+}
+
+// A network of MaxWidth still predicts, in blocks small enough for its
+// activations.
+func TestPredictWideNetwork(t *testing.T) {
+	sizes := []int{2, MaxWidth, 1}
+	m := &MLP{Sizes: sizes, Params: make([]float64, 2*MaxWidth+MaxWidth+MaxWidth+1)}
+	m.Params[len(m.Params)-1] = 0.5 // output bias
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	out := m.Predict1(mat.NewDense(300, 2, nil))
+	if len(out) != 300 || out[299] != 0.5 {
+		t.Errorf("got %d outputs, last %v", len(out), out[len(out)-1])
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"testing"
 )
 
-// The behavioural tests run the seed's protocol (T = 1000, b = 5, 20
+// The behavioural tests run the protocol of Hu, Leung & Farnia,
+// "An Optimism-based Approach to Online Evaluation of Generative Models"
+// (arXiv 2024) (T = 1000, b = 5, 20
 // trials) on synthetic generators with the default constants, the
-// explicit ones of the seed's proofs. With those constants the bonuses are
+// explicit ones of the paper's proofs. With those constants the bonuses are
 // far larger than the gaps between generators at this budget, so the
 // optimistic algorithms explore broadly; what separates them is which way
-// their optimism leans. The tests assert what holds for every family seed
+// their optimism leans. The tests assert what holds for every random family
 // we tried and log the rest.
 
 // logResult logs the final numbers of every algorithm.
@@ -47,21 +49,21 @@ func maxOf(x []float64) float64 {
 	return m
 }
 
-// seedProtocol is the seed's experimental protocol (Section 7).
-var seedProtocol = Simulation{Steps: 1000, Batch: 5, Trials: 20, Seed: 1}
+// paperProtocol is the paper's experimental protocol (Section 7).
+var paperProtocol = Simulation{Steps: 1000, Batch: 5, Trials: 20, Seed: 1}
 
 // harmonic is the spectrum 1/(i+1): a few dominant directions and a long
 // tail, as image embeddings have.
 func harmonic(i int) float64 { return 1 / float64(i+1) }
 
 func TestFIDUCBTruncationFamily(t *testing.T) {
-	// The seed's truncation experiment (Section 7, Figure 4): twenty
+	// The paper's truncation experiment (Section 7, Figure 4): twenty
 	// variance-controlled generators, all more or less collapsed, the
 	// best being the most diverse; the collapsed ones look deceptively
 	// good on a few samples because the empirical FID of a handful of
 	// rows is biased upwards in proportion to the variance.
 	fam := newGaussFamily(t, 32, harmonic, linspace(0.05, 1, 20), 4000, 1)
-	res, err := seedProtocol.RunFID(context.Background(), fam.ref, fam.pools, allFID, DefaultFIDParams())
+	res, err := paperProtocol.RunFID(context.Background(), fam.ref, fam.pools, allFID, DefaultFIDParams())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func TestFIDUCBMiddleFamily(t *testing.T) {
 	// optimal-pick ratio is not higher, so that part of the claim
 	// is logged, not asserted.
 	fam := newGaussFamily(t, 32, harmonic, linspace(0.1, 1.9, 20), 4000, 1)
-	res, err := seedProtocol.RunFID(context.Background(), fam.ref, fam.pools, allFID, DefaultFIDParams())
+	res, err := paperProtocol.RunFID(context.Background(), fam.ref, fam.pools, allFID, DefaultFIDParams())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func TestISUCBFamily(t *testing.T) {
 	// What is asserted against greedy is its failure mode: greedy's worst
 	// trial costs more than IS-UCB's worst trial.
 	pools := classFamily(50, linspace(3, 25, 8), linspace(0.3, 1, 8), 4000, 1)
-	res, err := seedProtocol.RunIS(context.Background(), pools, allIS, DefaultISParams())
+	res, err := paperProtocol.RunIS(context.Background(), pools, allIS, DefaultISParams())
 	if err != nil {
 		t.Fatal(err)
 	}

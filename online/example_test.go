@@ -22,7 +22,7 @@ func gaussian(rng *rand.Rand, n, d int, s float64) *mat.Dense {
 
 // Protocol 1 with FID-UCB: three generators whose features are Gaussians
 // with 0.1, 0.4 and 1 times the reference covariance, two collapsed ones
-// and one that matches the reference, as in the seed's truncation
+// and one that matches the reference, as in the paper's truncation
 // experiment. Each step asks the algorithm which generator to sample,
 // draws a batch of 5 from it and hands the batch back.
 func Example() {

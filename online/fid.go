@@ -31,8 +31,10 @@ const DefaultMeanDistanceBound = 0.5
 // estimated from it. Appendix D, item 5(2): "a truncation parameter that is
 // 5 ~ 10% of the operator norm ‖Σ_r‖₂ attains satisfying performance". The
 // low end of that range is the default: it zeroes the least and so
-// keeps the bonus closest to the untruncated bound. (The authors' code uses
-// 3%, outside the range the paper reports.)
+// keeps the bonus closest to the untruncated bound. The authors' FID-eval.py
+// (github yannxiaoyanhu/optimism-based-eval) has used 0.03 and 0.05 in
+// different revisions; 0.005 suits Inception-v3 features (whose covariance
+// has a few dominant directions) and 0.05 DINOv2 or CLIP embeddings.
 const DefaultTruncationRatio = 0.05
 
 // DefaultNormSlack is the constant c in the estimate of the largest
@@ -69,6 +71,47 @@ type FIDParams struct {
 	NormSlack float64
 	// BonusScale multiplies the bonus, > 0 (DefaultBonusScale).
 	BonusScale float64
+	// Form chooses FID-UCB's bonus: BonusPaper (the zero value),
+	// BonusCode2024 or BonusFDUCB2025.
+	Form BonusForm
+}
+
+// BonusForm is the form of FID-UCB's confidence bonus. The paper's Eq. 10
+// and the authors' two public implementations differ in constants, in
+// logarithms and in units; all three are offered so that results can be
+// compared with any of them.
+type BonusForm int
+
+const (
+	// BonusPaper is Eq. 10 with the readings of FIDUCBBonus.
+	BonusPaper BonusForm = iota
+	// BonusCode2024 is the bonus of FID-eval.py in github
+	// yannxiaoyanhu/optimism-based-eval (Code2024Bonus).
+	BonusCode2024
+	// BonusFDUCB2025 is the bonus of algorithms/fd_ucb.py in github
+	// yannxiaoyanhu/dgm-online-eval, the authors' 2025 follow-up
+	// (FDUCB2025Bonus). It needs the eigenvalues of the thresholded
+	// sample covariance at every step: O(d³), practical up to d ≈ 512.
+	BonusFDUCB2025
+)
+
+var bonusNames = []string{"paper", "code2024", "fducb2025"}
+
+func (f BonusForm) String() string {
+	if f >= 0 && int(f) < len(bonusNames) {
+		return bonusNames[f]
+	}
+	return fmt.Sprintf("BonusForm(%d)", int(f))
+}
+
+// ParseBonusForm parses paper, code2024 or fducb2025.
+func ParseBonusForm(s string) (BonusForm, error) {
+	for i, n := range bonusNames {
+		if s == n {
+			return BonusForm(i), nil
+		}
+	}
+	return 0, fmt.Errorf("online: unknown FID bonus %q (want paper, code2024 or fducb2025)", s)
 }
 
 // DefaultFIDParams returns the defaults documented on DefaultDelta,
@@ -96,6 +139,8 @@ func (p FIDParams) validate() error {
 		return fmt.Errorf("online: FID parameters: norm slack = %g, want a finite value >= 0", p.NormSlack)
 	case !(p.BonusScale > 0) || math.IsInf(p.BonusScale, 1):
 		return fmt.Errorf("online: FID parameters: bonus scale = %g, want a finite value > 0", p.BonusScale)
+	case p.Form < BonusPaper || p.Form > BonusFDUCB2025:
+		return fmt.Errorf("online: FID parameters: bonus form %d", int(p.Form))
 	}
 	return nil
 }
@@ -117,6 +162,19 @@ type FIDReference struct {
 	trace     float64
 	traceSqrt float64
 	norm      float64
+	eig       []float64 // eigenvalues of Σ_r, ascending
+}
+
+// truncTraceSqrt is Σ √λ over the eigenvalues λ ≥ tau of Σ_r, the
+// Tr Σ_r^{1/2} of the authors' 2024 code (eigenvalues below τ zeroed).
+func (r *FIDReference) truncTraceSqrt(tau float64) float64 {
+	var s float64
+	for _, v := range r.eig {
+		if v >= tau && v > 0 {
+			s += math.Sqrt(v)
+		}
+	}
+	return s
 }
 
 // NewFIDReference prepares reference statistics (μ_r, Σ_r), for example
@@ -137,7 +195,8 @@ func NewFIDReference(s frechet.Stats) (*FIDReference, error) {
 	}
 	r := &FIDReference{off: off, mu: s.Mu, sigma: s.Sigma, trace: mat.Trace(s.Sigma)}
 	var neg float64
-	for _, v := range es.Values(nil) {
+	r.eig = es.Values(nil)
+	for _, v := range r.eig {
 		if v > 0 {
 			r.traceSqrt += math.Sqrt(v)
 			r.norm = max(r.norm, v)
@@ -282,6 +341,14 @@ type FIDEstimate struct {
 	TruncTraceRef float64
 	// MeanDeviation is (1/n) Σ_i ‖x_i − μ̂‖₂, the last term of C_g^n (Eq. 11).
 	MeanDeviation float64
+	// MeanDistance is ‖μ̂ − μ_r‖₂.
+	MeanDistance float64
+
+	// The statistics of the 2025 bonus (BonusFDUCB2025 only): the
+	// sample covariance with entries below M √(2 Σ̂_ii Σ̂_jj log d / n)
+	// zeroed (Cai and Liu's adaptive thresholding, M = 2), its largest
+	// eigenvalue, the sum of its squared eigenvalues and its trace.
+	ThreshNorm, ThreshTraceSq, ThreshTrace float64
 }
 
 // Index returns the value rule r ranks a generator by, lowest first:
@@ -294,6 +361,12 @@ func (r FIDRule) Index(e FIDEstimate, ref *FIDReference, p FIDParams) float64 {
 	}
 	switch r {
 	case FIDUCB:
+		switch p.Form {
+		case BonusCode2024:
+			return e.FID - p.BonusScale*Code2024Bonus(e, ref, p)
+		case BonusFDUCB2025:
+			return e.FID - p.BonusScale*FDUCB2025Bonus(e, ref, p)
+		}
 		return e.FID - p.BonusScale*FIDUCBBonus(e, ref, p)
 	case FIDNaiveUCB:
 		return e.FID - p.BonusScale*NaiveFIDBonus(e, ref, p)
@@ -359,6 +432,70 @@ func FIDUCBBonus(e FIDEstimate, ref *FIDReference, p FIDParams) float64 {
 	}
 	covErr := 20*norm*norm*math.Sqrt((4*effRank+math.Log(3/delta))/n) + m*m
 	return c*m + traceG*math.Sqrt(8/n*math.Log(6*d/delta)) + ref.traceSqrt*math.Sqrt(8*covErr)
+}
+
+// Code2024Bonus returns the FID-UCB bonus of the authors' 2024 code
+// (FID-eval.py in github yannxiaoyanhu/optimism-based-eval), with
+// L = √log(1/δ), τ = p.TruncationRatio·‖Σ_r‖₂ and T the τ-truncated
+// sample covariance:
+//
+//	σ² = max_j Σ̂_jj + L √(1/(2n))              (σ_g² and ‖Σ_g‖₂ alike)
+//	t  = Tr(T Σ_r),  I = Σ_ij |T_ij|,  r = t/σ²
+//	m  = min(√(2 I L/n), L √(σ² d/(2n)))
+//	V  = 20 σ⁴ √((4r + L²)/n) + m²
+//	B  = 2 (‖μ_g − μ_r‖ + m + (1/n) Σ ‖x_i − μ̂‖) m + t √(8/n) L + S √V
+//
+// with S = Σ √λ over the eigenvalues λ ≥ τ of Σ_r, and ‖μ_g − μ_r‖ =
+// p.MeanDistanceBound (the code's 0.5). Unlike FIDUCBBonus, t is not
+// divided by ‖Σ_r‖₂, so the second term scales as the fourth power of the
+// features, not the second, as FID does; and the code's covariance is the
+// (n−1) one where genlens keeps the 1/n of the paper's algorithms.
+// The result is not multiplied by p.BonusScale. Returns +Inf for n = 0.
+func Code2024Bonus(e FIDEstimate, ref *FIDReference, p FIDParams) float64 {
+	if e.N == 0 {
+		return math.Inf(1)
+	}
+	n := float64(e.N)
+	d := float64(ref.Dim())
+	tau := p.TruncationRatio * ref.norm
+	l := math.Sqrt(math.Log(1 / p.Delta))
+	s2 := e.MaxVar + l*math.Sqrt(1/(2*n))
+	t := e.TruncTraceRef
+	var r float64
+	if s2 > 0 {
+		r = t / s2
+	}
+	m := math.Min(math.Sqrt(2*e.TruncAbsSum*l/n), l*math.Sqrt(s2*d/(2*n)))
+	v := 20*s2*s2*math.Sqrt(max(4*r+l*l, 0)/n) + m*m
+	c := 2 * (p.MeanDistanceBound + m + e.MeanDeviation)
+	return c*m + t*math.Sqrt(8/n)*l + ref.truncTraceSqrt(tau)*math.Sqrt(max(v, 0))
+}
+
+// FDUCB2025Bonus returns the bonus of the authors' 2025 follow-up
+// (algorithms/fd_ucb.py in github yannxiaoyanhu/dgm-online-eval, κ = 1,
+// M = 2), which is consistent in units (every term is in squared feature
+// units, as FID): with L = log(1/δ) and the thresholded sample covariance
+// T of FIDEstimate (largest eigenvalue ‖T‖, Σλ² and Tr T),
+//
+//	Δμ = √((√(Σλ² L) + ‖T‖ L)/n)
+//	ΔΣ = ‖T‖ √((Tr T/‖T‖ + L)/n) + Δμ²
+//	B  = Δμ (Δμ + ‖μ̂ − μ_r‖) + Tr Σ_r^{1/2} √ΔΣ + Tr T √(L/n) + ‖T‖ L/n.
+//
+// The result is not multiplied by p.BonusScale. Returns +Inf for n = 0;
+// e must come from an estimator with p.Form = BonusFDUCB2025.
+func FDUCB2025Bonus(e FIDEstimate, ref *FIDReference, p FIDParams) float64 {
+	if e.N == 0 {
+		return math.Inf(1)
+	}
+	n := float64(e.N)
+	l := math.Log(1 / p.Delta)
+	dm := math.Sqrt(max((math.Sqrt(e.ThreshTraceSq*l)+e.ThreshNorm*l)/n, 0))
+	var rank float64
+	if e.ThreshNorm > 0 {
+		rank = e.ThreshTrace / e.ThreshNorm
+	}
+	ds := e.ThreshNorm*math.Sqrt(max(rank+l, 0)/n) + dm*dm
+	return dm*(dm+e.MeanDistance) + ref.traceSqrt*math.Sqrt(max(ds, 0)) + e.ThreshTrace*math.Sqrt(l/n) + e.ThreshNorm/n*l
 }
 
 // NaiveFIDBonus returns the bonus of naive-UCB, Eq. 33 (Appendix D,

@@ -267,7 +267,42 @@ func (e *fidEstimator) estimate() (FIDEstimate, error) {
 		dev += math.Sqrt(max(s-2*dots[i]+mm, 0))
 	}
 	out.MeanDeviation = dev / float64(e.n)
+	out.MeanDistance = math.Sqrt(dm)
+	if e.p.Form == BonusFDUCB2025 {
+		if err := threshStats(&out, cov, e.n); err != nil {
+			return out, err
+		}
+	}
 	return out, nil
+}
+
+// threshStats fills the 2025 bonus's statistics of the sample covariance
+// cov of n rows: entries below 2 √(2 Σ̂_ii Σ̂_jj log d / n) in magnitude
+// are zeroed, and the eigenvalues of the rest give its norm, Σλ² and
+// trace.
+func threshStats(out *FIDEstimate, cov *mat.SymDense, n int) error {
+	d := cov.SymmetricDim()
+	t := mat.NewSymDense(d, nil)
+	k := 2 * math.Sqrt(2*math.Log(float64(d))/float64(n))
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			v := cov.At(i, j)
+			if math.Abs(v) >= k*math.Sqrt(max(cov.At(i, i)*cov.At(j, j), 0)) {
+				t.SetSym(i, j, v)
+			}
+		}
+	}
+	var es mat.EigenSym
+	if !es.Factorize(t, false) {
+		return errors.New("online: eigenvalues of the thresholded covariance did not converge")
+	}
+	out.ThreshNorm, out.ThreshTraceSq, out.ThreshTrace = 0, 0, 0
+	for _, v := range es.Values(nil) {
+		out.ThreshNorm = max(out.ThreshNorm, v)
+		out.ThreshTraceSq += v * v
+		out.ThreshTrace += v
+	}
+	return nil
 }
 
 // keys writes the index of each of e.rules; lower is better for FID.

@@ -11,7 +11,8 @@ import (
 )
 
 // gaussFamily is a variance-controlled family of Gaussian generators, the
-// analogue in feature space of the seed's truncation experiment (Section
+// analogue in feature space of the truncation experiment of Hu, Leung
+// & Farnia (arXiv 2024) (Section
 // 7): the reference is N(0, Σ_r) and generator g is N(0, factors[g]·Σ_r).
 // Σ_r = Q diag(spectrum) Qᵀ for a random rotation Q.
 type gaussFamily struct {

@@ -69,7 +69,9 @@ disentangle.json.`,
 	fl.StringVar(&f.Shape, "shape", "", "image shape HxW or HxWxC, for flattened (N, D) inputs")
 	fl.StringVar(&f.PixelRange, "pixel-range", "auto", "source pixel range mapped to [-1, 1]: auto or LO,HI")
 	fl.IntVar(&f.Clusters, "clusters", disentangle.DefaultClusters, "number of pixel clusters")
-	fl.Float64Var(&f.Threshold, "threshold", 0, "cut the cluster tree at this distance instead of into --clusters clusters")
+	fl.Float64Var(&f.Threshold, "cut-distance", 0, "cut the cluster tree at this distance instead of into --clusters clusters")
+	deprecatedAlias(fl, "threshold", "cut-distance")
+	fieldFlag(cmd, "threshold", "cut-distance")
 	fl.StringVar(&f.Linkage, "linkage", "average", "average, complete, single or ward")
 	fl.StringVar(&f.Distance, "distance", "rows", "rows (Euclidean between CKA rows, as the authors) or one-minus-cka")
 	fl.IntVar(&f.CKABatch, "cka-batch", disentangle.DefaultCKABatch, "images per CKA mini-batch")
@@ -108,10 +110,8 @@ func runDisentangle(cmd *cobra.Command, f job.DisentangleRequest, out string, as
 		if err := prepareOut(out); err != nil {
 			return err
 		}
-		for _, a := range res.Artifacts() {
-			if err := writeArtifact(out, a); err != nil {
-				return err
-			}
+		if err := writeArtifacts(out, res.Artifacts()); err != nil {
+			return err
 		}
 	}
 	if asJSON {
@@ -121,10 +121,18 @@ func runDisentangle(cmd *cobra.Command, f job.DisentangleRequest, out string, as
 	return nil
 }
 
-// writeArtifact writes a under dir atomically.
-func writeArtifact(dir string, a job.Artifact) error {
-	if err := atomicfile.Write(outPath(dir, a.Name), a.Write); err != nil {
-		return fmt.Errorf("writing %s: %w", outPath(dir, a.Name), err)
+// writeArtifacts writes the artifacts of one run under dir as one
+// atomicfile.Set: all of them or none, never a mix with an earlier run's.
+func writeArtifacts(dir string, as []job.Artifact) error {
+	var s atomicfile.Set
+	for _, a := range as {
+		if err := s.Add(outPath(dir, a.Name), a.Write); err != nil {
+			s.Abort()
+			return fmt.Errorf("writing %s: %w", outPath(dir, a.Name), err)
+		}
+	}
+	if err := s.Commit(); err != nil {
+		return fmt.Errorf("writing the artifacts in %s: %w", dir, err)
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ of an .npz), and --gamma applies to them only. A row with no samples is
 skipped with a reason whatever the kernel.
 
 Correctness is 'correct' when given, else RougeL-F(answer, any reference) >
---threshold (default 0.3; 0 counts an answer sharing any word with a
+--rouge-threshold (default 0.3; 0 counts an answer sharing any word with a
 reference as correct).
 With --holdout-first the answer under test is samples[0] and uncertainty is
 computed from samples[1:] only.`,
@@ -75,7 +75,9 @@ computed from samples[1:] only.`,
 	fl.BoolVar(&cumulative, "cumulative", true, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
 	fl.StringVar(&gamma, "gamma", "dim", "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
 	fl.BoolVar(&f.HoldoutFirst, "holdout-first", false, "judge samples[0]; score uncertainty on samples[1:]")
-	fl.Float64Var(&f.Threshold, "threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct, in [0, 1)")
+	fl.Float64Var(&f.Threshold, "rouge-threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct, in [0, 1)")
+	deprecatedAlias(fl, "threshold", "rouge-threshold")
+	fieldFlag(cmd, "threshold", "rouge-threshold")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fl.StringVar(&out, "out", "", "directory for items.csv, entropy.json and charts")
 	return cmd
@@ -121,12 +123,7 @@ func ksWriteArtifacts(dir string, arts []job.Artifact) error {
 	if err := prepareOut(dir); err != nil {
 		return err
 	}
-	for _, a := range arts {
-		if err := writeArtifact(dir, a); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeArtifacts(dir, arts)
 }
 
 func printEntropy(w io.Writer, out *job.EntropyResult) {

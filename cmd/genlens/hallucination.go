@@ -87,7 +87,7 @@ func newPHRSimulateCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "simulate [--model linear|categorical] [flags]",
+		Use:   "simulate [--backend linear|categorical] [flags]",
 		Short: "PHR estimate against the exact PHR and the true hallucination rate on exact Bayesian models",
 		Long: `simulate draws tasks from an exact Bayesian model (a mechanism f from the prior,
 a context of n examples from f, a query x) and compares, for each context size
@@ -109,25 +109,33 @@ a little below the exact PHR when the imagined examples leave the task
 uncertain (rich features, many input groups): this shows in
 mae_phr_vs_exact.`,
 		Example: `  genlens hallucination simulate --json
-  genlens hallucination simulate --model categorical --ns 2,8,32 --tasks 100 --out sim/`,
+  genlens hallucination simulate --backend categorical --ns 2,8,32 --tasks 100 --out sim/`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPHRSimulate(cmd, f, out, asJSON) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Model, "model", f.Model, "exact model: linear or categorical")
+	fl.StringVar(&f.Model, "backend", f.Model, "exact model: linear or categorical (as run's --backend)")
+	deprecatedAlias(fl, "model", "backend")
 	fl.StringVar(&f.Ns, "ns", f.Ns, "context sizes n, comma-separated")
 	fl.IntVar(&f.Tasks, "tasks", f.Tasks, "tasks (mechanism, context, query) per context size")
 	fl.Float64Var(&f.Eps, "eps", f.Eps, "tolerance ε: responses outside the (1-ε)-likely set are hallucinations")
-	fl.IntVar(&f.M, "M", f.M, "imagined datasets per estimate")
-	fl.IntVar(&f.K, "K", f.K, "responses per THR estimate")
+	fl.IntVar(&f.M, "m", f.M, "imagined datasets M per estimate")
+	fl.IntVar(&f.K, "k", f.K, "responses K per THR estimate")
+	deprecatedAlias(fl, "M", "m")
+	deprecatedAlias(fl, "K", "k")
 	fl.IntVar(&f.Extra, "extra", f.Extra, "imagined examples per dataset (N - n)")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
 	fl.IntVar(&f.Concurrency, "concurrency", f.Concurrency, "tasks estimated at once")
 	fl.StringVar(&out, "out", "", "directory for simulate.csv, tasks.csv, simulate.json, rates_vs_n.png, phr_vs_thr.png")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	registerLinear(fl, &f.Features, &f.Noise, &f.PriorScale)
-	fl.IntVar(&f.Groups, "groups", f.Groups, "categorical model: number of input groups")
-	fl.IntVar(&f.Labels, "labels", f.Labels, "categorical model: number of labels")
+	fl.IntVar(&f.Groups, "input-count", f.Groups, "categorical model: number of inputs (one Dirichlet each; run's --inputs names them)")
+	fl.IntVar(&f.Labels, "label-count", f.Labels, "categorical model: number of labels (run's --labels names them)")
+	deprecatedAlias(fl, "groups", "input-count")
+	deprecatedAlias(fl, "labels", "label-count")
+	fieldFlag(cmd, "groups", "input-count")
+	fieldFlag(cmd, "labels", "label-count")
+	fieldFlag(cmd, "model", "backend")
 	fl.Float64Var(&f.Alpha, "alpha", f.Alpha, "categorical model: symmetric Dirichlet prior concentration")
 	return cmd
 }
@@ -155,10 +163,8 @@ func phrOutput(cmd *cobra.Command, dir string, as []job.Artifact, asJSON bool, r
 		if err := prepareOut(dir); err != nil {
 			return err
 		}
-		for _, a := range as {
-			if err := writeArtifact(dir, a); err != nil {
-				return err
-			}
+		if err := writeArtifacts(dir, as); err != nil {
+			return err
 		}
 	}
 	if asJSON {
@@ -224,11 +230,11 @@ Backends:
                same flags and seed it gives the same numbers as the openai
                backend pointed at serve-model.
 
---M, --K and --extra default to the paper's settings: 10, 50, 5 for openai;
+--m, --k and --extra default to the paper's settings: 10, 50, 5 for openai;
 40, 2000, 100 for the exact models.`,
 		Example: `  genlens hallucination serve-model --addr 127.0.0.1:8000 &
   genlens hallucination run --backend openai --base-url http://127.0.0.1:8000/v1 \
-      --model genlens-categorical --context ctx.jsonl --queries q.jsonl --json
+      --model-name genlens-categorical --context ctx.jsonl --queries q.jsonl --json
   genlens hallucination run --backend linear --features poly:3 --noise 0.1 \
       --prior-scale 1 --context points.jsonl --queries xs.jsonl`,
 		Args: args(cobra.NoArgs),
@@ -237,13 +243,17 @@ Backends:
 	fl := cmd.Flags()
 	fl.StringVar(&f.Backend, "backend", f.Backend, "openai, linear or categorical")
 	fl.StringVar(&f.BaseURL, "base-url", "", "openai: API root, e.g. http://127.0.0.1:8000/v1")
-	fl.StringVar(&f.Model, "model", "", "openai: model name")
+	fl.StringVar(&f.Model, "model-name", "", "openai: the server's model name (as serve-model's --model-name)")
+	deprecatedAlias(fl, "model", "model-name")
+	fieldFlag(cmd, "model", "model-name")
 	fl.StringVar(&f.APIKeyEnv, "api-key-env", f.APIKeyEnv, "openai: environment variable holding the API key (may be unset)")
 	fl.StringVar(&f.Context, "context", "", "context examples (.jsonl rows {\"x\", \"y\"})")
 	fl.StringVar(&f.Queries, "queries", "", "queries (.jsonl rows {\"id\", \"x\"[, \"y\"]})")
 	fl.Float64Var(&f.Eps, "eps", f.Eps, "tolerance ε (the paper used 0.75 to compare with the error rate)")
-	fl.IntVar(&f.M, "M", 0, "imagined datasets per query (default 10 openai, 40 exact models)")
-	fl.IntVar(&f.K, "K", 0, "responses per THR estimate (default 50 openai, 2000 exact models)")
+	fl.IntVar(&f.M, "m", 0, "imagined datasets M per query (default 10 openai, 40 exact models)")
+	fl.IntVar(&f.K, "k", 0, "responses K per THR estimate (default 50 openai, 2000 exact models)")
+	deprecatedAlias(fl, "M", "m")
+	deprecatedAlias(fl, "K", "k")
 	fl.IntVar(&f.Extra, "extra", 0, "imagined examples N - n (default 5 openai, 100 exact models)")
 	fl.IntVar(&f.Concurrency, "concurrency", f.Concurrency, "requests in flight (openai) and queries at once")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed (sent to the server as per-request seeds)")
@@ -272,8 +282,17 @@ func runPHRRun(cmd *cobra.Command, f job.HallucinationRunRequest, out string, as
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog, done := phrProgress(cmd, "queries")
-	res, err := job.HallucinationRun(ctx, job.CLIEnv(prog, nil), f)
+	res, err := job.HallucinationRun(ctx, job.CLIEnv(prog, mseWarn(cmd)), f)
 	done()
+	if err != nil && res != nil && res.Incomplete && out != "" {
+		// Interrupted: keep what finished in --out, then report the
+		// interruption.
+		if werr := writeArtifacts(out, res.Artifacts()); werr != nil {
+			return werr
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "genlens: wrote the %d finished queries to %s\n", len(res.Items), out)
+		return err
+	}
 	if err != nil {
 		return err
 	}
@@ -289,6 +308,10 @@ func printPHRRun(w io.Writer, res *job.HallucinationRunResult) {
 	}
 	fmt.Fprintln(tw, header)
 	for _, it := range res.Items {
+		if it.Error != "" {
+			fmt.Fprintf(tw, "%s\tfailed: %s\t\n", it.ID, it.Error)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%s\t%s\t%s\t%s\t", it.ID, float64(it.PHR), float64(it.PHRStdErr), fmtNum(float64(it.Total)),
 			fmtNum(float64(it.Aleatoric)), fmtNum(float64(it.Epistemic)), fmtNum(float64(it.ErrorRate)))
 		if exact {

@@ -27,7 +27,7 @@ func TestPHRSimulateJSONContract(t *testing.T) {
 	for _, model := range []string{"linear", "categorical"} {
 		t.Run(model, func(t *testing.T) {
 			dir := t.TempDir()
-			args := []string{"hallucination", "simulate", "--model", model, "--ns", "1,8,64", "--tasks", "30", "--M", "10", "--K", "300", "--extra", "40", "--json", "--out", dir}
+			args := []string{"hallucination", "simulate", "--backend", model, "--ns", "1,8,64", "--tasks", "30", "--m", "10", "--k", "300", "--extra", "40", "--json", "--out", dir}
 			code, stdout, stderr := cli(t, args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
@@ -141,8 +141,8 @@ func TestPHRRunOpenAIMatchesExactModel(t *testing.T) {
 	ctxFile := writeLines(t, dir, "ctx.jsonl",
 		`{"x":"cat","y":"yes"}`, `{"x":"dog","y":"no"}`, `{"x":"cat","y":"yes"}`, ``, `{"x":"bird","y":"no"}`)
 	qFile := writeLines(t, dir, "q.jsonl", `{"id":"q1","x":"cat","y":"yes"}`, `{"id":7,"x":"bird"}`, `{"x":"dog","y":"yes"}`)
-	common := []string{"--context", ctxFile, "--queries", qFile, "--M", "5", "--K", "20", "--extra", "4", "--seed", "3", "--json"}
-	viaAPI := runPHR(t, append([]string{"--backend", "openai", "--base-url", srv.URL + "/v1", "--model", "genlens-categorical", "--api-key-env", "PHR_TEST_KEY", "--concurrency", "4"}, common...)...)
+	common := []string{"--context", ctxFile, "--queries", qFile, "--m", "5", "--k", "20", "--extra", "4", "--seed", "3", "--json"}
+	viaAPI := runPHR(t, append([]string{"--backend", "openai", "--base-url", srv.URL + "/v1", "--model-name", "genlens-categorical", "--api-key-env", "PHR_TEST_KEY", "--concurrency", "4"}, common...)...)
 	direct := runPHR(t, append([]string{"--backend", "categorical", "--inputs", "cat,dog,bird", "--labels", "yes,no", "--alpha", "0.5", "--concurrency", "2"}, common...)...)
 	if len(viaAPI.Items) != 3 || len(direct.Items) != 3 {
 		t.Fatalf("%d and %d items", len(viaAPI.Items), len(direct.Items))
@@ -179,7 +179,7 @@ func TestPHRRunLinear(t *testing.T) {
 	ctxFile := writeLines(t, dir, "ctx.jsonl", lines...)
 	qFile := writeLines(t, dir, "q.jsonl", `{"id":"near","x":0.1}`, `{"id":"far","x":1.99}`)
 	out := runPHR(t, "--backend", "linear", "--features", "poly:2", "--noise", "0.1", "--prior-scale", "1",
-		"--context", ctxFile, "--queries", qFile, "--M", "40", "--K", "1000", "--json", "--out", filepath.Join(dir, "out"))
+		"--context", ctxFile, "--queries", qFile, "--m", "40", "--k", "1000", "--json", "--out", filepath.Join(dir, "out"))
 	for _, it := range out.Items {
 		phr, exact := it["phr"].(float64), it["exact_phr"].(float64)
 		if math.Abs(phr-exact) > 0.05 || it["error_rate"] != nil {
@@ -208,20 +208,20 @@ func TestPHRBadInput(t *testing.T) {
 		{"missing file", []string{"run", "--backend", "linear", "--context", filepath.Join(dir, "nope.jsonl"), "--queries", q}, "nope.jsonl"},
 		{"bad features", []string{"run", "--backend", "linear", "--features", "poly:x", "--context", good, "--queries", q}, "--features"},
 		{"unknown label", []string{"run", "--backend", "categorical", "--context", writeLines(t, dir, "b5.jsonl", `{"x":"red","y":"perhaps"}`), "--queries", q}, `b5.jsonl line 1: y: "perhaps" is not one of`},
-		{"bad openai label", []string{"run", "--backend", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--context", writeLines(t, dir, "b6.jsonl", `{"x":"a","y":"two\nlines"}`), "--queries", q}, "b6.jsonl line 1"},
+		{"bad openai label", []string{"run", "--backend", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model-name", "m", "--context", writeLines(t, dir, "b6.jsonl", `{"x":"a","y":"two\nlines"}`), "--queries", q}, "b6.jsonl line 1"},
 		{"openai without URL", []string{"run", "--backend", "openai", "--context", good, "--queries", q}, "--base-url"},
 		{"bad ns", []string{"simulate", "--ns", "2,x"}, "--ns"},
-		{"bad model", []string{"simulate", "--model", "gp"}, "--model"},
-		{"bad groups", []string{"simulate", "--model", "categorical", "--labels", "1"}, "--labels"},
+		{"bad model", []string{"simulate", "--backend", "gp"}, "--backend"},
+		{"bad groups", []string{"simulate", "--backend", "categorical", "--label-count", "1"}, "--label-count"},
 		{"unknown subcommand", []string{"halucinate"}, "unknown command"},
 		{"public address", []string{"serve-model", "--addr", "0.0.0.0:8000"}, "loopback"},
 		{"bad port", []string{"serve-model", "--addr", "127.0.0.1:99999"}, "--addr"},
 		{"one label served", []string{"serve-model", "--labels", "yes"}, `--labels "yes"`},
 		{"duplicate n", []string{"simulate", "--ns", "2,2"}, "given twice"},
 		{"out is a file", []string{"simulate", "--out", good}, "is a file"},
-		{"M x K too large", []string{"run", "--backend", "linear", "--context", good, "--queries", q, "--M", "4000000000", "--K", "4000000000"}, "responses per query"},
-		{"max tokens 0", []string{"run", "--backend", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--context", good, "--queries", q, "--max-tokens", "0"}, "--max-tokens"},
-		{"timeout 0", []string{"run", "--backend", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--context", good, "--queries", q, "--timeout", "0s"}, "--timeout"},
+		{"M x K too large", []string{"run", "--backend", "linear", "--context", good, "--queries", q, "--m", "4000000000", "--k", "4000000000"}, "responses per query"},
+		{"max tokens 0", []string{"run", "--backend", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model-name", "m", "--context", good, "--queries", q, "--max-tokens", "0"}, "--max-tokens"},
+		{"timeout 0", []string{"run", "--backend", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model-name", "m", "--context", good, "--queries", q, "--timeout", "0s"}, "--timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := cli(t, append([]string{"hallucination"}, tc.args...)...)
@@ -243,7 +243,7 @@ func TestPHRRunBadServer(t *testing.T) {
 		fmt.Fprint(w, `{"choices":[{"index":0,"text":" b\nLabel: c","logprobs":null}]}`)
 	}))
 	defer noLogprobs.Close()
-	code, _, stderr := cli(t, "hallucination", "run", "--base-url", noLogprobs.URL+"/v1", "--model", "m", "--context", ctxFile, "--queries", q)
+	code, _, stderr := cli(t, "hallucination", "run", "--base-url", noLogprobs.URL+"/v1", "--model-name", "m", "--context", ctxFile, "--queries", q)
 	if code != 1 || !strings.Contains(stderr, "no token log-probabilities") {
 		t.Errorf("no logprobs: exit %d, %q", code, stderr)
 	}
@@ -254,7 +254,7 @@ func TestPHRRunBadServer(t *testing.T) {
 	}))
 	defer hang.Close()
 	start := time.Now()
-	code, _, stderr = cli(t, "hallucination", "run", "--base-url", hang.URL+"/v1", "--model", "m", "--context", ctxFile, "--queries", q, "--timeout", "100ms", "--retries", "1")
+	code, _, stderr = cli(t, "hallucination", "run", "--base-url", hang.URL+"/v1", "--model-name", "m", "--context", ctxFile, "--queries", q, "--timeout", "100ms", "--retries", "1")
 	if code != 1 || !strings.Contains(stderr, "no complete response within 100ms") || time.Since(start) > 3*time.Second {
 		t.Errorf("hanging server: exit %d after %v, %q", code, time.Since(start), stderr)
 	}
@@ -305,10 +305,35 @@ func BenchmarkPHRSimulateDefaults(b *testing.B) {
 	for _, model := range []string{"linear", "categorical"} {
 		b.Run(model, func(b *testing.B) {
 			for b.Loop() {
-				if code := run([]string{"hallucination", "simulate", "--model", model, "--json"}, io.Discard, io.Discard); code != 0 {
+				if code := run([]string{"hallucination", "simulate", "--backend", model, "--json"}, io.Discard, io.Discard); code != 0 {
 					b.Fatalf("exit %d", code)
 				}
 			}
 		})
+	}
+}
+
+// The old spellings (--M, --K, run's --model, simulate's --model) still
+// work for one release, with a notice on stderr that names the new flag;
+// stdout stays one clean JSON document.
+func TestPHRDeprecatedFlagAliases(t *testing.T) {
+	newArgs := []string{"hallucination", "simulate", "--backend", "categorical", "--ns", "2", "--tasks", "3", "--m", "3", "--k", "20", "--extra", "4", "--json"}
+	oldArgs := []string{"hallucination", "simulate", "--model", "categorical", "--ns", "2", "--tasks", "3", "--M", "3", "--K", "20", "--extra", "4", "--json"}
+	code, want, stderr := cli(t, newArgs...)
+	if code != 0 || stderr != "" {
+		t.Fatalf("new spellings: exit %d, stderr %q", code, stderr)
+	}
+	code, got, stderr := cli(t, oldArgs...)
+	if code != 0 || got != want {
+		t.Fatalf("old spellings: exit %d, stdout differs: %v", code, got != want)
+	}
+	for _, w := range []string{"--model is deprecated", "use --backend", "--M is deprecated", "use --m", "use --k"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr %q lacks %q", stderr, w)
+		}
+	}
+	_, out, _ := cli(t, "hallucination", "run", "--help")
+	if strings.Contains(out, "--M ") || strings.Contains(out, "--K ") || !strings.Contains(out, "--model-name") {
+		t.Errorf("run --help shows the deprecated flags or lacks --model-name:\n%s", out)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"genlens/internal/atomicfile"
 	"io"
 	"os"
 	"os/signal"
@@ -22,6 +23,8 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitBadUse  = 2
+	// exitInterrupted is job.KindCanceled's code, as a shell reports Ctrl-C.
+	exitInterrupted = 130
 )
 
 // usageError marks bad flags or arguments: exit code 2.
@@ -36,11 +39,18 @@ func main() {
 	// Ctrl-C or SIGTERM cancels the running job, which stops at its next
 	// check (within about a second) and leaves no half-written output:
 	// every write is atomic and is either finished or removed. A second
-	// Ctrl-C kills at once, as users expect.
+	// Ctrl-C exits at once, as users expect, after removing the temporary
+	// files of writes in progress (atomicfile.RemoveTemps).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()
 		stop()
+		again := make(chan os.Signal, 1)
+		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+		<-again
+		atomicfile.RemoveTemps()
+		fmt.Fprintln(os.Stderr, "genlens: interrupted twice: stopped at once")
+		os.Exit(exitInterrupted)
 	}()
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -69,7 +79,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 	stdout, stderr = newConsole(stdout, stderr)
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	ran, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -77,7 +87,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 		fmt.Fprintln(stderr, "genlens: interrupted")
 		return exitCode(err)
 	}
-	fmt.Fprintln(stderr, "genlens:", message(err))
+	fmt.Fprintln(stderr, "genlens:", message(err, ran))
 	return exitCode(err)
 }
 
@@ -92,17 +102,35 @@ func exitCode(err error) int {
 	return job.Classify(err).ExitCode()
 }
 
-// message renders err for stderr: request fields spelled as flags.
-func message(err error) string {
+// message renders err for stderr: request fields spelled as the flags of
+// the command that ran (cmd, nil when unknown).
+func message(err error, cmd *cobra.Command) string {
+	spell := func(field string) string {
+		if cmd != nil {
+			if name, ok := cmd.Annotations["flag:"+field]; ok {
+				return "--" + name
+			}
+		}
+		return cliFlag(field)
+	}
 	var fe *job.FieldError
 	if errors.As(err, &fe) && err == error(fe) {
-		return fe.Render(job.Flag)
+		return fe.Render(spell)
 	}
 	if errors.As(err, &fe) {
 		// A wrapped field error: render the field part, keep the context.
-		return strings.Replace(err.Error(), fe.Error(), fe.Render(job.Flag), 1)
+		return strings.Replace(err.Error(), fe.Error(), fe.Render(spell), 1)
 	}
 	return err.Error()
+}
+
+// fieldFlag records that cmd spells the request field as --flag, where
+// the two differ (a flag renamed for one vocabulary across commands).
+func fieldFlag(cmd *cobra.Command, field, flag string) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations["flag:"+field] = flag
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -128,6 +156,7 @@ BLAS backend: ` + linalg.Backend(),
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	deprecationOut = stderr
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if c == root {
 			return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
@@ -236,4 +265,15 @@ func args(v cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// cliFlag spells a request field as the command line's flag: the
+// hallucination draws M and K are the lower-case --m and --k (the
+// capitalised spellings are deprecated aliases).
+func cliFlag(field string) string {
+	switch field {
+	case "M", "K":
+		return "--" + strings.ToLower(field)
+	}
+	return job.Flag(field)
 }

@@ -428,8 +428,8 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{"gamma with cosine", []string{"entropy", "--in", plain, "--embeddings", emb, "--kernel", "cosine", "--gamma", "dim"}, []string{"--gamma", "--kernel cosine"}},
 		{"decompose gamma with linear", []string{"decompose", "--models", ok2, ok2, "--kernel", "linear", "--gamma", "0.5"}, []string{"--gamma", "--kernel linear", "genlens decompose --help"}},
 		{"correlate gamma with cosine", []string{"correlate", "--kernel", "cosine", "--gamma", "median", epoch, epoch}, []string{"--gamma", "--kernel cosine"}},
-		{"threshold 1", []string{"entropy", "--in", plain, "--threshold", "1"}, []string{"--threshold"}},
-		{"negative threshold", []string{"entropy", "--in", plain, "--threshold", "-0.1"}, []string{"--threshold"}},
+		{"threshold 1", []string{"entropy", "--in", plain, "--rouge-threshold", "1"}, []string{"--rouge-threshold"}},
+		{"negative threshold", []string{"entropy", "--in", plain, "--rouge-threshold", "-0.1"}, []string{"--rouge-threshold"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -532,9 +532,9 @@ func TestEntropyThresholdZero(t *testing.T) {
 		want      [2]bool
 	}{
 		{nil, [2]bool{false, false}},
-		{[]string{"--threshold", "0.3"}, [2]bool{false, false}},
-		{[]string{"--threshold", "0.2"}, [2]bool{true, false}},
-		{[]string{"--threshold", "0"}, [2]bool{true, false}},
+		{[]string{"--rouge-threshold", "0.3"}, [2]bool{false, false}},
+		{[]string{"--rouge-threshold", "0.2"}, [2]bool{true, false}},
+		{[]string{"--rouge-threshold", "0"}, [2]bool{true, false}},
 	} {
 		t.Run(strings.Join(append([]string{"default"}, c.threshold...), " "), func(t *testing.T) {
 			code, stdout, stderr := cli(t, append([]string{"entropy", "--in", in, "--json"}, c.threshold...)...)

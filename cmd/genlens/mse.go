@@ -84,6 +84,7 @@ units, full-batch Adam (weight decay 1e-3), as in the paper.`,
 	fl.IntVar(&f.Epochs, "epochs", f.Epochs, "training epochs (full batch)")
 	fl.Float64Var(&f.LR, "lr", f.LR, "Adam learning rate")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed (weights); the same seed gives the same model")
+	fl.IntVar(&f.Folds, "folds", f.Folds, "cross-fitting folds that calibrate the estimates to the realised MSE on held-out reference rows (which must not be the rows f was trained on); 0: uncalibrated (the paper's Eq. 11)")
 	fl.StringVar(&f.Model, "model", "", "where to write the check model (JSON)")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
@@ -99,6 +100,9 @@ func runMSEFit(cmd *cobra.Command, f job.MSEFitRequest, asJSON bool) error {
 	if err := mseRefuseForeign(f.Model); err != nil {
 		return err
 	}
+	if err := guardOutFile("--model", f.Model); err != nil {
+		return err
+	}
 	res, err := job.MSEFit(cmd.Context(), job.CLIEnv(nil, mseWarn(cmd)), f)
 	if err != nil {
 		return err
@@ -111,7 +115,11 @@ func runMSEFit(cmd *cobra.Command, f job.MSEFitRequest, asJSON bool) error {
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "check model (%s) trained on %d rows of %s, %d features: %s\n", res.Objective, res.Rows, f.Train, len(res.Features), strings.Join(res.Features, ", "))
-	fmt.Fprintf(w, "reference MSE of %s: realised %s, estimated %s (in-sample)\n", res.Prediction, fmtNum(float64(res.ReferenceRealizedMSE)), fmtNum(float64(res.ReferenceEstimatedMSE)))
+	fmt.Fprintf(w, "reference MSE of %s: realised %s, estimated %s (in-sample", res.Prediction, fmtNum(float64(res.ReferenceRealizedMSE)), fmtNum(float64(res.ReferenceEstimatedMSE)))
+	if c := res.Check.Calibration; c.Folds > 0 {
+		fmt.Fprintf(w, "; raw %s x calibration %s from %d held-out folds", fmtNum(float64(res.ReferenceRawEstimatedMSE)), fmtNum(float64(res.CalibrationFactor)), c.Folds)
+	}
+	fmt.Fprintln(w, ")")
 	fmt.Fprintf(w, "saved to %s\n", f.Model)
 	return nil
 }
@@ -218,12 +226,7 @@ func mseWriteArtifacts(dir string, as []job.Artifact) error {
 	if err := prepareOut(dir); err != nil {
 		return err
 	}
-	for _, a := range as {
-		if err := writeArtifact(dir, a); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeArtifacts(dir, as)
 }
 
 func printMSEEstimate(w io.Writer, o *job.MSEEstimateResult) {
@@ -295,7 +298,7 @@ Trials run in parallel; the same --seed gives the same numbers.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.Dataset, "dataset", "", "synthetic-a, synthetic-b, synthetic-c, or a CSV file (target in column 0)")
 	fl.IntVar(&f.Trials, "trials", f.Trials, "number of trials")
-	fl.StringSliceVar(&f.Methods, "methods", f.Methods, "methods to compare")
+	fl.StringSliceVar(&f.Methods, "methods", f.Methods, "methods to compare; kstar-cal (K* calibrated on held-out folds, as mse fit) may be added")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
 	fl.StringVar(&out, "out", "", "directory for bench.md (a table like the paper's), trials.csv and bench.json")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")

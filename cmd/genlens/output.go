@@ -91,6 +91,29 @@ func guardOut(dir string, names []string, inputs ...string) error {
 			return badUsage("--out %s: writing %s would overwrite the input %s", dir, n, in)
 		}
 	}
+	// Create it now: a missing or read-only parent must be reported
+	// before the computation, not after it.
+	return prepareOut(dir)
+}
+
+// guardOutFile refuses, before any work is done, an output file (flag
+// names it in the message) that is a directory or whose parent directory
+// does not exist.
+func guardOutFile(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return badUsage("%s %s is a directory; give a file name", flag, path)
+	}
+	parent := filepath.Dir(path)
+	st, err := os.Stat(parent)
+	switch {
+	case err != nil:
+		return badUsage("%s %s: the directory %s does not exist", flag, path, parent)
+	case !st.IsDir():
+		return badUsage("%s %s: %s is not a directory", flag, path, parent)
+	}
 	return nil
 }
 
@@ -257,4 +280,30 @@ func imagesLine(w io.Writer, im *job.ImagesInfo) {
 	}
 	fmt.Fprintf(w, "images: %d (%d from the feature cache, %d through the network), mode %s, %.1f s (network %.1f s, waiting for decoding %.1f s)\n",
 		im.Images, im.Cached, im.Computed, im.Mode, float64(im.Seconds), float64(im.NetworkSeconds), float64(im.WaitSeconds))
+}
+
+// deprecatedAlias registers old as a hidden spelling of the flag name,
+// sharing its value, that still works for one release and says on stderr
+// what replaces it. (pflag's own Deprecated notice goes to the flag set's
+// output, which cobra points at stdout: it would corrupt --json.)
+func deprecatedAlias(fl *pflag.FlagSet, old, name string) {
+	f := fl.Lookup(name)
+	if f == nil {
+		panic("deprecatedAlias: no flag --" + name)
+	}
+	fl.AddFlag(&pflag.Flag{Name: old, Usage: f.Usage, Value: aliasValue{f.Value, old, name}, DefValue: f.DefValue, Hidden: true})
+}
+
+// deprecationOut receives the notices of deprecated flags (the command's
+// stderr; see newRoot).
+var deprecationOut io.Writer = os.Stderr
+
+type aliasValue struct {
+	pflag.Value
+	old, name string
+}
+
+func (v aliasValue) Set(s string) error {
+	fmt.Fprintf(deprecationOut, "genlens: warning: --%s is deprecated and will be removed; use --%s\n", v.old, v.name)
+	return v.Value.Set(s)
 }

@@ -65,7 +65,9 @@ algorithm) and regret.png / optimal_pick_ratio.png.`,
 	fl.IntVar(&f.Trials, "trials", f.Trials, "independent trials")
 	fl.Float64Var(&f.Delta, "delta", f.Delta, "failure probability δ of the confidence bounds")
 	fl.Float64Var(&f.Tolerance, "tolerance", frechet.ProbTolerance, "is: how far a class-probability row may sum from 1; above the default, rows are rescaled to sum to 1")
-	fl.Float64Var(&f.BonusScale, "bonus-scale", f.BonusScale, "multiplier of the confidence bonuses (the constant the paper hides in O~(.); 1 = the proofs' explicit constants)")
+	fl.Float64Var(&f.BonusScale, "bonus-scale", f.BonusScale, "multiplier of the confidence bonuses (the unspecified constant of the paper's O~(.); 1 = the proofs' explicit constants)")
+	fl.StringVar(&f.FIDBonus, "fid-bonus", f.FIDBonus, "fid-ucb bonus: paper (Eq. 10), code2024 (the authors' FID-eval.py, github yannxiaoyanhu/optimism-based-eval) or fducb2025 (their algorithms/fd_ucb.py, github yannxiaoyanhu/dgm-online-eval; unit-consistent, O(d³) a step)")
+	fl.Float64Var(&f.TruncationRatio, "truncation-ratio", f.TruncationRatio, "fid-ucb: covariance entries below this fraction of ||Σ_r||₂ are zeroed (paper, code2024); the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
 	fl.StringVar(&out, "out", "", "directory for steps.csv, regret.png, optimal_pick_ratio.png, select.json")
 	fl.StringVar(&f.Mode, "mode", "", "folders: preprocessing, pytorch-fid (default) or tf (torch-fidelity's)")
@@ -96,7 +98,7 @@ func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool)
 		labels = []string{"images", "trials"}
 	}
 	report, finish := stageBars(cmd.ErrOrStderr(), labels...)
-	res, err := job.Select(cmd.Context(), job.CLIEnv(report, nil), f)
+	res, err := job.Select(cmd.Context(), job.CLIEnv(report, mseWarn(cmd)), f)
 	finish()
 	if err != nil {
 		return err
@@ -105,10 +107,8 @@ func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool)
 		if err := prepareOut(out); err != nil {
 			return err
 		}
-		for _, a := range res.Artifacts() {
-			if err := writeArtifact(out, a); err != nil {
-				return err
-			}
+		if err := writeArtifacts(out, res.Artifacts()); err != nil {
+			return err
 		}
 	}
 	if asJSON {

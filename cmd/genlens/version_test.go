@@ -57,3 +57,66 @@ func TestPanicIsInternalError(t *testing.T) {
 		t.Errorf("stderr %q", errb.String())
 	}
 }
+
+// The README's promise about --json and --out, command by command.
+func TestJSONAndOutFlagsAsREADME(t *testing.T) {
+	noJSON := map[string]bool{"stats": true, "serve-model": true, "serve": true, "demo": true, "completion": true, "help": true}
+	outDir := []string{"entropy", "correlate", "select", "disentangle", "simulate", "run", "estimate", "bench", "demo"}
+	noOut := []string{"decompose", "compare", "is", "cka"}
+	var visit func(c *cobra.Command)
+	seen := map[string]bool{}
+	visit = func(c *cobra.Command) {
+		if c.HasSubCommands() {
+			for _, s := range c.Commands() {
+				visit(s)
+			}
+			return
+		}
+		name := c.Name()
+		seen[name] = true
+		if has := c.Flags().Lookup("json") != nil; has == noJSON[name] && !c.Hidden {
+			t.Errorf("%s: --json %v, README says %v", c.CommandPath(), has, !noJSON[name])
+		}
+		for _, n := range outDir {
+			if n == name && c.Flags().Lookup("out") == nil {
+				t.Errorf("%s: no --out, README says it writes artifacts there", c.CommandPath())
+			}
+		}
+		for _, n := range noOut {
+			if n == name && c.Flags().Lookup("out") != nil {
+				t.Errorf("%s: has --out, README says it prints only", c.CommandPath())
+			}
+		}
+	}
+	visit(newRoot(&bytes.Buffer{}, &bytes.Buffer{}))
+	for _, n := range append(outDir, noOut...) {
+		if !seen[n] {
+			t.Errorf("README names %s, which is not a command", n)
+		}
+	}
+}
+
+// Renamed flags: the old spelling still parses, warns once, and the
+// error names the flag by its new name (the command's own spelling of
+// the request field).
+func TestRenamedFlagsInMessages(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"entropy", "--in", "x.jsonl", "--threshold", "1"}, []string{"--threshold is deprecated", "use --rouge-threshold", "genlens: --rouge-threshold 1"}},
+		{[]string{"hallucination", "simulate", "--backend", "categorical", "--groups", "2", "--labels", "1"}, []string{"use --input-count", "use --label-count", "--label-count 1"}},
+		{[]string{"disentangle", "--threshold", "-1", "--train", "a.npy", "--test", "b.npy", "--generated", "c.npy"}, []string{"use --cut-distance"}},
+	} {
+		var out, errb bytes.Buffer
+		code := run(tc.args, &out, &errb)
+		if code != 2 {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, code, errb.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errb.String(), w) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, errb.String(), w)
+			}
+		}
+	}
+}

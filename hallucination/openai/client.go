@@ -67,7 +67,9 @@ type Config struct {
 	// reject it.
 	NoSeed bool
 
-	// MaxResponseBytes bounds a response body [32 MiB].
+	// MaxResponseBytes bounds a response body [4 MiB]. Decoded JSON
+	// takes about ten times its text, and a completion of a few tokens
+	// with log-probabilities is a few kilobytes.
 	MaxResponseBytes int64
 	// HTTPClient, if not nil, replaces the default client (keep-alive
 	// transport sized for Concurrency).
@@ -117,7 +119,7 @@ func New(cfg Config) (*Client, error) {
 		cfg.PairTopP = 1
 	}
 	if cfg.MaxResponseBytes == 0 {
-		cfg.MaxResponseBytes = 32 << 20
+		cfg.MaxResponseBytes = 4 << 20
 	}
 	switch {
 	case cfg.Concurrency < 1:
@@ -144,8 +146,34 @@ func New(cfg Config) (*Client, error) {
 			ExpectContinueTimeout: time.Second,
 		}}
 	}
+	if c.http.CheckRedirect == nil {
+		hc := *c.http // never change the caller's client
+		hc.CheckRedirect = sameOriginRedirect
+		c.http = &hc
+	}
 	return c, nil
 }
+
+// sameOriginRedirect follows at most three redirects, and only within the
+// origin (scheme, host and port) of the first request: a redirect
+// elsewhere would re-send the prompt, and a bearer key on the same host
+// but another port, to wherever a server points.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return &redirectError{fmt.Sprintf("refusing a redirect from %s://%s to another origin, %s://%s: set the base URL to the server that answers",
+			first.Scheme, first.Host, req.URL.Scheme, req.URL.Host)}
+	}
+	if len(via) > 3 {
+		return &redirectError{"more than 3 redirects"}
+	}
+	return nil
+}
+
+// redirectError is a redirect the client refuses to follow.
+type redirectError struct{ msg string }
+
+func (e *redirectError) Error() string { return e.msg }
 
 // Stats returns the number of HTTP attempts made and how many of them were
 // retries.
@@ -230,6 +258,9 @@ func (c *Client) attempt(ctx context.Context, body []byte) (*CompletionResponse,
 		if errors.Is(err, context.DeadlineExceeded) {
 			return &transientError{errorf("%s: no complete response within %v", where, c.cfg.Timeout)}
 		}
+		if re := (*redirectError)(nil); errors.As(err, &re) {
+			return errorf("%s: %s", where, re.msg) // retrying cannot help
+		}
 		return &transientError{errorf("%s: %v", where, err)}
 	}
 	resp, err := c.http.Do(req)
@@ -254,7 +285,7 @@ func (c *Client) attempt(ctx context.Context, body []byte) (*CompletionResponse,
 	}
 	var out CompletionResponse
 	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, 0, errorf("%s: malformed JSON response (%v): %s", where, err, abbreviate(string(data), 120))
+		return nil, 0, errorf("%s: malformed JSON response (%v): %s", where, err, printable(string(data), 120))
 	}
 	if len(out.Choices) == 0 {
 		return nil, 0, errorf("%s: response has no choices", where)
@@ -267,10 +298,10 @@ func (c *Client) attempt(ctx context.Context, body []byte) (*CompletionResponse,
 func serverMessage(data []byte) string {
 	var e ErrorResponse
 	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
-		return ": " + abbreviate(e.Error.Message, 300)
+		return ": " + printable(e.Error.Message, 300)
 	}
 	if s := strings.TrimSpace(string(data)); s != "" {
-		return ": " + abbreviate(s, 120)
+		return ": " + printable(s, 120)
 	}
 	return ""
 }

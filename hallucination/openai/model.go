@@ -136,7 +136,7 @@ func (p *Prompt) sampleOne(ctx context.Context, prompt string, seed uint64) (str
 		}
 		lp, err := spanLogprob(ch.Logprobs, 0, end, false)
 		if err != nil {
-			return "", 0, fmt.Errorf("%w (response %q)", err, y)
+			return "", 0, fmt.Errorf("%w (response %q)", err, abbreviate(y, 120))
 		}
 		return y, lp, nil
 	}
@@ -185,7 +185,7 @@ func (p *Prompt) LogProb(ctx context.Context, x string, ys []string, logp []floa
 		}
 		scores[i], err = spanLogprob(ch.Logprobs, start, start+utf8.RuneCountInString(" "+distinct[i]), true)
 		if err != nil {
-			return fmt.Errorf("%w (scoring %q)", err, distinct[i])
+			return fmt.Errorf("%w (scoring %q)", err, abbreviate(distinct[i], 120))
 		}
 		return nil
 	})

@@ -476,3 +476,82 @@ func TestMalformedLogprobs(t *testing.T) {
 		}
 	}
 }
+
+// A redirect to another origin (here the same host, another port) is
+// refused without retries: the prompt and the bearer key never reach the
+// other server. A redirect within the origin is followed. A response
+// larger than MaxResponseBytes is refused before it is decoded.
+func TestRedirectsAndLargeResponses(t *testing.T) {
+	ctx := context.Background()
+	sample := func(c *openai.Client) error {
+		cond, err := c.Condition(ctx, nil)
+		if err != nil {
+			return err
+		}
+		return cond.Sample(ctx, rand.New(rand.NewPCG(1, 1)), "q", make([]string, 1), make([]float64, 1))
+	}
+	var leaked atomic.Int64
+	other := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		if r.Header.Get("Authorization") != "" || r.Method == http.MethodPost {
+			leaked.Add(1)
+		}
+		fmt.Fprint(w, okBody)
+	})
+	away := newFake(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		http.Redirect(w, r, other.URL+"/v1/completions", http.StatusTemporaryRedirect)
+	})
+	err := sample(fakeClient(t, away, func(c *openai.Config) { c.APIKey = "secret" }))
+	if err == nil || !strings.Contains(err.Error(), "another origin") {
+		t.Errorf("cross-origin redirect: %v", err)
+	}
+	if leaked.Load() != 0 || other.requests.Load() != 0 {
+		t.Errorf("the other server got %d requests (%d with the prompt or key)", other.requests.Load(), leaked.Load())
+	}
+	if away.requests.Load() != 1 {
+		t.Errorf("%d attempts at a refused redirect, want 1 (no retries)", away.requests.Load())
+	}
+	var same *fakeServer
+	same = newFake(t, func(w http.ResponseWriter, r *http.Request, n int64) {
+		if r.URL.Path == "/v1/completions" {
+			http.Redirect(w, r, same.URL+"/v2/completions", http.StatusTemporaryRedirect)
+			return
+		}
+		fmt.Fprint(w, okBody)
+	})
+	if err := sample(fakeClient(t, same, nil)); err != nil {
+		t.Errorf("same-origin redirect: %v", err)
+	}
+	huge := newFake(t, func(w http.ResponseWriter, _ *http.Request, _ int64) {
+		fmt.Fprint(w, `{"choices":[{"index":0,"text":"`+strings.Repeat("x", 5<<20)+`"}]}`)
+	})
+	if err := sample(fakeClient(t, huge, nil)); err == nil || !strings.Contains(err.Error(), "response larger than") {
+		t.Errorf("5 MiB response: %v", err)
+	}
+}
+
+// Text from a server reaches error messages clipped and with control
+// bytes escaped: a megabyte error page or an escape sequence cannot flood
+// or garble the terminal.
+func TestServerTextClippedAndEscaped(t *testing.T) {
+	ctx := context.Background()
+	for _, body := range []string{
+		`{"error":{"message":"bad\u0000\u001b[31mred` + strings.Repeat("m", 1<<20) + `"}}`,
+		"\x00\x1b[2J" + strings.Repeat("z", 1<<20),
+	} {
+		f := newFake(t, func(w http.ResponseWriter, _ *http.Request, _ int64) {
+			w.WriteHeader(400)
+			fmt.Fprint(w, body)
+		})
+		cond, err := fakeClient(t, f, nil).Condition(ctx, nil)
+		if err == nil {
+			err = cond.Sample(ctx, rand.New(rand.NewPCG(1, 1)), "q", make([]string, 1), make([]float64, 1))
+		}
+		if err == nil {
+			t.Fatal("no error")
+		}
+		msg := err.Error()
+		if len(msg) > 600 || strings.ContainsAny(msg, "\x00\x1b") {
+			t.Errorf("error of %d bytes, control bytes %v: %.200q", len(msg), strings.ContainsAny(msg, "\x00\x1b"), msg)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package openai
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // CompletionRequest is the body of POST /completions (the fields genlens
@@ -102,7 +104,7 @@ func CheckExample(x, y string) error {
 	case strings.TrimSpace(y) == "":
 		return &FormatError{Field: "y", Msg: "empty label"}
 	case strings.ContainsAny(y, "\n\r"):
-		return &FormatError{Field: "y", Msg: fmt.Sprintf("label %q spans several lines", y)}
+		return &FormatError{Field: "y", Msg: fmt.Sprintf("label %q spans several lines", abbreviate(y, 60))}
 	}
 	return nil
 }
@@ -137,6 +139,21 @@ func ParsePair(text string) (x, y string, ok bool) {
 		return "", "", false
 	}
 	return x, y, true
+}
+
+// printable shortens s to n runes, as abbreviate, and escapes control
+// characters (NUL, escape sequences, carriage returns) so that text from a
+// server cannot garble or spoof the terminal an error is printed on.
+func printable(s string, n int) string {
+	var b strings.Builder
+	for _, r := range abbreviate(s, n) {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func abbreviate(s string, n int) string {

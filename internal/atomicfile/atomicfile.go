@@ -26,7 +26,9 @@ func Write(path string, write func(io.Writer) error) (err error) {
 		return err
 	}
 	tmp := f.Name()
+	track(tmp)
 	defer func() {
+		untrack(tmp)
 		if err != nil {
 			f.Close()
 			os.Remove(tmp)

@@ -2,6 +2,7 @@ package openaitest
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +33,7 @@ type Config struct {
 	// Latency is added to every completion, like a language model's
 	// compute time, for throughput experiments.
 	Latency time.Duration
-	// MaxBodyBytes bounds a request body [8 MiB].
+	// MaxBodyBytes bounds a request body [1 MiB].
 	MaxBodyBytes int64
 }
 
@@ -59,7 +60,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 		cfg.ModelName = "genlens-categorical"
 	}
 	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = 8 << 20
+		cfg.MaxBodyBytes = 1 << 20
 	}
 	h := &Handler{cfg: cfg, inputs: map[string]int{}, labels: map[string]int{}, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))}
 	for kind, names := range map[string][]string{"input": cfg.Inputs, "label": cfg.Labels} {
@@ -97,13 +98,25 @@ func writeError(w http.ResponseWriter, code int, format string, a ...any) {
 	_ = json.NewEncoder(w).Encode(e)
 }
 
+// authorized checks the bearer token: the scheme case-insensitively (RFC
+// 9110 §11.1: "bearer" is as good as "Bearer"), the key in constant time,
+// so that response times do not reveal how much of a guess was right.
 func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
-	if h.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+h.cfg.APIKey {
+	if h.cfg.APIKey == "" {
+		return true
+	}
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(h.cfg.APIKey)) != 1 {
 		writeError(w, http.StatusUnauthorized, "invalid API key")
 		return false
 	}
 	return true
 }
+
+// maxEchoBytes bounds what an echoed prompt may add to a response: the
+// prompt's bytes times n, times 1 + logprobs when log-probabilities come
+// with every prompt token. A 7.9 MB prompt once drew a 107 MB response.
+const maxEchoBytes = 16 << 20
 
 func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
 	if !h.authorized(w, r) {
@@ -197,6 +210,13 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	case p.logprobs > 20:
 		writeError(w, http.StatusBadRequest, "logprobs %d: want at most 20", p.logprobs)
 		return
+	}
+	if p.echo {
+		cost := float64(len(prompt)) * float64(p.n) * float64(1+max(p.logprobs, 0)) * 8
+		if cost > maxEchoBytes {
+			writeError(w, http.StatusBadRequest, "echo of a %d-byte prompt with n %d and logprobs %d would make a response of about %.0f MB: want at most %d MB", len(prompt), p.n, p.logprobs, cost/1e6, maxEchoBytes>>20)
+			return
+		}
 	}
 	if req.Seed != nil {
 		p.seed = uint64(*req.Seed)
@@ -555,11 +575,27 @@ func abbreviate(s string, n int) string {
 	return string(r[:n]) + "..."
 }
 
+// Timeouts of Serve's server: a whole request (headers and body) must
+// arrive within ServeReadTimeout, a response be written within
+// ServeWriteTimeout of the request's headers (add the configured Latency),
+// and an idle keep-alive connection is closed after ServeIdleTimeout.
+var (
+	ServeReadTimeout  = 30 * time.Second
+	ServeWriteTimeout = 2 * time.Minute
+	ServeIdleTimeout  = 60 * time.Second
+)
+
 // Serve serves h on ln until ctx ends, then shuts down gracefully,
 // giving requests in progress up to 5 seconds. It returns nil after a
 // shutdown and the server's error if it stops on its own.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+		// A client that trickles its body or idles on a kept-alive
+		// connection must not hold it forever.
+		ReadTimeout: ServeReadTimeout, WriteTimeout: ServeWriteTimeout, IdleTimeout: ServeIdleTimeout}
+	if hh, ok := h.(*Handler); ok {
+		srv.WriteTimeout += hh.cfg.Latency
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -1,0 +1,17 @@
+// Package simdblas holds genlens's SIMD BLAS kernels for the pure-Go
+// build: DGEMM, SGEMM, DSYRK and DSYR2K on row-major matrices, each a
+// register-blocked micro-kernel in Go assembly (AVX2 and FMA: 6×8 tiles
+// of float64, 6×16 of float32, twelve YMM accumulators) inside BLIS-style
+// packing and cache blocking, split over goroutines by blocks of the
+// output so that the result never depends on the number of workers; and
+// DSYMV, one fused pass per row of the triangle in fixed bands.
+//
+// Implementation plugs them in under gonum: it embeds gonum's native
+// BLAS and overrides the routines accelerated here, so gonum's LAPACK
+// (Cholesky, tridiagonalisation) speeds up with them. Package linalg is
+// the one place that installs it (blas64.Use, blas32.Use). On CPUs
+// without AVX2 and FMA, on other architectures and with the noasm build
+// tag, Available is false and nothing here is used. The package lives
+// apart from linalg because a package that uses cgo (linalg with -tags
+// openblas) cannot hold Go assembly.
+package simdblas

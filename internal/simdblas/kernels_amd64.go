@@ -1,0 +1,48 @@
+//go:build !noasm
+
+package simdblas
+
+import "golang.org/x/sys/cpu"
+
+// dgemmKernel6x8 adds alpha times the product of a packed 6×k sliver of
+// A and a packed k×8 sliver of B into the 6×8 tile of C at c (rows ldc
+// apart); k >= 1 (kernels_amd64.s).
+//
+//go:noescape
+func dgemmKernel6x8(k int, a, b, c *float64, ldc int, alpha float64)
+
+// sgemmKernel6x16 is dgemmKernel6x8 for float32 and a 6×16 tile.
+//
+//go:noescape
+func sgemmKernel6x16(k int, a, b, c *float32, ldc int, alpha float32)
+
+// Available reports whether this CPU runs the micro-kernels (AVX2 and
+// FMA, checked once at start-up); without them callers stay with gonum.
+var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// reluAVX clamps x[0:n] at zero, n a positive multiple of 8.
+//
+//go:noescape
+func reluAVX(x *float32, n int)
+
+// ReLU sets every negative value of x to zero (NaN stays NaN), eight at
+// a time where the CPU has AVX2.
+func ReLU(x []float32) {
+	n := len(x) &^ 7
+	if Available && n > 0 {
+		reluAVX(&x[0], n)
+	} else {
+		n = 0
+	}
+	for i := n; i < len(x); i++ {
+		if x[i] < 0 {
+			x[i] = 0
+		}
+	}
+}
+
+// dotAxpyAVX returns Σ a[j]·x[j] and adds s·a[j] to y[j] for j < n, n a
+// positive multiple of 8 (kernels_amd64.s).
+//
+//go:noescape
+func dotAxpyAVX(n int, a, x, y *float64, s float64) float64

@@ -1,0 +1,28 @@
+//go:build !amd64 || noasm
+
+package simdblas
+
+// Available is false: there is no micro-kernel for this platform (or the
+// noasm tag is set), and callers stay with gonum's pure-Go BLAS.
+const Available = false
+
+func dgemmKernel6x8(k int, a, b, c *float64, ldc int, alpha float64) {
+	panic("simdblas: no DGEMM micro-kernel on this platform")
+}
+
+func sgemmKernel6x16(k int, a, b, c *float32, ldc int, alpha float32) {
+	panic("simdblas: no SGEMM micro-kernel on this platform")
+}
+
+// ReLU sets every negative value of x to zero (NaN stays NaN).
+func ReLU(x []float32) {
+	for i, v := range x {
+		if v < 0 {
+			x[i] = 0
+		}
+	}
+}
+
+func dotAxpyAVX(n int, a, x, y *float64, s float64) float64 {
+	panic("simdblas: no DSYMV kernel on this platform")
+}

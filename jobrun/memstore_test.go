@@ -1,0 +1,12 @@
+package jobrun_test
+
+import (
+	"testing"
+
+	"genlens/jobrun"
+	"genlens/jobrun/storetest"
+)
+
+func TestMemStore(t *testing.T) {
+	storetest.Run(t, func(*testing.T) jobrun.Store { return jobrun.NewMemStore() })
+}

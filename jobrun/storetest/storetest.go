@@ -1,0 +1,444 @@
+// Package storetest checks that an implementation of jobrun.Store keeps
+// its contract: the same suite runs against the in-memory store, SQLite
+// and Postgres, as fstest.TestFS does for file systems.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"genlens/jobrun"
+)
+
+// Run runs the suite. open returns a new, empty store for each subtest
+// (it may register cleanup with t).
+func Run(t *testing.T, open func(t *testing.T) jobrun.Store) {
+	t.Run("JobLifecycle", func(t *testing.T) { testLifecycle(t, open(t)) })
+	t.Run("ClaimOrderAndExclusive", func(t *testing.T) { testClaim(t, open(t)) })
+	t.Run("Cancel", func(t *testing.T) { testCancel(t, open(t)) })
+	t.Run("FailStale", func(t *testing.T) { testStale(t, open(t)) })
+	t.Run("Artifacts", func(t *testing.T) { testArtifacts(t, open(t)) })
+	t.Run("Uploads", func(t *testing.T) { testUploads(t, open(t)) })
+	t.Run("Selections", func(t *testing.T) { testSelections(t, open(t)) })
+	t.Run("SelectionConcurrentAppends", func(t *testing.T) { testConcurrentAppends(t, open(t)) })
+}
+
+var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+
+func at(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
+
+func job(id string, created time.Time) jobrun.Job {
+	return jobrun.Job{ID: id, Kind: "stats", Request: []byte(`{"in":"a.npy"}`), Status: jobrun.StatusQueued, Created: created}
+}
+
+func sameTime(a, b time.Time) bool { return a.Sub(b).Abs() < time.Microsecond }
+
+func testLifecycle(t *testing.T, s jobrun.Store) {
+	ctx := context.Background()
+	if err := s.CreateJob(ctx, job("j1", at(0))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateJob(ctx, job("j1", at(1))); !errors.Is(err, jobrun.ErrConflict) {
+		t.Errorf("duplicate CreateJob: err = %v, want ErrConflict", err)
+	}
+	if _, err := s.GetJob(ctx, "nope"); !errors.Is(err, jobrun.ErrNotFound) {
+		t.Errorf("GetJob(missing): err = %v, want ErrNotFound", err)
+	}
+	j, err := s.GetJob(ctx, "j1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status != jobrun.StatusQueued || j.Kind != "stats" || string(j.Request) != `{"in":"a.npy"}` || !sameTime(j.Created, at(0)) || !j.Started.IsZero() {
+		t.Errorf("stored job = %+v", j)
+	}
+	if n, err := s.CountJobs(ctx, jobrun.StatusQueued); err != nil || n != 1 {
+		t.Errorf("CountJobs(queued) = %d, %v; want 1", n, err)
+	}
+	j, ok, err := s.ClaimJob(ctx, "w1", at(2))
+	if err != nil || !ok || j.ID != "j1" || j.Status != jobrun.StatusRunning || j.ClaimedBy != "w1" || !sameTime(j.Started, at(2)) {
+		t.Fatalf("ClaimJob = %+v, %v, %v", j, ok, err)
+	}
+	if _, ok, err := s.ClaimJob(ctx, "w2", at(2)); ok || err != nil {
+		t.Errorf("second ClaimJob with nothing queued: ok = %v, err = %v", ok, err)
+	}
+	if _, err := s.Touch(ctx, "j1", "w2", 1, 2, at(3)); !errors.Is(err, jobrun.ErrNotClaimed) {
+		t.Errorf("Touch by another worker: err = %v, want ErrNotClaimed", err)
+	}
+	if _, err := s.Touch(ctx, "nope", "w1", 1, 2, at(3)); !errors.Is(err, jobrun.ErrNotFound) {
+		t.Errorf("Touch(missing): err = %v, want ErrNotFound", err)
+	}
+	cancel, err := s.Touch(ctx, "j1", "w1", 3, 10, at(3))
+	if err != nil || cancel {
+		t.Errorf("Touch = %v, %v", cancel, err)
+	}
+	j, _ = s.GetJob(ctx, "j1")
+	if j.Done != 3 || j.Total != 10 || !sameTime(j.Heartbeat, at(3)) {
+		t.Errorf("after Touch: done %d total %d heartbeat %v", j.Done, j.Total, j.Heartbeat)
+	}
+	if n, _ := s.CountJobs(ctx, jobrun.StatusRunning); n != 1 {
+		t.Errorf("CountJobs(running) = %d, want 1", n)
+	}
+	o := jobrun.Outcome{Status: jobrun.StatusSucceeded, Result: []byte(`{"n":3}`)}
+	if err := s.FinishJob(ctx, "j1", "w2", o, at(4)); !errors.Is(err, jobrun.ErrNotClaimed) {
+		t.Errorf("FinishJob by another worker: err = %v, want ErrNotClaimed", err)
+	}
+	if err := s.FinishJob(ctx, "j1", "w1", o, at(4)); err != nil {
+		t.Fatal(err)
+	}
+	j, _ = s.GetJob(ctx, "j1")
+	if j.Status != jobrun.StatusSucceeded || string(j.Result) != `{"n":3}` || !sameTime(j.Finished, at(4)) || j.Error != "" {
+		t.Errorf("finished job = %+v", j)
+	}
+	if err := s.FinishJob(ctx, "j1", "w1", jobrun.Outcome{Status: jobrun.StatusFailed, Error: "x"}, at(5)); !errors.Is(err, jobrun.ErrNotClaimed) {
+		t.Errorf("FinishJob twice: err = %v, want ErrNotClaimed", err)
+	}
+	if _, err := s.Touch(ctx, "j1", "w1", 1, 1, at(5)); !errors.Is(err, jobrun.ErrNotClaimed) {
+		t.Errorf("Touch after finish: err = %v, want ErrNotClaimed", err)
+	}
+
+	// ListJobs: newest first, limited.
+	for i := 2; i <= 4; i++ {
+		if err := s.CreateJob(ctx, job(fmt.Sprintf("j%d", i), at(10*i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := s.ListJobs(ctx, 0)
+	if err != nil || len(all) != 4 || all[0].ID != "j4" || all[3].ID != "j1" {
+		t.Errorf("ListJobs(0) = %d jobs, %v", len(all), err)
+	}
+	two, err := s.ListJobs(ctx, 2)
+	if err != nil || len(two) != 2 || two[0].ID != "j4" || two[1].ID != "j3" {
+		t.Errorf("ListJobs(2) = %+v, %v", two, err)
+	}
+	// Failure outcome keeps kind and message.
+	j, _, _ = s.ClaimJob(ctx, "w1", at(50))
+	if err := s.FinishJob(ctx, j.ID, "w1", jobrun.Outcome{Status: jobrun.StatusFailed, ErrorKind: "input", Error: "a.npy: bad"}, at(51)); err != nil {
+		t.Fatal(err)
+	}
+	j, _ = s.GetJob(ctx, j.ID)
+	if j.Status != jobrun.StatusFailed || j.ErrorKind != "input" || j.Error != "a.npy: bad" || j.Result != nil {
+		t.Errorf("failed job = %+v", j)
+	}
+}
+
+func testClaim(t *testing.T, s jobrun.Store) {
+	ctx := context.Background()
+	// Created out of order; ties broken by id.
+	for _, c := range []struct {
+		id  string
+		sec int
+	}{{"c", 5}, {"a", 1}, {"b2", 3}, {"b1", 3}} {
+		if err := s.CreateJob(ctx, job(c.id, at(c.sec))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for {
+		j, ok, err := s.ClaimJob(ctx, "w", at(9))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		got = append(got, j.ID)
+	}
+	if fmt.Sprint(got) != "[a b1 b2 c]" {
+		t.Errorf("claim order = %v, want [a b1 b2 c]", got)
+	}
+
+	// Concurrent claimers never share a job.
+	const n = 40
+	for i := range n {
+		if err := s.CreateJob(ctx, job(fmt.Sprintf("k%02d", i), at(100+i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var (
+		mu     sync.Mutex
+		seen   = map[string]string{}
+		wg     sync.WaitGroup
+		errs   []error
+		claims int
+	)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker := fmt.Sprintf("w%d", w)
+			for {
+				j, ok, err := s.ClaimJob(ctx, worker, at(200))
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				}
+				if ok {
+					claims++
+					if prev, dup := seen[j.ID]; dup {
+						errs = append(errs, fmt.Errorf("job %s claimed by %s and %s", j.ID, prev, worker))
+					}
+					seen[j.ID] = worker
+				}
+				mu.Unlock()
+				if !ok || err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		t.Error(err)
+	}
+	if claims != n || len(seen) != n {
+		t.Errorf("%d claims of %d distinct jobs, want %d", claims, len(seen), n)
+	}
+}
+
+func testCancel(t *testing.T, s jobrun.Store) {
+	ctx := context.Background()
+	for _, id := range []string{"q", "r"} {
+		if err := s.CreateJob(ctx, job(id, at(0))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.CancelJob(ctx, "nope", "x", at(1)); !errors.Is(err, jobrun.ErrNotFound) {
+		t.Errorf("CancelJob(missing): err = %v", err)
+	}
+	j, err := s.CancelJob(ctx, "q", "canceled before it started", at(1))
+	if err != nil || j.Status != jobrun.StatusCanceled || j.ErrorKind != "canceled" || j.Error != "canceled before it started" || !sameTime(j.Finished, at(1)) {
+		t.Errorf("CancelJob(queued) = %+v, %v", j, err)
+	}
+	j, ok, err := s.ClaimJob(ctx, "w", at(2))
+	if err != nil || !ok || j.ID != "r" {
+		t.Fatalf("ClaimJob after cancel = %+v %v %v (a canceled job must not be claimed)", j, ok, err)
+	}
+	j, err = s.CancelJob(ctx, "r", "x", at(3))
+	if err != nil || j.Status != jobrun.StatusRunning || !j.CancelRequested {
+		t.Errorf("CancelJob(running) = %+v, %v", j, err)
+	}
+	cancel, err := s.Touch(ctx, "r", "w", 1, 2, at(4))
+	if err != nil || !cancel {
+		t.Errorf("Touch after cancel request = %v, %v; want true", cancel, err)
+	}
+	if err := s.FinishJob(ctx, "r", "w", jobrun.Outcome{Status: jobrun.StatusCanceled, ErrorKind: "canceled", Error: "canceled"}, at(5)); err != nil {
+		t.Fatal(err)
+	}
+	j, err = s.CancelJob(ctx, "r", "again", at(6))
+	if err != nil || j.Status != jobrun.StatusCanceled || j.Error != "canceled" || !sameTime(j.Finished, at(5)) {
+		t.Errorf("CancelJob(terminal) changed the job: %+v, %v", j, err)
+	}
+}
+
+func testStale(t *testing.T, s jobrun.Store) {
+	ctx := context.Background()
+	for _, id := range []string{"a", "b", "c"} {
+		if err := s.CreateJob(ctx, job(id, at(0))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.ClaimJob(ctx, "w1", at(1)) // a
+	s.ClaimJob(ctx, "w2", at(1)) // b
+	if _, err := s.Touch(ctx, "b", "w2", 0, 1, at(10)); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.FailStale(ctx, at(5), "interrupted", at(11))
+	if err != nil || fmt.Sprint(ids) != "[a]" {
+		t.Errorf("FailStale = %v, %v; want [a]", ids, err)
+	}
+	j, _ := s.GetJob(ctx, "a")
+	if j.Status != jobrun.StatusFailed || j.ErrorKind != "internal" || j.Error != "interrupted" || !sameTime(j.Finished, at(11)) {
+		t.Errorf("stale job = %+v", j)
+	}
+	if err := s.FinishJob(ctx, "a", "w1", jobrun.Outcome{Status: jobrun.StatusSucceeded}, at(12)); !errors.Is(err, jobrun.ErrNotClaimed) {
+		t.Errorf("FinishJob on a reaped job: err = %v, want ErrNotClaimed", err)
+	}
+	if j, _ := s.GetJob(ctx, "c"); j.Status != jobrun.StatusQueued {
+		t.Errorf("FailStale touched a queued job: %+v", j)
+	}
+	ids, err = s.FailStale(ctx, at(100), "restart", at(100))
+	if err != nil || fmt.Sprint(ids) != "[b]" {
+		t.Errorf("FailStale(now) = %v, %v; want [b]", ids, err)
+	}
+}
+
+func testArtifacts(t *testing.T, s jobrun.Store) {
+	ctx := context.Background()
+	if l, err := s.ListArtifacts(ctx, "j"); err != nil || len(l) != 0 {
+		t.Errorf("ListArtifacts(none) = %v, %v", l, err)
+	}
+	big := bytes.Repeat([]byte{0, 1, 2, 255}, 1<<16)
+	for _, a := range []jobrun.Artifact{
+		{JobID: "j", Name: "b.png", ContentType: "image/png", Data: big},
+		{JobID: "j", Name: "a.csv", ContentType: "text/csv", Data: []byte("x\n1\n")},
+		{JobID: "k", Name: "a.csv", ContentType: "text/csv", Data: []byte("other")},
+		{JobID: "j", Name: "a.csv", ContentType: "text/csv; charset=utf-8", Data: []byte("x\n2\n")},
+	} {
+		if err := s.PutArtifact(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := s.ListArtifacts(ctx, "j")
+	if err != nil || len(l) != 2 || l[0].Name != "a.csv" || l[0].Size != 4 || l[1].Name != "b.png" || l[1].Size != int64(len(big)) {
+		t.Errorf("ListArtifacts = %+v, %v", l, err)
+	}
+	a, err := s.GetArtifact(ctx, "j", "a.csv")
+	if err != nil || string(a.Data) != "x\n2\n" || a.ContentType != "text/csv; charset=utf-8" {
+		t.Errorf("GetArtifact (replaced) = %+v, %v", a, err)
+	}
+	a, err = s.GetArtifact(ctx, "j", "b.png")
+	if err != nil || !bytes.Equal(a.Data, big) {
+		t.Errorf("GetArtifact(binary) differs, err %v", err)
+	}
+	if _, err := s.GetArtifact(ctx, "j", "c"); !errors.Is(err, jobrun.ErrNotFound) {
+		t.Errorf("GetArtifact(missing): err = %v", err)
+	}
+}
+
+func testUploads(t *testing.T, s jobrun.Store) {
+	ctx := context.Background()
+	u := jobrun.Upload{ID: "ab12.npy", Name: "real features.npy", Size: 128, SHA256: "ab12", Created: at(0)}
+	if err := s.PutUpload(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	dup := u
+	dup.Name, dup.Created = "again.npy", at(5)
+	if err := s.PutUpload(ctx, dup); err != nil {
+		t.Errorf("PutUpload of an existing content id: %v, want nil", err)
+	}
+	got, err := s.GetUpload(ctx, "ab12.npy")
+	if err != nil || got.Name != u.Name || got.Size != 128 || got.SHA256 != "ab12" || !sameTime(got.Created, at(0)) {
+		t.Errorf("GetUpload = %+v, %v; want the first record", got, err)
+	}
+	if _, err := s.GetUpload(ctx, "x"); !errors.Is(err, jobrun.ErrNotFound) {
+		t.Errorf("GetUpload(missing): err = %v", err)
+	}
+}
+
+func testSelections(t *testing.T, s jobrun.Store) {
+	ctx := context.Background()
+	sel := jobrun.Selection{ID: "s1", Config: []byte(`{"algorithm":"fid-ucb"}`), Created: at(0)}
+	if err := s.CreateSelection(ctx, sel); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSelection(ctx, sel); !errors.Is(err, jobrun.ErrConflict) {
+		t.Errorf("duplicate CreateSelection: err = %v", err)
+	}
+	if err := s.CreateSelection(ctx, jobrun.Selection{ID: "s0", Config: []byte(`{}`), Created: at(-1)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetSelection(ctx, "s1")
+	if err != nil || got.Seq != 0 || string(got.Config) != `{"algorithm":"fid-ucb"}` || !sameTime(got.Updated, at(0)) {
+		t.Errorf("GetSelection = %+v, %v", got, err)
+	}
+	if _, err := s.GetSelection(ctx, "x"); !errors.Is(err, jobrun.ErrNotFound) {
+		t.Errorf("GetSelection(missing): err = %v", err)
+	}
+	batch := func(seq int64, g int, data []byte) jobrun.SelectionBatch {
+		return jobrun.SelectionBatch{SelectionID: "s1", Seq: seq, Generator: g, Rows: 1, Cols: len(data) / 8, Data: data, Created: at(int(seq))}
+	}
+	d1 := []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	d2 := bytes.Repeat([]byte{9}, 16)
+	if err := s.AppendSelectionBatch(ctx, batch(2, 0, d1)); !errors.Is(err, jobrun.ErrConflict) {
+		t.Errorf("append with a gap: err = %v, want ErrConflict", err)
+	}
+	if err := s.AppendSelectionBatch(ctx, batch(1, 0, d1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendSelectionBatch(ctx, batch(1, 1, d2)); !errors.Is(err, jobrun.ErrConflict) {
+		t.Errorf("append of a taken seq: err = %v, want ErrConflict", err)
+	}
+	if err := s.AppendSelectionBatch(ctx, batch(2, 1, d2)); err != nil {
+		t.Fatal(err)
+	}
+	missing := batch(1, 0, d1)
+	missing.SelectionID = "x"
+	if err := s.AppendSelectionBatch(ctx, missing); !errors.Is(err, jobrun.ErrNotFound) {
+		t.Errorf("append to a missing selection: err = %v", err)
+	}
+	got, _ = s.GetSelection(ctx, "s1")
+	if got.Seq != 2 || !sameTime(got.Updated, at(2)) {
+		t.Errorf("after two appends: seq %d updated %v", got.Seq, got.Updated)
+	}
+	bs, err := s.SelectionBatches(ctx, "s1", 0)
+	if err != nil || len(bs) != 2 || bs[0].Seq != 1 || bs[1].Seq != 2 || bs[1].Generator != 1 || bs[1].Cols != 2 || !bytes.Equal(bs[0].Data, d1) || !bytes.Equal(bs[1].Data, d2) {
+		t.Errorf("SelectionBatches(0) = %+v, %v", bs, err)
+	}
+	bs, err = s.SelectionBatches(ctx, "s1", 1)
+	if err != nil || len(bs) != 1 || bs[0].Seq != 2 {
+		t.Errorf("SelectionBatches(1) = %+v, %v", bs, err)
+	}
+	if _, err := s.SelectionBatches(ctx, "x", 0); !errors.Is(err, jobrun.ErrNotFound) {
+		t.Errorf("SelectionBatches(missing): err = %v", err)
+	}
+	all, err := s.ListSelections(ctx)
+	if err != nil || len(all) != 2 || all[0].ID != "s0" || all[1].ID != "s1" || all[1].Seq != 2 {
+		t.Errorf("ListSelections = %+v, %v", all, err)
+	}
+}
+
+// testConcurrentAppends: writers racing for the next Seq (replicas
+// posting batches at once) each either append or get ErrConflict, never
+// another error, and the log ends with every batch once, without gaps.
+func testConcurrentAppends(t *testing.T, s jobrun.Store) {
+	ctx := context.Background()
+	if err := s.CreateSelection(ctx, jobrun.Selection{ID: "c", Config: []byte(`{}`), Created: at(0)}); err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 4, 8
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < each; {
+				sel, err := s.GetSelection(ctx, "c")
+				if err != nil {
+					errs <- err
+					return
+				}
+				b := jobrun.SelectionBatch{SelectionID: "c", Seq: sel.Seq + 1, Generator: w, Rows: 1, Cols: 1,
+					Data: []byte{byte(k), 0, 0, 0, 0, 0, 0, 0}, Created: at(int(sel.Seq + 1))}
+				switch err := s.AppendSelectionBatch(ctx, b); {
+				case err == nil:
+					k++
+				case errors.Is(err, jobrun.ErrConflict):
+				default:
+					errs <- fmt.Errorf("writer %d: %w (want nil or ErrConflict)", w, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	bs, err := s.SelectionBatches(ctx, "c", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perWriter := map[int]int{}
+	for i, b := range bs {
+		if b.Seq != int64(i+1) {
+			t.Fatalf("batch %d has Seq %d", i, b.Seq)
+		}
+		if int(b.Data[0]) != perWriter[b.Generator] {
+			t.Errorf("writer %d's batch %d stored as its %d-th", b.Generator, b.Data[0], perWriter[b.Generator])
+		}
+		perWriter[b.Generator]++
+	}
+	if len(bs) != writers*each {
+		t.Errorf("%d batches, want %d", len(bs), writers*each)
+	}
+	if sel, _ := s.GetSelection(ctx, "c"); sel.Seq != writers*each {
+		t.Errorf("Seq = %d, want %d", sel.Seq, writers*each)
+	}
+}

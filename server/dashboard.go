@@ -1,0 +1,216 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"embed"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+
+	"genlens/store"
+)
+
+// The dashboard: server-rendered pages (html/template, assets embedded in
+// the binary, no JavaScript) with every monitor's chunk chart, the online
+// selections and the jobs.
+
+//go:embed assets
+var assets embed.FS
+
+var pages = template.Must(template.New("").Funcs(template.FuncMap{
+	"num": formatNum,
+	"pct": func(done, total int) int {
+		if total <= 0 {
+			return 0
+		}
+		return min(100, 100*done/total)
+	},
+}).ParseFS(assets, "assets/*.html"))
+
+func (s *Server) routeDashboard(mux *http.ServeMux) {
+	mux.HandleFunc("GET /{$}", s.dashboard)
+	mux.HandleFunc("GET /monitors/{id}", s.monitorPage)
+}
+
+// routePublic registers what needs no token: the stylesheet and the
+// sign-in form that sets the dashboard's cookie.
+func (s *Server) routePublic(mux *http.ServeMux) {
+	static, _ := fs.Sub(assets, "assets")
+	mux.Handle("GET /static/style.css", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { s.loginPage(w, r, http.StatusOK, "") })
+	mux.HandleFunc("POST /login", s.login)
+}
+
+// tokenCookie carries the token for browsers, which cannot send a bearer
+// header; it is accepted for GET requests only (see auth), so a forged
+// cross-site form cannot use it to change anything.
+const tokenCookie = "genlens_token"
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	if err := r.ParseForm(); err != nil {
+		s.loginPage(w, r, http.StatusBadRequest, "bad form")
+		return
+	}
+	if s.token == nil {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("token")), s.token) != 1 {
+		s.loginPage(w, r, http.StatusUnauthorized, "wrong token")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: string(s.token), Path: "/", HttpOnly: true,
+		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: 7 * 24 * 3600})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	s.render(w, r, status, "login.html", struct {
+		page
+		Error string
+	}{s.page("Sign in", 0), msg})
+}
+
+// page is what every page's layout shows.
+type page struct {
+	Title   string
+	Store   string
+	Now     string
+	Refresh int // seconds; 0: no automatic reload
+}
+
+func (s *Server) page(title string, refresh int) page {
+	return page{Title: title, Store: s.store.Backend(), Now: s.now().UTC().Format("2006-01-02 15:04 UTC"), Refresh: refresh}
+}
+
+// render executes a page into a buffer first, so that a template error
+// is a clean 500 instead of half a page.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
+	var b bytes.Buffer
+	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
+}
+
+// chunkRow is a chunk as the pages print it.
+type chunkRow struct {
+	Index, N, Labelled               int
+	Period                           string
+	Estimate, Lower, Upper, Realized string
+	Alert, Complete                  bool
+}
+
+type monitorCard struct {
+	ID                int64
+	Name              string
+	Chunking          string
+	Rows, Labelled    int
+	Features          string
+	Prediction        string
+	ThLower, ThUpper  string
+	RefRows, RefCount int
+	Latest            *chunkRow
+	Chunks            []chunkRow
+	Chart             template.HTML
+}
+
+func (s *Server) monitorCard(ctx context.Context, m store.Monitor, width, height int) (monitorCard, error) {
+	v, err := s.monitorChunks(ctx, m)
+	if err != nil {
+		return monitorCard{}, err
+	}
+	cm, err := s.model(&m)
+	if err != nil {
+		return monitorCard{}, err
+	}
+	c := monitorCard{ID: m.ID, Name: m.Name, Rows: m.Rows, Labelled: m.Labelled,
+		Features: strings.Join(cm.Columns.Features, ", "), Prediction: cm.Columns.Prediction,
+		ThLower: formatNum(v.th.Lower), ThUpper: formatNum(v.th.Upper), RefRows: v.refRows, RefCount: v.th.Chunks,
+		Chart: chunkChart(v, width, height, m.Name+": estimated MSE per chunk")}
+	if m.ChunkSize > 0 {
+		c.Chunking = formatInt(m.ChunkSize) + " rows per chunk"
+	} else {
+		c.Chunking = "one chunk per " + m.Period
+	}
+	for i, r := range v.chunks {
+		c.Chunks = append(c.Chunks, chunkRow{Index: r.Index, N: r.Rows(), Labelled: r.Labelled, Period: r.Period,
+			Estimate: formatNum(r.Estimate), Lower: formatNum(r.Lower), Upper: formatNum(r.Upper), Realized: formatNum(r.Realized),
+			Alert: r.Alert, Complete: v.complete[i]})
+	}
+	if n := len(c.Chunks); n > 0 {
+		c.Latest = &c.Chunks[n-1]
+	}
+	return c, nil
+}
+
+func formatInt(n int) string { return formatNum(float64(n)) }
+
+func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	ms, err := s.store.Monitors(ctx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	data := struct {
+		page
+		Monitors      []monitorCard
+		Selections    []SelectionView
+		SelectionsErr string
+		Jobs          []JobView
+		JobsErr       string
+	}{page: s.page("Dashboard", 30)}
+	for _, m := range ms {
+		if err := s.store.Counts(ctx, &m); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		c, err := s.monitorCard(ctx, m, 560, 230)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		data.Monitors = append(data.Monitors, c)
+	}
+	// Selections and jobs come from the job runner; a failure there must
+	// not hide the monitors.
+	if data.Selections, err = s.dashboardSelections(ctx); err != nil {
+		s.log.Error("dashboard: selections", "err", err)
+		data.SelectionsErr = "see the server log"
+	}
+	if data.Jobs, err = s.dashboardJobs(ctx); err != nil {
+		s.log.Error("dashboard: jobs", "err", err)
+		data.JobsErr = "see the server log"
+	}
+	s.render(w, r, http.StatusOK, "index.html", data)
+}
+
+func (s *Server) monitorPage(w http.ResponseWriter, r *http.Request) {
+	m, err := s.lookupMonitor(r)
+	if err == nil {
+		err = s.store.Counts(r.Context(), m)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	c, err := s.monitorCard(r.Context(), *m, 1100, 360)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "monitor.html", struct {
+		page
+		Monitor monitorCard
+	}{s.page(m.Name, 30), c})
+}

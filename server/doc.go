@@ -1,0 +1,23 @@
+// Package server is the HTTP service behind `genlens serve`: the JSON API
+// under /api/v1 (monitors, rows, labels and chunks; jobs, uploads and
+// online selections), Prometheus metrics at /metrics, a health check at
+// /healthz and the dashboard at /.
+//
+// A monitor watches a deployed regression model with the check model of
+// "A One-Step MSE Estimation of Models in Production" (anonymous, under
+// review, 2024), the JSON file `genlens mse fit` writes. Each row's
+// contribution 2 (h(x) - f(x))² to the estimated MSE is computed once, at
+// ingest, and stored; chunks, bands, thresholds and alerts come from
+// package monitor when they are read, exactly as `genlens mse estimate`
+// computes them for a file. Jobs run every command of package job through
+// package jobrun; online selections follow Hu, Leung & Farnia, "An
+// Optimism-based Approach to Online Evaluation of Generative Models",
+// arXiv 2024.
+//
+// The server keeps no state of its own beyond caches of immutable data:
+// everything is in the store (package store), so that several replicas
+// can serve one Postgres database. Errors are mapped to statuses in one
+// place (writeError): job.Classify's kinds (400, 422, 499, 500), not
+// found 404, a taken name 409, a body over the limit 413. With a token,
+// every endpoint but /healthz, /login and the stylesheet needs it.
+package server

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics is the service's Prometheus registry: its own, never the
+// global default, so that two Servers in one process (tests, replicas)
+// do not collide and nothing registers itself behind our back.
+type metrics struct {
+	registry *prometheus.Registry
+	latency  *prometheus.HistogramVec
+	rows     *prometheus.CounterVec
+	labels   *prometheus.CounterVec
+	// QueueDepth is the number of jobs waiting in this replica's queue;
+	// the job runner sets it.
+	queueDepth prometheus.Gauge
+	// Selections: picks per generator and current scores; the selection
+	// handlers set them.
+	selectionPicks *prometheus.GaugeVec
+	selectionScore *prometheus.GaugeVec
+}
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "genlens_http_request_duration_seconds",
+			Help:    "Latency of HTTP requests by route pattern, method and status code.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "code"}),
+		rows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "genlens_rows_ingested_total",
+			Help: "Rows stored by this replica, by monitor.",
+		}, []string{"monitor"}),
+		labels: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "genlens_labels_ingested_total",
+			Help: "Labels (targets) stored by this replica, by monitor.",
+		}, []string{"monitor"}),
+		queueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "genlens_job_queue_depth",
+			Help: "Jobs waiting to run in this replica's queue.",
+		}),
+		selectionPicks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "genlens_selection_picks",
+			Help: "Samples drawn from each generator of an online selection.",
+		}, []string{"selection", "generator"}),
+		selectionScore: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "genlens_selection_score",
+			Help: "Current optimistic score of each generator of an online selection.",
+		}, []string{"selection", "generator"}),
+	}
+	m.registry.MustRegister(m.latency, m.rows, m.labels, m.queueDepth, m.selectionPicks, m.selectionScore,
+		&monitorCollector{s: s},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, Timeout: 20 * time.Second})
+}
+
+// statusWriter records the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// instrument times every request under its route pattern (set by the
+// mux that served it; the raw path would make one series per id).
+func (s *Server) instrument(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			// A panic in a handler is a bug: log it with its stack and
+			// answer 500 rather than drop the connection (net/http's
+			// default). http.ErrAbortHandler keeps its meaning.
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				if sw.code == 0 {
+					s.writeJSON(sw, http.StatusInternalServerError, errorBody{Error: "internal error (logged by the server)", Kind: "internal"})
+				}
+				s.metrics.latency.WithLabelValues("panic", "500").Observe(time.Since(start).Seconds())
+			}
+		}()
+		next.ServeHTTP(sw, r)
+		route := r.Pattern
+		if route == "" || sw.code == http.StatusUnauthorized {
+			route = "other"
+		}
+		if sw.code == 0 {
+			sw.code = http.StatusOK
+		}
+		s.metrics.latency.WithLabelValues(route, strconv.Itoa(sw.code)).Observe(time.Since(start).Seconds())
+	})
+}
+
+// monitorCollector reads every monitor's latest chunk from the store at
+// scrape time, so that each replica reports the same values whichever
+// one ingested the rows.
+type monitorCollector struct{ s *Server }
+
+var (
+	descEstimated = prometheus.NewDesc("genlens_monitor_estimated_mse", "Estimated MSE of the monitor's latest chunk (one-step check model).", []string{"monitor"}, nil)
+	descLower     = prometheus.NewDesc("genlens_monitor_estimated_mse_lower", "Lower end of the latest chunk's confidence band.", []string{"monitor"}, nil)
+	descUpper     = prometheus.NewDesc("genlens_monitor_estimated_mse_upper", "Upper end of the latest chunk's confidence band.", []string{"monitor"}, nil)
+	descAlert     = prometheus.NewDesc("genlens_monitor_alert", "1 when the latest chunk's estimate lies outside the reference thresholds.", []string{"monitor"}, nil)
+	descRealized  = prometheus.NewDesc("genlens_monitor_realized_mse", "Realised MSE over the latest chunk's labelled rows (absent until labels arrive).", []string{"monitor"}, nil)
+	descThLower   = prometheus.NewDesc("genlens_monitor_threshold_lower", "Lower alert threshold from the model's reference data.", []string{"monitor"}, nil)
+	descThUpper   = prometheus.NewDesc("genlens_monitor_threshold_upper", "Upper alert threshold from the model's reference data.", []string{"monitor"}, nil)
+	descRows      = prometheus.NewDesc("genlens_monitor_rows", "Rows stored for the monitor.", []string{"monitor"}, nil)
+	descChunks    = prometheus.NewDesc("genlens_monitor_chunks", "Chunks of the monitor, the incomplete last one included.", []string{"monitor"}, nil)
+)
+
+func (c *monitorCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descEstimated, descLower, descUpper, descAlert, descRealized, descThLower, descThUpper, descRows, descChunks} {
+		ch <- d
+	}
+}
+
+func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	mons, err := c.s.store.Monitors(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(descEstimated, err)
+		return
+	}
+	for _, m := range mons {
+		last, th, rows, err := c.s.latestChunk(ctx, m)
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(descEstimated, err)
+			continue
+		}
+		gauge := func(d *prometheus.Desc, x float64) {
+			if !math.IsNaN(x) && !math.IsInf(x, 0) {
+				ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, x, m.Name)
+			}
+		}
+		gauge(descRows, float64(rows))
+		gauge(descThLower, th.Lower)
+		gauge(descThUpper, th.Upper)
+		if last == nil {
+			continue
+		}
+		gauge(descChunks, float64(last.Index+1))
+		gauge(descEstimated, last.Estimate)
+		gauge(descLower, last.Lower)
+		gauge(descUpper, last.Upper)
+		gauge(descRealized, last.Realized)
+		a := 0.0
+		if last.Alert {
+			a = 1
+		}
+		gauge(descAlert, a)
+	}
+}

@@ -1,0 +1,580 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/checkmodel"
+	"genlens/job"
+	"genlens/monitor"
+	"genlens/store"
+)
+
+// The monitors API: a deployed regression model watched with the check
+// model of "A One-Step MSE Estimation of Models in Production"
+// (anonymous, under review, 2024), as `genlens mse estimate` does for a
+// file, but fed row batch by row batch. Each row's estimate 2 (h(x) - f(x))²
+// is computed once at ingest and stored; chunks, bands, thresholds and
+// alerts come from package monitor at read time, so a label arriving
+// late changes nothing but the realised MSE.
+
+func (s *Server) routeMonitors(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/v1/monitors", s.createMonitor)
+	mux.HandleFunc("GET /api/v1/monitors", s.listMonitors)
+	mux.HandleFunc("GET /api/v1/monitors/{id}", s.getMonitor)
+	mux.HandleFunc("DELETE /api/v1/monitors/{id}", s.deleteMonitor)
+	mux.HandleFunc("POST /api/v1/monitors/{id}/rows", s.postRows)
+	mux.HandleFunc("POST /api/v1/monitors/{id}/labels", s.postLabels)
+	mux.HandleFunc("GET /api/v1/monitors/{id}/chunks", s.getChunks)
+}
+
+// createMonitorRequest is the body of POST /api/v1/monitors.
+type createMonitorRequest struct {
+	Name      string          `json:"name"`
+	Model     json.RawMessage `json:"model"` // the file `genlens mse fit` writes
+	ChunkSize int             `json:"chunk_size,omitempty"`
+	Period    string          `json:"period,omitempty"` // hour, day, week, month, quarter, year
+}
+
+// maxNameLen bounds monitor names: they are Prometheus label values and
+// dashboard headings.
+const maxNameLen = 200
+
+func (req *createMonitorRequest) validate() (*checkmodel.Model, error) {
+	switch {
+	case req.Name == "":
+		return nil, job.Fieldf("name", "{name} is required")
+	case len(req.Name) > maxNameLen:
+		return nil, job.Fieldf("name", "{name} is %d bytes long; at most %d", len(req.Name), maxNameLen)
+	case len(req.Model) == 0 || string(req.Model) == "null":
+		return nil, job.Fieldf("model", "{model} is required: the JSON document `genlens mse fit` writes")
+	case req.ChunkSize != 0 && req.Period != "":
+		return nil, job.Fieldf("chunk_size", "give one of {chunk_size} and {period}")
+	case req.ChunkSize == 0 && req.Period == "":
+		return nil, job.Fieldf("chunk_size", "{chunk_size} or {period} is required")
+	case req.ChunkSize < 0:
+		return nil, job.Fieldf("chunk_size", "{chunk_size} %d must be positive", req.ChunkSize)
+	}
+	if req.Period != "" {
+		p, err := monitor.ParsePeriod(req.Period)
+		if err != nil {
+			return nil, job.Fieldf("period", "{period}: %v", err)
+		}
+		req.Period = string(p)
+	}
+	// A bad model is bad input (422), named as the request field.
+	return checkmodel.DecodeModel("model", req.Model)
+}
+
+type monitorJSON struct {
+	ID         int64    `json:"id"`
+	Name       string   `json:"name"`
+	ChunkSize  int      `json:"chunk_size,omitempty"`
+	Period     string   `json:"period,omitempty"`
+	Features   []string `json:"features,omitempty"`
+	Prediction string   `json:"prediction,omitempty"`
+	Rows       *int     `json:"rows,omitempty"`
+	Labelled   *int     `json:"labelled,omitempty"`
+	Created    string   `json:"created,omitempty"`
+}
+
+func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
+	var req createMonitorRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	m, err := req.validate()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	rec := store.Monitor{Name: req.Name, Model: req.Model, ChunkSize: req.ChunkSize, Period: req.Period}
+	if err := s.store.CreateMonitor(r.Context(), &rec); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.models.Store(rec.ID, m)
+	w.Header().Set("Location", fmt.Sprintf("/api/v1/monitors/%d", rec.ID))
+	s.writeJSON(w, http.StatusCreated, monitorJSON{ID: rec.ID, Name: rec.Name})
+}
+
+func (s *Server) monitorView(m *store.Monitor) (monitorJSON, error) {
+	cm, err := s.model(m)
+	if err != nil {
+		return monitorJSON{}, err
+	}
+	rows, lab := m.Rows, m.Labelled
+	return monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period,
+		Features: cm.Columns.Features, Prediction: cm.Columns.Prediction, Rows: &rows, Labelled: &lab,
+		Created: m.Created.Format(time.RFC3339)}, nil
+}
+
+func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
+	ms, err := s.store.Monitors(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := struct {
+		Monitors []monitorJSON `json:"monitors"`
+	}{Monitors: []monitorJSON{}}
+	for i := range ms {
+		if err := s.store.Counts(r.Context(), &ms[i]); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		v, err := s.monitorView(&ms[i])
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		out.Monitors = append(out.Monitors, v)
+	}
+	s.writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) lookupMonitor(r *http.Request) (*store.Monitor, error) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return nil, err
+	}
+	return s.store.Monitor(r.Context(), id)
+}
+
+func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
+	m, err := s.lookupMonitor(r)
+	if err == nil {
+		err = s.store.Counts(r.Context(), m)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	v, err := s.monitorView(m)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, v)
+}
+
+// deleteMonitor removes a monitor with its rows and labels: 204.
+func (s *Server) deleteMonitor(w http.ResponseWriter, r *http.Request) {
+	m, err := s.lookupMonitor(r)
+	if err == nil {
+		err = s.store.DeleteMonitor(r.Context(), m.ID)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.models.Delete(m.ID)
+	s.metrics.rows.DeleteLabelValues(m.Name)
+	s.metrics.labels.DeleteLabelValues(m.Name)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// model returns the decoded check model of m, cached: a monitor's model
+// never changes after creation, so every replica may cache it.
+func (s *Server) model(m *store.Monitor) (*checkmodel.Model, error) {
+	if v, ok := s.models.Load(m.ID); ok {
+		return v.(*checkmodel.Model), nil
+	}
+	cm, err := checkmodel.DecodeModel("model", m.Model)
+	if err != nil {
+		return nil, fmt.Errorf("monitor %d: stored model: %w", m.ID, err)
+	}
+	s.models.Store(m.ID, cm)
+	return cm, nil
+}
+
+// modelCache maps monitor ids to decoded models.
+type modelCache = sync.Map
+
+// jsonFloat is a JSON number that also accepts null and strings ("NaN",
+// "Inf") so that a bad value can be refused naming its row and field
+// instead of failing the whole document's decoding.
+type jsonFloat struct {
+	v   float64
+	bad string // what was given when it is not a finite number
+	set bool
+}
+
+func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+	f.set = true
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		f.v, f.bad = math.NaN(), string(b)
+		return nil
+	}
+	f.v = v
+	return nil
+}
+
+type rowJSON struct {
+	ID         string               `json:"id"`
+	Timestamp  string               `json:"timestamp,omitempty"`
+	Features   map[string]jsonFloat `json:"features"`
+	Prediction jsonFloat            `json:"prediction"`
+}
+
+// rowError is the 422 of a bad row: nothing of its batch is stored.
+func rowError(kind string, i int, id, field, format string, a ...any) error {
+	idx := i
+	msg := fmt.Sprintf("%s[%d]", kind, i)
+	if id != "" {
+		msg += fmt.Sprintf(" (id %q)", id)
+	}
+	if field != "" {
+		msg += " " + field
+	}
+	msg += ": " + fmt.Sprintf(format, a...) + "; nothing of this batch was stored"
+	return &httpError{status: http.StatusUnprocessableEntity, body: errorBody{Error: msg, Kind: "input", Field: field, Index: &idx, ID: id}}
+}
+
+// maxIDLen bounds row ids.
+const maxIDLen = 256
+
+func (s *Server) postRows(w http.ResponseWriter, r *http.Request) {
+	m, err := s.lookupMonitor(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	cm, err := s.model(m)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req struct {
+		Rows []rowJSON `json:"rows"`
+	}
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	rows, err := s.checkRows(m, cm, req.Rows)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.store.InsertRows(r.Context(), m.ID, rows); err != nil {
+		var de *store.DuplicateError
+		if errors.As(err, &de) {
+			err = rowError("rows", de.Index, de.ID, "id", "a row with this id is stored already")
+		}
+		s.writeError(w, r, err)
+		return
+	}
+	s.metrics.rows.WithLabelValues(m.Name).Add(float64(len(rows)))
+	s.writeJSON(w, http.StatusOK, map[string]int{"accepted": len(rows)})
+}
+
+// checkRows validates a whole batch before anything is stored and
+// computes every row's estimate: features must be exactly the model's
+// columns, every number finite, ids unique, timestamps RFC 3339 (and
+// present when the monitor chunks by period).
+func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON) ([]store.Row, error) {
+	if len(in) == 0 {
+		return nil, job.Fieldf("rows", "{rows} is empty")
+	}
+	names := cm.Columns.Features
+	d := len(names)
+	x := mat.NewDense(len(in), d, nil)
+	pred := make([]float64, len(in))
+	out := make([]store.Row, len(in))
+	seen := make(map[string]int, len(in))
+	for i, row := range in {
+		switch {
+		case row.ID == "":
+			return nil, rowError("rows", i, "", "id", "missing or empty")
+		case len(row.ID) > maxIDLen:
+			return nil, rowError("rows", i, "", "id", "%d bytes long; at most %d", len(row.ID), maxIDLen)
+		}
+		if j, ok := seen[row.ID]; ok {
+			return nil, rowError("rows", i, row.ID, "id", "repeats rows[%d]'s id", j)
+		}
+		seen[row.ID] = i
+		feat := make([]float64, d)
+		for j, name := range names {
+			v, ok := row.Features[name]
+			if !ok {
+				return nil, rowError("rows", i, row.ID, "features."+name, "missing (the model's features: %v)", names)
+			}
+			if v.bad != "" || math.IsNaN(v.v) || math.IsInf(v.v, 0) {
+				return nil, rowError("rows", i, row.ID, "features."+name, "%s is not a finite number", orValue(v))
+			}
+			feat[j] = v.v
+		}
+		if len(row.Features) != d { // an extra column; name the first in order
+			for _, name := range slices.Sorted(maps.Keys(row.Features)) {
+				if !slices.Contains(names, name) {
+					return nil, rowError("rows", i, row.ID, "features."+name, "not a feature of the model (its features: %v)", names)
+				}
+			}
+		}
+		p := row.Prediction
+		switch {
+		case !p.set:
+			return nil, rowError("rows", i, row.ID, "prediction", "missing")
+		case p.bad != "" || math.IsNaN(p.v) || math.IsInf(p.v, 0):
+			return nil, rowError("rows", i, row.ID, "prediction", "%s is not a finite number", orValue(p))
+		}
+		var ts time.Time
+		if row.Timestamp != "" {
+			t, err := time.Parse(time.RFC3339Nano, row.Timestamp)
+			if err != nil {
+				return nil, rowError("rows", i, row.ID, "timestamp", "%q is not an RFC 3339 time such as 2026-11-23T10:00:00Z", row.Timestamp)
+			}
+			ts = t.UTC()
+		} else if m.Period != "" {
+			return nil, rowError("rows", i, row.ID, "timestamp", "missing; this monitor chunks rows by %s", m.Period)
+		}
+		x.SetRow(i, feat)
+		pred[i] = p.v
+		out[i] = store.Row{ID: row.ID, Time: ts, Features: feat, Prediction: p.v}
+	}
+	est, err := cm.RowEstimates(x, pred)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Estimate = est[i]
+	}
+	return out, nil
+}
+
+func orValue(f jsonFloat) string {
+	if f.bad != "" {
+		return f.bad
+	}
+	return strconv.FormatFloat(f.v, 'g', -1, 64)
+}
+
+type labelJSON struct {
+	ID     string    `json:"id"`
+	Target jsonFloat `json:"target"`
+}
+
+func (s *Server) postLabels(w http.ResponseWriter, r *http.Request) {
+	m, err := s.lookupMonitor(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req struct {
+		Labels []labelJSON `json:"labels"`
+	}
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if len(req.Labels) == 0 {
+		s.writeError(w, r, job.Fieldf("labels", "{labels} is empty"))
+		return
+	}
+	labels := make([]store.Label, len(req.Labels))
+	seen := make(map[string]int, len(req.Labels))
+	for i, l := range req.Labels {
+		switch {
+		case l.ID == "":
+			err = rowError("labels", i, "", "id", "missing or empty")
+		case !l.Target.set:
+			err = rowError("labels", i, l.ID, "target", "missing")
+		case l.Target.bad != "" || math.IsNaN(l.Target.v) || math.IsInf(l.Target.v, 0):
+			err = rowError("labels", i, l.ID, "target", "%s is not a finite number", orValue(l.Target))
+		}
+		if j, ok := seen[l.ID]; ok && err == nil {
+			err = rowError("labels", i, l.ID, "id", "repeats labels[%d]'s id", j)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		seen[l.ID] = i
+		labels[i] = store.Label{ID: l.ID, Target: l.Target.v}
+	}
+	if err := s.store.SetLabels(r.Context(), m.ID, labels); err != nil {
+		var ue *store.UnknownRowError
+		if errors.As(err, &ue) {
+			err = rowError("labels", ue.Index, ue.ID, "id", "no row of this monitor has this id")
+		}
+		s.writeError(w, r, err)
+		return
+	}
+	s.metrics.labels.WithLabelValues(m.Name).Add(float64(len(labels)))
+	s.writeJSON(w, http.StatusOK, map[string]int{"accepted": len(labels)})
+}
+
+// chunkView is a monitor's chunks as package monitor evaluated them.
+type chunkView struct {
+	rows     int
+	chunks   []monitor.Result
+	complete []bool
+	th       monitor.Thresholds
+	refRows  int // rows per reference chunk behind the thresholds
+}
+
+// monitorChunks cuts the monitor's rows into chunks and evaluates them
+// against thresholds from the model's reference squared errors in chunks
+// of the same size (monitor.MatchedThresholds), as `mse estimate` does.
+// For a chunk-size monitor the thresholds use the nominal size, so they
+// do not move while the last chunk fills. The last chunk is incomplete
+// when it holds fewer rows than the chunk size, or, by period, while the
+// server's clock is still inside its period.
+func (s *Server) monitorChunks(ctx context.Context, m store.Monitor) (*chunkView, error) {
+	cm, err := s.model(&m)
+	if err != nil {
+		return nil, err
+	}
+	byTime := m.Period != ""
+	ser, err := s.store.Series(ctx, m.ID, byTime)
+	if err != nil {
+		return nil, err
+	}
+	v := &chunkView{rows: len(ser.Estimates)}
+	ref := cm.Reference.SquaredErrors
+	if v.rows == 0 {
+		if m.ChunkSize > 0 {
+			v.th, v.refRows = monitor.MatchedThresholds(ref, []monitor.Chunk{{End: m.ChunkSize}}, monitor.DefaultWidth, true)
+		} else {
+			v.th = monitor.ReferenceThresholds(nil, monitor.DefaultWidth, true)
+		}
+		return v, nil
+	}
+	var chunks []monitor.Chunk
+	if byTime {
+		p := monitor.Period(m.Period)
+		chunks, err = monitor.ByPeriod(ser.Times, p)
+		if err != nil {
+			return nil, err // rows are sorted by time: cannot fail
+		}
+		v.th, v.refRows = monitor.MatchedThresholds(ref, chunks, monitor.DefaultWidth, true)
+		v.complete = make([]bool, len(chunks))
+		for i := range chunks {
+			v.complete[i] = true
+		}
+		last := chunks[len(chunks)-1]
+		v.complete[len(chunks)-1] = p.Label(s.now().UTC()) > last.Period
+	} else {
+		chunks, err = monitor.BySize(v.rows, m.ChunkSize)
+		if err != nil {
+			return nil, err
+		}
+		v.th, v.refRows = monitor.MatchedThresholds(ref, []monitor.Chunk{{End: m.ChunkSize}}, monitor.DefaultWidth, true)
+		v.complete = make([]bool, len(chunks))
+		for i, c := range chunks {
+			v.complete[i] = c.Rows() == m.ChunkSize
+		}
+	}
+	v.chunks, err = monitor.Evaluate(chunks, ser.Estimates, ser.Realized, monitor.Options{Thresholds: v.th, NonNegative: true})
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// latestChunk is the monitor's last chunk as monitorChunks lists it,
+// for /metrics, which every replica serves on every scrape: a chunk-size
+// monitor reads only the rows of that chunk (store.LastChunk), a period
+// monitor all its rows (its thresholds depend on every chunk's size). It
+// returns nil when the monitor has no rows.
+func (s *Server) latestChunk(ctx context.Context, m store.Monitor) (*monitor.Result, monitor.Thresholds, int, error) {
+	if m.ChunkSize == 0 {
+		v, err := s.monitorChunks(ctx, m)
+		if err != nil || len(v.chunks) == 0 {
+			return nil, monitor.Thresholds{}, 0, err
+		}
+		return &v.chunks[len(v.chunks)-1], v.th, v.rows, nil
+	}
+	cm, err := s.model(&m)
+	if err != nil {
+		return nil, monitor.Thresholds{}, 0, err
+	}
+	th, _ := monitor.MatchedThresholds(cm.Reference.SquaredErrors, []monitor.Chunk{{End: m.ChunkSize}}, monitor.DefaultWidth, true)
+	n, ser, err := s.store.LastChunk(ctx, m.ID, m.ChunkSize)
+	if err != nil || n == 0 {
+		return nil, th, n, err
+	}
+	k := len(ser.Estimates)
+	res, err := monitor.Evaluate([]monitor.Chunk{{Index: (n - 1) / m.ChunkSize, End: k}}, ser.Estimates, ser.Realized,
+		monitor.Options{Thresholds: th, NonNegative: true})
+	if err != nil {
+		return nil, th, n, err
+	}
+	last := res[0]
+	last.Start, last.End = n-k, n
+	return &last, th, n, nil
+}
+
+// chunkJSON is one chunk of GET .../chunks; the keys mean what they mean
+// in `genlens mse estimate --json` (start and end are 0-based row
+// positions in chunk order, end exclusive), n is the chunk's row count.
+type chunkJSON struct {
+	Index        int     `json:"index"`
+	Start        int     `json:"start"`
+	End          int     `json:"end"`
+	N            int     `json:"n"`
+	Period       string  `json:"period,omitempty"`
+	From         string  `json:"from,omitempty"`
+	To           string  `json:"to,omitempty"`
+	EstimatedMSE job.Num `json:"estimated_mse"`
+	Lower        job.Num `json:"lower"`
+	Upper        job.Num `json:"upper"`
+	Alert        bool    `json:"alert"`
+	RealizedMSE  job.Num `json:"realized_mse"` // null until a label of the chunk arrives
+	Labelled     int     `json:"labelled"`
+	Complete     bool    `json:"complete"`
+}
+
+type chunksJSON struct {
+	Monitor        monitorJSON `json:"monitor"`
+	Rows           int         `json:"rows"`
+	LowerThreshold job.Num     `json:"lower_threshold"`
+	UpperThreshold job.Num     `json:"upper_threshold"`
+	ReferenceRows  int         `json:"reference_chunk_rows"`
+	ReferenceCount int         `json:"reference_chunks"`
+	Chunks         []chunkJSON `json:"chunks"`
+}
+
+func (s *Server) getChunks(w http.ResponseWriter, r *http.Request) {
+	m, err := s.lookupMonitor(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	v, err := s.monitorChunks(r.Context(), *m)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, chunksDoc(*m, v))
+}
+
+func chunksDoc(m store.Monitor, v *chunkView) chunksJSON {
+	out := chunksJSON{Monitor: monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period},
+		Rows: v.rows, LowerThreshold: job.Num(v.th.Lower), UpperThreshold: job.Num(v.th.Upper),
+		ReferenceRows: v.refRows, ReferenceCount: v.th.Chunks, Chunks: []chunkJSON{}}
+	for i, c := range v.chunks {
+		j := chunkJSON{Index: c.Index, Start: c.Start, End: c.End, N: c.Rows(), Period: c.Period,
+			EstimatedMSE: job.Num(c.Estimate), Lower: job.Num(c.Lower), Upper: job.Num(c.Upper), Alert: c.Alert,
+			RealizedMSE: job.Num(c.Realized), Labelled: c.Labelled, Complete: v.complete[i]}
+		if !c.From.IsZero() {
+			j.From, j.To = c.From.Format(time.RFC3339), c.To.Format(time.RFC3339)
+		}
+		out.Chunks = append(out.Chunks, j)
+	}
+	return out
+}

@@ -1,0 +1,341 @@
+package server
+
+// Ownership and hooks. This file, auth, errors, metrics, monitors and the
+// dashboard belong to the service core (branch serve). The jobs, uploads
+// and online-selection half (branch jobsvc, package jobrun) owns
+// server/jobs.go, server/files.go and server/selections.go, and plugs in
+// through these methods, which those files declare:
+//
+//	type JobOptions struct{ ... }            // Options.Jobs: what New needs for jobs
+//	type jobsState struct{ ... }             // Server.jobs: runner, queue, uploads
+//	func (s *Server) initJobs(ctx context.Context) error  // from New, after the store opened
+//	func (s *Server) closeJobs(ctx context.Context) error // from Close/Shutdown
+//	func (s *Server) routeJobs(mux *http.ServeMux)        // /api/v1/jobs...
+//	func (s *Server) routeFiles(mux *http.ServeMux)       // /api/v1/files...
+//	func (s *Server) routeSelections(mux *http.ServeMux)  // /api/v1/selections...
+//	func (s *Server) dashboardJobs(ctx context.Context) ([]JobView, error)
+//	func (s *Server) dashboardSelections(ctx context.Context) ([]SelectionView, error)
+//
+// Routes registered there get auth, body limits, latency metrics and the
+// error mapping of this file for free (handlers are wrapped in routes).
+// Use s.writeJSON, s.writeError (job.Classify → status), s.decodeJSON
+// (size-limited, unknown fields refused) and s.metrics (queue depth,
+// selection gauges).
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"genlens/job"
+	"genlens/store"
+)
+
+// Limits of request bodies: JSON requests and rows batches. Uploads
+// (multipart) have their own limit in files.go.
+const (
+	DefaultMaxBody = 32 << 20 // a batch of 10,000 rows of 100 features is about 20 MB of JSON
+)
+
+// Options configure a Server.
+type Options struct {
+	// Store holds monitors, rows, labels, jobs and selections.
+	Store *store.DB
+	// Token, when not empty, is the bearer token every endpoint but
+	// /healthz requires.
+	Token string
+	// MaxBody bounds a JSON request body in bytes; 0 means DefaultMaxBody.
+	MaxBody int64
+	// Logger receives one line per failed request and lifecycle events;
+	// nil discards them.
+	Logger *slog.Logger
+	// Jobs configures the job runner (declared in jobs.go).
+	Jobs JobOptions
+	// Now returns the current time; nil means time.Now. Tests set it to
+	// decide whether the last period chunk is complete.
+	Now func() time.Time
+}
+
+// Server is the genlens service: the HTTP API of /api/v1, /metrics,
+// /healthz and the dashboard at /. It holds no state of its own beyond
+// caches: everything lives in the store, so that several replicas can
+// serve one Postgres database.
+type Server struct {
+	store   *store.DB
+	token   []byte
+	maxBody int64
+	log     *slog.Logger
+	now     func() time.Time
+	metrics *metrics
+	jobs    jobsState
+	opts    Options
+	handler http.Handler
+	models  modelCache // monitor id → *checkmodel.Model
+}
+
+// New returns a Server over opts.Store, which must be open (migrations
+// applied by store.Open).
+func New(ctx context.Context, opts Options) (*Server, error) {
+	if opts.Store == nil {
+		return nil, errors.New("server: no store")
+	}
+	s := &Server{store: opts.Store, maxBody: opts.MaxBody, log: opts.Logger, now: opts.Now, opts: opts}
+	if opts.Token != "" {
+		s.token = []byte(opts.Token)
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBody
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.metrics = newMetrics(s)
+	if err := s.initJobs(ctx); err != nil {
+		return nil, err
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler returns the service's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Close stops the job runner; the store is the caller's to close.
+func (s *Server) Close(ctx context.Context) error { return s.closeJobs(ctx) }
+
+// HTTPServer returns an http.Server for addr with a timeout on every
+// phase of a connection, so that a slow client (slow-loris) cannot hold
+// connections open: headers within 10 s, the whole request within 2 min
+// (a large rows batch or upload over a slow link), the response within
+// 2 min, idle keep-alive connections closed after 2 min.
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// routes builds the mux. Every route but /healthz needs the token when
+// one is set; every route is timed for the latency histogram under its
+// pattern (never the raw path, whose ids would make unbounded labels).
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.healthz)
+	s.routePublic(mux)
+	api := http.NewServeMux()
+	api.Handle("GET /metrics", s.metrics.handler())
+	s.routeMonitors(api)
+	s.routeDashboard(api)
+	s.routeJobs(api)
+	s.routeFiles(api)
+	s.routeSelections(api)
+	mux.Handle("/", s.auth(api))
+	return s.instrument(mux)
+}
+
+// healthz answers 200 when the store answers, 503 otherwise; it needs no
+// token, so that load balancers can probe it.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		s.writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
+		return
+	}
+	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "store": s.store.Backend()})
+}
+
+// auth requires "Authorization: Bearer <token>" (scheme in any case)
+// when a token is set, compared in constant time. A browser's GET may
+// carry the token in the dashboard's cookie instead (set by /login); an
+// HTML request without it is sent to the sign-in form.
+func (s *Server) auth(next http.Handler) http.Handler {
+	if s.token == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="genlens"`)
+			if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html") {
+				http.Redirect(w, r, "/login", http.StatusSeeOther)
+				return
+			}
+			s.writeJSON(w, http.StatusUnauthorized, errorBody{Error: "missing or wrong bearer token"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	if h == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		if c, err := r.Cookie(tokenCookie); err == nil {
+			return subtle.ConstantTimeCompare([]byte(c.Value), s.token) == 1
+		}
+	}
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), s.token) == 1
+}
+
+// errorBody is every error response: the message, and the request field
+// or input row at fault when there is one.
+type errorBody struct {
+	Error string `json:"error"`
+	Kind  string `json:"kind,omitempty"`
+	Field string `json:"field,omitempty"`
+	Index *int   `json:"index,omitempty"` // 0-based position in the batch's array
+	ID    string `json:"id,omitempty"`    // the row id at fault
+}
+
+// httpError is an error with its own status (404, 409, 413, ...), for
+// the failures that are not a job's.
+type httpError struct {
+	status int
+	body   errorBody
+}
+
+func (e *httpError) Error() string { return e.body.Error }
+
+func errStatus(status int, format string, a ...any) *httpError {
+	return &httpError{status: status, body: errorBody{Error: fmt.Sprintf(format, a...)}}
+}
+
+// writeError maps err to its status once: an *httpError carries its own,
+// store.ErrNotFound is 404, a store.ConflictError 409, and everything
+// else goes by job.Classify (field 400, input 422, canceled 499,
+// internal 500). Internal messages are logged and replaced by a generic
+// one: they may name paths or DSNs a client must not see.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var he *httpError
+	var fe *job.FieldError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		s.writeJSON(w, he.status, he.body)
+		return
+	case errors.As(err, &mbe):
+		s.writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: fmt.Sprintf("request body over %d bytes", mbe.Limit)})
+		return
+	case errors.Is(err, store.ErrNotFound):
+		s.writeJSON(w, http.StatusNotFound, errorBody{Error: err.Error()})
+		return
+	case errors.Is(err, store.ErrConflict):
+		s.writeJSON(w, http.StatusConflict, errorBody{Error: err.Error()})
+		return
+	}
+	k := job.Classify(err)
+	body := errorBody{Error: err.Error(), Kind: k.String()}
+	if errors.As(err, &fe) {
+		body.Field = fe.Field
+	}
+	if k == job.KindInternal {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		body.Error = "internal error (logged by the server)"
+	}
+	s.writeJSON(w, k.HTTPStatus(), body)
+}
+
+// writeJSON writes v as the response with status.
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.log.Error("encoding a response", "err", err)
+		http.Error(w, `{"error":"internal error"}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// decodeJSON reads one JSON document of at most s.maxBody bytes into v,
+// refusing unknown fields and trailing data: a misspelt field must not
+// be silently ignored. Its errors are *job.FieldError (400) or
+// *http.MaxBytesError (413).
+func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return job.Fieldf("", "request body: data after the JSON document")
+	}
+	return nil
+}
+
+// jsonError turns a decoding error into a 400 naming the field.
+func jsonError(err error) error {
+	var mbe *http.MaxBytesError
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &mbe):
+		return err
+	case errors.As(err, &te):
+		return job.Fieldf(te.Field, "request body: {%s}: want a %s, got %s", te.Field, te.Type, te.Value)
+	case errors.As(err, &se):
+		return job.Fieldf("", "request body: invalid JSON at byte %d: %v", se.Offset, se)
+	case errors.Is(err, io.EOF):
+		return job.Fieldf("", "request body: empty")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return job.Fieldf("", "request body: truncated JSON")
+	}
+	// encoding/json reports an unknown field (DisallowUnknownFields) with
+	// no error type of its own, as `json: unknown field "NAME"` since Go
+	// 1.10; should that change, the error stays a 400, without the field.
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		f = strings.Trim(f, `"`)
+		return job.Fieldf(f, "request body: unknown field {%s}", f)
+	}
+	return job.Fieldf("", "request body: %v", err)
+}
+
+// pathID parses the {id} path value of r.
+func pathID(r *http.Request, name string) (int64, error) {
+	v := r.PathValue(name)
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id < 1 {
+		return 0, errStatus(http.StatusNotFound, "no %s %q", strings.TrimSuffix(name, "id"), v)
+	}
+	return id, nil
+}
+
+// IsLoopback reports whether addr (host:port) listens only on a loopback
+// interface; an empty host (all interfaces) is not loopback, nor is a
+// name other than localhost.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

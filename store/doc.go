@@ -1,0 +1,27 @@
+// Package store keeps the state of `genlens serve`: monitors with their
+// check models, the rows and labels ingested for them, and the per-row
+// inputs of chunk computation; jobs, artifacts, uploads and online
+// selections for the job runner (package jobrun).
+//
+// One Go API runs on two backends: an embedded SQLite file (the pure-Go
+// modernc.org/sqlite, the default) and Postgres (github.com/jackc/pgx/v5),
+// which several service replicas can share. Open chooses by the data
+// source name. The schema is a list of numbered SQL migrations embedded
+// in the binary, one set per backend, applied at Open inside a
+// transaction; on Postgres an advisory lock serialises replicas that
+// start together.
+//
+// # Durability
+//
+// A write method returns only after its transaction committed. SQLite
+// runs in WAL mode with synchronous=FULL: the WAL is synced at every
+// commit, so an acknowledged write survives a killed process and a power
+// cut alike (NORMAL would survive SIGKILL but could lose the last
+// commits on power loss, which "durably stored" rules out); one fsync per
+// batch of rows costs little. Postgres commits with its own WAL and
+// fsync settings.
+//
+// A batch of rows is stored whole or not at all: one transaction, and a
+// row id that exists already fails the batch with a *DuplicateError
+// naming it.
+package store

@@ -1,0 +1,521 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Monitor is a deployed regression model watched chunk by chunk with its
+// check model (the JSON file of `genlens mse fit`).
+type Monitor struct {
+	ID    int64
+	Name  string
+	Model []byte // the check model file, as given
+	// Exactly one of ChunkSize (rows per chunk) and Period (hour, day,
+	// ...; rows chunked by their timestamps) is set.
+	ChunkSize int
+	Period    string
+	Created   time.Time
+	// Rows and Labelled count the monitor's rows and those with a target
+	// (filled by Monitor and Monitors).
+	Rows, Labelled int
+}
+
+// CreateMonitor stores m and sets its ID and Created. A name already
+// taken is an error wrapping ErrConflict.
+func (d *DB) CreateMonitor(ctx context.Context, m *Monitor) error {
+	if m.Created.IsZero() {
+		m.Created = time.Now().UTC()
+	}
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, d.q("SELECT COUNT(*) FROM monitors WHERE name = ?"), m.Name).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: a monitor named %q exists", ErrConflict, m.Name)
+	}
+	err = tx.QueryRowContext(ctx, d.q("INSERT INTO monitors (name, model, chunk_size, period, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id"),
+		m.Name, string(m.Model), m.ChunkSize, m.Period, m.Created.UnixNano()).Scan(&m.ID)
+	if err != nil {
+		if isUniqueViolation(err) { // a replica created it between our check and insert
+			return fmt.Errorf("%w: a monitor named %q exists", ErrConflict, m.Name)
+		}
+		return err
+	}
+	return tx.Commit()
+}
+
+// isUniqueViolation recognises a unique-constraint failure of either
+// backend by its code: SQLite's extended result codes, Postgres's SQLSTATE
+// unique_violation.
+func isUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &se):
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	case errors.As(err, &pe):
+		return pe.Code == "23505"
+	}
+	return false
+}
+
+// monitorCols are a monitor's columns, its counts left 0 (see Counts).
+const monitorCols = "m.id, m.name, m.model, m.chunk_size, m.period, m.created_at, 0, 0"
+
+func scanMonitor(sc interface{ Scan(...any) error }) (Monitor, error) {
+	var m Monitor
+	var model string
+	var created int64
+	err := sc.Scan(&m.ID, &m.Name, &model, &m.ChunkSize, &m.Period, &created, &m.Rows, &m.Labelled)
+	m.Model = []byte(model)
+	m.Created = time.Unix(0, created).UTC()
+	return m, err
+}
+
+// Monitor returns the monitor with id, without counting its rows (Rows
+// and Labelled are 0: see Counts); a missing one is an error wrapping
+// ErrNotFound. Ingestion looks a monitor up per batch, and counting would
+// make that cost grow with the rows stored.
+func (d *DB) Monitor(ctx context.Context, id int64) (*Monitor, error) {
+	m, err := scanMonitor(d.r.QueryRowContext(ctx, d.q("SELECT "+monitorCols+" FROM monitors m WHERE m.id = ?"), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: no monitor %d", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Counts fills in m.Rows and m.Labelled.
+func (d *DB) Counts(ctx context.Context, m *Monitor) error {
+	// Two counts, each from an index (the labelled rows' is partial).
+	return d.r.QueryRowContext(ctx, d.q(`SELECT (SELECT COUNT(*) FROM monitor_rows WHERE monitor_id = ?),
+		(SELECT COUNT(*) FROM monitor_rows WHERE monitor_id = ? AND target IS NOT NULL)`), m.ID, m.ID).Scan(&m.Rows, &m.Labelled)
+}
+
+// Monitors returns every monitor, in order of creation, without
+// counting their rows (see Counts).
+func (d *DB) Monitors(ctx context.Context) ([]Monitor, error) {
+	rows, err := d.r.QueryContext(ctx, "SELECT "+monitorCols+" FROM monitors m ORDER BY m.id")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Monitor
+	for rows.Next() {
+		m, err := scanMonitor(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// Row is one operational row of a monitor.
+type Row struct {
+	ID   string
+	Time time.Time // zero when the row has no timestamp
+	// Features in the model's feature order, and the deployed model's
+	// prediction f(x).
+	Features   []float64
+	Prediction float64
+	// Estimate is the row's contribution to the estimated MSE,
+	// 2 (h(x) - f(x))², computed once at ingest.
+	Estimate float64
+}
+
+// DuplicateError reports a row whose id the monitor holds already; no
+// row of its batch was stored.
+type DuplicateError struct {
+	Index int // 0-based position in the batch
+	ID    string
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("rows[%d]: row id %q is stored already", e.Index, e.ID)
+}
+
+// rowsPerInsert bounds the rows of one INSERT statement: 6 parameters a
+// row, 6,000 a statement, within both backends' limits (SQLite 32,766,
+// Postgres 65,535).
+const rowsPerInsert = 1000
+
+// insertSQL is the INSERT of n rows.
+func (d *DB) insertSQL(n int) string {
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO monitor_rows (monitor_id, row_id, ts, features, prediction, estimate, target) VALUES ")
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString("(?, ?, ?, ?, ?, ?, NULL)")
+	}
+	sb.WriteString(" ON CONFLICT (monitor_id, row_id) DO NOTHING")
+	return d.q(sb.String())
+}
+
+// prepareInsert prepares the INSERT of rowsPerInsert rows, once, at Open:
+// parsing a 6,000-parameter statement for every batch cost a tenth of
+// ingestion. It must not run inside a transaction: on SQLite the
+// transaction holds the only write connection, which the preparation
+// would wait for.
+func (d *DB) prepareInsert(ctx context.Context) error {
+	st, err := d.w.PrepareContext(ctx, d.insertSQL(rowsPerInsert))
+	if err != nil {
+		return fmt.Errorf("store: preparing the rows insert: %w", err)
+	}
+	d.insertStmt = st
+	return nil
+}
+
+// InsertRows stores a batch of rows of monitor in one transaction: all of
+// them, or none when one fails. A row id the monitor holds already gives
+// a *DuplicateError (ids within the batch are the caller's to check).
+// It returns once the transaction has committed.
+func (d *DB) InsertRows(ctx context.Context, monitor int64, rows []Row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	leave, err := d.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var inserted int64
+	args := make([]any, 0, 6*min(len(rows), rowsPerInsert))
+	for start := 0; start < len(rows); start += rowsPerInsert {
+		part := rows[start:min(start+rowsPerInsert, len(rows))]
+		args = args[:0]
+		for _, r := range part {
+			var ts any
+			if !r.Time.IsZero() {
+				ts = r.Time.UnixNano()
+			}
+			args = append(args, monitor, r.ID, ts, encodeFloats(r.Features), r.Prediction, r.Estimate)
+		}
+		var res sql.Result
+		if len(part) == rowsPerInsert {
+			res, err = tx.StmtContext(ctx, d.insertStmt).ExecContext(ctx, args...)
+		} else {
+			res, err = tx.ExecContext(ctx, d.insertSQL(len(part)), args...)
+		}
+		if err != nil {
+			return fmt.Errorf("store: inserting rows: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		inserted += n
+	}
+	if inserted != int64(len(rows)) {
+		tx.Rollback()
+		return d.findDuplicate(ctx, monitor, rows)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: committing rows: %w", err)
+	}
+	return nil
+}
+
+// findDuplicate names the first row of a failed batch whose id is stored.
+func (d *DB) findDuplicate(ctx context.Context, monitor int64, rows []Row) error {
+	stored := make(map[string]bool)
+	for start := 0; start < len(rows); start += rowsPerInsert {
+		part := rows[start:min(start+rowsPerInsert, len(rows))]
+		args := []any{monitor}
+		ph := make([]string, len(part))
+		for i, r := range part {
+			ph[i] = "?"
+			args = append(args, r.ID)
+		}
+		q := d.q("SELECT row_id FROM monitor_rows WHERE monitor_id = ? AND row_id IN (" + strings.Join(ph, ",") + ")")
+		rs, err := d.w.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		for rs.Next() {
+			var id string
+			if err := rs.Scan(&id); err != nil {
+				rs.Close()
+				return err
+			}
+			stored[id] = true
+		}
+		rs.Close()
+	}
+	for i, r := range rows {
+		if stored[r.ID] {
+			return &DuplicateError{Index: i, ID: r.ID}
+		}
+	}
+	// Ids repeated within the batch: the caller should have refused it.
+	seen := make(map[string]int)
+	for i, r := range rows {
+		if j, ok := seen[r.ID]; ok {
+			return &DuplicateError{Index: i, ID: rows[j].ID}
+		}
+		seen[r.ID] = i
+	}
+	return errors.New("store: rows batch not stored (a concurrent writer?)")
+}
+
+func encodeFloats(v []float64) []byte {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+	}
+	return b
+}
+
+func decodeFloats(b []byte) []float64 {
+	v := make([]float64, len(b)/8)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return v
+}
+
+// Label is the target of a row, arrived after its prediction.
+type Label struct {
+	ID     string
+	Target float64
+}
+
+// UnknownRowError reports a label for a row id the monitor does not
+// hold; no label of its batch was stored.
+type UnknownRowError struct {
+	Index int // 0-based position in the batch
+	ID    string
+}
+
+func (e *UnknownRowError) Error() string {
+	return fmt.Sprintf("labels[%d]: no row with id %q", e.Index, e.ID)
+}
+
+// SetLabels stores the targets of rows of monitor in one transaction and
+// their realised squared errors (target - prediction)². A label for a
+// row that has one replaces it (a corrected label). An id the monitor
+// does not hold gives an *UnknownRowError and stores nothing.
+func (d *DB) SetLabels(ctx context.Context, monitor int64, labels []Label) error {
+	leave, err := d.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	q := d.q("UPDATE monitor_rows SET target = ?, realized = (? - prediction) * (? - prediction) WHERE monitor_id = ? AND row_id = ?")
+	stmt, err := tx.PrepareContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i, l := range labels {
+		res, err := stmt.ExecContext(ctx, l.Target, l.Target, l.Target, monitor, l.ID)
+		if err != nil {
+			return fmt.Errorf("store: storing labels: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return &UnknownRowError{Index: i, ID: l.ID}
+		}
+	}
+	return tx.Commit()
+}
+
+// Series is what chunk computation needs of a monitor's rows, in chunk
+// order.
+type Series struct {
+	Estimates []float64   // per-row estimates 2 (h(x) - f(x))²
+	Realized  []float64   // per-row (y - f(x))², NaN until the label arrives
+	Times     []time.Time // timestamps (zero when none), when asked for by time
+}
+
+// Series returns the monitor's rows in chunk order: by timestamp (then
+// arrival) when byTime, else by arrival.
+func (d *DB) Series(ctx context.Context, monitor int64, byTime bool) (*Series, error) {
+	order := "seq"
+	if byTime {
+		order = "ts, seq"
+	}
+	rows, err := d.r.QueryContext(ctx, d.q("SELECT estimate, realized, ts FROM monitor_rows WHERE monitor_id = ? ORDER BY "+order), monitor)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	s := &Series{}
+	for rows.Next() {
+		var est float64
+		var real sql.NullFloat64
+		var ts sql.NullInt64
+		if err := rows.Scan(&est, &real, &ts); err != nil {
+			return nil, err
+		}
+		r := math.NaN()
+		if real.Valid {
+			r = real.Float64
+		}
+		s.Estimates = append(s.Estimates, est)
+		s.Realized = append(s.Realized, r)
+		if byTime {
+			var t time.Time
+			if ts.Valid {
+				t = time.Unix(0, ts.Int64).UTC()
+			}
+			s.Times = append(s.Times, t)
+		}
+	}
+	return s, rows.Err()
+}
+
+// StoredRow is a row as stored, with its label when it has one.
+type StoredRow struct {
+	Row
+	Target   float64 // NaN when unlabelled
+	Realized float64 // (Target - Prediction)², NaN when unlabelled
+}
+
+// Rows returns the monitor's rows in arrival order, at most limit of them
+// after skipping offset (limit ≤ 0: all).
+func (d *DB) Rows(ctx context.Context, monitor int64, offset, limit int) ([]StoredRow, error) {
+	q := "SELECT row_id, ts, features, prediction, estimate, target, realized FROM monitor_rows WHERE monitor_id = ? ORDER BY seq"
+	args := []any{monitor}
+	if limit > 0 {
+		q += " LIMIT ? OFFSET ?"
+		args = append(args, limit, offset)
+	}
+	rows, err := d.r.QueryContext(ctx, d.q(q), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []StoredRow
+	for rows.Next() {
+		var r StoredRow
+		var ts sql.NullInt64
+		var feat []byte
+		var target, real sql.NullFloat64
+		if err := rows.Scan(&r.ID, &ts, &feat, &r.Prediction, &r.Estimate, &target, &real); err != nil {
+			return nil, err
+		}
+		if ts.Valid {
+			r.Time = time.Unix(0, ts.Int64).UTC()
+		}
+		r.Features = decodeFloats(feat)
+		r.Target, r.Realized = math.NaN(), math.NaN()
+		if target.Valid {
+			r.Target, r.Realized = target.Float64, real.Float64
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// LastChunk returns the number n of the monitor's rows and the rows of
+// its last chunk when cut into chunks of size rows in arrival order: the
+// last n - ⌊(n-1)/size⌋·size rows. Both come from one snapshot of the
+// database, so that a batch committed in between cannot mix into them.
+// It reads only those rows, however many the monitor holds.
+func (d *DB) LastChunk(ctx context.Context, monitor int64, size int) (int, *Series, error) {
+	var opts *sql.TxOptions
+	if d.Postgres() {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := d.r.BeginTx(ctx, opts)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, d.q("SELECT COUNT(*) FROM monitor_rows WHERE monitor_id = ?"), monitor).Scan(&n); err != nil {
+		return 0, nil, err
+	}
+	s := &Series{}
+	if n == 0 {
+		return 0, s, nil
+	}
+	k := n - (n-1)/size*size
+	rows, err := tx.QueryContext(ctx, d.q("SELECT estimate, realized FROM monitor_rows WHERE monitor_id = ? ORDER BY seq DESC LIMIT ?"), monitor, k)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var est float64
+		var real sql.NullFloat64
+		if err := rows.Scan(&est, &real); err != nil {
+			return 0, nil, err
+		}
+		r := math.NaN()
+		if real.Valid {
+			r = real.Float64
+		}
+		s.Estimates = append(s.Estimates, est)
+		s.Realized = append(s.Realized, r)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, nil, err
+	}
+	slices.Reverse(s.Estimates)
+	slices.Reverse(s.Realized)
+	return n, s, nil
+}
+
+// DeleteMonitor removes a monitor with its rows and labels, in one
+// transaction; a missing one is an error wrapping ErrNotFound.
+func (d *DB) DeleteMonitor(ctx context.Context, id int64) error {
+	leave, err := d.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// Rows first, explicitly: the foreign key's cascade would do it, but
+	// only where the connection enforces foreign keys.
+	if _, err := tx.ExecContext(ctx, d.q("DELETE FROM monitor_rows WHERE monitor_id = ?"), id); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, d.q("DELETE FROM monitors WHERE id = ?"), id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("%w: no monitor %d", ErrNotFound, id)
+	}
+	return tx.Commit()
+}
