@@ -112,7 +112,7 @@ func (a *Accumulator) AddRows(x *mat.Dense) {
 		panic("frechet: Accumulator.AddRows: column count differs from the dimension")
 	}
 	raw := x.RawMatrix()
-	rows := max(1, min(n, chunkElems/d))
+	rows := min(n, ChunkRows(d))
 	t := make([]float64, d*rows)
 	cm := make([]float64, d)
 	for lo := 0; lo < n; lo += rows {
@@ -120,6 +120,11 @@ func (a *Accumulator) AddRows(x *mat.Dense) {
 		a.addChunk(raw, lo, hi, cm, t[:d*(hi-lo)])
 	}
 }
+
+// ChunkRows returns how many rows of length d AddRows merges at a time.
+// A caller that streams rows in batches of this size (the last one
+// shorter) gets exactly the numbers of one AddRows over all rows.
+func ChunkRows(d int) int { return max(1, chunkElems/d) }
 
 // addChunk merges rows lo..hi-1 of x; cm and t are scratch of length d and
 // d×(hi-lo).

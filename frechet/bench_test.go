@@ -150,3 +150,19 @@ func BenchmarkKID(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKID10000x2048 is KID with torch-fidelity's defaults on the
+// issue's size, two 10,000 × 2048 sets: 20,000 rows are too many for the
+// whole kernel matrix (3.2 GB), and each pair of rows falls into one
+// subset on average, so the subsets are computed one by one.
+func BenchmarkKID10000x2048(b *testing.B) {
+	skipBig(b)
+	x := inceptionLike(7, 10000, 2048)
+	y := inceptionLike(8, 10000, 2048)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, _, err := KID(context.Background(), x, y, KIDSubsets, KIDSubsetSize, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

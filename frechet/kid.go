@@ -47,6 +47,13 @@ const kidStream = 0x4b4944 // "KID"
 // ctx is checked before every subset, so a cancelled KID stops within one
 // subset's work (2 m² d multiply-adds) and returns ctx.Err().
 func KID(ctx context.Context, x, y *mat.Dense, subsets, size int, seed uint64) (mean, std float64, err error) {
+	return KIDProgress(ctx, x, y, subsets, size, seed, nil)
+}
+
+// KIDProgress is KID reporting its work through progress (when not nil):
+// done out of total steps, one per subset plus, when the whole kernel
+// matrix is computed first, one per strip of its rows.
+func KIDProgress(ctx context.Context, x, y *mat.Dense, subsets, size int, seed uint64, progress func(done, total int)) (mean, std float64, err error) {
 	nx, d := x.Dims()
 	ny, dy := y.Dims()
 	if d != dy {
@@ -63,12 +70,23 @@ func KID(ctx context.Context, x, y *mat.Dense, subsets, size int, seed uint64) (
 	rng := rand.New(rand.NewPCG(seed, kidStream))
 	px, py := identity(nx), identity(ny)
 	vals := make([]float64, subsets)
+	done, total := 0, subsets
+	step := func() {
+		if progress != nil {
+			done++
+			progress(done, total)
+		}
+	}
 	if n := nx + ny; n <= kidGramLimit && n*n < 4*subsets*m*m {
+		total += gramStrips(n)
+		if progress != nil {
+			progress(0, total)
+		}
 		// Every subset reads the kernel between rows of the same two
 		// sets: computing it once for all n rows costs n² d / 2
 		// multiply-adds against 2 m² d per subset (n = 2000 with 100
 		// subsets of 1000: 50 times less work).
-		g, err := polyGram(ctx, x, y, k)
+		g, err := polyGram(ctx, x, y, k, step)
 		if err != nil {
 			return math.NaN(), math.NaN(), err
 		}
@@ -80,8 +98,12 @@ func KID(ctx context.Context, x, y *mat.Dense, subsets, size int, seed uint64) (
 			copy(ix, sample(rng, px, m))
 			copy(iy, sample(rng, py, m))
 			vals[s] = mmd2Indexed(g, nx, ix, iy)
+			step()
 		}
 	} else {
+		if progress != nil {
+			progress(0, total)
+		}
 		xs, ys := mat.NewDense(m, d, nil), mat.NewDense(m, d, nil)
 		for s := range vals {
 			if err := ctx.Err(); err != nil {
@@ -92,6 +114,7 @@ func KID(ctx context.Context, x, y *mat.Dense, subsets, size int, seed uint64) (
 			if vals[s], err = kscore.MMD2(k, xs, ys); err != nil {
 				return math.NaN(), math.NaN(), fmt.Errorf("frechet: KID: %w", err)
 			}
+			step()
 		}
 	}
 	mean, std = meanStd(vals)
@@ -107,7 +130,7 @@ var kidGramLimit = 8192
 // of y, upper triangle only. It computes the products in strips of rows,
 // checking ctx between strips: at n = 8192 and d = 2048 the whole matrix
 // is about 70 GFLOP, many seconds without OpenBLAS.
-func polyGram(ctx context.Context, x, y *mat.Dense, k kernel.Polynomial) (*mat.SymDense, error) {
+func polyGram(ctx context.Context, x, y *mat.Dense, k kernel.Polynomial, step func()) (*mat.SymDense, error) {
 	nx, d := x.Dims()
 	ny, _ := y.Dims()
 	n := nx + ny
@@ -116,10 +139,7 @@ func polyGram(ctx context.Context, x, y *mat.Dense, k kernel.Polynomial) (*mat.S
 	st.Slice(nx, n, 0, d).(*mat.Dense).Copy(y)
 	g := mat.NewSymDense(n, nil)
 	raw, t := g.RawSymmetric(), st.RawMatrix()
-	strip := 128
-	if fastBLAS {
-		strip = 512 // a tuned BLAS does a strip of 512 x 8192 x 2048 in well under a second
-	}
+	strip := gramStrip()
 	for i0 := 0; i0 < n; i0 += strip {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -150,9 +170,21 @@ func polyGram(ctx context.Context, x, y *mat.Dense, k kernel.Polynomial) (*mat.S
 				row[j] = b * b * b
 			}
 		}
+		step()
 	}
 	return g, nil
 }
+
+// gramStrip is the number of rows polyGram computes at a time.
+func gramStrip() int {
+	if fastBLAS {
+		return 512 // a tuned BLAS does a strip of 512 x 8192 x 2048 in well under a second
+	}
+	return 128
+}
+
+// gramStrips is the number of strips of polyGram for n rows.
+func gramStrips(n int) int { return (n + gramStrip() - 1) / gramStrip() }
 
 // mmd2Indexed is the unbiased MMD² between rows ix of x and rows iy of y,
 // read from the kernel matrix g of x stacked on y (x has nx rows). Indices

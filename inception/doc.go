@@ -39,7 +39,7 @@
 // The network reads the PyTorch state dict pytorch-fid downloads
 // (pt_inception-2015-12-05-6726825d.pth), legacy or zip serialisation,
 // through gopickle. ResolveWeights finds it: an explicit path, then
-// $GENLENS_WEIGHTS, then the user cache directory, else a one-time
+// $GENLENS_WEIGHTS, then genlens's cache directory, else a one-time
 // download checked against the SHA-256 prefix in its name. Offline, the
 // error says which URL to fetch by hand and where to put the file.
 //
@@ -52,6 +52,15 @@
 // values, then (x − 128)/128, which reproduces the original TensorFlow
 // FID code. The two differ by up to about 0.04 on pool3 features of the
 // same image; statistics must come from the same pipeline to be compared.
+//
+// # Feature cache
+//
+// FeatureCache keeps the features of single images on disk, keyed by the
+// SHA-256 of each image file and by the settings (mode, output, SHA-256 of
+// the weights), under CacheDir ($GENLENS_CACHE, else
+// os.UserCacheDir()/genlens, where the weights are cached too). The job
+// layer reads it before decoding an image and fills it after the network,
+// so a second comparison against the same real folder skips the network.
 //
 // Images come from folders of png, jpg/jpeg, bmp, tif/tiff and webp files
 // (extensions in any case), in sorted order, optionally recursive, of

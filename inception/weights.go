@@ -34,7 +34,7 @@ const (
 // CLI does: the real URL, the user cache directory, no progress report.
 type FetchOptions struct {
 	URL      string       // download source; "" means WeightsURL
-	CacheDir string       // "" means os.UserCacheDir()/genlens
+	CacheDir string       // "" means CacheDir(): $GENLENS_CACHE, else os.UserCacheDir()/genlens
 	Client   *http.Client // nil means http.DefaultClient
 	// HashPrefix is the hex prefix the file's SHA-256 must start with;
 	// "" means the real file's (6726825d). Set it together with URL to
@@ -48,7 +48,7 @@ type FetchOptions struct {
 
 // ResolveWeights returns the path of the FID Inception weights, trying in
 // order: explicit (the --weights flag), $GENLENS_WEIGHTS, the cached copy
-// in the user cache directory, and finally a download from
+// in genlens's cache directory (CacheDir), and finally a download from
 // pytorch-fid's release, checked against the SHA-256 prefix in its name
 // and stored atomically in the cache so later runs find it. An explicit
 // path or variable that names no file is an error, never a reason to
@@ -62,11 +62,10 @@ func ResolveWeights(ctx context.Context, explicit string, opt FetchOptions) (str
 	}
 	dir := opt.CacheDir
 	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("inception: no user cache directory for the weights (%v); pass --weights PATH or set %s (file: %s)", err, WeightsEnv, WeightsURL)
+		var err error
+		if dir, err = CacheDir(); err != nil {
+			return "", fmt.Errorf("inception: %v for the weights; pass --weights PATH or set %s (file: %s)", err, WeightsEnv, WeightsURL)
 		}
-		dir = filepath.Join(base, "genlens")
 	}
 	path := filepath.Join(dir, WeightsFile)
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -20,13 +21,20 @@ import (
 // the polynomial-kernel MMD² of Bińkowski et al., "Demystifying MMD GANs"
 // (ICLR 2018). Either side may be a statistics .npz (mu, sigma), as
 // `python -m pytorch_fid A B` accepts; then only FID can be computed.
+// Either side may also be a folder of images, whose Inception features
+// (Dims, pool3 by default; see ImageOptions) are computed here: streamed
+// into their mean and covariance when only FID is asked for, kept as rows
+// (d numbers per image, never the images) when a metric needs rows.
 // Start from NewCompareRequest, which holds the command line's defaults.
 type CompareRequest struct {
 	Real    string `json:"real"`
 	Fake    string `json:"fake"`
 	RealKey string `json:"real_key,omitempty"` // array of rows in an .npz (rather than its mu, sigma)
 	FakeKey string `json:"fake_key,omitempty"`
-	Metrics string `json:"metrics,omitempty"` // comma-separated; "" is every metric the inputs allow
+	// Metrics is a comma-separated list of fid, kid, mmd and cms, or
+	// "all" (every metric the inputs allow); "" is fid alone, the one
+	// that costs seconds at any sample size.
+	Metrics string `json:"metrics,omitempty"`
 	// Kernel and Gamma configure mmd and cms; "" is rbf and median. They
 	// are refused when neither metric is computed, so that a kernel never
 	// goes silently unused.
@@ -35,6 +43,8 @@ type CompareRequest struct {
 	KIDSubsets    int    `json:"kid_subsets"`
 	KIDSubsetSize int    `json:"kid_subset_size"`
 	Seed          uint64 `json:"seed"`
+	Dims          string `json:"dims,omitempty"` // folders: 64, 192, 768 or 2048 (default)
+	ImageOptions
 }
 
 // NewCompareRequest returns a request with the command line's defaults.
@@ -48,7 +58,13 @@ func (r *CompareRequest) Validate() error {
 	if r.Real == "" || r.Fake == "" {
 		return Fieldf("real", "compare: {real} and {fake} are required")
 	}
-	_, err := r.metrics(false, false)
+	if _, err := r.metrics(false, false); err != nil {
+		return err
+	}
+	if _, err := featureDims("compare", r.Dims); err != nil {
+		return err
+	}
+	_, err := r.check("compare", "batch")
 	return err
 }
 
@@ -57,17 +73,21 @@ func (r *CompareRequest) Validate() error {
 func (r *CompareRequest) metrics(realStats, fakeStats bool) (map[frechet.Metric]bool, error) {
 	want := map[frechet.Metric]bool{}
 	rows := !realStats && !fakeStats
-	if strings.TrimSpace(r.Metrics) == "" {
+	switch strings.ToLower(strings.TrimSpace(r.Metrics)) {
+	case "":
+		want[frechet.MetricFID] = true
+	case "all":
 		for _, m := range frechet.Metrics {
 			want[m] = rows || !m.NeedsRows()
 		}
+		return want, r.checkMetricFields(want)
 	}
 	for _, s := range strings.Split(r.Metrics, ",") {
-		m := frechet.Metric(strings.TrimSpace(s))
+		m := frechet.Metric(strings.ToLower(strings.TrimSpace(s)))
 		switch {
 		case m == "":
 		case !m.Valid():
-			return nil, Fieldf("metrics", "compare: unknown metric %q (want fid, kid, mmd, cms)", string(m))
+			return nil, Fieldf("metrics", "compare: unknown metric %q (want fid, kid, mmd, cms or all)", string(m))
 		case m.NeedsRows() && !rows:
 			side, path := "real", r.Real
 			if !realStats {
@@ -78,17 +98,22 @@ func (r *CompareRequest) metrics(realStats, fakeStats bool) (map[frechet.Metric]
 			want[m] = true
 		}
 	}
+	return want, r.checkMetricFields(want)
+}
+
+// checkMetricFields checks the fields that only some metrics use.
+func (r *CompareRequest) checkMetricFields(want map[frechet.Metric]bool) error {
 	if want[frechet.MetricMMD] || want[frechet.MetricCMS] {
 		if _, err := KernelBandwidth("compare", r.kernel(), r.Gamma, "median"); err != nil {
-			return nil, err
+			return err
 		}
 	} else if r.Kernel != "" || r.Gamma != "" {
-		return nil, Fieldf("kernel", "compare: {kernel} and {gamma} apply only to {metrics} mmd and cms")
+		return Fieldf("kernel", "compare: {kernel} and {gamma} apply only to {metrics} mmd and cms")
 	}
 	if want[frechet.MetricKID] && (r.KIDSubsets < 1 || r.KIDSubsetSize < 2) {
-		return nil, Fieldf("kid_subsets", "compare: {kid_subsets} must be >= 1 and {kid_subset_size} >= 2")
+		return Fieldf("kid_subsets", "compare: {kid_subsets} must be >= 1 and {kid_subset_size} >= 2")
 	}
-	return want, nil
+	return nil
 }
 
 func (r *CompareRequest) kernel() string {
@@ -111,6 +136,7 @@ type CompareResult struct {
 	NFake  *int          `json:"n_fake"`
 	Dim    int           `json:"dim"`
 	Kernel string        `json:"kernel,omitempty"`
+	Images *ImagesInfo   `json:"images,omitempty"` // when a side was a folder
 }
 
 // Compare runs `genlens compare`, reading both sides through env.FS.
@@ -119,19 +145,44 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		return nil, err
 	}
 	fsys := env.fsys()
-	fake, err := readSide(fsys, req.Fake, req.FakeKey, "--fake-key")
-	if err != nil {
-		return nil, err
+	realDir, fakeDir := isFolder(fsys, req.Real), isFolder(fsys, req.Fake)
+	switch {
+	case realDir && req.RealKey != "":
+		return nil, Fieldf("real_key", "compare: {real_key} names an array in an .npz; %s is a folder of images", req.Real)
+	case fakeDir && req.FakeKey != "":
+		return nil, Fieldf("fake_key", "compare: {fake_key} names an array in an .npz; %s is a folder of images", req.Fake)
+	case !realDir && !fakeDir && req.Dims != "":
+		return nil, Fieldf("dims", "compare: {dims} applies only to folders of images, and neither side is one")
+	case !realDir && !fakeDir:
+		if err := req.unused("compare", "batch"); err != nil {
+			return nil, err
+		}
 	}
-	real, err := readSide(fsys, req.Real, req.RealKey, "--real-key")
-	if err != nil {
-		return nil, err
+	// Files first: a bad file is reported before hours of images.
+	fake, real := &featureSide{path: req.Fake}, &featureSide{path: req.Real}
+	var err error
+	if !fakeDir {
+		if fake, err = readSide(fsys, req.Fake, req.FakeKey, "--fake-key"); err != nil {
+			return nil, err
+		}
+	}
+	if !realDir {
+		if real, err = readSide(fsys, req.Real, req.RealKey, "--real-key"); err != nil {
+			return nil, err
+		}
 	}
 	want, err := req.metrics(real.isStats, fake.isStats)
 	if err != nil {
 		return nil, err
 	}
-	out := &CompareResult{NReal: real.n(), NFake: fake.n(), Dim: fake.dim()}
+	var x *extractor
+	start := time.Now()
+	if realDir || fakeDir {
+		if x, err = compareImages(ctx, env, req, want, real, fake); err != nil {
+			return nil, err
+		}
+	}
+	out := &CompareResult{NReal: real.n(), NFake: fake.n(), Dim: fake.dim(), Images: x.info(start)}
 	if dr := real.dim(); dr != out.Dim {
 		what, other := "features have", fmt.Sprintf("%s has %d", req.Real, dr)
 		if fake.isStats {
@@ -142,8 +193,16 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		}
 		return nil, &dataio.InputError{File: req.Fake, Msg: fmt.Sprintf("%s dimension %d, %s", what, out.Dim, other)}
 	}
+	// Progress after the images, a stage per metric: fid (the two
+	// covariances, then the distance), kid (its subsets), mmd and cms.
 	if want[frechet.MetricFID] {
+		env.progress(0, 3)
+		real.gaussian()
+		env.progress(1, 3)
+		fake.gaussian()
+		env.progress(2, 3)
 		d, err := frechet.Distance(real.gaussian(), fake.gaussian())
+		env.progress(3, 3)
 		if err != nil {
 			return nil, compareFault(real, fake, err)
 		}
@@ -154,7 +213,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		return nil, err
 	}
 	if want[frechet.MetricKID] {
-		m, s, err := frechet.KID(ctx, real.rows, fake.rows, req.KIDSubsets, req.KIDSubsetSize, req.Seed)
+		m, s, err := frechet.KIDProgress(ctx, real.rows, fake.rows, req.KIDSubsets, req.KIDSubsetSize, req.Seed, env.Progress)
 		if err != nil {
 			return nil, err
 		}
@@ -172,6 +231,13 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 			return nil, err
 		}
 		out.Kernel = k.String()
+		steps, done := 0, 0
+		for _, m := range []frechet.Metric{frechet.MetricMMD, frechet.MetricCMS} {
+			if want[m] {
+				steps++
+			}
+		}
+		env.progress(0, steps)
 		if want[frechet.MetricMMD] {
 			v, err := kscore.MMD2(k, real.rows, fake.rows)
 			if err != nil {
@@ -179,6 +245,8 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 			}
 			n := Num(v)
 			out.MMD2 = &n
+			done++
+			env.progress(done, steps)
 		}
 		if want[frechet.MetricCMS] {
 			v, err := kscore.CMS(k, real.rows, fake.rows)
@@ -187,9 +255,48 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 			}
 			n := Num(v)
 			out.CMS = &n
+			env.progress(done+1, steps)
 		}
 	}
 	return out, nil
+}
+
+// compareImages fills the folder sides of a comparison: statistics
+// streamed from the images when only FID is wanted, rows otherwise. One
+// progress count runs over the images of both folders.
+func compareImages(ctx context.Context, env Env, req CompareRequest, want map[frechet.Metric]bool, real, fake *featureSide) (*extractor, error) {
+	out, _ := featureDims("compare", req.Dims)
+	x, err := newExtractor(env, "compare", "batch", req.ImageOptions)
+	if err != nil {
+		return nil, err
+	}
+	rows := false
+	for m, on := range want {
+		rows = rows || on && m.NeedsRows()
+	}
+	sides := []*featureSide{real, fake}
+	lists, total, err := x.folders([]string{req.Real, req.Fake})
+	if err != nil {
+		return nil, err
+	}
+	c := &counter{env: env, total: total}
+	for i, s := range sides {
+		if lists[i] == nil {
+			continue
+		}
+		if rows {
+			s.rows, err = x.imageRows(ctx, lists[i], out, false, c)
+		} else {
+			s.stats, err = x.imageStats(ctx, s.path, lists[i], out, c)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if s.rows != nil && s.rows.RawMatrix().Rows < 2 {
+			return nil, &dataio.InputError{File: s.path, Msg: "1 image; need at least 2"}
+		}
+	}
+	return x, nil
 }
 
 // compareFault makes a covariance that is not positive semidefinite the

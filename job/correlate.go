@@ -56,7 +56,7 @@ type CorrelateResult struct {
 }
 
 // Correlate runs `genlens correlate`, reading the collections through
-// env.FS.
+// env.FS and reporting the kernel sums done through env.Progress.
 func Correlate(ctx context.Context, env Env, req CorrelateRequest) (*CorrelateResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func Correlate(ctx context.Context, env Env, req CorrelateRequest) (*CorrelateRe
 	if err != nil {
 		return nil, err
 	}
-	cov, vars, err := kscore.CovarianceMatrix(ctx, k, epochs)
+	cov, vars, err := kscore.CovarianceMatrix(kscore.WithProgress(ctx, env.progress), k, epochs)
 	if err != nil {
 		return nil, err
 	}

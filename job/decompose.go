@@ -66,7 +66,9 @@ func newDecomposeResult(d kscore.Decomposition) *DecomposeResult {
 		Bias: Num(d.Bias), KernelScore: Num(d.KernelScore), MMD2: Num(d.MMD2), IdentityGap: Num(d.IdentityGap)}
 }
 
-// Decompose runs `genlens decompose`, reading the samples through env.FS.
+// Decompose runs `genlens decompose`, reading the samples through env.FS
+// and reporting the kernel sums (or, conditional, the instances) done
+// through env.Progress.
 // It warns through env.Warn when the models have different sample counts.
 func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeResult, error) {
 	if err := req.Validate(); err != nil {
@@ -141,7 +143,7 @@ func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeRe
 	if err != nil {
 		return nil, err
 	}
-	mean, per, err := kscore.DecomposeConditional(ctx, k, models, targets)
+	mean, per, err := kscore.DecomposeConditional(kscore.WithProgress(ctx, env.progress), k, models, targets)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"genlens/inception"
-	"genlens/internal/par"
 	"genlens/linalg"
 )
 
@@ -20,13 +19,14 @@ import (
 // torch-fidelity) computes them (see package inception). Start from
 // NewFeaturesRequest, which holds the command line's defaults.
 type FeaturesRequest struct {
-	Input     string `json:"input"`             // folder of images
-	Dims      string `json:"dims"`              // 64, 192, 768, 2048, logits or logits_unbiased
-	Mode      string `json:"mode"`              // pytorch-fid or tf
-	Weights   string `json:"weights,omitempty"` // .pth file; default: $GENLENS_WEIGHTS, cache, download
-	Batch     int    `json:"batch"`             // images decoded and run together
-	Workers   int    `json:"workers"`           // goroutines; 0: one per CPU
-	Recursive bool   `json:"recursive"`         // descend into subfolders
+	Input     string `json:"input"`              // folder of images
+	Dims      string `json:"dims"`               // 64, 192, 768, 2048, logits or logits_unbiased
+	Mode      string `json:"mode"`               // pytorch-fid or tf
+	Weights   string `json:"weights,omitempty"`  // .pth file; default: $GENLENS_WEIGHTS, cache, download
+	Batch     int    `json:"batch"`              // images decoded and run together
+	Workers   int    `json:"workers"`            // goroutines; 0: one per CPU
+	Recursive bool   `json:"recursive"`          // descend into subfolders
+	NoCache   bool   `json:"no_cache,omitempty"` // neither read nor write the feature cache
 }
 
 // DefaultFeaturesBatch is pytorch-fid's default batch size.
@@ -73,6 +73,8 @@ type FeaturesResult struct {
 	Mode            string `json:"mode"`
 	Weights         string `json:"weights"`
 	Backend         string `json:"backend"`
+	Cached          int    `json:"cached"`   // features read from the feature cache
+	Computed        int    `json:"computed"` // images run through the network
 	Seconds         Num    `json:"seconds"`
 	ImagesPerSecond Num    `json:"images_per_second"`
 
@@ -85,52 +87,37 @@ type FeaturesResult struct {
 // Features runs `genlens features`: it lists the images of req.Input
 // through env.FS, resolves and loads the weights (inception.ResolveWeights:
 // the weights path may trigger a one-time download into the user cache),
-// and runs the network batch by batch, reporting images done through
-// env.Progress.
+// and runs the network batch by batch (the next batch is decoded
+// meanwhile), reporting images done through env.Progress. Features of
+// images seen before with the same settings come from the feature cache
+// (see inception.FeatureCache) unless req.NoCache.
 func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResult, error) {
 	out, mode, err := req.options()
 	if err != nil {
 		return nil, err
 	}
-	fsys := env.fsys()
-	files, err := inception.ListImagesFS(fsys, req.Input, req.Recursive)
+	x, err := newExtractor(env, "features", "batch", ImageOptions{Mode: string(mode), Weights: req.Weights,
+		Batch: req.Batch, Workers: req.Workers, Recursive: req.Recursive, NoCache: req.NoCache})
 	if err != nil {
 		return nil, err
 	}
-	weights, err := inception.ResolveWeights(ctx, req.Weights, inception.FetchOptions{})
-	if err != nil {
-		return nil, err
-	}
-	model, err := inception.Load(weights)
+	files, err := x.list(req.Input)
 	if err != nil {
 		return nil, err
 	}
 	res := &FeaturesResult{Images: len(files), Dims: out.Dim(), Output: string(out), Mode: string(mode),
-		Weights: weights, Backend: linalg.Backend(), Files: files, Features: make([][]float32, len(files))}
+		Backend: linalg.Backend(), Files: files, Features: make([][]float32, 0, len(files))}
 	start := time.Now()
 	env.progress(0, len(files))
-	for lo := 0; lo < len(files); lo += req.Batch {
-		hi := min(lo+req.Batch, len(files))
-		batch := make([][]float32, hi-lo)
-		// Decoding and resizing are independent per image too.
-		err := par.For(ctx, len(batch), req.Workers, func(_ context.Context, i int) error {
-			x, err := inception.LoadImageFS(fsys, files[lo+i], mode)
-			batch[i] = x
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		feats, err := model.Forward(ctx, batch, req.Workers)
-		if err != nil {
-			return nil, err
-		}
-		for i := range feats {
-			res.Features[lo+i] = feats[i].Get(out)
-		}
-		env.progress(hi, len(files))
+	err = x.run(ctx, files, out, func(rows [][]float32) error {
+		res.Features = append(res.Features, rows...)
+		return nil
+	}, (&counter{env: env, total: len(files)}).tick)
+	if err != nil {
+		return nil, err
 	}
 	sec := time.Since(start).Seconds()
+	res.Weights, res.Cached, res.Computed = x.weights, x.cached, x.computed
 	res.Seconds = Num(sec)
 	res.ImagesPerSecond = Num(float64(len(files)) / math.Max(sec, 1e-9))
 	return res, nil

@@ -49,6 +49,7 @@ func TestFeaturesValidate(t *testing.T) {
 // features, then reads the .npy artifact back.
 func TestFeaturesFixture(t *testing.T) {
 	dir := shareddata.Path(t, "fixtures/inception_random")
+	t.Setenv("GENLENS_CACHE", t.TempDir()) // never the user's cache
 	names := []string{"img000.png", "img001.png", "img002.png"}
 	fsys := fstest.MapFS{}
 	for _, n := range names {

@@ -9,11 +9,13 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
 	"genlens/frechet"
+	"genlens/inception"
 )
 
 // This file holds `genlens stats` and `genlens is`, and what the
@@ -33,9 +35,15 @@ type ScoreMeanStd struct {
 // (Heusel et al., "GANs Trained by a Two Time-Scale Update Rule Converge
 // to a Local Nash Equilibrium", NeurIPS 2017). Where the file goes is the
 // transport's business: the result renders it as an artifact.
+//
+// In may be a folder of images: their Inception features (Dims, pool3 by
+// default) are streamed into the statistics batch by batch, as
+// pytorch-fid's --save-stats does, and never held all at once.
 type StatsRequest struct {
-	In  string `json:"in"`
-	Key string `json:"key,omitempty"` // array inside an .npz input
+	In   string `json:"in"`
+	Key  string `json:"key,omitempty"`  // array inside an .npz input
+	Dims string `json:"dims,omitempty"` // folders: 64, 192, 768 or 2048 (default)
+	ImageOptions
 }
 
 // NewStatsRequest returns a request with the command line's defaults.
@@ -44,33 +52,91 @@ func NewStatsRequest() StatsRequest { return StatsRequest{} }
 // Validate checks the fields that need no input file.
 func (r *StatsRequest) Validate() error {
 	if r.In == "" {
-		return Fieldf("in", "stats: {in} FEATS is required")
+		return Fieldf("in", "stats: {in} FEATS (feature rows or a folder of images) is required")
 	}
-	return nil
+	if _, err := featureDims("stats", r.Dims); err != nil {
+		return err
+	}
+	_, err := r.check("stats", "batch")
+	return err
+}
+
+// featureDims parses the dims of an image folder's features for a
+// Gaussian comparison: a pooled feature, 2048 when "".
+func featureDims(cmd, dims string) (inception.Output, error) {
+	if dims == "" {
+		return inception.Out2048, nil
+	}
+	out := inception.Output(strings.ToLower(strings.TrimSpace(dims)))
+	switch out {
+	case inception.Out64, inception.Out192, inception.Out768, inception.Out2048:
+		return out, nil
+	}
+	return "", Fieldf("dims", "%s: {dims} %q: want 64, 192, 768 or 2048", cmd, dims)
 }
 
 // StatsResult is the result of `genlens stats`. The command has no --json;
 // the document is the sample count and the dimension.
 type StatsResult struct {
-	N     int           `json:"n"`
-	Dim   int           `json:"dim"`
-	Stats frechet.Stats `json:"-"`
+	N      int           `json:"n"`
+	Dim    int           `json:"dim"`
+	Images *ImagesInfo   `json:"images,omitempty"` // when the input was a folder
+	Stats  frechet.Stats `json:"-"`
 }
 
 // Stats runs `genlens stats`: mean and (n-1)-normalised covariance of the
-// rows of req.In, read through env.FS.
+// rows of req.In, or of the Inception features of the images in the
+// folder req.In, read through env.FS. Images done are reported through
+// env.Progress.
 func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	x, err := rowsSpec{key: req.Key, keyFlag: "--key"}.features(env.fsys(), req.In)
+	fsys := env.fsys()
+	if isFolder(fsys, req.In) {
+		if req.Key != "" {
+			return nil, Fieldf("key", "stats: {key} names an array in an .npz; %s is a folder of images", req.In)
+		}
+		out, _ := featureDims("stats", req.Dims)
+		x, err := newExtractor(env, "stats", "batch", req.ImageOptions)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		files, err := x.list(req.In)
+		if err != nil {
+			return nil, err
+		}
+		s, err := x.imageStats(ctx, req.In, files, out, &counter{env: env, total: len(files)})
+		if err != nil {
+			return nil, err
+		}
+		return &StatsResult{N: s.N, Dim: s.Dim(), Images: x.info(start), Stats: s}, nil
+	}
+	if req.Dims != "" {
+		return nil, Fieldf("dims", "stats: {dims} applies only to a folder of images, and %s is not one", req.In)
+	}
+	if err := req.unused("stats", "batch"); err != nil {
+		return nil, err
+	}
+	x, err := rowsSpec{key: req.Key, keyFlag: "--key"}.features(fsys, req.In)
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	// StatsOf's own chunks, one at a time, to report progress: 10,000
+	// rows of 2048 take seconds in pure Go.
+	n, d := x.Dims()
+	acc := frechet.NewAccumulator(d)
+	env.progress(0, n)
+	for lo, c := 0, frechet.ChunkRows(d); lo < n; lo += c {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(lo+c, n)
+		acc.AddRows(x.Slice(lo, hi, 0, d).(*mat.Dense))
+		env.progress(hi, n)
 	}
-	s := frechet.StatsOf(x, 1)
+	s := acc.Stats(1)
 	return &StatsResult{N: s.N, Dim: s.Dim(), Stats: s}, nil
 }
 
@@ -86,11 +152,21 @@ func (r *StatsResult) Artifact(name string) Artifact {
 // class-probability rows (Salimans et al., "Improved Techniques for
 // Training GANs", NeurIPS 2016), over consecutive splits as the original
 // code and torch-fidelity.
+//
+// Instead of Probs, Images may name a folder of images: their class
+// probabilities are the softmax of Inception's logits without the fc
+// bias (logits_unbiased), as torch-fidelity computes its IS.
 type ISRequest struct {
-	Probs     string  `json:"probs"`
+	Probs     string  `json:"probs,omitempty"`
+	Images    string  `json:"images,omitempty"`
 	Key       string  `json:"key,omitempty"`
 	Splits    int     `json:"splits"`
 	Tolerance float64 `json:"tolerance"` // how far a row may sum from 1; above the default, rows are rescaled
+	// Shuffle permutes the rows before splitting as torch-fidelity does
+	// (NumPy's RandomState(2020).permutation); without it the splits are
+	// consecutive, as in the original code of Salimans et al.
+	Shuffle bool `json:"shuffle,omitempty"`
+	ImageOptions
 }
 
 // NewISRequest returns a request with the command line's defaults.
@@ -99,10 +175,22 @@ func NewISRequest() ISRequest { return ISRequest{Splits: 10, Tolerance: frechet.
 // Validate checks the fields that need no input file.
 func (r *ISRequest) Validate() error {
 	switch {
-	case r.Probs == "":
-		return Fieldf("probs", "is: {probs} P.npy is required")
+	case r.Probs == "" && r.Images == "":
+		return Fieldf("probs", "is: {probs} P.npy or {images} DIR is required")
+	case r.Probs != "" && r.Images != "":
+		return Fieldf("probs", "is: give {probs} or {images}, not both")
+	case r.Images != "" && r.Key != "":
+		return Fieldf("key", "is: {key} names an array in an .npz {probs}; {images} is a folder")
 	case r.Splits < 1:
 		return Fieldf("splits", "is: {splits} %d: want >= 1", r.Splits)
+	}
+	if _, err := r.check("is", "batch"); err != nil {
+		return err
+	}
+	if r.Probs != "" {
+		if err := r.unused("is", "batch"); err != nil {
+			return err
+		}
 	}
 	return checkTolerance(r.Tolerance)
 }
@@ -118,34 +206,67 @@ func checkTolerance(tol float64) error {
 // ISResult is the result of `genlens is`; it marshals to the command's
 // --json document.
 type ISResult struct {
-	IS ScoreMeanStd `json:"is"`
+	IS     ScoreMeanStd `json:"is"`
+	Images *ImagesInfo  `json:"images,omitempty"` // when the input was a folder
 }
 
-// IS runs `genlens is`, reading the rows through env.FS.
+// IS runs `genlens is`, reading the rows (or the images) through env.FS
+// and reporting images done through env.Progress.
 func IS(ctx context.Context, env Env, req ISRequest) (*ISResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	p, err := rowsSpec{key: req.Key, keyFlag: "--key", probs: true}.read(env.fsys(), req.Probs)
-	if err != nil {
-		return nil, err
-	}
-	// frechet.InceptionScore needs a row per split, nothing more: one
-	// row with one split has IS 1.
-	if n := p.RawMatrix().Rows; n < req.Splits {
-		return nil, &dataio.InputError{File: req.Probs, Key: req.Key, Msg: fmt.Sprintf("%d class-probability row(s) for --splits %d; need at least %d (or a smaller --splits)", n, req.Splits, req.Splits)}
-	}
-	if err := checkProbs(req.Probs, p, req.Tolerance); err != nil {
-		return nil, err
+	res := &ISResult{}
+	var p *mat.Dense
+	if req.Images != "" {
+		x, err := newExtractor(env, "is", "batch", req.ImageOptions)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		files, err := x.list(req.Images)
+		if err != nil {
+			return nil, err
+		}
+		if len(files) < req.Splits {
+			return nil, &dataio.InputError{File: req.Images, Msg: fmt.Sprintf("%d image(s) for --splits %d; need at least %d (or a smaller --splits)", len(files), req.Splits, req.Splits)}
+		}
+		if p, err = x.imageRows(ctx, files, inception.OutLogitsUnbiased, true, &counter{env: env, total: len(files)}); err != nil {
+			return nil, err
+		}
+		res.Images = x.info(start)
+	} else {
+		var err error
+		p, err = rowsSpec{key: req.Key, keyFlag: "--key", probs: true}.read(env.fsys(), req.Probs)
+		if err != nil {
+			return nil, err
+		}
+		// frechet.InceptionScore needs a row per split, nothing more: one
+		// row with one split has IS 1.
+		if n := p.RawMatrix().Rows; n < req.Splits {
+			return nil, &dataio.InputError{File: req.Probs, Key: req.Key, Msg: fmt.Sprintf("%d class-probability row(s) for --splits %d; need at least %d (or a smaller --splits)", n, req.Splits, req.Splits)}
+		}
+		if err := checkProbs(req.Probs, p, req.Tolerance); err != nil {
+			return nil, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if req.Shuffle {
+		perm := frechet.NumPyPermutation(p.RawMatrix().Rows, frechet.TorchFidelityISSeed)
+		q := mat.NewDense(len(perm), p.RawMatrix().Cols, nil)
+		for i, r := range perm {
+			q.SetRow(i, p.RawRowView(r))
+		}
+		p = q
 	}
 	m, s, err := frechet.InceptionScore(p, req.Splits)
 	if err != nil {
 		return nil, err
 	}
-	return &ISResult{IS: ScoreMeanStd{Num(m), Num(s)}}, nil
+	res.IS = ScoreMeanStd{Num(m), Num(s)}
+	return res, nil
 }
 
 // checkProbs checks that the rows of p, read from file, are class
@@ -203,6 +324,11 @@ func (o rowsSpec) what() string {
 // arrays and no key is an error naming its members and o.keyFlag.
 // pytorch-fid's pool3 output, (n, d, 1, 1) or (n, 1, 1, d), is squeezed.
 func (o rowsSpec) read(fsys fs.FS, path string) (*mat.Dense, error) {
+	// A missing path is named as such, whatever its extension says: a
+	// folder of images mistyped once answered `unknown file type ""`.
+	if _, err := fs.Stat(fsys, path); errors.Is(err, fs.ErrNotExist) {
+		return nil, &dataio.InputError{File: path, Msg: "no such file or folder", Err: err}
+	}
 	if o.key == "" && strings.HasSuffix(strings.ToLower(path), ".npz") {
 		keys, err := dataio.NPZKeysFS(fsys, path)
 		if err != nil {
@@ -248,8 +374,9 @@ func (o rowsSpec) features(fsys fs.FS, path string) (*mat.Dense, error) {
 	return x, nil
 }
 
-// featureSide is one side of a comparison: feature rows, or Gaussian
-// statistics read from a file (then rows is nil).
+// featureSide is one side of a comparison: feature rows, Gaussian
+// statistics read from a file (then rows is nil and isStats is set), or
+// statistics streamed from a folder of images (rows nil, isStats unset).
 type featureSide struct {
 	path    string
 	rows    *mat.Dense
@@ -276,7 +403,7 @@ func readSide(fsys fs.FS, path, key, keyFlag string) (*featureSide, error) {
 
 // dim returns the feature dimension.
 func (s *featureSide) dim() int {
-	if s.isStats {
+	if s.rows == nil {
 		return s.stats.Dim()
 	}
 	return s.rows.RawMatrix().Cols
@@ -286,7 +413,7 @@ func (s *featureSide) dim() int {
 // it (pytorch-fid's do not).
 func (s *featureSide) n() *int {
 	n := s.stats.N
-	if !s.isStats {
+	if s.rows != nil {
 		n = s.rows.RawMatrix().Rows
 	}
 	if n == 0 {
@@ -298,7 +425,7 @@ func (s *featureSide) n() *int {
 // gaussian returns the statistics of the side, computing those of rows
 // (n-1 covariance, as pytorch-fid) on first use.
 func (s *featureSide) gaussian() frechet.Stats {
-	if !s.isStats && s.stats.Sigma == nil {
+	if s.rows != nil && s.stats.Sigma == nil {
 		s.stats = frechet.StatsOf(s.rows, 1)
 	}
 	return s.stats

@@ -106,9 +106,9 @@ func TestCompareGolden(t *testing.T) {
 		name string
 		edit func(*CompareRequest)
 	}{
-		{"compare_rows", func(r *CompareRequest) {}},
+		{"compare_rows", func(r *CompareRequest) { r.Metrics = "all" }},
 		{"compare_laplacian_kid", func(r *CompareRequest) {
-			r.Kernel, r.Gamma, r.KIDSubsets, r.KIDSubsetSize, r.Seed = "laplacian", "dim", 7, 30, 3
+			r.Metrics, r.Kernel, r.Gamma, r.KIDSubsets, r.KIDSubsetSize, r.Seed = "all", "laplacian", "dim", 7, 30, 3
 		}},
 		{"compare_real_stats", func(r *CompareRequest) { r.Real = "real_stats.npz" }},
 		// Issue 14.2: the statistics on the generated side, as
@@ -207,7 +207,13 @@ func TestCompareValidate(t *testing.T) {
 		{"defaults", func(r *CompareRequest) {}, ""},
 		{"no real", func(r *CompareRequest) { r.Real = "" }, "real"},
 		{"unknown metric", func(r *CompareRequest) { r.Metrics = "fid,fud" }, "metrics"},
-		{"kid subsets", func(r *CompareRequest) { r.KIDSubsets = 0 }, "kid_subsets"},
+		{"kid subsets", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "kid", 0 }, "kid_subsets"},
+		{"kid subsets all", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "all", 0 }, "kid_subsets"},
+		{"kid subsets default", func(r *CompareRequest) { r.KIDSubsets = 0 }, ""},
+		{"kernel default metrics", func(r *CompareRequest) { r.Kernel = "rbf" }, "kernel"},
+		{"dims", func(r *CompareRequest) { r.Dims = "logits" }, "dims"},
+		{"mode", func(r *CompareRequest) { r.Mode = "tensorflow" }, "mode"},
+		{"batch", func(r *CompareRequest) { r.Batch = -1 }, "batch"},
 		{"kid subsets unused", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "fid", 0 }, ""},
 		{"kernel unused", func(r *CompareRequest) { r.Metrics, r.Kernel = "fid,kid", "rbf" }, "kernel"},
 		{"gamma unused", func(r *CompareRequest) { r.Metrics, r.Gamma = "fid", "dim" }, "kernel"},

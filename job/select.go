@@ -10,6 +10,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/frechet"
+	"genlens/inception"
 	"genlens/online"
 )
 
@@ -39,6 +40,22 @@ type SelectRequest struct {
 	// TruncationRatio is τ/‖Σ_r‖₂ of the paper and code2024 bonuses.
 	TruncationRatio float64 `json:"truncation_ratio"`
 	Seed            uint64  `json:"seed"`
+
+	// Pools and Ref may be folders of images, turned into Inception
+	// features (pool3 for fid; for is, the softmax of logits_unbiased, as
+	// torch-fidelity) with these settings; see ImageOptions, whose Batch
+	// is ImageBatch here (Batch is the samples per step).
+	Mode       string `json:"mode,omitempty"`
+	Weights    string `json:"weights,omitempty"`
+	ImageBatch int    `json:"image_batch,omitempty"`
+	Workers    int    `json:"workers,omitempty"`
+	Recursive  bool   `json:"recursive,omitempty"`
+	NoCache    bool   `json:"no_cache,omitempty"`
+}
+
+// images returns the request's image options.
+func (r *SelectRequest) images() ImageOptions {
+	return ImageOptions{Mode: r.Mode, Weights: r.Weights, Batch: r.ImageBatch, Workers: r.Workers, Recursive: r.Recursive, NoCache: r.NoCache}
 }
 
 // NewSelectRequest returns a request with the command line's defaults
@@ -184,8 +201,46 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 	fsys := env.fsys()
 	spec := rowsSpec{key: req.PoolsKey, keyFlag: "--pools-key", probs: req.Score == "is"}
 	pools := make([]*mat.Dense, len(req.Pools))
+	// Folders first, all features under one progress count; files after.
+	ex, err := newExtractor(env, "select", "image_batch", req.images())
+	if err != nil {
+		return nil, err
+	}
+	paths := append(slices.Clip(req.Pools), req.Ref)
+	lists, total, err := ex.folders(paths)
+	if err != nil {
+		return nil, err
+	}
+	if total == 0 {
+		if err := req.images().unused("select", "image_batch"); err != nil {
+			return nil, err
+		}
+	} else if req.PoolsKey != "" && slices.ContainsFunc(lists[:len(req.Pools)], func(l []string) bool { return l != nil }) {
+		return nil, Fieldf("pools_key", "select: {pools_key} names an array in .npz pools, and a pool is a folder of images")
+	}
+	c := &counter{env: env, total: total}
+	feat, softmax := inception.Out2048, false
+	if req.Score == "is" {
+		feat, softmax = inception.OutLogitsUnbiased, true
+	}
+	var ref *featureSide
+	if l := lists[len(req.Pools)]; l != nil {
+		if req.RefKey != "" {
+			return nil, Fieldf("ref_key", "select: {ref_key} names an array in an .npz; %s is a folder of images", req.Ref)
+		}
+		rows, err := ex.imageRows(ctx, l, feat, false, c)
+		if err != nil {
+			return nil, err
+		}
+		ref = &featureSide{path: req.Ref, rows: rows}
+	}
 	for g, p := range req.Pools {
-		x, err := spec.features(fsys, p)
+		var x *mat.Dense
+		if lists[g] != nil {
+			x, err = ex.imageRows(ctx, lists[g], feat, softmax, c)
+		} else {
+			x, err = spec.features(fsys, p)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +254,7 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 	sim := online.Simulation{Steps: req.Steps, Batch: req.Batch, Trials: req.Trials, Seed: req.Seed, Progress: env.Progress}
 	var res *online.Result
 	if req.Score == "fid" {
-		res, err = selectFID(ctx, env, req, sim, fidRules, pools)
+		res, err = selectFID(ctx, env, req, ref, sim, fidRules, pools)
 	} else {
 		res, err = selectIS(ctx, req, sim, isRules, pools)
 	}
@@ -224,10 +279,12 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 // simulates the FID rules. A reference covariance that is not positive
 // semidefinite is the statistics file's fault (pools are rows, whose
 // covariances are).
-func selectFID(ctx context.Context, env Env, req SelectRequest, sim online.Simulation, rules []online.FIDRule, pools []*mat.Dense) (*online.Result, error) {
-	side, err := readSide(env.fsys(), req.Ref, req.RefKey, "--ref-key")
-	if err != nil {
-		return nil, err
+func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSide, sim online.Simulation, rules []online.FIDRule, pools []*mat.Dense) (*online.Result, error) {
+	var err error
+	if side == nil {
+		if side, err = readSide(env.fsys(), req.Ref, req.RefKey, "--ref-key"); err != nil {
+			return nil, err
+		}
 	}
 	if c := pools[0].RawMatrix().Cols; c != side.dim() {
 		return nil, &dataio.InputError{File: req.Pools[0], Msg: fmt.Sprintf("%d columns, the reference %s has %d", c, req.Ref, side.dim())}

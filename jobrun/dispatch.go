@@ -22,6 +22,8 @@ import (
 // features reads its folder of images as a .zip upload ("input": the
 // archive's id), and its weights from an uploaded .pth ("weights": its
 // id) or the server's configured file; the service never downloads them.
+// stats, compare, is and select take .zip uploads as folders of images
+// too, under the same weights rule.
 var Kinds = []string{
 	"entropy", "decompose", "correlate",
 	"features", "stats", "compare", "is", "cka",
@@ -165,6 +167,46 @@ type prepEnv struct {
 	weights    string // the server's Inception weights file; "" for none
 }
 
+// imageWeights applies the service's weights rule to a job whose inputs
+// may be .zip uploads of images (folders; see jobFS): the weights are an
+// uploaded .pth (its id; *weights becomes its host path, and the id is
+// returned to be listed as an input) or the server's configured file,
+// never a path on the server nor a download. Without a .zip input the
+// field stays as given, for the job to refuse if set.
+func (pe prepEnv) imageWeights(weights *string, inputs ...string) (string, error) {
+	folder := false
+	for _, in := range inputs {
+		folder = folder || strings.HasSuffix(in, ".zip")
+	}
+	switch {
+	case *weights == "" && !folder:
+		return "", nil
+	case *weights == "" && pe.weights == "":
+		return "", job.Fieldf("weights", "{weights}: this server has no Inception weights configured; upload the .pth file and pass its id")
+	case *weights == "":
+		*weights = pe.weights
+		return "", nil
+	case !uploadID.MatchString(*weights) || !strings.HasSuffix(*weights, ".pth"):
+		return "", job.Fieldf("weights", "{weights} %q: want the id of an uploaded .pth file", *weights)
+	}
+	id := *weights
+	*weights = filepath.Join(pe.uploadsDir, id)
+	return id, nil
+}
+
+// nameWeights names the weights in a result as the client knows them (the
+// upload id, or "server:" and the configured file's name), never by a
+// path on the server.
+func (pe prepEnv) nameWeights(im *job.ImagesInfo, id string) {
+	if im == nil {
+		return
+	}
+	im.Weights = id
+	if id == "" {
+		im.Weights = "server:" + filepath.Base(pe.weights)
+	}
+}
+
 // prepare decodes and validates a request of a kind: the one switch from
 // kind to job function (no registry, no reflection).
 func prepare(kind string, raw []byte, pe prepEnv) (*task, error) {
@@ -219,21 +261,76 @@ func prepare(kind string, raw []byte, pe prepEnv) (*task, error) {
 		}, (*job.FeaturesResult).Artifacts,
 			func(r *job.FeaturesRequest) []input { return append(one("input", r.Input), one("weights", weights)...) })
 	case "stats":
-		return spec(raw, job.NewStatsRequest(), (*job.StatsRequest).Validate, job.Stats,
-			func(r *job.StatsResult) []job.Artifact { return []job.Artifact{r.Artifact("stats.npz")} },
-			func(r *job.StatsRequest) []input { return one("in", r.In) })
+		var weights string
+		return spec(raw, job.NewStatsRequest(), func(r *job.StatsRequest) error {
+			if err := r.Validate(); err != nil {
+				return err
+			}
+			var err error
+			weights, err = pe.imageWeights(&r.Weights, r.In)
+			return err
+		}, func(ctx context.Context, env job.Env, r job.StatsRequest) (*job.StatsResult, error) {
+			res, err := job.Stats(ctx, env, r)
+			if res != nil {
+				pe.nameWeights(res.Images, weights)
+			}
+			return res, err
+		}, func(r *job.StatsResult) []job.Artifact { return []job.Artifact{r.Artifact("stats.npz")} },
+			func(r *job.StatsRequest) []input { return append(one("in", r.In), one("weights", weights)...) })
 	case "compare":
-		return spec(raw, job.NewCompareRequest(), (*job.CompareRequest).Validate, job.Compare, nil,
-			func(r *job.CompareRequest) []input { return append(one("real", r.Real), one("fake", r.Fake)...) })
+		var weights string
+		return spec(raw, job.NewCompareRequest(), func(r *job.CompareRequest) error {
+			if err := r.Validate(); err != nil {
+				return err
+			}
+			var err error
+			weights, err = pe.imageWeights(&r.Weights, r.Real, r.Fake)
+			return err
+		}, func(ctx context.Context, env job.Env, r job.CompareRequest) (*job.CompareResult, error) {
+			res, err := job.Compare(ctx, env, r)
+			if res != nil {
+				pe.nameWeights(res.Images, weights)
+			}
+			return res, err
+		}, nil,
+			func(r *job.CompareRequest) []input {
+				return append(append(one("real", r.Real), one("fake", r.Fake)...), one("weights", weights)...)
+			})
 	case "is":
-		return spec(raw, job.NewISRequest(), (*job.ISRequest).Validate, job.IS, nil,
-			func(r *job.ISRequest) []input { return one("probs", r.Probs) })
+		var weights string
+		return spec(raw, job.NewISRequest(), func(r *job.ISRequest) error {
+			if err := r.Validate(); err != nil {
+				return err
+			}
+			var err error
+			weights, err = pe.imageWeights(&r.Weights, r.Images)
+			return err
+		}, func(ctx context.Context, env job.Env, r job.ISRequest) (*job.ISResult, error) {
+			res, err := job.IS(ctx, env, r)
+			if res != nil {
+				pe.nameWeights(res.Images, weights)
+			}
+			return res, err
+		}, nil,
+			func(r *job.ISRequest) []input {
+				return append(append(one("probs", r.Probs), one("images", r.Images)...), one("weights", weights)...)
+			})
 	case "cka":
 		return spec(raw, job.NewCKARequest(), (*job.CKARequest).Validate, job.CKA, nil,
 			func(r *job.CKARequest) []input { return append(one("x", r.X), one("y", r.Y)...) })
 	case "select":
-		return spec(raw, job.NewSelectRequest(), (*job.SelectRequest).Validate, job.Select, (*job.SelectResult).Artifacts,
-			func(r *job.SelectRequest) []input { return append(many("pools", r.Pools), one("ref", r.Ref)...) })
+		var weights string
+		return spec(raw, job.NewSelectRequest(), func(r *job.SelectRequest) error {
+			if err := r.Validate(); err != nil {
+				return err
+			}
+			var err error
+			weights, err = pe.imageWeights(&r.Weights, append([]string{r.Ref}, r.Pools...)...)
+			return err
+		}, job.Select, (*job.SelectResult).Artifacts,
+			func(r *job.SelectRequest) []input {
+				return append(append(many("pools", r.Pools), one("ref", r.Ref)...), one("weights", weights)...)
+			})
 	case "disentangle":
 		return spec(raw, job.NewDisentangleRequest(), (*job.DisentangleRequest).Validate, job.Disentangle, (*job.DisentangleResult).Artifacts,
 			func(r *job.DisentangleRequest) []input {

@@ -166,3 +166,26 @@ func readDir(fsys *jobFS, name string) ([]string, error) {
 	}
 	return out, err
 }
+
+// The jobs that took feature files and now take folders of images (.zip
+// uploads) follow the weights rule of features: an uploaded .pth or the
+// server's file, never a host path nor a download.
+func TestImageJobsWeightsRule(t *testing.T) {
+	s := newTestService(t, nil, Config{})
+	ctx := context.Background()
+	archive := upload(t, s, "images.zip", zipOf(t, map[string][]byte{"a.png": {1}}))
+	npyID := upload(t, s, "x.npy", []byte{1, 2})
+	for _, c := range []struct{ kind, body, field string }{
+		{"compare", `{"real":"` + archive + `","fake":"` + npyID + `"}`, "weights"},
+		{"compare", `{"real":"` + archive + `","fake":"` + npyID + `","weights":"/etc/weights.pth"}`, "weights"},
+		{"stats", `{"in":"` + archive + `","weights":"` + npyID + `"}`, "weights"},
+		{"is", `{"images":"` + archive + `"}`, "weights"},
+		{"select", `{"pools":["` + archive + `","` + npyID + `"],"ref":"` + npyID + `"}`, "weights"},
+	} {
+		_, err := s.Submit(ctx, c.kind, []byte(c.body))
+		var fe *job.FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%s %s: %v, want a field error naming %s", c.kind, c.body, err, c.field)
+		}
+	}
+}

@@ -129,6 +129,12 @@ func DecomposeConditional(ctx context.Context, k kernel.Kernel, models [][]*mat.
 	}
 	per := make([]Decomposition, instances)
 	sets := make([]*mat.Dense, len(models))
+	// Many instances: progress counts instances, not the sums of each.
+	report, inner := progressOf(ctx), ctx
+	if instances > 1 {
+		inner = withoutProgress(ctx)
+		report(0, instances)
+	}
 	for c := 0; c < instances; c++ {
 		for i := range models {
 			sets[i] = models[i][c]
@@ -137,7 +143,7 @@ func DecomposeConditional(ctx context.Context, k kernel.Kernel, models [][]*mat.
 		if targets != nil {
 			y = targets[c]
 		}
-		d, err := decomposeCtx(ctx, k, sets, y)
+		d, err := decomposeCtx(inner, k, sets, y)
 		if ctx.Err() != nil {
 			return nanDecomposition(), nil, ctx.Err()
 		}
@@ -145,6 +151,9 @@ func DecomposeConditional(ctx context.Context, k kernel.Kernel, models [][]*mat.
 			return nanDecomposition(), nil, fmt.Errorf("instance %d: %w", c, err)
 		}
 		per[c] = d
+		if instances > 1 {
+			report(c+1, instances)
+		}
 	}
 	return Mean(per), per, nil
 }

@@ -68,6 +68,13 @@ func newSumsCtx(ctx context.Context, k kernel.Kernel, sets []*mat.Dense) (*sums,
 		stacked.Slice(off[a], off[a+1], 0, d).(*mat.Dense).Copy(x)
 	}
 	total := off[len(sets)]
+	// Progress in per mille of the kernel evaluations: a panel of rows
+	// lo..hi runs against every row from lo on.
+	report := progressOf(ctx)
+	const steps = 1000
+	work := float64(total) * float64(total+1) / 2
+	var done float64
+	report(0, steps)
 	for lo := 0; lo < len(sets); {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -96,7 +103,10 @@ func newSumsCtx(ctx context.Context, k kernel.Kernel, sets []*mat.Dense) (*sums,
 			}
 			s.diag[a] = tr
 		}
+		done += float64(off[hi]-off[lo]) * float64(total-off[lo])
+		report(min(steps, int(steps*done/work)), steps)
 		lo = hi
 	}
+	report(steps, steps)
 	return s, nil
 }

@@ -67,7 +67,9 @@ func runCorrelate(cmd *cobra.Command, f job.CorrelateRequest, out string, asJSON
 	if err := guardOut(out, correlateOutputs, f.Files...); err != nil {
 		return err
 	}
-	res, err := job.Correlate(cmd.Context(), job.CLIEnv(nil, nil), f)
+	report, finish := stageBars(cmd.ErrOrStderr(), "correlate")
+	res, err := job.Correlate(cmd.Context(), job.CLIEnv(report, nil), f)
+	finish()
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,9 @@ bias, kernel score and MMD² need --targets. --key picks the array inside
 }
 
 func runDecompose(cmd *cobra.Command, f job.DecomposeRequest, asJSON bool) error {
-	res, err := job.Decompose(cmd.Context(), job.CLIEnv(nil, ksWarn(cmd)), f)
+	report, finish := stageBars(cmd.ErrOrStderr(), "decompose")
+	res, err := job.Decompose(cmd.Context(), job.CLIEnv(report, ksWarn(cmd)), f)
+	finish()
 	if err != nil {
 		return err
 	}

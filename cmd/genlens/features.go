@@ -40,6 +40,13 @@ numbers pytorch-fid prints). --mode tf: torch-fidelity's port of the
 TensorFlow 1.x resize on uint8 values, (x-128)/128 (the original TensorFlow
 FID code). Statistics are comparable only within one mode.
 
+Features are kept in a cache keyed by each image file's content and the
+settings (mode, dims, weights): a later run over the same images, by
+features, stats, compare, is or select, reads them instead of running the
+network. The cache lives in $GENLENS_CACHE, else the user cache directory
+(~/.cache/genlens on Linux), 8 KiB per image for pool3; --no-cache neither
+reads nor writes it.
+
 Weights: --weights PATH, else $GENLENS_WEIGHTS, else the user cache
 (pt_inception-2015-12-05-6726825d.pth), else a one-time download from
 pytorch-fid's GitHub release, checked against its SHA-256 prefix. Offline,
@@ -61,6 +68,7 @@ download that file by hand and pass it with --weights.`,
 	fl.IntVar(&f.Batch, "batch", f.Batch, "images decoded and run together")
 	fl.IntVar(&f.Workers, "workers", 0, "goroutines (0: one per CPU)")
 	fl.BoolVar(&f.Recursive, "recursive", false, "include images in subfolders")
+	fl.BoolVar(&f.NoCache, "no-cache", false, "neither read nor write the feature cache ($"+inception.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON summary")
 	return cmd
 }
@@ -108,8 +116,8 @@ func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON b
 	if asJSON {
 		return writeJSON(cmd.OutOrStdout(), res)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%d images -> %s (%d x %d float32, %s, mode %s); %.1f images/s on %s\n",
-		res.Images, out, res.Images, res.Dims, res.Output, res.Mode, float64(res.ImagesPerSecond), res.Backend)
+	fmt.Fprintf(cmd.OutOrStdout(), "%d images -> %s (%d x %d float32, %s, mode %s); %d from the feature cache; %.1f images/s on %s\n",
+		res.Images, out, res.Images, res.Dims, res.Output, res.Mode, res.Cached, float64(res.ImagesPerSecond), res.Backend)
 	return nil
 }
 

@@ -22,16 +22,24 @@ func newStatsCmd() *cobra.Command {
 	f := job.NewStatsRequest()
 	var out string
 	cmd := &cobra.Command{
-		Use:   "stats --in FEATS.npy --out STATS.npz",
-		Short: "Gaussian statistics (mu, sigma) of a feature set, as pytorch-fid writes them",
+		Use:   "stats --in FEATS.npy|DIR --out STATS.npz",
+		Short: "Gaussian statistics (mu, sigma) of a feature set or a folder of images, as pytorch-fid writes them",
 		Long: `stats computes the mean and the (n-1)-normalised covariance of feature rows
 (Inception, CLIP, DINOv2, ... embeddings; n x d) and writes them as an .npz
 with arrays mu (d) and sigma (d x d), the format of pytorch-fid's
---save-stats, for later 'genlens compare --real STATS.npz'.`,
+--save-stats, for later 'genlens compare --real STATS.npz'.
+
+--in may be a folder of images: their Inception-v3 features (pool3, or
+--dims 64|192|768) are computed as 'genlens features' does and streamed into
+the statistics batch by batch, as 'python -m pytorch_fid --save-stats DIR
+STATS.npz' does (--mode tf: torch-fidelity's preprocessing). Features of
+images seen before come from the feature cache (--no-cache: off).`,
+		Example: `  genlens stats --in real_feats.npy --out real_stats.npz
+  genlens stats --in real_imgs/ --out real_stats.npz`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.In == "" || out == "" {
-				return badUsage("stats: --in FEATS and --out STATS.npz are required")
+				return badUsage("stats: --in FEATS|DIR and --out STATS.npz are required")
 			}
 			if !strings.HasSuffix(strings.ToLower(out), ".npz") {
 				return badUsage("stats: --out %s: want an .npz path", out)
@@ -39,20 +47,39 @@ with arrays mu (d) and sigma (d x d), the format of pytorch-fid's
 			if sameFileAs(out, f.In) != "" {
 				return badUsage("stats: --out %s is the input; refusing to overwrite it", out)
 			}
-			res, err := job.Stats(cmd.Context(), job.CLIEnv(nil, nil), f)
+			if err := f.Validate(); err != nil {
+				return err
+			}
+			if err := resolveWeights(cmd, &f.Weights, f.In); err != nil {
+				return err
+			}
+			stage := "rows"
+			if anyFolder(f.In) {
+				stage = "images"
+			}
+			report, finish := stageBars(cmd.ErrOrStderr(), stage)
+			res, err := job.Stats(cmd.Context(), job.CLIEnv(report, nil), f)
+			finish()
 			if err != nil {
 				return err
 			}
 			if err := atomicfile.Write(out, res.Artifact(filepath.Base(out)).Write); err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: mu (%d), sigma (%d x %d) from %d rows\n", out, res.Dim, res.Dim, res.Dim, res.N)
+			what := "rows"
+			if res.Images != nil {
+				what = "images"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: mu (%d), sigma (%d x %d) from %d %s\n", out, res.Dim, res.Dim, res.Dim, res.N, what)
+			imagesLine(cmd.OutOrStdout(), res.Images)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&f.In, "in", "", "feature rows (.npy/.npz/.csv), n x d")
+	cmd.Flags().StringVar(&f.In, "in", "", "feature rows (.npy/.npz/.csv, n x d) or a folder of images")
 	cmd.Flags().StringVar(&f.Key, "key", "", "array name inside an .npz input")
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
+	cmd.Flags().StringVar(&f.Dims, "dims", "", "folders: Inception feature, 64, 192, 768 or 2048 (default)")
+	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
 	return cmd
 }
 
@@ -61,24 +88,38 @@ func newCompareCmd() *cobra.Command {
 	var kernelName, gamma string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "compare --real R.(npy|npz) --fake F.(npy|npz) [flags]",
-		Short: "FID, KID, MMD² and CMS between real and generated feature sets",
-		Long: `compare computes two-sample metrics between feature rows of real data and of a
-generator (any embedder: Inception gives FID, DINOv2 FD-DINOv2, VGGish FAD, I3D FVD):
+		Use:   "compare --real DIR|R.(npy|npz) --fake DIR|F.(npy|npz) [flags]",
+		Short: "FID (and on request KID, MMD², CMS) between real and generated images or feature sets",
+		Long: `compare computes two-sample metrics between real data and a generator's samples.
+--real and --fake may each be
+
+  a folder of images  Inception-v3 features computed here, as pytorch-fid does
+                      (see 'genlens features'; --mode tf: as torch-fidelity)
+  feature rows        .npy/.npz/.csv, n x d, from any embedder: Inception gives
+                      FID, DINOv2 FD-DINOv2, VGGish FAD, I3D FVD
+  statistics          .npz with mu and sigma ('genlens stats', pytorch-fid's
+                      --save-stats), as 'python -m pytorch_fid A B' accepts;
+                      then only fid can be computed
+
+Metrics (--metrics, comma-separated; default fid, which takes seconds at any n;
+"all" is every metric the inputs allow):
 
   fid   Frechet distance with (n-1) covariances, as pytorch-fid / clean-fid
   kid   unbiased MMD² with (x.y/d + 1)^3 over --kid-subsets subsets of size
         min(--kid-subset-size, n), mean and std (torch-fidelity's convention)
-  mmd   unbiased MMD² with --kernel/--gamma
+  mmd   unbiased MMD² with --kernel/--gamma (n² kernel evaluations)
   cms   cosine similarity of the mean embeddings with --kernel/--gamma
 
---real and --fake may each be a statistics file (.npz with mu and sigma, from
-'genlens stats' or pytorch-fid), as 'python -m pytorch_fid A B' accepts; then
-only fid can be computed. An .npz of several arrays without mu and sigma needs
---real-key (--fake-key) to name the array of rows; a key also reads rows from
-an .npz that does hold mu and sigma.`,
-		Example: `  genlens compare --real real_feats.npy --fake gen_feats.npy --json
-  genlens compare --real cifar10_stats.npz --fake gen_feats.npy --metrics fid`,
+For FID alone, folders are streamed into their mean and covariance and never
+held in memory; kid, mmd and cms keep one row of features per image. Features
+of images seen before with the same settings come from the feature cache, so
+a second comparison against the same real folder skips the network
+(--no-cache: off). An .npz of several arrays without mu and sigma needs
+--real-key (--fake-key) to name the array of rows.`,
+		Example: `  genlens compare --real real_imgs/ --fake gen_imgs/
+  genlens compare --real real_imgs/ --fake gen_imgs/ --mode tf --metrics fid,kid --json
+  genlens compare --real cifar10_stats.npz --fake gen_feats.npy
+  genlens compare --real real_feats.npy --fake gen_feats.npy --metrics all`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("kernel") {
@@ -87,40 +128,85 @@ an .npz that does hold mu and sigma.`,
 			if cmd.Flags().Changed("gamma") {
 				f.Gamma = gamma
 			}
-			res, err := job.Compare(cmd.Context(), job.CLIEnv(nil, nil), f)
+			if err := f.Validate(); err != nil {
+				return err
+			}
+			if err := resolveWeights(cmd, &f.Weights, f.Real, f.Fake); err != nil {
+				return err
+			}
+			report, finish := stageBars(cmd.ErrOrStderr(), compareStages(f)...)
+			res, err := job.Compare(cmd.Context(), job.CLIEnv(report, nil), f)
+			finish()
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), res)
 			}
-			printCompare(cmd.OutOrStdout(), res)
+			printCompare(cmd.OutOrStdout(), f, res)
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Real, "real", "", "real feature rows (.npy/.npz/.csv) or a statistics .npz (mu, sigma)")
-	fl.StringVar(&f.Fake, "fake", "", "generated feature rows (.npy/.npz/.csv) or a statistics .npz (mu, sigma)")
+	fl.StringVar(&f.Real, "real", "", "real data: folder of images, feature rows (.npy/.npz/.csv) or statistics .npz (mu, sigma)")
+	fl.StringVar(&f.Fake, "fake", "", "generated data: folder of images, feature rows (.npy/.npz/.csv) or statistics .npz (mu, sigma)")
 	fl.StringVar(&f.RealKey, "real-key", "", "array of feature rows inside an .npz --real (rather than its mu, sigma)")
 	fl.StringVar(&f.FakeKey, "fake-key", "", "array of feature rows inside an .npz --fake (rather than its mu, sigma)")
-	fl.StringVar(&f.Metrics, "metrics", "", "comma-separated subset of fid,kid,mmd,cms (default: all that the inputs allow)")
-	fl.StringVar(&kernelName, "kernel", "rbf", "kernel: rbf, laplacian, poly, cosine or linear")
-	fl.StringVar(&gamma, "gamma", "median", "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
+	fl.StringVar(&f.Metrics, "metrics", "", "comma-separated subset of fid,kid,mmd,cms, or all (default: fid)")
+	fl.StringVar(&kernelName, "kernel", "rbf", "mmd, cms: kernel, rbf, laplacian, poly, cosine or linear")
+	fl.StringVar(&gamma, "gamma", "median", "mmd, cms: bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
 	fl.IntVar(&f.KIDSubsets, "kid-subsets", f.KIDSubsets, "KID: number of subsets")
 	fl.IntVar(&f.KIDSubsetSize, "kid-subset-size", f.KIDSubsetSize, "KID: subset size (capped at the smaller sample)")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed for the KID subsets")
+	fl.StringVar(&f.Dims, "dims", "", "folders: Inception feature, 64, 192, 768 or 2048 (default)")
+	imageFlags(fl, &f.ImageOptions, "batch")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
 
-func printCompare(w io.Writer, o *job.CompareResult) {
-	side := func(name string, n *int) string {
-		if n == nil {
+// compareStages names the progress stages of job.Compare in order:
+// images when a side is a folder, then fid, kid and mmd/cms as asked for.
+func compareStages(f job.CompareRequest) []string {
+	var st []string
+	if anyFolder(f.Real, f.Fake) {
+		st = append(st, "images")
+	}
+	m := strings.ToLower(f.Metrics)
+	has := func(name string) bool {
+		if strings.TrimSpace(m) == "all" {
+			return true
+		}
+		for _, s := range strings.Split(m, ",") {
+			if strings.TrimSpace(s) == name || s == "" && name == "fid" && strings.TrimSpace(m) == "" {
+				return true
+			}
+		}
+		return false
+	}
+	if has("fid") {
+		st = append(st, "fid")
+	}
+	if has("kid") {
+		st = append(st, "kid subsets")
+	}
+	if has("mmd") || has("cms") {
+		st = append(st, "mmd, cms")
+	}
+	return append(st, "")
+}
+
+func printCompare(w io.Writer, f job.CompareRequest, o *job.CompareResult) {
+	side := func(name, path string, n *int) string {
+		switch {
+		case n == nil:
 			return name + " statistics (sample count not recorded)"
+		case anyFolder(path):
+			return fmt.Sprintf("%s %d images", name, *n)
 		}
 		return fmt.Sprintf("%s %d rows", name, *n)
 	}
-	fmt.Fprintf(w, "%s, %s, d = %d\n", side("real", o.NReal), side("fake", o.NFake), o.Dim)
+	fmt.Fprintf(w, "%s, %s, d = %d\n", side("real", f.Real, o.NReal), side("fake", f.Fake, o.NFake), o.Dim)
+	defer imagesLine(w, o.Images)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if o.FID != nil {
 		fmt.Fprintf(tw, "FID\t%s\t\n", fmtNum(float64(*o.FID)))
@@ -141,18 +227,36 @@ func newISCmd() *cobra.Command {
 	f := job.NewISRequest()
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "is --probs P.npy [--splits 10] [--json]",
-		Short: "Inception Score from class-probability rows",
-		Long: `is computes the Inception Score exp(E KL(p(y|x) || p(y))) from class-probability
+		Use:   "is --probs P.npy | --images DIR [--splits 10] [--json]",
+		Short: "Inception Score from class-probability rows or a folder of images",
+		Long: `is computes the Inception Score exp(E KL(p(y|x) || p(y))) (Salimans et al.,
+"Improved Techniques for Training GANs", NeurIPS 2016) from class-probability
 rows (n x classes, e.g. Inception's softmax outputs): --splits consecutive
-splits, mean and (population) std over splits, as the original code and
-torch-fidelity. Every row must be a distribution (non-negative, summing to 1
-within --tolerance, default 1e-6). Softmax outputs saved as float32 are often
-1e-7 to 1e-5 off: a looser --tolerance accepts such rows and rescales each to
-sum to exactly 1 first.`,
+splits, mean and (population) std over splits. Every row must be a
+distribution (non-negative, summing to 1 within --tolerance, default 1e-6).
+Softmax outputs saved as float32 are often 1e-7 to 1e-5 off: a looser
+--tolerance accepts such rows and rescales each to sum to exactly 1 first.
+
+--images DIR computes the probabilities from a folder of images: the softmax
+of the FID Inception-v3's logits without the fc bias, as torch-fidelity does
+(--mode tf for its preprocessing; see 'genlens features').
+
+Splits are consecutive rows, as in the original code; torch-fidelity first
+permutes the rows with NumPy's RandomState(2020): --shuffle does the same
+(the same permutation), for torch-fidelity's numbers with --splits above 1.`,
+		Example: `  genlens is --probs probs.npy
+  genlens is --images samples/ --mode tf --shuffle     # torch-fidelity's IS`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := job.IS(cmd.Context(), job.CLIEnv(nil, nil), f)
+			if err := f.Validate(); err != nil {
+				return err
+			}
+			if err := resolveWeights(cmd, &f.Weights, f.Images); err != nil {
+				return err
+			}
+			report, finish := stageBars(cmd.ErrOrStderr(), "images")
+			res, err := job.IS(cmd.Context(), job.CLIEnv(report, nil), f)
+			finish()
 			if err != nil {
 				return err
 			}
@@ -160,13 +264,17 @@ sum to exactly 1 first.`,
 				return writeJSON(cmd.OutOrStdout(), res)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "IS %s ± %s (%d splits)\n", fmtNum(float64(res.IS.Mean)), fmtNum(float64(res.IS.Std)), f.Splits)
+			imagesLine(cmd.OutOrStdout(), res.Images)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&f.Probs, "probs", "", "class-probability rows (.npy/.npz/.csv), n x classes")
+	cmd.Flags().StringVar(&f.Images, "images", "", "a folder of images instead of --probs")
 	cmd.Flags().StringVar(&f.Key, "key", "", "array name inside an .npz input")
 	cmd.Flags().IntVar(&f.Splits, "splits", f.Splits, "number of splits")
+	cmd.Flags().BoolVar(&f.Shuffle, "shuffle", false, "permute the rows before splitting as torch-fidelity does (NumPy RandomState(2020))")
 	cmd.Flags().Float64Var(&f.Tolerance, "tolerance", frechet.ProbTolerance, "how far a row may sum from 1; above the default, rows are rescaled to sum to 1")
+	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }

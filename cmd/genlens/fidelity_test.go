@@ -31,7 +31,7 @@ func TestCompareMatchesPackages(t *testing.T) {
 	rd, fd := randRows(r, 60, 5, 0), randRows(r, 50, 5, 0.3)
 	real := writeArray(t, dir, "real.npy", []int{60, 5}, rd)
 	fake := writeArray(t, dir, "fake.npy", []int{50, 5}, fd)
-	code, stdout, stderr := cli(t, "compare", "--real", real, "--fake", fake, "--gamma", "0.2", "--kid-subsets", "10", "--kid-subset-size", "40", "--json")
+	code, stdout, stderr := cli(t, "compare", "--real", real, "--fake", fake, "--metrics", "all", "--gamma", "0.2", "--kid-subsets", "10", "--kid-subset-size", "40", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -218,7 +218,11 @@ func TestCompareFlagsThatDoNotApply(t *testing.T) {
 		{"fid with --kid-subsets 0", []string{"--metrics", "fid", "--kid-subsets", "0"}, 0, ""},
 		{"mmd,cms with --kid-subset-size 1", []string{"--metrics", "mmd,cms", "--kid-subset-size", "1"}, 0, ""},
 		{"kid with --kid-subsets 0", []string{"--metrics", "fid,kid", "--kid-subsets", "0"}, 2, "--kid-subset"},
-		{"default metrics with --kid-subset-size 1", []string{"--kid-subset-size", "1"}, 2, "--kid-subset"},
+		{"all metrics with --kid-subset-size 1", []string{"--metrics", "all", "--kid-subset-size", "1"}, 2, "--kid-subset"},
+		// Issue 14.1: the default is fid alone, which uses no kernel.
+		{"default metrics with --kid-subset-size 1", []string{"--kid-subset-size", "1"}, 0, ""},
+		{"default metrics with --kernel", []string{"--kernel", "laplacian"}, 2, "--kernel"},
+		{"image flags on feature files", []string{"--mode", "tf"}, 2, "--mode applies only to folders"},
 		{"rbf with gamma", []string{"--metrics", "mmd", "--kernel", "rbf", "--gamma", "0.5"}, 0, ""},
 		{"linear with gamma", []string{"--metrics", "mmd", "--kernel", "linear", "--gamma", "0.5"}, 2, "--gamma"},
 		{"fid with kernel", []string{"--metrics", "fid", "--kernel", "laplacian"}, 2, "--kernel"},
@@ -263,7 +267,7 @@ func TestCompareNReal(t *testing.T) {
 		{"pytorch-fid stats", noN, nil, []string{"fid"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			code, stdout, stderr := cli(t, "compare", "--real", c.real, "--fake", fake, "--json")
+			code, stdout, stderr := cli(t, "compare", "--real", c.real, "--fake", fake, "--metrics", "all", "--json")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}

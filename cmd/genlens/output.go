@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/spf13/pflag"
 	"io"
 	"math"
 	"os"
@@ -12,7 +11,12 @@ import (
 	"sync"
 
 	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
+
+	"genlens/inception"
+	"genlens/job"
 )
 
 // num is a float64 that encodes NaN and ±Inf as JSON null (an undefined
@@ -199,6 +203,83 @@ func progress(stderr io.Writer, total int, what string, extra ...progressbar.Opt
 		_ = bar.Finish()
 		cw.c.bar, cw.c.shown = prev, false
 	}
+}
+
+// stageBars returns an Env.Progress callback that draws one bar per stage
+// of a job on stderr (see progress): a stage ends when its total changes
+// or its count goes back. labels name the stages in order, the last one
+// any further; a stage labelled "images" shows images/s.
+func stageBars(stderr io.Writer, labels ...string) (report func(done, total int), finish func()) {
+	var tick, done func()
+	stage, ticked, last := -1, 0, -1
+	finish = func() {
+		if done != nil {
+			done()
+			tick, done = nil, nil
+		}
+	}
+	report = func(d, total int) {
+		if tick == nil || total != last || d < ticked {
+			finish()
+			stage++
+			label := labels[min(stage, len(labels)-1)]
+			var extra []progressbar.Option
+			if label == "images" {
+				extra = append(extra, progressbar.OptionShowIts(), progressbar.OptionSetItsString("images"))
+			}
+			tick, done = progress(stderr, total, label, extra...)
+			ticked, last = 0, total
+		}
+		for ; ticked < d; ticked++ {
+			tick()
+		}
+	}
+	return report, finish
+}
+
+// anyFolder reports whether one of paths is a directory on the host.
+func anyFolder(paths ...string) bool {
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// imageFlags adds the flags of job.ImageOptions to fl; batch is the name
+// of the flag of o.Batch.
+func imageFlags(fl *pflag.FlagSet, o *job.ImageOptions, batch string) {
+	fl.StringVar(&o.Mode, "mode", "", "folders: preprocessing, pytorch-fid (default; pytorch-fid's numbers) or tf (torch-fidelity's / TensorFlow's)")
+	fl.StringVar(&o.Weights, "weights", "", "folders: FID Inception weights (.pth); default $"+inception.WeightsEnv+", the cache, else a one-time download")
+	fl.IntVar(&o.Batch, batch, 0, fmt.Sprintf("folders: images run through the network together (0: %d)", job.DefaultFeaturesBatch))
+	fl.IntVar(&o.Workers, "workers", 0, "folders: goroutines (0: one per CPU)")
+	fl.BoolVar(&o.Recursive, "recursive", false, "folders: include images in subfolders")
+	fl.BoolVar(&o.NoCache, "no-cache", false, "folders: neither read nor write the feature cache ($"+inception.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
+}
+
+// resolveWeights finds (or downloads once, with a bar) the Inception
+// weights before a job that has folders among its inputs, so that the
+// download is visible; *weights becomes the path.
+func resolveWeights(cmd *cobra.Command, weights *string, inputs ...string) error {
+	if !anyFolder(inputs...) {
+		return nil
+	}
+	w, err := inception.ResolveWeights(cmd.Context(), *weights, inception.FetchOptions{Progress: downloadBar(cmd.ErrOrStderr())})
+	if err != nil {
+		return err
+	}
+	*weights = w
+	return nil
+}
+
+// imagesLine describes how a job's folders became features.
+func imagesLine(w io.Writer, im *job.ImagesInfo) {
+	if im == nil {
+		return
+	}
+	fmt.Fprintf(w, "images: %d (%d from the feature cache, %d through the network), mode %s, %.1f s (network %.1f s, waiting for decoding %.1f s)\n",
+		im.Images, im.Cached, im.Computed, im.Mode, float64(im.Seconds), float64(im.NetworkSeconds), float64(im.WaitSeconds))
 }
 
 // deprecatedAlias registers old as a hidden spelling of the flag name,

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"genlens/frechet"
+	"genlens/inception"
 	"genlens/job"
 )
 
@@ -21,7 +22,7 @@ func newSelectCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "select --score fid|is --pools G1.npy G2.npy ... [--ref R.npy|STATS.npz] [flags]",
+		Use:   "select --score fid|is --pools G1.npy|DIR G2.npy|DIR ... [--ref R.npy|STATS.npz|DIR] [flags]",
 		Short: "Online selection of the best generator (FID-UCB, IS-UCB) simulated on sample pools",
 		Long: `select simulates the online protocol of Hu, Leung and Farnia (Protocol 1) on
 pools of pre-computed samples, one pool per generator: at each of --steps steps
@@ -36,6 +37,11 @@ the final regret and optimal-pick ratio, and how often each generator was drawn.
 
 An .npz of several arrays needs --ref-key or --pools-key to name the array of
 rows (a --ref-key also reads rows from an .npz that holds mu and sigma).
+
+Pools and --ref may be folders of images: Inception-v3 pool3 features for
+fid, the softmax of the logits without the fc bias for is (torch-fidelity's),
+computed as 'genlens features' does and kept in the feature cache (--mode,
+--weights, --image-batch, --workers, --recursive, --no-cache).
 
 --out DIR writes per-step curves (steps.csv: mean and std over trials per
 algorithm) and regret.png / optimal_pick_ratio.png.`,
@@ -64,6 +70,12 @@ algorithm) and regret.png / optimal_pick_ratio.png.`,
 	fl.Float64Var(&f.TruncationRatio, "truncation-ratio", f.TruncationRatio, "fid-ucb: covariance entries below this fraction of ||Σ_r||₂ are zeroed (paper, code2024); the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
 	fl.StringVar(&out, "out", "", "directory for steps.csv, regret.png, optimal_pick_ratio.png, select.json")
+	fl.StringVar(&f.Mode, "mode", "", "folders: preprocessing, pytorch-fid (default) or tf (torch-fidelity's)")
+	fl.StringVar(&f.Weights, "weights", "", "folders: FID Inception weights (.pth); default $"+inception.WeightsEnv+", the cache, else a one-time download")
+	fl.IntVar(&f.ImageBatch, "image-batch", 0, fmt.Sprintf("folders: images run through the network together (0: %d)", job.DefaultFeaturesBatch))
+	fl.IntVar(&f.Workers, "workers", 0, "folders: goroutines (0: one per CPU)")
+	fl.BoolVar(&f.Recursive, "recursive", false, "folders: include images in subfolders")
+	fl.BoolVar(&f.NoCache, "no-cache", false, "folders: neither read nor write the feature cache")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
@@ -78,17 +90,16 @@ func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool)
 	if err := guardOut(out, selectOutputs, append([]string{f.Ref}, f.Pools...)...); err != nil {
 		return err
 	}
-	var tick, done func()
-	env := job.CLIEnv(func(_, total int) {
-		if tick == nil {
-			tick, done = progress(cmd.ErrOrStderr(), total, "trials")
-		}
-		tick()
-	}, mseWarn(cmd))
-	res, err := job.Select(cmd.Context(), env, f)
-	if done != nil {
-		done()
+	if err := resolveWeights(cmd, &f.Weights, append([]string{f.Ref}, f.Pools...)...); err != nil {
+		return err
 	}
+	labels := []string{"trials"}
+	if anyFolder(append([]string{f.Ref}, f.Pools...)...) {
+		labels = []string{"images", "trials"}
+	}
+	report, finish := stageBars(cmd.ErrOrStderr(), labels...)
+	res, err := job.Select(cmd.Context(), job.CLIEnv(report, mseWarn(cmd)), f)
+	finish()
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"genlens/inception"
 	"genlens/internal/dbtest"
 	"genlens/job"
 	"genlens/store"
@@ -35,9 +36,17 @@ var (
 	binErr  error
 )
 
-// TestMain removes the binary the serve tests built.
+// TestMain points genlens's cache at a temporary directory, so that the
+// tests never read features a user's earlier runs cached, nor leave any,
+// and removes the binary the serve tests built.
 func TestMain(m *testing.M) {
+	cache, err := os.MkdirTemp("", "genlens-cache-test-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(inception.CacheEnv, cache)
 	code := m.Run()
+	os.RemoveAll(cache)
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/creack/pty"
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/dataio"
+	"genlens/internal/shareddata"
+)
+
+// TestImageFolderCommands runs the folder forms of compare, stats, is and
+// select on six fixture images with the random-weight network: flags reach
+// the job, the second compare reads every feature from the cache, and
+// stats of the folders give the FID of compare.
+func TestImageFolderCommands(t *testing.T) {
+	fix := shareddata.Path(t, "fixtures/inception_random")
+	dir := t.TempDir()
+	t.Setenv("GENLENS_CACHE", filepath.Join(dir, "cache"))
+	real, fake := filepath.Join(dir, "real"), filepath.Join(dir, "fake")
+	for i, name := range []string{"img000", "img001", "img002", "img003", "img004", "img005"} {
+		b, err := os.ReadFile(filepath.Join(fix, "images", name+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := real
+		if i >= 3 {
+			to = fake
+		}
+		os.MkdirAll(to, 0o755)
+		if err := os.WriteFile(filepath.Join(to, name+".png"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	weights := filepath.Join(fix, "inception_random.pth")
+	type compareOut struct {
+		FID    float64
+		Images struct{ Cached, Computed int }
+	}
+	compare := func(args ...string) compareOut {
+		t.Helper()
+		code, stdout, stderr := cli(t, append([]string{"compare", "--real", real, "--fake", fake, "--weights", weights, "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("compare %v: exit %d: %s", args, code, stderr)
+		}
+		var o compareOut
+		if err := json.Unmarshal([]byte(stdout), &o); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	first := compare("--batch", "2")
+	second := compare()
+	if first.Images.Computed != 6 || second.Images.Cached != 6 || second.Images.Computed != 0 || first.FID != second.FID {
+		t.Errorf("first %+v, second %+v: want 6 computed, then 6 cached and the same FID", first, second)
+	}
+
+	// stats of each folder, then compare of the two statistics files:
+	// the FID of the folders.
+	var stats []string
+	for _, in := range []string{real, fake} {
+		out := filepath.Join(dir, filepath.Base(in)+".npz")
+		if code, _, stderr := cli(t, "stats", "--in", in, "--out", out, "--weights", weights); code != 0 {
+			t.Fatalf("stats %s: exit %d: %s", in, code, stderr)
+		}
+		stats = append(stats, out)
+	}
+	code, stdout, stderr := cli(t, "compare", "--real", stats[0], "--fake", stats[1], "--json")
+	var viaStats compareOut
+	if code != 0 || json.Unmarshal([]byte(stdout), &viaStats) != nil || math.Abs(viaStats.FID-first.FID) > 1e-9*first.FID {
+		t.Errorf("compare of the stats files: exit %d, %s %s; want FID %v", code, stdout, stderr, first.FID)
+	}
+
+	if code, stdout, stderr := cli(t, "is", "--images", real, "--weights", weights, "--splits", "1", "--json"); code != 0 || !strings.Contains(stdout, `"computed": 3`) {
+		t.Errorf("is --images: exit %d: %s %s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := cli(t, "select", "--pools", real, fake, "--ref", real, "--weights", weights,
+		"--image-batch", "2", "--steps", "3", "--batch", "1", "--trials", "1", "--algos", "fid-ucb", "--json"); code != 0 || !strings.Contains(stdout, `"best": 0`) {
+		t.Errorf("select on folders: exit %d: %s %s", code, stdout, stderr)
+	}
+	// An image flag with feature files only is refused.
+	if code, _, stderr := cli(t, "compare", "--real", stats[0], "--fake", stats[1], "--no-cache"); code != 2 || !strings.Contains(stderr, "--no-cache applies only to folders") {
+		t.Errorf("--no-cache without folders: exit %d: %s", code, stderr)
+	}
+}
+
+// TestComparePyTorchFIDStatsTest is pytorch-fid's own test through the
+// command line (issue 14.2): two statistics files, mu 0 and mu 1,
+// identity covariances, d = 2048; FID is exactly 2048.
+func TestComparePyTorchFIDStatsTest(t *testing.T) {
+	dir := t.TempDir()
+	const d = 2048
+	eye := mat.DenseCopyOf(func() *mat.SymDense {
+		s := mat.NewSymDense(d, nil)
+		for i := 0; i < d; i++ {
+			s.SetSym(i, i, 1)
+		}
+		return s
+	}()).RawMatrix().Data
+	mu := func(v float64) []float64 {
+		m := make([]float64, d)
+		for i := range m {
+			m[i] = v
+		}
+		return m
+	}
+	s1 := writeNPZ(t, dir, "s1.npz", map[string]*dataio.Array{"mu": {Shape: []int{d}, Data: mu(0)}, "sigma": {Shape: []int{d, d}, Data: eye}})
+	s2 := writeNPZ(t, dir, "s2.npz", map[string]*dataio.Array{"mu": {Shape: []int{d}, Data: mu(1)}, "sigma": {Shape: []int{d, d}, Data: eye}})
+	code, stdout, stderr := cli(t, "compare", "--real", s1, "--fake", s2, "--metrics", "fid", "--json")
+	var out struct{ FID float64 }
+	if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	if math.Abs(out.FID-d) > 1e-9*d {
+		t.Errorf("FID %.12g, want exactly %d", out.FID, d)
+	}
+}
+
+// TestCompareFoldersUnderPTY: in a terminal, compare on folders draws a
+// bar counting images with a rate, and no bar shares a line with the
+// result (issue 14.9's glued bars).
+func TestCompareFoldersUnderPTY(t *testing.T) {
+	fix := shareddata.Path(t, "fixtures/inception_random")
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptmx.Close()
+	dir := t.TempDir()
+	t.Setenv("GENLENS_CACHE", filepath.Join(dir, "cache"))
+	for i, name := range []string{"img000", "img001", "img002", "img003", "img004", "img005"} {
+		b, _ := os.ReadFile(filepath.Join(fix, "images", name+".png"))
+		side := filepath.Join(dir, []string{"real", "fake"}[i/3])
+		os.MkdirAll(side, 0o755)
+		os.WriteFile(filepath.Join(side, name+".png"), b, 0o644)
+	}
+	var got bytes.Buffer
+	read := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(&got, ptmx)
+		close(read)
+	}()
+	code := run([]string{"compare", "--real", filepath.Join(dir, "real"), "--fake", filepath.Join(dir, "fake"),
+		"--weights", filepath.Join(fix, "inception_random.pth"), "--batch", "1"}, tty, tty)
+	tty.Close()
+	<-read
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, got.String())
+	}
+	if !strings.Contains(got.String(), "images/s") {
+		t.Errorf("no images/s on the terminal:\n%q", got.String())
+	}
+	fid := 0
+	for _, l := range screen(got.String()) {
+		if strings.Contains(l, "FID") {
+			fid++
+			if !strings.HasPrefix(l, "FID") {
+				t.Errorf("the FID line shares its line with a bar: %q", l)
+			}
+		}
+	}
+	if fid != 1 {
+		t.Errorf("%d FID lines on the screen:\n%s", fid, got.String())
+	}
+}

@@ -1,0 +1,167 @@
+package inception
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// CacheEnv names the environment variable that moves genlens's cache
+// directory (the weights and the feature cache) away from
+// os.UserCacheDir()/genlens.
+const CacheEnv = "GENLENS_CACHE"
+
+// CacheDir returns genlens's cache directory: $GENLENS_CACHE when set,
+// else os.UserCacheDir()/genlens.
+func CacheDir() (string, error) {
+	if d := os.Getenv(CacheEnv); d != "" {
+		return d, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no user cache directory (%v); set $%s", err, CacheEnv)
+	}
+	return filepath.Join(base, "genlens"), nil
+}
+
+// FeatureCache stores the features of single images on disk, keyed by
+// the SHA-256 of the image file's bytes and by everything else that
+// decides them: preprocessing mode, output and the SHA-256 of the
+// weights. A second run over the same images (the real set of every
+// comparison against it) then reads features instead of running the
+// network; a renamed or copied image still hits, an edited one misses.
+//
+// Entries live under Dir/features/<settings>/<ab>/<image hash>, one small
+// file each (8 KiB for pool3), written to a temporary file and renamed
+// into place, so readers never see half an entry. They are not synced to
+// disk (thousands of fsyncs would cost more than the network saves on a
+// small set); an entry that a crash left short or garbled fails its
+// length or checksum test, is ignored, and is rewritten by the next run.
+// Nothing is ever evicted: delete the directory to reclaim the space.
+type FeatureCache struct {
+	dir string // Dir/features/<settings>
+	dim int
+}
+
+// cacheMagic starts every entry; the version digit changes with the layout.
+const cacheMagic = "GLF1"
+
+// OpenFeatureCache returns the cache of features computed with mode, out
+// and weights whose SHA-256 is weightsHash (hex), under dir (see
+// CacheDir). It creates nothing until the first Put.
+func OpenFeatureCache(dir string, mode Mode, out Output, weightsHash string) *FeatureCache {
+	h := sha256.Sum256(fmt.Appendf(nil, "genlens inception features\nmode %s\noutput %s\nweights %s\n", mode, out, weightsHash))
+	return &FeatureCache{dir: filepath.Join(dir, "features", hex.EncodeToString(h[:12])), dim: out.Dim()}
+}
+
+// Exists reports whether any entry was ever stored with these settings.
+func (c *FeatureCache) Exists() bool {
+	st, err := os.Stat(c.dir)
+	return err == nil && st.IsDir()
+}
+
+// Dir returns the directory holding this cache's entries.
+func (c *FeatureCache) Dir() string { return c.dir }
+
+func (c *FeatureCache) path(key string) string {
+	return filepath.Join(c.dir, key[:2], key)
+}
+
+// Get returns the features stored under key (an image's HashFile), and
+// false when there are none or the entry is damaged.
+func (c *FeatureCache) Get(key string) ([]float32, bool) {
+	b, err := os.ReadFile(c.path(key))
+	if err != nil || len(b) != 12+4*c.dim || string(b[:4]) != cacheMagic ||
+		binary.LittleEndian.Uint32(b[4:]) != uint32(c.dim) {
+		return nil, false
+	}
+	data := b[12:]
+	if binary.LittleEndian.Uint32(b[8:]) != crc32.Checksum(data, crcTable) {
+		return nil, false
+	}
+	v := make([]float32, c.dim)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+	}
+	return v, true
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// Put stores v under key, replacing any entry there.
+func (c *FeatureCache) Put(key string, v []float32) error {
+	if len(v) != c.dim {
+		return fmt.Errorf("inception: feature cache: %d values, want %d", len(v), c.dim)
+	}
+	b := make([]byte, 12+4*len(v))
+	copy(b, cacheMagic)
+	binary.LittleEndian.PutUint32(b[4:], uint32(c.dim))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[12+4*i:], math.Float32bits(x))
+	}
+	binary.LittleEndian.PutUint32(b[8:], crc32.Checksum(b[12:], crcTable))
+	p := c.path(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("inception: feature cache: %w", err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("inception: feature cache: %w", err)
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("inception: feature cache: %w", err)
+	}
+	return nil
+}
+
+// HashFile returns the hex SHA-256 of the bytes of name in fsys, the key
+// of its cache entry. Only regular files are read (a FIFO named x.png
+// would block forever).
+func HashFile(fsys fs.FS, name string) (string, error) {
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file (%s)", name, st.Mode().Type())
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// HashWeights returns the hex SHA-256 of a weights file on the host.
+func HashWeights(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

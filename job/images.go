@@ -1,0 +1,482 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/dataio"
+	"genlens/frechet"
+	"genlens/inception"
+	"genlens/internal/par"
+)
+
+// This file turns folders of images into features wherever the
+// feature-based jobs (stats, compare, is, select) accept a feature file:
+// the images are decoded and preprocessed on worker goroutines one batch
+// ahead of the Inception network (package inception), features go batch
+// by batch into whatever consumes them (a streaming mean and covariance,
+// or rows), and a feature cache on disk skips the network for images seen
+// before with the same settings.
+
+// ImageOptions says how folders of images become Inception features. Its
+// fields are flags of every command that takes folders; they are refused
+// when no input is a folder, so that none goes silently unused.
+type ImageOptions struct {
+	Mode      string `json:"mode,omitempty"`      // pytorch-fid (default) or tf
+	Weights   string `json:"weights,omitempty"`   // .pth file; default: $GENLENS_WEIGHTS, cache, download
+	Batch     int    `json:"batch,omitempty"`     // images run together; 0: 50, as pytorch-fid
+	Workers   int    `json:"workers,omitempty"`   // goroutines; 0: one per CPU
+	Recursive bool   `json:"recursive,omitempty"` // descend into subfolders
+	NoCache   bool   `json:"no_cache,omitempty"`  // neither read nor write the feature cache
+}
+
+// check validates the options for command cmd; batch names the request
+// field that holds Batch ("batch", or "image_batch" in select).
+func (o ImageOptions) check(cmd, batch string) (inception.Mode, error) {
+	switch {
+	case o.Batch < 0:
+		return "", Fieldf(batch, "%s: {%s} %d: want at least 1 (0: %d)", cmd, batch, o.Batch, DefaultFeaturesBatch)
+	case o.Workers < 0:
+		return "", Fieldf("workers", "%s: {workers} %d: want 0 (one per CPU) or more", cmd, o.Workers)
+	}
+	if o.Mode == "" {
+		return inception.ModePyTorchFID, nil
+	}
+	mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(o.Mode)))
+	if err != nil {
+		return "", Fieldf("mode", "%s: {mode} %q: want pytorch-fid or tf", cmd, o.Mode)
+	}
+	return mode, nil
+}
+
+// unused refuses image options given to a job none of whose inputs is a
+// folder.
+func (o ImageOptions) unused(cmd, batch string) error {
+	var set []string
+	for _, f := range []struct {
+		name string
+		on   bool
+	}{{"mode", o.Mode != ""}, {"weights", o.Weights != ""}, {batch, o.Batch != 0}, {"workers", o.Workers != 0},
+		{"recursive", o.Recursive}, {"no_cache", o.NoCache}} {
+		if f.on {
+			set = append(set, "{"+f.name+"}")
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return Fieldf(strings.Trim(set[0], "{}"), "%s: %s appl%s only to folders of images, and no input is a folder", cmd, strings.Join(set, ", "), map[bool]string{true: "ies", false: "y"}[len(set) == 1])
+}
+
+// isFolder reports whether path names a directory of fsys.
+func isFolder(fsys fs.FS, path string) bool {
+	st, err := fs.Stat(fsys, path)
+	return err == nil && st.IsDir()
+}
+
+// extractor computes Inception features of image files for one job. The
+// weights are resolved when the first folder is listed, and the network
+// is loaded only when an image misses the cache.
+type extractor struct {
+	env   Env
+	cmd   string
+	opt   ImageOptions
+	mode  inception.Mode
+	batch int
+
+	weights string // resolved weights path
+	whash   string // its SHA-256, the cache's key (only when caching)
+	model   *inception.Model
+	caches  map[inception.Output]*inception.FeatureCache
+	warned  sync.Once
+
+	cached, computed int // images read from the cache, run through the network
+
+	// Where the time goes: decoding and preprocessing summed over the
+	// workers (it overlaps the network), the network, waiting for
+	// decoded images (the part of decoding the network did not hide),
+	// the consumer of the features, and loading and hashing the weights.
+	decodeNS            atomic.Int64
+	network, wait, sink time.Duration
+	load                time.Duration
+}
+
+// newExtractor validates opt for cmd; batch names the field of Batch.
+func newExtractor(env Env, cmd, batch string, opt ImageOptions) (*extractor, error) {
+	mode, err := opt.check(cmd, batch)
+	if err != nil {
+		return nil, err
+	}
+	b := opt.Batch
+	if b == 0 {
+		b = DefaultFeaturesBatch
+	}
+	return &extractor{env: env, cmd: cmd, opt: opt, mode: mode, batch: b, caches: map[inception.Output]*inception.FeatureCache{}}, nil
+}
+
+// list returns the images of folder dir, sorted.
+func (x *extractor) list(dir string) ([]string, error) {
+	return inception.ListImagesFS(x.env.fsys(), dir, x.opt.Recursive)
+}
+
+// prepare resolves the weights (which may download them once) and, when
+// caching, hashes them.
+func (x *extractor) prepare(ctx context.Context) error {
+	if x.weights != "" {
+		return nil
+	}
+	w, err := inception.ResolveWeights(ctx, x.opt.Weights, inception.FetchOptions{})
+	if err != nil {
+		return err
+	}
+	x.weights = w
+	t0 := time.Now()
+	defer func() { x.load += time.Since(t0) }()
+	if !x.opt.NoCache {
+		// 95 MB at a few hundred MB/s: a fraction of a second, once.
+		if x.whash, err = inception.HashWeights(w); err != nil {
+			return &dataio.InputError{File: w, Msg: "cannot read weights: " + err.Error(), Err: err}
+		}
+	}
+	return nil
+}
+
+// cache returns the feature cache for out, nil when caching is off or no
+// cache directory exists (then with a warning).
+func (x *extractor) cache(out inception.Output) *inception.FeatureCache {
+	if x.opt.NoCache {
+		return nil
+	}
+	if c, ok := x.caches[out]; ok {
+		return c
+	}
+	var c *inception.FeatureCache
+	if dir, err := inception.CacheDir(); err != nil {
+		x.warnCache(err)
+	} else {
+		c = inception.OpenFeatureCache(dir, x.mode, out, x.whash)
+	}
+	x.caches[out] = c
+	return c
+}
+
+// warnCache reports, once, that the cache cannot be used: the features
+// are still computed, only not kept.
+func (x *extractor) warnCache(err error) {
+	x.warned.Do(func() {
+		x.env.warn(fmt.Sprintf("%s: feature cache unusable, features are computed but not kept: %v", x.cmd, err))
+	})
+}
+
+// prepared is one batch of images on its way to the network: cached
+// features where the cache had them, preprocessed images elsewhere.
+type prepared struct {
+	feats [][]float32
+	imgs  [][]float32
+	keys  []string
+	err   error
+}
+
+// run computes the out features of files in order and hands them to sink
+// batch by batch (sink may keep the rows), calling tick with the number of
+// images each batch finished. The next batch is decoded while the network
+// runs on this one; at most three batches of images are in memory.
+func (x *extractor) run(ctx context.Context, files []string, out inception.Output, sink func([][]float32) error, tick func(int)) error {
+	if err := x.prepare(ctx); err != nil {
+		return err
+	}
+	fsys := x.env.fsys()
+	cache := x.cache(out)
+	if x.model == nil && (cache == nil || !cache.Exists()) {
+		// Nothing cached with these weights yet: load them before any
+		// image, so that a bad weights file is reported first. With
+		// entries under their hash, they loaded before, and a run that
+		// only hits the cache need not spend seconds loading them.
+		t0 := time.Now()
+		m, err := loadModel(x.weights)
+		x.load += time.Since(t0)
+		if err != nil {
+			return err
+		}
+		x.model = m
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	ch := make(chan *prepared, 1)
+	defer func() {
+		cancel()
+		for range ch { // let the producer finish before returning
+		}
+	}()
+	go func() {
+		defer close(ch)
+		for lo := 0; lo < len(files); lo += x.batch {
+			n := min(x.batch, len(files)-lo)
+			p := &prepared{feats: make([][]float32, n), imgs: make([][]float32, n), keys: make([]string, n)}
+			p.err = par.For(ctx, n, x.opt.Workers, func(_ context.Context, i int) error {
+				name := files[lo+i]
+				if cache != nil {
+					// A file that cannot be hashed is reported by the
+					// decoder below, in the words of every other image error.
+					if k, err := inception.HashFile(fsys, name); err == nil {
+						p.keys[i] = k
+						if v, ok := cache.Get(k); ok {
+							p.feats[i] = v
+							return nil
+						}
+					}
+				}
+				t0 := time.Now()
+				img, err := inception.LoadImageFS(fsys, name, x.mode)
+				x.decodeNS.Add(int64(time.Since(t0)))
+				p.imgs[i] = img
+				return err
+			})
+			select {
+			case ch <- p:
+			case <-ctx.Done():
+				return
+			}
+			if p.err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		t0 := time.Now()
+		p, ok := <-ch
+		x.wait += time.Since(t0)
+		if !ok {
+			break
+		}
+		if p.err != nil {
+			return p.err
+		}
+		var idx []int
+		var batch [][]float32
+		for i, img := range p.imgs {
+			if img != nil {
+				idx = append(idx, i)
+				batch = append(batch, img)
+			}
+		}
+		if len(batch) > 0 {
+			if x.model == nil {
+				t0 := time.Now()
+				m, err := loadModel(x.weights)
+				x.load += time.Since(t0)
+				if err != nil {
+					return err
+				}
+				x.model = m
+			}
+			t0 := time.Now()
+			fs, err := x.model.Forward(ctx, batch, x.opt.Workers)
+			x.network += time.Since(t0)
+			if err != nil {
+				return err
+			}
+			x.computed += len(batch)
+			for j, i := range idx {
+				p.feats[i] = fs[j].Get(out)
+				p.imgs[i] = nil
+				if cache != nil && p.keys[i] != "" {
+					if err := cache.Put(p.keys[i], p.feats[i]); err != nil {
+						x.warnCache(err)
+					}
+				}
+			}
+		}
+		x.cached += len(p.feats) - len(batch)
+		t0 = time.Now()
+		err := sink(p.feats)
+		x.sink += time.Since(t0)
+		if err != nil {
+			return err
+		}
+		tick(len(p.feats))
+	}
+	return ctx.Err()
+}
+
+// ImagesInfo describes how the images of a job's folders became
+// features; it is part of the --json document of every job that took a
+// folder.
+type ImagesInfo struct {
+	Mode     string `json:"mode"`
+	Weights  string `json:"weights"`
+	Images   int    `json:"images"`
+	Cached   int    `json:"cached"`   // features read from the feature cache
+	Computed int    `json:"computed"` // images run through the network
+	Seconds  Num    `json:"seconds"`  // from listing the folders to the last feature
+	// Where the seconds went. Decoding runs on worker goroutines while
+	// the network runs, so DecodeSeconds (summed over workers) overlaps
+	// NetworkSeconds; WaitSeconds is the network waiting for decoded
+	// images. FeatureSeconds is the consumer of the features (the
+	// streaming mean and covariance), WeightsSeconds hashing and loading
+	// the weights.
+	DecodeSeconds  Num `json:"decode_seconds"`
+	NetworkSeconds Num `json:"network_seconds"`
+	WaitSeconds    Num `json:"wait_seconds"`
+	FeatureSeconds Num `json:"feature_seconds"`
+	WeightsSeconds Num `json:"weights_seconds"`
+}
+
+// info returns the ImagesInfo of what x did so far, nil when it saw no
+// images.
+func (x *extractor) info(start time.Time) *ImagesInfo {
+	if x == nil || x.cached+x.computed == 0 {
+		return nil
+	}
+	return &ImagesInfo{Mode: string(x.mode), Weights: x.weights, Images: x.cached + x.computed, Cached: x.cached,
+		Computed: x.computed, Seconds: Num(time.Since(start).Seconds()),
+		DecodeSeconds: Num(time.Duration(x.decodeNS.Load()).Seconds()), NetworkSeconds: Num(x.network.Seconds()),
+		WaitSeconds: Num(x.wait.Seconds()), FeatureSeconds: Num(x.sink.Seconds()), WeightsSeconds: Num(x.load.Seconds())}
+}
+
+// lastModel keeps the most recently loaded network for the jobs that
+// follow in the same process (a service, the tests): unpickling and
+// folding 95 MB of weights takes seconds. One model at a time bounds the
+// memory; a weights file changed on disk is loaded again.
+var lastModel struct {
+	sync.Mutex
+	key   string
+	model *inception.Model
+}
+
+func loadModel(path string) (*inception.Model, error) {
+	key := path
+	if st, err := os.Stat(path); err == nil {
+		key = fmt.Sprintf("%s\x00%d\x00%d", path, st.Size(), st.ModTime().UnixNano())
+	}
+	lastModel.Lock()
+	defer lastModel.Unlock()
+	if lastModel.key == key {
+		return lastModel.model, nil
+	}
+	m, err := inception.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	lastModel.key, lastModel.model = key, m
+	return m, nil
+}
+
+// folders lists the folders among paths (nil entries for the others) and
+// the image count over all, for one progress bar over every image of a job.
+func (x *extractor) folders(paths []string) ([][]string, int, error) {
+	lists := make([][]string, len(paths))
+	total := 0
+	for i, p := range paths {
+		if !isFolder(x.env.fsys(), p) {
+			continue
+		}
+		files, err := x.list(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		lists[i] = files
+		total += len(files)
+	}
+	return lists, total, nil
+}
+
+// counter reports images done out of total through env.Progress.
+type counter struct {
+	env         Env
+	done, total int
+}
+
+func (c *counter) tick(n int) {
+	c.done += n
+	c.env.progress(c.done, c.total)
+}
+
+// imageStats streams the out features of files into their mean and
+// (n-1)-normalised covariance, as pytorch-fid computes them. Rows are
+// buffered into the same chunks frechet.StatsOf uses, so a folder and
+// the feature file extracted from it give the same numbers.
+func (x *extractor) imageStats(ctx context.Context, dir string, files []string, out inception.Output, c *counter) (frechet.Stats, error) {
+	if len(files) < 2 {
+		return frechet.Stats{}, &dataio.InputError{File: dir, Msg: fmt.Sprintf("%d image; need at least 2 for a covariance", len(files))}
+	}
+	d := out.Dim()
+	acc := frechet.NewAccumulator(d)
+	chunk := max(1, min(len(files), frechet.ChunkRows(d)))
+	buf := mat.NewDense(chunk, d, nil)
+	k := 0
+	flush := func() {
+		if k > 0 {
+			acc.AddRows(buf.Slice(0, k, 0, d).(*mat.Dense))
+			k = 0
+		}
+	}
+	err := x.run(ctx, files, out, func(rows [][]float32) error {
+		for _, r := range rows {
+			dst := buf.RawRowView(k)
+			for j, v := range r {
+				dst[j] = float64(v)
+			}
+			if k++; k == chunk {
+				flush()
+			}
+		}
+		return nil
+	}, c.tick)
+	if err != nil {
+		return frechet.Stats{}, err
+	}
+	flush()
+	return acc.Stats(1), nil
+}
+
+// imageRows returns the out features of files as rows (n x dim), in the
+// sorted order of files; with softmax each row is turned into class
+// probabilities (logits_unbiased → p(y|x), as torch-fidelity's IS).
+func (x *extractor) imageRows(ctx context.Context, files []string, out inception.Output, softmax bool, c *counter) (*mat.Dense, error) {
+	d := out.Dim()
+	m := mat.NewDense(len(files), d, nil)
+	i := 0
+	err := x.run(ctx, files, out, func(rows [][]float32) error {
+		for _, r := range rows {
+			dst := m.RawRowView(i)
+			for j, v := range r {
+				dst[j] = float64(v)
+			}
+			if softmax {
+				softmaxInPlace(dst)
+			}
+			i++
+		}
+		return nil
+	}, c.tick)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// softmaxInPlace replaces logits by their softmax, shifted by the maximum
+// so that no exponential overflows.
+func softmaxInPlace(v []float64) {
+	mx := math.Inf(-1)
+	for _, x := range v {
+		mx = math.Max(mx, x)
+	}
+	var s float64
+	for i, x := range v {
+		v[i] = math.Exp(x - mx)
+		s += v[i]
+	}
+	for i := range v {
+		v[i] /= s
+	}
+}
