@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -411,5 +412,62 @@ func TestPredictWideNetwork(t *testing.T) {
 	out := m.Predict1(mat.NewDense(300, 2, nil))
 	if len(out) != 300 || out[299] != 0.5 {
 		t.Errorf("got %d outputs, last %v", len(out), out[len(out)-1])
+	}
+}
+
+// FitEach calls its hook after every `every` epochs with the epochs done,
+// stops when the hook says so, and allocates nothing per epoch with a
+// hook that evaluates held-out rows.
+func TestFitEach(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 7))
+	const n = 50
+	x := randMatrix(r, n, 1)
+	y := make([]float64, n)
+	for i := range y {
+		y[i] = 3 * x.At(i, 0)
+	}
+	net, _ := New([]int{1, 8, 1}, r)
+	cfg := DefaultTrainConfig()
+	cfg.Epochs = 23
+	tr, err := NewTrainer(net, x, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []int
+	if _, err := tr.FitEach(context.Background(), MSE(y), 5, func(e int) bool { seen = append(seen, e); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{5, 10, 15, 20}; !slices.Equal(seen, want) {
+		t.Errorf("hook after epochs %v, want %v", seen, want)
+	}
+	// Stopping after epoch 10 leaves the network a plain 10-epoch Fit gives.
+	a, _ := New([]int{1, 8, 1}, rand.New(rand.NewPCG(1, 1)))
+	b := a.Clone()
+	ta, _ := NewTrainer(a, x, cfg, nil)
+	if _, err := ta.FitEach(context.Background(), MSE(y), 5, func(e int) bool { return e < 10 }); err != nil {
+		t.Fatal(err)
+	}
+	c10 := cfg
+	c10.Epochs = 10
+	if _, err := Fit(context.Background(), b, x, MSE(y), c10, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.Params, b.Params) {
+		t.Error("stopping after 10 epochs differs from 10 epochs of Fit")
+	}
+	// Evaluate leaves the network alone and allocates nothing, nor does
+	// FitEach with a hook that calls it.
+	held, _ := NewTrainer(net, randMatrix(r, 20, 1), cfg, nil)
+	hy := make([]float64, 20)
+	before := slices.Clone(net.Params)
+	v1, v2 := held.Evaluate(MSE(hy)), held.Evaluate(MSE(hy))
+	if v1 != v2 || !slices.Equal(before, net.Params) {
+		t.Error("Evaluate changed the network")
+	}
+	hl := MSE(hy)
+	hook := func(int) bool { held.Evaluate(hl); return true }
+	loss := MSE(y)
+	if a := testing.AllocsPerRun(5, func() { tr.FitEach(context.Background(), loss, 2, hook) }); a != 0 {
+		t.Errorf("%v allocations per FitEach, want 0", a)
 	}
 }

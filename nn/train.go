@@ -219,6 +219,15 @@ func (t *Trainer) Batch(rows []int, loss Loss) float64 {
 	return v
 }
 
+// Evaluate returns loss on all rows of the trainer's matrix without
+// changing the network: a trainer built on held-out rows (and sharing
+// the network being trained) measures the held-out objective this way
+// without allocating. The gradient loss writes goes to a scratch buffer.
+func (t *Trainer) Evaluate(loss Loss) float64 {
+	out := t.Forward(nil)
+	return loss(t.rows, out, t.OutputGrad())
+}
+
 // Epoch runs one epoch: one full-batch step, or one step per shuffled
 // mini-batch. It returns the mean of the batch losses.
 func (t *Trainer) Epoch(loss Loss) float64 {
@@ -258,6 +267,18 @@ func (t *Trainer) epoch(ctx context.Context, loss Loss) (float64, error) {
 // one optimiser step (a full-batch step over the whole data set is the
 // longest wait).
 func (t *Trainer) Fit(ctx context.Context, loss Loss) (float64, error) {
+	return t.FitEach(ctx, loss, 0, nil)
+}
+
+// FitEach is Fit that calls after(e) once every `every` epochs (after
+// epochs every, 2 every, ...) with e the number of epochs done, so a
+// caller can watch held-out data while training runs, e.g. to choose the
+// number of epochs by validation. after runs between epochs, so it sees
+// the network as Fit would return it after e epochs; it must not change
+// the network's parameters. If it returns false, training stops there
+// (early stopping) and FitEach returns the loss of epoch e. A nil after
+// or every < 1 is Fit. FitEach itself allocates nothing per epoch.
+func (t *Trainer) FitEach(ctx context.Context, loss Loss, every int, after func(epochs int) bool) (float64, error) {
 	var v float64
 	for e := 0; e < t.cfg.Epochs; e++ {
 		if err := ctx.Err(); err != nil {
@@ -269,6 +290,9 @@ func (t *Trainer) Fit(ctx context.Context, loss Loss) (float64, error) {
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return v, fmt.Errorf("nn: loss is %v at epoch %d (learning rate %g too high?)", v, e+1, t.cfg.LR)
+		}
+		if after != nil && every > 0 && (e+1)%every == 0 && !after(e+1) {
+			break
 		}
 	}
 	return v, nil
