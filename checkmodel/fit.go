@@ -22,6 +22,10 @@ type Config struct {
 	// the baselines).
 	Hidden []int
 	Train  nn.TrainConfig
+	// Epochs says how the number of epochs is chosen: FixedEpochs
+	// trains Train.Epochs, ValidationEpochs chooses up to Train.Epochs
+	// on held-out rows (see ChooseEpochs). "" is FixedEpochs.
+	Epochs EpochSelection
 	// Folds is the number of cross-fitting folds Fit calibrates the
 	// estimates with (see Calibration); 0 leaves them uncalibrated, as
 	// the paper's Eq. 11.
@@ -39,6 +43,7 @@ func DefaultConfig() Config {
 		Eps:       1e-3,
 		Hidden:    nn.DefaultHidden,
 		Train:     nn.DefaultTrainConfig(),
+		Epochs:    FixedEpochs,
 		Folds:     DefaultFolds,
 	}
 }
@@ -75,13 +80,21 @@ func checkXYF(x *mat.Dense, y, f []float64) error {
 // f of the model under test, all in the units given (no scaling), by
 // minimising cfg.Objective. rng draws the initial weights (and the
 // mini-batches, if any). Training stops with ctx.Err() once ctx is done
-// (checked every epoch and mini-batch).
+// (checked every epoch and mini-batch). With ValidationEpochs the count
+// is first chosen on x, y and f by ChooseEpochs, which draws from rng.
 func FitNet(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, rng *rand.Rand) (*nn.MLP, error) {
+	if cfg.Epochs == ValidationEpochs {
+		var err error
+		if cfg, _, err = ChooseEpochs(ctx, x, y, f, cfg, rng); err != nil {
+			return nil, err
+		}
+	}
 	h, _, err := fitNet(ctx, x, y, f, cfg, rng)
 	return h, err
 }
 
-// fitNet is FitNet that also returns the objective after the last epoch.
+// fitNet is FitNet that also returns the objective after the last epoch;
+// it trains cfg.Train.Epochs epochs whatever cfg.Epochs says.
 func fitNet(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, rng *rand.Rand) (*nn.MLP, float64, error) {
 	if err := checkXYF(x, y, f); err != nil {
 		return nil, 0, err

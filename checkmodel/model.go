@@ -77,6 +77,13 @@ type Training struct {
 	LR          float64 `json:"lr"`
 	WeightDecay float64 `json:"weight_decay"`
 	Seed        uint64  `json:"seed"`
+	// EpochSelection is how Epochs was chosen ("fixed" or
+	// "validation", see EpochSelection); empty in files written before
+	// the choice existed, which trained a fixed count.
+	EpochSelection EpochSelection `json:"epoch_selection,omitempty"`
+	// EpochBound is the largest count validation considered (0 for a
+	// fixed count).
+	EpochBound int `json:"epoch_bound,omitempty"`
 	// FinalLoss is the objective after the last epoch, in standardised
 	// units.
 	FinalLoss float64 `json:"final_loss"`
@@ -101,7 +108,9 @@ type Reference struct {
 // names set Columns afterwards. Features are
 // standardised per column and y and f by y's mean and standard deviation,
 // all with these training statistics (ddof 0); the network is then
-// trained by FitNet. The same seed gives the same model bit for bit.
+// trained by FitNet, for a count chosen once on these rows when cfg.Epochs
+// is ValidationEpochs (the cross-fitting folds train the same count).
+// The same seed gives the same model bit for bit.
 // Training stops with ctx.Err() once ctx is done.
 func Fit(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, seed uint64) (*Model, error) {
 	if err := checkXYF(x, y, f); err != nil {
@@ -123,8 +132,23 @@ func Fit(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, seed uin
 		ys[i] = (y[i] - m.YMean) / m.YScale
 		fs[i] = (f[i] - m.YMean) / m.YScale
 	}
+	xs := m.scaleX(x)
+	sel, bound := FixedEpochs, 0
+	// Validation needs ten rows (two held out); fewer train the fixed
+	// count, and the model file says so.
+	if cfg.Epochs == ValidationEpochs && n >= 10 {
+		// A generator of its own, so that the final network's
+		// initialisation does not depend on the selection.
+		vrng := rand.New(rand.NewPCG(seed, 0x65706f6368))
+		var c EpochChoice
+		var err error
+		if cfg, c, err = ChooseEpochs(ctx, xs, ys, fs, cfg, vrng); err != nil {
+			return nil, err
+		}
+		sel, bound = ValidationEpochs, c.Bound
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x636865636b))
-	h, final, err := fitNet(ctx, m.scaleX(x), ys, fs, cfg, rng)
+	h, final, err := fitNet(ctx, xs, ys, fs, cfg, rng)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +159,8 @@ func Fit(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, seed uin
 	}
 	m.Columns.Count = d
 	m.Training = Training{Rows: n, Epochs: cfg.Train.Epochs, BatchSize: cfg.Train.BatchSize,
-		LR: cfg.Train.LR, WeightDecay: cfg.Train.WeightDecay, Seed: seed, FinalLoss: final}
+		LR: cfg.Train.LR, WeightDecay: cfg.Train.WeightDecay, Seed: seed, FinalLoss: final,
+		EpochSelection: sel, EpochBound: bound}
 	// Fewer folds on small data (each needs two rows); with fewer than
 	// four rows the estimates stay uncalibrated (Calibration.Folds 0).
 	if folds := min(cfg.Folds, n/2); folds >= 2 {
@@ -245,6 +270,9 @@ func (m *Model) problem() string {
 	}
 	if _, err := ParseObjective(string(m.Objective)); err != nil {
 		return fmt.Sprintf("unknown objective %q (want kstar, k or l)", m.Objective)
+	}
+	if sel := m.Training.EpochSelection; sel != "" && sel != FixedEpochs && sel != ValidationEpochs {
+		return fmt.Sprintf("unknown epoch selection %q (want fixed or validation)", sel)
 	}
 	if m.Net == nil {
 		return "no network"
