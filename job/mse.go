@@ -37,9 +37,16 @@ type MSEFitRequest struct {
 	Header     string   `json:"header"` // auto, yes or no
 	Objective  string   `json:"objective"`
 	Lambda     float64  `json:"lambda"`
-	Epochs     int      `json:"epochs"`
-	LR         float64  `json:"lr"`
-	Seed       uint64   `json:"seed"`
+	// Epochs is the number of training epochs with EpochSelection
+	// "fixed", the largest number considered with "validation".
+	Epochs int `json:"epochs"`
+	// EpochSelection is "fixed" (train Epochs epochs, the paper's
+	// setting) or "validation" (choose the count up to Epochs by the
+	// objective on 20% held-out reference rows, see
+	// checkmodel.ChooseEpochs).
+	EpochSelection string  `json:"epoch_selection"`
+	LR             float64 `json:"lr"`
+	Seed           uint64  `json:"seed"`
 	// Folds is the number of cross-fitting folds that calibrate the
 	// estimates to the realised MSE (checkmodel.Calibration); 0 turns
 	// calibration off (the paper's raw Eq. 11).
@@ -54,7 +61,7 @@ type MSEFitRequest struct {
 func NewMSEFitRequest() MSEFitRequest {
 	c := checkmodel.DefaultConfig()
 	return MSEFitRequest{Header: "auto", Objective: string(c.Objective), Lambda: c.Lambda,
-		Epochs: c.Train.Epochs, LR: c.Train.LR, Seed: 1, Folds: c.Folds}
+		Epochs: c.Train.Epochs, EpochSelection: string(c.Epochs), LR: c.Train.LR, Seed: 1, Folds: c.Folds}
 }
 
 // Validate checks the fields that need no input file.
@@ -71,11 +78,16 @@ func (r *MSEFitRequest) options() (checkmodel.Config, dataio.Header, error) {
 		}
 	}
 	obj, err := checkmodel.ParseObjective(r.Objective)
+	sel, selErr := checkmodel.ParseEpochSelection(r.EpochSelection)
 	switch {
 	case err != nil:
 		return cfg, 0, Fieldf("objective", "%s", err)
+	case selErr != nil:
+		return cfg, 0, Fieldf("epoch_selection", "mse fit: {epoch_selection} %q must be fixed or validation", r.EpochSelection)
 	case r.Epochs < 1 || r.Epochs > maxMSEEpochs:
 		return cfg, 0, Fieldf("epochs", "mse fit: {epochs} %d must be in [1, %d]", r.Epochs, maxMSEEpochs)
+	case sel == checkmodel.ValidationEpochs && r.Epochs < checkmodel.ValidationEvery:
+		return cfg, 0, Fieldf("epochs", "mse fit: {epochs} %d is below %d, the interval at which {epoch_selection} validation measures held-out rows", r.Epochs, checkmodel.ValidationEvery)
 	case r.Folds < 0 || r.Folds == 1 || r.Folds > 100:
 		return cfg, 0, Fieldf("folds", "mse fit: {folds} %d must be 0 (no calibration) or in [2, 100]", r.Folds)
 	case !(r.LR > 0) || math.IsInf(r.LR, 0):
@@ -85,6 +97,7 @@ func (r *MSEFitRequest) options() (checkmodel.Config, dataio.Header, error) {
 	}
 	h, err := mseHeader(r.Header)
 	cfg.Objective, cfg.Lambda, cfg.Train.Epochs, cfg.Train.LR, cfg.Folds = obj, r.Lambda, r.Epochs, r.LR, r.Folds
+	cfg.Epochs = sel
 	return cfg, h, err
 }
 
@@ -201,6 +214,11 @@ type MSEFitResult struct {
 	// held-out folds (1 when --folds is 0).
 	ReferenceRawEstimatedMSE Num `json:"reference_raw_estimated_mse"`
 	CalibrationFactor        Num `json:"calibration_factor"`
+	// Epochs is the number of epochs the check network was trained,
+	// chosen by validation when EpochSelection is "validation" (fewer
+	// than ten reference rows train the fixed count).
+	Epochs         int    `json:"epochs"`
+	EpochSelection string `json:"epoch_selection"`
 
 	// Check is the trained check model, its columns named.
 	Check *checkmodel.Model `json:"-"`
@@ -286,7 +304,8 @@ func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, err
 		Model: req.Model, Rows: len(y), Features: m.Columns.Features, Target: m.Columns.Target,
 		Prediction: m.Columns.Prediction, Objective: string(cfg.Objective), FinalLoss: Num(m.Training.FinalLoss),
 		ReferenceRealizedMSE: Num(ref.RealizedMSE), ReferenceEstimatedMSE: Num(ref.EstimatedMSE),
-		ReferenceRawEstimatedMSE: Num(ref.RawEstimatedMSE), CalibrationFactor: Num(m.Calibration.FactorOrOne()), Check: m,
+		ReferenceRawEstimatedMSE: Num(ref.RawEstimatedMSE), CalibrationFactor: Num(m.Calibration.FactorOrOne()),
+		Epochs: m.Training.Epochs, EpochSelection: string(m.Training.EpochSelection), Check: m,
 	}, nil
 }
 

@@ -160,6 +160,10 @@ func TestMSEFitValidate(t *testing.T) {
 		{"objective", "objective", "unknown objective", func(r *MSEFitRequest) { r.Objective = "q" }},
 		{"epochs", "epochs", "{epochs} 0 must be in [1, 1000000]", func(r *MSEFitRequest) { r.Epochs = 0 }},
 		{"epochs huge", "epochs", "{epochs} 9000000000000000000 must be in", func(r *MSEFitRequest) { r.Epochs = 9e18 }},
+		{"epoch selection", "epoch_selection", `{epoch_selection} "auto" must be fixed or validation`, func(r *MSEFitRequest) { r.EpochSelection = "auto" }},
+		{"epoch selection empty", "epoch_selection", `{epoch_selection} "" must be`, func(r *MSEFitRequest) { r.EpochSelection = "" }},
+		{"validation bound", "epochs", "{epochs} 9 is below 10", func(r *MSEFitRequest) { r.EpochSelection, r.Epochs = "validation", 9 }},
+		{"validation bound huge", "epochs", "{epochs} 1000001 must be in", func(r *MSEFitRequest) { r.EpochSelection, r.Epochs = "validation", 1_000_001 }},
 		{"folds 1", "folds", "{folds} 1 must be 0", func(r *MSEFitRequest) { r.Folds = 1 }},
 		{"lr", "lr", "{lr} -1 must be positive", func(r *MSEFitRequest) { r.LR = -1 }},
 		{"lr inf", "lr", "{lr} +Inf", func(r *MSEFitRequest) { r.LR = math.Inf(1) }},
@@ -176,6 +180,11 @@ func TestMSEFitValidate(t *testing.T) {
 	}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
+	}
+	v := ok
+	v.EpochSelection, v.Epochs = "validation", 10
+	if err := v.Validate(); err != nil {
+		t.Errorf("validation up to 10 epochs: %v", err)
 	}
 }
 
