@@ -68,7 +68,8 @@ type EpochChoice struct {
 // ChooseEpochs chooses the number of epochs of cfg's check network by
 // validation on x, y and f (see ValidationEpochs): rng deals the
 // held-out rows and draws the trial network. It needs at least 10 rows
-// (two held out). It returns cfg with Train.Epochs set to the choice.
+// (two held out). It returns cfg with Train.Epochs set to the choice
+// (cfg.Epochs unchanged).
 func ChooseEpochs(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, rng *rand.Rand) (Config, EpochChoice, error) {
 	if err := checkXYF(x, y, f); err != nil {
 		return cfg, EpochChoice{}, err
@@ -147,4 +148,16 @@ func (w *watcher) observe(e int, v float64) bool {
 		w.epochs, w.best = e, v
 	}
 	return e-w.epochs < w.patience
+}
+
+// resolveEpochs returns cfg with a fixed count: with ValidationEpochs and
+// at least ten rows the count ChooseEpochs picks (drawing from rng), and
+// the choice; otherwise Train.Epochs as it is, and a zero choice.
+func resolveEpochs(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, rng *rand.Rand) (Config, EpochChoice, error) {
+	sel := cfg.Epochs
+	cfg.Epochs = FixedEpochs
+	if n, _ := x.Dims(); sel != ValidationEpochs || n < 10 {
+		return cfg, EpochChoice{}, nil
+	}
+	return ChooseEpochs(ctx, x, y, f, cfg, rng)
 }

@@ -81,13 +81,15 @@ func checkXYF(x *mat.Dense, y, f []float64) error {
 // minimising cfg.Objective. rng draws the initial weights (and the
 // mini-batches, if any). Training stops with ctx.Err() once ctx is done
 // (checked every epoch and mini-batch). With ValidationEpochs the count
-// is first chosen on x, y and f by ChooseEpochs, which draws from rng.
+// is first chosen on x, y and f by ChooseEpochs, which draws from rng
+// (fewer than ten rows train the fixed Train.Epochs).
 func FitNet(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, rng *rand.Rand) (*nn.MLP, error) {
-	if cfg.Epochs == ValidationEpochs {
-		var err error
-		if cfg, _, err = ChooseEpochs(ctx, x, y, f, cfg, rng); err != nil {
-			return nil, err
-		}
+	if err := checkXYF(x, y, f); err != nil {
+		return nil, err
+	}
+	cfg, _, err := resolveEpochs(ctx, x, y, f, cfg, rng)
+	if err != nil {
+		return nil, err
 	}
 	h, _, err := fitNet(ctx, x, y, f, cfg, rng)
 	return h, err

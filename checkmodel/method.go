@@ -121,16 +121,22 @@ type calibrated struct {
 func (m calibrated) Name() string { return m.name }
 
 func (m calibrated) Estimate(ctx context.Context, train, op Data, rng *rand.Rand) (float64, error) {
-	h, err := FitNet(ctx, train.X, train.Y, train.F, m.cfg, rng)
+	// Choose the count once, as Fit does, so that the fold networks
+	// train the final network's count.
+	cfg, _, err := resolveEpochs(ctx, train.X, train.Y, train.F, m.cfg, rng)
+	if err != nil {
+		return 0, err
+	}
+	h, err := FitNet(ctx, train.X, train.Y, train.F, cfg, rng)
 	if err != nil {
 		return 0, err
 	}
 	n, _ := train.X.Dims()
-	folds := min(m.cfg.Folds, n/2)
+	folds := min(cfg.Folds, n/2)
 	if folds < 2 {
 		return EstimateMSE(h.Predict1(op.X), op.F), nil
 	}
-	c, err := CrossFit(ctx, train.X, train.Y, train.F, m.cfg, folds, rng)
+	c, err := CrossFit(ctx, train.X, train.Y, train.F, cfg, folds, rng)
 	if err != nil {
 		return 0, err
 	}

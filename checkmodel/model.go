@@ -136,16 +136,15 @@ func Fit(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, seed uin
 	sel, bound := FixedEpochs, 0
 	// Validation needs ten rows (two held out); fewer train the fixed
 	// count, and the model file says so.
-	if cfg.Epochs == ValidationEpochs && n >= 10 {
-		// A generator of its own, so that the final network's
-		// initialisation does not depend on the selection.
-		vrng := rand.New(rand.NewPCG(seed, 0x65706f6368))
-		var c EpochChoice
-		var err error
-		if cfg, c, err = ChooseEpochs(ctx, xs, ys, fs, cfg, vrng); err != nil {
-			return nil, err
-		}
-		sel, bound = ValidationEpochs, c.Bound
+	// A generator of its own, so that the final network's
+	// initialisation does not depend on the selection.
+	vrng := rand.New(rand.NewPCG(seed, 0x65706f6368))
+	cfg, choice, err := resolveEpochs(ctx, xs, ys, fs, cfg, vrng)
+	if err != nil {
+		return nil, err
+	}
+	if choice.Bound > 0 {
+		sel, bound = ValidationEpochs, choice.Bound
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x636865636b))
 	h, final, err := fitNet(ctx, xs, ys, fs, cfg, rng)
