@@ -21,7 +21,7 @@ import (
 // deployed model fitted on them, the other 14,640 rows as production.
 // degrade adds 0.5 to the deployed model's predictions in the second half
 // of production (a broken model update): those chunks must alert.
-func cadataSplit(t *testing.T, degrade bool) fstest.MapFS {
+func cadataSplit(t testing.TB, degrade bool) fstest.MapFS {
 	t.Helper()
 	_, a, err := dataio.ReadCSV(shareddata.Path(t, "regression/cadata.csv"))
 	if err != nil {
