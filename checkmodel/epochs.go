@@ -116,7 +116,9 @@ func chooseEpochs(ctx context.Context, net *nn.MLP, xt *mat.Dense, loss nn.Loss,
 	if err != nil {
 		return c, err
 	}
-	ev, err := nn.NewTrainer(net, xh, train, nil)
+	full := train
+	full.BatchSize = 0 // the evaluator takes no steps: one pass over all held-out rows
+	ev, err := nn.NewTrainer(net, xh, full, nil)
 	if err != nil {
 		return c, err
 	}

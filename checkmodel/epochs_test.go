@@ -137,6 +137,12 @@ func TestFitValidationEpochs(t *testing.T) {
 	if m3.Training.EpochSelection != FixedEpochs || m3.Training.EpochBound != 0 {
 		t.Errorf("fixed training record %+v", m3.Training)
 	}
+	// Mini-batches: the held-out rows are still evaluated in one pass.
+	mb := cfg
+	mb.Train.BatchSize = 32
+	if m, err := Fit(context.Background(), x, y, f, mb, 7); err != nil || m.Training.EpochSelection != ValidationEpochs {
+		t.Errorf("mini-batch validation: %v", err)
+	}
 	small, err := Fit(context.Background(), x.Slice(0, 8, 0, 2).(*mat.Dense), y[:8], f[:8], cfg, 7)
 	if err != nil {
 		t.Fatal(err)
