@@ -67,20 +67,11 @@ func runCorrelate(cmd *cobra.Command, f job.CorrelateRequest, out string, asJSON
 	if err := guardOut(out, correlateOutputs, f.Files...); err != nil {
 		return err
 	}
-	report, finish := stageBars(cmd.ErrOrStderr(), "correlate")
-	res, err := job.Correlate(cmd.Context(), job.CLIEnv(report, nil), f)
-	finish()
+	res, err := runJob(cmd, job.Correlate, f, "correlate")
 	if err != nil {
 		return err
 	}
-	if err := ksWriteArtifacts(out, res.Artifacts()); err != nil {
-		return err
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printCorrelation(cmd.OutOrStdout(), res)
-	return nil
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printCorrelation(w, res) })
 }
 
 func printCorrelation(w io.Writer, c *job.CorrelateResult) {

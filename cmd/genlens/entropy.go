@@ -90,40 +90,11 @@ func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON boo
 	if err := guardOut(out, entropyOutputs, f.In, f.Embeddings); err != nil {
 		return err
 	}
-	var tick, done func()
-	env := job.CLIEnv(func(_, total int) {
-		if tick == nil {
-			tick, done = progress(cmd.ErrOrStderr(), total, "entropy")
-		}
-		tick()
-	}, nil)
-	res, err := job.Entropy(cmd.Context(), env, f)
-	if done != nil {
-		done()
-	}
+	res, err := runJob(cmd, job.Entropy, f, "entropy")
 	if err != nil {
 		return err
 	}
-	if err := ksWriteArtifacts(out, res.Artifacts()); err != nil {
-		return err
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printEntropy(cmd.OutOrStdout(), res)
-	return nil
-}
-
-// ksWriteArtifacts writes arts under dir (created if missing), each
-// atomically; nothing when dir is "".
-func ksWriteArtifacts(dir string, arts []job.Artifact) error {
-	if dir == "" {
-		return nil
-	}
-	if err := prepareOut(dir); err != nil {
-		return err
-	}
-	return writeArtifacts(dir, arts)
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printEntropy(w, res) })
 }
 
 func printEntropy(w io.Writer, out *job.EntropyResult) {

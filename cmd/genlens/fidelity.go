@@ -57,9 +57,7 @@ images seen before come from the feature cache (--no-cache: off).`,
 			if anyFolder(f.In) {
 				stage = "images"
 			}
-			report, finish := stageBars(cmd.ErrOrStderr(), stage)
-			res, err := job.Stats(cmd.Context(), job.CLIEnv(report, nil), f)
-			finish()
+			res, err := runJob(cmd, job.Stats, f, stage)
 			if err != nil {
 				return err
 			}
@@ -134,17 +132,11 @@ a second comparison against the same real folder skips the network
 			if err := resolveWeights(cmd, &f.Weights, f.Real, f.Fake); err != nil {
 				return err
 			}
-			report, finish := stageBars(cmd.ErrOrStderr(), compareStages(f)...)
-			res, err := job.Compare(cmd.Context(), job.CLIEnv(report, nil), f)
-			finish()
+			res, err := runJob(cmd, job.Compare, f, compareStages(f)...)
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), res)
-			}
-			printCompare(cmd.OutOrStdout(), f, res)
-			return nil
+			return emit(cmd, "", nil, asJSON, res, func(w io.Writer) { printCompare(w, f, res) })
 		},
 	}
 	fl := cmd.Flags()
@@ -254,18 +246,14 @@ permutes the rows with NumPy's RandomState(2020): --shuffle does the same
 			if err := resolveWeights(cmd, &f.Weights, f.Images); err != nil {
 				return err
 			}
-			report, finish := stageBars(cmd.ErrOrStderr(), "images")
-			res, err := job.IS(cmd.Context(), job.CLIEnv(report, nil), f)
-			finish()
+			res, err := runJob(cmd, job.IS, f, "images")
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), res)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "IS %s ± %s (%d splits)\n", fmtNum(float64(res.IS.Mean)), fmtNum(float64(res.IS.Std)), f.Splits)
-			imagesLine(cmd.OutOrStdout(), res.Images)
-			return nil
+			return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
+				fmt.Fprintf(w, "IS %s ± %s (%d splits)\n", fmtNum(float64(res.IS.Mean)), fmtNum(float64(res.IS.Std)), f.Splits)
+				imagesLine(w, res.Images)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&f.Probs, "probs", "", "class-probability rows (.npy/.npz/.csv), n x classes")

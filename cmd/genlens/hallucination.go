@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -67,17 +66,6 @@ func registerNamedCategorical(fl *pflag.FlagSet, inputs, labels *string, alpha *
 	fl.StringVar(inputs, "inputs", *inputs, "categorical model: comma-separated input names (one Dirichlet per input)")
 	fl.StringVar(labels, "labels", *labels, "categorical model: comma-separated label names")
 	fl.Float64Var(alpha, "alpha", *alpha, "categorical model: symmetric Dirichlet prior concentration")
-}
-
-// phrProgress returns an Env progress callback drawing a bar on stderr,
-// and the function that finishes it.
-func phrProgress(cmd *cobra.Command, what string) (func(done, total int), func()) {
-	tick, done := func() {}, func() {}
-	var once sync.Once
-	return func(_, total int) {
-		once.Do(func() { tick, done = progress(cmd.ErrOrStderr(), total, what) })
-		tick()
-	}, func() { done() }
 }
 
 // ---------------------------------------------------------------- simulate
@@ -147,31 +135,11 @@ func runPHRSimulate(cmd *cobra.Command, f job.HallucinationSimulateRequest, out 
 	if err := prepareOut(out); err != nil {
 		return err
 	}
-	prog, done := phrProgress(cmd, "simulate")
-	res, err := job.HallucinationSimulate(cmd.Context(), job.CLIEnv(prog, nil), f)
-	done()
+	res, err := runJob(cmd, job.HallucinationSimulate, f, "simulate")
 	if err != nil {
 		return err
 	}
-	return phrOutput(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRSim(w, res) })
-}
-
-// phrOutput writes the artifacts under dir (none when dir is ""), then
-// prints res as JSON or as the command's table.
-func phrOutput(cmd *cobra.Command, dir string, as []job.Artifact, asJSON bool, res any, printTable func(io.Writer)) error {
-	if dir != "" {
-		if err := prepareOut(dir); err != nil {
-			return err
-		}
-		if err := writeArtifacts(dir, as); err != nil {
-			return err
-		}
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printTable(cmd.OutOrStdout())
-	return nil
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRSim(w, res) })
 }
 
 func printPHRSim(w io.Writer, res *job.HallucinationSimulateResult) {
@@ -279,11 +247,7 @@ func runPHRRun(cmd *cobra.Command, f job.HallucinationRunRequest, out string, as
 	if err := guardOut(out, phrRunOutputs, f.Context, f.Queries); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	prog, done := phrProgress(cmd, "queries")
-	res, err := job.HallucinationRun(ctx, job.CLIEnv(prog, mseWarn(cmd)), f)
-	done()
+	res, err := runJob(cmd, job.HallucinationRun, f, "queries")
 	if err != nil && res != nil && res.Incomplete && out != "" {
 		// Interrupted: keep what finished in --out, then report the
 		// interruption.
@@ -296,7 +260,7 @@ func runPHRRun(cmd *cobra.Command, f job.HallucinationRunRequest, out string, as
 	if err != nil {
 		return err
 	}
-	return phrOutput(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRRun(w, res) })
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRRun(w, res) })
 }
 
 func printPHRRun(w io.Writer, res *job.HallucinationRunResult) {

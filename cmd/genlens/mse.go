@@ -103,7 +103,7 @@ func runMSEFit(cmd *cobra.Command, f job.MSEFitRequest, asJSON bool) error {
 	if err := guardOutFile("--model", f.Model); err != nil {
 		return err
 	}
-	res, err := job.MSEFit(cmd.Context(), job.CLIEnv(nil, mseWarn(cmd)), f)
+	res, err := runJob(cmd, job.MSEFit, f)
 	if err != nil {
 		return err
 	}
@@ -122,11 +122,6 @@ func runMSEFit(cmd *cobra.Command, f job.MSEFitRequest, asJSON bool) error {
 	fmt.Fprintln(w, ")")
 	fmt.Fprintf(w, "saved to %s\n", f.Model)
 	return nil
-}
-
-// mseWarn prints the job's warnings on the command's stderr.
-func mseWarn(cmd *cobra.Command) func(string) {
-	return func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "genlens: warning:", msg) }
 }
 
 // mseRefuseForeign refuses to overwrite an existing file that is not a
@@ -204,29 +199,11 @@ func runMSEEstimate(cmd *cobra.Command, f job.MSEEstimateRequest, out string, as
 	if err := guardOut(out, mseEstimateOutputs, f.Model, f.Data); err != nil {
 		return err
 	}
-	res, err := job.MSEEstimate(cmd.Context(), job.CLIEnv(nil, nil), f)
+	res, err := runJob(cmd, job.MSEEstimate, f)
 	if err != nil {
 		return err
 	}
-	if err := mseWriteArtifacts(out, res.Artifacts()); err != nil {
-		return err
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printMSEEstimate(cmd.OutOrStdout(), res)
-	return nil
-}
-
-// mseWriteArtifacts writes the artifacts under dir, if one is given.
-func mseWriteArtifacts(dir string, as []job.Artifact) error {
-	if dir == "" {
-		return nil
-	}
-	if err := prepareOut(dir); err != nil {
-		return err
-	}
-	return writeArtifacts(dir, as)
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printMSEEstimate(w, res) })
 }
 
 func printMSEEstimate(w io.Writer, o *job.MSEEstimateResult) {
@@ -315,28 +292,11 @@ func runMSEBench(cmd *cobra.Command, f job.MSEBenchRequest, out string, asJSON b
 	if err := guardOut(out, mseBenchOutputs, f.Dataset); err != nil {
 		return err
 	}
-	var tick, done func()
-	env := job.CLIEnv(func(_, total int) {
-		if tick == nil {
-			tick, done = progress(cmd.ErrOrStderr(), total, "mse bench")
-		}
-		tick()
-	}, nil)
-	res, err := job.MSEBench(cmd.Context(), env, f)
-	if done != nil {
-		done()
-	}
+	res, err := runJob(cmd, job.MSEBench, f, "mse bench")
 	if err != nil {
 		return err
 	}
-	if err := mseWriteArtifacts(out, res.Artifacts()); err != nil {
-		return err
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printMSEBench(cmd.OutOrStdout(), res)
-	return nil
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printMSEBench(w, res) })
 }
 
 func printMSEBench(w io.Writer, o *job.MSEBenchResult) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,28 +17,12 @@ import (
 	"golang.org/x/term"
 
 	"genlens/inception"
+	"genlens/internal/atomicfile"
 	"genlens/job"
 )
 
-// num is a float64 that encodes NaN and ±Inf as JSON null (an undefined
-// estimate, e.g. a variance from one model), since JSON has no NaN.
-type num float64
-
-func (n num) MarshalJSON() ([]byte, error) {
-	f := float64(n) + 0 // -0 (e.g. minus a zero entropy) prints as 0
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
-}
-
-func nums(v []float64) []num {
-	out := make([]num, len(v))
-	for i, x := range v {
-		out[i] = num(x)
-	}
-	return out
-}
+// num is job.Num: NaN and ±Inf marshal as JSON null, -0 as 0.
+type num = job.Num
 
 // fmtNum formats a value for the human-readable tables.
 func fmtNum(v float64) string {
@@ -208,7 +193,7 @@ func progress(stderr io.Writer, total int, what string, extra ...progressbar.Opt
 // stageBars returns an Env.Progress callback that draws one bar per stage
 // of a job on stderr (see progress): a stage ends when its total changes
 // or its count goes back. labels name the stages in order, the last one
-// any further; a stage labelled "images" shows images/s.
+// any further; a stage labelled "images" or "features" shows images/s.
 func stageBars(stderr io.Writer, labels ...string) (report func(done, total int), finish func()) {
 	var tick, done func()
 	stage, ticked, last := -1, 0, -1
@@ -224,7 +209,7 @@ func stageBars(stderr io.Writer, labels ...string) (report func(done, total int)
 			stage++
 			label := labels[min(stage, len(labels)-1)]
 			var extra []progressbar.Option
-			if label == "images" {
+			if label == "images" || label == "features" {
 				extra = append(extra, progressbar.OptionShowIts(), progressbar.OptionSetItsString("images"))
 			}
 			tick, done = progress(stderr, total, label, extra...)
@@ -235,6 +220,59 @@ func stageBars(stderr io.Writer, labels ...string) (report func(done, total int)
 		}
 	}
 	return report, finish
+}
+
+// warnings returns the Env warning callback of cmd: a line on its stderr.
+func warnings(cmd *cobra.Command) func(string) {
+	return func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "genlens: warning:", msg) }
+}
+
+// runJob runs the job function fn on req with the command line's Env:
+// inputs from the host, warnings on stderr, and (given labels) a progress
+// bar on stderr per stage of the job, as stageBars draws them.
+func runJob[Req, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, Req) (Res, error), req Req, labels ...string) (Res, error) {
+	var report func(done, total int)
+	if len(labels) > 0 {
+		var finish func()
+		report, finish = stageBars(cmd.ErrOrStderr(), labels...)
+		defer finish()
+	}
+	return fn(cmd.Context(), job.CLIEnv(report, warnings(cmd)), req)
+}
+
+// emit writes the artifacts of a result under dir (created if missing;
+// nothing when dir is ""), then prints the result on stdout: as one JSON
+// document, or as the command's table.
+func emit(cmd *cobra.Command, dir string, arts []job.Artifact, asJSON bool, res any, table func(io.Writer)) error {
+	if dir != "" {
+		if err := prepareOut(dir); err != nil {
+			return err
+		}
+		if err := writeArtifacts(dir, arts); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), res)
+	}
+	table(cmd.OutOrStdout())
+	return nil
+}
+
+// writeArtifacts writes the artifacts of one run under dir as one
+// atomicfile.Set: all of them or none, never a mix with an earlier run's.
+func writeArtifacts(dir string, as []job.Artifact) error {
+	var s atomicfile.Set
+	for _, a := range as {
+		if err := s.Add(outPath(dir, a.Name), a.Write); err != nil {
+			s.Abort()
+			return fmt.Errorf("writing %s: %w", outPath(dir, a.Name), err)
+		}
+	}
+	if err := s.Commit(); err != nil {
+		return fmt.Errorf("writing the artifacts in %s: %w", dir, err)
+	}
+	return nil
 }
 
 // anyFolder reports whether one of paths is a directory on the host.

@@ -97,25 +97,11 @@ func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool)
 	if anyFolder(append([]string{f.Ref}, f.Pools...)...) {
 		labels = []string{"images", "trials"}
 	}
-	report, finish := stageBars(cmd.ErrOrStderr(), labels...)
-	res, err := job.Select(cmd.Context(), job.CLIEnv(report, mseWarn(cmd)), f)
-	finish()
+	res, err := runJob(cmd, job.Select, f, labels...)
 	if err != nil {
 		return err
 	}
-	if out != "" {
-		if err := prepareOut(out); err != nil {
-			return err
-		}
-		if err := writeArtifacts(out, res.Artifacts()); err != nil {
-			return err
-		}
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printSelect(cmd.OutOrStdout(), f.Pools, res)
-	return nil
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printSelect(w, f.Pools, res) })
 }
 
 func printSelect(w io.Writer, pools []string, o *job.SelectResult) {
