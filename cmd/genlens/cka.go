@@ -9,8 +9,6 @@ import (
 	"genlens/job"
 )
 
-func init() { extraCommands = append(extraCommands, newCKACmd) }
-
 func newCKACmd() *cobra.Command {
 	f := job.NewCKARequest()
 	var asJSON bool

@@ -12,8 +12,6 @@ import (
 	"genlens/job"
 )
 
-func init() { extraCommands = append(extraCommands, newDisentangleCmd) }
-
 func newDisentangleCmd() *cobra.Command {
 	f := job.NewDisentangleRequest()
 	var out string
@@ -69,8 +67,7 @@ disentangle.json.`,
 	fl.StringVar(&f.PixelRange, "pixel-range", "auto", "source pixel range mapped to [-1, 1]: auto or LO,HI")
 	fl.IntVar(&f.Clusters, "clusters", disentangle.DefaultClusters, "number of pixel clusters")
 	fl.Float64Var(&f.Threshold, "cut-distance", 0, "cut the cluster tree at this distance instead of into --clusters clusters")
-	deprecatedAlias(fl, "threshold", "cut-distance")
-	fieldFlag(cmd, "threshold", "cut-distance")
+	renamedFlag(cmd, "threshold", "cut-distance")
 	fl.StringVar(&f.Linkage, "linkage", "average", "average, complete, single or ward")
 	fl.StringVar(&f.Distance, "distance", "rows", "rows (Euclidean between CKA rows, as the authors) or one-minus-cka")
 	fl.IntVar(&f.CKABatch, "cka-batch", disentangle.DefaultCKABatch, "images per CKA mini-batch")

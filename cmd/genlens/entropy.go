@@ -76,8 +76,7 @@ computed from samples[1:] only.`,
 	fl.StringVar(&gamma, "gamma", "dim", "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
 	fl.BoolVar(&f.HoldoutFirst, "holdout-first", false, "judge samples[0]; score uncertainty on samples[1:]")
 	fl.Float64Var(&f.Threshold, "rouge-threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct, in [0, 1)")
-	deprecatedAlias(fl, "threshold", "rouge-threshold")
-	fieldFlag(cmd, "threshold", "rouge-threshold")
+	renamedFlag(cmd, "threshold", "rouge-threshold")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fl.StringVar(&out, "out", "", "directory for items.csv, entropy.json and charts")
 	return cmd

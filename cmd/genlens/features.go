@@ -16,8 +16,6 @@ import (
 	"genlens/job"
 )
 
-func init() { extraCommands = append(extraCommands, newFeaturesCmd) }
-
 func newFeaturesCmd() *cobra.Command {
 	f := job.NewFeaturesRequest()
 	var out string

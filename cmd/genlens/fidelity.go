@@ -14,10 +14,6 @@ import (
 	"genlens/job"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newStatsCmd, newCompareCmd, newISCmd)
-}
-
 func newStatsCmd() *cobra.Command {
 	f := job.NewStatsRequest()
 	var out string

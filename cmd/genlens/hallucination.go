@@ -21,10 +21,6 @@ import (
 	"genlens/job"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newHallucinationCmd)
-}
-
 func newHallucinationCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hallucination",
@@ -103,14 +99,14 @@ mae_phr_vs_exact.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Model, "backend", f.Model, "exact model: linear or categorical (as run's --backend)")
-	deprecatedAlias(fl, "model", "backend")
+	renamedFlag(cmd, "model", "backend")
 	fl.StringVar(&f.Ns, "ns", f.Ns, "context sizes n, comma-separated")
 	fl.IntVar(&f.Tasks, "tasks", f.Tasks, "tasks (mechanism, context, query) per context size")
 	fl.Float64Var(&f.Eps, "eps", f.Eps, "tolerance ε: responses outside the (1-ε)-likely set are hallucinations")
 	fl.IntVar(&f.M, "m", f.M, "imagined datasets M per estimate")
 	fl.IntVar(&f.K, "k", f.K, "responses K per THR estimate")
-	deprecatedAlias(fl, "M", "m")
-	deprecatedAlias(fl, "K", "k")
+	renamedFlag(cmd, "M", "m")
+	renamedFlag(cmd, "K", "k")
 	fl.IntVar(&f.Extra, "extra", f.Extra, "imagined examples per dataset (N - n)")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
 	fl.IntVar(&f.Concurrency, "concurrency", f.Concurrency, "tasks estimated at once")
@@ -119,11 +115,8 @@ mae_phr_vs_exact.`,
 	registerLinear(fl, &f.Features, &f.Noise, &f.PriorScale)
 	fl.IntVar(&f.Groups, "input-count", f.Groups, "categorical model: number of inputs (one Dirichlet each; run's --inputs names them)")
 	fl.IntVar(&f.Labels, "label-count", f.Labels, "categorical model: number of labels (run's --labels names them)")
-	deprecatedAlias(fl, "groups", "input-count")
-	deprecatedAlias(fl, "labels", "label-count")
-	fieldFlag(cmd, "groups", "input-count")
-	fieldFlag(cmd, "labels", "label-count")
-	fieldFlag(cmd, "model", "backend")
+	renamedFlag(cmd, "groups", "input-count")
+	renamedFlag(cmd, "labels", "label-count")
 	fl.Float64Var(&f.Alpha, "alpha", f.Alpha, "categorical model: symmetric Dirichlet prior concentration")
 	return cmd
 }
@@ -212,16 +205,15 @@ Backends:
 	fl.StringVar(&f.Backend, "backend", f.Backend, "openai, linear or categorical")
 	fl.StringVar(&f.BaseURL, "base-url", "", "openai: API root, e.g. http://127.0.0.1:8000/v1")
 	fl.StringVar(&f.Model, "model-name", "", "openai: the server's model name (as serve-model's --model-name)")
-	deprecatedAlias(fl, "model", "model-name")
-	fieldFlag(cmd, "model", "model-name")
+	renamedFlag(cmd, "model", "model-name")
 	fl.StringVar(&f.APIKeyEnv, "api-key-env", f.APIKeyEnv, "openai: environment variable holding the API key (may be unset)")
 	fl.StringVar(&f.Context, "context", "", "context examples (.jsonl rows {\"x\", \"y\"})")
 	fl.StringVar(&f.Queries, "queries", "", "queries (.jsonl rows {\"id\", \"x\"[, \"y\"]})")
 	fl.Float64Var(&f.Eps, "eps", f.Eps, "tolerance ε (the paper used 0.75 to compare with the error rate)")
 	fl.IntVar(&f.M, "m", 0, "imagined datasets M per query (default 10 openai, 40 exact models)")
 	fl.IntVar(&f.K, "k", 0, "responses K per THR estimate (default 50 openai, 2000 exact models)")
-	deprecatedAlias(fl, "M", "m")
-	deprecatedAlias(fl, "K", "k")
+	renamedFlag(cmd, "M", "m")
+	renamedFlag(cmd, "K", "k")
 	fl.IntVar(&f.Extra, "extra", 0, "imagined examples N - n (default 5 openai, 100 exact models)")
 	fl.IntVar(&f.Concurrency, "concurrency", f.Concurrency, "requests in flight (openai) and queries at once")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed (sent to the server as per-request seeds)")

@@ -18,8 +18,6 @@ import (
 	"genlens/job"
 )
 
-func init() { extraCommands = append(extraCommands, newMSECmd) }
-
 func newMSECmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mse",

@@ -13,10 +13,6 @@ import (
 	"genlens/job"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newSelectCmd)
-}
-
 func newSelectCmd() *cobra.Command {
 	f := job.NewSelectRequest()
 	var out string
