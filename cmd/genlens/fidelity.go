@@ -128,7 +128,9 @@ a second comparison against the same real folder skips the network
 			if err := resolveWeights(cmd, &f.Weights, f.Real, f.Fake); err != nil {
 				return err
 			}
-			res, err := runJob(cmd, job.Compare, f, compareStages(f)...)
+			// A stage beyond those named is drawn without a label.
+			stages := append(f.Stages(anyFolder(f.Real, f.Fake)), "")
+			res, err := runJob(cmd, job.Compare, f, stages...)
 			if err != nil {
 				return err
 			}
@@ -150,37 +152,6 @@ a second comparison against the same real folder skips the network
 	imageFlags(fl, &f.ImageOptions, "batch")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
-}
-
-// compareStages names the progress stages of job.Compare in order:
-// images when a side is a folder, then fid, kid and mmd/cms as asked for.
-func compareStages(f job.CompareRequest) []string {
-	var st []string
-	if anyFolder(f.Real, f.Fake) {
-		st = append(st, "images")
-	}
-	m := strings.ToLower(f.Metrics)
-	has := func(name string) bool {
-		if strings.TrimSpace(m) == "all" {
-			return true
-		}
-		for _, s := range strings.Split(m, ",") {
-			if strings.TrimSpace(s) == name || s == "" && name == "fid" && strings.TrimSpace(m) == "" {
-				return true
-			}
-		}
-		return false
-	}
-	if has("fid") {
-		st = append(st, "fid")
-	}
-	if has("kid") {
-		st = append(st, "kid subsets")
-	}
-	if has("mmd") || has("cms") {
-		st = append(st, "mmd, cms")
-	}
-	return append(st, "")
 }
 
 func printCompare(w io.Writer, f job.CompareRequest, o *job.CompareResult) {
