@@ -61,10 +61,7 @@ members of file i, (n-1)/n Var_i, for independently trained members.`,
 }
 
 func runCorrelate(cmd *cobra.Command, f job.CorrelateRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
-		return err
-	}
-	if err := guardOut(out, correlateOutputs, f.Files...); err != nil {
+	if err := checkRun(&f, out, correlateOutputs, f.Files...); err != nil {
 		return err
 	}
 	res, err := runJob(cmd, job.Correlate, f, "correlate")

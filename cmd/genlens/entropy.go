@@ -83,10 +83,7 @@ computed from samples[1:] only.`,
 }
 
 func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
-		return err
-	}
-	if err := guardOut(out, entropyOutputs, f.In, f.Embeddings); err != nil {
+	if err := checkRun(&f, out, entropyOutputs, f.In, f.Embeddings); err != nil {
 		return err
 	}
 	res, err := runJob(cmd, job.Entropy, f, "entropy")

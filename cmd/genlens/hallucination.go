@@ -19,6 +19,7 @@ import (
 
 	"genlens/hallucination/openai/openaitest"
 	"genlens/job"
+	"genlens/server"
 )
 
 func newHallucinationCmd() *cobra.Command {
@@ -122,10 +123,7 @@ mae_phr_vs_exact.`,
 }
 
 func runPHRSimulate(cmd *cobra.Command, f job.HallucinationSimulateRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
-		return err
-	}
-	if err := prepareOut(out); err != nil {
+	if err := checkRun(&f, out, nil); err != nil {
 		return err
 	}
 	res, err := runJob(cmd, job.HallucinationSimulate, f, "simulate")
@@ -233,10 +231,7 @@ Backends:
 var phrRunOutputs = []string{"items.csv", "run.json"}
 
 func runPHRRun(cmd *cobra.Command, f job.HallucinationRunRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
-		return err
-	}
-	if err := guardOut(out, phrRunOutputs, f.Context, f.Queries); err != nil {
+	if err := checkRun(&f, out, phrRunOutputs, f.Context, f.Queries); err != nil {
 		return err
 	}
 	res, err := runJob(cmd, job.HallucinationRun, f, "queries")
@@ -333,11 +328,10 @@ It listens on loopback addresses only and runs until interrupted.`,
 // runPHRServe serves until ctx ends; ready, if not nil, receives the
 // listening address.
 func runPHRServe(ctx context.Context, w io.Writer, f phrServeFlags, ready func(addr string)) error {
-	host, _, err := net.SplitHostPort(f.addr)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(f.addr); err != nil {
 		return badUsage("--addr %q: want HOST:PORT", f.addr)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if !server.IsLoopback(f.addr) {
 		return badUsage("--addr %q: serve-model listens on loopback addresses only (127.0.0.1, ::1, localhost)", f.addr)
 	}
 	if f.latency < 0 {

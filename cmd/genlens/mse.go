@@ -191,10 +191,7 @@ not (a cell reading NaN is an error).`,
 var mseEstimateOutputs = []string{"chunks.csv", "estimate.json", "mse_chunks.png"}
 
 func runMSEEstimate(cmd *cobra.Command, f job.MSEEstimateRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
-		return err
-	}
-	if err := guardOut(out, mseEstimateOutputs, f.Model, f.Data); err != nil {
+	if err := checkRun(&f, out, mseEstimateOutputs, f.Model, f.Data); err != nil {
 		return err
 	}
 	res, err := runJob(cmd, job.MSEEstimate, f)
@@ -284,10 +281,7 @@ Trials run in parallel; the same --seed gives the same numbers.`,
 var mseBenchOutputs = []string{"bench.md", "trials.csv", "bench.json"}
 
 func runMSEBench(cmd *cobra.Command, f job.MSEBenchRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
-		return err
-	}
-	if err := guardOut(out, mseBenchOutputs, f.Dataset); err != nil {
+	if err := checkRun(&f, out, mseBenchOutputs, f.Dataset); err != nil {
 		return err
 	}
 	res, err := runJob(cmd, job.MSEBench, f, "mse bench")

@@ -81,6 +81,15 @@ func guardOut(dir string, names []string, inputs ...string) error {
 	return prepareOut(dir)
 }
 
+// checkRun checks a request (its Validate), then the --out directory dir
+// as guardOut does, before any work is done.
+func checkRun(req interface{ Validate() error }, dir string, names []string, inputs ...string) error {
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	return guardOut(dir, names, inputs...)
+}
+
 // guardOutFile refuses, before any work is done, an output file (flag
 // names it in the message) that is a directory or whose parent directory
 // does not exist.

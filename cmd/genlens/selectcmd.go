@@ -80,10 +80,7 @@ algorithm) and regret.png / optimal_pick_ratio.png.`,
 var selectOutputs = []string{"steps.csv", "regret.png", "optimal_pick_ratio.png", "select.json"}
 
 func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
-		return err
-	}
-	if err := guardOut(out, selectOutputs, append([]string{f.Ref}, f.Pools...)...); err != nil {
+	if err := checkRun(&f, out, selectOutputs, append([]string{f.Ref}, f.Pools...)...); err != nil {
 		return err
 	}
 	if err := resolveWeights(cmd, &f.Weights, append([]string{f.Ref}, f.Pools...)...); err != nil {
