@@ -298,7 +298,7 @@ func printMSEBench(w io.Writer, o *job.MSEBenchResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "method\tMAE\tstd\tp vs best\t")
 	if published != nil {
-		fmt.Fprint(tw, "seed MAE\tseed std\t")
+		fmt.Fprint(tw, "paper MAE\tpaper std\t")
 	}
 	fmt.Fprintln(tw)
 	for _, m := range res.Methods {
