@@ -49,20 +49,17 @@ images seen before come from the feature cache (--no-cache: off).`,
 			if err := resolveWeights(cmd, &f.Weights, f.In); err != nil {
 				return err
 			}
-			stage := "rows"
+			// What the statistics are of: the bar's label, the summary's word.
+			what := "rows"
 			if anyFolder(f.In) {
-				stage = "images"
+				what = "images"
 			}
-			res, err := runJob(cmd, job.Stats, f, stage)
+			res, err := runJob(cmd, job.Stats, f, what)
 			if err != nil {
 				return err
 			}
 			if err := atomicfile.Write(out, res.Artifact(filepath.Base(out)).Write); err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
-			}
-			what := "rows"
-			if res.Images != nil {
-				what = "images"
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: mu (%d), sigma (%d x %d) from %d %s\n", out, res.Dim, res.Dim, res.Dim, res.N, what)
 			imagesLine(cmd.OutOrStdout(), res.Images)

@@ -96,7 +96,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 // errors (bad flags, wrong arguments) as exit 2.
 func exitCode(err error) int {
 	var ue usageError
-	if errors.As(err, &ue) || isFlagError(err) {
+	if errors.As(err, &ue) {
 		return exitBadUse
 	}
 	return job.Classify(err).ExitCode()
@@ -255,21 +255,13 @@ var extraCommands = []func() *cobra.Command{
 	newDemoCmd,
 }
 
-// isFlagError recognises cobra's own argument errors (unknown command,
-// wrong number of positional arguments), which arrive as plain errors.
-func isFlagError(err error) bool {
-	var ae argsError
-	return errors.As(err, &ae)
-}
-
-type argsError struct{ error }
-
-// args wraps a cobra positional-argument validator so its error is a usage
-// error.
+// args wraps a cobra positional-argument validator so that its error
+// (unknown command, wrong number of arguments), which cobra returns as a
+// plain error, is a usage error.
 func args(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
 		if err := v(cmd, a); err != nil {
-			return argsError{err}
+			return usageError{err}
 		}
 		return nil
 	}

@@ -53,8 +53,6 @@ func prepareOut(dir string) error {
 	return nil
 }
 
-func outPath(dir, name string) string { return filepath.Join(dir, name) }
-
 // guardOut refuses, before any work is done, an --out directory where one
 // of the files a command writes (names) is one of the user's inputs (the
 // input would be replaced by an artifact), or that is itself an input
@@ -72,7 +70,7 @@ func guardOut(dir string, names []string, inputs ...string) error {
 		return badUsage("--out %s is the input %s; write the artifacts elsewhere", dir, in)
 	}
 	for _, n := range names {
-		if in := sameFileAs(outPath(dir, n), inputs...); in != "" {
+		if in := sameFileAs(filepath.Join(dir, n), inputs...); in != "" {
 			return badUsage("--out %s: writing %s would overwrite the input %s", dir, n, in)
 		}
 	}
@@ -273,9 +271,9 @@ func emit(cmd *cobra.Command, dir string, arts []job.Artifact, asJSON bool, res 
 func writeArtifacts(dir string, as []job.Artifact) error {
 	var s atomicfile.Set
 	for _, a := range as {
-		if err := s.Add(outPath(dir, a.Name), a.Write); err != nil {
+		if err := s.Add(filepath.Join(dir, a.Name), a.Write); err != nil {
 			s.Abort()
-			return fmt.Errorf("writing %s: %w", outPath(dir, a.Name), err)
+			return fmt.Errorf("writing %s: %w", filepath.Join(dir, a.Name), err)
 		}
 	}
 	if err := s.Commit(); err != nil {
