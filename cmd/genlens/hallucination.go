@@ -8,9 +8,7 @@ import (
 	"math"
 	"net"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -312,9 +310,7 @@ It listens on loopback addresses only and runs until interrupted.`,
 		Example: `  genlens hallucination serve-model --addr 127.0.0.1:8000 --inputs cat,dog --labels yes,no`,
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return runPHRServe(ctx, cmd.OutOrStdout(), f, nil)
+			return runPHRServe(cmd.Context(), cmd.OutOrStdout(), f, nil)
 		},
 	}
 	cmd.Flags().StringVar(&f.addr, "addr", "127.0.0.1:8000", "loopback address to listen on")

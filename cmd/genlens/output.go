@@ -160,70 +160,59 @@ func newConsole(stdout, stderr io.Writer) (out, errw io.Writer) {
 	return consoleWriter{c, stdout}, consoleWriter{c, stderr}
 }
 
-// progress returns a tick function drawing a bar on stderr when stderr is
-// a terminal, and a no-op otherwise (CI logs and pipes stay clean). extra
-// options add to the bar's look (features shows images/s).
-func progress(stderr io.Writer, total int, what string, extra ...progressbar.Option) (tick func(), done func()) {
-	cw, ok := stderr.(consoleWriter)
-	if !ok {
-		return func() {}, func() {}
-	}
-	f, ok := cw.w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || total < 2 {
-		return func() {}, func() {}
-	}
-	bar := progressbar.NewOptions(total, append([]progressbar.Option{
-		progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(),
-		progressbar.OptionThrottle(100_000_000),
-		progressbar.OptionClearOnFinish(),
-	}, extra...)...)
-	cw.c.mu.Lock()
-	prev := cw.c.bar
-	cw.c.bar = bar
-	cw.c.mu.Unlock()
-	tick = func() {
-		cw.c.mu.Lock()
-		defer cw.c.mu.Unlock()
-		_ = bar.Add(1)
-		cw.c.shown = true
-	}
-	return tick, func() {
-		cw.c.mu.Lock()
-		defer cw.c.mu.Unlock()
-		_ = bar.Finish()
-		cw.c.bar, cw.c.shown = prev, false
-	}
-}
-
 // stageBars returns an Env.Progress callback that draws one bar per stage
-// of a job on stderr (see progress): a stage ends when its total changes
-// or its count goes back. labels name the stages in order, the last one
-// any further; a stage labelled "images" or "features" shows images/s.
+// of a job on stderr when stderr is a terminal, and nothing otherwise (CI
+// logs and pipes stay clean). A stage ends when its total changes or its
+// count goes back; labels name the stages in order, the last one any
+// further; a stage labelled "images" or "features" shows images/s, and a
+// stage of fewer than 2 steps draws no bar.
 func stageBars(stderr io.Writer, labels ...string) (report func(done, total int), finish func()) {
-	var tick, done func()
-	stage, ticked, last := -1, 0, -1
+	cw, _ := stderr.(consoleWriter)
+	f, ok := cw.w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return func(int, int) {}, func() {}
+	}
+	var bar, prev *progressbar.ProgressBar
+	open, stage, ticked, last := false, -1, 0, -1
 	finish = func() {
-		if done != nil {
-			done()
-			tick, done = nil, nil
+		cw.c.mu.Lock()
+		defer cw.c.mu.Unlock()
+		if bar != nil {
+			_ = bar.Finish()
+			cw.c.bar, cw.c.shown = prev, false
 		}
+		bar, open = nil, false
 	}
 	report = func(d, total int) {
-		if tick == nil || total != last || d < ticked {
+		if !open || total != last || d < ticked {
 			finish()
 			stage++
+			open, ticked, last = true, 0, total
 			label := labels[min(stage, len(labels)-1)]
-			var extra []progressbar.Option
-			if label == "images" || label == "features" {
-				extra = append(extra, progressbar.OptionShowIts(), progressbar.OptionSetItsString("images"))
+			opts := []progressbar.Option{
+				progressbar.OptionSetWriter(f),
+				progressbar.OptionSetDescription(label),
+				progressbar.OptionShowCount(),
+				progressbar.OptionThrottle(100_000_000),
+				progressbar.OptionClearOnFinish(),
 			}
-			tick, done = progress(stderr, total, label, extra...)
-			ticked, last = 0, total
+			if label == "images" || label == "features" {
+				opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString("images"))
+			}
+			if total >= 2 {
+				cw.c.mu.Lock()
+				bar, prev = progressbar.NewOptions(total, opts...), cw.c.bar
+				cw.c.bar = bar
+				cw.c.mu.Unlock()
+			}
 		}
+		cw.c.mu.Lock()
+		defer cw.c.mu.Unlock()
 		for ; ticked < d; ticked++ {
-			tick()
+			if bar != nil {
+				_ = bar.Add(1)
+				cw.c.shown = true
+			}
 		}
 	}
 	return report, finish
