@@ -53,16 +53,9 @@ computed from samples[1:] only.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The kernel-specific flags reach the request only when
 			// given, so that the job refuses those the kernel ignores.
-			fl := cmd.Flags()
-			if fl.Changed("t") {
-				f.T = &t
-			}
-			if fl.Changed("cumulative") {
-				f.Cumulative = &cumulative
-			}
-			if fl.Changed("gamma") {
-				f.Gamma = gamma
-			}
+			ifGiven(cmd, "t", &f.T, &t)
+			ifGiven(cmd, "cumulative", &f.Cumulative, &cumulative)
+			ifGiven(cmd, "gamma", &f.Gamma, gamma)
 			return runEntropy(cmd, f, out, asJSON)
 		},
 	}

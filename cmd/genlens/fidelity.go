@@ -113,12 +113,10 @@ a second comparison against the same real folder skips the network
   genlens compare --real real_feats.npy --fake gen_feats.npy --metrics all`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("kernel") {
-				f.Kernel = kernelName
-			}
-			if cmd.Flags().Changed("gamma") {
-				f.Gamma = gamma
-			}
+			// Only when given, so that the job refuses them without mmd
+			// or cms.
+			ifGiven(cmd, "kernel", &f.Kernel, kernelName)
+			ifGiven(cmd, "gamma", &f.Gamma, gamma)
 			if err := f.Validate(); err != nil {
 				return err
 			}
