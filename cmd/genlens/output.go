@@ -60,11 +60,14 @@ func prepareOut(dir string) error {
 // that do not exist cannot collide. With dir == "" nothing is written and
 // nothing is checked.
 func guardOut(dir string, names []string, inputs ...string) error {
+	// Create it first: a missing or read-only parent must be reported
+	// before the computation, not after it; and a directory that did not
+	// exist holds no input.
 	if dir == "" {
 		return nil
 	}
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return badUsage("--out %s is a file; give a directory (it is created if missing)", dir)
+	if err := prepareOut(dir); err != nil {
+		return err
 	}
 	if in := sameFileAs(dir, inputs...); in != "" {
 		return badUsage("--out %s is the input %s; write the artifacts elsewhere", dir, in)
@@ -74,9 +77,7 @@ func guardOut(dir string, names []string, inputs ...string) error {
 			return badUsage("--out %s: writing %s would overwrite the input %s", dir, n, in)
 		}
 	}
-	// Create it now: a missing or read-only parent must be reported
-	// before the computation, not after it.
-	return prepareOut(dir)
+	return nil
 }
 
 // checkRun checks a request (its Validate), then the --out directory dir
