@@ -80,14 +80,15 @@ algorithm) and regret.png / optimal_pick_ratio.png.`,
 var selectOutputs = []string{"steps.csv", "regret.png", "optimal_pick_ratio.png", "select.json"}
 
 func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool) error {
-	if err := checkRun(&f, out, selectOutputs, append([]string{f.Ref}, f.Pools...)...); err != nil {
+	inputs := append([]string{f.Ref}, f.Pools...)
+	if err := checkRun(&f, out, selectOutputs, inputs...); err != nil {
 		return err
 	}
-	if err := resolveWeights(cmd, &f.Weights, append([]string{f.Ref}, f.Pools...)...); err != nil {
+	if err := resolveWeights(cmd, &f.Weights, inputs...); err != nil {
 		return err
 	}
 	labels := []string{"trials"}
-	if anyFolder(append([]string{f.Ref}, f.Pools...)...) {
+	if anyFolder(inputs...) {
 		labels = []string{"images", "trials"}
 	}
 	res, err := runJob(cmd, job.Select, f, labels...)
