@@ -32,12 +32,6 @@ func fmtNum(v float64) string {
 	return strconv.FormatFloat(v+0, 'g', 6, 64)
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 // prepareOut creates the --out directory. It never removes anything the
 // user has there; files genlens writes are replaced atomically.
 func prepareOut(dir string) error {
@@ -250,7 +244,9 @@ func emit(cmd *cobra.Command, dir string, arts []job.Artifact, asJSON bool, res 
 		}
 	}
 	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
 	}
 	table(cmd.OutOrStdout())
 	return nil
