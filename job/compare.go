@@ -110,10 +110,48 @@ func (r *CompareRequest) checkMetricFields(want map[frechet.Metric]bool) error {
 	} else if r.Kernel != "" || r.Gamma != "" {
 		return Fieldf("kernel", "compare: {kernel} and {gamma} apply only to {metrics} mmd and cms")
 	}
-	if want[frechet.MetricKID] && (r.KIDSubsets < 1 || r.KIDSubsetSize < 2) {
+	if !want[frechet.MetricKID] {
+		return nil
+	}
+	switch {
+	case r.KIDSubsets < 1 || r.KIDSubsetSize < 2:
 		return Fieldf("kid_subsets", "compare: {kid_subsets} must be >= 1 and {kid_subset_size} >= 2")
+	case r.KIDSubsets > MaxKIDSubsets:
+		return Fieldf("kid_subsets", "compare: {kid_subsets} %d: want at most %d", r.KIDSubsets, MaxKIDSubsets)
+	case r.KIDSubsetSize > MaxKIDSubsetSize:
+		return Fieldf("kid_subset_size", "compare: {kid_subset_size} %d: want at most %d", r.KIDSubsetSize, MaxKIDSubsetSize)
 	}
 	return nil
+}
+
+// MaxKIDSubsets and MaxKIDSubsetSize bound the KID fields: KID keeps one
+// number per subset, and a subset of m rows costs 2 m² d multiply-adds,
+// so larger values ask for memory or time no run has (torch-fidelity's
+// defaults are 100 subsets of 1000 rows).
+const (
+	MaxKIDSubsets    = 1_000_000
+	MaxKIDSubsetSize = 1_000_000
+)
+
+// Stages names the stages of Compare's progress in order, for a transport
+// that labels them: "images" when a side is a folder (folders), then
+// "fid", "kid subsets" and "mmd, cms" as the request asks for them.
+func (r *CompareRequest) Stages(folders bool) []string {
+	var st []string
+	if folders {
+		st = append(st, "images")
+	}
+	want, _ := r.metrics(false, false)
+	if want[frechet.MetricFID] {
+		st = append(st, "fid")
+	}
+	if want[frechet.MetricKID] {
+		st = append(st, "kid subsets")
+	}
+	if want[frechet.MetricMMD] || want[frechet.MetricCMS] {
+		st = append(st, "mmd, cms")
+	}
+	return st
 }
 
 func (r *CompareRequest) kernel() string {

@@ -210,6 +210,12 @@ func TestCompareValidate(t *testing.T) {
 		{"kid subsets", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "kid", 0 }, "kid_subsets"},
 		{"kid subsets all", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "all", 0 }, "kid_subsets"},
 		{"kid subsets default", func(r *CompareRequest) { r.KIDSubsets = 0 }, ""},
+		{"kid subsets at the bound", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "kid", MaxKIDSubsets }, ""},
+		{"kid subsets huge", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "kid", math.MaxInt }, "kid_subsets"},
+		{"kid subsets huge all", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "all", MaxKIDSubsets+1 }, "kid_subsets"},
+		{"kid subsets huge unused", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "fid", math.MaxInt }, ""},
+		{"kid subset size at the bound", func(r *CompareRequest) { r.Metrics, r.KIDSubsetSize = "kid", MaxKIDSubsetSize }, ""},
+		{"kid subset size huge", func(r *CompareRequest) { r.Metrics, r.KIDSubsetSize = "kid", math.MaxInt }, "kid_subset_size"},
 		{"kernel default metrics", func(r *CompareRequest) { r.Kernel = "rbf" }, "kernel"},
 		{"dims", func(r *CompareRequest) { r.Dims = "logits" }, "dims"},
 		{"mode", func(r *CompareRequest) { r.Mode = "tensorflow" }, "mode"},
@@ -232,6 +238,29 @@ func TestCompareValidate(t *testing.T) {
 	req.Real, req.Fake, req.Metrics = "real_stats.npz", "fake.npy", "fid,kid"
 	_, err := Compare(context.Background(), Env{FS: fidFS(t)}, req)
 	fidWantField(t, err, "metrics")
+}
+
+func TestCompareStages(t *testing.T) {
+	for _, c := range []struct {
+		metrics string
+		folders bool
+		want    string
+	}{
+		{"", false, "fid"},
+		{"", true, "images/fid"},
+		{"kid", false, "kid subsets"},
+		{" KID , fid", false, "fid/kid subsets"},
+		{"cms", true, "images/mmd, cms"},
+		{"mmd,cms", false, "mmd, cms"},
+		{"all", false, "fid/kid subsets/mmd, cms"},
+		{"ALL", true, "images/fid/kid subsets/mmd, cms"},
+	} {
+		r := NewCompareRequest()
+		r.Real, r.Fake, r.Metrics = "r.npy", "f.npy", c.metrics
+		if got := strings.Join(r.Stages(c.folders), "/"); got != c.want {
+			t.Errorf("metrics %q, folders %v: stages %q, want %q", c.metrics, c.folders, got, c.want)
+		}
+	}
 }
 
 // fidWantField fails unless err is a *FieldError for field, or nil when

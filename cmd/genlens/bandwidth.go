@@ -17,8 +17,15 @@ func (k *kernelFlags) register(cmd *cobra.Command, defaultKernel, defaultGamma s
 // when given, so that the job refuses it for a kernel without a bandwidth
 // (cosine, linear) instead of silently ignoring it.
 func (k *kernelFlags) request(cmd *cobra.Command) (name, gamma string) {
-	if cmd.Flags().Changed("gamma") {
-		return k.kernel, k.gamma
+	ifGiven(cmd, "gamma", &gamma, k.gamma)
+	return k.kernel, gamma
+}
+
+// ifGiven sets *field to v when the flag name was given on cmd's command
+// line: for flags that reach a request only when given, so that the job
+// refuses one that does not apply instead of silently ignoring it.
+func ifGiven[T any](cmd *cobra.Command, name string, field *T, v T) {
+	if cmd.Flags().Changed(name) {
+		*field = v
 	}
-	return k.kernel, ""
 }

@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"genlens/job"
 )
-
-func init() { extraCommands = append(extraCommands, newCKACmd) }
 
 func newCKACmd() *cobra.Command {
 	f := job.NewCKARequest()
@@ -39,13 +38,14 @@ null in JSON when undefined (a representation constant over the examples).`,
 }
 
 func runCKA(cmd *cobra.Command, f job.CKARequest, asJSON bool) error {
-	res, err := job.CKA(cmd.Context(), job.CLIEnv(nil, nil), f)
+	res, err := runJob(cmd, job.CKA, f)
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
+	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) { printCKA(w, f, res) })
+}
+
+func printCKA(w io.Writer, f job.CKARequest, res *job.CKAResult) {
 	what := "CKA"
 	if f.Debiased {
 		what = "debiased CKA"
@@ -54,6 +54,5 @@ func runCKA(cmd *cobra.Command, f job.CKARequest, asJSON bool) error {
 	if f.Kernel == "rbf" {
 		k = fmt.Sprintf("rbf kernel, threshold %g", f.Threshold)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s (%s, %d examples): %s\n", what, k, res.N, fmtNum(float64(res.CKA)))
-	return nil
+	fmt.Fprintf(w, "%s (%s, %d examples): %s\n", what, k, res.N, fmtNum(float64(res.CKA)))
 }

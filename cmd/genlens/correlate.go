@@ -61,26 +61,14 @@ members of file i, (n-1)/n Var_i, for independently trained members.`,
 }
 
 func runCorrelate(cmd *cobra.Command, f job.CorrelateRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
+	if err := checkRun(&f, out, correlateOutputs, f.Files...); err != nil {
 		return err
 	}
-	if err := guardOut(out, correlateOutputs, f.Files...); err != nil {
-		return err
-	}
-	report, finish := stageBars(cmd.ErrOrStderr(), "correlate")
-	res, err := job.Correlate(cmd.Context(), job.CLIEnv(report, nil), f)
-	finish()
+	res, err := runJob(cmd, job.Correlate, f, "correlate")
 	if err != nil {
 		return err
 	}
-	if err := ksWriteArtifacts(out, res.Artifacts()); err != nil {
-		return err
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printCorrelation(cmd.OutOrStdout(), res)
-	return nil
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printCorrelation(w, res) })
 }
 
 func printCorrelation(w io.Writer, c *job.CorrelateResult) {

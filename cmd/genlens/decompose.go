@@ -48,22 +48,11 @@ bias, kernel score and MMD² need --targets. --key picks the array inside
 }
 
 func runDecompose(cmd *cobra.Command, f job.DecomposeRequest, asJSON bool) error {
-	report, finish := stageBars(cmd.ErrOrStderr(), "decompose")
-	res, err := job.Decompose(cmd.Context(), job.CLIEnv(report, ksWarn(cmd)), f)
-	finish()
+	res, err := runJob(cmd, job.Decompose, f, "decompose")
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printDecomposition(cmd.OutOrStdout(), res)
-	return nil
-}
-
-// ksWarn prints a job's warnings on cmd's stderr.
-func ksWarn(cmd *cobra.Command) func(string) {
-	return func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "genlens: warning:", msg) }
+	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) { printDecomposition(w, res) })
 }
 
 func printDecomposition(w io.Writer, d *job.DecomposeResult) {

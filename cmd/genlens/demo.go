@@ -34,14 +34,13 @@ func runDemo(ctx context.Context, w, stderr io.Writer, dir string, seed uint64) 
 	if err := prepareOut(dir); err != nil {
 		return err
 	}
-	sections := demo.Sections()
-	tick, done := progress(stderr, len(sections), "demo")
-	defer done()
+	report, finish := stageBars(stderr, "demo")
+	defer finish()
 	err := demo.Run(ctx, w, dir, demo.Options{
 		Seed:     seed,
 		Version:  "genlens " + version(),
 		Date:     time.Now().Format("2006-01-02"),
-		Progress: func(_, _ int) { tick() },
+		Progress: report,
 	})
 	if err != nil {
 		return err

@@ -9,11 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"genlens/disentangle"
-	"genlens/internal/atomicfile"
 	"genlens/job"
 )
-
-func init() { extraCommands = append(extraCommands, newDisentangleCmd) }
 
 func newDisentangleCmd() *cobra.Command {
 	f := job.NewDisentangleRequest()
@@ -70,8 +67,7 @@ disentangle.json.`,
 	fl.StringVar(&f.PixelRange, "pixel-range", "auto", "source pixel range mapped to [-1, 1]: auto or LO,HI")
 	fl.IntVar(&f.Clusters, "clusters", disentangle.DefaultClusters, "number of pixel clusters")
 	fl.Float64Var(&f.Threshold, "cut-distance", 0, "cut the cluster tree at this distance instead of into --clusters clusters")
-	deprecatedAlias(fl, "threshold", "cut-distance")
-	fieldFlag(cmd, "threshold", "cut-distance")
+	renamedFlag(cmd, "threshold", "cut-distance")
 	fl.StringVar(&f.Linkage, "linkage", "average", "average, complete, single or ward")
 	fl.StringVar(&f.Distance, "distance", "rows", "rows (Euclidean between CKA rows, as the authors) or one-minus-cka")
 	fl.IntVar(&f.CKABatch, "cka-batch", disentangle.DefaultCKABatch, "images per CKA mini-batch")
@@ -92,49 +88,11 @@ func runDisentangle(cmd *cobra.Command, f job.DisentangleRequest, out string, as
 	if err := guardOut(out, disentangleOutputs, append([]string{f.Train, f.Test}, f.Generated...)...); err != nil {
 		return err
 	}
-	var tick, done func()
-	env := job.CLIEnv(func(d, total int) {
-		if tick == nil {
-			tick, done = progress(cmd.ErrOrStderr(), total, "pixel CKA")
-		}
-		tick()
-	}, func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "genlens: warning:", msg) })
-	res, err := job.Disentangle(cmd.Context(), env, f)
-	if done != nil {
-		done()
-	}
+	res, err := runJob(cmd, job.Disentangle, f, "pixel CKA")
 	if err != nil {
 		return err
 	}
-	if out != "" {
-		if err := prepareOut(out); err != nil {
-			return err
-		}
-		if err := writeArtifacts(out, res.Artifacts()); err != nil {
-			return err
-		}
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printDisentangle(cmd.OutOrStdout(), res)
-	return nil
-}
-
-// writeArtifacts writes the artifacts of one run under dir as one
-// atomicfile.Set: all of them or none, never a mix with an earlier run's.
-func writeArtifacts(dir string, as []job.Artifact) error {
-	var s atomicfile.Set
-	for _, a := range as {
-		if err := s.Add(outPath(dir, a.Name), a.Write); err != nil {
-			s.Abort()
-			return fmt.Errorf("writing %s: %w", outPath(dir, a.Name), err)
-		}
-	}
-	if err := s.Commit(); err != nil {
-		return fmt.Errorf("writing the artifacts in %s: %w", dir, err)
-	}
-	return nil
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printDisentangle(w, res) })
 }
 
 func printDisentangle(w io.Writer, out *job.DisentangleResult) {

@@ -53,16 +53,9 @@ computed from samples[1:] only.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The kernel-specific flags reach the request only when
 			// given, so that the job refuses those the kernel ignores.
-			fl := cmd.Flags()
-			if fl.Changed("t") {
-				f.T = &t
-			}
-			if fl.Changed("cumulative") {
-				f.Cumulative = &cumulative
-			}
-			if fl.Changed("gamma") {
-				f.Gamma = gamma
-			}
+			ifGiven(cmd, "t", &f.T, &t)
+			ifGiven(cmd, "cumulative", &f.Cumulative, &cumulative)
+			ifGiven(cmd, "gamma", &f.Gamma, gamma)
 			return runEntropy(cmd, f, out, asJSON)
 		},
 	}
@@ -76,54 +69,21 @@ computed from samples[1:] only.`,
 	fl.StringVar(&gamma, "gamma", "dim", "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
 	fl.BoolVar(&f.HoldoutFirst, "holdout-first", false, "judge samples[0]; score uncertainty on samples[1:]")
 	fl.Float64Var(&f.Threshold, "rouge-threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct, in [0, 1)")
-	deprecatedAlias(fl, "threshold", "rouge-threshold")
-	fieldFlag(cmd, "threshold", "rouge-threshold")
+	renamedFlag(cmd, "threshold", "rouge-threshold")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fl.StringVar(&out, "out", "", "directory for items.csv, entropy.json and charts")
 	return cmd
 }
 
 func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
+	if err := checkRun(&f, out, entropyOutputs, f.In, f.Embeddings); err != nil {
 		return err
 	}
-	if err := guardOut(out, entropyOutputs, f.In, f.Embeddings); err != nil {
-		return err
-	}
-	var tick, done func()
-	env := job.CLIEnv(func(_, total int) {
-		if tick == nil {
-			tick, done = progress(cmd.ErrOrStderr(), total, "entropy")
-		}
-		tick()
-	}, nil)
-	res, err := job.Entropy(cmd.Context(), env, f)
-	if done != nil {
-		done()
-	}
+	res, err := runJob(cmd, job.Entropy, f, "entropy")
 	if err != nil {
 		return err
 	}
-	if err := ksWriteArtifacts(out, res.Artifacts()); err != nil {
-		return err
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printEntropy(cmd.OutOrStdout(), res)
-	return nil
-}
-
-// ksWriteArtifacts writes arts under dir (created if missing), each
-// atomically; nothing when dir is "".
-func ksWriteArtifacts(dir string, arts []job.Artifact) error {
-	if dir == "" {
-		return nil
-	}
-	if err := prepareOut(dir); err != nil {
-		return err
-	}
-	return writeArtifacts(dir, arts)
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printEntropy(w, res) })
 }
 
 func printEntropy(w io.Writer, out *job.EntropyResult) {

@@ -16,8 +16,6 @@ import (
 	"genlens/job"
 )
 
-func init() { extraCommands = append(extraCommands, newFeaturesCmd) }
-
 func newFeaturesCmd() *cobra.Command {
 	f := job.NewFeaturesRequest()
 	var out string
@@ -87,38 +85,22 @@ func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON b
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("features: --out %s: %w", out, err)
 	}
-	stderr := cmd.ErrOrStderr()
-	weights, err := inception.ResolveWeights(cmd.Context(), f.Weights, inception.FetchOptions{Progress: downloadBar(stderr)})
+	weights, err := inception.ResolveWeights(cmd.Context(), f.Weights, inception.FetchOptions{Progress: downloadBar(cmd.ErrOrStderr())})
 	if err != nil {
 		return err
 	}
 	f.Weights = weights
-	var tick, done func()
-	ticked := 0
-	env := job.CLIEnv(func(d, total int) {
-		if tick == nil {
-			tick, done = progress(stderr, total, "features", progressbar.OptionShowIts(), progressbar.OptionSetItsString("images"))
-		}
-		for ; ticked < d; ticked++ {
-			tick()
-		}
-	}, func(msg string) { fmt.Fprintln(stderr, "genlens: warning:", msg) })
-	res, err := job.Features(cmd.Context(), env, f)
-	if done != nil {
-		done()
-	}
+	res, err := runJob(cmd, job.Features, f, "features")
 	if err != nil {
 		return err
 	}
 	if err := atomicfile.Write(out, res.WriteNPY); err != nil {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%d images -> %s (%d x %d float32, %s, mode %s); %d from the feature cache; %.1f images/s on %s\n",
-		res.Images, out, res.Images, res.Dims, res.Output, res.Mode, res.Cached, float64(res.ImagesPerSecond), res.Backend)
-	return nil
+	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
+		fmt.Fprintf(w, "%d images -> %s (%d x %d float32, %s, mode %s); %d from the feature cache; %.1f images/s on %s\n",
+			res.Images, out, res.Images, res.Dims, res.Output, res.Mode, res.Cached, float64(res.ImagesPerSecond), res.Backend)
+	})
 }
 
 // downloadBar returns a byte progress callback for the one-time weights

@@ -14,10 +14,6 @@ import (
 	"genlens/job"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newStatsCmd, newCompareCmd, newISCmd)
-}
-
 func newStatsCmd() *cobra.Command {
 	f := job.NewStatsRequest()
 	var out string
@@ -53,22 +49,17 @@ images seen before come from the feature cache (--no-cache: off).`,
 			if err := resolveWeights(cmd, &f.Weights, f.In); err != nil {
 				return err
 			}
-			stage := "rows"
+			// What the statistics are of: the bar's label, the summary's word.
+			what := "rows"
 			if anyFolder(f.In) {
-				stage = "images"
+				what = "images"
 			}
-			report, finish := stageBars(cmd.ErrOrStderr(), stage)
-			res, err := job.Stats(cmd.Context(), job.CLIEnv(report, nil), f)
-			finish()
+			res, err := runJob(cmd, job.Stats, f, what)
 			if err != nil {
 				return err
 			}
 			if err := atomicfile.Write(out, res.Artifact(filepath.Base(out)).Write); err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
-			}
-			what := "rows"
-			if res.Images != nil {
-				what = "images"
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: mu (%d), sigma (%d x %d) from %d %s\n", out, res.Dim, res.Dim, res.Dim, res.N, what)
 			imagesLine(cmd.OutOrStdout(), res.Images)
@@ -122,29 +113,23 @@ a second comparison against the same real folder skips the network
   genlens compare --real real_feats.npy --fake gen_feats.npy --metrics all`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("kernel") {
-				f.Kernel = kernelName
-			}
-			if cmd.Flags().Changed("gamma") {
-				f.Gamma = gamma
-			}
+			// Only when given, so that the job refuses them without mmd
+			// or cms.
+			ifGiven(cmd, "kernel", &f.Kernel, kernelName)
+			ifGiven(cmd, "gamma", &f.Gamma, gamma)
 			if err := f.Validate(); err != nil {
 				return err
 			}
 			if err := resolveWeights(cmd, &f.Weights, f.Real, f.Fake); err != nil {
 				return err
 			}
-			report, finish := stageBars(cmd.ErrOrStderr(), compareStages(f)...)
-			res, err := job.Compare(cmd.Context(), job.CLIEnv(report, nil), f)
-			finish()
+			// A stage beyond those named is drawn without a label.
+			stages := append(f.Stages(anyFolder(f.Real, f.Fake)), "")
+			res, err := runJob(cmd, job.Compare, f, stages...)
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), res)
-			}
-			printCompare(cmd.OutOrStdout(), f, res)
-			return nil
+			return emit(cmd, "", nil, asJSON, res, func(w io.Writer) { printCompare(w, f, res) })
 		},
 	}
 	fl := cmd.Flags()
@@ -162,37 +147,6 @@ a second comparison against the same real folder skips the network
 	imageFlags(fl, &f.ImageOptions, "batch")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
-}
-
-// compareStages names the progress stages of job.Compare in order:
-// images when a side is a folder, then fid, kid and mmd/cms as asked for.
-func compareStages(f job.CompareRequest) []string {
-	var st []string
-	if anyFolder(f.Real, f.Fake) {
-		st = append(st, "images")
-	}
-	m := strings.ToLower(f.Metrics)
-	has := func(name string) bool {
-		if strings.TrimSpace(m) == "all" {
-			return true
-		}
-		for _, s := range strings.Split(m, ",") {
-			if strings.TrimSpace(s) == name || s == "" && name == "fid" && strings.TrimSpace(m) == "" {
-				return true
-			}
-		}
-		return false
-	}
-	if has("fid") {
-		st = append(st, "fid")
-	}
-	if has("kid") {
-		st = append(st, "kid subsets")
-	}
-	if has("mmd") || has("cms") {
-		st = append(st, "mmd, cms")
-	}
-	return append(st, "")
 }
 
 func printCompare(w io.Writer, f job.CompareRequest, o *job.CompareResult) {
@@ -254,18 +208,14 @@ permutes the rows with NumPy's RandomState(2020): --shuffle does the same
 			if err := resolveWeights(cmd, &f.Weights, f.Images); err != nil {
 				return err
 			}
-			report, finish := stageBars(cmd.ErrOrStderr(), "images")
-			res, err := job.IS(cmd.Context(), job.CLIEnv(report, nil), f)
-			finish()
+			res, err := runJob(cmd, job.IS, f, "images")
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), res)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "IS %s ± %s (%d splits)\n", fmtNum(float64(res.IS.Mean)), fmtNum(float64(res.IS.Std)), f.Splits)
-			imagesLine(cmd.OutOrStdout(), res.Images)
-			return nil
+			return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
+				fmt.Fprintf(w, "IS %s ± %s (%d splits)\n", fmtNum(float64(res.IS.Mean)), fmtNum(float64(res.IS.Std)), f.Splits)
+				imagesLine(w, res.Images)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&f.Probs, "probs", "", "class-probability rows (.npy/.npz/.csv), n x classes")

@@ -8,10 +8,7 @@ import (
 	"math"
 	"net"
 	"os"
-	"os/signal"
 	"strings"
-	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -20,11 +17,8 @@ import (
 
 	"genlens/hallucination/openai/openaitest"
 	"genlens/job"
+	"genlens/server"
 )
-
-func init() {
-	extraCommands = append(extraCommands, newHallucinationCmd)
-}
 
 func newHallucinationCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -69,17 +63,6 @@ func registerNamedCategorical(fl *pflag.FlagSet, inputs, labels *string, alpha *
 	fl.Float64Var(alpha, "alpha", *alpha, "categorical model: symmetric Dirichlet prior concentration")
 }
 
-// phrProgress returns an Env progress callback drawing a bar on stderr,
-// and the function that finishes it.
-func phrProgress(cmd *cobra.Command, what string) (func(done, total int), func()) {
-	tick, done := func() {}, func() {}
-	var once sync.Once
-	return func(_, total int) {
-		once.Do(func() { tick, done = progress(cmd.ErrOrStderr(), total, what) })
-		tick()
-	}, func() { done() }
-}
-
 // ---------------------------------------------------------------- simulate
 
 func newPHRSimulateCmd() *cobra.Command {
@@ -115,14 +98,14 @@ mae_phr_vs_exact.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Model, "backend", f.Model, "exact model: linear or categorical (as run's --backend)")
-	deprecatedAlias(fl, "model", "backend")
+	renamedFlag(cmd, "model", "backend")
 	fl.StringVar(&f.Ns, "ns", f.Ns, "context sizes n, comma-separated")
 	fl.IntVar(&f.Tasks, "tasks", f.Tasks, "tasks (mechanism, context, query) per context size")
 	fl.Float64Var(&f.Eps, "eps", f.Eps, "tolerance ε: responses outside the (1-ε)-likely set are hallucinations")
 	fl.IntVar(&f.M, "m", f.M, "imagined datasets M per estimate")
 	fl.IntVar(&f.K, "k", f.K, "responses K per THR estimate")
-	deprecatedAlias(fl, "M", "m")
-	deprecatedAlias(fl, "K", "k")
+	renamedFlag(cmd, "M", "m")
+	renamedFlag(cmd, "K", "k")
 	fl.IntVar(&f.Extra, "extra", f.Extra, "imagined examples per dataset (N - n)")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
 	fl.IntVar(&f.Concurrency, "concurrency", f.Concurrency, "tasks estimated at once")
@@ -131,47 +114,21 @@ mae_phr_vs_exact.`,
 	registerLinear(fl, &f.Features, &f.Noise, &f.PriorScale)
 	fl.IntVar(&f.Groups, "input-count", f.Groups, "categorical model: number of inputs (one Dirichlet each; run's --inputs names them)")
 	fl.IntVar(&f.Labels, "label-count", f.Labels, "categorical model: number of labels (run's --labels names them)")
-	deprecatedAlias(fl, "groups", "input-count")
-	deprecatedAlias(fl, "labels", "label-count")
-	fieldFlag(cmd, "groups", "input-count")
-	fieldFlag(cmd, "labels", "label-count")
-	fieldFlag(cmd, "model", "backend")
+	renamedFlag(cmd, "groups", "input-count")
+	renamedFlag(cmd, "labels", "label-count")
 	fl.Float64Var(&f.Alpha, "alpha", f.Alpha, "categorical model: symmetric Dirichlet prior concentration")
 	return cmd
 }
 
 func runPHRSimulate(cmd *cobra.Command, f job.HallucinationSimulateRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
+	if err := checkRun(&f, out, nil); err != nil {
 		return err
 	}
-	if err := prepareOut(out); err != nil {
-		return err
-	}
-	prog, done := phrProgress(cmd, "simulate")
-	res, err := job.HallucinationSimulate(cmd.Context(), job.CLIEnv(prog, nil), f)
-	done()
+	res, err := runJob(cmd, job.HallucinationSimulate, f, "simulate")
 	if err != nil {
 		return err
 	}
-	return phrOutput(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRSim(w, res) })
-}
-
-// phrOutput writes the artifacts under dir (none when dir is ""), then
-// prints res as JSON or as the command's table.
-func phrOutput(cmd *cobra.Command, dir string, as []job.Artifact, asJSON bool, res any, printTable func(io.Writer)) error {
-	if dir != "" {
-		if err := prepareOut(dir); err != nil {
-			return err
-		}
-		if err := writeArtifacts(dir, as); err != nil {
-			return err
-		}
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printTable(cmd.OutOrStdout())
-	return nil
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRSim(w, res) })
 }
 
 func printPHRSim(w io.Writer, res *job.HallucinationSimulateResult) {
@@ -244,16 +201,15 @@ Backends:
 	fl.StringVar(&f.Backend, "backend", f.Backend, "openai, linear or categorical")
 	fl.StringVar(&f.BaseURL, "base-url", "", "openai: API root, e.g. http://127.0.0.1:8000/v1")
 	fl.StringVar(&f.Model, "model-name", "", "openai: the server's model name (as serve-model's --model-name)")
-	deprecatedAlias(fl, "model", "model-name")
-	fieldFlag(cmd, "model", "model-name")
+	renamedFlag(cmd, "model", "model-name")
 	fl.StringVar(&f.APIKeyEnv, "api-key-env", f.APIKeyEnv, "openai: environment variable holding the API key (may be unset)")
 	fl.StringVar(&f.Context, "context", "", "context examples (.jsonl rows {\"x\", \"y\"})")
 	fl.StringVar(&f.Queries, "queries", "", "queries (.jsonl rows {\"id\", \"x\"[, \"y\"]})")
 	fl.Float64Var(&f.Eps, "eps", f.Eps, "tolerance ε (the paper used 0.75 to compare with the error rate)")
 	fl.IntVar(&f.M, "m", 0, "imagined datasets M per query (default 10 openai, 40 exact models)")
 	fl.IntVar(&f.K, "k", 0, "responses K per THR estimate (default 50 openai, 2000 exact models)")
-	deprecatedAlias(fl, "M", "m")
-	deprecatedAlias(fl, "K", "k")
+	renamedFlag(cmd, "M", "m")
+	renamedFlag(cmd, "K", "k")
 	fl.IntVar(&f.Extra, "extra", 0, "imagined examples N - n (default 5 openai, 100 exact models)")
 	fl.IntVar(&f.Concurrency, "concurrency", f.Concurrency, "requests in flight (openai) and queries at once")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed (sent to the server as per-request seeds)")
@@ -273,17 +229,10 @@ Backends:
 var phrRunOutputs = []string{"items.csv", "run.json"}
 
 func runPHRRun(cmd *cobra.Command, f job.HallucinationRunRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
+	if err := checkRun(&f, out, phrRunOutputs, f.Context, f.Queries); err != nil {
 		return err
 	}
-	if err := guardOut(out, phrRunOutputs, f.Context, f.Queries); err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	prog, done := phrProgress(cmd, "queries")
-	res, err := job.HallucinationRun(ctx, job.CLIEnv(prog, mseWarn(cmd)), f)
-	done()
+	res, err := runJob(cmd, job.HallucinationRun, f, "queries")
 	if err != nil && res != nil && res.Incomplete && out != "" {
 		// Interrupted: keep what finished in --out, then report the
 		// interruption.
@@ -296,7 +245,7 @@ func runPHRRun(cmd *cobra.Command, f job.HallucinationRunRequest, out string, as
 	if err != nil {
 		return err
 	}
-	return phrOutput(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRRun(w, res) })
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRRun(w, res) })
 }
 
 func printPHRRun(w io.Writer, res *job.HallucinationRunResult) {
@@ -361,9 +310,7 @@ It listens on loopback addresses only and runs until interrupted.`,
 		Example: `  genlens hallucination serve-model --addr 127.0.0.1:8000 --inputs cat,dog --labels yes,no`,
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return runPHRServe(ctx, cmd.OutOrStdout(), f, nil)
+			return runPHRServe(cmd.Context(), cmd.OutOrStdout(), f, nil)
 		},
 	}
 	cmd.Flags().StringVar(&f.addr, "addr", "127.0.0.1:8000", "loopback address to listen on")
@@ -377,11 +324,10 @@ It listens on loopback addresses only and runs until interrupted.`,
 // runPHRServe serves until ctx ends; ready, if not nil, receives the
 // listening address.
 func runPHRServe(ctx context.Context, w io.Writer, f phrServeFlags, ready func(addr string)) error {
-	host, _, err := net.SplitHostPort(f.addr)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(f.addr); err != nil {
 		return badUsage("--addr %q: want HOST:PORT", f.addr)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if !server.IsLoopback(f.addr) {
 		return badUsage("--addr %q: serve-model listens on loopback addresses only (127.0.0.1, ::1, localhost)", f.addr)
 	}
 	if f.latency < 0 {

@@ -96,7 +96,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 // errors (bad flags, wrong arguments) as exit 2.
 func exitCode(err error) int {
 	var ue usageError
-	if errors.As(err, &ue) || isFlagError(err) {
+	if errors.As(err, &ue) {
 		return exitBadUse
 	}
 	return job.Classify(err).ExitCode()
@@ -111,7 +111,7 @@ func message(err error, cmd *cobra.Command) string {
 				return "--" + name
 			}
 		}
-		return cliFlag(field)
+		return job.Flag(field)
 	}
 	var fe *job.FieldError
 	if errors.As(err, &fe) && err == error(fe) {
@@ -124,13 +124,15 @@ func message(err error, cmd *cobra.Command) string {
 	return err.Error()
 }
 
-// fieldFlag records that cmd spells the request field as --flag, where
-// the two differ (a flag renamed for one vocabulary across commands).
-func fieldFlag(cmd *cobra.Command, field, flag string) {
+// renamedFlag registers field, the request field of the flag name, as a
+// deprecated alias of --name (see deprecatedAlias), and records that cmd
+// spells the field as --name in error messages.
+func renamedFlag(cmd *cobra.Command, field, name string) {
+	deprecatedAlias(cmd.Flags(), field, name)
 	if cmd.Annotations == nil {
 		cmd.Annotations = map[string]string{}
 	}
-	cmd.Annotations["flag:"+field] = flag
+	cmd.Annotations["flag:"+field] = name
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -163,7 +165,6 @@ BLAS backend: ` + linalg.Backend(),
 		}
 		return usageError{fmt.Errorf("%s: %w (see '%s --help')", c.Name(), err, c.CommandPath())}
 	})
-	root.AddCommand(newEntropyCmd(), newDecomposeCmd(), newCorrelateCmd(), newDemoCmd())
 	for _, c := range extraCommands {
 		root.AddCommand(c())
 	}
@@ -243,37 +244,25 @@ func version() string {
 	return "devel " + rev + " " + when
 }
 
-// extraCommands holds the constructors of subcommands defined in their own
-// files (one file per method family), which append to it from init.
-var extraCommands []func() *cobra.Command
-
-// isFlagError recognises cobra's own argument errors (unknown command,
-// wrong number of positional arguments), which arrive as plain errors.
-func isFlagError(err error) bool {
-	var ae argsError
-	return errors.As(err, &ae)
+// extraCommands holds the constructors of the subcommands, by method as
+// in commandGroups (tests append their own).
+var extraCommands = []func() *cobra.Command{
+	newEntropyCmd, newDecomposeCmd, newCorrelateCmd,
+	newFeaturesCmd, newStatsCmd, newCompareCmd, newISCmd, newSelectCmd,
+	newDisentangleCmd, newCKACmd,
+	newHallucinationCmd,
+	newMSECmd, newServeCmd,
+	newDemoCmd,
 }
 
-type argsError struct{ error }
-
-// args wraps a cobra positional-argument validator so its error is a usage
-// error.
+// args wraps a cobra positional-argument validator so that its error
+// (unknown command, wrong number of arguments), which cobra returns as a
+// plain error, is a usage error.
 func args(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
 		if err := v(cmd, a); err != nil {
-			return argsError{err}
+			return usageError{err}
 		}
 		return nil
 	}
-}
-
-// cliFlag spells a request field as the command line's flag: the
-// hallucination draws M and K are the lower-case --m and --k (the
-// capitalised spellings are deprecated aliases).
-func cliFlag(field string) string {
-	switch field {
-	case "M", "K":
-		return "--" + strings.ToLower(field)
-	}
-	return job.Flag(field)
 }

@@ -18,8 +18,6 @@ import (
 	"genlens/job"
 )
 
-func init() { extraCommands = append(extraCommands, newMSECmd) }
-
 func newMSECmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mse",
@@ -103,30 +101,22 @@ func runMSEFit(cmd *cobra.Command, f job.MSEFitRequest, asJSON bool) error {
 	if err := guardOutFile("--model", f.Model); err != nil {
 		return err
 	}
-	res, err := job.MSEFit(cmd.Context(), job.CLIEnv(nil, mseWarn(cmd)), f)
+	res, err := runJob(cmd, job.MSEFit, f)
 	if err != nil {
 		return err
 	}
 	if err := dataio.WriteJSON(f.Model, res.Check); err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "check model (%s) trained on %d rows of %s, %d features: %s\n", res.Objective, res.Rows, f.Train, len(res.Features), strings.Join(res.Features, ", "))
-	fmt.Fprintf(w, "reference MSE of %s: realised %s, estimated %s (in-sample", res.Prediction, fmtNum(float64(res.ReferenceRealizedMSE)), fmtNum(float64(res.ReferenceEstimatedMSE)))
-	if c := res.Check.Calibration; c.Folds > 0 {
-		fmt.Fprintf(w, "; raw %s x calibration %s from %d held-out folds", fmtNum(float64(res.ReferenceRawEstimatedMSE)), fmtNum(float64(res.CalibrationFactor)), c.Folds)
-	}
-	fmt.Fprintln(w, ")")
-	fmt.Fprintf(w, "saved to %s\n", f.Model)
-	return nil
-}
-
-// mseWarn prints the job's warnings on the command's stderr.
-func mseWarn(cmd *cobra.Command) func(string) {
-	return func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "genlens: warning:", msg) }
+	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
+		fmt.Fprintf(w, "check model (%s) trained on %d rows of %s, %d features: %s\n", res.Objective, res.Rows, f.Train, len(res.Features), strings.Join(res.Features, ", "))
+		fmt.Fprintf(w, "reference MSE of %s: realised %s, estimated %s (in-sample", res.Prediction, fmtNum(float64(res.ReferenceRealizedMSE)), fmtNum(float64(res.ReferenceEstimatedMSE)))
+		if c := res.Check.Calibration; c.Folds > 0 {
+			fmt.Fprintf(w, "; raw %s x calibration %s from %d held-out folds", fmtNum(float64(res.ReferenceRawEstimatedMSE)), fmtNum(float64(res.CalibrationFactor)), c.Folds)
+		}
+		fmt.Fprintln(w, ")")
+		fmt.Fprintf(w, "saved to %s\n", f.Model)
+	})
 }
 
 // mseRefuseForeign refuses to overwrite an existing file that is not a
@@ -198,35 +188,14 @@ not (a cell reading NaN is an error).`,
 var mseEstimateOutputs = []string{"chunks.csv", "estimate.json", "mse_chunks.png"}
 
 func runMSEEstimate(cmd *cobra.Command, f job.MSEEstimateRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
+	if err := checkRun(&f, out, mseEstimateOutputs, f.Model, f.Data); err != nil {
 		return err
 	}
-	if err := guardOut(out, mseEstimateOutputs, f.Model, f.Data); err != nil {
-		return err
-	}
-	res, err := job.MSEEstimate(cmd.Context(), job.CLIEnv(nil, nil), f)
+	res, err := runJob(cmd, job.MSEEstimate, f)
 	if err != nil {
 		return err
 	}
-	if err := mseWriteArtifacts(out, res.Artifacts()); err != nil {
-		return err
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printMSEEstimate(cmd.OutOrStdout(), res)
-	return nil
-}
-
-// mseWriteArtifacts writes the artifacts under dir, if one is given.
-func mseWriteArtifacts(dir string, as []job.Artifact) error {
-	if dir == "" {
-		return nil
-	}
-	if err := prepareOut(dir); err != nil {
-		return err
-	}
-	return writeArtifacts(dir, as)
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printMSEEstimate(w, res) })
 }
 
 func printMSEEstimate(w io.Writer, o *job.MSEEstimateResult) {
@@ -309,34 +278,14 @@ Trials run in parallel; the same --seed gives the same numbers.`,
 var mseBenchOutputs = []string{"bench.md", "trials.csv", "bench.json"}
 
 func runMSEBench(cmd *cobra.Command, f job.MSEBenchRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
+	if err := checkRun(&f, out, mseBenchOutputs, f.Dataset); err != nil {
 		return err
 	}
-	if err := guardOut(out, mseBenchOutputs, f.Dataset); err != nil {
-		return err
-	}
-	var tick, done func()
-	env := job.CLIEnv(func(_, total int) {
-		if tick == nil {
-			tick, done = progress(cmd.ErrOrStderr(), total, "mse bench")
-		}
-		tick()
-	}, nil)
-	res, err := job.MSEBench(cmd.Context(), env, f)
-	if done != nil {
-		done()
-	}
+	res, err := runJob(cmd, job.MSEBench, f, "mse bench")
 	if err != nil {
 		return err
 	}
-	if err := mseWriteArtifacts(out, res.Artifacts()); err != nil {
-		return err
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printMSEBench(cmd.OutOrStdout(), res)
-	return nil
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printMSEBench(w, res) })
 }
 
 func printMSEBench(w io.Writer, o *job.MSEBenchResult) {
@@ -346,7 +295,7 @@ func printMSEBench(w io.Writer, o *job.MSEBenchResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "method\tMAE\tstd\tp vs best\t")
 	if published != nil {
-		fmt.Fprint(tw, "seed MAE\tseed std\t")
+		fmt.Fprint(tw, "paper MAE\tpaper std\t")
 	}
 	fmt.Fprintln(tw)
 	for _, m := range res.Methods {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,28 +17,12 @@ import (
 	"golang.org/x/term"
 
 	"genlens/inception"
+	"genlens/internal/atomicfile"
 	"genlens/job"
 )
 
-// num is a float64 that encodes NaN and ±Inf as JSON null (an undefined
-// estimate, e.g. a variance from one model), since JSON has no NaN.
-type num float64
-
-func (n num) MarshalJSON() ([]byte, error) {
-	f := float64(n) + 0 // -0 (e.g. minus a zero entropy) prints as 0
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
-}
-
-func nums(v []float64) []num {
-	out := make([]num, len(v))
-	for i, x := range v {
-		out[i] = num(x)
-	}
-	return out
-}
+// num is job.Num: NaN and ±Inf marshal as JSON null, -0 as 0.
+type num = job.Num
 
 // fmtNum formats a value for the human-readable tables.
 func fmtNum(v float64) string {
@@ -45,12 +30,6 @@ func fmtNum(v float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(v+0, 'g', 6, 64)
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // prepareOut creates the --out directory. It never removes anything the
@@ -68,8 +47,6 @@ func prepareOut(dir string) error {
 	return nil
 }
 
-func outPath(dir, name string) string { return filepath.Join(dir, name) }
-
 // guardOut refuses, before any work is done, an --out directory where one
 // of the files a command writes (names) is one of the user's inputs (the
 // input would be replaced by an artifact), or that is itself an input
@@ -77,23 +54,33 @@ func outPath(dir, name string) string { return filepath.Join(dir, name) }
 // that do not exist cannot collide. With dir == "" nothing is written and
 // nothing is checked.
 func guardOut(dir string, names []string, inputs ...string) error {
+	// Create it first: a missing or read-only parent must be reported
+	// before the computation, not after it; and a directory that did not
+	// exist holds no input.
 	if dir == "" {
 		return nil
 	}
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return badUsage("--out %s is a file; give a directory (it is created if missing)", dir)
+	if err := prepareOut(dir); err != nil {
+		return err
 	}
 	if in := sameFileAs(dir, inputs...); in != "" {
 		return badUsage("--out %s is the input %s; write the artifacts elsewhere", dir, in)
 	}
 	for _, n := range names {
-		if in := sameFileAs(outPath(dir, n), inputs...); in != "" {
+		if in := sameFileAs(filepath.Join(dir, n), inputs...); in != "" {
 			return badUsage("--out %s: writing %s would overwrite the input %s", dir, n, in)
 		}
 	}
-	// Create it now: a missing or read-only parent must be reported
-	// before the computation, not after it.
-	return prepareOut(dir)
+	return nil
+}
+
+// checkRun checks a request (its Validate), then the --out directory dir
+// as guardOut does, before any work is done.
+func checkRun(req interface{ Validate() error }, dir string, names []string, inputs ...string) error {
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	return guardOut(dir, names, inputs...)
 }
 
 // guardOutFile refuses, before any work is done, an output file (flag
@@ -168,73 +155,117 @@ func newConsole(stdout, stderr io.Writer) (out, errw io.Writer) {
 	return consoleWriter{c, stdout}, consoleWriter{c, stderr}
 }
 
-// progress returns a tick function drawing a bar on stderr when stderr is
-// a terminal, and a no-op otherwise (CI logs and pipes stay clean). extra
-// options add to the bar's look (features shows images/s).
-func progress(stderr io.Writer, total int, what string, extra ...progressbar.Option) (tick func(), done func()) {
-	cw, ok := stderr.(consoleWriter)
-	if !ok {
-		return func() {}, func() {}
-	}
-	f, ok := cw.w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || total < 2 {
-		return func() {}, func() {}
-	}
-	bar := progressbar.NewOptions(total, append([]progressbar.Option{
-		progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(),
-		progressbar.OptionThrottle(100_000_000),
-		progressbar.OptionClearOnFinish(),
-	}, extra...)...)
-	cw.c.mu.Lock()
-	prev := cw.c.bar
-	cw.c.bar = bar
-	cw.c.mu.Unlock()
-	tick = func() {
-		cw.c.mu.Lock()
-		defer cw.c.mu.Unlock()
-		_ = bar.Add(1)
-		cw.c.shown = true
-	}
-	return tick, func() {
-		cw.c.mu.Lock()
-		defer cw.c.mu.Unlock()
-		_ = bar.Finish()
-		cw.c.bar, cw.c.shown = prev, false
-	}
-}
-
 // stageBars returns an Env.Progress callback that draws one bar per stage
-// of a job on stderr (see progress): a stage ends when its total changes
-// or its count goes back. labels name the stages in order, the last one
-// any further; a stage labelled "images" shows images/s.
+// of a job on stderr when stderr is a terminal, and nothing otherwise (CI
+// logs and pipes stay clean). A stage ends when its total changes or its
+// count goes back; labels name the stages in order, the last one any
+// further; a stage labelled "images" or "features" shows images/s, and a
+// stage of fewer than 2 steps draws no bar.
 func stageBars(stderr io.Writer, labels ...string) (report func(done, total int), finish func()) {
-	var tick, done func()
-	stage, ticked, last := -1, 0, -1
+	cw, _ := stderr.(consoleWriter)
+	f, ok := cw.w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return func(int, int) {}, func() {}
+	}
+	var bar, prev *progressbar.ProgressBar
+	open, stage, ticked, last := false, -1, 0, -1
 	finish = func() {
-		if done != nil {
-			done()
-			tick, done = nil, nil
+		cw.c.mu.Lock()
+		defer cw.c.mu.Unlock()
+		if bar != nil {
+			_ = bar.Finish()
+			cw.c.bar, cw.c.shown = prev, false
 		}
+		bar, open = nil, false
 	}
 	report = func(d, total int) {
-		if tick == nil || total != last || d < ticked {
+		if !open || total != last || d < ticked {
 			finish()
 			stage++
+			open, ticked, last = true, 0, total
 			label := labels[min(stage, len(labels)-1)]
-			var extra []progressbar.Option
-			if label == "images" {
-				extra = append(extra, progressbar.OptionShowIts(), progressbar.OptionSetItsString("images"))
+			opts := []progressbar.Option{
+				progressbar.OptionSetWriter(f),
+				progressbar.OptionSetDescription(label),
+				progressbar.OptionShowCount(),
+				progressbar.OptionThrottle(100_000_000),
+				progressbar.OptionClearOnFinish(),
 			}
-			tick, done = progress(stderr, total, label, extra...)
-			ticked, last = 0, total
+			if label == "images" || label == "features" {
+				opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString("images"))
+			}
+			if total >= 2 {
+				cw.c.mu.Lock()
+				bar, prev = progressbar.NewOptions(total, opts...), cw.c.bar
+				cw.c.bar = bar
+				cw.c.mu.Unlock()
+			}
 		}
+		cw.c.mu.Lock()
+		defer cw.c.mu.Unlock()
 		for ; ticked < d; ticked++ {
-			tick()
+			if bar != nil {
+				_ = bar.Add(1)
+				cw.c.shown = true
+			}
 		}
 	}
 	return report, finish
+}
+
+// warnings returns the Env warning callback of cmd: a line on its stderr.
+func warnings(cmd *cobra.Command) func(string) {
+	return func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "genlens: warning:", msg) }
+}
+
+// runJob runs the job function fn on req with the command line's Env:
+// inputs from the host, warnings on stderr, and (given labels) a progress
+// bar on stderr per stage of the job, as stageBars draws them.
+func runJob[Req, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, Req) (Res, error), req Req, labels ...string) (Res, error) {
+	var report func(done, total int)
+	if len(labels) > 0 {
+		var finish func()
+		report, finish = stageBars(cmd.ErrOrStderr(), labels...)
+		defer finish()
+	}
+	return fn(cmd.Context(), job.CLIEnv(report, warnings(cmd)), req)
+}
+
+// emit writes the artifacts of a result under dir (created if missing;
+// nothing when dir is ""), then prints the result on stdout: as one JSON
+// document, or as the command's table.
+func emit(cmd *cobra.Command, dir string, arts []job.Artifact, asJSON bool, res any, table func(io.Writer)) error {
+	if dir != "" {
+		if err := prepareOut(dir); err != nil {
+			return err
+		}
+		if err := writeArtifacts(dir, arts); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	table(cmd.OutOrStdout())
+	return nil
+}
+
+// writeArtifacts writes the artifacts of one run under dir as one
+// atomicfile.Set: all of them or none, never a mix with an earlier run's.
+func writeArtifacts(dir string, as []job.Artifact) error {
+	var s atomicfile.Set
+	for _, a := range as {
+		if err := s.Add(filepath.Join(dir, a.Name), a.Write); err != nil {
+			s.Abort()
+			return fmt.Errorf("writing %s: %w", filepath.Join(dir, a.Name), err)
+		}
+	}
+	if err := s.Commit(); err != nil {
+		return fmt.Errorf("writing the artifacts in %s: %w", dir, err)
+	}
+	return nil
 }
 
 // anyFolder reports whether one of paths is a directory on the host.

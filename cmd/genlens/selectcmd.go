@@ -13,10 +13,6 @@ import (
 	"genlens/job"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newSelectCmd)
-}
-
 func newSelectCmd() *cobra.Command {
 	f := job.NewSelectRequest()
 	var out string
@@ -84,38 +80,22 @@ algorithm) and regret.png / optimal_pick_ratio.png.`,
 var selectOutputs = []string{"steps.csv", "regret.png", "optimal_pick_ratio.png", "select.json"}
 
 func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool) error {
-	if err := f.Validate(); err != nil {
+	inputs := append([]string{f.Ref}, f.Pools...)
+	if err := checkRun(&f, out, selectOutputs, inputs...); err != nil {
 		return err
 	}
-	if err := guardOut(out, selectOutputs, append([]string{f.Ref}, f.Pools...)...); err != nil {
-		return err
-	}
-	if err := resolveWeights(cmd, &f.Weights, append([]string{f.Ref}, f.Pools...)...); err != nil {
+	if err := resolveWeights(cmd, &f.Weights, inputs...); err != nil {
 		return err
 	}
 	labels := []string{"trials"}
-	if anyFolder(append([]string{f.Ref}, f.Pools...)...) {
+	if anyFolder(inputs...) {
 		labels = []string{"images", "trials"}
 	}
-	report, finish := stageBars(cmd.ErrOrStderr(), labels...)
-	res, err := job.Select(cmd.Context(), job.CLIEnv(report, mseWarn(cmd)), f)
-	finish()
+	res, err := runJob(cmd, job.Select, f, labels...)
 	if err != nil {
 		return err
 	}
-	if out != "" {
-		if err := prepareOut(out); err != nil {
-			return err
-		}
-		if err := writeArtifacts(out, res.Artifacts()); err != nil {
-			return err
-		}
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printSelect(cmd.OutOrStdout(), f.Pools, res)
-	return nil
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printSelect(w, f.Pools, res) })
 }
 
 func printSelect(w io.Writer, pools []string, o *job.SelectResult) {

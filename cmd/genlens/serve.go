@@ -17,8 +17,6 @@ import (
 	"genlens/store"
 )
 
-func init() { extraCommands = append(extraCommands, newServeCmd) }
-
 func newServeCmd() *cobra.Command {
 	var addr, db, tokenEnv, dataDir string
 	var workers, maxBodyMB int
