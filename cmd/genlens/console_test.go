@@ -78,3 +78,35 @@ func TestDemoProgressUnderPTY(t *testing.T) {
 		t.Errorf("no progress bar drawn on a terminal (%d bar lines)", bars)
 	}
 }
+
+// The weights download draws a byte bar on a terminal. stderr reaches
+// downloadBar wrapped as the run's console writer; the bar once looked for
+// an *os.File directly and so was never drawn.
+func TestDownloadBarUnderPTY(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptmx.Close()
+	var got bytes.Buffer
+	read := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(&got, ptmx)
+		close(read)
+	}()
+	_, errw := newConsole(tty, tty)
+	progress := downloadBar(errw)
+	const total = 100 << 20
+	for done := int64(0); done <= total; done += total / 4 {
+		progress(done, total)
+	}
+	tty.Close()
+	<-read
+	out := got.String()
+	if !strings.Contains(out, "downloading the Inception weights") {
+		t.Errorf("no announcement:\n%q", out)
+	}
+	if !strings.Contains(out, "50%") {
+		t.Errorf("no byte progress bar on a terminal:\n%q", out)
+	}
+}

@@ -112,7 +112,10 @@ func downloadBar(stderr io.Writer) func(done, total int64) {
 		if !announced {
 			announced = true
 			fmt.Fprintf(stderr, "genlens: downloading the Inception weights (once) from %s\n", inception.WeightsURL)
-			if fl, ok := stderr.(*os.File); ok && term.IsTerminal(int(fl.Fd())) {
+			// stderr is the run's console writer (one bar at a time), so
+			// the terminal test looks at the file underneath.
+			cw, _ := stderr.(consoleWriter)
+			if fl, ok := cw.w.(*os.File); ok && term.IsTerminal(int(fl.Fd())) {
 				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(fl), progressbar.OptionShowBytes(true),
 					progressbar.OptionSetDescription(strings.TrimSuffix(inception.WeightsFile, ".pth")), progressbar.OptionClearOnFinish())
 			}
