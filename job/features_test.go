@@ -82,6 +82,13 @@ func TestFeaturesFixture(t *testing.T) {
 			}
 		}
 	}
+	// The --json contract, without what depends on the machine (timing,
+	// BLAS backend) or on where the shared data lives.
+	pinned := *res
+	pinned.Seconds, pinned.ImagesPerSecond, pinned.Backend = 0, 0, ""
+	pinned.Weights = filepath.Base(pinned.Weights)
+	golden(t, "features_tf_768", pinned)
+
 	npy := filepath.Join(t.TempDir(), "f.npy")
 	f, err := os.Create(npy)
 	if err != nil {
