@@ -145,11 +145,7 @@ func HashFile(fsys fs.FS, name string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hashReader(f)
 }
 
 // HashWeights returns the hex SHA-256 of a weights file on the host.
@@ -159,8 +155,13 @@ func HashWeights(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return hashReader(f)
+}
+
+// hashReader returns the hex SHA-256 of what r holds.
+func hashReader(r io.Reader) (string, error) {
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, r); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
