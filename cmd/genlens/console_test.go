@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -34,11 +35,10 @@ func screen(out string) []string {
 	return lines
 }
 
-var barLine = regexp.MustCompile(`^demo +\d+% \|[█ ]*\| \(\d+/\d+\) \[[^\]]*\]$`)
-
-// The demo in a real terminal (a pty): its progress bar must never share
-// a line with the text the sections print.
-func TestDemoProgressUnderPTY(t *testing.T) {
+// underPTY runs fn with a pseudo-terminal as its terminal and returns
+// what fn wrote to it; the test skips where no pty can be opened.
+func underPTY(t *testing.T, fn func(tty *os.File)) string {
+	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Skipf("no pseudo-terminal here: %v", err)
@@ -50,13 +50,23 @@ func TestDemoProgressUnderPTY(t *testing.T) {
 		_, _ = io.Copy(&got, ptmx) // ends with EIO once tty is closed
 		close(read)
 	}()
-	code := run([]string{"demo", "--out", t.TempDir()}, tty, tty)
+	fn(tty)
 	tty.Close()
 	<-read
+	return got.String()
+}
+
+var barLine = regexp.MustCompile(`^demo +\d+% \|[█ ]*\| \(\d+/\d+\) \[[^\]]*\]$`)
+
+// The demo in a real terminal (a pty): its progress bar must never share
+// a line with the text the sections print.
+func TestDemoProgressUnderPTY(t *testing.T) {
+	var code int
+	got := underPTY(t, func(tty *os.File) { code = run([]string{"demo", "--out", t.TempDir()}, tty, tty) })
 	if code != 0 {
-		t.Fatalf("demo exit %d:\n%s", code, got.String())
+		t.Fatalf("demo exit %d:\n%s", code, got)
 	}
-	lines := screen(got.String())
+	lines := screen(got)
 	bars, headings := 0, 0
 	for _, l := range lines {
 		if strings.Contains(l, "█") || strings.HasPrefix(l, "demo ") {
@@ -74,7 +84,7 @@ func TestDemoProgressUnderPTY(t *testing.T) {
 	if headings != 7 {
 		t.Errorf("%d of 7 section headings start a line on the screen:\n%s", headings, strings.Join(lines, "\n"))
 	}
-	if !strings.Contains(got.String(), "█") {
+	if !strings.Contains(got, "█") {
 		t.Errorf("no progress bar drawn on a terminal (%d bar lines)", bars)
 	}
 }
@@ -83,26 +93,14 @@ func TestDemoProgressUnderPTY(t *testing.T) {
 // downloadBar wrapped as the run's console writer; the bar once looked for
 // an *os.File directly and so was never drawn.
 func TestDownloadBarUnderPTY(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	defer ptmx.Close()
-	var got bytes.Buffer
-	read := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(&got, ptmx)
-		close(read)
-	}()
-	_, errw := newConsole(tty, tty)
-	progress := downloadBar(errw)
-	const total = 100 << 20
-	for done := int64(0); done <= total; done += total / 4 {
-		progress(done, total)
-	}
-	tty.Close()
-	<-read
-	out := got.String()
+	out := underPTY(t, func(tty *os.File) {
+		_, errw := newConsole(tty, tty)
+		progress := downloadBar(errw)
+		const total = 100 << 20
+		for done := int64(0); done <= total; done += total / 4 {
+			progress(done, total)
+		}
+	})
 	if !strings.Contains(out, "downloading the Inception weights") {
 		t.Errorf("no announcement:\n%q", out)
 	}

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/creack/pty"
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
@@ -129,11 +126,6 @@ func TestComparePyTorchFIDStatsTest(t *testing.T) {
 // result (issue 14.9's glued bars).
 func TestCompareFoldersUnderPTY(t *testing.T) {
 	fix := shareddata.Path(t, "fixtures/inception_random")
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	defer ptmx.Close()
 	dir := t.TempDir()
 	t.Setenv("GENLENS_CACHE", filepath.Join(dir, "cache"))
 	for i, name := range []string{"img000", "img001", "img002", "img003", "img004", "img005"} {
@@ -142,24 +134,19 @@ func TestCompareFoldersUnderPTY(t *testing.T) {
 		os.MkdirAll(side, 0o755)
 		os.WriteFile(filepath.Join(side, name+".png"), b, 0o644)
 	}
-	var got bytes.Buffer
-	read := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(&got, ptmx)
-		close(read)
-	}()
-	code := run([]string{"compare", "--real", filepath.Join(dir, "real"), "--fake", filepath.Join(dir, "fake"),
-		"--weights", filepath.Join(fix, "inception_random.pth"), "--batch", "1"}, tty, tty)
-	tty.Close()
-	<-read
+	var code int
+	out := underPTY(t, func(tty *os.File) {
+		code = run([]string{"compare", "--real", filepath.Join(dir, "real"), "--fake", filepath.Join(dir, "fake"),
+			"--weights", filepath.Join(fix, "inception_random.pth"), "--batch", "1"}, tty, tty)
+	})
 	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, got.String())
+		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	if !strings.Contains(got.String(), "images/s") {
-		t.Errorf("no images/s on the terminal:\n%q", got.String())
+	if !strings.Contains(out, "images/s") {
+		t.Errorf("no images/s on the terminal:\n%q", out)
 	}
 	fid := 0
-	for _, l := range screen(got.String()) {
+	for _, l := range screen(out) {
 		if strings.Contains(l, "FID") {
 			fid++
 			if !strings.HasPrefix(l, "FID") {
@@ -168,6 +155,6 @@ func TestCompareFoldersUnderPTY(t *testing.T) {
 		}
 	}
 	if fid != 1 {
-		t.Errorf("%d FID lines on the screen:\n%s", fid, got.String())
+		t.Errorf("%d FID lines on the screen:\n%s", fid, out)
 	}
 }
