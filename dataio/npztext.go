@@ -19,9 +19,9 @@ import (
 // needs no pickles: np.load opens it with its defaults and
 // str(npz["key"]) is the text.
 type NPZContents struct {
-	Arrays map[string]*Array  // float64, any shape ('<f8')
-	Ints   map[string]int64   // 0-d int64 ('<i8')
-	Texts  map[string]string  // 0-d unicode ('<U<length>')
+	Arrays map[string]*Array // float64, any shape ('<f8')
+	Ints   map[string]int64  // 0-d int64 ('<i8')
+	Texts  map[string]string // 0-d unicode ('<U<length>')
 }
 
 // MaxNPZText bounds the length, in code points, of a text scalar
