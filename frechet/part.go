@@ -212,9 +212,6 @@ func ReadPart(fsys fs.FS, path string) (*Part, error) {
 	if sc.Shape[0] != d || sc.Shape[1] != d {
 		return nil, &dataio.InputError{File: path, Key: "scatter", Msg: fmt.Sprintf("want a %d×%d matrix (len(mean) = %d), got shape %s", d, d, d, shape(sc.Shape))}
 	}
-	if p.N == 0 {
-		return nil, &dataio.InputError{File: path, Key: "n", Msg: "an empty shard (n = 0); its rows went to no part"}
-	}
 	var scale float64
 	for i := 0; i < d; i++ {
 		v := sc.Data[i*d+i]
