@@ -83,6 +83,15 @@ func AccumulatorOf(p *Part) *Accumulator {
 	return a
 }
 
+// TakeAccumulator is AccumulatorOf without the copy: the accumulator
+// takes over p's mean and scatter, and p must not be used afterwards. A
+// merge of parts read one at a time from files uses it to save two
+// d × d copies per part.
+func TakeAccumulator(p *Part) *Accumulator {
+	d := p.Dim()
+	return &Accumulator{d: d, n: p.N, mean: p.Mean, m2: p.Scatter, buf: make([]float64, d), row: make([]float64, d)}
+}
+
 // partKeys are the .npz members of a part file besides mean and scatter.
 var partKeys = []string{"n", "mean", "scatter", "shard", "shards", "input_kind", "input_count", "input_cols", "input_sha256",
 	"embedder", "mode", "dims", "weights_sha256"}
@@ -220,18 +229,17 @@ func ReadPart(fsys fs.FS, path string) (*Part, error) {
 		}
 		scale = max(scale, v)
 	}
-	s := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {
-		for j := i; j < d; j++ {
+		for j := i + 1; j < d; j++ {
 			a, b := sc.Data[i*d+j], sc.Data[j*d+i]
 			if a != b && math.Abs(a-b) > symTolerance*scale {
 				return nil, &dataio.InputError{File: path, Key: "scatter", Field: fmt.Sprintf("scatter[%d][%d]", i, j),
 					Msg: fmt.Sprintf("not symmetric: %g vs scatter[%d][%d] = %g", a, j, i, b)}
 			}
-			s.SetSym(i, j, a)
 		}
 	}
-	p.Scatter = s
+	// The upper triangle, in the array's own storage.
+	p.Scatter = mat.NewSymDense(d, sc.Data)
 	return p, nil
 }
 

@@ -327,7 +327,7 @@ func StatsMerge(ctx context.Context, env Env, req StatsMergeRequest) (*StatsMerg
 		if err != nil {
 			return nil, err
 		}
-		tm.Push(frechet.AccumulatorOf(p))
+		tm.Push(frechet.TakeAccumulator(p))
 		env.progress(i+1, len(es))
 	}
 	acc := tm.Result()

@@ -47,11 +47,13 @@ func BenchmarkStatsMerge(b *testing.B) {
 		parts = append(parts, path)
 	}
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
 	for range b.N {
 		res, err := StatsMerge(context.Background(), Env{}, StatsMergeRequest{Parts: parts})
 		if err != nil || res.N != 64*k {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(size), "bytes/part")
 }

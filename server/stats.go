@@ -239,7 +239,7 @@ func (s *Server) getStats(w http.ResponseWriter, r *http.Request) {
 			return fmt.Errorf("stored part %d of %q: %w", sp.Shard, name, err)
 		}
 		prov, dim = p.Prov, p.Dim()
-		tm.Push(frechet.AccumulatorOf(p))
+		tm.Push(frechet.TakeAccumulator(p))
 		return nil
 	})
 	if err != nil {
