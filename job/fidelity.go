@@ -147,7 +147,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 			return nil, err
 		}
 		n, d := x.Dims()
-		l, err := fileListing(fsys, files, n, d)
+		l, err := fileListing(fsys, files, req.Key, n, d)
 		if err != nil {
 			return nil, err
 		}

@@ -143,10 +143,12 @@ func ShardRows(n, shard, shards int) (lo, hi int) {
 	return shard * n / shards, (shard + 1) * n / shards
 }
 
-// fileListing returns the listing of feature rows read from paths: the
-// row and column counts and the SHA-256 of the files' bytes (of their
-// SHA-256s, in order, when there are several).
-func fileListing(fsys fs.FS, paths []string, rows, cols int) (frechet.Listing, error) {
+// fileListing returns the listing of feature rows read from paths (array
+// key of an .npz, "" for the only one): the row and column counts and the
+// SHA-256 of the files' bytes (of their SHA-256s, in order, when there
+// are several, and of the key when one was given, so that two arrays of
+// one archive are different inputs).
+func fileListing(fsys fs.FS, paths []string, key string, rows, cols int) (frechet.Listing, error) {
 	var sums [][]byte
 	for _, p := range paths {
 		f, err := fsys.Open(p)
@@ -162,10 +164,13 @@ func fileListing(fsys fs.FS, paths []string, rows, cols int) (frechet.Listing, e
 		sums = append(sums, h.Sum(nil))
 	}
 	sum := sums[0]
-	if len(sums) > 1 {
+	if len(sums) > 1 || key != "" {
 		h := sha256.New()
 		for _, s := range sums {
 			h.Write(s)
+		}
+		if key != "" {
+			io.WriteString(h, "\x00key="+key)
 		}
 		sum = h.Sum(nil)
 	}
