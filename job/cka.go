@@ -29,7 +29,8 @@ type CKARequest struct {
 func NewCKARequest() CKARequest { return CKARequest{Kernel: "linear", Threshold: 0.5} }
 
 // Validate checks the fields that need no input file.
-func (r *CKARequest) Validate() error {
+func (r *CKARequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewCKARequest()) }()
 	switch {
 	case r.X == "" || r.Y == "":
 		return Fieldf("x", "cka: {x} and {y} are required")

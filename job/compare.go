@@ -54,7 +54,8 @@ func NewCompareRequest() CompareRequest {
 
 // Validate checks the fields that need no input file; which metrics a
 // statistics file allows is checked once the inputs are known.
-func (r *CompareRequest) Validate() error {
+func (r *CompareRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewCompareRequest()) }()
 	if r.Real == "" || r.Fake == "" {
 		return Fieldf("real", "compare: {real} and {fake} are required")
 	}

@@ -53,7 +53,8 @@ func NewDisentangleRequest() DisentangleRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *DisentangleRequest) Validate() error {
+func (r *DisentangleRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewDisentangleRequest()) }()
 	_, _, err := r.options()
 	return err
 }

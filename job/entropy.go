@@ -43,7 +43,8 @@ func NewEntropyRequest() EntropyRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *EntropyRequest) Validate() error {
+func (r *EntropyRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewEntropyRequest()) }()
 	_, err := r.options()
 	return err
 }

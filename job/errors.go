@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -109,4 +110,42 @@ func (k Kind) HTTPStatus() int {
 		return 499 // client closed request: no standard code fits
 	}
 	return 500
+}
+
+// withDefault adds to a field error of Validate on a field that req
+// leaves at its zero value, where def (the NewXRequest defaults) sets it,
+// which default to use: a request built as a zero value rather than from
+// its constructor is told what it lacks. Other errors pass unchanged.
+func withDefault[R any](err error, req *R, def R) error {
+	var fe *FieldError
+	if err == nil || !errors.As(err, &fe) {
+		return err
+	}
+	got, want := jsonField(req, fe.Field), jsonField(&def, fe.Field)
+	if zeroJSON(got) && !zeroJSON(want) {
+		fe.Msg += fmt.Sprintf(" (unset: the default is %s)", strings.Trim(string(want), `"`))
+	}
+	return err
+}
+
+// jsonField returns the JSON value of a field of v, nil when absent.
+func jsonField(v any, field string) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return m[field]
+}
+
+// zeroJSON reports whether a JSON value is absent or a zero value.
+func zeroJSON(v json.RawMessage) bool {
+	switch string(v) {
+	case "", "null", `""`, "0", "false", "[]", "{}":
+		return true
+	}
+	return false
 }

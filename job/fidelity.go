@@ -50,7 +50,8 @@ type StatsRequest struct {
 func NewStatsRequest() StatsRequest { return StatsRequest{} }
 
 // Validate checks the fields that need no input file.
-func (r *StatsRequest) Validate() error {
+func (r *StatsRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewStatsRequest()) }()
 	if r.In == "" {
 		return Fieldf("in", "stats: {in} FEATS (feature rows or a folder of images) is required")
 	}
@@ -173,7 +174,8 @@ type ISRequest struct {
 func NewISRequest() ISRequest { return ISRequest{Splits: 10, Tolerance: frechet.ProbTolerance} }
 
 // Validate checks the fields that need no input file.
-func (r *ISRequest) Validate() error {
+func (r *ISRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewISRequest()) }()
 	switch {
 	case r.Probs == "" && r.Images == "":
 		return Fieldf("probs", "is: {probs} P.npy or {images} DIR is required")

@@ -72,7 +72,8 @@ func NewHallucinationRunRequest() HallucinationRunRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *HallucinationRunRequest) Validate() error {
+func (r *HallucinationRunRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewHallucinationRunRequest()) }()
 	switch {
 	case r.Context == "" || r.Queries == "":
 		return Fieldf("context", "hallucination run: {context} FILE and {queries} FILE are required (see 'genlens hallucination run --help')")

@@ -65,7 +65,8 @@ func NewMSEFitRequest() MSEFitRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *MSEFitRequest) Validate() error {
+func (r *MSEFitRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewMSEFitRequest()) }()
 	_, _, err := r.options()
 	return err
 }
@@ -390,7 +391,8 @@ type MSEEstimateRequest struct {
 func NewMSEEstimateRequest() MSEEstimateRequest { return MSEEstimateRequest{} }
 
 // Validate checks the fields that need no input file.
-func (r *MSEEstimateRequest) Validate() error {
+func (r *MSEEstimateRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewMSEEstimateRequest()) }()
 	_, err := r.period()
 	return err
 }

@@ -67,7 +67,8 @@ func NewSelectRequest() SelectRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *SelectRequest) Validate() error {
+func (r *SelectRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewSelectRequest()) }()
 	_, _, err := r.rules()
 	return err
 }
