@@ -145,7 +145,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 // pytorch-fid, clean-fid and numpy.load read, under name.
 func (r *StatsResult) Artifact(name string) Artifact {
 	return Artifact{name, func(w io.Writer) error {
-		return viaFile(w, ".npz", func(path string) error { return frechet.WriteStats(path, r.Stats) })
+		return frechet.EncodeStats(w, r.Stats)
 	}}
 }
 

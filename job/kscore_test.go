@@ -28,7 +28,7 @@ func normalNPY(t *testing.T, r *rand.Rand, shift, scale float64, shape ...int) [
 		a.Data = append(a.Data, shift+scale*r.NormFloat64())
 	}
 	var b bytes.Buffer
-	if err := viaFile(&b, ".npy", func(path string) error { return dataio.WriteNPY(path, a) }); err != nil {
+	if err := dataio.EncodeNPY(&b, a); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
