@@ -67,3 +67,31 @@ func TestClusterMap(t *testing.T) {
 		seen[ClusterColor(c)] = c
 	}
 }
+
+// Encode writes what Save writes, in either format, and refuses another.
+func TestFigureEncode(t *testing.T) {
+	dir := t.TempDir()
+	fig, err := NewLines("t", "x", "y", []Series{{Name: "a", X: []float64{1, 2, 3}, Y: []float64{3, 1, 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Format{PNG, SVG} {
+		var b bytes.Buffer
+		if err := fig.Encode(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "lines."+string(f))
+		if err := fig.Save(p); err != nil {
+			t.Fatal(err)
+		}
+		if file, _ := os.ReadFile(p); !bytes.Equal(file, b.Bytes()) {
+			t.Errorf("%s: Encode and Save differ", f)
+		}
+	}
+	if err := fig.Encode(&bytes.Buffer{}, "jpg"); err == nil {
+		t.Error("format jpg: no error")
+	}
+	if f, err := FormatOf("a/B.SVG"); f != SVG || err != nil {
+		t.Errorf("FormatOf(B.SVG) = %q, %v", f, err)
+	}
+}

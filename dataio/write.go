@@ -110,3 +110,16 @@ func writeAtomic(path string, write func(io.Writer) error) error {
 	}
 	return nil
 }
+
+// DecodeNPY reads one .npy document from r (a request body, a pipe);
+// name names it in errors. It bounds what it allocates as ReadArray does
+// for a file, reading the data as they arrive.
+func DecodeNPY(r io.Reader, name string) (*Array, error) {
+	return decodeNPY(src{file: name}, r, -1)
+}
+
+// DecodeCSV reads a CSV of numbers from r as ReadCSV reads a file; name
+// names it in errors.
+func DecodeCSV(r io.Reader, name string) (header []string, a *Array, err error) {
+	return decodeCSV(src{file: name}, r)
+}
