@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
+	"genlens/internal/fields"
 )
 
 // Shape is the shape of one image: H rows, W columns, C channels. The
@@ -137,12 +138,12 @@ func FromArray(path string, a *dataio.Array, opt Options) (*Set, error) {
 		case opt.Shape != (Shape{}):
 			sh = opt.Shape
 			if sh.H*sh.W*sh.C != d {
-				return nil, bad("rows of %d values do not hold %v images (%d values); check --shape", d, sh, sh.H*sh.W*sh.C)
+				return nil, bad("rows of %d values do not hold %v images (%d values); check {shape}", d, sh, sh.H*sh.W*sh.C)
 			}
 		default:
 			side := int(math.Round(math.Sqrt(float64(d))))
 			if side*side != d {
-				return nil, bad("rows of %d values are flattened images of unknown shape; give --shape HxW or HxWxC", d)
+				return nil, bad("rows of %d values are flattened images of unknown shape; give {shape} HxW or HxWxC", d)
 			}
 			sh = Shape{side, side, 1}
 		}
@@ -157,7 +158,7 @@ func FromArray(path string, a *dataio.Array, opt Options) (*Set, error) {
 		case opt.Shape != (Shape{}) && opt.Shape == nchw:
 			sh, data = nchw, channelsLast(a.Data, n, nchw.C, nchw.H*nchw.W)
 		case opt.Shape != (Shape{}):
-			return nil, bad("shape %v holds neither (N, H, W, C) nor (N, C, H, W) images of --shape %v", a.Shape, opt.Shape)
+			return nil, bad("shape %v holds neither (N, H, W, C) nor (N, C, H, W) images of {shape} %v", a.Shape, opt.Shape)
 		case nhwc.C <= 4:
 			sh = nhwc
 		case nchw.C <= 4:
@@ -169,7 +170,7 @@ func FromArray(path string, a *dataio.Array, opt Options) (*Set, error) {
 		return nil, bad("shape %v: want images as (N, H, W), (N, H, W, C), (N, C, H, W) or flattened (N, D)", a.Shape)
 	}
 	if a.Rank() > 2 && opt.Shape != (Shape{}) && opt.Shape != sh {
-		return nil, bad("images are %v, --shape says %v", sh, opt.Shape)
+		return nil, bad("images are %v, {shape} says %v", sh, opt.Shape)
 	}
 	if n < 1 {
 		return nil, bad("no images")
@@ -210,7 +211,7 @@ func DetectRange(lo, hi float64) (Range, error) {
 	case lo >= 0 && hi <= 65535:
 		return Range{0, 65535}, nil
 	}
-	return Range{}, fmt.Errorf("pixel values span [%g, %g], not a known image range; give --pixel-range LO,HI", lo, hi)
+	return Range{}, fields.Errorf("pixel values span [%g, %g], not a known image range; give {pixel_range} LO,HI", lo, hi)
 }
 
 // scale maps x from its source range to [-1, 1] in place.
@@ -219,7 +220,7 @@ func scale(path, key string, x *mat.Dense, sh Shape, r Range) (Range, error) {
 	if r.isZero() {
 		var err error
 		if r, err = DetectRange(lo, hi); err != nil {
-			return Range{}, &dataio.InputError{File: path, Key: key, Msg: err.Error()}
+			return Range{}, &dataio.InputError{File: path, Key: key, Msg: err.(*fields.Error).Msg}
 		}
 	}
 	raw := x.RawMatrix()
@@ -283,7 +284,7 @@ func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
 		sh.C = 3
 	}
 	if opt.Shape != (Shape{}) && opt.Shape != sh {
-		return nil, &dataio.InputError{File: dir, Msg: fmt.Sprintf("images are %v, --shape says %v", sh, opt.Shape)}
+		return nil, &dataio.InputError{File: dir, Msg: fmt.Sprintf("images are %v, {shape} says %v", sh, opt.Shape)}
 	}
 	x := mat.NewDense(len(imgs), sh.H*sh.W*sh.C, nil)
 	for i, img := range imgs {

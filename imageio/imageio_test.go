@@ -223,7 +223,9 @@ func TestReadBadInput(t *testing.T) {
 	for _, tc := range tests {
 		_, err := Read(tc.path, tc.opt)
 		var ie *dataio.InputError
-		if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
+		// The message names request fields, which the command line
+		// spells as its flags.
+		if !errors.As(err, &ie) || !strings.Contains(ie.Render(func(f string) string { return "--" + strings.ReplaceAll(f, "_", "-") }), tc.want) {
 			t.Errorf("%s: error %v, want an InputError containing %q", tc.name, err, tc.want)
 		}
 	}

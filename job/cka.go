@@ -69,7 +69,7 @@ func CKA(ctx context.Context, env Env, req CKARequest) (*CKAResult, error) {
 		return nil, &dataio.InputError{File: req.Y, Msg: fmt.Sprintf("%d rows, but %s has %d (CKA compares representations of the same examples)", ny, req.X, nx)}
 	}
 	if req.Debiased && nx < 4 {
-		return nil, &dataio.InputError{File: req.X, Msg: fmt.Sprintf("%d rows: --debiased needs at least 4 examples", nx)}
+		return nil, &dataio.InputError{File: req.X, Msg: fmt.Sprintf("%d rows: {debiased} needs at least 4 examples", nx)}
 	}
 	gram := func(path string, m *mat.Dense) (*mat.SymDense, error) {
 		if req.Kernel == "linear" {

@@ -34,7 +34,7 @@ func NewCorrelateRequest() CorrelateRequest { return CorrelateRequest{Kernel: "r
 func (r *CorrelateRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewCorrelateRequest()) }()
 	if len(r.Files) < 2 {
-		return Fieldf("files", "correlate: give at least two files, one (members, samples, d) array per collection (see 'genlens correlate --help')")
+		return Fieldf("files", "correlate: give at least two files, one (members, samples, d) array per collection")
 	}
 	_, err := KernelBandwidth("correlate", r.Kernel, r.Gamma, "median")
 	return err

@@ -102,26 +102,45 @@ func exitCode(err error) int {
 	return job.Classify(err).ExitCode()
 }
 
+// fieldError is an error whose message names request fields (see
+// package internal/fields): job.FieldError, dataio.InputError,
+// fields.Error.
+type fieldError interface {
+	error
+	Render(spell func(field string) string) string
+}
+
 // message renders err for stderr: request fields spelled as the flags of
-// the command that ran (cmd, nil when unknown).
+// the command that ran (cmd, nil when unknown), and a bad flag pointed to
+// the command's help.
 func message(err error, cmd *cobra.Command) string {
-	spell := func(field string) string {
+	var fe fieldError
+	if !errors.As(err, &fe) {
+		return err.Error()
+	}
+	msg := fe.Render(flagOf(cmd))
+	if err != error(fe) {
+		// A wrapped field error: render the field part, keep the context.
+		msg = strings.Replace(err.Error(), fe.Error(), msg, 1)
+	}
+	var bad *job.FieldError
+	if errors.As(err, &bad) && cmd != nil && !strings.Contains(msg, "--help") {
+		msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())
+	}
+	return msg
+}
+
+// flagOf returns the function that spells a request field as cmd's flag
+// (cmd may be nil: the field's usual flag).
+func flagOf(cmd *cobra.Command) func(field string) string {
+	return func(field string) string {
 		if cmd != nil {
 			if name, ok := cmd.Annotations["flag:"+field]; ok {
 				return "--" + name
 			}
 		}
-		return job.Flag(field)
+		return "--" + strings.ReplaceAll(field, "_", "-")
 	}
-	var fe *job.FieldError
-	if errors.As(err, &fe) && err == error(fe) {
-		return fe.Render(spell)
-	}
-	if errors.As(err, &fe) {
-		// A wrapped field error: render the field part, keep the context.
-		return strings.Replace(err.Error(), fe.Error(), fe.Render(spell), 1)
-	}
-	return err.Error()
 }
 
 // renamedFlag registers field, the request field of the flag name, as a
