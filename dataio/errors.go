@@ -1,7 +1,9 @@
 package dataio
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -101,6 +103,17 @@ func printable(msg string, max int) string {
 		}
 	}
 	return b.String()
+}
+
+// Cause returns the message of err, a failure to open or read a file,
+// without the path that an *fs.PathError repeats (an InputError names the
+// file already).
+func Cause(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // Unwrap returns the underlying cause, so errors.Is(err, fs.ErrNotExist)

@@ -1,13 +1,9 @@
 package imageio
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
 	"image"
 	"image/color"
-	"image/png"
 	"io/fs"
 	"math"
 	"path"
@@ -103,7 +99,7 @@ func Read(path string, opt Options) (*Set, error) { return ReadFS(dataio.HostFS,
 func ReadFS(fsys fs.FS, path string, opt Options) (*Set, error) {
 	st, err := fs.Stat(fsys, path)
 	if err != nil {
-		return nil, &dataio.InputError{File: path, Msg: "cannot read: " + cause(err), Err: err}
+		return nil, &dataio.InputError{File: path, Msg: "cannot read: " + dataio.Cause(err), Err: err}
 	}
 	if st.IsDir() {
 		if opt.Key != "" {
@@ -239,16 +235,11 @@ func scale(path, key string, x *mat.Dense, sh Shape, r Range) (Range, error) {
 	return r, nil
 }
 
-// MaxImagePixels bounds the width × height a PNG file may declare: its
-// header is read first, so that a small file claiming a huge image is
-// refused instead of exhausting memory.
-const MaxImagePixels = 1 << 24
-
 // readPNGDir reads every .png file of dir, in name order.
 func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, &dataio.InputError{File: dir, Msg: "cannot list: " + cause(err), Err: err}
+		return nil, &dataio.InputError{File: dir, Msg: "cannot list: " + dataio.Cause(err), Err: err}
 	}
 	var files []string
 	for _, e := range entries {
@@ -263,7 +254,7 @@ func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
 	imgs := make([]image.Image, len(files))
 	colour := false
 	for i, f := range files {
-		img, err := decodePNG(fsys, f)
+		img, err := Decode(fsys, f)
 		if err != nil {
 			return nil, err
 		}
@@ -318,46 +309,6 @@ func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
 		used = opt.Range
 	}
 	return &Set{Path: dir, Shape: sh, Range: used, Images: x}, nil
-}
-
-// decodePNG decodes the PNG file name of fsys. It refuses what is not a
-// regular file before opening it (opening a named pipe blocks until a
-// writer appears) and an image larger than MaxImagePixels before
-// decoding it.
-func decodePNG(fsys fs.FS, name string) (image.Image, error) {
-	st, err := fs.Stat(fsys, name)
-	if err != nil {
-		return nil, &dataio.InputError{File: name, Msg: "cannot read: " + cause(err), Err: err}
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &dataio.InputError{File: name, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
-	}
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, &dataio.InputError{File: name, Msg: "cannot read: " + cause(err), Err: err}
-	}
-	defer f.Close()
-	br := bufio.NewReader(f)
-	head, _ := br.Peek(1 << 12)
-	cfg, err := png.DecodeConfig(bytes.NewReader(head))
-	if err == nil && int64(cfg.Width)*int64(cfg.Height) > MaxImagePixels {
-		return nil, &dataio.InputError{File: name, Msg: fmt.Sprintf("declares a %dx%d image, more than the %d pixels genlens reads; downsample the images", cfg.Height, cfg.Width, MaxImagePixels)}
-	}
-	img, err := png.Decode(br)
-	if err != nil {
-		return nil, &dataio.InputError{File: name, Msg: "not a valid PNG file: " + cause(err), Err: err}
-	}
-	return img, nil
-}
-
-// cause returns the message of err without the path that *fs.PathError
-// repeats (the InputError names the file already).
-func cause(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
 
 // CheckSameShape reports an error naming both files when the sets do not

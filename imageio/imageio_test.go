@@ -189,7 +189,7 @@ func TestReadPNGFolder(t *testing.T) {
 	for _, tc := range []struct{ dir, want string }{
 		{empty, "no .png files"},
 		{sizes, "b.png: image is 2x3"},
-		{broken, "a.png: not a valid PNG"},
+		{broken, "a.png: not a readable image"},
 	} {
 		_, err := Read(tc.dir, Options{})
 		var ie *dataio.InputError

@@ -88,7 +88,7 @@ func existing(path, from string) (string, error) {
 	if err == nil {
 		msg = "weights path is not a regular file"
 	} else if !errors.Is(err, os.ErrNotExist) {
-		msg = "cannot read weights file: " + causeMsg(err)
+		msg = "cannot read weights file: " + dataio.Cause(err)
 	}
 	if from != "" {
 		msg += " (from $" + from + ")"
