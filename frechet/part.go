@@ -143,7 +143,7 @@ func ReadPartInfo(fsys fs.FS, path string) (*Part, int, error) {
 	}
 	for _, k := range partKeys {
 		if !slices.Contains(keys, k) {
-			return nil, 0, &dataio.InputError{File: path, Msg: fmt.Sprintf("not a part file of 'genlens stats --shards': missing %q (keys: %s)", k, strings.Join(keys, ", "))}
+			return nil, 0, &dataio.InputError{File: path, Msg: fmt.Sprintf("not a part file of sharded statistics: missing %q (keys: %s)", k, strings.Join(keys, ", "))}
 		}
 	}
 	p := &Part{}

@@ -215,6 +215,10 @@ type StatsMergeRequest struct {
 	AllowMissing bool `json:"allow_missing,omitempty"`
 }
 
+// NewStatsMergeRequest returns a request with the command line's
+// defaults and no parts.
+func NewStatsMergeRequest() StatsMergeRequest { return StatsMergeRequest{} }
+
 // Validate checks the fields that need no input file.
 func (r *StatsMergeRequest) Validate() error {
 	switch {

@@ -58,7 +58,7 @@ func TestShardIndex(t *testing.T) {
 			if !errors.As(err, &fe) || fe.Field != "shard" {
 				t.Fatalf("err %v: want a field error on {shard}", err)
 			}
-			msg := fe.Render(Flag)
+			msg := fe.Render(func(f string) string { return "--" + f })
 			for _, want := range []string{tc.errHas, "--shard", EnvJobCompletionIndex, EnvSlurmArrayTaskID} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("message %q lacks %q", msg, want)
