@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -97,6 +98,11 @@ func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON b
 		}
 		f.Shard = i
 		out = strings.ReplaceAll(out, "{shard}", strconv.Itoa(i))
+		// The processes of a job array share one folder of parts; the
+		// first of them to get here makes it.
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return fmt.Errorf("--out %s: %w", out, err)
+		}
 	}
 	if err := f.Validate(); err != nil {
 		return err

@@ -62,6 +62,11 @@ replaced by it.`,
 				}
 				f.Shard = i
 				out = strings.ReplaceAll(out, "{shard}", strconv.Itoa(i))
+				// The processes of a job array share one folder of parts; the
+				// first of them to get here makes it.
+				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+					return fmt.Errorf("--out %s: %w", out, err)
+				}
 			}
 			if !strings.HasSuffix(strings.ToLower(out), ".npz") {
 				return badUsage("stats: --out %s: want an .npz path", out)

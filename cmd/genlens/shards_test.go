@@ -69,7 +69,6 @@ func TestSimulatedIndexedJob(t *testing.T) {
 	dir, weights := fixtureFolder(t)
 	work := t.TempDir()
 	cache := filepath.Join(work, "cache")
-	os.Mkdir(filepath.Join(work, "parts"), 0o755)
 	const k = 4
 	var wg sync.WaitGroup
 	errs := make([]error, k)
