@@ -192,7 +192,11 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 		r.Correct = &c
 	}
 	if len(samples) < 2 {
-		r.Reason = fmt.Sprintf("%d usable sample(s); kernel entropy needs at least 2", len(samples))
+		what := "kernel entropy needs"
+		if !set.has(ScoreKernelEntropy) {
+			what = "the scores need"
+		}
+		r.Reason = fmt.Sprintf("%d usable sample(s); %s at least 2", len(samples), what)
 		return r, nil
 	}
 	vectorKernel := opt.Kernel != nil && set.has(ScoreKernelEntropy)
