@@ -3,6 +3,7 @@ package uncertainty
 import (
 	"math"
 
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/evalstat"
@@ -84,20 +85,54 @@ func CosineSimilarity(emb mat.Matrix) *mat.SymDense {
 	return w
 }
 
-// degrees returns the row sums of w; ok is false when one is not a
-// positive finite number (W is then no similarity matrix).
-func degrees(w mat.Symmetric) (deg []float64, ok bool) {
+// graph is a similarity matrix as the scores read it: W row-major in
+// full, and its row sums.
+type graph struct {
+	m   int
+	w   []float64
+	deg []float64
+	ok  bool // every degree positive and finite
+}
+
+func newGraph(w mat.Symmetric) graph {
 	m := w.SymmetricDim()
-	deg = make([]float64, m)
-	for i := range deg {
-		for j := 0; j < m; j++ {
-			deg[i] += w.At(i, j)
+	g := graph{m: m, w: make([]float64, m*m), deg: make([]float64, m), ok: true}
+	if rs, isRaw := w.(mat.RawSymmetricer); isRaw && rs.RawSymmetric().Uplo == blas.Upper {
+		// The upper triangle, without an interface call per element.
+		raw := rs.RawSymmetric()
+		for i := 0; i < m; i++ {
+			row := raw.Data[i*raw.Stride : i*raw.Stride+m]
+			for j := i; j < m; j++ {
+				g.w[i*m+j], g.w[j*m+i] = row[j], row[j]
+			}
 		}
-		if !(deg[i] > 0) || math.IsInf(deg[i], 0) {
-			return deg, false
+	} else {
+		for i := 0; i < m; i++ {
+			for j := i; j < m; j++ {
+				v := w.At(i, j)
+				g.w[i*m+j], g.w[j*m+i] = v, v
+			}
 		}
 	}
-	return deg, true
+	for i := range g.deg {
+		for _, v := range g.w[i*m : (i+1)*m] {
+			g.deg[i] += v
+		}
+		if !(g.deg[i] > 0) || math.IsInf(g.deg[i], 0) {
+			g.ok = false
+		}
+	}
+	return g
+}
+
+// eigenvalues returns the eigenvalues of the symmetric matrix a (m×m,
+// row-major; overwritten) in ascending order, nil if the solver fails.
+func eigenvalues(m int, a []float64) []float64 {
+	var es mat.EigenSym
+	if !es.Factorize(mat.NewSymDense(m, a), false) {
+		return nil
+	}
+	return es.Values(nil)
 }
 
 // KLE returns the kernel language entropy of Nikitin, Kossen, Gal &
@@ -118,27 +153,24 @@ func degrees(w mat.Symmetric) (deg []float64, ok bool) {
 // softmax. Shifting the μ_k by their minimum (0 in exact arithmetic: L·1 =
 // 0) changes nothing in the softmax and keeps every exponential ≤ 1, so no
 // t overflows.
-func KLE(w mat.Symmetric, t float64) float64 {
-	deg, ok := degrees(w)
-	if !ok {
+func KLE(w mat.Symmetric, t float64) float64 { return newGraph(w).kle(t) }
+
+func (g graph) kle(t float64) float64 {
+	if !g.ok {
 		return math.NaN()
 	}
-	m := len(deg)
-	l := mat.NewSymDense(m, nil)
+	m := g.m
+	l := make([]float64, m*m)
+	for i := range l {
+		l[i] = -g.w[i]
+	}
 	for i := 0; i < m; i++ {
-		for j := i; j < m; j++ {
-			v := -w.At(i, j)
-			if i == j {
-				v += deg[i]
-			}
-			l.SetSym(i, j, v)
-		}
+		l[i*m+i] += g.deg[i]
 	}
-	var es mat.EigenSym
-	if !es.Factorize(l, false) {
+	mu := eigenvalues(m, l)
+	if mu == nil {
 		return math.NaN()
 	}
-	mu := es.Values(nil)
 	lo := mu[0] // ascending
 	var z float64
 	for _, v := range mu {
@@ -171,25 +203,26 @@ func KLE(w mat.Symmetric, t float64) float64 {
 // 1 − λ_k are the eigenvalues of D^{-1/2} W D^{-1/2}, whose positive
 // eigenvalues are summed directly rather than through the rounding of
 // 1 − (1 − ν).
-func EigV(w mat.Symmetric) float64 {
-	deg, ok := degrees(w)
-	if !ok {
+func EigV(w mat.Symmetric) float64 { return newGraph(w).eigv() }
+
+func (g graph) eigv() float64 {
+	if !g.ok {
 		return math.NaN()
 	}
-	m := len(deg)
-	n := mat.NewSymDense(m, nil)
+	m := g.m
+	n := make([]float64, m*m)
 	for i := 0; i < m; i++ {
-		for j := i; j < m; j++ {
-			n.SetSym(i, j, w.At(i, j)/math.Sqrt(deg[i]*deg[j]))
+		for j := 0; j < m; j++ {
+			n[i*m+j] = g.w[i*m+j] / math.Sqrt(g.deg[i]*g.deg[j])
 		}
 	}
-	var es mat.EigenSym
-	if !es.Factorize(n, false) {
+	nu := eigenvalues(m, n)
+	if nu == nil {
 		return math.NaN()
 	}
 	var s float64
-	for _, nu := range es.Values(nil) {
-		s += max(0, nu)
+	for _, v := range nu {
+		s += max(0, v)
 	}
 	return s
 }
@@ -199,14 +232,15 @@ func EigV(w mat.Symmetric) float64 {
 // similarity of all ordered pairs of answers, diagonal included: 0 when
 // all answers are alike, 1 − 1/m when all differ. NaN when W has a row
 // sum that is not positive.
-func Degree(w mat.Symmetric) float64 {
-	deg, ok := degrees(w)
-	if !ok {
+func Degree(w mat.Symmetric) float64 { return newGraph(w).degree() }
+
+func (g graph) degree() float64 {
+	if !g.ok {
 		return math.NaN()
 	}
-	m := float64(len(deg))
+	m := float64(g.m)
 	var s float64
-	for _, d := range deg {
+	for _, d := range g.deg {
 		s += d
 	}
 	return 1 - s/(m*m)

@@ -215,7 +215,14 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 			toks[i] = tokenize.Words(s)
 		}
 	}
-	if set.has(ScoreLexSim) {
+	var rouge *mat.SymDense
+	if set.graph() && !embeddingGraph {
+		rouge = RougeSimilarity(toks)
+	}
+	switch {
+	case set.has(ScoreLexSim) && rouge != nil:
+		r.LexicalSimilarity = meanUpper(rouge)
+	case set.has(ScoreLexSim):
 		r.LexicalSimilarity = evalstat.LexicalSimilarity(toks)
 	}
 	if set.has(ScoreKernelEntropy) {
@@ -226,23 +233,36 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 		}
 	}
 	if set.graph() {
-		var w *mat.SymDense
+		w := rouge
 		if embeddingGraph {
 			w = CosineSimilarity(emb)
-		} else {
-			w = RougeSimilarity(toks)
 		}
+		g := newGraph(w)
 		if set.has(ScoreKLE) {
-			r.KLE = KLE(w, opt.KLETime)
+			r.KLE = g.kle(opt.KLETime)
 		}
 		if set.has(ScoreEigV) {
-			r.EigV = EigV(w)
+			r.EigV = g.eigv()
 		}
 		if set.has(ScoreDegree) {
-			r.Degree = Degree(w)
+			r.Degree = g.degree()
 		}
 	}
 	return r, nil
+}
+
+// meanUpper returns the mean of w above the diagonal: with the RougeL-F
+// matrix, evalstat.LexicalSimilarity of the samples, bit for bit (the
+// same terms summed in the same order), without their LCS again.
+func meanUpper(w *mat.SymDense) float64 {
+	n := w.SymmetricDim()
+	var sum float64
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			sum += w.At(i, j)
+		}
+	}
+	return sum / float64(n*(n-1)/2)
 }
 
 // Summarize aggregates results (see Summary) over scores, DefaultScores

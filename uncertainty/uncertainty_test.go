@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"genlens/dataio"
 	"genlens/kernel"
 )
 
@@ -244,6 +247,42 @@ func TestEvaluateRejectsOptions(t *testing.T) {
 	} {
 		if _, _, err := Evaluate(context.Background(), p, opt); err == nil {
 			t.Errorf("%+v: want an error", opt)
+		}
+	}
+}
+
+// TestLexSimFromGraphBitForBit: with the RougeL graph at hand, lexical
+// similarity is read from it rather than recomputed; it must equal
+// evalstat.LexicalSimilarity exactly, on the real TriviaQA answers when
+// present and on a few awkward samples (empty answers, repeats).
+func TestLexSimFromGraphBitForBit(t *testing.T) {
+	prompts := []Prompt{
+		{ID: "a", Samples: []string{"", "", "x"}},
+		{ID: "b", Samples: []string{"the cat sat", "a cat sat down", "cat", "the the the", "sat cat the"}},
+		{ID: "c", Samples: []string{"1.5 million", "one and a half million", "1,500,000", "about 1.5 million people"}},
+	}
+	if dir := os.Getenv("GENLENS_SHARED_DATA"); dir != "" {
+		recs, err := dataio.ReadRecords(filepath.Join(dir, "llm", "triviaqa_llama13b_500x20.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			prompts = append(prompts, Prompt{ID: r.ID, Samples: r.Samples})
+		}
+	} else {
+		t.Log("GENLENS_SHARED_DATA not set: synthetic samples only")
+	}
+	def, _, err := Evaluate(context.Background(), prompts, Options{Scores: []Score{ScoreLexSim}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _, err := Evaluate(context.Background(), prompts, Options{Scores: []Score{ScoreLexSim, ScoreDegree}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range prompts {
+		if math.Float64bits(def[i].LexicalSimilarity) != math.Float64bits(all[i].LexicalSimilarity) {
+			t.Errorf("%s: lexical similarity %v alone, %v beside the graph", prompts[i].ID, def[i].LexicalSimilarity, all[i].LexicalSimilarity)
 		}
 	}
 }
