@@ -269,3 +269,27 @@ func TestEntropyValidateScores(t *testing.T) {
 		}
 	}
 }
+
+// TestEntropyRequestJSON: the service's request fields are the flags'
+// names; the default request carries none of the new ones.
+func TestEntropyRequestJSON(t *testing.T) {
+	r := NewEntropyRequest()
+	if err := json.Unmarshal([]byte(`{"in":"a.jsonl","scores":"kle,eigv","similarity":"embedding","kle_t":1.5,"embeddings":"e.npy"}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Scores != "kle,eigv" || r.Similarity != "embedding" || r.KLET == nil || *r.KLET != 1.5 || r.Kernel != "cs" {
+		t.Errorf("decoded %+v", r)
+	}
+	if err := r.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	b, err := json.Marshal(NewEntropyRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"scores", "similarity", "kle_t"} {
+		if strings.Contains(string(b), `"`+key+`"`) {
+			t.Errorf("default request %s has %q", b, key)
+		}
+	}
+}
