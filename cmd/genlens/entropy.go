@@ -43,7 +43,8 @@ answers (AUROC).
   degree          1 - sum of degrees / m^2 (Lin, Trivedi & Sun, TMLR 2024)
 kle, eigv and degree come from the m x m similarity matrix W of the samples
 (1 on the diagonal; --similarity rougel: RougeL-F of the words, as for
-correctness; embedding: max(0, cosine) of the embeddings). All scores but
+correctness; embedding: max(0, cosine) of the embeddings, in the rows or
+--embeddings as for the vector kernels). All scores but
 lexsim grow with uncertainty; lexsim enters the AUROC negated, so that for
 every score 1 is perfect and 0.5 chance.
 
