@@ -50,6 +50,11 @@ type EntropyRequest struct {
 // survive depends on the rounding.
 const MaxKLET = 1e4
 
+// MaxGraphSamples bounds the samples of one row that kle, eigv and degree
+// score: their m × m matrix and its O(m³) eigensolve stay within 8 MB and
+// about a second per row.
+const MaxGraphSamples = 1000
+
 // NewEntropyRequest returns a request with the command line's defaults.
 func NewEntropyRequest() EntropyRequest {
 	return EntropyRequest{Kernel: "cs", Threshold: uncertainty.DefaultRougeThreshold}
@@ -339,7 +344,12 @@ func Entropy(ctx context.Context, env Env, req EntropyRequest) (*EntropyResult, 
 		return nil, err
 	}
 	prompts := make([]uncertainty.Prompt, len(recs))
+	graph := slices.ContainsFunc(o.opt.Scores, uncertainty.Score.Graph)
 	for i, r := range recs {
+		if graph && len(r.Samples) > MaxGraphSamples {
+			return nil, &dataio.InputError{File: req.In, Line: r.Line, Field: "samples",
+				Msg: fmt.Sprintf("%d samples; kle, eigv and degree score at most %d per row", len(r.Samples), MaxGraphSamples)}
+		}
 		prompts[i] = uncertainty.Prompt{ID: r.ID, Samples: r.Samples, Answer: r.Answer, References: r.Reference, Correct: r.Correct}
 	}
 	opt := o.opt

@@ -293,3 +293,26 @@ func TestEntropyRequestJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestEntropyGraphSampleBound: a row with more samples than the graph
+// scores take is an input error naming its line, before any scoring.
+func TestEntropyGraphSampleBound(t *testing.T) {
+	samples := make([]string, MaxGraphSamples+1)
+	for i := range samples {
+		samples[i] = "a"
+	}
+	row, _ := json.Marshal(map[string]any{"id": "big", "samples": samples})
+	fsys := fstest.MapFS{"a.jsonl": {Data: []byte(`{"id":"ok","samples":["a","b"]}` + "\n" + string(row) + "\n")}}
+	req := NewEntropyRequest()
+	req.In, req.Scores = "a.jsonl", "degree"
+	_, err := Entropy(context.Background(), Env{FS: fsys}, req)
+	var ie *dataio.InputError
+	if !errors.As(err, &ie) || ie.Line != 2 || ie.Field != "samples" || !strings.Contains(ie.Msg, "at most 1000") {
+		t.Errorf("err = %v", err)
+	}
+	// The default scores are not bounded here.
+	req.Scores = ""
+	if _, err := Entropy(context.Background(), Env{FS: fsys}, req); err != nil {
+		t.Errorf("default scores: %v", err)
+	}
+}
