@@ -278,7 +278,8 @@ func numOf(v float64) *Num {
 	return &n
 }
 
-// field returns the field of the item that holds score s.
+// field returns the field of the item that holds score s, nil for a
+// score that is none of uncertainty.AllScores.
 func (it *EntropyItem) field(s uncertainty.Score) **Num {
 	switch s {
 	case uncertainty.ScoreKernelEntropy:
@@ -292,11 +293,16 @@ func (it *EntropyItem) field(s uncertainty.Score) **Num {
 	case uncertainty.ScoreDegree:
 		return &it.Degree
 	}
-	panic("job: unknown score " + string(s))
+	return nil
 }
 
 // Score returns the item's value of score s, nil when not asked for.
-func (it *EntropyItem) Score(s uncertainty.Score) *Num { return *it.field(s) }
+func (it *EntropyItem) Score(s uncertainty.Score) *Num {
+	if f := it.field(s); f != nil {
+		return *f
+	}
+	return nil
+}
 
 func (a *EntropyAUROC) field(s uncertainty.Score) **Num {
 	switch s {
@@ -311,11 +317,16 @@ func (a *EntropyAUROC) field(s uncertainty.Score) **Num {
 	case uncertainty.ScoreDegree:
 		return &a.Degree
 	}
-	panic("job: unknown score " + string(s))
+	return nil
 }
 
 // Score returns the AUROC of score s, nil when not asked for.
-func (a *EntropyAUROC) Score(s uncertainty.Score) *Num { return *a.field(s) }
+func (a *EntropyAUROC) Score(s uncertainty.Score) *Num {
+	if f := a.field(s); f != nil {
+		return *f
+	}
+	return nil
+}
 
 // Scores returns the scores the result holds, in the order of
 // uncertainty.AllScores: those with an AUROC entry (which is there, null
