@@ -125,12 +125,14 @@ func TestKLETimeLimits(t *testing.T) {
 	if got := KLE(w, 1e-12); math.Abs(got-math.Log(5)) > 1e-9 {
 		t.Errorf("t→0: KLE = %v, want log 5", got)
 	}
+	// The zero eigenvalues come out as ±1e-16 or so; at t = 1e4 that
+	// moves the λ by 1e-12, hence the tolerance.
 	for _, tt := range []float64{50, 1e4} {
-		if got := KLE(w, tt); math.Abs(got-math.Log(2)) > 1e-12 {
+		if got := KLE(w, tt); math.Abs(got-math.Log(2)) > 1e-9 {
 			t.Errorf("t=%g: KLE = %v, want log 2", tt, got)
 		}
 	}
-	if got := KLE(blockOnes(0, 4), 1e4); math.Abs(got) > 1e-12 {
+	if got := KLE(blockOnes(0, 4), 1e4); math.Abs(got) > 1e-9 {
 		t.Errorf("identical answers, t = 1e4: KLE = %v, want 0", got)
 	}
 	// At t = 1e300 the rounding of the zero eigenvalues (1e-16) decides
