@@ -38,6 +38,7 @@ func SimilarityGraph(s mat.Matrix) *mat.SymDense {
 // toks[i] and toks[j] (evalstat.RougeLF, the measure that also judges
 // correctness) and 1 on the diagonal. RougeL-F is symmetric, so W needs no
 // symmetrising; two empty answers have RougeL-F 0, as everywhere else.
+// toks must hold at least one answer (gonum has no empty matrices).
 func RougeSimilarity(toks [][]string) *mat.SymDense {
 	m := len(toks)
 	w := mat.NewSymDense(m, nil)
