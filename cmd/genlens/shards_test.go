@@ -69,7 +69,7 @@ func TestSimulatedIndexedJob(t *testing.T) {
 	dir, weights := fixtureFolder(t)
 	work := t.TempDir()
 	cache := filepath.Join(work, "cache")
-	const k = 4
+	const k = 3
 	var wg sync.WaitGroup
 	errs := make([]error, k)
 	outs := make([]string, k)
@@ -101,7 +101,7 @@ func TestSimulatedIndexedJob(t *testing.T) {
 	merged := filepath.Join(work, "merged.npz")
 	c := exec.Command(bin, "stats", "merge", filepath.Join(work, "parts", "*.npz"), "--out", merged)
 	c.Env = noShardEnv()
-	if out, err := c.CombinedOutput(); err != nil || !strings.Contains(string(out), "from 16 rows in 4 parts of 4 shards") {
+	if out, err := c.CombinedOutput(); err != nil || !strings.Contains(string(out), "from 16 rows in 3 parts of 3 shards") {
 		t.Fatalf("merge: %v\n%s", err, out)
 	}
 	single := filepath.Join(work, "single.npz")
