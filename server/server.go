@@ -60,6 +60,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Jobs configures the job runner (declared in jobs.go).
 	Jobs JobOptions
+	// LLM configures the OpenAI-compatible uncertainty proxy at
+	// /v1/chat/completions (llm.go); off without an Upstream.
+	LLM LLMOptions
 	// Now returns the current time; nil means time.Now. Tests set it to
 	// decide whether the last period chunk is complete.
 	Now func() time.Time
@@ -80,6 +83,7 @@ type Server struct {
 	opts    Options
 	handler http.Handler
 	models  modelCache // monitor id → *checkmodel.Model
+	llm     *llmProxy  // nil without an upstream
 }
 
 // New returns a Server over opts.Store, which must be open (migrations
@@ -102,6 +106,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.now = time.Now
 	}
 	s.metrics = newMetrics(s)
+	if opts.LLM.Upstream != "" {
+		var err error
+		if s.llm, err = newLLMProxy(s, opts.LLM); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.initJobs(ctx); err != nil {
 		return nil, err
 	}
@@ -140,6 +150,9 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	s.routePublic(mux)
+	if s.llm != nil {
+		s.llm.route(mux) // its own auth: OpenAI's error shape
+	}
 	api := http.NewServeMux()
 	api.Handle("GET /metrics", s.metrics.handler())
 	s.routeMonitors(api)
@@ -147,6 +160,7 @@ func (s *Server) routes() http.Handler {
 	s.routeJobs(api)
 	s.routeFiles(api)
 	s.routeSelections(api)
+	api.HandleFunc("GET /api/v1/llm/requests", s.llmRequests)
 	mux.Handle("/", s.auth(api))
 	return s.instrument(mux)
 }
