@@ -313,7 +313,9 @@ func TestLLMProxyAuth(t *testing.T) {
 	ts, up, _ := newProxy(t, server.Options{Token: "genlens-token"})
 	for _, tok := range []string{"", "wrong", "sk-upstream"} {
 		resp, b := post(t, ts.URL, tok, chatBody)
-		var e struct{ Error struct{ Message, Type, Code string } }
+		var e struct {
+			Error struct{ Message, Type, Code string }
+		}
 		if resp.StatusCode != 401 || json.Unmarshal(b, &e) != nil || e.Error.Code != "invalid_api_key" {
 			t.Errorf("token %q: %d %s, want 401 with an OpenAI error", tok, resp.StatusCode, b)
 		}
