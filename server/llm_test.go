@@ -101,6 +101,9 @@ func (s *fakeSampler) Sample(ctx context.Context, req server.ChatRequest, n int)
 	if err != nil {
 		return nil, server.Usage{}, err
 	}
+	if len(texts) == 0 {
+		return nil, server.Usage{}, fmt.Errorf("model %q not found", req.Model)
+	}
 	out := make([]server.Choice, 0, n)
 	for i := range n {
 		out = append(out, server.Choice{Text: texts[i%len(texts)], FinishReason: "stop"})
