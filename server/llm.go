@@ -114,6 +114,58 @@ type llmProxy struct {
 
 	mu     sync.Mutex
 	models map[string]bool // model names given their own metric label
+
+	// The recorder stores requests in batches (store.InsertLLMRequests):
+	// one commit per request would bound a busy proxy by the store's
+	// fsyncs. A request is acknowledged before it is stored, so a crash
+	// loses the few still queued.
+	records chan store.LLMRequest
+	recDone chan struct{}
+	recMu   sync.RWMutex // closed and the send on records
+	closed  bool
+}
+
+// recordBatch bounds the requests stored in one transaction.
+const recordBatch = 256
+
+func (p *llmProxy) runRecorder() {
+	defer close(p.recDone)
+	for r := range p.records {
+		batch := []store.LLMRequest{r}
+	more:
+		for len(batch) < recordBatch {
+			select {
+			case r, ok := <-p.records:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := p.s.store.InsertLLMRequests(ctx, batch); err != nil {
+			p.s.log.Error("llm proxy: storing requests", "n", len(batch), "err", err)
+		}
+		cancel()
+	}
+}
+
+// close stores the queued requests and stops the recorder.
+func (p *llmProxy) close(ctx context.Context) error {
+	p.recMu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.records)
+	}
+	p.recMu.Unlock()
+	select {
+	case <-p.recDone:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("llm proxy: storing the last requests: %w", ctx.Err())
+	}
 }
 
 func newLLMProxy(s *Server, o LLMOptions) (*llmProxy, error) {
@@ -122,7 +174,8 @@ func newLLMProxy(s *Server, o LLMOptions) (*llmProxy, error) {
 		return nil, fmt.Errorf("server: llm upstream %q: want an http:// or https:// URL", o.Upstream)
 	}
 	p := &llmProxy{s: s, endpoint: strings.TrimRight(o.Upstream, "/") + "/chat/completions", apiKey: o.APIKey,
-		k: o.Samples, score: o.Score, timeout: o.Timeout, sampler: o.Sampler, client: o.Client, models: map[string]bool{}}
+		k: o.Samples, score: o.Score, timeout: o.Timeout, sampler: o.Sampler, client: o.Client, models: map[string]bool{},
+		records: make(chan store.LLMRequest, 4*recordBatch), recDone: make(chan struct{})}
 	if p.k == 0 {
 		p.k = DefaultLLMSamples
 	}
@@ -146,6 +199,7 @@ func newLLMProxy(s *Server, o LLMOptions) (*llmProxy, error) {
 		t.MaxIdleConnsPerHost = 256 // callers in parallel reuse their connections
 		p.client = &http.Client{Transport: t}
 	}
+	go p.runRecorder()
 	return p, nil
 }
 
@@ -476,7 +530,7 @@ func (p *llmProxy) fail(w http.ResponseWriter, r *http.Request, rec *store.LLMRe
 	stop()
 	writeOpenAIError(w, status, typ, nil, msg)
 	rec.Status, rec.Error = status, msg
-	p.record(r, rec, start)
+	p.record(w, r, rec, start)
 }
 
 // upstreamError returns the upstream's error status and body: as it is
@@ -505,7 +559,7 @@ func (p *llmProxy) upstreamError(w http.ResponseWriter, r *http.Request, rec *st
 		writeOpenAIError(w, resp.StatusCode, "upstream_error", resp.StatusCode, msg)
 	}
 	rec.Status, rec.Error = resp.StatusCode, abbreviate(msg, 1000)
-	p.record(r, rec, start)
+	p.record(w, r, rec, start)
 }
 
 func abbreviate(s string, n int) string {
@@ -554,7 +608,7 @@ func (p *llmProxy) answer(w http.ResponseWriter, r *http.Request, rec *store.LLM
 	if sc.err != nil {
 		rec.Error = sc.err.Error()
 	}
-	p.record(r, rec, start)
+	p.record(w, r, rec, start)
 }
 
 // stream passes a server-sent event stream through line by line,
@@ -607,7 +661,7 @@ func (p *llmProxy) stream(w http.ResponseWriter, r *http.Request, rec *store.LLM
 	case sc.err != nil:
 		rec.Error = sc.err.Error()
 	}
-	p.record(r, rec, start)
+	p.record(w, r, rec, start)
 }
 
 // collectDelta appends the first choice's content of one "data: {...}"
@@ -640,8 +694,10 @@ func collectDelta(b *strings.Builder, line []byte) {
 }
 
 // record stores the request and updates the metrics; a store failure is
-// logged, never the caller's.
-func (p *llmProxy) record(r *http.Request, rec *store.LLMRequest, start time.Time) {
+// logged, never the caller's. The answer is flushed first: the caller
+// does not wait for the store.
+func (p *llmProxy) record(w http.ResponseWriter, r *http.Request, rec *store.LLMRequest, start time.Time) {
+	http.NewResponseController(w).Flush()
 	rec.TotalSeconds = time.Since(start).Seconds()
 	rec.Answer = abbreviate(rec.Answer, maxStoredAnswer)
 	model := p.modelLabel(rec.Model)
@@ -653,11 +709,11 @@ func (p *llmProxy) record(r *http.Request, rec *store.LLMRequest, start time.Tim
 	if !math.IsNaN(rec.Uncertainty) {
 		m.llmUncertainty.WithLabelValues(model).Observe(rec.Uncertainty)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
-	defer cancel()
-	if err := p.s.store.InsertLLMRequest(ctx, rec); err != nil {
-		p.s.log.Error("llm proxy: storing a request", "err", err)
+	p.recMu.RLock()
+	if !p.closed {
+		p.records <- *rec
 	}
+	p.recMu.RUnlock()
 	if rec.Error != "" {
 		p.s.log.Warn("llm proxy", "model", rec.Model, "status", rec.Status, "err", rec.Error)
 	}

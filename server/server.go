@@ -122,8 +122,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 // Handler returns the service's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Close stops the job runner; the store is the caller's to close.
-func (s *Server) Close(ctx context.Context) error { return s.closeJobs(ctx) }
+// Close stops the job runner and stores the LLM proxy's queued
+// requests; the store is the caller's to close.
+func (s *Server) Close(ctx context.Context) error {
+	err := s.closeJobs(ctx)
+	if s.llm != nil {
+		err = errors.Join(err, s.llm.close(ctx))
+	}
+	return err
+}
 
 // HTTPServer returns an http.Server for addr with a timeout on every
 // phase of a connection, so that a slow client (slow-loris) cannot hold

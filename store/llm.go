@@ -44,25 +44,55 @@ type LLMQuery struct {
 
 // InsertLLMRequest stores r and sets its ID (and Time, when zero).
 func (d *DB) InsertLLMRequest(ctx context.Context, r *LLMRequest) error {
-	if r.Time.IsZero() {
-		r.Time = time.Now().UTC()
+	rs := []LLMRequest{*r}
+	if err := d.InsertLLMRequests(ctx, rs); err != nil {
+		return err
 	}
-	var u any
-	if !math.IsNaN(r.Uncertainty) && !math.IsInf(r.Uncertainty, 0) {
-		u = r.Uncertainty
+	*r = rs[0]
+	return nil
+}
+
+// InsertLLMRequests stores the requests in one transaction, so that a
+// busy proxy pays one commit (one fsync on SQLite) per batch, and sets
+// their IDs (and Times, when zero).
+func (d *DB) InsertLLMRequests(ctx context.Context, rs []LLMRequest) error {
+	if len(rs) == 0 {
+		return nil
 	}
 	leave, err := d.enter(ctx)
 	if err != nil {
 		return err
 	}
 	defer leave()
-	err = d.w.QueryRowContext(ctx, d.q(`INSERT INTO llm_requests (created_at, model, messages_hash, answer, stream, status, score,
-		uncertainty, samples, error, upstream_seconds, sample_seconds, total_seconds)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-		r.Time.UnixNano(), r.Model, r.MessagesHash, r.Answer, r.Stream, r.Status, r.Score,
-		u, r.Samples, r.Error, finite(r.UpstreamSeconds), finite(r.SampleSeconds), finite(r.TotalSeconds)).Scan(&r.ID)
+	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: llm request: %w", err)
+		return fmt.Errorf("store: llm requests: %w", err)
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, d.q(`INSERT INTO llm_requests (created_at, model, messages_hash, answer, stream, status, score,
+		uncertainty, samples, error, upstream_seconds, sample_seconds, total_seconds)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`))
+	if err != nil {
+		return fmt.Errorf("store: llm requests: %w", err)
+	}
+	defer st.Close()
+	for i := range rs {
+		r := &rs[i]
+		if r.Time.IsZero() {
+			r.Time = time.Now().UTC()
+		}
+		var u any
+		if !math.IsNaN(r.Uncertainty) && !math.IsInf(r.Uncertainty, 0) {
+			u = r.Uncertainty
+		}
+		err := st.QueryRowContext(ctx, r.Time.UnixNano(), r.Model, r.MessagesHash, r.Answer, r.Stream, r.Status, r.Score,
+			u, r.Samples, r.Error, finite(r.UpstreamSeconds), finite(r.SampleSeconds), finite(r.TotalSeconds)).Scan(&r.ID)
+		if err != nil {
+			return fmt.Errorf("store: llm request: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: llm requests: %w", err)
 	}
 	return nil
 }
