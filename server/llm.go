@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"genlens/kernel"
+	"genlens/llm"
 	"genlens/store"
 	"genlens/uncertainty"
 )
@@ -261,28 +262,19 @@ type chatRequest struct {
 	Stop                json.RawMessage `json:"stop"`
 }
 
-// sampleRequest is the request of the k samples: the caller's messages,
-// model and length limits at temperature 1.
-func (p *llmProxy) sampleRequest(cr *chatRequest) (ChatRequest, error) {
-	var msgs []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	}
+// sampleRequest is the request of the k samples: the caller's messages
+// (each sent as it came, content parts included), model and length
+// limits, at temperature 1.
+func (p *llmProxy) sampleRequest(cr *chatRequest) (llm.ChatRequest, error) {
+	var msgs []llm.Message
 	if err := json.Unmarshal(cr.Messages, &msgs); err != nil {
-		return ChatRequest{}, fmt.Errorf("messages: %v", err)
+		return llm.ChatRequest{}, fmt.Errorf("messages: %v", err)
 	}
 	if len(msgs) == 0 {
-		return ChatRequest{}, errors.New("no messages")
+		return llm.ChatRequest{}, errors.New("no messages")
 	}
 	one := 1.0
-	req := ChatRequest{Model: cr.Model, N: p.k, Temperature: &one, Messages: make([]ChatMessage, len(msgs))}
-	for i, m := range msgs {
-		text, err := messageText(m.Content)
-		if err != nil {
-			return ChatRequest{}, fmt.Errorf("messages[%d].content: %v", i, err)
-		}
-		req.Messages[i] = ChatMessage{Role: m.Role, Content: text}
-	}
+	req := llm.ChatRequest{Model: cr.Model, N: p.k, Temperature: &one, Messages: msgs}
 	if cr.MaxTokens != nil {
 		req.MaxTokens = *cr.MaxTokens
 	}
@@ -295,33 +287,6 @@ func (p *llmProxy) sampleRequest(cr *chatRequest) (ChatRequest, error) {
 		}
 	}
 	return req, nil
-}
-
-// messageText is a message's content as text: a string, or the text
-// parts of a list of parts (images and audio cannot be sent as text).
-func messageText(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("want a string or a list of parts")
-	}
-	var b strings.Builder
-	for _, pt := range parts {
-		if pt.Type != "text" {
-			return "", fmt.Errorf("a %q part: only text can be sampled", pt.Type)
-		}
-		b.WriteString(pt.Text)
-	}
-	return b.String(), nil
 }
 
 // messagesHash is the hex SHA-256 of the messages in compact JSON, so
@@ -345,7 +310,7 @@ type scored struct {
 
 // draw samples and scores in the background; the channel receives one
 // outcome.
-func (p *llmProxy) draw(ctx context.Context, req ChatRequest, reqErr error) <-chan scored {
+func (p *llmProxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error) <-chan scored {
 	out := make(chan scored, 1)
 	if reqErr != nil {
 		out <- scored{uncertainty: math.NaN(), err: reqErr}
@@ -359,7 +324,7 @@ func (p *llmProxy) draw(ctx context.Context, req ChatRequest, reqErr error) <-ch
 	return out
 }
 
-func (p *llmProxy) sampleAndScore(ctx context.Context, req ChatRequest) (float64, error) {
+func (p *llmProxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float64, error) {
 	choices, _, err := p.sampler.Sample(ctx, req, p.k)
 	if err != nil {
 		return math.NaN(), fmt.Errorf("sampling: %w", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"genlens/internal/dbtest"
+	"genlens/llm"
 	"genlens/server"
 )
 
@@ -54,13 +55,13 @@ func latencyUpstream(b *testing.B) *httptest.Server {
 // benchSampler draws the samples: a stand-in with the upstream's latency.
 type sleepSampler struct{}
 
-func (sleepSampler) Sample(ctx context.Context, req server.ChatRequest, n int) ([]server.Choice, server.Usage, error) {
+func (sleepSampler) Sample(ctx context.Context, req llm.ChatRequest, n int) ([]llm.Choice, llm.Usage, error) {
 	time.Sleep(benchUpstreamLatency)
-	out := make([]server.Choice, n)
+	out := make([]llm.Choice, n)
 	for i := range out {
-		out[i] = server.Choice{Text: fmt.Sprintf("Paris, answer %d.", i%3)}
+		out[i] = llm.Choice{Text: fmt.Sprintf("Paris, answer %d.", i%3)}
 	}
-	return out, server.Usage{}, nil
+	return out, llm.Usage{}, nil
 }
 
 func BenchmarkLLMProxy(b *testing.B) {

@@ -18,6 +18,7 @@ import (
 
 	"genlens/internal/dbtest"
 	"genlens/job"
+	"genlens/llm"
 	"genlens/server"
 )
 
@@ -80,13 +81,13 @@ func (f *fakeUpstream) last(t *testing.T) (*http.Request, []byte) {
 // fakeSampler returns fixed samples per model and records its requests.
 type fakeSampler struct {
 	mu      sync.Mutex
-	reqs    []server.ChatRequest
+	reqs    []llm.ChatRequest
 	samples map[string][]string
 	err     error
 	delay   time.Duration
 }
 
-func (s *fakeSampler) Sample(ctx context.Context, req server.ChatRequest, n int) ([]server.Choice, server.Usage, error) {
+func (s *fakeSampler) Sample(ctx context.Context, req llm.ChatRequest, n int) ([]llm.Choice, llm.Usage, error) {
 	s.mu.Lock()
 	s.reqs = append(s.reqs, req)
 	texts, err, delay := s.samples[req.Model], s.err, s.delay
@@ -95,20 +96,20 @@ func (s *fakeSampler) Sample(ctx context.Context, req server.ChatRequest, n int)
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
-			return nil, server.Usage{}, ctx.Err()
+			return nil, llm.Usage{}, ctx.Err()
 		}
 	}
 	if err != nil {
-		return nil, server.Usage{}, err
+		return nil, llm.Usage{}, err
 	}
 	if len(texts) == 0 {
-		return nil, server.Usage{}, fmt.Errorf("model %q not found", req.Model)
+		return nil, llm.Usage{}, fmt.Errorf("model %q not found", req.Model)
 	}
-	out := make([]server.Choice, 0, n)
+	out := make([]llm.Choice, 0, n)
 	for i := range n {
-		out = append(out, server.Choice{Text: texts[i%len(texts)], FinishReason: "stop"})
+		out = append(out, llm.Choice{Text: texts[i%len(texts)], FinishReason: "stop"})
 	}
-	return out, server.Usage{}, nil
+	return out, llm.Usage{}, nil
 }
 
 var tinySamples = []string{"Paris is the capital.", "It is Paris.", "Paris", "The capital of France is Paris.", "Lyon, I think."}
@@ -247,10 +248,14 @@ func TestLLMProxyAnswer(t *testing.T) {
 	fs.mu.Lock()
 	sr := fs.reqs[0]
 	fs.mu.Unlock()
-	if sr.Model != "tiny" || sr.N != 5 || sr.Temperature == nil || *sr.Temperature != 1 || sr.MaxTokens != 32 || len(sr.Messages) != 2 ||
-		sr.Messages[0] != (server.ChatMessage{Role: "system", Content: "Answer briefly."}) ||
-		sr.Messages[1] != (server.ChatMessage{Role: "user", Content: "Capital of France?"}) {
-		t.Errorf("sample request %+v", sr)
+	var raws []string
+	for _, m := range sr.Messages {
+		raws = append(raws, string(m.Raw))
+	}
+	msgs := "[" + strings.Join(raws, ",") + "]"
+	if sr.Model != "tiny" || sr.N != 5 || sr.Temperature == nil || *sr.Temperature != 1 || sr.MaxTokens != 32 ||
+		msgs != `[{"role": "system", "content": "Answer briefly."},{"role": "user", "content": [{"type":"text","text":"Capital of "},{"type":"text","text":"France?"}]}]` {
+		t.Errorf("sample request %+v with messages %s", sr, msgs)
 	}
 
 	list := ts.waitRequests(t, "", 1)
