@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,7 +19,8 @@ import (
 // The proxy's cost: a fake upstream answers every chat completion after
 // a fixed 20 ms (with as many choices as n asks); callers post the same
 // request to it directly and through the proxy (k = 5 samples drawn
-// beside each, SQLite store), one at a time and 50 at once. Bounded: each
+// beside each by package llm's client from the same upstream, one
+// request with n = 5; SQLite store), one at a time and 50 at once. Bounded: each
 // iteration sends a fixed number of requests, so run with -benchtime=1x:
 //
 //	go test -run '^$' -bench LLMProxy -benchtime 1x ./server/
@@ -52,18 +52,6 @@ func latencyUpstream(b *testing.B) *httptest.Server {
 	return up
 }
 
-// benchSampler draws the samples: a stand-in with the upstream's latency.
-type sleepSampler struct{}
-
-func (sleepSampler) Sample(ctx context.Context, req llm.ChatRequest, n int) ([]llm.Choice, llm.Usage, error) {
-	time.Sleep(benchUpstreamLatency)
-	out := make([]llm.Choice, n)
-	for i := range out {
-		out[i] = llm.Choice{Text: fmt.Sprintf("Paris, answer %d.", i%3)}
-	}
-	return out, llm.Usage{}, nil
-}
-
 func BenchmarkLLMProxy(b *testing.B) {
 	for _, mode := range []struct {
 		name            string
@@ -71,7 +59,11 @@ func BenchmarkLLMProxy(b *testing.B) {
 	}{{"callers=1", 1, 200}, {"callers=50", 50, 2000}} {
 		b.Run(mode.name, func(b *testing.B) {
 			up := latencyUpstream(b)
-			ts := newTestServer(b, dbtest.SQLite(b), server.Options{LLM: server.LLMOptions{Upstream: up.URL + "/v1", Sampler: sleepSampler{}}})
+			sampler, err := llm.New(llm.Config{BaseURL: up.URL + "/v1", Concurrency: 64})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ts := newTestServer(b, dbtest.SQLite(b), server.Options{LLM: server.LLMOptions{Upstream: up.URL + "/v1", Sampler: sampler}})
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * mode.callers, MaxIdleConns: 4 * mode.callers}}
 			body := `{"model":"tiny","messages":[{"role":"user","content":"Capital of France?"}],"max_tokens":16}`
 			run := func(url string) ([]time.Duration, time.Duration) {
