@@ -116,6 +116,12 @@ var tinySamples = []string{"Paris is the capital.", "It is Paris.", "Paris", "Th
 
 func newProxy(t *testing.T, opts server.Options) (*testServer, *fakeUpstream, *fakeSampler) {
 	t.Helper()
+	return newProxyOn(t, dbtest.SQLite(t), opts)
+}
+
+// newProxyOn is newProxy on the store dsn.
+func newProxyOn(t *testing.T, dsn string, opts server.Options) (*testServer, *fakeUpstream, *fakeSampler) {
+	t.Helper()
 	up := newFakeUpstream(t)
 	fs := &fakeSampler{samples: map[string][]string{"tiny": tinySamples}}
 	opts.LLM.Upstream = up.URL + "/v1"
@@ -123,7 +129,7 @@ func newProxy(t *testing.T, opts server.Options) (*testServer, *fakeUpstream, *f
 	if opts.LLM.APIKey == "" {
 		opts.LLM.APIKey = "sk-upstream"
 	}
-	ts := newTestServer(t, dbtest.SQLite(t), opts)
+	ts := newTestServer(t, dsn, opts)
 	return ts, up, fs
 }
 
@@ -537,8 +543,15 @@ func TestLLMProxyStream(t *testing.T) {
 	}
 }
 
+// The listing's filters, on every store backend.
 func TestLLMRequestsQuery(t *testing.T) {
-	ts, _, fs := newProxy(t, server.Options{})
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) { testLLMRequestsQuery(t, b.DSN(t)) })
+	}
+}
+
+func testLLMRequestsQuery(t *testing.T, dsn string) {
+	ts, _, fs := newProxyOn(t, dsn, server.Options{})
 	for _, s := range [][]string{{"a", "a", "a", "a", "a"}, {"a", "b", "c", "d", "e"}} {
 		fs.mu.Lock()
 		fs.samples["tiny"] = s
