@@ -16,6 +16,10 @@ package server
 //	func (s *Server) dashboardJobs(ctx context.Context) ([]JobView, error)
 //	func (s *Server) dashboardSelections(ctx context.Context) ([]SelectionView, error)
 //
+// The LLM proxy (llm.go, llmrequests.go, llmdash.go) hangs on the same
+// way: newLLMProxy from New, its route on the outer mux with its own auth
+// (OpenAI's error shape), its recorder drained by Close.
+//
 // Routes registered there get auth, body limits, latency metrics and the
 // error mapping of this file for free (handlers are wrapped in routes).
 // Use s.writeJSON, s.writeError (job.Classify → status), s.decodeJSON
