@@ -327,7 +327,10 @@ func (p *llmProxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error) 
 func (p *llmProxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float64, error) {
 	choices, _, err := p.sampler.Sample(ctx, req, p.k)
 	if err != nil {
-		return math.NaN(), fmt.Errorf("sampling: %w", err)
+		// The caller sees this message: the upstream's address is the
+		// proxy's configuration, not the caller's business.
+		msg := strings.ReplaceAll(err.Error(), strings.TrimSuffix(p.endpoint, "/chat/completions"), "upstream")
+		return math.NaN(), errors.New("sampling: " + msg)
 	}
 	if len(choices) != p.k {
 		return math.NaN(), fmt.Errorf("sampling: %d samples, want %d", len(choices), p.k)

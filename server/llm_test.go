@@ -442,6 +442,15 @@ func TestLLMProxyErrors(t *testing.T) {
 	if resp.Header.Get("X-Genlens-Uncertainty") != "" {
 		t.Errorf("an uncertainty header without an uncertainty")
 	}
+	// Nor does a sampling error show the upstream's address.
+	fs.mu.Lock()
+	fs.err = fmt.Errorf("llm: POST %s/v1/chat/completions: 500 Internal Server Error", up.URL)
+	fs.mu.Unlock()
+	resp, b = post(t, ts.URL, "", chatBody)
+	if resp.StatusCode != 200 || strings.Contains(string(b), up.URL) ||
+		!strings.Contains(string(b), `"genlens":{"error":"sampling: llm: POST upstream/chat/completions: 500 Internal Server Error"}`) {
+		t.Errorf("sampling error: %d %s", resp.StatusCode, b)
+	}
 	// A sampler slower than the timeout: the answer still comes, with
 	// the error, within about the timeout.
 	fs.mu.Lock()
