@@ -71,8 +71,16 @@ type LLMOptions struct {
 // llmScore maps samples to an uncertainty.
 type llmScore func(ctx context.Context, samples []string) (float64, error)
 
+// llmScores are the scores of package uncertainty that grow with
+// uncertainty (lexical similarity, a confidence, is left out), each with
+// the options `genlens entropy` uses by default: the contiguous-subsequence
+// kernel on word tokens (subsequences of lengths 1 and 2, summed) for
+// kernel entropy; RougeL similarity and t = 0.3 for the graph scores.
 var llmScores = map[string]llmScore{
-	"kernel-entropy": kernelEntropy,
+	string(uncertainty.ScoreKernelEntropy): scoreWith(uncertainty.ScoreKernelEntropy),
+	string(uncertainty.ScoreKLE):           scoreWith(uncertainty.ScoreKLE),
+	string(uncertainty.ScoreEigV):          scoreWith(uncertainty.ScoreEigV),
+	string(uncertainty.ScoreDegree):        scoreWith(uncertainty.ScoreDegree),
 }
 
 // LLMScores lists the uncertainty scores the proxy computes.
@@ -85,20 +93,20 @@ func LLMScores() []string {
 	return names
 }
 
-// kernelEntropy is the predictive kernel entropy of the samples with the
-// contiguous-subsequence kernel on word tokens (subsequences of lengths 1
-// and 2, summed), through package uncertainty with the options `genlens
-// entropy` uses by default.
-func kernelEntropy(ctx context.Context, samples []string) (float64, error) {
-	res, _, err := uncertainty.Evaluate(ctx, []uncertainty.Prompt{{ID: "request", Samples: samples}},
-		uncertainty.Options{Sequence: kernel.CS{T: 2, Cumulative: true}})
-	if err != nil {
-		return math.NaN(), err
+func scoreWith(score uncertainty.Score) llmScore {
+	opt := uncertainty.Options{Sequence: kernel.CS{T: 2, Cumulative: true}, Scores: []uncertainty.Score{score},
+		Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime}
+	return func(ctx context.Context, samples []string) (float64, error) {
+		res, _, err := uncertainty.Evaluate(ctx, []uncertainty.Prompt{{ID: "request", Samples: samples}}, opt)
+		if err != nil {
+			return math.NaN(), err
+		}
+		u := res[0].Value(score)
+		if math.IsNaN(u) {
+			return math.NaN(), errors.New(res[0].Reason)
+		}
+		return u, nil
 	}
-	if math.IsNaN(res[0].KernelEntropy) {
-		return math.NaN(), errors.New(res[0].Reason)
-	}
-	return res[0].KernelEntropy, nil
 }
 
 // llmProxy is the configured proxy.

@@ -20,6 +20,7 @@ import (
 	"genlens/job"
 	"genlens/llm"
 	"genlens/server"
+	"genlens/uncertainty"
 )
 
 // fakeUpstream is an OpenAI-compatible /chat/completions whose answer
@@ -161,14 +162,24 @@ func post(t *testing.T, url, token, body string) (*http.Response, []byte) {
 // line's defaults) reports for one prompt with these samples.
 func kernelEntropyOf(t *testing.T, samples []string) float64 {
 	t.Helper()
+	return scoreOf(t, "kernel-entropy", samples)
+}
+
+// scoreOf is `genlens entropy --scores score` for one prompt.
+func scoreOf(t *testing.T, score string, samples []string) float64 {
+	t.Helper()
 	row, _ := json.Marshal(map[string]any{"id": "p", "samples": samples})
 	req := job.NewEntropyRequest()
-	req.In = "in.jsonl"
+	req.In, req.Scores = "in.jsonl", score
 	res, err := job.Entropy(context.Background(), job.Env{FS: fstest.MapFS{"in.jsonl": {Data: append(row, '\n')}}}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return float64(res.Items[0].KernelEntropy)
+	v := res.Items[0].Score(uncertainty.Score(score))
+	if v == nil {
+		t.Fatalf("entropy gave no %s for %q", score, samples)
+	}
+	return float64(*v)
 }
 
 type llmRequests struct {
@@ -460,6 +471,32 @@ func TestLLMProxyErrors(t *testing.T) {
 	resp, b = post(t, ts.URL, "", chatBody)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"genlens":{"error":"sampling: context deadline exceeded"}`) || time.Since(start) > 3*time.Second {
 		t.Errorf("slow sampler: %d %s after %v", resp.StatusCode, b, time.Since(start))
+	}
+}
+
+// Every --llm-score is the number `genlens entropy --scores` gives for
+// the samples drawn.
+func TestLLMProxyScores(t *testing.T) {
+	for _, score := range server.LLMScores() {
+		t.Run(score, func(t *testing.T) {
+			ts, _, _ := newProxy(t, server.Options{LLM: server.LLMOptions{Score: score}})
+			resp, b := post(t, ts.URL, "", chatBody)
+			var a struct {
+				Genlens struct {
+					Uncertainty float64
+					Score       string
+				}
+			}
+			if err := json.Unmarshal(b, &a); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, b)
+			}
+			if want := scoreOf(t, score, tinySamples); a.Genlens.Uncertainty != want || a.Genlens.Score != score {
+				t.Errorf("%s %v, want %v", a.Genlens.Score, a.Genlens.Uncertainty, want)
+			}
+		})
+	}
+	if got := strings.Join(server.LLMScores(), ","); got != "degree,eigv,kernel-entropy,kle" {
+		t.Errorf("scores %s", got)
 	}
 }
 

@@ -75,9 +75,9 @@ func newMetrics(s *Server) *metrics {
 	m.llmUncertainty = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "genlens_llm_uncertainty",
 		Help: "Uncertainty of proxied answers from the samples drawn beside them, by model (kernel entropy lies in [-1, 0]).",
-		// Kernel entropy in tenths of [-1, 0]; scores on other scales
-		// fall in the coarse buckets above 0.
-		Buckets: []float64{-1, -.9, -.8, -.7, -.6, -.5, -.4, -.3, -.2, -.1, 0, .5, 1, 2, 5, 10},
+		// Kernel entropy in tenths of [-1, 0]; degree lies in [0, 1],
+		// KLE in [0, log k], EigV in [0, k].
+		Buckets: []float64{-1, -.9, -.8, -.7, -.6, -.5, -.4, -.3, -.2, -.1, 0, .25, .5, .75, 1, 2, 5, 10, 20, 50},
 	}, []string{"model"})
 	m.registry.MustRegister(m.llmRequests, m.llmUpstream, m.llmUncertainty)
 	m.registry.MustRegister(m.latency, m.rows, m.labels, m.queueDepth, m.selectionPicks, m.selectionScore,
