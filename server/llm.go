@@ -444,7 +444,7 @@ func (p *llmProxy) chat(w http.ResponseWriter, r *http.Request) {
 	// a stream, between two chunks; otherwise for the whole answer).
 	uctx, ucancel := context.WithCancelCause(r.Context())
 	defer ucancel(nil)
-	errSilent := fmt.Errorf("upstream silent for %s (--llm-timeout)", p.timeout)
+	errSilent := fmt.Errorf("upstream silent for %s, the proxy's timeout", p.timeout)
 	idle := time.AfterFunc(p.timeout, func() { ucancel(errSilent) })
 	defer idle.Stop()
 	ureq, err := http.NewRequestWithContext(uctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
