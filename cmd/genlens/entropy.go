@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"genlens/job"
 	"genlens/kernel"
@@ -19,6 +20,8 @@ var entropyOutputs = []string{"items.csv", "entropy.json", "kernel_entropy_by_co
 
 func newEntropyCmd() *cobra.Command {
 	f := job.NewEntropyRequest()
+	sf := &sampleFlags{req: job.NewSampleRequest()}
+	var outAnswers string
 	var out, gamma string
 	var t int
 	var cumulative, asJSON bool
@@ -48,7 +51,8 @@ reference as correct).
 With --holdout-first the answer under test is samples[0] and uncertainty is
 computed from samples[1:] only.`,
 		Example: `  genlens entropy --in answers.jsonl --holdout-first
-  genlens entropy --in answers.jsonl --kernel rbf --gamma dim --embeddings e5.npy --json`,
+  genlens entropy --in answers.jsonl --kernel rbf --gamma dim --embeddings e5.npy --json
+  genlens entropy --prompts prompts.jsonl --base-url http://127.0.0.1:8000/v1 --model NAME --greedy --out-answers answers.jsonl`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The kernel-specific flags reach the request only when
@@ -56,6 +60,12 @@ computed from samples[1:] only.`,
 			ifGiven(cmd, "t", &f.T, &t)
 			ifGiven(cmd, "cumulative", &f.Cumulative, &cumulative)
 			ifGiven(cmd, "gamma", &f.Gamma, gamma)
+			if cmd.Flags().Changed("prompts") {
+				return runEntropyOneStep(cmd, f, sf.apply(cmd), outAnswers, out, asJSON)
+			}
+			for _, name := range sampleFlagNames(cmd) {
+				return badUsage("entropy: --%s samples answers and needs --prompts P.jsonl", name)
+			}
 			return runEntropy(cmd, f, out, asJSON)
 		},
 	}
@@ -72,7 +82,54 @@ computed from samples[1:] only.`,
 	renamedFlag(cmd, "threshold", "rouge-threshold")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fl.StringVar(&out, "out", "", "directory for items.csv, entropy.json and charts")
+	// The one-step form: sample, then score (see 'genlens sample --help').
+	sf.register(fl)
+	fl.StringVar(&outAnswers, "out-answers", "", "with --prompts: keep the sampled answers in this file (and resume from it)")
+	for _, name := range sampleFlagNames(nil) {
+		fl.Lookup(name).Usage = "with --prompts: " + fl.Lookup(name).Usage
+	}
 	return cmd
+}
+
+// sampleFlagNames lists the sample flags of entropy's one-step form: all
+// of them (cmd nil), or those given.
+func sampleFlagNames(cmd *cobra.Command) []string {
+	var names []string
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
+	(&sampleFlags{}).register(fs)
+	fs.AddFlag(&pflag.Flag{Name: "out-answers"})
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Name != "prompts" && (cmd == nil || cmd.Flags().Changed(fl.Name)) {
+			names = append(names, fl.Name)
+		}
+	})
+	return names
+}
+
+// runEntropyOneStep samples the prompts (into outAnswers, or a temporary
+// file), then scores the answers.
+func runEntropyOneStep(cmd *cobra.Command, f job.EntropyRequest, s job.SampleRequest, outAnswers, out string, asJSON bool) error {
+	if f.In != "" {
+		return badUsage("entropy: give --in ANSWERS or --prompts PROMPTS, not both")
+	}
+	s.Out = outAnswers
+	if s.Out == "" {
+		path, cleanup, err := oneStepAnswers()
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		s.Out = path
+	}
+	f.In = s.Out
+	// Check the scoring flags before spending requests on the samples.
+	if err := checkRun(&f, out, entropyOutputs, s.Prompts); err != nil {
+		return err
+	}
+	if _, err := runSample(cmd, s, false, cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	return runEntropy(cmd, f, out, asJSON)
 }
 
 func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON bool) error {

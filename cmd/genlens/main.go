@@ -179,7 +179,7 @@ var commandGroups = []struct {
 	names []string
 }{
 	{cobra.Group{ID: "kernel", Title: "Kernel scores of generative models (Gruber & Buettner, ICML 2024):"},
-		[]string{"entropy", "decompose", "correlate"}},
+		[]string{"sample", "entropy", "decompose", "correlate"}},
 	{cobra.Group{ID: "fidelity", Title: "Feature-based scores and online selection (Heusel et al. 2017; Hu, Leung & Farnia 2024):"},
 		[]string{"features", "stats", "compare", "is", "select"}},
 	{cobra.Group{ID: "image", Title: "Pixel-cluster diagnostics (Gruber, Ziegler & Buettner 2024):"},
@@ -247,7 +247,7 @@ func version() string {
 // extraCommands holds the constructors of the subcommands, by method as
 // in commandGroups (tests append their own).
 var extraCommands = []func() *cobra.Command{
-	newEntropyCmd, newDecomposeCmd, newCorrelateCmd,
+	newSampleCmd, newEntropyCmd, newDecomposeCmd, newCorrelateCmd,
 	newFeaturesCmd, newStatsCmd, newCompareCmd, newISCmd, newSelectCmd,
 	newDisentangleCmd, newCKACmd,
 	newHallucinationCmd,
