@@ -30,6 +30,7 @@ var Kinds = []string{
 	"select", "disentangle",
 	"hallucination-run", "hallucination-simulate",
 	"mse-fit", "mse-estimate", "mse-bench",
+	"sample",
 }
 
 // KnownKind reports whether kind is one of Kinds.
@@ -47,12 +48,12 @@ func KnownKind(kind string) bool {
 var ErrUnknownKind = errors.New("unknown job kind")
 
 // task is a decoded, validated request: the upload ids it reads, the
-// outbound base URL it would call (hallucination run, openai backend) and
-// the closure that runs it.
+// outbound base URLs it would call (hallucination run's openai backend,
+// sample) and the closure that runs it.
 type task struct {
-	inputs  []input
-	baseURL string
-	run     func(ctx context.Context, env job.Env) (result any, arts []job.Artifact, err error)
+	inputs   []input
+	baseURLs []string
+	run      func(ctx context.Context, env job.Env) (result any, arts []job.Artifact, err error)
 }
 
 // input is one request field naming an upload.
@@ -358,8 +359,22 @@ func prepare(kind string, raw []byte, pe prepEnv) (*task, error) {
 			func(r *job.HallucinationRunRequest) []input {
 				return append(one("context", r.Context), one("queries", r.Queries)...)
 			})
+		if t != nil && base != "" {
+			t.baseURLs = []string{base}
+		}
+		return t, err
+	case "sample":
+		var bases []string
+		t, err := spec(raw, job.NewSampleRequest(), func(r *job.SampleRequest) error {
+			if r.Out != "" {
+				return job.Fieldf("out", "{out}: the service keeps the rows as the job's answers.jsonl artifact; leave {out} out")
+			}
+			bases = r.BaseURLs()
+			return r.Validate()
+		}, job.Sample, (*job.SampleResult).Artifacts,
+			func(r *job.SampleRequest) []input { return one("prompts", r.Prompts) })
 		if t != nil {
-			t.baseURL = base
+			t.baseURLs = bases
 		}
 		return t, err
 	case "mse-fit":

@@ -304,11 +304,18 @@ func (s *Service) checkTask(ctx context.Context, t *task) error {
 			return err
 		}
 	}
-	if t.baseURL != "" && !allowedURL(t.baseURL, s.cfg.AllowedBaseURLs) {
-		if len(s.cfg.AllowedBaseURLs) == 0 {
-			return job.Fieldf("base_url", "{base_url} %q: this server allows no outbound LLM calls (its configuration lists no allowed base URL)", t.baseURL)
+	for i, u := range t.baseURLs {
+		field := "base_url"
+		if i > 0 {
+			field = "embed_base_url"
 		}
-		return job.Fieldf("base_url", "{base_url} %q is not among the server's allowed base URLs (%s)", t.baseURL, strings.Join(s.cfg.AllowedBaseURLs, ", "))
+		if allowedURL(u, s.cfg.AllowedBaseURLs) {
+			continue
+		}
+		if len(s.cfg.AllowedBaseURLs) == 0 {
+			return job.Fieldf(field, "{%s} %q: this server allows no outbound LLM calls (its configuration lists no allowed base URL)", field, u)
+		}
+		return job.Fieldf(field, "{%s} %q is not among the server's allowed base URLs (%s)", field, u, strings.Join(s.cfg.AllowedBaseURLs, ", "))
 	}
 	return nil
 }
