@@ -254,18 +254,24 @@ func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, err
 			}
 			return fmt.Errorf("prompt %q (%s line %d): %w", clipText(rows[i].id, 60), req.Prompts, rows[i].line, err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		if out != nil {
 			// One write of the whole line, then fsync: a crash leaves at
-			// most a truncated last line, which the next run removes.
-			if _, err := out.Write(line); err != nil {
+			// most a truncated last line, which the next run removes. The
+			// sync runs outside the lock, so that other prompts' lines
+			// are written meanwhile and one sync often covers several.
+			mu.Lock()
+			_, err := out.Write(line)
+			mu.Unlock()
+			if err != nil {
 				return fmt.Errorf("writing %s: %w", req.Out, err)
 			}
 			if err := out.Sync(); err != nil {
 				return fmt.Errorf("syncing %s: %w", req.Out, err)
 			}
-		} else {
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if out == nil {
 			res.rows = append(res.rows, line)
 		}
 		res.Sampled++
