@@ -69,11 +69,11 @@ const (
 
 // Validate checks the fields that need no input file.
 func (r *SampleRequest) Validate() error {
-	_, err := r.clientConfig(r.BaseURL, "")
+	_, err := r.clientConfig("")
 	return err
 }
 
-func (r *SampleRequest) clientConfig(baseURL, key string) (llm.Config, error) {
+func (r *SampleRequest) clientConfig(key string) (llm.Config, error) {
 	switch {
 	case r.Prompts == "":
 		return llm.Config{}, Fieldf("prompts", "sample: {prompts} FILE is required")
@@ -100,18 +100,16 @@ func (r *SampleRequest) clientConfig(baseURL, key string) (llm.Config, error) {
 	case r.EmbedBaseURL != "" && r.EmbedModel == "":
 		return llm.Config{}, Fieldf("embed_base_url", "{embed_base_url} needs {embed_model} NAME")
 	}
-	cfg := llm.Config{BaseURL: baseURL, APIKey: key, Timeout: r.Timeout, MaxRetries: r.Retries, RetryBase: 500 * time.Millisecond,
+	cfg := llm.Config{BaseURL: r.BaseURL, APIKey: key, Timeout: r.Timeout, MaxRetries: r.Retries, RetryBase: 500 * time.Millisecond,
 		Concurrency: r.Concurrency, RPM: r.RPM}
-	field := "base_url"
-	if baseURL != r.BaseURL {
-		field = "embed_base_url"
-	}
 	if _, err := llm.New(cfg); err != nil {
-		return cfg, Fieldf(field, "{%s}: %s", field, errorsTrim(err))
+		return cfg, Fieldf("base_url", "{base_url}: %s", errorsTrim(err))
 	}
-	if r.EmbedBaseURL != "" && baseURL == r.BaseURL {
-		if _, err := r.clientConfig(r.EmbedBaseURL, ""); err != nil {
-			return cfg, err
+	if r.EmbedBaseURL != "" {
+		e := cfg
+		e.BaseURL = r.EmbedBaseURL
+		if _, err := llm.New(e); err != nil {
+			return cfg, Fieldf("embed_base_url", "{embed_base_url}: %s", errorsTrim(err))
 		}
 	}
 	return cfg, nil
@@ -189,7 +187,7 @@ func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, err
 		}
 		key = k
 	}
-	cfg, err := req.clientConfig(req.BaseURL, key)
+	cfg, err := req.clientConfig(key)
 	if err != nil {
 		return nil, err
 	}

@@ -371,6 +371,11 @@ func TestSampleValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	same := ok
+	same.EmbedModel, same.EmbedBaseURL = "e", ok.BaseURL
+	if err := same.Validate(); err != nil {
+		t.Errorf("embeddings from the same server: %v", err)
+	}
 	neg, big := -0.5, 1.5
 	for _, tc := range []struct {
 		field string
