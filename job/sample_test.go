@@ -472,3 +472,22 @@ func FuzzPromptRow(f *testing.F) {
 		}
 	})
 }
+
+// The --json summary and the output rows are contracts: goldens, with the
+// machine-dependent timing blanked.
+func TestSampleGolden(t *testing.T) {
+	srv, _ := sampleServer(t, func(c *openaitest.Config) { c.EmbeddingDim = 4 })
+	req := sampleReq(srv.URL)
+	req.Greedy, req.EmbedModel, req.Concurrency, req.N = true, "genlens-embedding", 1, 3
+	res, err := Sample(context.Background(), Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(5)}}, Secret: sampleSecrets}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []json.RawMessage
+	for _, r := range res.Rows() {
+		rows = append(rows, json.RawMessage(r))
+	}
+	res.Seconds, res.PromptsPerSecond, res.TokensPerSecond = 0, 0, 0
+	golden(t, "sample_summary", res)
+	golden(t, "sample_rows", rows)
+}
