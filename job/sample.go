@@ -68,7 +68,8 @@ const (
 )
 
 // Validate checks the fields that need no input file.
-func (r *SampleRequest) Validate() error {
+func (r *SampleRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewSampleRequest()) }()
 	_, err := r.clientConfig("")
 	return err
 }
@@ -123,12 +124,12 @@ func errorsTrim(err error) string {
 	return s
 }
 
-// BaseURLs returns the endpoints the request calls, for a service's
+// outbound returns the servers the request calls, for a service's
 // allow-list.
-func (r *SampleRequest) BaseURLs() []string {
-	out := []string{r.BaseURL}
+func (r *SampleRequest) outbound() []Outbound {
+	out := []Outbound{{"base_url", r.BaseURL}}
 	if r.EmbedBaseURL != "" && r.EmbedBaseURL != r.BaseURL {
-		out = append(out, r.EmbedBaseURL)
+		out = append(out, Outbound{"embed_base_url", r.EmbedBaseURL})
 	}
 	return out
 }

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"genlens/internal/fields"
 	"genlens/internal/par"
 	"genlens/job"
 )
@@ -304,18 +305,14 @@ func (s *Service) checkTask(ctx context.Context, t *task) error {
 			return err
 		}
 	}
-	for i, u := range t.baseURLs {
-		field := "base_url"
-		if i > 0 {
-			field = "embed_base_url"
-		}
-		if allowedURL(u, s.cfg.AllowedBaseURLs) {
+	for _, o := range t.outbound {
+		if allowedURL(o.URL, s.cfg.AllowedBaseURLs) {
 			continue
 		}
 		if len(s.cfg.AllowedBaseURLs) == 0 {
-			return job.Fieldf(field, "{%s} %q: this server allows no outbound LLM calls (its configuration lists no allowed base URL)", field, u)
+			return job.Fieldf(o.Field, "{%s} %q: this server allows no outbound LLM calls (its configuration lists no allowed base URL)", o.Field, o.URL)
 		}
-		return job.Fieldf(field, "{%s} %q is not among the server's allowed base URLs (%s)", field, u, strings.Join(s.cfg.AllowedBaseURLs, ", "))
+		return job.Fieldf(o.Field, "{%s} %q is not among the server's allowed base URLs (%s)", o.Field, o.URL, strings.Join(s.cfg.AllowedBaseURLs, ", "))
 	}
 	return nil
 }
@@ -443,7 +440,7 @@ func (s *Service) execute(wctx context.Context, worker string, j Job) {
 		Progress: func(done, total int) { prog.Store(uint64(uint32(done))<<32 | uint64(uint32(total))) },
 		Warn: func(msg string) {
 			warnMu.Lock()
-			warnings = append(warnings, msg)
+			warnings = append(warnings, fields.Plain(msg)) // fields by their names
 			warnMu.Unlock()
 		},
 		Secret:     s.cfg.Secret,

@@ -99,6 +99,7 @@ in flight.`,
 		},
 	}
 	s.register(cmd.Flags())
+	markGivenOnly(cmd, "seed", "top-p")
 	cmd.Flags().StringVar(&s.req.Out, "out", "", "answers file (JSONL) to append to; ids already in it are skipped")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as one JSON document")
 	return cmd
