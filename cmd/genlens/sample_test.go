@@ -213,3 +213,30 @@ func TestSampleCLI(t *testing.T) {
 		t.Errorf("one-step answers differ from sample's (%d and %d bytes)", len(b), len(a))
 	}
 }
+
+// On a terminal, sample draws a bar with prompts/s, tokens/s and the time
+// left; the summary follows on lines of its own.
+func TestSampleProgressUnderPTY(t *testing.T) {
+	url := sampleModelServer(t, 30*time.Millisecond, 0)
+	dir := t.TempDir()
+	prompts := writePrompts(t, dir, 12)
+	t.Setenv("SAMPLE_TEST_KEY", "sk-secret-4711")
+	var code int
+	got := underPTY(t, func(tty *os.File) {
+		code = run([]string{"sample", "--prompts", prompts, "--base-url", url, "--model", "genlens-categorical", "--n", "3",
+			"--max-tokens", "2", "--concurrency", "1", "--api-key-env", "SAMPLE_TEST_KEY", "--out", filepath.Join(dir, "a.jsonl")}, tty, tty)
+	})
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, got)
+	}
+	for _, want := range []string{"tokens/s", "prompts/s", "/12, ", "prompts 12: sampled 12"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("terminal output lacks %q:\n%q", want, got)
+		}
+	}
+	for _, l := range screen(got) {
+		if strings.Contains(l, "prompts 12:") && !strings.HasPrefix(l, "prompts 12:") {
+			t.Errorf("the summary shares a line with the bar: %q", l)
+		}
+	}
+}
