@@ -77,7 +77,7 @@ variable --llm-api-key-env names and never leaves the server.`,
 	f.StringVar(&dataDir, "data-dir", "", "directory of uploaded job inputs; replicas share it (default: DB.data beside a SQLite file, ./genlens-data with Postgres)")
 	f.IntVar(&workers, "workers", 1, "jobs this process runs at once")
 	f.IntVar(&maxBodyMB, "max-body-mb", int(server.DefaultMaxBody>>20), "largest JSON request body in MiB (a rows batch, a monitor with its model file)")
-	f.StringSliceVar(&allowURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai); none: no outbound calls")
+	f.StringSliceVar(&allowURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
 	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")
 	f.StringVar(&lf.upstream, "llm-upstream", "", "API root of an OpenAI-compatible server to proxy at /v1/chat/completions (e.g. http://127.0.0.1:8000/v1); none: no proxy")
 	f.IntVar(&lf.samples, "llm-samples", server.DefaultLLMSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", server.MaxLLMSamples))
