@@ -101,11 +101,12 @@ func mseSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand) (rep
 	if err != nil {
 		return report.Section{}, err
 	}
-	th, _ := monitor.MatchedThresholds(m.Reference.SquaredErrors, chunks, monitor.DefaultWidth, true)
-	res, err := monitor.Evaluate(chunks, rowEst, realized, monitor.Options{Thresholds: th, NonNegative: true})
+	rep, err := monitor.Run(monitor.Input{Chunks: chunks, Estimates: rowEst, Realized: realized,
+		Reference: m.Reference.SquaredErrors, NonNegative: true})
 	if err != nil {
 		return report.Section{}, err
 	}
+	res, th := rep.Results, rep.Thresholds
 	chart := job.Artifact{Name: "mse_monitoring.png", Write: func(w io.Writer) error {
 		return job.WriteMSEChunkChart(w, "Daily MSE: estimated now, realised when labels arrive", "day", res, th)
 	}}

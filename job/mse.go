@@ -567,11 +567,12 @@ func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEsti
 	if err != nil {
 		return nil, err
 	}
-	th, refRows := monitor.MatchedThresholds(m.Reference.SquaredErrors, chunks, monitor.DefaultWidth, true)
-	res, err := monitor.Evaluate(chunks, rowEst, realized, monitor.Options{Thresholds: th, NonNegative: true})
+	rep, err := monitor.Run(monitor.Input{Chunks: chunks, Estimates: rowEst, Realized: realized,
+		Reference: m.Reference.SquaredErrors, NonNegative: true})
 	if err != nil {
 		return nil, err
 	}
+	res, th, refRows := rep.Results, rep.Thresholds, rep.ReferenceRows
 	var sum float64
 	for _, v := range rowEst {
 		sum += v

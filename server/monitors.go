@@ -445,44 +445,40 @@ func (s *Server) monitorChunks(ctx context.Context, m store.Monitor) (*chunkView
 		return nil, err
 	}
 	v := &chunkView{rows: len(ser.Estimates)}
-	ref := cm.Reference.SquaredErrors
-	if v.rows == 0 {
-		if m.ChunkSize > 0 {
-			v.th, v.refRows = monitor.MatchedThresholds(ref, []monitor.Chunk{{End: m.ChunkSize}}, monitor.DefaultWidth, true)
-		} else {
-			v.th = monitor.ReferenceThresholds(nil, monitor.DefaultWidth, true)
-		}
+	in := monitor.Input{Estimates: ser.Estimates, Realized: ser.Realized, Reference: cm.Reference.SquaredErrors,
+		ChunkSize: m.ChunkSize, NonNegative: true}
+	switch {
+	case v.rows == 0 && m.ChunkSize == 0:
+		v.th = monitor.ReferenceThresholds(nil, monitor.DefaultWidth, true)
 		return v, nil
-	}
-	var chunks []monitor.Chunk
-	if byTime {
+	case v.rows == 0:
+	case byTime:
 		p := monitor.Period(m.Period)
-		chunks, err = monitor.ByPeriod(ser.Times, p)
+		in.Chunks, err = monitor.ByPeriod(ser.Times, p)
 		if err != nil {
 			return nil, err // rows are sorted by time: cannot fail
 		}
-		v.th, v.refRows = monitor.MatchedThresholds(ref, chunks, monitor.DefaultWidth, true)
-		v.complete = make([]bool, len(chunks))
-		for i := range chunks {
+		v.complete = make([]bool, len(in.Chunks))
+		for i := range in.Chunks {
 			v.complete[i] = true
 		}
-		last := chunks[len(chunks)-1]
-		v.complete[len(chunks)-1] = p.Label(s.now().UTC()) > last.Period
-	} else {
-		chunks, err = monitor.BySize(v.rows, m.ChunkSize)
+		last := in.Chunks[len(in.Chunks)-1]
+		v.complete[len(in.Chunks)-1] = p.Label(s.now().UTC()) > last.Period
+	default:
+		in.Chunks, err = monitor.BySize(v.rows, m.ChunkSize)
 		if err != nil {
 			return nil, err
 		}
-		v.th, v.refRows = monitor.MatchedThresholds(ref, []monitor.Chunk{{End: m.ChunkSize}}, monitor.DefaultWidth, true)
-		v.complete = make([]bool, len(chunks))
-		for i, c := range chunks {
+		v.complete = make([]bool, len(in.Chunks))
+		for i, c := range in.Chunks {
 			v.complete[i] = c.Rows() == m.ChunkSize
 		}
 	}
-	v.chunks, err = monitor.Evaluate(chunks, ser.Estimates, ser.Realized, monitor.Options{Thresholds: v.th, NonNegative: true})
+	rep, err := monitor.Run(in)
 	if err != nil {
 		return nil, err
 	}
+	v.chunks, v.th, v.refRows = rep.Results, rep.Thresholds, rep.ReferenceRows
 	return v, nil
 }
 
@@ -503,18 +499,25 @@ func (s *Server) latestChunk(ctx context.Context, m store.Monitor) (*monitor.Res
 	if err != nil {
 		return nil, monitor.Thresholds{}, 0, err
 	}
-	th, _ := monitor.MatchedThresholds(cm.Reference.SquaredErrors, []monitor.Chunk{{End: m.ChunkSize}}, monitor.DefaultWidth, true)
 	n, ser, err := s.store.LastChunk(ctx, m.ID, m.ChunkSize)
-	if err != nil || n == 0 {
-		return nil, th, n, err
-	}
-	k := len(ser.Estimates)
-	res, err := monitor.Evaluate([]monitor.Chunk{{Index: (n - 1) / m.ChunkSize, End: k}}, ser.Estimates, ser.Realized,
-		monitor.Options{Thresholds: th, NonNegative: true})
 	if err != nil {
-		return nil, th, n, err
+		return nil, monitor.Thresholds{}, n, err
 	}
-	last := res[0]
+	in := monitor.Input{Estimates: ser.Estimates, Realized: ser.Realized, Reference: cm.Reference.SquaredErrors,
+		ChunkSize: m.ChunkSize, NonNegative: true}
+	k := len(ser.Estimates)
+	if n > 0 {
+		in.Chunks = []monitor.Chunk{{Index: (n - 1) / m.ChunkSize, End: k}}
+	}
+	rep, err := monitor.Run(in)
+	if err != nil {
+		return nil, monitor.Thresholds{}, n, err
+	}
+	th := rep.Thresholds
+	if n == 0 {
+		return nil, th, n, nil
+	}
+	last := rep.Results[0]
 	last.Start, last.End = n-k, n
 	return &last, th, n, nil
 }
