@@ -203,6 +203,12 @@ func (m *DriftModel) referenceErrors() []float64 {
 // onto the principal axes, z - V Vᵀz.
 func (m *DriftModel) RowError(x []float64) float64 {
 	d := len(m.Mean)
+	if len(m.Components) == d {
+		// Every axis kept: the reconstruction is exact, and what a
+		// projection would leave is rounding noise (which thresholds
+		// from reference chunks would then alert on).
+		return 0
+	}
 	z := make([]float64, d)
 	for j := range d {
 		z[j] = (x[j] - m.Mean[j]) / m.Std[j]

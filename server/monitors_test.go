@@ -37,7 +37,8 @@ func TestChunksMatchMSEEstimate(t *testing.T) {
 		for _, mode := range []string{"size", "period"} {
 			t.Run(b.Name+"/"+mode, func(t *testing.T) {
 				ts := newTestServer(t, b.DSN(t), server.Options{Now: func() time.Time { return t0.AddDate(0, 1, 0) }})
-				req := job.MSEEstimateRequest{Model: "check.json", Data: "op.csv", Target: "y"}
+				req := job.NewMSEEstimateRequest()
+				req.Model, req.Data, req.Target = "check.json", "op.csv", "y"
 				extra := map[string]any{}
 				if mode == "size" {
 					req.ChunkSize, extra["chunk_size"] = 50, 50
