@@ -358,6 +358,10 @@ type Series struct {
 	Estimates []float64   // per-row estimates 2 (h(x) - f(x))²
 	Realized  []float64   // per-row (y - f(x))², NaN until the label arrives
 	Times     []time.Time // timestamps (zero when none), when asked for by time
+	// Features are the rows' features in the model's order, and Stamps
+	// their timestamps (zero when none) whatever the order.
+	Features [][]float64
+	Stamps   []time.Time
 }
 
 // Series returns the monitor's rows in chunk order: by timestamp (then
@@ -367,34 +371,46 @@ func (d *DB) Series(ctx context.Context, monitor int64, byTime bool) (*Series, e
 	if byTime {
 		order = "ts, seq"
 	}
-	rows, err := d.r.QueryContext(ctx, d.q("SELECT estimate, realized, ts FROM monitor_rows WHERE monitor_id = ? ORDER BY "+order), monitor)
+	rows, err := d.r.QueryContext(ctx, d.q("SELECT estimate, realized, ts, features FROM monitor_rows WHERE monitor_id = ? ORDER BY "+order), monitor)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	s := &Series{}
+	if err := s.scan(rows, byTime); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// scan appends the rows (estimate, realized, ts, features) to s and
+// closes them.
+func (s *Series) scan(rows *sql.Rows, byTime bool) error {
+	defer rows.Close()
 	for rows.Next() {
 		var est float64
 		var real sql.NullFloat64
 		var ts sql.NullInt64
-		if err := rows.Scan(&est, &real, &ts); err != nil {
-			return nil, err
+		var feat []byte
+		if err := rows.Scan(&est, &real, &ts, &feat); err != nil {
+			return err
 		}
 		r := math.NaN()
 		if real.Valid {
 			r = real.Float64
 		}
+		var t time.Time
+		if ts.Valid {
+			t = time.Unix(0, ts.Int64).UTC()
+		}
 		s.Estimates = append(s.Estimates, est)
 		s.Realized = append(s.Realized, r)
+		s.Features = append(s.Features, decodeFloats(feat))
+		s.Stamps = append(s.Stamps, t)
 		if byTime {
-			var t time.Time
-			if ts.Valid {
-				t = time.Unix(0, ts.Int64).UTC()
-			}
 			s.Times = append(s.Times, t)
 		}
 	}
-	return s, rows.Err()
+	return rows.Err()
 }
 
 // StoredRow is a row as stored, with its label when it has one.
@@ -446,6 +462,12 @@ func (d *DB) Rows(ctx context.Context, monitor int64, offset, limit int) ([]Stor
 // database, so that a batch committed in between cannot mix into them.
 // It reads only those rows, however many the monitor holds.
 func (d *DB) LastChunk(ctx context.Context, monitor int64, size int) (int, *Series, error) {
+	return d.LastChunks(ctx, monitor, size, 1)
+}
+
+// LastChunks is LastChunk for the last k chunks (fewer when the monitor
+// has fewer): the rows from chunk max(0, ⌊(n-1)/size⌋-k+1) on.
+func (d *DB) LastChunks(ctx context.Context, monitor int64, size, k int) (int, *Series, error) {
 	var opts *sql.TxOptions
 	if d.Postgres() {
 		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
@@ -463,30 +485,18 @@ func (d *DB) LastChunk(ctx context.Context, monitor int64, size int) (int, *Seri
 	if n == 0 {
 		return 0, s, nil
 	}
-	k := n - (n-1)/size*size
-	rows, err := tx.QueryContext(ctx, d.q("SELECT estimate, realized FROM monitor_rows WHERE monitor_id = ? ORDER BY seq DESC LIMIT ?"), monitor, k)
+	first := max(0, (n-1)/size-k+1)
+	rows, err := tx.QueryContext(ctx, d.q("SELECT estimate, realized, ts, features FROM monitor_rows WHERE monitor_id = ? ORDER BY seq DESC LIMIT ?"), monitor, n-first*size)
 	if err != nil {
 		return 0, nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var est float64
-		var real sql.NullFloat64
-		if err := rows.Scan(&est, &real); err != nil {
-			return 0, nil, err
-		}
-		r := math.NaN()
-		if real.Valid {
-			r = real.Float64
-		}
-		s.Estimates = append(s.Estimates, est)
-		s.Realized = append(s.Realized, r)
-	}
-	if err := rows.Err(); err != nil {
+	if err := s.scan(rows, false); err != nil {
 		return 0, nil, err
 	}
 	slices.Reverse(s.Estimates)
 	slices.Reverse(s.Realized)
+	slices.Reverse(s.Features)
+	slices.Reverse(s.Stamps)
 	return n, s, nil
 }
 
