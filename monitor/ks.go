@@ -1,6 +1,9 @@
 package monitor
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // MaxExactKS is the largest sample size on either side for which
 // KSPValue computes the exact distribution of the two-sample statistic;
@@ -49,14 +52,44 @@ func KSPValue(d float64, n1, n2 int) float64 {
 	if h <= 0 {
 		return 1
 	}
-	var p float64
+	key := ksKey{h, n1, n2}
+	ksCache.Lock()
+	p, ok := ksCache.m[key]
+	ksCache.Unlock()
+	if ok {
+		return p
+	}
 	if n1 == n2 {
 		p = ksSquare(n1, int(h))
 	} else {
 		p = ksOutside(n1, n2, h*int64(g))
 	}
-	return math.Max(0, math.Min(1, p))
+	p = math.Max(0, math.Min(1, p))
+	ksCache.Lock()
+	if len(ksCache.m) >= maxKSCache {
+		clear(ksCache.m)
+	}
+	ksCache.m[key] = p
+	ksCache.Unlock()
+	return p
 }
+
+// ksCache remembers exact p-values: a monitor's chunks are tested against
+// the same reference at the same sizes on every read (each dashboard
+// load, each scrape), and an exact p-value of 10,000 against 1,000 values
+// costs up to tens of milliseconds.
+var ksCache = struct {
+	sync.Mutex
+	m map[ksKey]float64
+}{m: map[ksKey]float64{}}
+
+type ksKey struct {
+	h      int64
+	n1, n2 int
+}
+
+// maxKSCache bounds the cache (about 3 MB); when full it starts over.
+const maxKSCache = 1 << 16
 
 func gcd(a, b int) int {
 	for b != 0 {
