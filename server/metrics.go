@@ -124,7 +124,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 	})
 }
 
-// monitorCollector reads every monitor's latest chunk from the store at
+// monitorCollector reads every monitor's latest chunks from the store at
 // scrape time, so that each replica reports the same values whichever
 // one ingested the rows.
 type monitorCollector struct{ s *Server }
