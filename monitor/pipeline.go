@@ -36,6 +36,11 @@ type Input struct {
 	// reference ranges above which the chunk is extrapolating; 0 means
 	// DefaultMaxOutOfReference.
 	MaxOutOfReference float64
+	// DriftFrom, when positive, limits drift to Chunks[DriftFrom:] (the
+	// others get none), so that a caller needing it for the latest
+	// chunks only need not read the features of the others (their rows
+	// in Features may be nil).
+	DriftFrom int
 }
 
 // Report is the outcome of Run.
@@ -94,7 +99,7 @@ func Run(in Input) (*Report, error) {
 		if len(in.Features) != len(in.Estimates) {
 			return nil, fmt.Errorf("monitor: %d rows of features and %d estimates", len(in.Features), len(in.Estimates))
 		}
-		for i := range res {
+		for i := max(0, in.DriftFrom); i < len(res); i++ {
 			c := res[i].Chunk
 			d, err := in.Drift.Chunk(in.Features[c.Start:c.End], rep.MaxOutOfReference, rep.DriftThresholds)
 			if err != nil {

@@ -474,8 +474,12 @@ func (s *Server) chunksOf(ctx context.Context, m store.Monitor, last int) (*chun
 	var ser *store.Series
 	n, offset := 0, 0
 	if last > 0 && !byTime {
-		n, ser, err = s.store.LastChunks(ctx, m.ID, m.ChunkSize, last)
-		offset = n - len(ser.Estimates)
+		// Features for the last two chunks only (the latest complete one
+		// and the one filling): the others count alerts.
+		n, ser, err = s.store.LastChunks(ctx, m.ID, m.ChunkSize, last, 2)
+		if err == nil {
+			offset = n - len(ser.Estimates)
+		}
 	} else {
 		ser, err = s.store.Series(ctx, m.ID, byTime)
 		if ser != nil {
@@ -490,6 +494,11 @@ func (s *Server) chunksOf(ctx context.Context, m store.Monitor, last int) (*chun
 		ChunkSize: m.ChunkSize, NonNegative: true}
 	if cm.Drift != nil {
 		in.Drift, in.Features = cm.Drift, ser.Features
+	}
+	driftFrom := func(chunks int) {
+		if last > 0 && !byTime {
+			in.DriftFrom = max(0, chunks-2)
+		}
 	}
 	switch {
 	case len(ser.Estimates) == 0 && m.ChunkSize == 0:
@@ -518,6 +527,7 @@ func (s *Server) chunksOf(ctx context.Context, m store.Monitor, last int) (*chun
 		for i, c := range in.Chunks {
 			v.complete[i] = c.Rows() == m.ChunkSize
 		}
+		driftFrom(len(in.Chunks))
 	}
 	rep, err := monitor.Run(in)
 	if err != nil {
