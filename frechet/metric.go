@@ -25,6 +25,12 @@ const (
 // Metrics lists every metric, in the order results report them.
 var Metrics = []Metric{MetricFID, MetricKID, MetricMMD, MetricCMS, MetricPRDC, MetricVendi, MetricCMMD}
 
+// AllMetrics are the metrics `--metrics all` asks for: the Inception-era
+// two-sample scores. prdc, vendi and cmmd are asked for by name: prdc
+// costs three passes of n² d multiply-adds, and cmmd is meaningful on
+// CLIP embeddings only.
+var AllMetrics = []Metric{MetricFID, MetricKID, MetricMMD, MetricCMS}
+
 // NeedsRows reports whether m needs the feature rows of both sides. Only
 // the Fréchet distance is a function of the Gaussian statistics (μ, Σ)
 // alone, so a side given as a statistics file (pytorch-fid's --save-stats)

@@ -11,6 +11,10 @@ import (
 	"genlens/internal/par"
 )
 
+// DefaultK is the number of nearest neighbours of compute_prdc's examples
+// and of Naeem et al.'s experiments.
+const DefaultK = 5
+
 // PRDC holds the four scores of one comparison.
 type PRDC struct {
 	Precision, Recall, Density, Coverage float64
