@@ -364,7 +364,7 @@ func compareRows(ctx context.Context, env Env, req CompareRequest, want map[frec
 			path string
 		}{{r, req.Real}, {f, req.Fake}} {
 			if n, _ := s.x.Dims(); n <= req.NearestK {
-				return &dataio.InputError{File: s.path, Msg: fmt.Sprintf("%d rows: prdc with nearest_k %d needs more than %d", n, req.NearestK, req.NearestK)}
+				return &dataio.InputError{File: s.path, Msg: fmt.Sprintf("%d rows: prdc with k = %d nearest neighbours needs more than k rows", n, req.NearestK)}
 			}
 		}
 		p, err := manifold.ComputeProgress(ctx, r, f, req.NearestK, env.Progress)
