@@ -59,10 +59,16 @@ func ComputeProgress(ctx context.Context, real, fake *mat.Dense, k int, progress
 	blocks := func(n int) int { return (n + rowBlock - 1) / rowBlock }
 	tiles := func(n int) int { b := blocks(n); return b * (b + 1) / 2 }
 	total := tiles(nr) + tiles(nf) + blocks(nr)
-	var done atomic.Int64
+	// Blocks finish on several goroutines; the count is reported under a
+	// lock so that it only grows.
+	var mu sync.Mutex
+	done := 0
 	tick := func() {
 		if progress != nil {
-			progress(int(done.Add(1)), total)
+			mu.Lock()
+			done++
+			progress(done, total)
+			mu.Unlock()
 		}
 	}
 	if progress != nil {
