@@ -34,8 +34,9 @@ const cmmdBlock = 512
 // there) in float64. It is meant for CLIP embeddings (L2-normalised
 // projections, where distances are at most 2 and the kernel is nearly
 // linear) but is defined on any rows. The kernel matrices are never held:
-// blocks of rows go through one GEMM each, spread over the CPUs, and ctx
-// is checked between blocks.
+// tiles of rows go through one GEMM each (the upper triangle only for the
+// within-set means), spread over the CPUs, and ctx is checked between
+// tiles.
 func CMMD(ctx context.Context, x, y *mat.Dense) (float64, error) {
 	nx, d := x.Dims()
 	ny, dy := y.Dims()
@@ -61,37 +62,47 @@ func CMMD(ctx context.Context, x, y *mat.Dense) (float64, error) {
 }
 
 // kernelMean returns the mean of the RBF kernel of CMMD over all pairs of
-// rows of a and b. Each row block of a sums into its own slot and the
-// slots are added in order, so the result does not depend on the number
-// of goroutines.
+// rows of a and b. When a and b are the same matrix only the tiles on and
+// above the diagonal are computed, those above counted twice (the kernel
+// is symmetric). Each tile sums into its own slot and the slots are added
+// in order, so the result does not depend on the number of goroutines.
 func kernelMean(ctx context.Context, a, b *mat.Dense) (float64, error) {
 	na, d := a.Dims()
 	nb, _ := b.Dims()
+	same := a == b
 	sa, sb := rowSqNorms(a), rowSqNorms(b)
 	const gamma = 1.0 / (2 * CMMDSigma * CMMDSigma)
-	blocks := (na + cmmdBlock - 1) / cmmdBlock
-	sums := make([]float64, blocks)
-	err := par.For(ctx, blocks, 0, func(ctx context.Context, bi int) error {
+	type tile struct{ bi, bj int }
+	var tiles []tile
+	for bi := 0; bi*cmmdBlock < na; bi++ {
+		bj := 0
+		if same {
+			bj = bi
+		}
+		for ; bj*cmmdBlock < nb; bj++ {
+			tiles = append(tiles, tile{bi, bj})
+		}
+	}
+	sums := make([]float64, len(tiles))
+	err := par.For(ctx, len(tiles), 0, func(ctx context.Context, t int) error {
+		bi, bj := tiles[t].bi, tiles[t].bj
 		i0, i1 := bi*cmmdBlock, min((bi+1)*cmmdBlock, na)
-		buf := make([]float64, cmmdBlock*cmmdBlock)
+		j0, j1 := bj*cmmdBlock, min((bj+1)*cmmdBlock, nb)
+		c := mat.NewDense(i1-i0, j1-j0, nil)
+		c.Mul(a.Slice(i0, i1, 0, d), b.Slice(j0, j1, 0, d).T())
 		var s float64
-		for j0 := 0; j0 < nb; j0 += cmmdBlock {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			j1 := min(j0+cmmdBlock, nb)
-			c := mat.NewDense(i1-i0, j1-j0, buf[:(i1-i0)*(j1-j0)])
-			c.Mul(a.Slice(i0, i1, 0, d), b.Slice(j0, j1, 0, d).T())
-			for i := i0; i < i1; i++ {
-				row := c.RawRowView(i - i0)
-				for j, dot := range row {
-					t := -2*dot + sa[i]
-					t += sb[j0+j]
-					s += math.Exp(-gamma * t)
-				}
+		for i := i0; i < i1; i++ {
+			row := c.RawRowView(i - i0)
+			for j, dot := range row {
+				u := -2*dot + sa[i]
+				u += sb[j0+j]
+				s += math.Exp(-gamma * u)
 			}
 		}
-		sums[bi] = s
+		if same && bj != bi {
+			s *= 2
+		}
+		sums[t] = s
 		return nil
 	})
 	if err != nil {
