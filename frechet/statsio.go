@@ -3,6 +3,7 @@ package frechet
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"slices"
@@ -112,13 +113,26 @@ func IsStatsFile(fsys fs.FS, path string) bool {
 	return err == nil && (slices.Contains(keys, "mu") || slices.Contains(keys, "sigma"))
 }
 
-// WriteStats writes s as an uncompressed .npz with float64 arrays mu (d,)
-// and sigma (d, d), which pytorch-fid, clean-fid and numpy.load read, plus
-// n (shape (1,)) when s.N > 0, which they ignore.
+// WriteStats writes s to the file path as EncodeStats does.
 func WriteStats(path string, s Stats) error {
 	if err := s.check("statistics"); err != nil {
 		return fmt.Errorf("%w (writing %s)", err, path)
 	}
+	return dataio.WriteNPZ(path, statsArrays(s), false)
+}
+
+// EncodeStats writes s to w as an uncompressed .npz with float64 arrays
+// mu (d,) and sigma (d, d), which pytorch-fid, clean-fid and numpy.load
+// read, plus n (shape (1,)) when s.N > 0, which they ignore.
+func EncodeStats(w io.Writer, s Stats) error {
+	if err := s.check("statistics"); err != nil {
+		return err
+	}
+	return dataio.EncodeNPZ(w, statsArrays(s), false)
+}
+
+// statsArrays returns the arrays of the .npz of s.
+func statsArrays(s Stats) map[string]*dataio.Array {
 	d := s.Dim()
 	full := symToDense(s.Sigma)
 	arrays := map[string]*dataio.Array{
@@ -128,7 +142,7 @@ func WriteStats(path string, s Stats) error {
 	if s.N > 0 {
 		arrays["n"] = &dataio.Array{Shape: []int{1}, Data: []float64{float64(s.N)}}
 	}
-	return dataio.WriteNPZ(path, arrays, false)
+	return arrays
 }
 
 // shape formats an array shape as numpy does, e.g. (3, 4) or (5,).

@@ -43,7 +43,8 @@ func NewEntropyRequest() EntropyRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *EntropyRequest) Validate() error {
+func (r *EntropyRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewEntropyRequest()) }()
 	_, err := r.options()
 	return err
 }
@@ -60,7 +61,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 	vector := r.Kernel != "cs"
 	switch {
 	case r.In == "":
-		return o, Fieldf("in", "entropy: {in} FILE is required (see 'genlens entropy --help')")
+		return o, Fieldf("in", "entropy: {in} FILE is required")
 	case t < 1:
 		return o, Fieldf("t", "{t} %d: want a positive subsequence length", t)
 	case !(r.Threshold >= 0 && r.Threshold < 1):
@@ -69,7 +70,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		return o, Fieldf("kernel", "{kernel} %q: want cs, %s", r.Kernel, strings.Join(kernel.Names, ", "))
 	}
 	notFor := func(field, appliesTo string) error {
-		return Fieldf(field, "{%s} applies only to %s, not {kernel} %s (see 'genlens entropy --help')", field, appliesTo, r.Kernel)
+		return Fieldf(field, "{%s} applies only to %s, not {kernel} %s", field, appliesTo, r.Kernel)
 	}
 	if vector {
 		switch {
@@ -225,7 +226,7 @@ func attachEmbeddings(env Env, prompts []uncertainty.Prompt, recs []dataio.Recor
 			continue
 		}
 		if len(r.Embeddings) == 0 {
-			return &dataio.InputError{File: req.In, Line: r.Line, Field: "embeddings", Msg: fmt.Sprintf("missing; --kernel %s needs one embedding per sample (or give --embeddings E.npy)", req.Kernel)}
+			return &dataio.InputError{File: req.In, Line: r.Line, Field: "embeddings", Msg: fmt.Sprintf("missing; {kernel} %s needs one embedding per sample (or give {embeddings} E.npy)", req.Kernel)}
 		}
 		if len(r.Embeddings) != len(r.Samples) {
 			return &dataio.InputError{File: req.In, Line: r.Line, Field: "embeddings", Msg: fmt.Sprintf("%d embeddings for %d samples", len(r.Embeddings), len(r.Samples))}

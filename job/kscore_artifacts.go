@@ -20,9 +20,7 @@ func (r *EntropyResult) Artifacts() []Artifact {
 	arts := []Artifact{{"items.csv", r.writeCSV}, kscoreJSON("entropy.json", r)}
 	if byClass := r.entropyByCorrectness(); len(byClass) > 0 {
 		arts = append(arts, Artifact{"kernel_entropy_by_correctness.png", func(w io.Writer) error {
-			return viaFile(w, ".png", func(path string) error {
-				return chart.Histograms(path, "Kernel entropy by correctness", "kernel entropy", byClass, 30)
-			})
+			return pngTo(w)(chart.NewHistograms("Kernel entropy by correctness", "kernel entropy", byClass, 30))
 		}})
 	}
 	return arts
@@ -74,14 +72,12 @@ func (r *CorrelateResult) Artifacts() []Artifact {
 	}
 	matrix := func(name string, m [][]Num) Artifact {
 		return Artifact{name, func(w io.Writer) error {
-			return viaFile(w, ".csv", func(path string) error { return dataio.WriteCSV(path, labels, kscoreFloats(m)) })
+			return dataio.EncodeCSV(w, labels, kscoreFloats(m))
 		}}
 	}
 	return []Artifact{
 		{"correlation.png", func(w io.Writer) error {
-			return viaFile(w, ".png", func(path string) error {
-				return chart.Heatmap(path, "Distributional correlation", kscoreFloats(r.Correlation), labels, -1, 1)
-			})
+			return pngTo(w)(chart.NewHeatmap("Distributional correlation", kscoreFloats(r.Correlation), labels, -1, 1))
 		}},
 		matrix("covariance.csv", r.Covariance),
 		matrix("correlation.csv", r.Correlation),
