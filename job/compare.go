@@ -407,18 +407,18 @@ func compareRows(ctx context.Context, env Env, req CompareRequest, want map[frec
 // user's seed alone determines the rows.
 const prdcStream = 0x50524443 // "PRDC"
 
-// subsampleRows returns max rows of x drawn without replacement, in their
-// original order, with a PCG seeded by seed (side tells the two sides'
-// draws apart); x itself when it has at most max rows.
-func subsampleRows(x *mat.Dense, max int, seed uint64, side uint64) *mat.Dense {
+// subsampleRows returns limit rows of x drawn without replacement, in
+// their original order, with a PCG seeded by seed (side tells the two
+// sides' draws apart); x itself when it has at most limit rows.
+func subsampleRows(x *mat.Dense, limit int, seed uint64, side uint64) *mat.Dense {
 	n, d := x.Dims()
-	if n <= max {
+	if n <= limit {
 		return x
 	}
 	rng := rand.New(rand.NewPCG(seed, prdcStream+side))
-	idx := rng.Perm(n)[:max]
+	idx := rng.Perm(n)[:limit]
 	slices.Sort(idx)
-	out := mat.NewDense(max, d, nil)
+	out := mat.NewDense(limit, d, nil)
 	for i, j := range idx {
 		out.SetRow(i, x.RawRowView(j))
 	}
