@@ -87,7 +87,7 @@ func TestCompareRowMetrics(t *testing.T) {
 	if float64(*a.Density) != sub.Density || float64(*a.Coverage) != sub.Coverage {
 		t.Errorf("subsampled: density %v coverage %v, of the drawn rows %v %v", *a.Density, *a.Coverage, sub.Density, sub.Coverage)
 	}
-	if s := subsampleRows(real, 30, 1, 0); s.RawMatrix().Rows != 30 || !rowsOf(real, s) {
+	if s := subsampleRows(real, 30, 1, 0); s.RawMatrix().Rows != 30 || !isRowSubset(real, s) {
 		t.Error("subsample is not 30 distinct rows of the input in order")
 	}
 	if subsampleRows(real, 500, 1, 0) != real {
@@ -117,8 +117,8 @@ func TestCompareRowMetrics(t *testing.T) {
 	fidWantField(t, err, "metrics")
 }
 
-// rowsOf reports whether the rows of s are distinct rows of x, in x's order.
-func rowsOf(x, s *mat.Dense) bool {
+// isRowSubset reports whether the rows of s are distinct rows of x, in x's order.
+func isRowSubset(x, s *mat.Dense) bool {
 	n, _ := x.Dims()
 	m, _ := s.Dims()
 	j := 0
