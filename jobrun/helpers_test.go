@@ -9,10 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"gonum.org/v1/gonum/mat"
-
 	"genlens/dataio"
-	"genlens/frechet"
 )
 
 // newTestService starts a Service on store (a new MemStore when nil) with
@@ -113,10 +110,6 @@ func normal(r *rand.Rand, n, d int, shift, scale float64) []float64 {
 		v[i] = shift + scale*r.NormFloat64()
 	}
 	return v
-}
-
-func statsNPZ(t *testing.T, rows *mat.Dense) []byte {
-	return encoded(t, func(w io.Writer) error { return frechet.EncodeStats(w, frechet.StatsOf(rows, 1)) })
 }
 
 // replaceIDs substitutes {{name}} in a request template with upload ids.
