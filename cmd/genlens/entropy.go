@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"genlens/job"
 	"genlens/kernel"
@@ -19,16 +21,35 @@ var entropyOutputs = []string{"items.csv", "entropy.json", "kernel_entropy_by_co
 
 func newEntropyCmd() *cobra.Command {
 	f := job.NewEntropyRequest()
-	var out, gamma string
+	sf := &sampleFlags{req: job.NewSampleRequest()}
+	var outAnswers string
+	var out, gamma, similarity, scores string
 	var t int
+	var kleT float64
 	var cumulative, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "entropy --in ANSWERS.(jsonl|parquet) [flags]",
-		Short: "Kernel entropy of sampled LLM answers per prompt, with AUROC",
+		Short: "Kernel entropy and other uncertainty scores of sampled LLM answers per prompt, with AUROC",
 		Long: `entropy scores each prompt's uncertainty as the predictive kernel entropy of
 its sampled answers (Gruber & Buettner, ICML 2024, Algorithm 1), beside the
-lexical-similarity baseline, and reports how well both detect incorrect
+lexical-similarity baseline, and reports how well each detects incorrect
 answers (AUROC).
+
+--scores picks the scores (default kernel-entropy,lexsim; all = every one):
+  kernel-entropy  predictive kernel entropy (--kernel)
+  lexsim          mean pairwise RougeL-F of the samples (a confidence)
+  kle             kernel language entropy (Nikitin, Kossen, Gal & Marttinen,
+                  NeurIPS 2024): von Neumann entropy of expm(-t L)/trace,
+                  L = D - W, t = --kle-t
+  eigv            sum of max(0, 1 - eigenvalue) of the normalised Laplacian
+                  I - D^-1/2 W D^-1/2 (Lin, Trivedi & Sun, TMLR 2024)
+  degree          1 - sum of degrees / m^2 (Lin, Trivedi & Sun, TMLR 2024)
+kle, eigv and degree come from the m x m similarity matrix W of the samples
+(1 on the diagonal; --similarity rougel: RougeL-F of the words, as for
+correctness; embedding: max(0, cosine) of the embeddings, in the rows or
+--embeddings as for the vector kernels). All scores but
+lexsim grow with uncertainty; lexsim enters the AUROC negated, so that for
+every score 1 is perfect and 0.5 chance.
 
 Input rows (JSONL or Parquet): id, samples (strings), optional embeddings (one
 vector per sample), answer, reference (string or list), correct (bool).
@@ -48,7 +69,10 @@ reference as correct).
 With --holdout-first the answer under test is samples[0] and uncertainty is
 computed from samples[1:] only.`,
 		Example: `  genlens entropy --in answers.jsonl --holdout-first
-  genlens entropy --in answers.jsonl --kernel rbf --gamma dim --embeddings e5.npy --json`,
+  genlens entropy --in answers.jsonl --holdout-first --scores all
+  genlens entropy --in answers.jsonl --scores kle,eigv --similarity embedding --embeddings e5.npy
+  genlens entropy --in answers.jsonl --kernel rbf --gamma dim --embeddings e5.npy --json
+  genlens entropy --prompts prompts.jsonl --base-url http://127.0.0.1:8000/v1 --model NAME --greedy --out-answers answers.jsonl --scores all`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The kernel-specific flags reach the request only when
@@ -56,6 +80,15 @@ computed from samples[1:] only.`,
 			ifGiven(cmd, "t", &f.T, &t)
 			ifGiven(cmd, "cumulative", &f.Cumulative, &cumulative)
 			ifGiven(cmd, "gamma", &f.Gamma, gamma)
+			ifGiven(cmd, "scores", &f.Scores, scores)
+			ifGiven(cmd, "similarity", &f.Similarity, similarity)
+			ifGiven(cmd, "kle-t", &f.KLET, &kleT)
+			if cmd.Flags().Changed("prompts") {
+				return runEntropyOneStep(cmd, f, sf.apply(cmd), outAnswers, out, asJSON)
+			}
+			for _, name := range sampleFlagNames(cmd) {
+				return badUsage("entropy: --%s samples answers and needs --prompts P.jsonl", name)
+			}
 			return runEntropy(cmd, f, out, asJSON)
 		},
 	}
@@ -67,13 +100,63 @@ computed from samples[1:] only.`,
 	fl.IntVar(&t, "t", 2, "subsequence length of the cs kernel")
 	fl.BoolVar(&cumulative, "cumulative", true, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
 	fl.StringVar(&gamma, "gamma", "dim", "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number; dim by default here, a scale fixed by the dimension alone, so entropies of different files stay comparable (the commands comparing two sets default to median)")
-	markGivenOnly(cmd, "t", "cumulative", "gamma")
+	fl.StringVar(&scores, "scores", "kernel-entropy,lexsim", "comma-separated scores: kernel-entropy, lexsim, kle, eigv, degree, or all")
+	fl.StringVar(&similarity, "similarity", string(uncertainty.SimilarityRougeL), "similarity of two samples for kle, eigv, degree: rougel (RougeL-F of the words) or embedding (max(0, cosine) of the embeddings)")
+	fl.Float64Var(&kleT, "kle-t", uncertainty.DefaultKLETime, "heat-kernel time t of kle")
+	markGivenOnly(cmd, "t", "cumulative", "gamma", "scores", "similarity", "kle-t")
 	fl.BoolVar(&f.HoldoutFirst, "holdout-first", false, "judge samples[0]; score uncertainty on samples[1:]")
 	fl.Float64Var(&f.Threshold, "rouge-threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct, in [0, 1)")
 	renamedFlag(cmd, "threshold", "rouge-threshold")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fl.StringVar(&out, "out", "", "directory for items.csv, entropy.json and charts")
+	// The one-step form: sample, then score (see 'genlens sample --help').
+	sf.register(fl)
+	fl.StringVar(&outAnswers, "out-answers", "", "with --prompts: keep the sampled answers in this file (and resume from it)")
+	for _, name := range sampleFlagNames(nil) {
+		fl.Lookup(name).Usage = "with --prompts: " + fl.Lookup(name).Usage
+	}
 	return cmd
+}
+
+// sampleFlagNames lists the sample flags of entropy's one-step form: all
+// of them (cmd nil), or those given.
+func sampleFlagNames(cmd *cobra.Command) []string {
+	var names []string
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
+	(&sampleFlags{}).register(fs)
+	fs.AddFlag(&pflag.Flag{Name: "out-answers"})
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Name != "prompts" && (cmd == nil || cmd.Flags().Changed(fl.Name)) {
+			names = append(names, fl.Name)
+		}
+	})
+	return names
+}
+
+// runEntropyOneStep samples the prompts (into outAnswers, or a temporary
+// file), then scores the answers.
+func runEntropyOneStep(cmd *cobra.Command, f job.EntropyRequest, s job.SampleRequest, outAnswers, out string, asJSON bool) error {
+	if f.In != "" {
+		return badUsage("entropy: give --in ANSWERS or --prompts PROMPTS, not both")
+	}
+	s.Out = outAnswers
+	if s.Out == "" {
+		path, cleanup, err := oneStepAnswers()
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		s.Out = path
+	}
+	f.In = s.Out
+	// Check the scoring flags before spending requests on the samples.
+	if err := checkRun(&f, out, entropyOutputs, s.Prompts); err != nil {
+		return err
+	}
+	if _, err := runSample(cmd, s, false, cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	return runEntropy(cmd, f, out, asJSON)
 }
 
 func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON bool) error {
@@ -88,26 +171,64 @@ func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON boo
 }
 
 func printEntropy(w io.Writer, out *job.EntropyResult) {
+	scores := out.Scores()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	const maxRows = 40
 	if len(out.Items) <= maxRows {
-		fmt.Fprintln(tw, "id\tkernel_entropy\tlexical_similarity\tcorrect\t")
+		fmt.Fprint(tw, "id\t")
+		for _, s := range scores {
+			fmt.Fprintf(tw, "%s\t", s.Key())
+		}
+		fmt.Fprintln(tw, "correct\t")
 		for _, it := range out.Items {
 			c := "-"
 			if it.Correct != nil {
 				c = strconv.FormatBool(*it.Correct)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", it.ID, fmtNum(float64(it.KernelEntropy)), fmtNum(float64(it.LexicalSimilarity)), c, it.Reason)
+			fmt.Fprintf(tw, "%s\t", it.ID)
+			for _, s := range scores {
+				fmt.Fprintf(tw, "%s\t", fmtNum(numValue(it.Score(s))))
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", c, it.Reason)
 		}
 		tw.Flush()
 		fmt.Fprintln(w)
 	}
 	s := out.Summary
-	fmt.Fprintf(w, "prompts %d (skipped %d, labelled %d), kernel %s\n", s.N, s.Skipped, s.Labelled, s.Kernel)
+	fmt.Fprintf(w, "prompts %d (skipped %d, labelled %d)", s.N, s.Skipped, s.Labelled)
+	if s.Kernel != "" {
+		fmt.Fprintf(w, ", kernel %s", s.Kernel)
+	}
+	if s.Similarity != "" {
+		fmt.Fprintf(w, ", similarity %s", s.Similarity)
+	}
+	if s.KLET != nil {
+		fmt.Fprintf(w, ", kle t %s", fmtNum(float64(*s.KLET)))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "accuracy of the answers under test: %s\n", fmtNum(float64(s.Accuracy)))
-	fmt.Fprintf(w, "AUROC for detecting incorrect answers:\n  kernel entropy      %s\n  lexical similarity  %s\n",
-		fmtNum(float64(s.AUROC.KernelEntropy)), fmtNum(float64(s.AUROC.LexicalSimilarity)))
+	fmt.Fprintln(w, "AUROC for detecting incorrect answers:")
+	for _, sc := range scores {
+		fmt.Fprintf(w, "  %-20s%s\n", entropyScoreLabels[sc], fmtNum(numValue(s.AUROC.Score(sc))))
+	}
 	if len(out.Items) > maxRows {
 		fmt.Fprintf(w, "(%d per-prompt scores: use --json or --out DIR)\n", len(out.Items))
 	}
+}
+
+// entropyScoreLabels name the scores in the AUROC lines.
+var entropyScoreLabels = map[uncertainty.Score]string{
+	uncertainty.ScoreKernelEntropy: "kernel entropy",
+	uncertainty.ScoreLexSim:        "lexical similarity",
+	uncertainty.ScoreKLE:           "kle",
+	uncertainty.ScoreEigV:          "eigv",
+	uncertainty.ScoreDegree:        "degree",
+}
+
+// numValue returns *n as a float64, NaN (printed "-") for nil.
+func numValue(n *job.Num) float64 {
+	if n == nil {
+		return math.NaN()
+	}
+	return float64(*n)
 }
