@@ -1,15 +1,15 @@
-package frechet
+package job
 
 // Metric names a two-sample score between real and generated feature
-// rows, as `genlens compare --metrics` spells it.
+// rows, as the metrics field of CompareRequest spells it.
 type Metric string
 
-// The metrics of a comparison. MMD and CMS are the kernel scores of
-// package kscore; they are listed here because what a comparison can
-// compute depends on its inputs (see NeedsRows).
+// The metrics of a comparison: FID and KID of package frechet, MMD and
+// CMS, the kernel scores of package kscore. What a comparison can compute
+// depends on its inputs (see NeedsRows).
 const (
-	MetricFID Metric = "fid" // Fréchet distance (Distance)
-	MetricKID Metric = "kid" // Kernel Inception Distance (KID)
+	MetricFID Metric = "fid" // Fréchet distance (frechet.Distance)
+	MetricKID Metric = "kid" // Kernel Inception Distance (frechet.KID)
 	MetricMMD Metric = "mmd" // unbiased MMD² with a chosen kernel
 	MetricCMS Metric = "cms" // cosine similarity of mean embeddings
 )
