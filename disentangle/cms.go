@@ -246,18 +246,7 @@ func selfDistances(x *mat.Dense, n, size int) blocks {
 	for i := range out {
 		xb := x.Slice(i*size, (i+1)*size, 0, c).(*mat.Dense)
 		g := linalg.Gram(xb)
-		raw := g.RawSymmetric()
-		sq := make([]float64, size)
-		for j := range sq {
-			sq[j] = raw.Data[j*raw.Stride+j]
-		}
-		for a := 0; a < size; a++ {
-			row := raw.Data[a*raw.Stride : a*raw.Stride+size]
-			row[a] = 0
-			for b := a + 1; b < size; b++ {
-				row[b] = max(0, sq[a]+sq[b]-2*row[b])
-			}
-		}
+		linalg.SqDistFromGram(g)
 		out[i] = g
 	}
 	return out

@@ -220,27 +220,17 @@ func centredKernel(dst, vals, e, r []float64, b, C int, gamma float64) bool {
 			e[i*b+j], e[j*b+i] = k, k
 		}
 	}
-	var m float64
-	for i := 0; i < b; i++ {
-		var s float64
-		for _, x := range e[i*b : i*b+b] {
-			s += x
-		}
-		r[i] = s / float64(b)
-		m += s
-	}
-	m /= float64(b * b)
+	linalg.CentreGram(e, b, e, b, b, r)
 	k := 0
 	var norm2 float64
 	for i := 0; i < b; i++ {
 		ei := e[i*b : i*b+b]
-		ri := r[i]
-		c := ei[i] - 2*ri + m
+		c := ei[i]
 		dst[k] = c
 		norm2 += c * c
 		k++
 		for j := i + 1; j < b; j++ {
-			c := math.Sqrt2 * (ei[j] - ri - r[j] + m)
+			c := math.Sqrt2 * ei[j]
 			dst[k] = c
 			norm2 += c * c
 			k++
@@ -279,16 +269,12 @@ func RowDistances(ctx context.Context, c *mat.SymDense) (*mat.SymDense, error) {
 	if err := addGram(ctx, g, full); err != nil {
 		return nil, err
 	}
+	linalg.SqDistFromGram(g)
 	raw := g.RawSymmetric()
-	sq := make([]float64, n)
-	for i := range sq {
-		sq[i] = raw.Data[i*raw.Stride+i]
-	}
 	for i := 0; i < n; i++ {
-		row := raw.Data[i*raw.Stride : i*raw.Stride+n]
-		row[i] = 0
-		for j := i + 1; j < n; j++ {
-			row[j] = math.Sqrt(max(0, sq[i]+sq[j]-2*row[j]))
+		row := raw.Data[i*raw.Stride+i+1 : i*raw.Stride+n]
+		for j, v := range row {
+			row[j] = math.Sqrt(v)
 		}
 	}
 	return g, nil

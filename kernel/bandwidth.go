@@ -96,17 +96,12 @@ func (b Bandwidth) gamma(x *mat.Dense, l1dist bool) (float64, error) {
 // the distances.
 func MedianSqDist(x *mat.Dense) float64 {
 	g := linalg.Gram(centred(x, offsetMeans(x)))
+	linalg.SqDistFromGram(g)
 	raw := g.RawSymmetric()
 	n := raw.N
-	sq := make([]float64, n)
-	for i := range sq {
-		sq[i] = raw.Data[i*raw.Stride+i]
-	}
 	off := make([]float64, 0, n*(n-1)/2)
 	for i := 0; i < n; i++ {
-		for j := i + 1; j < n; j++ {
-			off = append(off, max(0, sq[i]+sq[j]-2*raw.Data[i*raw.Stride+j]))
-		}
+		off = append(off, raw.Data[i*raw.Stride+i+1:i*raw.Stride+n]...)
 	}
 	return medianWithDiagonal(off, n)
 }

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/frechet"
+	"genlens/linalg"
 )
 
 // fidEstimator is one generator's incremental FID state.
@@ -163,21 +164,10 @@ func (e *fidEstimator) traceSqrt() (float64, error) {
 func centredGram(k []float64, n, s int) []float64 {
 	a := make([]float64, n*n)
 	rm := make([]float64, n)
-	var all float64
-	for i := 0; i < n; i++ {
-		var t float64
-		for _, v := range k[i*s : i*s+n] {
-			t += v
-		}
-		rm[i] = t / float64(n)
-		all += t
-	}
-	all /= float64(n * n)
+	linalg.CentreGram(a, n, k, s, n, rm)
 	inv := 1 / float64(n)
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			a[i*n+j] = (k[i*s+j] - rm[i] - rm[j] + all) * inv
-		}
+	for i := range a {
+		a[i] *= inv
 	}
 	// Q = I − β v vᵀ, v = 1/√n − e₁, β = 2/vᵀv; QAQ = A − β(v wᵀ + w vᵀ) + β² α v vᵀ
 	// with w = A v and α = vᵀ w.
