@@ -115,13 +115,18 @@ type MeanStd struct {
 	Mean, Std float64
 }
 
-// RunFID simulates the FID-based rules over feature-row pools against ref,
-// with the bonus constants p.
-func (s Simulation) RunFID(ctx context.Context, ref *FIDReference, pools []*mat.Dense, rules []FIDRule, p FIDParams) (*Result, error) {
-	if ref == nil {
-		return nil, errors.New("online: simulation: nil reference")
-	}
-	if err := p.validate(); err != nil {
+// simRule is what the FID and IS rules share: a validity check and a name.
+type simRule interface {
+	valid() bool
+	String() string
+}
+
+// simPreamble checks what every simulation checks before it starts, in
+// this order: the bonus constants (validate), that there are rules and
+// each is known (kind names their metric in the error), and the pools
+// against the rules' names, which it returns.
+func simPreamble[R simRule](s Simulation, pools []*mat.Dense, rules []R, kind string, validate func() error) ([]string, error) {
+	if err := validate(); err != nil {
 		return nil, err
 	}
 	if len(rules) == 0 {
@@ -130,11 +135,24 @@ func (s Simulation) RunFID(ctx context.Context, ref *FIDReference, pools []*mat.
 	names := make([]string, len(rules))
 	for i, r := range rules {
 		if !r.valid() {
-			return nil, fmt.Errorf("online: simulation: unknown FID rule %v", r)
+			return nil, fmt.Errorf("online: simulation: unknown %s rule %v", kind, r)
 		}
 		names[i] = r.String()
 	}
 	if err := s.checkPools(pools, names); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// RunFID simulates the FID-based rules over feature-row pools against ref,
+// with the bonus constants p.
+func (s Simulation) RunFID(ctx context.Context, ref *FIDReference, pools []*mat.Dense, rules []FIDRule, p FIDParams) (*Result, error) {
+	if ref == nil {
+		return nil, errors.New("online: simulation: nil reference")
+	}
+	names, err := simPreamble(s, pools, rules, "FID", p.validate)
+	if err != nil {
 		return nil, err
 	}
 	truth := make([]float64, len(pools))
@@ -161,20 +179,8 @@ func (s Simulation) RunFID(ctx context.Context, ref *FIDReference, pools []*mat.
 
 // RunIS simulates the IS-based rules over pools of class-probability rows.
 func (s Simulation) RunIS(ctx context.Context, pools []*mat.Dense, rules []ISRule, p ISParams) (*Result, error) {
-	if err := p.validate(); err != nil {
-		return nil, err
-	}
-	if len(rules) == 0 {
-		return nil, errors.New("online: simulation: no algorithms")
-	}
-	names := make([]string, len(rules))
-	for i, r := range rules {
-		if !r.valid() {
-			return nil, fmt.Errorf("online: simulation: unknown IS rule %v", r)
-		}
-		names[i] = r.String()
-	}
-	if err := s.checkPools(pools, names); err != nil {
+	names, err := simPreamble(s, pools, rules, "IS", p.validate)
+	if err != nil {
 		return nil, err
 	}
 	_, k := pools[0].Dims()
