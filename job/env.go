@@ -33,6 +33,9 @@ type Env struct {
 	// LLM API of hallucination run), so that a service can police them
 	// (redirects, addresses); nil means the job's own client.
 	HTTPClient *http.Client
+	// Models keeps loaded networks (Inception's weights) across the jobs
+	// of its owner, a process or a service; nil loads them for each job.
+	Models *ModelCache
 }
 
 // CLIEnv returns the Env of the command line: host files, secrets from the

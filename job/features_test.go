@@ -64,7 +64,7 @@ func TestFeaturesFixture(t *testing.T) {
 	req.Input, req.Dims, req.Mode, req.Batch = "imgs", "768", "tf", 2
 	req.Weights = filepath.Join(dir, "inception_random.pth")
 	var last int
-	res, err := Features(context.Background(), Env{FS: fsys, Progress: func(d, n int) { last = d }}, req)
+	res, err := Features(context.Background(), Env{Models: testModels, FS: fsys, Progress: func(d, n int) { last = d }}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestFeaturesFixture(t *testing.T) {
 	// A missing weights file is bad input naming it, found before any
 	// image is run.
 	req.Weights = filepath.Join(t.TempDir(), "none.pth")
-	_, err = Features(context.Background(), Env{FS: fsys}, req)
+	_, err = Features(context.Background(), Env{Models: testModels, FS: fsys}, req)
 	if Classify(err) != KindInput || !strings.Contains(err.Error(), "none.pth") {
 		t.Errorf("missing weights: %v (%v)", err, Classify(err))
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -202,7 +201,7 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 		// entries under their hash, they loaded before, and a run that
 		// only hits the cache need not spend seconds loading them.
 		t0 := time.Now()
-		m, err := loadModel(x.weights)
+		m, err := x.loadModel(x.weights)
 		x.load += time.Since(t0)
 		if err != nil {
 			return err
@@ -271,7 +270,7 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 		if len(batch) > 0 {
 			if x.model == nil {
 				t0 := time.Now()
-				m, err := loadModel(x.weights)
+				m, err := x.loadModel(x.weights)
 				x.load += time.Since(t0)
 				if err != nil {
 					return err
@@ -342,32 +341,10 @@ func (x *extractor) info(start time.Time) *ImagesInfo {
 		WaitSeconds: Num(x.wait.Seconds()), FeatureSeconds: Num(x.sink.Seconds()), WeightsSeconds: Num(x.load.Seconds())}
 }
 
-// lastModel keeps the most recently loaded network for the jobs that
-// follow in the same process (a service, the tests): unpickling and
-// folding 95 MB of weights takes seconds. One model at a time bounds the
-// memory; a weights file changed on disk is loaded again.
-var lastModel struct {
-	sync.Mutex
-	key   string
-	model *inception.Model
-}
-
-func loadModel(path string) (*inception.Model, error) {
-	key := path
-	if st, err := os.Stat(path); err == nil {
-		key = fmt.Sprintf("%s\x00%d\x00%d", path, st.Size(), st.ModTime().UnixNano())
-	}
-	lastModel.Lock()
-	defer lastModel.Unlock()
-	if lastModel.key == key {
-		return lastModel.model, nil
-	}
-	m, err := inception.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	lastModel.key, lastModel.model = key, m
-	return m, nil
+// loadModel loads the Inception weights at path through the job's model
+// cache.
+func (x *extractor) loadModel(path string) (*inception.Model, error) {
+	return cachedLoad(x.env.Models, "inception", path, inception.Load)
 }
 
 // folders lists the folders among paths (nil entries for the others) and

@@ -55,13 +55,14 @@ func BenchmarkCompareFolders(b *testing.B) {
 	writePNGs(b, filepath.Join(dir, "fake"), 50, 2)
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Weights, req.NoCache = filepath.Join(dir, "real"), filepath.Join(dir, "fake"), weights, true
-	if _, err := loadModel(weights); err != nil { // loaded once, outside the timing
+	env := Env{Models: NewModelCache(0)}
+	if _, err := (&extractor{env: env}).loadModel(weights); err != nil { // loaded once, outside the timing
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	var im *ImagesInfo
 	for i := 0; i < b.N; i++ {
-		res, err := Compare(context.Background(), Env{}, req)
+		res, err := Compare(context.Background(), env, req)
 		if err != nil {
 			b.Fatal(err)
 		}

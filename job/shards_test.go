@@ -146,7 +146,7 @@ func TestFolderStatsShardsMerge(t *testing.T) {
 		fsys[fmt.Sprintf("imgs/img%03d.png", i)] = &fstest.MapFile{Data: b}
 	}
 	weights := filepath.Join(dir, "inception_random.pth")
-	env := Env{FS: fsys}
+	env := Env{Models: testModels, FS: fsys}
 	ctx := context.Background()
 	req := NewStatsRequest()
 	req.In, req.Dims, req.Weights = "imgs", "64", weights
@@ -190,7 +190,7 @@ func featureParts(t *testing.T, fsys fstest.MapFS, in, prefix string, k int) []s
 	for i := 0; i < k; i++ {
 		r := NewStatsRequest()
 		r.In, r.Shards, r.Shard = in, k, i
-		res, err := Stats(context.Background(), Env{FS: fsys}, r)
+		res, err := Stats(context.Background(), Env{Models: testModels, FS: fsys}, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func TestStatsMergeFeatureFileAndRefusals(t *testing.T) {
 	}
 	fsys := fstest.MapFS{"x.npy": {Data: npyOf(t, x)}, "y.npy": {Data: npyOf(t, y)}}
 	ctx := context.Background()
-	env := Env{FS: fsys}
+	env := Env{Models: testModels, FS: fsys}
 	whole, err := Stats(ctx, env, StatsRequest{In: "x.npy"})
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +302,7 @@ func TestStatsMergeFeatureFileAndRefusals(t *testing.T) {
 	}
 	// --allow-missing merges what is there and says what is not.
 	var warned string
-	part, err := StatsMerge(ctx, Env{FS: fsys, Warn: func(s string) { warned = s }}, StatsMergeRequest{Parts: parts[1:], AllowMissing: true})
+	part, err := StatsMerge(ctx, Env{Models: testModels, FS: fsys, Warn: func(s string) { warned = s }}, StatsMergeRequest{Parts: parts[1:], AllowMissing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func TestFeatureFilesPattern(t *testing.T) {
 		"parts/notes.t": {Data: []byte("x")},
 	}
 	ctx := context.Background()
-	env := Env{FS: fsys}
+	env := Env{Models: testModels, FS: fsys}
 	whole, err := Stats(ctx, env, StatsRequest{In: "all.npy"})
 	if err != nil {
 		t.Fatal(err)

@@ -66,6 +66,11 @@ type Config struct {
 	// uses when its request names none; "" means requests must upload
 	// theirs. The service never downloads weights.
 	Weights string
+	// Models keeps the networks jobs load (Inception's weights) across
+	// this service's jobs [a cache of its own, bounded by
+	// job.DefaultModelCacheBytes]. Two services share one only when
+	// given the same.
+	Models *job.ModelCache
 	// MaxRuntime bounds how long one job may run; a job that runs
 	// longer fails. 0: no bound.
 	MaxRuntime time.Duration
@@ -135,6 +140,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.MaxQueued <= 0 {
 		cfg.MaxQueued = 1000
+	}
+	if cfg.Models == nil {
+		cfg.Models = job.NewModelCache(job.DefaultModelCacheBytes)
 	}
 	if cfg.Replica == "" {
 		cfg.Replica = newID()[:12]
@@ -445,6 +453,7 @@ func (s *Service) execute(wctx context.Context, worker string, j Job) {
 		},
 		Secret:     s.cfg.Secret,
 		HTTPClient: s.outbound,
+		Models:     s.cfg.Models,
 	}
 	hbDone := make(chan struct{})
 	go func() {

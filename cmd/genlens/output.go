@@ -222,6 +222,10 @@ func warnings(cmd *cobra.Command) func(string) {
 	}
 }
 
+// models keeps the networks jobs load (Inception's weights) for the rest
+// of the process: one job per run, but the tests run many.
+var models = job.NewModelCache(job.DefaultModelCacheBytes)
+
 // runJob runs the job function fn on req with the command line's Env:
 // inputs from the host, warnings on stderr, and (given labels) a progress
 // bar on stderr per stage of the job, as stageBars draws them.
@@ -232,7 +236,9 @@ func runJob[Req, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, 
 		report, finish = stageBars(cmd.ErrOrStderr(), labels...)
 		defer finish()
 	}
-	return fn(cmd.Context(), job.CLIEnv(report, warnings(cmd)), req)
+	env := job.CLIEnv(report, warnings(cmd))
+	env.Models = models
+	return fn(cmd.Context(), env, req)
 }
 
 // emit writes the artifacts of a result under dir (created if missing;

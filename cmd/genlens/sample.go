@@ -119,6 +119,7 @@ func runSample(cmd *cobra.Command, f job.SampleRequest, asJSON bool, w io.Writer
 	}
 	report, meter, finish := meterBar(cmd.ErrOrStderr(), "sample", "prompts", "tokens")
 	env := job.CLIEnv(report, warnings(cmd))
+	env.Models = models
 	env.Meter = meter
 	res, err := job.Sample(cmd.Context(), env, f)
 	finish()
