@@ -45,13 +45,18 @@
 //
 // # Preprocessing
 //
-// Two pipelines, chosen by Mode. ModePyTorchFID: PIL's convert("RGB"),
+// Three pipelines, chosen by Mode. ModePyTorchFID: PIL's convert("RGB"),
 // values in [0, 1], torch's bilinear resize to 299×299
 // (align_corners=False, no antialiasing), then 2x − 1. ModeTF:
 // torch-fidelity's port of the TensorFlow 1.x bilinear resize on uint8
 // values, then (x − 128)/128, which reproduces the original TensorFlow
-// FID code. The two differ by up to about 0.04 on pool3 features of the
-// same image; statistics must come from the same pipeline to be compared.
+// FID code. ModeClean: clean-fid's default (Parmar et al., "On Aliased
+// Resizing and Surprising Subtleties in GAN Evaluation", CVPR 2022): each
+// uint8 channel resized as a float32 image by Pillow's bicubic filter,
+// antialiased when downscaling (package resample, bit for bit), clipped
+// to [0, 255], then (x − 128)/128. The first two differ by up to about
+// 0.04 on pool3 features of the same image, and clean by as much from
+// either; statistics must come from the same pipeline to be compared.
 //
 // # Feature cache
 //

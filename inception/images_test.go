@@ -90,13 +90,14 @@ func TestResize(t *testing.T) {
 	if dst[0] != 0 || dst[1] != 20 {
 		t.Errorf("tf down: %v", dst)
 	}
-	// At 299×299 both are the identity and only the scaling remains.
+	// At 299×299 the three resizes are the identity and only the scaling
+	// remains.
 	img := &RGB{H: Size, W: Size, Pix: make([]uint8, 3*Size*Size)}
 	img.Pix[5] = 255
 	for _, tc := range []struct {
 		mode       Mode
 		zero, full float32
-	}{{ModePyTorchFID, -1, 1}, {ModeTF, -1, 127.0 / 128}} {
+	}{{ModePyTorchFID, -1, 1}, {ModeTF, -1, 127.0 / 128}, {ModeClean, -1, 127.0 / 128}} {
 		x, err := Preprocess(img, tc.mode)
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+
+	"genlens/resample"
 )
 
 // Mode selects the preprocessing pipeline.
@@ -18,15 +20,25 @@ const (
 	// the TensorFlow 1.x bilinear resize (no half-pixel centres), then
 	// (x − 128)/128 — what the original TensorFlow FID code fed the graph.
 	ModeTF Mode = "tf"
+	// ModeClean is clean-fid's default pipeline (Parmar et al., "On
+	// Aliased Resizing and Surprising Subtleties in GAN Evaluation", CVPR
+	// 2022): each uint8 RGB channel as a float32 image resized to 299×299
+	// exactly as Pillow's bicubic filter resizes mode F (antialiased when
+	// downscaling; package resample), clipped to [0, 255], then
+	// (x − 128)/128.
+	ModeClean Mode = "clean"
 )
+
+// Modes lists the preprocessing modes, the default first.
+var Modes = []Mode{ModePyTorchFID, ModeTF, ModeClean}
 
 // ParseMode checks a mode name.
 func ParseMode(s string) (Mode, error) {
 	switch Mode(s) {
-	case ModePyTorchFID, ModeTF:
+	case ModePyTorchFID, ModeTF, ModeClean:
 		return Mode(s), nil
 	}
-	return "", fmt.Errorf("unknown preprocessing mode %q (want pytorch-fid or tf)", s)
+	return "", fmt.Errorf("unknown preprocessing mode %q (want pytorch-fid, tf or clean)", s)
 }
 
 // RGB is an 8-bit RGB image, channels first (3×H×W), the tensor that
@@ -114,6 +126,9 @@ func Preprocess(img *RGB, mode Mode) ([]float32, error) {
 		return nil, fmt.Errorf("inception: empty %dx%d image", img.W, img.H)
 	}
 	out := make([]float32, 3*Size*Size)
+	if mode == ModeClean {
+		return out, preprocessClean(img, out)
+	}
 	src := make([]float32, img.H*img.W)
 	for c := 0; c < 3; c++ {
 		plane := img.Pix[c*img.H*img.W : (c+1)*img.H*img.W]
@@ -140,6 +155,27 @@ func Preprocess(img *RGB, mode Mode) ([]float32, error) {
 		}
 	}
 	return out, nil
+}
+
+// preprocessClean is clean-fid's "clean" pipeline into out (3×299×299):
+// np.asarray of the RGB image, each channel as a float32 PIL image of
+// mode F resized with Image.BICUBIC, clip(0, 255), then the network
+// wrapper's x − 128 and / 128, each a float32 operation.
+func preprocessClean(img *RGB, out []float32) error {
+	p, err := resample.NewPlan(img.W, img.H, Size, Size, resample.Bicubic)
+	if err != nil {
+		return fmt.Errorf("inception: %dx%d image: %w", img.W, img.H, err)
+	}
+	src := make([]float32, len(img.Pix))
+	for i, v := range img.Pix {
+		src[i] = float32(v)
+	}
+	p.Float32(out, src)
+	for i, v := range out {
+		v = min(max(v, 0), 255)
+		out[i] = (v - 128) / 128
+	}
+	return nil
 }
 
 // torchTaps returns, for each output index, the two source indices and

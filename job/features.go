@@ -21,7 +21,7 @@ import (
 type FeaturesRequest struct {
 	Input     string `json:"input"`              // folder of images
 	Dims      string `json:"dims"`               // 64, 192, 768, 2048, logits or logits_unbiased
-	Mode      string `json:"mode"`               // pytorch-fid or tf
+	Mode      string `json:"mode"`               // pytorch-fid, tf or clean
 	Weights   string `json:"weights,omitempty"`  // .pth file; default: $GENLENS_WEIGHTS, cache, download
 	Batch     int    `json:"batch"`              // images decoded and run together
 	Workers   int    `json:"workers"`            // goroutines; 0: one per CPU
@@ -58,7 +58,7 @@ func (r *FeaturesRequest) options() (inception.Output, inception.Mode, error) {
 	}
 	mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(r.Mode)))
 	if err != nil {
-		return "", "", Fieldf("mode", "features: {mode} %q: want pytorch-fid or tf", r.Mode)
+		return "", "", Fieldf("mode", "features: {mode} %q: want pytorch-fid, tf or clean", r.Mode)
 	}
 	return out, mode, nil
 }

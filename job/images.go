@@ -31,7 +31,7 @@ import (
 // fields are flags of every command that takes folders; they are refused
 // when no input is a folder, so that none goes silently unused.
 type ImageOptions struct {
-	Mode      string `json:"mode,omitempty"`      // pytorch-fid (default) or tf
+	Mode      string `json:"mode,omitempty"`      // pytorch-fid (default), tf or clean
 	Weights   string `json:"weights,omitempty"`   // .pth file; default: $GENLENS_WEIGHTS, cache, download
 	Batch     int    `json:"batch,omitempty"`     // images run together; 0: 50, as pytorch-fid
 	Workers   int    `json:"workers,omitempty"`   // goroutines; 0: one per CPU
@@ -53,7 +53,7 @@ func (o ImageOptions) check(cmd, batch string) (inception.Mode, error) {
 	}
 	mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(o.Mode)))
 	if err != nil {
-		return "", Fieldf("mode", "%s: {mode} %q: want pytorch-fid or tf", cmd, o.Mode)
+		return "", Fieldf("mode", "%s: {mode} %q: want pytorch-fid, tf or clean", cmd, o.Mode)
 	}
 	return mode, nil
 }

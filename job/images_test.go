@@ -303,6 +303,36 @@ func TestImageFolders(t *testing.T) {
 		t.Errorf("--mode tf: %+v, images %+v", tf, tf.Images)
 	}
 
+	// --mode clean: clean-fid's preprocessing (its input is checked
+	// against Pillow in package inception), its own cache entries, and a
+	// FID unlike the other two modes'; features in mode clean read the
+	// same entries back.
+	req.Mode, req.Metrics = "clean", "fid"
+	clean, err := Compare(ctx, Env{FS: fsys}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf := float64(*clean.FID)
+	if clean.Images.Computed != 6 || clean.Images.Mode != "clean" || relClose(cf, fid, 1e-3) || relClose(cf, wantTF, 1e-3) {
+		t.Errorf("--mode clean: FID %.8g (pytorch-fid mode %.8g, tf %.8g), images %+v", cf, fid, wantTF, clean.Images)
+	}
+	var cleanStats [2]frechet.Stats
+	for i, side := range []string{"real", "fake"} {
+		f := NewFeaturesRequest()
+		f.Input, f.Weights, f.Mode = side, weights, "clean"
+		r, err := Features(ctx, Env{FS: fsys}, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Cached != 3 || r.Computed != 0 || r.Mode != "clean" {
+			t.Fatalf("features --mode clean of %s: %d cached, %d computed, mode %q", side, r.Cached, r.Computed, r.Mode)
+		}
+		cleanStats[i] = frechet.StatsOf(rowsDense(r.Features), 1)
+	}
+	if d, err := frechet.Distance(cleanStats[0], cleanStats[1]); err != nil || !relClose(d, cf, 1e-12) {
+		t.Errorf("--mode clean: FID of the features %v (%v), compare %v", d, err, cf)
+	}
+
 	// is --images: softmax of logits_unbiased, as torch-fidelity.
 	is := NewISRequest()
 	is.Images, is.Weights, is.Splits = "real", weights, 1
@@ -401,4 +431,15 @@ func TestMissingInputNamed(t *testing.T) {
 	if Classify(err) != KindInput || !strings.Contains(err.Error(), "real_imgs/: no such file or folder") {
 		t.Errorf("missing folder: %v", err)
 	}
+}
+
+// rowsDense copies float32 feature rows into a float64 matrix.
+func rowsDense(rows [][]float32) *mat.Dense {
+	x := mat.NewDense(len(rows), len(rows[0]), nil)
+	for i, r := range rows {
+		for j, v := range r {
+			x.Set(i, j, float64(v))
+		}
+	}
+	return x
 }

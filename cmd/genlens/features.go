@@ -21,7 +21,7 @@ func newFeaturesCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "features DIR --out FEATS.npy [--dims 2048] [--mode pytorch-fid|tf] [flags]",
+		Use:   "features DIR --out FEATS.npy [--dims 2048] [--mode pytorch-fid|tf|clean] [flags]",
 		Short: "Inception-v3 features of a folder of images, as pytorch-fid computes them",
 		Long: `features runs the FID Inception-v3 network (pytorch-fid's port of the 2015
 TensorFlow graph; Szegedy et al., CVPR 2016) on every image of DIR and writes
@@ -36,7 +36,10 @@ over space as pytorch-fid does), logits (fc, 1008 classes) or logits_unbiased
 --mode pytorch-fid: PIL RGB conversion, torch bilinear resize, 2x-1 (the
 numbers pytorch-fid prints). --mode tf: torch-fidelity's port of the
 TensorFlow 1.x resize on uint8 values, (x-128)/128 (the original TensorFlow
-FID code). Statistics are comparable only within one mode.
+FID code). --mode clean: clean-fid's default, each channel resized as a float
+image by Pillow's bicubic filter (antialiased when downscaling; bit for bit as
+Pillow computes it), clipped to [0, 255], (x-128)/128 (the numbers clean-fid
+prints). Statistics are comparable only within one mode.
 
 Features are kept in a cache keyed by each image file's content and the
 settings (mode, dims, weights): a later run over the same images, by
@@ -61,7 +64,7 @@ download that file by hand and pass it with --weights.`,
 	fl := cmd.Flags()
 	fl.StringVar(&out, "out", "", "output .npy file (float32, images x dims); must not exist")
 	fl.StringVar(&f.Dims, "dims", f.Dims, "64, 192, 768, 2048, logits or logits_unbiased")
-	fl.StringVar(&f.Mode, "mode", f.Mode, "preprocessing: pytorch-fid or tf (torch-fidelity / TensorFlow)")
+	fl.StringVar(&f.Mode, "mode", f.Mode, "preprocessing: pytorch-fid, tf (torch-fidelity / TensorFlow) or clean (clean-fid)")
 	fl.StringVar(&f.Weights, "weights", "", "FID Inception weights (.pth); default $"+inception.WeightsEnv+", cache, download")
 	fl.IntVar(&f.Batch, "batch", f.Batch, "images decoded and run together")
 	fl.IntVar(&f.Workers, "workers", 0, "goroutines (0: one per CPU)")

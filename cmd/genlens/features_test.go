@@ -33,7 +33,7 @@ func TestFeaturesCmdErrors(t *testing.T) {
 		{"out exists", []string{"features", imgs, "--out", existing, "--weights", existing}, "--out " + existing + " exists"},
 		{"no out", []string{"features", imgs}, "--out FILE.npy is required"},
 		{"bad dims", []string{"features", imgs, "--out", fresh, "--dims", "1000"}, "--dims"},
-		{"bad mode", []string{"features", imgs, "--out", fresh, "--mode", "clean"}, "--mode"},
+		{"bad mode", []string{"features", imgs, "--out", fresh, "--mode", "legacy_tensorflow"}, "--mode"},
 		{"no folder", []string{"features", filepath.Join(dir, "nope"), "--out", fresh, "--weights", existing}, "nope: cannot read"},
 		{"not weights", []string{"features", imgs, "--out", fresh, "--weights", existing}, "not a PyTorch .pth file"},
 	} {

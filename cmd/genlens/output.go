@@ -281,7 +281,7 @@ func anyFolder(paths ...string) bool {
 // imageFlags adds the flags of job.ImageOptions to fl; batch is the name
 // of the flag of o.Batch.
 func imageFlags(fl *pflag.FlagSet, o *job.ImageOptions, batch string) {
-	fl.StringVar(&o.Mode, "mode", "", "folders: preprocessing, pytorch-fid (default; pytorch-fid's numbers) or tf (torch-fidelity's / TensorFlow's)")
+	fl.StringVar(&o.Mode, "mode", "", "folders: preprocessing, pytorch-fid (default; pytorch-fid's numbers), tf (torch-fidelity's / TensorFlow's) or clean (clean-fid's)")
 	fl.StringVar(&o.Weights, "weights", "", "folders: FID Inception weights (.pth); default $"+inception.WeightsEnv+", the cache, else a one-time download")
 	fl.IntVar(&o.Batch, batch, 0, fmt.Sprintf("folders: images run through the network together (0: %d)", job.DefaultFeaturesBatch))
 	fl.IntVar(&o.Workers, "workers", 0, "folders: goroutines (0: one per CPU)")

@@ -66,7 +66,7 @@ algorithm) and regret.png / optimal_pick_ratio.png.`,
 	fl.Float64Var(&f.TruncationRatio, "truncation-ratio", f.TruncationRatio, "fid-ucb: covariance entries below this fraction of ||Σ_r||₂ are zeroed (paper, code2024); the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
 	fl.StringVar(&out, "out", "", "directory for steps.csv, regret.png, optimal_pick_ratio.png, select.json")
-	fl.StringVar(&f.Mode, "mode", "", "folders: preprocessing, pytorch-fid (default) or tf (torch-fidelity's)")
+	fl.StringVar(&f.Mode, "mode", "", "folders: preprocessing, pytorch-fid (default), tf (torch-fidelity's) or clean (clean-fid's)")
 	fl.StringVar(&f.Weights, "weights", "", "folders: FID Inception weights (.pth); default $"+inception.WeightsEnv+", the cache, else a one-time download")
 	fl.IntVar(&f.ImageBatch, "image-batch", 0, fmt.Sprintf("folders: images run through the network together (0: %d)", job.DefaultFeaturesBatch))
 	fl.IntVar(&f.Workers, "workers", 0, "folders: goroutines (0: one per CPU)")

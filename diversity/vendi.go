@@ -1,0 +1,93 @@
+package diversity
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"genlens/linalg"
+)
+
+// MaxDualDim bounds the side of the matrix whose eigenvalues Vendi
+// computes: min(n, d), so d×d for features of dimension d below n. An
+// eigendecomposition of 8192×8192 takes minutes; larger features are a
+// mistake (say, flattened images) rather than an embedding.
+const MaxDualDim = 8192
+
+// Vendi returns the Vendi score (order 1) of the rows of x with the linear
+// kernel on L2-normalised rows: k(a, b) = a·b / (‖a‖ ‖b‖). A row of zeros
+// stays zero (it is similar to nothing, itself included), as
+// sklearn.preprocessing.normalize leaves it. x needs at least one row.
+func Vendi(x *mat.Dense) (float64, error) {
+	n, d := x.Dims()
+	if n == 0 || d == 0 {
+		return math.NaN(), errors.New("diversity: Vendi of an empty set")
+	}
+	if m := min(n, d); m > MaxDualDim {
+		return math.NaN(), fmt.Errorf("diversity: %d rows of dimension %d: the eigenvalues of a %d×%d matrix are beyond the bound of %d", n, d, m, m, MaxDualDim)
+	}
+	xn := mat.NewDense(n, d, nil)
+	for i := 0; i < n; i++ {
+		row := x.RawRowView(i)
+		var s float64
+		for _, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return math.NaN(), fmt.Errorf("diversity: row %d has a value %v", i, v)
+			}
+			s += v * v
+		}
+		norm := math.Sqrt(s)
+		if norm == 0 {
+			continue
+		}
+		dst := xn.RawRowView(i)
+		for j, v := range row {
+			dst[j] = v / norm
+		}
+	}
+	var k *mat.SymDense
+	if d < n {
+		// score_dual: S = X̂ᵀX̂, then S/n.
+		k = mat.NewSymDense(d, nil)
+		raw, rk := xn.RawMatrix(), k.RawSymmetric()
+		blas64.Implementation().Dsyrk(blas.Upper, blas.Trans, d, n, 1, raw.Data, raw.Stride, 0, rk.Data, rk.Stride)
+	} else {
+		k = linalg.Gram(xn)
+	}
+	k.ScaleSym(1/float64(n), k)
+	return entropyExp(k)
+}
+
+// VendiK returns the Vendi score (order 1) of the similarity matrix k of
+// n samples: exp of the Shannon entropy of the eigenvalues of k/n.
+func VendiK(k mat.Symmetric) (float64, error) {
+	n := k.SymmetricDim()
+	if n == 0 {
+		return math.NaN(), errors.New("diversity: Vendi of an empty set")
+	}
+	if n > MaxDualDim {
+		return math.NaN(), fmt.Errorf("diversity: a %d×%d similarity matrix is beyond the bound of %d", n, n, MaxDualDim)
+	}
+	s := mat.NewSymDense(n, nil)
+	s.ScaleSym(1/float64(n), k)
+	return entropyExp(s)
+}
+
+// entropyExp returns exp(−Σ λ log λ) over the positive eigenvalues of s.
+func entropyExp(s *mat.SymDense) (float64, error) {
+	var es mat.EigenSym
+	if !es.Factorize(s, false) {
+		return math.NaN(), errors.New("diversity: eigenvalues did not converge")
+	}
+	var h float64
+	for _, l := range es.Values(nil) {
+		if l > 0 {
+			h -= l * math.Log(l)
+		}
+	}
+	return math.Exp(h), nil
+}
