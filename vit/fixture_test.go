@@ -13,13 +13,6 @@ import (
 // The fixtures in testdata were made by testdata/make_fixtures.py with
 // PyTorch 1.13 running the reference modules on random weights.
 
-var (
-	imagenetMean = [3]float32{0.485, 0.456, 0.406}
-	imagenetStd  = [3]float32{0.229, 0.224, 0.225}
-	clipMean     = [3]float32{0.48145466, 0.4578275, 0.40821073}
-	clipStd      = [3]float32{0.26862954, 0.26130258, 0.27577711}
-)
-
 func smallDINO(input int, swiglu bool) Config {
 	c := Config{Name: "dinov2-small", Family: DINOv2, Patch: 14, Width: 32, Depth: 2, Heads: 2, Hidden: 128, Input: input}
 	if swiglu {
@@ -34,7 +27,7 @@ func smallCLIP(normalize bool) Config {
 
 // fixtureInputs reads N×3×S×S uint8 images from an npz and normalises
 // them as ToTensor and Normalize do, in float32.
-func fixtureInputs(t *testing.T, npz, key string, mean, std [3]float32) [][]float32 {
+func fixtureInputs(t *testing.T, npz, key string, mean, std [3]float64) [][]float32 {
 	t.Helper()
 	a, err := dataio.ReadArray(npz, dataio.ReadOptions{Key: key})
 	if err != nil {
@@ -47,7 +40,7 @@ func fixtureInputs(t *testing.T, npz, key string, mean, std [3]float32) [][]floa
 		for c := 0; c < 3; c++ {
 			for j := 0; j < s*s; j++ {
 				v := float32(a.Data[(i*3+c)*s*s+j]) / 255
-				out[i][c*s*s+j] = (v - mean[c]) / std[c]
+				out[i][c*s*s+j] = (v - float32(mean[c])) / float32(std[c])
 			}
 		}
 	}
@@ -89,7 +82,7 @@ func TestFixtures(t *testing.T) {
 	for _, tc := range []struct {
 		name, weights, npz, inKey, outKey string
 		cfg                               Config
-		mean, std                         [3]float32
+		mean, std                         [3]float64
 	}{
 		{"dinov2 interpolated pos 7→4", "dinov2_small.pth", "dinov2_small.npz", "images_56", "out_56", smallDINO(56, false), imagenetMean, imagenetStd},
 		{"dinov2 stored pos 7", "dinov2_small.pth", "dinov2_small.npz", "images_98", "out_98", smallDINO(98, false), imagenetMean, imagenetStd},

@@ -325,6 +325,33 @@ def interp_fixture():
                         dst=dst[0].permute(1, 2, 0).double().numpy())
 
 
+def preprocess_fixture():
+    """Pillow's side of the presets, at a 28-px input: dgm-eval (resize to
+    side×side), CLIP's transform (short side to side, long side to
+    int(side·long/short), centre crop with Python round) and CMMD's
+    (centre crop to a square with floor offsets, resize). The crop and
+    size arithmetic restate torchvision's Resize/CenterCrop and CMMD's
+    _center_crop_and_resize; the resizing is Pillow's own."""
+    from PIL import Image
+    side, out = 28, {}
+    for i, (w, h) in enumerate(((45, 30), (31, 52), (20, 20))):
+        a = np.random.randint(0, 256, size=(h, w, 3), dtype=np.uint8)
+        im = Image.fromarray(a, "RGB")
+        out["src_%d" % i] = a.transpose(2, 0, 1)
+        out["dgm_%d" % i] = np.asarray(im.resize((side, side), Image.BICUBIC)).transpose(2, 0, 1)
+        short, long = min(w, h), max(w, h)
+        ns, nl = side, int(side * long / short)
+        ow, oh = (ns, nl) if w <= h else (nl, ns)
+        r = im.resize((ow, oh), Image.BICUBIC)
+        top, left = int(round((oh - side) / 2.0)), int(round((ow - side) / 2.0))
+        out["clip_%d" % i] = np.asarray(r.crop((left, top, left + side, top + side))).transpose(2, 0, 1)
+        l = min(w, h)
+        t, le = (h - l) // 2, (w - l) // 2
+        c = im.crop((le, t, le + l, t + l)).resize((side, side), Image.BICUBIC)
+        out["cmmd_%d" % i] = np.asarray(c).transpose(2, 0, 1)
+    np.savez_compressed("preprocess.npz", **out)
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     # Positional embedding trained on a 7×7 grid (98 px), run at 56 px
@@ -333,3 +360,4 @@ if __name__ == "__main__":
     dino_fixture("dinov2_swiglu", 98, (56,), patch=14, dim=32, depth=2, heads=2, swiglu=True)
     clip_fixture("clip_small", 56, patch=14, width=32, layers=2, heads=2, out=24)
     interp_fixture()
+    preprocess_fixture()
