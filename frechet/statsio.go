@@ -115,7 +115,11 @@ func IsStatsFile(fsys fs.FS, path string) bool {
 // WriteStats writes s as an uncompressed .npz with float64 arrays mu (d,)
 // and sigma (d, d), which pytorch-fid, clean-fid and numpy.load read, plus
 // n (shape (1,)) when s.N > 0, which they ignore.
-func WriteStats(path string, s Stats) error {
+func WriteStats(path string, s Stats) error { return WriteStatsWith(path, s, nil) }
+
+// WriteStatsWith writes s as WriteStats does, plus the extra arrays
+// (which readers of mu and sigma ignore) under their keys.
+func WriteStatsWith(path string, s Stats, extra map[string]*dataio.Array) error {
 	if err := s.check("statistics"); err != nil {
 		return fmt.Errorf("%w (writing %s)", err, path)
 	}
@@ -127,6 +131,12 @@ func WriteStats(path string, s Stats) error {
 	}
 	if s.N > 0 {
 		arrays["n"] = &dataio.Array{Shape: []int{1}, Data: []float64{float64(s.N)}}
+	}
+	for k, v := range extra {
+		if _, ok := arrays[k]; ok {
+			return fmt.Errorf("frechet: extra array %q would replace the statistics' own (writing %s)", k, path)
+		}
+		arrays[k] = v
 	}
 	return dataio.WriteNPZ(path, arrays, false)
 }

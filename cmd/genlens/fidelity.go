@@ -46,7 +46,7 @@ images seen before come from the feature cache (--no-cache: off).`,
 			if err := f.Validate(); err != nil {
 				return err
 			}
-			if err := resolveWeights(cmd, &f.Weights, f.In); err != nil {
+			if err := resolveWeights(cmd, f.Embedder, &f.Weights, f.In); err != nil {
 				return err
 			}
 			// What the statistics are of: the bar's label, the summary's word.
@@ -120,7 +120,7 @@ a second comparison against the same real folder skips the network
 			if err := f.Validate(); err != nil {
 				return err
 			}
-			if err := resolveWeights(cmd, &f.Weights, f.Real, f.Fake); err != nil {
+			if err := resolveWeights(cmd, f.Embedder, &f.Weights, f.Real, f.Fake); err != nil {
 				return err
 			}
 			// A stage beyond those named is drawn without a label.
@@ -205,7 +205,7 @@ permutes the rows with NumPy's RandomState(2020): --shuffle does the same
 			if err := f.Validate(); err != nil {
 				return err
 			}
-			if err := resolveWeights(cmd, &f.Weights, f.Images); err != nil {
+			if err := resolveWeights(cmd, f.Embedder, &f.Weights, f.Images); err != nil {
 				return err
 			}
 			res, err := runJob(cmd, job.IS, f, "images")
