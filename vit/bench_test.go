@@ -94,7 +94,7 @@ func randomWeights(cfg Config) map[string]*Tensor {
 	return sd
 }
 
-// BenchmarkForward runs a batch of 8 images through each network with
+// BenchmarkForward runs a batch of 4 images through each network with
 // random weights and reports images/s, GMAC/s and CPU seconds an image:
 //
 //	go test ./vit -run '^$' -bench Forward -benchtime 1x
@@ -109,7 +109,7 @@ func BenchmarkForward(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			const n = 8
+			const n = 4
 			batch := make([][]float32, n)
 			r := rand.New(rand.NewPCG(3, 4))
 			for i := range batch {

@@ -16,7 +16,7 @@ import (
 func smallDINO(input int, swiglu bool) Config {
 	c := Config{Name: "dinov2-small", Family: DINOv2, Patch: 14, Width: 32, Depth: 2, Heads: 2, Hidden: 128, Input: input}
 	if swiglu {
-		c.SwiGLU, c.Hidden = true, swigluHidden(32)
+		c.Width, c.SwiGLU, c.Hidden = 16, true, swigluHidden(16)
 	}
 	return c
 }
@@ -90,6 +90,7 @@ func TestFixtures(t *testing.T) {
 		{"clip pth", "clip_small.pth", "clip_small.npz", "images", "out", smallCLIP(false), clipMean, clipStd},
 		{"clip pth normalised", "clip_small.pth", "clip_small.npz", "images", "out_normalized", smallCLIP(true), clipMean, clipStd},
 		{"clip safetensors (HF names)", "clip_small.safetensors", "clip_small.npz", "images", "out", smallCLIP(false), clipMean, clipStd},
+		{"clip torchscript float16 (OpenAI .pt)", "clip_torchscript.pt", "clip_torchscript.npz", "images", "out", smallCLIP(false), clipMean, clipStd},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := Load(filepath.Join("testdata", tc.weights), tc.cfg)

@@ -12,8 +12,9 @@ import (
 )
 
 // LoadWeights reads a state dict from a .pth file (torch.save, legacy or
-// zip serialisation) or a safetensors file, told apart by their first
-// bytes, as float32 tensors. Hugging Face's CLIP names are mapped to
+// zip serialisation), a TorchScript archive (OpenAI's CLIP .pt; its
+// parameters, see ReadTorchScript) or a safetensors file, told apart by
+// their first bytes, as float32 tensors. Hugging Face's CLIP names are mapped to
 // OpenAI's (see hfToOpenAI).
 func LoadWeights(path string) (map[string]*Tensor, error) {
 	if isSafetensors(path) {
@@ -26,10 +27,29 @@ func LoadWeights(path string) (map[string]*Tensor, error) {
 		}
 		return sd, nil
 	}
-	pt, err := inception.LoadStateDict(path)
-	if err != nil {
-		return nil, err
+	var sd map[string]*Tensor
+	if _, ts := isTorchScript(path); ts {
+		// OpenAI's released CLIP .pt files.
+		var err error
+		if sd, err = ReadTorchScript(path); err != nil {
+			return nil, err
+		}
+	} else {
+		pt, err := inception.LoadStateDict(path)
+		if err != nil {
+			return nil, err
+		}
+		sd = toFloat32(pt)
 	}
+	if _, ok := sd[hfVision+"embeddings.patch_embedding.weight"]; ok {
+		return hfToOpenAI(path, sd)
+	}
+	return sd, nil
+}
+
+// toFloat32 converts a state dict to float32, dropping each float64
+// tensor as it goes.
+func toFloat32(pt map[string]*inception.Tensor) map[string]*Tensor {
 	sd := make(map[string]*Tensor, len(pt))
 	for k, t := range pt {
 		d := make([]float32, len(t.Data))
@@ -37,12 +57,9 @@ func LoadWeights(path string) (map[string]*Tensor, error) {
 			d[i] = float32(v)
 		}
 		sd[k] = &Tensor{Shape: t.Shape, Data: d}
-		delete(pt, k) // let the float64 copy go as we convert
+		delete(pt, k)
 	}
-	if _, ok := sd[hfVision+"embeddings.patch_embedding.weight"]; ok {
-		return hfToOpenAI(path, sd)
-	}
-	return sd, nil
+	return sd
 }
 
 // isSafetensors reports whether the file starts like a safetensors file:

@@ -10,7 +10,9 @@ weights, runs them on random uint8 images and saves, per network:
                     expected outputs (float64 copies of the float32 features)
 
 plus clip_small.safetensors (the CLIP weights under Hugging Face's key
-names) and interp.npz (the positional-embedding resize on its own, at the
+names), clip_torchscript.pt (a half-precision TorchScript archive, the
+form of OpenAI's released .pt files), preprocess.npz (Pillow's side of
+the presets) and interp.npz (the positional-embedding resize on its own, at the
 released 37×37 → 16×16 sizes).
 
 The modules below restate the math of the reference code, read from:
@@ -315,6 +317,34 @@ def clip_fixture(name, side, **kw):
                         out_normalized=(y / y.norm(dim=-1, keepdim=True)).double().numpy())
 
 
+class ClipTraced(nn.Module):
+    """Only for tracing: a module whose forward is encode_image."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.visual = model.visual
+
+    def forward(self, x):
+        return self.visual(x)
+
+
+def torchscript_fixture(name, side, **kw):
+    """A TorchScript archive in half precision, as OpenAI releases CLIP
+    (torch.jit.save of a traced module; clip.load(jit=False) reads its
+    parameters and, on CPU, converts them to float32)."""
+    model = ClipModel(res=side, **kw).eval()
+    randomise(model)
+    x0 = torch.zeros(1, 3, side, side)
+    traced = torch.jit.trace(ClipTraced(model).eval(), x0).half()
+    torch.jit.save(traced, name + ".pt")
+    model.half().float()
+    img = images(2, side)
+    x = normalise(img, CLIP_MEAN, CLIP_STD)
+    with torch.no_grad():
+        y = model.visual(x)
+    np.savez_compressed(name + ".npz", images=img, out=y.double().numpy())
+
+
 def interp_fixture():
     """The released resize: a 37×37 grid to 16×16 with scale (16+0.1)/37."""
     M, g, c = 37, 16, 3
@@ -357,7 +387,8 @@ if __name__ == "__main__":
     # Positional embedding trained on a 7×7 grid (98 px), run at 56 px
     # (4×4, interpolated) and 98 px (as stored).
     dino_fixture("dinov2_small", 98, (56, 98), patch=14, dim=32, depth=2, heads=2)
-    dino_fixture("dinov2_swiglu", 98, (56,), patch=14, dim=32, depth=2, heads=2, swiglu=True)
+    dino_fixture("dinov2_swiglu", 98, (56,), patch=14, dim=16, depth=2, heads=2, swiglu=True)
     clip_fixture("clip_small", 56, patch=14, width=32, layers=2, heads=2, out=24)
     interp_fixture()
     preprocess_fixture()
+    torchscript_fixture("clip_torchscript", 56, patch=14, width=32, layers=2, heads=2, out=24)
