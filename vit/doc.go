@@ -57,6 +57,7 @@
 // prefix is optional), read by inception.LoadStateDict; and Hugging
 // Face's model.safetensors of openai/clip-vit-*, whose names are mapped
 // to OpenAI's (q, k and v projections concatenated into in_proj,
-// visual_projection transposed into proj). OpenAI's released .pt files
-// are TorchScript archives and are refused with a message saying so.
+// visual_projection transposed into proj); and OpenAI's released .pt
+// files, TorchScript archives in float16, whose module tree gives the
+// state-dict names (ReadTorchScript; the archive's code is not read).
 package vit

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -182,5 +183,31 @@ func TestConfigs(t *testing.T) {
 	}
 	if _, err := Lookup("dinov2-vitx14"); err == nil || !strings.Contains(err.Error(), "dinov2-vitl14") {
 		t.Errorf("Lookup: %v", err)
+	}
+}
+
+func TestTorchScriptErrors(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", "clip_torchscript.pt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut inside the zip: not readable as an archive any more.
+	cut := filepath.Join(dir, "cut.pt")
+	os.WriteFile(cut, b[:len(b)/2], 0o644)
+	if _, err := LoadWeights(cut); err == nil || !strings.Contains(err.Error(), "cut.pt") {
+		t.Errorf("cut archive: %v", err)
+	}
+	// A plain state dict is not a TorchScript archive.
+	if _, err := ReadTorchScript(filepath.Join("testdata", "clip_small.pth")); err == nil || !strings.Contains(err.Error(), "not a TorchScript archive") {
+		t.Errorf("state dict: %v", err)
+	}
+	// The archive's tensors carry the state-dict names of the module.
+	sd, err := ReadTorchScript(filepath.Join("testdata", "clip_torchscript.pt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := sd["visual.transformer.resblocks.1.attn.in_proj_weight"]; w == nil || fmt.Sprint(w.Shape) != "[96 32]" {
+		t.Errorf("in_proj_weight: %+v", w)
 	}
 }
