@@ -14,35 +14,32 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Bars draws one bar per label, for example the bias, variance and noise
-// terms of a decomposition, and writes the chart to path (.png or .svg).
+// NewBars draws one bar per label, for example the bias, variance and
+// noise terms of a decomposition.
 // Each bar is annotated with its value. If errs is not nil, errs[i] is
 // drawn as a symmetric error bar ±errs[i] on bar i. Negative values are
 // drawn as bars below zero.
 //
-// Bars returns an error if labels is empty, if values or a non-nil errs
+// NewBars returns an error if labels is empty, if values or a non-nil errs
 // differ in length from labels, or if any value or error is not finite or
 // an error is negative.
-func Bars(path, title, ylabel string, labels []string, values, errs []float64) error {
-	if _, err := format(path); err != nil {
-		return err
-	}
+func NewBars(title, ylabel string, labels []string, values, errs []float64) (*Figure, error) {
 	n := len(labels)
 	if n == 0 {
-		return fmt.Errorf("chart: bars: no bars")
+		return nil, fmt.Errorf("chart: bars: no bars")
 	}
 	if len(values) != n {
-		return fmt.Errorf("chart: bars: %d labels but %d values", n, len(values))
+		return nil, fmt.Errorf("chart: bars: %d labels but %d values", n, len(values))
 	}
 	if errs != nil && len(errs) != n {
-		return fmt.Errorf("chart: bars: %d labels but %d errors", n, len(errs))
+		return nil, fmt.Errorf("chart: bars: %d labels but %d errors", n, len(errs))
 	}
 	for i, v := range values {
 		if !finite(v) {
-			return fmt.Errorf("chart: bars: %q: non-finite value %g", labels[i], v)
+			return nil, fmt.Errorf("chart: bars: %q: non-finite value %g", labels[i], v)
 		}
 		if errs != nil && (!finite(errs[i]) || errs[i] < 0) {
-			return fmt.Errorf("chart: bars: %q: invalid error %g", labels[i], errs[i])
+			return nil, fmt.Errorf("chart: bars: %q: invalid error %g", labels[i], errs[i])
 		}
 	}
 
@@ -57,7 +54,7 @@ func Bars(path, title, ylabel string, labels []string, values, errs []float64) e
 	width := min(vg.Points(48), 0.6*(chartWidth-vg.Inch)/vg.Length(n))
 	bc, err := plotter.NewBarChart(plotter.Values(values), width)
 	if err != nil {
-		return fmt.Errorf("chart: bars: %w", err)
+		return nil, fmt.Errorf("chart: bars: %w", err)
 	}
 	bc.Color = seriesColor(0, 0xc0)
 	bc.LineStyle = draw.LineStyle{Color: seriesColor(0, 0xff), Width: vg.Points(0.75)}
@@ -94,7 +91,7 @@ func Bars(path, title, ylabel string, labels []string, values, errs []float64) e
 	if errs != nil {
 		eb, err := plotter.NewYErrorBars(barErrors(values, errs))
 		if err != nil {
-			return fmt.Errorf("chart: bars: %w", err)
+			return nil, fmt.Errorf("chart: bars: %w", err)
 		}
 		eb.LineStyle.Width = vg.Points(1)
 		p.Add(eb)
@@ -119,9 +116,15 @@ func Bars(path, title, ylabel string, labels []string, values, errs []float64) e
 		p.X.Tick.Label.XAlign = draw.XRight
 		p.X.Tick.Label.YAlign = draw.YTop
 	}
-	return render(path, chartWidth, chartHeight, func(c draw.Canvas) {
+	return &Figure{width: chartWidth, height: chartHeight, draw: func(c draw.Canvas) {
 		p.Draw(draw.Crop(c, 0, -rightMargin, 0, 0))
-	})
+	}}, nil
+}
+
+// Bars draws the figure of NewBars and writes it to path (.png or
+// .svg, by its extension).
+func Bars(path, title, ylabel string, labels []string, values, errs []float64) error {
+	return save(path, func() (*Figure, error) { return NewBars(title, ylabel, labels, values, errs) })
 }
 
 // maxBarLabel bounds a bar label, in characters; slantAbove is the total

@@ -36,9 +36,96 @@ const (
 // easier to read at the small sizes used for tick labels.
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
 
-// errFormat is returned (wrapped) for paths whose extension is neither
-// .png nor .svg.
-var errFormat = errors.New("chart: unsupported file extension (want .png or .svg)")
+// errFormat is returned (wrapped) for a format, or a path's extension,
+// that is neither PNG nor SVG.
+var errFormat = errors.New("chart: unsupported format (want .png or .svg)")
+
+// Format is the encoding of a figure: PNG (rendered at 150 dots per inch)
+// or SVG.
+type Format string
+
+const (
+	PNG Format = "png"
+	SVG Format = "svg"
+)
+
+// FormatOf returns the format of a path's extension, .png or .svg (any
+// case), and an error for any other.
+func FormatOf(path string) (Format, error) {
+	switch f := Format(strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")); f {
+	case PNG, SVG:
+		return f, nil
+	}
+	return "", fmt.Errorf("%w: %q", errFormat, path)
+}
+
+// Figure is a chart ready to be encoded: the NewX functions check their
+// data and lay the figure out; Encode draws it to a writer and Save to a
+// file.
+type Figure struct {
+	width, height vg.Length
+	draw          func(c draw.Canvas)
+}
+
+// Encode draws the figure in format f to w.
+func (fig *Figure) Encode(w io.Writer, f Format) error {
+	cw, err := fig.canvas(f)
+	if err != nil {
+		return err
+	}
+	_, err = cw.WriteTo(w)
+	return err
+}
+
+// Save writes the figure atomically to path, in the format of its
+// extension (see FormatOf).
+func (fig *Figure) Save(path string) error {
+	f, err := FormatOf(path)
+	if err != nil {
+		return err
+	}
+	cw, err := fig.canvas(f)
+	if err != nil {
+		return fmt.Errorf("%w (%s)", err, path)
+	}
+	return writeAtomic(path, cw)
+}
+
+// canvas draws the figure on a canvas of format f.
+func (fig *Figure) canvas(f Format) (cw vg.CanvasWriterTo, err error) {
+	switch f {
+	case PNG:
+		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(fig.width, fig.height), vgimg.UseDPI(dpi))}
+	case SVG:
+		cw = vgsvg.New(fig.width, fig.height)
+	default:
+		return nil, fmt.Errorf("%w: format %q", errFormat, f)
+	}
+	// gonum/plot reports some invalid states (for example an empty
+	// palette or an inverted axis range) by panicking. Validation in the
+	// NewX functions should prevent them; recovering is the last line of
+	// defence.
+	defer func() {
+		if r := recover(); r != nil {
+			cw, err = nil, fmt.Errorf("chart: drawing: %v", r)
+		}
+	}()
+	fig.draw(draw.New(cw))
+	return cw, nil
+}
+
+// save checks path's format before any drawing, so that a typo in a file
+// name fails fast, then builds the figure with build and saves it.
+func save(path string, build func() (*Figure, error)) error {
+	if _, err := FormatOf(path); err != nil {
+		return err
+	}
+	fig, err := build()
+	if err != nil {
+		return err
+	}
+	return fig.Save(path)
+}
 
 // seriesColors is the Okabe–Ito palette without its yellow (which is
 // unreadable on white). It is distinguishable under the common forms of
@@ -76,45 +163,6 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	}
 	p.Legend.TextStyle.Font = font.From(sans, 10)
 	return p
-}
-
-// format returns the lower-case output format for path, or an error if
-// the extension is not supported. It is called before any drawing so
-// that a typo in a file name fails fast.
-func format(path string) (string, error) {
-	ext := strings.ToLower(filepath.Ext(path))
-	switch ext {
-	case ".png", ".svg":
-		return ext[1:], nil
-	}
-	return "", fmt.Errorf("%w: %q", errFormat, path)
-}
-
-// render draws a w×h figure with fn and writes it atomically to path in
-// the format given by its extension.
-func render(path string, w, h vg.Length, fn func(c draw.Canvas)) (err error) {
-	f, err := format(path)
-	if err != nil {
-		return err
-	}
-	var cw vg.CanvasWriterTo
-	switch f {
-	case "png":
-		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))}
-	case "svg":
-		cw = vgsvg.New(w, h)
-	}
-
-	// gonum/plot reports some invalid states (for example an empty
-	// palette or an inverted axis range) by panicking. Validation below
-	// should prevent them; recovering is the last line of defence.
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("chart: drawing %s: %v", path, r)
-		}
-	}()
-	fn(draw.New(cw))
-	return writeAtomic(path, cw)
 }
 
 // writeAtomic writes wt through atomicfile, so that concurrent readers (a

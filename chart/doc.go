@@ -3,11 +3,14 @@
 // between training epochs), line charts with optional uncertainty bands,
 // overlaid histograms, ROC curves and bar charts.
 //
-// Every function writes a single file whose format is chosen by the file
-// extension: ".png" (rendered at 150 dots per inch) or ".svg". Any other
-// extension is an error. Files are written atomically: the figure is
-// rendered to a temporary file in the destination directory which is then
-// renamed, so a reader never sees a half-written chart.
+// Each kind of figure has a constructor, NewLines, NewHeatmap, ..., that
+// checks the data and returns a Figure; Figure.Encode draws it to an
+// io.Writer as PNG (rendered at 150 dots per inch) or SVG, and
+// Figure.Save to a file whose extension, ".png" or ".svg", chooses the
+// format. Lines, Heatmap, ... do both for a path. Files are written
+// atomically: the figure is rendered to a temporary file in the
+// destination directory which is then renamed, so a reader never sees a
+// half-written chart.
 //
 // Invalid input (empty, ragged or non-square matrices, mismatched slice
 // lengths, non-finite values where a position is needed) is reported as an

@@ -33,10 +33,9 @@ const (
 // midpoint so that a missing value is not mistaken for a zero.
 var nanColor = color.NRGBA{R: 0x80, G: 0x80, B: 0x80, A: 0xff}
 
-// Heatmap draws the square matrix m as a heat map with a colour bar and
-// writes it to path (.png or .svg). Row i of m is drawn as the i-th row
-// from the top, as a matrix is read, and column j as the j-th column from
-// the left.
+// NewHeatmap draws the square matrix m as a heat map with a colour bar.
+// Row i of m is drawn as the i-th row from the top, as a matrix is read,
+// and column j as the j-th column from the left.
 //
 // labels names the rows and columns; nil labels them 0..n-1. Matrices
 // larger than about 20 rows label only every k-th row and column. When n
@@ -49,19 +48,16 @@ var nanColor = color.NRGBA{R: 0x80, G: 0x80, B: 0x80, A: 0xff}
 // perceptually uniform and has its white midpoint at (lo+hi)/2, so that a
 // correlation matrix drawn with lo=-1, hi=1 shows zero as white.
 //
-// Heatmap returns an error if m is empty, ragged or not square, if labels
+// NewHeatmap returns an error if m is empty, ragged or not square, if labels
 // has the wrong length, or if lo and hi are not a valid range.
-func Heatmap(path, title string, m [][]float64, labels []string, lo, hi float64) error {
-	if _, err := format(path); err != nil {
-		return err
-	}
+func NewHeatmap(title string, m [][]float64, labels []string, lo, hi float64) (*Figure, error) {
 	n := len(m)
 	if n == 0 {
-		return fmt.Errorf("chart: heatmap: empty matrix")
+		return nil, fmt.Errorf("chart: heatmap: empty matrix")
 	}
 	for i, row := range m {
 		if len(row) != n {
-			return fmt.Errorf("chart: heatmap: matrix is not square: row %d has %d columns, want %d", i, len(row), n)
+			return nil, fmt.Errorf("chart: heatmap: matrix is not square: row %d has %d columns, want %d", i, len(row), n)
 		}
 	}
 	if labels == nil {
@@ -71,7 +67,7 @@ func Heatmap(path, title string, m [][]float64, labels []string, lo, hi float64)
 		}
 	}
 	if len(labels) != n {
-		return fmt.Errorf("chart: heatmap: %d labels for a %d×%d matrix", len(labels), n, n)
+		return nil, fmt.Errorf("chart: heatmap: %d labels for a %d×%d matrix", len(labels), n, n)
 	}
 	// Long names (file paths, upload ids) would leave the matrix no room:
 	// cut their middle, where names of one run differ least.
@@ -82,7 +78,7 @@ func Heatmap(path, title string, m [][]float64, labels []string, lo, hi float64)
 	labels = short
 	lo, hi, err := colorRange(m, lo, hi)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	cmap := moreland.SmoothBlueRed()
@@ -125,11 +121,17 @@ func Heatmap(path, title string, m [][]float64, labels []string, lo, hi float64)
 	cb.HideX()
 	cb.X.Padding, cb.Y.Padding = 0, 0
 
-	return render(path, heatmapWidth, heatmapHeight, func(c draw.Canvas) {
+	return &Figure{width: heatmapWidth, height: heatmapHeight, draw: func(c draw.Canvas) {
 		hc, bc := heatmapLayout(c, p, cb)
 		p.Draw(hc)
 		cb.Draw(bc)
-	})
+	}}, nil
+}
+
+// Heatmap draws the figure of NewHeatmap and writes it to path (.png or
+// .svg, by its extension).
+func Heatmap(path, title string, m [][]float64, labels []string, lo, hi float64) error {
+	return save(path, func() (*Figure, error) { return NewHeatmap(title, m, labels, lo, hi) })
 }
 
 // heatmapLayout splits c into a canvas for the heat map plot p, sized so

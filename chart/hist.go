@@ -10,8 +10,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Histograms draws one histogram per group, overlaid and semi-transparent,
-// and writes them to path (.png or .svg). All groups share the same bins
+// NewHistograms draws one histogram per group, overlaid and
+// semi-transparent. All groups share the same bins
 // bins equal-width bins spanning the range of all values, so that their
 // shapes can be compared bin by bin. Groups are drawn and listed in the
 // legend in sorted name order, with their sizes, so that the output does
@@ -22,14 +22,11 @@ import (
 // answers, usually differ greatly in size. An empty group appears in the
 // legend only.
 //
-// Histograms returns an error if bins < 1, if there are no values at all,
+// NewHistograms returns an error if bins < 1, if there are no values at all,
 // or if any value is NaN or infinite.
-func Histograms(path, title, xlabel string, groups map[string][]float64, bins int) error {
-	if _, err := format(path); err != nil {
-		return err
-	}
+func NewHistograms(title, xlabel string, groups map[string][]float64, bins int) (*Figure, error) {
 	if bins < 1 {
-		return fmt.Errorf("chart: histograms: %d bins", bins)
+		return nil, fmt.Errorf("chart: histograms: %d bins", bins)
 	}
 	names := make([]string, 0, len(groups))
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -37,14 +34,14 @@ func Histograms(path, title, xlabel string, groups map[string][]float64, bins in
 		names = append(names, name)
 		for _, v := range vs {
 			if !finite(v) {
-				return fmt.Errorf("chart: histograms: group %q: non-finite value %g", name, v)
+				return nil, fmt.Errorf("chart: histograms: group %q: non-finite value %g", name, v)
 			}
 			lo = math.Min(lo, v)
 			hi = math.Max(hi, v)
 		}
 	}
 	if lo > hi {
-		return fmt.Errorf("chart: histograms: no values")
+		return nil, fmt.Errorf("chart: histograms: no values")
 	}
 	if lo == hi {
 		// All values equal: give the single spike some width.
@@ -78,5 +75,11 @@ func Histograms(path, title, xlabel string, groups map[string][]float64, bins in
 		}
 		p.Legend.Add(fmt.Sprintf("%s (n=%d)", name, len(vs)), h)
 	}
-	return render(path, chartWidth, chartHeight, sideLegend(p))
+	return &Figure{width: chartWidth, height: chartHeight, draw: sideLegend(p)}, nil
+}
+
+// Histograms draws the figure of NewHistograms and writes it to path (.png or
+// .svg, by its extension).
+func Histograms(path, title, xlabel string, groups map[string][]float64, bins int) error {
+	return save(path, func() (*Figure, error) { return NewHistograms(title, xlabel, groups, bins) })
 }

@@ -33,45 +33,50 @@ type Series struct {
 // series are drawn as plain lines, where markers would just thicken them.
 const markerLimit = 30
 
-// Lines draws a line chart of series with a legend and writes it to path
-// (.png or .svg). Each series gets a distinct colour and, when it has
+// NewLines draws a line chart of series with a legend. Each series gets a distinct colour and, when it has
 // Lower and Upper bounds, a translucent band in the same colour.
-func Lines(path, title, xlabel, ylabel string, series []Series) error {
-	if _, err := format(path); err != nil {
-		return err
-	}
+func NewLines(title, xlabel, ylabel string, series []Series) (*Figure, error) {
 	p := newPlot(title, xlabel, ylabel)
 	if err := addSeries(p, series); err != nil {
-		return err
+		return nil, err
 	}
 	if integral(series) {
 		p.X.Tick.Marker = integerTicks{}
 	}
-	return render(path, chartWidth, chartHeight, sideLegend(p))
+	return &Figure{width: chartWidth, height: chartHeight, draw: sideLegend(p)}, nil
 }
 
-// LinesLog2 is Lines with a base-2 logarithmic x axis, for quantities that
+// Lines draws the figure of NewLines and writes it to path (.png or
+// .svg, by its extension).
+func Lines(path, title, xlabel, ylabel string, series []Series) error {
+	return save(path, func() (*Figure, error) { return NewLines(title, xlabel, ylabel, series) })
+}
+
+// NewLinesLog2 is NewLines with a base-2 logarithmic x axis, for quantities that
 // double from point to point (context sizes n = 1, 2, 4, ...): ticks sit
 // at powers of two and are labelled with the values themselves. Every X
 // must be positive.
-func LinesLog2(path, title, xlabel, ylabel string, series []Series) error {
-	if _, err := format(path); err != nil {
-		return err
-	}
+func NewLinesLog2(title, xlabel, ylabel string, series []Series) (*Figure, error) {
 	for i, s := range series {
 		for _, v := range s.X {
 			if !(v > 0) {
-				return fmt.Errorf("chart: series %d (%q): x %g on a log axis: want > 0", i, s.Name, v)
+				return nil, fmt.Errorf("chart: series %d (%q): x %g on a log axis: want > 0", i, s.Name, v)
 			}
 		}
 	}
 	p := newPlot(title, xlabel, ylabel)
 	if err := addSeries(p, series); err != nil {
-		return err
+		return nil, err
 	}
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = pow2Ticks{}
-	return render(path, chartWidth, chartHeight, sideLegend(p))
+	return &Figure{width: chartWidth, height: chartHeight, draw: sideLegend(p)}, nil
+}
+
+// LinesLog2 draws the figure of NewLinesLog2 and writes it to path (.png or
+// .svg, by its extension).
+func LinesLog2(path, title, xlabel, ylabel string, series []Series) error {
+	return save(path, func() (*Figure, error) { return NewLinesLog2(title, xlabel, ylabel, series) })
 }
 
 // integral reports whether every x of every series is a whole number
@@ -134,21 +139,17 @@ func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// ROC draws receiver operating characteristic curves and writes them to
-// path (.png or .svg). Each curve's X holds false-positive rates and Y
+// NewROC draws receiver operating characteristic curves. Each curve's X holds false-positive rates and Y
 // true-positive rates, both in [0, 1]. The chance diagonal is drawn for
-// reference. ROC does not compute the area under the curve; callers put
+// reference. NewROC does not compute the area under the curve; callers put
 // it in the series name, e.g. "kernel entropy (AUC 0.81)".
-func ROC(path, title string, curves []Series) error {
-	if _, err := format(path); err != nil {
-		return err
-	}
+func NewROC(title string, curves []Series) (*Figure, error) {
 	for i, c := range curves {
 		for _, s := range [][]float64{c.X, c.Y, c.Lower, c.Upper} {
 			for _, v := range s {
 				// NaN fails both comparisons and is rejected too.
 				if !(v >= 0 && v <= 1) {
-					return fmt.Errorf("chart: ROC curve %d (%q): rate %g outside [0, 1]", i, c.Name, v)
+					return nil, fmt.Errorf("chart: ROC curve %d (%q): rate %g outside [0, 1]", i, c.Name, v)
 				}
 			}
 		}
@@ -159,20 +160,26 @@ func ROC(path, title string, curves []Series) error {
 
 	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
 	if err != nil {
-		return fmt.Errorf("chart: %w", err)
+		return nil, fmt.Errorf("chart: %w", err)
 	}
 	diag.Color = color.Gray{Y: 0x99}
 	diag.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(diag)
 
 	if err := addSeries(p, curves); err != nil {
-		return err
+		return nil, err
 	}
 	// Curves hug the top-left corner, so the bottom right is free.
 	p.Legend.Top = false
 	p.Legend.XOffs = -vg.Points(4)
 	p.Legend.YOffs = vg.Points(4)
-	return render(path, chartWidth, 4.5*vg.Inch, p.Draw)
+	return &Figure{width: chartWidth, height: 4.5 * vg.Inch, draw: p.Draw}, nil
+}
+
+// ROC draws the figure of NewROC and writes it to path (.png or
+// .svg, by its extension).
+func ROC(path, title string, curves []Series) error {
+	return save(path, func() (*Figure, error) { return NewROC(title, curves) })
 }
 
 // addSeries validates series and adds them to p with a grid, bands

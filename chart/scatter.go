@@ -9,17 +9,14 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Scatter draws point clouds, one per series (Lower and Upper are
-// ignored), and writes them to path (.png or .svg). With identity set,
+// NewScatter draws point clouds, one per series (Lower and Upper are
+// ignored). With identity set,
 // the dashed line y = x is drawn for reference, as in a calibration plot
 // of an estimate against the truth, and both axes span the union of the
 // data ranges so that the line is the diagonal.
-func Scatter(path, title, xlabel, ylabel string, series []Series, identity bool) error {
-	if _, err := format(path); err != nil {
-		return err
-	}
+func NewScatter(title, xlabel, ylabel string, series []Series, identity bool) (*Figure, error) {
 	if len(series) == 0 {
-		return fmt.Errorf("chart: scatter %s: no series", path)
+		return nil, fmt.Errorf("chart: scatter: no series")
 	}
 	p := newPlot(title, xlabel, ylabel)
 	grid := plotter.NewGrid()
@@ -29,12 +26,12 @@ func Scatter(path, title, xlabel, ylabel string, series []Series, identity bool)
 	first := true
 	for i, s := range series {
 		if len(s.X) != len(s.Y) || len(s.X) == 0 {
-			return fmt.Errorf("chart: scatter series %d (%q): %d x values, %d y values", i, s.Name, len(s.X), len(s.Y))
+			return nil, fmt.Errorf("chart: scatter series %d (%q): %d x values, %d y values", i, s.Name, len(s.X), len(s.Y))
 		}
 		xys := make(plotter.XYs, len(s.X))
 		for j := range xys {
 			if !finite(s.X[j]) || !finite(s.Y[j]) {
-				return fmt.Errorf("chart: scatter series %d (%q): point %d is not finite", i, s.Name, j)
+				return nil, fmt.Errorf("chart: scatter series %d (%q): point %d is not finite", i, s.Name, j)
 			}
 			xys[j] = plotter.XY{X: s.X[j], Y: s.Y[j]}
 			for _, v := range []float64{s.X[j], s.Y[j]} {
@@ -49,7 +46,7 @@ func Scatter(path, title, xlabel, ylabel string, series []Series, identity bool)
 		}
 		sc, err := plotter.NewScatter(xys)
 		if err != nil {
-			return fmt.Errorf("chart: %w", err)
+			return nil, fmt.Errorf("chart: %w", err)
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: seriesColor(i, 0xb0), Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}
 		p.Add(sc)
@@ -63,7 +60,7 @@ func Scatter(path, title, xlabel, ylabel string, series []Series, identity bool)
 		}
 		diag, err := plotter.NewLine(plotter.XYs{{X: lo, Y: lo}, {X: hi, Y: hi}})
 		if err != nil {
-			return fmt.Errorf("chart: %w", err)
+			return nil, fmt.Errorf("chart: %w", err)
 		}
 		diag.Color = color.Gray{Y: 0x66}
 		diag.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
@@ -71,5 +68,11 @@ func Scatter(path, title, xlabel, ylabel string, series []Series, identity bool)
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, lo, hi
 	}
 	p.Legend.Top, p.Legend.Left = true, true
-	return render(path, 5*vg.Inch, 5*vg.Inch, p.Draw)
+	return &Figure{width: 5 * vg.Inch, height: 5 * vg.Inch, draw: p.Draw}, nil
+}
+
+// Scatter draws the figure of NewScatter and writes it to path (.png or
+// .svg, by its extension).
+func Scatter(path, title, xlabel, ylabel string, series []Series, identity bool) error {
+	return save(path, func() (*Figure, error) { return NewScatter(title, xlabel, ylabel, series, identity) })
 }

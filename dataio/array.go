@@ -228,11 +228,7 @@ func fileExt(path string) (ext string, gz bool) {
 // file is a usage error (exit 2), so it is an *InputError that still
 // unwraps to fs.ErrNotExist and friends.
 func openErr(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return &InputError{File: path, Msg: "cannot open: " + pe.Err.Error(), Err: err}
-	}
-	return &InputError{File: path, Msg: "cannot open: " + err.Error(), Err: err}
+	return &InputError{File: path, Msg: "cannot open: " + Cause(err), Err: err}
 }
 
 // openInput opens path, transparently gunzipping it when gz is set. size

@@ -1,12 +1,16 @@
 package dataio
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"genlens/internal/fields"
 )
 
 // InputError is bad user input. The CLI maps it to exit code 2.
@@ -18,7 +22,7 @@ type InputError struct {
 	File  string // path as the user gave it
 	Key   string // .npz member name; "" if not applicable
 	Line  int    // 1-based line (text files) or row index+1 (arrays); 0 if not applicable
-	Field string // e.g. "embeddings[2][5]", "samples", "column 3"; "" if not applicable
+	Field string // e.g. "embeddings[2][5]", "samples", "column 3", "{target}" (a request field); "" if not applicable
 	Msg   string
 	Err   error // underlying cause, if any (e.g. fs.ErrNotExist); see Unwrap
 }
@@ -28,7 +32,12 @@ type InputError struct {
 //	dataio: answers.jsonl line 17: embeddings[2][5]: is NaN
 //	dataio: x.npy row 4, column 7: is +Inf (index [3, 6])
 //	dataio: x.npy: want a 2-D array, got shape (3, 4, 5)
-func (e *InputError) Error() string {
+func (e *InputError) Error() string { return e.Render(func(f string) string { return f }) }
+
+// Render returns the error on one line as Error does, with the request
+// fields the message names in braces ("{shape}": see package
+// internal/fields) spelled by spell.
+func (e *InputError) Render(spell func(field string) string) string {
 	var b strings.Builder
 	b.WriteString("dataio: ")
 	if e.File != "" {
@@ -54,10 +63,10 @@ func (e *InputError) Error() string {
 		} else {
 			b.WriteString(": ")
 		}
-		b.WriteString(printable(e.Field, 100))
+		b.WriteString(printable(fields.Render(e.Field, spell), 100))
 	}
 	b.WriteString(": ")
-	b.WriteString(printable(e.Msg, maxMsgRunes))
+	b.WriteString(printable(fields.Render(e.Msg, spell), maxMsgRunes))
 	return b.String()
 }
 
@@ -94,6 +103,17 @@ func printable(msg string, max int) string {
 		}
 	}
 	return b.String()
+}
+
+// Cause returns the message of err, a failure to open or read a file,
+// without the path that an *fs.PathError repeats (an InputError names the
+// file already).
+func Cause(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // Unwrap returns the underlying cause, so errors.Is(err, fs.ErrNotExist)

@@ -9,8 +9,16 @@ import (
 	"genlens/internal/atomicfile"
 )
 
-// WriteNPY writes a as a little-endian float64, C-order NPY 1.0 file,
-// which numpy.load reads back unchanged.
+// EncodeNPY writes a to w as a little-endian float64, C-order NPY 1.0
+// file, which numpy.load reads back unchanged.
+func EncodeNPY(w io.Writer, a *Array) error {
+	if err := a.check(); err != nil {
+		return err
+	}
+	return encodeNPY(w, a)
+}
+
+// WriteNPY writes a to the file path as EncodeNPY does.
 func WriteNPY(path string, a *Array) error {
 	if err := a.check(); err != nil {
 		return err
@@ -18,24 +26,45 @@ func WriteNPY(path string, a *Array) error {
 	return writeAtomic(path, func(w io.Writer) error { return encodeNPY(w, a) })
 }
 
-// WriteNPZ writes arrays to an .npz archive, one "<key>.npy" member each,
-// compressed with deflate when compressed is set (numpy.savez_compressed)
-// or stored otherwise (numpy.savez). Members are in sorted key order with
-// a fixed timestamp, so equal inputs give identical files.
+// EncodeNPZ writes arrays to w as an .npz archive, one "<key>.npy" member
+// each, compressed with deflate when compressed is set
+// (numpy.savez_compressed) or stored otherwise (numpy.savez). Members are
+// in sorted key order with a fixed timestamp, so equal inputs give
+// identical files.
+func EncodeNPZ(w io.Writer, arrays map[string]*Array, compressed bool) error {
+	if err := checkArrays(arrays); err != nil {
+		return err
+	}
+	return encodeNPZ(w, arrays, compressed)
+}
+
+// WriteNPZ writes arrays to the file path as EncodeNPZ does.
 func WriteNPZ(path string, arrays map[string]*Array, compressed bool) error {
+	if err := checkArrays(arrays); err != nil {
+		return err
+	}
+	return writeAtomic(path, func(w io.Writer) error { return encodeNPZ(w, arrays, compressed) })
+}
+
+func checkArrays(arrays map[string]*Array) error {
 	for k, a := range arrays {
 		if err := a.check(); err != nil {
 			return fmt.Errorf("%w (key %q)", err, k)
 		}
 	}
-	return writeAtomic(path, func(w io.Writer) error { return encodeNPZ(w, arrays, compressed) })
+	return nil
 }
 
-// WriteCSV writes an optional header (nil for none) and rows of numbers.
-// Numbers are written in the shortest form that parses back to the same
-// float64; NaN and ±Inf are written as NaN, +Inf and -Inf (which ReadCSV
-// rejects, as it rejects any non-finite input). All rows must have the
-// header's length, or the first row's when there is no header.
+// EncodeCSV writes to w an optional header (nil for none) and rows of
+// numbers. Numbers are written in the shortest form that parses back to
+// the same float64; NaN and ±Inf are written as NaN, +Inf and -Inf (which
+// ReadCSV rejects, as it rejects any non-finite input). All rows must have
+// the header's length, or the first row's when there is no header.
+func EncodeCSV(w io.Writer, header []string, rows [][]float64) error {
+	return encodeCSV(w, header, rows)
+}
+
+// WriteCSV writes the file path as EncodeCSV does.
 func WriteCSV(path string, header []string, rows [][]float64) error {
 	return writeAtomic(path, func(w io.Writer) error { return encodeCSV(w, header, rows) })
 }
@@ -80,4 +109,17 @@ func writeAtomic(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("dataio: %s: %w", path, err)
 	}
 	return nil
+}
+
+// DecodeNPY reads one .npy document from r (a request body, a pipe);
+// name names it in errors. It bounds what it allocates as ReadArray does
+// for a file, reading the data as they arrive.
+func DecodeNPY(r io.Reader, name string) (*Array, error) {
+	return decodeNPY(src{file: name}, r, -1)
+}
+
+// DecodeCSV reads a CSV of numbers from r as ReadCSV reads a file; name
+// names it in errors.
+func DecodeCSV(r io.Reader, name string) (header []string, a *Array, err error) {
+	return decodeCSV(src{file: name}, r)
 }

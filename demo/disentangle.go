@@ -3,8 +3,8 @@ package demo
 import (
 	"context"
 	"fmt"
+	"genlens/chart"
 	"genlens/disentangle"
-	"genlens/imageio"
 	"genlens/imagesynth"
 	"genlens/job"
 	"genlens/report"
@@ -66,7 +66,7 @@ func disentangleSection(ctx context.Context, w io.Writer, dir string, r *rand.Ra
 		}
 		regionName[c] = imagesynth.RegionNames[slices.Index(count, slices.Max(count))]
 	}
-	if err := imageio.WriteClusterMap(filepath.Join(dir, "disentangle_clusters.png"), "Pixel clusters of 24x24 faces", res.Labels, s, s); err != nil {
+	if err := chart.ClusterMap(filepath.Join(dir, "disentangle_clusters.png"), "Pixel clusters of 24x24 faces", res.Labels, s, s); err != nil {
 		return report.Section{}, err
 	}
 	if err := writeArtifact(dir, job.Artifact{Name: "disentangle_cms.png", Write: out.WriteCMSChart}); err != nil {

@@ -3,6 +3,7 @@ package frechet
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"slices"
@@ -112,17 +113,42 @@ func IsStatsFile(fsys fs.FS, path string) bool {
 	return err == nil && (slices.Contains(keys, "mu") || slices.Contains(keys, "sigma"))
 }
 
-// WriteStats writes s as an uncompressed .npz with float64 arrays mu (d,)
-// and sigma (d, d), which pytorch-fid, clean-fid and numpy.load read, plus
-// n (shape (1,)) when s.N > 0, which they ignore.
-func WriteStats(path string, s Stats) error { return WriteStatsWith(path, s, nil) }
-
-// WriteStatsWith writes s as WriteStats does, plus the extra arrays
-// (which readers of mu and sigma ignore) under their keys.
-func WriteStatsWith(path string, s Stats, extra map[string]*dataio.Array) error {
+// WriteStats writes s to the file path as EncodeStats does.
+func WriteStats(path string, s Stats) error {
 	if err := s.check("statistics"); err != nil {
 		return fmt.Errorf("%w (writing %s)", err, path)
 	}
+	return dataio.WriteNPZ(path, statsArrays(s), false)
+}
+
+// EncodeStats writes s to w as an uncompressed .npz with float64 arrays
+// mu (d,) and sigma (d, d), which pytorch-fid, clean-fid and numpy.load
+// read, plus n (shape (1,)) when s.N > 0, which they ignore.
+func EncodeStats(w io.Writer, s Stats) error {
+	if err := s.check("statistics"); err != nil {
+		return err
+	}
+	return dataio.EncodeNPZ(w, statsArrays(s), false)
+}
+
+// EncodeStatsWith writes s as EncodeStats does, plus the extra arrays
+// (which readers of mu and sigma ignore) under their keys.
+func EncodeStatsWith(w io.Writer, s Stats, extra map[string]*dataio.Array) error {
+	if err := s.check("statistics"); err != nil {
+		return err
+	}
+	arrays := statsArrays(s)
+	for k, v := range extra {
+		if _, ok := arrays[k]; ok {
+			return fmt.Errorf("frechet: extra array %q would replace the statistics' own", k)
+		}
+		arrays[k] = v
+	}
+	return dataio.EncodeNPZ(w, arrays, false)
+}
+
+// statsArrays returns the arrays of the .npz of s.
+func statsArrays(s Stats) map[string]*dataio.Array {
 	d := s.Dim()
 	full := symToDense(s.Sigma)
 	arrays := map[string]*dataio.Array{
@@ -132,13 +158,7 @@ func WriteStatsWith(path string, s Stats, extra map[string]*dataio.Array) error 
 	if s.N > 0 {
 		arrays["n"] = &dataio.Array{Shape: []int{1}, Data: []float64{float64(s.N)}}
 	}
-	for k, v := range extra {
-		if _, ok := arrays[k]; ok {
-			return fmt.Errorf("frechet: extra array %q would replace the statistics' own (writing %s)", k, path)
-		}
-		arrays[k] = v
-	}
-	return dataio.WriteNPZ(path, arrays, false)
+	return arrays
 }
 
 // shape formats an array shape as numpy does, e.g. (3, 4) or (5,).

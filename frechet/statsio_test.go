@@ -92,6 +92,17 @@ func TestStatsRoundTrip(t *testing.T) {
 	if err := WriteStats(path, Stats{Mu: []float64{1}}); err == nil {
 		t.Error("WriteStats without sigma: no error")
 	}
+	// EncodeStats writes the bytes of WriteStats.
+	var b bytes.Buffer
+	if err := EncodeStats(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if file, _ := os.ReadFile(path); !bytes.Equal(file, b.Bytes()) {
+		t.Error("EncodeStats and WriteStats differ")
+	}
+	if err := EncodeStats(&b, Stats{Mu: []float64{1}}); err == nil {
+		t.Error("EncodeStats without sigma: no error")
+	}
 }
 
 func TestReadStatsPytorchFID(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package imageio reads sets of images for the pixel-cluster diagnostics
-// (package disentangle) and writes their cluster map.
+// (package disentangle); package chart draws their cluster map.
 //
 // A set comes from a NumPy file (.npy, .npz, optionally gzipped), a
 // numeric CSV (one flattened image per row) or a folder of PNG files, and

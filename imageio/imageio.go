@@ -1,13 +1,9 @@
 package imageio
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
 	"image"
 	"image/color"
-	"image/png"
 	"io/fs"
 	"math"
 	"path"
@@ -18,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
+	"genlens/internal/fields"
 )
 
 // Shape is the shape of one image: H rows, W columns, C channels. The
@@ -102,7 +99,7 @@ func Read(path string, opt Options) (*Set, error) { return ReadFS(dataio.HostFS,
 func ReadFS(fsys fs.FS, path string, opt Options) (*Set, error) {
 	st, err := fs.Stat(fsys, path)
 	if err != nil {
-		return nil, &dataio.InputError{File: path, Msg: "cannot read: " + cause(err), Err: err}
+		return nil, &dataio.InputError{File: path, Msg: "cannot read: " + dataio.Cause(err), Err: err}
 	}
 	if st.IsDir() {
 		if opt.Key != "" {
@@ -137,12 +134,12 @@ func FromArray(path string, a *dataio.Array, opt Options) (*Set, error) {
 		case opt.Shape != (Shape{}):
 			sh = opt.Shape
 			if sh.H*sh.W*sh.C != d {
-				return nil, bad("rows of %d values do not hold %v images (%d values); check --shape", d, sh, sh.H*sh.W*sh.C)
+				return nil, bad("rows of %d values do not hold %v images (%d values); check {shape}", d, sh, sh.H*sh.W*sh.C)
 			}
 		default:
 			side := int(math.Round(math.Sqrt(float64(d))))
 			if side*side != d {
-				return nil, bad("rows of %d values are flattened images of unknown shape; give --shape HxW or HxWxC", d)
+				return nil, bad("rows of %d values are flattened images of unknown shape; give {shape} HxW or HxWxC", d)
 			}
 			sh = Shape{side, side, 1}
 		}
@@ -157,7 +154,7 @@ func FromArray(path string, a *dataio.Array, opt Options) (*Set, error) {
 		case opt.Shape != (Shape{}) && opt.Shape == nchw:
 			sh, data = nchw, channelsLast(a.Data, n, nchw.C, nchw.H*nchw.W)
 		case opt.Shape != (Shape{}):
-			return nil, bad("shape %v holds neither (N, H, W, C) nor (N, C, H, W) images of --shape %v", a.Shape, opt.Shape)
+			return nil, bad("shape %v holds neither (N, H, W, C) nor (N, C, H, W) images of {shape} %v", a.Shape, opt.Shape)
 		case nhwc.C <= 4:
 			sh = nhwc
 		case nchw.C <= 4:
@@ -169,7 +166,7 @@ func FromArray(path string, a *dataio.Array, opt Options) (*Set, error) {
 		return nil, bad("shape %v: want images as (N, H, W), (N, H, W, C), (N, C, H, W) or flattened (N, D)", a.Shape)
 	}
 	if a.Rank() > 2 && opt.Shape != (Shape{}) && opt.Shape != sh {
-		return nil, bad("images are %v, --shape says %v", sh, opt.Shape)
+		return nil, bad("images are %v, {shape} says %v", sh, opt.Shape)
 	}
 	if n < 1 {
 		return nil, bad("no images")
@@ -210,7 +207,7 @@ func DetectRange(lo, hi float64) (Range, error) {
 	case lo >= 0 && hi <= 65535:
 		return Range{0, 65535}, nil
 	}
-	return Range{}, fmt.Errorf("pixel values span [%g, %g], not a known image range; give --pixel-range LO,HI", lo, hi)
+	return Range{}, fields.Errorf("pixel values span [%g, %g], not a known image range; give {pixel_range} LO,HI", lo, hi)
 }
 
 // scale maps x from its source range to [-1, 1] in place.
@@ -219,7 +216,7 @@ func scale(path, key string, x *mat.Dense, sh Shape, r Range) (Range, error) {
 	if r.isZero() {
 		var err error
 		if r, err = DetectRange(lo, hi); err != nil {
-			return Range{}, &dataio.InputError{File: path, Key: key, Msg: err.Error()}
+			return Range{}, &dataio.InputError{File: path, Key: key, Msg: err.(*fields.Error).Msg}
 		}
 	}
 	raw := x.RawMatrix()
@@ -238,16 +235,11 @@ func scale(path, key string, x *mat.Dense, sh Shape, r Range) (Range, error) {
 	return r, nil
 }
 
-// MaxImagePixels bounds the width × height a PNG file may declare: its
-// header is read first, so that a small file claiming a huge image is
-// refused instead of exhausting memory.
-const MaxImagePixels = 1 << 24
-
 // readPNGDir reads every .png file of dir, in name order.
 func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, &dataio.InputError{File: dir, Msg: "cannot list: " + cause(err), Err: err}
+		return nil, &dataio.InputError{File: dir, Msg: "cannot list: " + dataio.Cause(err), Err: err}
 	}
 	var files []string
 	for _, e := range entries {
@@ -262,7 +254,7 @@ func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
 	imgs := make([]image.Image, len(files))
 	colour := false
 	for i, f := range files {
-		img, err := decodePNG(fsys, f)
+		img, err := Decode(fsys, f)
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +275,7 @@ func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
 		sh.C = 3
 	}
 	if opt.Shape != (Shape{}) && opt.Shape != sh {
-		return nil, &dataio.InputError{File: dir, Msg: fmt.Sprintf("images are %v, --shape says %v", sh, opt.Shape)}
+		return nil, &dataio.InputError{File: dir, Msg: fmt.Sprintf("images are %v, {shape} says %v", sh, opt.Shape)}
 	}
 	x := mat.NewDense(len(imgs), sh.H*sh.W*sh.C, nil)
 	for i, img := range imgs {
@@ -317,46 +309,6 @@ func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
 		used = opt.Range
 	}
 	return &Set{Path: dir, Shape: sh, Range: used, Images: x}, nil
-}
-
-// decodePNG decodes the PNG file name of fsys. It refuses what is not a
-// regular file before opening it (opening a named pipe blocks until a
-// writer appears) and an image larger than MaxImagePixels before
-// decoding it.
-func decodePNG(fsys fs.FS, name string) (image.Image, error) {
-	st, err := fs.Stat(fsys, name)
-	if err != nil {
-		return nil, &dataio.InputError{File: name, Msg: "cannot read: " + cause(err), Err: err}
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &dataio.InputError{File: name, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
-	}
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, &dataio.InputError{File: name, Msg: "cannot read: " + cause(err), Err: err}
-	}
-	defer f.Close()
-	br := bufio.NewReader(f)
-	head, _ := br.Peek(1 << 12)
-	cfg, err := png.DecodeConfig(bytes.NewReader(head))
-	if err == nil && int64(cfg.Width)*int64(cfg.Height) > MaxImagePixels {
-		return nil, &dataio.InputError{File: name, Msg: fmt.Sprintf("declares a %dx%d image, more than the %d pixels genlens reads; downsample the images", cfg.Height, cfg.Width, MaxImagePixels)}
-	}
-	img, err := png.Decode(br)
-	if err != nil {
-		return nil, &dataio.InputError{File: name, Msg: "not a valid PNG file: " + cause(err), Err: err}
-	}
-	return img, nil
-}
-
-// cause returns the message of err without the path that *fs.PathError
-// repeats (the InputError names the file already).
-func cause(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
 
 // CheckSameShape reports an error naming both files when the sets do not

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"testing"
 
+	"genlens/dataio"
+	"genlens/imageio"
 	"genlens/internal/shareddata"
 	"genlens/resample"
 )
@@ -85,7 +87,7 @@ func TestCleanFeatures(t *testing.T) {
 	names = names[5:7] // RGB 97×131 (upscaled), palette 512×384 (downscaled)
 	var clean, direct, tf, pt [][]float32
 	for _, n := range names {
-		img, err := DecodeFile(n)
+		img, err := imageio.Decode(dataio.HostFS, n)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,6 @@
 package inception
 
 import (
-	"bufio"
-	"fmt"
-	"image"
 	_ "image/jpeg" // decoders registered for image.Decode
 	_ "image/png"
 	"io/fs"
@@ -45,7 +42,7 @@ func ListImages(dir string, recursive bool) ([]string, error) {
 func ListImagesFS(fsys fs.FS, dir string, recursive bool) ([]string, error) {
 	st, err := fs.Stat(fsys, dir)
 	if err != nil {
-		return nil, &dataio.InputError{File: dir, Msg: "cannot read: " + causeMsg(err), Err: err}
+		return nil, &dataio.InputError{File: dir, Msg: "cannot read: " + dataio.Cause(err), Err: err}
 	}
 	if !st.IsDir() {
 		return nil, &dataio.InputError{File: dir, Msg: "is not a folder"}
@@ -53,7 +50,7 @@ func ListImagesFS(fsys fs.FS, dir string, recursive bool) ([]string, error) {
 	var out []string
 	walk := func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return &dataio.InputError{File: name, Msg: "cannot read: " + causeMsg(err), Err: err}
+			return &dataio.InputError{File: name, Msg: "cannot read: " + dataio.Cause(err), Err: err}
 		}
 		if d.IsDir() {
 			if name != dir && !recursive {
@@ -68,7 +65,7 @@ func ListImagesFS(fsys fs.FS, dir string, recursive bool) ([]string, error) {
 		// is fine and a link to a FIFO is not.
 		st, err := fs.Stat(fsys, name)
 		if err != nil {
-			return &dataio.InputError{File: name, Msg: "cannot read: " + causeMsg(err), Err: err}
+			return &dataio.InputError{File: name, Msg: "cannot read: " + dataio.Cause(err), Err: err}
 		}
 		if !st.Mode().IsRegular() {
 			return &dataio.InputError{File: name, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
@@ -86,57 +83,6 @@ func ListImagesFS(fsys fs.FS, dir string, recursive bool) ([]string, error) {
 	return out, nil
 }
 
-// DecodeFile decodes one host image file; see DecodeFileFS.
-func DecodeFile(path string) (image.Image, error) { return DecodeFileFS(dataio.HostFS, path) }
-
-// DecodeFileFS decodes one image file of any supported format. It refuses
-// what is not a regular file before opening it, and reads the header
-// first so that an image declaring more than imageio.MaxImagePixels
-// pixels (a 69-byte PNG can claim 100000×100000) is refused before any
-// pixel buffer is allocated.
-func DecodeFileFS(fsys fs.FS, name string) (image.Image, error) {
-	st, err := fs.Stat(fsys, name)
-	if err != nil {
-		return nil, &dataio.InputError{File: name, Msg: "cannot read: " + causeMsg(err), Err: err}
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &dataio.InputError{File: name, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
-	}
-	open := func() (fs.File, error) {
-		f, err := fsys.Open(name)
-		if err != nil {
-			return nil, &dataio.InputError{File: name, Msg: "cannot read: " + causeMsg(err), Err: err}
-		}
-		return f, nil
-	}
-	f, err := open()
-	if err != nil {
-		return nil, err
-	}
-	cfg, format, err := image.DecodeConfig(bufio.NewReader(f))
-	f.Close()
-	if err != nil {
-		return nil, &dataio.InputError{File: name, Msg: "not a readable image (png, jpeg, bmp, tiff, webp): " + err.Error(), Err: err}
-	}
-	if cfg.Width < 1 || cfg.Height < 1 {
-		return nil, &dataio.InputError{File: name, Msg: fmt.Sprintf("declares an empty %dx%d image", cfg.Width, cfg.Height)}
-	}
-	if int64(cfg.Width)*int64(cfg.Height) > imageio.MaxImagePixels {
-		return nil, &dataio.InputError{File: name, Msg: fmt.Sprintf("declares a %dx%d image, more than the %d pixels genlens reads; downsample the images", cfg.Width, cfg.Height, imageio.MaxImagePixels)}
-	}
-	// Files need not seek (an upload, an fstest.MapFS), so open again
-	// rather than rewind.
-	if f, err = open(); err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	img, _, err := image.Decode(bufio.NewReader(f))
-	if err != nil {
-		return nil, &dataio.InputError{File: name, Msg: "not a valid " + format + " file: " + err.Error(), Err: err}
-	}
-	return img, nil
-}
-
 // LoadImage decodes a host image file and preprocesses it for the network.
 func LoadImage(path string, mode Mode) ([]float32, error) {
 	return LoadImageFS(dataio.HostFS, path, mode)
@@ -144,7 +90,7 @@ func LoadImage(path string, mode Mode) ([]float32, error) {
 
 // LoadImageFS decodes name in fsys and preprocesses it for the network.
 func LoadImageFS(fsys fs.FS, name string, mode Mode) ([]float32, error) {
-	img, err := DecodeFileFS(fsys, name)
+	img, err := imageio.Decode(fsys, name)
 	if err != nil {
 		return nil, err
 	}

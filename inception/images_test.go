@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"genlens/dataio"
+	"genlens/imageio"
 
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
@@ -171,7 +172,7 @@ func TestListAndDecode(t *testing.T) {
 		t.Errorf("recursive listing %v, %v", all, err)
 	}
 	for _, n := range all {
-		m, err := DecodeFile(n)
+		m, err := decodeFile(n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,9 +202,9 @@ func TestListAndDecode(t *testing.T) {
 		run  func() error
 		want string
 	}{
-		{"huge", func() error { _, err := DecodeFile(huge); return err }, "declares a 100000x100000 image"},
-		{"broken", func() error { _, err := DecodeFile(broken); return err }, "not a readable image"},
-		{"fifo decode", func() error { _, err := DecodeFile(fifo); return err }, "not a regular file"},
+		{"huge", func() error { _, err := decodeFile(huge); return err }, "declares a 100000x100000 image"},
+		{"broken", func() error { _, err := decodeFile(broken); return err }, "not a readable image"},
+		{"fifo decode", func() error { _, err := decodeFile(fifo); return err }, "not a regular file"},
 		{"fifo listing", func() error { _, err := ListImages(filepath.Dir(fifo), false); return err }, "not a regular file"},
 		{"empty folder", func() error { _, err := ListImages(empty, false); return err }, "holds no images"},
 		{"not a folder", func() error { _, err := ListImages(huge, false); return err }, "is not a folder"},
@@ -222,3 +223,6 @@ func TestListAndDecode(t *testing.T) {
 		t.Errorf("huge PNG fixture is %d bytes", len(hugePNG(1, 1)))
 	}
 }
+
+// decodeFile decodes a host image file as the feature pipeline does.
+func decodeFile(path string) (image.Image, error) { return imageio.Decode(dataio.HostFS, path) }

@@ -44,14 +44,14 @@ func LoadStateDict(path string) (sd map[string]*Tensor, err error) {
 	}
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, bad("cannot read weights: "+causeMsg(err), err)
+		return nil, bad("cannot read weights: "+dataio.Cause(err), err)
 	}
 	if !st.Mode().IsRegular() {
 		return nil, bad("is not a regular file ("+st.Mode().Type().String()+")", nil)
 	}
 	head := make([]byte, 4)
 	if f, err := os.Open(path); err != nil {
-		return nil, bad("cannot read weights: "+causeMsg(err), err)
+		return nil, bad("cannot read weights: "+dataio.Cause(err), err)
 	} else {
 		n, _ := io.ReadFull(f, head)
 		f.Close()
@@ -135,7 +135,7 @@ func checkLegacyEnd(path string, size int64, obj any) error {
 	var buf [9]byte
 	f, err := os.Open(path)
 	if err != nil {
-		return &dataio.InputError{File: path, Msg: "cannot read weights: " + causeMsg(err), Err: err}
+		return &dataio.InputError{File: path, Msg: "cannot read weights: " + dataio.Cause(err), Err: err}
 	}
 	defer f.Close()
 	if start >= 1 {
@@ -179,7 +179,7 @@ func storageSize(s pytorch.StorageInterface) (n int, elem int64) {
 func checkZip(path string, size int64) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return &dataio.InputError{File: path, Msg: "cannot read weights: " + causeMsg(err), Err: err}
+		return &dataio.InputError{File: path, Msg: "cannot read weights: " + dataio.Cause(err), Err: err}
 	}
 	defer f.Close()
 	zr, err := zip.NewReader(f, size)

@@ -15,6 +15,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/internal/atomicfile"
+	"genlens/internal/fields"
 )
 
 const (
@@ -64,7 +65,7 @@ func ResolveWeights(ctx context.Context, explicit string, opt FetchOptions) (str
 	if dir == "" {
 		var err error
 		if dir, err = CacheDir(); err != nil {
-			return "", fmt.Errorf("inception: %v for the weights; pass --weights PATH or set %s (file: %s)", err, WeightsEnv, WeightsURL)
+			return "", fields.Errorf("inception: %v for the weights; pass {weights} PATH or set %s (file: %s)", err, WeightsEnv, WeightsURL)
 		}
 	}
 	path := filepath.Join(dir, WeightsFile)
@@ -87,7 +88,7 @@ func existing(path, from string) (string, error) {
 	if err == nil {
 		msg = "weights path is not a regular file"
 	} else if !errors.Is(err, os.ErrNotExist) {
-		msg = "cannot read weights file: " + causeMsg(err)
+		msg = "cannot read weights file: " + dataio.Cause(err)
 	}
 	if from != "" {
 		msg += " (from $" + from + ")"
@@ -112,9 +113,9 @@ func Download(ctx context.Context, path string, opt FetchOptions) error {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	byHand := fmt.Sprintf("download %s by hand and put it at %s (or pass --weights PATH, or set %s)", url, path, WeightsEnv)
+	byHand := fmt.Sprintf("download %s by hand and put it at %s (or pass {weights} PATH, or set %s)", url, path, WeightsEnv)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("inception: cannot create the weights cache: %v; %s", err, byHand)
+		return fields.Errorf("inception: cannot create the weights cache: %v; %s", err, byHand)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -130,11 +131,11 @@ func Download(ctx context.Context, path string, opt FetchOptions) error {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return fmt.Errorf("inception: cannot download the Inception weights (offline?): %v; %s", err, byHand)
+		return fields.Errorf("inception: cannot download the Inception weights (offline?): %v; %s", err, byHand)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("inception: downloading the Inception weights failed: HTTP %s; %s", resp.Status, byHand)
+		return fields.Errorf("inception: downloading the Inception weights failed: HTTP %s; %s", resp.Status, byHand)
 	}
 	err = atomicfile.Write(path, func(w io.Writer) error {
 		h := sha256.New()
@@ -144,13 +145,13 @@ func Download(ctx context.Context, path string, opt FetchOptions) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("inception: download of the Inception weights cut off after %d bytes: %v; %s", n, err, byHand)
+			return fields.Errorf("inception: download of the Inception weights cut off after %d bytes: %v; %s", n, err, byHand)
 		}
 		if resp.ContentLength >= 0 && n != resp.ContentLength {
-			return fmt.Errorf("inception: download of the Inception weights cut off after %d of %d bytes; %s", n, resp.ContentLength, byHand)
+			return fields.Errorf("inception: download of the Inception weights cut off after %d of %d bytes; %s", n, resp.ContentLength, byHand)
 		}
 		if sum := hex.EncodeToString(h.Sum(nil)); !strings.HasPrefix(sum, prefix) {
-			return fmt.Errorf("inception: downloaded weights have SHA-256 %s…, want %s…; not stored; %s", sum[:16], prefix, byHand)
+			return fields.Errorf("inception: downloaded weights have SHA-256 %s…, want %s…; not stored; %s", sum[:16], prefix, byHand)
 		}
 		return nil
 	})
@@ -161,7 +162,7 @@ func Download(ctx context.Context, path string, opt FetchOptions) error {
 		if strings.HasPrefix(err.Error(), "inception:") {
 			return err
 		}
-		return fmt.Errorf("inception: cannot store the weights at %s: %v; %s", path, err, byHand)
+		return fields.Errorf("inception: cannot store the weights at %s: %v; %s", path, err, byHand)
 	}
 	return nil
 }

@@ -1,6 +1,10 @@
 package job
 
-import "io"
+import (
+	"io"
+
+	"genlens/chart"
+)
 
 // Artifact is one file a job can produce beside its JSON result: a CSV
 // table, a PNG chart, an NPY array. Write renders it from the result, so
@@ -9,4 +13,15 @@ import "io"
 type Artifact struct {
 	Name  string // file name, e.g. "regret.png"
 	Write func(w io.Writer) error
+}
+
+// pngTo returns a function that encodes a figure (given with the error of
+// its constructor, chart.NewX) as PNG to w.
+func pngTo(w io.Writer) func(*chart.Figure, error) error {
+	return func(fig *chart.Figure, err error) error {
+		if err != nil {
+			return err
+		}
+		return fig.Encode(w, chart.PNG)
+	}
 }

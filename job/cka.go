@@ -29,7 +29,8 @@ type CKARequest struct {
 func NewCKARequest() CKARequest { return CKARequest{Kernel: "linear", Threshold: 0.5} }
 
 // Validate checks the fields that need no input file.
-func (r *CKARequest) Validate() error {
+func (r *CKARequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewCKARequest()) }()
 	switch {
 	case r.X == "" || r.Y == "":
 		return Fieldf("x", "cka: {x} and {y} are required")
@@ -68,7 +69,7 @@ func CKA(ctx context.Context, env Env, req CKARequest) (*CKAResult, error) {
 		return nil, &dataio.InputError{File: req.Y, Msg: fmt.Sprintf("%d rows, but %s has %d (CKA compares representations of the same examples)", ny, req.X, nx)}
 	}
 	if req.Debiased && nx < 4 {
-		return nil, &dataio.InputError{File: req.X, Msg: fmt.Sprintf("%d rows: --debiased needs at least 4 examples", nx)}
+		return nil, &dataio.InputError{File: req.X, Msg: fmt.Sprintf("%d rows: {debiased} needs at least 4 examples", nx)}
 	}
 	gram := func(path string, m *mat.Dense) (*mat.SymDense, error) {
 		if req.Kernel == "linear" {

@@ -54,7 +54,8 @@ func NewCompareRequest() CompareRequest {
 
 // Validate checks the fields that need no input file; which metrics a
 // statistics file allows is checked once the inputs are known.
-func (r *CompareRequest) Validate() error {
+func (r *CompareRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewCompareRequest()) }()
 	if r.Real == "" || r.Fake == "" {
 		return Fieldf("real", "compare: {real} and {fake} are required")
 	}
@@ -205,12 +206,12 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	fake, real := &featureSide{path: req.Fake}, &featureSide{path: req.Real}
 	var err error
 	if !fakeDir {
-		if fake, err = readSide(fsys, req.Fake, req.FakeKey, "--fake-key"); err != nil {
+		if fake, err = readSide(fsys, req.Fake, req.FakeKey, "{fake_key}"); err != nil {
 			return nil, err
 		}
 	}
 	if !realDir {
-		if real, err = readSide(fsys, req.Real, req.RealKey, "--real-key"); err != nil {
+		if real, err = readSide(fsys, req.Real, req.RealKey, "{real_key}"); err != nil {
 			return nil, err
 		}
 	}

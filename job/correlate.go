@@ -31,9 +31,10 @@ type CorrelateRequest struct {
 func NewCorrelateRequest() CorrelateRequest { return CorrelateRequest{Kernel: "rbf"} }
 
 // Validate checks the fields that need no input file.
-func (r *CorrelateRequest) Validate() error {
+func (r *CorrelateRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewCorrelateRequest()) }()
 	if len(r.Files) < 2 {
-		return Fieldf("files", "correlate: give at least two files, one (members, samples, d) array per collection (see 'genlens correlate --help')")
+		return Fieldf("files", "correlate: give at least two files, one (members, samples, d) array per collection")
 	}
 	_, err := KernelBandwidth("correlate", r.Kernel, r.Gamma, "median")
 	return err

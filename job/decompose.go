@@ -32,7 +32,8 @@ type DecomposeRequest struct {
 func NewDecomposeRequest() DecomposeRequest { return DecomposeRequest{Kernel: "rbf"} }
 
 // Validate checks the fields that need no input file.
-func (r *DecomposeRequest) Validate() error {
+func (r *DecomposeRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewDecomposeRequest()) }()
 	if len(r.Models) == 0 {
 		return Fieldf("models", "decompose: give at least one model file with {models}")
 	}

@@ -53,7 +53,8 @@ func NewDisentangleRequest() DisentangleRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *DisentangleRequest) Validate() error {
+func (r *DisentangleRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewDisentangleRequest()) }()
 	_, _, err := r.options()
 	return err
 }
@@ -202,7 +203,7 @@ func Disentangle(ctx context.Context, env Env, req DisentangleRequest) (*Disenta
 	var se *disentangle.SizeError
 	switch {
 	case errors.Is(err, disentangle.ErrIdenticalImages):
-		return nil, &dataio.InputError{File: train.Path, Msg: "most training images are identical: the median rule cannot set gamma; give --gamma as a number"}
+		return nil, &dataio.InputError{File: train.Path, Msg: "most training images are identical: the median rule cannot set gamma; give {gamma} as a number"}
 	case errors.As(err, &se):
 		return nil, &dataio.InputError{File: train.Path, Msg: strings.TrimPrefix(se.Error(), "disentangle: "), Err: err}
 	case err != nil:

@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"genlens/chart"
 	"genlens/dataio"
-	"genlens/imageio"
 )
 
 // Artifacts returns the files of `disentangle --out`: cka_matrix.npy
@@ -33,21 +30,17 @@ func (r *DisentangleResult) Artifacts() []Artifact {
 					data[p*P+q] = res.CKA.At(p, q)
 				}
 			}
-			return viaFile(w, ".npy", func(path string) error {
-				return dataio.WriteNPY(path, &dataio.Array{Shape: []int{P, P}, Data: data})
-			})
+			return dataio.EncodeNPY(w, &dataio.Array{Shape: []int{P, P}, Data: data})
 		}},
 		{"labels.npy", func(w io.Writer) error {
 			labels := make([]float64, len(res.Labels))
 			for p, c := range res.Labels {
 				labels[p] = float64(c)
 			}
-			return viaFile(w, ".npy", func(path string) error {
-				return dataio.WriteNPY(path, &dataio.Array{Shape: []int{g.H, g.W}, Data: labels})
-			})
+			return dataio.EncodeNPY(w, &dataio.Array{Shape: []int{g.H, g.W}, Data: labels})
 		}},
 		{"cluster_map.png", func(w io.Writer) error {
-			return imageio.EncodeClusterMap(w, "png", fmt.Sprintf("Pixel clusters (%dx%d)", g.H, g.W), res.Labels, g.H, g.W)
+			return pngTo(w)(chart.NewClusterMap(fmt.Sprintf("Pixel clusters (%dx%d)", g.H, g.W), res.Labels, g.H, g.W))
 		}},
 		{"cka_heatmap.png", r.WriteCKAHeatmap},
 		{"cms.png", r.WriteCMSChart},
@@ -98,9 +91,7 @@ func csvNum(v Num) string {
 // and averaged over blocks to at most 256 rows, as a PNG.
 func (r *DisentangleResult) WriteCKAHeatmap(w io.Writer) error {
 	hm, labels := r.orderedCKA(256)
-	return viaFile(w, ".png", func(path string) error {
-		return chart.Heatmap(path, "Pixel CKA, pixels ordered by cluster", hm, labels, 0, 1)
-	})
+	return pngTo(w)(chart.NewHeatmap("Pixel CKA, pixels ordered by cluster", hm, labels, 0, 1))
 }
 
 // orderedCKA returns the CKA matrix with pixels ordered by cluster (in
@@ -142,10 +133,10 @@ func (r *DisentangleResult) orderedCKA(limit int) ([][]float64, []string) {
 // cluster CMS and every cluster's CMS across the generated sets (bars of
 // 1 - CMS for a single set).
 func (r *DisentangleResult) WriteCMSChart(w io.Writer) error {
-	return viaFile(w, ".png", r.cmsChart)
+	return pngTo(w)(r.cmsChart())
 }
 
-func (r *DisentangleResult) cmsChart(path string) error {
+func (r *DisentangleResult) cmsChart() (*chart.Figure, error) {
 	k := r.Clusters
 	if len(r.Sets) == 1 {
 		// One set: bars of 1 - CMS, since CMS values near 1 would all
@@ -157,10 +148,10 @@ func (r *DisentangleResult) cmsChart(path string) error {
 			labels = append(labels, fmt.Sprintf("c%d", c))
 			values = append(values, 1-float64(v))
 		}
-		return chart.Bars(path, "1 - CMS of "+s.Name+" (0 = like the test images)", "1 - CMS", labels, values, nil)
+		return chart.NewBars("1 - CMS of "+s.Name+" (0 = like the test images)", "1 - CMS", labels, values, nil)
 	}
 	// Clusters first, so that cluster c gets the colour it has in the
-	// cluster map (imageio.ClusterColor follows chart's series colours).
+	// cluster map (chart.ClusterColor follows chart's series colours).
 	x := make([]float64, len(r.Sets))
 	series := make([]chart.Series, k+2)
 	for c := 0; c < k; c++ {
@@ -186,27 +177,5 @@ func (r *DisentangleResult) cmsChart(path string) error {
 	if len(names) <= 6 {
 		xlabel += " (" + strings.Join(names, ", ") + ")"
 	}
-	return chart.Lines(path, "CMS across the generated sets", xlabel, "CMS", series)
-}
-
-// viaFile renders a file with a path-writing function (the chart and
-// dataio writers write files atomically) into a temporary file and copies
-// it to w.
-func viaFile(w io.Writer, ext string, write func(path string) error) error {
-	dir, err := os.MkdirTemp("", "genlens-artifact-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "artifact"+ext)
-	if err := write(path); err != nil {
-		return err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = io.Copy(w, f)
-	return err
+	return chart.NewLines("CMS across the generated sets", xlabel, "CMS", series)
 }

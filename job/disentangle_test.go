@@ -22,7 +22,7 @@ func npyBytes(t *testing.T, rows [][]float64, h, w int) []byte {
 		a.Data = append(a.Data, r...)
 	}
 	var b bytes.Buffer
-	if err := viaFile(&b, ".npy", func(path string) error { return dataio.WriteNPY(path, a) }); err != nil {
+	if err := dataio.EncodeNPY(&b, a); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

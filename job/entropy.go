@@ -17,14 +17,17 @@ import (
 // LLM about each prompt, scored as the predictive kernel entropy of its
 // sampled answers (Gruber & Buettner, "A Bias-Variance-Covariance
 // Decomposition of Kernel Scores for Generative Models", ICML 2024,
-// Algorithm 1), beside the lexical-similarity baseline, with the AUROC of
-// both for detecting incorrect answers. Start from NewEntropyRequest,
-// which holds the command line's defaults.
+// Algorithm 1), beside the lexical-similarity baseline and, on request,
+// the scores of the samples' similarity graph (uncertainty.KLE, EigV,
+// Degree), with the AUROC of each for detecting incorrect answers. Start
+// from NewEntropyRequest, which holds the command line's defaults.
 //
 // The kernel-specific fields are optional so that one given for a kernel
 // that would ignore it is refused, as the command line refuses the flag:
 // T and Cumulative belong to the cs kernel, Embeddings, EmbeddingsKey and
-// Gamma to the vector kernels.
+// Gamma to the vector kernels (Embeddings also to the embedding
+// similarity), all of them to the kernel-entropy score; Similarity to the
+// graph scores, KLET to kle.
 type EntropyRequest struct {
 	In            string  `json:"in"`
 	Embeddings    string  `json:"embeddings,omitempty"`     // (rows, samples, d) array; else embeddings in the rows
@@ -35,7 +38,22 @@ type EntropyRequest struct {
 	Gamma         string  `json:"gamma,omitempty"`          // rbf, laplacian, poly: dim, median or a number; "" means dim
 	HoldoutFirst  bool    `json:"holdout_first"`            // judge samples[0], score samples[1:]
 	Threshold     float64 `json:"threshold"`                // RougeL-F above which an answer is correct, in [0, 1)
+	// Scores is a comma-separated list of kernel-entropy, lexsim, kle,
+	// eigv and degree, or all; "" means kernel-entropy,lexsim.
+	Scores     string   `json:"scores,omitempty"`
+	Similarity string   `json:"similarity,omitempty"` // of kle, eigv, degree: rougel ("") or embedding
+	KLET       *float64 `json:"kle_t,omitempty"`      // kle: heat-kernel time; nil means 0.3
 }
+
+// MaxKLET bounds EntropyRequest.KLET: far beyond it the heat kernel keeps
+// only the eigenvalues of L that are 0 up to rounding, and which of those
+// survive depends on the rounding.
+const MaxKLET = 1e4
+
+// MaxGraphSamples bounds the samples of one row that kle, eigv and degree
+// score: their m × m matrix and its O(m³) eigensolve stay within 8 MB and
+// about a second per row.
+const MaxGraphSamples = 1000
 
 // NewEntropyRequest returns a request with the command line's defaults.
 func NewEntropyRequest() EntropyRequest {
@@ -43,7 +61,8 @@ func NewEntropyRequest() EntropyRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *EntropyRequest) Validate() error {
+func (r *EntropyRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewEntropyRequest()) }()
 	_, err := r.options()
 	return err
 }
@@ -60,7 +79,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 	vector := r.Kernel != "cs"
 	switch {
 	case r.In == "":
-		return o, Fieldf("in", "entropy: {in} FILE is required (see 'genlens entropy --help')")
+		return o, Fieldf("in", "entropy: {in} FILE is required")
 	case t < 1:
 		return o, Fieldf("t", "{t} %d: want a positive subsequence length", t)
 	case !(r.Threshold >= 0 && r.Threshold < 1):
@@ -68,8 +87,15 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 	case vector && !slices.Contains(kernel.Names, r.Kernel):
 		return o, Fieldf("kernel", "{kernel} %q: want cs, %s", r.Kernel, strings.Join(kernel.Names, ", "))
 	}
+	scores, err := r.scores()
+	if err != nil {
+		return o, err
+	}
+	if err := r.checkScoreFields(scores); err != nil {
+		return o, err
+	}
 	notFor := func(field, appliesTo string) error {
-		return Fieldf(field, "{%s} applies only to %s, not {kernel} %s (see 'genlens entropy --help')", field, appliesTo, r.Kernel)
+		return Fieldf(field, "{%s} applies only to %s, not {kernel} %s", field, appliesTo, r.Kernel)
 	}
 	if vector {
 		switch {
@@ -79,10 +105,11 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 			return o, notFor("cumulative", "the cs kernel")
 		}
 	} else {
-		vk := "the vector kernels (" + strings.Join(kernel.Names, ", ") + ")"
+		vk := "the vector kernels (" + strings.Join(kernel.Names, ", ") + ") and {similarity} embedding"
 		switch {
 		case r.Gamma != "":
 			return o, notFor("gamma", "the rbf, laplacian and poly kernels")
+		case r.embeddingGraph(scores):
 		case r.Embeddings != "":
 			return o, notFor("embeddings", vk)
 		case r.EmbeddingsKey != "":
@@ -94,14 +121,99 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 	}
 	thr := r.Threshold
 	o.opt = uncertainty.Options{Sequence: kernel.CS{T: t, Cumulative: r.Cumulative == nil || *r.Cumulative},
-		HoldoutFirst: r.HoldoutFirst, RougeThreshold: &thr}
-	if vector {
-		var err error
+		HoldoutFirst: r.HoldoutFirst, RougeThreshold: &thr, Scores: scores,
+		Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime}
+	if r.Similarity != "" {
+		o.opt.Similarity = uncertainty.Similarity(r.Similarity)
+	}
+	if r.KLET != nil {
+		o.opt.KLETime = *r.KLET
+	}
+	if r.vectorKernel(scores) {
 		if o.bw, err = KernelBandwidth("entropy", r.Kernel, r.Gamma, "dim"); err != nil {
 			return o, err
 		}
 	}
 	return o, nil
+}
+
+// scores parses Scores: a comma-separated list of score names, or all.
+// The scores come back in the order of uncertainty.AllScores (the order
+// of the result's columns), each once.
+func (r *EntropyRequest) scores() ([]uncertainty.Score, error) {
+	list := strings.TrimSpace(r.Scores)
+	switch strings.ToLower(list) {
+	case "":
+		return uncertainty.DefaultScores, nil
+	case "all":
+		return uncertainty.AllScores, nil
+	}
+	var want []uncertainty.Score
+	for _, name := range strings.Split(list, ",") {
+		s := uncertainty.Score(strings.ToLower(strings.TrimSpace(name)))
+		switch {
+		case s == "":
+		case !s.Valid():
+			return nil, Fieldf("scores", "{scores}: unknown score %q (want a comma-separated list of %s, or all)", strings.TrimSpace(name), uncertainty.ScoreNames())
+		default:
+			want = append(want, s)
+		}
+	}
+	if len(want) == 0 {
+		return nil, Fieldf("scores", "{scores} %q names no score (want a comma-separated list of %s, or all)", r.Scores, uncertainty.ScoreNames())
+	}
+	var scores []uncertainty.Score
+	for _, s := range uncertainty.AllScores {
+		if slices.Contains(want, s) {
+			scores = append(scores, s)
+		}
+	}
+	return scores, nil
+}
+
+// checkScoreFields refuses the fields that no asked-for score uses, and
+// checks the graph scores' fields.
+func (r *EntropyRequest) checkScoreFields(scores []uncertainty.Score) error {
+	graph := slices.ContainsFunc(scores, uncertainty.Score.Graph)
+	switch {
+	case r.Similarity != "" && !graph:
+		return Fieldf("similarity", "{similarity} applies only to {scores} kle, eigv and degree")
+	case r.Similarity != "" && r.Similarity != string(uncertainty.SimilarityRougeL) && r.Similarity != string(uncertainty.SimilarityEmbedding):
+		return Fieldf("similarity", "{similarity} %q: want rougel or embedding", r.Similarity)
+	case r.KLET != nil && !slices.Contains(scores, uncertainty.ScoreKLE):
+		return Fieldf("kle_t", "{kle_t} applies only to {scores} kle")
+	case r.KLET != nil && !(*r.KLET > 0 && *r.KLET <= MaxKLET):
+		return Fieldf("kle_t", "{kle_t} %v: want a heat-kernel time in (0, %g]", *r.KLET, float64(MaxKLET))
+	}
+	if slices.Contains(scores, uncertainty.ScoreKernelEntropy) {
+		return nil
+	}
+	notKE := func(field string) error {
+		return Fieldf(field, "{%s} applies only to {scores} kernel-entropy", field)
+	}
+	switch {
+	case r.Kernel != "cs":
+		return notKE("kernel")
+	case r.T != nil:
+		return notKE("t")
+	case r.Cumulative != nil:
+		return notKE("cumulative")
+	case r.Gamma != "":
+		return notKE("gamma")
+	}
+	return nil
+}
+
+// vectorKernel reports whether the request scores kernel entropy with a
+// vector kernel, on embeddings.
+func (r *EntropyRequest) vectorKernel(scores []uncertainty.Score) bool {
+	return r.Kernel != "cs" && slices.Contains(scores, uncertainty.ScoreKernelEntropy)
+}
+
+// embeddingGraph reports whether the request computes graph scores from
+// the embeddings.
+func (r *EntropyRequest) embeddingGraph(scores []uncertainty.Score) bool {
+	return r.Similarity == string(uncertainty.SimilarityEmbedding) && slices.ContainsFunc(scores, uncertainty.Score.Graph)
 }
 
 type entropyOptions struct {
@@ -116,33 +228,118 @@ type EntropyResult struct {
 	Summary EntropySummary `json:"summary"`
 }
 
-// EntropyItem is one prompt's scores. They are null, with a reason, when
-// the prompt has fewer than two usable samples; Correct is null when
+// EntropyItem is one prompt's scores, a key for each score asked for
+// (nil and absent otherwise). They are null, with a reason, when the
+// prompt has fewer than two usable samples; Correct is null when
 // correctness is unknown (no label, and no answer or no reference).
 type EntropyItem struct {
 	ID                string `json:"id"`
-	KernelEntropy     Num    `json:"kernel_entropy"`
-	LexicalSimilarity Num    `json:"lexical_similarity"`
+	KernelEntropy     *Num   `json:"kernel_entropy,omitempty"`
+	LexicalSimilarity *Num   `json:"lexical_similarity,omitempty"`
+	KLE               *Num   `json:"kle,omitempty"`
+	EigV              *Num   `json:"eigv,omitempty"`
+	Degree            *Num   `json:"degree,omitempty"`
 	Correct           *bool  `json:"correct"`
 	Reason            string `json:"reason,omitempty"`
 }
 
 // EntropySummary aggregates the items: AUROC of each score for detecting
 // incorrect answers over the labelled prompts with scores (null when they
-// are all correct or all incorrect).
+// are all correct or all incorrect). Kernel is the kernel of the kernel
+// entropy, Similarity and KLET those of the graph scores; each is absent
+// when no score asked for uses it.
 type EntropySummary struct {
-	N        int          `json:"n"`
-	Skipped  int          `json:"skipped"`
-	Labelled int          `json:"labelled"`
-	Accuracy Num          `json:"accuracy"`
-	AUROC    EntropyAUROC `json:"auroc"`
-	Kernel   string       `json:"kernel"`
+	N          int          `json:"n"`
+	Skipped    int          `json:"skipped"`
+	Labelled   int          `json:"labelled"`
+	Accuracy   Num          `json:"accuracy"`
+	AUROC      EntropyAUROC `json:"auroc"`
+	Kernel     string       `json:"kernel,omitempty"`
+	Similarity string       `json:"similarity,omitempty"`
+	KLET       *Num         `json:"kle_t,omitempty"`
 }
 
-// EntropyAUROC holds the AUROC of each uncertainty score.
+// EntropyAUROC holds the AUROC of each uncertainty score asked for (nil
+// and absent otherwise). The uncertainties (kernel entropy, kle, eigv,
+// degree) rank as they are, lexical similarity, a confidence, negated: 1
+// means every incorrect answer is more uncertain than every correct one,
+// 0.5 chance, for every score.
 type EntropyAUROC struct {
-	KernelEntropy     Num `json:"kernel_entropy"`
-	LexicalSimilarity Num `json:"lexical_similarity"`
+	KernelEntropy     *Num `json:"kernel_entropy,omitempty"`
+	LexicalSimilarity *Num `json:"lexical_similarity,omitempty"`
+	KLE               *Num `json:"kle,omitempty"`
+	EigV              *Num `json:"eigv,omitempty"`
+	Degree            *Num `json:"degree,omitempty"`
+}
+
+// numOf returns a pointer to v as a Num; +0 keeps a zero computed as -0
+// (a kernel entropy with every pair at k = 0) from printing as -0.
+func numOf(v float64) *Num {
+	n := Num(v + 0)
+	return &n
+}
+
+// field returns the field of the item that holds score s, nil for a
+// score that is none of uncertainty.AllScores.
+func (it *EntropyItem) field(s uncertainty.Score) **Num {
+	switch s {
+	case uncertainty.ScoreKernelEntropy:
+		return &it.KernelEntropy
+	case uncertainty.ScoreLexSim:
+		return &it.LexicalSimilarity
+	case uncertainty.ScoreKLE:
+		return &it.KLE
+	case uncertainty.ScoreEigV:
+		return &it.EigV
+	case uncertainty.ScoreDegree:
+		return &it.Degree
+	}
+	return nil
+}
+
+// Score returns the item's value of score s, nil when not asked for.
+func (it *EntropyItem) Score(s uncertainty.Score) *Num {
+	if f := it.field(s); f != nil {
+		return *f
+	}
+	return nil
+}
+
+func (a *EntropyAUROC) field(s uncertainty.Score) **Num {
+	switch s {
+	case uncertainty.ScoreKernelEntropy:
+		return &a.KernelEntropy
+	case uncertainty.ScoreLexSim:
+		return &a.LexicalSimilarity
+	case uncertainty.ScoreKLE:
+		return &a.KLE
+	case uncertainty.ScoreEigV:
+		return &a.EigV
+	case uncertainty.ScoreDegree:
+		return &a.Degree
+	}
+	return nil
+}
+
+// Score returns the AUROC of score s, nil when not asked for.
+func (a *EntropyAUROC) Score(s uncertainty.Score) *Num {
+	if f := a.field(s); f != nil {
+		return *f
+	}
+	return nil
+}
+
+// Scores returns the scores the result holds, in the order of
+// uncertainty.AllScores: those with an AUROC entry (which is there, null
+// or not, for every score asked for).
+func (r *EntropyResult) Scores() []uncertainty.Score {
+	var out []uncertainty.Score
+	for _, s := range uncertainty.AllScores {
+		if r.Summary.AUROC.Score(s) != nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Entropy runs `genlens entropy`: it reads the answers (and embeddings)
@@ -159,14 +356,22 @@ func Entropy(ctx context.Context, env Env, req EntropyRequest) (*EntropyResult, 
 		return nil, err
 	}
 	prompts := make([]uncertainty.Prompt, len(recs))
+	graph := slices.ContainsFunc(o.opt.Scores, uncertainty.Score.Graph)
 	for i, r := range recs {
+		if graph && len(r.Samples) > MaxGraphSamples {
+			return nil, &dataio.InputError{File: req.In, Line: r.Line, Field: "samples",
+				Msg: fmt.Sprintf("%d samples; kle, eigv and degree score at most %d per row", len(r.Samples), MaxGraphSamples)}
+		}
 		prompts[i] = uncertainty.Prompt{ID: r.ID, Samples: r.Samples, Answer: r.Answer, References: r.Reference, Correct: r.Correct}
 	}
 	opt := o.opt
-	if req.Kernel != "cs" {
+	vector := req.vectorKernel(opt.Scores)
+	if vector || req.embeddingGraph(opt.Scores) {
 		if err := attachEmbeddings(env, prompts, recs, req); err != nil {
 			return nil, err
 		}
+	}
+	if vector {
 		if opt.Kernel, err = ResolveKernel(req.Kernel, o.bw, scoredEmbeddings(prompts, req.HoldoutFirst), req.In); err != nil {
 			return nil, err
 		}
@@ -178,16 +383,26 @@ func Entropy(ctx context.Context, env Env, req EntropyRequest) (*EntropyResult, 
 	}
 	out := &EntropyResult{Items: make([]EntropyItem, len(results))}
 	for i, r := range results {
-		// A zero entropy (every pair at k = 0) is computed as -0; +0
-		// keeps it from printing as -0 in tables and CSV.
-		out.Items[i] = EntropyItem{ID: r.ID, KernelEntropy: Num(r.KernelEntropy + 0),
-			LexicalSimilarity: Num(r.LexicalSimilarity + 0), Correct: r.Correct, Reason: r.Reason}
+		out.Items[i] = EntropyItem{ID: r.ID, Correct: r.Correct, Reason: r.Reason}
+		for _, s := range opt.Scores {
+			*out.Items[i].field(s) = numOf(r.Value(s))
+		}
 	}
-	out.Summary = EntropySummary{N: sum.N, Skipped: sum.Skipped, Labelled: sum.Labelled, Accuracy: Num(sum.Accuracy),
-		AUROC:  EntropyAUROC{KernelEntropy: Num(sum.AUROCKernelEntropy), LexicalSimilarity: Num(sum.AUROCLexicalSimilarity)},
-		Kernel: opt.Sequence.String()}
-	if opt.Kernel != nil {
-		out.Summary.Kernel = opt.Kernel.String()
+	out.Summary = EntropySummary{N: sum.N, Skipped: sum.Skipped, Labelled: sum.Labelled, Accuracy: Num(sum.Accuracy)}
+	for _, s := range opt.Scores {
+		*out.Summary.AUROC.field(s) = numOf(sum.AUROC(s))
+	}
+	if slices.Contains(opt.Scores, uncertainty.ScoreKernelEntropy) {
+		out.Summary.Kernel = opt.Sequence.String()
+		if opt.Kernel != nil {
+			out.Summary.Kernel = opt.Kernel.String()
+		}
+	}
+	if slices.ContainsFunc(opt.Scores, uncertainty.Score.Graph) {
+		out.Summary.Similarity = string(opt.Similarity)
+	}
+	if slices.Contains(opt.Scores, uncertainty.ScoreKLE) {
+		out.Summary.KLET = numOf(opt.KLETime)
 	}
 	return out, nil
 }
@@ -225,7 +440,11 @@ func attachEmbeddings(env Env, prompts []uncertainty.Prompt, recs []dataio.Recor
 			continue
 		}
 		if len(r.Embeddings) == 0 {
-			return &dataio.InputError{File: req.In, Line: r.Line, Field: "embeddings", Msg: fmt.Sprintf("missing; --kernel %s needs one embedding per sample (or give --embeddings E.npy)", req.Kernel)}
+			msg := fmt.Sprintf("missing; {kernel} %s needs one embedding per sample (or give {embeddings} E.npy)", req.Kernel)
+			if scores, _ := req.scores(); !req.vectorKernel(scores) {
+				msg = "missing; the embedding similarity needs one embedding per sample (in the rows or an embeddings file)"
+			}
+			return &dataio.InputError{File: req.In, Line: r.Line, Field: "embeddings", Msg: msg}
 		}
 		if len(r.Embeddings) != len(r.Samples) {
 			return &dataio.InputError{File: req.In, Line: r.Line, Field: "embeddings", Msg: fmt.Sprintf("%d embeddings for %d samples", len(r.Embeddings), len(r.Samples))}

@@ -2,12 +2,13 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"genlens/dataio"
+	"genlens/internal/fields"
 	"genlens/internal/par"
 )
 
@@ -16,9 +17,9 @@ import (
 // line's usage error (exit 2) and the service's 400.
 //
 // Msg names fields in braces, {chunk_size}, so that each transport spells
-// them its own way: Error gives "chunk_size", the command line's
-// Render(Flag) gives "--chunk-size". A field keeps the case of its flag:
-// {M} for --M.
+// them its own way (package internal/fields): Error gives "chunk_size",
+// the command line renders its flag. A field keeps the case of its JSON
+// name: {M}.
 type FieldError struct {
 	Field string // the request field at fault, e.g. "chunk_size"
 	Msg   string // the message, fields in braces
@@ -29,21 +30,13 @@ func Fieldf(field, format string, a ...any) *FieldError {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, a...)}
 }
 
-var braced = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)
-
 // Error renders the message with request field names.
-func (e *FieldError) Error() string { return e.Render(func(f string) string { return f }) }
+func (e *FieldError) Error() string { return fields.Plain(e.Msg) }
 
 // Render renders the message, spelling each braced field with spell.
 func (e *FieldError) Render(spell func(field string) string) string {
-	return braced.ReplaceAllStringFunc(e.Msg, func(m string) string {
-		return spell(m[1 : len(m)-1])
-	})
+	return fields.Render(e.Msg, spell)
 }
-
-// Flag spells a request field as the command line's flag: "chunk_size"
-// becomes "--chunk-size".
-func Flag(field string) string { return "--" + strings.ReplaceAll(field, "_", "-") }
 
 // Kind is the class of an error, which decides the exit code and HTTP
 // status (see the package documentation).
@@ -109,4 +102,42 @@ func (k Kind) HTTPStatus() int {
 		return 499 // client closed request: no standard code fits
 	}
 	return 500
+}
+
+// withDefault adds to a field error of Validate on a field that req
+// leaves at its zero value, where def (the NewXRequest defaults) sets it,
+// which default to use: a request built as a zero value rather than from
+// its constructor is told what it lacks. Other errors pass unchanged.
+func withDefault[R any](err error, req *R, def R) error {
+	var fe *FieldError
+	if err == nil || !errors.As(err, &fe) {
+		return err
+	}
+	got, want := jsonField(req, fe.Field), jsonField(&def, fe.Field)
+	if zeroJSON(got) && !zeroJSON(want) {
+		fe.Msg += fmt.Sprintf(" (unset: the default is %s)", strings.Trim(string(want), `"`))
+	}
+	return err
+}
+
+// jsonField returns the JSON value of a field of v, nil when absent.
+func jsonField(v any, field string) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return m[field]
+}
+
+// zeroJSON reports whether a JSON value is absent or a zero value.
+func zeroJSON(v json.RawMessage) bool {
+	switch string(v) {
+	case "", "null", `""`, "0", "false", "[]", "{}":
+		return true
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"genlens/dataio"
@@ -38,10 +39,8 @@ func TestFieldErrorRender(t *testing.T) {
 	if got, want := e.Error(), "gamma applies only to the rbf kernel, not kernel cs"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
-	if got, want := e.Render(Flag), "--gamma applies only to the rbf kernel, not --kernel cs"; got != want {
-		t.Errorf("Render(Flag) = %q, want %q", got, want)
-	}
-	if got := Flag("chunk_size"); got != "--chunk-size" {
-		t.Errorf("Flag = %q", got)
+	upper := func(f string) string { return strings.ToUpper(f) }
+	if got, want := e.Render(upper), "GAMMA applies only to the rbf kernel, not KERNEL cs"; got != want {
+		t.Errorf("Render = %q, want %q", got, want)
 	}
 }

@@ -46,7 +46,8 @@ func NewFeaturesRequest() FeaturesRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *FeaturesRequest) Validate() error {
+func (r *FeaturesRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewFeaturesRequest()) }()
 	_, err := r.network()
 	return err
 }

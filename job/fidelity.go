@@ -50,7 +50,8 @@ type StatsRequest struct {
 func NewStatsRequest() StatsRequest { return StatsRequest{} }
 
 // Validate checks the fields that need no input file.
-func (r *StatsRequest) Validate() error {
+func (r *StatsRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewStatsRequest()) }()
 	if r.In == "" {
 		return Fieldf("in", "stats: {in} FEATS (feature rows or a folder of images) is required")
 	}
@@ -124,7 +125,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 	if err := req.unused("stats", "batch"); err != nil {
 		return nil, err
 	}
-	x, err := rowsSpec{key: req.Key, keyFlag: "--key"}.features(fsys, req.In)
+	x, err := rowsSpec{key: req.Key, keyFlag: "{key}"}.features(fsys, req.In)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +150,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 // pytorch-fid, clean-fid and numpy.load read, under name.
 func (r *StatsResult) Artifact(name string) Artifact {
 	return Artifact{name, func(w io.Writer) error {
-		return viaFile(w, ".npz", func(path string) error { return writeStatsProvenance(path, r.Stats, r.Provenance) })
+		return encodeStatsProvenance(w, r.Stats, r.Provenance)
 	}}
 }
 
@@ -178,7 +179,8 @@ type ISRequest struct {
 func NewISRequest() ISRequest { return ISRequest{Splits: 10, Tolerance: frechet.ProbTolerance} }
 
 // Validate checks the fields that need no input file.
-func (r *ISRequest) Validate() error {
+func (r *ISRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewISRequest()) }()
 	switch {
 	case r.Probs == "" && r.Images == "":
 		return Fieldf("probs", "is: {probs} P.npy or {images} DIR is required")
@@ -237,7 +239,7 @@ func IS(ctx context.Context, env Env, req ISRequest) (*ISResult, error) {
 			return nil, err
 		}
 		if len(files) < req.Splits {
-			return nil, &dataio.InputError{File: req.Images, Msg: fmt.Sprintf("%d image(s) for --splits %d; need at least %d (or a smaller --splits)", len(files), req.Splits, req.Splits)}
+			return nil, &dataio.InputError{File: req.Images, Msg: fmt.Sprintf("%d image(s) for {splits} %d; need at least %d (or a smaller {splits})", len(files), req.Splits, req.Splits)}
 		}
 		if p, err = x.imageRows(ctx, files, inception.OutLogitsUnbiased, true, &counter{env: env, total: len(files)}); err != nil {
 			return nil, err
@@ -245,14 +247,14 @@ func IS(ctx context.Context, env Env, req ISRequest) (*ISResult, error) {
 		res.Images = x.info(start)
 	} else {
 		var err error
-		p, err = rowsSpec{key: req.Key, keyFlag: "--key", probs: true}.read(env.fsys(), req.Probs)
+		p, err = rowsSpec{key: req.Key, keyFlag: "{key}", probs: true}.read(env.fsys(), req.Probs)
 		if err != nil {
 			return nil, err
 		}
 		// frechet.InceptionScore needs a row per split, nothing more: one
 		// row with one split has IS 1.
 		if n := p.RawMatrix().Rows; n < req.Splits {
-			return nil, &dataio.InputError{File: req.Probs, Key: req.Key, Msg: fmt.Sprintf("%d class-probability row(s) for --splits %d; need at least %d (or a smaller --splits)", n, req.Splits, req.Splits)}
+			return nil, &dataio.InputError{File: req.Probs, Key: req.Key, Msg: fmt.Sprintf("%d class-probability row(s) for {splits} %d; need at least %d (or a smaller {splits})", n, req.Splits, req.Splits)}
 		}
 		if err := checkProbs(req.Probs, p, req.Tolerance); err != nil {
 			return nil, err
@@ -300,9 +302,9 @@ func checkProbs(file string, p *mat.Dense, tol float64) error {
 			sum += v
 		}
 		if off := math.Abs(sum - 1); off <= 1e-4 {
-			msg += "; rows saved as float32 may need --tolerance 1e-4"
+			msg += "; rows saved as float32 may need {tolerance} 1e-4"
 		} else if off <= 1e-3 {
-			msg += "; rows saved with few digits may need --tolerance 1e-3"
+			msg += "; rows saved with few digits may need {tolerance} 1e-3"
 		}
 	}
 	field := ""
@@ -315,7 +317,7 @@ func checkProbs(file string, p *mat.Dense, tol float64) error {
 // rowsSpec says how to read a matrix of rows and how to speak of it.
 type rowsSpec struct {
 	key     string // .npz member ("" for the only one)
-	keyFlag string // the flag that sets key, named when an .npz needs one
+	keyFlag string // the request field that sets key, in braces ("{key}"), named when an .npz needs one
 	probs   bool   // class-probability rows (n, classes), not feature rows (n, d)
 	stats   bool   // the file may also be a statistics .npz (mu, sigma)
 }

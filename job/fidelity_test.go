@@ -22,9 +22,7 @@ import (
 func fidNPY(t *testing.T, shape []int, data []float64) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := viaFile(&b, ".npy", func(path string) error {
-		return dataio.WriteNPY(path, &dataio.Array{Shape: shape, Data: data})
-	}); err != nil {
+	if err := dataio.EncodeNPY(&b, &dataio.Array{Shape: shape, Data: data}); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -35,7 +33,7 @@ func fidNPY(t *testing.T, shape []int, data []float64) []byte {
 func fidStatsNPZ(t *testing.T, s frechet.Stats) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := viaFile(&b, ".npz", func(path string) error { return frechet.WriteStats(path, s) }); err != nil {
+	if err := frechet.EncodeStats(&b, s); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

@@ -53,7 +53,8 @@ func NewHallucinationSimulateRequest() HallucinationSimulateRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *HallucinationSimulateRequest) Validate() error {
+func (r *HallucinationSimulateRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewHallucinationSimulateRequest()) }()
 	_, _, err := r.plan()
 	return err
 }

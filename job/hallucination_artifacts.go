@@ -68,12 +68,10 @@ func (r *HallucinationSimulateResult) WriteRatesChart(w io.Writer) error {
 		{Name: "true hallucination rate (Definition 3)", X: xs, Y: thr},
 	}
 	const title = "Hallucination rates against context size"
-	return viaFile(w, ".png", func(path string) error {
-		if positive {
-			return chart.LinesLog2(path, title, "context examples n (log scale)", "rate", series)
-		}
-		return chart.Lines(path, title, "context examples n", "rate", series)
-	})
+	if positive {
+		return pngTo(w)(chart.NewLinesLog2(title, "context examples n (log scale)", "rate", series))
+	}
+	return pngTo(w)(chart.NewLines(title, "context examples n", "rate", series))
 }
 
 // WriteCalibrationChart draws, as a PNG, the paper's Figure 3b: one point
@@ -88,9 +86,7 @@ func (r *HallucinationSimulateResult) WriteCalibrationChart(w io.Writer) error {
 			groups[i].Y = append(groups[i].Y, t.THR)
 		}
 	}
-	return viaFile(w, ".png", func(path string) error {
-		return chart.Scatter(path, "Calibration: THR against PHR", "posterior hallucination rate (Algorithm 1)", "true hallucination rate", groups, true)
-	})
+	return pngTo(w)(chart.NewScatter("Calibration: THR against PHR", "posterior hallucination rate (Algorithm 1)", "true hallucination rate", groups, true))
 }
 
 // Artifacts returns the files of `hallucination run --out`: items.csv

@@ -72,10 +72,11 @@ func NewHallucinationRunRequest() HallucinationRunRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *HallucinationRunRequest) Validate() error {
+func (r *HallucinationRunRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewHallucinationRunRequest()) }()
 	switch {
 	case r.Context == "" || r.Queries == "":
-		return Fieldf("context", "hallucination run: {context} FILE and {queries} FILE are required (see 'genlens hallucination run --help')")
+		return Fieldf("context", "hallucination run: {context} FILE and {queries} FILE are required")
 	case r.Concurrency < 1:
 		return Fieldf("concurrency", "{concurrency} %d: want at least 1", r.Concurrency)
 	}
@@ -363,11 +364,11 @@ func hallucinationRunWarnings(env Env, r *HallucinationRunResult) {
 	}
 	s := r.Settings
 	if len(noise) > 0 {
-		env.warn(fmt.Sprintf("%d of %d queries (%s) have a PHR within two standard errors of 0: with M %d and K %d the rate cannot be told from 0 (the smallest nonzero rate one dataset resolves is 1/K = %.3g); raise --K and --M for a readable estimate",
+		env.warn(fmt.Sprintf("%d of %d queries (%s) have a PHR within two standard errors of 0: with M %d and K %d the rate cannot be told from 0 (the smallest nonzero rate one dataset resolves is 1/K = %.3g); raise {K} and {M} for a readable estimate",
 			len(noise), len(r.Items), listIDs(noise), s.M, s.K, 1/float64(s.K)))
 	}
 	if len(negative) > 0 {
-		env.warn(fmt.Sprintf("%d queries (%s) have a negative epistemic or total uncertainty: both are differences of Monte Carlo estimates and are 0 or more only in expectation; a negative value is noise around a small one (raise --M and --K)",
+		env.warn(fmt.Sprintf("%d queries (%s) have a negative epistemic or total uncertainty: both are differences of Monte Carlo estimates and are 0 or more only in expectation; a negative value is noise around a small one (raise {M} and {K})",
 			len(negative), listIDs(negative)))
 	}
 	if r.Failed > 0 {

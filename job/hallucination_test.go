@@ -166,11 +166,12 @@ func TestHallucinationSimulateValidate(t *testing.T) {
 			t.Errorf("defaults, %s: %v", model, err)
 		}
 	}
-	// Upper-case fields render as the command line's flags.
+	// Upper-case fields keep their case.
 	r := NewHallucinationSimulateRequest()
 	r.M = 0
 	var fe *FieldError
-	if errors.As(r.Validate(), &fe); fe == nil || !strings.HasPrefix(fe.Render(Flag), "--M 0, --K 2000, --extra 100") {
+	flag := func(f string) string { return "--" + f }
+	if errors.As(r.Validate(), &fe); fe == nil || !strings.HasPrefix(fe.Render(flag), "--M 0, --K 2000, --extra 100") {
 		t.Errorf("rendered %v", fe)
 	}
 }

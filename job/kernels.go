@@ -17,7 +17,7 @@ import (
 // command names the command in the message ("decompose").
 func KernelBandwidth(command, name, gamma, defaultGamma string) (kernel.Bandwidth, error) {
 	if gamma != "" && !hasBandwidth(name) {
-		return kernel.Bandwidth{}, Fieldf("gamma", "{gamma} applies only to the rbf, laplacian and poly kernels, not {kernel} %s (see 'genlens %s --help')", name, command)
+		return kernel.Bandwidth{}, Fieldf("gamma", "%s: {gamma} applies only to the rbf, laplacian and poly kernels, not {kernel} %s", command, name)
 	}
 	if err := kernel.ValidName(name); err != nil {
 		return kernel.Bandwidth{}, Fieldf("kernel", "%s", err)

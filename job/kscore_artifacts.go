@@ -14,23 +14,27 @@ import (
 )
 
 // Artifacts returns the files of `entropy --out`: items.csv (one row per
-// prompt, undefined scores as empty cells), entropy.json, and
-// kernel_entropy_by_correctness.png when some scored prompt is labelled.
+// prompt, a column per score asked for, undefined scores as empty cells),
+// entropy.json, and kernel_entropy_by_correctness.png when kernel entropy
+// was asked for and some scored prompt is labelled.
 func (r *EntropyResult) Artifacts() []Artifact {
 	arts := []Artifact{{"items.csv", r.writeCSV}, kscoreJSON("entropy.json", r)}
 	if byClass := r.entropyByCorrectness(); len(byClass) > 0 {
 		arts = append(arts, Artifact{"kernel_entropy_by_correctness.png", func(w io.Writer) error {
-			return viaFile(w, ".png", func(path string) error {
-				return chart.Histograms(path, "Kernel entropy by correctness", "kernel entropy", byClass, 30)
-			})
+			return pngTo(w)(chart.NewHistograms("Kernel entropy by correctness", "kernel entropy", byClass, 30))
 		}})
 	}
 	return arts
 }
 
 func (r *EntropyResult) writeCSV(w io.Writer) error {
+	scores := r.Scores()
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"id", "kernel_entropy", "lexical_similarity", "correct", "reason"}); err != nil {
+	header := []string{"id"}
+	for _, s := range scores {
+		header = append(header, s.Key())
+	}
+	if err := cw.Write(append(header, "correct", "reason")); err != nil {
 		return err
 	}
 	for _, it := range r.Items {
@@ -38,7 +42,11 @@ func (r *EntropyResult) writeCSV(w io.Writer) error {
 		if it.Correct != nil {
 			c = strconv.FormatBool(*it.Correct)
 		}
-		if err := cw.Write([]string{it.ID, csvNum(it.KernelEntropy), csvNum(it.LexicalSimilarity), c, it.Reason}); err != nil {
+		row := []string{it.ID}
+		for _, s := range scores {
+			row = append(row, csvNum(numOr(it.Score(s))))
+		}
+		if err := cw.Write(append(row, c, it.Reason)); err != nil {
 			return err
 		}
 	}
@@ -46,19 +54,28 @@ func (r *EntropyResult) writeCSV(w io.Writer) error {
 	return cw.Error()
 }
 
+// numOr returns *n, NaN for nil.
+func numOr(n *Num) Num {
+	if n == nil {
+		return Num(math.NaN())
+	}
+	return *n
+}
+
 // entropyByCorrectness groups the defined kernel entropies of labelled
 // prompts into "correct" and "incorrect".
 func (r *EntropyResult) entropyByCorrectness() map[string][]float64 {
 	byClass := map[string][]float64{}
 	for _, it := range r.Items {
-		if it.Correct == nil || math.IsNaN(float64(it.KernelEntropy)) {
+		v := float64(numOr(it.KernelEntropy))
+		if it.Correct == nil || math.IsNaN(v) {
 			continue
 		}
 		name := "incorrect"
 		if *it.Correct {
 			name = "correct"
 		}
-		byClass[name] = append(byClass[name], float64(it.KernelEntropy))
+		byClass[name] = append(byClass[name], v)
 	}
 	return byClass
 }
@@ -74,14 +91,12 @@ func (r *CorrelateResult) Artifacts() []Artifact {
 	}
 	matrix := func(name string, m [][]Num) Artifact {
 		return Artifact{name, func(w io.Writer) error {
-			return viaFile(w, ".csv", func(path string) error { return dataio.WriteCSV(path, labels, kscoreFloats(m)) })
+			return dataio.EncodeCSV(w, labels, kscoreFloats(m))
 		}}
 	}
 	return []Artifact{
 		{"correlation.png", func(w io.Writer) error {
-			return viaFile(w, ".png", func(path string) error {
-				return chart.Heatmap(path, "Distributional correlation", kscoreFloats(r.Correlation), labels, -1, 1)
-			})
+			return pngTo(w)(chart.NewHeatmap("Distributional correlation", kscoreFloats(r.Correlation), labels, -1, 1))
 		}},
 		matrix("covariance.csv", r.Covariance),
 		matrix("correlation.csv", r.Correlation),

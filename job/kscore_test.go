@@ -28,7 +28,7 @@ func normalNPY(t *testing.T, r *rand.Rand, shift, scale float64, shape ...int) [
 		a.Data = append(a.Data, shift+scale*r.NormFloat64())
 	}
 	var b bytes.Buffer
-	if err := viaFile(&b, ".npy", func(path string) error { return dataio.WriteNPY(path, a) }); err != nil {
+	if err := dataio.EncodeNPY(&b, a); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -151,7 +151,7 @@ func TestEntropyValidate(t *testing.T) {
 		{"embeddings with cs", "embeddings", "{embeddings} applies only to the vector kernels", func(r *EntropyRequest) { r.Embeddings = "e.npy" }},
 		{"embeddings key with cs", "embeddings_key", "{embeddings_key} applies only", func(r *EntropyRequest) { r.EmbeddingsKey = "e" }},
 		{"embeddings key alone", "embeddings_key", "{embeddings_key} e: give the .npz with {embeddings}", func(r *EntropyRequest) { r.Kernel, r.EmbeddingsKey = "rbf", "e" }},
-		{"gamma with cosine", "gamma", "not {kernel} cosine (see 'genlens entropy --help')", func(r *EntropyRequest) { r.Kernel, r.Gamma = "cosine", "dim" }},
+		{"gamma with cosine", "gamma", "not {kernel} cosine", func(r *EntropyRequest) { r.Kernel, r.Gamma = "cosine", "dim" }},
 		{"bad gamma", "gamma", `gamma "wide"`, func(r *EntropyRequest) { r.Kernel, r.Gamma = "rbf", "wide" }},
 	} {
 		r := NewEntropyRequest()
@@ -286,7 +286,7 @@ func TestDecomposeValidate(t *testing.T) {
 		edit              func(r *DecomposeRequest)
 	}{
 		{"no models", "models", "at least one model file with {models}", func(r *DecomposeRequest) { r.Models = nil }},
-		{"gamma with linear", "gamma", "not {kernel} linear (see 'genlens decompose --help')", func(r *DecomposeRequest) { r.Kernel, r.Gamma = "linear", "0.5" }},
+		{"gamma with linear", "gamma", "not {kernel} linear", func(r *DecomposeRequest) { r.Kernel, r.Gamma = "linear", "0.5" }},
 		{"unknown kernel", "kernel", `unknown kernel "gauss"`, func(r *DecomposeRequest) { r.Kernel = "gauss" }},
 		{"bad gamma", "gamma", `gamma "wide"`, func(r *DecomposeRequest) { r.Gamma = "wide" }},
 	} {

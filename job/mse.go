@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"gonum.org/v1/gonum/mat"
 	"io"
 	"io/fs"
 	"math"
@@ -13,8 +12,11 @@ import (
 	"strconv"
 	"time"
 
+	"gonum.org/v1/gonum/mat"
+
 	"genlens/checkmodel"
 	"genlens/dataio"
+	"genlens/internal/fields"
 	"genlens/monitor"
 )
 
@@ -65,7 +67,8 @@ func NewMSEFitRequest() MSEFitRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *MSEFitRequest) Validate() error {
+func (r *MSEFitRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewMSEFitRequest()) }()
 	_, _, err := r.options()
 	return err
 }
@@ -246,7 +249,7 @@ func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, err
 	}
 	t, err := dataio.ReadTableFS(env.fsys(), req.Train, hm)
 	if errors.Is(err, dataio.ErrAmbiguousHeader) {
-		return nil, fmt.Errorf("%w (--header yes or --header no)", err)
+		return nil, fields.Errorf("%w ({header} yes or {header} no)", err)
 	}
 	if err != nil {
 		return nil, err
@@ -279,19 +282,19 @@ func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, err
 	}
 	ref := m.Reference
 	if ref.Diverged() {
-		return nil, fmt.Errorf("mse fit: training diverged: in-sample estimated MSE %s (before calibration) against the realised %s; lower --lr (now %v) or change --epochs; nothing saved",
+		return nil, fields.Errorf("mse fit: training diverged: in-sample estimated MSE %s (before calibration) against the realised %s; lower {lr} (now %v) or change {epochs}; nothing saved",
 			mseFmt(ref.RawEstimatedMSE), mseFmt(ref.RealizedMSE), req.LR)
 	}
 	if req.Folds > 0 && m.Calibration.Folds == 0 {
 		env.warn(fmt.Sprintf("%d rows are too few to calibrate the estimates on held-out folds: they are the raw Eq. 11 upper bound, typically 1.5 times the MSE", len(y)))
 	}
 	if ref.Doubtful() {
-		env.warn(fmt.Sprintf("in-sample estimated MSE %s (before calibration) is far from the realised %s: the check model may be under-trained (--epochs) or unstable (--lr)",
+		env.warn(fmt.Sprintf("in-sample estimated MSE %s (before calibration) is far from the realised %s: the check model may be under-trained ({epochs}) or unstable ({lr})",
 			mseFmt(ref.RawEstimatedMSE), mseFmt(ref.RealizedMSE)))
 	} else if r := ref.EstimatedMSE / ref.RealizedMSE; ref.RealizedMSE > 0 && math.Abs(r-1) > mseCalibrationTolerance {
 		how := "calibrated on held-out folds"
 		if cfg.Folds == 0 {
-			how = "uncalibrated (--folds 0)"
+			how = "uncalibrated ({folds} 0)"
 		}
 		env.warn(fmt.Sprintf("in-sample estimated MSE %s is %.0f%% off the realised %s (%s): production estimates may be off by as much",
 			mseFmt(ref.EstimatedMSE), 100*(r-1), mseFmt(ref.RealizedMSE), how))
@@ -349,12 +352,12 @@ func mseFitColumns(t *dataio.Table, req MSEFitRequest) (tc, pc int, fc []int, er
 }
 
 // mseColumn resolves a column of t given by header name or 0-based index;
-// an error names the request field that gave it, spelled as the command
-// line's flag (the error is about the file, not the field).
+// an error names the request field that gave it, in braces (the error is
+// about the file, not the field).
 func mseColumn(t *dataio.Table, spec, field string) (int, error) {
 	j, err := t.Column(spec)
 	if ie := (*dataio.InputError)(nil); errors.As(err, &ie) {
-		ie.Field = Flag(field)
+		ie.Field = "{" + field + "}"
 	}
 	return j, err
 }
@@ -390,7 +393,8 @@ type MSEEstimateRequest struct {
 func NewMSEEstimateRequest() MSEEstimateRequest { return MSEEstimateRequest{} }
 
 // Validate checks the fields that need no input file.
-func (r *MSEEstimateRequest) Validate() error {
+func (r *MSEEstimateRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewMSEEstimateRequest()) }()
 	_, err := r.period()
 	return err
 }
@@ -553,7 +557,7 @@ func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEsti
 		}
 		chunks, err = monitor.ByCount(n, k)
 		if err != nil {
-			return nil, &dataio.InputError{File: req.Data, Msg: fmt.Sprintf("--chunks %d: %d data rows would leave chunks empty", k, n)}
+			return nil, &dataio.InputError{File: req.Data, Msg: fmt.Sprintf("{chunks} %d: %d data rows would leave chunks empty", k, n)}
 		}
 		chunking = fmt.Sprintf("%d chunks", k)
 	}

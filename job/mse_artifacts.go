@@ -81,7 +81,7 @@ func WriteMSEChunkChart(w io.Writer, title, xlabel string, res []monitor.Result,
 			chart.Series{Name: "upper threshold", X: []float64{x0, x1}, Y: []float64{th.Upper, th.Upper}},
 			chart.Series{Name: "lower threshold", X: []float64{x0, x1}, Y: []float64{th.Lower, th.Lower}})
 	}
-	return viaFile(w, ".png", func(path string) error { return chart.Lines(path, title, xlabel, "MSE", series) })
+	return pngTo(w)(chart.NewLines(title, xlabel, "MSE", series))
 }
 
 // Artifacts returns the files of `mse bench --out`: bench.md (the result

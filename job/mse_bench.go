@@ -36,7 +36,8 @@ func NewMSEBenchRequest() MSEBenchRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *MSEBenchRequest) Validate() error {
+func (r *MSEBenchRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewMSEBenchRequest()) }()
 	_, err := r.methods()
 	return err
 }

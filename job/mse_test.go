@@ -276,12 +276,12 @@ func TestMSEInputErrors(t *testing.T) {
 		{"other columns", est(func(r *MSEEstimateRequest) { r.Data = "other.csv" }), "other.csv", 0, "", `no column "noise_feature" (the feature of check model check.json)`},
 		{"no header", est(func(r *MSEEstimateRequest) { r.Data = "nohdr.csv" }), "nohdr.csv", 0, "", "has no header row, but the check model check.json"},
 		{"out of order", est(func(r *MSEEstimateRequest) { r.Data, r.Timestamp, r.Period = "unordered.csv", "ts", "day" }), "unordered.csv", 3, `column "ts"`, "earlier than the previous row"},
-		{"too many chunks", est(func(r *MSEEstimateRequest) { r.Chunks = 97 }), "op.csv", 0, "", "--chunks 97: 96 data rows"},
-		{"missing target column", est(func(r *MSEEstimateRequest) { r.Target = "price" }), "op.csv", 0, "--target", `no column "price"`},
+		{"too many chunks", est(func(r *MSEEstimateRequest) { r.Chunks = 97 }), "op.csv", 0, "", "{chunks} 97: 96 data rows"},
+		{"missing target column", est(func(r *MSEEstimateRequest) { r.Target = "price" }), "op.csv", 0, "{target}", `no column "price"`},
 		{"not a model", est(func(r *MSEEstimateRequest) { r.Model = "notmodel.json" }), "notmodel.json", 0, "", `format ""`},
 		{"missing model", est(func(r *MSEEstimateRequest) { r.Model = "nope.json" }), "nope.json", 0, "", "cannot read the check model"},
 		{"timestamp feature", fit(func(r *MSEFitRequest) { r.Features = nil }), "ref.csv", 2, `column "ts"`, "is not a number"},
-		{"missing feature", fit(func(r *MSEFitRequest) { r.Features = []string{"nope"} }), "ref.csv", 0, "--features", `no column "nope"`},
+		{"missing feature", fit(func(r *MSEFitRequest) { r.Features = []string{"nope"} }), "ref.csv", 0, "{features}", `no column "nope"`},
 		{"short bench file", func() error {
 			r := NewMSEBenchRequest()
 			r.Dataset, r.Methods = "short.csv", []string{"kstar"}

@@ -3,6 +3,7 @@ package job
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"strings"
@@ -93,10 +94,10 @@ func sameProvenance(cmd, aPath string, a *provenance, bPath string, b *provenanc
 	return &dataio.InputError{File: bPath, Msg: fmt.Sprintf("%s: features of %s, but %s holds features of %s: features made by different networks, preprocessing or weights are not comparable", cmd, b, aPath, a)}
 }
 
-// writeStatsProvenance writes statistics with their provenance, if any.
-func writeStatsProvenance(path string, s frechet.Stats, p *provenance) error {
+// encodeStatsProvenance writes statistics with their provenance, if any.
+func encodeStatsProvenance(w io.Writer, s frechet.Stats, p *provenance) error {
 	if p == nil {
-		return frechet.WriteStats(path, s)
+		return frechet.EncodeStats(w, s)
 	}
-	return frechet.WriteStatsWith(path, s, map[string]*dataio.Array{provenanceKey: p.array()})
+	return frechet.EncodeStatsWith(w, s, map[string]*dataio.Array{provenanceKey: p.array()})
 }

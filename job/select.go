@@ -69,7 +69,8 @@ func NewSelectRequest() SelectRequest {
 }
 
 // Validate checks the fields that need no input file.
-func (r *SelectRequest) Validate() error {
+func (r *SelectRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewSelectRequest()) }()
 	_, _, err := r.rules()
 	return err
 }
@@ -201,7 +202,7 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 		return nil, err
 	}
 	fsys := env.fsys()
-	spec := rowsSpec{key: req.PoolsKey, keyFlag: "--pools-key", probs: req.Score == "is"}
+	spec := rowsSpec{key: req.PoolsKey, keyFlag: "{pools_key}", probs: req.Score == "is"}
 	pools := make([]*mat.Dense, len(req.Pools))
 	// Folders first, all features under one progress count; files after.
 	ex, err := newExtractor(env, "select", "image_batch", req.images())
@@ -284,7 +285,7 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSide, sim online.Simulation, rules []online.FIDRule, pools []*mat.Dense) (*online.Result, error) {
 	var err error
 	if side == nil {
-		if side, err = readSide(env.fsys(), req.Ref, req.RefKey, "--ref-key"); err != nil {
+		if side, err = readSide(env.fsys(), req.Ref, req.RefKey, "{ref_key}"); err != nil {
 			return nil, err
 		}
 	}
@@ -357,9 +358,9 @@ func selectBonusWarning(ref *online.FIDReference, pools []*mat.Dense, p online.F
 	if !(med > spread) {
 		return ""
 	}
-	hint := "--fid-bonus fducb2025, a smaller --bonus-scale or more --steps"
+	hint := "{fid_bonus} fducb2025, a smaller {bonus_scale} or more {steps}"
 	if p.Form == online.BonusFDUCB2025 {
-		hint = "a smaller --bonus-scale or more --steps"
+		hint = "a smaller {bonus_scale} or more {steps}"
 	}
 	return fmt.Sprintf("FID-UCB's bonus (%s, median %.4g at %d samples per generator) exceeds the spread of the empirical FIDs (%.4g): its picks will follow the generators' variance more than their FID; consider %s",
 		p.Form, med, n, spread, hint)

@@ -57,7 +57,7 @@ func (r *SelectResult) WriteStepsCSV(w io.Writer) error {
 			}
 		}
 	}
-	return viaFile(w, ".csv", func(path string) error { return dataio.WriteCSV(path, header, rows) })
+	return dataio.EncodeCSV(w, header, rows)
 }
 
 // writeChart draws one curve of every algorithm against the step, with a
@@ -77,5 +77,5 @@ func (r *SelectResult) writeChart(w io.Writer, title, ylabel string, curve func(
 		}
 		series = append(series, chart.Series{Name: a.Name, X: xs, Y: c.Mean, Lower: lo, Upper: hi})
 	}
-	return viaFile(w, ".png", func(path string) error { return chart.Lines(path, title, "step", ylabel, series) })
+	return pngTo(w)(chart.NewLines(title, "step", ylabel, series))
 }

@@ -17,19 +17,22 @@ import (
 )
 
 // Kinds lists the job kinds the service runs: the URL segment of POST
-// /api/v1/jobs/{kind}, the command's name with spaces as hyphens.
+// /api/v1/jobs/{kind}, the command's name with spaces as hyphens
+// (job.Command.Slug), in the order of job.Commands.
 //
-// features reads its folder of images as a .zip upload ("input": the
-// archive's id), and its weights from an uploaded .pth ("weights": its
-// id) or the server's configured file; the service never downloads them.
-// stats, compare, is and select take .zip uploads as folders of images
-// too, under the same weights rule.
-var Kinds = []string{
-	"entropy", "decompose", "correlate",
-	"features", "stats", "compare", "is", "cka",
-	"select", "disentangle",
-	"hallucination-run", "hallucination-simulate",
-	"mse-fit", "mse-estimate", "mse-bench",
+// A kind's input fields name uploads (see job.Command.Inputs). A kind
+// that reads folders of images (features, stats, compare, is, select)
+// takes each as a .zip upload, and its Inception weights from an
+// uploaded .pth (the weights field: its id) or the server's configured
+// file; the service never downloads them.
+var Kinds = kindSlugs()
+
+func kindSlugs() []string {
+	var s []string
+	for i := range job.Commands {
+		s = append(s, job.Commands[i].Slug())
+	}
+	return s
 }
 
 // KnownKind reports whether kind is one of Kinds.
@@ -115,52 +118,6 @@ func jsonType(kind string) string {
 	return kind
 }
 
-// spec builds a task from a request type: decode over the defaults,
-// validate, and run fn, collecting artifacts with arts (nil: none).
-func spec[Req any, Res any](raw []byte, req Req, validate func(*Req) error,
-	fn func(context.Context, job.Env, Req) (*Res, error), arts func(*Res) []job.Artifact,
-	inputs func(*Req) []input) (*task, error) {
-	if err := decodeStrict(raw, &req); err != nil {
-		return nil, err
-	}
-	if err := validate(&req); err != nil {
-		return nil, err
-	}
-	t := &task{run: func(ctx context.Context, env job.Env) (any, []job.Artifact, error) {
-		res, err := fn(ctx, env, req)
-		if err != nil {
-			return nil, nil, err
-		}
-		var a []job.Artifact
-		if arts != nil {
-			a = arts(res)
-		}
-		return res, a, nil
-	}}
-	if inputs != nil {
-		t.inputs = inputs(&req)
-	}
-	return t, nil
-}
-
-// one returns the input for a field, nothing when the value is empty
-// (an optional file not given).
-func one(field, id string) []input {
-	if id == "" {
-		return nil
-	}
-	return []input{{field, id}}
-}
-
-// many returns the inputs of a list field, named field[i].
-func many(field string, ids []string) []input {
-	var in []input
-	for i, id := range ids {
-		in = append(in, input{fmt.Sprintf("%s[%d]", field, i), id})
-	}
-	return in
-}
-
 // prepEnv is what preparing a request needs from the service.
 type prepEnv struct {
 	uploadsDir string // the host folder of the uploads
@@ -194,204 +151,119 @@ func (pe prepEnv) imageWeights(weights *string, inputs ...string) (string, error
 	return id, nil
 }
 
-// nameWeights names the weights in a result as the client knows them (the
-// upload id, or "server:" and the configured file's name), never by a
-// path on the server.
-func (pe prepEnv) nameWeights(im *job.ImagesInfo, id string) {
-	if im == nil {
+// nameWeights sets named, a result's field naming the weights (nil:
+// none), to the weights as the client knows them (the upload id, or
+// "server:" and the configured file's name), never a path on the server.
+func (pe prepEnv) nameWeights(named *string, id string) {
+	if named == nil {
 		return
 	}
-	im.Weights = id
+	*named = id
 	if id == "" {
-		im.Weights = "server:" + filepath.Base(pe.weights)
+		*named = "server:" + filepath.Base(pe.weights)
 	}
 }
 
-// prepare decodes and validates a request of a kind: the one switch from
-// kind to job function (no registry, no reflection).
+// prepare decodes and validates a request of a kind: its JSON over the
+// defaults of job.Commands' entry, the server's policy for the kind, the
+// request's Validate, then the uploads and weights the kind declares.
 func prepare(kind string, raw []byte, pe prepEnv) (*task, error) {
-	switch kind {
-	case "entropy":
-		return spec(raw, job.NewEntropyRequest(), (*job.EntropyRequest).Validate, job.Entropy, (*job.EntropyResult).Artifacts,
-			func(r *job.EntropyRequest) []input {
-				return append(one("in", r.In), one("embeddings", r.Embeddings)...)
-			})
-	case "decompose":
-		return spec(raw, job.NewDecomposeRequest(), (*job.DecomposeRequest).Validate, job.Decompose, nil,
-			func(r *job.DecomposeRequest) []input {
-				return append(many("models", r.Models), one("targets", r.Targets)...)
-			})
-	case "correlate":
-		return spec(raw, job.NewCorrelateRequest(), (*job.CorrelateRequest).Validate, job.Correlate, (*job.CorrelateResult).Artifacts,
-			func(r *job.CorrelateRequest) []input { return many("files", r.Files) })
-	case "features":
-		var weights string // the upload id, before it becomes a host path
-		return spec(raw, job.NewFeaturesRequest(), func(r *job.FeaturesRequest) error {
-			if err := r.Validate(); err != nil {
-				return err
+	c := job.CommandNamed(kind)
+	if c == nil || c.Slug() != kind {
+		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownKind, kind, strings.Join(Kinds, ", "))
+	}
+	req := c.New()
+	if err := decodeStrict(raw, req); err != nil {
+		return nil, err
+	}
+	pol := policies[kind]
+	if pol.before != nil {
+		if err := pol.before(req); err != nil {
+			return nil, err
+		}
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if pol.after != nil {
+		if err := pol.after(req); err != nil {
+			return nil, err
+		}
+	}
+	declared := c.Inputs(req)
+	var inputs []input
+	var folders []string
+	for _, in := range declared {
+		if in.Folder && !strings.HasSuffix(in.Path, ".zip") {
+			return nil, job.Fieldf(in.Field, "{%s} %q: upload the folder of images as a .zip archive and pass its id", in.Field, in.Path)
+		}
+		if in.Images {
+			folders = append(folders, in.Path)
+		}
+		inputs = append(inputs, input{in.Field, in.Path})
+	}
+	var weights string // the upload id of the weights, before it becomes a host path
+	w := c.Weights(req)
+	if w != nil {
+		var err error
+		if weights, err = pe.imageWeights(w, folders...); err != nil {
+			return nil, err
+		}
+		if weights != "" {
+			inputs = append(inputs, input{"weights", weights})
+		}
+	}
+	return &task{
+		inputs:  inputs,
+		baseURL: c.BaseURL(req),
+		run: func(ctx context.Context, env job.Env) (any, []job.Artifact, error) {
+			res, err := c.Run(ctx, env, req)
+			if err != nil {
+				return nil, nil, err
 			}
-			if !strings.HasSuffix(r.Input, ".zip") {
-				return job.Fieldf("input", "{input} %q: upload the folder of images as a .zip archive and pass its id", r.Input)
-			}
-			// inception.ResolveWeights downloads the weights when it is
-			// given no path; the service never lets it.
-			switch {
-			case r.Weights == "" && pe.weights == "":
-				return job.Fieldf("weights", "{weights}: this server has no Inception weights configured; upload the .pth file and pass its id")
-			case r.Weights == "":
-				r.Weights = pe.weights
-			case !uploadID.MatchString(r.Weights) || !strings.HasSuffix(r.Weights, ".pth"):
-				return job.Fieldf("weights", "{weights} %q: want the id of an uploaded .pth file", r.Weights)
-			default:
-				weights = r.Weights
-				r.Weights = filepath.Join(pe.uploadsDir, r.Weights)
-			}
-			return nil
-		}, func(ctx context.Context, env job.Env, r job.FeaturesRequest) (*job.FeaturesResult, error) {
-			res, err := job.Features(ctx, env, r)
-			if res != nil {
+			if w != nil {
 				// The result names the weights as the client knows them,
 				// not by a path on the server.
-				res.Weights = weights
-				if weights == "" {
-					res.Weights = "server:" + filepath.Base(pe.weights)
-				}
+				pe.nameWeights(c.WeightsName(res), weights)
 			}
-			return res, err
-		}, (*job.FeaturesResult).Artifacts,
-			func(r *job.FeaturesRequest) []input { return append(one("input", r.Input), one("weights", weights)...) })
-	case "stats":
-		var weights string
-		return spec(raw, job.NewStatsRequest(), func(r *job.StatsRequest) error {
-			if err := r.Validate(); err != nil {
-				return err
-			}
-			var err error
-			weights, err = pe.imageWeights(&r.Weights, r.In)
-			return err
-		}, func(ctx context.Context, env job.Env, r job.StatsRequest) (*job.StatsResult, error) {
-			res, err := job.Stats(ctx, env, r)
-			if res != nil {
-				pe.nameWeights(res.Images, weights)
-			}
-			return res, err
-		}, func(r *job.StatsResult) []job.Artifact { return []job.Artifact{r.Artifact("stats.npz")} },
-			func(r *job.StatsRequest) []input { return append(one("in", r.In), one("weights", weights)...) })
-	case "compare":
-		var weights string
-		return spec(raw, job.NewCompareRequest(), func(r *job.CompareRequest) error {
-			if err := r.Validate(); err != nil {
-				return err
-			}
-			var err error
-			weights, err = pe.imageWeights(&r.Weights, r.Real, r.Fake)
-			return err
-		}, func(ctx context.Context, env job.Env, r job.CompareRequest) (*job.CompareResult, error) {
-			res, err := job.Compare(ctx, env, r)
-			if res != nil {
-				pe.nameWeights(res.Images, weights)
-			}
-			return res, err
-		}, nil,
-			func(r *job.CompareRequest) []input {
-				return append(append(one("real", r.Real), one("fake", r.Fake)...), one("weights", weights)...)
-			})
-	case "is":
-		var weights string
-		return spec(raw, job.NewISRequest(), func(r *job.ISRequest) error {
-			if err := r.Validate(); err != nil {
-				return err
-			}
-			var err error
-			weights, err = pe.imageWeights(&r.Weights, r.Images)
-			return err
-		}, func(ctx context.Context, env job.Env, r job.ISRequest) (*job.ISResult, error) {
-			res, err := job.IS(ctx, env, r)
-			if res != nil {
-				pe.nameWeights(res.Images, weights)
-			}
-			return res, err
-		}, nil,
-			func(r *job.ISRequest) []input {
-				return append(append(one("probs", r.Probs), one("images", r.Images)...), one("weights", weights)...)
-			})
-	case "cka":
-		return spec(raw, job.NewCKARequest(), (*job.CKARequest).Validate, job.CKA, nil,
-			func(r *job.CKARequest) []input { return append(one("x", r.X), one("y", r.Y)...) })
-	case "select":
-		var weights string
-		return spec(raw, job.NewSelectRequest(), func(r *job.SelectRequest) error {
-			if err := r.Validate(); err != nil {
-				return err
-			}
-			var err error
-			weights, err = pe.imageWeights(&r.Weights, append([]string{r.Ref}, r.Pools...)...)
-			return err
-		}, job.Select, (*job.SelectResult).Artifacts,
-			func(r *job.SelectRequest) []input {
-				return append(append(many("pools", r.Pools), one("ref", r.Ref)...), one("weights", weights)...)
-			})
-	case "disentangle":
-		return spec(raw, job.NewDisentangleRequest(), (*job.DisentangleRequest).Validate, job.Disentangle, (*job.DisentangleResult).Artifacts,
-			func(r *job.DisentangleRequest) []input {
-				return append(append(one("train", r.Train), one("test", r.Test)...), many("generated", r.Generated)...)
-			})
-	case "hallucination-simulate":
-		return spec(raw, job.NewHallucinationSimulateRequest(), func(r *job.HallucinationSimulateRequest) error {
-			// Validate builds the categorical model, whose size grows with
-			// groups: 10^8 groups allocate 0.8 GB before any job runs. A
-			// server bounds it first, so that one request cannot exhaust
-			// its memory.
-			if r.Model == "categorical" && (r.Groups > maxCategorical || r.Labels > maxCategorical) {
-				return job.Fieldf("groups", "{groups} %d, {labels} %d: this server accepts at most %d of each", r.Groups, r.Labels, maxCategorical)
-			}
-			return r.Validate()
-		}, job.HallucinationSimulate, (*job.HallucinationSimulateResult).Artifacts, nil)
-	case "hallucination-run":
-		var base string
-		t, err := spec(raw, job.NewHallucinationRunRequest(), func(r *job.HallucinationRunRequest) error {
-			if r.Backend == "openai" {
-				base = r.BaseURL
-			}
-			return r.Validate()
-		}, job.HallucinationRun, (*job.HallucinationRunResult).Artifacts,
-			func(r *job.HallucinationRunRequest) []input {
-				return append(one("context", r.Context), one("queries", r.Queries)...)
-			})
-		if t != nil {
-			t.baseURL = base
+			return res, c.Artifacts(req, res), nil
+		},
+	}, nil
+}
+
+// policy is what the service adds to a kind's Validate: before runs on
+// the decoded request first, after once it is valid.
+type policy struct{ before, after func(job.Request) error }
+
+// policies are the service's rules of the kinds that need one.
+var policies = map[string]policy{
+	"hallucination-simulate": {before: func(q job.Request) error {
+		// Validate builds the categorical model, whose size grows with
+		// groups: 10^8 groups allocate 0.8 GB before any job runs. A
+		// server bounds it first, so that one request cannot exhaust its
+		// memory.
+		r := q.(*job.HallucinationSimulateRequest)
+		if r.Model == "categorical" && (r.Groups > maxCategorical || r.Labels > maxCategorical) {
+			return job.Fieldf("groups", "{groups} %d, {labels} %d: this server accepts at most %d of each", r.Groups, r.Labels, maxCategorical)
 		}
-		return t, err
-	case "mse-fit":
-		var model string
-		return spec(raw, job.NewMSEFitRequest(), func(r *job.MSEFitRequest) error {
+		return nil
+	}},
+	"mse-fit": {
+		before: func(q job.Request) error {
+			r := q.(*job.MSEFitRequest)
 			if r.Model == "" {
 				r.Model = "model.json" // the artifact's name: no file is written on the server
 			}
-			if err := r.Validate(); err != nil {
-				return err
-			}
+			return nil
+		},
+		after: func(q job.Request) error {
+			r := q.(*job.MSEFitRequest)
 			if !validArtifactName(r.Model) || !strings.HasSuffix(r.Model, ".json") {
 				return job.Fieldf("model", "{model} %q: name the model's artifact, a file name ending in .json (no folders)", r.Model)
 			}
-			model = r.Model
 			return nil
-		}, job.MSEFit, func(r *job.MSEFitResult) []job.Artifact {
-			return []job.Artifact{{Name: model, Write: r.WriteModel}}
-		}, func(r *job.MSEFitRequest) []input { return one("train", r.Train) })
-	case "mse-estimate":
-		return spec(raw, job.NewMSEEstimateRequest(), (*job.MSEEstimateRequest).Validate, job.MSEEstimate, (*job.MSEEstimateResult).Artifacts,
-			func(r *job.MSEEstimateRequest) []input { return append(one("model", r.Model), one("data", r.Data)...) })
-	case "mse-bench":
-		return spec(raw, job.NewMSEBenchRequest(), (*job.MSEBenchRequest).Validate, job.MSEBench, (*job.MSEBenchResult).Artifacts,
-			func(r *job.MSEBenchRequest) []input {
-				if strings.HasPrefix(r.Dataset, "synthetic-") {
-					return nil
-				}
-				return one("dataset", r.Dataset)
-			})
-	}
-	return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownKind, kind, strings.Join(Kinds, ", "))
+		},
+	},
 }
 
 // maxCategorical bounds the groups and labels of a categorical

@@ -3,9 +3,8 @@ package jobrun
 import (
 	"bytes"
 	"context"
+	"io"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,22 +92,18 @@ func upload(t *testing.T, s *Service, name string, data []byte) string {
 	return u.ID
 }
 
-// viaFile renders what a path-writing function writes, in memory.
-func viaFile(t testing.TB, ext string, write func(path string) error) []byte {
+// encoded returns what an encoder writes, in memory.
+func encoded(t testing.TB, encode func(w io.Writer) error) []byte {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "f"+ext)
-	if err := write(p); err != nil {
+	var b bytes.Buffer
+	if err := encode(&b); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return b.Bytes()
 }
 
 func npy(t testing.TB, shape []int, data []float64) []byte {
-	return viaFile(t, ".npy", func(p string) error { return dataio.WriteNPY(p, &dataio.Array{Shape: shape, Data: data}) })
+	return encoded(t, func(w io.Writer) error { return dataio.EncodeNPY(w, &dataio.Array{Shape: shape, Data: data}) })
 }
 
 // normal returns n·d draws of shift + scale·N(0, 1).
@@ -121,7 +116,7 @@ func normal(r *rand.Rand, n, d int, shift, scale float64) []float64 {
 }
 
 func statsNPZ(t *testing.T, rows *mat.Dense) []byte {
-	return viaFile(t, ".npz", func(p string) error { return frechet.WriteStats(p, frechet.StatsOf(rows, 1)) })
+	return encoded(t, func(w io.Writer) error { return frechet.EncodeStats(w, frechet.StatsOf(rows, 1)) })
 }
 
 // replaceIDs substitutes {{name}} in a request template with upload ids.

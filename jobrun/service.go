@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"genlens/internal/fields"
 	"genlens/internal/par"
 	"genlens/job"
 )
@@ -436,7 +437,7 @@ func (s *Service) execute(wctx context.Context, worker string, j Job) {
 		Progress: func(done, total int) { prog.Store(uint64(uint32(done))<<32 | uint64(uint32(total))) },
 		Warn: func(msg string) {
 			warnMu.Lock()
-			warnings = append(warnings, msg)
+			warnings = append(warnings, fields.Plain(msg)) // fields by their names
 			warnMu.Unlock()
 		},
 		Secret:     s.cfg.Secret,

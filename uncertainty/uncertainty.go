@@ -46,6 +46,15 @@ type Options struct {
 	// DefaultRougeThreshold; a threshold of 0 counts any answer sharing a
 	// word with a reference as correct.
 	RougeThreshold *float64
+	// Scores are the scores to compute; nil means DefaultScores. Those
+	// not asked for are NaN in every Result and Summary.
+	Scores []Score
+	// Similarity is the similarity of the graph scores (KLE, EigV,
+	// Degree); "" means SimilarityRougeL. SimilarityEmbedding needs
+	// Embeddings.
+	Similarity Similarity
+	// KLETime is the heat-kernel time t of KLE; 0 means DefaultKLETime.
+	KLETime float64
 	// Progress, when set, is called after each prompt with the number of
 	// prompts done and their total. It may be called from several
 	// goroutines, but never concurrently.
@@ -53,13 +62,16 @@ type Options struct {
 }
 
 // Result is the evaluation of one prompt. Scores are NaN when the prompt
-// has fewer than two usable samples (Reason says why); Correct is nil when
-// correctness cannot be determined (no answer, or no reference and no
-// given label).
+// has fewer than two usable samples (Reason says why) and when they were
+// not asked for; Correct is nil when correctness cannot be determined (no
+// answer, or no reference and no given label).
 type Result struct {
 	ID                string
 	KernelEntropy     float64
 	LexicalSimilarity float64
+	KLE               float64 // kernel language entropy of the similarity graph (see KLE)
+	EigV              float64 // see EigV
+	Degree            float64 // see Degree
 	Correct           *bool
 	Reason            string
 }
@@ -72,10 +84,16 @@ type Summary struct {
 	Labelled int     // prompts with scores and known correctness
 	Accuracy float64 // fraction correct among Labelled
 	// AUROC of each score for detecting incorrect answers (the positive
-	// class): kernel entropy as is, lexical similarity negated. NaN when
-	// all labelled answers are correct, or all incorrect.
+	// class). The uncertainties (kernel entropy, KLE, EigV, Degree) enter
+	// as they are, the confidence lexical similarity negated, so that 0.5
+	// is chance and higher is better for every score. NaN when all
+	// labelled answers are correct, or all incorrect, and for scores not
+	// computed.
 	AUROCKernelEntropy     float64
 	AUROCLexicalSimilarity float64
+	AUROCKLE               float64
+	AUROCEigV              float64
+	AUROCDegree            float64
 }
 
 // Evaluate scores every prompt (concurrently, through par.For) and
@@ -91,12 +109,29 @@ func Evaluate(ctx context.Context, prompts []Prompt, opt Options) ([]Result, Sum
 	if opt.RougeThreshold != nil {
 		thr = *opt.RougeThreshold
 	}
+	set, err := newScoreSet(opt.Scores)
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	switch opt.Similarity {
+	case "":
+		opt.Similarity = SimilarityRougeL
+	case SimilarityRougeL, SimilarityEmbedding:
+	default:
+		return nil, Summary{}, fmt.Errorf("uncertainty: unknown similarity %q (want %s or %s)", string(opt.Similarity), SimilarityRougeL, SimilarityEmbedding)
+	}
+	if opt.KLETime == 0 {
+		opt.KLETime = DefaultKLETime
+	}
+	if !(opt.KLETime > 0) || math.IsInf(opt.KLETime, 1) {
+		return nil, Summary{}, fmt.Errorf("uncertainty: KLE time %v: want a positive finite number", opt.KLETime)
+	}
 	results := make([]Result, len(prompts))
 	errs := make([]error, len(prompts))
 	var mu sync.Mutex
 	done := 0
-	err := par.For(ctx, len(prompts), 0, func(_ context.Context, i int) error {
-		results[i], errs[i] = evaluate(&prompts[i], opt, thr)
+	err = par.For(ctx, len(prompts), 0, func(_ context.Context, i int) error {
+		results[i], errs[i] = evaluate(&prompts[i], opt, set, thr)
 		if opt.Progress != nil {
 			mu.Lock()
 			done++
@@ -113,11 +148,12 @@ func Evaluate(ctx context.Context, prompts []Prompt, opt Options) ([]Result, Sum
 			return nil, Summary{}, err
 		}
 	}
-	return results, Summarize(results), nil
+	return results, summarize(results, set), nil
 }
 
-func evaluate(p *Prompt, opt Options, thr float64) (Result, error) {
-	r := Result{ID: p.ID, KernelEntropy: math.NaN(), LexicalSimilarity: math.NaN()}
+func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error) {
+	nan := math.NaN()
+	r := Result{ID: p.ID, KernelEntropy: nan, LexicalSimilarity: nan, KLE: nan, EigV: nan, Degree: nan}
 	samples, emb := p.Samples, p.Embeddings
 	if emb != nil {
 		if n, _ := emb.Dims(); n != len(samples) {
@@ -156,37 +192,114 @@ func evaluate(p *Prompt, opt Options, thr float64) (Result, error) {
 		r.Correct = &c
 	}
 	if len(samples) < 2 {
-		r.Reason = fmt.Sprintf("%d usable sample(s); kernel entropy needs at least 2", len(samples))
+		what := "kernel entropy needs"
+		if !set.has(ScoreKernelEntropy) {
+			what = "the scores need"
+		}
+		r.Reason = fmt.Sprintf("%d usable sample(s); %s at least 2", len(samples), what)
 		return r, nil
 	}
-	toks := make([][]string, len(samples))
-	for i, s := range samples {
-		toks[i] = tokenize.Words(s)
-	}
-	r.LexicalSimilarity = evalstat.LexicalSimilarity(toks)
-	if opt.Kernel == nil {
-		r.KernelEntropy = kscore.EntropyGram(opt.Sequence.Gram(toks))
-		return r, nil
-	}
-	if emb == nil {
+	vectorKernel := opt.Kernel != nil && set.has(ScoreKernelEntropy)
+	embeddingGraph := set.graph() && opt.Similarity == SimilarityEmbedding
+	if emb == nil && (vectorKernel || embeddingGraph) {
 		r.Reason = "no embeddings for a vector kernel"
-		r.LexicalSimilarity = math.NaN()
+		if !vectorKernel {
+			r.Reason = "no embeddings for the embedding similarity"
+		}
 		return r, nil
 	}
-	r.KernelEntropy = kscore.Entropy(opt.Kernel, emb)
+	var toks [][]string
+	if set.has(ScoreLexSim) || (set.has(ScoreKernelEntropy) && !vectorKernel) || (set.graph() && !embeddingGraph) {
+		toks = make([][]string, len(samples))
+		for i, s := range samples {
+			toks[i] = tokenize.Words(s)
+		}
+	}
+	var rouge *mat.SymDense
+	if set.graph() && !embeddingGraph {
+		rouge = RougeSimilarity(toks)
+	}
+	switch {
+	case set.has(ScoreLexSim) && rouge != nil:
+		r.LexicalSimilarity = meanUpper(rouge)
+	case set.has(ScoreLexSim):
+		r.LexicalSimilarity = evalstat.LexicalSimilarity(toks)
+	}
+	if set.has(ScoreKernelEntropy) {
+		if vectorKernel {
+			r.KernelEntropy = kscore.Entropy(opt.Kernel, emb)
+		} else {
+			r.KernelEntropy = kscore.EntropyGram(opt.Sequence.Gram(toks))
+		}
+	}
+	if set.graph() {
+		w := rouge
+		if embeddingGraph {
+			w = CosineSimilarity(emb)
+		}
+		g := newGraph(w)
+		if set.has(ScoreKLE) {
+			r.KLE = g.kle(opt.KLETime)
+		}
+		if set.has(ScoreEigV) {
+			r.EigV = g.eigv()
+		}
+		if set.has(ScoreDegree) {
+			r.Degree = g.degree()
+		}
+	}
 	return r, nil
 }
 
-// Summarize aggregates results (see Summary).
-func Summarize(results []Result) Summary {
-	s := Summary{N: len(results), AUROCKernelEntropy: math.NaN(), AUROCLexicalSimilarity: math.NaN(), Accuracy: math.NaN()}
-	var ke, ls []float64
+// meanUpper returns the mean of w above the diagonal: with the RougeL-F
+// matrix, evalstat.LexicalSimilarity of the samples, bit for bit (the
+// same terms summed in the same order), without their LCS again.
+func meanUpper(w *mat.SymDense) float64 {
+	n := w.SymmetricDim()
+	var sum float64
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			sum += w.At(i, j)
+		}
+	}
+	return sum / float64(n*(n-1)/2)
+}
+
+// Summarize aggregates results (see Summary) over scores, DefaultScores
+// when none are given. A prompt is skipped when one of them is NaN.
+func Summarize(results []Result, scores ...Score) Summary {
+	if len(scores) == 0 {
+		scores = DefaultScores
+	}
+	var set scoreSet
+	for _, s := range scores {
+		if s.Valid() {
+			set |= 1 << s.index()
+		}
+	}
+	return summarize(results, set)
+}
+
+func summarize(results []Result, set scoreSet) Summary {
+	nan := math.NaN()
+	s := Summary{N: len(results), Accuracy: nan,
+		AUROCKernelEntropy: nan, AUROCLexicalSimilarity: nan, AUROCKLE: nan, AUROCEigV: nan, AUROCDegree: nan}
+	var scores []Score
+	for _, sc := range AllScores {
+		if set.has(sc) {
+			scores = append(scores, sc)
+		}
+	}
+	values := make([][]float64, len(scores))
 	var wrong []bool
 	correct := 0
+results:
 	for _, r := range results {
-		if math.IsNaN(r.KernelEntropy) {
-			s.Skipped++
-			continue
+		for _, sc := range scores {
+			if math.IsNaN(r.Value(sc)) {
+				s.Skipped++
+				continue results
+			}
 		}
 		if r.Correct == nil {
 			continue
@@ -195,19 +308,23 @@ func Summarize(results []Result) Summary {
 		if *r.Correct {
 			correct++
 		}
-		ke = append(ke, r.KernelEntropy)
-		ls = append(ls, -r.LexicalSimilarity)
+		for k, sc := range scores {
+			v := r.Value(sc)
+			if sc == ScoreLexSim {
+				v = -v // a confidence: low similarity flags a wrong answer
+			}
+			values[k] = append(values[k], v)
+		}
 		wrong = append(wrong, !*r.Correct)
 	}
 	if s.Labelled == 0 {
 		return s
 	}
 	s.Accuracy = float64(correct) / float64(s.Labelled)
-	if a, err := evalstat.AUROC(ke, wrong); err == nil {
-		s.AUROCKernelEntropy = a
-	}
-	if a, err := evalstat.AUROC(ls, wrong); err == nil {
-		s.AUROCLexicalSimilarity = a
+	for k, sc := range scores {
+		if a, err := evalstat.AUROC(values[k], wrong); err == nil {
+			s.setAUROC(sc, a)
+		}
 	}
 	return s
 }

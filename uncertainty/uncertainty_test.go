@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"genlens/dataio"
 	"genlens/kernel"
 )
 
@@ -153,5 +156,133 @@ func TestEvaluateProgressAndCancel(t *testing.T) {
 	cancel()
 	if _, _, err := Evaluate(ctx, prompts, Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: err %v, want context.Canceled", err)
+	}
+}
+
+// TestEvaluateGraphScores: the graph scores of a prompt are those of the
+// similarity matrix of its scored samples (samples[1:] under
+// HoldoutFirst), and only the scores asked for are computed.
+func TestEvaluateGraphScores(t *testing.T) {
+	// samples[1:]: "paris" twice and "lyon": RougeL W = [J₂ 0; 0 1], two
+	// clusters of 2 and 1: EigV 2, Degree 1 − (4 + 1)/9 = 4/9, KLE with
+	// L eigenvalues 0, 0, 2.
+	p := Prompt{ID: "q", Samples: []string{"rome", "Paris", "paris", "Lyon"}, References: []string{"Paris"},
+		Embeddings: mat.NewDense(4, 2, []float64{-1, 0, 1, 0, 1, 0.1, 0, 1})}
+	res, sum, err := Evaluate(context.Background(), []Prompt{p}, Options{Scores: AllScores, HoldoutFirst: true, KLETime: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res[0]
+	if r.Correct == nil || *r.Correct {
+		t.Errorf("samples[0] rome judged %v, want false", r.Correct)
+	}
+	wantKLE := entropyOf(1, 1, math.Exp(-0.5*2))
+	if math.Abs(r.KLE-wantKLE) > 1e-12 || math.Abs(r.EigV-2) > 1e-12 || math.Abs(r.Degree-4.0/9) > 1e-15 {
+		t.Errorf("graph scores %v %v %v, want %v 2 4/9", r.KLE, r.EigV, r.Degree, wantKLE)
+	}
+	if r.KernelEntropy != -1.0/3 || r.LexicalSimilarity != 1.0/3 {
+		t.Errorf("kernel entropy %v, lexical similarity %v, want -1/3 and 1/3", r.KernelEntropy, r.LexicalSimilarity)
+	}
+	if sum.Labelled != 1 || sum.Skipped != 0 {
+		t.Errorf("summary %+v", sum)
+	}
+
+	// The embedding similarity: rows (1, 0), (1, 0.1), (0, 1) of
+	// samples[1:]; cosines c = 1/√1.01, 0 and 0.1/√1.01.
+	res, _, err = Evaluate(context.Background(), []Prompt{p}, Options{Scores: []Score{ScoreDegree}, Similarity: SimilarityEmbedding, HoldoutFirst: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := 1 / math.Sqrt(1.01)
+	if want := 1 - (3+2*(c+0.1*c))/9; math.Abs(res[0].Degree-want) > 1e-15 {
+		t.Errorf("embedding Degree %v, want %v", res[0].Degree, want)
+	}
+	if !math.IsNaN(res[0].KernelEntropy) || !math.IsNaN(res[0].LexicalSimilarity) || !math.IsNaN(res[0].KLE) || !math.IsNaN(res[0].EigV) {
+		t.Errorf("scores not asked for must be NaN: %+v", res[0])
+	}
+	// Without embeddings the embedding similarity skips the prompt.
+	p.Embeddings = nil
+	res, sum, err = Evaluate(context.Background(), []Prompt{p}, Options{Scores: []Score{ScoreEigV}, Similarity: SimilarityEmbedding})
+	if err != nil || res[0].Reason != "no embeddings for the embedding similarity" || sum.Skipped != 1 {
+		t.Errorf("no embeddings: %+v %+v %v", res[0], sum, err)
+	}
+}
+
+// TestGraphScoresAUROCOrientation: EigV, Degree and KLE grow with the
+// disagreement of the samples, so like kernel entropy they enter the
+// AUROC as they are; lexical similarity is negated. With the wrong
+// answers the ones with the most diverse samples, every AUROC is 1.
+func TestGraphScoresAUROCOrientation(t *testing.T) {
+	prompts := []Prompt{
+		{ID: "1", Samples: []string{"a b", "a b", "a b", "a b"}, Correct: ptr(true)},
+		{ID: "2", Samples: []string{"a b", "a b", "a b", "c d"}, Correct: ptr(true)},
+		{ID: "3", Samples: []string{"a b", "a b", "c d", "e f"}, Correct: ptr(false)},
+		{ID: "4", Samples: []string{"a b", "c d", "e f", "g h"}, Correct: ptr(false)},
+	}
+	_, sum, err := Evaluate(context.Background(), prompts, Options{Scores: AllScores})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range AllScores {
+		if sum.AUROC(s) != 1 {
+			t.Errorf("AUROC %s = %v, want 1", s, sum.AUROC(s))
+		}
+	}
+	// The default set leaves the graph AUROCs NaN.
+	_, sum, _ = Evaluate(context.Background(), prompts, Options{})
+	if sum.AUROCKernelEntropy != 1 || !math.IsNaN(sum.AUROCKLE) || !math.IsNaN(sum.AUROCEigV) || !math.IsNaN(sum.AUROCDegree) {
+		t.Errorf("default scores: %+v", sum)
+	}
+}
+
+func TestEvaluateRejectsOptions(t *testing.T) {
+	p := []Prompt{{ID: "q", Samples: []string{"a", "b"}}}
+	for _, opt := range []Options{
+		{Scores: []Score{"entropy"}},
+		{Scores: []Score{}},
+		{Similarity: "nli"},
+		{KLETime: -1},
+		{KLETime: math.Inf(1)},
+		{KLETime: math.NaN()},
+	} {
+		if _, _, err := Evaluate(context.Background(), p, opt); err == nil {
+			t.Errorf("%+v: want an error", opt)
+		}
+	}
+}
+
+// TestLexSimFromGraphBitForBit: with the RougeL graph at hand, lexical
+// similarity is read from it rather than recomputed; it must equal
+// evalstat.LexicalSimilarity exactly, on the real TriviaQA answers when
+// present and on a few awkward samples (empty answers, repeats).
+func TestLexSimFromGraphBitForBit(t *testing.T) {
+	prompts := []Prompt{
+		{ID: "a", Samples: []string{"", "", "x"}},
+		{ID: "b", Samples: []string{"the cat sat", "a cat sat down", "cat", "the the the", "sat cat the"}},
+		{ID: "c", Samples: []string{"1.5 million", "one and a half million", "1,500,000", "about 1.5 million people"}},
+	}
+	if dir := os.Getenv("GENLENS_SHARED_DATA"); dir != "" {
+		recs, err := dataio.ReadRecords(filepath.Join(dir, "llm", "triviaqa_llama13b_500x20.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			prompts = append(prompts, Prompt{ID: r.ID, Samples: r.Samples})
+		}
+	} else {
+		t.Log("GENLENS_SHARED_DATA not set: synthetic samples only")
+	}
+	def, _, err := Evaluate(context.Background(), prompts, Options{Scores: []Score{ScoreLexSim}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _, err := Evaluate(context.Background(), prompts, Options{Scores: []Score{ScoreLexSim, ScoreDegree}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range prompts {
+		if math.Float64bits(def[i].LexicalSimilarity) != math.Float64bits(all[i].LexicalSimilarity) {
+			t.Errorf("%s: lexical similarity %v alone, %v beside the graph", prompts[i].ID, def[i].LexicalSimilarity, all[i].LexicalSimilarity)
+		}
 	}
 }

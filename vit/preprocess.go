@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"genlens/dataio"
+	"genlens/imageio"
 	"genlens/inception"
 	"genlens/resample"
 )
@@ -159,10 +160,10 @@ func toTensor(px []uint8, side int, mean, std [3]float64) []float32 {
 	return out
 }
 
-// LoadImageFS decodes name in fsys (see inception.DecodeFileFS: headers
+// LoadImageFS decodes name in fsys (see imageio.Decode: headers
 // checked, PIL's convert("RGB")) and preprocesses it with preset p.
 func LoadImageFS(fsys fs.FS, name string, p Preset, side int) ([]float32, error) {
-	img, err := inception.DecodeFileFS(fsys, name)
+	img, err := imageio.Decode(fsys, name)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ type kernelFlags struct{ kernel, gamma string }
 func (k *kernelFlags) register(cmd *cobra.Command, defaultKernel, defaultGamma string) {
 	cmd.Flags().StringVar(&k.kernel, "kernel", defaultKernel, "kernel: rbf, laplacian, poly, cosine or linear")
 	cmd.Flags().StringVar(&k.gamma, "gamma", defaultGamma, "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
+	markGivenOnly(cmd, "gamma")
 }
 
 // request returns the kernel and gamma fields of a job request: gamma only
@@ -27,5 +28,18 @@ func (k *kernelFlags) request(cmd *cobra.Command) (name, gamma string) {
 func ifGiven[T any](cmd *cobra.Command, name string, field *T, v T) {
 	if cmd.Flags().Changed(name) {
 		*field = v
+	}
+}
+
+// givenOnly annotates a flag that reaches the request only when given
+// (see ifGiven): its default is the job's reading of the unset field.
+const givenOnly = "genlens:given-only"
+
+// markGivenOnly marks the flags names of cmd as givenOnly.
+func markGivenOnly(cmd *cobra.Command, names ...string) {
+	for _, n := range names {
+		if err := cmd.Flags().SetAnnotation(n, givenOnly, []string{"true"}); err != nil {
+			panic(err)
+		}
 	}
 }

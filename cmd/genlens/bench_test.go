@@ -18,3 +18,15 @@ func BenchmarkEntropyCSQwen1000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEntropyAllScoresQwen1000 is BenchmarkEntropyCSQwen1000 with
+// every score (--scores all): the graph scores' RougeL matrix and two
+// eigensolves per prompt on top.
+func BenchmarkEntropyAllScoresQwen1000(b *testing.B) {
+	path := shareddata.Path(b, "llm/triviaqa_qwen2.5-7b_1000x10.jsonl")
+	for b.Loop() {
+		if code := run([]string{"entropy", "--in", path, "--holdout-first", "--scores", "all", "--json"}, io.Discard, io.Discard); code != 0 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,16 +20,33 @@ var entropyOutputs = []string{"items.csv", "entropy.json", "kernel_entropy_by_co
 
 func newEntropyCmd() *cobra.Command {
 	f := job.NewEntropyRequest()
-	var out, gamma string
+	var out, gamma, similarity, scores string
 	var t int
+	var kleT float64
 	var cumulative, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "entropy --in ANSWERS.(jsonl|parquet) [flags]",
-		Short: "Kernel entropy of sampled LLM answers per prompt, with AUROC",
+		Short: "Kernel entropy and other uncertainty scores of sampled LLM answers per prompt, with AUROC",
 		Long: `entropy scores each prompt's uncertainty as the predictive kernel entropy of
 its sampled answers (Gruber & Buettner, ICML 2024, Algorithm 1), beside the
-lexical-similarity baseline, and reports how well both detect incorrect
+lexical-similarity baseline, and reports how well each detects incorrect
 answers (AUROC).
+
+--scores picks the scores (default kernel-entropy,lexsim; all = every one):
+  kernel-entropy  predictive kernel entropy (--kernel)
+  lexsim          mean pairwise RougeL-F of the samples (a confidence)
+  kle             kernel language entropy (Nikitin, Kossen, Gal & Marttinen,
+                  NeurIPS 2024): von Neumann entropy of expm(-t L)/trace,
+                  L = D - W, t = --kle-t
+  eigv            sum of max(0, 1 - eigenvalue) of the normalised Laplacian
+                  I - D^-1/2 W D^-1/2 (Lin, Trivedi & Sun, TMLR 2024)
+  degree          1 - sum of degrees / m^2 (Lin, Trivedi & Sun, TMLR 2024)
+kle, eigv and degree come from the m x m similarity matrix W of the samples
+(1 on the diagonal; --similarity rougel: RougeL-F of the words, as for
+correctness; embedding: max(0, cosine) of the embeddings, in the rows or
+--embeddings as for the vector kernels). All scores but
+lexsim grow with uncertainty; lexsim enters the AUROC negated, so that for
+every score 1 is perfect and 0.5 chance.
 
 Input rows (JSONL or Parquet): id, samples (strings), optional embeddings (one
 vector per sample), answer, reference (string or list), correct (bool).
@@ -48,6 +66,8 @@ reference as correct).
 With --holdout-first the answer under test is samples[0] and uncertainty is
 computed from samples[1:] only.`,
 		Example: `  genlens entropy --in answers.jsonl --holdout-first
+  genlens entropy --in answers.jsonl --holdout-first --scores all
+  genlens entropy --in answers.jsonl --scores kle,eigv --similarity embedding --embeddings e5.npy
   genlens entropy --in answers.jsonl --kernel rbf --gamma dim --embeddings e5.npy --json`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -56,6 +76,9 @@ computed from samples[1:] only.`,
 			ifGiven(cmd, "t", &f.T, &t)
 			ifGiven(cmd, "cumulative", &f.Cumulative, &cumulative)
 			ifGiven(cmd, "gamma", &f.Gamma, gamma)
+			ifGiven(cmd, "scores", &f.Scores, scores)
+			ifGiven(cmd, "similarity", &f.Similarity, similarity)
+			ifGiven(cmd, "kle-t", &f.KLET, &kleT)
 			return runEntropy(cmd, f, out, asJSON)
 		},
 	}
@@ -67,6 +90,10 @@ computed from samples[1:] only.`,
 	fl.IntVar(&t, "t", 2, "subsequence length of the cs kernel")
 	fl.BoolVar(&cumulative, "cumulative", true, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
 	fl.StringVar(&gamma, "gamma", "dim", "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number; dim by default here, a scale fixed by the dimension alone, so entropies of different files stay comparable (the commands comparing two sets default to median)")
+	fl.StringVar(&scores, "scores", "kernel-entropy,lexsim", "comma-separated scores: kernel-entropy, lexsim, kle, eigv, degree, or all")
+	fl.StringVar(&similarity, "similarity", string(uncertainty.SimilarityRougeL), "similarity of two samples for kle, eigv, degree: rougel (RougeL-F of the words) or embedding (max(0, cosine) of the embeddings)")
+	fl.Float64Var(&kleT, "kle-t", uncertainty.DefaultKLETime, "heat-kernel time t of kle")
+	markGivenOnly(cmd, "t", "cumulative", "gamma", "scores", "similarity", "kle-t")
 	fl.BoolVar(&f.HoldoutFirst, "holdout-first", false, "judge samples[0]; score uncertainty on samples[1:]")
 	fl.Float64Var(&f.Threshold, "rouge-threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct, in [0, 1)")
 	renamedFlag(cmd, "threshold", "rouge-threshold")
@@ -87,26 +114,64 @@ func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON boo
 }
 
 func printEntropy(w io.Writer, out *job.EntropyResult) {
+	scores := out.Scores()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	const maxRows = 40
 	if len(out.Items) <= maxRows {
-		fmt.Fprintln(tw, "id\tkernel_entropy\tlexical_similarity\tcorrect\t")
+		fmt.Fprint(tw, "id\t")
+		for _, s := range scores {
+			fmt.Fprintf(tw, "%s\t", s.Key())
+		}
+		fmt.Fprintln(tw, "correct\t")
 		for _, it := range out.Items {
 			c := "-"
 			if it.Correct != nil {
 				c = strconv.FormatBool(*it.Correct)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", it.ID, fmtNum(float64(it.KernelEntropy)), fmtNum(float64(it.LexicalSimilarity)), c, it.Reason)
+			fmt.Fprintf(tw, "%s\t", it.ID)
+			for _, s := range scores {
+				fmt.Fprintf(tw, "%s\t", fmtNum(numValue(it.Score(s))))
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", c, it.Reason)
 		}
 		tw.Flush()
 		fmt.Fprintln(w)
 	}
 	s := out.Summary
-	fmt.Fprintf(w, "prompts %d (skipped %d, labelled %d), kernel %s\n", s.N, s.Skipped, s.Labelled, s.Kernel)
+	fmt.Fprintf(w, "prompts %d (skipped %d, labelled %d)", s.N, s.Skipped, s.Labelled)
+	if s.Kernel != "" {
+		fmt.Fprintf(w, ", kernel %s", s.Kernel)
+	}
+	if s.Similarity != "" {
+		fmt.Fprintf(w, ", similarity %s", s.Similarity)
+	}
+	if s.KLET != nil {
+		fmt.Fprintf(w, ", kle t %s", fmtNum(float64(*s.KLET)))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "accuracy of the answers under test: %s\n", fmtNum(float64(s.Accuracy)))
-	fmt.Fprintf(w, "AUROC for detecting incorrect answers:\n  kernel entropy      %s\n  lexical similarity  %s\n",
-		fmtNum(float64(s.AUROC.KernelEntropy)), fmtNum(float64(s.AUROC.LexicalSimilarity)))
+	fmt.Fprintln(w, "AUROC for detecting incorrect answers:")
+	for _, sc := range scores {
+		fmt.Fprintf(w, "  %-20s%s\n", entropyScoreLabels[sc], fmtNum(numValue(s.AUROC.Score(sc))))
+	}
 	if len(out.Items) > maxRows {
 		fmt.Fprintf(w, "(%d per-prompt scores: use --json or --out DIR)\n", len(out.Items))
 	}
+}
+
+// entropyScoreLabels name the scores in the AUROC lines.
+var entropyScoreLabels = map[uncertainty.Score]string{
+	uncertainty.ScoreKernelEntropy: "kernel entropy",
+	uncertainty.ScoreLexSim:        "lexical similarity",
+	uncertainty.ScoreKLE:           "kle",
+	uncertainty.ScoreEigV:          "eigv",
+	uncertainty.ScoreDegree:        "degree",
+}
+
+// numValue returns *n as a float64, NaN (printed "-") for nil.
+func numValue(n *job.Num) float64 {
+	if n == nil {
+		return math.NaN()
+	}
+	return float64(*n)
 }

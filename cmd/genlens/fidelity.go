@@ -140,6 +140,7 @@ a second comparison against the same real folder skips the network
 	fl.StringVar(&f.Metrics, "metrics", "", "comma-separated subset of fid,kid,mmd,cms, or all (default: fid)")
 	fl.StringVar(&kernelName, "kernel", "rbf", "mmd, cms: kernel, rbf, laplacian, poly, cosine or linear")
 	fl.StringVar(&gamma, "gamma", "median", "mmd, cms: bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
+	markGivenOnly(cmd, "kernel", "gamma")
 	fl.IntVar(&f.KIDSubsets, "kid-subsets", f.KIDSubsets, "KID: number of subsets")
 	fl.IntVar(&f.KIDSubsetSize, "kid-subset-size", f.KIDSubsetSize, "KID: subset size (capped at the smaller sample)")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed for the KID subsets")

@@ -44,7 +44,8 @@ the model's own sampling and log-probabilities.
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newPHRSimulateCmd(), newPHRRunCmd(), newPHRServeCmd())
+	// run and simulate are added from job.Commands (see addCommands).
+	cmd.AddCommand(newPHRServeCmd())
 	return cmd
 }
 

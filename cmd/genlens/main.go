@@ -102,26 +102,45 @@ func exitCode(err error) int {
 	return job.Classify(err).ExitCode()
 }
 
+// fieldError is an error whose message names request fields (see
+// package internal/fields): job.FieldError, dataio.InputError,
+// fields.Error.
+type fieldError interface {
+	error
+	Render(spell func(field string) string) string
+}
+
 // message renders err for stderr: request fields spelled as the flags of
-// the command that ran (cmd, nil when unknown).
+// the command that ran (cmd, nil when unknown), and a bad flag pointed to
+// the command's help.
 func message(err error, cmd *cobra.Command) string {
-	spell := func(field string) string {
+	var fe fieldError
+	if !errors.As(err, &fe) {
+		return err.Error()
+	}
+	msg := fe.Render(flagOf(cmd))
+	if err != error(fe) {
+		// A wrapped field error: render the field part, keep the context.
+		msg = strings.Replace(err.Error(), fe.Error(), msg, 1)
+	}
+	var bad *job.FieldError
+	if errors.As(err, &bad) && cmd != nil && !strings.Contains(msg, "--help") {
+		msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())
+	}
+	return msg
+}
+
+// flagOf returns the function that spells a request field as cmd's flag
+// (cmd may be nil: the field's usual flag).
+func flagOf(cmd *cobra.Command) func(field string) string {
+	return func(field string) string {
 		if cmd != nil {
 			if name, ok := cmd.Annotations["flag:"+field]; ok {
 				return "--" + name
 			}
 		}
-		return job.Flag(field)
+		return "--" + strings.ReplaceAll(field, "_", "-")
 	}
-	var fe *job.FieldError
-	if errors.As(err, &fe) && err == error(fe) {
-		return fe.Render(spell)
-	}
-	if errors.As(err, &fe) {
-		// A wrapped field error: render the field part, keep the context.
-		return strings.Replace(err.Error(), fe.Error(), fe.Render(spell), 1)
-	}
-	return err.Error()
 }
 
 // renamedFlag registers field, the request field of the flag name, as a
@@ -165,45 +184,94 @@ BLAS backend: ` + linalg.Backend(),
 		}
 		return usageError{fmt.Errorf("%s: %w (see '%s --help')", c.Name(), err, c.CommandPath())}
 	})
-	for _, c := range extraCommands {
-		root.AddCommand(c())
-	}
-	groupCommands(root)
+	addCommands(root)
 	return root
 }
 
-// commandGroups sorts the commands of the help by method, each under the
-// paper it implements.
-var commandGroups = []struct {
-	cobra.Group
-	names []string
-}{
-	{cobra.Group{ID: "kernel", Title: "Kernel scores of generative models (Gruber & Buettner, ICML 2024):"},
-		[]string{"entropy", "decompose", "correlate"}},
-	{cobra.Group{ID: "fidelity", Title: "Feature-based scores and online selection (Heusel et al. 2017; Hu, Leung & Farnia 2024):"},
-		[]string{"features", "stats", "compare", "is", "select"}},
-	{cobra.Group{ID: "image", Title: "Pixel-cluster diagnostics (Gruber, Ziegler & Buettner 2024):"},
-		[]string{"disentangle", "cka"}},
-	{cobra.Group{ID: "icl", Title: "Hallucination of in-context learning (Jesson et al., NeurIPS 2024):"},
-		[]string{"hallucination"}},
-	{cobra.Group{ID: "production", Title: "Models in production:"},
-		[]string{"mse", "serve"}},
-	{cobra.Group{ID: "other", Title: "Other commands:"},
-		[]string{"demo"}},
+// helpGroups are the sections of the help, by method, each under the
+// paper it implements; job.Command.Group names a job's section.
+var helpGroups = []cobra.Group{
+	{ID: "kernel", Title: "Kernel scores of generative models (Gruber & Buettner, ICML 2024):"},
+	{ID: "fidelity", Title: "Feature-based scores and online selection (Heusel et al. 2017; Hu, Leung & Farnia 2024):"},
+	{ID: "image", Title: "Pixel-cluster diagnostics (Gruber, Ziegler & Buettner 2024):"},
+	{ID: "icl", Title: "Hallucination of in-context learning (Jesson et al., NeurIPS 2024):"},
+	{ID: "production", Title: "Models in production:"},
+	{ID: "other", Title: "Other commands:"},
 }
 
-func groupCommands(root *cobra.Command) {
-	byName := map[string]*cobra.Command{}
-	for _, c := range root.Commands() {
-		byName[c.Name()] = c
+// jobCommands builds the command of each entry of job.Commands, by its
+// name: the flags (over the request's defaults), help and output of the
+// job. The list of commands and their help sections come from
+// job.Commands; every entry there has a builder here (TestJobCommands).
+var jobCommands = map[string]func() *cobra.Command{
+	"entropy":                newEntropyCmd,
+	"decompose":              newDecomposeCmd,
+	"correlate":              newCorrelateCmd,
+	"features":               newFeaturesCmd,
+	"stats":                  newStatsCmd,
+	"compare":                newCompareCmd,
+	"is":                     newISCmd,
+	"cka":                    newCKACmd,
+	"select":                 newSelectCmd,
+	"disentangle":            newDisentangleCmd,
+	"hallucination run":      newPHRRunCmd,
+	"hallucination simulate": newPHRSimulateCmd,
+	"mse fit":                newMSEFitCmd,
+	"mse estimate":           newMSEEstimateCmd,
+	"mse bench":              newMSEBenchCmd,
+}
+
+// parentCommands build the commands that group the jobs of two-word
+// names ("mse fit" is fit under mse).
+var parentCommands = map[string]func() *cobra.Command{
+	"hallucination": newHallucinationCmd,
+	"mse":           newMSECmd,
+}
+
+// extraCommands are the commands that run no job, with their help
+// section (tests append their own).
+var extraCommands = []extraCommand{
+	{"production", newServeCmd},
+	{"other", newDemoCmd},
+}
+
+type extraCommand struct {
+	group string
+	build func() *cobra.Command
+}
+
+// addCommands adds the commands of job.Commands and extraCommands to
+// root, each in its help section.
+func addCommands(root *cobra.Command) {
+	for i := range helpGroups {
+		root.AddGroup(&helpGroups[i])
 	}
-	for _, g := range commandGroups {
-		root.AddGroup(&g.Group)
-		for _, n := range g.names {
-			if c, ok := byName[n]; ok {
-				c.GroupID = g.ID
-			}
+	parents := map[string]*cobra.Command{}
+	for _, jc := range job.Commands {
+		build, ok := jobCommands[jc.Name]
+		if !ok {
+			panic("genlens: no command line for the job " + jc.Name)
 		}
+		c := build()
+		top, _, sub := strings.Cut(jc.Name, " ")
+		if !sub {
+			c.GroupID = jc.Group
+			root.AddCommand(c)
+			continue
+		}
+		p, ok := parents[top]
+		if !ok {
+			p = parentCommands[top]()
+			p.GroupID = jc.Group
+			parents[top] = p
+			root.AddCommand(p)
+		}
+		p.AddCommand(c)
+	}
+	for _, e := range extraCommands {
+		c := e.build()
+		c.GroupID = e.group
+		root.AddCommand(c)
 	}
 	root.SetHelpCommandGroupID("other")
 	root.SetCompletionCommandGroupID("other")
@@ -242,17 +310,6 @@ func version() string {
 		rev += "+dirty"
 	}
 	return "devel " + rev + " " + when
-}
-
-// extraCommands holds the constructors of the subcommands, by method as
-// in commandGroups (tests append their own).
-var extraCommands = []func() *cobra.Command{
-	newEntropyCmd, newDecomposeCmd, newCorrelateCmd,
-	newFeaturesCmd, newStatsCmd, newCompareCmd, newISCmd, newSelectCmd,
-	newDisentangleCmd, newCKACmd,
-	newHallucinationCmd,
-	newMSECmd, newServeCmd,
-	newDemoCmd,
 }
 
 // args wraps a cobra positional-argument validator so that its error

@@ -39,7 +39,7 @@ name, or by 0-based index in a file without a header).`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newMSEFitCmd(), newMSEEstimateCmd(), newMSEBenchCmd())
+	// fit, estimate and bench are added from job.Commands (see addCommands).
 	return cmd
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"genlens/inception"
 	"genlens/internal/atomicfile"
+	"genlens/internal/fields"
 	"genlens/job"
 	"genlens/vit"
 )
@@ -215,9 +216,12 @@ func stageBars(stderr io.Writer, labels ...string) (report func(done, total int)
 	return report, finish
 }
 
-// warnings returns the Env warning callback of cmd: a line on its stderr.
+// warnings returns the Env warning callback of cmd: a line on its stderr,
+// the request fields it names spelled as cmd's flags.
 func warnings(cmd *cobra.Command) func(string) {
-	return func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "genlens: warning:", msg) }
+	return func(msg string) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "genlens: warning:", fields.Render(msg, flagOf(cmd)))
+	}
 }
 
 // runJob runs the job function fn on req with the command line's Env:

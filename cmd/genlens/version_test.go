@@ -41,13 +41,13 @@ func TestRootHelpVersionAndFlagError(t *testing.T) {
 // A panic inside a command is an internal error (exit 1), never the exit
 // code of bad input (Go's runtime would exit 2).
 func TestPanicIsInternalError(t *testing.T) {
-	extraCommands = append(extraCommands, func() *cobra.Command {
+	extraCommands = append(extraCommands, extraCommand{"other", func() *cobra.Command {
 		return &cobra.Command{Use: "panic-for-test", Hidden: true, RunE: func(*cobra.Command, []string) error {
 			var m map[string]int
 			m["x"]++
 			return nil
 		}}
-	})
+	}})
 	defer func() { extraCommands = extraCommands[:len(extraCommands)-1] }()
 	var out, errb bytes.Buffer
 	if code := run([]string{"panic-for-test"}, &out, &errb); code != 1 {

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"genlens/internal/shareddata"
+)
+
+// entropyScoresInput: p1's samples agree, p2's differ; p3 has one sample.
+const entropyScoresInput = `{"id":"p1","samples":["Paris","Paris","paris!"],"answer":"Paris","reference":"Paris"}
+{"id":"p2","samples":["Lyon","Nice","Marseille"],"answer":"Lyon","reference":["Paris","City of Light"]}
+{"id":"p3","samples":["only one"],"answer":"x","reference":"x"}
+`
+
+// TestEntropyDefaultTextUnchanged: the default table, as genlens printed
+// it before --scores existed, character for character.
+func TestEntropyDefaultTextUnchanged(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "a.jsonl", entropyScoresInput)
+	want := `id  kernel_entropy  lexical_similarity  correct  
+p1  -1              1                   true     
+p2  0               0                   false    
+p3  -               -                   true     1 usable sample(s); kernel entropy needs at least 2
+
+prompts 3 (skipped 1, labelled 2), kernel cs(t=1..2)
+accuracy of the answers under test: 0.5
+AUROC for detecting incorrect answers:
+  kernel entropy      1
+  lexical similarity  1
+`
+	for _, args := range [][]string{{}, {"--scores", "kernel-entropy,lexsim"}} {
+		code, stdout, stderr := cli(t, append([]string{"entropy", "--in", in}, args...)...)
+		if code != 0 || stdout != want {
+			t.Errorf("%v: exit %d (%s)\n%s\nwant\n%s", args, code, stderr, stdout, want)
+		}
+	}
+}
+
+func TestEntropyScoresAllCLI(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "a.jsonl", entropyScoresInput)
+	outDir := filepath.Join(dir, "out")
+	code, stdout, stderr := cli(t, "entropy", "--in", in, "--scores", "all", "--kle-t", "1", "--json", "--out", outDir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out struct {
+		Items   []map[string]any `json:"items"`
+		Summary map[string]any   `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"kernel_entropy", "lexical_similarity", "kle", "eigv", "degree"}
+	for _, it := range out.Items {
+		for _, k := range keys {
+			if _, ok := it[k]; !ok {
+				t.Errorf("item %v lacks %q", it["id"], k)
+			}
+		}
+	}
+	auroc := out.Summary["auroc"].(map[string]any)
+	for _, k := range keys {
+		// p1 (correct) agrees, p2 (incorrect) does not: every score
+		// separates them.
+		if auroc[k] != 1.0 {
+			t.Errorf("auroc[%s] = %v, want 1", k, auroc[k])
+		}
+	}
+	if out.Summary["similarity"] != "rougel" || out.Summary["kle_t"] != 1.0 {
+		t.Errorf("summary %v", out.Summary)
+	}
+	// p1: three identical answers, W = J: eigv 1, degree 0, kle at t = 1
+	// the entropy of (1, e^{-3}, e^{-3})/(1 + 2e^{-3}).
+	p1 := out.Items[0]
+	z := 1 + 2*math.Exp(-3)
+	kle := -(1/z)*math.Log(1/z) - 2*(math.Exp(-3)/z)*math.Log(math.Exp(-3)/z)
+	if math.Abs(p1["eigv"].(float64)-1) > 1e-12 || p1["degree"].(float64) != 0 || math.Abs(p1["kle"].(float64)-kle) > 1e-12 {
+		t.Errorf("p1 = %v, want eigv 1, degree 0, kle %v", p1, kle)
+	}
+	csvText, err := os.ReadFile(filepath.Join(outDir, "items.csv"))
+	if err != nil || !strings.HasPrefix(string(csvText), "id,kernel_entropy,lexical_similarity,kle,eigv,degree,correct,reason\n") {
+		t.Errorf("items.csv = %q (%v)", csvText, err)
+	}
+	checkOutputs(t, outDir, entropyOutputs)
+
+	// The table: a column and an AUROC line per score.
+	code, stdout, stderr = cli(t, "entropy", "--in", in, "--scores", "all")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"id  kernel_entropy  lexical_similarity  kle       eigv  degree    correct",
+		"prompts 3 (skipped 1, labelled 2), kernel cs(t=1..2), similarity rougel, kle t 0.3\n",
+		"  kle                 1\n  eigv                1\n  degree              1\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	// Scores alone, without kernel entropy: no kernel column or line.
+	code, stdout, stderr = cli(t, "entropy", "--in", in, "--scores", "degree,eigv")
+	if code != 0 || strings.Contains(stdout, "kernel") || !strings.Contains(stdout, "id  eigv  degree    correct") ||
+		!strings.Contains(stdout, "the scores need at least 2") || !strings.Contains(stdout, "prompts 3 (skipped 1, labelled 2), similarity rougel\n") {
+		t.Errorf("--scores degree,eigv: exit %d (%s)\n%s", code, stderr, stdout)
+	}
+}
+
+func TestEntropyScoresFlagErrors(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "a.jsonl", entropyScoresInput)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scores", "kle,semantic-entropy"}, `--scores: unknown score "semantic-entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, or all)`},
+		{[]string{"--similarity", "embedding"}, "--similarity applies only to --scores kle, eigv and degree"},
+		{[]string{"--scores", "eigv", "--similarity", "nli"}, `--similarity "nli": want rougel or embedding`},
+		{[]string{"--scores", "eigv", "--kle-t", "1"}, "--kle-t applies only to --scores kle"},
+		{[]string{"--scores", "kle", "--kle-t", "0"}, "--kle-t 0: want a heat-kernel time in (0, 10000]"},
+		{[]string{"--scores", "kle", "--kernel", "rbf"}, "--kernel applies only to --scores kernel-entropy"},
+		{[]string{"--scores", "all", "--similarity", "embedding"}, "a.jsonl line 1: embeddings: missing; the embedding similarity needs one embedding per sample"},
+	} {
+		code, _, stderr := cli(t, append([]string{"entropy", "--in", in}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// TestEntropyRealDataAllScores: every score on both TriviaQA files
+// (answer under test samples[0], scores from samples[1:]). The AUROCs
+// are logged for the README; each must beat 0.75, and kernel entropy and
+// lexical similarity must equal the default run's exactly.
+func TestEntropyRealDataAllScores(t *testing.T) {
+	for _, f := range []string{"llm/triviaqa_llama13b_500x20.jsonl", "llm/triviaqa_qwen2.5-7b_1000x10.jsonl"} {
+		path := shareddata.Path(t, f)
+		auroc := func(args ...string) map[string]float64 {
+			code, stdout, stderr := cli(t, append([]string{"entropy", "--in", path, "--holdout-first", "--json"}, args...)...)
+			if code != 0 {
+				t.Fatalf("%s: exit %d: %s", f, code, stderr)
+			}
+			var out struct {
+				Summary struct {
+					AUROC map[string]float64 `json:"auroc"`
+				} `json:"summary"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+				t.Fatal(err)
+			}
+			return out.Summary.AUROC
+		}
+		def, all := auroc(), auroc("--scores", "all")
+		t.Logf("%s: AUROC %v", f, all)
+		for _, k := range []string{"kernel_entropy", "lexical_similarity", "kle", "eigv", "degree"} {
+			if !(all[k] > 0.75) {
+				t.Errorf("%s: AUROC %s = %v, want > 0.75", f, k, all[k])
+			}
+		}
+		if def["kernel_entropy"] != all["kernel_entropy"] || def["lexical_similarity"] != all["lexical_similarity"] {
+			t.Errorf("%s: default %v, with all scores %v", f, def, all)
+		}
+	}
+}
