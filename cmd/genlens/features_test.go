@@ -36,6 +36,11 @@ func TestFeaturesCmdErrors(t *testing.T) {
 		{"bad mode", []string{"features", imgs, "--out", fresh, "--mode", "legacy_tensorflow"}, "--mode"},
 		{"no folder", []string{"features", filepath.Join(dir, "nope"), "--out", fresh, "--weights", existing}, "nope: cannot read"},
 		{"not weights", []string{"features", imgs, "--out", fresh, "--weights", existing}, "not a PyTorch .pth file"},
+		{"vit without weights", []string{"features", imgs, "--out", fresh, "--embedder", "dinov2-vitl14"}, "--weights is required with --embedder dinov2-vitl14"},
+		{"unknown embedder", []string{"features", imgs, "--out", fresh, "--embedder", "dinov3"}, "--embedder \"dinov3\""},
+		{"preset of another family", []string{"features", imgs, "--out", fresh, "--embedder", "clip-vitb32", "--preset", "dgm-eval"}, "--preset"},
+		{"vit weights not weights", []string{"features", imgs, "--out", fresh, "--embedder", "dinov2-vits14", "--weights", existing}, "old.npy"},
+		{"dims with vit", []string{"features", imgs, "--out", fresh, "--embedder", "dinov2-vits14", "--dims", "768"}, "--dims"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := cli(t, tc.args...)
