@@ -17,6 +17,11 @@ type Env struct {
 	// of total steps of the current stage. It may be called from several
 	// goroutines, but never concurrently.
 	Progress func(done, total int)
+	// Meter, when not nil, is told of work counted in other units than
+	// Progress's steps (the completion tokens of sample), as it is done:
+	// delta more of the unit called name. Like Progress, it is never
+	// called concurrently.
+	Meter func(name string, delta int64)
 	// Warn, when not nil, receives warnings: results that are valid but
 	// that a user should look at twice (unequal sample counts, an
 	// estimate within noise of zero).
@@ -46,6 +51,12 @@ func (e Env) fsys() fs.FS {
 func (e Env) progress(done, total int) {
 	if e.Progress != nil {
 		e.Progress(done, total)
+	}
+}
+
+func (e Env) meter(name string, delta int64) {
+	if e.Meter != nil {
+		e.Meter(name, delta)
 	}
 }
 

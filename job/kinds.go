@@ -43,7 +43,14 @@ type Command struct {
 	weights   func(req Request) *string
 	named     func(res any) *string
 	artifacts func(req Request, res any) []Artifact
-	baseURL   func(req Request) string
+	outbound  func(req Request) []Outbound
+}
+
+// Outbound is one outbound service a request would call: its base URL and
+// the request field that names it.
+type Outbound struct {
+	Field string // "base_url"
+	URL   string
 }
 
 // Slug is the kind's name with hyphens for spaces ("mse-fit"): the URL
@@ -100,13 +107,13 @@ func (k *Command) Artifacts(req Request, res any) []Artifact {
 	return k.artifacts(req, res)
 }
 
-// BaseURL returns the base URL of the outbound service req would call,
-// "" for none.
-func (k *Command) BaseURL(req Request) string {
-	if k.baseURL == nil {
-		return ""
+// Outbound returns the outbound services req would call, none for a kind
+// that calls none.
+func (k *Command) Outbound(req Request) []Outbound {
+	if k.outbound == nil {
+		return nil
 	}
-	return k.baseURL(req)
+	return k.outbound(req)
 }
 
 // kindSpec is the typed description of a Command, for define.
@@ -118,7 +125,7 @@ type kindSpec[Req, Res any] struct {
 	weights     func(*Req) *string
 	named       func(*Res) *string
 	artifacts   func(*Req, *Res) []Artifact
-	baseURL     func(*Req) string
+	outbound    func(*Req) []Outbound
 }
 
 // define erases the types of a kindSpec.
@@ -153,8 +160,8 @@ func define[Req any, P interface {
 	if s.artifacts != nil {
 		k.artifacts = func(req Request, res any) []Artifact { return s.artifacts(req.(P), res.(*Res)) }
 	}
-	if s.baseURL != nil {
-		k.baseURL = func(req Request) string { return s.baseURL(req.(P)) }
+	if s.outbound != nil {
+		k.outbound = func(req Request) []Outbound { return s.outbound(req.(P)) }
 	}
 	return k
 }
@@ -204,6 +211,12 @@ func artifactsOf[Req, Res any](f func(*Res) []Artifact) func(*Req, *Res) []Artif
 // and a kind of the service (jobrun decodes its JSON body over New's
 // defaults and handles the inputs and weights it declares).
 var Commands = []Command{
+	define(kindSpec[SampleRequest, SampleResult]{
+		name: "sample", group: "kernel", new: NewSampleRequest, run: Sample,
+		inputs:    func(r *SampleRequest) []Input { return file("prompts", r.Prompts) },
+		artifacts: artifactsOf[SampleRequest]((*SampleResult).Artifacts),
+		outbound:  func(r *SampleRequest) []Outbound { return r.outbound() },
+	}),
 	define(kindSpec[EntropyRequest, EntropyResult]{
 		name: "entropy", group: "kernel", new: NewEntropyRequest, run: Entropy,
 		inputs: func(r *EntropyRequest) []Input {
@@ -285,11 +298,11 @@ var Commands = []Command{
 			return append(file("context", r.Context), file("queries", r.Queries)...)
 		},
 		artifacts: artifactsOf[HallucinationRunRequest]((*HallucinationRunResult).Artifacts),
-		baseURL: func(r *HallucinationRunRequest) string {
+		outbound: func(r *HallucinationRunRequest) []Outbound {
 			if r.Backend == "openai" {
-				return r.BaseURL
+				return []Outbound{{"base_url", r.BaseURL}}
 			}
-			return ""
+			return nil
 		},
 	}),
 	define(kindSpec[HallucinationSimulateRequest, HallucinationSimulateResult]{

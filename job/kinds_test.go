@@ -11,6 +11,7 @@ import (
 // minimalRequests are the smallest valid bodies of every command: its
 // required fields alone, over the defaults of New.
 var minimalRequests = map[string]string{
+	"sample":                 `{"prompts":"p.jsonl","base_url":"http://127.0.0.1:8000/v1","model":"m"}`,
 	"entropy":                `{"in":"a.jsonl"}`,
 	"decompose":              `{"models":["m1.npy","m2.npy"]}`,
 	"correlate":              `{"files":["e1.npy","e2.npy"]}`,

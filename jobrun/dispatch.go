@@ -50,12 +50,12 @@ func KnownKind(kind string) bool {
 var ErrUnknownKind = errors.New("unknown job kind")
 
 // task is a decoded, validated request: the upload ids it reads, the
-// outbound base URL it would call (hallucination run, openai backend) and
-// the closure that runs it.
+// outbound base URLs it would call (hallucination run's openai backend,
+// sample) and the closure that runs it.
 type task struct {
-	inputs  []input
-	baseURL string
-	run     func(ctx context.Context, env job.Env) (result any, arts []job.Artifact, err error)
+	inputs   []input
+	outbound []job.Outbound
+	run      func(ctx context.Context, env job.Env) (result any, arts []job.Artifact, err error)
 }
 
 // input is one request field naming an upload.
@@ -214,8 +214,8 @@ func prepare(kind string, raw []byte, pe prepEnv) (*task, error) {
 		}
 	}
 	return &task{
-		inputs:  inputs,
-		baseURL: c.BaseURL(req),
+		inputs:   inputs,
+		outbound: c.Outbound(req),
 		run: func(ctx context.Context, env job.Env) (any, []job.Artifact, error) {
 			res, err := c.Run(ctx, env, req)
 			if err != nil {
@@ -245,6 +245,12 @@ var policies = map[string]policy{
 		r := q.(*job.HallucinationSimulateRequest)
 		if r.Model == "categorical" && (r.Groups > maxCategorical || r.Labels > maxCategorical) {
 			return job.Fieldf("groups", "{groups} %d, {labels} %d: this server accepts at most %d of each", r.Groups, r.Labels, maxCategorical)
+		}
+		return nil
+	}},
+	"sample": {before: func(q job.Request) error {
+		if q.(*job.SampleRequest).Out != "" {
+			return job.Fieldf("out", "{out}: the service keeps the rows as the job's answers.jsonl artifact; leave {out} out")
 		}
 		return nil
 	}},

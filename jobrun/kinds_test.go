@@ -226,6 +226,7 @@ func TestEveryKind(t *testing.T) {
 		kinds = append(kinds, c.kind)
 	}
 	kinds = append(kinds, "features") // TestFeaturesKind, on shared data
+	kinds = append(kinds, "sample")   // TestSampleKind, against a test server
 	slices.Sort(kinds)
 	all := slices.Sorted(slices.Values(Kinds))
 	if !slices.Equal(kinds, all) {

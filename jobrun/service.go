@@ -305,11 +305,14 @@ func (s *Service) checkTask(ctx context.Context, t *task) error {
 			return err
 		}
 	}
-	if t.baseURL != "" && !allowedURL(t.baseURL, s.cfg.AllowedBaseURLs) {
-		if len(s.cfg.AllowedBaseURLs) == 0 {
-			return job.Fieldf("base_url", "{base_url} %q: this server allows no outbound LLM calls (its configuration lists no allowed base URL)", t.baseURL)
+	for _, o := range t.outbound {
+		if allowedURL(o.URL, s.cfg.AllowedBaseURLs) {
+			continue
 		}
-		return job.Fieldf("base_url", "{base_url} %q is not among the server's allowed base URLs (%s)", t.baseURL, strings.Join(s.cfg.AllowedBaseURLs, ", "))
+		if len(s.cfg.AllowedBaseURLs) == 0 {
+			return job.Fieldf(o.Field, "{%s} %q: this server allows no outbound LLM calls (its configuration lists no allowed base URL)", o.Field, o.URL)
+		}
+		return job.Fieldf(o.Field, "{%s} %q is not among the server's allowed base URLs (%s)", o.Field, o.URL, strings.Join(s.cfg.AllowedBaseURLs, ", "))
 	}
 	return nil
 }

@@ -169,6 +169,8 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 		SelectionsErr string
 		Jobs          []JobView
 		JobsErr       string
+		LLM           *llmPanel
+		LLMErr        string
 	}{page: s.page("Dashboard", 30)}
 	for _, m := range ms {
 		if err := s.store.Counts(ctx, &m); err != nil {
@@ -191,6 +193,10 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	if data.Jobs, err = s.dashboardJobs(ctx); err != nil {
 		s.log.Error("dashboard: jobs", "err", err)
 		data.JobsErr = "see the server log"
+	}
+	if data.LLM, err = s.dashboardLLM(ctx); err != nil {
+		s.log.Error("dashboard: llm requests", "err", err)
+		data.LLMErr = "see the server log"
 	}
 	s.render(w, r, http.StatusOK, "index.html", data)
 }

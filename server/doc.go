@@ -14,6 +14,16 @@
 // Optimism-based Approach to Online Evaluation of Generative Models",
 // arXiv 2024.
 //
+// With an upstream (Options.LLM), the server is also an OpenAI-compatible
+// proxy at /v1/chat/completions: each request goes upstream byte for byte
+// and its answer comes back with one added key, "genlens", holding the
+// uncertainty of k samples of the same messages drawn beside it through
+// package llm, the predictive kernel entropy of Gruber & Buettner, "A
+// Bias-Variance-Covariance Decomposition of Kernel Scores for Generative
+// Models" (ICML 2024), computed by package uncertainty as `genlens
+// entropy` does by default. Streams pass through event by event. Every
+// proxied request is stored and listed at /api/v1/llm/requests.
+//
 // The server keeps no state of its own beyond caches of immutable data:
 // everything is in the store (package store), so that several replicas
 // can serve one Postgres database. Errors are mapped to statuses in one

@@ -43,7 +43,8 @@ type JobOptions struct {
 	// refused with 503 and Retry-After [1000].
 	MaxQueued int
 	// AllowedBaseURLs are the only LLM API roots a job may call
-	// (hallucination-run with backend openai); none: no outbound calls.
+	// (hallucination-run with backend openai, sample); none: no outbound
+	// calls.
 	AllowedBaseURLs []string
 	// Secret returns a named secret (an API key) for a job; requests only
 	// name them (api_key_env). nil: no secrets. The command line should

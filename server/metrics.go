@@ -28,6 +28,10 @@ type metrics struct {
 	// handlers set them.
 	selectionPicks *prometheus.GaugeVec
 	selectionScore *prometheus.GaugeVec
+	// The LLM proxy's requests, upstream latency and uncertainties.
+	llmRequests    *prometheus.CounterVec
+	llmUpstream    *prometheus.HistogramVec
+	llmUncertainty *prometheus.HistogramVec
 }
 
 func newMetrics(s *Server) *metrics {
@@ -59,6 +63,23 @@ func newMetrics(s *Server) *metrics {
 			Help: "Current optimistic score of each generator of an online selection.",
 		}, []string{"selection", "generator"}),
 	}
+	m.llmRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "genlens_llm_requests_total",
+		Help: "Chat completions proxied to the LLM upstream, by model and the status returned.",
+	}, []string{"model", "code"})
+	m.llmUpstream = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "genlens_llm_upstream_seconds",
+		Help:    "Time the LLM upstream took to answer a proxied request (a stream: until its end), by model.",
+		Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
+	}, []string{"model"})
+	m.llmUncertainty = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "genlens_llm_uncertainty",
+		Help: "Uncertainty of proxied answers from the samples drawn beside them, by model (kernel entropy lies in [-1, 0]).",
+		// Kernel entropy in tenths of [-1, 0]; degree lies in [0, 1],
+		// KLE in [0, log k], EigV in [0, k].
+		Buckets: []float64{-1, -.9, -.8, -.7, -.6, -.5, -.4, -.3, -.2, -.1, 0, .25, .5, .75, 1, 2, 5, 10, 20, 50},
+	}, []string{"model"})
+	m.registry.MustRegister(m.llmRequests, m.llmUpstream, m.llmUncertainty)
 	m.registry.MustRegister(m.latency, m.rows, m.labels, m.queueDepth, m.selectionPicks, m.selectionScore,
 		&monitorCollector{s: s},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -16,6 +16,10 @@ package server
 //	func (s *Server) dashboardJobs(ctx context.Context) ([]JobView, error)
 //	func (s *Server) dashboardSelections(ctx context.Context) ([]SelectionView, error)
 //
+// The LLM proxy (llm.go, llmrequests.go, llmdash.go) hangs on the same
+// way: newLLMProxy from New, its route on the outer mux with its own auth
+// (OpenAI's error shape), its recorder drained by Close.
+//
 // Routes registered there get auth, body limits, latency metrics and the
 // error mapping of this file for free (handlers are wrapped in routes).
 // Use s.writeJSON, s.writeError (job.Classify → status), s.decodeJSON
@@ -60,6 +64,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Jobs configures the job runner (declared in jobs.go).
 	Jobs JobOptions
+	// LLM configures the OpenAI-compatible uncertainty proxy at
+	// /v1/chat/completions (llm.go); off without an Upstream.
+	LLM LLMOptions
 	// Now returns the current time; nil means time.Now. Tests set it to
 	// decide whether the last period chunk is complete.
 	Now func() time.Time
@@ -80,6 +87,7 @@ type Server struct {
 	opts    Options
 	handler http.Handler
 	models  modelCache // monitor id → *checkmodel.Model
+	llm     *llmProxy  // nil without an upstream
 }
 
 // New returns a Server over opts.Store, which must be open (migrations
@@ -102,6 +110,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.now = time.Now
 	}
 	s.metrics = newMetrics(s)
+	if opts.LLM.Upstream != "" {
+		var err error
+		if s.llm, err = newLLMProxy(s, opts.LLM); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.initJobs(ctx); err != nil {
 		return nil, err
 	}
@@ -112,8 +126,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 // Handler returns the service's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Close stops the job runner; the store is the caller's to close.
-func (s *Server) Close(ctx context.Context) error { return s.closeJobs(ctx) }
+// Close stops the job runner and stores the LLM proxy's queued
+// requests; the store is the caller's to close.
+func (s *Server) Close(ctx context.Context) error {
+	err := s.closeJobs(ctx)
+	if s.llm != nil {
+		err = errors.Join(err, s.llm.close(ctx))
+	}
+	return err
+}
 
 // HTTPServer returns an http.Server for addr with a timeout on every
 // phase of a connection, so that a slow client (slow-loris) cannot hold
@@ -140,6 +161,9 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	s.routePublic(mux)
+	if s.llm != nil {
+		s.llm.route(mux) // its own auth: OpenAI's error shape
+	}
 	api := http.NewServeMux()
 	api.Handle("GET /metrics", s.metrics.handler())
 	s.routeMonitors(api)
@@ -147,6 +171,7 @@ func (s *Server) routes() http.Handler {
 	s.routeJobs(api)
 	s.routeFiles(api)
 	s.routeSelections(api)
+	api.HandleFunc("GET /api/v1/llm/requests", s.llmRequests)
 	mux.Handle("/", s.auth(api))
 	return s.instrument(mux)
 }

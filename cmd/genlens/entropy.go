@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"genlens/job"
 	"genlens/kernel"
@@ -20,6 +21,8 @@ var entropyOutputs = []string{"items.csv", "entropy.json", "kernel_entropy_by_co
 
 func newEntropyCmd() *cobra.Command {
 	f := job.NewEntropyRequest()
+	sf := &sampleFlags{req: job.NewSampleRequest()}
+	var outAnswers string
 	var out, gamma, similarity, scores string
 	var t int
 	var kleT float64
@@ -68,7 +71,8 @@ computed from samples[1:] only.`,
 		Example: `  genlens entropy --in answers.jsonl --holdout-first
   genlens entropy --in answers.jsonl --holdout-first --scores all
   genlens entropy --in answers.jsonl --scores kle,eigv --similarity embedding --embeddings e5.npy
-  genlens entropy --in answers.jsonl --kernel rbf --gamma dim --embeddings e5.npy --json`,
+  genlens entropy --in answers.jsonl --kernel rbf --gamma dim --embeddings e5.npy --json
+  genlens entropy --prompts prompts.jsonl --base-url http://127.0.0.1:8000/v1 --model NAME --greedy --out-answers answers.jsonl --scores all`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The kernel-specific flags reach the request only when
@@ -79,6 +83,12 @@ computed from samples[1:] only.`,
 			ifGiven(cmd, "scores", &f.Scores, scores)
 			ifGiven(cmd, "similarity", &f.Similarity, similarity)
 			ifGiven(cmd, "kle-t", &f.KLET, &kleT)
+			if cmd.Flags().Changed("prompts") {
+				return runEntropyOneStep(cmd, f, sf.apply(cmd), outAnswers, out, asJSON)
+			}
+			for _, name := range sampleFlagNames(cmd) {
+				return badUsage("entropy: --%s samples answers and needs --prompts P.jsonl", name)
+			}
 			return runEntropy(cmd, f, out, asJSON)
 		},
 	}
@@ -99,7 +109,54 @@ computed from samples[1:] only.`,
 	renamedFlag(cmd, "threshold", "rouge-threshold")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fl.StringVar(&out, "out", "", "directory for items.csv, entropy.json and charts")
+	// The one-step form: sample, then score (see 'genlens sample --help').
+	sf.register(fl)
+	fl.StringVar(&outAnswers, "out-answers", "", "with --prompts: keep the sampled answers in this file (and resume from it)")
+	for _, name := range sampleFlagNames(nil) {
+		fl.Lookup(name).Usage = "with --prompts: " + fl.Lookup(name).Usage
+	}
 	return cmd
+}
+
+// sampleFlagNames lists the sample flags of entropy's one-step form: all
+// of them (cmd nil), or those given.
+func sampleFlagNames(cmd *cobra.Command) []string {
+	var names []string
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
+	(&sampleFlags{}).register(fs)
+	fs.AddFlag(&pflag.Flag{Name: "out-answers"})
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Name != "prompts" && (cmd == nil || cmd.Flags().Changed(fl.Name)) {
+			names = append(names, fl.Name)
+		}
+	})
+	return names
+}
+
+// runEntropyOneStep samples the prompts (into outAnswers, or a temporary
+// file), then scores the answers.
+func runEntropyOneStep(cmd *cobra.Command, f job.EntropyRequest, s job.SampleRequest, outAnswers, out string, asJSON bool) error {
+	if f.In != "" {
+		return badUsage("entropy: give --in ANSWERS or --prompts PROMPTS, not both")
+	}
+	s.Out = outAnswers
+	if s.Out == "" {
+		path, cleanup, err := oneStepAnswers()
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		s.Out = path
+	}
+	f.In = s.Out
+	// Check the scoring flags before spending requests on the samples.
+	if err := checkRun(&f, out, entropyOutputs, s.Prompts); err != nil {
+		return err
+	}
+	if _, err := runSample(cmd, s, false, cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	return runEntropy(cmd, f, out, asJSON)
 }
 
 func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON bool) error {

@@ -307,7 +307,10 @@ returns true token log-probabilities (logprobs, echo, seed are honoured).
 
 Point 'genlens hallucination run --backend openai' at it and compare with
 'run --backend categorical' and the same flags: the numbers agree exactly.
-It listens on loopback addresses only and runs until interrupted.`,
+It also answers /v1/chat/completions (the messages' contents read as one
+prompt) and /v1/embeddings (model genlens-embedding), so 'genlens sample'
+can be tried without a language model. It listens on loopback addresses only
+and runs until interrupted.`,
 		Example: `  genlens hallucination serve-model --addr 127.0.0.1:8000 --inputs cat,dog --labels yes,no`,
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {

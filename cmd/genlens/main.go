@@ -204,6 +204,7 @@ var helpGroups = []cobra.Group{
 // job. The list of commands and their help sections come from
 // job.Commands; every entry there has a builder here (TestJobCommands).
 var jobCommands = map[string]func() *cobra.Command{
+	"sample":                 newSampleCmd,
 	"entropy":                newEntropyCmd,
 	"decompose":              newDecomposeCmd,
 	"correlate":              newCorrelateCmd,

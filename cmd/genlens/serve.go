@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"genlens/llm"
 	"genlens/server"
 	"genlens/store"
 )
@@ -21,6 +23,7 @@ func newServeCmd() *cobra.Command {
 	var addr, db, tokenEnv, dataDir string
 	var workers, maxBodyMB int
 	var allowURLs, secretEnvs []string
+	var lf llmFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
@@ -35,17 +38,36 @@ Everything is stored in one database: an embedded SQLite file (default
 ./genlens.db) or Postgres (--db postgres://...), which several replicas may
 share. A listening address beyond this machine needs a bearer token, read from
 the environment variable that --token-env names. SIGINT or SIGTERM shut the
-server down gracefully.`,
+server down gracefully.
+
+With --llm-upstream, serve is also an OpenAI-compatible proxy in front of that
+server: POST /v1/chat/completions goes upstream as it is and its answer comes
+back unchanged but for one added key, "genlens": {"uncertainty", "score",
+"samples"}, and the header X-Genlens-Uncertainty. Beside each request the
+proxy draws --llm-samples answers to the same messages at temperature 1 and
+scores them: the predictive kernel entropy of the samples (Gruber & Buettner,
+"A Bias-Variance-Covariance Decomposition of Kernel Scores for Generative
+Models", ICML 2024) with the contiguous-subsequence kernel, as 'genlens
+entropy' computes it by default. Streams pass through event by event; their
+score goes to the store and /metrics only. Every request is listed at
+GET /api/v1/llm/requests and on the dashboard. Callers authenticate with the
+server's token (as their API key); the upstream's own key is read from the
+variable --llm-api-key-env names and never leaves the server.`,
 		Example: `  genlens serve
   GENLENS_TOKEN=$(openssl rand -hex 16) genlens serve --addr :8080 --token-env GENLENS_TOKEN \
-      --db postgres://genlens@db.internal/genlens`,
+      --db postgres://genlens@db.internal/genlens
+  OPENAI_API_KEY=... genlens serve --llm-upstream http://127.0.0.1:8000/v1 --llm-api-key-env OPENAI_API_KEY`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			jobs := server.JobOptions{DataDir: dataDir, Workers: workers, AllowedBaseURLs: allowURLs, Secret: secretLookup(secretEnvs)}
 			if maxBodyMB < 1 {
 				return badUsage("serve: --max-body-mb %d must be at least 1", maxBodyMB)
 			}
-			return runServe(cmd.Context(), addr, db, tokenEnv, int64(maxBodyMB)<<20, jobs, cmd.ErrOrStderr())
+			llmOpts, err := lf.options()
+			if err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), addr, db, tokenEnv, int64(maxBodyMB)<<20, jobs, llmOpts, cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -55,9 +77,58 @@ server down gracefully.`,
 	f.StringVar(&dataDir, "data-dir", "", "directory of uploaded job inputs; replicas share it (default: DB.data beside a SQLite file, ./genlens-data with Postgres)")
 	f.IntVar(&workers, "workers", 1, "jobs this process runs at once")
 	f.IntVar(&maxBodyMB, "max-body-mb", int(server.DefaultMaxBody>>20), "largest JSON request body in MiB (a rows batch, a monitor with its model file)")
-	f.StringSliceVar(&allowURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai); none: no outbound calls")
+	f.StringSliceVar(&allowURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
 	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")
+	f.StringVar(&lf.upstream, "llm-upstream", "", "API root of an OpenAI-compatible server to proxy at /v1/chat/completions (e.g. http://127.0.0.1:8000/v1); none: no proxy")
+	f.IntVar(&lf.samples, "llm-samples", server.DefaultLLMSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", server.MaxLLMSamples))
+	f.StringVar(&lf.score, "llm-score", server.DefaultLLMScore, "uncertainty score of the samples: "+strings.Join(server.LLMScores(), ", "))
+	f.StringVar(&lf.keyEnv, "llm-api-key-env", "", "name of the environment variable holding the upstream's API key (sent upstream only)")
+	f.DurationVar(&lf.timeout, "llm-timeout", server.DefaultLLMTimeout, "cut an upstream silent this long (a whole answer, the samples, or a gap in a stream)")
 	return cmd
+}
+
+// llmFlags are serve's --llm-* flags.
+type llmFlags struct {
+	upstream, score, keyEnv string
+	samples                 int
+	timeout                 time.Duration
+}
+
+// options checks the flags and builds the proxy's options, with package
+// llm's client drawing the samples.
+func (f llmFlags) options() (server.LLMOptions, error) {
+	if f.upstream == "" {
+		for name, set := range map[string]bool{"--llm-api-key-env": f.keyEnv != "", "--llm-score": f.score != server.DefaultLLMScore,
+			"--llm-samples": f.samples != server.DefaultLLMSamples, "--llm-timeout": f.timeout != server.DefaultLLMTimeout} {
+			if set {
+				return server.LLMOptions{}, badUsage("serve: %s needs --llm-upstream", name)
+			}
+		}
+		return server.LLMOptions{}, nil
+	}
+	switch {
+	case f.samples < 2 || f.samples > server.MaxLLMSamples:
+		return server.LLMOptions{}, badUsage("serve: --llm-samples %d: want 2 to %d (an uncertainty needs two samples)", f.samples, server.MaxLLMSamples)
+	case !slices.Contains(server.LLMScores(), f.score):
+		return server.LLMOptions{}, badUsage("serve: --llm-score %q: want %s", f.score, strings.Join(server.LLMScores(), ", "))
+	case f.timeout <= 0:
+		return server.LLMOptions{}, badUsage("serve: --llm-timeout %s: want a positive duration", f.timeout)
+	}
+	var key string
+	if f.keyEnv != "" {
+		key = os.Getenv(f.keyEnv)
+		if key == "" {
+			return server.LLMOptions{}, badUsage("serve: --llm-api-key-env %s: the environment variable %s is empty or unset", f.keyEnv, f.keyEnv)
+		}
+	}
+	// Retries stay within the timeout, which bounds each request's
+	// sampling as a whole; 64 sample requests in flight serve 64
+	// concurrent callers without queueing.
+	c, err := llm.New(llm.Config{BaseURL: f.upstream, APIKey: key, Timeout: f.timeout, MaxRetries: 2, Concurrency: 64})
+	if err != nil {
+		return server.LLMOptions{}, badUsage("serve: --llm-upstream: %v", err)
+	}
+	return server.LLMOptions{Upstream: f.upstream, APIKey: key, Samples: f.samples, Score: f.score, Timeout: f.timeout, Sampler: c}, nil
 }
 
 // secretLookup reads only the listed environment variables, so that a job
@@ -74,7 +145,7 @@ func secretLookup(names []string) func(string) (string, bool) {
 	}
 }
 
-func runServe(ctx context.Context, addr, db, tokenEnv string, maxBody int64, jobs server.JobOptions, stderr interface{ Write([]byte) (int, error) }) error {
+func runServe(ctx context.Context, addr, db, tokenEnv string, maxBody int64, jobs server.JobOptions, llmOpts server.LLMOptions, stderr interface{ Write([]byte) (int, error) }) error {
 	var token string
 	if tokenEnv != "" {
 		token = os.Getenv(tokenEnv)
@@ -100,7 +171,7 @@ func runServe(ctx context.Context, addr, db, tokenEnv string, maxBody int64, job
 		return err
 	}
 	defer st.Close()
-	srv, err := server.New(ctx, server.Options{Store: st, Token: token, Logger: log, Jobs: jobs, MaxBody: maxBody})
+	srv, err := server.New(ctx, server.Options{Store: st, Token: token, Logger: log, Jobs: jobs, MaxBody: maxBody, LLM: llmOpts})
 	if err != nil {
 		return err
 	}
@@ -115,6 +186,9 @@ func runServe(ctx context.Context, addr, db, tokenEnv string, maxBody int64, job
 		where = "postgres"
 	}
 	log.Info("genlens serve listening", "url", "http://"+ln.Addr().String(), "store", st.Backend(), "db", where, "auth", token != "")
+	if llmOpts.Upstream != "" {
+		log.Info("LLM proxy", "url", "http://"+ln.Addr().String()+"/v1/chat/completions", "samples", llmOpts.Samples, "score", llmOpts.Score)
+	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

@@ -37,10 +37,11 @@
 // Every request carries a "seed" drawn from the caller's generator (as in
 // categorical.DrawSeed), so a server that honours seeds (vLLM, and the test
 // server of package openaitest) makes the whole estimate reproducible.
-// Requests are bounded: at most Concurrency in flight per Client, each
-// attempt limited by Timeout, and retried with exponential back-off (and the
-// server's Retry-After) on 408, 429, 5xx, timeouts and connection errors,
-// up to MaxRetries times. Connections are kept alive and reused. Response
+// The transport is package llm's: at most Concurrency requests in flight
+// per Client, each attempt limited by Timeout, and retried with
+// exponential back-off (and the server's Retry-After) on 408, 429, 5xx,
+// timeouts, connection errors and cut-off responses, up to MaxRetries
+// times. Connections are kept alive and reused. Response
 // bodies larger than MaxResponseBytes are refused. The API key is sent as
 // a bearer token and never appears in errors.
 package openai

@@ -3,8 +3,6 @@ package openai
 import (
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // CompletionRequest is the body of POST /completions (the fields genlens
@@ -139,21 +137,6 @@ func ParsePair(text string) (x, y string, ok bool) {
 		return "", "", false
 	}
 	return x, y, true
-}
-
-// printable shortens s to n runes, as abbreviate, and escapes control
-// characters (NUL, escape sequences, carriage returns) so that text from a
-// server cannot garble or spoof the terminal an error is printed on.
-func printable(s string, n int) string {
-	var b strings.Builder
-	for _, r := range abbreviate(s, n) {
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func abbreviate(s string, n int) string {

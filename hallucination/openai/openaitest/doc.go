@@ -22,7 +22,19 @@
 // takes the next uniform. A Posterior asked directly for the same draw with
 // the same seed gives the same answer, which is what the tests compare.
 //
-// Supported request fields: model, prompt (a string), max_tokens,
+// /v1/chat/completions reads the prompt as the contents of the messages
+// concatenated in order (roles are not part of the grammar) and answers in
+// the chat format; echo and logprobs are refused there. /v1/embeddings
+// answers Embedding of every input, a hashed bag of words and character
+// trigrams, under the name Config.EmbeddingModel.
+//
+// To test clients against servers that misbehave, Config.MaxN caps the
+// choices of a response (llama.cpp server answers one), and Config.Fault
+// picks a Fault for every POST request: 429 with Retry-After, 500, a hang,
+// a body cut off mid-way, JSON of the wrong shape, fewer choices than
+// asked.
+//
+// Supported request fields: model, prompt (a string), messages, max_tokens,
 // temperature (0 is greedy; otherwise the probabilities are raised to
 // 1/temperature and renormalised), top_p, n, logprobs (0..20), echo, stop,
 // seed. Reported log-probabilities are those of the model, before

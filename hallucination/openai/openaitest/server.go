@@ -35,9 +35,24 @@ type Config struct {
 	Latency time.Duration
 	// MaxBodyBytes bounds a request body [1 MiB].
 	MaxBodyBytes int64
+
+	// MaxN, when positive, caps the choices of one response, as servers
+	// that ignore "n" do (llama.cpp server answers one).
+	MaxN int
+	// EmbeddingModel is the model name /v1/embeddings answers to
+	// ["genlens-embedding"].
+	EmbeddingModel string
+	// EmbeddingDim is the length of the embeddings [32].
+	EmbeddingDim int
+	// Fault, if not nil, is asked for every POST request, numbered from 1
+	// in the order they arrive, which fault to answer it with.
+	Fault func(n int64) Fault
+	// RetryAfter is the Retry-After header of a RateLimit fault ["1"].
+	RetryAfter string
 }
 
-// Handler serves /v1/completions and /v1/models.
+// Handler serves /v1/completions, /v1/chat/completions, /v1/embeddings
+// and /v1/models.
 type Handler struct {
 	cfg      Config
 	inputs   map[string]int
@@ -62,6 +77,18 @@ func NewHandler(cfg Config) (*Handler, error) {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}
+	if cfg.EmbeddingModel == "" {
+		cfg.EmbeddingModel = "genlens-embedding"
+	}
+	if cfg.EmbeddingDim == 0 {
+		cfg.EmbeddingDim = 32
+	}
+	if cfg.RetryAfter == "" {
+		cfg.RetryAfter = "1"
+	}
+	if cfg.EmbeddingDim < 1 || cfg.EmbeddingDim > 1<<16 || cfg.MaxN < 0 {
+		return nil, fmt.Errorf("openaitest: embedding dimension %d (want 1..65536), max n %d", cfg.EmbeddingDim, cfg.MaxN)
+	}
 	h := &Handler{cfg: cfg, inputs: map[string]int{}, labels: map[string]int{}, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))}
 	for kind, names := range map[string][]string{"input": cfg.Inputs, "label": cfg.Labels} {
 		index := h.inputs
@@ -80,11 +107,14 @@ func NewHandler(cfg Config) (*Handler, error) {
 	}
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("POST /v1/completions", h.completions)
+	h.mux.HandleFunc("POST /v1/chat/completions", h.chatCompletions)
+	h.mux.HandleFunc("POST /v1/embeddings", h.embeddings)
 	h.mux.HandleFunc("GET /v1/models", h.models)
 	return h, nil
 }
 
-// Requests returns the number of completion requests served.
+// Requests returns the number of POST requests (completions, chat
+// completions, embeddings) received, faulty answers included.
 func (h *Handler) Requests() int64 { return h.requests.Load() }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
@@ -137,18 +167,28 @@ type request struct {
 	Temperature *float64        `json:"temperature"`
 	TopP        *float64        `json:"top_p"`
 	N           *int            `json:"n"`
-	Logprobs    *int            `json:"logprobs"`
+	Logprobs    json.RawMessage `json:"logprobs"`
 	Echo        bool            `json:"echo"`
 	Stop        json.RawMessage `json:"stop"`
 	Seed        *int64          `json:"seed"`
 	Stream      bool            `json:"stream"`
+	Messages    json.RawMessage `json:"messages"`
 }
 
-func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) completions(w http.ResponseWriter, r *http.Request) { h.generate(w, r, false) }
+
+func (h *Handler) chatCompletions(w http.ResponseWriter, r *http.Request) { h.generate(w, r, true) }
+
+// generate serves both generation APIs: chat reads the prompt from the
+// messages and answers in the chat format.
+func (h *Handler) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	if !h.authorized(w, r) {
 		return
 	}
-	h.requests.Add(1)
+	fault := h.fault(w, r)
+	if fault == Hang || fault == RateLimit || fault == ServerError {
+		return
+	}
 	var req request
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
 	if err := dec.Decode(&req); err != nil {
@@ -160,7 +200,13 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var prompt string
-	if err := json.Unmarshal(req.Prompt, &prompt); err != nil {
+	if chat {
+		var err error
+		if prompt, err = chatPrompt(req); err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+	} else if err := json.Unmarshal(req.Prompt, &prompt); err != nil {
 		writeError(w, http.StatusBadRequest, "prompt must be one string")
 		return
 	}
@@ -188,8 +234,15 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 		p.n = *req.N
 	}
 	p.logprobs = -1
-	if req.Logprobs != nil {
-		p.logprobs = *req.Logprobs
+	if chat && (req.Echo || len(req.Logprobs) > 0 && string(req.Logprobs) != "null" && string(req.Logprobs) != "false") {
+		writeError(w, http.StatusBadRequest, "echo and logprobs are not supported on chat completions")
+		return
+	}
+	if len(req.Logprobs) > 0 && string(req.Logprobs) != "null" && !chat {
+		if err := json.Unmarshal(req.Logprobs, &p.logprobs); err != nil {
+			writeError(w, http.StatusBadRequest, "logprobs must be an integer")
+			return
+		}
 	}
 	switch {
 	case req.Stream:
@@ -230,6 +283,12 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 			return // the client went away
 		}
 	}
+	if h.cfg.MaxN > 0 {
+		p.n = min(p.n, h.cfg.MaxN)
+	}
+	if fault == FewerChoices {
+		p.n = max(1, p.n/2)
+	}
 	resp, err := h.complete(prompt, p)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
@@ -239,8 +298,11 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	resp.ID = fmt.Sprintf("cmpl-%d", h.requests.Load())
 	resp.Object = "text_completion"
 	resp.Created = time.Now().Unix()
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(resp)
+	var out any = resp
+	if chat {
+		out = chatResponse(resp)
+	}
+	h.write(w, fault, out)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -178,3 +178,60 @@ func TestAPIKeyAndConfig(t *testing.T) {
 		}
 	}
 }
+
+// The chat endpoint answers the concatenated messages as completions
+// answers the same prompt, in the chat format; embeddings are unit
+// vectors, equal for equal texts.
+func TestChatAndEmbeddings(t *testing.T) {
+	s, _ := newServer(t)
+	do := func(path string, body any) (int, map[string]any) {
+		data, _ := json.Marshal(body)
+		resp, err := http.Post(s.URL+path, "application/json", bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	code, chat := do("/v1/chat/completions", map[string]any{"model": "genlens-categorical", "max_tokens": 1, "n": 3, "seed": 5,
+		"messages": []map[string]string{{"role": "system", "content": "Input: cat\nLabel: no\n\n"}, {"role": "user", "content": "Input: cat\nLabel:"}}})
+	_, comp, _ := post(t, s.URL, map[string]any{"model": "genlens-categorical", "max_tokens": 1, "n": 3, "seed": 5, "prompt": "Input: cat\nLabel: no\n\nInput: cat\nLabel:"})
+	if code != 200 || chat["object"] != "chat.completion" {
+		t.Fatalf("%d %v", code, chat)
+	}
+	choices := chat["choices"].([]any)
+	for i, c := range choices {
+		msg := c.(map[string]any)["message"].(map[string]any)
+		if msg["role"] != "assistant" || msg["content"] != comp.Choices[i].Text {
+			t.Errorf("choice %d: %v, completions %q", i, msg, comp.Choices[i].Text)
+		}
+	}
+	for _, bad := range []map[string]any{
+		{"model": "genlens-categorical", "prompt": "Input: cat\nLabel:"},
+		{"model": "genlens-categorical", "messages": []map[string]string{{"role": "robot", "content": "Input: cat\nLabel:"}}},
+		{"model": "genlens-categorical", "messages": []map[string]string{{"role": "user", "content": "Input: cat\nLabel:"}}, "logprobs": true},
+	} {
+		if code, _ := do("/v1/chat/completions", bad); code != 400 {
+			t.Errorf("%v: status %d, want 400", bad, code)
+		}
+	}
+	code, emb := do("/v1/embeddings", map[string]any{"model": "genlens-embedding", "input": []string{"yes no", "yes no", "cat"}})
+	if code != 200 {
+		t.Fatalf("%d %v", code, emb)
+	}
+	data := emb["data"].([]any)
+	vec := func(i int) []any { return data[i].(map[string]any)["embedding"].([]any) }
+	norm, same := 0.0, true
+	for j, x := range vec(0) {
+		norm += x.(float64) * x.(float64)
+		same = same && x == vec(1)[j]
+	}
+	if len(vec(0)) != 32 || math.Abs(norm-1) > 1e-12 || !same {
+		t.Errorf("embedding of %d values, squared norm %v, equal texts equal: %v", len(vec(0)), norm, same)
+	}
+	if code, _ := do("/v1/embeddings", map[string]any{"model": "genlens-categorical", "input": "x"}); code != 404 {
+		t.Errorf("wrong embedding model: %d", code)
+	}
+}

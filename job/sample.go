@@ -1,0 +1,448 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"genlens/dataio"
+	"genlens/internal/par"
+	"genlens/llm"
+)
+
+// SampleRequest is a request of `genlens sample`: n answers to every
+// prompt of a file from an OpenAI-compatible endpoint (and, optionally,
+// their embeddings), as rows that `genlens entropy` reads. Start from
+// NewSampleRequest, which holds the command line's defaults.
+//
+// The API key never travels in a request: APIKeyEnv names the secret,
+// which the job reads through Env.Secret.
+type SampleRequest struct {
+	Prompts     string   `json:"prompts"` // JSONL rows {"id", "prompt"|"messages", "reference"?, ...}
+	BaseURL     string   `json:"base_url"`
+	Model       string   `json:"model"`
+	N           int      `json:"n"` // samples per prompt
+	Temperature float64  `json:"temperature"`
+	MaxTokens   int      `json:"max_tokens"`
+	TopP        *float64 `json:"top_p,omitempty"` // nil: the server's default
+	Seed        *int64   `json:"seed,omitempty"`  // nil: no seeds sent
+	API         string   `json:"api"`             // chat or completions
+	APIKeyEnv   string   `json:"api_key_env"`     // the name of the secret holding the API key; "": none
+	Greedy      bool     `json:"greedy"`          // one extra temperature-0 answer per prompt
+
+	EmbedModel   string `json:"embed_model"`    // "": no embeddings
+	EmbedBaseURL string `json:"embed_base_url"` // "": BaseURL
+
+	Concurrency int           `json:"concurrency"` // requests in flight
+	RPM         float64       `json:"rpm"`         // requests a minute; 0: no limit
+	Retries     int           `json:"retries"`
+	Timeout     time.Duration `json:"timeout"` // per attempt, in nanoseconds
+
+	// Out is the file finished rows are appended to, one line each,
+	// synced; ids already there are skipped. "" keeps the rows in the
+	// result (the answers.jsonl artifact), as the service does.
+	Out string `json:"out"`
+}
+
+// NewSampleRequest returns a request with the command line's defaults.
+func NewSampleRequest() SampleRequest {
+	return SampleRequest{N: 10, Temperature: 1, MaxTokens: 64, API: "chat", Concurrency: 8,
+		Retries: llm.DefaultMaxRetries, Timeout: 60 * time.Second}
+}
+
+// Bounds of a sample request.
+const (
+	MaxSampleN           = 1024
+	MaxSampleMaxTokens   = 1 << 17
+	MaxSampleConcurrency = 1024
+	MaxSampleRetries     = 100
+	MaxSampleRPM         = 1e6
+	MaxSampleTimeout     = time.Hour
+)
+
+// Validate checks the fields that need no input file.
+func (r *SampleRequest) Validate() (verr error) {
+	defer func() { verr = withDefault(verr, r, NewSampleRequest()) }()
+	_, err := r.clientConfig("")
+	return err
+}
+
+func (r *SampleRequest) clientConfig(key string) (llm.Config, error) {
+	switch {
+	case r.Prompts == "":
+		return llm.Config{}, Fieldf("prompts", "sample: {prompts} FILE is required")
+	case r.BaseURL == "" || r.Model == "":
+		return llm.Config{}, Fieldf("base_url", "sample: {base_url} URL and {model} NAME are required")
+	case r.N < 1 || r.N > MaxSampleN:
+		return llm.Config{}, Fieldf("n", "{n} %d: want 1..%d", r.N, MaxSampleN)
+	case !(r.Temperature >= 0 && r.Temperature <= 100):
+		return llm.Config{}, Fieldf("temperature", "{temperature} %v: want a value in [0, 100]", r.Temperature)
+	case r.MaxTokens < 1 || r.MaxTokens > MaxSampleMaxTokens:
+		return llm.Config{}, Fieldf("max_tokens", "{max_tokens} %d: want 1..%d", r.MaxTokens, MaxSampleMaxTokens)
+	case r.TopP != nil && !(*r.TopP > 0 && *r.TopP <= 1):
+		return llm.Config{}, Fieldf("top_p", "{top_p} %v: want a value in (0, 1]", *r.TopP)
+	case r.API != "chat" && r.API != "completions":
+		return llm.Config{}, Fieldf("api", "{api} %q: want chat or completions", r.API)
+	case r.Concurrency < 1 || r.Concurrency > MaxSampleConcurrency:
+		return llm.Config{}, Fieldf("concurrency", "{concurrency} %d: want 1..%d", r.Concurrency, MaxSampleConcurrency)
+	case !(r.RPM >= 0 && r.RPM <= MaxSampleRPM):
+		return llm.Config{}, Fieldf("rpm", "{rpm} %v: want 0 (no limit) up to %g", r.RPM, MaxSampleRPM)
+	case r.Retries < 0 || r.Retries > MaxSampleRetries:
+		return llm.Config{}, Fieldf("retries", "{retries} %d: want 0..%d", r.Retries, MaxSampleRetries)
+	case r.Timeout <= 0 || r.Timeout > MaxSampleTimeout:
+		return llm.Config{}, Fieldf("timeout", "{timeout} %v: want a positive duration up to %v", r.Timeout, MaxSampleTimeout)
+	case r.EmbedBaseURL != "" && r.EmbedModel == "":
+		return llm.Config{}, Fieldf("embed_base_url", "{embed_base_url} needs {embed_model} NAME")
+	}
+	cfg := llm.Config{BaseURL: r.BaseURL, APIKey: key, Timeout: r.Timeout, MaxRetries: r.Retries, RetryBase: 500 * time.Millisecond,
+		Concurrency: r.Concurrency, RPM: r.RPM}
+	if _, err := llm.New(cfg); err != nil {
+		return cfg, Fieldf("base_url", "{base_url}: %s", errorsTrim(err))
+	}
+	if r.EmbedBaseURL != "" {
+		e := cfg
+		e.BaseURL = r.EmbedBaseURL
+		if _, err := llm.New(e); err != nil {
+			return cfg, Fieldf("embed_base_url", "{embed_base_url}: %s", errorsTrim(err))
+		}
+	}
+	return cfg, nil
+}
+
+func errorsTrim(err error) string {
+	s := err.Error()
+	if len(s) > 5 && s[:5] == "llm: " {
+		return s[5:]
+	}
+	return s
+}
+
+// outbound returns the servers the request calls, for a service's
+// allow-list.
+func (r *SampleRequest) outbound() []Outbound {
+	out := []Outbound{{"base_url", r.BaseURL}}
+	if r.EmbedBaseURL != "" && r.EmbedBaseURL != r.BaseURL {
+		out = append(out, Outbound{"embed_base_url", r.EmbedBaseURL})
+	}
+	return out
+}
+
+// SampleResult is the summary of a sample run (and, without Out, its rows).
+type SampleResult struct {
+	Out      string `json:"out,omitempty"`
+	Prompts  int    `json:"prompts"`  // rows of the prompts file
+	Skipped  int    `json:"skipped"`  // already in Out from an earlier run
+	Sampled  int    `json:"sampled"`  // prompts sampled by this run
+	Samples  int    `json:"samples"`  // answers drawn by this run (greedy answers included)
+	Requests int64  `json:"requests"` // HTTP attempts, retries and embedding requests included
+	Retries  int64  `json:"retries"`
+	// RepairedBytes is the length of a truncated last line of Out (a run
+	// stopped mid-write) that was removed before appending.
+	RepairedBytes    int       `json:"repaired_bytes"`
+	Tokens           llm.Usage `json:"tokens"` // as the server reports them
+	Seconds          Num       `json:"seconds"`
+	PromptsPerSecond Num       `json:"prompts_per_second"`
+	TokensPerSecond  Num       `json:"tokens_per_second"` // completion tokens
+
+	rows [][]byte // without Out
+}
+
+// Artifacts returns answers.jsonl (the rows) when the run kept them.
+func (r *SampleResult) Artifacts() []Artifact {
+	if r.Out != "" {
+		return nil
+	}
+	return []Artifact{{Name: "answers.jsonl", Write: func(w io.Writer) error {
+		for _, row := range r.rows {
+			if _, err := w.Write(row); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}}
+}
+
+// Rows returns the rows a run without Out kept, one JSON line each.
+func (r *SampleResult) Rows() [][]byte { return r.rows }
+
+// Sample runs `genlens sample`: it reads the prompts through env.FS, skips
+// those already in req.Out, and samples the rest with up to
+// req.Concurrency requests in flight, appending each finished prompt to
+// req.Out as one synced line. Progress counts prompts (env.Progress) and
+// completion tokens (env.Meter "tokens"). The first prompt that fails
+// after retries stops the run; the rows already written stay, and a rerun
+// samples only the rest.
+func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, error) {
+	key := ""
+	if req.APIKeyEnv != "" {
+		k, ok := env.secret(req.APIKeyEnv)
+		if !ok {
+			return nil, Fieldf("api_key_env", "{api_key_env} %s: no such secret (set the variable, or leave {api_key_env} empty for a server without keys)", req.APIKeyEnv)
+		}
+		key = k
+	}
+	cfg, err := req.clientConfig(key)
+	if err != nil {
+		return nil, err
+	}
+	cfg.HTTPClient = env.HTTPClient
+	client, err := llm.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	embedder := client
+	if req.EmbedBaseURL != "" && req.EmbedBaseURL != req.BaseURL {
+		ecfg := cfg
+		ecfg.BaseURL = req.EmbedBaseURL
+		if embedder, err = llm.New(ecfg); err != nil {
+			return nil, Fieldf("embed_base_url", "{embed_base_url}: %s", errorsTrim(err))
+		}
+	}
+	rows, err := readPromptRows(env.fsys(), req.Prompts)
+	if err != nil {
+		return nil, err
+	}
+	if req.API == "completions" {
+		for _, r := range rows {
+			if r.messages != nil {
+				return nil, &dataio.InputError{File: req.Prompts, Line: r.line, Field: "messages", Msg: `chat messages need {api} chat; the completions API takes "prompt" rows`}
+			}
+		}
+	}
+	res := &SampleResult{Out: req.Out, Prompts: len(rows)}
+	var out *os.File
+	if req.Out != "" {
+		var done map[string]bool
+		out, done, res.RepairedBytes, err = openResumable(req.Out)
+		if err != nil {
+			return nil, err
+		}
+		defer out.Close()
+		if res.RepairedBytes > 0 {
+			env.warn(fmt.Sprintf("%s: removed a truncated last line (%d bytes) left by an interrupted run; that prompt is sampled again", req.Out, res.RepairedBytes))
+		}
+		todo := rows[:0:0]
+		for _, r := range rows {
+			if !done[r.id] {
+				todo = append(todo, r)
+			}
+		}
+		res.Skipped = len(rows) - len(todo)
+		rows = todo
+	}
+	s := &sampler{req: req, client: client, embedder: embedder, env: env}
+	var (
+		mu     sync.Mutex
+		done   int
+		tokens atomic.Int64
+	)
+	start := time.Now()
+	env.progress(0, len(rows))
+	err = par.For(ctx, len(rows), req.Concurrency, func(ctx context.Context, i int) error {
+		line, usage, nsamples, err := s.one(ctx, rows[i])
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("prompt %q (%s line %d): %w", clipText(rows[i].id, 60), req.Prompts, rows[i].line, err)
+		}
+		if out != nil {
+			// One write of the whole line, then fsync: a crash leaves at
+			// most a truncated last line, which the next run removes. The
+			// sync runs outside the lock, so that other prompts' lines
+			// are written meanwhile and one sync often covers several.
+			mu.Lock()
+			_, err := out.Write(line)
+			mu.Unlock()
+			if err != nil {
+				return fmt.Errorf("writing %s: %w", req.Out, err)
+			}
+			if err := out.Sync(); err != nil {
+				return fmt.Errorf("syncing %s: %w", req.Out, err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if out == nil {
+			res.rows = append(res.rows, line)
+		}
+		res.Sampled++
+		res.Samples += nsamples
+		res.Tokens = res.Tokens.Add(usage)
+		done++
+		env.progress(done, len(rows))
+		env.meter("tokens", int64(usage.CompletionTokens))
+		tokens.Add(int64(usage.CompletionTokens))
+		return nil
+	})
+	el := time.Since(start).Seconds()
+	res.Seconds = Num(el)
+	if el > 0 {
+		res.PromptsPerSecond = Num(float64(res.Sampled) / el)
+		res.TokensPerSecond = Num(float64(tokens.Load()) / el)
+	}
+	res.Requests, res.Retries = client.Stats()
+	if embedder != client {
+		r2, t2 := embedder.Stats()
+		res.Requests += r2
+		res.Retries += t2
+	}
+	if err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// sampler draws the answers of one prompt.
+type sampler struct {
+	req              SampleRequest
+	client, embedder *llm.Client
+	env              Env
+}
+
+// PromptSeed is the seed of a prompt's first request under the run's
+// seed: mixed from the seed and the id (FNV-1a), non-negative, so that a
+// prompt draws the same answers whatever its place in the file and
+// whether or not an earlier run was interrupted.
+func PromptSeed(seed int64, id string) int64 {
+	h := fnv.New64a()
+	_, _ = io.WriteString(h, id)
+	return int64(par.Mix(uint64(seed), h.Sum64()) >> 1)
+}
+
+type keyValue = struct {
+	key   string
+	value any
+}
+
+func (s *sampler) one(ctx context.Context, row promptRow) ([]byte, llm.Usage, int, error) {
+	r := s.req
+	var seed *int64
+	if r.Seed != nil {
+		v := PromptSeed(*r.Seed, row.id)
+		seed = &v
+	}
+	temp := r.Temperature
+	var (
+		choices []llm.Choice
+		usage   llm.Usage
+		err     error
+	)
+	chat := llm.ChatRequest{Model: r.Model, Messages: row.messages, N: r.N, Temperature: &temp, TopP: r.TopP, MaxTokens: r.MaxTokens, Seed: seed}
+	if chat.Messages == nil {
+		chat.Messages = []llm.Message{{Role: "user", Content: row.prompt}}
+	}
+	comp := llm.CompletionRequest{Model: r.Model, Prompt: row.prompt, N: r.N, Temperature: &temp, TopP: r.TopP, MaxTokens: r.MaxTokens, Seed: seed}
+	if r.API == "chat" {
+		choices, usage, err = s.client.Sample(ctx, chat, r.N)
+	} else {
+		choices, usage, err = s.client.SampleCompletions(ctx, comp, r.N)
+	}
+	if err != nil {
+		return nil, usage, 0, err
+	}
+	samples := make([]string, len(choices))
+	reasons := make([]string, len(choices))
+	for i, c := range choices {
+		samples[i], reasons[i] = c.Text, c.FinishReason
+	}
+	add := []keyValue{{"samples", samples}}
+	nsamples := len(samples)
+	if r.Greedy {
+		zero := 0.0
+		var g []llm.Choice
+		var u llm.Usage
+		if r.API == "chat" {
+			chat.N, chat.Temperature, chat.TopP = 1, &zero, nil
+			g, u, err = s.client.Chat(ctx, chat)
+		} else {
+			comp.N, comp.Temperature, comp.TopP = 1, &zero, nil
+			g, u, err = s.client.Complete(ctx, comp)
+		}
+		if err != nil {
+			return nil, usage, 0, fmt.Errorf("greedy answer: %w", err)
+		}
+		usage = usage.Add(u)
+		add = append(add, keyValue{"answer", g[0].Text}, keyValue{"answer_finish_reason", g[0].FinishReason})
+		nsamples++
+	}
+	add = append(add, keyValue{"finish_reasons", reasons}, keyValue{"usage", usage})
+	if r.EmbedModel != "" {
+		emb, err := s.embedder.Embed(ctx, r.EmbedModel, samples)
+		if err != nil {
+			return nil, usage, 0, fmt.Errorf("embeddings: %w", err)
+		}
+		add = append(add, keyValue{"embeddings", emb})
+	}
+	var buf bytes.Buffer
+	if err := appendRow(&buf, row, add); err != nil {
+		return nil, usage, 0, err
+	}
+	return buf.Bytes(), usage, nsamples, nil
+}
+
+// openResumable opens (or creates) an output file for appending and
+// returns the ids of its complete rows. A last line without its newline,
+// which only a run stopped mid-write leaves, is cut off; its length is
+// returned.
+func openResumable(path string) (*os.File, map[string]bool, int, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, 0, &dataio.InputError{File: path, Msg: "cannot open for writing: " + errText(err), Err: err}
+	}
+	fail := func(err error) (*os.File, map[string]bool, int, error) {
+		f.Close()
+		return nil, nil, 0, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return fail(&dataio.InputError{File: path, Msg: "cannot read: " + errText(err), Err: err})
+	}
+	complete := bytes.LastIndexByte(data, '\n') + 1
+	repaired := len(data) - complete
+	if repaired > 0 {
+		if err := f.Truncate(int64(complete)); err != nil {
+			return fail(fmt.Errorf("repairing %s: %w", path, err))
+		}
+		if err := f.Sync(); err != nil {
+			return fail(fmt.Errorf("repairing %s: %w", path, err))
+		}
+	}
+	if _, err := f.Seek(int64(complete), io.SeekStart); err != nil {
+		return fail(fmt.Errorf("%s: %w", path, err))
+	}
+	done := map[string]bool{}
+	line := 0
+	for rest := data[:complete]; len(rest) > 0; {
+		line++
+		i := bytes.IndexByte(rest, '\n')
+		b := bytes.TrimSpace(rest[:i])
+		rest = rest[i+1:]
+		if len(b) == 0 {
+			continue
+		}
+		var v struct {
+			ID      json.RawMessage `json:"id"`
+			Samples json.RawMessage `json:"samples"`
+		}
+		if err := json.Unmarshal(b, &v); err != nil || v.Samples == nil {
+			return fail(&dataio.InputError{File: path, Line: line, Msg: "not a row of sampled answers (is this the right output file?)"})
+		}
+		id, err := idText(v.ID)
+		if err != nil {
+			return fail(&dataio.InputError{File: path, Line: line, Field: "id", Msg: err.Error()})
+		}
+		if done[id] {
+			return fail(&dataio.InputError{File: path, Line: line, Field: "id", Msg: fmt.Sprintf("duplicate id %q", clipText(id, 60))})
+		}
+		done[id] = true
+	}
+	return f, done, repaired, nil
+}

@@ -1,0 +1,331 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// Message is one chat message. Messages read from JSON keep their text
+// (Raw) and are sent as they are, so content parts, names and tool calls
+// pass through; Role and Content are filled in when content is a string.
+// A Message built in code (Raw nil) is sent as {"role", "content"}.
+type Message struct {
+	Role    string
+	Content string
+	Raw     json.RawMessage
+}
+
+// MarshalJSON sends Raw when set.
+func (m Message) MarshalJSON() ([]byte, error) {
+	if m.Raw != nil {
+		return m.Raw, nil
+	}
+	return json.Marshal(struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}{m.Role, m.Content})
+}
+
+// UnmarshalJSON reads an object with a non-empty string "role"; content
+// may be a string, a list of parts or null.
+func (m *Message) UnmarshalJSON(data []byte) error {
+	var v struct {
+		Role    *string         `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("a message must be an object with \"role\" and \"content\": %v", err)
+	}
+	if v.Role == nil || *v.Role == "" {
+		return fmt.Errorf("a message needs a \"role\"")
+	}
+	*m = Message{Role: *v.Role, Raw: bytes.Clone(bytes.TrimSpace(data))}
+	if len(v.Content) > 0 && v.Content[0] == '"' {
+		_ = json.Unmarshal(v.Content, &m.Content)
+	}
+	return nil
+}
+
+// ChatRequest is the body of POST /chat/completions. Zero N, MaxTokens and
+// nil pointers are left out, so the server's defaults apply. Extra adds
+// top-level keys (stop, logprobs, response_format, ...) as they are; it
+// may not repeat a key the other fields set.
+type ChatRequest struct {
+	Model       string
+	Messages    []Message
+	N           int
+	Temperature *float64
+	TopP        *float64
+	MaxTokens   int
+	Seed        *int64
+	Extra       map[string]json.RawMessage
+}
+
+// CompletionRequest is the body of POST /completions, with the same
+// conventions as ChatRequest.
+type CompletionRequest struct {
+	Model       string
+	Prompt      string
+	N           int
+	Temperature *float64
+	TopP        *float64
+	MaxTokens   int
+	Seed        *int64
+	Extra       map[string]json.RawMessage
+}
+
+// Choice is one generated answer.
+type Choice struct {
+	Text string
+	// FinishReason is the server's: "stop", "length" (cut at max_tokens),
+	// ... or "" when it sent none.
+	FinishReason string
+}
+
+// Usage counts tokens, as the server reports them.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Add returns the sum of two counts.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{u.PromptTokens + v.PromptTokens, u.CompletionTokens + v.CompletionTokens, u.TotalTokens + v.TotalTokens}
+}
+
+// body merges the fields that are set with extra.
+func body(extra map[string]json.RawMessage, fields map[string]any) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(extra)+len(fields))
+	for k, v := range extra {
+		out[k] = v
+	}
+	for k, v := range fields {
+		if _, dup := extra[k]; dup {
+			return nil, errorf("extra key %q repeats a field of the request", k)
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, errorf("encoding %q: %v", k, err)
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
+func common(model string, n int, temperature, topP *float64, maxTokens int, seed *int64) (map[string]any, error) {
+	if model == "" {
+		return nil, errorf("no model name")
+	}
+	f := map[string]any{"model": model}
+	if n < 0 || maxTokens < 0 {
+		return nil, errorf("n %d, max_tokens %d: want 0 (the server's default) or more", n, maxTokens)
+	}
+	if n > 0 {
+		f["n"] = n
+	}
+	if maxTokens > 0 {
+		f["max_tokens"] = maxTokens
+	}
+	for name, p := range map[string]*float64{"temperature": temperature, "top_p": topP} {
+		if p != nil {
+			if math.IsNaN(*p) || math.IsInf(*p, 0) {
+				return nil, errorf("%s %v: want a finite number", name, *p)
+			}
+			f[name] = *p
+		}
+	}
+	if seed != nil {
+		f["seed"] = *seed
+	}
+	return f, nil
+}
+
+type choicesResponse struct {
+	Choices []struct {
+		Index   int    `json:"index"`
+		Text    string `json:"text"`
+		Message *struct {
+			Content *string `json:"content"`
+		} `json:"message"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *Usage `json:"usage"`
+}
+
+func (r *choicesResponse) choices(chat bool, where string) ([]Choice, Usage, error) {
+	if len(r.Choices) == 0 {
+		return nil, Usage{}, errorf("%s: response has no choices", where)
+	}
+	out := make([]Choice, len(r.Choices))
+	for i, ch := range r.Choices {
+		if chat {
+			if ch.Message == nil {
+				return nil, Usage{}, errorf("%s: choice %d has no message", where, i)
+			}
+			if ch.Message.Content != nil {
+				out[i].Text = *ch.Message.Content
+			}
+		} else {
+			out[i].Text = ch.Text
+		}
+		if ch.FinishReason != nil {
+			out[i].FinishReason = *ch.FinishReason
+		}
+	}
+	var u Usage
+	if r.Usage != nil {
+		u = *r.Usage
+	}
+	return out, u, nil
+}
+
+// Chat sends one chat completions request and returns its choices (as many
+// as the server sent) and token usage.
+func (c *Client) Chat(ctx context.Context, req ChatRequest) ([]Choice, Usage, error) {
+	f, err := common(req.Model, req.N, req.Temperature, req.TopP, req.MaxTokens, req.Seed)
+	if err != nil {
+		return nil, Usage{}, err
+	}
+	if len(req.Messages) == 0 {
+		return nil, Usage{}, errorf("no messages")
+	}
+	f["messages"] = req.Messages
+	b, err := body(req.Extra, f)
+	if err != nil {
+		return nil, Usage{}, err
+	}
+	var resp choicesResponse
+	if err := c.Post(ctx, "/chat/completions", b, &resp); err != nil {
+		return nil, Usage{}, err
+	}
+	return resp.choices(true, "POST "+c.base+"/chat/completions")
+}
+
+// Complete sends one completions request and returns its choices and
+// token usage.
+func (c *Client) Complete(ctx context.Context, req CompletionRequest) ([]Choice, Usage, error) {
+	f, err := common(req.Model, req.N, req.Temperature, req.TopP, req.MaxTokens, req.Seed)
+	if err != nil {
+		return nil, Usage{}, err
+	}
+	f["prompt"] = req.Prompt
+	b, err := body(req.Extra, f)
+	if err != nil {
+		return nil, Usage{}, err
+	}
+	var resp choicesResponse
+	if err := c.Post(ctx, "/completions", b, &resp); err != nil {
+		return nil, Usage{}, err
+	}
+	return resp.choices(false, "POST "+c.base+"/completions")
+}
+
+// MaxSamples bounds n in Sample: a server that answers one choice a
+// request costs n requests.
+const MaxSamples = 4096
+
+// Sample draws n chat answers: it asks for n and then, while fewer have
+// come back, for the missing ones. Each top-up request has its own seed
+// (TopUpSeed) when req.Seed is set. Choices beyond n are dropped.
+func (c *Client) Sample(ctx context.Context, req ChatRequest, n int) ([]Choice, Usage, error) {
+	return sample(n, req.Seed, func(k int, seed *int64) ([]Choice, Usage, error) {
+		r := req
+		r.N, r.Seed = k, seed
+		return c.Chat(ctx, r)
+	})
+}
+
+// SampleCompletions is Sample for the completions API.
+func (c *Client) SampleCompletions(ctx context.Context, req CompletionRequest, n int) ([]Choice, Usage, error) {
+	return sample(n, req.Seed, func(k int, seed *int64) ([]Choice, Usage, error) {
+		r := req
+		r.N, r.Seed = k, seed
+		return c.Complete(ctx, r)
+	})
+}
+
+func sample(n int, seed *int64, ask func(k int, seed *int64) ([]Choice, Usage, error)) ([]Choice, Usage, error) {
+	if n < 1 || n > MaxSamples {
+		return nil, Usage{}, errorf("n %d: want 1..%d", n, MaxSamples)
+	}
+	out := make([]Choice, 0, n)
+	var total Usage
+	// Every round brings at least one choice (Chat fails on none), so
+	// there are at most n rounds.
+	for round := 0; len(out) < n; round++ {
+		var s *int64
+		if seed != nil {
+			v := TopUpSeed(*seed, round)
+			s = &v
+		}
+		ch, u, err := ask(n-len(out), s)
+		if err != nil {
+			return nil, total, err
+		}
+		total = total.Add(u)
+		out = append(out, ch[:min(len(ch), n-len(out))]...)
+	}
+	return out, total, nil
+}
+
+// TopUpSeed is the seed of the round-th request for one prompt (round 0
+// is the first): the seed itself, then a non-negative int64 mixed from it
+// and the round (splitmix64), so that top-up rounds of nearby seeds do
+// not repeat each other's draws.
+func TopUpSeed(seed int64, round int) int64 {
+	if round == 0 {
+		return seed
+	}
+	z := uint64(seed) + uint64(round)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return int64(z >> 1)
+}
+
+// Embed returns one embedding per input from POST /embeddings, in the
+// order of inputs. Every vector must have the same length.
+func (c *Client) Embed(ctx context.Context, model string, inputs []string) ([][]float64, error) {
+	if model == "" {
+		return nil, errorf("no embedding model name")
+	}
+	if len(inputs) == 0 {
+		return nil, nil
+	}
+	var resp struct {
+		Data []struct {
+			Index     *int      `json:"index"`
+			Embedding []float64 `json:"embedding"`
+		} `json:"data"`
+	}
+	if err := c.Post(ctx, "/embeddings", map[string]any{"model": model, "input": inputs}, &resp); err != nil {
+		return nil, err
+	}
+	where := "POST " + c.base + "/embeddings"
+	if len(resp.Data) != len(inputs) {
+		return nil, errorf("%s: %d embeddings for %d inputs", where, len(resp.Data), len(inputs))
+	}
+	out := make([][]float64, len(inputs))
+	for i, d := range resp.Data {
+		j := i
+		if d.Index != nil {
+			j = *d.Index
+		}
+		switch {
+		case j < 0 || j >= len(out):
+			return nil, errorf("%s: embedding index %d out of range [0, %d)", where, j, len(out))
+		case out[j] != nil:
+			return nil, errorf("%s: embedding index %d given twice", where, j)
+		case len(d.Embedding) == 0:
+			return nil, errorf("%s: embedding %d is empty", where, j)
+		case len(d.Embedding) != len(resp.Data[0].Embedding):
+			return nil, errorf("%s: embeddings of %d and %d dimensions", where, len(resp.Data[0].Embedding), len(d.Embedding))
+		}
+		out[j] = d.Embedding
+	}
+	return out, nil
+}

@@ -1,0 +1,404 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+func errorf(format string, a ...any) error { return fmt.Errorf("llm: "+format, a...) }
+
+// DefaultMaxRetries is a good Config.MaxRetries for a shared server: four
+// retries with back-off from 500ms ride out about 8 s of overload.
+const DefaultMaxRetries = 4
+
+// Config configures a Client. Zero fields take the defaults in brackets.
+type Config struct {
+	// BaseURL is the API root, e.g. "http://127.0.0.1:8000/v1"; requests
+	// go to BaseURL + "/chat/completions" and so on.
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer <key>" when not empty.
+	APIKey string
+	// Timeout bounds each attempt of a request, from sending it to reading
+	// the whole response [60s].
+	Timeout time.Duration
+	// MaxRetries is how many times a request is retried after a transient
+	// failure; 0 means never. It has no default, since 0 is a setting:
+	// DefaultMaxRetries is the command line's.
+	MaxRetries int
+	// RetryBase is the first back-off delay; it doubles with each retry,
+	// up to 30 s, with random jitter, unless the server sends Retry-After
+	// [500ms].
+	RetryBase time.Duration
+	// Concurrency bounds the requests in flight [8].
+	Concurrency int
+	// RPM, when positive, bounds the rate of HTTP attempts (retries
+	// included) to RPM a minute, spaced evenly.
+	RPM float64
+	// MaxResponseBytes bounds a response body [32 MiB: the embeddings of
+	// a hundred samples of a 4096-dimensional model take about 8 MB of
+	// text].
+	MaxResponseBytes int64
+	// HTTPClient, if not nil, replaces the default client (keep-alive
+	// transport sized for Concurrency). Its redirect policy is replaced by
+	// the same-origin one unless it has its own.
+	HTTPClient *http.Client
+}
+
+// Client sends requests to one OpenAI-compatible server. It is safe for
+// concurrent use.
+type Client struct {
+	cfg  Config
+	base string
+	http *http.Client
+	// sem is a limiter, not a worker pool: it bounds the requests in
+	// flight (Config.Concurrency) across every goroutine that shares the
+	// Client, whoever started them.
+	sem      chan struct{}
+	pace     *pacer
+	requests atomic.Int64
+	retries  atomic.Int64
+}
+
+// New validates cfg and returns a Client.
+func New(cfg Config) (*Client, error) {
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errorf("base URL %q: want http(s)://host[:port]/path", redactURL(cfg.BaseURL))
+	}
+	if u.User != nil {
+		return nil, errorf("base URL %q: put credentials in the API key, not the URL", redactURL(cfg.BaseURL))
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = 8
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	if cfg.RetryBase == 0 {
+		cfg.RetryBase = 500 * time.Millisecond
+	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = 32 << 20
+	}
+	switch {
+	case cfg.Concurrency < 1:
+		return nil, errorf("concurrency %d: want at least 1", cfg.Concurrency)
+	case cfg.MaxRetries < 0:
+		return nil, errorf("max retries %d: want 0 or more", cfg.MaxRetries)
+	case cfg.Timeout < 0 || cfg.RetryBase < 0:
+		return nil, errorf("negative timeout or back-off")
+	case !(cfg.RPM >= 0) || cfg.RPM > 1e7:
+		return nil, errorf("rpm %v: want 0 (no limit) or a positive rate up to 1e7", cfg.RPM)
+	case cfg.MaxResponseBytes < 0:
+		return nil, errorf("max response bytes %d: want a positive size", cfg.MaxResponseBytes)
+	}
+	c := &Client{cfg: cfg, base: strings.TrimRight(cfg.BaseURL, "/"), http: cfg.HTTPClient, sem: make(chan struct{}, cfg.Concurrency)}
+	if cfg.RPM > 0 {
+		c.pace = &pacer{interval: time.Duration(float64(time.Minute) / cfg.RPM)}
+	}
+	if c.http == nil {
+		c.http = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          2 * cfg.Concurrency,
+			MaxIdleConnsPerHost:   cfg.Concurrency, // one kept-alive connection per request slot
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		}}
+	}
+	if c.http.CheckRedirect == nil {
+		hc := *c.http // never change the caller's client
+		hc.CheckRedirect = sameOriginRedirect
+		c.http = &hc
+	}
+	return c, nil
+}
+
+// redactURL hides a password in a URL for error messages.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return printable(s, 200)
+}
+
+// BaseURL returns the API root requests go to (without a trailing slash).
+func (c *Client) BaseURL() string { return c.base }
+
+// Stats returns the number of HTTP attempts made and how many of them were
+// retries.
+func (c *Client) Stats() (requests, retries int64) { return c.requests.Load(), c.retries.Load() }
+
+// sameOriginRedirect follows at most three redirects, and only within the
+// origin (scheme, host and port) of the first request: a redirect
+// elsewhere would re-send the prompt, and a bearer key on the same host
+// but another port, to wherever a server points.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return &redirectError{fmt.Sprintf("refusing a redirect from %s://%s to another origin, %s://%s: set the base URL to the server that answers",
+			first.Scheme, first.Host, req.URL.Scheme, req.URL.Host)}
+	}
+	if len(via) > 3 {
+		return &redirectError{"more than 3 redirects"}
+	}
+	return nil
+}
+
+// redirectError is a redirect the client refuses to follow.
+type redirectError struct{ msg string }
+
+func (e *redirectError) Error() string { return e.msg }
+
+// StatusError is a response with a status other than 200 OK.
+type StatusError struct {
+	Endpoint   string // "POST http://host/v1/chat/completions"
+	StatusCode int
+	Status     string // "429 Too Many Requests"
+	// Message is the server's error message (of an OpenAI-style error
+	// body), or a prefix of the body, clipped and with control characters
+	// escaped.
+	Message string
+}
+
+func (e *StatusError) Error() string {
+	s := "llm: " + e.Endpoint + ": " + e.Status
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// Transient reports whether the status is worth retrying: 408, 429, 5xx.
+func (e *StatusError) Transient() bool {
+	return e.StatusCode == http.StatusRequestTimeout || e.StatusCode == http.StatusTooManyRequests || e.StatusCode >= 500
+}
+
+// transientError marks failures worth retrying.
+type transientError struct{ err error }
+
+func (e *transientError) Error() string { return e.err.Error() }
+func (e *transientError) Unwrap() error { return e.err }
+
+// Post sends body (JSON-encoded; a []byte or json.RawMessage is sent as
+// it is) to BaseURL + path, retrying transient failures, and decodes the
+// 200 response into out (skipped when out is nil). A non-200 final answer
+// is a *StatusError.
+func (c *Client) Post(ctx context.Context, path string, body, out any) error {
+	var data []byte
+	switch b := body.(type) {
+	case []byte:
+		data = b
+	case json.RawMessage:
+		data = b
+	default:
+		var err error
+		if data, err = json.Marshal(body); err != nil {
+			return errorf("encoding request: %v", err)
+		}
+	}
+	endpoint := c.base + path
+	for attempt := 0; ; attempt++ {
+		wait, err := c.attempt(ctx, endpoint, data, out)
+		if err == nil {
+			return nil
+		}
+		var te *transientError
+		if !errors.As(err, &te) || attempt >= c.cfg.MaxRetries || ctx.Err() != nil {
+			if errors.As(err, &te) && attempt > 0 {
+				return fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
+			}
+			return err
+		}
+		if wait <= 0 {
+			wait = c.backoff(attempt)
+		}
+		c.retries.Add(1)
+		if err := sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// backoff is RetryBase·2^attempt, capped at 30 s, with jitter in [½, 1] of
+// that so that clients retrying together spread out.
+func (c *Client) backoff(attempt int) time.Duration {
+	d := c.cfg.RetryBase << min(attempt, 16)
+	d = min(d, 30*time.Second)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// pacer spaces attempts interval apart: a rate limit without bursts.
+type pacer struct {
+	interval time.Duration
+	mu       sync.Mutex
+	next     time.Time
+}
+
+// wait blocks until the caller's slot, which it reserves.
+func (p *pacer) wait(ctx context.Context) error {
+	p.mu.Lock()
+	now := time.Now()
+	at := p.next
+	if at.Before(now) {
+		at = now
+	}
+	p.next = at.Add(p.interval)
+	p.mu.Unlock()
+	return sleep(ctx, time.Until(at))
+}
+
+// attempt makes one HTTP request. It returns the server's Retry-After
+// delay when it sent one.
+func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, out any) (time.Duration, error) {
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	defer func() { <-c.sem }()
+	if c.pace != nil {
+		if err := c.pace.wait(ctx); err != nil {
+			return 0, err
+		}
+	}
+	c.requests.Add(1)
+
+	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return 0, errorf("%v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	where := "POST " + endpoint
+	failed := func(err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return &transientError{errorf("%s: no complete response within %v", where, c.cfg.Timeout)}
+		}
+		if re := (*redirectError)(nil); errors.As(err, &re) {
+			return errorf("%s: %s", where, re.msg) // retrying cannot help
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return &transientError{errorf("%s: response cut off before its end", where)}
+		}
+		return &transientError{errorf("%s: %v", where, err)}
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, failed(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxResponseBytes+1))
+	if err != nil {
+		return 0, failed(err)
+	}
+	if int64(len(data)) > c.cfg.MaxResponseBytes {
+		return 0, errorf("%s: response larger than %d bytes", where, c.cfg.MaxResponseBytes)
+	}
+	if resp.StatusCode != http.StatusOK {
+		se := &StatusError{Endpoint: where, StatusCode: resp.StatusCode, Status: resp.Status, Message: serverMessage(data)}
+		if se.Transient() {
+			return retryAfter(resp.Header.Get("Retry-After")), &transientError{se}
+		}
+		return 0, se
+	}
+	if out == nil {
+		return 0, nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return 0, errorf("%s: malformed JSON response (%v): %s", where, err, printable(string(data), 120))
+	}
+	return 0, nil
+}
+
+// errorBody is an OpenAI-style error response.
+type errorBody struct {
+	Error struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// serverMessage extracts the message of an OpenAI-style error body, or a
+// short prefix of any other body.
+func serverMessage(data []byte) string {
+	var e errorBody
+	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
+		return printable(e.Error.Message, 300)
+	}
+	return printable(strings.TrimSpace(string(data)), 120)
+}
+
+// retryAfter reads a Retry-After header in seconds or as an HTTP date,
+// capped at one minute.
+func retryAfter(h string) time.Duration {
+	if h == "" {
+		return 0
+	}
+	var d time.Duration
+	if s, err := strconv.Atoi(strings.TrimSpace(h)); err == nil {
+		d = time.Duration(s) * time.Second
+	} else if t, err := http.ParseTime(h); err == nil {
+		d = time.Until(t)
+	}
+	return min(max(d, 0), time.Minute)
+}
+
+// printable shortens s to n runes and escapes control characters (NUL,
+// escape sequences, carriage returns) so that text from a server cannot
+// garble or spoof the terminal an error is printed on.
+func printable(s string, n int) string {
+	var b strings.Builder
+	i := 0
+	for _, r := range s {
+		if i == n {
+			b.WriteString("...")
+			break
+		}
+		i++
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

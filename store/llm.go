@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"time"
+)
+
+// LLMRequest is one chat completion proxied to an OpenAI-compatible
+// endpoint by `genlens serve --llm-upstream`, with the uncertainty of its
+// answer. It holds no key and not the messages, only their hash.
+type LLMRequest struct {
+	ID           int64
+	Time         time.Time
+	Model        string
+	MessagesHash string // hex SHA-256 of the request's messages (compact JSON)
+	Answer       string // the first choice's content ("" when there is none)
+	Stream       bool
+	Status       int    // the HTTP status returned to the caller
+	Score        string // the uncertainty score's name, kernel-entropy, ...
+	// Uncertainty is NaN when none was computed (an upstream error, or a
+	// failure to sample or score: see Error).
+	Uncertainty float64
+	Samples     int // samples asked for
+	Error       string
+	// Seconds of the upstream answer, of drawing the samples, and of the
+	// whole request as the proxy served it.
+	UpstreamSeconds, SampleSeconds, TotalSeconds float64
+}
+
+// LLMQuery selects stored LLM requests.
+type LLMQuery struct {
+	Since time.Time // only requests at or after Since (zero: all)
+	// MinUncertainty, when not NaN, keeps only requests with an
+	// uncertainty of at least it (those without one are left out).
+	MinUncertainty float64
+	// ByUncertainty orders by uncertainty, highest first; else by time,
+	// newest first.
+	ByUncertainty bool
+	Limit         int // at most Limit requests; 0 means 100
+}
+
+// InsertLLMRequest stores r and sets its ID (and Time, when zero).
+func (d *DB) InsertLLMRequest(ctx context.Context, r *LLMRequest) error {
+	rs := []LLMRequest{*r}
+	if err := d.InsertLLMRequests(ctx, rs); err != nil {
+		return err
+	}
+	*r = rs[0]
+	return nil
+}
+
+// InsertLLMRequests stores the requests in one transaction, so that a
+// busy proxy pays one commit (one fsync on SQLite) per batch, and sets
+// their IDs (and Times, when zero).
+func (d *DB) InsertLLMRequests(ctx context.Context, rs []LLMRequest) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	leave, err := d.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: llm requests: %w", err)
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, d.q(`INSERT INTO llm_requests (created_at, model, messages_hash, answer, stream, status, score,
+		uncertainty, samples, error, upstream_seconds, sample_seconds, total_seconds)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`))
+	if err != nil {
+		return fmt.Errorf("store: llm requests: %w", err)
+	}
+	defer st.Close()
+	for i := range rs {
+		r := &rs[i]
+		if r.Time.IsZero() {
+			r.Time = time.Now().UTC()
+		}
+		var u any
+		if !math.IsNaN(r.Uncertainty) && !math.IsInf(r.Uncertainty, 0) {
+			u = r.Uncertainty
+		}
+		err := st.QueryRowContext(ctx, r.Time.UnixNano(), r.Model, r.MessagesHash, r.Answer, r.Stream, r.Status, r.Score,
+			u, r.Samples, r.Error, finite(r.UpstreamSeconds), finite(r.SampleSeconds), finite(r.TotalSeconds)).Scan(&r.ID)
+		if err != nil {
+			return fmt.Errorf("store: llm request: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: llm requests: %w", err)
+	}
+	return nil
+}
+
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
+}
+
+// LLMRequests returns the stored requests q selects.
+func (d *DB) LLMRequests(ctx context.Context, q LLMQuery) ([]LLMRequest, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	query := `SELECT id, created_at, model, messages_hash, answer, stream, status, score, uncertainty, samples, error,
+		upstream_seconds, sample_seconds, total_seconds FROM llm_requests WHERE created_at >= ?`
+	args := []any{int64(math.MinInt64)}
+	if !q.Since.IsZero() {
+		args[0] = q.Since.UnixNano()
+	}
+	if !math.IsNaN(q.MinUncertainty) {
+		query += " AND uncertainty >= ?"
+		args = append(args, q.MinUncertainty)
+	}
+	if q.ByUncertainty {
+		query += " AND uncertainty IS NOT NULL ORDER BY uncertainty DESC, id DESC"
+	} else {
+		query += " ORDER BY created_at DESC, id DESC"
+	}
+	query += " LIMIT ?"
+	args = append(args, limit)
+	rows, err := d.r.QueryContext(ctx, d.q(query), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: llm requests: %w", err)
+	}
+	defer rows.Close()
+	var out []LLMRequest
+	for rows.Next() {
+		var r LLMRequest
+		var t int64
+		var u sql.NullFloat64
+		if err := rows.Scan(&r.ID, &t, &r.Model, &r.MessagesHash, &r.Answer, &r.Stream, &r.Status, &r.Score, &u, &r.Samples, &r.Error,
+			&r.UpstreamSeconds, &r.SampleSeconds, &r.TotalSeconds); err != nil {
+			return nil, fmt.Errorf("store: llm requests: %w", err)
+		}
+		r.Time = time.Unix(0, t).UTC()
+		r.Uncertainty = math.NaN()
+		if u.Valid {
+			r.Uncertainty = u.Float64
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,93 @@
+package store_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"genlens/store"
+)
+
+func TestLLMRequests(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+		in := []store.LLMRequest{
+			{Time: t0, Model: "m1", MessagesHash: "aa", Answer: "Paris", Status: 200, Score: "kernel-entropy", Uncertainty: -0.9, Samples: 5,
+				UpstreamSeconds: 0.02, SampleSeconds: 0.03, TotalSeconds: 0.031},
+			{Time: t0.Add(time.Minute), Model: "m1", MessagesHash: "bb", Answer: "", Status: 502, Score: "kernel-entropy",
+				Uncertainty: math.NaN(), Samples: 5, Error: "upstream: connection refused"},
+			{Time: t0.Add(2 * time.Minute), Model: "m2", MessagesHash: "cc", Answer: "Lyon, maybe ünïcode", Stream: true, Status: 200,
+				Score: "kernel-entropy", Uncertainty: -0.25, Samples: 3, UpstreamSeconds: 1.5},
+			{Time: t0.Add(3 * time.Minute), Model: "m2", MessagesHash: "dd", Answer: "x", Status: 200, Score: "kernel-entropy", Uncertainty: -0.5, Samples: 5},
+		}
+		for i := range in {
+			if err := db.InsertLLMRequest(ctx, &in[i]); err != nil {
+				t.Fatal(err)
+			}
+			if in[i].ID == 0 {
+				t.Fatalf("request %d: no id", i)
+			}
+		}
+		ids := func(rs []store.LLMRequest) []string {
+			var out []string
+			for _, r := range rs {
+				out = append(out, r.MessagesHash)
+			}
+			return out
+		}
+		for _, tc := range []struct {
+			name string
+			q    store.LLMQuery
+			want []string
+		}{
+			{"all newest first", store.LLMQuery{MinUncertainty: math.NaN()}, []string{"dd", "cc", "bb", "aa"}},
+			{"since", store.LLMQuery{Since: t0.Add(time.Minute), MinUncertainty: math.NaN()}, []string{"dd", "cc", "bb"}},
+			{"min uncertainty", store.LLMQuery{MinUncertainty: -0.5}, []string{"dd", "cc"}},
+			{"min uncertainty excludes none", store.LLMQuery{MinUncertainty: -10}, []string{"dd", "cc", "aa"}},
+			{"by uncertainty", store.LLMQuery{ByUncertainty: true, MinUncertainty: math.NaN()}, []string{"cc", "dd", "aa"}},
+			{"limit", store.LLMQuery{Limit: 2, MinUncertainty: math.NaN()}, []string{"dd", "cc"}},
+			{"since and min", store.LLMQuery{Since: t0.Add(3 * time.Minute), MinUncertainty: -0.3}, nil},
+		} {
+			got, err := db.LLMRequests(ctx, tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := ids(got); !equalStrings(g, tc.want) {
+				t.Errorf("%s: got %v, want %v", tc.name, g, tc.want)
+			}
+		}
+		got, err := db.LLMRequests(ctx, store.LLMQuery{MinUncertainty: math.NaN()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range got {
+			var w store.LLMRequest
+			for _, r := range in {
+				if r.ID == g.ID {
+					w = r
+				}
+			}
+			same := g.Time.Equal(w.Time) && g.Model == w.Model && g.Answer == w.Answer && g.Stream == w.Stream && g.Status == w.Status &&
+				g.Score == w.Score && g.Samples == w.Samples && g.Error == w.Error && g.UpstreamSeconds == w.UpstreamSeconds &&
+				g.SampleSeconds == w.SampleSeconds && g.TotalSeconds == w.TotalSeconds &&
+				(g.Uncertainty == w.Uncertainty || math.IsNaN(g.Uncertainty) && math.IsNaN(w.Uncertainty))
+			if !same {
+				t.Errorf("stored %+v\nread   %+v", w, g)
+			}
+		}
+	})
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
