@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
+	"genlens/monitor"
 	"genlens/nn"
 )
 
@@ -53,6 +54,12 @@ type Model struct {
 	// on held-out reference folds (see Calibration). Every estimate of
 	// RowEstimates and Estimate is calibrated.
 	Calibration Calibration `json:"calibration"`
+
+	// Drift describes the reference rows' features for monitoring:
+	// their ranges (extrapolation), the reconstruction error's principal
+	// axes and the values themselves (univariate drift). Files written
+	// before it was recorded have none, and still load.
+	Drift *monitor.DriftModel `json:"drift,omitempty"`
 }
 
 // Columns names the inputs of a model: its features in network order, the
@@ -297,6 +304,11 @@ func (m *Model) problem() string {
 	}
 	if cf := m.Calibration.Factor; !finite(cf) || cf < 0 {
 		return fmt.Sprintf("calibration factor %v", cf)
+	}
+	if m.Drift != nil {
+		if err := m.Drift.Validate(m.Columns.Features); err != nil {
+			return err.Error()
+		}
 	}
 	for i, v := range m.Reference.SquaredErrors {
 		if !finite(v) || v < 0 {

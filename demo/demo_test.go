@@ -91,6 +91,17 @@ func TestMSEDemoSection(t *testing.T) {
 			}
 		}
 	}
+	// No day before the drift is marked an extrapolation (a shift of 1.2
+	// puts only about 3% of rows beyond the range of 1,000 reference
+	// rows, below the 5% limit), while the KS test sees the last days
+	// drift.
+	for d, r := range rows {
+		var ks, p float64
+		fmt.Sscanf(r[7], "%g (%g)", &ks, &p)
+		if d < 10 && strings.Contains(r[6], "EXTRAPOLATING") || d >= 21 && !(p < 1e-4) {
+			t.Errorf("day %d: out of reference %q, KS %q", d, r[6], r[7])
+		}
+	}
 	if late < 1.5*early || alertsUnlabelled < 5 {
 		t.Errorf("estimate %.2f before the drift, %.2f at its end, %d alerts before labels", early, late, alertsUnlabelled)
 	}

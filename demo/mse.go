@@ -62,6 +62,11 @@ func mseSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand) (rep
 	if err != nil {
 		return report.Section{}, err
 	}
+	// The reference's features, for extrapolation and drift (mse fit
+	// records them in the model file).
+	if m.Drift, err = monitor.FitDrift(xr, m.Columns.Features); err != nil {
+		return report.Section{}, err
+	}
 	// Production: the input mean drifts upwards from day 10, where the
 	// noise of Eq. 19 grows and f extrapolates.
 	x := mat.NewDense(days*perDay, 1, nil)
@@ -101,21 +106,26 @@ func mseSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand) (rep
 	if err != nil {
 		return report.Section{}, err
 	}
-	th, _ := monitor.MatchedThresholds(m.Reference.SquaredErrors, chunks, monitor.DefaultWidth, true)
-	res, err := monitor.Evaluate(chunks, rowEst, realized, monitor.Options{Thresholds: th, NonNegative: true})
+	feats := make([][]float64, len(y))
+	for i := range feats {
+		feats[i] = x.RawRowView(i)
+	}
+	rep, err := monitor.Run(monitor.Input{Chunks: chunks, Estimates: rowEst, Realized: realized,
+		Reference: m.Reference.SquaredErrors, NonNegative: true, Drift: m.Drift, Features: feats})
 	if err != nil {
 		return report.Section{}, err
 	}
+	res, th := rep.Results, rep.Thresholds
 	chart := job.Artifact{Name: "mse_monitoring.png", Write: func(w io.Writer) error {
 		return job.WriteMSEChunkChart(w, "Daily MSE: estimated now, realised when labels arrive", "day", res, th)
 	}}
 	if err := writeArtifact(dir, chart); err != nil {
 		return report.Section{}, err
 	}
-	firstAlert, firstRealized := -1, -1
+	firstAlert, firstRealized, firstExtrapolating := -1, -1, -1
 	table := report.Table{
 		Caption: fmt.Sprintf("Daily chunks of %d rows; thresholds [%.2f, %.2f] from %d reference chunks; labels arrive %d days late", perDay, th.Lower, th.Upper, th.Chunks, labelDelay),
-		Header:  []string{"day", "input shift", "estimated MSE", "band (±3 SE)", "realised MSE", "alert"},
+		Header:  []string{"day", "input shift", "estimated MSE", "band (±3 SE)", "realised MSE", "alert", "out of reference", "KS of x (p)"},
 	}
 	for _, c := range res {
 		shift := 0.0
@@ -135,8 +145,16 @@ func mseSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand) (rep
 		if c.Alert {
 			alert = "ALERT"
 		}
+		if c.Drift.Extrapolating && firstExtrapolating < 0 {
+			firstExtrapolating = c.Index
+		}
+		out := fmt.Sprintf("%.1f%%", 100*c.Drift.OutOfReference)
+		if c.Drift.Extrapolating {
+			out += " EXTRAPOLATING"
+		}
+		ks := c.Drift.Features[0]
 		table.Rows = append(table.Rows, []string{strconv.Itoa(c.Index), fmt.Sprintf("%.2f", shift), fmt.Sprintf("%.2f", c.Estimate),
-			fmt.Sprintf("%.2f - %.2f", c.Lower, c.Upper), realised, alert})
+			fmt.Sprintf("%.2f - %.2f", c.Lower, c.Upper), realised, alert, out, fmt.Sprintf("%.2f (%.2g)", ks.KS, ks.P)})
 	}
 	story := "The estimate never left the thresholds."
 	if firstAlert >= 0 {
@@ -144,6 +162,9 @@ func mseSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand) (rep
 		if firstAlert >= labelled {
 			story += fmt.Sprintf(" Today (day %d) no label of it has arrived: only the check model sees the error rise.", days-1)
 		}
+	}
+	if firstExtrapolating >= 0 {
+		story += fmt.Sprintf(" From day %d over %.0f%% of a day's inputs lie beyond the reference rows' range: there the estimate is an extrapolation, and the table says so.", firstExtrapolating, 100*rep.MaxOutOfReference)
 	}
 	fmt.Fprintf(w, "mse monitoring: %d days x %d rows, inputs drifting from day %d, labels %d days late; %s\n", days, perDay, driftFrom, labelDelay, story)
 	return report.Section{

@@ -30,33 +30,30 @@ func Vendi(x *mat.Dense) (float64, error) {
 	if m := min(n, d); m > MaxDualDim {
 		return math.NaN(), fmt.Errorf("diversity: %d rows of dimension %d: the eigenvalues of a %d×%d matrix are beyond the bound of %d", n, d, m, m, MaxDualDim)
 	}
-	xn := mat.NewDense(n, d, nil)
 	for i := 0; i < n; i++ {
-		row := x.RawRowView(i)
-		var s float64
-		for _, v := range row {
+		for _, v := range x.RawRowView(i) {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return math.NaN(), fmt.Errorf("diversity: row %d has a value %v", i, v)
 			}
-			s += v * v
-		}
-		norm := math.Sqrt(s)
-		if norm == 0 {
-			continue
-		}
-		dst := xn.RawRowView(i)
-		for j, v := range row {
-			dst[j] = v / norm
 		}
 	}
 	var k *mat.SymDense
 	if d < n {
-		// score_dual: S = X̂ᵀX̂, then S/n.
+		// score_dual: S = X̂ᵀX̂, then S/n, accumulated over blocks of
+		// normalised rows so that no normalised copy of x is held.
 		k = mat.NewSymDense(d, nil)
-		raw, rk := xn.RawMatrix(), k.RawSymmetric()
-		blas64.Implementation().Dsyrk(blas.Upper, blas.Trans, d, n, 1, raw.Data, raw.Stride, 0, rk.Data, rk.Stride)
+		rk := k.RawSymmetric()
+		blk := normalized(x, 0, min(vendiBlock, n))
+		for lo := 0; lo < n; lo += vendiBlock {
+			hi := min(lo+vendiBlock, n)
+			if lo > 0 {
+				blk = normalized(x, lo, hi)
+			}
+			raw := blk.RawMatrix()
+			blas64.Implementation().Dsyrk(blas.Upper, blas.Trans, d, hi-lo, 1, raw.Data, raw.Stride, 1, rk.Data, rk.Stride)
+		}
 	} else {
-		k = linalg.Gram(xn)
+		k = linalg.Gram(normalized(x, 0, n))
 	}
 	k.ScaleSym(1/float64(n), k)
 	return entropyExp(k)
@@ -75,6 +72,33 @@ func VendiK(k mat.Symmetric) (float64, error) {
 	s := mat.NewSymDense(n, nil)
 	s.ScaleSym(1/float64(n), k)
 	return entropyExp(s)
+}
+
+// vendiBlock is the number of rows normalised and added to X̂ᵀX̂ at a
+// time.
+const vendiBlock = 1024
+
+// normalized returns rows [lo, hi) of x divided by their Euclidean norms;
+// a row of zeros stays zero, as sklearn.preprocessing.normalize leaves it.
+func normalized(x *mat.Dense, lo, hi int) *mat.Dense {
+	_, d := x.Dims()
+	out := mat.NewDense(hi-lo, d, nil)
+	for i := lo; i < hi; i++ {
+		row := x.RawRowView(i)
+		var s float64
+		for _, v := range row {
+			s += v * v
+		}
+		norm := math.Sqrt(s)
+		if norm == 0 {
+			continue
+		}
+		dst := out.RawRowView(i - lo)
+		for j, v := range row {
+			dst[j] = v / norm
+		}
+	}
+	return out
 }
 
 // entropyExp returns exp(−Σ λ log λ) over the positive eigenvalues of s.

@@ -129,3 +129,30 @@ func TestErrors(t *testing.T) {
 		t.Errorf("one row: %v, %v; want 1", v, err)
 	}
 }
+
+// TestBlocks: 2,100 rows (three blocks of the d×d accumulation) cycling
+// through 5 orthogonal directions with random lengths: exactly 5, and
+// unequal counts per direction give the entropy of their frequencies.
+func TestBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, c := range []struct {
+		n    int
+		want float64
+	}{
+		{2100, 5},
+		// 2101 rows: direction 0 gets 421, the others 420.
+		{2101, entropyOf(421.0/2101, 420.0/2101, 420.0/2101, 420.0/2101, 420.0/2101)},
+	} {
+		x := mat.NewDense(c.n, 5, nil)
+		for i := 0; i < c.n; i++ {
+			x.Set(i, i%5, 0.1+rng.Float64())
+		}
+		got, err := Vendi(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%d rows: %.15f, want %.15f", c.n, got, c.want)
+		}
+	}
+}

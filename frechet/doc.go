@@ -44,6 +44,13 @@
 // a context, checked between subsets, since at torch-fidelity's defaults it
 // runs for seconds.
 //
+// # CMMD
+//
+// CMMD (Jayasumana et al., CVPR 2024) is the biased MMD² with a Gaussian
+// RBF kernel of bandwidth 10, times 1000, as the authors' code computes
+// it; blocks of rows go through one GEMM each, so no kernel matrix is
+// held.
+//
 // The package does no I/O besides reading and writing statistics files
 // (ReadStats, ReadStatsFS, IsStatsFile, WriteStats), and no
 // printing. Building with -tags openblas (see genlens/linalg) moves every

@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
+	"genlens/diversity"
 	"genlens/frechet"
 	"genlens/kscore"
+	"genlens/manifold"
 )
 
 // CompareRequest is a request of `genlens compare`: two-sample metrics
@@ -31,9 +35,10 @@ type CompareRequest struct {
 	Fake    string `json:"fake"`
 	RealKey string `json:"real_key,omitempty"` // array of rows in an .npz (rather than its mu, sigma)
 	FakeKey string `json:"fake_key,omitempty"`
-	// Metrics is a comma-separated list of fid, kid, mmd and cms, or
-	// "all" (every metric the inputs allow); "" is fid alone, the one
-	// that costs seconds at any sample size.
+	// Metrics is a comma-separated list of fid, kid, mmd, cms, prdc,
+	// vendi and cmmd, or "all" (fid, kid, mmd and cms as far as the
+	// inputs allow; the other three are asked for by name); "" is fid
+	// alone, the one that costs seconds at any sample size.
 	Metrics string `json:"metrics,omitempty"`
 	// Kernel and Gamma configure mmd and cms; "" is rbf and median. They
 	// are refused when neither metric is computed, so that a kernel never
@@ -44,12 +49,19 @@ type CompareRequest struct {
 	KIDSubsetSize int    `json:"kid_subset_size"`
 	Seed          uint64 `json:"seed"`
 	Dims          string `json:"dims,omitempty"` // folders: 64, 192, 768 or 2048 (default)
+
+	// NearestK is prdc's k. PRDCMaxRows, when not 0, caps the rows of
+	// each side prdc uses: a larger side is subsampled without
+	// replacement, drawn with Seed.
+	NearestK    int `json:"nearest_k"`
+	PRDCMaxRows int `json:"prdc_max_rows,omitempty"`
+
 	ImageOptions
 }
 
 // NewCompareRequest returns a request with the command line's defaults.
 func NewCompareRequest() CompareRequest {
-	return CompareRequest{KIDSubsets: frechet.KIDSubsets, KIDSubsetSize: frechet.KIDSubsetSize, Seed: 1}
+	return CompareRequest{KIDSubsets: frechet.KIDSubsets, KIDSubsetSize: frechet.KIDSubsetSize, Seed: 1, NearestK: manifold.DefaultK}
 }
 
 // Validate checks the fields that need no input file; which metrics a
@@ -80,7 +92,7 @@ func (r *CompareRequest) metrics(realStats, fakeStats bool) (map[frechet.Metric]
 	case "":
 		want[frechet.MetricFID] = true
 	case "all":
-		for _, m := range frechet.Metrics {
+		for _, m := range frechet.AllMetrics {
 			want[m] = rows || !m.NeedsRows()
 		}
 		return want, r.checkMetricFields(want)
@@ -90,7 +102,7 @@ func (r *CompareRequest) metrics(realStats, fakeStats bool) (map[frechet.Metric]
 		switch {
 		case m == "":
 		case !m.Valid():
-			return nil, Fieldf("metrics", "compare: unknown metric %q (want fid, kid, mmd, cms or all)", string(m))
+			return nil, Fieldf("metrics", "compare: unknown metric %q (want fid, kid, mmd, cms, prdc, vendi, cmmd or all)", string(m))
 		case m.NeedsRows() && !rows:
 			side, path := "real", r.Real
 			if !realStats {
@@ -112,6 +124,16 @@ func (r *CompareRequest) checkMetricFields(want map[frechet.Metric]bool) error {
 		}
 	} else if r.Kernel != "" || r.Gamma != "" {
 		return Fieldf("kernel", "compare: {kernel} and {gamma} apply only to {metrics} mmd and cms")
+	}
+	if want[frechet.MetricPRDC] {
+		switch {
+		case r.NearestK < 1 || r.NearestK > MaxNearestK:
+			return Fieldf("nearest_k", "compare: {nearest_k} %d: want 1 to %d", r.NearestK, MaxNearestK)
+		case r.PRDCMaxRows < 0 || r.PRDCMaxRows > 0 && r.PRDCMaxRows <= r.NearestK:
+			return Fieldf("prdc_max_rows", "compare: {prdc_max_rows} %d: want 0 (every row) or more than {nearest_k} %d", r.PRDCMaxRows, r.NearestK)
+		}
+	} else if r.PRDCMaxRows != 0 {
+		return Fieldf("prdc_max_rows", "compare: {prdc_max_rows} applies only to {metrics} prdc")
 	}
 	if !want[frechet.MetricKID] {
 		return nil
@@ -136,6 +158,10 @@ const (
 	MaxKIDSubsetSize = 1_000_000
 )
 
+// MaxNearestK bounds nearest_k: prdc keeps k+1 distances per row of each
+// side, and the papers use k from 3 to 10.
+const MaxNearestK = 1000
+
 // Stages names the stages of Compare's progress in order, for a transport
 // that labels them: "images" when a side is a folder (folders), then
 // "fid", "kid subsets" and "mmd, cms" as the request asks for them.
@@ -153,6 +179,15 @@ func (r *CompareRequest) Stages(folders bool) []string {
 	}
 	if want[frechet.MetricMMD] || want[frechet.MetricCMS] {
 		st = append(st, "mmd, cms")
+	}
+	if want[frechet.MetricPRDC] {
+		st = append(st, "prdc")
+	}
+	if want[frechet.MetricVendi] {
+		st = append(st, "vendi")
+	}
+	if want[frechet.MetricCMMD] {
+		st = append(st, "cmmd")
 	}
 	return st
 }
@@ -172,15 +207,27 @@ type CompareResult struct {
 	FID *Num `json:"fid,omitempty"`
 	// FDDINOv2 repeats the Fréchet distance under the name dgm-eval
 	// reports it by when the features are a DINOv2 network's.
-	FDDINOv2 *Num          `json:"fd_dinov2,omitempty"`
-	KID      *ScoreMeanStd `json:"kid,omitempty"`
-	MMD2     *Num          `json:"mmd2,omitempty"`
-	CMS      *Num          `json:"cms,omitempty"`
-	NReal    *int          `json:"n_real"`
-	NFake    *int          `json:"n_fake"`
-	Dim      int           `json:"dim"`
-	Kernel   string        `json:"kernel,omitempty"`
-	Images   *ImagesInfo   `json:"images,omitempty"` // when a side was a folder
+	FDDINOv2 *Num         `json:"fd_dinov2,omitempty"`
+	KID  *ScoreMeanStd `json:"kid,omitempty"`
+	MMD2 *Num          `json:"mmd2,omitempty"`
+	CMS  *Num          `json:"cms,omitempty"`
+
+	// prdc: Kynkäänniemi et al.'s precision and recall, Naeem et al.'s
+	// density and coverage; vendi: the Vendi score of the fake rows and
+	// of the real rows; cmmd: CLIP-MMD.
+	Precision *Num `json:"precision,omitempty"`
+	Recall    *Num `json:"recall,omitempty"`
+	Density   *Num `json:"density,omitempty"`
+	Coverage  *Num `json:"coverage,omitempty"`
+	Vendi     *Num `json:"vendi,omitempty"`
+	VendiReal *Num `json:"vendi_real,omitempty"`
+	CMMD      *Num `json:"cmmd,omitempty"`
+
+	NReal  *int        `json:"n_real"`
+	NFake  *int        `json:"n_fake"`
+	Dim    int         `json:"dim"`
+	Kernel string      `json:"kernel,omitempty"`
+	Images *ImagesInfo `json:"images,omitempty"` // when a side was a folder
 }
 
 // Compare runs `genlens compare`, reading both sides through env.FS.
@@ -330,7 +377,85 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 			env.progress(done+1, steps)
 		}
 	}
+	if err := compareRows(ctx, env, req, want, real, fake, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// compareRows computes the metrics of feature rows beyond the kernel
+// scores, a progress stage each: prdc, vendi, cmmd.
+func compareRows(ctx context.Context, env Env, req CompareRequest, want map[frechet.Metric]bool, real, fake *featureSide, out *CompareResult) error {
+	num := func(v float64) *Num { n := Num(v); return &n }
+	if want[frechet.MetricPRDC] {
+		r, f := real.rows, fake.rows
+		if req.PRDCMaxRows > 0 {
+			r = subsampleRows(r, req.PRDCMaxRows, req.Seed, 0)
+			f = subsampleRows(f, req.PRDCMaxRows, req.Seed, 1)
+		}
+		for _, s := range []struct {
+			x    *mat.Dense
+			path string
+		}{{r, req.Real}, {f, req.Fake}} {
+			if n, _ := s.x.Dims(); n <= req.NearestK {
+				return &dataio.InputError{File: s.path, Msg: fmt.Sprintf("%d rows: prdc with k = %d nearest neighbours needs more than k rows", n, req.NearestK)}
+			}
+		}
+		p, err := manifold.ComputeProgress(ctx, r, f, req.NearestK, env.Progress)
+		if err != nil {
+			return err
+		}
+		out.Precision, out.Recall, out.Density, out.Coverage = num(p.Precision), num(p.Recall), num(p.Density), num(p.Coverage)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if want[frechet.MetricVendi] {
+		env.progress(0, 2)
+		v, err := diversity.Vendi(fake.rows)
+		if err != nil {
+			return &dataio.InputError{File: req.Fake, Msg: err.Error(), Err: err}
+		}
+		env.progress(1, 2)
+		vr, err := diversity.Vendi(real.rows)
+		if err != nil {
+			return &dataio.InputError{File: req.Real, Msg: err.Error(), Err: err}
+		}
+		env.progress(2, 2)
+		out.Vendi, out.VendiReal = num(v), num(vr)
+	}
+	if want[frechet.MetricCMMD] {
+		env.progress(0, 1)
+		v, err := frechet.CMMD(ctx, real.rows, fake.rows)
+		if err != nil {
+			return err
+		}
+		env.progress(1, 1)
+		out.CMMD = num(v)
+	}
+	return nil
+}
+
+// prdcStream is the second PCG seed word of prdc's subsampling, so that a
+// user's seed alone determines the rows.
+const prdcStream = 0x50524443 // "PRDC"
+
+// subsampleRows returns limit rows of x drawn without replacement, in
+// their original order, with a PCG seeded by seed (side tells the two
+// sides' draws apart); x itself when it has at most limit rows.
+func subsampleRows(x *mat.Dense, limit int, seed uint64, side uint64) *mat.Dense {
+	n, d := x.Dims()
+	if n <= limit {
+		return x
+	}
+	rng := rand.New(rand.NewPCG(seed, prdcStream+side))
+	idx := rng.Perm(n)[:limit]
+	slices.Sort(idx)
+	out := mat.NewDense(limit, d, nil)
+	for i, j := range idx {
+		out.SetRow(i, x.RawRowView(j))
+	}
+	return out
 }
 
 // compareImages fills the folder sides of a comparison: statistics

@@ -15,8 +15,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
+	"genlens/diversity"
 	"genlens/frechet"
 	"genlens/internal/shareddata"
+	"genlens/manifold"
 )
 
 // TestCompareDefaultIsFID is issue 14.1: compare's defaults computed FID,
@@ -306,8 +308,8 @@ func TestImageFolders(t *testing.T) {
 	// --mode clean: clean-fid's preprocessing (its input is checked
 	// against Pillow in package inception), its own cache entries, and a
 	// FID unlike the other two modes'; features in mode clean read the
-	// same entries back.
-	req.Mode, req.Metrics = "clean", "fid"
+	// same entries back. prdc, vendi and cmmd run on the folders' rows.
+	req.Mode, req.Metrics, req.NearestK = "clean", "fid,prdc,vendi,cmmd", 2
 	clean, err := Compare(ctx, Env{FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
@@ -317,6 +319,7 @@ func TestImageFolders(t *testing.T) {
 		t.Errorf("--mode clean: FID %.8g (pytorch-fid mode %.8g, tf %.8g), images %+v", cf, fid, wantTF, clean.Images)
 	}
 	var cleanStats [2]frechet.Stats
+	var cleanRows [2]*mat.Dense
 	for i, side := range []string{"real", "fake"} {
 		f := NewFeaturesRequest()
 		f.Input, f.Weights, f.Mode = side, weights, "clean"
@@ -327,10 +330,21 @@ func TestImageFolders(t *testing.T) {
 		if r.Cached != 3 || r.Computed != 0 || r.Mode != "clean" {
 			t.Fatalf("features --mode clean of %s: %d cached, %d computed, mode %q", side, r.Cached, r.Computed, r.Mode)
 		}
-		cleanStats[i] = frechet.StatsOf(rowsDense(r.Features), 1)
+		cleanRows[i] = rowsDense(r.Features)
+		cleanStats[i] = frechet.StatsOf(cleanRows[i], 1)
 	}
 	if d, err := frechet.Distance(cleanStats[0], cleanStats[1]); err != nil || !relClose(d, cf, 1e-12) {
 		t.Errorf("--mode clean: FID of the features %v (%v), compare %v", d, err, cf)
+	}
+	pr, err := manifold.Compute(ctx, cleanRows[0], cleanRows[1], 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := diversity.Vendi(cleanRows[1])
+	cm, _ := frechet.CMMD(ctx, cleanRows[0], cleanRows[1])
+	if clean.Precision == nil || float64(*clean.Precision) != pr.Precision || float64(*clean.Coverage) != pr.Coverage ||
+		float64(*clean.Vendi) != v || float64(*clean.CMMD) != cm {
+		t.Errorf("folders: prdc %+v vendi %v cmmd %v; of the features %+v, %v, %v", clean, clean.Vendi, clean.CMMD, pr, v, cm)
 	}
 
 	// is --images: softmax of logits_unbiased, as torch-fidelity.

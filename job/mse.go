@@ -303,6 +303,9 @@ func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, err
 	for _, j := range fc {
 		m.Columns.Features = append(m.Columns.Features, t.Name(j))
 	}
+	if m.Drift, err = monitor.FitDrift(x, m.Columns.Features); err != nil {
+		return nil, err
+	}
 	return &MSEFitResult{
 		Model: req.Model, Rows: len(y), Features: m.Columns.Features, Target: m.Columns.Target,
 		Prediction: m.Columns.Prediction, Objective: string(cfg.Objective), FinalLoss: Num(m.Training.FinalLoss),
@@ -386,11 +389,18 @@ type MSEEstimateRequest struct {
 	// Target, when some labels have arrived, adds the realised MSE over
 	// the rows whose target cell is not empty.
 	Target string `json:"target,omitempty"`
+	// MaxOutOfReference is the fraction of a chunk's rows with a feature
+	// outside the reference range above which the chunk's estimate is
+	// marked as an extrapolation.
+	MaxOutOfReference float64 `json:"max_out_of_reference"`
 }
 
 // NewMSEEstimateRequest returns a request with the command line's
-// defaults (10 chunks) and no inputs.
-func NewMSEEstimateRequest() MSEEstimateRequest { return MSEEstimateRequest{} }
+// defaults (10 chunks, chunks extrapolating beyond 5% of rows outside
+// the reference ranges) and no inputs.
+func NewMSEEstimateRequest() MSEEstimateRequest {
+	return MSEEstimateRequest{MaxOutOfReference: monitor.DefaultMaxOutOfReference}
+}
 
 // Validate checks the fields that need no input file.
 func (r *MSEEstimateRequest) Validate() (verr error) {
@@ -417,6 +427,8 @@ func (r *MSEEstimateRequest) period() (monitor.Period, error) {
 		return "", Fieldf("chunk_size", "mse estimate: {chunk_size} and {chunks} must be positive")
 	case r.Chunks < 0:
 		return "", Fieldf("chunks", "mse estimate: {chunk_size} and {chunks} must be positive")
+	case !(r.MaxOutOfReference > 0 && r.MaxOutOfReference <= 1):
+		return "", Fieldf("max_out_of_reference", "mse estimate: {max_out_of_reference} %v must be in (0, 1]", r.MaxOutOfReference)
 	case r.Period == "":
 		return "", nil
 	}
@@ -430,19 +442,23 @@ func (r *MSEEstimateRequest) period() (monitor.Period, error) {
 // MSEEstimateResult is the result of `genlens mse estimate`; it marshals
 // to the command's --json document.
 type MSEEstimateResult struct {
-	Model          string     `json:"model"`
-	Data           string     `json:"data"`
-	Rows           int        `json:"rows"`
-	Chunking       string     `json:"chunking"`
-	EstimatedMSE   Num        `json:"estimated_mse"`
-	RealizedMSE    *Num       `json:"realized_mse,omitempty"` // with a target
-	Labelled       *int       `json:"labelled,omitempty"`     // with a target
-	LowerThreshold Num        `json:"lower_threshold"`
-	UpperThreshold Num        `json:"upper_threshold"`
-	ReferenceRows  int        `json:"reference_chunk_rows"`
-	ReferenceCount int        `json:"reference_chunks"`
-	Alerts         int        `json:"alerts"`
-	Chunks         []MSEChunk `json:"chunks"`
+	Model          string `json:"model"`
+	Data           string `json:"data"`
+	Rows           int    `json:"rows"`
+	Chunking       string `json:"chunking"`
+	EstimatedMSE   Num    `json:"estimated_mse"`
+	RealizedMSE    *Num   `json:"realized_mse,omitempty"` // with a target
+	Labelled       *int   `json:"labelled,omitempty"`     // with a target
+	LowerThreshold Num    `json:"lower_threshold"`
+	UpperThreshold Num    `json:"upper_threshold"`
+	ReferenceRows  int    `json:"reference_chunk_rows"`
+	ReferenceCount int    `json:"reference_chunks"`
+	Alerts         int    `json:"alerts"`
+	// Extrapolating and DriftAlerts count the chunks so marked; nil for a
+	// model file without a drift model.
+	Extrapolating *int       `json:"extrapolating_chunks,omitempty"`
+	DriftAlerts   *int       `json:"drift_alerts,omitempty"`
+	Chunks        []MSEChunk `json:"chunks"`
 
 	// Check is the check model applied.
 	Check *checkmodel.Model `json:"-"`
@@ -450,6 +466,9 @@ type MSEEstimateResult struct {
 	// Thresholds the thresholds from the reference data.
 	Monitor    []monitor.Result   `json:"-"`
 	Thresholds monitor.Thresholds `json:"-"`
+	// Report is the monitoring pipeline's outcome (drift thresholds
+	// included).
+	Report *monitor.Report `json:"-"`
 }
 
 // MSEChunk is one chunk of an MSEEstimateResult.
@@ -468,6 +487,74 @@ type MSEChunk struct {
 	Alert         bool   `json:"alert"`
 	RealizedMSE   Num    `json:"realized_mse"`
 	Labelled      *int   `json:"labelled,omitempty"`
+	*MSEChunkDrift
+}
+
+// MSEChunkDrift is a chunk's extrapolation and drift, present when the
+// model file records the reference's features (monitor.DriftModel).
+type MSEChunkDrift struct {
+	// OutOfReference is the fraction of the chunk's rows with at least
+	// one feature outside its reference range, and Extrapolating whether
+	// it exceeds max_out_of_reference; Outside counts, per feature, the
+	// rows outside its range (features with none left out), which says
+	// why.
+	OutOfReference Num            `json:"out_of_reference"`
+	Extrapolating  bool           `json:"extrapolating"`
+	Outside        map[string]int `json:"outside,omitempty"`
+	// ReconstructionError is the mean data reconstruction error of the
+	// chunk's rows (NannyML's multivariate drift), DriftLower and
+	// DriftUpper its thresholds from reference chunks of the same size,
+	// DriftAlert whether it lies outside them.
+	ReconstructionError Num  `json:"reconstruction_error"`
+	DriftLower          Num  `json:"drift_lower"`
+	DriftUpper          Num  `json:"drift_upper"`
+	DriftAlert          bool `json:"drift_alert"`
+	// Features holds each feature's two-sample Kolmogorov-Smirnov
+	// statistic against the reference and its p-value.
+	Features map[string]FeatureKS `json:"features"`
+}
+
+// FeatureKS is one feature's univariate drift over a chunk.
+type FeatureKS struct {
+	KS Num `json:"ks"`
+	P  Num `json:"p"`
+}
+
+// NewMSEChunkDrift returns the JSON of a chunk's drift; nil for nil.
+func NewMSEChunkDrift(d *monitor.ChunkDrift, m *monitor.DriftModel, th monitor.Thresholds) *MSEChunkDrift {
+	if d == nil {
+		return nil
+	}
+	out := &MSEChunkDrift{OutOfReference: Num(d.OutOfReference), Extrapolating: d.Extrapolating,
+		ReconstructionError: Num(d.ReconstructionError), DriftLower: Num(th.Lower), DriftUpper: Num(th.Upper),
+		DriftAlert: d.DriftAlert, Features: map[string]FeatureKS{}}
+	for j, name := range m.Features {
+		if n := d.Below[j] + d.Above[j]; n > 0 {
+			if out.Outside == nil {
+				out.Outside = map[string]int{}
+			}
+			out.Outside[name] = n
+		}
+	}
+	for _, f := range d.Features {
+		out.Features[f.Name] = FeatureKS{KS: Num(f.KS), P: Num(f.P)}
+	}
+	return out
+}
+
+// MSEDriftNote is the warning for a model file without a drift model.
+func MSEDriftNote(model string) string {
+	return fmt.Sprintf("%s records no reference ranges or drift model (written before genlens recorded them): chunks get no out_of_reference, extrapolating or drift; fit the model again with mse fit to get them", model)
+}
+
+// rowsOf returns the rows of x as slices.
+func rowsOf(x *mat.Dense) [][]float64 {
+	n, _ := x.Dims()
+	out := make([][]float64, n)
+	for i := range out {
+		out[i] = x.RawRowView(i)
+	}
+	return out
 }
 
 // MSEEstimate runs `genlens mse estimate`: it reads the model file and
@@ -571,11 +658,18 @@ func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEsti
 	if err != nil {
 		return nil, err
 	}
-	th, refRows := monitor.MatchedThresholds(m.Reference.SquaredErrors, chunks, monitor.DefaultWidth, true)
-	res, err := monitor.Evaluate(chunks, rowEst, realized, monitor.Options{Thresholds: th, NonNegative: true})
+	in := monitor.Input{Chunks: chunks, Estimates: rowEst, Realized: realized,
+		Reference: m.Reference.SquaredErrors, NonNegative: true, MaxOutOfReference: req.MaxOutOfReference}
+	if m.Drift != nil {
+		in.Drift, in.Features = m.Drift, rowsOf(x)
+	} else {
+		env.warn(MSEDriftNote(req.Model))
+	}
+	rep, err := monitor.Run(in)
 	if err != nil {
 		return nil, err
 	}
+	res, th, refRows := rep.Results, rep.Thresholds, rep.ReferenceRows
 	var sum float64
 	for _, v := range rowEst {
 		sum += v
@@ -583,7 +677,19 @@ func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEsti
 	out := &MSEEstimateResult{
 		Model: req.Model, Data: req.Data, Rows: n, Chunking: chunking, EstimatedMSE: Num(sum / float64(n)),
 		LowerThreshold: Num(th.Lower), UpperThreshold: Num(th.Upper), ReferenceRows: refRows, ReferenceCount: th.Chunks,
-		Check: m, Monitor: res, Thresholds: th,
+		Check: m, Monitor: res, Thresholds: th, Report: rep,
+	}
+	if m.Drift != nil {
+		var ex, da int
+		for _, r := range res {
+			if r.Drift.Extrapolating {
+				ex++
+			}
+			if r.Drift.DriftAlert {
+				da++
+			}
+		}
+		out.Extrapolating, out.DriftAlerts = &ex, &da
 	}
 	if realized != nil {
 		var s float64
@@ -614,6 +720,7 @@ func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEsti
 		if r.Alert {
 			out.Alerts++
 		}
+		c.MSEChunkDrift = NewMSEChunkDrift(r.Drift, m.Drift, rep.DriftThresholds)
 		out.Chunks = append(out.Chunks, c)
 	}
 	return out, nil

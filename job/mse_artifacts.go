@@ -36,10 +36,26 @@ func (r *MSEEstimateResult) writeCSV(w io.Writer) error {
 		}
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	rows := [][]string{{"index", "start", "end", "rows", "period", "estimated_mse", "sampling_error", "lower", "upper", "realized_mse", "alert"}}
+	header := []string{"index", "start", "end", "rows", "period", "estimated_mse", "sampling_error", "lower", "upper", "realized_mse", "alert"}
+	drift := r.Check != nil && r.Check.Drift != nil
+	if drift {
+		header = append(header, "out_of_reference", "extrapolating", "reconstruction_error", "drift_alert")
+		for _, f := range r.Check.Drift.Features {
+			header = append(header, "ks_"+f, "p_"+f)
+		}
+	}
+	rows := [][]string{header}
 	for _, c := range r.Monitor {
-		rows = append(rows, []string{strconv.Itoa(c.Index), strconv.Itoa(c.Start), strconv.Itoa(c.End), strconv.Itoa(c.Rows()), c.Period,
-			cell(c.Estimate), cell(c.SamplingError), cell(c.Lower), cell(c.Upper), cell(c.Realized), strconv.FormatBool(c.Alert)})
+		row := []string{strconv.Itoa(c.Index), strconv.Itoa(c.Start), strconv.Itoa(c.End), strconv.Itoa(c.Rows()), c.Period,
+			cell(c.Estimate), cell(c.SamplingError), cell(c.Lower), cell(c.Upper), cell(c.Realized), strconv.FormatBool(c.Alert)}
+		if drift && c.Drift != nil {
+			d := c.Drift
+			row = append(row, cell(d.OutOfReference), strconv.FormatBool(d.Extrapolating), cell(d.ReconstructionError), strconv.FormatBool(d.DriftAlert))
+			for _, f := range d.Features {
+				row = append(row, cell(f.KS), cell(f.P))
+			}
+		}
+		rows = append(rows, row)
 	}
 	return mseWriteCSV(w, rows)
 }

@@ -419,3 +419,65 @@ func TestMSEFitExtremeScaleNamesColumn(t *testing.T) {
 		}
 	}
 }
+
+// A model file written before the drift model existed still loads: the
+// estimate is the same, its chunks carry no drift keys, and a warning
+// says why and what to do.
+func TestMSEEstimateOldModelFile(t *testing.T) {
+	fsys, _ := mseFitted(t)
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(fsys["check.json"].Data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc["drift"]; !ok {
+		t.Fatal("mse fit wrote no drift model")
+	}
+	delete(doc, "drift")
+	old, _ := json.Marshal(doc)
+	fsys["old.json"] = &fstest.MapFile{Data: old}
+	req := NewMSEEstimateRequest()
+	req.Model, req.Data, req.ChunkSize = "old.json", "op.csv", 40
+	var warnings []string
+	res, err := MSEEstimate(context.Background(), Env{FS: fsys, Warn: func(s string) { warnings = append(warnings, s) }}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Model = "check.json"
+	cur, err := MSEEstimate(context.Background(), Env{FS: fsys}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.EstimatedMSE != cur.EstimatedMSE || res.Alerts != cur.Alerts {
+		t.Errorf("old model file: estimate %v with %d alerts, new %v with %d", res.EstimatedMSE, res.Alerts, cur.EstimatedMSE, cur.Alerts)
+	}
+	b, _ := json.Marshal(res)
+	for _, key := range []string{"out_of_reference", "extrapolating", "reconstruction_error", `"features"`} {
+		if strings.Contains(string(b), key) {
+			t.Errorf("old model file's result has %s: %s", key, b)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "old.json") || !strings.Contains(warnings[0], "mse fit") {
+		t.Errorf("warnings %q: want one naming the file and mse fit", warnings)
+	}
+	var csv bytes.Buffer
+	for _, a := range cur.Artifacts() {
+		if a.Name == "chunks.csv" {
+			a.Write(&csv)
+		}
+	}
+	if !strings.HasPrefix(csv.String(), "index,start,end,rows,period,estimated_mse,sampling_error,lower,upper,realized_mse,alert,out_of_reference,extrapolating,reconstruction_error,drift_alert,ks_x,p_x,ks_noise_feature,p_noise_feature\n") {
+		t.Errorf("chunks.csv: %s", csv.String())
+	}
+}
+
+// The request refuses an extrapolation limit outside (0, 1].
+func TestMSEEstimateMaxOutOfReference(t *testing.T) {
+	for _, v := range []float64{0, -0.1, 1.5, math.NaN()} {
+		req := NewMSEEstimateRequest()
+		req.Model, req.Data, req.MaxOutOfReference = "m", "d", v
+		var fe *FieldError
+		if err := req.Validate(); !errors.As(err, &fe) || fe.Field != "max_out_of_reference" {
+			t.Errorf("max_out_of_reference %v: %v", v, err)
+		}
+	}
+}

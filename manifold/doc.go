@@ -30,8 +30,10 @@
 // same way. So ties (duplicate rows, points on a lattice, a fake row at
 // exactly a radius) are decided as the plain definition decides them, and
 // the result does not depend on the GEMM's summation order or on the
-// number of goroutines. Memory is the two inputs plus one block per
-// goroutine and O((k+1)·n) for the radii; time is three passes of n·m·d
-// multiply-adds (real×real, fake×fake, real×fake), in row blocks spread
-// over the CPUs.
+// number of goroutines. The bound grows with the rows' norms, so rows
+// with a large common offset (norms far above their distances) send more
+// decisions to the direct computation: slower, never different. Memory is the two inputs plus one block per
+// goroutine and O((k+1)·n) for the radii; time is about (n² + m²)/2 + n·m
+// times d multiply-adds (the upper triangles of real×real and fake×fake,
+// all of real×fake), in blocks spread over the CPUs.
 package manifold

@@ -4,12 +4,17 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/internal/par"
 )
+
+// DefaultK is the number of nearest neighbours of compute_prdc's examples
+// and of Naeem et al.'s experiments.
+const DefaultK = 5
 
 // PRDC holds the four scores of one comparison.
 type PRDC struct {
@@ -18,9 +23,10 @@ type PRDC struct {
 
 // Block sizes of the distance products: rowBlock rows of one set against
 // colBlock rows of the other, one GEMM of rowBlock×colBlock×d per block
-// (2 MB of float64 per goroutine).
+// (4 MB of float64 per goroutine); the symmetric passes use square tiles
+// of rowBlock.
 const (
-	rowBlock = 256
+	rowBlock = 512
 	colBlock = 1024
 )
 
@@ -32,8 +38,8 @@ func Compute(ctx context.Context, real, fake *mat.Dense, k int) (PRDC, error) {
 	return ComputeProgress(ctx, real, fake, k, nil)
 }
 
-// ComputeProgress is Compute reporting done out of total row blocks
-// through progress (when not nil), over its three passes.
+// ComputeProgress is Compute reporting done out of total blocks through
+// progress (when not nil), over its three passes.
 func ComputeProgress(ctx context.Context, real, fake *mat.Dense, k int, progress func(done, total int)) (PRDC, error) {
 	nr, d := real.Dims()
 	nf, df := fake.Dims()
@@ -51,11 +57,18 @@ func ComputeProgress(ctx context.Context, real, fake *mat.Dense, k int, progress
 		}
 	}
 	blocks := func(n int) int { return (n + rowBlock - 1) / rowBlock }
-	total := 2*blocks(nr) + blocks(nf)
-	var done atomic.Int64
+	tiles := func(n int) int { b := blocks(n); return b * (b + 1) / 2 }
+	total := tiles(nr) + tiles(nf) + blocks(nr)
+	// Blocks finish on several goroutines; the count is reported under a
+	// lock so that it only grows.
+	var mu sync.Mutex
+	done := 0
 	tick := func() {
 		if progress != nil {
-			progress(int(done.Add(1)), total)
+			mu.Lock()
+			done++
+			progress(done, total)
+			mu.Unlock()
 		}
 	}
 	if progress != nil {
@@ -155,53 +168,74 @@ func gemmBlock(buf []float64, x, y *mat.Dense, i0, i1, j0, j1 int) *mat.Dense {
 // smallest exact squared distance to the rows of x, itself included. Each
 // row keeps the k+1 smallest exact values seen so far (a max-heap); a
 // column is computed exactly only when its GEMM estimate, less its error
-// bound, could beat the heap's largest.
+// bound, could beat the heap's largest. Distances are symmetric, so only
+// the tiles on and above the diagonal are multiplied; a tile updates the
+// heaps of its rows and, transposed, those of its columns, under one lock
+// per row block at a time.
 func radii2(ctx context.Context, x *mat.Dense, k int, tick func()) ([]float64, error) {
 	n, d := x.Dims()
 	sq := sqNorms(x)
 	es := errScale(d)
-	out := make([]float64, n)
 	nb := (n + rowBlock - 1) / rowBlock
-	err := par.For(ctx, nb, 0, func(ctx context.Context, b int) error {
-		i0, i1 := b*rowBlock, min((b+1)*rowBlock, n)
-		buf := make([]float64, rowBlock*colBlock)
-		heaps := make([][]float64, i1-i0)
-		for i := range heaps {
-			heaps[i] = make([]float64, 0, k+1)
+	heaps := make([][]float64, n)
+	for i := range heaps {
+		heaps[i] = make([]float64, 0, k+1)
+	}
+	locks := make([]sync.Mutex, nb)
+	type tile struct{ bi, bj int }
+	var tiles []tile
+	for bi := 0; bi < nb; bi++ {
+		for bj := bi; bj < nb; bj++ {
+			tiles = append(tiles, tile{bi, bj})
 		}
-		for j0 := 0; j0 < n; j0 += colBlock {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			j1 := min(j0+colBlock, n)
-			c := gemmBlock(buf, x, x, i0, i1, j0, j1)
-			for i := i0; i < i1; i++ {
-				h := heaps[i-i0]
-				xi := x.RawRowView(i)
-				row := c.RawRowView(i - i0)
-				for j := j0; j < j1; j++ {
-					if len(h) == k+1 {
-						est := sq[i] + sq[j] - 2*row[j-j0]
-						if est-es*(sq[i]+sq[j]) > h[0] {
-							continue
-						}
+	}
+	// update offers the pairs (i, j) of the tile to the heaps of rows i in
+	// [i0, i1); at(i, j) is the tile's GEMM entry for that pair.
+	update := func(i0, i1, j0, j1 int, at func(i, j int) float64) {
+		for i := i0; i < i1; i++ {
+			h := heaps[i]
+			xi := x.RawRowView(i)
+			for j := j0; j < j1; j++ {
+				if len(h) == k+1 {
+					est := sq[i] + sq[j] - 2*at(i, j)
+					if est-es*(sq[i]+sq[j]) > h[0] {
+						continue
 					}
-					v := 0.0
-					if j != i {
-						v = sqDist(xi, x.RawRowView(j))
-					}
-					h = pushMax(h, v, k+1)
 				}
-				heaps[i-i0] = h
+				v := 0.0
+				if j != i {
+					v = sqDist(xi, x.RawRowView(j))
+				}
+				h = pushMax(h, v, k+1)
 			}
+			heaps[i] = h
 		}
-		for i, h := range heaps {
-			out[i0+i] = h[0]
+	}
+	err := par.For(ctx, len(tiles), 0, func(ctx context.Context, t int) error {
+		bi, bj := tiles[t].bi, tiles[t].bj
+		i0, i1 := bi*rowBlock, min((bi+1)*rowBlock, n)
+		j0, j1 := bj*rowBlock, min((bj+1)*rowBlock, n)
+		c := gemmBlock(make([]float64, rowBlock*rowBlock), x, x, i0, i1, j0, j1)
+		raw := c.RawMatrix()
+		locks[bi].Lock()
+		update(i0, i1, j0, j1, func(i, j int) float64 { return raw.Data[(i-i0)*raw.Stride+j-j0] })
+		locks[bi].Unlock()
+		if bj != bi {
+			locks[bj].Lock()
+			update(j0, j1, i0, i1, func(j, i int) float64 { return raw.Data[(i-i0)*raw.Stride+j-j0] })
+			locks[bj].Unlock()
 		}
 		tick()
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, n)
+	for i, h := range heaps {
+		out[i] = h[0]
+	}
+	return out, nil
 }
 
 // pushMax adds v to the max-heap h of at most size values, dropping the

@@ -254,3 +254,27 @@ func TestErrors(t *testing.T) {
 		t.Error("cancelled context: no error")
 	}
 }
+
+// TestProgress: the count grows by one per block and ends at the total:
+// 3 + 1 tiles of the two self passes (two and one blocks of 512 rows)
+// and two row blocks of the cross pass.
+func TestProgress(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var seen []int
+	total := 0
+	_, err := ComputeProgress(context.Background(), gauss(rng, 600, 2, 0), gauss(rng, 100, 2, 0), 3, func(d, n int) {
+		seen = append(seen, d)
+		total = n
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range seen {
+		if d != i {
+			t.Fatalf("progress %v: want 0, 1, 2, ...", seen)
+		}
+	}
+	if total != 6 || seen[len(seen)-1] != 6 {
+		t.Errorf("progress %v of %d, want 0..6 of 6", seen, total)
+	}
+}

@@ -18,6 +18,31 @@
 //     one clipped at 0 for a metric that cannot be negative;
 //   - a chunk alerts when its estimate lies outside the thresholds.
 //
+// Run is the one pipeline every transport calls (`genlens mse estimate`,
+// the service's monitors, the demo): chunks → thresholds from reference
+// chunks of the same size → estimates, bands, realised values → alerts.
+//
+// With a DriftModel (fitted on the reference rows' features and stored
+// with the check model), Run also says when an estimate is a guess and
+// how far the inputs drifted, on the same chunk:
+//
+//   - out of reference: the fraction of a chunk's rows with a feature
+//     outside its reference range; above a limit (5% by default) the
+//     chunk is extrapolating, its estimate coming from where the check
+//     model has seen no data (NannyML assumes "no covariate shift to
+//     previously unseen regions" and checks nothing);
+//   - the data reconstruction error of NannyML's multivariate drift:
+//     features standardised with the reference mean and standard
+//     deviation (ddof 0), PCA on the reference keeping the fewest
+//     components that explain at least 65% of the variance, per chunk the
+//     mean Euclidean distance between each standardised row and its
+//     reconstruction, with thresholds mean ± 3 standard deviations over
+//     reference chunks;
+//   - per feature, the two-sample Kolmogorov-Smirnov statistic of the
+//     chunk against the reference and its p-value as SciPy's ks_2samp
+//     computes it with method "auto" (exact distribution up to 10,000
+//     values a side, asymptotic beyond).
+//
 // The package is independent of how the per-row estimates were made and
 // does no I/O.
 package monitor

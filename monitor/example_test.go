@@ -3,6 +3,8 @@ package monitor_test
 import (
 	"fmt"
 
+	"gonum.org/v1/gonum/mat"
+
 	"genlens/monitor"
 )
 
@@ -36,4 +38,35 @@ func ExampleMatchedThresholds() {
 	fmt.Printf("%d reference chunks of %d rows: [%.2f, %.2f]\n", th.Chunks, size, th.Lower, th.Upper)
 	// Output:
 	// 2 reference chunks of 4 rows: [0.70, 1.30]
+}
+
+// The two-sample Kolmogorov-Smirnov test of a chunk against reference
+// values: the statistic and its exact p-value. For 3 and 4 values that
+// do not overlap, only 2 of the C(7, 3) = 35 equally likely arrangements
+// are as extreme.
+func ExampleKSPValue() {
+	ref := []float64{1, 2, 3}
+	chunk := []float64{4, 5, 6, 7}
+	d := monitor.KSStatistic(ref, chunk)
+	fmt.Printf("D = %.2f, p = %.4f (2/35 = %.4f)\n", d, monitor.KSPValue(d, len(ref), len(chunk)), 2.0/35)
+	// Output:
+	// D = 1.00, p = 0.0571 (2/35 = 0.0571)
+}
+
+// The pipeline with a drift model: the chunk whose rows left the
+// reference range is extrapolating.
+func ExampleRun() {
+	ref := mat.NewDense(8, 1, []float64{-1.5, -1, -0.5, 0, 0.2, 0.5, 1, 1.5})
+	drift, _ := monitor.FitDrift(ref, []string{"x"})
+	features := [][]float64{{0}, {0.5}, {-1}, {1}, {2}, {2.5}, {0}, {3}}
+	est := []float64{1, 1, 1, 1, 2, 2, 2, 2}
+	chunks, _ := monitor.BySize(len(est), 4)
+	rep, _ := monitor.Run(monitor.Input{Chunks: chunks, Estimates: est, Reference: []float64{1, 1.1, 0.9, 1, 1.1, 0.9, 1, 1},
+		NonNegative: true, Drift: drift, Features: features})
+	for _, r := range rep.Results {
+		fmt.Printf("chunk %d: estimate %.1f, %.0f%% out of reference, extrapolating %v\n", r.Index, r.Estimate, 100*r.Drift.OutOfReference, r.Drift.Extrapolating)
+	}
+	// Output:
+	// chunk 0: estimate 1.0, 0% out of reference, extrapolating false
+	// chunk 1: estimate 2.0, 75% out of reference, extrapolating true
 }

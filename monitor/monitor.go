@@ -99,6 +99,9 @@ type Result struct {
 	Labelled int
 	// Alert is set when the estimate lies outside the thresholds.
 	Alert bool
+	// Drift is the chunk's extrapolation and drift when Run had a drift
+	// model, nil otherwise.
+	Drift *ChunkDrift
 }
 
 // Options set up Evaluate.

@@ -145,6 +145,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	points, alerts := count("section.monitor svg.chart > circle.pt"), count("section.monitor svg.chart > circle.pt.alert")
 	thresholds, bands := count("section.monitor svg.chart > line.threshold"), count("section.monitor svg.chart > polygon.band")
 	hollow := count("section.monitor svg.chart > circle.pt.incomplete")
+	driftPanels, extrapolating := count("section.monitor svg.chart.drift"), count("section.monitor svg.chart > circle.extrap")
 	jobRows, selections := count("table.jobs tr")-1, count("section.selection")
 	fillOpacity := run(t, ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector('svg.chart polygon.band')).fillOpacity`))
 	writeShot(t, dir, "dashboard.png", run(t, ctx, chromedp.FullScreenshot(100)))
@@ -152,6 +153,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	if title != "Dashboard · genlens" || points != 9+13 || alerts == 0 || thresholds != 4 || bands != 2 || hollow != 1 {
 		t.Errorf("dashboard %q: %d points (want 22), %d alerts (want some), %d threshold lines (want 4), %d bands (want 2), %d hollow (want 1)",
 			title, points, alerts, thresholds, bands, hollow)
+	}
+	// The drifted rows (shifted by 0.9) leave the reference range often
+	// enough for some chunks to be marked; both monitors with rows have a
+	// drift panel.
+	if driftPanels != 2 || extrapolating == 0 {
+		t.Errorf("dashboard: %d drift panels (want 2), %d extrapolating chunks marked (want some)", driftPanels, extrapolating)
 	}
 	if jobRows != 2 || selections != 1 {
 		t.Errorf("dashboard lists %d jobs and %d selections, want 2 and 1", jobRows, selections)

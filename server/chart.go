@@ -124,6 +124,13 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 		fmt.Fprintf(&b, `<polyline class="estimate" points="%s"/>`, strings.Join(est, " "))
 	}
 	for i, c := range v.chunks {
+		if c.Drift != nil && c.Drift.Extrapolating {
+			// An extrapolation: the check model has seen no data there.
+			fmt.Fprintf(&b, `<circle class="extrap" cx="%s" cy="%s" r="8"><title>chunk %d: extrapolating, %s</title></circle>`,
+				f(x(i)), f(y(c.Estimate)), c.Index, template.HTMLEscapeString(c.Drift.Why(v.drift, c.Rows())))
+		}
+	}
+	for i, c := range v.chunks {
 		cls := "pt"
 		if c.Alert {
 			cls += " alert"
@@ -139,8 +146,13 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 	lx := left + 8
 	b.WriteString(`<g class="key">`)
 	legend := []struct{ cls, label string }{{"estimate", "estimated MSE"}, {"band", "±3 SE band"}, {"realized", "realised MSE"}, {"threshold", "thresholds"}, {"alert", "alert"}}
+	if v.drift != nil {
+		legend = append(legend, struct{ cls, label string }{"extrap", "extrapolating"})
+	}
 	for _, l := range legend {
 		switch l.cls {
+		case "extrap":
+			fmt.Fprintf(&b, `<circle class="extrap" cx="%d" cy="13" r="6"/>`, lx+8)
 		case "band":
 			fmt.Fprintf(&b, `<rect class="band" x="%d" y="8" width="16" height="10"/>`, lx)
 		case "alert":
@@ -151,6 +163,88 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 		fmt.Fprintf(&b, `<text class="legend" x="%d" y="17">%s</text>`, lx+20, l.label)
 		lx += 28 + 7*len(l.label)
 	}
+	b.WriteString(`</g></svg>`)
+	return template.HTML(b.String())
+}
+
+// driftChart draws the drift panel of a monitor as an SVG chart: each
+// feature's Kolmogorov-Smirnov statistic against the reference per
+// chunk (0 to 1), extrapolating chunks shaded, chunks whose
+// reconstruction error left its thresholds marked in red (the values are
+// in each point's title).
+func driftChart(v *chunkView, width, height int, title string) template.HTML {
+	const left, right, top, bottom = 64, 40, 28, 40
+	n := len(v.chunks)
+	if n == 0 || v.drift == nil {
+		return ""
+	}
+	pw, ph := float64(width-left-right), float64(height-top-bottom)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart drift" role="img" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height)
+	fmt.Fprintf(&b, `<title>%s</title>`, template.HTMLEscapeString(title))
+	x := func(i int) float64 {
+		if n == 1 {
+			return left + pw/2
+		}
+		return left + pw*float64(i)/float64(n-1)
+	}
+	y := func(val float64) float64 { return top + ph*(1-math.Min(math.Max(val, 0), 1)) }
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+	colw := pw / float64(max(1, n-1))
+	for i, c := range v.chunks {
+		if c.Drift != nil && c.Drift.Extrapolating {
+			fmt.Fprintf(&b, `<rect class="extrap-col" x="%s" y="%d" width="%s" height="%s"><title>chunk %d: extrapolating, %s</title></rect>`,
+				f(x(i)-colw/2), top, f(colw), f(ph), c.Index, template.HTMLEscapeString(c.Drift.Why(v.drift, c.Rows())))
+		}
+	}
+	for _, tk := range []float64{0, 0.25, 0.5, 0.75, 1} {
+		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="%s" y1="%s" y2="%s"/>`, left, f(left+pw), f(y(tk)), f(y(tk)))
+		fmt.Fprintf(&b, `<text class="tick" x="%d" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`, left-6, f(y(tk)), formatTick(tk))
+	}
+	fmt.Fprintf(&b, `<text class="axis" x="14" y="%s" transform="rotate(-90 14 %s)" text-anchor="middle">KS</text>`, f(top+ph/2), f(top+ph/2))
+	step := max(1, (n+9)/10)
+	for i := 0; i < n; i += step {
+		label := strconv.Itoa(v.chunks[i].Index)
+		if p := v.chunks[i].Period; p != "" {
+			label = p
+		}
+		fmt.Fprintf(&b, `<text class="tick" x="%s" y="%d" text-anchor="middle">%s</text>`, f(x(i)), height-bottom+16, template.HTMLEscapeString(label))
+	}
+	for j, name := range v.drift.Features {
+		var pts []string
+		for i, c := range v.chunks {
+			if c.Drift != nil {
+				pts = append(pts, f(x(i))+","+f(y(c.Drift.Features[j].KS)))
+			}
+		}
+		fmt.Fprintf(&b, `<polyline class="ks f%d" points="%s"><title>%s</title></polyline>`, j%4, strings.Join(pts, " "), template.HTMLEscapeString(name))
+	}
+	for i, c := range v.chunks {
+		if c.Drift == nil {
+			continue
+		}
+		cls := "kspt"
+		if c.Drift.DriftAlert {
+			cls += " drift"
+		}
+		worst := 0.0
+		for _, fd := range c.Drift.Features {
+			worst = math.Max(worst, fd.KS)
+		}
+		fmt.Fprintf(&b, `<circle class="%s" cx="%s" cy="%s" r="3"><title>chunk %d: reconstruction error %s [%s, %s]%s, %.1f%% of rows out of reference</title></circle>`,
+			cls, f(x(i)), f(y(worst)), c.Index, formatNum(c.Drift.ReconstructionError), formatNum(v.driftTh.Lower), formatNum(v.driftTh.Upper),
+			map[bool]string{true: ", DRIFT", false: ""}[c.Drift.DriftAlert], 100*c.Drift.OutOfReference)
+	}
+	lx := left + 8
+	b.WriteString(`<g class="key">`)
+	for j, name := range v.drift.Features {
+		if j >= 6 {
+			break
+		}
+		fmt.Fprintf(&b, `<line class="ks f%d" x1="%d" x2="%d" y1="13" y2="13"/><text class="legend" x="%d" y="17">KS %s</text>`, j%4, lx, lx+16, lx+20, template.HTMLEscapeString(name))
+		lx += 40 + 7*len(name)
+	}
+	fmt.Fprintf(&b, `<rect class="extrap-col" x="%d" y="8" width="16" height="10"/><text class="legend" x="%d" y="17">extrapolating</text>`, lx, lx+20)
 	b.WriteString(`</g></svg>`)
 	return template.HTML(b.String())
 }

@@ -5,11 +5,15 @@ import (
 	"context"
 	"crypto/subtle"
 	"embed"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
+	"strconv"
 	"strings"
 
+	"genlens/job"
+	"genlens/monitor"
 	"genlens/store"
 )
 
@@ -108,6 +112,14 @@ type chunkRow struct {
 	Period                           string
 	Estimate, Lower, Upper, Realized string
 	Alert, Complete                  bool
+	// Drift, when the model has a drift model: the share of rows
+	// outside the reference ranges, whether the estimate is an
+	// extrapolation and why, the reconstruction error and its alert, and
+	// the per-feature Kolmogorov-Smirnov statistics.
+	HasDrift             bool
+	OutOfRef, Why, Recon string
+	Extrapolating, Drift bool
+	KS                   string
 }
 
 type monitorCard struct {
@@ -119,9 +131,39 @@ type monitorCard struct {
 	Prediction        string
 	ThLower, ThUpper  string
 	RefRows, RefCount int
-	Latest            *chunkRow
-	Chunks            []chunkRow
-	Chart             template.HTML
+	// Latest is the latest complete chunk, Incomplete the chunk still
+	// filling; RecentAlerts of the RecentChunks latest complete chunks
+	// alerted.
+	Latest, Incomplete         *chunkRow
+	RecentChunks, RecentAlerts int
+	Chunks                     []chunkRow
+	Chart                      template.HTML
+	// DriftChart is the drift panel; DriftLower and DriftUpper the
+	// reconstruction error's thresholds; Note what the monitor cannot
+	// show.
+	DriftChart             template.HTML
+	DriftLower, DriftUpper string
+	Note                   string
+}
+
+func newChunkRow(v *chunkView, r *monitor.Result, complete bool) chunkRow {
+	c := chunkRow{Index: r.Index, N: r.Rows(), Labelled: r.Labelled, Period: r.Period,
+		Estimate: formatNum(r.Estimate), Lower: formatNum(r.Lower), Upper: formatNum(r.Upper), Realized: formatNum(r.Realized),
+		Alert: r.Alert, Complete: complete}
+	if d := r.Drift; d != nil {
+		c.HasDrift, c.Extrapolating, c.Drift = true, d.Extrapolating, d.DriftAlert
+		c.OutOfRef = strconv.FormatFloat(100*d.OutOfReference, 'f', 1, 64) + "%"
+		c.Recon = formatNum(d.ReconstructionError)
+		if d.Extrapolating {
+			c.Why = d.Why(v.drift, r.Rows())
+		}
+		var ks []string
+		for _, f := range d.Features {
+			ks = append(ks, fmt.Sprintf("%s %.3f (p %s)", f.Name, f.KS, strconv.FormatFloat(f.P, 'g', 2, 64)))
+		}
+		c.KS = strings.Join(ks, ", ")
+	}
+	return c
 }
 
 func (s *Server) monitorCard(ctx context.Context, m store.Monitor, width, height int) (monitorCard, error) {
@@ -142,13 +184,24 @@ func (s *Server) monitorCard(ctx context.Context, m store.Monitor, width, height
 	} else {
 		c.Chunking = "one chunk per " + m.Period
 	}
-	for i, r := range v.chunks {
-		c.Chunks = append(c.Chunks, chunkRow{Index: r.Index, N: r.Rows(), Labelled: r.Labelled, Period: r.Period,
-			Estimate: formatNum(r.Estimate), Lower: formatNum(r.Lower), Upper: formatNum(r.Upper), Realized: formatNum(r.Realized),
-			Alert: r.Alert, Complete: v.complete[i]})
+	for i := range v.chunks {
+		c.Chunks = append(c.Chunks, newChunkRow(v, &v.chunks[i], v.complete[i]))
 	}
-	if n := len(c.Chunks); n > 0 {
-		c.Latest = &c.Chunks[n-1]
+	sum := v.summary()
+	c.RecentChunks, c.RecentAlerts = sum.recent, sum.recentAlerts
+	if sum.latest != nil {
+		r := newChunkRow(v, sum.latest, true)
+		c.Latest = &r
+	}
+	if sum.incomplete != nil {
+		r := newChunkRow(v, sum.incomplete, false)
+		c.Incomplete = &r
+	}
+	if v.drift != nil {
+		c.DriftLower, c.DriftUpper = formatNum(v.driftTh.Lower), formatNum(v.driftTh.Upper)
+		c.DriftChart = driftChart(v, width, height*3/4, m.Name+": drift per chunk")
+	} else {
+		c.Note = job.MSEDriftNote("the model")
 	}
 	return c, nil
 }

@@ -8,8 +8,14 @@
 // review, 2024), the JSON file `genlens mse fit` writes. Each row's
 // contribution 2 (h(x) - f(x))² to the estimated MSE is computed once, at
 // ingest, and stored; chunks, bands, thresholds and alerts come from
-// package monitor when they are read, exactly as `genlens mse estimate`
-// computes them for a file. Jobs run every command of package job through
+// package monitor's pipeline (monitor.Run) when they are read, exactly as
+// `genlens mse estimate` computes them for a file, with each chunk's
+// extrapolation and drift when the model file records the reference's
+// features. What stands for a monitor (the dashboard's badge and summary,
+// /metrics, the summary of GET /api/v1/monitors) is its latest complete
+// chunk, with how many of the last complete chunks alerted: the chunk
+// still filling holds few rows and would hide an alert. The API is
+// described in deploy/openapi.yaml, served at GET /api/v1/openapi.yaml. Jobs run every command of package job through
 // package jobrun; online selections follow Hu, Leung & Farnia, "An
 // Optimism-based Approach to Online Evaluation of Generative Models",
 // arXiv 2024.

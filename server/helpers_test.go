@@ -209,6 +209,19 @@ type chunk struct {
 	Alert        bool     `json:"alert"`
 	RealizedMSE  *float64 `json:"realized_mse"`
 	Complete     *bool    `json:"complete"`
+	To           string   `json:"to"`
+	// Extrapolation and drift.
+	OutOfReference      *float64 `json:"out_of_reference"`
+	Extrapolating       *bool    `json:"extrapolating"`
+	Outside             map[string]int
+	ReconstructionError *float64 `json:"reconstruction_error"`
+	DriftLower          *float64 `json:"drift_lower"`
+	DriftUpper          *float64 `json:"drift_upper"`
+	DriftAlert          *bool    `json:"drift_alert"`
+	Features            map[string]struct {
+		KS *float64 `json:"ks"`
+		P  *float64 `json:"p"`
+	} `json:"features"`
 }
 
 type chunks struct {

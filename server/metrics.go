@@ -145,25 +145,39 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 	})
 }
 
-// monitorCollector reads every monitor's latest chunk from the store at
+// monitorCollector reads every monitor's latest chunks from the store at
 // scrape time, so that each replica reports the same values whichever
 // one ingested the rows.
 type monitorCollector struct{ s *Server }
 
 var (
-	descEstimated = prometheus.NewDesc("genlens_monitor_estimated_mse", "Estimated MSE of the monitor's latest chunk (one-step check model).", []string{"monitor"}, nil)
-	descLower     = prometheus.NewDesc("genlens_monitor_estimated_mse_lower", "Lower end of the latest chunk's confidence band.", []string{"monitor"}, nil)
-	descUpper     = prometheus.NewDesc("genlens_monitor_estimated_mse_upper", "Upper end of the latest chunk's confidence band.", []string{"monitor"}, nil)
-	descAlert     = prometheus.NewDesc("genlens_monitor_alert", "1 when the latest chunk's estimate lies outside the reference thresholds.", []string{"monitor"}, nil)
-	descRealized  = prometheus.NewDesc("genlens_monitor_realized_mse", "Realised MSE over the latest chunk's labelled rows (absent until labels arrive).", []string{"monitor"}, nil)
+	descEstimated = prometheus.NewDesc("genlens_monitor_estimated_mse", "Estimated MSE of the monitor's latest complete chunk (one-step check model).", []string{"monitor"}, nil)
+	descLower     = prometheus.NewDesc("genlens_monitor_estimated_mse_lower", "Lower end of the latest complete chunk's confidence band.", []string{"monitor"}, nil)
+	descUpper     = prometheus.NewDesc("genlens_monitor_estimated_mse_upper", "Upper end of the latest complete chunk's confidence band.", []string{"monitor"}, nil)
+	descAlert     = prometheus.NewDesc("genlens_monitor_alert", "1 when the latest complete chunk's estimate lies outside the reference thresholds.", []string{"monitor"}, nil)
+	descRealized  = prometheus.NewDesc("genlens_monitor_realized_mse", "Realised MSE over the latest complete chunk's labelled rows (absent until labels arrive).", []string{"monitor"}, nil)
 	descThLower   = prometheus.NewDesc("genlens_monitor_threshold_lower", "Lower alert threshold from the model's reference data.", []string{"monitor"}, nil)
 	descThUpper   = prometheus.NewDesc("genlens_monitor_threshold_upper", "Upper alert threshold from the model's reference data.", []string{"monitor"}, nil)
 	descRows      = prometheus.NewDesc("genlens_monitor_rows", "Rows stored for the monitor.", []string{"monitor"}, nil)
 	descChunks    = prometheus.NewDesc("genlens_monitor_chunks", "Chunks of the monitor, the incomplete last one included.", []string{"monitor"}, nil)
+	descIndex     = prometheus.NewDesc("genlens_monitor_chunk_index", "0-based index of the latest complete chunk, which the monitor's chunk metrics describe.", []string{"monitor"}, nil)
+	descEnd       = prometheus.NewDesc("genlens_monitor_chunk_end_time_seconds", "Timestamp of the latest complete chunk's last row (Unix seconds; absent when rows carry no timestamp).", []string{"monitor"}, nil)
+	descRecent    = prometheus.NewDesc("genlens_monitor_recent_chunks", "Latest complete chunks (at most 10) counted by genlens_monitor_recent_alerts.", []string{"monitor"}, nil)
+	descRecentAl  = prometheus.NewDesc("genlens_monitor_recent_alerts", "How many of the latest complete chunks (genlens_monitor_recent_chunks) alerted.", []string{"monitor"}, nil)
+	descIncRows   = prometheus.NewDesc("genlens_monitor_incomplete_rows", "Rows of the incomplete chunk still filling (0 when the last chunk is complete).", []string{"monitor"}, nil)
+	descIncEst    = prometheus.NewDesc("genlens_monitor_incomplete_estimated_mse", "Estimated MSE of the incomplete chunk so far (absent when there is none).", []string{"monitor"}, nil)
+	descOutOfRef  = prometheus.NewDesc("genlens_monitor_out_of_reference", "Fraction of the latest complete chunk's rows with a feature outside its reference range.", []string{"monitor"}, nil)
+	descExtrap    = prometheus.NewDesc("genlens_monitor_extrapolating", "1 when the latest complete chunk's estimate is an extrapolation (out_of_reference above its limit).", []string{"monitor"}, nil)
+	descRecon     = prometheus.NewDesc("genlens_monitor_reconstruction_error", "Mean data reconstruction error (multivariate drift) of the latest complete chunk.", []string{"monitor"}, nil)
+	descDriftAl   = prometheus.NewDesc("genlens_monitor_drift_alert", "1 when the latest complete chunk's reconstruction error lies outside its reference thresholds.", []string{"monitor"}, nil)
 )
 
+// monitorDescs are the monitor collector's metrics.
+var monitorDescs = []*prometheus.Desc{descEstimated, descLower, descUpper, descAlert, descRealized, descThLower, descThUpper, descRows, descChunks,
+	descIndex, descEnd, descRecent, descRecentAl, descIncRows, descIncEst, descOutOfRef, descExtrap, descRecon, descDriftAl}
+
 func (c *monitorCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descEstimated, descLower, descUpper, descAlert, descRealized, descThLower, descThUpper, descRows, descChunks} {
+	for _, d := range monitorDescs {
 		ch <- d
 	}
 }
@@ -177,7 +191,9 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for _, m := range mons {
-		last, th, rows, err := c.s.latestChunk(ctx, m)
+		// The latest chunks only: a chunk-size monitor reads just their
+		// rows, however many it holds (every replica serves every scrape).
+		v, err := c.s.chunksOf(ctx, m, recentChunks+1)
 		if err != nil {
 			ch <- prometheus.NewInvalidMetric(descEstimated, err)
 			continue
@@ -187,21 +203,47 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, x, m.Name)
 			}
 		}
-		gauge(descRows, float64(rows))
-		gauge(descThLower, th.Lower)
-		gauge(descThUpper, th.Upper)
+		flag := func(d *prometheus.Desc, b bool) {
+			if b {
+				gauge(d, 1)
+			} else {
+				gauge(d, 0)
+			}
+		}
+		gauge(descRows, float64(v.rows))
+		gauge(descThLower, v.th.Lower)
+		gauge(descThUpper, v.th.Upper)
+		if len(v.chunks) == 0 {
+			continue
+		}
+		gauge(descChunks, float64(v.total))
+		sum := v.summary()
+		gauge(descRecent, float64(sum.recent))
+		gauge(descRecentAl, float64(sum.recentAlerts))
+		if inc := sum.incomplete; inc != nil {
+			gauge(descIncRows, float64(inc.Rows()))
+			gauge(descIncEst, inc.Estimate)
+		} else {
+			gauge(descIncRows, 0)
+		}
+		last := sum.latest
 		if last == nil {
 			continue
 		}
-		gauge(descChunks, float64(last.Index+1))
+		gauge(descIndex, float64(last.Index))
+		if !last.To.IsZero() {
+			gauge(descEnd, float64(last.To.UnixNano())/1e9)
+		}
 		gauge(descEstimated, last.Estimate)
 		gauge(descLower, last.Lower)
 		gauge(descUpper, last.Upper)
 		gauge(descRealized, last.Realized)
-		a := 0.0
-		if last.Alert {
-			a = 1
+		flag(descAlert, last.Alert)
+		if d := last.Drift; d != nil {
+			gauge(descOutOfRef, d.OutOfReference)
+			flag(descExtrap, d.Extrapolating)
+			gauge(descRecon, d.ReconstructionError)
+			flag(descDriftAl, d.DriftAlert)
 		}
-		gauge(descAlert, a)
 	}
 }

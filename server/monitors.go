@@ -87,6 +87,11 @@ type monitorJSON struct {
 	Rows       *int     `json:"rows,omitempty"`
 	Labelled   *int     `json:"labelled,omitempty"`
 	Created    string   `json:"created,omitempty"`
+	// Summary is the state of the latest chunks (GET only).
+	Summary *summaryJSON `json:"summary,omitempty"`
+	// Note says what the monitor cannot report (a model file without
+	// a drift model).
+	Note string `json:"note,omitempty"`
 }
 
 func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
@@ -110,15 +115,23 @@ func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusCreated, monitorJSON{ID: rec.ID, Name: rec.Name})
 }
 
-func (s *Server) monitorView(m *store.Monitor) (monitorJSON, error) {
+func (s *Server) monitorView(ctx context.Context, m *store.Monitor) (monitorJSON, error) {
 	cm, err := s.model(m)
 	if err != nil {
 		return monitorJSON{}, err
 	}
+	v, err := s.chunksOf(ctx, *m, recentChunks+1)
+	if err != nil {
+		return monitorJSON{}, err
+	}
 	rows, lab := m.Rows, m.Labelled
-	return monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period,
+	out := monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period,
 		Features: cm.Columns.Features, Prediction: cm.Columns.Prediction, Rows: &rows, Labelled: &lab,
-		Created: m.Created.Format(time.RFC3339)}, nil
+		Created: m.Created.Format(time.RFC3339), Summary: summaryDoc(v)}
+	if cm.Drift == nil {
+		out.Note = job.MSEDriftNote("the model")
+	}
+	return out, nil
 }
 
 func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
@@ -135,7 +148,7 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
-		v, err := s.monitorView(&ms[i])
+		v, err := s.monitorView(r.Context(), &ms[i])
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -162,7 +175,7 @@ func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	v, err := s.monitorView(m)
+	v, err := s.monitorView(r.Context(), m)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -425,98 +438,155 @@ type chunkView struct {
 	complete []bool
 	th       monitor.Thresholds
 	refRows  int // rows per reference chunk behind the thresholds
+	// total is the number of chunks, of which chunks holds the last.
+	total int
+	// drift is the model's drift model (nil for a model file without
+	// one) and driftTh the reconstruction error's thresholds.
+	drift   *monitor.DriftModel
+	driftTh monitor.Thresholds
 }
 
-// monitorChunks cuts the monitor's rows into chunks and evaluates them
-// against thresholds from the model's reference squared errors in chunks
-// of the same size (monitor.MatchedThresholds), as `mse estimate` does.
-// For a chunk-size monitor the thresholds use the nominal size, so they
-// do not move while the last chunk fills. The last chunk is incomplete
-// when it holds fewer rows than the chunk size, or, by period, while the
-// server's clock is still inside its period.
+// recentChunks is how many of the latest complete chunks the summary,
+// the dashboard and /metrics count alerts over.
+const recentChunks = 10
+
+// monitorChunks cuts all the monitor's rows into chunks and evaluates
+// them with the monitoring pipeline (monitor.Run), as `mse estimate`
+// does: thresholds from the model's reference squared errors in chunks
+// of the same size, extrapolation and drift from its drift model.
 func (s *Server) monitorChunks(ctx context.Context, m store.Monitor) (*chunkView, error) {
+	return s.chunksOf(ctx, m, 0)
+}
+
+// chunksOf is monitorChunks for the last chunks only when last > 0 and
+// the monitor chunks by size (store.LastChunks reads only their rows);
+// a period monitor is always read whole (its thresholds depend on every
+// chunk's size). For a chunk-size monitor the thresholds use the nominal
+// size, so they do not move while the last chunk fills. The last chunk
+// is incomplete when it holds fewer rows than the chunk size, or, by
+// period, while the server's clock is still inside its period.
+func (s *Server) chunksOf(ctx context.Context, m store.Monitor, last int) (*chunkView, error) {
 	cm, err := s.model(&m)
 	if err != nil {
 		return nil, err
 	}
 	byTime := m.Period != ""
-	ser, err := s.store.Series(ctx, m.ID, byTime)
+	var ser *store.Series
+	n, offset := 0, 0
+	if last > 0 && !byTime {
+		// Features for the last two chunks only (the latest complete one
+		// and the one filling): the others count alerts.
+		n, ser, err = s.store.LastChunks(ctx, m.ID, m.ChunkSize, last, 2)
+		if err == nil {
+			offset = n - len(ser.Estimates)
+		}
+	} else {
+		ser, err = s.store.Series(ctx, m.ID, byTime)
+		if ser != nil {
+			n = len(ser.Estimates)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	v := &chunkView{rows: len(ser.Estimates)}
-	ref := cm.Reference.SquaredErrors
-	if v.rows == 0 {
-		if m.ChunkSize > 0 {
-			v.th, v.refRows = monitor.MatchedThresholds(ref, []monitor.Chunk{{End: m.ChunkSize}}, monitor.DefaultWidth, true)
-		} else {
-			v.th = monitor.ReferenceThresholds(nil, monitor.DefaultWidth, true)
-		}
-		return v, nil
+	v := &chunkView{rows: n, drift: cm.Drift}
+	in := monitor.Input{Estimates: ser.Estimates, Realized: ser.Realized, Reference: cm.Reference.SquaredErrors,
+		ChunkSize: m.ChunkSize, NonNegative: true}
+	if cm.Drift != nil {
+		in.Drift, in.Features = cm.Drift, ser.Features
 	}
-	var chunks []monitor.Chunk
-	if byTime {
+	driftFrom := func(chunks int) {
+		if last > 0 && !byTime {
+			in.DriftFrom = max(0, chunks-2)
+		}
+	}
+	switch {
+	case len(ser.Estimates) == 0 && m.ChunkSize == 0:
+		v.th = monitor.ReferenceThresholds(nil, monitor.DefaultWidth, true)
+		v.driftTh = v.th
+		return v, nil
+	case len(ser.Estimates) == 0:
+	case byTime:
 		p := monitor.Period(m.Period)
-		chunks, err = monitor.ByPeriod(ser.Times, p)
+		in.Chunks, err = monitor.ByPeriod(ser.Times, p)
 		if err != nil {
 			return nil, err // rows are sorted by time: cannot fail
 		}
-		v.th, v.refRows = monitor.MatchedThresholds(ref, chunks, monitor.DefaultWidth, true)
-		v.complete = make([]bool, len(chunks))
-		for i := range chunks {
+		v.complete = make([]bool, len(in.Chunks))
+		for i := range in.Chunks {
 			v.complete[i] = true
 		}
-		last := chunks[len(chunks)-1]
-		v.complete[len(chunks)-1] = p.Label(s.now().UTC()) > last.Period
-	} else {
-		chunks, err = monitor.BySize(v.rows, m.ChunkSize)
+		last := in.Chunks[len(in.Chunks)-1]
+		v.complete[len(in.Chunks)-1] = p.Label(s.now().UTC()) > last.Period
+	default:
+		in.Chunks, err = monitor.BySize(len(ser.Estimates), m.ChunkSize)
 		if err != nil {
 			return nil, err
 		}
-		v.th, v.refRows = monitor.MatchedThresholds(ref, []monitor.Chunk{{End: m.ChunkSize}}, monitor.DefaultWidth, true)
-		v.complete = make([]bool, len(chunks))
-		for i, c := range chunks {
+		v.complete = make([]bool, len(in.Chunks))
+		for i, c := range in.Chunks {
 			v.complete[i] = c.Rows() == m.ChunkSize
 		}
+		driftFrom(len(in.Chunks))
 	}
-	v.chunks, err = monitor.Evaluate(chunks, ser.Estimates, ser.Realized, monitor.Options{Thresholds: v.th, NonNegative: true})
+	rep, err := monitor.Run(in)
 	if err != nil {
 		return nil, err
+	}
+	v.chunks, v.th, v.refRows, v.driftTh = rep.Results, rep.Thresholds, rep.ReferenceRows, rep.DriftThresholds
+	for i := range v.chunks {
+		c := &v.chunks[i]
+		if !byTime {
+			// Rows chunked by arrival may carry timestamps: the chunk
+			// spans those of its first and last rows.
+			if t := ser.Stamps[c.Start]; !t.IsZero() {
+				c.From = t
+			}
+			if t := ser.Stamps[c.End-1]; !t.IsZero() {
+				c.To = t
+			}
+		}
+		c.Index += offset / max(1, m.ChunkSize)
+		c.Start += offset
+		c.End += offset
+	}
+	v.total = len(v.chunks)
+	if len(v.chunks) > 0 {
+		v.total = v.chunks[len(v.chunks)-1].Index + 1
 	}
 	return v, nil
 }
 
-// latestChunk is the monitor's last chunk as monitorChunks lists it,
-// for /metrics, which every replica serves on every scrape: a chunk-size
-// monitor reads only the rows of that chunk (store.LastChunk), a period
-// monitor all its rows (its thresholds depend on every chunk's size). It
-// returns nil when the monitor has no rows.
-func (s *Server) latestChunk(ctx context.Context, m store.Monitor) (*monitor.Result, monitor.Thresholds, int, error) {
-	if m.ChunkSize == 0 {
-		v, err := s.monitorChunks(ctx, m)
-		if err != nil || len(v.chunks) == 0 {
-			return nil, monitor.Thresholds{}, 0, err
+// summary says what a monitor's chunks amount to now: its latest
+// complete chunk (the incomplete last one, which usually holds few rows,
+// must not stand for the monitor), how many of the latest complete chunks
+// alerted, and the incomplete chunk, if any.
+type chunkSummary struct {
+	latest, incomplete   *monitor.Result // nil when there is none
+	recent, recentAlerts int             // over up to recentChunks latest complete chunks
+}
+
+func (v *chunkView) summary() chunkSummary {
+	var s chunkSummary
+	for i := len(v.chunks) - 1; i >= 0; i-- {
+		c := &v.chunks[i]
+		if !v.complete[i] {
+			if i == len(v.chunks)-1 {
+				s.incomplete = c
+			}
+			continue
 		}
-		return &v.chunks[len(v.chunks)-1], v.th, v.rows, nil
+		if s.latest == nil {
+			s.latest = c
+		}
+		if s.recent < recentChunks {
+			s.recent++
+			if c.Alert {
+				s.recentAlerts++
+			}
+		}
 	}
-	cm, err := s.model(&m)
-	if err != nil {
-		return nil, monitor.Thresholds{}, 0, err
-	}
-	th, _ := monitor.MatchedThresholds(cm.Reference.SquaredErrors, []monitor.Chunk{{End: m.ChunkSize}}, monitor.DefaultWidth, true)
-	n, ser, err := s.store.LastChunk(ctx, m.ID, m.ChunkSize)
-	if err != nil || n == 0 {
-		return nil, th, n, err
-	}
-	k := len(ser.Estimates)
-	res, err := monitor.Evaluate([]monitor.Chunk{{Index: (n - 1) / m.ChunkSize, End: k}}, ser.Estimates, ser.Realized,
-		monitor.Options{Thresholds: th, NonNegative: true})
-	if err != nil {
-		return nil, th, n, err
-	}
-	last := res[0]
-	last.Start, last.End = n-k, n
-	return &last, th, n, nil
+	return s
 }
 
 // chunkJSON is one chunk of GET .../chunks; the keys mean what they mean
@@ -537,6 +607,9 @@ type chunkJSON struct {
 	RealizedMSE  job.Num `json:"realized_mse"` // null until a label of the chunk arrives
 	Labelled     int     `json:"labelled"`
 	Complete     bool    `json:"complete"`
+	// The chunk's extrapolation and drift, as in `mse estimate --json`
+	// (absent for a model file without a drift model).
+	*job.MSEChunkDrift
 }
 
 type chunksJSON struct {
@@ -567,14 +640,46 @@ func chunksDoc(m store.Monitor, v *chunkView) chunksJSON {
 	out := chunksJSON{Monitor: monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period},
 		Rows: v.rows, LowerThreshold: job.Num(v.th.Lower), UpperThreshold: job.Num(v.th.Upper),
 		ReferenceRows: v.refRows, ReferenceCount: v.th.Chunks, Chunks: []chunkJSON{}}
-	for i, c := range v.chunks {
-		j := chunkJSON{Index: c.Index, Start: c.Start, End: c.End, N: c.Rows(), Period: c.Period,
-			EstimatedMSE: job.Num(c.Estimate), Lower: job.Num(c.Lower), Upper: job.Num(c.Upper), Alert: c.Alert,
-			RealizedMSE: job.Num(c.Realized), Labelled: c.Labelled, Complete: v.complete[i]}
-		if !c.From.IsZero() {
-			j.From, j.To = c.From.Format(time.RFC3339), c.To.Format(time.RFC3339)
-		}
-		out.Chunks = append(out.Chunks, j)
+	for i := range v.chunks {
+		out.Chunks = append(out.Chunks, chunkDoc(v, &v.chunks[i], v.complete[i]))
+	}
+	return out
+}
+
+func chunkDoc(v *chunkView, c *monitor.Result, complete bool) chunkJSON {
+	j := chunkJSON{Index: c.Index, Start: c.Start, End: c.End, N: c.Rows(), Period: c.Period,
+		EstimatedMSE: job.Num(c.Estimate), Lower: job.Num(c.Lower), Upper: job.Num(c.Upper), Alert: c.Alert,
+		RealizedMSE: job.Num(c.Realized), Labelled: c.Labelled, Complete: complete,
+		MSEChunkDrift: job.NewMSEChunkDrift(c.Drift, v.drift, v.driftTh)}
+	if !c.From.IsZero() {
+		j.From = c.From.Format(time.RFC3339)
+	}
+	if !c.To.IsZero() {
+		j.To = c.To.Format(time.RFC3339)
+	}
+	return j
+}
+
+// summaryJSON is a monitor's summary in GET /api/v1/monitors: the
+// latest complete chunk, how many of the latest complete chunks alerted,
+// and the incomplete chunk still filling.
+type summaryJSON struct {
+	Latest       *chunkJSON `json:"latest_complete"`
+	RecentChunks int        `json:"recent_chunks"`
+	RecentAlerts int        `json:"recent_alerts"`
+	Incomplete   *chunkJSON `json:"incomplete"`
+}
+
+func summaryDoc(v *chunkView) *summaryJSON {
+	sum := v.summary()
+	out := &summaryJSON{RecentChunks: sum.recent, RecentAlerts: sum.recentAlerts}
+	if sum.latest != nil {
+		j := chunkDoc(v, sum.latest, true)
+		out.Latest = &j
+	}
+	if sum.incomplete != nil {
+		j := chunkDoc(v, sum.incomplete, false)
+		out.Incomplete = &j
 	}
 	return out
 }

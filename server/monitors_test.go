@@ -37,7 +37,8 @@ func TestChunksMatchMSEEstimate(t *testing.T) {
 		for _, mode := range []string{"size", "period"} {
 			t.Run(b.Name+"/"+mode, func(t *testing.T) {
 				ts := newTestServer(t, b.DSN(t), server.Options{Now: func() time.Time { return t0.AddDate(0, 1, 0) }})
-				req := job.MSEEstimateRequest{Model: "check.json", Data: "op.csv", Target: "y"}
+				req := job.NewMSEEstimateRequest()
+				req.Model, req.Data, req.Target = "check.json", "op.csv", "y"
 				extra := map[string]any{}
 				if mode == "size" {
 					req.ChunkSize, extra["chunk_size"] = 50, 50
@@ -285,4 +286,36 @@ func TestDeleteMonitor(t *testing.T) {
 		t.Errorf("metrics still report the deleted monitor")
 	}
 	ts.createMonitor(t, "gone", map[string]any{"chunk_size": 10}) // the name is free again
+}
+
+// A monitor created from a model file written before the drift model
+// existed works as before: chunks without the drift keys, no drift
+// metrics, and a note that says why.
+func TestMonitorOldModelFile(t *testing.T) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(checkModel(t), &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc, "drift")
+	old, _ := json.Marshal(doc)
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{})
+	var created struct{ ID int64 }
+	if code, raw := ts.call(t, "POST", "/api/v1/monitors", map[string]any{"name": "old", "chunk_size": 40, "model": json.RawMessage(old)}, &created); code != 201 {
+		t.Fatalf("create: %d %s", code, raw)
+	}
+	rows := genRows(100, 0, 4, "r", time.Time{})
+	ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", created.ID), rowsBody(rows, false), nil)
+	_, raw := ts.call(t, "GET", fmt.Sprintf("/api/v1/monitors/%d/chunks", created.ID), nil, nil)
+	if strings.Contains(string(raw), "out_of_reference") || !strings.Contains(string(raw), "estimated_mse") {
+		t.Errorf("chunks of an old model: %s", raw)
+	}
+	var m struct{ Note string }
+	ts.call(t, "GET", fmt.Sprintf("/api/v1/monitors/%d", created.ID), nil, &m)
+	if !strings.Contains(m.Note, "mse fit") {
+		t.Errorf("note %q: want one saying to fit the model again", m.Note)
+	}
+	_, metrics := ts.call(t, "GET", "/metrics", nil, nil)
+	if strings.Contains(string(metrics), `genlens_monitor_out_of_reference{monitor="old"}`) || !strings.Contains(string(metrics), `genlens_monitor_estimated_mse{monitor="old"}`) {
+		t.Errorf("metrics of an old model's monitor:\n%s", metrics)
+	}
 }

@@ -166,6 +166,7 @@ func (s *Server) routes() http.Handler {
 	}
 	api := http.NewServeMux()
 	api.Handle("GET /metrics", s.metrics.handler())
+	api.HandleFunc("GET /api/v1/openapi.yaml", s.openAPI)
 	s.routeMonitors(api)
 	s.routeDashboard(api)
 	s.routeJobs(api)

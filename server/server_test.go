@@ -64,17 +64,30 @@ func TestBodyLimit(t *testing.T) {
 	}
 }
 
-// /metrics shows every monitor's latest chunk under its name, the rows
-// ingested and request latencies.
+// /metrics shows every monitor's latest complete chunk under its name
+// (not the incomplete chunk still filling, which would hide an alert),
+// with its index and end time, how many of the latest complete chunks
+// alerted, the incomplete chunk's rows and estimate, extrapolation and
+// drift, the rows ingested and request latencies.
 func TestMetrics(t *testing.T) {
 	ts := newTestServer(t, dbtest.SQLite(t), server.Options{})
 	id := ts.createMonitor(t, "prod-model", map[string]any{"chunk_size": 40})
-	rows := genRows(100, 0.3, 5, "r", time.Time{})
-	ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", id), rowsBody(rows, false), nil)
-	ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/labels", id), labelsBody(rows[85:]), nil)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	rows := append(genRows(40, 0, 5, "a", t0), genRows(60, 2.5, 6, "b", t0.Add(40*37*time.Minute))...)
+	for i := range rows {
+		rows[i].Time = t0.Add(time.Duration(i) * 37 * time.Minute)
+	}
+	ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", id), rowsBody(rows, true), nil)
+	ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/labels", id), labelsBody(rows[45:]), nil)
 	var got chunks
 	ts.call(t, "GET", fmt.Sprintf("/api/v1/monitors/%d/chunks", id), nil, &got)
-	last := got.Chunks[len(got.Chunks)-1]
+	if len(got.Chunks) != 3 || *got.Chunks[2].Complete || !*got.Chunks[1].Complete {
+		t.Fatalf("chunks %+v: want 2 complete and an incomplete third", got.Chunks)
+	}
+	latest, inc := got.Chunks[1], got.Chunks[2]
+	if !latest.Alert || !*latest.Extrapolating {
+		t.Fatalf("chunk 1 (shifted by 2.5) should alert and extrapolate: %+v", latest)
+	}
 	_, raw := ts.call(t, "GET", "/metrics", nil, nil)
 	text := string(raw)
 	value := func(name string) float64 {
@@ -89,15 +102,45 @@ func TestMetrics(t *testing.T) {
 		}
 		return v
 	}
+	b2f := func(b bool) *float64 {
+		v := 0.0
+		if b {
+			v = 1
+		}
+		return &v
+	}
+	end, _ := time.Parse(time.RFC3339, latest.To)
+	endSec := float64(end.Unix())
+	if !end.Equal(rows[79].Time) {
+		t.Fatalf("chunk 1 ends at %q, want its last row's %v", latest.To, rows[79].Time)
+	}
+	alerts := 0
+	for _, c := range got.Chunks[:2] {
+		if c.Alert {
+			alerts++
+		}
+	}
 	for _, c := range []struct {
 		name string
 		want *float64
 	}{
-		{"genlens_monitor_estimated_mse", last.EstimatedMSE},
-		{"genlens_monitor_estimated_mse_lower", last.Lower},
-		{"genlens_monitor_estimated_mse_upper", last.Upper},
-		{"genlens_monitor_realized_mse", last.RealizedMSE},
+		{"genlens_monitor_estimated_mse", latest.EstimatedMSE},
+		{"genlens_monitor_estimated_mse_lower", latest.Lower},
+		{"genlens_monitor_estimated_mse_upper", latest.Upper},
+		{"genlens_monitor_realized_mse", latest.RealizedMSE},
+		{"genlens_monitor_alert", b2f(latest.Alert)},
 		{"genlens_monitor_threshold_upper", got.UpperThreshold},
+		{"genlens_monitor_chunk_index", b2f(true)},
+		{"genlens_monitor_chunk_end_time_seconds", &endSec},
+		{"genlens_monitor_recent_chunks", ptr(2.0)},
+		{"genlens_monitor_recent_alerts", ptr(float64(alerts))},
+		{"genlens_monitor_chunks", ptr(3.0)},
+		{"genlens_monitor_incomplete_rows", ptr(20.0)},
+		{"genlens_monitor_incomplete_estimated_mse", inc.EstimatedMSE},
+		{"genlens_monitor_out_of_reference", latest.OutOfReference},
+		{"genlens_monitor_extrapolating", b2f(*latest.Extrapolating)},
+		{"genlens_monitor_reconstruction_error", latest.ReconstructionError},
+		{"genlens_monitor_drift_alert", b2f(*latest.DriftAlert)},
 	} {
 		if v := value(c.name); c.want == nil || v != *c.want {
 			t.Errorf("%s = %v, want %v", c.name, v, c.want)
@@ -109,13 +152,6 @@ func TestMetrics(t *testing.T) {
 	if v := value("genlens_rows_ingested_total"); v != 100 {
 		t.Errorf("rows ingested %v, want 100", v)
 	}
-	alert := 0.0
-	if last.Alert {
-		alert = 1
-	}
-	if v := value("genlens_monitor_alert"); v != alert {
-		t.Errorf("alert %v, want %v", v, alert)
-	}
 	for _, want := range []string{
 		`genlens_http_request_duration_seconds_count{code="200",route="POST /api/v1/monitors/{id}/rows"} 1`,
 		`genlens_job_queue_depth 0`,
@@ -125,6 +161,8 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestHealthz(t *testing.T) {
 	ts := newTestServer(t, dbtest.SQLite(t), server.Options{})

@@ -358,6 +358,10 @@ type Series struct {
 	Estimates []float64   // per-row estimates 2 (h(x) - f(x))²
 	Realized  []float64   // per-row (y - f(x))², NaN until the label arrives
 	Times     []time.Time // timestamps (zero when none), when asked for by time
+	// Features are the rows' features in the model's order, and Stamps
+	// their timestamps (zero when none) whatever the order.
+	Features [][]float64
+	Stamps   []time.Time
 }
 
 // Series returns the monitor's rows in chunk order: by timestamp (then
@@ -367,18 +371,26 @@ func (d *DB) Series(ctx context.Context, monitor int64, byTime bool) (*Series, e
 	if byTime {
 		order = "ts, seq"
 	}
-	rows, err := d.r.QueryContext(ctx, d.q("SELECT estimate, realized, ts FROM monitor_rows WHERE monitor_id = ? ORDER BY "+order), monitor)
+	rows, err := d.r.QueryContext(ctx, d.q("SELECT estimate, realized, ts, features FROM monitor_rows WHERE monitor_id = ? ORDER BY "+order), monitor)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	s := &Series{}
+	if err := s.scan(rows, byTime); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// scanLean appends rows of (estimate, realized) to s, without features
+// or timestamps, and closes them.
+func (s *Series) scanLean(rows *sql.Rows) error {
+	defer rows.Close()
 	for rows.Next() {
 		var est float64
 		var real sql.NullFloat64
-		var ts sql.NullInt64
-		if err := rows.Scan(&est, &real, &ts); err != nil {
-			return nil, err
+		if err := rows.Scan(&est, &real); err != nil {
+			return err
 		}
 		r := math.NaN()
 		if real.Valid {
@@ -386,15 +398,53 @@ func (d *DB) Series(ctx context.Context, monitor int64, byTime bool) (*Series, e
 		}
 		s.Estimates = append(s.Estimates, est)
 		s.Realized = append(s.Realized, r)
+		s.Features = append(s.Features, nil)
+		s.Stamps = append(s.Stamps, time.Time{})
+	}
+	return rows.Err()
+}
+
+// scan appends the rows (estimate, realized, ts, features) to s and
+// closes them.
+func (s *Series) scan(rows *sql.Rows, byTime bool) error {
+	defer rows.Close()
+	var block []float64
+	for rows.Next() {
+		var est float64
+		var real sql.NullFloat64
+		var ts sql.NullInt64
+		var feat []byte
+		if err := rows.Scan(&est, &real, &ts, &feat); err != nil {
+			return err
+		}
+		r := math.NaN()
+		if real.Valid {
+			r = real.Float64
+		}
+		var t time.Time
+		if ts.Valid {
+			t = time.Unix(0, ts.Int64).UTC()
+		}
+		s.Estimates = append(s.Estimates, est)
+		s.Realized = append(s.Realized, r)
+		// Rows' features share blocks of memory: one allocation per
+		// row would dominate reading a large monitor.
+		k := len(feat) / 8
+		if len(block) < k {
+			block = make([]float64, max(k, 8192))
+		}
+		row := block[:k:k]
+		block = block[k:]
+		for i := range row {
+			row[i] = math.Float64frombits(binary.LittleEndian.Uint64(feat[8*i:]))
+		}
+		s.Features = append(s.Features, row)
+		s.Stamps = append(s.Stamps, t)
 		if byTime {
-			var t time.Time
-			if ts.Valid {
-				t = time.Unix(0, ts.Int64).UTC()
-			}
 			s.Times = append(s.Times, t)
 		}
 	}
-	return s, rows.Err()
+	return rows.Err()
 }
 
 // StoredRow is a row as stored, with its label when it has one.
@@ -446,6 +496,14 @@ func (d *DB) Rows(ctx context.Context, monitor int64, offset, limit int) ([]Stor
 // database, so that a batch committed in between cannot mix into them.
 // It reads only those rows, however many the monitor holds.
 func (d *DB) LastChunk(ctx context.Context, monitor int64, size int) (int, *Series, error) {
+	return d.LastChunks(ctx, monitor, size, 1, 1)
+}
+
+// LastChunks is LastChunk for the last k chunks (fewer when the monitor
+// has fewer): the rows from chunk max(0, ⌊(n-1)/size⌋-k+1) on. Only the
+// rows of the last withFeatures of them carry Features (and Stamps); the
+// others' are nil (and zero), which saves decoding them.
+func (d *DB) LastChunks(ctx context.Context, monitor int64, size, k, withFeatures int) (int, *Series, error) {
 	var opts *sql.TxOptions
 	if d.Postgres() {
 		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
@@ -463,30 +521,31 @@ func (d *DB) LastChunk(ctx context.Context, monitor int64, size int) (int, *Seri
 	if n == 0 {
 		return 0, s, nil
 	}
-	k := n - (n-1)/size*size
-	rows, err := tx.QueryContext(ctx, d.q("SELECT estimate, realized FROM monitor_rows WHERE monitor_id = ? ORDER BY seq DESC LIMIT ?"), monitor, k)
+	last := (n - 1) / size
+	first := max(0, last-k+1)
+	// Newest first: the rows of the last withFeatures chunks with their
+	// features, then the others' without.
+	split := min(n-first*size, n-max(0, last-withFeatures+1)*size)
+	rows, err := tx.QueryContext(ctx, d.q("SELECT estimate, realized, ts, features FROM monitor_rows WHERE monitor_id = ? ORDER BY seq DESC LIMIT ?"), monitor, split)
 	if err != nil {
 		return 0, nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var est float64
-		var real sql.NullFloat64
-		if err := rows.Scan(&est, &real); err != nil {
+	if err := s.scan(rows, false); err != nil {
+		return 0, nil, err
+	}
+	if rest := n - first*size - split; rest > 0 {
+		rows, err := tx.QueryContext(ctx, d.q("SELECT estimate, realized FROM monitor_rows WHERE monitor_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?"), monitor, rest, split)
+		if err != nil {
 			return 0, nil, err
 		}
-		r := math.NaN()
-		if real.Valid {
-			r = real.Float64
+		if err := s.scanLean(rows); err != nil {
+			return 0, nil, err
 		}
-		s.Estimates = append(s.Estimates, est)
-		s.Realized = append(s.Realized, r)
-	}
-	if err := rows.Err(); err != nil {
-		return 0, nil, err
 	}
 	slices.Reverse(s.Estimates)
 	slices.Reverse(s.Realized)
+	slices.Reverse(s.Features)
+	slices.Reverse(s.Stamps)
 	return n, s, nil
 }
 

@@ -329,3 +329,40 @@ func TestLastChunk(t *testing.T) {
 		}
 	})
 }
+
+// LastChunks reads the rows of the last k chunks in order, the features
+// of the last withFeatures chunks only.
+func TestLastChunks(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		m := newMonitor(t, db, "m")
+		if err := db.InsertRows(ctx, m.ID, rows("r", 11, time.Time{})); err != nil { // estimates 0..10
+			t.Fatal(err)
+		}
+		full, err := db.Series(ctx, m.ID, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct{ size, k, feat, first, featFrom int }{
+			{3, 3, 2, 3, 6},  // chunks 1-3 (rows 3-10), features of chunks 2-3 (rows 6-10)
+			{3, 10, 1, 0, 9}, // every chunk, features of the last (rows 9-10)
+			{4, 2, 2, 4, 4},  // chunks 1-2 (rows 4-10), all with features
+			{11, 5, 2, 0, 0}, // one chunk
+			{5, 2, 5, 5, 5},  // more chunks with features than read
+		} {
+			n, s, err := db.LastChunks(ctx, m.ID, c.size, c.k, c.feat)
+			if err != nil || n != 11 || len(s.Estimates) != 11-c.first || len(s.Features) != len(s.Estimates) {
+				t.Fatalf("%+v: %d rows, %d estimates, %d feature rows, %v", c, n, len(s.Estimates), len(s.Features), err)
+			}
+			for i := range s.Estimates {
+				row := c.first + i
+				if s.Estimates[i] != full.Estimates[row] {
+					t.Errorf("%+v: estimate %d is %v, want %v", c, i, s.Estimates[i], full.Estimates[row])
+				}
+				if has := s.Features[i] != nil; has != (row >= c.featFrom) {
+					t.Errorf("%+v: row %d has features %v", c, row, s.Features[i])
+				}
+			}
+		}
+	})
+}

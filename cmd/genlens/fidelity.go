@@ -80,12 +80,13 @@ func newCompareCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "compare --real DIR|R.(npy|npz) --fake DIR|F.(npy|npz) [flags]",
-		Short: "FID (and on request KID, MMD², CMS) between real and generated images or feature sets",
+		Short: "FID (and on request KID, MMD², CMS, PRDC, Vendi, CMMD) between real and generated images or feature sets",
 		Long: `compare computes two-sample metrics between real data and a generator's samples.
 --real and --fake may each be
 
   a folder of images  Inception-v3 features computed here, as pytorch-fid does
-                      (see 'genlens features'; --mode tf: as torch-fidelity)
+                      (see 'genlens features'; --mode tf: as torch-fidelity,
+                      --mode clean: as clean-fid)
   feature rows        .npy/.npz/.csv, n x d, from any embedder: Inception gives
                       FID, DINOv2 FD-DINOv2, VGGish FAD, I3D FVD
   statistics          .npz with mu and sigma ('genlens stats', pytorch-fid's
@@ -93,16 +94,24 @@ func newCompareCmd() *cobra.Command {
                       then only fid can be computed
 
 Metrics (--metrics, comma-separated; default fid, which takes seconds at any n;
-"all" is every metric the inputs allow):
+"all" is fid, kid, mmd and cms as far as the inputs allow):
 
   fid   Frechet distance with (n-1) covariances, as pytorch-fid / clean-fid
   kid   unbiased MMD² with (x.y/d + 1)^3 over --kid-subsets subsets of size
         min(--kid-subset-size, n), mean and std (torch-fidelity's convention)
   mmd   unbiased MMD² with --kernel/--gamma (n² kernel evaluations)
   cms   cosine similarity of the mean embeddings with --kernel/--gamma
+  prdc  precision, recall (Kynkaanniemi et al. 2019), density, coverage
+        (Naeem et al. 2020) with --nearest-k neighbours, as compute_prdc of
+        clovaai/generative-evaluation-prdc; 3 n² d multiply-adds in blocks,
+        never an n x n matrix; --prdc-max-rows subsamples (with --seed)
+  vendi Vendi score (Friedman & Dieng 2023) of the fake rows (vendi) and of
+        the real rows (vendi_real): linear kernel on normalised rows, q = 1
+  cmmd  CMMD (Jayasumana et al. 2024): biased MMD² with exp(-|x-y|²/200),
+        x 1000, as the authors' code; meant for CLIP embeddings
 
 For FID alone, folders are streamed into their mean and covariance and never
-held in memory; kid, mmd and cms keep one row of features per image. Features
+held in memory; the other metrics keep one row of features per image. Features
 of images seen before with the same settings come from the feature cache, so
 a second comparison against the same real folder skips the network
 (--no-cache: off). An .npz of several arrays without mu and sigma needs
@@ -110,7 +119,8 @@ a second comparison against the same real folder skips the network
 		Example: `  genlens compare --real real_imgs/ --fake gen_imgs/
   genlens compare --real real_imgs/ --fake gen_imgs/ --mode tf --metrics fid,kid --json
   genlens compare --real cifar10_stats.npz --fake gen_feats.npy
-  genlens compare --real real_feats.npy --fake gen_feats.npy --metrics all`,
+  genlens compare --real real_feats.npy --fake gen_feats.npy --metrics all
+  genlens compare --real real_feats.npy --fake gen_feats.npy --metrics fid,prdc,vendi --nearest-k 3`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Only when given, so that the job refuses them without mmd
@@ -137,13 +147,15 @@ a second comparison against the same real folder skips the network
 	fl.StringVar(&f.Fake, "fake", "", "generated data: folder of images, feature rows (.npy/.npz/.csv) or statistics .npz (mu, sigma)")
 	fl.StringVar(&f.RealKey, "real-key", "", "array of feature rows inside an .npz --real (rather than its mu, sigma)")
 	fl.StringVar(&f.FakeKey, "fake-key", "", "array of feature rows inside an .npz --fake (rather than its mu, sigma)")
-	fl.StringVar(&f.Metrics, "metrics", "", "comma-separated subset of fid,kid,mmd,cms, or all (default: fid)")
+	fl.StringVar(&f.Metrics, "metrics", "", "comma-separated subset of fid,kid,mmd,cms,prdc,vendi,cmmd, or all (fid,kid,mmd,cms; default: fid)")
 	fl.StringVar(&kernelName, "kernel", "rbf", "mmd, cms: kernel, rbf, laplacian, poly, cosine or linear")
 	fl.StringVar(&gamma, "gamma", "median", "mmd, cms: bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
 	markGivenOnly(cmd, "kernel", "gamma")
 	fl.IntVar(&f.KIDSubsets, "kid-subsets", f.KIDSubsets, "KID: number of subsets")
 	fl.IntVar(&f.KIDSubsetSize, "kid-subset-size", f.KIDSubsetSize, "KID: subset size (capped at the smaller sample)")
-	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed for the KID subsets")
+	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed for the KID subsets and --prdc-max-rows")
+	fl.IntVar(&f.NearestK, "nearest-k", f.NearestK, "prdc: neighbours k of the radii")
+	fl.IntVar(&f.PRDCMaxRows, "prdc-max-rows", 0, "prdc: use at most this many rows of each side, drawn at random with --seed (0: all)")
 	fl.StringVar(&f.Dims, "dims", "", "folders: Inception feature, 64, 192, 768 or 2048 (default)")
 	imageFlags(fl, &f.ImageOptions, "batch")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
@@ -174,6 +186,22 @@ func printCompare(w io.Writer, f job.CompareRequest, o *job.CompareResult) {
 	}
 	if o.CMS != nil {
 		fmt.Fprintf(tw, "CMS\t%s\t%s\n", fmtNum(float64(*o.CMS)), o.Kernel)
+	}
+	if o.Precision != nil {
+		k := fmt.Sprintf("k = %d", f.NearestK)
+		if f.PRDCMaxRows > 0 {
+			k += fmt.Sprintf(", at most %d rows a side", f.PRDCMaxRows)
+		}
+		fmt.Fprintf(tw, "precision\t%s\t%s\n", fmtNum(float64(*o.Precision)), k)
+		fmt.Fprintf(tw, "recall\t%s\t\n", fmtNum(float64(*o.Recall)))
+		fmt.Fprintf(tw, "density\t%s\t\n", fmtNum(float64(*o.Density)))
+		fmt.Fprintf(tw, "coverage\t%s\t\n", fmtNum(float64(*o.Coverage)))
+	}
+	if o.Vendi != nil {
+		fmt.Fprintf(tw, "Vendi\t%s\tfake (real %s)\n", fmtNum(float64(*o.Vendi)), fmtNum(float64(*o.VendiReal)))
+	}
+	if o.CMMD != nil {
+		fmt.Fprintf(tw, "CMMD\t%s\t\n", fmtNum(float64(*o.CMMD)))
 	}
 	tw.Flush()
 }

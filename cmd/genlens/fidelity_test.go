@@ -230,6 +230,11 @@ func TestCompareFlagsThatDoNotApply(t *testing.T) {
 		{"linear with gamma", []string{"--metrics", "mmd", "--kernel", "linear", "--gamma", "0.5"}, 2, "--gamma"},
 		{"fid with kernel", []string{"--metrics", "fid", "--kernel", "laplacian"}, 2, "--kernel"},
 		{"fid,kid with gamma", []string{"--metrics", "fid,kid", "--gamma", "dim"}, 2, "--gamma"},
+		{"prdc,vendi,cmmd", []string{"--metrics", "prdc,vendi,cmmd", "--nearest-k", "3", "--prdc-max-rows", "10"}, 0, ""},
+		{"fid with --nearest-k 0", []string{"--metrics", "fid", "--nearest-k", "0"}, 0, ""},
+		{"prdc with --nearest-k 0", []string{"--metrics", "prdc", "--nearest-k", "0"}, 2, "--nearest-k 0"},
+		{"prdc with --nearest-k above the rows", []string{"--metrics", "prdc", "--nearest-k", "20"}, 2, "20 rows: prdc with k = 20 nearest neighbours"},
+		{"fid with --prdc-max-rows", []string{"--prdc-max-rows", "10"}, 2, "--prdc-max-rows applies only to --metrics prdc"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, stderr := cli(t, append([]string{"compare", "--real", a, "--fake", b}, c.args...)...)

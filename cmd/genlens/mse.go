@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -166,7 +167,18 @@ size (default 10), or --timestamp COL --period hour|day|week|month|quarter|year
 
 With --target, the realised MSE of every chunk sits beside the estimate, over
 the rows whose label has arrived: leave the cell empty for a label that has
-not (a cell reading NaN is an error).`,
+not (a cell reading NaN is an error).
+
+Every chunk also says whether its estimate is a guess: out_of_reference is the
+fraction of its rows with a feature outside the range seen in the reference
+rows, and the chunk is extrapolating (marked, with the features that left
+their range) when it exceeds --max-out-of-reference; there the check model has
+seen no data, and its estimate may be far off. Drift beside it: the data
+reconstruction error (NannyML's multivariate drift: PCA on the standardised
+reference, 65% of the variance kept) with thresholds from reference chunks,
+and per feature the two-sample Kolmogorov-Smirnov statistic against the
+reference with its p-value (exact up to 10,000 rows a side, as SciPy's
+ks_2samp).`,
 		Example: `  genlens mse estimate --model check.json --data today.csv --chunk-size 500
   genlens mse estimate --model check.json --data stream.csv --timestamp ts --period day --target price --out mse/`,
 		Args: args(cobra.NoArgs),
@@ -180,6 +192,7 @@ not (a cell reading NaN is an error).`,
 	fl.StringVar(&f.Timestamp, "timestamp", "", "timestamp column, for --period chunks")
 	fl.StringVar(&f.Period, "period", "", "calendar period of a chunk: hour, day, week, month, quarter or year")
 	fl.StringVar(&f.Target, "target", "", "target column, when some labels have arrived: adds the realised MSE")
+	fl.Float64Var(&f.MaxOutOfReference, "max-out-of-reference", f.MaxOutOfReference, "fraction of a chunk's rows outside the reference ranges above which its estimate is marked extrapolating")
 	fl.StringVar(&out, "out", "", "directory for chunks.csv, estimate.json and mse_chunks.png")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
@@ -215,9 +228,24 @@ func printMSEEstimate(w io.Writer, o *job.MSEEstimateResult) {
 		}
 		fmt.Fprintln(w)
 	}
+	drift := o.Report != nil && o.Report.Results != nil && o.Check.Drift != nil
+	if drift {
+		th := o.Report.DriftThresholds
+		fmt.Fprintf(w, "extrapolating: %d chunk(s) with over %g%% of rows outside the reference ranges; drift: reconstruction error thresholds [%s, %s], %d drift alert(s)\n",
+			*o.Extrapolating, 100*o.Report.MaxOutOfReference, fmtNum(th.Lower), fmtNum(th.Upper), *o.DriftAlerts)
+		if k, d := len(o.Check.Drift.Components), len(o.Check.Drift.Features); k == d {
+			fmt.Fprintf(w, "(the reconstruction error is 0: %d principal component(s) are needed for 65%% of the reference's variance, all there are; see the per-feature drift below)\n", k)
+		}
+		fmt.Fprintln(w)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "chunk\tperiod\trows\testimated MSE\tlower\tupper\trealised MSE\talert\t\n")
-	for _, c := range o.Chunks {
+	fmt.Fprint(tw, "chunk\tperiod\trows\testimated MSE\tlower\tupper\trealised MSE\talert\t")
+	if drift {
+		fmt.Fprint(tw, "out of ref.\textrapolating\trecon. error\tdrift\t")
+	}
+	fmt.Fprintln(tw)
+	var why []string
+	for i, c := range o.Chunks {
 		p := c.Period
 		if p == "" {
 			p = fmt.Sprintf("%d-%d", c.Start, c.End-1)
@@ -226,8 +254,50 @@ func printMSEEstimate(w io.Writer, o *job.MSEEstimateResult) {
 		if c.Alert {
 			alert = "ALERT"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", c.Index, p, c.Rows, fmtNum(float64(c.EstimatedMSE)),
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t", c.Index, p, c.Rows, fmtNum(float64(c.EstimatedMSE)),
 			fmtNum(float64(c.Lower)), fmtNum(float64(c.Upper)), fmtNum(float64(c.RealizedMSE)), alert)
+		if drift && c.MSEChunkDrift != nil {
+			ex, da := "", ""
+			if c.Extrapolating {
+				ex = "EXTRAPOLATING"
+				why = append(why, fmt.Sprintf("chunk %d: %s", c.Index, o.Monitor[i].Drift.Why(o.Check.Drift, c.Rows)))
+			}
+			if c.DriftAlert {
+				da = "DRIFT"
+			}
+			fmt.Fprintf(tw, "%.1f%%\t%s\t%s\t%s\t", 100*float64(c.OutOfReference), ex, fmtNum(float64(c.ReconstructionError)), da)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	if len(why) > 0 {
+		fmt.Fprintln(w, "\nThe estimates of extrapolating chunks come from inputs the check model never saw (they may be far off):")
+		for _, s := range why {
+			fmt.Fprintln(w, "  "+s)
+		}
+	}
+	if drift {
+		printMSEFeatureDrift(w, o)
+	}
+}
+
+// printMSEFeatureDrift prints each feature's Kolmogorov-Smirnov statistic
+// and p-value per chunk.
+func printMSEFeatureDrift(w io.Writer, o *job.MSEEstimateResult) {
+	fmt.Fprintln(w, "\nunivariate drift: Kolmogorov-Smirnov statistic against the reference (p-value)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "chunk\t")
+	for _, name := range o.Check.Drift.Features {
+		fmt.Fprintf(tw, "%s\t", name)
+	}
+	fmt.Fprintln(tw)
+	for _, c := range o.Chunks {
+		fmt.Fprintf(tw, "%d\t", c.Index)
+		for _, name := range o.Check.Drift.Features {
+			f := c.Features[name]
+			fmt.Fprintf(tw, "%.3f (%s)\t", float64(f.KS), strconv.FormatFloat(float64(f.P), 'g', 2, 64))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }

@@ -21,7 +21,8 @@ import (
 
 func newServeCmd() *cobra.Command {
 	var addr, db, tokenEnv, dataDir string
-	var workers, maxBodyMB int
+	var workers, maxBodyMB, maxQueued int
+	var maxRuntime time.Duration
 	var allowURLs, secretEnvs []string
 	var lf llmFlags
 	cmd := &cobra.Command{
@@ -59,9 +60,16 @@ variable --llm-api-key-env names and never leaves the server.`,
   OPENAI_API_KEY=... genlens serve --llm-upstream http://127.0.0.1:8000/v1 --llm-api-key-env OPENAI_API_KEY`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			jobs := server.JobOptions{DataDir: dataDir, Workers: workers, AllowedBaseURLs: allowURLs, Secret: secretLookup(secretEnvs)}
+			jobs := server.JobOptions{DataDir: dataDir, Workers: workers, AllowedBaseURLs: allowURLs, Secret: secretLookup(secretEnvs),
+				MaxQueued: maxQueued, MaxRuntime: maxRuntime}
 			if maxBodyMB < 1 {
 				return badUsage("serve: --max-body-mb %d must be at least 1", maxBodyMB)
+			}
+			if maxQueued < 1 || maxQueued > 1_000_000 {
+				return badUsage("serve: --max-queued %d must be in [1, 1000000]", maxQueued)
+			}
+			if maxRuntime < 0 {
+				return badUsage("serve: --max-job-runtime %v must not be negative (0: no bound)", maxRuntime)
 			}
 			llmOpts, err := lf.options()
 			if err != nil {
@@ -76,6 +84,8 @@ variable --llm-api-key-env names and never leaves the server.`,
 	f.StringVar(&tokenEnv, "token-env", "", "name of the environment variable holding the bearer token (required beyond loopback)")
 	f.StringVar(&dataDir, "data-dir", "", "directory of uploaded job inputs; replicas share it (default: DB.data beside a SQLite file, ./genlens-data with Postgres)")
 	f.IntVar(&workers, "workers", 1, "jobs this process runs at once")
+	f.IntVar(&maxQueued, "max-queued", 1000, "jobs that may wait, over all replicas; more are refused with 503 and Retry-After")
+	f.DurationVar(&maxRuntime, "max-job-runtime", 0, "longest a job may run before it is stopped and failed, e.g. 2h (0: no bound)")
 	f.IntVar(&maxBodyMB, "max-body-mb", int(server.DefaultMaxBody>>20), "largest JSON request body in MiB (a rows batch, a monitor with its model file)")
 	f.StringSliceVar(&allowURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
 	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")

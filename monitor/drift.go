@@ -1,0 +1,330 @@
+package monitor
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// DefaultMaxOutOfReference is the fraction of a chunk's rows outside the
+// reference ranges above which the chunk is extrapolating. Rows of the
+// reference's own distribution fall outside the range of n reference
+// rows with probability about 2d/(n+1) for d features, well below 5% for
+// any reference worth thresholds.
+const DefaultMaxOutOfReference = 0.05
+
+// DriftVariance is the share of the standardised reference's variance
+// the principal components of the reconstruction error keep, as
+// NannyML's data reconstruction drift calculator does.
+const DriftVariance = 0.65
+
+// maxDriftFeatures bounds the features of a drift model: the principal
+// components take d × d numbers.
+const maxDriftFeatures = 4096
+
+// DriftModel describes the reference rows of a monitored model for
+// extrapolation and drift: each feature's range, the standardisation and
+// principal axes of the data reconstruction error (NannyML's multivariate
+// drift), and the reference values themselves for the Kolmogorov-Smirnov
+// test of each feature. It is fitted once on the reference rows and
+// stored with the model.
+type DriftModel struct {
+	Features []string `json:"features"`
+	// Min and Max are each feature's range over the reference rows.
+	Min []float64 `json:"min"`
+	Max []float64 `json:"max"`
+	// Mean and Std standardise the features (Std with ddof 0, as
+	// scikit-learn's StandardScaler; 1 for a constant feature).
+	Mean []float64 `json:"mean"`
+	Std  []float64 `json:"std"`
+	// Components holds the principal axes kept, k rows of d, of the
+	// standardised reference; Explained is the share of its variance
+	// they explain (at least DriftVariance).
+	Components [][]float64 `json:"components"`
+	Explained  float64     `json:"explained_variance"`
+	// Reference holds every feature's reference values in row order.
+	Reference [][]float64 `json:"reference"`
+
+	once   sync.Once
+	sorted [][]float64 // Reference, each feature sorted
+	errs   []float64   // per-row reconstruction errors of the reference
+}
+
+// FitDrift fits the drift model on the reference rows x (n × d), whose
+// columns are named by features.
+func FitDrift(x *mat.Dense, features []string) (*DriftModel, error) {
+	n, d := x.Dims()
+	switch {
+	case len(features) != d:
+		return nil, fmt.Errorf("monitor: %d feature names for %d columns", len(features), d)
+	case n < 2:
+		return nil, fmt.Errorf("monitor: %d reference rows; drift needs at least 2", n)
+	case d > maxDriftFeatures:
+		return nil, fmt.Errorf("monitor: %d features; drift is computed for at most %d", d, maxDriftFeatures)
+	}
+	m := &DriftModel{Features: slices.Clone(features), Min: make([]float64, d), Max: make([]float64, d),
+		Mean: make([]float64, d), Std: make([]float64, d), Reference: make([][]float64, d)}
+	for j := range d {
+		col := mat.Col(nil, j, x)
+		m.Reference[j] = col
+		m.Min[j], m.Max[j] = slices.Min(col), slices.Max(col)
+		var s float64
+		for _, v := range col {
+			s += v
+		}
+		mean := s / float64(n)
+		var ss float64
+		for _, v := range col {
+			ss += (v - mean) * (v - mean)
+		}
+		m.Mean[j], m.Std[j] = mean, math.Sqrt(ss/float64(n))
+		if m.Std[j] == 0 || math.IsNaN(m.Std[j]) {
+			m.Std[j] = 1
+		}
+	}
+	z := mat.NewDense(n, d, nil)
+	for i := range n {
+		for j := range d {
+			z.Set(i, j, (x.At(i, j)-m.Mean[j])/m.Std[j])
+		}
+	}
+	var cov mat.SymDense
+	cov.SymOuterK(1/float64(n-1), z.T())
+	var eig mat.EigenSym
+	if !eig.Factorize(&cov, true) {
+		return nil, fmt.Errorf("monitor: the eigendecomposition of the reference covariance did not converge")
+	}
+	vals := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	order := make([]int, d)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return vals[order[a]] > vals[order[b]] })
+	var total float64
+	for _, v := range vals {
+		total += math.Max(v, 0)
+	}
+	var cum float64
+	for _, i := range order {
+		cum += math.Max(vals[i], 0)
+		m.Components = append(m.Components, mat.Col(nil, i, &vecs))
+		if total == 0 || cum/total >= DriftVariance {
+			break
+		}
+	}
+	m.Explained = 1
+	if total > 0 {
+		m.Explained = cum / total
+	}
+	return m, nil
+}
+
+// Validate reports whether a drift model read from a file is consistent
+// with features, the model's feature names.
+func (m *DriftModel) Validate(features []string) error {
+	d := len(features)
+	if !slices.Equal(m.Features, features) {
+		return fmt.Errorf("drift model features %v, the model's %v", m.Features, features)
+	}
+	if len(m.Min) != d || len(m.Max) != d || len(m.Mean) != d || len(m.Std) != d || len(m.Reference) != d {
+		return fmt.Errorf("drift model has %d features but %d minima, %d maxima, %d means, %d scales and %d reference columns",
+			d, len(m.Min), len(m.Max), len(m.Mean), len(m.Std), len(m.Reference))
+	}
+	if len(m.Components) == 0 || len(m.Components) > d {
+		return fmt.Errorf("drift model has %d principal components for %d features", len(m.Components), d)
+	}
+	for j := range d {
+		if !finite(m.Min[j]) || !finite(m.Max[j]) || m.Min[j] > m.Max[j] || !finite(m.Mean[j]) || !finite(m.Std[j]) || m.Std[j] <= 0 {
+			return fmt.Errorf("drift model: feature %q has range [%v, %v], mean %v and scale %v", features[j], m.Min[j], m.Max[j], m.Mean[j], m.Std[j])
+		}
+		if len(m.Reference[j]) != len(m.Reference[0]) || len(m.Reference[j]) < 2 {
+			return fmt.Errorf("drift model: feature %q has %d reference values, feature %q %d", features[j], len(m.Reference[j]), features[0], len(m.Reference[0]))
+		}
+		for _, v := range m.Reference[j] {
+			if !finite(v) {
+				return fmt.Errorf("drift model: feature %q has reference value %v", features[j], v)
+			}
+		}
+	}
+	for k, c := range m.Components {
+		if len(c) != d {
+			return fmt.Errorf("drift model: principal component %d has %d entries for %d features", k, len(c), d)
+		}
+		for _, v := range c {
+			if !finite(v) {
+				return fmt.Errorf("drift model: principal component %d has entry %v", k, v)
+			}
+		}
+	}
+	return nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// prepare sorts the reference values and computes their reconstruction
+// errors once.
+func (m *DriftModel) prepare() {
+	m.once.Do(func() {
+		m.sorted = make([][]float64, len(m.Reference))
+		for j, col := range m.Reference {
+			m.sorted[j] = slices.Clone(col)
+			slices.Sort(m.sorted[j])
+		}
+		n := 0
+		if len(m.Reference) > 0 {
+			n = len(m.Reference[0])
+		}
+		row := make([]float64, len(m.Reference))
+		m.errs = make([]float64, n)
+		for i := range n {
+			for j := range row {
+				row[j] = m.Reference[j][i]
+			}
+			m.errs[i] = m.RowError(row)
+		}
+	})
+}
+
+// referenceErrors returns the per-row reconstruction errors of the
+// reference rows, in row order.
+func (m *DriftModel) referenceErrors() []float64 {
+	m.prepare()
+	return m.errs
+}
+
+// RowError returns the data reconstruction error of one row: the
+// Euclidean distance between the standardised row z and its projection
+// onto the principal axes, z - V Vᵀz.
+func (m *DriftModel) RowError(x []float64) float64 {
+	d := len(m.Mean)
+	if len(m.Components) == d {
+		// Every axis kept: the reconstruction is exact, and what a
+		// projection would leave is rounding noise (which thresholds
+		// from reference chunks would then alert on).
+		return 0
+	}
+	z := make([]float64, d)
+	for j := range d {
+		z[j] = (x[j] - m.Mean[j]) / m.Std[j]
+	}
+	r := slices.Clone(z)
+	for _, v := range m.Components {
+		var p float64
+		for j := range d {
+			p += v[j] * z[j]
+		}
+		for j := range d {
+			r[j] -= p * v[j]
+		}
+	}
+	var ss float64
+	for _, v := range r {
+		ss += v * v
+	}
+	return math.Sqrt(ss)
+}
+
+// Outside reports whether some feature of the row lies outside its
+// reference range.
+func (m *DriftModel) Outside(x []float64) bool {
+	for j, v := range x {
+		if v < m.Min[j] || v > m.Max[j] {
+			return true
+		}
+	}
+	return false
+}
+
+// ChunkDrift is the extrapolation and drift of one chunk.
+type ChunkDrift struct {
+	// OutOfReference is the fraction of the chunk's rows with at least
+	// one feature outside its reference range; Extrapolating is set when
+	// it exceeds the limit, and the chunk's estimate then comes from
+	// where the check model has seen no data.
+	OutOfReference float64
+	Extrapolating  bool
+	// Outside counts, per feature, the rows below or above its range.
+	Below, Above []int
+	// ReconstructionError is the mean data reconstruction error of the
+	// chunk's rows; DriftAlert is set when it lies outside the drift
+	// thresholds.
+	ReconstructionError float64
+	DriftAlert          bool
+	// Features holds, per feature, the two-sample Kolmogorov-Smirnov
+	// statistic of the chunk against the reference and its p-value.
+	Features []FeatureDrift
+}
+
+// FeatureDrift is the univariate drift of one feature over a chunk.
+type FeatureDrift struct {
+	Name string
+	KS   float64
+	P    float64
+}
+
+// Why says in words why a chunk is extrapolating: the features whose
+// values left the reference range, with how many rows and the range.
+func (c *ChunkDrift) Why(m *DriftModel, rows int) string {
+	s := fmt.Sprintf("%.0f%% of rows outside the reference range", 100*c.OutOfReference)
+	sep := ": "
+	for j, name := range m.Features {
+		if c.Below[j]+c.Above[j] == 0 {
+			continue
+		}
+		s += fmt.Sprintf("%s%s %d of %d rows outside [%.4g, %.4g]", sep, name, c.Below[j]+c.Above[j], rows, m.Min[j], m.Max[j])
+		sep = ", "
+	}
+	return s
+}
+
+// Chunk computes the extrapolation and drift of a chunk's rows against
+// the reference: rows beyond maxOut of them outside the ranges make it
+// extrapolating, and a reconstruction error outside th a drift alert.
+func (m *DriftModel) Chunk(rows [][]float64, maxOut float64, th Thresholds) (*ChunkDrift, error) {
+	m.prepare()
+	d := len(m.Features)
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("no rows")
+	}
+	c := &ChunkDrift{Below: make([]int, d), Above: make([]int, d)}
+	out := 0
+	var es float64
+	for i, x := range rows {
+		if len(x) != d {
+			return nil, fmt.Errorf("row %d has %d features, the drift model %d", i, len(x), d)
+		}
+		if m.Outside(x) {
+			out++
+		}
+		for j, v := range x {
+			if v < m.Min[j] {
+				c.Below[j]++
+			} else if v > m.Max[j] {
+				c.Above[j]++
+			}
+		}
+		es += m.RowError(x)
+	}
+	c.OutOfReference = float64(out) / float64(len(rows))
+	c.Extrapolating = c.OutOfReference > maxOut
+	c.ReconstructionError = es / float64(len(rows))
+	if th.Available() {
+		c.DriftAlert = c.ReconstructionError < th.Lower || c.ReconstructionError > th.Upper
+	}
+	col := make([]float64, len(rows))
+	for j, name := range m.Features {
+		for i, x := range rows {
+			col[i] = x[j]
+		}
+		slices.Sort(col)
+		ks := KSStatistic(m.sorted[j], col)
+		c.Features = append(c.Features, FeatureDrift{Name: name, KS: ks, P: KSPValue(ks, len(m.sorted[j]), len(col))})
+	}
+	return c, nil
+}

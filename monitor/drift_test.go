@@ -1,0 +1,194 @@
+package monitor
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func normalRows(r *rand.Rand, n int, f func(z []float64) []float64) *mat.Dense {
+	var x *mat.Dense
+	for i := range n {
+		row := f([]float64{r.NormFloat64(), r.NormFloat64(), r.NormFloat64()})
+		if x == nil {
+			x = mat.NewDense(n, len(row), nil)
+		}
+		x.SetRow(i, row)
+	}
+	return x
+}
+
+// TestDriftTwoCorrelatedFeatures checks the reconstruction error against
+// its closed form: for two standardised features with correlation ρ > 0.3
+// the first principal axis (1, 1)/√2 explains (1+ρ)/2 ≥ 65% of the
+// variance and is the only one kept, so a row's error is its distance to
+// that axis, |z₀ - z₁|/√2.
+func TestDriftTwoCorrelatedFeatures(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	x := normalRows(r, 2000, func(z []float64) []float64 { return []float64{10 + 2*z[0], -3 + 0.5*(0.8*z[0]+0.6*z[1])} })
+	m, err := FitDrift(x, []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Components) != 1 || m.Explained < 0.85 || m.Explained > 0.95 {
+		t.Fatalf("%d components explaining %.3f; want 1 explaining about (1+0.8)/2", len(m.Components), m.Explained)
+	}
+	for _, row := range [][]float64{{10, -3}, {12, -2}, {7, -3.4}, {30, 5}} {
+		z0, z1 := (row[0]-m.Mean[0])/m.Std[0], (row[1]-m.Mean[1])/m.Std[1]
+		want := math.Abs(z0-z1) / math.Sqrt2
+		if got := m.RowError(row); math.Abs(got-want) > 1e-9 {
+			t.Errorf("RowError(%v) = %.12g, want %.12g", row, got, want)
+		}
+	}
+	// Standardisation with ddof 0, as StandardScaler.
+	col := mat.Col(nil, 0, x)
+	var s, ss float64
+	for _, v := range col {
+		s += v
+	}
+	mean := s / float64(len(col))
+	for _, v := range col {
+		ss += (v - mean) * (v - mean)
+	}
+	if math.Abs(m.Mean[0]-mean) > 1e-12 || math.Abs(m.Std[0]-math.Sqrt(ss/float64(len(col)))) > 1e-12 {
+		t.Errorf("mean %v std %v, want %v %v", m.Mean[0], m.Std[0], mean, math.Sqrt(ss/float64(len(col))))
+	}
+}
+
+// TestDriftComponentCount: three independent features of equal variance
+// need two axes for 65% (one explains about a third), two uncorrelated
+// features both (one explains about half); two nearly equal features and
+// an independent one need one (it explains 2/3), as do three nearly
+// equal ones.
+func TestDriftComponentCount(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		f    func(z []float64) []float64
+		want int
+	}{
+		{func(z []float64) []float64 { return z }, 2},
+		{func(z []float64) []float64 { return z[:2] }, 2},
+		{func(z []float64) []float64 { return []float64{z[0], z[0] + 0.01*z[1], z[2]} }, 1},
+		{func(z []float64) []float64 { return []float64{z[0], z[0] + 0.01*z[1], z[0] - 0.01*z[2]} }, 1},
+	} {
+		x := normalRows(r, 3000, tc.f)
+		_, d := x.Dims()
+		names := []string{"a", "b", "c"}[:d]
+		m, err := FitDrift(x, names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Components) != tc.want {
+			t.Errorf("%d features: %d components (explained %.3f), want %d", d, len(m.Components), m.Explained, tc.want)
+		}
+	}
+}
+
+func TestDriftChunk(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	x := normalRows(r, 500, func(z []float64) []float64 { return z[:2] })
+	m, err := FitDrift(x, []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 100 rows of which exactly 6 lie above a's maximum and 1 below b's
+	// minimum (the same row as one of those): 6% > 5%.
+	rows := make([][]float64, 100)
+	for i := range rows {
+		rows[i] = []float64{m.Min[0] + (m.Max[0]-m.Min[0])*float64(i)/100, 0}
+	}
+	for i := range 6 {
+		rows[i][0] = m.Max[0] + 1
+	}
+	rows[0][1] = m.Min[1] - 1
+	th := Thresholds{Lower: 0, Upper: 10}
+	c, err := m.Chunk(rows, DefaultMaxOutOfReference, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.OutOfReference != 0.06 || !c.Extrapolating || c.Above[0] != 6 || c.Below[1] != 1 || c.Below[0]+c.Above[1] != 0 {
+		t.Errorf("out %v extrapolating %v below %v above %v; want 0.06 true [0 1] [6 0]", c.OutOfReference, c.Extrapolating, c.Below, c.Above)
+	}
+	// Exactly at the limit is not beyond it.
+	c, _ = m.Chunk(rows[1:], 5.0/99, th)
+	if c.Extrapolating {
+		t.Errorf("5 of 99 rows outside with a limit of 5/99: extrapolating")
+	}
+	var want float64
+	for _, row := range rows {
+		want += m.RowError(row)
+	}
+	c, _ = m.Chunk(rows, 0.05, th)
+	if math.Abs(c.ReconstructionError-want/100) > 1e-12 || c.DriftAlert {
+		t.Errorf("reconstruction error %v (alert %v), want %v inside [0, 10]", c.ReconstructionError, c.DriftAlert, want/100)
+	}
+	if len(c.Features) != 2 || c.Features[0].Name != "a" || !(c.Features[0].P < 0.05) || c.Features[0].KS != KSStatistic(m.sorted[0], sortedCol(rows, 0)) {
+		t.Errorf("features %+v", c.Features)
+	}
+}
+
+func sortedCol(rows [][]float64, j int) []float64 {
+	v := make([]float64, len(rows))
+	for i, r := range rows {
+		v[i] = r[j]
+	}
+	s := append([]float64(nil), v...)
+	for i := 1; i < len(s); i++ {
+		for k := i; k > 0 && s[k] < s[k-1]; k-- {
+			s[k], s[k-1] = s[k-1], s[k]
+		}
+	}
+	return s
+}
+
+// TestRunDrift: the pipeline's drift thresholds are mean ± 3 std of the
+// reference rows' reconstruction errors averaged over reference chunks
+// of the operational size, and a drift model survives its JSON.
+func TestRunDrift(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	ref := normalRows(r, 400, func(z []float64) []float64 { return z })
+	m, err := FitDrift(ref, []string{"a", "b", "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(m)
+	var m2 DriftModel
+	if err := json.Unmarshal(b, &m2); err != nil {
+		t.Fatal(err)
+	}
+	if err := m2.Validate([]string{"a", "b", "c"}); err != nil {
+		t.Fatal(err)
+	}
+	feats := make([][]float64, 300)
+	for i := range feats {
+		shift := 0.0
+		if i >= 200 {
+			shift = 3
+		}
+		feats[i] = []float64{r.NormFloat64() + shift, r.NormFloat64() - shift, r.NormFloat64()}
+	}
+	est := make([]float64, 300)
+	chunks, _ := BySize(300, 100)
+	refLoss := make([]float64, 400)
+	rep, err := Run(Input{Chunks: chunks, Estimates: est, Reference: refLoss, Drift: &m2, Features: feats, NonNegative: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := m.referenceErrors()
+	means := ChunkMeans(errs, []Chunk{{0, 0, 100, "", time.Time{}, time.Time{}}, {1, 100, 200, "", time.Time{}, time.Time{}}, {2, 200, 300, "", time.Time{}, time.Time{}}, {3, 300, 400, "", time.Time{}, time.Time{}}})
+	want := ReferenceThresholds(means, DefaultWidth, true)
+	if rep.DriftThresholds != want {
+		t.Errorf("drift thresholds %+v, want %+v", rep.DriftThresholds, want)
+	}
+	for i, c := range rep.Results {
+		d := c.Drift
+		shifted := i == 2
+		if d.Extrapolating != shifted || d.DriftAlert != shifted {
+			t.Errorf("chunk %d: out %.2f extrapolating %v, reconstruction %.3f alert %v", i, d.OutOfReference, d.Extrapolating, d.ReconstructionError, d.DriftAlert)
+		}
+	}
+}

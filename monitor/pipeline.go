@@ -1,0 +1,132 @@
+package monitor
+
+import "fmt"
+
+// Input is what Run needs of a monitored model: its operational rows cut
+// into chunks, every row's estimate (and realised loss once labelled),
+// and the realised losses of a labelled reference period from which the
+// thresholds come.
+type Input struct {
+	// Chunks cut the rows of Estimates; they may be empty (Run then
+	// returns the thresholds only, which needs ChunkSize).
+	Chunks []Chunk
+	// Estimates are the per-row estimates; Realized the per-row realised
+	// losses (nil without labels, NaN for a row not labelled yet).
+	Estimates, Realized []float64
+	// Reference is the per-row realised loss of the reference period,
+	// in row order.
+	Reference []float64
+	// ChunkSize, when positive, is the nominal chunk size the reference
+	// is cut into for the thresholds, so that they do not move while the
+	// last chunk fills; 0 uses the median size of Chunks
+	// (MatchedThresholds).
+	ChunkSize int
+	// Width is the half-width of bands and thresholds; 0 means
+	// DefaultWidth.
+	Width float64
+	// NonNegative clips lower limits at 0 (MSE and other losses).
+	NonNegative bool
+
+	// Drift, when set, adds extrapolation and drift to every chunk from
+	// Features, the rows' features in Drift's column order (one row per
+	// estimate).
+	Drift    *DriftModel
+	Features [][]float64
+	// MaxOutOfReference is the fraction of a chunk's rows outside the
+	// reference ranges above which the chunk is extrapolating; 0 means
+	// DefaultMaxOutOfReference.
+	MaxOutOfReference float64
+	// DriftFrom, when positive, limits drift to Chunks[DriftFrom:] (the
+	// others get none), so that a caller needing it for the latest
+	// chunks only need not read the features of the others (their rows
+	// in Features may be nil).
+	DriftFrom int
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	// Results holds one result per chunk of the input, in order.
+	Results []Result
+	// Thresholds are those of the estimate; ReferenceRows is the size of
+	// the reference chunks behind them.
+	Thresholds    Thresholds
+	ReferenceRows int
+	// DriftThresholds bound the reconstruction error of reference chunks
+	// of ReferenceRows rows (not Available without a drift model).
+	DriftThresholds Thresholds
+	// MaxOutOfReference is the extrapolation limit applied.
+	MaxOutOfReference float64
+}
+
+// Run is the monitoring pipeline: it derives the thresholds from
+// reference chunks as large as the operational ones, evaluates every
+// chunk (estimate, band, realised value, alert) and, with a drift model,
+// its extrapolation and drift. Every transport (the command line, the
+// service and the demo) calls it, so that a chunk means the same
+// everywhere.
+func Run(in Input) (*Report, error) {
+	w := in.Width
+	if w == 0 {
+		w = DefaultWidth
+	}
+	size := in.ChunkSize
+	var th Thresholds
+	switch {
+	case size > 0:
+		th = chunkThresholds(in.Reference, size, w, in.NonNegative)
+	case len(in.Chunks) == 0:
+		return nil, fmt.Errorf("monitor: no chunks and no chunk size")
+	default:
+		th, size = MatchedThresholds(in.Reference, in.Chunks, w, in.NonNegative)
+	}
+	rep := &Report{ReferenceRows: size, Thresholds: th}
+	rep.DriftThresholds = ReferenceThresholds(nil, w, true)
+	if in.Drift != nil {
+		rep.DriftThresholds = chunkThresholds(in.Drift.referenceErrors(), size, w, true)
+		rep.MaxOutOfReference = in.MaxOutOfReference
+		if rep.MaxOutOfReference == 0 {
+			rep.MaxOutOfReference = DefaultMaxOutOfReference
+		}
+	}
+	if len(in.Chunks) == 0 {
+		return rep, nil
+	}
+	res, err := Evaluate(in.Chunks, in.Estimates, in.Realized, Options{Width: w, Thresholds: rep.Thresholds, NonNegative: in.NonNegative})
+	if err != nil {
+		return nil, err
+	}
+	if in.Drift != nil {
+		if len(in.Features) != len(in.Estimates) {
+			return nil, fmt.Errorf("monitor: %d rows of features and %d estimates", len(in.Features), len(in.Estimates))
+		}
+		for i := max(0, in.DriftFrom); i < len(res); i++ {
+			c := res[i].Chunk
+			d, err := in.Drift.Chunk(in.Features[c.Start:c.End], rep.MaxOutOfReference, rep.DriftThresholds)
+			if err != nil {
+				return nil, fmt.Errorf("monitor: chunk %d: %w", c.Index, err)
+			}
+			res[i].Drift = d
+		}
+	}
+	rep.Results = res
+	return rep, nil
+}
+
+// chunkThresholds cuts per-row reference values into consecutive chunks
+// of size rows (an incomplete last one dropped) and returns the
+// thresholds of their means.
+func chunkThresholds(reference []float64, size int, width float64, nonNegative bool) Thresholds {
+	th, _ := MatchedThresholds(reference, []Chunk{{End: size}}, width, nonNegative)
+	return th
+}
+
+// Alerts counts the alerting chunks of results.
+func Alerts(results []Result) int {
+	n := 0
+	for _, r := range results {
+		if r.Alert {
+			n++
+		}
+	}
+	return n
+}
