@@ -207,10 +207,10 @@ type CompareResult struct {
 	FID *Num `json:"fid,omitempty"`
 	// FDDINOv2 repeats the Fréchet distance under the name dgm-eval
 	// reports it by when the features are a DINOv2 network's.
-	FDDINOv2 *Num         `json:"fd_dinov2,omitempty"`
-	KID  *ScoreMeanStd `json:"kid,omitempty"`
-	MMD2 *Num          `json:"mmd2,omitempty"`
-	CMS  *Num          `json:"cms,omitempty"`
+	FDDINOv2 *Num          `json:"fd_dinov2,omitempty"`
+	KID      *ScoreMeanStd `json:"kid,omitempty"`
+	MMD2     *Num          `json:"mmd2,omitempty"`
+	CMS      *Num          `json:"cms,omitempty"`
 
 	// prdc: Kynkäänniemi et al.'s precision and recall, Naeem et al.'s
 	// density and coverage; vendi: the Vendi score of the fake rows and
