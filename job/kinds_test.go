@@ -17,6 +17,7 @@ var minimalRequests = map[string]string{
 	"correlate":              `{"files":["e1.npy","e2.npy"]}`,
 	"features":               `{"input":"imgs"}`,
 	"stats":                  `{"in":"f.npy"}`,
+	"stats merge":            `{"parts":["p0.npz","p1.npz"]}`,
 	"compare":                `{"real":"r.npy","fake":"f.npy"}`,
 	"is":                     `{"probs":"p.npy"}`,
 	"cka":                    `{"x":"x.csv","y":"y.csv"}`,
@@ -54,7 +55,7 @@ func TestCommandDefaultsAndZeroRequests(t *testing.T) {
 		}
 		if err := zero.Validate(); err != nil {
 			t.Logf("%s: zero request: %v", c.Name, err)
-			if !strings.Contains(err.Error(), "(unset: the default is ") {
+			if !strings.Contains(err.Error(), "(the default is ") {
 				t.Errorf("%s: zero request with %s refused without naming the default: %v", c.Name, body, err)
 			}
 		}

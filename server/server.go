@@ -1,10 +1,10 @@
 package server
 
-// Ownership and hooks. This file, auth, errors, metrics, monitors and the
-// dashboard belong to the service core (branch serve). The jobs, uploads
-// and online-selection half (branch jobsvc, package jobrun) owns
-// server/jobs.go, server/files.go and server/selections.go, and plugs in
-// through these methods, which those files declare:
+// Hooks. This file, auth, errors, metrics, monitors and the dashboard are
+// the service core. The jobs, uploads and online selections (package
+// jobrun behind them) live in server/jobs.go, server/files.go and
+// server/selections.go, and plug in through these methods, which those
+// files declare:
 //
 //	type JobOptions struct{ ... }            // Options.Jobs: what New needs for jobs
 //	type jobsState struct{ ... }             // Server.jobs: runner, queue, uploads
@@ -13,6 +13,7 @@ package server
 //	func (s *Server) routeJobs(mux *http.ServeMux)        // /api/v1/jobs...
 //	func (s *Server) routeFiles(mux *http.ServeMux)       // /api/v1/files...
 //	func (s *Server) routeSelections(mux *http.ServeMux)  // /api/v1/selections...
+//	func (s *Server) routeStats(mux *http.ServeMux)       // /api/v1/stats... (stats.go)
 //	func (s *Server) dashboardJobs(ctx context.Context) ([]JobView, error)
 //	func (s *Server) dashboardSelections(ctx context.Context) ([]SelectionView, error)
 //
@@ -172,6 +173,7 @@ func (s *Server) routes() http.Handler {
 	s.routeJobs(api)
 	s.routeFiles(api)
 	s.routeSelections(api)
+	s.routeStats(api)
 	api.HandleFunc("GET /api/v1/llm/requests", s.llmRequests)
 	mux.Handle("/", s.auth(api))
 	return s.instrument(mux)

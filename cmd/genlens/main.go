@@ -18,7 +18,8 @@ import (
 	"genlens/linalg"
 )
 
-// Exit codes (SPEC "Data and CLI conventions").
+// Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input, 130
+// cancelled (see job.Kind.ExitCode).
 const (
 	exitOK      = 0
 	exitFailure = 1
@@ -210,6 +211,7 @@ var jobCommands = map[string]func() *cobra.Command{
 	"correlate":              newCorrelateCmd,
 	"features":               newFeaturesCmd,
 	"stats":                  newStatsCmd,
+	"stats merge":            newStatsMergeCmd,
 	"compare":                newCompareCmd,
 	"is":                     newISCmd,
 	"cka":                    newCKACmd,
@@ -258,6 +260,7 @@ func addCommands(root *cobra.Command) {
 		if !sub {
 			c.GroupID = jc.Group
 			root.AddCommand(c)
+			parents[jc.Name] = c // a job with jobs under it: "stats merge"
 			continue
 		}
 		p, ok := parents[top]

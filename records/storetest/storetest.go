@@ -1,4 +1,4 @@
-// Package storetest checks that an implementation of jobrun.Store keeps
+// Package storetest checks that an implementation of records.Store keeps
 // its contract: the same suite runs against the in-memory store, SQLite
 // and Postgres, as fstest.TestFS does for file systems.
 package storetest
@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"genlens/jobrun"
+	"genlens/records"
 )
 
 // Run runs the suite. open returns a new, empty store for each subtest
 // (it may register cleanup with t).
-func Run(t *testing.T, open func(t *testing.T) jobrun.Store) {
+func Run(t *testing.T, open func(t *testing.T) records.Store) {
 	t.Run("JobLifecycle", func(t *testing.T) { testLifecycle(t, open(t)) })
 	t.Run("ClaimOrderAndExclusive", func(t *testing.T) { testClaim(t, open(t)) })
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, open(t)) })
@@ -32,44 +32,44 @@ var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 
 func at(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
 
-func job(id string, created time.Time) jobrun.Job {
-	return jobrun.Job{ID: id, Kind: "stats", Request: []byte(`{"in":"a.npy"}`), Status: jobrun.StatusQueued, Created: created}
+func job(id string, created time.Time) records.Job {
+	return records.Job{ID: id, Kind: "stats", Request: []byte(`{"in":"a.npy"}`), Status: records.StatusQueued, Created: created}
 }
 
 func sameTime(a, b time.Time) bool { return a.Sub(b).Abs() < time.Microsecond }
 
-func testLifecycle(t *testing.T, s jobrun.Store) {
+func testLifecycle(t *testing.T, s records.Store) {
 	ctx := context.Background()
 	if err := s.CreateJob(ctx, job("j1", at(0))); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateJob(ctx, job("j1", at(1))); !errors.Is(err, jobrun.ErrConflict) {
+	if err := s.CreateJob(ctx, job("j1", at(1))); !errors.Is(err, records.ErrConflict) {
 		t.Errorf("duplicate CreateJob: err = %v, want ErrConflict", err)
 	}
-	if _, err := s.GetJob(ctx, "nope"); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.GetJob(ctx, "nope"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("GetJob(missing): err = %v, want ErrNotFound", err)
 	}
 	j, err := s.GetJob(ctx, "j1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Status != jobrun.StatusQueued || j.Kind != "stats" || string(j.Request) != `{"in":"a.npy"}` || !sameTime(j.Created, at(0)) || !j.Started.IsZero() {
+	if j.Status != records.StatusQueued || j.Kind != "stats" || string(j.Request) != `{"in":"a.npy"}` || !sameTime(j.Created, at(0)) || !j.Started.IsZero() {
 		t.Errorf("stored job = %+v", j)
 	}
-	if n, err := s.CountJobs(ctx, jobrun.StatusQueued); err != nil || n != 1 {
+	if n, err := s.CountJobs(ctx, records.StatusQueued); err != nil || n != 1 {
 		t.Errorf("CountJobs(queued) = %d, %v; want 1", n, err)
 	}
 	j, ok, err := s.ClaimJob(ctx, "w1", at(2))
-	if err != nil || !ok || j.ID != "j1" || j.Status != jobrun.StatusRunning || j.ClaimedBy != "w1" || !sameTime(j.Started, at(2)) {
+	if err != nil || !ok || j.ID != "j1" || j.Status != records.StatusRunning || j.ClaimedBy != "w1" || !sameTime(j.Started, at(2)) {
 		t.Fatalf("ClaimJob = %+v, %v, %v", j, ok, err)
 	}
 	if _, ok, err := s.ClaimJob(ctx, "w2", at(2)); ok || err != nil {
 		t.Errorf("second ClaimJob with nothing queued: ok = %v, err = %v", ok, err)
 	}
-	if _, err := s.Touch(ctx, "j1", "w2", 1, 2, at(3)); !errors.Is(err, jobrun.ErrNotClaimed) {
+	if _, err := s.Touch(ctx, "j1", "w2", 1, 2, at(3)); !errors.Is(err, records.ErrNotClaimed) {
 		t.Errorf("Touch by another worker: err = %v, want ErrNotClaimed", err)
 	}
-	if _, err := s.Touch(ctx, "nope", "w1", 1, 2, at(3)); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.Touch(ctx, "nope", "w1", 1, 2, at(3)); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("Touch(missing): err = %v, want ErrNotFound", err)
 	}
 	cancel, err := s.Touch(ctx, "j1", "w1", 3, 10, at(3))
@@ -80,24 +80,24 @@ func testLifecycle(t *testing.T, s jobrun.Store) {
 	if j.Done != 3 || j.Total != 10 || !sameTime(j.Heartbeat, at(3)) {
 		t.Errorf("after Touch: done %d total %d heartbeat %v", j.Done, j.Total, j.Heartbeat)
 	}
-	if n, _ := s.CountJobs(ctx, jobrun.StatusRunning); n != 1 {
+	if n, _ := s.CountJobs(ctx, records.StatusRunning); n != 1 {
 		t.Errorf("CountJobs(running) = %d, want 1", n)
 	}
-	o := jobrun.Outcome{Status: jobrun.StatusSucceeded, Result: []byte(`{"n":3}`)}
-	if err := s.FinishJob(ctx, "j1", "w2", o, at(4)); !errors.Is(err, jobrun.ErrNotClaimed) {
+	o := records.Outcome{Status: records.StatusSucceeded, Result: []byte(`{"n":3}`)}
+	if err := s.FinishJob(ctx, "j1", "w2", o, at(4)); !errors.Is(err, records.ErrNotClaimed) {
 		t.Errorf("FinishJob by another worker: err = %v, want ErrNotClaimed", err)
 	}
 	if err := s.FinishJob(ctx, "j1", "w1", o, at(4)); err != nil {
 		t.Fatal(err)
 	}
 	j, _ = s.GetJob(ctx, "j1")
-	if j.Status != jobrun.StatusSucceeded || string(j.Result) != `{"n":3}` || !sameTime(j.Finished, at(4)) || j.Error != "" {
+	if j.Status != records.StatusSucceeded || string(j.Result) != `{"n":3}` || !sameTime(j.Finished, at(4)) || j.Error != "" {
 		t.Errorf("finished job = %+v", j)
 	}
-	if err := s.FinishJob(ctx, "j1", "w1", jobrun.Outcome{Status: jobrun.StatusFailed, Error: "x"}, at(5)); !errors.Is(err, jobrun.ErrNotClaimed) {
+	if err := s.FinishJob(ctx, "j1", "w1", records.Outcome{Status: records.StatusFailed, Error: "x"}, at(5)); !errors.Is(err, records.ErrNotClaimed) {
 		t.Errorf("FinishJob twice: err = %v, want ErrNotClaimed", err)
 	}
-	if _, err := s.Touch(ctx, "j1", "w1", 1, 1, at(5)); !errors.Is(err, jobrun.ErrNotClaimed) {
+	if _, err := s.Touch(ctx, "j1", "w1", 1, 1, at(5)); !errors.Is(err, records.ErrNotClaimed) {
 		t.Errorf("Touch after finish: err = %v, want ErrNotClaimed", err)
 	}
 
@@ -117,16 +117,16 @@ func testLifecycle(t *testing.T, s jobrun.Store) {
 	}
 	// Failure outcome keeps kind and message.
 	j, _, _ = s.ClaimJob(ctx, "w1", at(50))
-	if err := s.FinishJob(ctx, j.ID, "w1", jobrun.Outcome{Status: jobrun.StatusFailed, ErrorKind: "input", Error: "a.npy: bad"}, at(51)); err != nil {
+	if err := s.FinishJob(ctx, j.ID, "w1", records.Outcome{Status: records.StatusFailed, ErrorKind: "input", Error: "a.npy: bad"}, at(51)); err != nil {
 		t.Fatal(err)
 	}
 	j, _ = s.GetJob(ctx, j.ID)
-	if j.Status != jobrun.StatusFailed || j.ErrorKind != "input" || j.Error != "a.npy: bad" || j.Result != nil {
+	if j.Status != records.StatusFailed || j.ErrorKind != "input" || j.Error != "a.npy: bad" || j.Result != nil {
 		t.Errorf("failed job = %+v", j)
 	}
 }
 
-func testClaim(t *testing.T, s jobrun.Store) {
+func testClaim(t *testing.T, s records.Store) {
 	ctx := context.Background()
 	// Created out of order; ties broken by id.
 	for _, c := range []struct {
@@ -200,18 +200,18 @@ func testClaim(t *testing.T, s jobrun.Store) {
 	}
 }
 
-func testCancel(t *testing.T, s jobrun.Store) {
+func testCancel(t *testing.T, s records.Store) {
 	ctx := context.Background()
 	for _, id := range []string{"q", "r"} {
 		if err := s.CreateJob(ctx, job(id, at(0))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.CancelJob(ctx, "nope", "x", at(1)); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.CancelJob(ctx, "nope", "x", at(1)); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("CancelJob(missing): err = %v", err)
 	}
 	j, err := s.CancelJob(ctx, "q", "canceled before it started", at(1))
-	if err != nil || j.Status != jobrun.StatusCanceled || j.ErrorKind != "canceled" || j.Error != "canceled before it started" || !sameTime(j.Finished, at(1)) {
+	if err != nil || j.Status != records.StatusCanceled || j.ErrorKind != "canceled" || j.Error != "canceled before it started" || !sameTime(j.Finished, at(1)) {
 		t.Errorf("CancelJob(queued) = %+v, %v", j, err)
 	}
 	j, ok, err := s.ClaimJob(ctx, "w", at(2))
@@ -219,23 +219,23 @@ func testCancel(t *testing.T, s jobrun.Store) {
 		t.Fatalf("ClaimJob after cancel = %+v %v %v (a canceled job must not be claimed)", j, ok, err)
 	}
 	j, err = s.CancelJob(ctx, "r", "x", at(3))
-	if err != nil || j.Status != jobrun.StatusRunning || !j.CancelRequested {
+	if err != nil || j.Status != records.StatusRunning || !j.CancelRequested {
 		t.Errorf("CancelJob(running) = %+v, %v", j, err)
 	}
 	cancel, err := s.Touch(ctx, "r", "w", 1, 2, at(4))
 	if err != nil || !cancel {
 		t.Errorf("Touch after cancel request = %v, %v; want true", cancel, err)
 	}
-	if err := s.FinishJob(ctx, "r", "w", jobrun.Outcome{Status: jobrun.StatusCanceled, ErrorKind: "canceled", Error: "canceled"}, at(5)); err != nil {
+	if err := s.FinishJob(ctx, "r", "w", records.Outcome{Status: records.StatusCanceled, ErrorKind: "canceled", Error: "canceled"}, at(5)); err != nil {
 		t.Fatal(err)
 	}
 	j, err = s.CancelJob(ctx, "r", "again", at(6))
-	if err != nil || j.Status != jobrun.StatusCanceled || j.Error != "canceled" || !sameTime(j.Finished, at(5)) {
+	if err != nil || j.Status != records.StatusCanceled || j.Error != "canceled" || !sameTime(j.Finished, at(5)) {
 		t.Errorf("CancelJob(terminal) changed the job: %+v, %v", j, err)
 	}
 }
 
-func testStale(t *testing.T, s jobrun.Store) {
+func testStale(t *testing.T, s records.Store) {
 	ctx := context.Background()
 	for _, id := range []string{"a", "b", "c"} {
 		if err := s.CreateJob(ctx, job(id, at(0))); err != nil {
@@ -252,13 +252,13 @@ func testStale(t *testing.T, s jobrun.Store) {
 		t.Errorf("FailStale = %v, %v; want [a]", ids, err)
 	}
 	j, _ := s.GetJob(ctx, "a")
-	if j.Status != jobrun.StatusFailed || j.ErrorKind != "internal" || j.Error != "interrupted" || !sameTime(j.Finished, at(11)) {
+	if j.Status != records.StatusFailed || j.ErrorKind != "internal" || j.Error != "interrupted" || !sameTime(j.Finished, at(11)) {
 		t.Errorf("stale job = %+v", j)
 	}
-	if err := s.FinishJob(ctx, "a", "w1", jobrun.Outcome{Status: jobrun.StatusSucceeded}, at(12)); !errors.Is(err, jobrun.ErrNotClaimed) {
+	if err := s.FinishJob(ctx, "a", "w1", records.Outcome{Status: records.StatusSucceeded}, at(12)); !errors.Is(err, records.ErrNotClaimed) {
 		t.Errorf("FinishJob on a reaped job: err = %v, want ErrNotClaimed", err)
 	}
-	if j, _ := s.GetJob(ctx, "c"); j.Status != jobrun.StatusQueued {
+	if j, _ := s.GetJob(ctx, "c"); j.Status != records.StatusQueued {
 		t.Errorf("FailStale touched a queued job: %+v", j)
 	}
 	ids, err = s.FailStale(ctx, at(100), "restart", at(100))
@@ -267,13 +267,13 @@ func testStale(t *testing.T, s jobrun.Store) {
 	}
 }
 
-func testArtifacts(t *testing.T, s jobrun.Store) {
+func testArtifacts(t *testing.T, s records.Store) {
 	ctx := context.Background()
 	if l, err := s.ListArtifacts(ctx, "j"); err != nil || len(l) != 0 {
 		t.Errorf("ListArtifacts(none) = %v, %v", l, err)
 	}
 	big := bytes.Repeat([]byte{0, 1, 2, 255}, 1<<16)
-	for _, a := range []jobrun.Artifact{
+	for _, a := range []records.Artifact{
 		{JobID: "j", Name: "b.png", ContentType: "image/png", Data: big},
 		{JobID: "j", Name: "a.csv", ContentType: "text/csv", Data: []byte("x\n1\n")},
 		{JobID: "k", Name: "a.csv", ContentType: "text/csv", Data: []byte("other")},
@@ -295,14 +295,14 @@ func testArtifacts(t *testing.T, s jobrun.Store) {
 	if err != nil || !bytes.Equal(a.Data, big) {
 		t.Errorf("GetArtifact(binary) differs, err %v", err)
 	}
-	if _, err := s.GetArtifact(ctx, "j", "c"); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.GetArtifact(ctx, "j", "c"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("GetArtifact(missing): err = %v", err)
 	}
 }
 
-func testUploads(t *testing.T, s jobrun.Store) {
+func testUploads(t *testing.T, s records.Store) {
 	ctx := context.Background()
-	u := jobrun.Upload{ID: "ab12.npy", Name: "real features.npy", Size: 128, SHA256: "ab12", Created: at(0)}
+	u := records.Upload{ID: "ab12.npy", Name: "real features.npy", Size: 128, SHA256: "ab12", Created: at(0)}
 	if err := s.PutUpload(ctx, u); err != nil {
 		t.Fatal(err)
 	}
@@ -315,42 +315,42 @@ func testUploads(t *testing.T, s jobrun.Store) {
 	if err != nil || got.Name != u.Name || got.Size != 128 || got.SHA256 != "ab12" || !sameTime(got.Created, at(0)) {
 		t.Errorf("GetUpload = %+v, %v; want the first record", got, err)
 	}
-	if _, err := s.GetUpload(ctx, "x"); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.GetUpload(ctx, "x"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("GetUpload(missing): err = %v", err)
 	}
 }
 
-func testSelections(t *testing.T, s jobrun.Store) {
+func testSelections(t *testing.T, s records.Store) {
 	ctx := context.Background()
-	sel := jobrun.Selection{ID: "s1", Config: []byte(`{"algorithm":"fid-ucb"}`), Created: at(0)}
+	sel := records.Selection{ID: "s1", Config: []byte(`{"algorithm":"fid-ucb"}`), Created: at(0)}
 	if err := s.CreateSelection(ctx, sel); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateSelection(ctx, sel); !errors.Is(err, jobrun.ErrConflict) {
+	if err := s.CreateSelection(ctx, sel); !errors.Is(err, records.ErrConflict) {
 		t.Errorf("duplicate CreateSelection: err = %v", err)
 	}
-	if err := s.CreateSelection(ctx, jobrun.Selection{ID: "s0", Config: []byte(`{}`), Created: at(-1)}); err != nil {
+	if err := s.CreateSelection(ctx, records.Selection{ID: "s0", Config: []byte(`{}`), Created: at(-1)}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.GetSelection(ctx, "s1")
 	if err != nil || got.Seq != 0 || string(got.Config) != `{"algorithm":"fid-ucb"}` || !sameTime(got.Updated, at(0)) {
 		t.Errorf("GetSelection = %+v, %v", got, err)
 	}
-	if _, err := s.GetSelection(ctx, "x"); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.GetSelection(ctx, "x"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("GetSelection(missing): err = %v", err)
 	}
-	batch := func(seq int64, g int, data []byte) jobrun.SelectionBatch {
-		return jobrun.SelectionBatch{SelectionID: "s1", Seq: seq, Generator: g, Rows: 1, Cols: len(data) / 8, Data: data, Created: at(int(seq))}
+	batch := func(seq int64, g int, data []byte) records.SelectionBatch {
+		return records.SelectionBatch{SelectionID: "s1", Seq: seq, Generator: g, Rows: 1, Cols: len(data) / 8, Data: data, Created: at(int(seq))}
 	}
 	d1 := []byte{1, 2, 3, 4, 5, 6, 7, 8}
 	d2 := bytes.Repeat([]byte{9}, 16)
-	if err := s.AppendSelectionBatch(ctx, batch(2, 0, d1)); !errors.Is(err, jobrun.ErrConflict) {
+	if err := s.AppendSelectionBatch(ctx, batch(2, 0, d1)); !errors.Is(err, records.ErrConflict) {
 		t.Errorf("append with a gap: err = %v, want ErrConflict", err)
 	}
 	if err := s.AppendSelectionBatch(ctx, batch(1, 0, d1)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AppendSelectionBatch(ctx, batch(1, 1, d2)); !errors.Is(err, jobrun.ErrConflict) {
+	if err := s.AppendSelectionBatch(ctx, batch(1, 1, d2)); !errors.Is(err, records.ErrConflict) {
 		t.Errorf("append of a taken seq: err = %v, want ErrConflict", err)
 	}
 	if err := s.AppendSelectionBatch(ctx, batch(2, 1, d2)); err != nil {
@@ -358,7 +358,7 @@ func testSelections(t *testing.T, s jobrun.Store) {
 	}
 	missing := batch(1, 0, d1)
 	missing.SelectionID = "x"
-	if err := s.AppendSelectionBatch(ctx, missing); !errors.Is(err, jobrun.ErrNotFound) {
+	if err := s.AppendSelectionBatch(ctx, missing); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("append to a missing selection: err = %v", err)
 	}
 	got, _ = s.GetSelection(ctx, "s1")
@@ -373,7 +373,7 @@ func testSelections(t *testing.T, s jobrun.Store) {
 	if err != nil || len(bs) != 1 || bs[0].Seq != 2 {
 		t.Errorf("SelectionBatches(1) = %+v, %v", bs, err)
 	}
-	if _, err := s.SelectionBatches(ctx, "x", 0); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.SelectionBatches(ctx, "x", 0); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("SelectionBatches(missing): err = %v", err)
 	}
 	all, err := s.ListSelections(ctx)
@@ -385,9 +385,9 @@ func testSelections(t *testing.T, s jobrun.Store) {
 // testConcurrentAppends: writers racing for the next Seq (replicas
 // posting batches at once) each either append or get ErrConflict, never
 // another error, and the log ends with every batch once, without gaps.
-func testConcurrentAppends(t *testing.T, s jobrun.Store) {
+func testConcurrentAppends(t *testing.T, s records.Store) {
 	ctx := context.Background()
-	if err := s.CreateSelection(ctx, jobrun.Selection{ID: "c", Config: []byte(`{}`), Created: at(0)}); err != nil {
+	if err := s.CreateSelection(ctx, records.Selection{ID: "c", Config: []byte(`{}`), Created: at(0)}); err != nil {
 		t.Fatal(err)
 	}
 	const writers, each = 4, 8
@@ -403,12 +403,12 @@ func testConcurrentAppends(t *testing.T, s jobrun.Store) {
 					errs <- err
 					return
 				}
-				b := jobrun.SelectionBatch{SelectionID: "c", Seq: sel.Seq + 1, Generator: w, Rows: 1, Cols: 1,
+				b := records.SelectionBatch{SelectionID: "c", Seq: sel.Seq + 1, Generator: w, Rows: 1, Cols: 1,
 					Data: []byte{byte(k), 0, 0, 0, 0, 0, 0, 0}, Created: at(int(sel.Seq + 1))}
 				switch err := s.AppendSelectionBatch(ctx, b); {
 				case err == nil:
 					k++
-				case errors.Is(err, jobrun.ErrConflict):
+				case errors.Is(err, records.ErrConflict):
 				default:
 					errs <- fmt.Errorf("writer %d: %w (want nil or ErrConflict)", w, err)
 					return
