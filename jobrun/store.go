@@ -200,6 +200,22 @@ type Store interface {
 	// GetUpload returns an upload's metadata, or ErrNotFound.
 	GetUpload(ctx context.Context, id string) (Upload, error)
 
+	// DeleteJobs deletes, with their artifacts and in one transaction,
+	// the terminal jobs (succeeded, failed, canceled) whose Finished is
+	// before `before`, and returns their ids in order. Queued and running
+	// jobs are never deleted, however old. What is gone already is no
+	// error, so that replicas may sweep one database at once: each id is
+	// returned by one caller only.
+	DeleteJobs(ctx context.Context, before time.Time) ([]string, error)
+	// DeleteUploads deletes the upload records created before `before`
+	// that no stored job references, and returns their ids in order
+	// (each to one caller only, as DeleteJobs). A job references an
+	// upload when its Request contains the upload's id anywhere (ids are
+	// 128-bit hashes, so a mention is a reference): deliberately
+	// conservative, it needs no knowledge of which request fields name
+	// files. The files themselves are the caller's (see Service.Sweep).
+	DeleteUploads(ctx context.Context, before time.Time) ([]string, error)
+
 	// CreateSelection stores s with Seq 0 and Updated = Created; an
 	// existing ID is ErrConflict.
 	CreateSelection(ctx context.Context, s Selection) error

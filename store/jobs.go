@@ -280,6 +280,72 @@ func (d *DB) GetUpload(ctx context.Context, id string) (jobrun.Upload, error) {
 	return u, err
 }
 
+// DeleteJobs deletes the terminal jobs finished before `before` and
+// their artifacts, in one transaction.
+func (d *DB) DeleteJobs(ctx context.Context, before time.Time) ([]string, error) {
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	// A job's finished is set once, with its terminal status, so the
+	// rows this DELETE sees are final; a concurrent sweep of another
+	// replica waits for the row lock and then finds them gone.
+	rows, err := tx.QueryContext(ctx, d.q("DELETE FROM jobs WHERE status IN ('succeeded', 'failed', 'canceled') AND finished < ? RETURNING id"), before.UnixNano())
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, d.q("DELETE FROM artifacts WHERE job_id = ?"), id); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// DeleteUploads deletes the upload records created before `before` that
+// no job's request mentions. The test is a substring search through every
+// job's request per old upload: a sweep's cost, paid every few minutes at
+// most, not a request's.
+func (d *DB) DeleteUploads(ctx context.Context, before time.Time) ([]string, error) {
+	mention := "instr(CAST(jobs.request AS TEXT), uploads.id) > 0"
+	if d.Postgres() {
+		mention = "position(convert_to(uploads.id, 'UTF8') IN jobs.request) > 0"
+	}
+	rows, err := d.w.QueryContext(ctx, d.q("DELETE FROM uploads WHERE created < ? AND NOT EXISTS (SELECT 1 FROM jobs WHERE "+mention+") RETURNING id"), before.UnixNano())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids, rows.Err()
+}
+
 // CreateSelection stores a selection with no batches.
 func (d *DB) CreateSelection(ctx context.Context, s jobrun.Selection) error {
 	_, err := d.w.ExecContext(ctx, d.q("INSERT INTO selections (id, config, seq, created, updated) VALUES (?, ?, 0, ?, ?)"),
