@@ -117,7 +117,7 @@ func (s *Server) initJobs(ctx context.Context) error {
 		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, MaxUploadBytes: o.MaxUploadBytes, MaxRuntime: o.MaxRuntime, Weights: o.Weights,
 		RetainJobs: o.RetainJobs, RetainUploads: o.RetainUploads,
 		OnDelete: func(kind string, n int) { s.metrics.retentionDeleted.WithLabelValues(kind).Add(float64(n)) },
-		Logf: func(format string, a ...any) { s.log.Info(fmt.Sprintf(format, a...)) },
+		Logf:     func(format string, a ...any) { s.log.Info(fmt.Sprintf(format, a...)) },
 	})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
