@@ -570,3 +570,25 @@ func TestServeRefusesBadBounds(t *testing.T) {
 		}
 	}
 }
+
+// Every flag the Kubernetes Deployment passes to serve is one serve has,
+// with a value it accepts.
+func TestKubernetesServeFlags(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "kubernetes", "deployment.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if arg, ok := strings.CutPrefix(strings.TrimSpace(line), "- --"); ok {
+			flags = append(flags, "--"+arg)
+		}
+	}
+	if len(flags) < 5 {
+		t.Fatalf("found only %v in deployment.yaml", flags)
+	}
+	cmd := newServeCmd()
+	if err := cmd.ParseFlags(flags); err != nil {
+		t.Errorf("serve refuses the Deployment's flags %v: %v", flags, err)
+	}
+}
