@@ -18,8 +18,13 @@ import (
 // starts a server with one-hour retention on it, and checks what its
 // first sweep (at start) deleted.
 func TestRetention(t *testing.T) {
+	for _, be := range dbtest.Backends(t) {
+		t.Run(be.Name, func(t *testing.T) { testRetention(t, be.DSN(t)) })
+	}
+}
+
+func testRetention(t *testing.T, dsn string) {
 	ctx := context.Background()
-	dsn := dbtest.SQLite(t)
 	dataDir := t.TempDir()
 	uploads := filepath.Join(dataDir, "uploads")
 	if err := os.MkdirAll(uploads, 0o755); err != nil {

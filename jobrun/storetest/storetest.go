@@ -26,6 +26,7 @@ func Run(t *testing.T, open func(t *testing.T) jobrun.Store) {
 	t.Run("Uploads", func(t *testing.T) { testUploads(t, open(t)) })
 	t.Run("DeleteJobs", func(t *testing.T) { testDeleteJobs(t, open(t)) })
 	t.Run("DeleteUploads", func(t *testing.T) { testDeleteUploads(t, open(t)) })
+	t.Run("ConcurrentDeletes", func(t *testing.T) { testConcurrentDeletes(t, open(t)) })
 	t.Run("Selections", func(t *testing.T) { testSelections(t, open(t)) })
 	t.Run("SelectionConcurrentAppends", func(t *testing.T) { testConcurrentAppends(t, open(t)) })
 }
@@ -463,6 +464,55 @@ func testDeleteUploads(t *testing.T, s jobrun.Store) {
 	}
 	if u, err := s.GetUpload(ctx, a); err != nil || u.Name != "again" || !sameTime(u.Created, at(2000)) {
 		t.Errorf("re-recorded upload = %+v, %v", u, err)
+	}
+}
+
+// testConcurrentDeletes sweeps from several goroutines at once, as
+// replicas sharing a database do: every job and upload is deleted, and
+// each id is returned to one sweeper only.
+func testConcurrentDeletes(t *testing.T, s jobrun.Store) {
+	ctx := context.Background()
+	const n = 20
+	for i := range n {
+		finished(t, s, fmt.Sprintf("j%02d", i), `{}`, jobrun.StatusFailed, at(i), at(n+i))
+		u := fmt.Sprintf("%032x.npy", i)
+		if err := s.PutUpload(ctx, jobrun.Upload{ID: u, Name: "f", Size: 1, SHA256: u[:32], Created: at(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			jobs, err := s.DeleteJobs(ctx, at(1000))
+			if err != nil {
+				t.Error(err)
+			}
+			uploads, err := s.DeleteUploads(ctx, at(1000))
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			for _, id := range append(jobs, uploads...) {
+				seen[id]++
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if len(seen) != 2*n {
+		t.Errorf("%d ids deleted, want %d", len(seen), 2*n)
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Errorf("%s returned by %d sweepers, want 1", id, k)
+		}
+	}
+	if all, err := s.ListJobs(ctx, 0); err != nil || len(all) != 0 {
+		t.Errorf("jobs left: %d, %v", len(all), err)
 	}
 }
 
