@@ -689,23 +689,7 @@ func encodeNPY(w io.Writer, a *Array) error {
 	if err := a.check(); err != nil {
 		return err
 	}
-	dict := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': %s, }", fmtShape(a.Shape))
-	// numpy pads the header with spaces and a final newline so the data
-	// starts on a 64-byte boundary (aligned loads, and memmap friendly).
-	total := 10 + len(dict) + 1
-	pad := (64 - total%64) % 64
-	hlen := len(dict) + pad + 1
-	if hlen > math.MaxUint16 {
-		return fmt.Errorf("dataio: shape %s makes an NPY 1.0 header too long", fmtShape(a.Shape))
-	}
-	hdr := make([]byte, 0, 10+hlen)
-	hdr = append(hdr, npyMagic...)
-	hdr = append(hdr, 1, 0)
-	hdr = binary.LittleEndian.AppendUint16(hdr, uint16(hlen))
-	hdr = append(hdr, dict...)
-	hdr = append(hdr, bytes.Repeat([]byte{' '}, pad)...)
-	hdr = append(hdr, '\n')
-	if _, err := w.Write(hdr); err != nil {
+	if err := encodeNPYHeader(w, "<f8", a.Shape); err != nil {
 		return err
 	}
 	buf := make([]byte, 0, 8*1024)
@@ -719,6 +703,29 @@ func encodeNPY(w io.Writer, a *Array) error {
 		}
 	}
 	_, err := w.Write(buf)
+	return err
+}
+
+// encodeNPYHeader writes an NPY 1.0 header for a C-order array of
+// dtype descr and shape.
+func encodeNPYHeader(w io.Writer, descr string, shape []int) error {
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, fmtShape(shape))
+	// numpy pads the header with spaces and a final newline so the data
+	// starts on a 64-byte boundary (aligned loads, and memmap friendly).
+	total := 10 + len(dict) + 1
+	pad := (64 - total%64) % 64
+	hlen := len(dict) + pad + 1
+	if hlen > math.MaxUint16 {
+		return fmt.Errorf("dataio: shape %s makes an NPY 1.0 header too long", fmtShape(shape))
+	}
+	hdr := make([]byte, 0, 10+hlen)
+	hdr = append(hdr, npyMagic...)
+	hdr = append(hdr, 1, 0)
+	hdr = binary.LittleEndian.AppendUint16(hdr, uint16(hlen))
+	hdr = append(hdr, dict...)
+	hdr = append(hdr, bytes.Repeat([]byte{' '}, pad)...)
+	hdr = append(hdr, '\n')
+	_, err := w.Write(hdr)
 	return err
 }
 

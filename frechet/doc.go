@@ -19,6 +19,19 @@
 // algorithms of package online use 1/n (ddof = 0). Every function that builds a covariance
 // takes ddof explicitly.
 //
+// # Partial statistics
+//
+// A Part holds what one shard of a sharded computation contributes: its
+// row count, float64 mean and centred scatter matrix
+// M = Σ (x − x̄)(x − x̄)ᵀ, with the listing of the whole input and the
+// provenance of the features, written as a pickle-free .npz (WritePart,
+// ReadPart). MergeParts and TreeMerger combine parts by Chan, Golub and
+// LeVeque's pairwise formula ("Algorithms for Computing the Sample
+// Variance: Analysis and Recommendations", The American Statistician,
+// 1983) in a fixed binary tree over the shard indices, so the order in
+// which parts arrive changes no bit; raw sums of x and xxᵀ, which lose
+// every digit under a large common offset, are never formed.
+//
 // # Fréchet distance
 //
 // Distance never takes a general matrix square root (scipy's sqrtm is slow
@@ -51,8 +64,9 @@
 // it; blocks of rows go through one GEMM each, so no kernel matrix is
 // held.
 //
-// The package does no I/O besides reading and writing statistics files
-// (ReadStats, ReadStatsFS, IsStatsFile, WriteStats), and no
+// The package does no I/O besides reading and writing statistics and part
+// files (ReadStats, ReadStatsFS, IsStatsFile, WriteStats, WriteStatsMeta,
+// ReadPart, ReadPartInfo, WritePart), and no
 // printing. Building with -tags openblas (see genlens/linalg) moves every
 // matrix product and factorisation to OpenBLAS and LAPACKE.
 package frechet

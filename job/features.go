@@ -27,6 +27,12 @@ type FeaturesRequest struct {
 	Workers   int    `json:"workers"`            // goroutines; 0: one per CPU
 	Recursive bool   `json:"recursive"`          // descend into subfolders
 	NoCache   bool   `json:"no_cache,omitempty"` // neither read nor write the feature cache
+	// Shards > 0 computes the features of the images of shard Shard
+	// (0-based) only, split as `genlens stats --shards` splits a folder
+	// (ShardOf); the feature files of all shards, read together
+	// (parts/*.npy), hold every image once.
+	Shards int `json:"shards,omitempty"`
+	Shard  int `json:"shard,omitempty"`
 }
 
 // DefaultFeaturesBatch is pytorch-fid's default batch size.
@@ -57,6 +63,9 @@ func (r *FeaturesRequest) options() (inception.Output, inception.Mode, error) {
 	case r.Workers < 0:
 		return "", "", Fieldf("workers", "features: {workers} %d: want 0 (one per CPU) or more", r.Workers)
 	}
+	if err := checkShards("features", r.Shards, r.Shard); err != nil {
+		return "", "", err
+	}
 	mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(r.Mode)))
 	if err != nil {
 		return "", "", Fieldf("mode", "features: {mode} %q: want pytorch-fid, tf or clean", r.Mode)
@@ -78,6 +87,8 @@ type FeaturesResult struct {
 	Computed        int    `json:"computed"` // images run through the network
 	Seconds         Num    `json:"seconds"`
 	ImagesPerSecond Num    `json:"images_per_second"`
+	Shard           *int   `json:"shard,omitempty"`  // with shards: this shard's index
+	Shards          int    `json:"shards,omitempty"` // with shards: the shard count
 
 	// Files are the images in the order of the rows of Features.
 	Files []string `json:"-"`
@@ -106,7 +117,14 @@ func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResul
 	if err != nil {
 		return nil, err
 	}
-	res := &FeaturesResult{Images: len(files), Dims: out.Dim(), Output: string(out), Mode: string(mode),
+	var shard *int
+	if req.Shards > 0 {
+		if _, files, err = folderShard(req.Input, files, req.Shard, req.Shards); err != nil {
+			return nil, err
+		}
+		shard = &req.Shard
+	}
+	res := &FeaturesResult{Shard: shard, Shards: req.Shards, Images: len(files), Dims: out.Dim(), Output: string(out), Mode: string(mode),
 		Backend: linalg.Backend(), Files: files, Features: make([][]float32, 0, len(files))}
 	start := time.Now()
 	env.progress(0, len(files))

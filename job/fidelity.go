@@ -43,6 +43,11 @@ type StatsRequest struct {
 	In   string `json:"in"`
 	Key  string `json:"key,omitempty"`  // array inside an .npz input
 	Dims string `json:"dims,omitempty"` // folders: 64, 192, 768 or 2048 (default)
+	// Shards > 0 computes the partial statistics of shard Shard (0-based)
+	// of Shards instead (see ShardOf, ShardRows): a part file for
+	// StatsMerge.
+	Shards int `json:"shards,omitempty"`
+	Shard  int `json:"shard,omitempty"`
 	ImageOptions
 }
 
@@ -56,6 +61,9 @@ func (r *StatsRequest) Validate() (verr error) {
 		return Fieldf("in", "stats: {in} FEATS (feature rows or a folder of images) is required")
 	}
 	if _, err := featureDims("stats", r.Dims); err != nil {
+		return err
+	}
+	if err := checkShards("stats", r.Shards, r.Shard); err != nil {
 		return err
 	}
 	_, err := r.check("stats", "batch")
@@ -79,10 +87,16 @@ func featureDims(cmd, dims string) (inception.Output, error) {
 // StatsResult is the result of `genlens stats`. The command has no --json;
 // the document is the sample count and the dimension.
 type StatsResult struct {
-	N      int           `json:"n"`
-	Dim    int           `json:"dim"`
-	Images *ImagesInfo   `json:"images,omitempty"` // when the input was a folder
-	Stats  frechet.Stats `json:"-"`
+	N      int         `json:"n"`
+	Dim    int         `json:"dim"`
+	Shard  *int        `json:"shard,omitempty"`  // with shards: the part's index
+	Shards int         `json:"shards,omitempty"` // with shards: the shard count
+	Images *ImagesInfo `json:"images,omitempty"` // when the input was a folder
+
+	Stats frechet.Stats `json:"-"`
+	// Part is the partial statistics of a sharded request (then Stats is
+	// empty).
+	Part *frechet.Part `json:"-"`
 }
 
 // Stats runs `genlens stats`: mean and (n-1)-normalised covariance of the
@@ -108,6 +122,9 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 		if err != nil {
 			return nil, err
 		}
+		if req.Shards > 0 {
+			return x.imagePart(ctx, req, out, files, start)
+		}
 		s, err := x.imageStats(ctx, req.In, files, out, &counter{env: env, total: len(files)})
 		if err != nil {
 			return nil, err
@@ -124,9 +141,31 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 	if err != nil {
 		return nil, err
 	}
+	var part *frechet.Part
+	if req.Shards > 0 {
+		files, err := expandRows(fsys, req.In)
+		if err != nil {
+			return nil, err
+		}
+		n, d := x.Dims()
+		l, err := fileListing(fsys, files, req.Key, n, d)
+		if err != nil {
+			return nil, err
+		}
+		part = &frechet.Part{Shard: req.Shard, Shards: req.Shards, Listing: l, Prov: frechet.Provenance{Embedder: "features", Dims: strconv.Itoa(d)}}
+		lo, hi := ShardRows(n, req.Shard, req.Shards)
+		if lo == hi {
+			x = &mat.Dense{} // an empty shard: more shards than rows
+		} else {
+			x = x.Slice(lo, hi, 0, d).(*mat.Dense)
+		}
+	}
 	// StatsOf's own chunks, one at a time, to report progress: 10,000
 	// rows of 2048 take seconds in pure Go.
 	n, d := x.Dims()
+	if part != nil && n == 0 {
+		d = part.Listing.Cols
+	}
 	acc := frechet.NewAccumulator(d)
 	env.progress(0, n)
 	for lo, c := 0, frechet.ChunkRows(d); lo < n; lo += c {
@@ -137,6 +176,10 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 		acc.AddRows(x.Slice(lo, hi, 0, d).(*mat.Dense))
 		env.progress(hi, n)
 	}
+	if part != nil {
+		p := frechet.PartOf(acc, part.Shard, part.Shards, part.Listing, part.Prov)
+		return &StatsResult{N: p.N, Dim: d, Shard: &p.Shard, Shards: p.Shards, Part: p}, nil
+	}
 	s := acc.Stats(1)
 	return &StatsResult{N: s.N, Dim: s.Dim(), Stats: s}, nil
 }
@@ -144,6 +187,9 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 // Artifact returns the statistics file, an .npz with mu, sigma and n that
 // pytorch-fid, clean-fid and numpy.load read, under name.
 func (r *StatsResult) Artifact(name string) Artifact {
+	if r.Part != nil {
+		return Artifact{name, func(w io.Writer) error { return frechet.EncodePart(w, r.Part) }}
+	}
 	return Artifact{name, func(w io.Writer) error {
 		return frechet.EncodeStats(w, r.Stats)
 	}}
@@ -325,7 +371,26 @@ func (o rowsSpec) what() string {
 // read reads an n x d matrix of rows (n >= 1). An .npz with several
 // arrays and no key is an error naming its members and o.keyFlag.
 // pytorch-fid's pool3 output, (n, d, 1, 1) or (n, 1, 1, d), is squeezed.
+//
+// path may be a pattern (parts/*.npy): the rows of the matching files,
+// in sorted order, are concatenated, as the shards of 'genlens features
+// --shards' add up to the features of the whole folder.
 func (o rowsSpec) read(fsys fs.FS, path string) (*mat.Dense, error) {
+	files, err := expandRows(fsys, path)
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]*mat.Dense, len(files))
+	for i, f := range files {
+		if ms[i], err = o.readOne(fsys, f); err != nil {
+			return nil, err
+		}
+	}
+	return rowsOfFiles(files, ms)
+}
+
+// readOne is read of one file.
+func (o rowsSpec) readOne(fsys fs.FS, path string) (*mat.Dense, error) {
 	// A missing path is named as such, whatever its extension says: a
 	// folder of images mistyped once answered `unknown file type ""`.
 	if _, err := fs.Stat(fsys, path); errors.Is(err, fs.ErrNotExist) {

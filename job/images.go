@@ -408,8 +408,21 @@ func (x *extractor) imageStats(ctx context.Context, dir string, files []string, 
 	if len(files) < 2 {
 		return frechet.Stats{}, &dataio.InputError{File: dir, Msg: fmt.Sprintf("%d image; need at least 2 for a covariance", len(files))}
 	}
+	acc, err := x.imageAcc(ctx, files, out, c)
+	if err != nil {
+		return frechet.Stats{}, err
+	}
+	return acc.Stats(1), nil
+}
+
+// imageAcc streams the out features of files into an accumulator, in
+// the chunks of frechet.StatsOf.
+func (x *extractor) imageAcc(ctx context.Context, files []string, out inception.Output, c *counter) (*frechet.Accumulator, error) {
 	d := out.Dim()
 	acc := frechet.NewAccumulator(d)
+	if len(files) == 0 {
+		return acc, nil
+	}
 	chunk := max(1, min(len(files), frechet.ChunkRows(d)))
 	buf := mat.NewDense(chunk, d, nil)
 	k := 0
@@ -432,10 +445,35 @@ func (x *extractor) imageStats(ctx context.Context, dir string, files []string, 
 		return nil
 	}, c.tick)
 	if err != nil {
-		return frechet.Stats{}, err
+		return nil, err
 	}
 	flush()
-	return acc.Stats(1), nil
+	return acc, nil
+}
+
+// imagePart computes the partial statistics of shard req.Shard of the
+// images files of folder req.In (see ShardOf), with the listing of the
+// whole folder and the provenance of the features.
+func (x *extractor) imagePart(ctx context.Context, req StatsRequest, out inception.Output, files []string, start time.Time) (*StatsResult, error) {
+	l, mine, err := folderShard(req.In, files, req.Shard, req.Shards)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.prepare(ctx); err != nil {
+		return nil, err
+	}
+	if x.whash == "" {
+		if x.whash, err = inception.HashWeights(x.weights); err != nil {
+			return nil, &dataio.InputError{File: x.weights, Msg: "cannot read weights: " + err.Error(), Err: err}
+		}
+	}
+	acc, err := x.imageAcc(ctx, mine, out, &counter{env: x.env, total: len(mine)})
+	if err != nil {
+		return nil, err
+	}
+	prov := frechet.Provenance{Embedder: "inception-v3", Mode: string(x.mode), Dims: string(out), Weights: x.whash}
+	p := frechet.PartOf(acc, req.Shard, req.Shards, l, prov)
+	return &StatsResult{N: p.N, Dim: out.Dim(), Shard: &p.Shard, Shards: p.Shards, Images: x.info(start), Part: p}, nil
 }
 
 // imageRows returns the out features of files as rows (n x dim), in the

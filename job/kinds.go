@@ -253,6 +253,13 @@ var Commands = []Command{
 			return []Artifact{r.Artifact("stats.npz")}
 		},
 	}),
+	define(kindSpec[StatsMergeRequest, StatsMergeResult]{
+		name: "stats merge", group: "fidelity", new: NewStatsMergeRequest, run: StatsMerge,
+		inputs: func(r *StatsMergeRequest) []Input { return files("parts", r.Parts) },
+		artifacts: func(_ *StatsMergeRequest, r *StatsMergeResult) []Artifact {
+			return []Artifact{r.Artifact("stats.npz")}
+		},
+	}),
 	define(kindSpec[CompareRequest, CompareResult]{
 		name: "compare", group: "fidelity", new: NewCompareRequest, run: Compare,
 		inputs: func(r *CompareRequest) []Input {

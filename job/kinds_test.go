@@ -17,6 +17,7 @@ var minimalRequests = map[string]string{
 	"correlate":              `{"files":["e1.npy","e2.npy"]}`,
 	"features":               `{"input":"imgs"}`,
 	"stats":                  `{"in":"f.npy"}`,
+	"stats merge":            `{"parts":["p0.npz","p1.npz"]}`,
 	"compare":                `{"real":"r.npy","fake":"f.npy"}`,
 	"is":                     `{"probs":"p.npy"}`,
 	"cka":                    `{"x":"x.csv","y":"y.csv"}`,

@@ -67,6 +67,19 @@ func kindInputs(t *testing.T) fstest.MapFS {
 	fs["train.npy"] = &fstest.MapFile{Data: faces(60)}
 	fs["test.npy"] = &fstest.MapFile{Data: faces(40)}
 	fs["gen.npy"] = &fstest.MapFile{Data: faces(40)}
+	// The two part files of 'stats --shards 2' over real.npy's rows.
+	for i := range 2 {
+		a := frechet.NewAccumulator(6)
+		for row := i * 40; row < (i+1)*40; row++ {
+			a.Add(real[row*6 : (row+1)*6])
+		}
+		var buf bytes.Buffer
+		part := frechet.PartOf(a, i, 2, frechet.Listing{Kind: "features", Count: 80, Cols: 6, SHA256: "00"}, frechet.Provenance{Embedder: "features", Dims: "6"})
+		if err := frechet.EncodePart(&buf, part); err != nil {
+			t.Fatal(err)
+		}
+		fs[fmt.Sprintf("part%d.npz", i)] = &fstest.MapFile{Data: buf.Bytes()}
+	}
 	return fs
 }
 
@@ -138,6 +151,12 @@ func kindCases() []kindCase {
 			r.In = id("real.npy")
 			res, err := job.Stats(ctx, env, r)
 			return arts(res, err, func(s *job.StatsResult) []job.Artifact { return []job.Artifact{s.Artifact("stats.npz")} })
+		}},
+		{"stats-merge", `{"parts":["{{part1.npz}}","{{part0.npz}}"]}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
+			r := job.NewStatsMergeRequest()
+			r.Parts = []string{id("part1.npz"), id("part0.npz")}
+			res, err := job.StatsMerge(ctx, env, r)
+			return arts(res, err, func(s *job.StatsMergeResult) []job.Artifact { return []job.Artifact{s.Artifact("stats.npz")} })
 		}},
 		{"compare", `{"real":"{{real.npy}}","fake":"{{fake.npy}}","kid_subsets":10,"kid_subset_size":20}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
 			r := job.NewCompareRequest()
@@ -290,7 +309,7 @@ func TestEveryKind(t *testing.T) {
 				}
 				ids["check.json"] = upload(t, s, "check.json", a.Data)
 			}
-			if c.kind == "stats" {
+			if c.kind == "stats" || c.kind == "stats-merge" {
 				a, _ := s.Artifact(ctx, j.ID, "stats.npz")
 				st, err := frechet.ReadStatsFS(fstest.MapFS{"s.npz": {Data: a.Data}}, "s.npz")
 				if err != nil || st.Dim() != 6 {

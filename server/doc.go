@@ -1,6 +1,6 @@
 // Package server is the HTTP service behind `genlens serve`: the JSON API
 // under /api/v1 (monitors, rows, labels and chunks; jobs, uploads and
-// online selections), Prometheus metrics at /metrics, a health check at
+// online selections; partial statistics of sharded runs, merged), Prometheus metrics at /metrics, a health check at
 // /healthz and the dashboard at /.
 //
 // A monitor watches a deployed regression model with the check model of

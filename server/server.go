@@ -13,6 +13,7 @@ package server
 //	func (s *Server) routeJobs(mux *http.ServeMux)        // /api/v1/jobs...
 //	func (s *Server) routeFiles(mux *http.ServeMux)       // /api/v1/files...
 //	func (s *Server) routeSelections(mux *http.ServeMux)  // /api/v1/selections...
+//	func (s *Server) routeStats(mux *http.ServeMux)       // /api/v1/stats... (stats.go)
 //	func (s *Server) dashboardJobs(ctx context.Context) ([]JobView, error)
 //	func (s *Server) dashboardSelections(ctx context.Context) ([]SelectionView, error)
 //
@@ -172,6 +173,7 @@ func (s *Server) routes() http.Handler {
 	s.routeJobs(api)
 	s.routeFiles(api)
 	s.routeSelections(api)
+	s.routeStats(api)
 	api.HandleFunc("GET /api/v1/llm/requests", s.llmRequests)
 	mux.Handle("/", s.auth(api))
 	return s.instrument(mux)

@@ -1,8 +1,10 @@
 // Package store keeps the state of `genlens serve`: monitors with their
 // check models, the rows and labels ingested for them, and the per-row
 // inputs of chunk computation; jobs, artifacts, uploads and online
-// selections for the job runner (package jobrun); and the chat completions
-// passed through the LLM proxy with their uncertainty.
+// selections for the job runner (package jobrun); the chat completions
+// passed through the LLM proxy with their uncertainty; and the part files
+// of sharded statistics posted to the service (PutStatsPart: one
+// transaction per part).
 //
 // One Go API runs on two backends: an embedded SQLite file (the pure-Go
 // modernc.org/sqlite, the default) and Postgres (github.com/jackc/pgx/v5),

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
@@ -51,10 +53,19 @@ reads nor writes it.
 Weights: --weights PATH, else $GENLENS_WEIGHTS, else the user cache
 (pt_inception-2015-12-05-6726825d.pth), else a one-time download from
 pytorch-fid's GitHub release, checked against its SHA-256 prefix. Offline,
-download that file by hand and pass it with --weights.`,
+download that file by hand and pass it with --weights.
+
+--shards K computes the features of one shard of DIR only, split as
+'genlens stats --shards' splits it (a hash of each image's relative path), so
+K processes of a cluster job array write K files that hold every image once;
+every command reading feature files reads them together from a quoted
+pattern (--fake 'parts/*.npy'). The 0-based shard index is --shard, else
+$JOB_COMPLETION_INDEX, else $SLURM_ARRAY_TASK_ID - $SLURM_ARRAY_TASK_MIN;
+"{shard}" in --out is replaced by it.`,
 		Example: `  genlens features samples/ --out samples_pool3.npy
   genlens features real/ --out real_logits.npy --dims logits --mode tf --json
-  genlens features data/ --recursive --weights ~/models/pt_inception-2015-12-05-6726825d.pth --out f.npy`,
+  genlens features data/ --recursive --weights ~/models/pt_inception-2015-12-05-6726825d.pth --out f.npy
+  genlens features gen/ --shards 8 --out parts/gen-{shard}.npy   # in each of 8 array tasks`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			f.Input = a[0]
@@ -71,12 +82,30 @@ download that file by hand and pass it with --weights.`,
 	fl.BoolVar(&f.Recursive, "recursive", false, "include images in subfolders")
 	fl.BoolVar(&f.NoCache, "no-cache", false, "neither read nor write the feature cache ($"+inception.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON summary")
+	fl.IntVar(&f.Shards, "shards", 0, "split DIR into K shards and compute this process's shard only")
+	fl.IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+job.EnvJobCompletionIndex+", else $"+job.EnvSlurmArrayTaskID+" - $"+job.EnvSlurmArrayTaskMin+")")
 	return cmd
 }
 
 func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON bool) error {
 	if out == "" {
 		return badUsage("features: --out FILE.npy is required")
+	}
+	if cmd.Flags().Changed("shard") && f.Shards == 0 {
+		return badUsage("features: --shard without --shards K")
+	}
+	if f.Shards > 0 {
+		i, err := job.ShardIndex("features", f.Shards, f.Shard, cmd.Flags().Changed("shard"), os.Getenv)
+		if err != nil {
+			return err
+		}
+		f.Shard = i
+		out = strings.ReplaceAll(out, "{shard}", strconv.Itoa(i))
+		// The processes of a job array share one folder of parts; the
+		// first of them to get here makes it.
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return fmt.Errorf("--out %s: %w", out, err)
+		}
 	}
 	if err := f.Validate(); err != nil {
 		return err

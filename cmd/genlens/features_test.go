@@ -101,7 +101,7 @@ func TestFeaturesCmdFixture(t *testing.T) {
 func TestFeaturesFlagsMatchRequest(t *testing.T) {
 	cmd := newFeaturesCmd()
 	def := job.NewFeaturesRequest()
-	defaults := map[string]string{"dims": def.Dims, "mode": def.Mode, "batch": strconv.Itoa(def.Batch), "workers": "0", "recursive": "false", "weights": "", "no_cache": "false"}
+	defaults := map[string]string{"dims": def.Dims, "mode": def.Mode, "batch": strconv.Itoa(def.Batch), "workers": "0", "recursive": "false", "weights": "", "no_cache": "false", "shards": "0", "shard": "0"}
 	rt := reflect.TypeOf(def)
 	for i := 0; i < rt.NumField(); i++ {
 		name := strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -29,13 +31,42 @@ with arrays mu (d) and sigma (d x d), the format of pytorch-fid's
 --dims 64|192|768) are computed as 'genlens features' does and streamed into
 the statistics batch by batch, as 'python -m pytorch_fid --save-stats DIR
 STATS.npz' does (--mode tf: torch-fidelity's preprocessing). Features of
-images seen before come from the feature cache (--no-cache: off).`,
+images seen before come from the feature cache (--no-cache: off).
+
+On a cluster, --shards K splits the work into K processes: each writes the
+partial statistics of its shard (n, float64 mean, centred scatter matrix,
+the listing of the whole input and the provenance of the features) to --out,
+and 'genlens stats merge' combines the parts into the statistics a single
+pass gives. A folder is split by a hash of each image's path relative to
+it, a feature file by contiguous row ranges, so every image lands in one
+shard on every machine. The 0-based shard index is --shard, else
+$JOB_COMPLETION_INDEX (Kubernetes Indexed Job), else $SLURM_ARRAY_TASK_ID
+minus $SLURM_ARRAY_TASK_MIN (Slurm job array); "{shard}" in --out is
+replaced by it.`,
 		Example: `  genlens stats --in real_feats.npy --out real_stats.npz
-  genlens stats --in real_imgs/ --out real_stats.npz`,
+  genlens stats --in real_imgs/ --out real_stats.npz
+  genlens stats --in /data/real/ --shards 16 --out /parts/part-{shard}.npz   # in each of 16 array tasks
+  genlens stats merge /parts/part-*.npz --out real_stats.npz`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.In == "" || out == "" {
 				return badUsage("stats: --in FEATS|DIR and --out STATS.npz are required")
+			}
+			if cmd.Flags().Changed("shard") && f.Shards == 0 {
+				return badUsage("stats: --shard without --shards K")
+			}
+			if f.Shards > 0 {
+				i, err := job.ShardIndex("stats", f.Shards, f.Shard, cmd.Flags().Changed("shard"), os.Getenv)
+				if err != nil {
+					return err
+				}
+				f.Shard = i
+				out = strings.ReplaceAll(out, "{shard}", strconv.Itoa(i))
+				// The processes of a job array share one folder of parts; the
+				// first of them to get here makes it.
+				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+					return fmt.Errorf("--out %s: %w", out, err)
+				}
 			}
 			if !strings.HasSuffix(strings.ToLower(out), ".npz") {
 				return badUsage("stats: --out %s: want an .npz path", out)
@@ -61,7 +92,11 @@ images seen before come from the feature cache (--no-cache: off).`,
 			if err := atomicfile.Write(out, res.Artifact(filepath.Base(out)).Write); err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: mu (%d), sigma (%d x %d) from %d %s\n", out, res.Dim, res.Dim, res.Dim, res.N, what)
+			if res.Part != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: part %d of %d shards (0-based): n, mean (%d), scatter (%d x %d) of %d %s\n", out, res.Part.Shard, res.Part.Shards, res.Dim, res.Dim, res.Dim, res.N, what)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: mu (%d), sigma (%d x %d) from %d %s\n", out, res.Dim, res.Dim, res.Dim, res.N, what)
+			}
 			imagesLine(cmd.OutOrStdout(), res.Images)
 			return nil
 		},
@@ -70,8 +105,90 @@ images seen before come from the feature cache (--no-cache: off).`,
 	cmd.Flags().StringVar(&f.Key, "key", "", "array name inside an .npz input")
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
 	cmd.Flags().StringVar(&f.Dims, "dims", "", "folders: Inception feature, 64, 192, 768 or 2048 (default)")
+	cmd.Flags().IntVar(&f.Shards, "shards", 0, "split into K shards and write this process's partial statistics (see 'genlens stats merge')")
+	cmd.Flags().IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+job.EnvJobCompletionIndex+", else $"+job.EnvSlurmArrayTaskID+" - $"+job.EnvSlurmArrayTaskMin+")")
 	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
 	return cmd
+}
+
+func newStatsMergeCmd() *cobra.Command {
+	var f job.StatsMergeRequest
+	var out string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "merge PARTS... --out STATS.npz [--allow-missing]",
+		Short: "Merge the part files of 'genlens stats --shards K' into one statistics file",
+		Long: `merge combines the partial statistics written by the K processes of
+'genlens stats --shards K' into the mean and (n-1)-normalised covariance of
+the whole input, and writes them as pytorch-fid's statistics file (mu, sigma,
+n) with the provenance of the features (embedder, mode, dims, weights_sha256)
+as text entries, for 'genlens compare', 'genlens select' and the service.
+
+Parts are combined by the pairwise formula of Chan, Golub & LeVeque
+("Algorithms for computing the sample variance", The American Statistician,
+1983) on float64 centred scatter matrices, never raw sums of squares, in a
+fixed tree over the shard indices: the order of PARTS changes no bit.
+PARTS may be patterns (quoted, 'parts/*.npz'), expanded here.
+
+Refused with exit 2, writing nothing, naming the file: a path given twice,
+two parts of one shard, parts of another shard count, input or provenance,
+and, unless --allow-missing (which says which are left out), a missing shard.`,
+		Example: `  genlens stats merge parts/part-*.npz --out real_stats.npz
+  genlens stats merge 'parts/*.npz' --out real_stats.npz --allow-missing --json`,
+		Args: args(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if out == "" {
+				return badUsage("stats merge: --out STATS.npz is required")
+			}
+			if !strings.HasSuffix(strings.ToLower(out), ".npz") {
+				return badUsage("stats merge: --out %s: want an .npz path", out)
+			}
+			for _, p := range a {
+				if strings.ContainsAny(p, "*?[") {
+					if _, err := os.Stat(p); err != nil {
+						m, err := filepath.Glob(p)
+						if err != nil || len(m) == 0 {
+							return badUsage("stats merge: %s: no file matches the pattern", p)
+						}
+						f.Parts = append(f.Parts, m...)
+						continue
+					}
+				}
+				f.Parts = append(f.Parts, p)
+			}
+			if in := sameFileAs(out, f.Parts...); in != "" {
+				return badUsage("stats merge: --out %s is the part %s; refusing to overwrite it", out, in)
+			}
+			if err := f.Validate(); err != nil {
+				return err
+			}
+			res, err := runJob(cmd, job.StatsMerge, f, "parts")
+			if err != nil {
+				return err
+			}
+			if err := atomicfile.Write(out, res.Artifact(filepath.Base(out)).Write); err != nil {
+				return fmt.Errorf("writing %s: %w", out, err)
+			}
+			return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
+				fmt.Fprintf(w, "wrote %s: mu (%d), sigma (%d x %d) from %d rows in %d parts of %d shards", out, res.Dim, res.Dim, res.Dim, res.N, res.Parts, res.Shards)
+				if len(res.Missing) > 0 {
+					fmt.Fprintf(w, " (missing %s)", strings.Trim(fmt.Sprint(res.Missing), "[]"))
+				}
+				fmt.Fprintf(w, "; %s, mode %s, dims %s\n", res.Embedder, orDash(res.Mode), orDash(res.Dims))
+			})
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
+	cmd.Flags().BoolVar(&f.AllowMissing, "allow-missing", false, "merge the parts present when some shards have none (the output says which)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary")
+	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func newCompareCmd() *cobra.Command {

@@ -210,6 +210,7 @@ var jobCommands = map[string]func() *cobra.Command{
 	"correlate":              newCorrelateCmd,
 	"features":               newFeaturesCmd,
 	"stats":                  newStatsCmd,
+	"stats merge":            newStatsMergeCmd,
 	"compare":                newCompareCmd,
 	"is":                     newISCmd,
 	"cka":                    newCKACmd,
@@ -258,6 +259,7 @@ func addCommands(root *cobra.Command) {
 		if !sub {
 			c.GroupID = jc.Group
 			root.AddCommand(c)
+			parents[jc.Name] = c // a job with jobs under it: "stats merge"
 			continue
 		}
 		p, ok := parents[top]
