@@ -220,8 +220,11 @@ func (m *MemStore) ListArtifacts(ctx context.Context, jobID string) ([]ArtifactI
 func (m *MemStore) PutUpload(ctx context.Context, u Upload) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.uploads[u.ID]; !ok {
+	if old, ok := m.uploads[u.ID]; !ok {
 		m.uploads[u.ID] = u
+	} else if u.Created.After(old.Created) {
+		old.Created = u.Created
+		m.uploads[u.ID] = old
 	}
 	return nil
 }

@@ -48,6 +48,7 @@ func TestSweepUploads(t *testing.T) {
 
 	old := upload(t, s, "old.npy", npy(t, []int{2}, []float64{1, 2}))
 	named := upload(t, s, "named.npy", npy(t, []int{2}, []float64{3, 4}))
+	refreshed := upload(t, s, "refreshed.npy", npy(t, []int{2}, []float64{5, 6}))
 	// A queued job naming `named` (stored directly: it never runs).
 	if err := st.CreateJob(ctx, Job{ID: "q", Kind: "stats", Request: []byte(`{"real":"` + named + `"}`), Status: StatusQueued, Created: clock.Now()}); err != nil {
 		t.Fatal(err)
@@ -70,6 +71,11 @@ func TestSweepUploads(t *testing.T) {
 	}
 
 	clock.Add(2 * time.Hour)
+	// The same bytes uploaded again just now: retention counts from
+	// this upload, so the client's id stays good.
+	if again := upload(t, s, "refreshed-again.npy", npy(t, []int{2}, []float64{5, 6})); again != refreshed {
+		t.Fatalf("upload again: id %s, want %s", again, refreshed)
+	}
 	future := clock.Now().Add(-time.Minute) // younger than the cutoff
 	if err := os.Chtimes(filepath.Join(dir, fresh), future, future); err != nil {
 		t.Fatal(err)
@@ -84,6 +90,9 @@ func TestSweepUploads(t *testing.T) {
 	}
 	if _, err := s.Upload(ctx, named); err != nil || !exists(named) {
 		t.Errorf("the upload a queued job names was deleted (record error %v, file %v)", err, exists(named))
+	}
+	if _, err := s.Upload(ctx, refreshed); err != nil || !exists(refreshed) {
+		t.Errorf("the upload made again before the sweep was deleted (record error %v, file %v)", err, exists(refreshed))
 	}
 	if exists(orphan) {
 		t.Errorf("the old file without a record was kept")

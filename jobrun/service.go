@@ -80,8 +80,8 @@ type Config struct {
 	// canceled) and its artifacts are kept after it finished; queued
 	// and running jobs are never deleted. 0: forever.
 	RetainJobs time.Duration
-	// RetainUploads is how long an upload is kept after it was made
-	// once no job names it any more (see Store.DeleteUploads). 0:
+	// RetainUploads is how long an upload is kept after its bytes were
+	// last uploaded, once no job names it any more (see Store.DeleteUploads). 0:
 	// forever. A sweep (see Sweep) runs at Start and then every tenth of
 	// the shorter period, at most hourly.
 	RetainUploads time.Duration

@@ -92,8 +92,8 @@ type Upload struct {
 	ID      string // content id: 32 hex digits of the SHA-256 plus the file's extension, e.g. "9f86d081884c7d659a2feaa0c55ad015.npy"
 	Name    string // the file name the client gave
 	Size    int64
-	SHA256  string // hex
-	Created time.Time
+	SHA256  string    // hex
+	Created time.Time // the last upload of these bytes (see Store.PutUpload)
 }
 
 // Selection is an online selection's configuration. Its state is the
@@ -195,7 +195,9 @@ type Store interface {
 	ListArtifacts(ctx context.Context, jobID string) ([]ArtifactInfo, error)
 
 	// PutUpload records an upload. The id is a content id, so recording
-	// one that exists is not an error: the first record is kept.
+	// one that exists is not an error: the first record's Name, Size and
+	// SHA256 are kept, and Created becomes the later of the two times
+	// (the bytes' last upload, from which retention counts).
 	PutUpload(ctx context.Context, u Upload) error
 	// GetUpload returns an upload's metadata, or ErrNotFound.
 	GetUpload(ctx context.Context, id string) (Upload, error)

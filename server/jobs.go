@@ -58,8 +58,8 @@ type JobOptions struct {
 	MaxRuntime time.Duration
 	// RetainJobs deletes finished jobs (succeeded, failed, canceled)
 	// and their artifacts this long after they finished; RetainUploads
-	// deletes uploads this long after they were made once no job names
-	// them. 0: kept forever. See jobrun.Config.
+	// deletes uploads this long after they were last uploaded, once no
+	// job names them. 0: kept forever. See jobrun.Config.
 	RetainJobs, RetainUploads time.Duration
 	// Weights is the FID Inception weights file (.pth) that features
 	// jobs use when their request names none (say, $GENLENS_WEIGHTS);

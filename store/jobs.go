@@ -261,9 +261,14 @@ func (d *DB) ListArtifacts(ctx context.Context, jobID string) ([]jobrun.Artifact
 	return out, rows.Err()
 }
 
-// PutUpload records an upload; the first record of a content id stays.
+// PutUpload records an upload; the first record of a content id stays,
+// its created moved to the later upload.
 func (d *DB) PutUpload(ctx context.Context, u jobrun.Upload) error {
-	_, err := d.w.ExecContext(ctx, d.q("INSERT INTO uploads (id, name, size, sha256, created) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"),
+	later := "max(uploads.created, excluded.created)" // SQLite's scalar max
+	if d.Postgres() {
+		later = "GREATEST(uploads.created, excluded.created)"
+	}
+	_, err := d.w.ExecContext(ctx, d.q("INSERT INTO uploads (id, name, size, sha256, created) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET created = "+later),
 		u.ID, u.Name, u.Size, u.SHA256, u.Created.UnixNano())
 	return err
 }

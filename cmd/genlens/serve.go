@@ -93,7 +93,7 @@ variable --llm-api-key-env names and never leaves the server.`,
 	f.IntVar(&maxQueued, "max-queued", 1000, "jobs that may wait, over all replicas; more are refused with 503 and Retry-After")
 	f.DurationVar(&maxRuntime, "max-job-runtime", 0, "longest a job may run before it is stopped and failed, e.g. 2h (0: no bound)")
 	f.DurationVar(&retainJobs, "retain-jobs", 0, "delete finished jobs (succeeded, failed, canceled) and their artifacts this long after they finished, e.g. 720h (0: keep forever; queued and running jobs are never deleted)")
-	f.DurationVar(&retainUploads, "retain-uploads", 0, "delete uploads this long after they were made once no remaining job names them, e.g. 168h (0: keep forever)")
+	f.DurationVar(&retainUploads, "retain-uploads", 0, "delete uploads this long after their bytes were last uploaded, once no remaining job names them, e.g. 168h (0: keep forever)")
 	f.IntVar(&maxBodyMB, "max-body-mb", int(server.DefaultMaxBody>>20), "largest JSON request body in MiB (a rows batch, a monitor with its model file)")
 	f.StringSliceVar(&allowURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
 	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")

@@ -315,8 +315,17 @@ func testUploads(t *testing.T, s jobrun.Store) {
 		t.Errorf("PutUpload of an existing content id: %v, want nil", err)
 	}
 	got, err := s.GetUpload(ctx, "ab12.npy")
-	if err != nil || got.Name != u.Name || got.Size != 128 || got.SHA256 != "ab12" || !sameTime(got.Created, at(0)) {
-		t.Errorf("GetUpload = %+v, %v; want the first record", got, err)
+	if err != nil || got.Name != u.Name || got.Size != 128 || got.SHA256 != "ab12" || !sameTime(got.Created, at(5)) {
+		t.Errorf("GetUpload = %+v, %v; want the first record, created at the later upload (%v)", got, err, at(5))
+	}
+	// A record of an earlier time (a replica's clock behind) moves
+	// nothing back.
+	dup.Created = at(2)
+	if err := s.PutUpload(ctx, dup); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetUpload(ctx, "ab12.npy"); err != nil || !sameTime(got.Created, at(5)) {
+		t.Errorf("after an earlier record: created %v, %v; want %v", got.Created, err, at(5))
 	}
 	if _, err := s.GetUpload(ctx, "x"); !errors.Is(err, jobrun.ErrNotFound) {
 		t.Errorf("GetUpload(missing): err = %v", err)
