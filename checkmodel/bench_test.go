@@ -393,7 +393,7 @@ func TestBenchCancel(t *testing.T) {
 	}
 }
 
-// TestSyntheticA100Trials is the acceptance test: on the paper's
+// TestSyntheticA100Trials is the acceptance test: on the paper's
 // synthetic A protocol (100 training and 10000 operational samples, 100
 // trials) the K* check model's mean absolute error lies in [0.15, 0.35]
 // (seed, Table 1: 0.235) and below the naive one-step baseline's. The
@@ -431,7 +431,7 @@ func TestSyntheticA100Trials(t *testing.T) {
 	}
 }
 
-// The target: one check-model fit (100 rows, 200 epochs, K*)
+// The performance target: one check-model fit (100 rows, 200 epochs, K*)
 // under 50 ms. Run: go test ./checkmodel -run XXX -bench CheckModelFit -count 3
 func BenchmarkCheckModelFit100(b *testing.B) {
 	cfg := DefaultConfig()

@@ -23,8 +23,8 @@ const (
 	// squared error is not zero so that h picks one of the two roots of
 	// e = 0 consistently. The paper's Eq. 18 prints K + λ R, but its text
 	// and experiments compare L with K* ("adding the regularization term
-	// R does not improve MSE estimation compared to K*"); like SPEC and
-	// the issue, L here is K* + λ R. See Regularizer for R.
+	// R does not improve MSE estimation compared to K*"), so L here is
+	// K* + λ R. See Regularizer for R.
 	L Objective = "l"
 )
 
@@ -92,7 +92,7 @@ func Evaluate(y, f, h []float64) Bounds {
 // Regularizer is R of Eq. 17: mean (f - y)² max(0, h - (f - eps))², which
 // penalises h above f - eps where f is wrong and vanishes where f = y.
 //
-// The penalty is one-sided. The extracted text of Eq. 17 (and SPEC) prints
+// The penalty is one-sided. The extracted text of Eq. 17 prints
 // a plain square, but the paper's text says R "gives a penalty when h(x)
 // exceeds f(x) - ε" so that h "always fit[s] to the lower" root, and its
 // notation (t)^{+2} = max(0, t)² (Lemma 1) lost its "+" in the same

@@ -323,7 +323,7 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// The target: clustering 4096 points under 10 s.
+// The performance target: clustering 4096 points under 10 s.
 // Run: go test ./cluster -run XXX -bench Agglomerate4096 -count 3
 func BenchmarkAgglomerate4096(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))

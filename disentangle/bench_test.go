@@ -16,7 +16,7 @@ import (
 	"genlens/linalg"
 )
 
-// The target: the pixel CKA matrix of 64x64 grey images (4096
+// The performance target: the pixel CKA matrix of 64x64 grey images (4096
 // pixels) from 1000 training images in batches of 100 — ten rank-5050
 // updates of a 4096x4096 matrix, about 1.7e12 flops without symmetry —
 // under 240 s pure Go and under 40 s with -tags openblas.
@@ -46,7 +46,7 @@ func cpuSeconds() float64 {
 	return tv(ru.Utime) + tv(ru.Stime)
 }
 
-// The target: clustering 4096 pixels under 10 s. "rows" is the
+// The performance target: clustering 4096 pixels under 10 s. "rows" is the
 // authors' distance (Euclidean between rows of the CKA matrix: a
 // 4096x4096x4096 product) followed by average linkage; "agglomerate" is
 // the nearest-neighbour chain alone.

@@ -41,7 +41,7 @@ func skipBig(b *testing.B) {
 	}
 }
 
-// BenchmarkFID10000x2048 is the end-to-end figure: statistics of
+// BenchmarkFID10000x2048 is the end-to-end performance figure: statistics of
 // two 10,000 × 2048 float32 feature sets, then the Fréchet distance.
 // pytorch-fid takes about 4.5 s + 13-15 s on this kind of machine.
 func BenchmarkFID10000x2048(b *testing.B) {
@@ -152,7 +152,7 @@ func BenchmarkKID(b *testing.B) {
 }
 
 // BenchmarkKID10000x2048 is KID with torch-fidelity's defaults on the
-// issue's size, two 10,000 × 2048 sets: 20,000 rows are too many for the
+// target size, two 10,000 × 2048 sets: 20,000 rows are too many for the
 // whole kernel matrix (3.2 GB), and each pair of rows falls into one
 // subset on average, so the subsets are computed one by one.
 func BenchmarkKID10000x2048(b *testing.B) {

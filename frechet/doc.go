@@ -4,7 +4,7 @@
 // FAD and FVD on other embeddings), the Inception Score and the Kernel
 // Inception Distance (as Section 3 of Hu, Leung and Farnia, "An
 // Optimism-based Approach to Online Evaluation of Generative Models",
-// 2024, states them; SPEC section 2).
+// 2024, states them).
 //
 // # Statistics
 //

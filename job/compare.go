@@ -83,20 +83,20 @@ func (r *CompareRequest) Validate() (verr error) {
 
 // metrics returns the metrics to compute, given which sides are
 // statistics files, and checks the fields that only some metrics use.
-func (r *CompareRequest) metrics(realStats, fakeStats bool) (map[frechet.Metric]bool, error) {
-	want := map[frechet.Metric]bool{}
+func (r *CompareRequest) metrics(realStats, fakeStats bool) (map[Metric]bool, error) {
+	want := map[Metric]bool{}
 	rows := !realStats && !fakeStats
 	switch strings.ToLower(strings.TrimSpace(r.Metrics)) {
 	case "":
-		want[frechet.MetricFID] = true
+		want[MetricFID] = true
 	case "all":
-		for _, m := range frechet.AllMetrics {
+		for _, m := range AllMetrics {
 			want[m] = rows || !m.NeedsRows()
 		}
 		return want, r.checkMetricFields(want)
 	}
 	for _, s := range strings.Split(r.Metrics, ",") {
-		m := frechet.Metric(strings.ToLower(strings.TrimSpace(s)))
+		m := Metric(strings.ToLower(strings.TrimSpace(s)))
 		switch {
 		case m == "":
 		case !m.Valid():
@@ -115,15 +115,15 @@ func (r *CompareRequest) metrics(realStats, fakeStats bool) (map[frechet.Metric]
 }
 
 // checkMetricFields checks the fields that only some metrics use.
-func (r *CompareRequest) checkMetricFields(want map[frechet.Metric]bool) error {
-	if want[frechet.MetricMMD] || want[frechet.MetricCMS] {
+func (r *CompareRequest) checkMetricFields(want map[Metric]bool) error {
+	if want[MetricMMD] || want[MetricCMS] {
 		if _, err := KernelBandwidth("compare", r.kernel(), r.Gamma, "median"); err != nil {
 			return err
 		}
 	} else if r.Kernel != "" || r.Gamma != "" {
 		return Fieldf("kernel", "compare: {kernel} and {gamma} apply only to {metrics} mmd and cms")
 	}
-	if want[frechet.MetricPRDC] {
+	if want[MetricPRDC] {
 		switch {
 		case r.NearestK < 1 || r.NearestK > MaxNearestK:
 			return Fieldf("nearest_k", "compare: {nearest_k} %d: want 1 to %d", r.NearestK, MaxNearestK)
@@ -133,7 +133,7 @@ func (r *CompareRequest) checkMetricFields(want map[frechet.Metric]bool) error {
 	} else if r.PRDCMaxRows != 0 {
 		return Fieldf("prdc_max_rows", "compare: {prdc_max_rows} applies only to {metrics} prdc")
 	}
-	if !want[frechet.MetricKID] {
+	if !want[MetricKID] {
 		return nil
 	}
 	switch {
@@ -169,22 +169,22 @@ func (r *CompareRequest) Stages(folders bool) []string {
 		st = append(st, "images")
 	}
 	want, _ := r.metrics(false, false)
-	if want[frechet.MetricFID] {
+	if want[MetricFID] {
 		st = append(st, "fid")
 	}
-	if want[frechet.MetricKID] {
+	if want[MetricKID] {
 		st = append(st, "kid subsets")
 	}
-	if want[frechet.MetricMMD] || want[frechet.MetricCMS] {
+	if want[MetricMMD] || want[MetricCMS] {
 		st = append(st, "mmd, cms")
 	}
-	if want[frechet.MetricPRDC] {
+	if want[MetricPRDC] {
 		st = append(st, "prdc")
 	}
-	if want[frechet.MetricVendi] {
+	if want[MetricVendi] {
 		st = append(st, "vendi")
 	}
-	if want[frechet.MetricCMMD] {
+	if want[MetricCMMD] {
 		st = append(st, "cmmd")
 	}
 	return st
@@ -281,7 +281,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	}
 	// Progress after the images, a stage per metric: fid (the two
 	// covariances, then the distance), kid (its subsets), mmd and cms.
-	if want[frechet.MetricFID] {
+	if want[MetricFID] {
 		env.progress(0, 3)
 		real.gaussian()
 		env.progress(1, 3)
@@ -298,14 +298,14 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if want[frechet.MetricKID] {
+	if want[MetricKID] {
 		m, s, err := frechet.KIDProgress(ctx, real.rows, fake.rows, req.KIDSubsets, req.KIDSubsetSize, req.Seed, env.Progress)
 		if err != nil {
 			return nil, err
 		}
 		out.KID = &ScoreMeanStd{Num(m), Num(s)}
 	}
-	if want[frechet.MetricMMD] || want[frechet.MetricCMS] {
+	if want[MetricMMD] || want[MetricCMS] {
 		// The median rule looks at up to kernel.MedianRows rows evenly
 		// spaced over both sides.
 		bw, err := KernelBandwidth("compare", req.kernel(), req.Gamma, "median")
@@ -318,13 +318,13 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		}
 		out.Kernel = k.String()
 		steps, done := 0, 0
-		for _, m := range []frechet.Metric{frechet.MetricMMD, frechet.MetricCMS} {
+		for _, m := range []Metric{MetricMMD, MetricCMS} {
 			if want[m] {
 				steps++
 			}
 		}
 		env.progress(0, steps)
-		if want[frechet.MetricMMD] {
+		if want[MetricMMD] {
 			v, err := kscore.MMD2(k, real.rows, fake.rows)
 			if err != nil {
 				return nil, err
@@ -334,7 +334,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 			done++
 			env.progress(done, steps)
 		}
-		if want[frechet.MetricCMS] {
+		if want[MetricCMS] {
 			v, err := kscore.CMS(k, real.rows, fake.rows)
 			if err != nil {
 				return nil, err
@@ -352,9 +352,9 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 
 // compareRows computes the metrics of feature rows beyond the kernel
 // scores, a progress stage each: prdc, vendi, cmmd.
-func compareRows(ctx context.Context, env Env, req CompareRequest, want map[frechet.Metric]bool, real, fake *featureSide, out *CompareResult) error {
+func compareRows(ctx context.Context, env Env, req CompareRequest, want map[Metric]bool, real, fake *featureSide, out *CompareResult) error {
 	num := func(v float64) *Num { n := Num(v); return &n }
-	if want[frechet.MetricPRDC] {
+	if want[MetricPRDC] {
 		r, f := real.rows, fake.rows
 		if req.PRDCMaxRows > 0 {
 			r = subsampleRows(r, req.PRDCMaxRows, req.Seed, 0)
@@ -377,7 +377,7 @@ func compareRows(ctx context.Context, env Env, req CompareRequest, want map[frec
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if want[frechet.MetricVendi] {
+	if want[MetricVendi] {
 		env.progress(0, 2)
 		v, err := diversity.Vendi(fake.rows)
 		if err != nil {
@@ -391,7 +391,7 @@ func compareRows(ctx context.Context, env Env, req CompareRequest, want map[frec
 		env.progress(2, 2)
 		out.Vendi, out.VendiReal = num(v), num(vr)
 	}
-	if want[frechet.MetricCMMD] {
+	if want[MetricCMMD] {
 		env.progress(0, 1)
 		v, err := frechet.CMMD(ctx, real.rows, fake.rows)
 		if err != nil {
@@ -428,7 +428,7 @@ func subsampleRows(x *mat.Dense, limit int, seed uint64, side uint64) *mat.Dense
 // compareImages fills the folder sides of a comparison: statistics
 // streamed from the images when only FID is wanted, rows otherwise. One
 // progress count runs over the images of both folders.
-func compareImages(ctx context.Context, env Env, req CompareRequest, want map[frechet.Metric]bool, real, fake *featureSide) (*extractor, error) {
+func compareImages(ctx context.Context, env Env, req CompareRequest, want map[Metric]bool, real, fake *featureSide) (*extractor, error) {
 	out, _ := featureDims("compare", req.Dims)
 	x, err := newExtractor(env, "compare", "batch", req.ImageOptions)
 	if err != nil {

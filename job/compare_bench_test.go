@@ -55,7 +55,7 @@ func writeFeaturesNPY(tb testing.TB, path string, seed uint64, n, d int) {
 // BenchmarkCompareFID10000x2048 is FID end to end as `genlens compare
 // --metrics fid` runs it: two 10,000 × 2048 float32 .npy files (80 MB
 // each) read, their statistics, the distance. pytorch-fid's own functions
-// take 5.9 s for the same job on a 2-core machine (issue 15).
+// take 5.9 s for the same job on a 2-core machine.
 func BenchmarkCompareFID10000x2048(b *testing.B) {
 	if testing.Short() {
 		b.Skip("10,000 × 2048 benchmark skipped in -short mode")

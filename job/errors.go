@@ -115,7 +115,7 @@ func withDefault[R any](err error, req *R, def R) error {
 	}
 	got, want := jsonField(req, fe.Field), jsonField(&def, fe.Field)
 	if zeroJSON(got) && !zeroJSON(want) {
-		fe.Msg += fmt.Sprintf(" (unset: the default is %s)", strings.Trim(string(want), `"`))
+		fe.Msg += fmt.Sprintf(" (the default is %s)", strings.Trim(string(want), `"`))
 	}
 	return err
 }

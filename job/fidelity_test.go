@@ -109,7 +109,7 @@ func TestCompareGolden(t *testing.T) {
 			r.Metrics, r.Kernel, r.Gamma, r.KIDSubsets, r.KIDSubsetSize, r.Seed = "all", "laplacian", "dim", 7, 30, 3
 		}},
 		{"compare_real_stats", func(r *CompareRequest) { r.Real = "real_stats.npz" }},
-		// Issue 14.2: the statistics on the generated side, as
+		// The statistics on the generated side, as
 		// `python -m pytorch_fid A B` accepts either way round.
 		{"compare_fake_stats", func(r *CompareRequest) { r.Real, r.Fake = "fake.npy", "real_stats.npz" }},
 	} {

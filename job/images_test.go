@@ -21,7 +21,7 @@ import (
 	"genlens/manifold"
 )
 
-// TestCompareDefaultIsFID is issue 14.1: compare's defaults computed FID,
+// TestCompareDefaultIsFID: compare's defaults once computed FID,
 // KID, MMD² and CMS with n² kernel matrices and went silent for minutes
 // on 5,000 rows. The default is FID alone; "all" asks for the rest.
 func TestCompareDefaultIsFID(t *testing.T) {
@@ -55,7 +55,7 @@ func TestCompareDefaultIsFID(t *testing.T) {
 	}
 }
 
-// TestCompareTwoStatsFiles is pytorch-fid's own test (issue 14.2): two
+// TestCompareTwoStatsFiles is pytorch-fid's own test: two
 // statistics files, mu = 0 and mu = 1, identity covariances, d = 2048.
 // The covariance term vanishes (tr(I + I - 2 I) = 0) and the mean term is
 // ‖0 - 1‖² = 2048, so the FID is exactly 2048.

@@ -55,7 +55,7 @@ func TestCommandDefaultsAndZeroRequests(t *testing.T) {
 		}
 		if err := zero.Validate(); err != nil {
 			t.Logf("%s: zero request: %v", c.Name, err)
-			if !strings.Contains(err.Error(), "(unset: the default is ") {
+			if !strings.Contains(err.Error(), "(the default is ") {
 				t.Errorf("%s: zero request with %s refused without naming the default: %v", c.Name, body, err)
 			}
 		}

@@ -16,7 +16,7 @@ import (
 	"genlens/internal/shareddata"
 )
 
-// cadataSplit is the protocol of issue 14 on real data: cadata (target in
+// cadataSplit is a protocol on real data: cadata (target in
 // units of $100,000), 6,000 random reference rows, a least-squares
 // deployed model fitted on them, the other 14,640 rows as production.
 // degrade adds 0.5 to the deployed model's predictions in the second half
@@ -109,7 +109,7 @@ func TestMSECalibrationCadata(t *testing.T) {
 			fsys["check.json"] = &fstest.MapFile{Data: b.Bytes()}
 		}
 		if folds == 0 {
-			// The uncalibrated model is the one issue 14 reported.
+			// The uncalibrated model overestimates: a warning says so.
 			if len(warnings) == 0 || !strings.Contains(warnings[0], "off the realised") {
 				t.Errorf("uncalibrated fit %.3f x the realised MSE: warnings %q", in, warnings)
 			}

@@ -50,12 +50,12 @@ func syntheticSplit(b testing.TB) fstest.MapFS {
 
 // BenchmarkMSEEpochSelection compares a fixed 200 epochs with epochs
 // chosen by validation (up to 200 and up to 400; mean epochs) on the cadata split of
-// issue 14 and on a synthetic split: it reports the chosen epochs, the
+// cadataSplit and on a synthetic split: it reports the chosen epochs, the
 // mean relative errors of the in-sample and production estimates and the
 // alerts among the ten production chunks (nothing drifts), over five fit
 // seeds (five check models on the same split). Run with
 //
-//	GENLENS_SHARED_DATA=/work/shared/data go test ./job -run '^$' -bench MSEEpochSelection -benchtime 1x
+//	GENLENS_SHARED_DATA=DIR go test ./job -run '^$' -bench MSEEpochSelection -benchtime 1x
 func BenchmarkMSEEpochSelection(b *testing.B) {
 	const seeds = 5
 	for _, data := range []struct {

@@ -323,7 +323,7 @@ func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSid
 // the empirical FIDs. When the median bonus is larger than max − min of
 // the empirical FIDs, the optimistic index is ordered by the bonus, which
 // grows with a generator's variance, and the picks follow variance rather
-// than FID: the regime issue 14 found on over-dispersed families, where
+// than FID: the regime seen on over-dispersed families, where
 // every bonus was 20 to 1000 times the FID gaps at 2,000 samples.
 func selectBonusWarning(ref *online.FIDReference, pools []*mat.Dense, p online.FIDParams, n int) string {
 	if n < 2 {

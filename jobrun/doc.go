@@ -4,13 +4,25 @@
 // status, progress, result, error and artifacts in a Store, so that the
 // web tier holds no state and several replicas can share one database.
 //
+// # Kinds
+//
+// The kinds a Service runs are the entries of job.Commands (Kinds lists
+// their slugs, "mse-fit" for the command "mse fit"): Submit decodes a
+// request's JSON over the entry's defaults, applies the server's policy
+// for the kind, calls Validate, checks the uploads the entry declares as
+// inputs and applies the weights rule to a kind that reads folders of
+// images. A new command in job.Commands is a new kind here, with no edit
+// in this package unless the server needs a policy for it.
+//
 // # Store
 //
-// Store is the persistence contract. The service implements it in SQL
-// (SQLite and Postgres); MemStore implements it in memory for tests and
-// for a single process that needs no durability. Every method is safe for
-// concurrent use. Timestamps are given by the caller (the queue's clock),
-// so that a Store needs no clock of its own and tests are deterministic.
+// Store (an alias of records.Store) is the persistence contract. Package
+// store implements it in SQL (SQLite and Postgres); MemStore implements
+// it in memory for tests and for a single process that needs no
+// durability. Every method is safe for concurrent use. Timestamps are
+// given by the caller (the Service's clock), so that a Store needs no
+// clock of its own and tests are deterministic. records/storetest checks
+// an implementation against the contract.
 //
 // A job moves through
 //
@@ -25,10 +37,11 @@
 // (the replica's id and the worker's number); only the worker that
 // claimed a job may touch or finish it.
 //
-// # Queue
+// # Workers
 //
-// Queue is the bounded pool of workers. Submit stores a queued job and
-// wakes a worker; each worker claims the oldest queued job, runs it, and
+// A Service runs Config.Workers workers (Start starts them, Close stops
+// them). Submit stores a queued job and wakes a worker; each worker
+// claims the oldest queued job, runs it, and
 // sends a heartbeat with its progress about once a second, which is also
 // how it learns that a DELETE on another replica asked it to stop. A
 // panic inside a job becomes a failed job with an internal error; the

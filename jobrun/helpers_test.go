@@ -9,10 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"gonum.org/v1/gonum/mat"
-
 	"genlens/dataio"
-	"genlens/frechet"
 )
 
 // newTestService starts a Service on store (a new MemStore when nil) with
@@ -33,6 +30,9 @@ func newTestService(t *testing.T, store Store, cfg Config) *Service {
 	if cfg.Poll == 0 {
 		cfg.Poll = 50 * time.Millisecond
 	}
+	if cfg.Lease == 0 {
+		cfg.Lease = 30 * time.Second * slow
+	}
 	cfg.Logf = t.Logf
 	s, err := New(cfg)
 	if err != nil {
@@ -49,6 +49,7 @@ func newTestService(t *testing.T, store Store, cfg Config) *Service {
 // after timeout.
 func waitJob(t *testing.T, s *Service, id string, timeout time.Duration) Job {
 	t.Helper()
+	timeout *= slow
 	deadline := time.Now().Add(timeout)
 	for {
 		j, err := s.Job(context.Background(), id)
@@ -68,7 +69,7 @@ func waitJob(t *testing.T, s *Service, id string, timeout time.Duration) Job {
 // waitRunning polls until the job runs and has reported progress.
 func waitRunning(t *testing.T, s *Service, id string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(20 * time.Second * slow)
 	for time.Now().Before(deadline) {
 		j, _ := s.Job(context.Background(), id)
 		if j.Status == StatusRunning && j.Done > 0 {
@@ -113,10 +114,6 @@ func normal(r *rand.Rand, n, d int, shift, scale float64) []float64 {
 		v[i] = shift + scale*r.NormFloat64()
 	}
 	return v
-}
-
-func statsNPZ(t *testing.T, rows *mat.Dense) []byte {
-	return encoded(t, func(w io.Writer) error { return frechet.EncodeStats(w, frechet.StatsOf(rows, 1)) })
 }
 
 // replaceIDs substitutes {{name}} in a request template with upload ids.

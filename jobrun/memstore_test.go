@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"genlens/jobrun"
-	"genlens/jobrun/storetest"
+	"genlens/records/storetest"
 )
 
 func TestMemStore(t *testing.T) {

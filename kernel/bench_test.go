@@ -9,7 +9,7 @@ import (
 	"genlens/linalg"
 )
 
-// The target: a 4096×4096 RBF Gram matrix from 2048-d rows within
+// The performance target: a 4096×4096 RBF Gram matrix from 2048-d rows within
 // 1.5x of the backend's GEMM time for the same product X Xᵀ.
 // Run: go test ./kernel -run XXX -bench 'Gram4096|Gemm4096' -benchtime 3x
 func BenchmarkRBFGram4096x2048(b *testing.B) {

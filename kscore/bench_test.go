@@ -10,7 +10,7 @@ import (
 	"genlens/kernel"
 )
 
-// The target: RBF kernel entropy for 10,000 prompts x 20 samples x
+// The performance target: RBF kernel entropy for 10,000 prompts x 20 samples x
 // 384-d embeddings in under 1 s on 2 cores.
 // Run: go test ./kscore -run XXX -bench Entropies -benchtime 5x
 func BenchmarkEntropies10000x20x384(b *testing.B) {

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// The target: one check-model fit (100 rows, 200 epochs, the
+// The performance target: one check-model fit (100 rows, 200 epochs, the
 // paper's 1 -> 64 -> 64 -> 1 network, full batch) under 50 ms.
 // Run: go test ./nn -run XXX -bench Fit100 -count 3
 func BenchmarkFit100x200(b *testing.B) {

@@ -6,7 +6,7 @@
 // layers of 64 ReLU units, one output) and are trained thousands of times
 // in a benchmark run, so per-call overhead matters more than peak FLOP/s.
 // A hand-written network on blas64 was measured 7.7x faster than GoMLX for
-// this workload (SPEC), and it keeps the module free of a deep-learning
+// this workload, and it keeps the module free of a deep-learning
 // dependency.
 //
 // What it offers, and the conventions it follows so results can be compared

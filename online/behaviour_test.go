@@ -80,7 +80,7 @@ func TestFIDUCBTruncationFamily(t *testing.T) {
 }
 
 func TestFIDUCBMiddleFamily(t *testing.T) {
-	// The family: covariance factors 0.1 to 1.9, so the best
+	// The family: covariance factors 0.1 to 1.9, so the best
 	// generator (factor ≈ 1) is in the middle and the collapsed ones look
 	// deceptively good on few samples. Greedy locks onto a collapsed one.
 	//
@@ -93,7 +93,7 @@ func TestFIDUCBMiddleFamily(t *testing.T) {
 	// dimension-free bound only wins for d ≳ 400 r(Σ)), so FID-UCB spends
 	// more of its steps on the over-dispersed end: its regret is lower
 	// than naive-UCB's (those generators are near-optimal), but its
-	// optimal-pick ratio is not higher, so that part of the claim
+	// optimal-pick ratio is not higher, so that part of the paper's claim
 	// is logged, not asserted.
 	fam := newGaussFamily(t, 32, harmonic, linspace(0.1, 1.9, 20), 4000, 1)
 	res, err := paperProtocol.RunFID(context.Background(), fam.ref, fam.pools, allFID, DefaultFIDParams())

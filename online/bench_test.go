@@ -13,7 +13,7 @@ import (
 	"genlens/frechet"
 )
 
-// BenchmarkSelectFID_G3_d128 is the issue's performance target for
+// BenchmarkSelectFID_G3_d128 is the performance target for
 // `genlens select`: G = 3 generators, d = 128, T = 1000, b = 5, 20 trials,
 // the three FID algorithms; under 30 s in pure Go.
 func BenchmarkSelectFID_G3_d128(b *testing.B) {

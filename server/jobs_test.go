@@ -89,6 +89,7 @@ type jobDoc struct {
 
 func (ts *testServer) waitJob(t *testing.T, id string, timeout time.Duration) jobDoc {
 	t.Helper()
+	timeout *= slow
 	deadline := time.Now().Add(timeout)
 	for {
 		var j jobDoc
@@ -205,7 +206,7 @@ func TestJobsAPICancel(t *testing.T) {
 	ts := newJobServer(t, server.JobOptions{})
 	var sub struct{ ID string }
 	ts.call(t, "POST", "/api/v1/jobs/mse-bench", `{"dataset":"synthetic-a","trials":100000,"methods":["naive"]}`, &sub)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(20 * time.Second * slow)
 	for {
 		var j jobDoc
 		ts.call(t, "GET", "/api/v1/jobs/"+sub.ID, nil, &j)

@@ -398,7 +398,7 @@ func TestLLMProxyErrors(t *testing.T) {
 			io.WriteString(w, rateLimit)
 		}, 429, rateLimit, "Rate limit reached"},
 		{"plain text error wrapped", func(w http.ResponseWriter, r *http.Request, _ []byte) {
-			http.Error(w, "model overloaded", 503)
+			http.Error(w, "model overloaded", http.StatusServiceUnavailable)
 		}, 503, "", "upstream: model overloaded"},
 		{"hang cut at the timeout", func(w http.ResponseWriter, r *http.Request, _ []byte) {
 			<-r.Context().Done()

@@ -1,10 +1,10 @@
 package server
 
-// Ownership and hooks. This file, auth, errors, metrics, monitors and the
-// dashboard belong to the service core (branch serve). The jobs, uploads
-// and online-selection half (branch jobsvc, package jobrun) owns
-// server/jobs.go, server/files.go and server/selections.go, and plugs in
-// through these methods, which those files declare:
+// Hooks. This file, auth, errors, metrics, monitors and the dashboard are
+// the service core. The jobs, uploads and online selections (package
+// jobrun behind them) live in server/jobs.go, server/files.go and
+// server/selections.go, and plug in through these methods, which those
+// files declare:
 //
 //	type JobOptions struct{ ... }            // Options.Jobs: what New needs for jobs
 //	type jobsState struct{ ... }             // Server.jobs: runner, queue, uploads

@@ -8,11 +8,11 @@ import (
 	"slices"
 	"time"
 
-	"genlens/jobrun"
+	"genlens/records"
 )
 
 // DB implements the job runner's persistence.
-var _ jobrun.Store = (*DB)(nil)
+var _ records.Store = (*DB)(nil)
 
 // Times are stored as Unix nanoseconds (BIGINT), NULL for the zero time:
 // one representation on both backends, exact to the nanosecond.
@@ -41,14 +41,14 @@ func blob(b []byte) any {
 
 const jobCols = "id, kind, request, status, done, total, result, error_kind, error, cancel_requested, claimed_by, created, started, heartbeat, finished"
 
-func scanJob(sc interface{ Scan(...any) error }) (jobrun.Job, error) {
-	var j jobrun.Job
+func scanJob(sc interface{ Scan(...any) error }) (records.Job, error) {
+	var j records.Job
 	var status string
 	var req, res []byte
 	var created, started, heartbeat, finished sql.NullInt64
 	err := sc.Scan(&j.ID, &j.Kind, &req, &status, &j.Done, &j.Total, &res, &j.ErrorKind, &j.Error, &j.CancelRequested, &j.ClaimedBy,
 		&created, &started, &heartbeat, &finished)
-	j.Status = jobrun.Status(status)
+	j.Status = records.Status(status)
 	j.Request = req
 	if res != nil {
 		j.Result = res
@@ -58,7 +58,7 @@ func scanJob(sc interface{ Scan(...any) error }) (jobrun.Job, error) {
 }
 
 // CreateJob stores a queued job; an existing id is ErrConflict.
-func (d *DB) CreateJob(ctx context.Context, j jobrun.Job) error {
+func (d *DB) CreateJob(ctx context.Context, j records.Job) error {
 	_, err := d.w.ExecContext(ctx, d.q("INSERT INTO jobs (id, kind, request, status, done, total, result, error_kind, error, cancel_requested, claimed_by, created, started, heartbeat, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
 		j.ID, j.Kind, []byte(j.Request), string(j.Status), j.Done, j.Total, blob(j.Result), j.ErrorKind, j.Error, j.CancelRequested, j.ClaimedBy,
 		j.Created.UnixNano(), nanos(j.Started), nanos(j.Heartbeat), nanos(j.Finished))
@@ -69,7 +69,7 @@ func (d *DB) CreateJob(ctx context.Context, j jobrun.Job) error {
 }
 
 // GetJob returns a job or ErrNotFound.
-func (d *DB) GetJob(ctx context.Context, id string) (jobrun.Job, error) {
+func (d *DB) GetJob(ctx context.Context, id string) (records.Job, error) {
 	return d.getJob(ctx, d.r, id)
 }
 
@@ -77,7 +77,7 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func (d *DB) getJob(ctx context.Context, q querier, id string) (jobrun.Job, error) {
+func (d *DB) getJob(ctx context.Context, q querier, id string) (records.Job, error) {
 	j, err := scanJob(q.QueryRowContext(ctx, d.q("SELECT "+jobCols+" FROM jobs WHERE id = ?"), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return j, fmt.Errorf("%w: no job %q", ErrNotFound, id)
@@ -86,7 +86,7 @@ func (d *DB) getJob(ctx context.Context, q querier, id string) (jobrun.Job, erro
 }
 
 // ListJobs returns up to limit jobs (all for limit ≤ 0), newest first.
-func (d *DB) ListJobs(ctx context.Context, limit int) ([]jobrun.Job, error) {
+func (d *DB) ListJobs(ctx context.Context, limit int) ([]records.Job, error) {
 	q := "SELECT " + jobCols + " FROM jobs ORDER BY created DESC, id"
 	var args []any
 	if limit > 0 {
@@ -98,7 +98,7 @@ func (d *DB) ListJobs(ctx context.Context, limit int) ([]jobrun.Job, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []jobrun.Job
+	var out []records.Job
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
@@ -110,7 +110,7 @@ func (d *DB) ListJobs(ctx context.Context, limit int) ([]jobrun.Job, error) {
 }
 
 // CountJobs counts the jobs in state s.
-func (d *DB) CountJobs(ctx context.Context, s jobrun.Status) (int, error) {
+func (d *DB) CountJobs(ctx context.Context, s records.Status) (int, error) {
 	var n int
 	err := d.r.QueryRowContext(ctx, d.q("SELECT COUNT(*) FROM jobs WHERE status = ?"), string(s)).Scan(&n)
 	return n, err
@@ -120,7 +120,7 @@ func (d *DB) CountJobs(ctx context.Context, s jobrun.Status) (int, error) {
 // locked with FOR UPDATE SKIP LOCKED, so that replicas claiming at once
 // take different jobs without waiting on each other; on SQLite the write
 // transaction is exclusive (BEGIN IMMEDIATE on one connection).
-func (d *DB) ClaimJob(ctx context.Context, worker string, now time.Time) (jobrun.Job, bool, error) {
+func (d *DB) ClaimJob(ctx context.Context, worker string, now time.Time) (records.Job, bool, error) {
 	lock := ""
 	if d.Postgres() {
 		lock = " FOR UPDATE SKIP LOCKED"
@@ -130,10 +130,10 @@ func (d *DB) ClaimJob(ctx context.Context, worker string, now time.Time) (jobrun
 		RETURNING ` + jobCols)
 	j, err := scanJob(d.w.QueryRowContext(ctx, q, worker, now.UnixNano(), now.UnixNano()))
 	if errors.Is(err, sql.ErrNoRows) {
-		return jobrun.Job{}, false, nil
+		return records.Job{}, false, nil
 	}
 	if err != nil {
-		return jobrun.Job{}, false, err
+		return records.Job{}, false, err
 	}
 	return j, true, nil
 }
@@ -148,7 +148,7 @@ func (d *DB) notClaimed(ctx context.Context, id string) error {
 	if n == 0 {
 		return fmt.Errorf("%w: no job %q", ErrNotFound, id)
 	}
-	return fmt.Errorf("%w: job %q", jobrun.ErrNotClaimed, id)
+	return fmt.Errorf("%w: job %q", records.ErrNotClaimed, id)
 }
 
 // Touch records progress and a heartbeat and reports a cancel request.
@@ -163,7 +163,7 @@ func (d *DB) Touch(ctx context.Context, id, worker string, done, total int, now 
 }
 
 // FinishJob moves a job running under worker to its outcome.
-func (d *DB) FinishJob(ctx context.Context, id, worker string, o jobrun.Outcome, now time.Time) error {
+func (d *DB) FinishJob(ctx context.Context, id, worker string, o records.Outcome, now time.Time) error {
 	res, err := d.w.ExecContext(ctx, d.q("UPDATE jobs SET status = ?, result = ?, error_kind = ?, error = ?, finished = ? WHERE id = ? AND status = 'running' AND claimed_by = ?"),
 		string(o.Status), blob(o.Result), o.ErrorKind, o.Error, now.UnixNano(), id, worker)
 	if err != nil {
@@ -178,17 +178,17 @@ func (d *DB) FinishJob(ctx context.Context, id, worker string, o jobrun.Outcome,
 }
 
 // CancelJob cancels a queued job at once and flags a running one.
-func (d *DB) CancelJob(ctx context.Context, id, msg string, now time.Time) (jobrun.Job, error) {
+func (d *DB) CancelJob(ctx context.Context, id, msg string, now time.Time) (records.Job, error) {
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
-		return jobrun.Job{}, err
+		return records.Job{}, err
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, d.q("UPDATE jobs SET status = 'canceled', error_kind = 'canceled', error = ?, finished = ? WHERE id = ? AND status = 'queued'"), msg, now.UnixNano(), id); err != nil {
-		return jobrun.Job{}, err
+		return records.Job{}, err
 	}
 	if _, err := tx.ExecContext(ctx, d.q("UPDATE jobs SET cancel_requested = ? WHERE id = ? AND status = 'running'"), true, id); err != nil {
-		return jobrun.Job{}, err
+		return records.Job{}, err
 	}
 	j, err := d.getJob(ctx, tx, id)
 	if err != nil {
@@ -218,7 +218,7 @@ func (d *DB) FailStale(ctx context.Context, before time.Time, msg string, now ti
 }
 
 // PutArtifact stores or replaces an artifact.
-func (d *DB) PutArtifact(ctx context.Context, a jobrun.Artifact) error {
+func (d *DB) PutArtifact(ctx context.Context, a records.Artifact) error {
 	data := a.Data
 	if data == nil {
 		data = []byte{}
@@ -230,8 +230,8 @@ func (d *DB) PutArtifact(ctx context.Context, a jobrun.Artifact) error {
 }
 
 // GetArtifact returns an artifact or ErrNotFound.
-func (d *DB) GetArtifact(ctx context.Context, jobID, name string) (jobrun.Artifact, error) {
-	a := jobrun.Artifact{JobID: jobID, Name: name}
+func (d *DB) GetArtifact(ctx context.Context, jobID, name string) (records.Artifact, error) {
+	a := records.Artifact{JobID: jobID, Name: name}
 	err := d.r.QueryRowContext(ctx, d.q("SELECT content_type, data FROM artifacts WHERE job_id = ? AND name = ?"), jobID, name).Scan(&a.ContentType, &a.Data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return a, fmt.Errorf("%w: job %q has no artifact %q", ErrNotFound, jobID, name)
@@ -240,7 +240,7 @@ func (d *DB) GetArtifact(ctx context.Context, jobID, name string) (jobrun.Artifa
 }
 
 // ListArtifacts describes a job's artifacts, by name.
-func (d *DB) ListArtifacts(ctx context.Context, jobID string) ([]jobrun.ArtifactInfo, error) {
+func (d *DB) ListArtifacts(ctx context.Context, jobID string) ([]records.ArtifactInfo, error) {
 	size := "length(data)" // bytes, for a BLOB
 	if d.Postgres() {
 		size = "octet_length(data)"
@@ -250,9 +250,9 @@ func (d *DB) ListArtifacts(ctx context.Context, jobID string) ([]jobrun.Artifact
 		return nil, err
 	}
 	defer rows.Close()
-	out := []jobrun.ArtifactInfo{}
+	out := []records.ArtifactInfo{}
 	for rows.Next() {
-		var a jobrun.ArtifactInfo
+		var a records.ArtifactInfo
 		if err := rows.Scan(&a.Name, &a.ContentType, &a.Size); err != nil {
 			return nil, err
 		}
@@ -263,7 +263,7 @@ func (d *DB) ListArtifacts(ctx context.Context, jobID string) ([]jobrun.Artifact
 
 // PutUpload records an upload; the first record of a content id stays,
 // its created moved to the later upload.
-func (d *DB) PutUpload(ctx context.Context, u jobrun.Upload) error {
+func (d *DB) PutUpload(ctx context.Context, u records.Upload) error {
 	later := "max(uploads.created, excluded.created)" // SQLite's scalar max
 	if d.Postgres() {
 		later = "GREATEST(uploads.created, excluded.created)"
@@ -274,8 +274,8 @@ func (d *DB) PutUpload(ctx context.Context, u jobrun.Upload) error {
 }
 
 // GetUpload returns an upload's metadata or ErrNotFound.
-func (d *DB) GetUpload(ctx context.Context, id string) (jobrun.Upload, error) {
-	u := jobrun.Upload{ID: id}
+func (d *DB) GetUpload(ctx context.Context, id string) (records.Upload, error) {
+	u := records.Upload{ID: id}
 	var created int64
 	err := d.r.QueryRowContext(ctx, d.q("SELECT name, size, sha256, created FROM uploads WHERE id = ?"), id).Scan(&u.Name, &u.Size, &u.SHA256, &created)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -352,7 +352,7 @@ func (d *DB) DeleteUploads(ctx context.Context, before time.Time) ([]string, err
 }
 
 // CreateSelection stores a selection with no batches.
-func (d *DB) CreateSelection(ctx context.Context, s jobrun.Selection) error {
+func (d *DB) CreateSelection(ctx context.Context, s records.Selection) error {
 	_, err := d.w.ExecContext(ctx, d.q("INSERT INTO selections (id, config, seq, created, updated) VALUES (?, ?, 0, ?, ?)"),
 		s.ID, []byte(s.Config), s.Created.UnixNano(), s.Created.UnixNano())
 	if err != nil && isUniqueViolation(err) {
@@ -363,8 +363,8 @@ func (d *DB) CreateSelection(ctx context.Context, s jobrun.Selection) error {
 
 const selectionCols = "id, config, seq, created, updated"
 
-func scanSelection(sc interface{ Scan(...any) error }) (jobrun.Selection, error) {
-	var s jobrun.Selection
+func scanSelection(sc interface{ Scan(...any) error }) (records.Selection, error) {
+	var s records.Selection
 	var cfg []byte
 	var created, updated int64
 	err := sc.Scan(&s.ID, &cfg, &s.Seq, &created, &updated)
@@ -374,7 +374,7 @@ func scanSelection(sc interface{ Scan(...any) error }) (jobrun.Selection, error)
 }
 
 // GetSelection returns a selection or ErrNotFound.
-func (d *DB) GetSelection(ctx context.Context, id string) (jobrun.Selection, error) {
+func (d *DB) GetSelection(ctx context.Context, id string) (records.Selection, error) {
 	s, err := scanSelection(d.r.QueryRowContext(ctx, d.q("SELECT "+selectionCols+" FROM selections WHERE id = ?"), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, fmt.Errorf("%w: no selection %q", ErrNotFound, id)
@@ -383,13 +383,13 @@ func (d *DB) GetSelection(ctx context.Context, id string) (jobrun.Selection, err
 }
 
 // ListSelections returns every selection, oldest first.
-func (d *DB) ListSelections(ctx context.Context) ([]jobrun.Selection, error) {
+func (d *DB) ListSelections(ctx context.Context) ([]records.Selection, error) {
 	rows, err := d.r.QueryContext(ctx, "SELECT "+selectionCols+" FROM selections ORDER BY created, id")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []jobrun.Selection
+	var out []records.Selection
 	for rows.Next() {
 		s, err := scanSelection(rows)
 		if err != nil {
@@ -404,7 +404,7 @@ func (d *DB) ListSelections(ctx context.Context) ([]jobrun.Selection, error) {
 // transaction; on Postgres the selection's row is locked (FOR UPDATE),
 // so two replicas appending the same Seq serialise and the second gets
 // ErrConflict.
-func (d *DB) AppendSelectionBatch(ctx context.Context, b jobrun.SelectionBatch) error {
+func (d *DB) AppendSelectionBatch(ctx context.Context, b records.SelectionBatch) error {
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -443,7 +443,7 @@ func (d *DB) AppendSelectionBatch(ctx context.Context, b jobrun.SelectionBatch) 
 }
 
 // SelectionBatches returns the batches after seq `after`, in order.
-func (d *DB) SelectionBatches(ctx context.Context, id string, after int64) ([]jobrun.SelectionBatch, error) {
+func (d *DB) SelectionBatches(ctx context.Context, id string, after int64) ([]records.SelectionBatch, error) {
 	var n int
 	if err := d.r.QueryRowContext(ctx, d.q("SELECT COUNT(*) FROM selections WHERE id = ?"), id).Scan(&n); err != nil {
 		return nil, err
@@ -456,9 +456,9 @@ func (d *DB) SelectionBatches(ctx context.Context, id string, after int64) ([]jo
 		return nil, err
 	}
 	defer rows.Close()
-	var out []jobrun.SelectionBatch
+	var out []records.SelectionBatch
 	for rows.Next() {
-		b := jobrun.SelectionBatch{SelectionID: id}
+		b := records.SelectionBatch{SelectionID: id}
 		var created int64
 		if err := rows.Scan(&b.Seq, &b.Generator, &b.Rows, &b.Cols, &b.Data, &created); err != nil {
 			return nil, err

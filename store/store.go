@@ -15,20 +15,21 @@ import (
 	"strings"
 	"time"
 
-	"genlens/jobrun"
+	"genlens/records"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
 )
 
 // ErrNotFound is returned (wrapped, with what was missing) when a
-// monitor, job or other record does not exist. It is jobrun's, so that
-// errors.Is works alike for the monitors and the job runner's records.
-var ErrNotFound = jobrun.ErrNotFound
+// monitor, job or other record does not exist. It is package records',
+// so that errors.Is works alike for the monitors and the job runner's
+// records.
+var ErrNotFound = records.ErrNotFound
 
 // ErrConflict is returned (wrapped) when a record's unique name or id is
 // taken.
-var ErrConflict = jobrun.ErrConflict
+var ErrConflict = records.ErrConflict
 
 // DB is an open store. It is safe for concurrent use.
 type DB struct {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"genlens/internal/dbtest"
-	"genlens/jobrun"
-	"genlens/jobrun/storetest"
+	"genlens/records"
+	"genlens/records/storetest"
 	"genlens/store"
 )
 
@@ -294,11 +294,11 @@ func TestConcurrentInserts(t *testing.T) {
 	})
 }
 
-// The job runner's contract (jobrun/storetest) on both backends.
+// The job runner's contract (records/storetest) on both backends.
 func TestJobStore(t *testing.T) {
 	for _, b := range dbtest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			storetest.Run(t, func(t *testing.T) jobrun.Store {
+			storetest.Run(t, func(t *testing.T) records.Store {
 				db, err := store.Open(context.Background(), b.DSN(t))
 				if err != nil {
 					t.Fatal(err)

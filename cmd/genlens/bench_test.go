@@ -7,7 +7,7 @@ import (
 	"genlens/internal/shareddata"
 )
 
-// The issue's target: `genlens entropy` with the cs kernel on the 1000-row
+// The performance target: `genlens entropy` with the cs kernel on the 1000-row
 // Qwen file in under 2 s end to end (reading, scoring, AUROC, JSON).
 // Run: go test ./cmd/genlens -run XXX -bench EntropyCS -benchtime 5x
 func BenchmarkEntropyCSQwen1000(b *testing.B) {

@@ -222,7 +222,7 @@ func TestCompareFlagsThatDoNotApply(t *testing.T) {
 		// Beyond any memory: a field error, never a makeslice panic.
 		{"kid with --kid-subsets 9e18", []string{"--metrics", "kid", "--kid-subsets", "9000000000000000000"}, 2, "--kid-subsets 9000000000000000000: want at most"},
 		{"kid with --kid-subset-size 9e18", []string{"--metrics", "kid", "--kid-subset-size", "9000000000000000000"}, 2, "--kid-subset-size 9000000000000000000: want at most"},
-		// Issue 14.1: the default is fid alone, which uses no kernel.
+		// The default is fid alone, which uses no kernel.
 		{"default metrics with --kid-subset-size 1", []string{"--kid-subset-size", "1"}, 0, ""},
 		{"default metrics with --kernel", []string{"--kernel", "laplacian"}, 2, "--kernel"},
 		{"image flags on feature files", []string{"--mode", "tf"}, 2, "--mode applies only to folders"},
@@ -399,7 +399,7 @@ func TestISRowsAndHints(t *testing.T) {
 	}
 }
 
-// TestCompareFakeStats (issue 14.2): --fake may be a statistics file too,
+// TestCompareFakeStats: --fake may be a statistics file too,
 // as `python -m pytorch_fid A B` accepts; FID is then the same as with the
 // rows, and the text names the side whose sample count is unknown.
 func TestCompareFakeStats(t *testing.T) {

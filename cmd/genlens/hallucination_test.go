@@ -80,7 +80,7 @@ func TestPHRSimulateJSONContract(t *testing.T) {
 	}
 }
 
-// The issue's check at the paper's settings (ε = 0.05, M = 40, K = 2000,
+// A check at the paper's settings (ε = 0.05, M = 40, K = 2000,
 // N-n = 100, 200 tasks): on the paper's cubic task the mean absolute
 // difference between Algorithm 1 and the exact PHR is below 0.02 at n = 2
 // and n = 16. (The derivation of the tolerance and the categorical model
@@ -297,7 +297,7 @@ func TestPHRServeModel(t *testing.T) {
 	}
 }
 
-// The issue's target: `hallucination simulate` with the defaults (6 context
+// The performance target: `hallucination simulate` with the defaults (6 context
 // sizes x 200 tasks, M = 40, K = 2000, N-n = 100) in under 3 minutes on 2
 // cores.
 // Run: go test ./cmd/genlens -run XXX -bench PHRSimulateDefaults -benchtime 1x -count 3

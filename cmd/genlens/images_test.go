@@ -90,7 +90,7 @@ func TestImageFolderCommands(t *testing.T) {
 }
 
 // TestComparePyTorchFIDStatsTest is pytorch-fid's own test through the
-// command line (issue 14.2): two statistics files, mu 0 and mu 1,
+// command line: two statistics files, mu 0 and mu 1,
 // identity covariances, d = 2048; FID is exactly 2048.
 func TestComparePyTorchFIDStatsTest(t *testing.T) {
 	dir := t.TempDir()
@@ -123,7 +123,7 @@ func TestComparePyTorchFIDStatsTest(t *testing.T) {
 
 // TestCompareFoldersUnderPTY: in a terminal, compare on folders draws a
 // bar counting images with a rate, and no bar shares a line with the
-// result (issue 14.9's glued bars).
+// result (a bar glued to the next line).
 func TestCompareFoldersUnderPTY(t *testing.T) {
 	fix := shareddata.Path(t, "fixtures/inception_random")
 	dir := t.TempDir()

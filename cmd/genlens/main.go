@@ -18,7 +18,8 @@ import (
 	"genlens/linalg"
 )
 
-// Exit codes (SPEC "Data and CLI conventions").
+// Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input, 130
+// cancelled (see job.Kind.ExitCode).
 const (
 	exitOK      = 0
 	exitFailure = 1

@@ -69,7 +69,7 @@ func writeArray(t *testing.T, dir, name string, shape []int, data []float64) str
 }
 
 func TestEntropyRealDataAUROC(t *testing.T) {
-	// Protocol of ../shared/data/README.md: the answer under test is
+	// The protocol of the TriviaQA files: the answer under test is
 	// samples[0], correct when RougeL-F with the reference > 0.3;
 	// uncertainty from samples[1:]. The default (lengths 1..2 summed, as
 	// the authors' code) must beat length 2 alone (the paper's text) on

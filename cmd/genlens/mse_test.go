@@ -436,7 +436,7 @@ func TestMSEBenchLIBSVM(t *testing.T) {
 	}
 }
 
-// The issue's target: `mse bench --dataset synthetic-a --trials 100` with
+// The performance target: `mse bench --dataset synthetic-a --trials 100` with
 // every method in under 5 minutes on 2 cores.
 // Run: go test ./cmd/genlens -run XXX -bench MSEBenchSyntheticA -benchtime 1x -timeout 30m
 func BenchmarkMSEBenchSyntheticA(b *testing.B) {

@@ -8,7 +8,7 @@ import (
 	"genlens/hallucination/bayeslin"
 )
 
-// The target: one PHR estimate with the paper's settings (M = 40,
+// The performance target: one PHR estimate with the paper's settings (M = 40,
 // N-n = 100, K = 2000) in under 0.5 s.
 // Run: go test ./hallucination/bayeslin -run XXX -bench Estimate -count 3
 func BenchmarkEstimate(b *testing.B) {

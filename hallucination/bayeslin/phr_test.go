@@ -73,7 +73,7 @@ func tasks(t testing.TB, m bayeslin.Model, n, count int, seed uint64) []task {
 // by Monte Carlo noise with standard error se_i (the spread of the M THR
 // estimates over sqrt(M)). So E|error| <= mean|b_i| + sqrt(2/π) rms(se);
 // the test allows that plus 0.005 for the noise of a 200-task mean
-// absolute error, and separately requires the bound of 0.02. It
+// absolute error, and separately requires a bound of 0.02. It
 // also checks that the noise is what the standard errors claim: the
 // errors against the finite-N target have mean within 4 standard errors
 // of 0 and mean square between 0.5 and 2 times the mean se².

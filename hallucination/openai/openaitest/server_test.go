@@ -40,8 +40,6 @@ func post(t *testing.T, url string, body any) (int, openai.CompletionResponse, s
 	return resp.StatusCode, out, buf.String()
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // The echoed prompt carries the model's true log-probabilities: certain
 // format tokens 0, inputs log(1/2), labels the Pólya urn given the
 // examples before them.

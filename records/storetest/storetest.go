@@ -1,4 +1,4 @@
-// Package storetest checks that an implementation of jobrun.Store keeps
+// Package storetest checks that an implementation of records.Store keeps
 // its contract: the same suite runs against the in-memory store, SQLite
 // and Postgres, as fstest.TestFS does for file systems.
 package storetest
@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"genlens/jobrun"
+	"genlens/records"
 )
 
 // Run runs the suite. open returns a new, empty store for each subtest
 // (it may register cleanup with t).
-func Run(t *testing.T, open func(t *testing.T) jobrun.Store) {
+func Run(t *testing.T, open func(t *testing.T) records.Store) {
 	t.Run("JobLifecycle", func(t *testing.T) { testLifecycle(t, open(t)) })
 	t.Run("ClaimOrderAndExclusive", func(t *testing.T) { testClaim(t, open(t)) })
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, open(t)) })
@@ -35,44 +35,44 @@ var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 
 func at(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
 
-func job(id string, created time.Time) jobrun.Job {
-	return jobrun.Job{ID: id, Kind: "stats", Request: []byte(`{"in":"a.npy"}`), Status: jobrun.StatusQueued, Created: created}
+func job(id string, created time.Time) records.Job {
+	return records.Job{ID: id, Kind: "stats", Request: []byte(`{"in":"a.npy"}`), Status: records.StatusQueued, Created: created}
 }
 
 func sameTime(a, b time.Time) bool { return a.Sub(b).Abs() < time.Microsecond }
 
-func testLifecycle(t *testing.T, s jobrun.Store) {
+func testLifecycle(t *testing.T, s records.Store) {
 	ctx := context.Background()
 	if err := s.CreateJob(ctx, job("j1", at(0))); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateJob(ctx, job("j1", at(1))); !errors.Is(err, jobrun.ErrConflict) {
+	if err := s.CreateJob(ctx, job("j1", at(1))); !errors.Is(err, records.ErrConflict) {
 		t.Errorf("duplicate CreateJob: err = %v, want ErrConflict", err)
 	}
-	if _, err := s.GetJob(ctx, "nope"); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.GetJob(ctx, "nope"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("GetJob(missing): err = %v, want ErrNotFound", err)
 	}
 	j, err := s.GetJob(ctx, "j1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Status != jobrun.StatusQueued || j.Kind != "stats" || string(j.Request) != `{"in":"a.npy"}` || !sameTime(j.Created, at(0)) || !j.Started.IsZero() {
+	if j.Status != records.StatusQueued || j.Kind != "stats" || string(j.Request) != `{"in":"a.npy"}` || !sameTime(j.Created, at(0)) || !j.Started.IsZero() {
 		t.Errorf("stored job = %+v", j)
 	}
-	if n, err := s.CountJobs(ctx, jobrun.StatusQueued); err != nil || n != 1 {
+	if n, err := s.CountJobs(ctx, records.StatusQueued); err != nil || n != 1 {
 		t.Errorf("CountJobs(queued) = %d, %v; want 1", n, err)
 	}
 	j, ok, err := s.ClaimJob(ctx, "w1", at(2))
-	if err != nil || !ok || j.ID != "j1" || j.Status != jobrun.StatusRunning || j.ClaimedBy != "w1" || !sameTime(j.Started, at(2)) {
+	if err != nil || !ok || j.ID != "j1" || j.Status != records.StatusRunning || j.ClaimedBy != "w1" || !sameTime(j.Started, at(2)) {
 		t.Fatalf("ClaimJob = %+v, %v, %v", j, ok, err)
 	}
 	if _, ok, err := s.ClaimJob(ctx, "w2", at(2)); ok || err != nil {
 		t.Errorf("second ClaimJob with nothing queued: ok = %v, err = %v", ok, err)
 	}
-	if _, err := s.Touch(ctx, "j1", "w2", 1, 2, at(3)); !errors.Is(err, jobrun.ErrNotClaimed) {
+	if _, err := s.Touch(ctx, "j1", "w2", 1, 2, at(3)); !errors.Is(err, records.ErrNotClaimed) {
 		t.Errorf("Touch by another worker: err = %v, want ErrNotClaimed", err)
 	}
-	if _, err := s.Touch(ctx, "nope", "w1", 1, 2, at(3)); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.Touch(ctx, "nope", "w1", 1, 2, at(3)); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("Touch(missing): err = %v, want ErrNotFound", err)
 	}
 	cancel, err := s.Touch(ctx, "j1", "w1", 3, 10, at(3))
@@ -83,24 +83,24 @@ func testLifecycle(t *testing.T, s jobrun.Store) {
 	if j.Done != 3 || j.Total != 10 || !sameTime(j.Heartbeat, at(3)) {
 		t.Errorf("after Touch: done %d total %d heartbeat %v", j.Done, j.Total, j.Heartbeat)
 	}
-	if n, _ := s.CountJobs(ctx, jobrun.StatusRunning); n != 1 {
+	if n, _ := s.CountJobs(ctx, records.StatusRunning); n != 1 {
 		t.Errorf("CountJobs(running) = %d, want 1", n)
 	}
-	o := jobrun.Outcome{Status: jobrun.StatusSucceeded, Result: []byte(`{"n":3}`)}
-	if err := s.FinishJob(ctx, "j1", "w2", o, at(4)); !errors.Is(err, jobrun.ErrNotClaimed) {
+	o := records.Outcome{Status: records.StatusSucceeded, Result: []byte(`{"n":3}`)}
+	if err := s.FinishJob(ctx, "j1", "w2", o, at(4)); !errors.Is(err, records.ErrNotClaimed) {
 		t.Errorf("FinishJob by another worker: err = %v, want ErrNotClaimed", err)
 	}
 	if err := s.FinishJob(ctx, "j1", "w1", o, at(4)); err != nil {
 		t.Fatal(err)
 	}
 	j, _ = s.GetJob(ctx, "j1")
-	if j.Status != jobrun.StatusSucceeded || string(j.Result) != `{"n":3}` || !sameTime(j.Finished, at(4)) || j.Error != "" {
+	if j.Status != records.StatusSucceeded || string(j.Result) != `{"n":3}` || !sameTime(j.Finished, at(4)) || j.Error != "" {
 		t.Errorf("finished job = %+v", j)
 	}
-	if err := s.FinishJob(ctx, "j1", "w1", jobrun.Outcome{Status: jobrun.StatusFailed, Error: "x"}, at(5)); !errors.Is(err, jobrun.ErrNotClaimed) {
+	if err := s.FinishJob(ctx, "j1", "w1", records.Outcome{Status: records.StatusFailed, Error: "x"}, at(5)); !errors.Is(err, records.ErrNotClaimed) {
 		t.Errorf("FinishJob twice: err = %v, want ErrNotClaimed", err)
 	}
-	if _, err := s.Touch(ctx, "j1", "w1", 1, 1, at(5)); !errors.Is(err, jobrun.ErrNotClaimed) {
+	if _, err := s.Touch(ctx, "j1", "w1", 1, 1, at(5)); !errors.Is(err, records.ErrNotClaimed) {
 		t.Errorf("Touch after finish: err = %v, want ErrNotClaimed", err)
 	}
 
@@ -120,16 +120,16 @@ func testLifecycle(t *testing.T, s jobrun.Store) {
 	}
 	// Failure outcome keeps kind and message.
 	j, _, _ = s.ClaimJob(ctx, "w1", at(50))
-	if err := s.FinishJob(ctx, j.ID, "w1", jobrun.Outcome{Status: jobrun.StatusFailed, ErrorKind: "input", Error: "a.npy: bad"}, at(51)); err != nil {
+	if err := s.FinishJob(ctx, j.ID, "w1", records.Outcome{Status: records.StatusFailed, ErrorKind: "input", Error: "a.npy: bad"}, at(51)); err != nil {
 		t.Fatal(err)
 	}
 	j, _ = s.GetJob(ctx, j.ID)
-	if j.Status != jobrun.StatusFailed || j.ErrorKind != "input" || j.Error != "a.npy: bad" || j.Result != nil {
+	if j.Status != records.StatusFailed || j.ErrorKind != "input" || j.Error != "a.npy: bad" || j.Result != nil {
 		t.Errorf("failed job = %+v", j)
 	}
 }
 
-func testClaim(t *testing.T, s jobrun.Store) {
+func testClaim(t *testing.T, s records.Store) {
 	ctx := context.Background()
 	// Created out of order; ties broken by id.
 	for _, c := range []struct {
@@ -203,18 +203,18 @@ func testClaim(t *testing.T, s jobrun.Store) {
 	}
 }
 
-func testCancel(t *testing.T, s jobrun.Store) {
+func testCancel(t *testing.T, s records.Store) {
 	ctx := context.Background()
 	for _, id := range []string{"q", "r"} {
 		if err := s.CreateJob(ctx, job(id, at(0))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.CancelJob(ctx, "nope", "x", at(1)); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.CancelJob(ctx, "nope", "x", at(1)); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("CancelJob(missing): err = %v", err)
 	}
 	j, err := s.CancelJob(ctx, "q", "canceled before it started", at(1))
-	if err != nil || j.Status != jobrun.StatusCanceled || j.ErrorKind != "canceled" || j.Error != "canceled before it started" || !sameTime(j.Finished, at(1)) {
+	if err != nil || j.Status != records.StatusCanceled || j.ErrorKind != "canceled" || j.Error != "canceled before it started" || !sameTime(j.Finished, at(1)) {
 		t.Errorf("CancelJob(queued) = %+v, %v", j, err)
 	}
 	j, ok, err := s.ClaimJob(ctx, "w", at(2))
@@ -222,23 +222,23 @@ func testCancel(t *testing.T, s jobrun.Store) {
 		t.Fatalf("ClaimJob after cancel = %+v %v %v (a canceled job must not be claimed)", j, ok, err)
 	}
 	j, err = s.CancelJob(ctx, "r", "x", at(3))
-	if err != nil || j.Status != jobrun.StatusRunning || !j.CancelRequested {
+	if err != nil || j.Status != records.StatusRunning || !j.CancelRequested {
 		t.Errorf("CancelJob(running) = %+v, %v", j, err)
 	}
 	cancel, err := s.Touch(ctx, "r", "w", 1, 2, at(4))
 	if err != nil || !cancel {
 		t.Errorf("Touch after cancel request = %v, %v; want true", cancel, err)
 	}
-	if err := s.FinishJob(ctx, "r", "w", jobrun.Outcome{Status: jobrun.StatusCanceled, ErrorKind: "canceled", Error: "canceled"}, at(5)); err != nil {
+	if err := s.FinishJob(ctx, "r", "w", records.Outcome{Status: records.StatusCanceled, ErrorKind: "canceled", Error: "canceled"}, at(5)); err != nil {
 		t.Fatal(err)
 	}
 	j, err = s.CancelJob(ctx, "r", "again", at(6))
-	if err != nil || j.Status != jobrun.StatusCanceled || j.Error != "canceled" || !sameTime(j.Finished, at(5)) {
+	if err != nil || j.Status != records.StatusCanceled || j.Error != "canceled" || !sameTime(j.Finished, at(5)) {
 		t.Errorf("CancelJob(terminal) changed the job: %+v, %v", j, err)
 	}
 }
 
-func testStale(t *testing.T, s jobrun.Store) {
+func testStale(t *testing.T, s records.Store) {
 	ctx := context.Background()
 	for _, id := range []string{"a", "b", "c"} {
 		if err := s.CreateJob(ctx, job(id, at(0))); err != nil {
@@ -255,13 +255,13 @@ func testStale(t *testing.T, s jobrun.Store) {
 		t.Errorf("FailStale = %v, %v; want [a]", ids, err)
 	}
 	j, _ := s.GetJob(ctx, "a")
-	if j.Status != jobrun.StatusFailed || j.ErrorKind != "internal" || j.Error != "interrupted" || !sameTime(j.Finished, at(11)) {
+	if j.Status != records.StatusFailed || j.ErrorKind != "internal" || j.Error != "interrupted" || !sameTime(j.Finished, at(11)) {
 		t.Errorf("stale job = %+v", j)
 	}
-	if err := s.FinishJob(ctx, "a", "w1", jobrun.Outcome{Status: jobrun.StatusSucceeded}, at(12)); !errors.Is(err, jobrun.ErrNotClaimed) {
+	if err := s.FinishJob(ctx, "a", "w1", records.Outcome{Status: records.StatusSucceeded}, at(12)); !errors.Is(err, records.ErrNotClaimed) {
 		t.Errorf("FinishJob on a reaped job: err = %v, want ErrNotClaimed", err)
 	}
-	if j, _ := s.GetJob(ctx, "c"); j.Status != jobrun.StatusQueued {
+	if j, _ := s.GetJob(ctx, "c"); j.Status != records.StatusQueued {
 		t.Errorf("FailStale touched a queued job: %+v", j)
 	}
 	ids, err = s.FailStale(ctx, at(100), "restart", at(100))
@@ -270,13 +270,13 @@ func testStale(t *testing.T, s jobrun.Store) {
 	}
 }
 
-func testArtifacts(t *testing.T, s jobrun.Store) {
+func testArtifacts(t *testing.T, s records.Store) {
 	ctx := context.Background()
 	if l, err := s.ListArtifacts(ctx, "j"); err != nil || len(l) != 0 {
 		t.Errorf("ListArtifacts(none) = %v, %v", l, err)
 	}
 	big := bytes.Repeat([]byte{0, 1, 2, 255}, 1<<16)
-	for _, a := range []jobrun.Artifact{
+	for _, a := range []records.Artifact{
 		{JobID: "j", Name: "b.png", ContentType: "image/png", Data: big},
 		{JobID: "j", Name: "a.csv", ContentType: "text/csv", Data: []byte("x\n1\n")},
 		{JobID: "k", Name: "a.csv", ContentType: "text/csv", Data: []byte("other")},
@@ -298,14 +298,14 @@ func testArtifacts(t *testing.T, s jobrun.Store) {
 	if err != nil || !bytes.Equal(a.Data, big) {
 		t.Errorf("GetArtifact(binary) differs, err %v", err)
 	}
-	if _, err := s.GetArtifact(ctx, "j", "c"); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.GetArtifact(ctx, "j", "c"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("GetArtifact(missing): err = %v", err)
 	}
 }
 
-func testUploads(t *testing.T, s jobrun.Store) {
+func testUploads(t *testing.T, s records.Store) {
 	ctx := context.Background()
-	u := jobrun.Upload{ID: "ab12.npy", Name: "real features.npy", Size: 128, SHA256: "ab12", Created: at(0)}
+	u := records.Upload{ID: "ab12.npy", Name: "real features.npy", Size: 128, SHA256: "ab12", Created: at(0)}
 	if err := s.PutUpload(ctx, u); err != nil {
 		t.Fatal(err)
 	}
@@ -327,14 +327,14 @@ func testUploads(t *testing.T, s jobrun.Store) {
 	if got, err := s.GetUpload(ctx, "ab12.npy"); err != nil || !sameTime(got.Created, at(5)) {
 		t.Errorf("after an earlier record: created %v, %v; want %v", got.Created, err, at(5))
 	}
-	if _, err := s.GetUpload(ctx, "x"); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.GetUpload(ctx, "x"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("GetUpload(missing): err = %v", err)
 	}
 }
 
 // finished stores a job created at created, claimed and finished with
 // status st at fin (canceled: while queued).
-func finished(t *testing.T, s jobrun.Store, id string, request string, st jobrun.Status, created, fin time.Time) {
+func finished(t *testing.T, s records.Store, id string, request string, st records.Status, created, fin time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	j := job(id, created)
@@ -342,7 +342,7 @@ func finished(t *testing.T, s jobrun.Store, id string, request string, st jobrun
 	if err := s.CreateJob(ctx, j); err != nil {
 		t.Fatal(err)
 	}
-	if st == jobrun.StatusCanceled {
+	if st == records.StatusCanceled {
 		if _, err := s.CancelJob(ctx, id, "canceled", fin); err != nil {
 			t.Fatal(err)
 		}
@@ -352,29 +352,29 @@ func finished(t *testing.T, s jobrun.Store, id string, request string, st jobrun
 	if err != nil || !ok || c.ID != id {
 		t.Fatalf("claiming %s: %+v, %v, %v", id, c, ok, err)
 	}
-	if st == jobrun.StatusRunning {
+	if st == records.StatusRunning {
 		return
 	}
-	if err := s.FinishJob(ctx, id, "w", jobrun.Outcome{Status: st, Result: []byte(`{}`)}, fin); err != nil {
+	if err := s.FinishJob(ctx, id, "w", records.Outcome{Status: st, Result: []byte(`{}`)}, fin); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func testDeleteJobs(t *testing.T, s jobrun.Store) {
+func testDeleteJobs(t *testing.T, s records.Store) {
 	ctx := context.Background()
 	// Each job is claimed before the next is created, so the claims
 	// take them in this order.
-	finished(t, s, "old-ok", `{}`, jobrun.StatusSucceeded, at(0), at(10))
-	finished(t, s, "old-failed", `{}`, jobrun.StatusFailed, at(1), at(20))
-	finished(t, s, "old-canceled", `{}`, jobrun.StatusCanceled, at(2), at(30))
-	finished(t, s, "edge", `{}`, jobrun.StatusSucceeded, at(3), at(100)) // finished exactly at the cutoff: kept
-	finished(t, s, "recent", `{}`, jobrun.StatusSucceeded, at(4), at(150))
-	finished(t, s, "running", `{}`, jobrun.StatusRunning, at(5), time.Time{}) // claimed at 5, running since
-	if err := s.CreateJob(ctx, job("queued", at(6))); err != nil {            // queued since 6
+	finished(t, s, "old-ok", `{}`, records.StatusSucceeded, at(0), at(10))
+	finished(t, s, "old-failed", `{}`, records.StatusFailed, at(1), at(20))
+	finished(t, s, "old-canceled", `{}`, records.StatusCanceled, at(2), at(30))
+	finished(t, s, "edge", `{}`, records.StatusSucceeded, at(3), at(100)) // finished exactly at the cutoff: kept
+	finished(t, s, "recent", `{}`, records.StatusSucceeded, at(4), at(150))
+	finished(t, s, "running", `{}`, records.StatusRunning, at(5), time.Time{}) // claimed at 5, running since
+	if err := s.CreateJob(ctx, job("queued", at(6))); err != nil {             // queued since 6
 		t.Fatal(err)
 	}
 	for _, id := range []string{"old-ok", "old-failed", "recent"} {
-		if err := s.PutArtifact(ctx, jobrun.Artifact{JobID: id, Name: "t.csv", ContentType: "text/csv", Data: []byte("a\n")}); err != nil {
+		if err := s.PutArtifact(ctx, records.Artifact{JobID: id, Name: "t.csv", ContentType: "text/csv", Data: []byte("a\n")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -386,10 +386,10 @@ func testDeleteJobs(t *testing.T, s jobrun.Store) {
 		t.Errorf("DeleteJobs(at 100) = %v, want [old-canceled old-failed old-ok]", ids)
 	}
 	for _, id := range []string{"old-ok", "old-failed", "old-canceled"} {
-		if _, err := s.GetJob(ctx, id); !errors.Is(err, jobrun.ErrNotFound) {
+		if _, err := s.GetJob(ctx, id); !errors.Is(err, records.ErrNotFound) {
 			t.Errorf("GetJob(%s) after delete: err = %v, want ErrNotFound", id, err)
 		}
-		if _, err := s.GetArtifact(ctx, id, "t.csv"); !errors.Is(err, jobrun.ErrNotFound) {
+		if _, err := s.GetArtifact(ctx, id, "t.csv"); !errors.Is(err, records.ErrNotFound) {
 			t.Errorf("GetArtifact(%s) after delete: err = %v, want ErrNotFound", id, err)
 		}
 		if a, err := s.ListArtifacts(ctx, id); err != nil || len(a) != 0 {
@@ -417,24 +417,24 @@ func testDeleteJobs(t *testing.T, s jobrun.Store) {
 	if err != nil || len(all) != 2 || all[0].ID != "queued" || all[1].ID != "running" {
 		t.Errorf("left = %+v, %v; want queued and running", all, err)
 	}
-	if n, _ := s.CountJobs(ctx, jobrun.StatusQueued); n != 1 {
+	if n, _ := s.CountJobs(ctx, records.StatusQueued); n != 1 {
 		t.Errorf("CountJobs(queued) = %d, want 1", n)
 	}
 }
 
-func testDeleteUploads(t *testing.T, s jobrun.Store) {
+func testDeleteUploads(t *testing.T, s records.Store) {
 	ctx := context.Background()
 	id := func(c byte, ext string) string { return string(bytes.Repeat([]byte{c}, 32)) + ext }
 	a, b, c, d, e := id('a', ".npy"), id('b', ".csv"), id('c', ".npy"), id('d', ".npy"), id('e', ".npy")
 	for i, u := range []string{a, b, c, d, e} {
 		created := at(10 * i) // a 0, b 10, c 20, d 30, e 40
-		if err := s.PutUpload(ctx, jobrun.Upload{ID: u, Name: "f", Size: 1, SHA256: u[:32], Created: created}); err != nil {
+		if err := s.PutUpload(ctx, records.Upload{ID: u, Name: "f", Size: 1, SHA256: u[:32], Created: created}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// b is named by a finished job, c by a queued one; a, d and e by
 	// none. The cutoff 30 takes a only (d was created at it, e after).
-	finished(t, s, "j-b", `{"real":"`+b+`","k":5}`, jobrun.StatusSucceeded, at(1), at(2))
+	finished(t, s, "j-b", `{"real":"`+b+`","k":5}`, records.StatusSucceeded, at(1), at(2))
 	qj := job("j-c", at(3))
 	qj.Request = []byte(`{"files":["x","` + c + `"]}`)
 	if err := s.CreateJob(ctx, qj); err != nil {
@@ -444,7 +444,7 @@ func testDeleteUploads(t *testing.T, s jobrun.Store) {
 	if err != nil || fmt.Sprint(ids) != fmt.Sprint([]string{a}) {
 		t.Errorf("DeleteUploads(at 30) = %v, %v; want [%s]", ids, err, a)
 	}
-	if _, err := s.GetUpload(ctx, a); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.GetUpload(ctx, a); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("GetUpload(a) after delete: err = %v, want ErrNotFound", err)
 	}
 	for _, u := range []string{b, c, d, e} {
@@ -468,7 +468,7 @@ func testDeleteUploads(t *testing.T, s jobrun.Store) {
 		t.Errorf("GetUpload(c), named by a queued job: %v", err)
 	}
 	// A deleted upload recorded again is a new record.
-	if err := s.PutUpload(ctx, jobrun.Upload{ID: a, Name: "again", Size: 1, SHA256: a[:32], Created: at(2000)}); err != nil {
+	if err := s.PutUpload(ctx, records.Upload{ID: a, Name: "again", Size: 1, SHA256: a[:32], Created: at(2000)}); err != nil {
 		t.Fatal(err)
 	}
 	if u, err := s.GetUpload(ctx, a); err != nil || u.Name != "again" || !sameTime(u.Created, at(2000)) {
@@ -479,13 +479,13 @@ func testDeleteUploads(t *testing.T, s jobrun.Store) {
 // testConcurrentDeletes sweeps from several goroutines at once, as
 // replicas sharing a database do: every job and upload is deleted, and
 // each id is returned to one sweeper only.
-func testConcurrentDeletes(t *testing.T, s jobrun.Store) {
+func testConcurrentDeletes(t *testing.T, s records.Store) {
 	ctx := context.Background()
 	const n = 20
 	for i := range n {
-		finished(t, s, fmt.Sprintf("j%02d", i), `{}`, jobrun.StatusFailed, at(i), at(n+i))
+		finished(t, s, fmt.Sprintf("j%02d", i), `{}`, records.StatusFailed, at(i), at(n+i))
 		u := fmt.Sprintf("%032x.npy", i)
-		if err := s.PutUpload(ctx, jobrun.Upload{ID: u, Name: "f", Size: 1, SHA256: u[:32], Created: at(i)}); err != nil {
+		if err := s.PutUpload(ctx, records.Upload{ID: u, Name: "f", Size: 1, SHA256: u[:32], Created: at(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -525,37 +525,37 @@ func testConcurrentDeletes(t *testing.T, s jobrun.Store) {
 	}
 }
 
-func testSelections(t *testing.T, s jobrun.Store) {
+func testSelections(t *testing.T, s records.Store) {
 	ctx := context.Background()
-	sel := jobrun.Selection{ID: "s1", Config: []byte(`{"algorithm":"fid-ucb"}`), Created: at(0)}
+	sel := records.Selection{ID: "s1", Config: []byte(`{"algorithm":"fid-ucb"}`), Created: at(0)}
 	if err := s.CreateSelection(ctx, sel); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateSelection(ctx, sel); !errors.Is(err, jobrun.ErrConflict) {
+	if err := s.CreateSelection(ctx, sel); !errors.Is(err, records.ErrConflict) {
 		t.Errorf("duplicate CreateSelection: err = %v", err)
 	}
-	if err := s.CreateSelection(ctx, jobrun.Selection{ID: "s0", Config: []byte(`{}`), Created: at(-1)}); err != nil {
+	if err := s.CreateSelection(ctx, records.Selection{ID: "s0", Config: []byte(`{}`), Created: at(-1)}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.GetSelection(ctx, "s1")
 	if err != nil || got.Seq != 0 || string(got.Config) != `{"algorithm":"fid-ucb"}` || !sameTime(got.Updated, at(0)) {
 		t.Errorf("GetSelection = %+v, %v", got, err)
 	}
-	if _, err := s.GetSelection(ctx, "x"); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.GetSelection(ctx, "x"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("GetSelection(missing): err = %v", err)
 	}
-	batch := func(seq int64, g int, data []byte) jobrun.SelectionBatch {
-		return jobrun.SelectionBatch{SelectionID: "s1", Seq: seq, Generator: g, Rows: 1, Cols: len(data) / 8, Data: data, Created: at(int(seq))}
+	batch := func(seq int64, g int, data []byte) records.SelectionBatch {
+		return records.SelectionBatch{SelectionID: "s1", Seq: seq, Generator: g, Rows: 1, Cols: len(data) / 8, Data: data, Created: at(int(seq))}
 	}
 	d1 := []byte{1, 2, 3, 4, 5, 6, 7, 8}
 	d2 := bytes.Repeat([]byte{9}, 16)
-	if err := s.AppendSelectionBatch(ctx, batch(2, 0, d1)); !errors.Is(err, jobrun.ErrConflict) {
+	if err := s.AppendSelectionBatch(ctx, batch(2, 0, d1)); !errors.Is(err, records.ErrConflict) {
 		t.Errorf("append with a gap: err = %v, want ErrConflict", err)
 	}
 	if err := s.AppendSelectionBatch(ctx, batch(1, 0, d1)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AppendSelectionBatch(ctx, batch(1, 1, d2)); !errors.Is(err, jobrun.ErrConflict) {
+	if err := s.AppendSelectionBatch(ctx, batch(1, 1, d2)); !errors.Is(err, records.ErrConflict) {
 		t.Errorf("append of a taken seq: err = %v, want ErrConflict", err)
 	}
 	if err := s.AppendSelectionBatch(ctx, batch(2, 1, d2)); err != nil {
@@ -563,7 +563,7 @@ func testSelections(t *testing.T, s jobrun.Store) {
 	}
 	missing := batch(1, 0, d1)
 	missing.SelectionID = "x"
-	if err := s.AppendSelectionBatch(ctx, missing); !errors.Is(err, jobrun.ErrNotFound) {
+	if err := s.AppendSelectionBatch(ctx, missing); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("append to a missing selection: err = %v", err)
 	}
 	got, _ = s.GetSelection(ctx, "s1")
@@ -578,7 +578,7 @@ func testSelections(t *testing.T, s jobrun.Store) {
 	if err != nil || len(bs) != 1 || bs[0].Seq != 2 {
 		t.Errorf("SelectionBatches(1) = %+v, %v", bs, err)
 	}
-	if _, err := s.SelectionBatches(ctx, "x", 0); !errors.Is(err, jobrun.ErrNotFound) {
+	if _, err := s.SelectionBatches(ctx, "x", 0); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("SelectionBatches(missing): err = %v", err)
 	}
 	all, err := s.ListSelections(ctx)
@@ -590,9 +590,9 @@ func testSelections(t *testing.T, s jobrun.Store) {
 // testConcurrentAppends: writers racing for the next Seq (replicas
 // posting batches at once) each either append or get ErrConflict, never
 // another error, and the log ends with every batch once, without gaps.
-func testConcurrentAppends(t *testing.T, s jobrun.Store) {
+func testConcurrentAppends(t *testing.T, s records.Store) {
 	ctx := context.Background()
-	if err := s.CreateSelection(ctx, jobrun.Selection{ID: "c", Config: []byte(`{}`), Created: at(0)}); err != nil {
+	if err := s.CreateSelection(ctx, records.Selection{ID: "c", Config: []byte(`{}`), Created: at(0)}); err != nil {
 		t.Fatal(err)
 	}
 	const writers, each = 4, 8
@@ -608,12 +608,12 @@ func testConcurrentAppends(t *testing.T, s jobrun.Store) {
 					errs <- err
 					return
 				}
-				b := jobrun.SelectionBatch{SelectionID: "c", Seq: sel.Seq + 1, Generator: w, Rows: 1, Cols: 1,
+				b := records.SelectionBatch{SelectionID: "c", Seq: sel.Seq + 1, Generator: w, Rows: 1, Cols: 1,
 					Data: []byte{byte(k), 0, 0, 0, 0, 0, 0, 0}, Created: at(int(sel.Seq + 1))}
 				switch err := s.AppendSelectionBatch(ctx, b); {
 				case err == nil:
 					k++
-				case errors.Is(err, jobrun.ErrConflict):
+				case errors.Is(err, records.ErrConflict):
 				default:
 					errs <- fmt.Errorf("writer %d: %w (want nil or ErrConflict)", w, err)
 					return

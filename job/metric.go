@@ -1,16 +1,16 @@
-package frechet
+package job
 
 // Metric names a two-sample score between real and generated feature
-// rows, as `genlens compare --metrics` spells it.
+// rows, as the metrics field of CompareRequest spells it.
 type Metric string
 
-// The metrics of a comparison. MMD and CMS are the kernel scores of
-// package kscore, PRDC and Vendi those of packages manifold and diversity;
-// they are listed here because what a comparison can compute depends on
-// its inputs (see NeedsRows).
+// The metrics of a comparison: FID and KID of package frechet, MMD and
+// CMS, the kernel scores of package kscore, PRDC and Vendi those of
+// packages manifold and diversity. What a comparison can compute depends
+// on its inputs (see NeedsRows).
 const (
-	MetricFID Metric = "fid" // Fréchet distance (Distance)
-	MetricKID Metric = "kid" // Kernel Inception Distance (KID)
+	MetricFID Metric = "fid" // Fréchet distance (frechet.Distance)
+	MetricKID Metric = "kid" // Kernel Inception Distance (frechet.KID)
 	MetricMMD Metric = "mmd" // unbiased MMD² with a chosen kernel
 	MetricCMS Metric = "cms" // cosine similarity of mean embeddings
 	// MetricPRDC is precision, recall, density and coverage (package
@@ -25,7 +25,7 @@ const (
 // Metrics lists every metric, in the order results report them.
 var Metrics = []Metric{MetricFID, MetricKID, MetricMMD, MetricCMS, MetricPRDC, MetricVendi, MetricCMMD}
 
-// AllMetrics are the metrics `--metrics all` asks for: the Inception-era
+// AllMetrics are the metrics that "all" asks for: the Inception-era
 // two-sample scores. prdc, vendi and cmmd are asked for by name: prdc
 // costs three passes of n² d multiply-adds, and cmmd is meaningful on
 // CLIP embeddings only.
