@@ -131,6 +131,22 @@ func EncodeStats(w io.Writer, s Stats) error {
 	return dataio.EncodeNPZ(w, statsArrays(s), false)
 }
 
+// EncodeStatsWith writes s as EncodeStats does, plus the extra arrays
+// (which readers of mu and sigma ignore) under their keys.
+func EncodeStatsWith(w io.Writer, s Stats, extra map[string]*dataio.Array) error {
+	if err := s.check("statistics"); err != nil {
+		return err
+	}
+	arrays := statsArrays(s)
+	for k, v := range extra {
+		if _, ok := arrays[k]; ok {
+			return fmt.Errorf("frechet: extra array %q would replace the statistics' own", k)
+		}
+		arrays[k] = v
+	}
+	return dataio.EncodeNPZ(w, arrays, false)
+}
+
 // statsArrays returns the arrays of the .npz of s.
 func statsArrays(s Stats) map[string]*dataio.Array {
 	d := s.Dim()

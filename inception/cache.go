@@ -61,6 +61,15 @@ func OpenFeatureCache(dir string, mode Mode, out Output, weightsHash string) *Fe
 	return &FeatureCache{dir: filepath.Join(dir, "features", hex.EncodeToString(h[:12])), dim: out.Dim()}
 }
 
+// OpenNetworkCache returns the cache of features of dim values computed
+// by another network (named by embedder, e.g. "dinov2-vitl14") with the
+// named preprocessing and weights whose SHA-256 is weightsHash. Its
+// entries live beside Inception's, under their own settings directory.
+func OpenNetworkCache(dir, embedder, preprocessing string, dim int, weightsHash string) *FeatureCache {
+	h := sha256.Sum256(fmt.Appendf(nil, "genlens %s features\npreprocessing %s\ndim %d\nweights %s\n", embedder, preprocessing, dim, weightsHash))
+	return &FeatureCache{dir: filepath.Join(dir, "features", hex.EncodeToString(h[:12])), dim: dim}
+}
+
 // Exists reports whether any entry was ever stored with these settings.
 func (c *FeatureCache) Exists() bool {
 	st, err := os.Stat(c.dir)

@@ -248,3 +248,10 @@ func resizeTF1(src []float32, h, w int, dst []float32, oh, ow int) {
 		}
 	}
 }
+
+// ResizeTF1 is the TensorFlow 1.x bilinear resize of ModeTF on one h×w
+// plane into an oh×ow plane, for other networks whose reference
+// preprocessing uses torch-fidelity's port of it (its DINOv2 extractor).
+func ResizeTF1(src []float32, h, w int, dst []float32, oh, ow int) {
+	resizeTF1(src, h, w, dst, oh, ow)
+}

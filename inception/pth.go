@@ -313,3 +313,23 @@ func materialise(t *pytorch.Tensor) (*Tensor, error) {
 	}
 	return out, nil
 }
+
+// TensorsFromPickle materialises tensors that gopickle unpickled from
+// another container (a TorchScript archive's module tree), with the same
+// checks as LoadStateDict: every view must lie inside its storage.
+func TensorsFromPickle(path string, raw map[string]*pytorch.Tensor) (map[string]*Tensor, error) {
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make(map[string]*Tensor, len(raw))
+	for _, k := range keys {
+		t, err := materialise(raw[k])
+		if err != nil {
+			return nil, &dataio.InputError{File: path, Key: k, Msg: err.Error()}
+		}
+		out[k] = t
+	}
+	return out, nil
+}

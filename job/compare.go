@@ -77,8 +77,10 @@ func (r *CompareRequest) Validate() (verr error) {
 	if _, err := featureDims("compare", r.Dims); err != nil {
 		return err
 	}
-	_, err := r.check("compare", "batch")
-	return err
+	if _, err := r.check("compare", "batch"); err != nil {
+		return err
+	}
+	return r.checkDims("compare", r.Dims)
 }
 
 // metrics returns the metrics to compute, given which sides are
@@ -202,10 +204,13 @@ func (r *CompareRequest) kernel() string {
 // (n_fake) is null when that side is a statistics file that does not
 // record its sample count (pytorch-fid's do not).
 type CompareResult struct {
-	FID  *Num          `json:"fid,omitempty"`
-	KID  *ScoreMeanStd `json:"kid,omitempty"`
-	MMD2 *Num          `json:"mmd2,omitempty"`
-	CMS  *Num          `json:"cms,omitempty"`
+	FID *Num `json:"fid,omitempty"`
+	// FDDINOv2 repeats the Fréchet distance under the name dgm-eval
+	// reports it by when the features are a DINOv2 network's.
+	FDDINOv2 *Num          `json:"fd_dinov2,omitempty"`
+	KID      *ScoreMeanStd `json:"kid,omitempty"`
+	MMD2     *Num          `json:"mmd2,omitempty"`
+	CMS      *Num          `json:"cms,omitempty"`
 
 	// prdc: Kynkäänniemi et al.'s precision and recall, Naeem et al.'s
 	// density and coverage; vendi: the Vendi score of the fake rows and
@@ -261,10 +266,35 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	if err != nil {
 		return nil, err
 	}
+	if err := sameProvenance("compare", real.path, real.prov, fake.path, fake.prov); err != nil {
+		return nil, err
+	}
 	var x *extractor
+	prov := real.prov
+	if prov == nil {
+		prov = fake.prov
+	}
 	start := time.Now()
 	if realDir || fakeDir {
-		if x, err = compareImages(ctx, env, req, want, real, fake); err != nil {
+		if x, err = newExtractor(env, "compare", "batch", req.ImageOptions); err != nil {
+			return nil, err
+		}
+		// Resolve and hash the weights first: a statistics file made
+		// with other settings is refused before hours of images.
+		if err := x.prepare(ctx); err != nil {
+			return nil, err
+		}
+		folder := req.Real
+		if !realDir {
+			folder = req.Fake
+		}
+		for _, s := range []*featureSide{real, fake} {
+			if err := sameProvenance("compare", s.path, s.prov, folder, x.provenance()); err != nil {
+				return nil, err
+			}
+		}
+		prov = x.provenance()
+		if err = compareImages(ctx, env, x, req, want, real, fake); err != nil {
 			return nil, err
 		}
 	}
@@ -294,6 +324,9 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		}
 		v := Num(d)
 		out.FID = &v
+		if prov.isDINOv2() {
+			out.FDDINOv2 = &v
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -428,12 +461,8 @@ func subsampleRows(x *mat.Dense, limit int, seed uint64, side uint64) *mat.Dense
 // compareImages fills the folder sides of a comparison: statistics
 // streamed from the images when only FID is wanted, rows otherwise. One
 // progress count runs over the images of both folders.
-func compareImages(ctx context.Context, env Env, req CompareRequest, want map[Metric]bool, real, fake *featureSide) (*extractor, error) {
+func compareImages(ctx context.Context, env Env, x *extractor, req CompareRequest, want map[Metric]bool, real, fake *featureSide) error {
 	out, _ := featureDims("compare", req.Dims)
-	x, err := newExtractor(env, "compare", "batch", req.ImageOptions)
-	if err != nil {
-		return nil, err
-	}
 	rows := false
 	for m, on := range want {
 		rows = rows || on && m.NeedsRows()
@@ -441,7 +470,7 @@ func compareImages(ctx context.Context, env Env, req CompareRequest, want map[Me
 	sides := []*featureSide{real, fake}
 	lists, total, err := x.folders([]string{req.Real, req.Fake})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	c := &counter{env: env, total: total}
 	for i, s := range sides {
@@ -454,13 +483,13 @@ func compareImages(ctx context.Context, env Env, req CompareRequest, want map[Me
 			s.stats, err = x.imageStats(ctx, s.path, lists[i], out, c)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if s.rows != nil && s.rows.RawMatrix().Rows < 2 {
-			return nil, &dataio.InputError{File: s.path, Msg: "1 image; need at least 2"}
+			return &dataio.InputError{File: s.path, Msg: "1 image; need at least 2"}
 		}
 	}
-	return x, nil
+	return nil
 }
 
 // compareFault makes a covariance that is not positive semidefinite the

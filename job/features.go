@@ -12,6 +12,7 @@ import (
 
 	"genlens/inception"
 	"genlens/linalg"
+	"genlens/vit"
 )
 
 // FeaturesRequest is a request of `genlens features`: Inception-v3
@@ -19,7 +20,13 @@ import (
 // torch-fidelity) computes them (see package inception). Start from
 // NewFeaturesRequest, which holds the command line's defaults.
 type FeaturesRequest struct {
-	Input     string `json:"input"`              // folder of images
+	Input string `json:"input"` // folder of images
+	// Embedder is inception (default) or a DINOv2 or CLIP network of
+	// package vit, whose single output ignores Dims and whose
+	// preprocessing is Preset rather than Mode (both left at their
+	// defaults).
+	Embedder  string `json:"embedder,omitempty"`
+	Preset    string `json:"preset,omitempty"`
 	Dims      string `json:"dims"`               // 64, 192, 768, 2048, logits or logits_unbiased
 	Mode      string `json:"mode"`               // pytorch-fid, tf or clean
 	Weights   string `json:"weights,omitempty"`  // .pth file; default: $GENLENS_WEIGHTS, cache, download
@@ -47,8 +54,43 @@ func NewFeaturesRequest() FeaturesRequest {
 // Validate checks the fields that need no input file.
 func (r *FeaturesRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewFeaturesRequest()) }()
-	_, _, err := r.options()
+	_, err := r.network()
 	return err
+}
+
+// network checks the fields and returns the image options of the
+// request.
+func (r *FeaturesRequest) network() (ImageOptions, error) {
+	e := strings.ToLower(strings.TrimSpace(r.Embedder))
+	if e == "" || e == EmbedderInception {
+		if r.Preset != "" {
+			return ImageOptions{}, Fieldf("preset", "features: {preset} applies to the DINOv2 and CLIP embedders; Inception's preprocessing is {mode}")
+		}
+		_, mode, err := r.options()
+		if err != nil {
+			return ImageOptions{}, err
+		}
+		return ImageOptions{Mode: string(mode), Weights: r.Weights, Batch: r.Batch, Workers: r.Workers, Recursive: r.Recursive, NoCache: r.NoCache}, nil
+	}
+	// Dims and Mode keep their defaults (or are empty) with a ViT.
+	d := strings.ToLower(strings.TrimSpace(r.Dims))
+	m := strings.ToLower(strings.TrimSpace(r.Mode))
+	switch {
+	case r.Input == "":
+		return ImageOptions{}, Fieldf("input", "features: {input} (a folder of images) is required")
+	case d != "" && d != string(inception.Out2048):
+		return ImageOptions{}, Fieldf("dims", "features: {dims} selects an Inception output; {embedder} %s has one", e)
+	case m != "" && m != string(inception.ModePyTorchFID):
+		return ImageOptions{}, Fieldf("mode", "features: {mode} is Inception's preprocessing; {embedder} %s takes {preset}", e)
+	case r.Batch < 1:
+		return ImageOptions{}, Fieldf("batch", "features: {batch} %d: want at least 1", r.Batch)
+	}
+	if err := checkShards("features", r.Shards, r.Shard); err != nil {
+		return ImageOptions{}, err
+	}
+	o := ImageOptions{Embedder: e, Preset: r.Preset, Weights: r.Weights, Batch: r.Batch, Workers: r.Workers, Recursive: r.Recursive, NoCache: r.NoCache}
+	_, err := o.check("features", "batch")
+	return o, err
 }
 
 func (r *FeaturesRequest) options() (inception.Output, inception.Mode, error) {
@@ -80,8 +122,11 @@ type FeaturesResult struct {
 	Images          int    `json:"images"`
 	Dims            int    `json:"dims"`
 	Output          string `json:"output"`
-	Mode            string `json:"mode"`
+	Embedder        string `json:"embedder"`
+	Mode            string `json:"mode,omitempty"`   // Inception's preprocessing
+	Preset          string `json:"preset,omitempty"` // a ViT's preprocessing
 	Weights         string `json:"weights"`
+	WeightsSHA256   string `json:"weights_sha256"`
 	Backend         string `json:"backend"`
 	Cached          int    `json:"cached"`   // features read from the feature cache
 	Computed        int    `json:"computed"` // images run through the network
@@ -104,14 +149,17 @@ type FeaturesResult struct {
 // images seen before with the same settings come from the feature cache
 // (see inception.FeatureCache) unless req.NoCache.
 func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResult, error) {
-	out, mode, err := req.options()
+	opt, err := req.network()
 	if err != nil {
 		return nil, err
 	}
-	x, err := newExtractor(env, "features", "batch", ImageOptions{Mode: string(mode), Weights: req.Weights,
-		Batch: req.Batch, Workers: req.Workers, Recursive: req.Recursive, NoCache: req.NoCache})
+	x, err := newExtractor(env, "features", "batch", opt)
 	if err != nil {
 		return nil, err
+	}
+	out := inception.Output(strings.ToLower(strings.TrimSpace(req.Dims)))
+	if !x.net.isInception() {
+		out = inception.Output(vitOutput(x.net.vit))
 	}
 	files, err := x.list(req.Input)
 	if err != nil {
@@ -124,7 +172,7 @@ func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResul
 		}
 		shard = &req.Shard
 	}
-	res := &FeaturesResult{Shard: shard, Shards: req.Shards, Images: len(files), Dims: out.Dim(), Output: string(out), Mode: string(mode),
+	res := &FeaturesResult{Shard: shard, Shards: req.Shards, Images: len(files), Dims: x.dim(out), Output: string(out), Embedder: x.net.embedder, Mode: string(x.net.mode), Preset: string(x.net.preset),
 		Backend: linalg.Backend(), Files: files, Features: make([][]float32, 0, len(files))}
 	start := time.Now()
 	env.progress(0, len(files))
@@ -136,7 +184,7 @@ func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResul
 		return nil, err
 	}
 	sec := time.Since(start).Seconds()
-	res.Weights, res.Cached, res.Computed = x.weights, x.cached, x.computed
+	res.Weights, res.WeightsSHA256, res.Cached, res.Computed = x.weights, x.whash, x.cached, x.computed
 	res.Seconds = Num(sec)
 	res.ImagesPerSecond = Num(float64(len(files)) / math.Max(sec, 1e-9))
 	return res, nil
@@ -175,4 +223,16 @@ func (r *FeaturesResult) WriteNPY(w io.Writer) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// vitOutput names what a ViT embedder outputs: DINOv2's class token
+// after the final norm, CLIP's encode_image (L2-normalised for CMMD).
+func vitOutput(c *vit.Config) string {
+	switch {
+	case c.Family == vit.DINOv2:
+		return "x_norm_clstoken"
+	case c.Normalize:
+		return "encode_image_normalized"
+	}
+	return "encode_image"
 }

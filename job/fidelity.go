@@ -66,8 +66,10 @@ func (r *StatsRequest) Validate() (verr error) {
 	if err := checkShards("stats", r.Shards, r.Shard); err != nil {
 		return err
 	}
-	_, err := r.check("stats", "batch")
-	return err
+	if _, err := r.check("stats", "batch"); err != nil {
+		return err
+	}
+	return r.checkDims("stats", r.Dims)
 }
 
 // featureDims parses the dims of an image folder's features for a
@@ -97,6 +99,9 @@ type StatsResult struct {
 	// Part is the partial statistics of a sharded request (then Stats is
 	// empty).
 	Part *frechet.Part `json:"-"`
+	// Provenance says how the features of a folder were made; the
+	// statistics file records it (see provenanceKey).
+	Provenance *provenance `json:"-"`
 }
 
 // Stats runs `genlens stats`: mean and (n-1)-normalised covariance of the
@@ -129,7 +134,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 		if err != nil {
 			return nil, err
 		}
-		return &StatsResult{N: s.N, Dim: s.Dim(), Images: x.info(start), Stats: s}, nil
+		return &StatsResult{N: s.N, Dim: s.Dim(), Images: x.info(start), Stats: s, Provenance: x.provenance()}, nil
 	}
 	if req.Dims != "" {
 		return nil, Fieldf("dims", "stats: {dims} applies only to a folder of images, and %s is not one", req.In)
@@ -191,7 +196,7 @@ func (r *StatsResult) Artifact(name string) Artifact {
 		return Artifact{name, func(w io.Writer) error { return frechet.EncodePart(w, r.Part) }}
 	}
 	return Artifact{name, func(w io.Writer) error {
-		return frechet.EncodeStats(w, r.Stats)
+		return encodeStatsProvenance(w, r.Stats, r.Provenance)
 	}}
 }
 
@@ -231,6 +236,9 @@ func (r *ISRequest) Validate() (verr error) {
 		return Fieldf("key", "is: {key} names an array in an .npz {probs}; {images} is a folder")
 	case r.Splits < 1:
 		return Fieldf("splits", "is: {splits} %d: want >= 1", r.Splits)
+	}
+	if n, err := r.check("is", "batch"); err == nil && !n.isInception() {
+		return Fieldf("embedder", "is: {embedder} %s: the Inception Score is defined on Inception's class probabilities; use inception", n.embedder)
 	}
 	if _, err := r.check("is", "batch"); err != nil {
 		return err
@@ -446,6 +454,7 @@ func (o rowsSpec) features(fsys fs.FS, path string) (*mat.Dense, error) {
 // statistics streamed from a folder of images (rows nil, isStats unset).
 type featureSide struct {
 	path    string
+	prov    *provenance // how a statistics file's features were made, when it says
 	rows    *mat.Dense
 	stats   frechet.Stats // of the file, or of the rows once needed
 	isStats bool
@@ -459,7 +468,11 @@ func readSide(fsys fs.FS, path, key, keyFlag string) (*featureSide, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &featureSide{path: path, stats: s, isStats: true}, nil
+		prov, err := readProvenance(fsys, path)
+		if err != nil {
+			return nil, err
+		}
+		return &featureSide{path: path, stats: s, isStats: true, prov: prov}, nil
 	}
 	x, err := rowsSpec{key: key, keyFlag: keyFlag, stats: true}.features(fsys, path)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"genlens/frechet"
 	"genlens/inception"
 	"genlens/internal/par"
+	"genlens/vit"
 )
 
 // This file turns folders of images into features wherever the
@@ -31,6 +33,11 @@ import (
 // fields are flags of every command that takes folders; they are refused
 // when no input is a folder, so that none goes silently unused.
 type ImageOptions struct {
+	// Embedder is the network: inception (the default; Mode picks its
+	// preprocessing) or one of package vit's DINOv2 and CLIP networks
+	// (Preset picks theirs, and Weights must name their file).
+	Embedder  string `json:"embedder,omitempty"`
+	Preset    string `json:"preset,omitempty"`    // ViT embedders: dgm-eval, torch-fidelity, clip or cmmd
 	Mode      string `json:"mode,omitempty"`      // pytorch-fid (default), tf or clean
 	Weights   string `json:"weights,omitempty"`   // .pth file; default: $GENLENS_WEIGHTS, cache, download
 	Batch     int    `json:"batch,omitempty"`     // images run together; 0: 50, as pytorch-fid
@@ -39,23 +46,66 @@ type ImageOptions struct {
 	NoCache   bool   `json:"no_cache,omitempty"`  // neither read nor write the feature cache
 }
 
+// EmbedderInception is the default embedder, the FID Inception-v3.
+const EmbedderInception = "inception"
+
+// network is the embedder the options resolve to: Inception with a
+// preprocessing mode, or a ViT of package vit with a preset.
+type network struct {
+	embedder string
+	mode     inception.Mode // Inception
+	vit      *vit.Config    // nil for Inception
+	preset   vit.Preset
+}
+
+// isInception reports whether the network is the FID Inception-v3.
+func (n network) isInception() bool { return n.vit == nil }
+
 // check validates the options for command cmd; batch names the request
 // field that holds Batch ("batch", or "image_batch" in select).
-func (o ImageOptions) check(cmd, batch string) (inception.Mode, error) {
+func (o ImageOptions) check(cmd, batch string) (network, error) {
 	switch {
 	case o.Batch < 0:
-		return "", Fieldf(batch, "%s: {%s} %d: want at least 1 (0: %d)", cmd, batch, o.Batch, DefaultFeaturesBatch)
+		return network{}, Fieldf(batch, "%s: {%s} %d: want at least 1 (0: %d)", cmd, batch, o.Batch, DefaultFeaturesBatch)
 	case o.Workers < 0:
-		return "", Fieldf("workers", "%s: {workers} %d: want 0 (one per CPU) or more", cmd, o.Workers)
+		return network{}, Fieldf("workers", "%s: {workers} %d: want 0 (one per CPU) or more", cmd, o.Workers)
 	}
-	if o.Mode == "" {
-		return inception.ModePyTorchFID, nil
+	name := strings.ToLower(strings.TrimSpace(o.Embedder))
+	if name == "" || name == EmbedderInception {
+		if o.Preset != "" {
+			return network{}, Fieldf("preset", "%s: {preset} applies to the DINOv2 and CLIP embedders; Inception's preprocessing is {mode}", cmd)
+		}
+		if o.Mode == "" {
+			return network{embedder: EmbedderInception, mode: inception.ModePyTorchFID}, nil
+		}
+		mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(o.Mode)))
+		if err != nil {
+			return network{}, Fieldf("mode", "%s: {mode} %q: want pytorch-fid, tf or clean", cmd, o.Mode)
+		}
+		return network{embedder: EmbedderInception, mode: mode}, nil
 	}
-	mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(o.Mode)))
+	cfg, err := vit.Lookup(name)
 	if err != nil {
-		return "", Fieldf("mode", "%s: {mode} %q: want pytorch-fid, tf or clean", cmd, o.Mode)
+		return network{}, Fieldf("embedder", "%s: {embedder} %q: want inception, %s", cmd, o.Embedder, strings.Join(vit.Names(), ", "))
 	}
-	return mode, nil
+	if o.Mode != "" {
+		return network{}, Fieldf("mode", "%s: {mode} is Inception's preprocessing; {embedder} %s takes {preset} (%s by default)", cmd, name, vit.DefaultPreset(cfg))
+	}
+	p, err := vit.ParsePreset(cfg, o.Preset)
+	if err != nil {
+		return network{}, Fieldf("preset", "%s: {preset}: %v", cmd, err)
+	}
+	return network{embedder: name, vit: &cfg, preset: p}, nil
+}
+
+// checkDims refuses {dims}, which selects one of Inception's outputs,
+// with a ViT embedder, which has one.
+func (o ImageOptions) checkDims(cmd, dims string) error {
+	e := strings.ToLower(strings.TrimSpace(o.Embedder))
+	if dims != "" && e != "" && e != EmbedderInception {
+		return Fieldf("dims", "%s: {dims} selects an Inception output; {embedder} %s has one", cmd, e)
+	}
+	return nil
 }
 
 // unused refuses image options given to a job none of whose inputs is a
@@ -65,7 +115,7 @@ func (o ImageOptions) unused(cmd, batch string) error {
 	for _, f := range []struct {
 		name string
 		on   bool
-	}{{"mode", o.Mode != ""}, {"weights", o.Weights != ""}, {batch, o.Batch != 0}, {"workers", o.Workers != 0},
+	}{{"embedder", o.Embedder != ""}, {"preset", o.Preset != ""}, {"mode", o.Mode != ""}, {"weights", o.Weights != ""}, {batch, o.Batch != 0}, {"workers", o.Workers != 0},
 		{"recursive", o.Recursive}, {"no_cache", o.NoCache}} {
 		if f.on {
 			set = append(set, "{"+f.name+"}")
@@ -90,12 +140,14 @@ type extractor struct {
 	env   Env
 	cmd   string
 	opt   ImageOptions
+	net   network
 	mode  inception.Mode
 	batch int
 
 	weights string // resolved weights path
-	whash   string // its SHA-256, the cache's key (only when caching)
+	whash   string // its SHA-256 (the cache's key, and recorded in results)
 	model   *inception.Model
+	vmodel  *vit.Model
 	caches  map[inception.Output]*inception.FeatureCache
 	warned  sync.Once
 
@@ -112,7 +164,7 @@ type extractor struct {
 
 // newExtractor validates opt for cmd; batch names the field of Batch.
 func newExtractor(env Env, cmd, batch string, opt ImageOptions) (*extractor, error) {
-	mode, err := opt.check(cmd, batch)
+	net, err := opt.check(cmd, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +172,7 @@ func newExtractor(env Env, cmd, batch string, opt ImageOptions) (*extractor, err
 	if b == 0 {
 		b = DefaultFeaturesBatch
 	}
-	return &extractor{env: env, cmd: cmd, opt: opt, mode: mode, batch: b, caches: map[inception.Output]*inception.FeatureCache{}}, nil
+	return &extractor{env: env, cmd: cmd, opt: opt, net: net, mode: net.mode, batch: b, caches: map[inception.Output]*inception.FeatureCache{}}, nil
 }
 
 // list returns the images of folder dir, sorted.
@@ -134,18 +186,29 @@ func (x *extractor) prepare(ctx context.Context) error {
 	if x.weights != "" {
 		return nil
 	}
-	w, err := inception.ResolveWeights(ctx, x.opt.Weights, inception.FetchOptions{})
-	if err != nil {
-		return err
+	var w string
+	if x.net.isInception() {
+		var err error
+		if w, err = inception.ResolveWeights(ctx, x.opt.Weights, inception.FetchOptions{}); err != nil {
+			return err
+		}
+	} else {
+		// genlens downloads only Inception's weights: the DINOv2 and CLIP
+		// files are large and their licences the user's to accept.
+		if x.opt.Weights == "" {
+			return Fieldf("weights", "%s: {weights} is required with {embedder} %s: %s", x.cmd, x.net.embedder, vitWeightsHint(x.net.vit))
+		}
+		w = x.opt.Weights
 	}
 	x.weights = w
 	t0 := time.Now()
 	defer func() { x.load += time.Since(t0) }()
-	if !x.opt.NoCache {
-		// 95 MB at a few hundred MB/s: a fraction of a second, once.
-		if x.whash, err = inception.HashWeights(w); err != nil {
-			return &dataio.InputError{File: w, Msg: "cannot read weights: " + err.Error(), Err: err}
-		}
+	// Every result records the weights' hash. 95 MB (Inception) at a few
+	// hundred MB/s is a fraction of a second; DINOv2 ViT-L/14's 1.2 GB a
+	// few seconds, once per job.
+	var err error
+	if x.whash, err = inception.HashWeights(w); err != nil {
+		return &dataio.InputError{File: w, Msg: "cannot read weights: " + err.Error(), Err: err}
 	}
 	return nil
 }
@@ -163,7 +226,11 @@ func (x *extractor) cache(out inception.Output) *inception.FeatureCache {
 	if dir, err := inception.CacheDir(); err != nil {
 		x.warnCache(err)
 	} else {
-		c = inception.OpenFeatureCache(dir, x.mode, out, x.whash)
+		if x.net.isInception() {
+			c = inception.OpenFeatureCache(dir, x.mode, out, x.whash)
+		} else {
+			c = inception.OpenNetworkCache(dir, x.net.embedder, string(x.net.preset), x.net.vit.Dim(), x.whash)
+		}
 	}
 	x.caches[out] = c
 	return c
@@ -196,18 +263,14 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 	}
 	fsys := x.env.fsys()
 	cache := x.cache(out)
-	if x.model == nil && (cache == nil || !cache.Exists()) {
+	if !x.loaded() && (cache == nil || !cache.Exists()) {
 		// Nothing cached with these weights yet: load them before any
 		// image, so that a bad weights file is reported first. With
 		// entries under their hash, they loaded before, and a run that
 		// only hits the cache need not spend seconds loading them.
-		t0 := time.Now()
-		m, err := loadModel(x.weights)
-		x.load += time.Since(t0)
-		if err != nil {
+		if err := x.load1(); err != nil {
 			return err
 		}
-		x.model = m
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	ch := make(chan *prepared, 1)
@@ -235,7 +298,13 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 					}
 				}
 				t0 := time.Now()
-				img, err := inception.LoadImageFS(fsys, name, x.mode)
+				var img []float32
+				var err error
+				if x.net.isInception() {
+					img, err = inception.LoadImageFS(fsys, name, x.mode)
+				} else {
+					img, err = vit.LoadImageFS(fsys, name, x.net.preset, x.net.vit.Input)
+				}
 				x.decodeNS.Add(int64(time.Since(t0)))
 				p.imgs[i] = img
 				return err
@@ -269,24 +338,20 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 			}
 		}
 		if len(batch) > 0 {
-			if x.model == nil {
-				t0 := time.Now()
-				m, err := loadModel(x.weights)
-				x.load += time.Since(t0)
-				if err != nil {
+			if !x.loaded() {
+				if err := x.load1(); err != nil {
 					return err
 				}
-				x.model = m
 			}
 			t0 := time.Now()
-			fs, err := x.model.Forward(ctx, batch, x.opt.Workers)
+			fs, err := x.forward(ctx, batch, out)
 			x.network += time.Since(t0)
 			if err != nil {
 				return err
 			}
 			x.computed += len(batch)
 			for j, i := range idx {
-				p.feats[i] = fs[j].Get(out)
+				p.feats[i] = fs[j]
 				p.imgs[i] = nil
 				if cache != nil && p.keys[i] != "" {
 					if err := cache.Put(p.keys[i], p.feats[i]); err != nil {
@@ -307,16 +372,73 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 	return ctx.Err()
 }
 
+// loaded reports whether the network is in memory.
+func (x *extractor) loaded() bool { return x.model != nil || x.vmodel != nil }
+
+// load1 loads the network, counting the time as the weights'.
+func (x *extractor) load1() error {
+	t0 := time.Now()
+	defer func() { x.load += time.Since(t0) }()
+	if x.net.isInception() {
+		m, err := loadModel(x.weights)
+		x.model = m
+		return err
+	}
+	m, err := loadViT(x.weights, *x.net.vit)
+	x.vmodel = m
+	return err
+}
+
+// forward runs the network on a batch and returns the out features of
+// every image (a ViT has one output, whatever out says).
+func (x *extractor) forward(ctx context.Context, batch [][]float32, out inception.Output) ([][]float32, error) {
+	if !x.net.isInception() {
+		return x.vmodel.Forward(ctx, batch, x.opt.Workers)
+	}
+	fs, err := x.model.Forward(ctx, batch, x.opt.Workers)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]float32, len(fs))
+	for i := range fs {
+		rows[i] = fs[i].Get(out)
+	}
+	return rows, nil
+}
+
+// dim is the length of the features x computes for out.
+func (x *extractor) dim(out inception.Output) int {
+	if !x.net.isInception() {
+		return x.net.vit.Dim()
+	}
+	return out.Dim()
+}
+
+// vitWeightsHint says where a ViT's weights come from.
+func vitWeightsHint(c *vit.Config) string {
+	if c.Family == vit.DINOv2 {
+		name := strings.ReplaceAll(strings.TrimPrefix(c.Name, "dinov2-"), "-", "")
+		return "the state dict torch hub downloads, dinov2_" + name + "_pretrain.pth (https://dl.fbaipublicfiles.com/dinov2/dinov2_" + name + "/dinov2_" + name + "_pretrain.pth)"
+	}
+	return "a CLIP state dict with OpenAI's key names (.pth) or Hugging Face's model.safetensors of the matching openai/clip-vit-* model"
+}
+
 // ImagesInfo describes how the images of a job's folders became
 // features; it is part of the --json document of every job that took a
 // folder.
 type ImagesInfo struct {
-	Mode     string `json:"mode"`
-	Weights  string `json:"weights"`
-	Images   int    `json:"images"`
-	Cached   int    `json:"cached"`   // features read from the feature cache
-	Computed int    `json:"computed"` // images run through the network
-	Seconds  Num    `json:"seconds"`  // from listing the folders to the last feature
+	// Embedder is the network (inception, dinov2-vitl14, ...); Mode is
+	// Inception's preprocessing and Preset a ViT's, so that features
+	// made differently are never compared.
+	Embedder      string `json:"embedder"`
+	Mode          string `json:"mode,omitempty"`
+	Preset        string `json:"preset,omitempty"`
+	Weights       string `json:"weights"`
+	WeightsSHA256 string `json:"weights_sha256"`
+	Images        int    `json:"images"`
+	Cached        int    `json:"cached"`   // features read from the feature cache
+	Computed      int    `json:"computed"` // images run through the network
+	Seconds       Num    `json:"seconds"`  // from listing the folders to the last feature
 	// Where the seconds went. Decoding runs on worker goroutines while
 	// the network runs, so DecodeSeconds (summed over workers) overlaps
 	// NetworkSeconds; WaitSeconds is the network waiting for decoded
@@ -336,7 +458,7 @@ func (x *extractor) info(start time.Time) *ImagesInfo {
 	if x == nil || x.cached+x.computed == 0 {
 		return nil
 	}
-	return &ImagesInfo{Mode: string(x.mode), Weights: x.weights, Images: x.cached + x.computed, Cached: x.cached,
+	return &ImagesInfo{Embedder: x.net.embedder, Mode: string(x.mode), Preset: string(x.net.preset), Weights: x.weights, WeightsSHA256: x.whash, Images: x.cached + x.computed, Cached: x.cached,
 		Computed: x.computed, Seconds: Num(time.Since(start).Seconds()),
 		DecodeSeconds: Num(time.Duration(x.decodeNS.Load()).Seconds()), NetworkSeconds: Num(x.network.Seconds()),
 		WaitSeconds: Num(x.wait.Seconds()), FeatureSeconds: Num(x.sink.Seconds()), WeightsSeconds: Num(x.load.Seconds())}
@@ -350,6 +472,33 @@ var lastModel struct {
 	sync.Mutex
 	key   string
 	model *inception.Model
+}
+
+// lastViT does for the ViT embedders what lastModel does for Inception
+// (ViT-L/14 is 1.2 GB of weights).
+var lastViT struct {
+	sync.Mutex
+	key   string
+	model *vit.Model
+}
+
+func loadViT(path string, cfg vit.Config) (*vit.Model, error) {
+	key := cfg.Name + "\x00" + path
+	if st, err := os.Stat(path); err == nil {
+		key = fmt.Sprintf("%s\x00%d\x00%d", key, st.Size(), st.ModTime().UnixNano())
+	}
+	lastViT.Lock()
+	defer lastViT.Unlock()
+	if lastViT.key == key {
+		return lastViT.model, nil
+	}
+	lastViT.key, lastViT.model = "", nil // free the old one first
+	m, err := vit.Load(path, cfg)
+	if err != nil {
+		return nil, err
+	}
+	lastViT.key, lastViT.model = key, m
+	return m, nil
 }
 
 func loadModel(path string) (*inception.Model, error) {
@@ -418,7 +567,7 @@ func (x *extractor) imageStats(ctx context.Context, dir string, files []string, 
 // imageAcc streams the out features of files into an accumulator, in
 // the chunks of frechet.StatsOf.
 func (x *extractor) imageAcc(ctx context.Context, files []string, out inception.Output, c *counter) (*frechet.Accumulator, error) {
-	d := out.Dim()
+	d := x.dim(out)
 	acc := frechet.NewAccumulator(d)
 	if len(files) == 0 {
 		return acc, nil
@@ -472,6 +621,10 @@ func (x *extractor) imagePart(ctx context.Context, req StatsRequest, out incepti
 		return nil, err
 	}
 	prov := frechet.Provenance{Embedder: "inception-v3", Mode: string(x.mode), Dims: string(out), Weights: x.whash}
+	if !x.net.isInception() {
+		// A DINOv2 or CLIP network: one output, preprocessing by preset.
+		prov.Embedder, prov.Mode, prov.Dims = x.net.embedder, "preset "+string(x.net.preset), strconv.Itoa(x.net.vit.Dim())
+	}
 	p := frechet.PartOf(acc, req.Shard, req.Shards, l, prov)
 	return &StatsResult{N: p.N, Dim: out.Dim(), Shard: &p.Shard, Shards: p.Shards, Images: x.info(start), Part: p}, nil
 }
@@ -480,7 +633,7 @@ func (x *extractor) imagePart(ctx context.Context, req StatsRequest, out incepti
 // sorted order of files; with softmax each row is turned into class
 // probabilities (logits_unbiased → p(y|x), as torch-fidelity's IS).
 func (x *extractor) imageRows(ctx context.Context, files []string, out inception.Output, softmax bool, c *counter) (*mat.Dense, error) {
-	d := out.Dim()
+	d := x.dim(out)
 	m := mat.NewDense(len(files), d, nil)
 	i := 0
 	err := x.run(ctx, files, out, func(rows [][]float32) error {

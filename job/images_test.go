@@ -380,7 +380,7 @@ func TestImageFolders(t *testing.T) {
 
 	// The JSON document says how the images became features.
 	b, _ := json.Marshal(res)
-	if !strings.Contains(string(b), `"images":{"mode":"pytorch-fid"`) {
+	if !strings.Contains(string(b), `"images":{"embedder":"inception","mode":"pytorch-fid"`) {
 		t.Errorf("compare JSON %s lacks the images summary", b)
 	}
 }

@@ -45,6 +45,8 @@ type SelectRequest struct {
 	// features (pool3 for fid; for is, the softmax of logits_unbiased, as
 	// torch-fidelity) with these settings; see ImageOptions, whose Batch
 	// is ImageBatch here (Batch is the samples per step).
+	Embedder   string `json:"embedder,omitempty"` // inception (default), dinov2-*, clip-*
+	Preset     string `json:"preset,omitempty"`   // ViT embedders' preprocessing
 	Mode       string `json:"mode,omitempty"`
 	Weights    string `json:"weights,omitempty"`
 	ImageBatch int    `json:"image_batch,omitempty"`
@@ -55,7 +57,7 @@ type SelectRequest struct {
 
 // images returns the request's image options.
 func (r *SelectRequest) images() ImageOptions {
-	return ImageOptions{Mode: r.Mode, Weights: r.Weights, Batch: r.ImageBatch, Workers: r.Workers, Recursive: r.Recursive, NoCache: r.NoCache}
+	return ImageOptions{Embedder: r.Embedder, Preset: r.Preset, Mode: r.Mode, Weights: r.Weights, Batch: r.ImageBatch, Workers: r.Workers, Recursive: r.Recursive, NoCache: r.NoCache}
 }
 
 // NewSelectRequest returns a request with the command line's defaults

@@ -16,6 +16,7 @@ import (
 	"genlens/inception"
 	"genlens/internal/atomicfile"
 	"genlens/job"
+	"genlens/vit"
 )
 
 func newFeaturesCmd() *cobra.Command {
@@ -75,7 +76,9 @@ $JOB_COMPLETION_INDEX, else $SLURM_ARRAY_TASK_ID - $SLURM_ARRAY_TASK_MIN;
 	fl := cmd.Flags()
 	fl.StringVar(&out, "out", "", "output .npy file (float32, images x dims); must not exist")
 	fl.StringVar(&f.Dims, "dims", f.Dims, "64, 192, 768, 2048, logits or logits_unbiased")
-	fl.StringVar(&f.Mode, "mode", f.Mode, "preprocessing: pytorch-fid, tf (torch-fidelity / TensorFlow) or clean (clean-fid)")
+	fl.StringVar(&f.Embedder, "embedder", "", "network: inception (default) or "+strings.Join(vit.Names(), ", ")+" (these need --weights)")
+	fl.StringVar(&f.Preset, "preset", "", "DINOv2/CLIP preprocessing: dgm-eval (DINOv2 default) or torch-fidelity; clip (clip-vitb32 default) or cmmd (clip-vitl14-336 default)")
+	fl.StringVar(&f.Mode, "mode", f.Mode, "Inception preprocessing: pytorch-fid, tf (torch-fidelity / TensorFlow) or clean (clean-fid)")
 	fl.StringVar(&f.Weights, "weights", "", "FID Inception weights (.pth); default $"+inception.WeightsEnv+", cache, download")
 	fl.IntVar(&f.Batch, "batch", f.Batch, "images decoded and run together")
 	fl.IntVar(&f.Workers, "workers", 0, "goroutines (0: one per CPU)")
@@ -117,11 +120,13 @@ func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON b
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("features: --out %s: %w", out, err)
 	}
-	weights, err := inception.ResolveWeights(cmd.Context(), f.Weights, inception.FetchOptions{Progress: downloadBar(cmd.ErrOrStderr())})
-	if err != nil {
-		return err
+	if e := strings.ToLower(strings.TrimSpace(f.Embedder)); e == "" || e == job.EmbedderInception {
+		weights, err := inception.ResolveWeights(cmd.Context(), f.Weights, inception.FetchOptions{Progress: downloadBar(cmd.ErrOrStderr())})
+		if err != nil {
+			return err
+		}
+		f.Weights = weights
 	}
-	f.Weights = weights
 	res, err := runJob(cmd, job.Features, f, "features")
 	if err != nil {
 		return err
@@ -130,8 +135,12 @@ func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON b
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
 	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
-		fmt.Fprintf(w, "%d images -> %s (%d x %d float32, %s, mode %s); %d from the feature cache; %.1f images/s on %s\n",
-			res.Images, out, res.Images, res.Dims, res.Output, res.Mode, res.Cached, float64(res.ImagesPerSecond), res.Backend)
+		how := "mode " + res.Mode
+		if res.Preset != "" {
+			how = res.Embedder + ", preset " + res.Preset
+		}
+		fmt.Fprintf(w, "%d images -> %s (%d x %d float32, %s, %s); %d from the feature cache; %.1f images/s on %s\n",
+			res.Images, out, res.Images, res.Dims, res.Output, how, res.Cached, float64(res.ImagesPerSecond), res.Backend)
 	})
 }
 

@@ -36,6 +36,11 @@ func TestFeaturesCmdErrors(t *testing.T) {
 		{"bad mode", []string{"features", imgs, "--out", fresh, "--mode", "legacy_tensorflow"}, "--mode"},
 		{"no folder", []string{"features", filepath.Join(dir, "nope"), "--out", fresh, "--weights", existing}, "nope: cannot read"},
 		{"not weights", []string{"features", imgs, "--out", fresh, "--weights", existing}, "not a PyTorch .pth file"},
+		{"vit without weights", []string{"features", imgs, "--out", fresh, "--embedder", "dinov2-vitl14"}, "--weights is required with --embedder dinov2-vitl14"},
+		{"unknown embedder", []string{"features", imgs, "--out", fresh, "--embedder", "dinov3"}, "--embedder \"dinov3\""},
+		{"preset of another family", []string{"features", imgs, "--out", fresh, "--embedder", "clip-vitb32", "--preset", "dgm-eval"}, "--preset"},
+		{"vit weights not weights", []string{"features", imgs, "--out", fresh, "--embedder", "dinov2-vits14", "--weights", existing}, "old.npy"},
+		{"dims with vit", []string{"features", imgs, "--out", fresh, "--embedder", "dinov2-vits14", "--dims", "768"}, "--dims"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := cli(t, tc.args...)
@@ -101,7 +106,7 @@ func TestFeaturesCmdFixture(t *testing.T) {
 func TestFeaturesFlagsMatchRequest(t *testing.T) {
 	cmd := newFeaturesCmd()
 	def := job.NewFeaturesRequest()
-	defaults := map[string]string{"dims": def.Dims, "mode": def.Mode, "batch": strconv.Itoa(def.Batch), "workers": "0", "recursive": "false", "weights": "", "no_cache": "false", "shards": "0", "shard": "0"}
+	defaults := map[string]string{"dims": def.Dims, "mode": def.Mode, "batch": strconv.Itoa(def.Batch), "workers": "0", "recursive": "false", "weights": "", "no_cache": "false", "shards": "0", "shard": "0", "embedder": "", "preset": ""}
 	rt := reflect.TypeOf(def)
 	for i := 0; i < rt.NumField(); i++ {
 		name := strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]

@@ -77,7 +77,7 @@ replaced by it.`,
 			if err := f.Validate(); err != nil {
 				return err
 			}
-			if err := resolveWeights(cmd, &f.Weights, f.In); err != nil {
+			if err := resolveWeights(cmd, f.Embedder, &f.Weights, f.In); err != nil {
 				return err
 			}
 			// What the statistics are of: the bar's label, the summary's word.
@@ -247,7 +247,7 @@ a second comparison against the same real folder skips the network
 			if err := f.Validate(); err != nil {
 				return err
 			}
-			if err := resolveWeights(cmd, &f.Weights, f.Real, f.Fake); err != nil {
+			if err := resolveWeights(cmd, f.Embedder, &f.Weights, f.Real, f.Fake); err != nil {
 				return err
 			}
 			// A stage beyond those named is drawn without a label.
@@ -351,7 +351,7 @@ permutes the rows with NumPy's RandomState(2020): --shuffle does the same
 			if err := f.Validate(); err != nil {
 				return err
 			}
-			if err := resolveWeights(cmd, &f.Weights, f.Images); err != nil {
+			if err := resolveWeights(cmd, f.Embedder, &f.Weights, f.Images); err != nil {
 				return err
 			}
 			res, err := runJob(cmd, job.IS, f, "images")

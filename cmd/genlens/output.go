@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/schollz/progressbar/v3"
@@ -20,6 +21,7 @@ import (
 	"genlens/internal/atomicfile"
 	"genlens/internal/fields"
 	"genlens/job"
+	"genlens/vit"
 )
 
 // num is job.Num: NaN and ±Inf marshal as JSON null, -0 as 0.
@@ -285,6 +287,8 @@ func anyFolder(paths ...string) bool {
 // imageFlags adds the flags of job.ImageOptions to fl; batch is the name
 // of the flag of o.Batch.
 func imageFlags(fl *pflag.FlagSet, o *job.ImageOptions, batch string) {
+	fl.StringVar(&o.Embedder, "embedder", "", "folders: network, inception (default) or "+strings.Join(vit.Names(), ", ")+" (these need --weights)")
+	fl.StringVar(&o.Preset, "preset", "", "folders, DINOv2/CLIP: preprocessing, dgm-eval (DINOv2 default) or torch-fidelity; clip (clip-vitb32 default, clean-fid's CLIP-FID) or cmmd (clip-vitl14-336 default)")
 	fl.StringVar(&o.Mode, "mode", "", "folders: preprocessing, pytorch-fid (default; pytorch-fid's numbers), tf (torch-fidelity's / TensorFlow's) or clean (clean-fid's)")
 	fl.StringVar(&o.Weights, "weights", "", "folders: FID Inception weights (.pth); default $"+inception.WeightsEnv+", the cache, else a one-time download")
 	fl.IntVar(&o.Batch, batch, 0, fmt.Sprintf("folders: images run through the network together (0: %d)", job.DefaultFeaturesBatch))
@@ -296,9 +300,12 @@ func imageFlags(fl *pflag.FlagSet, o *job.ImageOptions, batch string) {
 // resolveWeights finds (or downloads once, with a bar) the Inception
 // weights before a job that has folders among its inputs, so that the
 // download is visible; *weights becomes the path.
-func resolveWeights(cmd *cobra.Command, weights *string, inputs ...string) error {
+func resolveWeights(cmd *cobra.Command, embedder string, weights *string, inputs ...string) error {
 	if !anyFolder(inputs...) {
 		return nil
+	}
+	if e := strings.ToLower(strings.TrimSpace(embedder)); e != "" && e != job.EmbedderInception {
+		return nil // only Inception's weights are found or downloaded
 	}
 	w, err := inception.ResolveWeights(cmd.Context(), *weights, inception.FetchOptions{Progress: downloadBar(cmd.ErrOrStderr())})
 	if err != nil {
@@ -313,8 +320,12 @@ func imagesLine(w io.Writer, im *job.ImagesInfo) {
 	if im == nil {
 		return
 	}
-	fmt.Fprintf(w, "images: %d (%d from the feature cache, %d through the network), mode %s, %.1f s (network %.1f s, waiting for decoding %.1f s)\n",
-		im.Images, im.Cached, im.Computed, im.Mode, float64(im.Seconds), float64(im.NetworkSeconds), float64(im.WaitSeconds))
+	how := "mode " + im.Mode
+	if im.Preset != "" {
+		how = "preset " + im.Preset
+	}
+	fmt.Fprintf(w, "images: %d (%d from the feature cache, %d through the network), %s, %s, %.1f s (network %.1f s, waiting for decoding %.1f s)\n",
+		im.Images, im.Cached, im.Computed, im.Embedder, how, float64(im.Seconds), float64(im.NetworkSeconds), float64(im.WaitSeconds))
 }
 
 // deprecatedAlias registers old as a hidden spelling of the flag name,

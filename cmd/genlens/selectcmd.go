@@ -11,6 +11,7 @@ import (
 	"genlens/frechet"
 	"genlens/inception"
 	"genlens/job"
+	"genlens/vit"
 )
 
 func newSelectCmd() *cobra.Command {
@@ -66,6 +67,8 @@ algorithm) and regret.png / optimal_pick_ratio.png.`,
 	fl.Float64Var(&f.TruncationRatio, "truncation-ratio", f.TruncationRatio, "fid-ucb: covariance entries below this fraction of ||Σ_r||₂ are zeroed (paper, code2024); the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
 	fl.StringVar(&out, "out", "", "directory for steps.csv, regret.png, optimal_pick_ratio.png, select.json")
+	fl.StringVar(&f.Embedder, "embedder", "", "folders: network, inception (default) or "+strings.Join(vit.Names(), ", ")+" (these need --weights)")
+	fl.StringVar(&f.Preset, "preset", "", "folders, DINOv2/CLIP: preprocessing (dgm-eval, torch-fidelity; clip, cmmd)")
 	fl.StringVar(&f.Mode, "mode", "", "folders: preprocessing, pytorch-fid (default), tf (torch-fidelity's) or clean (clean-fid's)")
 	fl.StringVar(&f.Weights, "weights", "", "folders: FID Inception weights (.pth); default $"+inception.WeightsEnv+", the cache, else a one-time download")
 	fl.IntVar(&f.ImageBatch, "image-batch", 0, fmt.Sprintf("folders: images run through the network together (0: %d)", job.DefaultFeaturesBatch))
@@ -84,7 +87,7 @@ func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool)
 	if err := checkRun(&f, out, selectOutputs, inputs...); err != nil {
 		return err
 	}
-	if err := resolveWeights(cmd, &f.Weights, inputs...); err != nil {
+	if err := resolveWeights(cmd, f.Embedder, &f.Weights, inputs...); err != nil {
 		return err
 	}
 	labels := []string{"trials"}

@@ -1,0 +1,190 @@
+package vit
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+
+	"genlens/dataio"
+)
+
+// maxSafetensorsHeader bounds the JSON header, as the format's own
+// reader does (100 MB).
+const maxSafetensorsHeader = 100 << 20
+
+// stEntry is one tensor of a safetensors header.
+type stEntry struct {
+	DType   string   `json:"dtype"`
+	Shape   []int64  `json:"shape"`
+	Offsets [2]int64 `json:"data_offsets"`
+}
+
+// stElemSize is the byte width of the dtypes the format defines; the
+// float ones are read, the others skipped.
+var stElemSize = map[string]int64{
+	"F64": 8, "F32": 4, "F16": 2, "BF16": 2,
+	"I64": 8, "I32": 4, "I16": 2, "I8": 1, "U64": 8, "U32": 4, "U16": 2, "U8": 1, "BOOL": 1,
+	"F8_E4M3": 1, "F8_E5M2": 1,
+}
+
+// ReadSafetensors reads the floating-point tensors of a safetensors file
+// (an 8-byte little-endian header length, a JSON header naming every
+// tensor's dtype, shape and byte range, then the raw little-endian data)
+// as float32. Every size the header claims is checked against the file's
+// length before anything is allocated; integer tensors (Hugging Face's
+// position_ids) are checked and skipped.
+func ReadSafetensors(path string) (map[string]*Tensor, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &dataio.InputError{File: path, Msg: "cannot read weights", Err: err}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, &dataio.InputError{File: path, Msg: "cannot read weights", Err: err}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &dataio.InputError{File: path, Msg: "is not a regular file"}
+	}
+	return parseSafetensors(path, f, st.Size())
+}
+
+func parseSafetensors(path string, r io.ReaderAt, size int64) (map[string]*Tensor, error) {
+	bad := func(key, format string, a ...any) error {
+		return &dataio.InputError{File: path, Key: key, Msg: fmt.Sprintf(format, a...)}
+	}
+	var lenBuf [8]byte
+	if size < 8 {
+		return nil, bad("", "not a safetensors file: %d bytes, shorter than the 8-byte header length", size)
+	}
+	if _, err := r.ReadAt(lenBuf[:], 0); err != nil {
+		return nil, bad("", "cannot read the header length: %v", err)
+	}
+	n := binary.LittleEndian.Uint64(lenBuf[:])
+	if n > maxSafetensorsHeader || int64(n) > size-8 {
+		return nil, bad("", "header claims %d bytes but the file has %d after the length (truncated or not safetensors)", n, size-8)
+	}
+	hdr := make([]byte, n)
+	if _, err := r.ReadAt(hdr, 8); err != nil {
+		return nil, bad("", "cannot read the header: %v", err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(hdr, &raw); err != nil {
+		return nil, bad("", "header is not a JSON object: %v", err)
+	}
+	data := size - 8 - int64(n)
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		if k != "__metadata__" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	entries := make(map[string]stEntry, len(keys))
+	for _, k := range keys {
+		var e stEntry
+		if err := json.Unmarshal(raw[k], &e); err != nil {
+			return nil, bad(k, "bad header entry: %v", err)
+		}
+		es, ok := stElemSize[e.DType]
+		if !ok {
+			return nil, bad(k, "unknown dtype %q", e.DType)
+		}
+		count := int64(1)
+		for _, d := range e.Shape {
+			if d < 0 {
+				return nil, bad(k, "negative dimension in shape %v", e.Shape)
+			}
+			if d > 0 && count > math.MaxInt64/es/d {
+				return nil, bad(k, "shape %v overflows", e.Shape)
+			}
+			count *= d
+		}
+		b, en := e.Offsets[0], e.Offsets[1]
+		if b < 0 || en < b || en > data {
+			return nil, bad(k, "data offsets [%d, %d] outside the %d data bytes (truncated file?)", b, en, data)
+		}
+		if en-b != count*es {
+			return nil, bad(k, "shape %v of %s needs %d bytes, offsets give %d", e.Shape, e.DType, count*es, en-b)
+		}
+		entries[k] = e
+	}
+	out := make(map[string]*Tensor, len(entries))
+	base := 8 + int64(n)
+	for _, k := range keys {
+		e := entries[k]
+		var conv func([]byte, []float32)
+		switch e.DType {
+		case "F32":
+			conv = func(b []byte, d []float32) {
+				for i := range d {
+					d[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+				}
+			}
+		case "F64":
+			conv = func(b []byte, d []float32) {
+				for i := range d {
+					d[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
+				}
+			}
+		case "F16":
+			conv = func(b []byte, d []float32) {
+				for i := range d {
+					d[i] = half(binary.LittleEndian.Uint16(b[2*i:]))
+				}
+			}
+		case "BF16":
+			conv = func(b []byte, d []float32) {
+				for i := range d {
+					d[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
+				}
+			}
+		default:
+			continue
+		}
+		es := stElemSize[e.DType]
+		count := (e.Offsets[1] - e.Offsets[0]) / es
+		t := &Tensor{Shape: make([]int, len(e.Shape)), Data: make([]float32, count)}
+		for i, d := range e.Shape {
+			t.Shape[i] = int(d)
+		}
+		// Read in pieces so a 1 GB tensor does not need a second 1 GB
+		// byte buffer.
+		const piece = 1 << 20 // elements
+		buf := make([]byte, min(count, piece)*es)
+		for i := int64(0); i < count; i += piece {
+			m := min(piece, count-i)
+			if _, err := r.ReadAt(buf[:m*es], base+e.Offsets[0]+i*es); err != nil {
+				return nil, bad(k, "cannot read tensor data: %v", err)
+			}
+			conv(buf[:m*es], t.Data[i:i+m])
+		}
+		out[k] = t
+	}
+	return out, nil
+}
+
+// half converts an IEEE 754 binary16 value to float32.
+func half(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	frac := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f: // Inf, NaN
+		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
+	case exp == 0 && frac == 0:
+		return math.Float32frombits(sign)
+	case exp == 0: // subnormal: normalise
+		e := uint32(127 - 15 + 1)
+		for frac&0x400 == 0 {
+			frac <<= 1
+			e--
+		}
+		return math.Float32frombits(sign | e<<23 | (frac&0x3ff)<<13)
+	}
+	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
+}
