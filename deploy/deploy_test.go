@@ -93,7 +93,7 @@ func TestKubernetesManifests(t *testing.T) {
 	pod := get(docs["Deployment"], "spec", "template")
 	c := get(pod, "spec", "containers", 0)
 	args := fmt.Sprint(get(c, "args"))
-	for _, want := range []string{"serve", "--token-env=GENLENS_TOKEN", "--db=$(GENLENS_DB)", "--max-queued=", "--max-job-runtime="} {
+	for _, want := range []string{"serve", "--token-env=GENLENS_TOKEN", "--db=$(GENLENS_DB)", "--max-queued=", "--max-job-runtime=", "--retain-jobs=", "--retain-uploads="} {
 		if !strings.Contains(args, want) {
 			t.Errorf("container args %s lack %s", args, want)
 		}

@@ -50,11 +50,13 @@ func TestCancelStopsPixelCKA(t *testing.T) {
 				if !errors.Is(err, context.Canceled) {
 					t.Fatalf("err = %v, want context.Canceled", err)
 				}
-				if d := time.Since(start); d > time.Second {
-					t.Errorf("returned %v after the cancel, want within 1s", d)
+				// Room for a loaded CI machine; uncancelled, each run
+				// takes far longer than this.
+				if d := time.Since(start); d > 3*time.Second {
+					t.Errorf("returned %v after the cancel, want within 3s", d)
 				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("still running 5s after the cancel")
+			case <-time.After(20 * time.Second):
+				t.Fatal("still running 20s after the cancel")
 			}
 		})
 	}

@@ -367,8 +367,9 @@ func TestSelectArtifacts(t *testing.T) {
 	}
 }
 
-// TestSelectCancel: cancelling a selection stops the simulation within a
-// second and returns context.Canceled.
+// TestSelectCancel: cancelling a selection stops the simulation within
+// seconds (a million steps would take hours) and returns context.Canceled.
+// The bound leaves room for a loaded CI machine.
 func TestSelectCancel(t *testing.T) {
 	req := NewSelectRequest()
 	req.Ref, req.Pools, req.Steps, req.Trials = "real.npy", []string{"g0.npy", "g1.npy", "g2.npy"}, 1_000_000, 4
@@ -379,8 +380,8 @@ func TestSelectCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || res != nil || Classify(err) != KindCanceled {
 		t.Fatalf("got %v, %v; want context.Canceled", res, err)
 	}
-	if d := time.Since(start); d > 1100*time.Millisecond {
-		t.Errorf("returned %v after the cancel, want under a second", d-100*time.Millisecond)
+	if d := time.Since(start) - 100*time.Millisecond; d > 3*time.Second {
+		t.Errorf("returned %v after the cancel, want within 3 s", d)
 	}
 }
 

@@ -57,6 +57,17 @@
 // request gives, never from the request; an outbound LLM base URL must lie
 // under one the server allows, and so must every redirect.
 //
+// # Retention
+//
+// With Config.RetainJobs or RetainUploads set, Service.Sweep deletes
+// finished jobs with their artifacts, and uploads no remaining job names,
+// once they are older than the period (Store.DeleteJobs, DeleteUploads),
+// then removes the files whose records are gone: records first, so that
+// none points at a removed file, and a file left by a crash is removed
+// by the next sweep. It runs at Start and every tenth of the shorter
+// period (at most hourly); its deletions are idempotent, so replicas
+// sweep one database at once.
+//
 // # Selections
 //
 // Online generator selection (Hu, Leung and Farnia, "An Optimism-based

@@ -220,8 +220,11 @@ func (m *MemStore) ListArtifacts(ctx context.Context, jobID string) ([]ArtifactI
 func (m *MemStore) PutUpload(ctx context.Context, u Upload) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.uploads[u.ID]; !ok {
+	if old, ok := m.uploads[u.ID]; !ok {
 		m.uploads[u.ID] = u
+	} else if u.Created.After(old.Created) {
+		old.Created = u.Created
+		m.uploads[u.ID] = old
 	}
 	return nil
 }
@@ -234,6 +237,45 @@ func (m *MemStore) GetUpload(ctx context.Context, id string) (Upload, error) {
 		return Upload{}, ErrNotFound
 	}
 	return u, nil
+}
+
+func (m *MemStore) DeleteJobs(ctx context.Context, before time.Time) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ids []string
+	for id, j := range m.jobs {
+		if j.Status.Terminal() && j.Finished.Before(before) {
+			ids = append(ids, id)
+			delete(m.jobs, id)
+			delete(m.artifacts, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+func (m *MemStore) DeleteUploads(ctx context.Context, before time.Time) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ids []string
+	for id, u := range m.uploads {
+		if !u.Created.Before(before) {
+			continue
+		}
+		referenced := false
+		for _, j := range m.jobs {
+			if bytes.Contains(j.Request, []byte(id)) {
+				referenced = true
+				break
+			}
+		}
+		if !referenced {
+			ids = append(ids, id)
+			delete(m.uploads, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
 }
 
 func (m *MemStore) CreateSelection(ctx context.Context, s Selection) error {

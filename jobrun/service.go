@@ -81,6 +81,18 @@ type Config struct {
 	// rendered in memory and stored as one value, and Postgres holds at
 	// most 1 GB in one; a larger artifact fails the job.
 	MaxArtifactBytes int64
+	// RetainJobs is how long a finished job (succeeded, failed or
+	// canceled) and its artifacts are kept after it finished; queued
+	// and running jobs are never deleted. 0: forever.
+	RetainJobs time.Duration
+	// RetainUploads is how long an upload is kept after its bytes were
+	// last uploaded, once no job names it any more (see Store.DeleteUploads). 0:
+	// forever. A sweep (see Sweep) runs at Start and then every tenth of
+	// the shorter period, at most hourly.
+	RetainUploads time.Duration
+	// OnDelete is told how many records of a kind ("job" or "upload") a
+	// sweep deleted, for a metric [nothing].
+	OnDelete func(kind string, n int)
 	// Logf logs events worth an operator's attention [log.Printf].
 	Logf func(format string, args ...any)
 	// Now is the clock [time.Now].
@@ -168,6 +180,12 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.RetainJobs < 0 || cfg.RetainUploads < 0 {
+		return nil, errors.New("jobrun: negative retention period")
+	}
+	if cfg.OnDelete == nil {
+		cfg.OnDelete = func(string, int) {}
+	}
 	dir := filepath.Join(cfg.DataDir, "uploads")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jobrun: data directory: %w", err)
@@ -219,9 +237,23 @@ func (s *Service) Start(ctx context.Context) error {
 	for _, id := range ids {
 		s.cfg.Logf("jobrun: job %s was interrupted by a restart; marked failed", id)
 	}
+	if s.cfg.RetainJobs > 0 || s.cfg.RetainUploads > 0 {
+		if _, _, err := s.Sweep(ctx); err != nil {
+			// Not fatal: the next sweep tries again.
+			s.cfg.Logf("jobrun: retention sweep: %v", err)
+		}
+	}
 	wctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
 	s.started = true
+	if s.cfg.RetainJobs > 0 || s.cfg.RetainUploads > 0 {
+		// The sweeper stops with Close or with ctx (the server's),
+		// whichever comes first.
+		sctx, stop := context.WithCancel(wctx)
+		context.AfterFunc(ctx, stop)
+		s.wg.Add(1)
+		go s.sweeper(sctx)
+	}
 	for w := range s.cfg.Workers {
 		s.wg.Add(1)
 		go s.worker(wctx, fmt.Sprintf("%s/%d", s.cfg.Replica, w))

@@ -93,9 +93,11 @@ func (s *Service) SaveUpload(ctx context.Context, name string, r io.Reader) (Upl
 	sum := hex.EncodeToString(h.Sum(nil))
 	id := sum[:32] + ext
 	final := filepath.Join(dir, id)
-	if _, err := os.Stat(final); err == nil {
-		os.Remove(tmp.Name()) // the same bytes are there already
-	} else if err := os.Rename(tmp.Name(), final); err != nil {
+	// Renamed even when the same bytes are there already: the fresh
+	// modification time keeps a retention sweep from removing the file
+	// while its record is being written again (see Sweep), and a file
+	// such a sweep removed comes back.
+	if err := os.Rename(tmp.Name(), final); err != nil {
 		return Upload{}, err
 	}
 	committed = true

@@ -396,7 +396,7 @@ func TestCMSHandComputed(t *testing.T) {
 }
 
 // TestCovarianceMatrixCancel: cancelling the context stops a long
-// computation (20,000 samples, seconds of kernel sums) within a second,
+// computation (20,000 samples, seconds of kernel sums) within seconds,
 // with the context's error.
 func TestCovarianceMatrixCancel(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
@@ -416,8 +416,10 @@ func TestCovarianceMatrixCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	if d := time.Since(cancelled); d > time.Second {
-		t.Errorf("returned %v after the cancel, want within 1 s", d)
+	// The bound leaves room for a loaded CI machine (other test binaries
+	// share its cores); the uncancelled computation takes far longer.
+	if d := time.Since(cancelled); d > 3*time.Second {
+		t.Errorf("returned %v after the cancel, want within 3 s", d)
 	}
 	// DecomposeConditional stops too.
 	if _, _, err := DecomposeConditional(ctx, kernel.RBF{Gamma: 1}, [][]*mat.Dense{epochs[0][:1], epochs[1][:1]}, nil); !errors.Is(err, context.Canceled) {

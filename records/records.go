@@ -97,8 +97,8 @@ type Upload struct {
 	ID      string // content id: 32 hex digits of the SHA-256 plus the file's extension, e.g. "9f86d081884c7d659a2feaa0c55ad015.npy"
 	Name    string // the file name the client gave
 	Size    int64
-	SHA256  string // hex
-	Created time.Time
+	SHA256  string    // hex
+	Created time.Time // the last upload of these bytes (see Store.PutUpload)
 }
 
 // Selection is an online selection's configuration. Its state is the
@@ -200,10 +200,29 @@ type Store interface {
 	ListArtifacts(ctx context.Context, jobID string) ([]ArtifactInfo, error)
 
 	// PutUpload records an upload. The id is a content id, so recording
-	// one that exists is not an error: the first record is kept.
+	// one that exists is not an error: the first record's Name, Size and
+	// SHA256 are kept, and Created becomes the later of the two times
+	// (the bytes' last upload, from which retention counts).
 	PutUpload(ctx context.Context, u Upload) error
 	// GetUpload returns an upload's metadata, or ErrNotFound.
 	GetUpload(ctx context.Context, id string) (Upload, error)
+
+	// DeleteJobs deletes, with their artifacts and in one transaction,
+	// the terminal jobs (succeeded, failed, canceled) whose Finished is
+	// before `before`, and returns their ids in order. Queued and running
+	// jobs are never deleted, however old. What is gone already is no
+	// error, so that replicas may sweep one database at once: each id is
+	// returned by one caller only.
+	DeleteJobs(ctx context.Context, before time.Time) ([]string, error)
+	// DeleteUploads deletes the upload records created before `before`
+	// that no stored job references, and returns their ids in order
+	// (each to one caller only, as DeleteJobs). A job references an
+	// upload when its Request contains the upload's id anywhere (ids are
+	// 128-bit hashes, so a mention is a reference): deliberately
+	// conservative, it needs no knowledge of which request fields name
+	// files. The files themselves are the caller's (see
+	// jobrun.Service.Sweep).
+	DeleteUploads(ctx context.Context, before time.Time) ([]string, error)
 
 	// CreateSelection stores s with Seq 0 and Updated = Created; an
 	// existing ID is ErrConflict.

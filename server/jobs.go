@@ -56,6 +56,11 @@ type JobOptions struct {
 	MaxUploadBytes int64
 	// MaxRuntime bounds how long one job may run (0: no bound).
 	MaxRuntime time.Duration
+	// RetainJobs deletes finished jobs (succeeded, failed, canceled)
+	// and their artifacts this long after they finished; RetainUploads
+	// deletes uploads this long after they were last uploaded, once no
+	// job names them. 0: kept forever. See jobrun.Config.
+	RetainJobs, RetainUploads time.Duration
 	// Weights is the FID Inception weights file (.pth) that features
 	// jobs use when their request names none (say, $GENLENS_WEIGHTS);
 	// "": requests upload theirs. The server never downloads weights.
@@ -110,7 +115,9 @@ func (s *Server) initJobs(ctx context.Context) error {
 		Store: st, DataDir: dir, Workers: o.Workers, MaxQueued: o.MaxQueued, Replica: o.Replica, Exclusive: exclusive,
 		Lease: o.Lease, Heartbeat: o.Heartbeat, Poll: o.Poll,
 		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, MaxUploadBytes: o.MaxUploadBytes, MaxRuntime: o.MaxRuntime, Weights: o.Weights,
-		Logf: func(format string, a ...any) { s.log.Info(fmt.Sprintf(format, a...)) },
+		RetainJobs: o.RetainJobs, RetainUploads: o.RetainUploads,
+		OnDelete: func(kind string, n int) { s.metrics.retentionDeleted.WithLabelValues(kind).Add(float64(n)) },
+		Logf:     func(format string, a ...any) { s.log.Info(fmt.Sprintf(format, a...)) },
 	})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)

@@ -28,6 +28,8 @@ type metrics struct {
 	// handlers set them.
 	selectionPicks *prometheus.GaugeVec
 	selectionScore *prometheus.GaugeVec
+	// Jobs and uploads the retention sweeps of this replica deleted.
+	retentionDeleted *prometheus.CounterVec
 	// The LLM proxy's requests, upstream latency and uncertainties.
 	llmRequests    *prometheus.CounterVec
 	llmUpstream    *prometheus.HistogramVec
@@ -63,6 +65,14 @@ func newMetrics(s *Server) *metrics {
 			Help: "Current optimistic score of each generator of an online selection.",
 		}, []string{"selection", "generator"}),
 	}
+	m.retentionDeleted = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "genlens_retention_deleted_total",
+		Help: "Jobs (with their artifacts) and uploads deleted by this replica's retention sweeps, by kind (job, upload).",
+	}, []string{"kind"})
+	for _, kind := range []string{"job", "upload"} {
+		m.retentionDeleted.WithLabelValues(kind) // exported as 0 before the first deletion
+	}
+	m.registry.MustRegister(m.retentionDeleted)
 	m.llmRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "genlens_llm_requests_total",
 		Help: "Chat completions proxied to the LLM upstream, by model and the status returned.",

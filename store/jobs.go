@@ -261,9 +261,14 @@ func (d *DB) ListArtifacts(ctx context.Context, jobID string) ([]records.Artifac
 	return out, rows.Err()
 }
 
-// PutUpload records an upload; the first record of a content id stays.
+// PutUpload records an upload; the first record of a content id stays,
+// its created moved to the later upload.
 func (d *DB) PutUpload(ctx context.Context, u records.Upload) error {
-	_, err := d.w.ExecContext(ctx, d.q("INSERT INTO uploads (id, name, size, sha256, created) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"),
+	later := "max(uploads.created, excluded.created)" // SQLite's scalar max
+	if d.Postgres() {
+		later = "GREATEST(uploads.created, excluded.created)"
+	}
+	_, err := d.w.ExecContext(ctx, d.q("INSERT INTO uploads (id, name, size, sha256, created) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET created = "+later),
 		u.ID, u.Name, u.Size, u.SHA256, u.Created.UnixNano())
 	return err
 }
@@ -278,6 +283,72 @@ func (d *DB) GetUpload(ctx context.Context, id string) (records.Upload, error) {
 	}
 	u.Created = time.Unix(0, created).UTC()
 	return u, err
+}
+
+// DeleteJobs deletes the terminal jobs finished before `before` and
+// their artifacts, in one transaction.
+func (d *DB) DeleteJobs(ctx context.Context, before time.Time) ([]string, error) {
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	// A job's finished is set once, with its terminal status, so the
+	// rows this DELETE sees are final; a concurrent sweep of another
+	// replica waits for the row lock and then finds them gone.
+	rows, err := tx.QueryContext(ctx, d.q("DELETE FROM jobs WHERE status IN ('succeeded', 'failed', 'canceled') AND finished < ? RETURNING id"), before.UnixNano())
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, d.q("DELETE FROM artifacts WHERE job_id = ?"), id); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// DeleteUploads deletes the upload records created before `before` that
+// no job's request mentions. The test is a substring search through every
+// job's request per old upload: a sweep's cost, paid every few minutes at
+// most, not a request's.
+func (d *DB) DeleteUploads(ctx context.Context, before time.Time) ([]string, error) {
+	mention := "instr(CAST(jobs.request AS TEXT), uploads.id) > 0"
+	if d.Postgres() {
+		mention = "position(convert_to(uploads.id, 'UTF8') IN jobs.request) > 0"
+	}
+	rows, err := d.w.QueryContext(ctx, d.q("DELETE FROM uploads WHERE created < ? AND NOT EXISTS (SELECT 1 FROM jobs WHERE "+mention+") RETURNING id"), before.UnixNano())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids, rows.Err()
 }
 
 // CreateSelection stores a selection with no batches.

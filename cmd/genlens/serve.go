@@ -22,7 +22,7 @@ import (
 func newServeCmd() *cobra.Command {
 	var addr, db, tokenEnv, dataDir string
 	var workers, maxBodyMB, maxQueued int
-	var maxRuntime time.Duration
+	var maxRuntime, retainJobs, retainUploads time.Duration
 	var allowURLs, secretEnvs []string
 	var lf llmFlags
 	cmd := &cobra.Command{
@@ -61,7 +61,7 @@ variable --llm-api-key-env names and never leaves the server.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			jobs := server.JobOptions{DataDir: dataDir, Workers: workers, AllowedBaseURLs: allowURLs, Secret: secretLookup(secretEnvs),
-				MaxQueued: maxQueued, MaxRuntime: maxRuntime}
+				MaxQueued: maxQueued, MaxRuntime: maxRuntime, RetainJobs: retainJobs, RetainUploads: retainUploads}
 			if maxBodyMB < 1 {
 				return badUsage("serve: --max-body-mb %d must be at least 1", maxBodyMB)
 			}
@@ -70,6 +70,12 @@ variable --llm-api-key-env names and never leaves the server.`,
 			}
 			if maxRuntime < 0 {
 				return badUsage("serve: --max-job-runtime %v must not be negative (0: no bound)", maxRuntime)
+			}
+			if retainJobs < 0 {
+				return badUsage("serve: --retain-jobs %v must not be negative (0: keep forever)", retainJobs)
+			}
+			if retainUploads < 0 {
+				return badUsage("serve: --retain-uploads %v must not be negative (0: keep forever)", retainUploads)
 			}
 			llmOpts, err := lf.options()
 			if err != nil {
@@ -86,6 +92,8 @@ variable --llm-api-key-env names and never leaves the server.`,
 	f.IntVar(&workers, "workers", 1, "jobs this process runs at once")
 	f.IntVar(&maxQueued, "max-queued", 1000, "jobs that may wait, over all replicas; more are refused with 503 and Retry-After")
 	f.DurationVar(&maxRuntime, "max-job-runtime", 0, "longest a job may run before it is stopped and failed, e.g. 2h (0: no bound)")
+	f.DurationVar(&retainJobs, "retain-jobs", 0, "delete finished jobs (succeeded, failed, canceled) and their artifacts this long after they finished, e.g. 720h (0: keep forever; queued and running jobs are never deleted)")
+	f.DurationVar(&retainUploads, "retain-uploads", 0, "delete uploads this long after their bytes were last uploaded, once no remaining job names them, e.g. 168h (0: keep forever)")
 	f.IntVar(&maxBodyMB, "max-body-mb", int(server.DefaultMaxBody>>20), "largest JSON request body in MiB (a rows batch, a monitor with its model file)")
 	f.StringSliceVar(&allowURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
 	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")

@@ -554,18 +554,41 @@ func TestServeGracefulShutdown(t *testing.T) {
 	}
 }
 
-// Bad queue and runtime bounds are refused at start: exit 2 and one line
-// naming the flag.
+// Bad queue, runtime and retention bounds are refused at start: exit 2
+// and one line naming the flag.
 func TestServeRefusesBadBounds(t *testing.T) {
 	bin := serveBinary(t)
-	for _, tc := range []struct{ flag, value string }{{"--max-queued", "0"}, {"--max-queued", "2000000"}, {"--max-job-runtime", "-1s"}} {
+	for _, tc := range []struct{ flag, value string }{{"--max-queued", "0"}, {"--max-queued", "2000000"}, {"--max-job-runtime", "-1s"},
+		{"--retain-jobs", "-1h"}, {"--retain-uploads", "-1m"}, {"--retain-jobs", "soon"}} {
 		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "x.db"), tc.flag, tc.value)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
 		ee, ok := err.(*exec.ExitError)
-		if !ok || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), tc.flag) {
+		if !ok || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), tc.flag) || strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
 			t.Errorf("%s %s: exit %v, stderr %q; want exit 2 naming %s", tc.flag, tc.value, err, stderr.String(), tc.flag)
 		}
+	}
+}
+
+// Every flag the Kubernetes Deployment passes to serve is one serve has,
+// with a value it accepts.
+func TestKubernetesServeFlags(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "kubernetes", "deployment.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if arg, ok := strings.CutPrefix(strings.TrimSpace(line), "- --"); ok {
+			flags = append(flags, "--"+arg)
+		}
+	}
+	if len(flags) < 5 {
+		t.Fatalf("found only %v in deployment.yaml", flags)
+	}
+	cmd := newServeCmd()
+	if err := cmd.ParseFlags(flags); err != nil {
+		t.Errorf("serve refuses the Deployment's flags %v: %v", flags, err)
 	}
 }

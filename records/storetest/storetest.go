@@ -24,6 +24,9 @@ func Run(t *testing.T, open func(t *testing.T) records.Store) {
 	t.Run("FailStale", func(t *testing.T) { testStale(t, open(t)) })
 	t.Run("Artifacts", func(t *testing.T) { testArtifacts(t, open(t)) })
 	t.Run("Uploads", func(t *testing.T) { testUploads(t, open(t)) })
+	t.Run("DeleteJobs", func(t *testing.T) { testDeleteJobs(t, open(t)) })
+	t.Run("DeleteUploads", func(t *testing.T) { testDeleteUploads(t, open(t)) })
+	t.Run("ConcurrentDeletes", func(t *testing.T) { testConcurrentDeletes(t, open(t)) })
 	t.Run("Selections", func(t *testing.T) { testSelections(t, open(t)) })
 	t.Run("SelectionConcurrentAppends", func(t *testing.T) { testConcurrentAppends(t, open(t)) })
 }
@@ -312,11 +315,213 @@ func testUploads(t *testing.T, s records.Store) {
 		t.Errorf("PutUpload of an existing content id: %v, want nil", err)
 	}
 	got, err := s.GetUpload(ctx, "ab12.npy")
-	if err != nil || got.Name != u.Name || got.Size != 128 || got.SHA256 != "ab12" || !sameTime(got.Created, at(0)) {
-		t.Errorf("GetUpload = %+v, %v; want the first record", got, err)
+	if err != nil || got.Name != u.Name || got.Size != 128 || got.SHA256 != "ab12" || !sameTime(got.Created, at(5)) {
+		t.Errorf("GetUpload = %+v, %v; want the first record, created at the later upload (%v)", got, err, at(5))
+	}
+	// A record of an earlier time (a replica's clock behind) moves
+	// nothing back.
+	dup.Created = at(2)
+	if err := s.PutUpload(ctx, dup); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetUpload(ctx, "ab12.npy"); err != nil || !sameTime(got.Created, at(5)) {
+		t.Errorf("after an earlier record: created %v, %v; want %v", got.Created, err, at(5))
 	}
 	if _, err := s.GetUpload(ctx, "x"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("GetUpload(missing): err = %v", err)
+	}
+}
+
+// finished stores a job created at created, claimed and finished with
+// status st at fin (canceled: while queued).
+func finished(t *testing.T, s records.Store, id string, request string, st records.Status, created, fin time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	j := job(id, created)
+	j.Request = []byte(request)
+	if err := s.CreateJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	if st == records.StatusCanceled {
+		if _, err := s.CancelJob(ctx, id, "canceled", fin); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	c, ok, err := s.ClaimJob(ctx, "w", created)
+	if err != nil || !ok || c.ID != id {
+		t.Fatalf("claiming %s: %+v, %v, %v", id, c, ok, err)
+	}
+	if st == records.StatusRunning {
+		return
+	}
+	if err := s.FinishJob(ctx, id, "w", records.Outcome{Status: st, Result: []byte(`{}`)}, fin); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testDeleteJobs(t *testing.T, s records.Store) {
+	ctx := context.Background()
+	// Each job is claimed before the next is created, so the claims
+	// take them in this order.
+	finished(t, s, "old-ok", `{}`, records.StatusSucceeded, at(0), at(10))
+	finished(t, s, "old-failed", `{}`, records.StatusFailed, at(1), at(20))
+	finished(t, s, "old-canceled", `{}`, records.StatusCanceled, at(2), at(30))
+	finished(t, s, "edge", `{}`, records.StatusSucceeded, at(3), at(100)) // finished exactly at the cutoff: kept
+	finished(t, s, "recent", `{}`, records.StatusSucceeded, at(4), at(150))
+	finished(t, s, "running", `{}`, records.StatusRunning, at(5), time.Time{}) // claimed at 5, running since
+	if err := s.CreateJob(ctx, job("queued", at(6))); err != nil {             // queued since 6
+		t.Fatal(err)
+	}
+	for _, id := range []string{"old-ok", "old-failed", "recent"} {
+		if err := s.PutArtifact(ctx, records.Artifact{JobID: id, Name: "t.csv", ContentType: "text/csv", Data: []byte("a\n")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids, err := s.DeleteJobs(ctx, at(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(ids) != "[old-canceled old-failed old-ok]" {
+		t.Errorf("DeleteJobs(at 100) = %v, want [old-canceled old-failed old-ok]", ids)
+	}
+	for _, id := range []string{"old-ok", "old-failed", "old-canceled"} {
+		if _, err := s.GetJob(ctx, id); !errors.Is(err, records.ErrNotFound) {
+			t.Errorf("GetJob(%s) after delete: err = %v, want ErrNotFound", id, err)
+		}
+		if _, err := s.GetArtifact(ctx, id, "t.csv"); !errors.Is(err, records.ErrNotFound) {
+			t.Errorf("GetArtifact(%s) after delete: err = %v, want ErrNotFound", id, err)
+		}
+		if a, err := s.ListArtifacts(ctx, id); err != nil || len(a) != 0 {
+			t.Errorf("ListArtifacts(%s) after delete = %v, %v; want none", id, a, err)
+		}
+	}
+	for _, id := range []string{"edge", "recent", "running", "queued"} {
+		if _, err := s.GetJob(ctx, id); err != nil {
+			t.Errorf("GetJob(%s): %v; it must be kept", id, err)
+		}
+	}
+	if _, err := s.GetArtifact(ctx, "recent", "t.csv"); err != nil {
+		t.Errorf("the kept job's artifact: %v", err)
+	}
+	// Idempotent: a second sweep (another replica's) finds nothing.
+	if ids, err := s.DeleteJobs(ctx, at(100)); err != nil || len(ids) != 0 {
+		t.Errorf("second DeleteJobs = %v, %v; want none", ids, err)
+	}
+	// However far the cutoff, queued and running jobs stay.
+	ids, err = s.DeleteJobs(ctx, at(1_000_000))
+	if err != nil || fmt.Sprint(ids) != "[edge recent]" {
+		t.Errorf("DeleteJobs(far future) = %v, %v; want [edge recent]", ids, err)
+	}
+	all, err := s.ListJobs(ctx, 0)
+	if err != nil || len(all) != 2 || all[0].ID != "queued" || all[1].ID != "running" {
+		t.Errorf("left = %+v, %v; want queued and running", all, err)
+	}
+	if n, _ := s.CountJobs(ctx, records.StatusQueued); n != 1 {
+		t.Errorf("CountJobs(queued) = %d, want 1", n)
+	}
+}
+
+func testDeleteUploads(t *testing.T, s records.Store) {
+	ctx := context.Background()
+	id := func(c byte, ext string) string { return string(bytes.Repeat([]byte{c}, 32)) + ext }
+	a, b, c, d, e := id('a', ".npy"), id('b', ".csv"), id('c', ".npy"), id('d', ".npy"), id('e', ".npy")
+	for i, u := range []string{a, b, c, d, e} {
+		created := at(10 * i) // a 0, b 10, c 20, d 30, e 40
+		if err := s.PutUpload(ctx, records.Upload{ID: u, Name: "f", Size: 1, SHA256: u[:32], Created: created}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// b is named by a finished job, c by a queued one; a, d and e by
+	// none. The cutoff 30 takes a only (d was created at it, e after).
+	finished(t, s, "j-b", `{"real":"`+b+`","k":5}`, records.StatusSucceeded, at(1), at(2))
+	qj := job("j-c", at(3))
+	qj.Request = []byte(`{"files":["x","` + c + `"]}`)
+	if err := s.CreateJob(ctx, qj); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.DeleteUploads(ctx, at(30))
+	if err != nil || fmt.Sprint(ids) != fmt.Sprint([]string{a}) {
+		t.Errorf("DeleteUploads(at 30) = %v, %v; want [%s]", ids, err, a)
+	}
+	if _, err := s.GetUpload(ctx, a); !errors.Is(err, records.ErrNotFound) {
+		t.Errorf("GetUpload(a) after delete: err = %v, want ErrNotFound", err)
+	}
+	for _, u := range []string{b, c, d, e} {
+		if _, err := s.GetUpload(ctx, u); err != nil {
+			t.Errorf("GetUpload(%s): %v; it must be kept", u, err)
+		}
+	}
+	if ids, err := s.DeleteUploads(ctx, at(30)); err != nil || len(ids) != 0 {
+		t.Errorf("second DeleteUploads = %v, %v; want none", ids, err)
+	}
+	// Once the job naming b is deleted, b goes too; c stays while its
+	// job does.
+	if _, err := s.DeleteJobs(ctx, at(100)); err != nil {
+		t.Fatal(err)
+	}
+	ids, err = s.DeleteUploads(ctx, at(1000))
+	if err != nil || fmt.Sprint(ids) != fmt.Sprint([]string{b, d, e}) {
+		t.Errorf("DeleteUploads(at 1000) = %v, %v; want [%s %s %s]", ids, err, b, d, e)
+	}
+	if _, err := s.GetUpload(ctx, c); err != nil {
+		t.Errorf("GetUpload(c), named by a queued job: %v", err)
+	}
+	// A deleted upload recorded again is a new record.
+	if err := s.PutUpload(ctx, records.Upload{ID: a, Name: "again", Size: 1, SHA256: a[:32], Created: at(2000)}); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.GetUpload(ctx, a); err != nil || u.Name != "again" || !sameTime(u.Created, at(2000)) {
+		t.Errorf("re-recorded upload = %+v, %v", u, err)
+	}
+}
+
+// testConcurrentDeletes sweeps from several goroutines at once, as
+// replicas sharing a database do: every job and upload is deleted, and
+// each id is returned to one sweeper only.
+func testConcurrentDeletes(t *testing.T, s records.Store) {
+	ctx := context.Background()
+	const n = 20
+	for i := range n {
+		finished(t, s, fmt.Sprintf("j%02d", i), `{}`, records.StatusFailed, at(i), at(n+i))
+		u := fmt.Sprintf("%032x.npy", i)
+		if err := s.PutUpload(ctx, records.Upload{ID: u, Name: "f", Size: 1, SHA256: u[:32], Created: at(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			jobs, err := s.DeleteJobs(ctx, at(1000))
+			if err != nil {
+				t.Error(err)
+			}
+			uploads, err := s.DeleteUploads(ctx, at(1000))
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			for _, id := range append(jobs, uploads...) {
+				seen[id]++
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if len(seen) != 2*n {
+		t.Errorf("%d ids deleted, want %d", len(seen), 2*n)
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Errorf("%s returned by %d sweepers, want 1", id, k)
+		}
+	}
+	if all, err := s.ListJobs(ctx, 0); err != nil || len(all) != 0 {
+		t.Errorf("jobs left: %d, %v", len(all), err)
 	}
 }
 
