@@ -15,6 +15,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"time"
 
@@ -43,22 +44,35 @@ func toUploadJSON(u jobrun.Upload) uploadJSON {
 	return uploadJSON{ID: u.ID, Name: u.Name, Size: u.Size, SHA256: u.SHA256, Created: u.Created.UTC()}
 }
 
-func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) {
+// multipartUpload checks that r carries a multipart/form-data body within
+// the upload limit and returns its reader; what and example name the
+// expected file in the error ("the file", "features.npy"). On false it has
+// answered the request.
+func (s *Server) multipartUpload(w http.ResponseWriter, r *http.Request, what, example string) (*multipart.Reader, bool) {
 	limit := s.jobs.svc.MaxUploadBytes()
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "multipart/form-data" {
-		s.writeError(w, r, job.Fieldf("file", "want a multipart/form-data body with the file in a part named {file} (curl -F file=@features.npy)"))
-		return
+		s.writeError(w, r, job.Fieldf("file", "want a multipart/form-data body with %s in a part named {file} (curl -F file=@%s)", what, example))
+		return nil, false
 	}
 	if r.ContentLength > limit+multipartSlack {
 		s.writeError(w, r, errStatus(http.StatusRequestEntityTooLarge, "upload over %d bytes", limit))
-		return
+		return nil, false
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, limit+multipartSlack)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		s.writeError(w, r, job.Fieldf("file", "multipart body: %v", err))
+		return nil, false
+	}
+	return mr, true
+}
+
+func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) {
+	mr, ok := s.multipartUpload(w, r, "the file", "features.npy")
+	if !ok {
 		return
 	}
+	limit := s.jobs.svc.MaxUploadBytes()
 	var up *jobrun.Upload
 	for {
 		part, err := mr.NextPart()

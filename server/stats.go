@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"mime"
 	"net/http"
 	"path"
 	"regexp"
@@ -93,21 +92,11 @@ func (s *Server) postStatsPart(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	mr, ok := s.multipartUpload(w, r, "the part file", "part-0.npz")
+	if !ok {
+		return
+	}
 	limit := s.jobs.svc.MaxUploadBytes()
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "multipart/form-data" {
-		s.writeError(w, r, job.Fieldf("file", "want a multipart/form-data body with the part file in a part named {file} (curl -F file=@part-0.npz)"))
-		return
-	}
-	if r.ContentLength > limit+multipartSlack {
-		s.writeError(w, r, errStatus(http.StatusRequestEntityTooLarge, "upload over %d bytes", limit))
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, limit+multipartSlack)
-	mr, err := r.MultipartReader()
-	if err != nil {
-		s.writeError(w, r, job.Fieldf("file", "multipart body: %v", err))
-		return
-	}
 	var data []byte
 	var fname string
 	for {
