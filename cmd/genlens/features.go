@@ -94,21 +94,9 @@ func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON b
 	if out == "" {
 		return badUsage("features: --out FILE.npy is required")
 	}
-	if cmd.Flags().Changed("shard") && f.Shards == 0 {
-		return badUsage("features: --shard without --shards K")
-	}
-	if f.Shards > 0 {
-		i, err := job.ShardIndex("features", f.Shards, f.Shard, cmd.Flags().Changed("shard"), os.Getenv)
-		if err != nil {
-			return err
-		}
-		f.Shard = i
-		out = strings.ReplaceAll(out, "{shard}", strconv.Itoa(i))
-		// The processes of a job array share one folder of parts; the
-		// first of them to get here makes it.
-		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			return fmt.Errorf("--out %s: %w", out, err)
-		}
+	var err error
+	if f.Shard, out, err = resolveShard(cmd, "features", f.Shards, f.Shard, out); err != nil {
+		return err
 	}
 	if err := f.Validate(); err != nil {
 		return err
@@ -165,4 +153,28 @@ func downloadBar(stderr io.Writer) func(done, total int64) {
 			_ = bar.Set64(done)
 		}
 	}
+}
+
+// resolveShard settles the shard of a sharded run (--shards K): the index
+// from --shard or the scheduler's environment (job.ShardIndex), {shard} in
+// out replaced by it, and out's folder made, since the processes of a job
+// array share one folder of parts and the first to get here makes it. It
+// returns the index and the output path; without --shards it changes nothing.
+func resolveShard(cmd *cobra.Command, name string, shards, shard int, out string) (int, string, error) {
+	given := cmd.Flags().Changed("shard")
+	if given && shards == 0 {
+		return shard, out, badUsage("%s: --shard without --shards K", name)
+	}
+	if shards == 0 {
+		return shard, out, nil
+	}
+	i, err := job.ShardIndex(name, shards, shard, given, os.Getenv)
+	if err != nil {
+		return shard, out, err
+	}
+	out = strings.ReplaceAll(out, "{shard}", strconv.Itoa(i))
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return i, out, fmt.Errorf("--out %s: %w", out, err)
+	}
+	return i, out, nil
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -52,21 +51,9 @@ replaced by it.`,
 			if f.In == "" || out == "" {
 				return badUsage("stats: --in FEATS|DIR and --out STATS.npz are required")
 			}
-			if cmd.Flags().Changed("shard") && f.Shards == 0 {
-				return badUsage("stats: --shard without --shards K")
-			}
-			if f.Shards > 0 {
-				i, err := job.ShardIndex("stats", f.Shards, f.Shard, cmd.Flags().Changed("shard"), os.Getenv)
-				if err != nil {
-					return err
-				}
-				f.Shard = i
-				out = strings.ReplaceAll(out, "{shard}", strconv.Itoa(i))
-				// The processes of a job array share one folder of parts; the
-				// first of them to get here makes it.
-				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-					return fmt.Errorf("--out %s: %w", out, err)
-				}
+			var err error
+			if f.Shard, out, err = resolveShard(cmd, "stats", f.Shards, f.Shard, out); err != nil {
+				return err
 			}
 			if !strings.HasSuffix(strings.ToLower(out), ".npz") {
 				return badUsage("stats: --out %s: want an .npz path", out)
