@@ -31,9 +31,12 @@ const kidStream = 0x4b4944 // "KID"
 // k(a, b) = (aᵀb/d + 1)³ (kernel.Polynomial{Gamma: 1/d, Coef0: 1,
 // Degree: 3}, computed by kscore.MMD2).
 //
-// Each subset draws m = min(size, n_x, n_y) rows of x and then m rows of y,
-// each without replacement, independently of the other subsets, as
-// torch-fidelity does (which instead refuses n < size). The draws come from
+// Each subset draws size rows of x and then size rows of y, each without
+// replacement, independently of the other subsets, as torch-fidelity does;
+// a size above n_x or n_y is an error there and here (capping it would
+// give another number than torch-fidelity's for the same settings). With
+// size equal to a side's row count every subset of that side is the whole
+// side, and with both the standard deviation is 0. The draws come from
 // math/rand/v2's PCG seeded with seed, so equal seeds give equal results.
 // The standard deviation is the population one (ddof 0), as torch-fidelity's
 // np.std. The mean can be negative: the estimator is unbiased, and two
@@ -62,9 +65,12 @@ func KIDProgress(ctx context.Context, x, y *mat.Dense, subsets, size int, seed u
 	if subsets < 1 {
 		return math.NaN(), math.NaN(), fmt.Errorf("frechet: KID: %d subsets (want at least 1)", subsets)
 	}
-	m := min(size, nx, ny)
+	m := size
 	if m < 2 {
-		return math.NaN(), math.NaN(), fmt.Errorf("frechet: KID: subset size min(%d, %d, %d) = %d; the unbiased MMD² needs at least 2 rows", size, nx, ny, m)
+		return math.NaN(), math.NaN(), fmt.Errorf("frechet: KID: subset size %d; the unbiased MMD² needs at least 2 rows", m)
+	}
+	if m > min(nx, ny) {
+		return math.NaN(), math.NaN(), fmt.Errorf("frechet: KID: subset size %d is more than the %d rows of x or the %d rows of y (subsets are drawn without replacement)", m, nx, ny)
 	}
 	k := kernel.Polynomial{Gamma: 1 / float64(d), Coef0: 1, Degree: 3}
 	rng := rand.New(rand.NewPCG(seed, kidStream))

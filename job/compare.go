@@ -332,6 +332,9 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		return nil, err
 	}
 	if want[MetricKID] {
+		if err := kidSubsetCheck(env, req, real.rows, fake.rows); err != nil {
+			return nil, err
+		}
 		m, s, err := frechet.KIDProgress(ctx, real.rows, fake.rows, req.KIDSubsets, req.KIDSubsetSize, req.Seed, env.Progress)
 		if err != nil {
 			return nil, err
@@ -381,6 +384,38 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// kidSubsetCheck refuses a KID subset larger than either side, as
+// torch-fidelity does (its subsets are drawn without replacement, and a
+// silently smaller subset makes the number differ from torch-fidelity's for
+// the same settings), and warns when a subset is the whole of a side: every
+// subset of that side is then the same rows, so the standard deviation over
+// subsets is 0 by construction (both sides) or spreads over the other side's
+// draws only, and says nothing about the estimate's uncertainty.
+func kidSubsetCheck(env Env, req CompareRequest, x, y *mat.Dense) error {
+	nr, nf, size := x.RawMatrix().Rows, y.RawMatrix().Rows, req.KIDSubsetSize
+	n := min(nr, nf)
+	half := max(2, n/2)
+	if size > n {
+		return Fieldf("kid_subset_size", "compare: {kid_subset_size} %d is more than the %d rows of %s (real %d, generated %d): KID draws each subset without replacement from each side; give {kid_subset_size} %d or less, e.g. %d, so that subsets differ",
+			size, n, sideName(nr <= nf, req), nr, nf, n, half)
+	}
+	switch {
+	case nr == size && nf == size:
+		env.warn(fmt.Sprintf("compare: KID's subsets of %d rows are the whole of both sides (real %d, generated %d): every subset is the same, so its std 0 is no spread; for one, give {kid_subset_size} below %d, e.g. %d", size, nr, nf, size, half))
+	case nr == size || nf == size:
+		env.warn(fmt.Sprintf("compare: KID's subsets of %d rows are the whole of %s (real %d, generated %d): its std spreads over the other side's draws only; give {kid_subset_size} below %d, e.g. %d, for subsets of both", size, sideName(nr == size, req), nr, nf, n, half))
+	}
+	return nil
+}
+
+// sideName names the real side (real) or the generated one by its path.
+func sideName(real bool, req CompareRequest) string {
+	if real {
+		return "real " + req.Real
+	}
+	return "generated " + req.Fake
 }
 
 // compareRows computes the metrics of feature rows beyond the kernel

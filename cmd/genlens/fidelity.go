@@ -201,8 +201,9 @@ Metrics (--metrics, comma-separated; default fid, which takes seconds at any n;
 "all" is fid, kid, mmd and cms as far as the inputs allow):
 
   fid   Frechet distance with (n-1) covariances, as pytorch-fid / clean-fid
-  kid   unbiased MMD² with (x.y/d + 1)^3 over --kid-subsets subsets of size
-        min(--kid-subset-size, n), mean and std (torch-fidelity's convention)
+  kid   unbiased MMD² with (x.y/d + 1)^3 over --kid-subsets subsets of
+        --kid-subset-size rows of each side, mean and std (torch-fidelity's
+        convention; like it, a subset size above either side's n is refused)
   mmd   unbiased MMD² with --kernel/--gamma (n² kernel evaluations)
   cms   cosine similarity of the mean embeddings with --kernel/--gamma
   prdc  precision, recall (Kynkaanniemi et al. 2019), density, coverage
@@ -256,7 +257,7 @@ a second comparison against the same real folder skips the network
 	fl.StringVar(&gamma, "gamma", "median", "mmd, cms: bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
 	markGivenOnly(cmd, "kernel", "gamma")
 	fl.IntVar(&f.KIDSubsets, "kid-subsets", f.KIDSubsets, "KID: number of subsets")
-	fl.IntVar(&f.KIDSubsetSize, "kid-subset-size", f.KIDSubsetSize, "KID: subset size (capped at the smaller sample)")
+	fl.IntVar(&f.KIDSubsetSize, "kid-subset-size", f.KIDSubsetSize, "KID: subset size, at most the smaller side's rows (below them for a meaningful std)")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed for the KID subsets and --prdc-max-rows")
 	fl.IntVar(&f.NearestK, "nearest-k", f.NearestK, "prdc: neighbours k of the radii")
 	fl.IntVar(&f.PRDCMaxRows, "prdc-max-rows", 0, "prdc: use at most this many rows of each side, drawn at random with --seed (0: all)")

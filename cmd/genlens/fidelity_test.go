@@ -275,7 +275,7 @@ func TestCompareNReal(t *testing.T) {
 		{"pytorch-fid stats", noN, nil, []string{"fid"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			code, stdout, stderr := cli(t, "compare", "--real", c.real, "--fake", fake, "--metrics", "all", "--json")
+			code, stdout, stderr := cli(t, "compare", "--real", c.real, "--fake", fake, "--metrics", "all", "--kid-subset-size", "15", "--json")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
