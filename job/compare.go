@@ -312,6 +312,13 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	// Progress after the images, a stage per metric: fid (the two
 	// covariances, then the distance), kid (its subsets), mmd and cms.
 	if want[MetricFID] {
+		for _, s := range []*featureSide{real, fake} {
+			if n := s.n(); n != nil {
+				if w := singularWarning("compare", s.path, *n, s.dim(), "the Fréchet distance (FID)"); w != "" {
+					env.warn(w)
+				}
+			}
+		}
 		env.progress(0, 3)
 		real.gaussian()
 		env.progress(1, 3)

@@ -134,6 +134,9 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 		if err != nil {
 			return nil, err
 		}
+		if w := singularWarning("stats", req.In, s.N, s.Dim(), "a Fréchet distance (FID) from these statistics"); w != "" {
+			env.warn(w)
+		}
 		return &StatsResult{N: s.N, Dim: s.Dim(), Images: x.info(start), Stats: s, Provenance: x.provenance()}, nil
 	}
 	if req.Dims != "" {
@@ -186,6 +189,9 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 		return &StatsResult{N: p.N, Dim: d, Shard: &p.Shard, Shards: p.Shards, Part: p}, nil
 	}
 	s := acc.Stats(1)
+	if w := singularWarning("stats", req.In, s.N, s.Dim(), "a Fréchet distance (FID) from these statistics"); w != "" {
+		env.warn(w)
+	}
 	return &StatsResult{N: s.N, Dim: s.Dim(), Stats: s}, nil
 }
 

@@ -292,6 +292,7 @@ func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSid
 	if c := pools[0].RawMatrix().Cols; c != side.dim() {
 		return nil, &dataio.InputError{File: req.Pools[0], Msg: fmt.Sprintf("%d columns, the reference %s has %d", c, req.Ref, side.dim())}
 	}
+	selectSingularWarnings(env, req, side, pools)
 	var ref *online.FIDReference
 	if side.isStats {
 		ref, err = online.NewFIDReference(side.stats)
@@ -318,6 +319,36 @@ func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSid
 		return nil, sigmaFault(req.Ref, err)
 	}
 	return nil, err
+}
+
+// selectSingularWarnings warns about the reference and the pools whose
+// covariance is singular (no more rows than dimensions): the FIDs that
+// define the best generator and every regret are then dominated by it.
+func selectSingularWarnings(env Env, req SelectRequest, ref *featureSide, pools []*mat.Dense) {
+	if n := ref.n(); n != nil {
+		if w := singularWarning("select", "the reference "+req.Ref, *n, ref.dim(), "every FID against it"); w != "" {
+			env.warn(w)
+		}
+	}
+	var few []string
+	for g, x := range pools {
+		if r, c := x.Dims(); r <= c {
+			few = append(few, fmt.Sprintf("%s (%d)", req.Pools[g], r))
+		}
+	}
+	use := "the FID of a whole pool (the score that defines the best generator and every regret)"
+	switch d := pools[0].RawMatrix().Cols; len(few) {
+	case 0:
+	case 1:
+		for g, x := range pools {
+			if w := singularWarning("select", "pool "+req.Pools[g], x.RawMatrix().Rows, d, use); w != "" {
+				env.warn(w)
+			}
+		}
+	default:
+		env.warn(fmt.Sprintf("select: %d pools have no more rows than their %d dimensions: %s; their covariances are singular, and %s is dominated by that rather than by the distributions; each needs at least %d rows (more than the dimension)",
+			len(few), d, strings.Join(few, ", "), use, d+1))
+	}
 }
 
 // selectBonusWarning compares, for a budget split evenly (n rows per
