@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -178,6 +179,7 @@ type SelectResult struct {
 	Batch      int                        `json:"batch"`
 	Trials     int                        `json:"trials"`
 	Algorithms map[string]SelectAlgorithm `json:"algorithms"`
+	Images     *ImagesInfo                `json:"images,omitempty"` // when a pool or the reference was a folder
 
 	// Order names the algorithms in the order of the request.
 	Order []string `json:"-"`
@@ -209,6 +211,7 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	paths := append(slices.Clip(req.Pools), req.Ref)
 	lists, total, err := ex.folders(paths)
 	if err != nil {
@@ -265,7 +268,7 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 		return nil, err
 	}
 	out := &SelectResult{Best: res.Best, Scores: Nums(res.Scores), Score: req.Score, Steps: req.Steps, Batch: req.Batch,
-		Trials: req.Trials, Algorithms: map[string]SelectAlgorithm{}, Run: res}
+		Trials: req.Trials, Algorithms: map[string]SelectAlgorithm{}, Run: res, Images: ex.info(start)}
 	for _, a := range res.Algorithms {
 		out.Algorithms[a.Name] = SelectAlgorithm{
 			RegretFinal:           ScoreMeanStd{Num(a.FinalRegret.Mean), Num(a.FinalRegret.Std)},

@@ -332,6 +332,20 @@ func imagesLine(w io.Writer, im *job.ImagesInfo) {
 	}
 	fmt.Fprintf(w, "images: %d (%d from the feature cache, %d through the network), %s, %s, %.1f s (network %.1f s, waiting for decoding %.1f s)\n",
 		im.Images, im.Cached, im.Computed, im.Embedder, how, float64(im.Seconds), float64(im.NetworkSeconds), float64(im.WaitSeconds))
+	weightsLine(w, im.Weights)
+}
+
+// weightsLine says, in one line, that Inception weights are not the
+// published FID file (nothing for the published file or a ViT's weights).
+func weightsLine(w io.Writer, wi job.WeightsInfo) {
+	if !wi.Unofficial() {
+		return
+	}
+	sum := wi.SHA256
+	if len(sum) > 12 {
+		sum = sum[:12] + "…"
+	}
+	fmt.Fprintf(w, "weights: %s (sha256 %s) are not the published FID Inception weights (%s): not comparable with published FIDs\n", wi.Path, sum, inception.WeightsFile)
 }
 
 // deprecatedAlias registers old as a hidden spelling of the flag name,

@@ -112,4 +112,5 @@ func printSelect(w io.Writer, pools []string, o *job.SelectResult) {
 			float64(a.OptimalPickRatioFinal.Mean), float64(a.OptimalPickRatioFinal.Std), a.Picks[o.Best], o.Steps)
 	}
 	tw.Flush()
+	imagesLine(w, o.Images)
 }
