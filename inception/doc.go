@@ -40,7 +40,7 @@
 // (pt_inception-2015-12-05-6726825d.pth), legacy or zip serialisation,
 // through gopickle. ResolveWeights finds it: an explicit path, then
 // $GENLENS_WEIGHTS, then genlens's cache directory, else a one-time
-// download checked against the SHA-256 prefix in its name. Offline, the
+// download checked against the file's published SHA-256. Offline, the
 // error says which URL to fetch by hand and where to put the file.
 //
 // # Preprocessing

@@ -53,7 +53,7 @@ reads nor writes it.
 
 Weights: --weights PATH, else $GENLENS_WEIGHTS, else the user cache
 (pt_inception-2015-12-05-6726825d.pth), else a one-time download from
-pytorch-fid's GitHub release, checked against its SHA-256 prefix. Offline,
+pytorch-fid's GitHub release, checked against its published SHA-256. Offline,
 download that file by hand and pass it with --weights.
 
 --shards K computes the features of one shard of DIR only, split as
