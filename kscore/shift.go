@@ -1,8 +1,11 @@
 package kscore
 
 import (
+	"context"
+
 	"gonum.org/v1/gonum/mat"
 
+	"genlens/internal/par"
 	"genlens/kernel"
 	"genlens/linalg"
 )
@@ -69,18 +72,24 @@ func (k shiftedKernel) Gram(x *mat.Dense) *mat.SymDense {
 }
 
 func (k shiftedKernel) Cross(x, y *mat.Dense) *mat.Dense {
-	rx, _ := x.Dims()
-	ry, _ := y.Dims()
-	c := linalg.Cross(x.Slice(0, rx, 0, k.d).(*mat.Dense), y.Slice(0, ry, 0, k.d).(*mat.Dense))
+	rx, ry := x.RawMatrix(), y.RawMatrix()
+	c := linalg.Cross(x.Slice(0, rx.Rows, 0, k.d).(*mat.Dense), y.Slice(0, ry.Rows, 0, k.d).(*mat.Dense))
 	raw := c.RawMatrix()
+	b := make([]float64, ry.Rows)
+	for j := range b {
+		b[j] = ry.Data[j*ry.Stride+k.d]
+	}
 	gamma := k.s.K.Gamma
-	for i := 0; i < raw.Rows; i++ {
-		a := x.At(i, k.d)
+	// Rows are independent: spread them over the CPUs as the kernels'
+	// own element-wise maps do.
+	_ = par.For(context.Background(), raw.Rows, 0, func(_ context.Context, i int) error {
+		a := rx.Data[i*rx.Stride+k.d]
 		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
 		for j, v := range row {
-			row[j] = k.s.Excess(gamma*v, a, y.At(j, k.d))
+			row[j] = k.s.Excess(gamma*v, a, b[j])
 		}
-	}
+		return nil
+	})
 	return c
 }
 
