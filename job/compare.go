@@ -410,7 +410,7 @@ func kidSubsetCheck(env Env, req CompareRequest, x, y *mat.Dense) error {
 	}
 	switch {
 	case nr == size && nf == size:
-		env.warn(fmt.Sprintf("compare: KID's subsets of %d rows are the whole of both sides (real %d, generated %d): every subset is the same, so its std 0 is no spread; for one, give {kid_subset_size} below %d, e.g. %d", size, nr, nf, size, half))
+		env.warn(fmt.Sprintf("compare: KID's subsets of %d rows are the whole of both sides (real %d, generated %d): every subset is the same, so its std 0 is no spread; for a spread, give {kid_subset_size} below %d, e.g. %d", size, nr, nf, size, half))
 	case nr == size || nf == size:
 		env.warn(fmt.Sprintf("compare: KID's subsets of %d rows are the whole of %s (real %d, generated %d): its std spreads over the other side's draws only; give {kid_subset_size} below %d, e.g. %d, for subsets of both", size, sideName(nr == size, req), nr, nf, n, half))
 	}

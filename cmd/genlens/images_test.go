@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -164,9 +165,12 @@ func TestCompareFoldersUnderPTY(t *testing.T) {
 	if !strings.Contains(out, "images/s") {
 		t.Errorf("no images/s on the terminal:\n%q", out)
 	}
+	// The result's line, "FID  0.83"; warnings and the weights line name
+	// the FID in words.
+	result := regexp.MustCompile(`FID\s+-?[0-9]`)
 	fid := 0
 	for _, l := range screen(out) {
-		if strings.Contains(l, "FID") {
+		if result.MatchString(l) {
 			fid++
 			if !strings.HasPrefix(l, "FID") {
 				t.Errorf("the FID line shares its line with a bar: %q", l)
