@@ -309,6 +309,12 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		}
 		return nil, &dataio.InputError{File: req.Fake, Msg: fmt.Sprintf("%s dimension %d, %s", what, out.Dim, other)}
 	}
+	// A KID subset size the rows cannot fill is refused before any metric.
+	if want[MetricKID] {
+		if err := kidSubsetCheck(env, req, real.rows, fake.rows); err != nil {
+			return nil, err
+		}
+	}
 	// Progress after the images, a stage per metric: fid (the two
 	// covariances, then the distance), kid (its subsets), mmd and cms.
 	if want[MetricFID] {
@@ -339,9 +345,6 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		return nil, err
 	}
 	if want[MetricKID] {
-		if err := kidSubsetCheck(env, req, real.rows, fake.rows); err != nil {
-			return nil, err
-		}
 		m, s, err := frechet.KIDProgress(ctx, real.rows, fake.rows, req.KIDSubsets, req.KIDSubsetSize, req.Seed, env.Progress)
 		if err != nil {
 			return nil, err
