@@ -311,7 +311,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	}
 	// A KID subset size the rows cannot fill is refused before any metric.
 	if want[MetricKID] {
-		if err := kidSubsetCheck(env, req, real.rows, fake.rows); err != nil {
+		if err := kidSubsetCheck(&env, req, real.rows.RawMatrix().Rows, fake.rows.RawMatrix().Rows); err != nil {
 			return nil, err
 		}
 	}
@@ -403,8 +403,11 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 // subset of that side is then the same rows, so the standard deviation over
 // subsets is 0 by construction (both sides) or spreads over the other side's
 // draws only, and says nothing about the estimate's uncertainty.
-func kidSubsetCheck(env Env, req CompareRequest, x, y *mat.Dense) error {
-	nr, nf, size := x.RawMatrix().Rows, y.RawMatrix().Rows, req.KIDSubsetSize
+//
+// nr and nf are the rows of each side; env nil only refuses (folders
+// check their image counts before any image runs through the network).
+func kidSubsetCheck(env *Env, req CompareRequest, nr, nf int) error {
+	size := req.KIDSubsetSize
 	n := min(nr, nf)
 	half := max(2, n/2)
 	if size > n {
@@ -412,6 +415,7 @@ func kidSubsetCheck(env Env, req CompareRequest, x, y *mat.Dense) error {
 			size, n, sideName(nr <= nf, req), nr, nf, n, half)
 	}
 	switch {
+	case env == nil:
 	case nr == size && nf == size:
 		env.warn(fmt.Sprintf("compare: KID's subsets of %d rows are the whole of both sides (real %d, generated %d): every subset is the same, so its std 0 is no spread; for a spread, give {kid_subset_size} below %d, e.g. %d", size, nr, nf, size, half))
 	case nr == size || nf == size:
@@ -516,6 +520,18 @@ func compareImages(ctx context.Context, env Env, x *extractor, req CompareReques
 	lists, total, err := x.folders([]string{req.Real, req.Fake})
 	if err != nil {
 		return err
+	}
+	if want[MetricKID] {
+		// Hours of images are not spent on a KID the counts refuse.
+		count := func(i int) int {
+			if lists[i] != nil {
+				return len(lists[i])
+			}
+			return sides[i].rows.RawMatrix().Rows
+		}
+		if err := kidSubsetCheck(nil, req, count(0), count(1)); err != nil {
+			return err
+		}
 	}
 	c := &counter{env: env, total: total}
 	for i, s := range sides {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"image/jpeg"
 	"path/filepath"
 	"strings"
@@ -132,5 +133,21 @@ func TestJPEGNote(t *testing.T) {
 				t.Errorf("notes %q, want one saying %q", notes, c.want)
 			}
 		})
+	}
+}
+
+// TestCompareFoldersKIDRefusedFirst: a KID subset larger than a folder's
+// image count is refused before any image runs through the network.
+func TestCompareFoldersKIDRefusedFirst(t *testing.T) {
+	dir, fsys := imageFixture(t)
+	t.Setenv("GENLENS_CACHE", t.TempDir())
+	steps := 0
+	env := Env{Models: testModels, FS: fsys, Progress: func(done, total int) { steps += done }}
+	req := NewCompareRequest()
+	req.Real, req.Fake, req.Weights, req.Metrics, req.KIDSubsetSize = "real", "fake", filepath.Join(dir, "inception_random.pth"), "kid", 4
+	_, err := Compare(context.Background(), env, req)
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "kid_subset_size" || !strings.Contains(err.Error(), "(real 3, generated 3)") || steps != 0 {
+		t.Errorf("got %v after %d progress steps, want a {kid_subset_size} error before any image", err, steps)
 	}
 }
