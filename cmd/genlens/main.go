@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -81,7 +82,11 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 	stdout, stderr = newConsole(stdout, stderr)
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	ran, err := root.ExecuteContextC(ctx)
+	var ran *cobra.Command
+	err := unknownCommand(root, args)
+	if err == nil {
+		ran, err = root.ExecuteContextC(ctx)
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -259,6 +264,7 @@ func addCommands(root *cobra.Command) {
 			panic("genlens: no command line for the job " + jc.Name)
 		}
 		c := build()
+		c.Annotations = withAnnotation(c.Annotations, annotationJob, jc.Name)
 		top, _, sub := strings.Cut(jc.Name, " ")
 		if !sub {
 			c.GroupID = jc.Group
@@ -404,6 +410,97 @@ func newVersionCmd() *cobra.Command {
 			return err
 		},
 	}
+}
+
+// annotationJob marks the command of a job (its value is the job's
+// name): a job with commands under it ("stats", over "stats merge")
+// takes arguments of its own, where a group of commands ("mse") takes
+// only the name of one of them.
+const annotationJob = "genlens:job"
+
+func withAnnotation(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
+}
+
+// isGroup reports whether c only groups other commands (genlens itself,
+// mse, hallucination, completion): a word after it must name one of
+// them.
+func isGroup(c *cobra.Command) bool {
+	_, job := c.Annotations[annotationJob]
+	return !c.HasParent() || c.HasSubCommands() && !job
+}
+
+// unknownCommand returns the usage error for the first word of args that
+// should name a command and names none, with the commands it may be a
+// typo of: after genlens, after a group (mse, hallucination) and after
+// help. cobra would parse the flags of the group first and report a flag
+// of the mistyped command as unknown ("genlens comapre --real" is about
+// comapre, not --real). The commands are the tree built from
+// job.Commands (addCommands), so nothing is listed by hand.
+func unknownCommand(root *cobra.Command, args []string) error {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd(args...)
+	c, help := root, false
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return nil
+		case strings.HasPrefix(a, "-"):
+			continue // groups take only boolean flags (--help, --version)
+		case a == cobra.ShellCompRequestCmd || a == cobra.ShellCompNoDescRequestCmd:
+			return nil // shell completion, added by cobra as it runs
+		}
+		sub := subcommand(c, a)
+		switch {
+		case sub == nil:
+			return notACommand(c, a)
+		case c == root && a == "help" && !help:
+			help = true // the words after help name a command
+			continue
+		}
+		c = sub
+		if !isGroup(c) {
+			return nil // the command's own arguments follow
+		}
+	}
+	return nil
+}
+
+// subcommand returns c's command of the name or alias a, nil for none.
+func subcommand(c *cobra.Command, a string) *cobra.Command {
+	for _, s := range c.Commands() {
+		if s.Name() == a || s.HasAlias(a) {
+			return s
+		}
+	}
+	return nil
+}
+
+// notACommand is the usage error of word a, which names no command
+// under c, with the names it may be a typo of.
+func notACommand(c *cobra.Command, a string) error {
+	c.SuggestionsMinimumDistance = 2
+	msg := fmt.Sprintf("unknown command %q for %q", a, c.CommandPath())
+	switch s := c.SuggestionsFor(a); len(s) {
+	case 0:
+	case 1:
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	default:
+		msg += fmt.Sprintf("; did you mean one of %s?", quoteJoin(s))
+	}
+	return badUsage("%s (see '%s --help')", msg, c.CommandPath())
+}
+
+func quoteJoin(s []string) string {
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = strconv.Quote(x)
+	}
+	return strings.Join(q, ", ")
 }
 
 // args wraps a cobra positional-argument validator so that its error
