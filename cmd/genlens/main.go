@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"genlens/internal/atomicfile"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"genlens/dataio"
 	"genlens/job"
 	"genlens/linalg"
 )
@@ -76,6 +78,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "genlens: internal error (please report it): %v\n%s", r, debug.Stack())
+			if wantsJSON(args) {
+				writeJSONError(stdout, fmt.Errorf("internal error (please report it): %v", r), nil)
+			}
 			code = exitFailure
 		}
 	}()
@@ -90,12 +95,64 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 	if err == nil {
 		return exitOK
 	}
+	if wantsJSON(args) {
+		writeJSONError(stdout, err, ran)
+	}
 	if job.Classify(err) == job.KindCanceled && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "genlens: interrupted")
 		return exitCode(err)
 	}
 	fmt.Fprintln(stderr, "genlens:", message(err, ran))
 	return exitCode(err)
+}
+
+// wantsJSON reports whether the command line asks for --json (before a
+// "--"): its failures are then a JSON document on stdout too, for the
+// scripts that read it. The arguments decide, not the parsed flag, so
+// that an error in parsing the flags is JSON as well.
+func wantsJSON(args []string) bool {
+	want := false
+	for _, a := range args {
+		switch a {
+		case "--":
+			return want
+		case "--json", "--json=true", "--json=1":
+			want = true
+		case "--json=false", "--json=0":
+			want = false
+		}
+	}
+	return want
+}
+
+// jsonError is the document a failure prints on stdout under --json: the
+// message as stderr has it, the kind of error (job.Kind: "field" for a
+// bad flag, argument or request field, "input" for a bad input file,
+// "canceled", "internal") and the request field at fault, null when none
+// is (the flag is the field with "_" as "-").
+type jsonError struct {
+	Error string  `json:"error"`
+	Kind  string  `json:"kind"`
+	Field *string `json:"field"`
+}
+
+func writeJSONError(stdout io.Writer, err error, ran *cobra.Command) {
+	je := jsonError{Error: message(err, ran), Kind: job.Classify(err).String()}
+	var ue usageError
+	if errors.As(err, &ue) {
+		je.Kind = job.KindField.String()
+	}
+	var fe *job.FieldError
+	var ie *dataio.InputError
+	switch {
+	case errors.As(err, &fe) && fe.Field != "":
+		je.Field = &fe.Field
+	case errors.As(err, &ie) && strings.HasPrefix(ie.Field, "{") && strings.HasSuffix(ie.Field, "}"):
+		f := strings.Trim(ie.Field, "{}")
+		je.Field = &f
+	}
+	b, _ := json.Marshal(je)
+	fmt.Fprintf(stdout, "%s\n", b)
 }
 
 // exitCode maps an error to the exit status: the job layer's

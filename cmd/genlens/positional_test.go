@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,3 +92,55 @@ func TestUnknownCommandDidYouMean(t *testing.T) {
 		}
 	}
 }
+
+// With --json a failure is also a JSON document on stdout: the message,
+// its kind and the request field at fault; the exit code is unchanged.
+func TestJSONErrors(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(5, 6))
+	real := writeArray(t, dir, "real.npy", []int{20, 3}, randRows(r, 20, 3, 0))
+	bad := filepath.Join(dir, "bad.npy")
+	if err := os.WriteFile(bad, []byte("not an array"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args  []string
+		code  int
+		kind  string
+		field *string
+		msg   string
+	}{
+		{[]string{"compare", "--real", real, "--json"}, 2, "field", ptr("real"), "--fake"},
+		{[]string{"compare", real, "--real", bad, "--json"}, 2, "field", ptr("real"), "disagree"},
+		{[]string{"compare", "--real", real, "--fake", bad, "--json"}, 2, "input", nil, "bad.npy"},
+		{[]string{"compare", "--real", real, "--fake", real, "--bogus", "--json"}, 2, "field", nil, "unknown flag: --bogus"},
+		{[]string{"comapre", "--json"}, 2, "field", nil, `did you mean "compare"?`},
+		{[]string{"cka", "--x", real, "--y", real, "--kernel", "nope", "--json"}, 2, "field", ptr("kernel"), "--kernel"},
+	} {
+		code, stdout, stderr := cli(t, tc.args...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d; stderr %q", tc.args, code, tc.code, stderr)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Errorf("%v: stdout %q is not one JSON document: %v", tc.args, stdout, err)
+			continue
+		}
+		if len(got) != 3 || got["kind"] != tc.kind || !strings.Contains(fmt.Sprint(got["error"]), tc.msg) {
+			t.Errorf("%v: %v; want kind %s and an error with %q", tc.args, got, tc.kind, tc.msg)
+		}
+		if f, ok := got["field"]; !ok || (tc.field == nil && f != nil) || (tc.field != nil && f != *tc.field) {
+			t.Errorf("%v: field %v, want %v", tc.args, f, tc.field)
+		}
+		// stderr still says it, as without --json.
+		if !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%v: stderr %q", tc.args, stderr)
+		}
+	}
+	// Without --json stdout stays empty.
+	if code, stdout, _ := cli(t, "compare", "--real", real); code != 2 || stdout != "" {
+		t.Errorf("without --json: exit %d, stdout %q", code, stdout)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
