@@ -58,7 +58,8 @@ func sepHint(sep rune, rec []string) string {
 		}
 		for _, f := range rec {
 			if strings.ContainsRune(f, c) {
-				name, set := fmt.Sprintf("'%c'", c), "set {sep} "+string(c)
+				name := fmt.Sprintf("'%c'", c)
+				set := "set {sep} " + name
 				switch c {
 				case '\t':
 					name, set = "a tab", "set {sep} tab"

@@ -27,7 +27,7 @@ func TestSeparatorHintAndSep(t *testing.T) {
 	for _, tc := range []struct {
 		file, want string
 	}{
-		{"semi.csv", "the separator looks like ';', not ',': set {sep} ;"},
+		{"semi.csv", "the separator looks like ';', not ',': set {sep} ';'"},
 		{"semi_nh.csv", "the separator looks like ';', not ','"},
 		{"decimal.csv", "the separator looks like ';'"},
 		{"tab.csv", "the separator looks like a tab, not ',': set {sep} tab"},

@@ -42,6 +42,7 @@ refused).`,
 	cmd.Flags().Float64Var(&f.Threshold, "threshold", f.Threshold, "rbf: sigma = threshold x sqrt(median squared distance)")
 	cmd.Flags().BoolVar(&f.Debiased, "debiased", false, "use the unbiased HSIC estimator (needs n >= 4)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 

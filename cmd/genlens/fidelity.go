@@ -100,6 +100,7 @@ replaced by it.`,
 	cmd.Flags().IntVar(&f.Shards, "shards", 0, "split into K shards and write this process's partial statistics (see 'genlens stats merge')")
 	cmd.Flags().IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+job.EnvJobCompletionIndex+", else $"+job.EnvSlurmArrayTaskID+" - $"+job.EnvSlurmArrayTaskMin+")")
 	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 
@@ -275,6 +276,7 @@ a second comparison against the same real folder skips the network
 	fl.StringVar(&f.Dims, "dims", "", "folders: Inception feature, 64, 192, 768 or 2048 (default)")
 	imageFlags(fl, &f.ImageOptions, "batch")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 
@@ -381,5 +383,6 @@ permutes the rows with NumPy's RandomState(2020): --shuffle does the same
 	cmd.Flags().Float64Var(&f.Tolerance, "tolerance", frechet.ProbTolerance, "how far a row may sum from 1; above the default, rows are rescaled to sum to 1")
 	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
