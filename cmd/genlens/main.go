@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"genlens/dataio"
 	"genlens/job"
@@ -129,7 +131,8 @@ func wantsJSON(args []string) bool {
 // message as stderr has it, the kind of error (job.Kind: "field" for a
 // bad flag, argument or request field, "input" for a bad input file,
 // "canceled", "internal") and the request field at fault, null when none
-// is (the flag is the field with "_" as "-").
+// is (the flag is the field with "_" as "-"; for a bad input file, the
+// field that named it or its folder).
 type jsonError struct {
 	Error string  `json:"error"`
 	Kind  string  `json:"kind"`
@@ -150,9 +153,50 @@ func writeJSONError(stdout io.Writer, err error, ran *cobra.Command) {
 	case errors.As(err, &ie) && strings.HasPrefix(ie.Field, "{") && strings.HasSuffix(ie.Field, "}"):
 		f := strings.Trim(ie.Field, "{}")
 		je.Field = &f
+	case errors.As(err, &ie) && ie.File != "":
+		je.Field = inputField(ran, ie.File)
 	}
 	b, _ := json.Marshal(je)
 	fmt.Fprintf(stdout, "%s\n", b)
+}
+
+// inputField returns the request field of the flag of ran that names
+// file, or a folder file is in, nil for none: the input a bad file came
+// from ("fake" for `compare --fake bad.npy`).
+func inputField(ran *cobra.Command, file string) *string {
+	if ran == nil {
+		return nil
+	}
+	holds := func(v string) bool {
+		if v == "" {
+			return false
+		}
+		c := filepath.Clean(v)
+		return v == file || c == filepath.Clean(file) || strings.HasPrefix(filepath.Clean(file), c+string(filepath.Separator))
+	}
+	var field *string
+	ran.Flags().VisitAll(func(f *pflag.Flag) {
+		if field != nil || !f.Changed {
+			return
+		}
+		vals := []string{f.Value.String()}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			vals = sv.GetSlice()
+		}
+		for _, v := range vals {
+			if holds(v) {
+				name := strings.ReplaceAll(f.Name, "-", "_")
+				for k, flag := range ran.Annotations { // a renamed flag's field
+					if flag == f.Name && strings.HasPrefix(k, "flag:") {
+						name = strings.TrimPrefix(k, "flag:")
+					}
+				}
+				field = &name
+				return
+			}
+		}
+	})
+	return field
 }
 
 // exitCode maps an error to the exit status: the job layer's

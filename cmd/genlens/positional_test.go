@@ -112,7 +112,9 @@ func TestJSONErrors(t *testing.T) {
 	}{
 		{[]string{"compare", "--real", real, "--json"}, 2, "field", ptr("real"), "--fake"},
 		{[]string{"compare", real, "--real", bad, "--json"}, 2, "field", ptr("real"), "disagree"},
-		{[]string{"compare", "--real", real, "--fake", bad, "--json"}, 2, "input", nil, "bad.npy"},
+		{[]string{"compare", "--real", real, "--fake", bad, "--json"}, 2, "input", ptr("fake"), "bad.npy"},
+		{[]string{"compare", bad, real, "--json"}, 2, "input", ptr("real"), "bad.npy"},
+		{[]string{"cka", "--x", real, "--y", filepath.Join(dir, "none.npy"), "--json"}, 2, "input", ptr("y"), "none.npy"},
 		{[]string{"compare", "--real", real, "--fake", real, "--bogus", "--json"}, 2, "field", nil, "unknown flag: --bogus"},
 		{[]string{"comapre", "--json"}, 2, "field", nil, `did you mean "compare"?`},
 		{[]string{"cka", "--x", real, "--y", real, "--kernel", "nope", "--json"}, 2, "field", ptr("kernel"), "--kernel"},
