@@ -33,6 +33,9 @@ func NewCorrelateRequest() CorrelateRequest { return CorrelateRequest{Kernel: "r
 // Validate checks the fields that need no input file.
 func (r *CorrelateRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewCorrelateRequest()) }()
+	if err := checkLimits("correlate", lim("files", len(r.Files), MaxListLen)); err != nil {
+		return err
+	}
 	if len(r.Files) < 2 {
 		return Fieldf("files", "correlate: give at least two files, one (members, samples, d) array per collection")
 	}

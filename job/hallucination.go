@@ -55,6 +55,10 @@ func NewHallucinationSimulateRequest() HallucinationSimulateRequest {
 // Validate checks the fields that need no input file.
 func (r *HallucinationSimulateRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewHallucinationSimulateRequest()) }()
+	if err := checkLimits("", lim("tasks", r.Tasks, maxTasks), lim("M", r.M, maxDrawsEach), lim("K", r.K, maxDrawsEach), lim("extra", r.Extra, maxExtra),
+		lim("concurrency", r.Concurrency, MaxWorkers), lim("groups", r.Groups, maxCategories), lim("labels", r.Labels, maxCategories)); err != nil {
+		return err
+	}
 	_, _, err := r.plan()
 	return err
 }
@@ -77,6 +81,9 @@ func (r *HallucinationSimulateRequest) plan() ([]int, hallucination.TaskFunc, er
 	ns, err := parseNs(r.Ns)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(ns)*r.Tasks > maxTasks*10 {
+		return nil, nil, Fieldf("ns", "{ns}: %d context sizes x {tasks} %d: at most %d tasks in all", len(ns), r.Tasks, maxTasks*10)
 	}
 	if r.Model == "linear" {
 		m, err := linearModel(r.Features, r.Noise, r.PriorScale)
@@ -105,6 +112,7 @@ const (
 	maxCategoryCells = 1 << 22
 	maxTasks         = 1_000_000
 	maxExtra         = 100_000
+	maxContextSizes  = 10_000 // the paper sweeps six
 )
 
 func checkDraws(eps float64, m, k, extra, min int) error {
@@ -129,6 +137,9 @@ func parseNs(s string) ([]int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n < 0 || n > 100000 {
 			return nil, Fieldf("ns", "{ns} %q: want comma-separated context sizes in [0, 100000]", s)
+		}
+		if len(ns) == maxContextSizes {
+			return nil, Fieldf("ns", "{ns}: at most %d context sizes", maxContextSizes)
 		}
 		if slices.Contains(ns, n) {
 			return nil, Fieldf("ns", "{ns} %q: context size %d given twice", s, n)

@@ -47,6 +47,16 @@ type SelectionConfig struct {
 	BonusScale float64 `json:"bonus_scale"`
 }
 
+// Bounds on a selection's sizes: the selector keeps per generator a
+// vector of the class count (is) and per batch a row of it, so a count
+// from a request must not size an allocation unchecked (a classes of
+// 1e9 once reserved 49 GB). ImageNet-21k has 21,841 classes; a selection
+// compares a handful of generators.
+const (
+	MaxSelectionClasses    = 1 << 17
+	MaxSelectionGenerators = 1000
+)
+
 // NewSelectionConfig returns the defaults: fid with its UCB algorithm,
 // the online package's δ and bonus scale.
 func NewSelectionConfig() SelectionConfig {
@@ -66,6 +76,10 @@ func (c *SelectionConfig) Validate() error {
 		return job.Fieldf("score", "{score} %q: want fid or is", c.Score)
 	case len(c.Generators) < 2:
 		return job.Fieldf("generators", "{generators}: name at least 2 generators")
+	case len(c.Generators) > MaxSelectionGenerators:
+		return job.Fieldf("generators", "{generators}: %d generators: at most %d", len(c.Generators), MaxSelectionGenerators)
+	case c.Classes > MaxSelectionClasses:
+		return job.Fieldf("classes", "{classes} %d: at most %d", c.Classes, MaxSelectionClasses)
 	case !(c.Delta > 0 && c.Delta < 1):
 		return job.Fieldf("delta", "{delta} %v: want a value in (0, 1)", c.Delta)
 	case !(c.BonusScale > 0) || math.IsInf(c.BonusScale, 1):

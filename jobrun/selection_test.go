@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -230,6 +231,10 @@ func TestSelectionErrors(t *testing.T) {
 		{`{"score":"kid","generators":["a","b"]}`, "score"},
 		{`{"generators":["a","b"],"ref":"` + ref + `","delta":1}`, "delta"},
 		{`{"generators":["a","b"],"ref":"` + ref + `","bonus_scale":0}`, "bonus_scale"},
+		// Sizes from a number: 1e10 classes killed the server at once.
+		{`{"score":"is","generators":["a","b"],"classes":10000000000}`, "classes"},
+		{`{"score":"is","generators":["a","b"],"classes":1000000000}`, "classes"},
+		{`{"score":"is","generators":` + manyNames(MaxSelectionGenerators+1) + `,"classes":3}`, "generators"},
 	} {
 		_, err := s.CreateSelection(ctx, []byte(c.body))
 		var fe *job.FieldError
@@ -283,4 +288,16 @@ func TestSelectionsListSkipsBroken(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), good) || len(list) != 1 || list[0].Score != "is" {
 		t.Errorf("Selections = %d, %v", len(list), err)
 	}
+}
+
+// manyNames returns a JSON list of n distinct names.
+func manyNames(n int) string {
+	b, _ := json.Marshal(func() []string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = fmt.Sprint("g", i)
+		}
+		return s
+	}())
+	return string(b)
 }
