@@ -41,18 +41,16 @@ func CheckToken(tok string) error {
 // Memory of request bodies. A JSON body decodes into many times its size
 // (8 rows batches of 32 MB at once once held 5.8 GB), so the bytes of the
 // bodies being read and decoded at once are bounded, over every handler.
-const (
-	// DefaultMaxBodiesInFlight is the default of Options.MaxBodiesInFlight:
-	// two bodies of the largest size at once, any number of small ones.
-	DefaultMaxBodiesInFlight = 2 * DefaultMaxBody
-	// bodyWait is how long a request waits for room before its 503.
-	bodyWait = 2 * time.Second
-)
+//
+// DefaultBodyWait is how long a request waits for room before its 503 by
+// default: unread bodies cost nothing but socket buffers, so a burst of
+// large batches is queued rather than refused.
+const DefaultBodyWait = 30 * time.Second
 
 // limitBodies admits a request with a body once the bytes of the bodies
 // in flight leave room for it (its Content-Length, or the body limit when
 // the length is unknown), and answers 503 with Retry-After when none is
-// made within bodyWait. Multipart uploads stream to disk and are not
+// made within Options.BodyWait. Multipart uploads stream to disk and are not
 // counted.
 func (s *Server) limitBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,7 +63,11 @@ func (s *Server) limitBodies(next http.Handler) http.Handler {
 		if n < 0 || n > s.maxBody {
 			n = s.maxBody
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), bodyWait)
+		wait := s.opts.BodyWait
+		if wait <= 0 {
+			wait = DefaultBodyWait
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), wait)
 		err := s.bodies.Acquire(ctx, n)
 		cancel()
 		if err != nil {
@@ -78,11 +80,12 @@ func (s *Server) limitBodies(next http.Handler) http.Handler {
 	})
 }
 
-// newBodies returns the semaphore of body bytes in flight, at least one
-// body of the largest size.
+// newBodies returns the semaphore of body bytes in flight: limit, at
+// least one body of the largest size; 0 means two of them (any number of
+// small ones).
 func newBodies(limit, maxBody int64) *semaphore.Weighted {
 	if limit <= 0 {
-		limit = DefaultMaxBodiesInFlight
+		limit = 2 * maxBody
 	}
 	return semaphore.NewWeighted(max(limit, maxBody))
 }

@@ -119,7 +119,7 @@ func noRedirect(ts *testServer) *http.Client {
 // 5.8 GB); small bodies and uploads pass beside it while room is left.
 func TestBodiesInFlightAreBounded(t *testing.T) {
 	const limit = 1 << 20
-	ts := newTestServer(t, dbtest.SQLite(t), server.Options{MaxBody: limit, MaxBodiesInFlight: limit + 4096})
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{MaxBody: limit, MaxBodiesInFlight: limit + 4096, BodyWait: time.Second})
 	pr, pw := io.Pipe()
 	slow, err := http.NewRequest("POST", ts.URL+"/api/v1/monitors", pr)
 	if err != nil {

@@ -65,9 +65,12 @@ type Options struct {
 	MaxBody int64
 	// MaxBodiesInFlight bounds the bytes of request bodies read and
 	// decoded at once, over all handlers (at least MaxBody); a request
-	// that finds no room within 2 s gets 503 with Retry-After. 0 means
-	// DefaultMaxBodiesInFlight.
+	// that finds no room within BodyWait gets 503 with Retry-After. 0
+	// means 2 × MaxBody.
 	MaxBodiesInFlight int64
+	// BodyWait is how long a request waits for room among the bodies in
+	// flight; 0 means DefaultBodyWait (30 s).
+	BodyWait time.Duration
 	// MinFreeDisk is the free space of the data directory below which
 	// /healthz reports the disk as full; 0 means DefaultMinFreeDisk.
 	MinFreeDisk int64
