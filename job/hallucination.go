@@ -48,7 +48,7 @@ type HallucinationSimulateRequest struct {
 func NewHallucinationSimulateRequest() HallucinationSimulateRequest {
 	d := hallucination.SyntheticDefaults
 	return HallucinationSimulateRequest{Model: "linear", Ns: "2,4,8,16,32,64", Tasks: 200, Eps: d.Eps, M: d.M, K: d.K,
-		Extra: d.Extra, Seed: 1, Concurrency: runtime.GOMAXPROCS(0),
+		Extra: d.Extra, Seed: 1, Concurrency: min(runtime.GOMAXPROCS(0), MaxWorkers),
 		Features: "poly:3", Noise: 0.1, PriorScale: 1, Groups: 2, Labels: 3, Alpha: 0.5}
 }
 
