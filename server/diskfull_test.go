@@ -36,7 +36,8 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("healthz before: %d %s", code, body)
 	}
 	for _, e := range []error{fmt.Errorf("saving upload: %w", syscall.ENOSPC),
-		fmt.Errorf("storing rows: %s", "database or disk is full (13)")} {
+		fmt.Errorf("storing rows: %s", "database or disk is full (13)"),
+		fmt.Errorf("storing rows: %s", "ERROR: could not extend file: No space left on device (SQLSTATE 53100)")} {
 		rec := httptest.NewRecorder()
 		s.writeError(rec, httptest.NewRequest("POST", "/api/v1/files", nil), e)
 		if rec.Code != 507 || rec.Header().Get("Retry-After") == "" || strings.Contains(rec.Body.String(), "saving") {

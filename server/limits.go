@@ -183,7 +183,9 @@ func diskFull(err error) bool {
 	if errors.As(err, &pg) && pg.SQLState() == "53100" {
 		return true
 	}
-	return strings.Contains(err.Error(), "database or disk is full")
+	// By their text too, for a store that wraps them with %v.
+	msg := err.Error()
+	return strings.Contains(msg, "database or disk is full") || strings.Contains(msg, "SQLSTATE 53100")
 }
 
 // diskState remembers the last write that failed for want of space.
