@@ -70,6 +70,11 @@ func NewCompareRequest() CompareRequest {
 // statistics file allows is checked once the inputs are known.
 func (r *CompareRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewCompareRequest()) }()
+	if err := checkLimits("compare", append(r.limits("batch"), lim("kid_subsets", r.KIDSubsets, MaxKIDSubsets),
+		lim("kid_subset_size", r.KIDSubsetSize, MaxKIDSubsetSize), lim("nearest_k", r.NearestK, MaxNearestK),
+		lim("prdc_max_rows", r.PRDCMaxRows, maxPRDCRows))...); err != nil {
+		return err
+	}
 	if err := r.CSVOptions.validate(); err != nil {
 		return err
 	}

@@ -35,6 +35,9 @@ func NewCorrelateRequest() CorrelateRequest { return CorrelateRequest{Kernel: "r
 // Validate checks the fields that need no input file.
 func (r *CorrelateRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewCorrelateRequest()) }()
+	if err := checkLimits("correlate", lim("files", len(r.Files), MaxListLen)); err != nil {
+		return err
+	}
 	if err := r.CSVOptions.validate(); err != nil {
 		return err
 	}

@@ -36,6 +36,9 @@ func NewDecomposeRequest() DecomposeRequest { return DecomposeRequest{Kernel: "r
 // Validate checks the fields that need no input file.
 func (r *DecomposeRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewDecomposeRequest()) }()
+	if err := checkLimits("decompose", lim("models", len(r.Models), MaxListLen)); err != nil {
+		return err
+	}
 	if err := r.CSVOptions.validate(); err != nil {
 		return err
 	}

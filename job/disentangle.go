@@ -57,6 +57,11 @@ func NewDisentangleRequest() DisentangleRequest {
 // Validate checks the fields that need no input file.
 func (r *DisentangleRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewDisentangleRequest()) }()
+	if err := checkLimits("disentangle", lim("generated", len(r.Generated), MaxListLen), lim("names", len(r.Names), MaxListLen),
+		lim("clusters", r.Clusters, maxClusters), lim("cka_batch", r.CKABatch, maxGramBatch), lim("cka_images", r.CKAImages, maxCKAImages),
+		lim("cms_batch", r.CMSBatch, maxGramBatch)); err != nil {
+		return err
+	}
 	if err := r.CSVOptions.validate(); err != nil {
 		return err
 	}

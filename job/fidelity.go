@@ -59,6 +59,9 @@ func NewStatsRequest() StatsRequest { return StatsRequest{} }
 // Validate checks the fields that need no input file.
 func (r *StatsRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewStatsRequest()) }()
+	if err := checkLimits("stats", append(r.limits("batch"), lim("shards", r.Shards, MaxShards))...); err != nil {
+		return err
+	}
 	if err := r.CSVOptions.validate(); err != nil {
 		return err
 	}
@@ -234,6 +237,9 @@ func NewISRequest() ISRequest { return ISRequest{Splits: 10, Tolerance: frechet.
 // Validate checks the fields that need no input file.
 func (r *ISRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewISRequest()) }()
+	if err := checkLimits("is", append(r.limits("batch"), lim("splits", r.Splits, maxISSplits))...); err != nil {
+		return err
+	}
 	if err := r.CSVOptions.validate(); err != nil {
 		return err
 	}

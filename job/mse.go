@@ -71,6 +71,9 @@ func NewMSEFitRequest() MSEFitRequest {
 // Validate checks the fields that need no input file.
 func (r *MSEFitRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewMSEFitRequest()) }()
+	if err := checkLimits("mse fit", lim("features", len(r.Features), MaxListLen), lim("epochs", r.Epochs, maxMSEEpochs), lim("folds", r.Folds, maxFolds)); err != nil {
+		return err
+	}
 	if err := r.CSVOptions.validate(); err != nil {
 		return err
 	}
@@ -412,6 +415,9 @@ func NewMSEEstimateRequest() MSEEstimateRequest {
 // Validate checks the fields that need no input file.
 func (r *MSEEstimateRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewMSEEstimateRequest()) }()
+	if err := checkLimits("mse estimate", lim("chunk_size", r.ChunkSize, maxChunkRows), lim("chunks", r.Chunks, maxChunks)); err != nil {
+		return err
+	}
 	if err := r.CSVOptions.validate(); err != nil {
 		return err
 	}

@@ -40,6 +40,9 @@ func NewMSEBenchRequest() MSEBenchRequest {
 // Validate checks the fields that need no input file.
 func (r *MSEBenchRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewMSEBenchRequest()) }()
+	if err := checkLimits("mse bench", lim("trials", r.Trials, maxMSETrials), lim("methods", len(r.Methods), maxMSEMethods)); err != nil {
+		return err
+	}
 	if err := r.CSVOptions.validate(); err != nil {
 		return err
 	}

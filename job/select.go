@@ -73,6 +73,10 @@ func NewSelectRequest() SelectRequest {
 // Validate checks the fields that need no input file.
 func (r *SelectRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewSelectRequest()) }()
+	if err := checkLimits("select", lim("pools", len(r.Pools), MaxListLen), lim("steps", r.Steps, maxSelectSteps), lim("batch", r.Batch, maxSelectBatch),
+		lim("trials", r.Trials, maxSelectTrials), lim("image_batch", r.ImageBatch, MaxImageBatch), lim("workers", r.Workers, MaxWorkers)); err != nil {
+		return err
+	}
 	if err := r.CSVOptions.validate(); err != nil {
 		return err
 	}
