@@ -110,7 +110,7 @@ func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.models.Store(rec.ID, m)
+	s.models.Store(modelKeyOf(&rec), m)
 	w.Header().Set("Location", fmt.Sprintf("/api/v1/monitors/%d", rec.ID))
 	s.writeJSON(w, http.StatusCreated, monitorJSON{ID: rec.ID, Name: rec.Name})
 }
@@ -193,27 +193,41 @@ func (s *Server) deleteMonitor(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.models.Delete(m.ID)
+	s.models.Delete(modelKeyOf(m))
 	s.metrics.rows.DeleteLabelValues(m.Name)
 	s.metrics.labels.DeleteLabelValues(m.Name)
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// modelKey identifies a monitor's check model in the cache: its id and
+// creation time. Ids are never reused, but a replica keeps the entry of
+// a monitor another replica deleted, and a database that reused an id
+// before it was migrated must not meet that entry under the new monitor.
+type modelKey struct {
+	id      int64
+	created int64 // Unix nanoseconds
+}
+
+func modelKeyOf(m *store.Monitor) modelKey {
+	return modelKey{id: m.ID, created: m.Created.UnixNano()}
+}
+
 // model returns the decoded check model of m, cached: a monitor's model
 // never changes after creation, so every replica may cache it.
 func (s *Server) model(m *store.Monitor) (*checkmodel.Model, error) {
-	if v, ok := s.models.Load(m.ID); ok {
+	key := modelKeyOf(m)
+	if v, ok := s.models.Load(key); ok {
 		return v.(*checkmodel.Model), nil
 	}
 	cm, err := checkmodel.DecodeModel("model", m.Model)
 	if err != nil {
 		return nil, fmt.Errorf("monitor %d: stored model: %w", m.ID, err)
 	}
-	s.models.Store(m.ID, cm)
+	s.models.Store(key, cm)
 	return cm, nil
 }
 
-// modelCache maps monitor ids to decoded models.
+// modelCache maps monitors (modelKey) to decoded models.
 type modelCache = sync.Map
 
 // jsonFloat is a JSON number that also accepts null and strings ("NaN",

@@ -76,6 +76,20 @@ func isUniqueViolation(err error) bool {
 	return false
 }
 
+// isForeignKeyViolation recognises a reference to a missing row: SQLite's
+// extended result code, Postgres's SQLSTATE foreign_key_violation.
+func isForeignKeyViolation(err error) bool {
+	var se *sqlite.Error
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &se):
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+	case errors.As(err, &pe):
+		return pe.Code == "23503"
+	}
+	return false
+}
+
 // monitorCols are a monitor's columns, its counts left 0 (see Counts).
 const monitorCols = "m.id, m.name, m.model, m.chunk_size, m.period, m.created_at, 0, 0"
 
@@ -224,6 +238,9 @@ func (d *DB) InsertRows(ctx context.Context, monitor int64, rows []Row) error {
 			res, err = tx.ExecContext(ctx, d.insertSQL(len(part)), args...)
 		}
 		if err != nil {
+			if isForeignKeyViolation(err) { // deleted while the batch was checked
+				return fmt.Errorf("%w: no monitor %d", ErrNotFound, monitor)
+			}
 			return fmt.Errorf("store: inserting rows: %w", err)
 		}
 		n, err := res.RowsAffected()
@@ -346,6 +363,15 @@ func (d *DB) SetLabels(ctx context.Context, monitor int64, labels []Label) error
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
+			// A monitor deleted while its labels were checked is not
+			// found, rather than holding no such row.
+			var one int
+			err := tx.QueryRowContext(ctx, d.q("SELECT 1 FROM monitors WHERE id = ?"), monitor).Scan(&one)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%w: no monitor %d", ErrNotFound, monitor)
+			} else if err != nil {
+				return err
+			}
 			return &UnknownRowError{Index: i, ID: l.ID}
 		}
 	}
