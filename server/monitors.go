@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -51,20 +53,44 @@ type createMonitorRequest struct {
 // dashboard headings.
 const maxNameLen = 200
 
+// maxChunkSize bounds chunk_size: a chunk's rows are read into memory
+// together (and Postgres stores the size as a 32-bit integer).
+const maxChunkSize = 10_000_000
+
+// maxAbsValue bounds the magnitude of features, predictions and targets:
+// a chunk's statistics square them, square their differences and sum
+// those over up to maxChunkSize rows, which must stay finite (1e308 as a
+// feature came back as null estimates and infinite realised errors, and
+// a target of 1e200 failed Postgres's arithmetic).
+const maxAbsValue = 1e100
+
+// maxEstimate bounds a row's estimate 2 (h(x) - f(x))²: a chunk's
+// sampling error sums the squares of its rows' estimates.
+const maxEstimate = 1e150
+
+// hasNUL reports a NUL character, which Postgres text cannot hold.
+func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+
 func (req *createMonitorRequest) validate() (*checkmodel.Model, error) {
 	switch {
 	case req.Name == "":
 		return nil, job.Fieldf("name", "{name} is required")
 	case len(req.Name) > maxNameLen:
 		return nil, job.Fieldf("name", "{name} is %d bytes long; at most %d", len(req.Name), maxNameLen)
+	case hasNUL(req.Name):
+		return nil, job.Fieldf("name", "{name} %q holds a NUL character", req.Name)
 	case len(req.Model) == 0 || string(req.Model) == "null":
 		return nil, job.Fieldf("model", "{model} is required: the JSON document `genlens mse fit` writes")
+	case !utf8.Valid(req.Model):
+		return nil, job.Fieldf("model", "{model} is not valid UTF-8")
 	case req.ChunkSize != 0 && req.Period != "":
 		return nil, job.Fieldf("chunk_size", "give one of {chunk_size} and {period}")
 	case req.ChunkSize == 0 && req.Period == "":
 		return nil, job.Fieldf("chunk_size", "{chunk_size} or {period} is required")
 	case req.ChunkSize < 0:
 		return nil, job.Fieldf("chunk_size", "{chunk_size} %d must be positive", req.ChunkSize)
+	case req.ChunkSize > maxChunkSize:
+		return nil, job.Fieldf("chunk_size", "{chunk_size} %d is over %d rows", req.ChunkSize, maxChunkSize)
 	}
 	if req.Period != "" {
 		p, err := monitor.ParsePeriod(req.Period)
@@ -329,6 +355,8 @@ func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON)
 			return nil, rowError("rows", i, "", "id", "missing or empty")
 		case len(row.ID) > maxIDLen:
 			return nil, rowError("rows", i, "", "id", "%d bytes long; at most %d", len(row.ID), maxIDLen)
+		case hasNUL(row.ID):
+			return nil, rowError("rows", i, row.ID, "id", "holds a NUL character")
 		}
 		if j, ok := seen[row.ID]; ok {
 			return nil, rowError("rows", i, row.ID, "id", "repeats rows[%d]'s id", j)
@@ -342,6 +370,9 @@ func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON)
 			}
 			if v.bad != "" || math.IsNaN(v.v) || math.IsInf(v.v, 0) {
 				return nil, rowError("rows", i, row.ID, "features."+name, "%s is not a finite number", orValue(v))
+			}
+			if math.Abs(v.v) > maxAbsValue {
+				return nil, rowError("rows", i, row.ID, "features."+name, tooLarge, orValue(v), maxAbsValue)
 			}
 			feat[j] = v.v
 		}
@@ -358,12 +389,18 @@ func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON)
 			return nil, rowError("rows", i, row.ID, "prediction", "missing")
 		case p.bad != "" || math.IsNaN(p.v) || math.IsInf(p.v, 0):
 			return nil, rowError("rows", i, row.ID, "prediction", "%s is not a finite number", orValue(p))
+		case math.Abs(p.v) > maxAbsValue:
+			return nil, rowError("rows", i, row.ID, "prediction", tooLarge, orValue(p), maxAbsValue)
 		}
 		var ts time.Time
 		if row.Timestamp != "" {
 			t, err := time.Parse(time.RFC3339Nano, row.Timestamp)
 			if err != nil {
 				return nil, rowError("rows", i, row.ID, "timestamp", "%q is not an RFC 3339 time such as 2026-11-23T10:00:00Z", row.Timestamp)
+			}
+			if !store.TimeStorable(t) { // 0001-01-01, the zero time, too
+				return nil, rowError("rows", i, row.ID, "timestamp", "%q is outside %s to %s, the times stored exactly",
+					row.Timestamp, store.MinTime.Format(time.RFC3339Nano), store.MaxTime.Format(time.RFC3339Nano))
 			}
 			ts = t.UTC()
 		} else if m.Period != "" {
@@ -378,10 +415,17 @@ func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON)
 		return nil, err
 	}
 	for i := range out {
+		if e := est[i]; math.IsNaN(e) || math.IsInf(e, 0) || e > maxEstimate {
+			return nil, rowError("rows", i, out[i].ID, "features", "the check model's estimate 2 (h(x) - f(x))² of this row is %g, over %g: its features or prediction are far outside what the model was fitted on",
+				e, maxEstimate)
+		}
 		out[i].Estimate = est[i]
 	}
 	return out, nil
 }
+
+// tooLarge is the message of a number over maxAbsValue.
+const tooLarge = "%s is too large: at most %g in magnitude, so that squares and their sums over a chunk stay finite"
 
 func orValue(f jsonFloat) string {
 	if f.bad != "" {
@@ -420,8 +464,14 @@ func (s *Server) postLabels(w http.ResponseWriter, r *http.Request) {
 			err = rowError("labels", i, "", "id", "missing or empty")
 		case !l.Target.set:
 			err = rowError("labels", i, l.ID, "target", "missing")
+		case len(l.ID) > maxIDLen:
+			err = rowError("labels", i, "", "id", "%d bytes long; at most %d", len(l.ID), maxIDLen)
+		case hasNUL(l.ID):
+			err = rowError("labels", i, l.ID, "id", "holds a NUL character")
 		case l.Target.bad != "" || math.IsNaN(l.Target.v) || math.IsInf(l.Target.v, 0):
 			err = rowError("labels", i, l.ID, "target", "%s is not a finite number", orValue(l.Target))
+		case math.Abs(l.Target.v) > maxAbsValue:
+			err = rowError("labels", i, l.ID, "target", tooLarge, orValue(l.Target), maxAbsValue)
 		}
 		if j, ok := seen[l.ID]; ok && err == nil {
 			err = rowError("labels", i, l.ID, "id", "repeats labels[%d]'s id", j)

@@ -128,3 +128,106 @@ func TestIngestDuringDelete(t *testing.T) {
 		})
 	}
 }
+
+// What one store cannot hold is refused on every store with the same
+// 4xx naming the field (and the row), before anything is stored: chunk
+// sizes over Postgres's 32-bit integer, NUL characters, text that is not
+// UTF-8, timestamps outside the int64 nanoseconds the store keeps (2300
+// came back as 1715, 0001-01-01 as no timestamp), numbers whose squares
+// overflow. Afterwards the monitor's chunks and the dashboard answer.
+func TestMonitorInputRefusedAlikeOnEveryStore(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ts := newTestServer(t, b.DSN(t), server.Options{})
+			model := json.RawMessage(checkModel(t))
+			for _, c := range []struct {
+				name  string
+				body  any
+				field string
+			}{
+				{"chunk_size 2^31", map[string]any{"name": "a", "model": model, "chunk_size": 1 << 31}, "chunk_size"},
+				{"chunk_size 2^40", map[string]any{"name": "a", "model": model, "chunk_size": 1 << 40}, "chunk_size"},
+				{"NUL in name", map[string]any{"name": "a\x00b", "model": model, "chunk_size": 10}, "name"},
+				{"model not UTF-8", []byte(`{"name":"a","chunk_size":10,"model":` + strings.Replace(string(model), `"pred"`, "\"pred\xff\"", 1) + `}`), "model"},
+			} {
+				var e struct{ Field string }
+				if code, raw := ts.call(t, "POST", "/api/v1/monitors", c.body, &e); code != 400 || e.Field != c.field {
+					t.Errorf("create, %s: %d %s; want 400 naming %s", c.name, code, raw, c.field)
+				}
+			}
+			id := ts.createMonitor(t, "m", map[string]any{"chunk_size": 10})
+			daily := ts.createMonitor(t, "daily", map[string]any{"period": "day"})
+			row := func(id, ts, x, pred string) string {
+				if ts != "" {
+					ts = `"timestamp":"` + ts + `",`
+				}
+				j, _ := json.Marshal(id)
+				return fmt.Sprintf(`{"id":%s,%s"features":{"x":%s,"noise_feature":0},"prediction":%s}`, j, ts, x, pred)
+			}
+			good := row("g", "2026-11-26T10:00:00Z", "1", "2")
+			for _, c := range []struct {
+				name, row, field string
+				monitor          int64
+			}{
+				{"NUL in id", row("a\x00b", "", "1", "2"), "id", id},
+				{"feature 1e308", row("n", "", "1e308", "2"), "features.x", id},
+				{"feature -1e200", row("n", "", "-1e200", "2"), "features.x", id},
+				{"prediction 1e200", row("n", "", "1", "1e200"), "prediction", id},
+				{"year 2300", row("n", "2300-01-01T00:00:00Z", "1", "2"), "timestamp", daily},
+				{"year 1600", row("n", "1600-01-01T00:00:00Z", "1", "2"), "timestamp", daily},
+				{"0001-01-01", row("n", "0001-01-01T00:00:00Z", "1", "2"), "timestamp", daily},
+				{"0001-01-01 by size", row("n", "0001-01-01T00:00:00Z", "1", "2"), "timestamp", id},
+				{"one ns after 2262-04-11T23:47:16.854775807Z", row("n", "2262-04-11T23:47:16.854775808Z", "1", "2"), "timestamp", daily},
+			} {
+				var e struct {
+					Error string
+					Field string
+					Index *int
+				}
+				body := `{"rows":[` + strings.Replace(good, `"g"`, `"g-`+c.name+`"`, 1) + `,` + c.row + `]}`
+				code, raw := ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", c.monitor), body, &e)
+				if code != 422 || e.Field != c.field || e.Index == nil || *e.Index != 1 || !strings.Contains(e.Error, "rows[1]") {
+					t.Errorf("rows, %s: %d %s; want 422 naming rows[1] and %s", c.name, code, raw, c.field)
+				}
+			}
+			// The extreme times that are kept come back exactly.
+			edge := `{"rows":[` + row("lo", "1677-09-21T00:12:43.145224192Z", "1", "2") + `,` + row("hi", "2262-04-11T23:47:16.854775807Z", "1", "2") + `]}`
+			if code, raw := ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", daily), edge, nil); code != 200 {
+				t.Fatalf("rows at the extreme times: %d %s", code, raw)
+			}
+			stored, err := ts.db.Rows(context.Background(), daily, 0, 0)
+			if err != nil || len(stored) != 2 ||
+				!stored[0].Time.Equal(time.Date(1677, 9, 21, 0, 12, 43, 145224192, time.UTC)) ||
+				!stored[1].Time.Equal(time.Date(2262, 4, 11, 23, 47, 16, 854775807, time.UTC)) {
+				t.Fatalf("stored %+v, %v", stored, err)
+			}
+			if code, raw := ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", id), `{"rows":[`+good+`]}`, nil); code != 200 {
+				t.Fatalf("good row: %d %s", code, raw)
+			}
+			for _, c := range []struct{ name, label, field string }{
+				{"target 1e200", `{"id":"g","target":1e200}`, "target"},
+				{"target -1e308", `{"id":"g","target":-1e308}`, "target"},
+				{"NUL in id", `{"id":"g\u0000","target":1}`, "id"},
+			} {
+				var e struct {
+					Field string
+					Index *int
+				}
+				code, raw := ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/labels", id), `{"labels":[{"id":"g","target":1},`+c.label+`]}`, &e)
+				if code != 422 || e.Field != c.field || e.Index == nil || *e.Index != 1 {
+					t.Errorf("labels, %s: %d %s; want 422 naming labels[1] and %s", c.name, code, raw, c.field)
+				}
+			}
+			for _, path := range []string{fmt.Sprintf("/api/v1/monitors/%d/chunks", id), fmt.Sprintf("/api/v1/monitors/%d/chunks", daily), "/api/v1/monitors", "/"} {
+				if code, raw := ts.call(t, "GET", path, nil, nil); code != 200 {
+					t.Errorf("GET %s: %d %.300s", path, code, raw)
+				}
+			}
+			var got chunks
+			ts.call(t, "GET", fmt.Sprintf("/api/v1/monitors/%d/chunks", id), nil, &got)
+			if got.Rows != 1 || len(got.Chunks) != 1 || got.Chunks[0].EstimatedMSE == nil || got.Chunks[0].RealizedMSE != nil {
+				t.Fatalf("chunks after refused batches: %+v", got)
+			}
+		})
+	}
+}

@@ -157,6 +157,18 @@ type Row struct {
 	Estimate float64
 }
 
+// The times a row's timestamp may take: the store keeps them as int64
+// Unix nanoseconds, which hold 1677-09-21T00:12:43.145224192Z to
+// 2262-04-11T23:47:16.854775807Z exactly. A later time would wrap around
+// (2300 would come back as 1715), and the zero time means "none".
+var (
+	MinTime = time.Unix(0, math.MinInt64).UTC()
+	MaxTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// TimeStorable reports whether t is stored and read back exactly.
+func TimeStorable(t time.Time) bool { return !t.Before(MinTime) && !t.After(MaxTime) }
+
 // DuplicateError reports a row whose id the monitor holds already; no
 // row of its batch was stored.
 type DuplicateError struct {
@@ -219,6 +231,12 @@ func (d *DB) InsertRows(ctx context.Context, monitor int64, rows []Row) error {
 		return err
 	}
 	defer tx.Rollback()
+	for i, r := range rows {
+		if !r.Time.IsZero() && !TimeStorable(r.Time) {
+			return fmt.Errorf("store: rows[%d] (id %q): timestamp %s is outside %s to %s, which the store holds exactly",
+				i, r.ID, r.Time.Format(time.RFC3339), MinTime.Format(time.RFC3339), MaxTime.Format(time.RFC3339))
+		}
+	}
 	var inserted int64
 	args := make([]any, 0, 6*min(len(rows), rowsPerInsert))
 	for start := 0; start < len(rows); start += rowsPerInsert {
@@ -405,7 +423,38 @@ func (d *DB) Series(ctx context.Context, monitor int64, byTime bool) (*Series, e
 	if err := s.scan(rows, byTime); err != nil {
 		return nil, err
 	}
+	if byTime && d.Postgres() {
+		s.nullsFirst()
+	}
 	return s, nil
+}
+
+// nullsFirst moves the rows without a timestamp, which Postgres sorts
+// last, to the front, where SQLite sorts them (the zero time is the
+// earliest), keeping the order within each part: both backends then
+// give the same chunks. A period monitor's rows all have timestamps,
+// but a database written before timestamps were checked may hold some
+// without (0001-01-01 was stored as none).
+func (s *Series) nullsFirst() {
+	k := len(s.Times)
+	for k > 0 && s.Times[k-1].IsZero() {
+		k--
+	}
+	if k == len(s.Times) || k == 0 {
+		return
+	}
+	rotate(s.Estimates, k)
+	rotate(s.Realized, k)
+	rotate(s.Times, k)
+	rotate(s.Features, k)
+	rotate(s.Stamps, k)
+}
+
+// rotate moves v[k:] in front of v[:k].
+func rotate[T any](v []T, k int) {
+	slices.Reverse(v[:k])
+	slices.Reverse(v[k:])
+	slices.Reverse(v)
 }
 
 // scanLean appends rows of (estimate, realized) to s, without features
