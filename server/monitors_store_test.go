@@ -228,6 +228,14 @@ func TestMonitorInputRefusedAlikeOnEveryStore(t *testing.T) {
 			if got.Rows != 1 || len(got.Chunks) != 1 || got.Chunks[0].EstimatedMSE == nil || got.Chunks[0].RealizedMSE != nil {
 				t.Fatalf("chunks after refused batches: %+v", got)
 			}
+			// The largest target kept gives a finite realised error.
+			if code, raw := ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/labels", id), `{"labels":[{"id":"g","target":-1e100}]}`, nil); code != 200 {
+				t.Fatalf("label -1e100: %d %s", code, raw)
+			}
+			ts.call(t, "GET", fmt.Sprintf("/api/v1/monitors/%d/chunks", id), nil, &got)
+			if c := got.Chunks[0]; c.RealizedMSE == nil || *c.RealizedMSE != 1e200 || c.EstimatedMSE == nil {
+				t.Fatalf("chunk with the target -1e100: %+v", c)
+			}
 		})
 	}
 }
