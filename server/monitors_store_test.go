@@ -148,11 +148,16 @@ func TestMonitorInputRefusedAlikeOnEveryStore(t *testing.T) {
 				{"chunk_size 2^31", map[string]any{"name": "a", "model": model, "chunk_size": 1 << 31}, "chunk_size"},
 				{"chunk_size 2^40", map[string]any{"name": "a", "model": model, "chunk_size": 1 << 40}, "chunk_size"},
 				{"NUL in name", map[string]any{"name": "a\x00b", "model": model, "chunk_size": 10}, "name"},
+				{"model reading a column twice", map[string]any{"name": "a", "chunk_size": 10, "model": json.RawMessage(strings.ReplaceAll(string(model), `"noise_feature"`, `"x"`))}, ""},
 				{"model not UTF-8", []byte(`{"name":"a","chunk_size":10,"model":` + strings.Replace(string(model), `"pred"`, "\"pred\xff\"", 1) + `}`), "model"},
 			} {
 				var e struct{ Field string }
-				if code, raw := ts.call(t, "POST", "/api/v1/monitors", c.body, &e); code != 400 || e.Field != c.field {
-					t.Errorf("create, %s: %d %s; want 400 naming %s", c.name, code, raw, c.field)
+				want := 400 // a bad field
+				if c.field == "" {
+					want = 422 // a bad model file
+				}
+				if code, raw := ts.call(t, "POST", "/api/v1/monitors", c.body, &e); code != want || e.Field != c.field {
+					t.Errorf("create, %s: %d %s; want %d naming %q", c.name, code, raw, want, c.field)
 				}
 			}
 			id := ts.createMonitor(t, "m", map[string]any{"chunk_size": 10})
