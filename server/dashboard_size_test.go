@@ -1,0 +1,76 @@
+package server_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"genlens/internal/dbtest"
+	"genlens/server"
+)
+
+// fineMonitor creates a monitor of chunk_size 1 holding n rows, a tenth
+// of them labelled: n chunks.
+func fineMonitor(t testing.TB, ts *testServer, n int) int64 {
+	t.Helper()
+	id := ts.createMonitor(t, "fine", map[string]any{"chunk_size": 1})
+	rows := genRows(n, 0.3, 9, "r", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	for s := 0; s < n; s += 5000 {
+		part := rows[s:min(s+5000, n)]
+		if code, raw := ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", id), rowsBody(part, true), nil); code != 200 {
+			t.Fatalf("rows: %d %.200s", code, raw)
+		}
+		if code, raw := ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/labels", id), labelsBody(part[:len(part)/10]), nil); code != 200 {
+			t.Fatalf("labels: %d %.200s", code, raw)
+		}
+	}
+	return id
+}
+
+// A monitor of many chunks (chunk_size 1) keeps the dashboard and its
+// page small: the card draws the latest chunks, the monitor page one page
+// of chunks, with links to the others; every chunk is reachable.
+func TestDashboardOfManyChunksStaysSmall(t *testing.T) {
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{})
+	const n = 12000
+	id := fineMonitor(t, ts, n)
+	points := regexp.MustCompile(`<circle class="pt[^"]*" cx="[^"]*" cy="[^"]*" r="4"><title>`)
+	rowsRe := regexp.MustCompile(`(?s)<table class="chunks">.*</table>`)
+	code, dash := ts.call(t, "GET", "/", nil, nil)
+	if code != 200 || len(dash) > 200<<10 || len(points.FindAll(dash, -1)) != 100 || !strings.Contains(string(dash), "the latest 100 of 12000 chunks") {
+		t.Fatalf("dashboard: %d, %d bytes, %d points; want at most 200 KB and the latest 100 chunks", code, len(dash), len(points.FindAll(dash, -1)))
+	}
+	t.Logf("dashboard: %d bytes", len(dash))
+	for _, c := range []struct {
+		query       string
+		first, last int
+		links       []string
+	}{
+		{"", n - 250, n - 1, []string{`href="?page=2">older`}},
+		{"?page=2", n - 500, n - 251, []string{`href="?page=1">newer`, `href="?page=3">older`}},
+		{"?page=48", 0, n - 47*250 - 1, []string{`href="?page=47">newer`}},
+		{"?page=1000", 0, n - 47*250 - 1, nil}, // past the last: the last
+	} {
+		code, page := ts.call(t, "GET", fmt.Sprintf("/monitors/%d%s", id, c.query), nil, nil)
+		table := rowsRe.Find(page)
+		rows := strings.Count(string(table), "<tr") - 1
+		want := fmt.Sprintf("chunks %d to %d of %d", c.first, c.last, n)
+		if code != 200 || len(page) > 600<<10 || rows != c.last-c.first+1 || len(points.FindAll(page, -1)) != rows || !strings.Contains(string(page), want) {
+			t.Errorf("page%s: %d, %d bytes, %d table rows, %d points; want at most 600 KB showing %s", c.query, code, len(page), rows, len(points.FindAll(page, -1)), want)
+		}
+		if !strings.Contains(string(table), fmt.Sprintf(`<td class="num">%d</td>`, c.first)) || !strings.Contains(string(table), fmt.Sprintf(`<td class="num">%d</td>`, c.last)) {
+			t.Errorf("page%s: the table lacks chunk %d or %d", c.query, c.first, c.last)
+		}
+		t.Logf("monitor page%s: %d bytes", c.query, len(page))
+		for _, l := range c.links {
+			if !strings.Contains(string(page), l) {
+				t.Errorf("page%s: no link %s", c.query, l)
+			}
+		}
+	}
+	if code, raw := ts.call(t, "GET", fmt.Sprintf("/monitors/%d?page=x", id), nil, nil); code != 400 {
+		t.Errorf("page=x: %d %.200s, want 400", code, raw)
+	}
+}
