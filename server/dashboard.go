@@ -191,9 +191,17 @@ func newChunkRow(v *chunkView, r *monitor.Result, complete bool) chunkRow {
 }
 
 // monitorCard renders page (1: the newest) of a monitor's chunks,
-// perPage chunks a page; a page past the last is the last.
+// perPage chunks a page; a page past the last is the last. The first
+// page of a monitor chunked by size reads only its chunks' rows (and
+// those of the summary's chunks, which are among them).
 func (s *Server) monitorCard(ctx context.Context, m store.Monitor, width, height, page, perPage int) (monitorCard, error) {
-	all, err := s.monitorChunks(ctx, m)
+	var all *chunkView
+	var err error
+	if page <= 1 && m.ChunkSize > 0 && perPage > recentChunks {
+		all, err = s.chunksDrift(ctx, m, perPage, perPage)
+	} else {
+		all, err = s.monitorChunks(ctx, m)
+	}
 	if err != nil {
 		return monitorCard{}, err
 	}
@@ -204,10 +212,11 @@ func (s *Server) monitorCard(ctx context.Context, m store.Monitor, width, height
 	c := monitorCard{ID: m.ID, Name: m.Name, Rows: m.Rows, Labelled: m.Labelled,
 		Features: strings.Join(cm.Columns.Features, ", "), Prediction: cm.Columns.Prediction,
 		ThLower: formatNum(all.th.Lower), ThUpper: formatNum(all.th.Upper), RefRows: all.refRows, RefCount: all.th.Chunks}
-	n := len(all.chunks)
+	// all holds the last len(all.chunks) of all.total chunks.
+	n, skipped := all.total, all.total-len(all.chunks)
 	c.Pages = max(1, (n+perPage-1)/perPage)
 	c.Page = min(max(page, 1), c.Pages)
-	hi := n - (c.Page-1)*perPage
+	hi := n - (c.Page-1)*perPage - skipped
 	lo := max(0, hi-perPage)
 	v := all.window(lo, hi)
 	c.Total, c.Paged = n, n > perPage

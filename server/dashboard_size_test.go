@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,70 @@ func TestDashboardOfManyChunksStaysSmall(t *testing.T) {
 	}
 	if code, raw := ts.call(t, "GET", fmt.Sprintf("/monitors/%d?page=x", id), nil, nil); code != 400 {
 		t.Errorf("page=x: %d %.200s, want 400", code, raw)
+	}
+}
+
+// The dashboard card reads only its latest chunks' rows; what it draws
+// for them is what the whole monitor's evaluation (GET .../chunks) gives:
+// every estimate, band, alert, drift statistic.
+func TestDashboardCardMatchesAllChunks(t *testing.T) {
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{})
+	id := ts.createMonitor(t, "m", map[string]any{"chunk_size": 7})
+	rows := genRows(1500, 0, 3, "a", time.Time{})
+	rows = append(rows, genRows(500, 1.2, 4, "b", time.Time{})...) // drifted: alerts and extrapolation
+	if code, raw := ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", id), rowsBody(rows, false), nil); code != 200 {
+		t.Fatalf("rows: %d %.200s", code, raw)
+	}
+	ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/labels", id), labelsBody(rows[1700:1900]), nil)
+	var all struct {
+		Chunks []struct {
+			Index               int
+			N                   int
+			EstimatedMSE        *float64 `json:"estimated_mse"`
+			Lower, Upper        *float64
+			Alert               bool
+			ReconstructionError *float64 `json:"reconstruction_error"`
+			OutOfReference      *float64 `json:"out_of_reference"`
+			Extrapolating       bool
+		}
+	}
+	ts.call(t, "GET", fmt.Sprintf("/api/v1/monitors/%d/chunks", id), nil, &all)
+	num := func(p *float64) string {
+		if p == nil {
+			return "–"
+		}
+		return strconv.FormatFloat(*p, 'g', 6, 64)
+	}
+	_, dash := ts.call(t, "GET", "/", nil, nil)
+	est := regexp.MustCompile(`<title>chunk (\d+) \((\d+) rows[^)]*\): estimated MSE ([^ ]+) \[([^,]+), ([^\]]+)\](, ALERT)?</title>`).FindAllStringSubmatch(string(dash), -1)
+	drift := regexp.MustCompile(`<title>chunk (\d+): reconstruction error ([^ ]+) \[[^\]]*\](?:, DRIFT)?, ([0-9.]+)% of rows out of reference</title>`).FindAllStringSubmatch(string(dash), -1)
+	extrap := regexp.MustCompile(`<circle class="extrap"[^>]*><title>chunk (\d+):`).FindAllStringSubmatch(string(dash), -1)
+	if len(all.Chunks) != 286 || len(est) != 100 || len(drift) != 100 || len(extrap) == 0 {
+		t.Fatalf("%d chunks; the card draws %d estimates, %d drift points, %d extrapolations; want 286, 100, 100, some", len(all.Chunks), len(est), len(drift), len(extrap))
+	}
+	alerts := 0
+	for k, m := range est {
+		c := all.Chunks[len(all.Chunks)-100+k]
+		got := strings.Join(m[1:], " ")
+		want := strings.Join([]string{strconv.Itoa(c.Index), strconv.Itoa(c.N), num(c.EstimatedMSE), num(c.Lower), num(c.Upper), map[bool]string{true: ", ALERT"}[c.Alert]}, " ")
+		if got != want {
+			t.Errorf("card point %d: %q, the chunks' %q", k, got, want)
+		}
+		if c.Alert {
+			alerts++
+		}
+		d := drift[k]
+		if d[1] != strconv.Itoa(c.Index) || d[2] != num(c.ReconstructionError) || d[3] != strconv.FormatFloat(100**c.OutOfReference, 'f', 1, 64) {
+			t.Errorf("card drift point %d: %q, the chunks' %d %s %v", k, d[1:], c.Index, num(c.ReconstructionError), *c.OutOfReference)
+		}
+	}
+	nExtrap := 0
+	for _, c := range all.Chunks[len(all.Chunks)-100:] {
+		if c.Extrapolating {
+			nExtrap++
+		}
+	}
+	if alerts == 0 || nExtrap != len(extrap) {
+		t.Errorf("%d alerts (want some); %d extrapolating chunks drawn, %d in the chunks", alerts, len(extrap), nExtrap)
 	}
 }

@@ -530,6 +530,12 @@ func (s *Server) monitorChunks(ctx context.Context, m store.Monitor) (*chunkView
 // is incomplete when it holds fewer rows than the chunk size, or, by
 // period, while the server's clock is still inside its period.
 func (s *Server) chunksOf(ctx context.Context, m store.Monitor, last int) (*chunkView, error) {
+	return s.chunksDrift(ctx, m, last, 2)
+}
+
+// chunksDrift is chunksOf with the drift of the last drift chunks (of
+// the last ones read) rather than two.
+func (s *Server) chunksDrift(ctx context.Context, m store.Monitor, last, drift int) (*chunkView, error) {
 	cm, err := s.model(&m)
 	if err != nil {
 		return nil, err
@@ -538,9 +544,10 @@ func (s *Server) chunksOf(ctx context.Context, m store.Monitor, last int) (*chun
 	var ser *store.Series
 	n, offset := 0, 0
 	if last > 0 && !byTime {
-		// Features for the last two chunks only (the latest complete one
-		// and the one filling): the others count alerts.
-		n, ser, err = s.store.LastChunks(ctx, m.ID, m.ChunkSize, last, 2)
+		// Features for the last drift chunks only (for the summary, the
+		// latest complete one and the one filling): the others count
+		// alerts.
+		n, ser, err = s.store.LastChunks(ctx, m.ID, m.ChunkSize, last, drift)
 		if err == nil {
 			offset = n - len(ser.Estimates)
 		}
@@ -561,7 +568,7 @@ func (s *Server) chunksOf(ctx context.Context, m store.Monitor, last int) (*chun
 	}
 	driftFrom := func(chunks int) {
 		if last > 0 && !byTime {
-			in.DriftFrom = max(0, chunks-2)
+			in.DriftFrom = max(0, chunks-drift)
 		}
 	}
 	switch {
