@@ -1,12 +1,15 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"genlens/internal/dbtest"
 	"genlens/server"
@@ -49,9 +52,9 @@ func TestDashboardOfManyChunksStaysSmall(t *testing.T) {
 		first, last int
 		links       []string
 	}{
-		{"", n - 250, n - 1, []string{`href="?page=2">older`}},
-		{"?page=2", n - 500, n - 251, []string{`href="?page=1">newer`, `href="?page=3">older`}},
-		{"?page=48", 0, n - 47*250 - 1, []string{`href="?page=47">newer`}},
+		{"", n - 250, n - 1, []string{`class="older" href="?page=2">older`}},
+		{"?page=2", n - 500, n - 251, []string{`class="newer" href="?page=1">newer`, `class="older" href="?page=3">older`}},
+		{"?page=48", 0, n - 47*250 - 1, []string{`class="newer" href="?page=47">newer`}},
 		{"?page=1000", 0, n - 47*250 - 1, nil}, // past the last: the last
 	} {
 		code, page := ts.call(t, "GET", fmt.Sprintf("/monitors/%d%s", id, c.query), nil, nil)
@@ -138,5 +141,53 @@ func TestDashboardCardMatchesAllChunks(t *testing.T) {
 	}
 	if alerts == 0 || nExtrap != len(extrap) {
 		t.Errorf("%d alerts (want some); %d extrapolating chunks drawn, %d in the chunks", alerts, len(extrap), nExtrap)
+	}
+}
+
+// In a browser, a monitor page of many chunks draws one page of them,
+// its table lists the same, and the "older" link leads to the next page.
+func TestManyChunksInBrowser(t *testing.T) {
+	bin := chromium(t)
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{})
+	id := fineMonitor(t, ts, 3000)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.WindowSize(1440, 900))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	count := func(sel string) int {
+		return run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('`+sel+`').length`))
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("section.monitor svg.chart"))); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("section.monitor svg.chart > circle.pt"); n != 100 {
+		t.Errorf("dashboard card draws %d chunks, want the latest 100", n)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/monitors/%d", ts.URL, id)), chromedp.WaitVisible(chromedp.CSS("svg.chart"))); err != nil {
+		t.Fatal(err)
+	}
+	pager := run(t, ctx, chromedp.Text(chromedp.CSS("p.pager")))
+	if pts, rows := count("svg.chart > circle.pt"), count("table.chunks tr")-1; pts != 250 || rows != 250 || !strings.HasPrefix(pager, "chunks 2750 to 2999 of 3000 (page 1 of 12)") {
+		t.Errorf("monitor page: %d points, %d table rows, pager %q; want 250, 250, chunks 2750 to 2999 of 3000", pts, rows, pager)
+	}
+	writeShot(t, artifactDir(t), "monitor-paged.png", run(t, ctx, chromedp.CaptureScreenshot()))
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("p.pager a.older")), chromedp.WaitVisible(chromedp.CSS("svg.chart"))); err != nil {
+		t.Fatal(err)
+	}
+	loc := run(t, ctx, chromedp.Location())
+	pager = run(t, ctx, chromedp.Text(chromedp.CSS("p.pager")))
+	first := run(t, ctx, chromedp.Text(chromedp.CSS("table.chunks tr:nth-child(2) td")))
+	if !strings.HasSuffix(loc, "?page=2") || !strings.HasPrefix(pager, "chunks 2500 to 2749 of 3000 (page 2 of 12)") || first != "2500" || count("svg.chart > circle.pt") != 250 {
+		t.Errorf("after older: %s, pager %q, first row chunk %q", loc, pager, first)
 	}
 }
