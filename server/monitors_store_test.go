@@ -15,6 +15,7 @@ import (
 	"genlens/internal/dbtest"
 	"genlens/job"
 	"genlens/server"
+	"genlens/store"
 )
 
 // oneFeatureModel is a check model of the single feature "x".
@@ -240,6 +241,35 @@ func TestMonitorInputRefusedAlikeOnEveryStore(t *testing.T) {
 			ts.call(t, "GET", fmt.Sprintf("/api/v1/monitors/%d/chunks", id), nil, &got)
 			if c := got.Chunks[0]; c.RealizedMSE == nil || *c.RealizedMSE != 1e200 || c.EstimatedMSE == nil {
 				t.Fatalf("chunk with the target -1e100: %+v", c)
+			}
+		})
+	}
+}
+
+// A period monitor holding a row without a timestamp (0001-01-01 was
+// stored as none before timestamps were checked) still answers its
+// chunks and the dashboard on every store; Postgres answered 500 until
+// the monitor was deleted.
+func TestPeriodMonitorWithRowWithoutTime(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ts := newTestServer(t, b.DSN(t), server.Options{Now: func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }})
+			id := ts.createMonitor(t, "daily", map[string]any{"period": "day"})
+			rows := genRows(60, 0, 5, "r", time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC))
+			if code, raw := ts.call(t, "POST", fmt.Sprintf("/api/v1/monitors/%d/rows", id), rowsBody(rows, true), nil); code != 200 {
+				t.Fatalf("rows: %d %s", code, raw)
+			}
+			if err := ts.db.InsertRows(context.Background(), id, []store.Row{{ID: "old", Features: []float64{0, 0}, Prediction: 1, Estimate: 1}}); err != nil {
+				t.Fatal(err)
+			}
+			var got chunks
+			if code, raw := ts.call(t, "GET", fmt.Sprintf("/api/v1/monitors/%d/chunks", id), nil, &got); code != 200 || got.Rows != 61 || got.Chunks[0].N != 1 {
+				t.Fatalf("chunks: %d %.300s", code, raw)
+			}
+			for _, p := range []string{"/", fmt.Sprintf("/monitors/%d", id), "/api/v1/monitors"} {
+				if code, raw := ts.call(t, "GET", p, nil, nil); code != 200 {
+					t.Errorf("GET %s: %d %.300s", p, code, raw)
+				}
 			}
 		})
 	}
