@@ -91,3 +91,26 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// A NUL or invalid UTF-8 in an answer, model or error is stored alike on
+// every backend (as U+FFFD), and does not fail the batch it is in.
+func TestLLMRequestTextStoredAlike(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		rs := []store.LLMRequest{
+			{Model: "m", Answer: "fine", Score: "kernel-entropy", Status: 200, Uncertainty: math.NaN()},
+			{Model: "m\x00", Answer: "a\x00b\xff", Error: "e\x00", Score: "kernel-entropy", Status: 200, Uncertainty: math.NaN()},
+		}
+		if err := db.InsertLLMRequests(ctx, rs); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.LLMRequests(ctx, store.LLMQuery{MinUncertainty: math.NaN()})
+		if err != nil || len(got) != 2 {
+			t.Fatalf("%d requests, %v", len(got), err)
+		}
+		byID := map[int64]store.LLMRequest{got[0].ID: got[0], got[1].ID: got[1]}
+		if g := byID[rs[1].ID]; g.Model != "m\uFFFD" || g.Answer != "a\uFFFDb\uFFFD" || g.Error != "e\uFFFD" {
+			t.Fatalf("stored %q, %q, %q", g.Model, g.Answer, g.Error)
+		}
+	})
+}
