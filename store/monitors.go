@@ -90,6 +90,30 @@ func isForeignKeyViolation(err error) bool {
 	return false
 }
 
+// lockMonitor makes sure the monitor exists within tx, an error
+// wrapping ErrNotFound when not. On Postgres it locks its row: for
+// update when deleting, else shared with the other writers of its rows,
+// so that a deletion and the rows or labels written beside it take their
+// locks in one order (the monitor, then its rows) and cannot deadlock:
+// whichever comes second waits, and rows for a monitor deleted meanwhile
+// find it gone. SQLite has one writer at a time.
+func (d *DB) lockMonitor(ctx context.Context, tx *sql.Tx, id int64, forDelete bool) error {
+	q := "SELECT id FROM monitors WHERE id = ?"
+	if d.Postgres() {
+		if forDelete {
+			q += " FOR UPDATE"
+		} else {
+			q += " FOR KEY SHARE"
+		}
+	}
+	var got int64
+	err := tx.QueryRowContext(ctx, d.q(q), id).Scan(&got)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: no monitor %d", ErrNotFound, id)
+	}
+	return err
+}
+
 // monitorCols are a monitor's columns, its counts left 0 (see Counts).
 const monitorCols = "m.id, m.name, m.model, m.chunk_size, m.period, m.created_at, 0, 0"
 
@@ -221,6 +245,12 @@ func (d *DB) InsertRows(ctx context.Context, monitor int64, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	for i, r := range rows {
+		if !r.Time.IsZero() && !TimeStorable(r.Time) {
+			return fmt.Errorf("store: rows[%d] (id %q): timestamp %s is outside %s to %s, which the store holds exactly",
+				i, r.ID, r.Time.Format(time.RFC3339), MinTime.Format(time.RFC3339), MaxTime.Format(time.RFC3339))
+		}
+	}
 	leave, err := d.enter(ctx)
 	if err != nil {
 		return err
@@ -231,11 +261,8 @@ func (d *DB) InsertRows(ctx context.Context, monitor int64, rows []Row) error {
 		return err
 	}
 	defer tx.Rollback()
-	for i, r := range rows {
-		if !r.Time.IsZero() && !TimeStorable(r.Time) {
-			return fmt.Errorf("store: rows[%d] (id %q): timestamp %s is outside %s to %s, which the store holds exactly",
-				i, r.ID, r.Time.Format(time.RFC3339), MinTime.Format(time.RFC3339), MaxTime.Format(time.RFC3339))
-		}
+	if err := d.lockMonitor(ctx, tx, monitor, false); err != nil {
+		return err
 	}
 	var inserted int64
 	args := make([]any, 0, 6*min(len(rows), rowsPerInsert))
@@ -367,6 +394,9 @@ func (d *DB) SetLabels(ctx context.Context, monitor int64, labels []Label) error
 		return err
 	}
 	defer tx.Rollback()
+	if err := d.lockMonitor(ctx, tx, monitor, false); err != nil {
+		return err
+	}
 	q := d.q("UPDATE monitor_rows SET target = ?, realized = (? - prediction) * (? - prediction) WHERE monitor_id = ? AND row_id = ?")
 	stmt, err := tx.PrepareContext(ctx, q)
 	if err != nil {
@@ -381,15 +411,6 @@ func (d *DB) SetLabels(ctx context.Context, monitor int64, labels []Label) error
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			// A monitor deleted while its labels were checked is not
-			// found, rather than holding no such row.
-			var one int
-			err := tx.QueryRowContext(ctx, d.q("SELECT 1 FROM monitors WHERE id = ?"), monitor).Scan(&one)
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%w: no monitor %d", ErrNotFound, monitor)
-			} else if err != nil {
-				return err
-			}
 			return &UnknownRowError{Index: i, ID: l.ID}
 		}
 	}
@@ -637,6 +658,9 @@ func (d *DB) DeleteMonitor(ctx context.Context, id int64) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := d.lockMonitor(ctx, tx, id, true); err != nil {
+		return err
+	}
 	// Rows first, explicitly: the foreign key's cascade would do it, but
 	// only where the connection enforces foreign keys.
 	if _, err := tx.ExecContext(ctx, d.q("DELETE FROM monitor_rows WHERE monitor_id = ?"), id); err != nil {
