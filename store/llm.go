@@ -121,7 +121,11 @@ func (d *DB) LLMRequests(ctx context.Context, q LLMQuery) ([]LLMRequest, error) 
 	query := `SELECT id, created_at, model, messages_hash, answer, stream, status, score, uncertainty, samples, error,
 		upstream_seconds, sample_seconds, total_seconds FROM llm_requests WHERE created_at >= ?`
 	args := []any{int64(math.MinInt64)}
-	if !q.Since.IsZero() {
+	switch {
+	case q.Since.IsZero() || q.Since.Before(MinTime):
+	case q.Since.After(MaxTime): // UnixNano would wrap around into the past
+		args[0] = int64(math.MaxInt64)
+	default:
 		args[0] = q.Since.UnixNano()
 	}
 	if !math.IsNaN(q.MinUncertainty) {

@@ -114,3 +114,27 @@ func TestLLMRequestTextStoredAlike(t *testing.T) {
 		}
 	})
 }
+
+// A since beyond the times stored selects nothing (2300 in Unix
+// nanoseconds would wrap around to 1715 and select everything); one
+// before them selects everything.
+func TestLLMRequestsSinceOutsideStoredTimes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		if err := db.InsertLLMRequest(ctx, &store.LLMRequest{Model: "m", Score: "s", Status: 200, Uncertainty: math.NaN()}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			since time.Time
+			want  int
+		}{
+			{time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), 0},
+			{time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC), 1},
+		} {
+			got, err := db.LLMRequests(ctx, store.LLMQuery{Since: c.since, MinUncertainty: math.NaN()})
+			if err != nil || len(got) != c.want {
+				t.Errorf("since %s: %d requests, %v; want %d", c.since, len(got), err, c.want)
+			}
+		}
+	})
+}
