@@ -191,3 +191,30 @@ func TestManyChunksInBrowser(t *testing.T) {
 		t.Errorf("after older: %s, pager %q, first row chunk %q", loc, pager, first)
 	}
 }
+
+// BenchmarkDashboardManyChunks renders the dashboard and a monitor's
+// first and oldest pages for 100,000 rows in chunks of one row: the
+// dashboard reads only its card's latest chunks, the oldest page all of
+// them.
+//
+//	go test -run '^$' -bench DashboardManyChunks -benchtime 5x ./server/
+func BenchmarkDashboardManyChunks(b *testing.B) {
+	ts := newTestServer(b, dbtest.SQLite(b), server.Options{})
+	const n = 100000
+	id := fineMonitor(b, ts, n)
+	for _, c := range []struct{ name, path string }{
+		{"dashboard", "/"}, {"first-page", fmt.Sprintf("/monitors/%d", id)}, {"oldest-page", fmt.Sprintf("/monitors/%d?page=%d", id, (n+249)/250)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var size int
+			for b.Loop() {
+				code, raw := ts.call(b, "GET", c.path, nil, nil)
+				if code != 200 {
+					b.Fatalf("%d %.200s", code, raw)
+				}
+				size = len(raw)
+			}
+			b.ReportMetric(float64(size), "bytes/page")
+		})
+	}
+}
