@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -291,6 +292,9 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		c, err := s.monitorCard(ctx, m, 560, 230, 1, cardChunks)
+		if errors.Is(err, errStoredModel) {
+			c, err = monitorCard{ID: m.ID, Name: m.Name, Rows: m.Rows, Labelled: m.Labelled, Note: err.Error()}, nil
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return

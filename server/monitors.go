@@ -175,6 +175,11 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v, err := s.monitorView(r.Context(), &ms[i])
+		if errors.Is(err, errStoredModel) {
+			m := &ms[i]
+			v, err = monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period, Rows: &m.Rows, Labelled: &m.Labelled,
+				Created: m.Created.Format(time.RFC3339), Note: err.Error()}, nil
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -247,11 +252,17 @@ func (s *Server) model(m *store.Monitor) (*checkmodel.Model, error) {
 	}
 	cm, err := checkmodel.DecodeModel("model", m.Model)
 	if err != nil {
-		return nil, fmt.Errorf("monitor %d: stored model: %w", m.ID, err)
+		return nil, fmt.Errorf("monitor %d: %w: %w", m.ID, errStoredModel, err)
 	}
 	s.models.Store(key, cm)
 	return cm, nil
 }
+
+// errStoredModel marks a monitor whose stored model file no longer
+// decodes (one this version refuses, such as a model reading a column
+// twice): its own requests fail with the reason, while the lists and the
+// dashboard show it with the reason as a note instead of failing whole.
+var errStoredModel = errors.New("stored model")
 
 // modelCache maps monitors (modelKey) to decoded models.
 type modelCache = sync.Map

@@ -274,3 +274,48 @@ func TestPeriodMonitorWithRowWithoutTime(t *testing.T) {
 		})
 	}
 }
+
+// A monitor stored before its model file was refused (a model reading one
+// column twice) fails its own requests with the reason, and shows in the
+// list and on the dashboard with the reason as a note, beside the others.
+func TestMonitorWithRefusedStoredModel(t *testing.T) {
+	for _, b := range dbtest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			dsn := b.DSN(t)
+			ts := newTestServer(t, dsn, server.Options{})
+			ts.createMonitor(t, "good", map[string]any{"chunk_size": 10})
+			driver, conn := "sqlite", "file:"+dsn
+			if b.Name == "postgres" {
+				driver, conn = "pgx", dsn
+			}
+			raw, err := sql.Open(driver, conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			bad := strings.ReplaceAll(string(checkModel(t)), `"noise_feature"`, `"x"`)
+			q := fmt.Sprintf("INSERT INTO monitors (name, model, chunk_size, period, created_at) VALUES ('old', '%s', 10, '', %d)",
+				strings.ReplaceAll(bad, "'", "''"), time.Now().UnixNano())
+			if _, err := raw.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+			var list struct {
+				Monitors []struct {
+					Name, Note string
+					Features   []string
+				}
+			}
+			if code, body := ts.call(t, "GET", "/api/v1/monitors", nil, &list); code != 200 || len(list.Monitors) != 2 ||
+				len(list.Monitors[0].Features) != 2 || !strings.Contains(list.Monitors[1].Note, "read twice") {
+				t.Fatalf("list: %d %.400s", code, body)
+			}
+			if code, body := ts.call(t, "GET", "/", nil, nil); code != 200 || !strings.Contains(string(body), "read twice") || !strings.Contains(string(body), `id="monitor-1"`) {
+				t.Fatalf("dashboard: %d %.300s", code, body)
+			}
+			var e struct{ Error string }
+			if code, body := ts.call(t, "GET", "/api/v1/monitors/2/chunks", nil, &e); code != 422 || !strings.Contains(e.Error, "read twice") {
+				t.Fatalf("chunks: %d %.300s", code, body)
+			}
+		})
+	}
+}
