@@ -252,6 +252,9 @@ func TestMSEInputErrors(t *testing.T) {
 	fsys["unordered.csv"] = &fstest.MapFile{Data: []byte("ts,x,noise_feature,pred\n2024-01-02,1,2,3\n2024-01-01,1,2,3\n")}
 	fsys["notmodel.json"] = &fstest.MapFile{Data: []byte(`{"hello": 1}`)}
 	fsys["short.csv"] = &fstest.MapFile{Data: []byte("1,2\n3,4\n")}
+	fsys["dupnames.csv"] = &fstest.MapFile{Data: []byte("x,pred,x,y\n1,2,3,4\n2,3,4,5\n3,1,2,7\n")}
+	// The model of x and noise_feature, with noise_feature renamed x.
+	fsys["dupmodel.json"] = &fstest.MapFile{Data: bytes.ReplaceAll(fsys["check.json"].Data, []byte(`"noise_feature"`), []byte(`"x"`))}
 	est := func(edit func(r *MSEEstimateRequest)) error {
 		r := NewMSEEstimateRequest()
 		r.Model, r.Data = "check.json", "op.csv"
@@ -282,6 +285,8 @@ func TestMSEInputErrors(t *testing.T) {
 		{"missing model", est(func(r *MSEEstimateRequest) { r.Model = "nope.json" }), "nope.json", 0, "", "cannot read the check model"},
 		{"timestamp feature", fit(func(r *MSEFitRequest) { r.Features = nil }), "ref.csv", 2, `column "ts"`, "is not a number"},
 		{"missing feature", fit(func(r *MSEFitRequest) { r.Features = []string{"nope"} }), "ref.csv", 0, "{features}", `no column "nope"`},
+		{"two columns named x", fit(func(r *MSEFitRequest) { r.Train, r.Features = "dupnames.csv", nil }), "dupnames.csv", 1, "", `column name "x" appears twice`},
+		{"model with a feature twice", est(func(r *MSEEstimateRequest) { r.Model = "dupmodel.json" }), "dupmodel.json", 0, "", `feature 1, "x", is also feature 0`},
 		{"short bench file", func() error {
 			r := NewMSEBenchRequest()
 			r.Dataset, r.Methods = "short.csv", []string{"kstar"}

@@ -101,7 +101,7 @@ type Server struct {
 	jobs    jobsState
 	opts    Options
 	handler http.Handler
-	models  modelCache // monitor id → *checkmodel.Model
+	models  modelCache // modelKey → *checkmodel.Model
 	llm     *llmProxy  // nil without an upstream
 
 	bodies  *semaphore.Weighted // bytes of request bodies in flight
