@@ -127,7 +127,7 @@ func TestProgressRateWaits(t *testing.T) {
 			report(d, 100)
 		}
 		clock = clock.Add(300 * time.Millisecond)
-		report(50, 100) // many items, too little time
+		report(50, 100)                    // many items, too little time
 		time.Sleep(150 * time.Millisecond) // past the bar's render throttle
 		early = "marker"
 		clock = clock.Add(1700 * time.Millisecond) // 2 s since the stage began
