@@ -76,14 +76,14 @@ func TestDemoProgressUnderPTY(t *testing.T) {
 				t.Errorf("a progress bar shares its line with text: %q", l)
 			}
 		}
-		for _, h := range []string{"kernel entropy:", "decomposition of", "training run:", "online selection", "pixel clusters", "posterior hallucination", "mse monitoring"} {
+		for _, h := range []string{"kernel entropy:", "decomposition of", "training run:", "online selection", "FID / KID", "pixel clusters", "posterior hallucination", "mse monitoring"} {
 			if strings.HasPrefix(l, h) {
 				headings++
 			}
 		}
 	}
-	if headings != 7 {
-		t.Errorf("%d of 7 section headings start a line on the screen:\n%s", headings, strings.Join(lines, "\n"))
+	if headings != 8 {
+		t.Errorf("%d of 8 section headings start a line on the screen:\n%s", headings, strings.Join(lines, "\n"))
 	}
 	if !strings.Contains(got, "█") {
 		t.Errorf("no progress bar drawn on a terminal (%d bar lines)", bars)
