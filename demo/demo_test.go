@@ -71,6 +71,10 @@ func TestMSEDemoSection(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "mse_monitoring.png")); err != nil {
 		t.Error("no chart")
 	}
+	// The console line ends one sentence before the story starts the next.
+	if line := out.String(); !strings.Contains(line, " days late. The estimate") || strings.Contains(line, "; The") {
+		t.Errorf("console line: %q", line)
+	}
 	rows := sec.Tables[0].Rows
 	if len(rows) != 24 {
 		t.Fatalf("%d days", len(rows))
