@@ -353,11 +353,13 @@ func selectBonusWarning(ref *online.FIDReference, pools []*mat.Dense, p online.F
 	if err != nil {
 		return ""
 	}
+	for _, x := range pools {
+		n = min(n, x.RawMatrix().Rows) // a pool holds fewer rows than its share of the budget
+	}
 	var bonus, fids []float64
 	for g, x := range pools {
-		r, c := x.Dims()
-		k := min(n, r)
-		if err := sel.Update(g, x.Slice(0, k, 0, c).(*mat.Dense)); err != nil {
+		c := x.RawMatrix().Cols
+		if err := sel.Update(g, x.Slice(0, n, 0, c).(*mat.Dense)); err != nil {
 			return ""
 		}
 		e, err := sel.Estimate(g)
@@ -377,10 +379,14 @@ func selectBonusWarning(ref *online.FIDReference, pools []*mat.Dense, p online.F
 		return ""
 	}
 	ratio := med / spread
+	need := float64(n) * ratio * ratio
+	if unit := math.Pow(10, math.Floor(math.Log10(need))-1); unit >= 1 {
+		need = math.Round(need/unit) * unit // two significant digits
+	}
 	return fmt.Sprintf("FID-UCB's bonus (%s, median %.4g at %d samples per generator) is %.3g times the spread of the empirical FIDs (%.4g): the bonus swamps the FID gaps at this sample size, so the picks follow the generators' variance more than their FID (compare fid-ucb's regret with greedy's). "+
-		"More samples per generator shrink it (about as 1/sqrt(n): about %.3g per generator to reach the spread; the budget is {steps} x {batch}); a smaller {bonus_scale} (about %.2g brings it to the spread) helped on some simulated pools and not on others, so keep one only if the regret drops. "+
+		"More samples per generator shrink it (about as 1/sqrt(n): about %.0f per generator to reach the spread; the budget is {steps} x {batch}); a smaller {bonus_scale} (about %.2g brings it to the spread) helped on some simulated pools and not on others, so keep one only if the regret drops. "+
 		"Another {fid_bonus} does not cure it: fducb2025's bonus is 0 until a generator has %.0f rows (8 ln d), and it picked as greedy did on every simulated family",
-		p.Form, med, n, ratio, spread, float64(n)*ratio*ratio, p.BonusScale/ratio, math.Ceil(8*math.Log(float64(ref.Dim()))))
+		p.Form, med, n, ratio, spread, need, p.BonusScale/ratio, math.Ceil(8*math.Log(float64(ref.Dim()))))
 }
 
 // selectRegretWarning says, after the simulation, when FID-UCB or IS-UCB

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -128,6 +129,11 @@ func TestSelectAdviceMeasured(t *testing.T) {
 	var advised float64
 	if len(warnings) == 0 {
 		t.Fatal("no warning")
+	}
+	// 1000 x 5 rows split three ways is more than a pool holds: the bonus
+	// is measured, and said to be, at the pools' 300 rows.
+	if !strings.Contains(warnings[0], "at 300 samples per generator") || !regexp.MustCompile(`about \d+ per generator to reach`).MatchString(warnings[0]) {
+		t.Errorf("warning %q", warnings[0])
 	}
 	if _, err := fmt.Sscanf(warnings[0][strings.Index(warnings[0], "{bonus_scale} (about ")+len("{bonus_scale} (about "):], "%g", &advised); err != nil || !(advised > 0 && advised < 1) {
 		t.Fatalf("advised scale %g (%v) in %q", advised, err, warnings[0])
