@@ -57,6 +57,8 @@ type CompareRequest struct {
 	PRDCMaxRows int `json:"prdc_max_rows,omitempty"`
 
 	ImageOptions
+
+	CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewCompareRequest returns a request with the command line's defaults.
@@ -68,6 +70,14 @@ func NewCompareRequest() CompareRequest {
 // statistics file allows is checked once the inputs are known.
 func (r *CompareRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewCompareRequest()) }()
+	if err := checkLimits("compare", append(r.limits("batch"), lim("kid_subsets", r.KIDSubsets, MaxKIDSubsets),
+		lim("kid_subset_size", r.KIDSubsetSize, MaxKIDSubsetSize), lim("nearest_k", r.NearestK, MaxNearestK),
+		lim("prdc_max_rows", r.PRDCMaxRows, maxPRDCRows))...); err != nil {
+		return err
+	}
+	if err := r.CSVOptions.validate(); err != nil {
+		return err
+	}
 	if r.Real == "" || r.Fake == "" {
 		return Fieldf("real", "compare: {real} and {fake} are required")
 	}
@@ -253,12 +263,12 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	fake, real := &featureSide{path: req.Fake}, &featureSide{path: req.Real}
 	var err error
 	if !fakeDir {
-		if fake, err = readSide(fsys, req.Fake, req.FakeKey, "{fake_key}"); err != nil {
+		if fake, err = readSide(fsys, req.Fake, req.FakeKey, "{fake_key}", req.sep()); err != nil {
 			return nil, err
 		}
 	}
 	if !realDir {
-		if real, err = readSide(fsys, req.Real, req.RealKey, "{real_key}"); err != nil {
+		if real, err = readSide(fsys, req.Real, req.RealKey, "{real_key}", req.sep()); err != nil {
 			return nil, err
 		}
 	}

@@ -54,6 +54,9 @@ func NewFeaturesRequest() FeaturesRequest {
 // Validate checks the fields that need no input file.
 func (r *FeaturesRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewFeaturesRequest()) }()
+	if err := checkLimits("features", lim("batch", r.Batch, MaxImageBatch), lim("workers", r.Workers, MaxWorkers), lim("shards", r.Shards, MaxShards)); err != nil {
+		return err
+	}
 	_, err := r.network()
 	return err
 }

@@ -211,7 +211,7 @@ func TestCompareValidate(t *testing.T) {
 		{"kid subsets at the bound", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "kid", MaxKIDSubsets }, ""},
 		{"kid subsets huge", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "kid", math.MaxInt }, "kid_subsets"},
 		{"kid subsets huge all", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "all", MaxKIDSubsets+1 }, "kid_subsets"},
-		{"kid subsets huge unused", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "fid", math.MaxInt }, ""},
+		{"kid subsets huge unused", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "fid", math.MaxInt }, "kid_subsets"},
 		{"kid subset size at the bound", func(r *CompareRequest) { r.Metrics, r.KIDSubsetSize = "kid", MaxKIDSubsetSize }, ""},
 		{"kid subset size huge", func(r *CompareRequest) { r.Metrics, r.KIDSubsetSize = "kid", math.MaxInt }, "kid_subset_size"},
 		{"kernel default metrics", func(r *CompareRequest) { r.Kernel = "rbf" }, "kernel"},

@@ -54,6 +54,8 @@ type SelectRequest struct {
 	Workers    int    `json:"workers,omitempty"`
 	Recursive  bool   `json:"recursive,omitempty"`
 	NoCache    bool   `json:"no_cache,omitempty"`
+
+	CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // images returns the request's image options.
@@ -72,6 +74,13 @@ func NewSelectRequest() SelectRequest {
 // Validate checks the fields that need no input file.
 func (r *SelectRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewSelectRequest()) }()
+	if err := checkLimits("select", lim("pools", len(r.Pools), MaxListLen), lim("steps", r.Steps, maxSelectSteps), lim("batch", r.Batch, maxSelectBatch),
+		lim("trials", r.Trials, maxSelectTrials), lim("image_batch", r.ImageBatch, MaxImageBatch), lim("workers", r.Workers, MaxWorkers)); err != nil {
+		return err
+	}
+	if err := r.CSVOptions.validate(); err != nil {
+		return err
+	}
 	_, _, err := r.rules()
 	return err
 }
@@ -203,7 +212,7 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 		return nil, err
 	}
 	fsys := env.fsys()
-	spec := rowsSpec{key: req.PoolsKey, keyFlag: "{pools_key}", probs: req.Score == "is"}
+	spec := rowsSpec{key: req.PoolsKey, keyFlag: "{pools_key}", probs: req.Score == "is", sep: req.sep()}
 	pools := make([]*mat.Dense, len(req.Pools))
 	// Folders first, all features under one progress count; files after.
 	ex, err := newExtractor(env, "select", "image_batch", req.images())
@@ -289,7 +298,7 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSide, sim online.Simulation, rules []online.FIDRule, pools []*mat.Dense) (*online.Result, error) {
 	var err error
 	if side == nil {
-		if side, err = readSide(env.fsys(), req.Ref, req.RefKey, "{ref_key}"); err != nil {
+		if side, err = readSide(env.fsys(), req.Ref, req.RefKey, "{ref_key}", req.sep()); err != nil {
 			return nil, err
 		}
 	}

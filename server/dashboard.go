@@ -54,6 +54,11 @@ func (s *Server) routePublic(mux *http.ServeMux) {
 const tokenCookie = "genlens_token"
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if ok, wait := s.logins.allow(clientAddr(r), s.now()); !ok {
+		w.Header().Set("Retry-After", retryAfter(wait))
+		s.loginPage(w, r, http.StatusTooManyRequests, "too many attempts; wait "+retryAfter(wait)+" s")
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
 	if err := r.ParseForm(); err != nil {
 		s.loginPage(w, r, http.StatusBadRequest, "bad form")

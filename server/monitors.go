@@ -159,7 +159,7 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) lookupMonitor(r *http.Request) (*store.Monitor, error) {
-	id, err := pathID(r, "id")
+	id, err := pathID(r, "id", "monitor")
 	if err != nil {
 		return nil, err
 	}

@@ -8,10 +8,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -143,6 +146,10 @@ type consoleWriter struct {
 	w io.Writer
 }
 
+// Write writes p with its control characters escaped (see
+// escapeControls): every message, warning and table of the command line
+// passes here, and names a user gave (file names, ids, labels) reach them
+// verbatim.
 func (cw consoleWriter) Write(p []byte) (int, error) {
 	cw.c.mu.Lock()
 	if cw.c.bar != nil && cw.c.shown {
@@ -150,7 +157,33 @@ func (cw consoleWriter) Write(p []byte) (int, error) {
 		cw.c.shown = false
 	}
 	cw.c.mu.Unlock()
-	return cw.w.Write(p)
+	if _, err := cw.w.Write(escapeControls(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// escapeControls returns p with every control character but newline and
+// tab written as Go writes it in a quoted string (\x1b, \r, \u009b): a
+// file named with a terminal escape sequence must print as its name, not
+// recolour, move or retitle the terminal. p itself is returned when it has
+// none, as nearly always.
+func escapeControls(p []byte) []byte {
+	if !slices.ContainsFunc(p, func(b byte) bool { return b < 0x20 && b != '\n' && b != '\t' || b == 0x7f || b == 0xc2 }) {
+		return p
+	}
+	out := make([]byte, 0, len(p)+16)
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRune(p[i:])
+		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
+			out = append(out, p[i:i+size]...)
+		} else {
+			q := strconv.QuoteRune(r) // '\x1b'
+			out = append(out, q[1:len(q)-1]...)
+		}
+		i += size
+	}
+	return out
 }
 
 // newConsole wraps a run's stdout and stderr so that they share one bar.

@@ -80,6 +80,7 @@ The table numbers generators from 1 in the order of --pools; the --json
 	fl.BoolVar(&f.Recursive, "recursive", false, "folders: include images in subfolders")
 	fl.BoolVar(&f.NoCache, "no-cache", false, "folders: neither read nor write the feature cache")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 
