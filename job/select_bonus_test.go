@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -42,15 +43,18 @@ func TestSelectBonusWarning(t *testing.T) {
 			!strings.Contains(warnings[0], "{bonus_scale}") || !strings.Contains(warnings[0], "{steps} x {batch}") {
 			t.Errorf("%s: warnings %q", form, warnings)
 		}
-		// No other bonus form is advised: none was measured to help.
-		for _, w := range warnings {
-			if strings.Contains(w, "consider") || strings.Contains(w, "{fid_bonus} fducb2025") {
-				t.Errorf("%s: advises another form: %q", form, w)
-			}
+		// fducb2025, measured to help (TestSelectAdviceMeasured), is
+		// advised to those using another form, and only to them.
+		advised := strings.Contains(warnings[0], "{fid_bonus} fducb2025")
+		if advised != (form != "fducb2025") {
+			t.Errorf("%s: advises fducb2025 %v: %q", form, advised, warnings[0])
 		}
 		warnings = nil
 		req.BonusScale = 1e-9
-		if _, err := Select(context.Background(), env, req); err != nil || len(warnings) != 0 {
+		// A bonus that small swamps nothing. (fducb2025 still samples
+		// every generator up to 8 ln d rows, which can cost regret against
+		// greedy on 60 steps: that warning is a measured fact and allowed.)
+		if _, err := Select(context.Background(), env, req); err != nil || slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "swamps") }) {
 			t.Errorf("%s at bonus scale 1e-9: %v, warnings %q", form, err, warnings)
 		}
 	}
@@ -88,11 +92,12 @@ func overDispersed() fstest.MapFS {
 }
 
 // The claims of the advice, measured on simulated pools (T = 1000, b = 5,
-// 5 trials): fducb2025, which the advice used to recommend, picks exactly
-// as greedy does at every bonus scale (so it is not advised), and a bonus
-// scale that brings the bonus to about half the spread beats the default
-// on this family, so the advice may mention the scale (with the caveat
-// that it did not help on another family; see selectBonusWarning).
+// 5 trials): fducb2025 at scale 1 has a lower regret than paper, naive-ucb
+// and greedy (it used to pick as greedy did, when its bonus was 0 below
+// 8 ln d rows instead of unbounded), and a bonus scale that brings paper's
+// bonus to about half the spread beats the default on this family, so the
+// advice may mention the scale (with the caveat that it did not help on
+// another family; see selectBonusWarning).
 func TestSelectAdviceMeasured(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulations of 1000 steps")
@@ -111,13 +116,10 @@ func TestSelectAdviceMeasured(t *testing.T) {
 		}
 		return out
 	}
-	for _, scale := range []float64{1, 0.01} {
-		r := run("fducb2025", scale)
-		if r["fid-ucb"] != r["greedy"] {
-			t.Errorf("fducb2025 at scale %g: regret %g, greedy %g: the advice says it picks as greedy does", scale, r["fid-ucb"], r["greedy"])
-		}
-	}
 	def := run("paper", 1)
+	if r := run("fducb2025", 1); !(r["fid-ucb"] < def["fid-ucb"] && r["fid-ucb"] < def["greedy"] && r["fid-ucb"] < def["naive-ucb"]) {
+		t.Errorf("fducb2025 at scale 1: regret %.1f; paper %.1f, greedy %.1f, naive-ucb %.1f: the advice says it is the lowest", r["fid-ucb"], def["fid-ucb"], def["greedy"], def["naive-ucb"])
+	}
 	var warnings []string
 	req := NewSelectRequest()
 	req.Ref, req.Pools, req.Trials = "ref.csv", []string{"a.csv", "b.csv", "c.csv"}, 1

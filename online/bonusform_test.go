@@ -71,3 +71,40 @@ func TestThreshStats(t *testing.T) {
 		t.Errorf("norm %v, trace %v, Σλ² %v; want 3, 4, 10", e.ThreshNorm, e.ThreshTrace, e.ThreshTraceSq)
 	}
 }
+
+// Below 8 ln d rows the thresholding zeroes the whole covariance, and the
+// 2025 bonus has no bound: the generator ranks first (as the authors'
+// code, whose effective rank is 0/0 there, ranks it), whatever the scale.
+// From 8 ln d rows on, a generator of zero variance has a finite index.
+func TestFDUCB2025UnboundedBelowThreshold(t *testing.T) {
+	d := 8 // 8 ln 8 = 16.6 rows
+	ref, err := NewFIDReference(frechet.Stats{Mu: make([]float64, d), Sigma: identity(d)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := DefaultFIDParams()
+	p.Form = BonusFDUCB2025
+	for _, tc := range []struct {
+		n     int
+		scale float64
+		inf   bool
+	}{
+		{16, 1, true}, {16, 0, true}, {16, 1e-9, true},
+		{17, 1, false}, {17, 0, false},
+	} {
+		p.BonusScale = tc.scale
+		e := FIDEstimate{N: tc.n, FID: 3, MeanDistance: 1} // ThreshNorm 0: nothing survived
+		idx := FIDUCB.Index(e, ref, p)
+		if math.IsInf(idx, -1) != tc.inf || math.IsNaN(idx) {
+			t.Errorf("n %d, scale %g: index %v, want -Inf %v", tc.n, tc.scale, idx, tc.inf)
+		}
+	}
+}
+
+func identity(d int) *mat.SymDense {
+	s := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		s.SetSym(i, i, 1)
+	}
+	return s
+}

@@ -365,7 +365,11 @@ func (r FIDRule) Index(e FIDEstimate, ref *FIDReference, p FIDParams) float64 {
 		case BonusCode2024:
 			return e.FID - p.BonusScale*Code2024Bonus(e, ref, p)
 		case BonusFDUCB2025:
-			return e.FID - p.BonusScale*FDUCB2025Bonus(e, ref, p)
+			b := FDUCB2025Bonus(e, ref, p)
+			if math.IsInf(b, 1) {
+				return math.Inf(-1) // not even BonusScale 0 ranks a generator the bonus cannot bound
+			}
+			return e.FID - p.BonusScale*b
 		}
 		return e.FID - p.BonusScale*FIDUCBBonus(e, ref, p)
 	case FIDNaiveUCB:
@@ -481,16 +485,22 @@ func Code2024Bonus(e FIDEstimate, ref *FIDReference, p FIDParams) float64 {
 //	ΔΣ = ‖T‖ √((Tr T/‖T‖ + L)/n) + Δμ²
 //	B  = Δμ (Δμ + ‖μ̂ − μ_r‖) + Tr Σ_r^{1/2} √ΔΣ + Tr T √(L/n) + ‖T‖ L/n.
 //
-// The result is not multiplied by p.BonusScale. Returns +Inf for n = 0;
-// e must come from an estimator with p.Form = BonusFDUCB2025.
+// The result is not multiplied by p.BonusScale. Returns +Inf for n = 0,
+// and while fewer than 8 ln d rows let the thresholding zero the whole
+// matrix, diagonal included: no bound is known then, and the authors'
+// code, whose effective rank is 0/0 there, ranks such a generator first
+// so that it is sampled until the bound exists. Returning 0 instead made
+// the rule greedy: a generator left behind after its first batch never
+// reached 8 ln d rows. e must come from an estimator with
+// p.Form = BonusFDUCB2025.
 func FDUCB2025Bonus(e FIDEstimate, ref *FIDReference, p FIDParams) float64 {
-	if e.N == 0 {
+	n := float64(e.N)
+	if e.N == 0 || (!(e.ThreshNorm > 0) && n < 8*math.Log(float64(ref.Dim()))) {
 		return math.Inf(1)
 	}
-	n := float64(e.N)
 	l := math.Log(1 / p.Delta)
 	dm := math.Sqrt(max((math.Sqrt(e.ThreshTraceSq*l)+e.ThreshNorm*l)/n, 0))
-	var rank float64
+	var rank float64 // a generator of zero variance has no effective rank
 	if e.ThreshNorm > 0 {
 		rank = e.ThreshTrace / e.ThreshNorm
 	}
