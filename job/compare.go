@@ -312,6 +312,9 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	// Progress after the images, a stage per metric: fid (the two
 	// covariances, then the distance), kid (its subsets), mmd and cms.
 	if want[MetricFID] {
+		if err := frechet.CheckDim(out.Dim); err != nil {
+			return nil, fmt.Errorf("%s: %w", req.Fake, err)
+		}
 		env.progress(0, 3)
 		real.gaussian()
 		env.progress(1, 3)
