@@ -151,16 +151,19 @@ func mul(a, b uint64) uint64 {
 	return lo
 }
 
-// FormatBytes renders n bytes for a message in binary units: "6.7 GiB",
-// "512 MiB", "12 KiB".
+// FormatBytes renders n bytes for a message in binary units, to one
+// decimal: "6.7 GiB", "512 MiB", "12 KiB".
 func FormatBytes(n int64) string {
+	unit := func(div float64, name string) string {
+		return strings.TrimSuffix(strconv.FormatFloat(float64(n)/div, 'f', 1, 64), ".0") + " " + name
+	}
 	switch {
 	case n >= 1<<30:
-		return strconv.FormatFloat(float64(n)/(1<<30), 'f', 1, 64) + " GiB"
+		return unit(1<<30, "GiB")
 	case n >= 1<<20:
-		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 0, 64) + " MiB"
+		return unit(1<<20, "MiB")
 	case n >= 1<<10:
-		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 0, 64) + " KiB"
+		return unit(1<<10, "KiB")
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
 }

@@ -50,7 +50,7 @@ func TestMessage(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	want := "the covariance of the features: a 30000 × 30000 matrix takes 6.7 GiB, over the matrix memory budget of 4.0 GiB; use fewer rows or dimensions, or raise matrix_budget_mb (MiB) on a machine with the memory"
+	want := "the covariance of the features: a 30000 × 30000 matrix takes 6.7 GiB, over the matrix memory budget of 4 GiB; use fewer rows or dimensions, or raise matrix_budget_mb (MiB) on a machine with the memory"
 	if err.Error() != want {
 		t.Errorf("Error() = %q\nwant      %q", err.Error(), want)
 	}
@@ -63,7 +63,7 @@ func TestMessage(t *testing.T) {
 		t.Errorf("Error() = %q", err.Error())
 	}
 	err = CheckBytes("the pixel CKA matrices", 16384, 16384, 9<<30)
-	if !strings.Contains(err.Error(), "the pixel CKA matrices: matrices of 16384 × 16384 take 9.0 GiB") {
+	if !strings.Contains(err.Error(), "the pixel CKA matrices: matrices of 16384 × 16384 take 9 GiB") {
 		t.Errorf("CheckBytes: %q", err.Error())
 	}
 }
@@ -87,5 +87,16 @@ func TestLimit(t *testing.T) {
 	SetLimit(-1)
 	if Limit() != d {
 		t.Errorf("SetLimit(-1) did not restore the default")
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{512, "512 bytes"}, {12 << 10, "12 KiB"}, {1000 << 20, "1000 MiB"}, {2831155200, "2.6 GiB"}, {4 << 30, "4 GiB"}, {7_200_000_000, "6.7 GiB"}} {
+		if got := FormatBytes(c.n); got != c.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", c.n, got, c.want)
+		}
 	}
 }
