@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"genlens/dataio"
+	"genlens/inception"
 )
 
 // maxSafetensorsHeader bounds the JSON header, as the format's own
@@ -134,7 +135,7 @@ func parseSafetensors(path string, r io.ReaderAt, size int64) (map[string]*Tenso
 		case "F16":
 			conv = func(b []byte, d []float32) {
 				for i := range d {
-					d[i] = half(binary.LittleEndian.Uint16(b[2*i:]))
+					d[i] = inception.Float16(binary.LittleEndian.Uint16(b[2*i:]))
 				}
 			}
 		case "BF16":
@@ -166,25 +167,4 @@ func parseSafetensors(path string, r io.ReaderAt, size int64) (map[string]*Tenso
 		out[k] = t
 	}
 	return out, nil
-}
-
-// half converts an IEEE 754 binary16 value to float32.
-func half(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f: // Inf, NaN
-		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
-	case exp == 0 && frac == 0:
-		return math.Float32frombits(sign)
-	case exp == 0: // subnormal: normalise
-		e := uint32(127 - 15 + 1)
-		for frac&0x400 == 0 {
-			frac <<= 1
-			e--
-		}
-		return math.Float32frombits(sign | e<<23 | (frac&0x3ff)<<13)
-	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
 }
