@@ -73,6 +73,7 @@ func TestMatrixBudget(t *testing.T) {
 		{"compare fid", func() error { return compare("fid", "wide.npy", "wide2.npy") }, "the covariance of the features"},
 		{"cka", func() error { return cka("tall.npy", "tall2.npy") }, "CKA's Gram matrices of the examples: 4 matrices of 600 × 600"},
 		{"compare mmd", func() error { return compare("mmd", "rows.npy", "rows2.npy") }, "the kernel values between the samples: a 400 × 800 matrix"},
+		{"compare kid", func() error { return compare("kid", "rows.npy", "rows2.npy") }, "the kernel values between the samples: a 400 × 800 matrix"},
 		{"stats fits", func() error { return stats("ok.npy") }, ""},
 		{"cka fits", func() error { return cka("ok.npy", "ok2.npy") }, ""},
 		{"compare fits", func() error { return compare("fid,mmd", "ok.npy", "ok2.npy") }, ""},
