@@ -1,12 +1,15 @@
 package vit
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 
 	"genlens/dataio"
@@ -113,6 +116,18 @@ func parseSafetensors(path string, r io.ReaderAt, size int64) (map[string]*Tenso
 			return nil, bad(k, "shape %v of %s needs %d bytes, offsets give %d", e.Shape, e.DType, count*es, en-b)
 		}
 		entries[k] = e
+	}
+	// The tensors' byte ranges may not overlap (the format lays them end
+	// to end): a header of many entries naming one large range would
+	// otherwise make a small file ask for a copy of it per entry.
+	byStart := slices.SortedFunc(maps.Keys(entries), func(a, b string) int {
+		return cmp.Or(cmp.Compare(entries[a].Offsets[0], entries[b].Offsets[0]), cmp.Compare(entries[a].Offsets[1], entries[b].Offsets[1]))
+	})
+	for i := 1; i < len(byStart); i++ {
+		prev, cur := entries[byStart[i-1]], entries[byStart[i]]
+		if cur.Offsets[0] < prev.Offsets[1] {
+			return nil, bad(byStart[i], "data offsets [%d, %d] overlap those of %q [%d, %d]", cur.Offsets[0], cur.Offsets[1], byStart[i-1], prev.Offsets[0], prev.Offsets[1])
+		}
 	}
 	out := make(map[string]*Tensor, len(entries))
 	base := 8 + int64(n)
