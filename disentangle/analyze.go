@@ -254,6 +254,10 @@ func Analyze(ctx context.Context, train, test *mat.Dense, generated []*mat.Dense
 	batch := min(opt.CKABatch, n)
 	res := &Result{Grid: g, Gamma: opt.Gamma, CKAImages: n / batch * batch}
 	if res.Gamma == 0 {
+		// The median rule's Gram matrix and pairwise distances.
+		if err := membudget.Check("the distances between the CKA images", 2, n, n); err != nil {
+			return nil, err
+		}
 		med := kernel.MedianSqDist(sub)
 		if !(med > 0) {
 			return nil, fmt.Errorf("%w: median squared distance %g; give gamma as a number", ErrIdenticalImages, med)

@@ -32,9 +32,13 @@ var limit atomic.Int64
 
 // DefaultLimit is the budget when SetLimit was not called: a quarter of
 // the memory the process may use (the machine's physical memory, or a
-// lower GOMEMLIMIT), between 256 MiB and MaxDefault.
+// lower cgroup limit of its container, or a lower GOMEMLIMIT), between
+// 256 MiB and MaxDefault.
 func DefaultLimit() int64 {
 	total := physicalMemory()
+	if c := cgroupLimit(); c > 0 && (total <= 0 || c < total) {
+		total = c
+	}
 	if soft := debug.SetMemoryLimit(-1); soft > 0 && soft < math.MaxInt64 && (total <= 0 || soft < total) {
 		total = soft
 	}
@@ -61,6 +65,22 @@ func physicalMemory() int64 {
 				return 0
 			}
 			return v << 10
+		}
+	}
+	return 0
+}
+
+// cgroupLimit returns the memory limit of the process's cgroup (v2's
+// memory.max, v1's memory.limit_in_bytes), 0 when there is none.
+func cgroupLimit() int64 {
+	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err == nil && v > 0 && v < 1<<60 { // "max", or v1's unlimited 2^63 - 4096
+			return v
 		}
 	}
 	return 0
