@@ -34,10 +34,11 @@ var (
 )
 
 // LoadStateDict reads a state dict saved by torch.save, in the legacy or
-// the zip serialisation, through gopickle. Every problem with the file is
-// a one-line *dataio.InputError naming it: not a .pth file, a TorchScript
-// archive (torch.jit.save; it holds code, not a plain state dict), a
-// truncated file, an entry that is not a tensor.
+// the zip serialisation (loadLegacyPickle, loadZipPickle). Every problem
+// with the file is a one-line *dataio.InputError naming it: not a .pth
+// file, a TorchScript archive (torch.jit.save; it holds code, not a plain
+// state dict), a truncated file, an entry that is not a tensor, a size
+// the file claims but does not hold.
 func LoadStateDict(path string) (sd map[string]*Tensor, err error) {
 	bad := func(msg string, cause error) error {
 		return &dataio.InputError{File: path, Msg: msg, Err: cause}
@@ -63,9 +64,8 @@ func LoadStateDict(path string) (sd map[string]*Tensor, err error) {
 			return nil, err
 		}
 	case bytes.HasPrefix(head, legacyMagic):
-		// gopickle first probes for the ancient tar format; a file that
-		// starts with the pickle opcode is not one, and checking here
-		// also keeps an empty file away from that probe.
+		// A legacy file starts with the pickle protocol opcode (not the
+		// ancient tar format, which is not read).
 	default:
 		return nil, bad("not a PyTorch .pth file (neither the zip nor the legacy pickle serialisation)", nil)
 	}
