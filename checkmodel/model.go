@@ -294,6 +294,23 @@ func (m *Model) problem() string {
 		return fmt.Sprintf("network has %d inputs but %d feature names, %d means and %d scales",
 			d, len(m.Columns.Features), len(m.XMean), len(m.XScale))
 	}
+	// Columns are found by name: two roles under one name would read one
+	// column twice.
+	role := map[string]string{}
+	for _, c := range []struct{ name, role string }{{m.Columns.Target, "the target"}, {m.Columns.Prediction, "the prediction"}} {
+		if c.name != "" {
+			if r, ok := role[c.name]; ok {
+				return fmt.Sprintf("column %q is both %s and %s", c.name, r, c.role)
+			}
+			role[c.name] = c.role
+		}
+	}
+	for j, f := range m.Columns.Features {
+		if r, ok := role[f]; ok {
+			return fmt.Sprintf("feature %d, %q, is also %s: one column would be read twice", j, f, r)
+		}
+		role[f] = fmt.Sprintf("feature %d", j)
+	}
 	for j := 0; j < d; j++ {
 		if !finite(m.XMean[j]) || !finite(m.XScale[j]) || m.XScale[j] <= 0 {
 			return fmt.Sprintf("feature %q has mean %v and scale %v", m.Columns.Features[j], m.XMean[j], m.XScale[j])

@@ -103,6 +103,9 @@ type ReadOptions struct {
 	// make them decompress gigabytes first. ReadMatrix and ReadStack set
 	// them.
 	Ranks []int
+	// Sep separates the fields of a CSV file (see ParseSep); 0 is the
+	// comma. Other formats ignore it.
+	Sep rune
 }
 
 // MaxDecodedBytes bounds the memory one array may take once decoded
@@ -144,7 +147,7 @@ func readArray(fsys fs.FS, path string, opt ReadOptions) (*Array, error) {
 	case ext == ".npy":
 		return readNPYFile(fsys, path, gz, opt.Ranks)
 	case ext == ".csv":
-		_, a, err := readCSVFile(fsys, path, gz)
+		_, a, err := readCSVFile(fsys, path, gz, opt.Sep)
 		return a, err
 	}
 	return nil, &InputError{File: path, Msg: fmt.Sprintf("unknown file type %q: want .npy, .npz or .csv", filepath.Ext(path))}

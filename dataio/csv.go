@@ -25,15 +25,21 @@ func ReadCSV(path string) (header []string, a *Array, err error) {
 
 // ReadCSVFS is ReadCSV on the file name in fsys.
 func ReadCSVFS(fsys fs.FS, path string) (header []string, a *Array, err error) {
+	return ReadCSVSepFS(fsys, path, ',')
+}
+
+// ReadCSVSepFS is ReadCSVFS on a file whose fields are separated by sep
+// (see ParseSep; 0 is the comma).
+func ReadCSVSepFS(fsys fs.FS, path string, sep rune) (header []string, a *Array, err error) {
 	_, gz := fileExt(path)
-	header, a, err = readCSVFile(fsys, path, gz)
+	header, a, err = readCSVFile(fsys, path, gz, sep)
 	if err != nil {
 		return nil, nil, err
 	}
 	return header, a, nil
 }
 
-func readCSVFile(fsys fs.FS, path string, gz bool) ([]string, *Array, error) {
+func readCSVFile(fsys fs.FS, path string, gz bool, sep rune) ([]string, *Array, error) {
 	r, _, closeFn, err := openInput(fsys, path, gz)
 	if err != nil {
 		return nil, nil, err
@@ -43,12 +49,15 @@ func readCSVFile(fsys fs.FS, path string, gz bool) ([]string, *Array, error) {
 	if gz {
 		s.compressed = fileSize(fsys, path)
 	}
-	return decodeCSV(s, r)
+	return decodeCSV(s, r, sep)
 }
 
-// decodeCSV does the work of ReadCSV on any reader.
-func decodeCSV(s src, r io.Reader) ([]string, *Array, error) {
+// decodeCSV does the work of ReadCSV on any reader, with fields
+// separated by sep (0: the comma).
+func decodeCSV(s src, r io.Reader, sep rune) ([]string, *Array, error) {
+	sep = sepOf(sep)
 	cr := csv.NewReader(r)
+	cr.Comma = sep
 	cr.FieldsPerRecord = -1 // we check row lengths ourselves, with a better message
 	cr.TrimLeadingSpace = true
 	cr.Comment = '#'
@@ -90,10 +99,14 @@ func decodeCSV(s src, r io.Reader) ([]string, *Array, error) {
 			for i, f := range rec {
 				first[i] = strings.TrimSpace(f)
 			}
+			if hint := sepHint(sep, first); ncols == 1 && hint != "" {
+				return nil, nil, s.errf(line, "", "one column only"+hint)
+			}
 			// One rule with ReadTable's HeaderAuto: a header has no
 			// numbers, a data row no text, and a mix is refused.
 			isHeader, ierr := tableHeader(s, line, first)
 			if ierr != nil {
+				ierr.Msg += sepHint(sep, first)
 				return nil, nil, ierr
 			}
 			if isHeader {
@@ -109,13 +122,13 @@ func decodeCSV(s src, r io.Reader) ([]string, *Array, error) {
 			if rows == 0 {
 				what = "the header"
 			}
-			return nil, nil, s.errf(line, "", fmt.Sprintf("has %d columns, but %s has %d (ragged rows)", len(rec), what, ncols))
+			return nil, nil, s.errf(line, "", fmt.Sprintf("has %d columns, but %s has %d (ragged rows)", len(rec), what, ncols)+sepHint(sep, rec))
 		}
 		for j, f := range rec {
 			v, err := parseCSVNumber(f)
 			if err != nil {
 				l, _ := cr.FieldPos(j)
-				return nil, nil, s.errf(l, "column "+strconv.Itoa(j+1), err.Error())
+				return nil, nil, s.errf(l, "column "+strconv.Itoa(j+1), err.Error()+sepHint(sep, []string{f}))
 			}
 			data = append(data, v)
 		}

@@ -52,7 +52,7 @@ func TestDecodeCSV(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, a, err := decodeCSV(src{file: "t.csv"}, strings.NewReader(tt.in))
+			h, a, err := decodeCSVComma(src{file: "t.csv"}, strings.NewReader(tt.in))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestDecodeCSVErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := decodeCSV(src{file: "x.csv"}, strings.NewReader(tt.in))
+			_, _, err := decodeCSVComma(src{file: "x.csv"}, strings.NewReader(tt.in))
 			ie := wantInputError(t, err, tt.want, "x.csv")
 			if ie.Line != tt.line || ie.Field != tt.field {
 				t.Errorf("Line, Field = %d, %q; want %d, %q", ie.Line, ie.Field, tt.line, tt.field)
@@ -117,7 +117,7 @@ func TestReadCSVGzip(t *testing.T) {
 // HeaderAuto refuses it: taking it as a header would silently drop a data
 // row whose text cell is a typo, taking it as data fails later anyway.
 func TestDecodeCSVAmbiguousFirstRow(t *testing.T) {
-	_, _, err := decodeCSV(src{file: "t.csv"}, strings.NewReader("1,y\n1,2\n"))
+	_, _, err := decodeCSVComma(src{file: "t.csv"}, strings.NewReader("1,y\n1,2\n"))
 	if !errors.Is(err, ErrAmbiguousHeader) {
 		t.Fatalf("err = %v, want ErrAmbiguousHeader", err)
 	}
@@ -148,7 +148,7 @@ func TestInputErrorPrintable(t *testing.T) {
 		t.Errorf("a 1 MB message printed as %d bytes ending %q", len(got), got[len(got)-30:])
 	}
 	// Through a reader: a 1 MB field that overflows float64.
-	_, _, err := decodeCSV(src{file: "t.csv"}, strings.NewReader("1e9"+long+"\n"))
+	_, _, err := decodeCSVComma(src{file: "t.csv"}, strings.NewReader("1e9"+long+"\n"))
 	if err == nil || len(err.Error()) > 600 {
 		t.Errorf("overflowing 1 MB field: %d-byte message", len(err.Error()))
 	}
@@ -157,7 +157,7 @@ func TestInputErrorPrintable(t *testing.T) {
 func TestDecodeCSVLimit(t *testing.T) {
 	defer func(old int64) { MaxDecodedBytes = old }(MaxDecodedBytes)
 	MaxDecodedBytes = 8 * 5
-	_, _, err := decodeCSV(src{file: "t.csv.gz", stream: true}, strings.NewReader("1,2\n3,4\n5,6\n"))
+	_, _, err := decodeCSVComma(src{file: "t.csv.gz", stream: true}, strings.NewReader("1,2\n3,4\n5,6\n"))
 	if err == nil || !strings.Contains(err.Error(), "t.csv.gz line 3: more than 5 numbers") {
 		t.Fatalf("got %v", err)
 	}

@@ -145,7 +145,7 @@ func FuzzReadCSV(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, a, err := decodeCSV(src{file: "f.csv"}, bytes.NewReader(b))
+		_, a, err := decodeCSVComma(src{file: "f.csv"}, bytes.NewReader(b))
 		if err != nil {
 			requireInputError(t, err)
 			return
@@ -166,7 +166,7 @@ func FuzzReadTable(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		tb, err := decodeTable(src{file: "f.csv"}, bytes.NewReader(b), Header(len(b)%3))
+		tb, err := decodeTableComma(src{file: "f.csv"}, bytes.NewReader(b), Header(len(b)%3))
 		if err != nil {
 			requireInputError(t, err)
 			return

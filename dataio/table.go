@@ -61,13 +61,19 @@ func ReadTable(path string, h Header) (*Table, error) {
 
 // ReadTableFS is ReadTable on the file name in fsys.
 func ReadTableFS(fsys fs.FS, path string, h Header) (*Table, error) {
+	return ReadTableSepFS(fsys, path, h, ',')
+}
+
+// ReadTableSepFS is ReadTableFS on a file whose fields are separated by
+// sep (see ParseSep; 0 is the comma).
+func ReadTableSepFS(fsys fs.FS, path string, h Header, sep rune) (*Table, error) {
 	_, gz := fileExt(path)
 	r, _, closeFn, err := openInput(fsys, path, gz)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFn()
-	return decodeTable(src{file: path, stream: gz}, r, h)
+	return decodeTable(src{file: path, stream: gz}, r, h, sep)
 }
 
 // ReadTableAutoFS reads a table whose first row decides, as HeaderAuto
@@ -76,16 +82,25 @@ func ReadTableFS(fsys fs.FS, path string, h Header) (*Table, error) {
 // reader of new data that must match an earlier file passes the way that
 // file was read.
 func ReadTableAutoFS(fsys fs.FS, path string, ambiguous Header) (*Table, error) {
-	t, err := ReadTableFS(fsys, path, HeaderAuto)
+	return ReadTableAutoSepFS(fsys, path, ambiguous, ',')
+}
+
+// ReadTableAutoSepFS is ReadTableAutoFS on a file whose fields are
+// separated by sep (see ParseSep; 0 is the comma).
+func ReadTableAutoSepFS(fsys fs.FS, path string, ambiguous Header, sep rune) (*Table, error) {
+	t, err := ReadTableSepFS(fsys, path, HeaderAuto, sep)
 	if errors.Is(err, ErrAmbiguousHeader) && ambiguous != HeaderAuto {
-		return ReadTableFS(fsys, path, ambiguous)
+		return ReadTableSepFS(fsys, path, ambiguous, sep)
 	}
 	return t, err
 }
 
-// decodeTable does the work of ReadTable on any reader.
-func decodeTable(s src, r io.Reader, h Header) (*Table, error) {
+// decodeTable does the work of ReadTable on any reader, with fields
+// separated by sep (0: the comma).
+func decodeTable(s src, r io.Reader, h Header, sep rune) (*Table, error) {
+	sep = sepOf(sep)
 	cr := csv.NewReader(r)
+	cr.Comma = sep
 	cr.FieldsPerRecord = -1 // checked below, with a better message
 	cr.TrimLeadingSpace = true
 	cr.Comment = '#'
@@ -115,10 +130,16 @@ func decodeTable(s src, r io.Reader, h Header) (*Table, error) {
 		}
 		if width < 0 {
 			width = len(rec)
+			// A table has columns to choose from: one column holding
+			// another separator is a file read with the wrong one.
+			if hint := sepHint(sep, rec); width == 1 && hint != "" {
+				return nil, s.errf(line, "", "one column only"+hint)
+			}
 			isHeader := h == HeaderPresent
 			if h == HeaderAuto {
 				var err *InputError
 				if isHeader, err = tableHeader(s, line, rec); err != nil {
+					err.Msg += sepHint(sep, rec)
 					return nil, err
 				}
 			}
@@ -135,7 +156,7 @@ func decodeTable(s src, r io.Reader, h Header) (*Table, error) {
 			}
 		}
 		if len(rec) != width {
-			return nil, s.errf(line, "", fmt.Sprintf("has %d fields, the first row has %d (ragged rows)", len(rec), width))
+			return nil, s.errf(line, "", fmt.Sprintf("has %d fields, the first row has %d (ragged rows)", len(rec), width)+sepHint(sep, rec))
 		}
 		t.rows = append(t.rows, rec)
 		t.lines = append(t.lines, line)

@@ -121,5 +121,5 @@ func DecodeNPY(r io.Reader, name string) (*Array, error) {
 // DecodeCSV reads a CSV of numbers from r as ReadCSV reads a file; name
 // names it in errors.
 func DecodeCSV(r io.Reader, name string) (header []string, a *Array, err error) {
-	return decodeCSV(src{file: name}, r)
+	return decodeCSV(src{file: name}, r, ',')
 }

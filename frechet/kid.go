@@ -32,9 +32,12 @@ const kidStream = 0x4b4944 // "KID"
 // k(a, b) = (aᵀb/d + 1)³ (kernel.Polynomial{Gamma: 1/d, Coef0: 1,
 // Degree: 3}, computed by kscore.MMD2).
 //
-// Each subset draws m = min(size, n_x, n_y) rows of x and then m rows of y,
-// each without replacement, independently of the other subsets, as
-// torch-fidelity does (which instead refuses n < size). The draws come from
+// Each subset draws size rows of x and then size rows of y, each without
+// replacement, independently of the other subsets, as torch-fidelity does;
+// a size above n_x or n_y is an error there and here (capping it would
+// give another number than torch-fidelity's for the same settings). With
+// size equal to a side's row count every subset of that side is the whole
+// side, and with both the standard deviation is 0. The draws come from
 // math/rand/v2's PCG seeded with seed, so equal seeds give equal results.
 // The standard deviation is the population one (ddof 0), as torch-fidelity's
 // np.std. The mean can be negative: the estimator is unbiased, and two
@@ -44,6 +47,12 @@ const kidStream = 0x4b4944 // "KID"
 // the subsets (n² < 4·subsets·m²), the kernel matrix of all rows is
 // computed once and each subset only sums entries of it; the numbers are
 // the same up to rounding.
+//
+// Rows that share a large offset (kernel.Offset) are computed around it
+// with kernel.Shifted: the same estimate in exact arithmetic, where the
+// kernel values themselves (about A³ with A = γ|offset|² + 1) would leave
+// no digit of their differences. The cubic kernel is not translation
+// invariant, so the value still depends on the offset, as it must.
 //
 // ctx is checked before every subset, so a cancelled KID stops within one
 // subset's work (2 m² d multiply-adds) and returns ctx.Err().
@@ -63,9 +72,12 @@ func KIDProgress(ctx context.Context, x, y *mat.Dense, subsets, size int, seed u
 	if subsets < 1 {
 		return math.NaN(), math.NaN(), fmt.Errorf("frechet: KID: %d subsets (want at least 1)", subsets)
 	}
-	m := min(size, nx, ny)
+	m := size
 	if m < 2 {
-		return math.NaN(), math.NaN(), fmt.Errorf("frechet: KID: subset size min(%d, %d, %d) = %d; the unbiased MMD² needs at least 2 rows", size, nx, ny, m)
+		return math.NaN(), math.NaN(), fmt.Errorf("frechet: KID: subset size %d; the unbiased MMD² needs at least 2 rows", m)
+	}
+	if m > min(nx, ny) {
+		return math.NaN(), math.NaN(), fmt.Errorf("frechet: KID: subset size %d is more than the %d rows of x or the %d rows of y (subsets are drawn without replacement)", m, nx, ny)
 	}
 	k := kernel.Polynomial{Gamma: 1 / float64(d), Coef0: 1, Degree: 3}
 	rng := rand.New(rand.NewPCG(seed, kidStream))
@@ -130,7 +142,8 @@ func KIDProgress(ctx context.Context, x, y *mat.Dense, subsets, size int, seed u
 var kidGramLimit = 8192
 
 // polyGram returns the kernel matrix of the rows of x stacked on the rows
-// of y, upper triangle only. It computes the products in strips of rows,
+// of y, upper triangle only; for rows with a large common offset, the
+// matrix of kernel.Shifted's h instead, whose subset MMD²s are the same. It computes the products in strips of rows,
 // checking ctx between strips: at n = 8192 and d = 2048 the whole matrix
 // is about 70 GFLOP, many seconds without OpenBLAS.
 func polyGram(ctx context.Context, x, y *mat.Dense, k kernel.Polynomial, step func()) (*mat.SymDense, error) {
@@ -140,6 +153,22 @@ func polyGram(ctx context.Context, x, y *mat.Dense, k kernel.Polynomial, step fu
 	st := mat.NewDense(n, d, nil)
 	st.Slice(0, nx, 0, d).(*mat.Dense).Copy(x)
 	st.Slice(nx, n, 0, d).(*mat.Dense).Copy(y)
+	// Rows with a large common offset: the kernel around it (see
+	// kernel.Shifted), whose subset MMD²s are the same numbers computed
+	// without losing their digits.
+	var sh *kernel.Shifted
+	var proj []float64
+	if c := kernel.Offset(x, y); c != nil {
+		s := k.Shift(c)
+		sh, proj = &s, make([]float64, n)
+		for i := range n {
+			row := st.RawRowView(i)
+			for j := range row {
+				row[j] -= c[j]
+			}
+			proj[i] = s.Proj(row)
+		}
+	}
 	g := mat.NewSymDense(n, nil)
 	raw, t := g.RawSymmetric(), st.RawMatrix()
 	strip := gramStrip()
@@ -168,6 +197,12 @@ func polyGram(ctx context.Context, x, y *mat.Dense, k kernel.Polynomial, step fu
 		}
 		for i := i0; i < i1; i++ {
 			row := raw.Data[i*raw.Stride+i : i*raw.Stride+n]
+			if sh != nil {
+				for j, v := range row {
+					row[j] = sh.Excess(k.Gamma*v, proj[i], proj[i+j])
+				}
+				continue
+			}
 			for j, v := range row {
 				b := k.Gamma*v + k.Coef0
 				row[j] = b * b * b

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -63,7 +64,7 @@ func TestKIDOneFullSubsetIsMMD2(t *testing.T) {
 	const n, d = 60, 7
 	x := correlated(rng, n, d, 0.1)
 	y := correlated(rng, n, d, 0)
-	mean, std, err := KID(context.Background(), x, y, 1, 1000, 5)
+	mean, std, err := KID(context.Background(), x, y, 1, n, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +88,9 @@ func TestKIDErrors(t *testing.T) {
 		{"subset of one row", mat.NewDense(5, 3, nil), 10, 1},
 		{"one row in y", mat.NewDense(1, 3, nil), 10, 5},
 		{"no subsets", mat.NewDense(5, 3, nil), 0, 5},
+		// torch-fidelity refuses a subset larger than a side.
+		{"subset larger than y", mat.NewDense(4, 3, nil), 10, 5},
+		{"subset larger than x", mat.NewDense(9, 3, nil), 10, 6},
 	} {
 		if _, _, err := KID(context.Background(), x, tc.y, tc.subsets, tc.size, 1); err == nil {
 			t.Errorf("%s: no error", tc.name)
@@ -101,7 +105,7 @@ func TestKIDPathsAgree(t *testing.T) {
 	const d = 12
 	x := correlated(rng, 150, d, 0)
 	y := correlated(rng, 120, d, 0.2)
-	for _, tc := range []struct{ subsets, size int }{{20, 50}, {3, 1000}, {1, 2}} {
+	for _, tc := range []struct{ subsets, size int }{{20, 50}, {3, 120}, {1, 2}} {
 		m1, s1, err := KID(context.Background(), x, y, tc.subsets, tc.size, 7)
 		if err != nil {
 			t.Fatal(err)
@@ -135,4 +139,79 @@ func TestKIDCancel(t *testing.T) {
 			t.Errorf("gram limit %d: got %v, want context.Canceled", limit, err)
 		}
 	}
+}
+
+// TestKIDAtLargeOffset: KID of rows sharing an offset of 1e8 equals the
+// exact unbiased MMD² with the cubic kernel for the same float64 rows, on
+// both paths (a subset of every row is the MMD² of the whole sets).
+// Evaluated directly the kernel values are about 1e48 and KID came out
+// 1.9e33 for 2.3e32. The kernel is not translation invariant: the offset
+// belongs in the value, which the test's exact arithmetic keeps.
+func TestKIDAtLargeOffset(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	const n, d = 16, 4
+	for _, off := range []float64{0, 1e6, 1e8} {
+		rows := func(shift float64) *mat.Dense {
+			x := mat.NewDense(n, d, nil)
+			for i := range n {
+				for j := range d {
+					x.Set(i, j, off+shift+rng.NormFloat64())
+				}
+			}
+			return x
+		}
+		x, y := rows(0), rows(0.5)
+		want := exactPolyMMD2(x, y, 1.0/d, 1, 3)
+		for _, limit := range []int{kidGramLimit, 0} {
+			old := kidGramLimit
+			kidGramLimit = limit
+			// Two subsets of every row: the whole kernel matrix is worth
+			// computing first (n² < 4·subsets·m²) unless the limit forbids it.
+			mean, std, err := KID(context.Background(), x, y, 2, n, 1)
+			kidGramLimit = old
+			if err != nil {
+				t.Fatal(err)
+			}
+			if relErr(mean, want) > 1e-9 || std > 1e-12*math.Abs(want) {
+				t.Errorf("offset %g, gram limit %d: KID = %.12g ± %g, exact %.12g", off, limit, mean, std, want)
+			}
+		}
+	}
+}
+
+// exactPolyMMD2 is the unbiased MMD² of the rows of x and y (float64
+// numbers taken exactly) with (γ x·y + c₀)^D in rational arithmetic.
+func exactPolyMMD2(x, y *mat.Dense, gamma, coef0 float64, degree int) float64 {
+	g, c0 := new(big.Rat).SetFloat64(gamma), new(big.Rat).SetFloat64(coef0)
+	k := func(a, b []float64) *big.Rat {
+		dot := new(big.Rat)
+		for j := range a {
+			dot.Add(dot, new(big.Rat).Mul(new(big.Rat).SetFloat64(a[j]), new(big.Rat).SetFloat64(b[j])))
+		}
+		base := new(big.Rat).Add(new(big.Rat).Mul(g, dot), c0)
+		p := big.NewRat(1, 1)
+		for range degree {
+			p.Mul(p, base)
+		}
+		return p
+	}
+	mean := func(a, b *mat.Dense, distinct bool) *big.Rat {
+		ra, _ := a.Dims()
+		rb, _ := b.Dims()
+		s, cnt := new(big.Rat), 0
+		for i := 0; i < ra; i++ {
+			for j := 0; j < rb; j++ {
+				if distinct && i == j {
+					continue
+				}
+				s.Add(s, k(a.RawRowView(i), b.RawRowView(j)))
+				cnt++
+			}
+		}
+		return s.Quo(s, new(big.Rat).SetInt64(int64(cnt)))
+	}
+	v := new(big.Rat).Add(mean(x, x, true), mean(y, y, true))
+	v.Sub(v, new(big.Rat).Mul(big.NewRat(2, 1), mean(x, y, false)))
+	f, _ := v.Float64()
+	return f
 }

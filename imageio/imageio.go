@@ -75,6 +75,7 @@ type Options struct {
 	Key   string // .npz member; "" for the only one
 	Shape Shape  // needed for flattened (N, D) arrays that are not square grey images
 	Range Range  // source range; zero to detect
+	Sep   rune   // field separator of a CSV file; 0 is the comma
 }
 
 // Set is a set of N images of one shape, one image per row of Images,
@@ -107,7 +108,7 @@ func ReadFS(fsys fs.FS, path string, opt Options) (*Set, error) {
 		}
 		return readPNGDir(fsys, path, opt)
 	}
-	a, err := dataio.ReadArrayFS(fsys, path, dataio.ReadOptions{Key: opt.Key})
+	a, err := dataio.ReadArrayFS(fsys, path, dataio.ReadOptions{Key: opt.Key, Sep: opt.Sep})
 	if err != nil {
 		return nil, err
 	}

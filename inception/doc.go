@@ -43,7 +43,7 @@
 // against the bytes that hold it before anything is allocated, and
 // float16 is converted exactly. ResolveWeights finds it: an explicit path, then
 // $GENLENS_WEIGHTS, then genlens's cache directory, else a one-time
-// download checked against the SHA-256 prefix in its name. Offline, the
+// download checked against the file's published SHA-256. Offline, the
 // error says which URL to fetch by hand and where to put the file.
 //
 // # Preprocessing

@@ -1,6 +1,7 @@
 package inception
 
 import (
+	"fmt"
 	_ "image/jpeg" // decoders registered for image.Decode
 	_ "image/png"
 	"io/fs"
@@ -78,9 +79,38 @@ func ListImagesFS(fsys fs.FS, dir string, recursive bool) ([]string, error) {
 	}
 	sort.Strings(out)
 	if len(out) == 0 {
-		return nil, &dataio.InputError{File: dir, Msg: "holds no images (png, jpg, jpeg, bmp, tif, tiff, webp)"}
+		msg := "holds no images (png, jpg, jpeg, bmp, tif, tiff, webp)"
+		if !recursive {
+			if sub := firstImage(fsys, dir); sub != "" {
+				msg = fmt.Sprintf("holds no images (png, jpg, jpeg, bmp, tif, tiff, webp) but its subfolders do (%s): use {recursive} to include them", sub)
+			}
+		}
+		return nil, &dataio.InputError{File: dir, Msg: msg}
 	}
 	return out, nil
+}
+
+// firstImage returns the first image name found in the subfolders of
+// dir, "" for none: a folder whose images are all in subfolders (one
+// per class, as ImageFolder datasets are) is read with the recursive
+// option. The walk stops at the first image; unreadable folders are
+// skipped.
+func firstImage(fsys fs.FS, dir string) string {
+	found := ""
+	_ = fs.WalkDir(fsys, dir, func(name string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		case !d.IsDir() && IsImageName(d.Name()):
+			found = name
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // LoadImage decodes a host image file and preprocesses it for the network.

@@ -226,3 +226,35 @@ func TestListAndDecode(t *testing.T) {
 
 // decodeFile decodes a host image file as the feature pipeline does.
 func decodeFile(path string) (image.Image, error) { return imageio.Decode(dataio.HostFS, path) }
+
+// A folder whose images are all in subfolders (an ImageFolder data set)
+// says to use the recursive option, spelled by each transport; with it
+// the images are found, and a folder without any image says only that.
+func TestListImagesHintsRecursive(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"cat/a.png", "dog/b.JPG", "notes/readme.txt"} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte("x"), 0o644)
+	}
+	_, err := ListImages(dir, false)
+	var ie *dataio.InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("got %v, want an InputError", err)
+	}
+	flag := ie.Render(func(f string) string { return "--" + f })
+	if !strings.Contains(flag, "its subfolders do ("+filepath.Join(dir, "cat", "a.png")+"): use --recursive to include them") {
+		t.Errorf("command line: %s", flag)
+	}
+	if !strings.Contains(err.Error(), "use recursive to include them") {
+		t.Errorf("service: %s", err)
+	}
+	if got, err := ListImages(dir, true); err != nil || len(got) != 2 {
+		t.Errorf("recursive: %q, %v", got, err)
+	}
+	none := t.TempDir()
+	os.MkdirAll(filepath.Join(none, "sub"), 0o755)
+	os.WriteFile(filepath.Join(none, "sub", "x.txt"), []byte("x"), 0o644)
+	if _, err := ListImages(none, false); err == nil || strings.Contains(err.Error(), "recursive") {
+		t.Errorf("no images anywhere: %v", err)
+	}
+}

@@ -140,6 +140,14 @@ func NewModel(file string, sd map[string]*Tensor) (*Model, error) {
 		if !sameShape(t.Shape, shape) {
 			return nil, &dataio.InputError{File: file, Key: key, Msg: fmt.Sprintf("has shape %v, want %v", t.Shape, shape)}
 		}
+		// A NaN or infinite weight makes every feature NaN (or every
+		// FID NaN) without an error anywhere downstream; and a float64
+		// weight beyond float32's range becomes infinite when converted.
+		for i, v := range t.Data {
+			if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
+				return nil, &dataio.InputError{File: file, Key: key, Msg: fmt.Sprintf("element %d is %v; weights must be finite float32 values", i, v)}
+			}
+		}
 		return t, nil
 	}
 	m := &Model{convs: map[string]*conv{}}
@@ -167,8 +175,14 @@ func NewModel(file string, sd map[string]*Tensor) (*Model, error) {
 			}
 			for j := 0; j < k; j++ {
 				c.w[o*k+j] = float32(w.Data[o*k+j] * scale)
+				if math.IsInf(float64(c.w[o*k+j]), 0) {
+					return nil, &dataio.InputError{File: file, Key: s.name + ".conv.weight", Msg: fmt.Sprintf("channel %d overflows float32 once BatchNorm is folded in", o)}
+				}
 			}
 			c.b[o] = float32(bn[1].Data[o] - bn[2].Data[o]*scale)
+			if math.IsInf(float64(c.b[o]), 0) {
+				return nil, &dataio.InputError{File: file, Key: s.name + ".bn.bias", Msg: fmt.Sprintf("channel %d overflows float32 once BatchNorm is folded in", o)}
+			}
 		}
 		if linalg.SgemmKernel() {
 			c.packed = simdblas.Pack(s.cout, k, c.w, k)

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,6 +142,23 @@ func TestNewModelErrors(t *testing.T) {
 			sd["Conv2d_1a_3x3.bn.running_var"] = &Tensor{Shape: []int{32}, Data: make([]float64, 32)}
 			sd["Conv2d_1a_3x3.bn.running_var"].Data[3] = -1
 		}, "channel 3 gives a non-finite BatchNorm scale"},
+		// Non-finite weights would give NaN features and exit 0.
+		{"NaN weight", func(sd map[string]*Tensor) {
+			sd["fc.weight"] = withValue(sd["fc.weight"], 5000, math.NaN())
+		}, `"fc.weight": element 5000 is NaN`},
+		{"infinite weight", func(sd map[string]*Tensor) {
+			sd["Mixed_5b.branch1x1.conv.weight"] = withValue(sd["Mixed_5b.branch1x1.conv.weight"], 7, math.Inf(-1))
+		}, `"Mixed_5b.branch1x1.conv.weight": element 7 is -Inf`},
+		{"NaN running mean", func(sd map[string]*Tensor) {
+			sd["Conv2d_2a_3x3.bn.running_mean"] = withValue(sd["Conv2d_2a_3x3.bn.running_mean"], 0, math.NaN())
+		}, `"Conv2d_2a_3x3.bn.running_mean": element 0 is NaN`},
+		{"beyond float32", func(sd map[string]*Tensor) {
+			sd["fc.bias"] = withValue(sd["fc.bias"], 2, 1e39)
+		}, `"fc.bias": element 2 is 1e+39`},
+		{"overflow once folded", func(sd map[string]*Tensor) {
+			sd["Conv2d_1a_3x3.conv.weight"] = withValue(sd["Conv2d_1a_3x3.conv.weight"], 27, 3e38)
+			sd["Conv2d_1a_3x3.bn.weight"] = withValue(sd["Conv2d_1a_3x3.bn.weight"], 1, 10)
+		}, `"Conv2d_1a_3x3.conv.weight": channel 1 overflows float32`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sd := make(map[string]*Tensor, len(full))
@@ -155,6 +173,13 @@ func TestNewModelErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withValue returns a copy of t with element i set to v.
+func withValue(t *Tensor, i int, v float64) *Tensor {
+	c := &Tensor{Shape: t.Shape, DType: t.DType, Data: append([]float64(nil), t.Data...)}
+	c.Data[i] = v
+	return c
 }
 
 func onesF64(n int) []float64 {

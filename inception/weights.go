@@ -26,9 +26,6 @@ const (
 	WeightsFile = "pt_inception-2015-12-05-6726825d.pth"
 	// WeightsEnv names the environment variable that points at the file.
 	WeightsEnv = "GENLENS_WEIGHTS"
-	// weightsHashPrefix is the start of the file's SHA-256, which
-	// PyTorch's hub convention puts in the name.
-	weightsHashPrefix = "6726825d"
 )
 
 // FetchOptions controls ResolveWeights. The zero value resolves as the
@@ -38,7 +35,8 @@ type FetchOptions struct {
 	CacheDir string       // "" means CacheDir(): $GENLENS_CACHE, else os.UserCacheDir()/genlens
 	Client   *http.Client // nil means http.DefaultClient
 	// HashPrefix is the hex prefix the file's SHA-256 must start with;
-	// "" means the real file's (6726825d). Set it together with URL to
+	// "" means the real file's whole SHA-256 (OfficialWeightsSHA256,
+	// which starts with the 6726825d of its name). Set it together with URL to
 	// fetch another file (a mirror of a converted variant, a test server).
 	HashPrefix string
 	// Progress, when set, is called as the download advances with the
@@ -50,7 +48,7 @@ type FetchOptions struct {
 // ResolveWeights returns the path of the FID Inception weights, trying in
 // order: explicit (the --weights flag), $GENLENS_WEIGHTS, the cached copy
 // in genlens's cache directory (CacheDir), and finally a download from
-// pytorch-fid's release, checked against the SHA-256 prefix in its name
+// pytorch-fid's release, checked against the file's published SHA-256
 // and stored atomically in the cache so later runs find it. An explicit
 // path or variable that names no file is an error, never a reason to
 // download something else.
@@ -97,7 +95,7 @@ func existing(path, from string) (string, error) {
 }
 
 // Download fetches the weights to path: it streams into a temporary file
-// beside path while hashing, checks the SHA-256 prefix, and renames into
+// beside path while hashing, checks the SHA-256 (prefix), and renames into
 // place only when everything matched, so an interrupted or corrupted
 // download never leaves a file that a later run would trust.
 func Download(ctx context.Context, path string, opt FetchOptions) error {
@@ -107,7 +105,9 @@ func Download(ctx context.Context, path string, opt FetchOptions) error {
 	}
 	prefix := opt.HashPrefix
 	if prefix == "" {
-		prefix = weightsHashPrefix
+		// The whole SHA-256 of the published file, not only the 8 hex
+		// digits its name carries (all torch.hub's check_hash compares).
+		prefix = OfficialWeightsSHA256
 	}
 	client := opt.Client
 	if client == nil {

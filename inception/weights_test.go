@@ -54,6 +54,8 @@ func TestDownload(t *testing.T) {
 	}{
 		{"ok", srv.URL + "/ok.pth", good, nil},
 		{"wrong hash", srv.URL + "/ok.pth", "00000000", []string{"SHA-256", "want 00000000", "by hand"}},
+		// By default the whole published SHA-256, not the name's 6726825d.
+		{"not the published file", srv.URL + "/ok.pth", "", []string{"want " + OfficialWeightsSHA256 + "…"}},
 		{"cut off", srv.URL + "/cut.pth", good, []string{"cut off", "by hand"}},
 		{"not found", srv.URL + "/missing.pth", good, []string{"HTTP 404", "by hand"}},
 		{"offline", deadURL + "/x.pth", good, []string{"cannot download", deadURL + "/x.pth", "by hand"}},

@@ -24,6 +24,8 @@ type CKARequest struct {
 	Kernel    string  `json:"kernel"`    // linear or rbf
 	Threshold float64 `json:"threshold"` // rbf: sigma = threshold x sqrt(median squared distance)
 	Debiased  bool    `json:"debiased"`
+
+	CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewCKARequest returns a request with the command line's defaults.
@@ -32,6 +34,9 @@ func NewCKARequest() CKARequest { return CKARequest{Kernel: "linear", Threshold:
 // Validate checks the fields that need no input file.
 func (r *CKARequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewCKARequest()) }()
+	if err := r.CSVOptions.validate(); err != nil {
+		return err
+	}
 	switch {
 	case r.X == "" || r.Y == "":
 		return Fieldf("x", "cka: {x} and {y} are required")
@@ -56,11 +61,11 @@ func CKA(ctx context.Context, env Env, req CKARequest) (*CKAResult, error) {
 		return nil, err
 	}
 	fsys := env.fsys()
-	x, err := dataio.ReadMatrixFS(fsys, req.X, dataio.ReadOptions{})
+	x, err := dataio.ReadMatrixFS(fsys, req.X, dataio.ReadOptions{Sep: req.sep()})
 	if err != nil {
 		return nil, err
 	}
-	y, err := dataio.ReadMatrixFS(fsys, req.Y, dataio.ReadOptions{})
+	y, err := dataio.ReadMatrixFS(fsys, req.Y, dataio.ReadOptions{Sep: req.sep()})
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,8 @@ type CompareRequest struct {
 	PRDCMaxRows int `json:"prdc_max_rows,omitempty"`
 
 	ImageOptions
+
+	CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewCompareRequest returns a request with the command line's defaults.
@@ -68,6 +70,14 @@ func NewCompareRequest() CompareRequest {
 // statistics file allows is checked once the inputs are known.
 func (r *CompareRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewCompareRequest()) }()
+	if err := checkLimits("compare", append(r.limits("batch"), lim("kid_subsets", r.KIDSubsets, MaxKIDSubsets),
+		lim("kid_subset_size", r.KIDSubsetSize, MaxKIDSubsetSize), lim("nearest_k", r.NearestK, MaxNearestK),
+		lim("prdc_max_rows", r.PRDCMaxRows, maxPRDCRows))...); err != nil {
+		return err
+	}
+	if err := r.CSVOptions.validate(); err != nil {
+		return err
+	}
 	if r.Real == "" || r.Fake == "" {
 		return Fieldf("real", "compare: {real} and {fake} are required")
 	}
@@ -253,12 +263,12 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	fake, real := &featureSide{path: req.Fake}, &featureSide{path: req.Real}
 	var err error
 	if !fakeDir {
-		if fake, err = readSide(fsys, req.Fake, req.FakeKey, "{fake_key}"); err != nil {
+		if fake, err = readSide(fsys, req.Fake, req.FakeKey, "{fake_key}", req.sep()); err != nil {
 			return nil, err
 		}
 	}
 	if !realDir {
-		if real, err = readSide(fsys, req.Real, req.RealKey, "{real_key}"); err != nil {
+		if real, err = readSide(fsys, req.Real, req.RealKey, "{real_key}", req.sep()); err != nil {
 			return nil, err
 		}
 	}
@@ -309,11 +319,24 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		}
 		return nil, &dataio.InputError{File: req.Fake, Msg: fmt.Sprintf("%s dimension %d, %s", what, out.Dim, other)}
 	}
+	// A KID subset size the rows cannot fill is refused before any metric.
+	if want[MetricKID] {
+		if err := kidSubsetCheck(&env, req, real.rows.RawMatrix().Rows, fake.rows.RawMatrix().Rows); err != nil {
+			return nil, err
+		}
+	}
 	// Progress after the images, a stage per metric: fid (the two
 	// covariances, then the distance), kid (its subsets), mmd and cms.
 	if want[MetricFID] {
 		if err := frechet.CheckDim(out.Dim); err != nil {
 			return nil, fmt.Errorf("%s: %w", req.Fake, err)
+		}
+		for _, s := range []*featureSide{real, fake} {
+			if n := s.n(); n != nil {
+				if w := singularWarning("compare", s.path, *n, s.dim(), "the Fréchet distance (FID)"); w != "" {
+					env.warn(w)
+				}
+			}
 		}
 		env.progress(0, 3)
 		real.gaussian()
@@ -384,6 +407,42 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// kidSubsetCheck refuses a KID subset larger than either side, as
+// torch-fidelity does (its subsets are drawn without replacement, and a
+// silently smaller subset makes the number differ from torch-fidelity's for
+// the same settings), and warns when a subset is the whole of a side: every
+// subset of that side is then the same rows, so the standard deviation over
+// subsets is 0 by construction (both sides) or spreads over the other side's
+// draws only, and says nothing about the estimate's uncertainty.
+//
+// nr and nf are the rows of each side; env nil only refuses (folders
+// check their image counts before any image runs through the network).
+func kidSubsetCheck(env *Env, req CompareRequest, nr, nf int) error {
+	size := req.KIDSubsetSize
+	n := min(nr, nf)
+	half := max(2, n/2)
+	if size > n {
+		return Fieldf("kid_subset_size", "compare: {kid_subset_size} %d is more than the %d rows of %s (real %d, generated %d): KID draws each subset without replacement from each side; give {kid_subset_size} %d or less, e.g. %d, so that subsets differ",
+			size, n, sideName(nr <= nf, req), nr, nf, n, half)
+	}
+	switch {
+	case env == nil:
+	case nr == size && nf == size:
+		env.warn(fmt.Sprintf("compare: KID's subsets of %d rows are the whole of both sides (real %d, generated %d): every subset is the same, so its std 0 is no spread; for a spread, give {kid_subset_size} below %d, e.g. %d", size, nr, nf, size, half))
+	case nr == size || nf == size:
+		env.warn(fmt.Sprintf("compare: KID's subsets of %d rows are the whole of %s (real %d, generated %d): its std spreads over the other side's draws only; give {kid_subset_size} below %d, e.g. %d, for subsets of both", size, sideName(nr == size, req), nr, nf, n, half))
+	}
+	return nil
+}
+
+// sideName names the real side (real) or the generated one by its path.
+func sideName(real bool, req CompareRequest) string {
+	if real {
+		return "real " + req.Real
+	}
+	return "generated " + req.Fake
 }
 
 // compareRows computes the metrics of feature rows beyond the kernel
@@ -474,6 +533,18 @@ func compareImages(ctx context.Context, env Env, x *extractor, req CompareReques
 	lists, total, err := x.folders([]string{req.Real, req.Fake})
 	if err != nil {
 		return err
+	}
+	if want[MetricKID] {
+		// Hours of images are not spent on a KID the counts refuse.
+		count := func(i int) int {
+			if lists[i] != nil {
+				return len(lists[i])
+			}
+			return sides[i].rows.RawMatrix().Rows
+		}
+		if err := kidSubsetCheck(nil, req, count(0), count(1)); err != nil {
+			return err
+		}
 	}
 	c := &counter{env: env, total: total}
 	for i, s := range sides {

@@ -41,3 +41,15 @@ func ExampleCompare() {
 	fmt.Println("FID", *res.FID, "n_real", res.NReal)
 	// Output: FID 4 n_real <nil>
 }
+
+// A result's numbers print as numbers: a *Num prints its value, a
+// ScoreMeanStd its mean ± std.
+func ExampleNum() {
+	fid := job.Num(12.5)
+	res := job.CompareResult{FID: &fid, KID: &job.ScoreMeanStd{Mean: 0.012, Std: 0.003}}
+	fmt.Println("FID", res.FID, "KID", res.KID)
+	fmt.Printf("%v %.2f\n", *res.FID, *res.FID)
+	// Output:
+	// FID 12.5 KID 0.012 ± 0.003
+	// 12.5 12.50
+}

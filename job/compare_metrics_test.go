@@ -95,7 +95,7 @@ func TestCompareRowMetrics(t *testing.T) {
 	}
 
 	// "all" stays fid, kid, mmd and cms.
-	req.Metrics, req.PRDCMaxRows = "all", 0
+	req.Metrics, req.PRDCMaxRows, req.KIDSubsetSize = "all", 0, 35
 	all, err := Compare(ctx, env, req)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,8 @@ type CorrelateRequest struct {
 	Key    string   `json:"key,omitempty"` // array inside the .npz inputs, the same in every file
 	Kernel string   `json:"kernel"`
 	Gamma  string   `json:"gamma,omitempty"` // rbf, laplacian, poly: dim, median or a number; "" means median
+
+	CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewCorrelateRequest returns a request with the command line's defaults.
@@ -33,6 +35,12 @@ func NewCorrelateRequest() CorrelateRequest { return CorrelateRequest{Kernel: "r
 // Validate checks the fields that need no input file.
 func (r *CorrelateRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewCorrelateRequest()) }()
+	if err := checkLimits("correlate", lim("files", len(r.Files), MaxListLen)); err != nil {
+		return err
+	}
+	if err := r.CSVOptions.validate(); err != nil {
+		return err
+	}
 	if len(r.Files) < 2 {
 		return Fieldf("files", "correlate: give at least two files, one (members, samples, d) array per collection")
 	}
@@ -69,7 +77,7 @@ func Correlate(ctx context.Context, env Env, req CorrelateRequest) (*CorrelateRe
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		a, err := dataio.ReadArrayFS(env.fsys(), p, dataio.ReadOptions{Key: req.Key})
+		a, err := dataio.ReadArrayFS(env.fsys(), p, dataio.ReadOptions{Key: req.Key, Sep: req.sep()})
 		if err != nil {
 			return nil, err
 		}

@@ -26,6 +26,8 @@ type DecomposeRequest struct {
 	Kernel      string   `json:"kernel"`
 	Gamma       string   `json:"gamma,omitempty"` // rbf, laplacian, poly: dim, median or a number; "" means median
 	PerInstance bool     `json:"per_instance"`    // also report every instance's terms
+
+	CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewDecomposeRequest returns a request with the command line's defaults.
@@ -34,6 +36,12 @@ func NewDecomposeRequest() DecomposeRequest { return DecomposeRequest{Kernel: "r
 // Validate checks the fields that need no input file.
 func (r *DecomposeRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewDecomposeRequest()) }()
+	if err := checkLimits("decompose", lim("models", len(r.Models), MaxListLen)); err != nil {
+		return err
+	}
+	if err := r.CSVOptions.validate(); err != nil {
+		return err
+	}
 	if len(r.Models) == 0 {
 		return Fieldf("models", "decompose: give at least one model file with {models}")
 	}
@@ -76,7 +84,7 @@ func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeRe
 		return nil, err
 	}
 	bw, _ := KernelBandwidth("decompose", req.Kernel, req.Gamma, "median")
-	opt := dataio.ReadOptions{Key: req.Key}
+	opt := dataio.ReadOptions{Key: req.Key, Sep: req.sep()}
 	var arrays []*dataio.Array
 	for _, p := range req.Models {
 		if err := ctx.Err(); err != nil {

@@ -42,6 +42,8 @@ type DisentangleRequest struct {
 	CMSBatch     int      `json:"cms_batch"`
 	Gamma        string   `json:"gamma"` // median or a positive number
 	Seed         uint64   `json:"seed"`
+
+	CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewDisentangleRequest returns a request with the defaults of the
@@ -55,6 +57,14 @@ func NewDisentangleRequest() DisentangleRequest {
 // Validate checks the fields that need no input file.
 func (r *DisentangleRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewDisentangleRequest()) }()
+	if err := checkLimits("disentangle", lim("generated", len(r.Generated), MaxListLen), lim("names", len(r.Names), MaxListLen),
+		lim("clusters", r.Clusters, maxClusters), lim("cka_batch", r.CKABatch, maxGramBatch), lim("cka_images", r.CKAImages, maxCKAImages),
+		lim("cms_batch", r.CMSBatch, maxGramBatch)); err != nil {
+		return err
+	}
+	if err := r.CSVOptions.validate(); err != nil {
+		return err
+	}
 	_, _, err := r.options()
 	return err
 }
@@ -157,7 +167,7 @@ func Disentangle(ctx context.Context, env Env, req DisentangleRequest) (*Disenta
 	fsys := env.fsys()
 	read := func(path, key string) (*imageio.Set, error) {
 		o := iopt
-		o.Key = key
+		o.Key, o.Sep = key, req.sep()
 		return imageio.ReadFS(fsys, path, o)
 	}
 	train, err := read(req.Train, req.TrainKey)

@@ -63,6 +63,11 @@ func NewEntropyRequest() EntropyRequest {
 // Validate checks the fields that need no input file.
 func (r *EntropyRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewEntropyRequest()) }()
+	if r.T != nil {
+		if err := checkLimits("entropy", lim("t", *r.T, maxCSLength)); err != nil {
+			return err
+		}
+	}
 	_, err := r.options()
 	return err
 }

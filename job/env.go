@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"path"
 
 	"genlens/dataio"
 )
@@ -44,12 +45,44 @@ func CLIEnv(progress func(done, total int), warn func(string)) Env {
 	return Env{FS: dataio.HostFS, Progress: progress, Warn: warn, Secret: os.LookupEnv}
 }
 
+// fsys returns the file system of the inputs. A name is cleaned before
+// it reaches e.FS: a request names a folder as a user types it, "real/"
+// or "./real", which the fs.FS contract (fs.ValidPath) refuses; the
+// host's files (dataio.HostFS) take any path as it is.
 func (e Env) fsys() fs.FS {
-	if e.FS == nil {
+	if e.FS == nil || e.FS == dataio.HostFS {
 		return dataio.HostFS
 	}
-	return e.FS
+	if _, ok := e.FS.(cleanFS); ok {
+		return e.FS
+	}
+	return cleanFS{e.FS}
 }
+
+// cleanFS is a file system whose names are cleaned (path.Clean) when
+// they are not valid as given but are once cleaned; rooted names and
+// names with ".." stay as they are, refused by the file system under it.
+type cleanFS struct{ fsys fs.FS }
+
+func cleanName(name string) string {
+	if name == "" || fs.ValidPath(name) {
+		return name
+	}
+	if c := path.Clean(name); fs.ValidPath(c) {
+		return c
+	}
+	return name
+}
+
+func (c cleanFS) Open(name string) (fs.File, error) { return c.fsys.Open(cleanName(name)) }
+
+func (c cleanFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(c.fsys, cleanName(name)) }
+
+func (c cleanFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	return fs.ReadDir(c.fsys, cleanName(name))
+}
+
+func (c cleanFS) ReadFile(name string) ([]byte, error) { return fs.ReadFile(c.fsys, cleanName(name)) }
 
 func (e Env) progress(done, total int) {
 	if e.Progress != nil {

@@ -54,6 +54,9 @@ func NewFeaturesRequest() FeaturesRequest {
 // Validate checks the fields that need no input file.
 func (r *FeaturesRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewFeaturesRequest()) }()
+	if err := checkLimits("features", lim("batch", r.Batch, MaxImageBatch), lim("workers", r.Workers, MaxWorkers), lim("shards", r.Shards, MaxShards)); err != nil {
+		return err
+	}
 	_, err := r.network()
 	return err
 }
@@ -119,21 +122,21 @@ func (r *FeaturesRequest) options() (inception.Output, inception.Mode, error) {
 // command's --json summary. The features themselves are the artifact
 // features.npy (float32, images × dims), not part of the JSON.
 type FeaturesResult struct {
-	Images          int    `json:"images"`
-	Dims            int    `json:"dims"`
-	Output          string `json:"output"`
-	Embedder        string `json:"embedder"`
-	Mode            string `json:"mode,omitempty"`   // Inception's preprocessing
-	Preset          string `json:"preset,omitempty"` // a ViT's preprocessing
-	Weights         string `json:"weights"`
-	WeightsSHA256   string `json:"weights_sha256"`
-	Backend         string `json:"backend"`
-	Cached          int    `json:"cached"`   // features read from the feature cache
-	Computed        int    `json:"computed"` // images run through the network
-	Seconds         Num    `json:"seconds"`
-	ImagesPerSecond Num    `json:"images_per_second"`
-	Shard           *int   `json:"shard,omitempty"`  // with shards: this shard's index
-	Shards          int    `json:"shards,omitempty"` // with shards: the shard count
+	Images          int         `json:"images"`
+	Dims            int         `json:"dims"`
+	Output          string      `json:"output"`
+	Embedder        string      `json:"embedder"`
+	Mode            string      `json:"mode,omitempty"`   // Inception's preprocessing
+	Preset          string      `json:"preset,omitempty"` // a ViT's preprocessing
+	Weights         WeightsInfo `json:"weights"`
+	WeightsSHA256   string      `json:"weights_sha256"` // = weights.sha256
+	Backend         string      `json:"backend"`
+	Cached          int         `json:"cached"`   // features read from the feature cache
+	Computed        int         `json:"computed"` // images run through the network
+	Seconds         Num         `json:"seconds"`
+	ImagesPerSecond Num         `json:"images_per_second"`
+	Shard           *int        `json:"shard,omitempty"`  // with shards: this shard's index
+	Shards          int         `json:"shards,omitempty"` // with shards: the shard count
 
 	// Files are the images in the order of the rows of Features.
 	Files []string `json:"-"`
@@ -184,7 +187,7 @@ func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResul
 		return nil, err
 	}
 	sec := time.Since(start).Seconds()
-	res.Weights, res.WeightsSHA256, res.Cached, res.Computed = x.weights, x.whash, x.cached, x.computed
+	res.Weights, res.WeightsSHA256, res.Cached, res.Computed = x.weightsInfo(), x.whash, x.cached, x.computed
 	res.Seconds = Num(sec)
 	res.ImagesPerSecond = Num(float64(len(files)) / math.Max(sec, 1e-9))
 	return res, nil

@@ -86,7 +86,7 @@ func TestFeaturesFixture(t *testing.T) {
 	// BLAS backend) or on where the shared data lives.
 	pinned := *res
 	pinned.Seconds, pinned.ImagesPerSecond, pinned.Backend = 0, 0, ""
-	pinned.Weights = filepath.Base(pinned.Weights)
+	pinned.Weights.Path = filepath.Base(pinned.Weights.Path)
 	golden(t, "features_tf_768", pinned)
 
 	npy := filepath.Join(t.TempDir(), "f.npy")

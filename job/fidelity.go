@@ -49,6 +49,8 @@ type StatsRequest struct {
 	Shards int `json:"shards,omitempty"`
 	Shard  int `json:"shard,omitempty"`
 	ImageOptions
+
+	CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewStatsRequest returns a request with the command line's defaults.
@@ -57,6 +59,12 @@ func NewStatsRequest() StatsRequest { return StatsRequest{} }
 // Validate checks the fields that need no input file.
 func (r *StatsRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewStatsRequest()) }()
+	if err := checkLimits("stats", append(r.limits("batch"), lim("shards", r.Shards, MaxShards))...); err != nil {
+		return err
+	}
+	if err := r.CSVOptions.validate(); err != nil {
+		return err
+	}
 	if r.In == "" {
 		return Fieldf("in", "stats: {in} FEATS (feature rows or a folder of images) is required")
 	}
@@ -134,6 +142,9 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 		if err != nil {
 			return nil, err
 		}
+		if w := singularWarning("stats", req.In, s.N, s.Dim(), "a Fréchet distance (FID) from these statistics"); w != "" {
+			env.warn(w)
+		}
 		return &StatsResult{N: s.N, Dim: s.Dim(), Images: x.info(start), Stats: s, Provenance: x.provenance()}, nil
 	}
 	if req.Dims != "" {
@@ -142,7 +153,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 	if err := req.unused("stats", "batch"); err != nil {
 		return nil, err
 	}
-	x, err := rowsSpec{key: req.Key, keyFlag: "{key}"}.features(fsys, req.In)
+	x, err := rowsSpec{key: req.Key, keyFlag: "{key}", sep: req.sep()}.features(fsys, req.In)
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +200,9 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 		return &StatsResult{N: p.N, Dim: d, Shard: &p.Shard, Shards: p.Shards, Part: p}, nil
 	}
 	s := acc.Stats(1)
+	if w := singularWarning("stats", req.In, s.N, s.Dim(), "a Fréchet distance (FID) from these statistics"); w != "" {
+		env.warn(w)
+	}
 	return &StatsResult{N: s.N, Dim: s.Dim(), Stats: s}, nil
 }
 
@@ -222,6 +236,8 @@ type ISRequest struct {
 	// consecutive, as in the original code of Salimans et al.
 	Shuffle bool `json:"shuffle,omitempty"`
 	ImageOptions
+
+	CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewISRequest returns a request with the command line's defaults.
@@ -230,6 +246,12 @@ func NewISRequest() ISRequest { return ISRequest{Splits: 10, Tolerance: frechet.
 // Validate checks the fields that need no input file.
 func (r *ISRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewISRequest()) }()
+	if err := checkLimits("is", append(r.limits("batch"), lim("splits", r.Splits, maxISSplits))...); err != nil {
+		return err
+	}
+	if err := r.CSVOptions.validate(); err != nil {
+		return err
+	}
 	switch {
 	case r.Probs == "" && r.Images == "":
 		return Fieldf("probs", "is: {probs} P.npy or {images} DIR is required")
@@ -296,7 +318,7 @@ func IS(ctx context.Context, env Env, req ISRequest) (*ISResult, error) {
 		res.Images = x.info(start)
 	} else {
 		var err error
-		p, err = rowsSpec{key: req.Key, keyFlag: "{key}", probs: true}.read(env.fsys(), req.Probs)
+		p, err = rowsSpec{key: req.Key, keyFlag: "{key}", probs: true, sep: req.sep()}.read(env.fsys(), req.Probs)
 		if err != nil {
 			return nil, err
 		}
@@ -369,6 +391,7 @@ type rowsSpec struct {
 	keyFlag string // the request field that sets key, in braces ("{key}"), named when an .npz needs one
 	probs   bool   // class-probability rows (n, classes), not feature rows (n, d)
 	stats   bool   // the file may also be a statistics .npz (mu, sigma)
+	sep     rune   // separator of a CSV file (0: the comma)
 }
 
 // what names the rows, e.g. "feature rows".
@@ -420,7 +443,7 @@ func (o rowsSpec) readOne(fsys fs.FS, path string) (*mat.Dense, error) {
 			return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("archive holds %d arrays (%s)%s; choose one with %s", len(keys), strings.Join(keys, ", "), what, o.keyFlag)}
 		}
 	}
-	a, err := dataio.ReadArrayFS(fsys, path, dataio.ReadOptions{Key: o.key})
+	a, err := dataio.ReadArrayFS(fsys, path, dataio.ReadOptions{Key: o.key, Sep: o.sep})
 	if err != nil {
 		return nil, err
 	}
@@ -465,7 +488,7 @@ type featureSide struct {
 
 // readSide reads path as a statistics .npz when it is one and no key
 // chose an array of rows in it, and as feature rows otherwise.
-func readSide(fsys fs.FS, path, key, keyFlag string) (*featureSide, error) {
+func readSide(fsys fs.FS, path, key, keyFlag string, sep rune) (*featureSide, error) {
 	if key == "" && frechet.IsStatsFile(fsys, path) {
 		s, err := frechet.ReadStatsFS(fsys, path)
 		if err != nil {
@@ -477,7 +500,7 @@ func readSide(fsys fs.FS, path, key, keyFlag string) (*featureSide, error) {
 		}
 		return &featureSide{path: path, stats: s, isStats: true, prov: prov}, nil
 	}
-	x, err := rowsSpec{key: key, keyFlag: keyFlag, stats: true}.features(fsys, path)
+	x, err := rowsSpec{key: key, keyFlag: keyFlag, stats: true, sep: sep}.features(fsys, path)
 	if err != nil {
 		return nil, err
 	}

@@ -98,13 +98,60 @@ func TestStatsGolden(t *testing.T) {
 	}
 }
 
+// TestCompareKIDSubsetSize: a KID subset larger than a side is refused as
+// torch-fidelity refuses it, naming the field and the row counts; one equal
+// to a side computes with a warning that the std is no spread (0 when both
+// sides are whole), instead of a silent "± 0".
+func TestCompareKIDSubsetSize(t *testing.T) {
+	for _, c := range []struct {
+		name, real, fake string
+		size             int
+		field, warn      string // the refusal's field, or the warning's words
+	}{
+		{"above both", "real.npy", "fake.npy", 1000, "kid_subset_size", ""},
+		{"above the smaller", "real.npy", "fake.npy", 71, "kid_subset_size", ""},
+		{"whole of both", "fake.npy", "fake.npy", 70, "", "every subset is the same, so its std 0 is no spread"},
+		{"whole of one", "real.npy", "fake.npy", 70, "", "the whole of generated fake.npy"},
+		{"below both", "real.npy", "fake.npy", 35, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var warns []string
+			env := Env{FS: fidFS(t), Warn: func(m string) { warns = append(warns, m) }}
+			req := NewCompareRequest()
+			req.Real, req.Fake, req.Metrics, req.KIDSubsets, req.KIDSubsetSize = c.real, c.fake, "kid", 5, c.size
+			res, err := Compare(context.Background(), env, req)
+			if c.field != "" {
+				var fe *FieldError
+				if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(err.Error(), "(real 80, generated 70)") {
+					t.Fatalf("got %v, want a {%s} error naming the row counts", err, c.field)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.warn == "" {
+				if len(warns) != 0 || res.KID.Std == 0 {
+					t.Errorf("warnings %q, std %v: want none and a spread", warns, res.KID.Std)
+				}
+				return
+			}
+			if len(warns) != 1 || !strings.Contains(warns[0], c.warn) {
+				t.Errorf("warnings %q, want one saying %q", warns, c.warn)
+			}
+		})
+	}
+}
+
 func TestCompareGolden(t *testing.T) {
 	env := Env{FS: fidFS(t)}
 	for _, c := range []struct {
 		name string
 		edit func(*CompareRequest)
 	}{
-		{"compare_rows", func(r *CompareRequest) { r.Metrics = "all" }},
+		// Subsets of 70: the whole generated side, as the golden was
+		// made when a larger size was capped at the smaller side.
+		{"compare_rows", func(r *CompareRequest) { r.Metrics, r.KIDSubsetSize = "all", 70 }},
 		{"compare_laplacian_kid", func(r *CompareRequest) {
 			r.Metrics, r.Kernel, r.Gamma, r.KIDSubsets, r.KIDSubsetSize, r.Seed = "all", "laplacian", "dim", 7, 30, 3
 		}},
@@ -211,7 +258,7 @@ func TestCompareValidate(t *testing.T) {
 		{"kid subsets at the bound", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "kid", MaxKIDSubsets }, ""},
 		{"kid subsets huge", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "kid", math.MaxInt }, "kid_subsets"},
 		{"kid subsets huge all", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "all", MaxKIDSubsets+1 }, "kid_subsets"},
-		{"kid subsets huge unused", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "fid", math.MaxInt }, ""},
+		{"kid subsets huge unused", func(r *CompareRequest) { r.Metrics, r.KIDSubsets = "fid", math.MaxInt }, "kid_subsets"},
 		{"kid subset size at the bound", func(r *CompareRequest) { r.Metrics, r.KIDSubsetSize = "kid", MaxKIDSubsetSize }, ""},
 		{"kid subset size huge", func(r *CompareRequest) { r.Metrics, r.KIDSubsetSize = "kid", math.MaxInt }, "kid_subset_size"},
 		{"kernel default metrics", func(r *CompareRequest) { r.Kernel = "rbf" }, "kernel"},

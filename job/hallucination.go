@@ -48,13 +48,17 @@ type HallucinationSimulateRequest struct {
 func NewHallucinationSimulateRequest() HallucinationSimulateRequest {
 	d := hallucination.SyntheticDefaults
 	return HallucinationSimulateRequest{Model: "linear", Ns: "2,4,8,16,32,64", Tasks: 200, Eps: d.Eps, M: d.M, K: d.K,
-		Extra: d.Extra, Seed: 1, Concurrency: runtime.GOMAXPROCS(0),
+		Extra: d.Extra, Seed: 1, Concurrency: min(runtime.GOMAXPROCS(0), MaxWorkers),
 		Features: "poly:3", Noise: 0.1, PriorScale: 1, Groups: 2, Labels: 3, Alpha: 0.5}
 }
 
 // Validate checks the fields that need no input file.
 func (r *HallucinationSimulateRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewHallucinationSimulateRequest()) }()
+	if err := checkLimits("", lim("tasks", r.Tasks, maxTasks), lim("M", r.M, maxDrawsEach), lim("K", r.K, maxDrawsEach), lim("extra", r.Extra, maxExtra),
+		lim("concurrency", r.Concurrency, MaxWorkers), lim("groups", r.Groups, maxCategories), lim("labels", r.Labels, maxCategories)); err != nil {
+		return err
+	}
 	_, _, err := r.plan()
 	return err
 }
@@ -77,6 +81,9 @@ func (r *HallucinationSimulateRequest) plan() ([]int, hallucination.TaskFunc, er
 	ns, err := parseNs(r.Ns)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(ns)*r.Tasks > maxTasks*10 {
+		return nil, nil, Fieldf("ns", "{ns}: %d context sizes x {tasks} %d: at most %d tasks in all", len(ns), r.Tasks, maxTasks*10)
 	}
 	if r.Model == "linear" {
 		m, err := linearModel(r.Features, r.Noise, r.PriorScale)
@@ -105,6 +112,7 @@ const (
 	maxCategoryCells = 1 << 22
 	maxTasks         = 1_000_000
 	maxExtra         = 100_000
+	maxContextSizes  = 10_000 // the paper sweeps six
 )
 
 func checkDraws(eps float64, m, k, extra, min int) error {
@@ -129,6 +137,9 @@ func parseNs(s string) ([]int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n < 0 || n > 100000 {
 			return nil, Fieldf("ns", "{ns} %q: want comma-separated context sizes in [0, 100000]", s)
+		}
+		if len(ns) == maxContextSizes {
+			return nil, Fieldf("ns", "{ns}: at most %d context sizes", maxContextSizes)
 		}
 		if slices.Contains(ns, n) {
 			return nil, Fieldf("ns", "{ns} %q: context size %d given twice", s, n)

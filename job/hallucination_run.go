@@ -74,6 +74,13 @@ func NewHallucinationRunRequest() HallucinationRunRequest {
 // Validate checks the fields that need no input file.
 func (r *HallucinationRunRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewHallucinationRunRequest()) }()
+	if err := checkLimits("", lim("M", r.M, maxDrawsEach), lim("K", r.K, maxDrawsEach), lim("extra", r.Extra, maxExtra),
+		lim("concurrency", r.Concurrency, MaxWorkers), lim("retries", r.Retries, maxRetries), lim("max_tokens", r.MaxTokens, MaxSampleMaxTokens)); err != nil {
+		return err
+	}
+	if err := checkTimeout("timeout", r.Timeout, maxTimeout); err != nil {
+		return err
+	}
 	switch {
 	case r.Context == "" || r.Queries == "":
 		return Fieldf("context", "hallucination run: {context} FILE and {queries} FILE are required")
@@ -144,6 +151,14 @@ func NamedCategorical(inputNames, labelNames string, alpha float64) (categorical
 	labels, err := split("labels", labelNames)
 	if err != nil {
 		return categorical.Model{}, nil, nil, err
+	}
+	// As in simulate's groups and labels: the posterior holds a count per
+	// input and label.
+	if err := checkLimits("", lim("inputs", len(inputs), maxCategories), lim("labels", len(labels), maxCategories)); err != nil {
+		return categorical.Model{}, nil, nil, err
+	}
+	if len(inputs)*len(labels) > maxCategoryCells {
+		return categorical.Model{}, nil, nil, Fieldf("inputs", "{inputs} %d x {labels} %d: at most %d cells", len(inputs), len(labels), maxCategoryCells)
 	}
 	m := categorical.Symmetric(len(inputs), len(labels), alpha)
 	if err := m.Validate(); err != nil {

@@ -198,7 +198,7 @@ func imagesNamed(im *ImagesInfo) *string {
 	if im == nil {
 		return nil
 	}
-	return &im.Weights
+	return &im.Weights.Path
 }
 
 // artifactsOf adapts a result's Artifacts method.
@@ -241,7 +241,7 @@ var Commands = []Command{
 			return []Input{{Field: "input", Path: r.Input, Images: true, Folder: true}}
 		},
 		weights:   func(r *FeaturesRequest) *string { return &r.Weights },
-		named:     func(r *FeaturesResult) *string { return &r.Weights },
+		named:     func(r *FeaturesResult) *string { return &r.Weights.Path },
 		artifacts: artifactsOf[FeaturesRequest]((*FeaturesResult).Artifacts),
 	}),
 	define(kindSpec[StatsRequest, StatsResult]{
@@ -290,6 +290,7 @@ var Commands = []Command{
 			return append(in, images("ref", r.Ref)...)
 		},
 		weights:   func(r *SelectRequest) *string { return &r.Weights },
+		named:     func(r *SelectResult) *string { return imagesNamed(r.Images) },
 		artifacts: artifactsOf[SelectRequest]((*SelectResult).Artifacts),
 	}),
 	define(kindSpec[DisentangleRequest, DisentangleResult]{

@@ -56,6 +56,8 @@ type MSEFitRequest struct {
 	// Model names the model file; the result carries it, and the
 	// transport stores the model there (see MSEFitResult.WriteModel).
 	Model string `json:"model"`
+
+	CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewMSEFitRequest returns a request with the command line's defaults:
@@ -69,6 +71,12 @@ func NewMSEFitRequest() MSEFitRequest {
 // Validate checks the fields that need no input file.
 func (r *MSEFitRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewMSEFitRequest()) }()
+	if err := checkLimits("mse fit", lim("features", len(r.Features), MaxListLen), lim("epochs", r.Epochs, maxMSEEpochs), lim("folds", r.Folds, maxFolds)); err != nil {
+		return err
+	}
+	if err := r.CSVOptions.validate(); err != nil {
+		return err
+	}
 	_, _, err := r.options()
 	return err
 }
@@ -247,7 +255,7 @@ func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, err
 	if err != nil {
 		return nil, err
 	}
-	t, err := dataio.ReadTableFS(env.fsys(), req.Train, hm)
+	t, err := dataio.ReadTableSepFS(env.fsys(), req.Train, hm, req.sep())
 	if errors.Is(err, dataio.ErrAmbiguousHeader) {
 		return nil, fields.Errorf("%w ({header} yes or {header} no)", err)
 	}
@@ -393,6 +401,8 @@ type MSEEstimateRequest struct {
 	// outside the reference range above which the chunk's estimate is
 	// marked as an extrapolation.
 	MaxOutOfReference float64 `json:"max_out_of_reference"`
+
+	CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewMSEEstimateRequest returns a request with the command line's
@@ -405,6 +415,12 @@ func NewMSEEstimateRequest() MSEEstimateRequest {
 // Validate checks the fields that need no input file.
 func (r *MSEEstimateRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewMSEEstimateRequest()) }()
+	if err := checkLimits("mse estimate", lim("chunk_size", r.ChunkSize, maxChunkRows), lim("chunks", r.Chunks, maxChunks)); err != nil {
+		return err
+	}
+	if err := r.CSVOptions.validate(); err != nil {
+		return err
+	}
 	_, err := r.period()
 	return err
 }
@@ -590,7 +606,7 @@ func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEsti
 	if m.Columns.Header {
 		hm = dataio.HeaderPresent
 	}
-	t, err := dataio.ReadTableAutoFS(fsys, req.Data, hm)
+	t, err := dataio.ReadTableAutoSepFS(fsys, req.Data, hm, req.sep())
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,8 @@ type MSEBenchRequest struct {
 	Trials  int      `json:"trials"`
 	Methods []string `json:"methods"` // names of checkmodel.NewMethod
 	Seed    uint64   `json:"seed"`
+
+	CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewMSEBenchRequest returns a request with the command line's defaults:
@@ -38,6 +40,12 @@ func NewMSEBenchRequest() MSEBenchRequest {
 // Validate checks the fields that need no input file.
 func (r *MSEBenchRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewMSEBenchRequest()) }()
+	if err := checkLimits("mse bench", lim("trials", r.Trials, maxMSETrials), lim("methods", len(r.Methods), maxMSEMethods)); err != nil {
+		return err
+	}
+	if err := r.CSVOptions.validate(); err != nil {
+		return err
+	}
 	_, err := r.methods()
 	return err
 }
@@ -129,7 +137,7 @@ func MSEBench(ctx context.Context, env Env, req MSEBenchRequest) (*MSEBenchResul
 	if noise := mseNoise(key); noise != "" {
 		src = checkmodel.SyntheticTrials(noise, mseSynthTrain, mseSynthOp, cfg)
 	} else {
-		_, a, err := dataio.ReadCSVFS(env.fsys(), req.Dataset)
+		_, a, err := dataio.ReadCSVSepFS(env.fsys(), req.Dataset, req.sep())
 		if err != nil {
 			return nil, err
 		}

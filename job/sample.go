@@ -70,6 +70,13 @@ const (
 // Validate checks the fields that need no input file.
 func (r *SampleRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewSampleRequest()) }()
+	if err := checkLimits("sample", lim("n", r.N, MaxSampleN), lim("max_tokens", r.MaxTokens, MaxSampleMaxTokens), lim("concurrency", r.Concurrency, MaxSampleConcurrency),
+		lim("retries", r.Retries, MaxSampleRetries)); err != nil {
+		return err
+	}
+	if err := checkTimeout("timeout", r.Timeout, MaxSampleTimeout); err != nil {
+		return err
+	}
 	_, err := r.clientConfig("")
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -53,6 +54,8 @@ type SelectRequest struct {
 	Workers    int    `json:"workers,omitempty"`
 	Recursive  bool   `json:"recursive,omitempty"`
 	NoCache    bool   `json:"no_cache,omitempty"`
+
+	CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // images returns the request's image options.
@@ -71,6 +74,13 @@ func NewSelectRequest() SelectRequest {
 // Validate checks the fields that need no input file.
 func (r *SelectRequest) Validate() (verr error) {
 	defer func() { verr = withDefault(verr, r, NewSelectRequest()) }()
+	if err := checkLimits("select", lim("pools", len(r.Pools), MaxListLen), lim("steps", r.Steps, maxSelectSteps), lim("batch", r.Batch, maxSelectBatch),
+		lim("trials", r.Trials, maxSelectTrials), lim("image_batch", r.ImageBatch, MaxImageBatch), lim("workers", r.Workers, MaxWorkers)); err != nil {
+		return err
+	}
+	if err := r.CSVOptions.validate(); err != nil {
+		return err
+	}
 	_, _, err := r.rules()
 	return err
 }
@@ -178,6 +188,7 @@ type SelectResult struct {
 	Batch      int                        `json:"batch"`
 	Trials     int                        `json:"trials"`
 	Algorithms map[string]SelectAlgorithm `json:"algorithms"`
+	Images     *ImagesInfo                `json:"images,omitempty"` // when a pool or the reference was a folder
 
 	// Order names the algorithms in the order of the request.
 	Order []string `json:"-"`
@@ -202,13 +213,14 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 		return nil, err
 	}
 	fsys := env.fsys()
-	spec := rowsSpec{key: req.PoolsKey, keyFlag: "{pools_key}", probs: req.Score == "is"}
+	spec := rowsSpec{key: req.PoolsKey, keyFlag: "{pools_key}", probs: req.Score == "is", sep: req.sep()}
 	pools := make([]*mat.Dense, len(req.Pools))
 	// Folders first, all features under one progress count; files after.
 	ex, err := newExtractor(env, "select", "image_batch", req.images())
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	paths := append(slices.Clip(req.Pools), req.Ref)
 	lists, total, err := ex.folders(paths)
 	if err != nil {
@@ -265,7 +277,7 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 		return nil, err
 	}
 	out := &SelectResult{Best: res.Best, Scores: Nums(res.Scores), Score: req.Score, Steps: req.Steps, Batch: req.Batch,
-		Trials: req.Trials, Algorithms: map[string]SelectAlgorithm{}, Run: res}
+		Trials: req.Trials, Algorithms: map[string]SelectAlgorithm{}, Run: res, Images: ex.info(start)}
 	for _, a := range res.Algorithms {
 		out.Algorithms[a.Name] = SelectAlgorithm{
 			RegretFinal:           ScoreMeanStd{Num(a.FinalRegret.Mean), Num(a.FinalRegret.Std)},
@@ -285,13 +297,14 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSide, sim online.Simulation, rules []online.FIDRule, pools []*mat.Dense) (*online.Result, error) {
 	var err error
 	if side == nil {
-		if side, err = readSide(env.fsys(), req.Ref, req.RefKey, "{ref_key}"); err != nil {
+		if side, err = readSide(env.fsys(), req.Ref, req.RefKey, "{ref_key}", req.sep()); err != nil {
 			return nil, err
 		}
 	}
 	if c := pools[0].RawMatrix().Cols; c != side.dim() {
 		return nil, &dataio.InputError{File: req.Pools[0], Msg: fmt.Sprintf("%d columns, the reference %s has %d", c, req.Ref, side.dim())}
 	}
+	selectSingularWarnings(env, req, side, pools)
 	var ref *online.FIDReference
 	if side.isStats {
 		ref, err = online.NewFIDReference(side.stats)
@@ -318,6 +331,36 @@ func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSid
 		return nil, sigmaFault(req.Ref, err)
 	}
 	return nil, err
+}
+
+// selectSingularWarnings warns about the reference and the pools whose
+// covariance is singular (no more rows than dimensions): the FIDs that
+// define the best generator and every regret are then dominated by it.
+func selectSingularWarnings(env Env, req SelectRequest, ref *featureSide, pools []*mat.Dense) {
+	if n := ref.n(); n != nil {
+		if w := singularWarning("select", "the reference "+req.Ref, *n, ref.dim(), "every FID against it"); w != "" {
+			env.warn(w)
+		}
+	}
+	var few []string
+	for g, x := range pools {
+		if r, c := x.Dims(); r <= c {
+			few = append(few, fmt.Sprintf("%s (%d)", req.Pools[g], r))
+		}
+	}
+	use := "the FID of a whole pool (the score that defines the best generator and every regret)"
+	switch d := pools[0].RawMatrix().Cols; len(few) {
+	case 0:
+	case 1:
+		for g, x := range pools {
+			if w := singularWarning("select", "pool "+req.Pools[g], x.RawMatrix().Rows, d, use); w != "" {
+				env.warn(w)
+			}
+		}
+	default:
+		env.warn(fmt.Sprintf("select: %d pools have no more rows than their %d dimensions: %s; their covariances are singular, and %s is dominated by that rather than by the distributions; each needs at least %d rows (more than the dimension)",
+			len(few), d, strings.Join(few, ", "), use, d+1))
+	}
 }
 
 // selectBonusWarning compares, for a budget split evenly (n rows per

@@ -80,10 +80,18 @@ func TestFeaturesKind(t *testing.T) {
 		}
 		var res struct {
 			Images  int
-			Weights string
+			Weights struct {
+				Path     string
+				SHA256   string
+				Official *bool
+			}
 		}
-		json.Unmarshal(j.Result, &res)
-		if res.Images != 3 || res.Weights != c.weights || j.Done != 3 || j.Total != 3 {
+		if err := json.Unmarshal(j.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		// The weights as the client knows them, never a path on the
+		// server, and not the published FID file.
+		if res.Images != 3 || res.Weights.Path != c.weights || len(res.Weights.SHA256) != 64 || res.Weights.Official == nil || *res.Weights.Official || j.Done != 3 || j.Total != 3 {
 			t.Errorf("result %s, progress %d/%d", j.Result, j.Done, j.Total)
 		}
 		a, err := s.Artifact(ctx, j.ID, "features.npy")

@@ -47,6 +47,16 @@ type SelectionConfig struct {
 	BonusScale float64 `json:"bonus_scale"`
 }
 
+// Bounds on a selection's sizes: the selector keeps per generator a
+// vector of the class count (is) and per batch a row of it, so a count
+// from a request must not size an allocation unchecked (a classes of
+// 1e9 once reserved 49 GB). ImageNet-21k has 21,841 classes; a selection
+// compares a handful of generators.
+const (
+	MaxSelectionClasses    = 1 << 17
+	MaxSelectionGenerators = 1000
+)
+
 // NewSelectionConfig returns the defaults: fid with its UCB algorithm,
 // the online package's δ and bonus scale.
 func NewSelectionConfig() SelectionConfig {
@@ -66,6 +76,10 @@ func (c *SelectionConfig) Validate() error {
 		return job.Fieldf("score", "{score} %q: want fid or is", c.Score)
 	case len(c.Generators) < 2:
 		return job.Fieldf("generators", "{generators}: name at least 2 generators")
+	case len(c.Generators) > MaxSelectionGenerators:
+		return job.Fieldf("generators", "{generators}: %d generators: at most %d", len(c.Generators), MaxSelectionGenerators)
+	case c.Classes > MaxSelectionClasses:
+		return job.Fieldf("classes", "{classes} %d: at most %d", c.Classes, MaxSelectionClasses)
 	case !(c.Delta > 0 && c.Delta < 1):
 		return job.Fieldf("delta", "{delta} %v: want a value in (0, 1)", c.Delta)
 	case !(c.BonusScale > 0) || math.IsInf(c.BonusScale, 1):
@@ -131,6 +145,10 @@ type selState struct {
 	batches []int // per generator
 	samples []int
 	skipped []int64 // batches the selector refused on replay (see apply)
+	// stale marks a state a failed batch may have changed without the
+	// log holding it: it is out of the cache, and a request that waited
+	// for its lock looks the selection up again.
+	stale bool
 
 	// Estimates cost an eigenvalue problem of the reference's rank each
 	// (FID), so they are kept until the generator's next batch.
@@ -263,6 +281,10 @@ func (s *Service) state(ctx context.Context, id string) (*selState, error) {
 		s.sel.mu.Unlock()
 	}
 	st.mu.Lock()
+	if st.stale {
+		st.mu.Unlock()
+		return s.state(ctx, id)
+	}
 	if err := s.syncState(ctx, st); err != nil {
 		st.mu.Unlock()
 		return nil, err
@@ -307,15 +329,44 @@ func (st *selState) apply(g int, m *mat.Dense, seq int64) error {
 		st.skipped = append(st.skipped, seq)
 		return fmt.Errorf("generator %d out of range", g)
 	}
-	if err := st.alg.Update(g, m); err != nil {
+	if err := st.update(g, m); err != nil {
 		st.skipped = append(st.skipped, seq)
 		return err
 	}
+	st.count(g, m)
+	return nil
+}
+
+// update gives the selector a batch of generator g, a panic of the
+// numerics (a LAPACK routine on values it cannot scale) returned as an
+// error.
+func (st *selState) update(g int, m *mat.Dense) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("the selector failed on the batch: %v", v)
+		}
+	}()
+	return st.alg.Update(g, m)
+}
+
+// count records a batch of generator g the selector took.
+func (st *selState) count(g int, m *mat.Dense) {
 	r, _ := m.Dims()
 	st.batches[g]++
 	st.samples[g] += r
 	st.fresh[g] = false
-	return nil
+}
+
+// forget drops a state from the cache and marks it stale, after a batch
+// that failed may have changed its selector: the next request rebuilds
+// it from the log.
+func (x *selections) forget(st *selState) {
+	st.stale = true
+	x.mu.Lock()
+	if x.cache[st.id] == st {
+		delete(x.cache, st.id)
+	}
+	x.mu.Unlock()
 }
 
 // estimate brings generator g's cached estimate up to date.
@@ -406,16 +457,28 @@ func (s *Service) addLocked(ctx context.Context, st *selState, req SamplesReques
 	if err != nil {
 		return nil, err
 	}
+	// The selector takes the batch before the log does: a batch it fails
+	// on (an internal error) is never a step. Should either fail, the
+	// selector may hold part of the batch, so the state is rebuilt from
+	// the log by the next request.
+	if err := st.update(g, m); err != nil {
+		s.sel.forget(st)
+		return nil, fmt.Errorf("selection %s: updating %s: %w", st.id, req.Generator, err)
+	}
 	b := SelectionBatch{SelectionID: st.id, Seq: st.seq + 1, Generator: g, Data: encodeBatch(m), Created: s.now()}
 	b.Rows, b.Cols = m.Dims()
 	if err := s.store.AppendSelectionBatch(ctx, b); err != nil {
+		s.sel.forget(st)
 		return nil, err
 	}
-	if err := st.apply(g, m, b.Seq); err != nil {
-		return nil, fmt.Errorf("selection %s: updating %s: %w", st.id, req.Generator, err)
-	}
+	st.seq = b.Seq
+	st.count(g, m)
 	return &SamplesResult{Step: b.Seq, Generator: req.Generator, Samples: st.samples[g], Next: st.cfg.Generators[st.alg.Pick()]}, nil
 }
+
+// maxFeature bounds the magnitude of a posted value: sums of squares of
+// larger ones overflow float64 (1e300 made the eigensolver panic).
+const maxFeature = 1e150
 
 // checkBatch checks posted rows as the selector would, so that nothing it
 // would refuse reaches the log: at least one row, d columns each, finite
@@ -432,6 +495,9 @@ func checkBatch(rows [][]float64, d int, probs bool) (*mat.Dense, error) {
 		for j, x := range r {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				return nil, job.Fieldf("features", "{features}[%d][%d]: %v is not finite", i, j, x)
+			}
+			if math.Abs(x) > maxFeature {
+				return nil, job.Fieldf("features", "{features}[%d][%d]: %g: at most %g in magnitude (the covariance squares it)", i, j, x, maxFeature)
 			}
 		}
 		v = append(v, r...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -230,6 +231,10 @@ func TestSelectionErrors(t *testing.T) {
 		{`{"score":"kid","generators":["a","b"]}`, "score"},
 		{`{"generators":["a","b"],"ref":"` + ref + `","delta":1}`, "delta"},
 		{`{"generators":["a","b"],"ref":"` + ref + `","bonus_scale":0}`, "bonus_scale"},
+		// Sizes from a number: 1e10 classes killed the server at once.
+		{`{"score":"is","generators":["a","b"],"classes":10000000000}`, "classes"},
+		{`{"score":"is","generators":["a","b"],"classes":1000000000}`, "classes"},
+		{`{"score":"is","generators":` + manyNames(MaxSelectionGenerators+1) + `,"classes":3}`, "generators"},
 	} {
 		_, err := s.CreateSelection(ctx, []byte(c.body))
 		var fe *job.FieldError
@@ -282,5 +287,77 @@ func TestSelectionsListSkipsBroken(t *testing.T) {
 	list, err := other.Selections(ctx)
 	if err == nil || !strings.Contains(err.Error(), good) || len(list) != 1 || list[0].Score != "is" {
 		t.Errorf("Selections = %d, %v", len(list), err)
+	}
+}
+
+// manyNames returns a JSON list of n distinct names.
+func manyNames(n int) string {
+	b, _ := json.Marshal(func() []string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = fmt.Sprint("g", i)
+		}
+		return s
+	}())
+	return string(b)
+}
+
+// failingAlg is a selector that fails on every batch after taking part
+// of it, as a numerical failure may.
+type failingAlg struct {
+	online.Algorithm
+	panics bool
+}
+
+func (f failingAlg) Update(g int, m *mat.Dense) error {
+	f.Algorithm.Update(g, m) // the part taken
+	if f.panics {
+		panic("lapack: insufficient length of a")
+	}
+	return errors.New("numerical failure")
+}
+
+// A batch the selector fails on (a 500) is not logged as a step, and the
+// state it may have changed is rebuilt from the log; values whose squares
+// overflow are refused before the selector sees them.
+func TestSelectionFailedBatchIsNoStep(t *testing.T) {
+	s := newTestService(t, nil, Config{})
+	ctx := context.Background()
+	ref := upload(t, s, "ref.npy", npy(t, []int{5, 2}, []float64{1, 2, 3, 1, 2, 2, 0, 1, 4, 3}))
+	sel, err := s.CreateSelection(ctx, []byte(`{"generators":["a","b"],"ref":"`+ref+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddSamples(ctx, sel.ID, []byte(`{"generator":"a","features":[[1,2],[2,1]]}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, panics := range []bool{false, true} {
+		st, err := s.state(ctx, sel.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.alg = failingAlg{st.alg, panics}
+		st.mu.Unlock()
+		_, err = s.AddSamples(ctx, sel.ID, []byte(`{"generator":"b","features":[[1,2],[3,1]]}`))
+		if err == nil || job.Classify(err) != job.KindInternal {
+			t.Fatalf("panics %v: a failing selector: %v", panics, err)
+		}
+		got, err := s.SelectionStatus(ctx, sel.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Steps != 1 || got.Generators[1].Batches != 0 || got.Generators[1].Samples != 0 || len(got.Skipped) != 0 {
+			t.Errorf("panics %v: the failed batch counts: %+v", panics, got)
+		}
+	}
+	// The state was rebuilt: the next batch is step 2 and b's first.
+	res, err := s.AddSamples(ctx, sel.ID, []byte(`{"generator":"b","features":[[1,2],[3,1]]}`))
+	if err != nil || res.Step != 2 || res.Samples != 2 {
+		t.Errorf("after the failures: %+v, %v", res, err)
+	}
+	_, err = s.AddSamples(ctx, sel.ID, []byte(`{"generator":"a","features":[[1e300,1e300],[-1e300,1e300]]}`))
+	var fe *job.FieldError
+	if !errors.As(err, &fe) || fe.Field != "features" || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("values whose squares overflow: %v", err)
 	}
 }

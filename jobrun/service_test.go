@@ -301,8 +301,8 @@ func TestUploads(t *testing.T) {
 		t.Errorf("stored bytes %q, %v", b, err)
 	}
 	again, err := s.SaveUpload(ctx, "other.npy", strings.NewReader("abc"))
-	if err != nil || again.ID != u.ID || again.Name != "Real Features.NPY" {
-		t.Errorf("same bytes again = %+v, %v; want the first record", again, err)
+	if err != nil || again.ID != u.ID || again.Name != "other.npy" {
+		t.Errorf("same bytes again = %+v, %v; want the first id under the name given", again, err)
 	}
 	gz, err := s.SaveUpload(ctx, "rows.csv.gz", strings.NewReader("abc"))
 	if err != nil || !strings.HasSuffix(gz.ID, ".csv.gz") {

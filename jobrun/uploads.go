@@ -59,6 +59,8 @@ func uploadExt(name string) string {
 // and it must be one genlens reads. More than MaxUploadBytes is
 // ErrTooLarge; nothing partial is ever visible: the bytes go to a
 // temporary file that is synced and renamed into place.
+// The answer carries name even when the same bytes were uploaded before
+// under another one (they share the id; GET returns the first name).
 func (s *Service) SaveUpload(ctx context.Context, name string, r io.Reader) (Upload, error) {
 	ext := uploadExt(name)
 	if !uploadExts[ext] {
@@ -109,7 +111,13 @@ func (s *Service) SaveUpload(ctx context.Context, name string, r io.Reader) (Upl
 	if err := s.store.PutUpload(ctx, u); err != nil {
 		return Upload{}, fmt.Errorf("recording the upload: %w", err)
 	}
-	return s.store.GetUpload(ctx, id)
+	got, err := s.store.GetUpload(ctx, id)
+	// The id names the content: the same bytes uploaded under another
+	// name share it (and the record keeps the first name), but the
+	// client is answered with the name it gave, which is what it knows
+	// the file by.
+	got.Name = u.Name
+	return got, err
 }
 
 // removeStaleTemps removes the temporary files of uploads that a crash

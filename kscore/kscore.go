@@ -81,7 +81,19 @@ func Score(k kernel.Kernel, x, y *mat.Dense) (float64, error) {
 // MMD2 is the unbiased estimate of the squared maximum mean discrepancy
 // between the distributions sampled by x and y (Gretton et al. 2012):
 // mean_{i≠j} k(x_i,x_j) + mean_{i≠j} k(y_i,y_j) - 2 mean_{i,j} k(x_i,y_j).
+//
+// With the linear or polynomial kernel and rows that share a large offset
+// (kernel.Offset of both sets), the kernel values are all about the same
+// huge number and their differences lose every digit; MMD² is then
+// computed around the offset with kernel.Shifted, which gives the same
+// estimate in exact arithmetic (for the linear kernel, MMD² of rows minus
+// a common vector: it is ‖x̄ − ȳ‖² − tr S_x/m − tr S_y/n, translation
+// invariant).
 func MMD2(k kernel.Kernel, x, y *mat.Dense) (float64, error) {
+	if sk, ok := shiftable(k, x, y); ok {
+		k = sk
+		x, y = sk.augment(x), sk.augment(y)
+	}
 	s, err := newSums(k, []*mat.Dense{x, y})
 	if err != nil {
 		return math.NaN(), err

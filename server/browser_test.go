@@ -50,7 +50,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
 	}
-	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "tok"})
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "tok-tok-tok-tok-tok"})
 	t0 := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC) // all days past
 	sized := ts.createMonitor(t, "house-prices", map[string]any{"chunk_size": 60})
 	stable := genRows(300, 0, 11, "a", t0)
@@ -131,7 +131,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(ts.URL+"/"),
 		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), "tok"),
+		chromedp.SendKeys(chromedp.ID("token"), "tok-tok-tok-tok-tok"),
 		chromedp.Submit(chromedp.ID("token")),
 		chromedp.WaitVisible(chromedp.CSS("section.monitor svg.chart")),
 	)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -54,6 +55,11 @@ func (s *Server) routePublic(mux *http.ServeMux) {
 const tokenCookie = "genlens_token"
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if ok, wait := s.logins.allow(clientAddr(r), s.now()); !ok {
+		w.Header().Set("Retry-After", retryAfter(wait))
+		s.loginPage(w, r, http.StatusTooManyRequests, "too many attempts; wait "+retryAfter(wait)+" s")
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
 	if err := r.ParseForm(); err != nil {
 		s.loginPage(w, r, http.StatusBadRequest, "bad form")
@@ -144,6 +150,30 @@ type monitorCard struct {
 	DriftChart             template.HTML
 	DriftLower, DriftUpper string
 	Note                   string
+	// The chunks shown, First to Last (chunk indices) of Total, are a
+	// page of them: Page of Pages, newest first; Older and Newer are the
+	// neighbouring pages' numbers (0: none).
+	First, Last, Total int
+	Page, Pages        int
+	Older, Newer       int
+	Paged              bool
+}
+
+// Chunks drawn and listed at once. A monitor chunked finely (chunk_size
+// 1 on 560,000 rows) made a dashboard page of 191 MB: the monitor page
+// shows monitorPageChunks chunks a page, the newest page first, and a
+// dashboard card the latest cardChunks.
+const (
+	monitorPageChunks = 250
+	cardChunks        = 100
+)
+
+// window returns the view of chunks [lo, hi) only, with the thresholds
+// and drift model of the whole.
+func (v *chunkView) window(lo, hi int) *chunkView {
+	w := *v
+	w.chunks, w.complete = v.chunks[lo:hi], v.complete[lo:hi]
+	return &w
 }
 
 func newChunkRow(v *chunkView, r *monitor.Result, complete bool) chunkRow {
@@ -166,8 +196,18 @@ func newChunkRow(v *chunkView, r *monitor.Result, complete bool) chunkRow {
 	return c
 }
 
-func (s *Server) monitorCard(ctx context.Context, m store.Monitor, width, height int) (monitorCard, error) {
-	v, err := s.monitorChunks(ctx, m)
+// monitorCard renders page (1: the newest) of a monitor's chunks,
+// perPage chunks a page; a page past the last is the last. The first
+// page of a monitor chunked by size reads only its chunks' rows (and
+// those of the summary's chunks, which are among them).
+func (s *Server) monitorCard(ctx context.Context, m store.Monitor, width, height, page, perPage int) (monitorCard, error) {
+	var all *chunkView
+	var err error
+	if page <= 1 && m.ChunkSize > 0 && perPage > recentChunks {
+		all, err = s.chunksDrift(ctx, m, perPage, perPage)
+	} else {
+		all, err = s.monitorChunks(ctx, m)
+	}
 	if err != nil {
 		return monitorCard{}, err
 	}
@@ -177,8 +217,29 @@ func (s *Server) monitorCard(ctx context.Context, m store.Monitor, width, height
 	}
 	c := monitorCard{ID: m.ID, Name: m.Name, Rows: m.Rows, Labelled: m.Labelled,
 		Features: strings.Join(cm.Columns.Features, ", "), Prediction: cm.Columns.Prediction,
-		ThLower: formatNum(v.th.Lower), ThUpper: formatNum(v.th.Upper), RefRows: v.refRows, RefCount: v.th.Chunks,
-		Chart: chunkChart(v, width, height, m.Name+": estimated MSE per chunk")}
+		ThLower: formatNum(all.th.Lower), ThUpper: formatNum(all.th.Upper), RefRows: all.refRows, RefCount: all.th.Chunks}
+	// all holds the last len(all.chunks) of all.total chunks.
+	n, skipped := all.total, all.total-len(all.chunks)
+	c.Pages = max(1, (n+perPage-1)/perPage)
+	c.Page = min(max(page, 1), c.Pages)
+	hi := n - (c.Page-1)*perPage - skipped
+	lo := max(0, hi-perPage)
+	v := all.window(lo, hi)
+	c.Total, c.Paged = n, n > perPage
+	if c.Page < c.Pages {
+		c.Older = c.Page + 1
+	}
+	if c.Page > 1 {
+		c.Newer = c.Page - 1
+	}
+	if hi > lo {
+		c.First, c.Last = v.chunks[0].Index, v.chunks[len(v.chunks)-1].Index
+	}
+	title := m.Name + ": estimated MSE per chunk"
+	if c.Paged {
+		title += fmt.Sprintf(" (chunks %d to %d of %d)", c.First, c.Last, n)
+	}
+	c.Chart = chunkChart(v, width, height, title)
 	if m.ChunkSize > 0 {
 		c.Chunking = formatInt(m.ChunkSize) + " rows per chunk"
 	} else {
@@ -187,14 +248,14 @@ func (s *Server) monitorCard(ctx context.Context, m store.Monitor, width, height
 	for i := range v.chunks {
 		c.Chunks = append(c.Chunks, newChunkRow(v, &v.chunks[i], v.complete[i]))
 	}
-	sum := v.summary()
+	sum := all.summary()
 	c.RecentChunks, c.RecentAlerts = sum.recent, sum.recentAlerts
 	if sum.latest != nil {
-		r := newChunkRow(v, sum.latest, true)
+		r := newChunkRow(all, sum.latest, true)
 		c.Latest = &r
 	}
 	if sum.incomplete != nil {
-		r := newChunkRow(v, sum.incomplete, false)
+		r := newChunkRow(all, sum.incomplete, false)
 		c.Incomplete = &r
 	}
 	if v.drift != nil {
@@ -230,7 +291,10 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
-		c, err := s.monitorCard(ctx, m, 560, 230)
+		c, err := s.monitorCard(ctx, m, 560, 230, 1, cardChunks)
+		if errors.Is(err, errStoredModel) {
+			c, err = monitorCard{ID: m.ID, Name: m.Name, Rows: m.Rows, Labelled: m.Labelled, Note: err.Error()}, nil
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -255,6 +319,15 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) monitorPage(w http.ResponseWriter, r *http.Request) {
+	pageNo := 1
+	if p := r.URL.Query().Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			s.writeError(w, r, job.Fieldf("page", "{page} %q: want a page number, 1 for the newest chunks", p))
+			return
+		}
+		pageNo = n
+	}
 	m, err := s.lookupMonitor(r)
 	if err == nil {
 		err = s.store.Counts(r.Context(), m)
@@ -263,7 +336,7 @@ func (s *Server) monitorPage(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	c, err := s.monitorCard(r.Context(), *m, 1100, 360)
+	c, err := s.monitorCard(r.Context(), *m, 1100, 360, pageNo, monitorPageChunks)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -34,6 +34,11 @@
 // everything is in the store (package store), so that several replicas
 // can serve one Postgres database. Errors are mapped to statuses in one
 // place (writeError): job.Classify's kinds (400, 422, 499, 500), not
-// found 404, a taken name 409, a body over the limit 413. With a token,
-// every endpoint but /healthz, /login and the stylesheet needs it.
+// found 404, a taken name 409, a body over the limit 413, a write that
+// failed for want of disk space 507 with Retry-After. With a token (at
+// least MinTokenLen characters), every endpoint but /healthz, /login and
+// the stylesheet needs it; /login allows a few attempts per client
+// address (429 beyond). The bytes of request bodies decoded at once are
+// bounded over every handler (Options.MaxBodiesInFlight; 503 with
+// Retry-After when no room is made in time).
 package server

@@ -111,6 +111,7 @@ func (s *Server) initJobs(ctx context.Context) error {
 		dir, s.jobs.tmpDir = d, d
 		s.log.Warn("no data directory set: uploads go to a temporary directory removed at shutdown", "dir", d)
 	}
+	s.dataDir = dir
 	svc, err := jobrun.New(jobrun.Config{
 		Store: st, DataDir: dir, Workers: o.Workers, MaxQueued: o.MaxQueued, Replica: o.Replica, Exclusive: exclusive,
 		Lease: o.Lease, Heartbeat: o.Heartbeat, Poll: o.Poll,

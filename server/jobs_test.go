@@ -307,7 +307,7 @@ func TestSelectionsAPI(t *testing.T) {
 }
 
 func TestJobsNeedTheToken(t *testing.T) {
-	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "s3cret", Jobs: server.JobOptions{DataDir: t.TempDir()}})
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "s3cret-s3cret-s3cret", Jobs: server.JobOptions{DataDir: t.TempDir()}})
 	for _, p := range []string{"/api/v1/jobs", "/api/v1/selections", "/api/v1/files/x"} {
 		resp, err := ts.Client().Get(ts.URL + p)
 		if err != nil {

@@ -213,7 +213,8 @@ func newLLMProxy(s *Server, o LLMOptions) (*llmProxy, error) {
 }
 
 func (p *llmProxy) route(mux *http.ServeMux) {
-	mux.Handle("POST /v1/chat/completions", p.auth(http.HandlerFunc(p.chat)))
+	// Its bodies count among the bodies in flight, as the API's do.
+	mux.Handle("POST /v1/chat/completions", p.auth(p.s.limitBodies(http.HandlerFunc(p.chat))))
 }
 
 // auth is Server.auth with OpenAI's error shape: client libraries send

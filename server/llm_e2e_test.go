@@ -54,11 +54,11 @@ func TestLLMProxyEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := &recordingSampler{c: c}
-	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "genlens-token",
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "genlens-token-for-tests",
 		LLM: server.LLMOptions{Upstream: up.URL + "/v1", APIKey: "sk-upstream", Samples: 6, Sampler: rs}})
 	body := `{"model":"genlens-categorical","messages":[{"role":"user","content":"Input: cat\nLabel: yes\n\nInput: cat\nLabel:"}],"max_tokens":1,"temperature":0}`
 	for i := range 3 {
-		resp, b := post(t, ts.URL, "genlens-token", body)
+		resp, b := post(t, ts.URL, "genlens-token-for-tests", body)
 		if resp.StatusCode != 200 {
 			t.Fatalf("%d %s", resp.StatusCode, b)
 		}

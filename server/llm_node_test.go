@@ -34,7 +34,7 @@ func TestLLMProxyOpenAINode(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai")); err != nil {
 		t.Skipf("%s=%s holds no node_modules/openai: run `npm install --prefix %s openai`", envNPM, dir, dir)
 	}
-	ts, up, _ := newProxy(t, server.Options{Token: "genlens-token"})
+	ts, up, _ := newProxy(t, server.Options{Token: "genlens-token-for-tests"})
 	up.set(func(w http.ResponseWriter, r *http.Request, body []byte) {
 		var req struct {
 			Model  string
@@ -58,7 +58,7 @@ func TestLLMProxyOpenAINode(t *testing.T) {
 			io.WriteString(w, upstreamAnswer)
 		}
 	})
-	cmd := exec.Command(node, filepath.Join("testdata", "openai_client.cjs"), ts.URL+"/v1", "genlens-token")
+	cmd := exec.Command(node, filepath.Join("testdata", "openai_client.cjs"), ts.URL+"/v1", "genlens-token-for-tests")
 	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(dir, "node_modules"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

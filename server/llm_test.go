@@ -221,8 +221,8 @@ func (ts *testServer) waitRequests(t *testing.T, query string, n int) llmRequest
 }
 
 func TestLLMProxyAnswer(t *testing.T) {
-	ts, up, fs := newProxy(t, server.Options{Token: "genlens-token"})
-	resp, b := post(t, ts.URL, "genlens-token", chatBody)
+	ts, up, fs := newProxy(t, server.Options{Token: "genlens-token-for-tests"})
+	resp, b := post(t, ts.URL, "genlens-token-for-tests", chatBody)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
@@ -283,7 +283,7 @@ func TestLLMProxyAnswer(t *testing.T) {
 	}
 	// Neither key is stored anywhere.
 	_, raw := ts.call(t, "GET", "/api/v1/llm/requests", nil, nil)
-	if strings.Contains(string(raw), "sk-upstream") || strings.Contains(string(raw), "genlens-token") {
+	if strings.Contains(string(raw), "sk-upstream") || strings.Contains(string(raw), "genlens-token-for-tests") {
 		t.Errorf("a key in the stored requests: %s", raw)
 	}
 	// Metrics.
@@ -335,7 +335,7 @@ func TestLLMProxyUncertaintyEqualsKernelEntropy(t *testing.T) {
 }
 
 func TestLLMProxyAuth(t *testing.T) {
-	ts, up, _ := newProxy(t, server.Options{Token: "genlens-token"})
+	ts, up, _ := newProxy(t, server.Options{Token: "genlens-token-for-tests"})
 	for _, tok := range []string{"", "wrong", "sk-upstream"} {
 		resp, b := post(t, ts.URL, tok, chatBody)
 		var e struct {

@@ -25,7 +25,7 @@ func TestLLMPanelInBrowser(t *testing.T) {
 		t.Skip("browser test skipped in -short mode")
 	}
 	now := time.Now().UTC()
-	ts, _, _ := newProxy(t, server.Options{Token: "tok", Now: func() time.Time { return now }})
+	ts, _, _ := newProxy(t, server.Options{Token: "tok-tok-tok-tok-tok", Now: func() time.Time { return now }})
 	ctx := context.Background()
 	scored := 0
 	for i := range 120 {
@@ -43,7 +43,7 @@ func TestLLMPanelInBrowser(t *testing.T) {
 		}
 	}
 	// And one through the proxy itself.
-	if resp, b := post(t, ts.URL, "tok", chatBody); resp.StatusCode != 200 {
+	if resp, b := post(t, ts.URL, "tok-tok-tok-tok-tok", chatBody); resp.StatusCode != 200 {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
 	ts.waitRequests(t, "?limit=1000", 121)
@@ -68,7 +68,7 @@ func TestLLMPanelInBrowser(t *testing.T) {
 	err := chromedp.Do(bctx,
 		chromedp.Navigate(ts.URL+"/"),
 		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), "tok"),
+		chromedp.SendKeys(chromedp.ID("token"), "tok-tok-tok-tok-tok"),
 		chromedp.Submit(chromedp.ID("token")),
 		chromedp.WaitVisible(chromedp.CSS("section.llm svg.chart")),
 	)

@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -51,20 +53,44 @@ type createMonitorRequest struct {
 // dashboard headings.
 const maxNameLen = 200
 
+// maxChunkSize bounds chunk_size: a chunk's rows are read into memory
+// together (and Postgres stores the size as a 32-bit integer).
+const maxChunkSize = 10_000_000
+
+// maxAbsValue bounds the magnitude of features, predictions and targets:
+// a chunk's statistics square them, square their differences and sum
+// those over up to maxChunkSize rows, which must stay finite (1e308 as a
+// feature came back as null estimates and infinite realised errors, and
+// a target of 1e200 failed Postgres's arithmetic).
+const maxAbsValue = 1e100
+
+// maxEstimate bounds a row's estimate 2 (h(x) - f(x))²: a chunk's
+// sampling error sums the squares of its rows' estimates.
+const maxEstimate = 1e150
+
+// hasNUL reports a NUL character, which Postgres text cannot hold.
+func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+
 func (req *createMonitorRequest) validate() (*checkmodel.Model, error) {
 	switch {
 	case req.Name == "":
 		return nil, job.Fieldf("name", "{name} is required")
 	case len(req.Name) > maxNameLen:
 		return nil, job.Fieldf("name", "{name} is %d bytes long; at most %d", len(req.Name), maxNameLen)
+	case hasNUL(req.Name):
+		return nil, job.Fieldf("name", "{name} %q holds a NUL character", req.Name)
 	case len(req.Model) == 0 || string(req.Model) == "null":
 		return nil, job.Fieldf("model", "{model} is required: the JSON document `genlens mse fit` writes")
+	case !utf8.Valid(req.Model):
+		return nil, job.Fieldf("model", "{model} is not valid UTF-8")
 	case req.ChunkSize != 0 && req.Period != "":
 		return nil, job.Fieldf("chunk_size", "give one of {chunk_size} and {period}")
 	case req.ChunkSize == 0 && req.Period == "":
 		return nil, job.Fieldf("chunk_size", "{chunk_size} or {period} is required")
 	case req.ChunkSize < 0:
 		return nil, job.Fieldf("chunk_size", "{chunk_size} %d must be positive", req.ChunkSize)
+	case req.ChunkSize > maxChunkSize:
+		return nil, job.Fieldf("chunk_size", "{chunk_size} %d is over %d rows", req.ChunkSize, maxChunkSize)
 	}
 	if req.Period != "" {
 		p, err := monitor.ParsePeriod(req.Period)
@@ -110,7 +136,7 @@ func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.models.Store(rec.ID, m)
+	s.models.Store(modelKeyOf(&rec), m)
 	w.Header().Set("Location", fmt.Sprintf("/api/v1/monitors/%d", rec.ID))
 	s.writeJSON(w, http.StatusCreated, monitorJSON{ID: rec.ID, Name: rec.Name})
 }
@@ -149,6 +175,11 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v, err := s.monitorView(r.Context(), &ms[i])
+		if errors.Is(err, errStoredModel) {
+			m := &ms[i]
+			v, err = monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period, Rows: &m.Rows, Labelled: &m.Labelled,
+				Created: m.Created.Format(time.RFC3339), Note: err.Error()}, nil
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -159,7 +190,7 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) lookupMonitor(r *http.Request) (*store.Monitor, error) {
-	id, err := pathID(r, "id")
+	id, err := pathID(r, "id", "monitor")
 	if err != nil {
 		return nil, err
 	}
@@ -193,27 +224,47 @@ func (s *Server) deleteMonitor(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.models.Delete(m.ID)
+	s.models.Delete(modelKeyOf(m))
 	s.metrics.rows.DeleteLabelValues(m.Name)
 	s.metrics.labels.DeleteLabelValues(m.Name)
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// modelKey identifies a monitor's check model in the cache: its id and
+// creation time. Ids are never reused, but a replica keeps the entry of
+// a monitor another replica deleted, and a database that reused an id
+// before it was migrated must not meet that entry under the new monitor.
+type modelKey struct {
+	id      int64
+	created int64 // Unix nanoseconds
+}
+
+func modelKeyOf(m *store.Monitor) modelKey {
+	return modelKey{id: m.ID, created: m.Created.UnixNano()}
+}
+
 // model returns the decoded check model of m, cached: a monitor's model
 // never changes after creation, so every replica may cache it.
 func (s *Server) model(m *store.Monitor) (*checkmodel.Model, error) {
-	if v, ok := s.models.Load(m.ID); ok {
+	key := modelKeyOf(m)
+	if v, ok := s.models.Load(key); ok {
 		return v.(*checkmodel.Model), nil
 	}
 	cm, err := checkmodel.DecodeModel("model", m.Model)
 	if err != nil {
-		return nil, fmt.Errorf("monitor %d: stored model: %w", m.ID, err)
+		return nil, fmt.Errorf("monitor %d: %w: %w", m.ID, errStoredModel, err)
 	}
-	s.models.Store(m.ID, cm)
+	s.models.Store(key, cm)
 	return cm, nil
 }
 
-// modelCache maps monitor ids to decoded models.
+// errStoredModel marks a monitor whose stored model file no longer
+// decodes (one this version refuses, such as a model reading a column
+// twice): its own requests fail with the reason, while the lists and the
+// dashboard show it with the reason as a note instead of failing whole.
+var errStoredModel = errors.New("stored model")
+
+// modelCache maps monitors (modelKey) to decoded models.
 type modelCache = sync.Map
 
 // jsonFloat is a JSON number that also accepts null and strings ("NaN",
@@ -315,6 +366,8 @@ func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON)
 			return nil, rowError("rows", i, "", "id", "missing or empty")
 		case len(row.ID) > maxIDLen:
 			return nil, rowError("rows", i, "", "id", "%d bytes long; at most %d", len(row.ID), maxIDLen)
+		case hasNUL(row.ID):
+			return nil, rowError("rows", i, row.ID, "id", "holds a NUL character")
 		}
 		if j, ok := seen[row.ID]; ok {
 			return nil, rowError("rows", i, row.ID, "id", "repeats rows[%d]'s id", j)
@@ -328,6 +381,9 @@ func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON)
 			}
 			if v.bad != "" || math.IsNaN(v.v) || math.IsInf(v.v, 0) {
 				return nil, rowError("rows", i, row.ID, "features."+name, "%s is not a finite number", orValue(v))
+			}
+			if math.Abs(v.v) > maxAbsValue {
+				return nil, rowError("rows", i, row.ID, "features."+name, tooLarge, orValue(v), maxAbsValue)
 			}
 			feat[j] = v.v
 		}
@@ -344,12 +400,18 @@ func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON)
 			return nil, rowError("rows", i, row.ID, "prediction", "missing")
 		case p.bad != "" || math.IsNaN(p.v) || math.IsInf(p.v, 0):
 			return nil, rowError("rows", i, row.ID, "prediction", "%s is not a finite number", orValue(p))
+		case math.Abs(p.v) > maxAbsValue:
+			return nil, rowError("rows", i, row.ID, "prediction", tooLarge, orValue(p), maxAbsValue)
 		}
 		var ts time.Time
 		if row.Timestamp != "" {
 			t, err := time.Parse(time.RFC3339Nano, row.Timestamp)
 			if err != nil {
 				return nil, rowError("rows", i, row.ID, "timestamp", "%q is not an RFC 3339 time such as 2026-11-23T10:00:00Z", row.Timestamp)
+			}
+			if !store.TimeStorable(t) { // 0001-01-01, the zero time, too
+				return nil, rowError("rows", i, row.ID, "timestamp", "%q is outside %s to %s, the times stored exactly",
+					row.Timestamp, store.MinTime.Format(time.RFC3339Nano), store.MaxTime.Format(time.RFC3339Nano))
 			}
 			ts = t.UTC()
 		} else if m.Period != "" {
@@ -364,10 +426,17 @@ func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON)
 		return nil, err
 	}
 	for i := range out {
+		if e := est[i]; math.IsNaN(e) || math.IsInf(e, 0) || e > maxEstimate {
+			return nil, rowError("rows", i, out[i].ID, "features", "the check model's estimate 2 (h(x) - f(x))² of this row is %g, over %g: its features or prediction are far outside what the model was fitted on",
+				e, maxEstimate)
+		}
 		out[i].Estimate = est[i]
 	}
 	return out, nil
 }
+
+// tooLarge is the message of a number over maxAbsValue.
+const tooLarge = "%s is too large: at most %g in magnitude, so that squares and their sums over a chunk stay finite"
 
 func orValue(f jsonFloat) string {
 	if f.bad != "" {
@@ -406,8 +475,14 @@ func (s *Server) postLabels(w http.ResponseWriter, r *http.Request) {
 			err = rowError("labels", i, "", "id", "missing or empty")
 		case !l.Target.set:
 			err = rowError("labels", i, l.ID, "target", "missing")
+		case len(l.ID) > maxIDLen:
+			err = rowError("labels", i, "", "id", "%d bytes long; at most %d", len(l.ID), maxIDLen)
+		case hasNUL(l.ID):
+			err = rowError("labels", i, l.ID, "id", "holds a NUL character")
 		case l.Target.bad != "" || math.IsNaN(l.Target.v) || math.IsInf(l.Target.v, 0):
 			err = rowError("labels", i, l.ID, "target", "%s is not a finite number", orValue(l.Target))
+		case math.Abs(l.Target.v) > maxAbsValue:
+			err = rowError("labels", i, l.ID, "target", tooLarge, orValue(l.Target), maxAbsValue)
 		}
 		if j, ok := seen[l.ID]; ok && err == nil {
 			err = rowError("labels", i, l.ID, "id", "repeats labels[%d]'s id", j)
@@ -466,6 +541,12 @@ func (s *Server) monitorChunks(ctx context.Context, m store.Monitor) (*chunkView
 // is incomplete when it holds fewer rows than the chunk size, or, by
 // period, while the server's clock is still inside its period.
 func (s *Server) chunksOf(ctx context.Context, m store.Monitor, last int) (*chunkView, error) {
+	return s.chunksDrift(ctx, m, last, 2)
+}
+
+// chunksDrift is chunksOf with the drift of the last drift chunks (of
+// the last ones read) rather than two.
+func (s *Server) chunksDrift(ctx context.Context, m store.Monitor, last, drift int) (*chunkView, error) {
 	cm, err := s.model(&m)
 	if err != nil {
 		return nil, err
@@ -474,9 +555,10 @@ func (s *Server) chunksOf(ctx context.Context, m store.Monitor, last int) (*chun
 	var ser *store.Series
 	n, offset := 0, 0
 	if last > 0 && !byTime {
-		// Features for the last two chunks only (the latest complete one
-		// and the one filling): the others count alerts.
-		n, ser, err = s.store.LastChunks(ctx, m.ID, m.ChunkSize, last, 2)
+		// Features for the last drift chunks only (for the summary, the
+		// latest complete one and the one filling): the others count
+		// alerts.
+		n, ser, err = s.store.LastChunks(ctx, m.ID, m.ChunkSize, last, drift)
 		if err == nil {
 			offset = n - len(ser.Estimates)
 		}
@@ -497,7 +579,7 @@ func (s *Server) chunksOf(ctx context.Context, m store.Monitor, last int) (*chun
 	}
 	driftFrom := func(chunks int) {
 		if last > 0 && !byTime {
-			in.DriftFrom = max(0, chunks-2)
+			in.DriftFrom = max(0, chunks-drift)
 		}
 	}
 	switch {

@@ -41,6 +41,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"genlens/job"
 	"genlens/store"
 )
@@ -56,10 +58,22 @@ type Options struct {
 	// Store holds monitors, rows, labels, jobs and selections.
 	Store *store.DB
 	// Token, when not empty, is the bearer token every endpoint but
-	// /healthz requires.
+	// /healthz requires: at least MinTokenLen characters other than
+	// spaces (see CheckToken).
 	Token string
 	// MaxBody bounds a JSON request body in bytes; 0 means DefaultMaxBody.
 	MaxBody int64
+	// MaxBodiesInFlight bounds the bytes of request bodies read and
+	// decoded at once, over all handlers (at least MaxBody); a request
+	// that finds no room within BodyWait gets 503 with Retry-After. 0
+	// means 2 × MaxBody.
+	MaxBodiesInFlight int64
+	// BodyWait is how long a request waits for room among the bodies in
+	// flight; 0 means DefaultBodyWait (30 s).
+	BodyWait time.Duration
+	// MinFreeDisk is the free space of the data directory below which
+	// /healthz reports the disk as full; 0 means DefaultMinFreeDisk.
+	MinFreeDisk int64
 	// Logger receives one line per failed request and lifecycle events;
 	// nil discards them.
 	Logger *slog.Logger
@@ -87,8 +101,13 @@ type Server struct {
 	jobs    jobsState
 	opts    Options
 	handler http.Handler
-	models  modelCache // monitor id → *checkmodel.Model
+	models  modelCache // modelKey → *checkmodel.Model
 	llm     *llmProxy  // nil without an upstream
+
+	bodies  *semaphore.Weighted // bytes of request bodies in flight
+	logins  loginLimiter
+	disk    diskState
+	dataDir string // the uploads' directory, whose free space /healthz checks
 }
 
 // New returns a Server over opts.Store, which must be open (migrations
@@ -99,11 +118,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s := &Server{store: opts.Store, maxBody: opts.MaxBody, log: opts.Logger, now: opts.Now, opts: opts}
 	if opts.Token != "" {
+		if err := CheckToken(opts.Token); err != nil {
+			return nil, err
+		}
 		s.token = []byte(opts.Token)
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
+	s.bodies = newBodies(opts.MaxBodiesInFlight, s.maxBody)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -175,20 +198,48 @@ func (s *Server) routes() http.Handler {
 	s.routeSelections(api)
 	s.routeStats(api)
 	api.HandleFunc("GET /api/v1/llm/requests", s.llmRequests)
-	mux.Handle("/", s.auth(api))
+	mux.Handle("/", s.auth(s.limitBodies(api)))
 	return s.instrument(mux)
 }
 
-// healthz answers 200 when the store answers, 503 otherwise; it needs no
-// token, so that load balancers can probe it.
+// healthz answers 200 when the store answers and the disk has room, 503
+// otherwise; it needs no token, so that load balancers can probe it, and
+// so says no more than "unavailable" and which part failed: the store's
+// error names users, hosts and databases, and goes to the log.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
-		s.writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
+		s.log.Error("healthz: the store does not answer", "err", err)
+		s.writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "store": "unavailable"})
+		return
+	}
+	if s.diskLow() {
+		s.writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "store": s.store.Backend(), "disk": "full"})
 		return
 	}
 	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "store": s.store.Backend()})
+}
+
+// diskLow reports whether a write failed for want of space within the
+// last minute, or the data directory has less than MinFreeDisk free.
+func (s *Server) diskLow() bool {
+	if s.disk.fullRecently(s.now()) {
+		return true
+	}
+	min := s.opts.MinFreeDisk
+	if min <= 0 {
+		min = DefaultMinFreeDisk
+	}
+	if s.dataDir == "" {
+		return false
+	}
+	free, ok := freeBytes(s.dataDir)
+	if ok && free < uint64(min) {
+		s.log.Warn("healthz: little free space", "dir", s.dataDir, "free_bytes", free, "min_free_bytes", min)
+		return true
+	}
+	return false
 }
 
 // auth requires "Authorization: Bearer <token>" (scheme in any case)
@@ -272,6 +323,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, store.ErrConflict):
 		s.writeJSON(w, http.StatusConflict, errorBody{Error: err.Error()})
 		return
+	case diskFull(err):
+		s.disk.noteFull(s.now())
+		s.log.Error("request failed: disk full", "method", r.Method, "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", "60")
+		s.writeJSON(w, http.StatusInsufficientStorage, errorBody{Error: "the server's disk is full; retry later"})
+		return
 	}
 	k := job.Classify(err)
 	body := errorBody{Error: err.Error(), Kind: k.String()}
@@ -343,12 +400,12 @@ func jsonError(err error) error {
 	return job.Fieldf("", "request body: %v", err)
 }
 
-// pathID parses the {id} path value of r.
-func pathID(r *http.Request, name string) (int64, error) {
+// pathID parses the {id} path value of r, an id of a noun ("monitor").
+func pathID(r *http.Request, name, noun string) (int64, error) {
 	v := r.PathValue(name)
 	id, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || id < 1 {
-		return 0, errStatus(http.StatusNotFound, "no %s %q", strings.TrimSuffix(name, "id"), v)
+		return 0, errStatus(http.StatusNotFound, "no %s %q", noun, v)
 	}
 	return id, nil
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func TestAuth(t *testing.T) {
-	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "s3cret"})
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "s3cret-s3cret-s3cret"})
 	get := func(path, auth string) int {
 		req, _ := http.NewRequest("GET", ts.URL+path, nil)
 		if auth != "" {
@@ -37,14 +37,14 @@ func TestAuth(t *testing.T) {
 		{"/api/v1/monitors", "", 401},
 		{"/api/v1/monitors", "Bearer wrong", 401},
 		{"/api/v1/monitors", "Bearer s3cre", 401},
-		{"/api/v1/monitors", "Basic s3cret", 401},
-		{"/api/v1/monitors", "s3cret", 401},
-		{"/api/v1/monitors", "Bearer s3cret", 200},
-		{"/api/v1/monitors", "bearer s3cret", 200},
+		{"/api/v1/monitors", "Basic s3cret-s3cret-s3cret", 401},
+		{"/api/v1/monitors", "s3cret-s3cret-s3cret", 401},
+		{"/api/v1/monitors", "Bearer s3cret-s3cret-s3cret", 200},
+		{"/api/v1/monitors", "bearer s3cret-s3cret-s3cret", 200},
 		{"/metrics", "", 401},
-		{"/metrics", "Bearer s3cret", 200},
+		{"/metrics", "Bearer s3cret-s3cret-s3cret", 200},
 		{"/", "", 401},
-		{"/", "Bearer s3cret", 200},
+		{"/", "Bearer s3cret-s3cret-s3cret", 200},
 		{"/api/v1/nothing", "", 401}, // no probing for routes without a token
 	} {
 		if got := get(c.path, c.auth); got != c.code {
@@ -190,7 +190,7 @@ func TestIsLoopback(t *testing.T) {
 // The sign-in cookie opens the dashboard's pages (GET), never a change:
 // a forged cross-site POST carrying it is refused.
 func TestLoginCookie(t *testing.T) {
-	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "s3cret"})
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "s3cret-s3cret-s3cret"})
 	id := ts.createMonitor(t, "m", map[string]any{"chunk_size": 10})
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	login := func(tok string) *http.Response {
@@ -204,7 +204,7 @@ func TestLoginCookie(t *testing.T) {
 	if resp := login("wrong"); resp.StatusCode != 401 || len(resp.Cookies()) != 0 {
 		t.Fatalf("wrong token: %d with %d cookies", resp.StatusCode, len(resp.Cookies()))
 	}
-	resp := login("s3cret")
+	resp := login("s3cret-s3cret-s3cret")
 	if resp.StatusCode != 303 || len(resp.Cookies()) != 1 || !resp.Cookies()[0].HttpOnly || resp.Cookies()[0].SameSite != http.SameSiteStrictMode {
 		t.Fatalf("sign-in: %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}

@@ -27,4 +27,14 @@
 // A batch of rows is stored whole or not at all: one transaction, and a
 // row id that exists already fails the batch with a *DuplicateError
 // naming it.
+//
+// # Ids and values
+//
+// Monitor and LLM request ids are never reused (SQLite AUTOINCREMENT,
+// Postgres identity columns GENERATED ALWAYS): rows still sent for a
+// deleted monitor find it gone (ErrNotFound) rather than a newer monitor
+// under its id. Timestamps are int64 Unix nanoseconds, so only times
+// from MinTime to MaxTime are stored (TimeStorable); text is stored alike
+// on both backends, which means without NUL characters (Postgres text
+// cannot hold them).
 package store

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -85,8 +86,8 @@ func (d *DB) InsertLLMRequests(ctx context.Context, rs []LLMRequest) error {
 		if !math.IsNaN(r.Uncertainty) && !math.IsInf(r.Uncertainty, 0) {
 			u = r.Uncertainty
 		}
-		err := st.QueryRowContext(ctx, r.Time.UnixNano(), r.Model, r.MessagesHash, r.Answer, r.Stream, r.Status, r.Score,
-			u, r.Samples, r.Error, finite(r.UpstreamSeconds), finite(r.SampleSeconds), finite(r.TotalSeconds)).Scan(&r.ID)
+		err := st.QueryRowContext(ctx, r.Time.UnixNano(), text(r.Model), text(r.MessagesHash), text(r.Answer), r.Stream, r.Status, text(r.Score),
+			u, r.Samples, text(r.Error), finite(r.UpstreamSeconds), finite(r.SampleSeconds), finite(r.TotalSeconds)).Scan(&r.ID)
 		if err != nil {
 			return fmt.Errorf("store: llm request: %w", err)
 		}
@@ -95,6 +96,13 @@ func (d *DB) InsertLLMRequests(ctx context.Context, rs []LLMRequest) error {
 		return fmt.Errorf("store: llm requests: %w", err)
 	}
 	return nil
+}
+
+// text is s as both backends store it: Postgres text holds neither NUL
+// nor invalid UTF-8, and one such answer would fail its whole batch
+// there, so each becomes U+FFFD on both.
+func text(s string) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
 }
 
 func finite(x float64) float64 {
@@ -113,7 +121,11 @@ func (d *DB) LLMRequests(ctx context.Context, q LLMQuery) ([]LLMRequest, error) 
 	query := `SELECT id, created_at, model, messages_hash, answer, stream, status, score, uncertainty, samples, error,
 		upstream_seconds, sample_seconds, total_seconds FROM llm_requests WHERE created_at >= ?`
 	args := []any{int64(math.MinInt64)}
-	if !q.Since.IsZero() {
+	switch {
+	case q.Since.IsZero() || q.Since.Before(MinTime):
+	case q.Since.After(MaxTime): // UnixNano would wrap around into the past
+		args[0] = int64(math.MaxInt64)
+	default:
 		args[0] = q.Since.UnixNano()
 	}
 	if !math.IsNaN(q.MinUncertainty) {

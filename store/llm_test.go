@@ -91,3 +91,50 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// A NUL or invalid UTF-8 in an answer, model or error is stored alike on
+// every backend (as U+FFFD), and does not fail the batch it is in.
+func TestLLMRequestTextStoredAlike(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		rs := []store.LLMRequest{
+			{Model: "m", Answer: "fine", Score: "kernel-entropy", Status: 200, Uncertainty: math.NaN()},
+			{Model: "m\x00", Answer: "a\x00b\xff", Error: "e\x00", Score: "kernel-entropy", Status: 200, Uncertainty: math.NaN()},
+		}
+		if err := db.InsertLLMRequests(ctx, rs); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.LLMRequests(ctx, store.LLMQuery{MinUncertainty: math.NaN()})
+		if err != nil || len(got) != 2 {
+			t.Fatalf("%d requests, %v", len(got), err)
+		}
+		byID := map[int64]store.LLMRequest{got[0].ID: got[0], got[1].ID: got[1]}
+		if g := byID[rs[1].ID]; g.Model != "m\uFFFD" || g.Answer != "a\uFFFDb\uFFFD" || g.Error != "e\uFFFD" {
+			t.Fatalf("stored %q, %q, %q", g.Model, g.Answer, g.Error)
+		}
+	})
+}
+
+// A since beyond the times stored selects nothing (2300 in Unix
+// nanoseconds would wrap around to 1715 and select everything); one
+// before them selects everything.
+func TestLLMRequestsSinceOutsideStoredTimes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		if err := db.InsertLLMRequest(ctx, &store.LLMRequest{Model: "m", Score: "s", Status: 200, Uncertainty: math.NaN()}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			since time.Time
+			want  int
+		}{
+			{time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), 0},
+			{time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC), 1},
+		} {
+			got, err := db.LLMRequests(ctx, store.LLMQuery{Since: c.since, MinUncertainty: math.NaN()})
+			if err != nil || len(got) != c.want {
+				t.Errorf("since %s: %d requests, %v; want %d", c.since, len(got), err, c.want)
+			}
+		}
+	})
+}

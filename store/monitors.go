@@ -76,6 +76,44 @@ func isUniqueViolation(err error) bool {
 	return false
 }
 
+// isForeignKeyViolation recognises a reference to a missing row: SQLite's
+// extended result code, Postgres's SQLSTATE foreign_key_violation.
+func isForeignKeyViolation(err error) bool {
+	var se *sqlite.Error
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &se):
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+	case errors.As(err, &pe):
+		return pe.Code == "23503"
+	}
+	return false
+}
+
+// lockMonitor makes sure the monitor exists within tx, an error
+// wrapping ErrNotFound when not. On Postgres it locks its row: for
+// update when deleting, else shared with the other writers of its rows,
+// so that a deletion and the rows or labels written beside it take their
+// locks in one order (the monitor, then its rows) and cannot deadlock:
+// whichever comes second waits, and rows for a monitor deleted meanwhile
+// find it gone. SQLite has one writer at a time.
+func (d *DB) lockMonitor(ctx context.Context, tx *sql.Tx, id int64, forDelete bool) error {
+	q := "SELECT id FROM monitors WHERE id = ?"
+	if d.Postgres() {
+		if forDelete {
+			q += " FOR UPDATE"
+		} else {
+			q += " FOR KEY SHARE"
+		}
+	}
+	var got int64
+	err := tx.QueryRowContext(ctx, d.q(q), id).Scan(&got)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: no monitor %d", ErrNotFound, id)
+	}
+	return err
+}
+
 // monitorCols are a monitor's columns, its counts left 0 (see Counts).
 const monitorCols = "m.id, m.name, m.model, m.chunk_size, m.period, m.created_at, 0, 0"
 
@@ -143,6 +181,18 @@ type Row struct {
 	Estimate float64
 }
 
+// The times a row's timestamp may take: the store keeps them as int64
+// Unix nanoseconds, which hold 1677-09-21T00:12:43.145224192Z to
+// 2262-04-11T23:47:16.854775807Z exactly. A later time would wrap around
+// (2300 would come back as 1715), and the zero time means "none".
+var (
+	MinTime = time.Unix(0, math.MinInt64).UTC()
+	MaxTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// TimeStorable reports whether t is stored and read back exactly.
+func TimeStorable(t time.Time) bool { return !t.Before(MinTime) && !t.After(MaxTime) }
+
 // DuplicateError reports a row whose id the monitor holds already; no
 // row of its batch was stored.
 type DuplicateError struct {
@@ -195,6 +245,12 @@ func (d *DB) InsertRows(ctx context.Context, monitor int64, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	for i, r := range rows {
+		if !r.Time.IsZero() && !TimeStorable(r.Time) {
+			return fmt.Errorf("store: rows[%d] (id %q): timestamp %s is outside %s to %s, which the store holds exactly",
+				i, r.ID, r.Time.Format(time.RFC3339), MinTime.Format(time.RFC3339), MaxTime.Format(time.RFC3339))
+		}
+	}
 	leave, err := d.enter(ctx)
 	if err != nil {
 		return err
@@ -205,6 +261,9 @@ func (d *DB) InsertRows(ctx context.Context, monitor int64, rows []Row) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := d.lockMonitor(ctx, tx, monitor, false); err != nil {
+		return err
+	}
 	var inserted int64
 	args := make([]any, 0, 6*min(len(rows), rowsPerInsert))
 	for start := 0; start < len(rows); start += rowsPerInsert {
@@ -224,6 +283,9 @@ func (d *DB) InsertRows(ctx context.Context, monitor int64, rows []Row) error {
 			res, err = tx.ExecContext(ctx, d.insertSQL(len(part)), args...)
 		}
 		if err != nil {
+			if isForeignKeyViolation(err) { // deleted while the batch was checked
+				return fmt.Errorf("%w: no monitor %d", ErrNotFound, monitor)
+			}
 			return fmt.Errorf("store: inserting rows: %w", err)
 		}
 		n, err := res.RowsAffected()
@@ -332,6 +394,9 @@ func (d *DB) SetLabels(ctx context.Context, monitor int64, labels []Label) error
 		return err
 	}
 	defer tx.Rollback()
+	if err := d.lockMonitor(ctx, tx, monitor, false); err != nil {
+		return err
+	}
 	q := d.q("UPDATE monitor_rows SET target = ?, realized = (? - prediction) * (? - prediction) WHERE monitor_id = ? AND row_id = ?")
 	stmt, err := tx.PrepareContext(ctx, q)
 	if err != nil {
@@ -379,7 +444,38 @@ func (d *DB) Series(ctx context.Context, monitor int64, byTime bool) (*Series, e
 	if err := s.scan(rows, byTime); err != nil {
 		return nil, err
 	}
+	if byTime && d.Postgres() {
+		s.nullsFirst()
+	}
 	return s, nil
+}
+
+// nullsFirst moves the rows without a timestamp, which Postgres sorts
+// last, to the front, where SQLite sorts them (the zero time is the
+// earliest), keeping the order within each part: both backends then
+// give the same chunks. A period monitor's rows all have timestamps,
+// but a database written before timestamps were checked may hold some
+// without (0001-01-01 was stored as none).
+func (s *Series) nullsFirst() {
+	k := len(s.Times)
+	for k > 0 && s.Times[k-1].IsZero() {
+		k--
+	}
+	if k == len(s.Times) || k == 0 {
+		return
+	}
+	rotate(s.Estimates, k)
+	rotate(s.Realized, k)
+	rotate(s.Times, k)
+	rotate(s.Features, k)
+	rotate(s.Stamps, k)
+}
+
+// rotate moves v[k:] in front of v[:k].
+func rotate[T any](v []T, k int) {
+	slices.Reverse(v[:k])
+	slices.Reverse(v[k:])
+	slices.Reverse(v)
 }
 
 // scanLean appends rows of (estimate, realized) to s, without features
@@ -562,6 +658,9 @@ func (d *DB) DeleteMonitor(ctx context.Context, id int64) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := d.lockMonitor(ctx, tx, id, true); err != nil {
+		return err
+	}
 	// Rows first, explicitly: the foreign key's cascade would do it, but
 	// only where the connection enforces foreign keys.
 	if _, err := tx.ExecContext(ctx, d.q("DELETE FROM monitor_rows WHERE monitor_id = ?"), id); err != nil {

@@ -226,7 +226,23 @@ func (d *DB) migrate(ctx context.Context) error {
 		names = append(names, e.Name())
 	}
 	slices.Sort(names)
-	tx, err := d.w.BeginTx(ctx, nil)
+	// One connection for the whole run: on SQLite, foreign keys are off
+	// while migrations run (the pragma is a no-op inside a transaction),
+	// so that rebuilding a table (create the new one, copy, drop the old,
+	// rename) does not cascade the drop into the tables referencing it;
+	// foreign_key_check proves the references whole before the commit.
+	conn, err := d.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	defer conn.Close()
+	if d.backend == "sqlite" {
+		if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+			return fmt.Errorf("store: migrations: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON")
+	}
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
@@ -263,10 +279,34 @@ func (d *DB) migrate(ctx context.Context) error {
 			return fmt.Errorf("store: migration %s: %w", name, err)
 		}
 	}
+	if d.backend == "sqlite" {
+		if err := foreignKeyCheck(ctx, tx); err != nil {
+			return err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
 	return nil
+}
+
+// foreignKeyCheck fails when a SQLite row references a missing one.
+func foreignKeyCheck(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, "PRAGMA foreign_key_check")
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var table, parent string
+		var rowid sql.NullInt64
+		var fk int
+		if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
+			return fmt.Errorf("store: migrations: foreign key check: %w", err)
+		}
+		return fmt.Errorf("store: migrations: row %d of %s references a missing row of %s", rowid.Int64, table, parent)
+	}
+	return rows.Err()
 }
 
 // Version returns the schema version: the number of the last migration

@@ -57,6 +57,7 @@ members of file i, (n-1)/n Var_i, for independently trained members.`,
 	cmd.Flags().StringVar(&f.Key, "key", "", "array name inside the .npz inputs (applies to every input file)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	cmd.Flags().StringVar(&out, "out", "", "directory for correlation.png, covariance.csv, correlation.csv, correlate.json")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 

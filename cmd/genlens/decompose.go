@@ -44,6 +44,7 @@ bias, kernel score and MMD² need --targets. --key picks the array inside
 	kf.register(cmd, f.Kernel, "median")
 	cmd.Flags().BoolVar(&f.PerInstance, "per-instance", false, "also report the terms of every instance (conditional input)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 

@@ -78,6 +78,7 @@ disentangle.json.`,
 	fl.Uint64Var(&f.Seed, "seed", 1, "random seed (--shuffle)")
 	fl.StringVar(&out, "out", "", "directory for the matrices, charts, CSV and JSON")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 

@@ -28,7 +28,7 @@ func newEntropyCmd() *cobra.Command {
 	var kleT float64
 	var cumulative, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "entropy --in ANSWERS.(jsonl|parquet) [flags]",
+		Use:   "entropy ANSWERS.(jsonl|parquet) | --in ANSWERS [flags]",
 		Short: "Kernel entropy and other uncertainty scores of sampled LLM answers per prompt, with AUROC",
 		Long: `entropy scores each prompt's uncertainty as the predictive kernel entropy of
 its sampled answers (Gruber & Buettner, ICML 2024, Algorithm 1), beside the
@@ -67,14 +67,20 @@ Correctness is 'correct' when given, else RougeL-F(answer, any reference) >
 --rouge-threshold (default 0.3; 0 counts an answer sharing any word with a
 reference as correct).
 With --holdout-first the answer under test is samples[0] and uncertainty is
-computed from samples[1:] only.`,
-		Example: `  genlens entropy --in answers.jsonl --holdout-first
+computed from samples[1:] only.
+
+The answers file may be the argument ('genlens entropy answers.jsonl' is
+'genlens entropy --in answers.jsonl'; both with different values are refused).`,
+		Example: `  genlens entropy answers.jsonl --holdout-first
   genlens entropy --in answers.jsonl --holdout-first --scores all
   genlens entropy --in answers.jsonl --scores kle,eigv --similarity embedding --embeddings e5.npy
   genlens entropy --in answers.jsonl --kernel rbf --gamma dim --embeddings e5.npy --json
   genlens entropy --prompts prompts.jsonl --base-url http://127.0.0.1:8000/v1 --model NAME --greedy --out-answers answers.jsonl --scores all`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := positional(cmd, a, "in"); err != nil {
+				return err
+			}
 			// The kernel-specific flags reach the request only when
 			// given, so that the job refuses those the kernel ignores.
 			ifGiven(cmd, "t", &f.T, &t)
@@ -93,7 +99,7 @@ computed from samples[1:] only.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.In, "in", "", "answers file (.jsonl or .parquet)")
+	fl.StringVar(&f.In, "in", "", "answers file (.jsonl or .parquet; or the argument)")
 	fl.StringVar(&f.Embeddings, "embeddings", "", "optional .npy/.npz with a (rows, samples, d) array of sample embeddings")
 	fl.StringVar(&f.EmbeddingsKey, "embeddings-key", "", "array name inside an --embeddings .npz")
 	fl.StringVar(&f.Kernel, "kernel", f.Kernel, "cs (word sequences) or a vector kernel: "+strings.Join(kernel.Names, ", "))

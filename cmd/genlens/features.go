@@ -53,7 +53,7 @@ reads nor writes it.
 
 Weights: --weights PATH, else $GENLENS_WEIGHTS, else the user cache
 (pt_inception-2015-12-05-6726825d.pth), else a one-time download from
-pytorch-fid's GitHub release, checked against its SHA-256 prefix. Offline,
+pytorch-fid's GitHub release, checked against its published SHA-256. Offline,
 download that file by hand and pass it with --weights.
 
 --shards K computes the features of one shard of DIR only, split as
@@ -129,6 +129,7 @@ func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON b
 		}
 		fmt.Fprintf(w, "%d images -> %s (%d x %d float32, %s, %s); %d from the feature cache; %.1f images/s on %s\n",
 			res.Images, out, res.Images, res.Dims, res.Output, how, res.Cached, float64(res.ImagesPerSecond), res.Backend)
+		weightsLine(w, res.Weights)
 	})
 }
 

@@ -19,12 +19,14 @@ func newStatsCmd() *cobra.Command {
 	f := job.NewStatsRequest()
 	var out string
 	cmd := &cobra.Command{
-		Use:   "stats --in FEATS.npy|DIR --out STATS.npz",
+		Use:   "stats [FEATS.npy|DIR] --out STATS.npz",
 		Short: "Gaussian statistics (mu, sigma) of a feature set or a folder of images, as pytorch-fid writes them",
 		Long: `stats computes the mean and the (n-1)-normalised covariance of feature rows
 (Inception, CLIP, DINOv2, ... embeddings; n x d) and writes them as an .npz
 with arrays mu (d) and sigma (d x d), the format of pytorch-fid's
---save-stats, for later 'genlens compare --real STATS.npz'.
+--save-stats, for later 'genlens compare --real STATS.npz'. The input is the
+argument or --in ('genlens stats real/ --out real.npz' is 'genlens stats --in
+real/ --out real.npz'; both with different values are refused).
 
 --in may be a folder of images: their Inception-v3 features (pool3, or
 --dims 64|192|768) are computed as 'genlens features' does and streamed into
@@ -42,14 +44,17 @@ shard on every machine. The 0-based shard index is --shard, else
 $JOB_COMPLETION_INDEX (Kubernetes Indexed Job), else $SLURM_ARRAY_TASK_ID
 minus $SLURM_ARRAY_TASK_MIN (Slurm job array); "{shard}" in --out is
 replaced by it.`,
-		Example: `  genlens stats --in real_feats.npy --out real_stats.npz
+		Example: `  genlens stats real_feats.npy --out real_stats.npz
   genlens stats --in real_imgs/ --out real_stats.npz
   genlens stats --in /data/real/ --shards 16 --out /parts/part-{shard}.npz   # in each of 16 array tasks
   genlens stats merge /parts/part-*.npz --out real_stats.npz`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := positional(cmd, a, "in"); err != nil {
+				return err
+			}
 			if f.In == "" || out == "" {
-				return badUsage("stats: --in FEATS|DIR and --out STATS.npz are required")
+				return badUsage("stats: the input (FEATS|DIR, or --in) and --out STATS.npz are required")
 			}
 			var err error
 			if f.Shard, out, err = resolveShard(cmd, "stats", f.Shards, f.Shard, out); err != nil {
@@ -88,13 +93,14 @@ replaced by it.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&f.In, "in", "", "feature rows (.npy/.npz/.csv, n x d) or a folder of images")
+	cmd.Flags().StringVar(&f.In, "in", "", "feature rows (.npy/.npz/.csv, n x d) or a folder of images (or the argument)")
 	cmd.Flags().StringVar(&f.Key, "key", "", "array name inside an .npz input")
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
 	cmd.Flags().StringVar(&f.Dims, "dims", "", "folders: Inception feature, 64, 192, 768 or 2048 (default)")
 	cmd.Flags().IntVar(&f.Shards, "shards", 0, "split into K shards and write this process's partial statistics (see 'genlens stats merge')")
 	cmd.Flags().IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+job.EnvJobCompletionIndex+", else $"+job.EnvSlurmArrayTaskID+" - $"+job.EnvSlurmArrayTaskMin+")")
 	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 
@@ -183,7 +189,7 @@ func newCompareCmd() *cobra.Command {
 	var kernelName, gamma string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "compare --real DIR|R.(npy|npz) --fake DIR|F.(npy|npz) [flags]",
+		Use:   "compare REAL FAKE | --real DIR|R.(npy|npz) --fake DIR|F.(npy|npz) [flags]",
 		Short: "FID (and on request KID, MMD², CMS, PRDC, Vendi, CMMD) between real and generated images or feature sets",
 		Long: `compare computes two-sample metrics between real data and a generator's samples.
 --real and --fake may each be
@@ -197,12 +203,17 @@ func newCompareCmd() *cobra.Command {
                       --save-stats), as 'python -m pytorch_fid A B' accepts;
                       then only fid can be computed
 
+REAL and FAKE may be the two arguments, as 'python -m pytorch_fid A B' takes
+them: 'genlens compare real/ fake/' is 'genlens compare --real real/ --fake
+fake/'. An argument and its flag with different values are refused.
+
 Metrics (--metrics, comma-separated; default fid, which takes seconds at any n;
 "all" is fid, kid, mmd and cms as far as the inputs allow):
 
   fid   Frechet distance with (n-1) covariances, as pytorch-fid / clean-fid
-  kid   unbiased MMD² with (x.y/d + 1)^3 over --kid-subsets subsets of size
-        min(--kid-subset-size, n), mean and std (torch-fidelity's convention)
+  kid   unbiased MMD² with (x.y/d + 1)^3 over --kid-subsets subsets of
+        --kid-subset-size rows of each side, mean and std (torch-fidelity's
+        convention; like it, a subset size above either side's n is refused)
   mmd   unbiased MMD² with --kernel/--gamma (n² kernel evaluations)
   cms   cosine similarity of the mean embeddings with --kernel/--gamma
   prdc  precision, recall (Kynkaanniemi et al. 2019), density, coverage
@@ -220,13 +231,16 @@ of images seen before with the same settings come from the feature cache, so
 a second comparison against the same real folder skips the network
 (--no-cache: off). An .npz of several arrays without mu and sigma needs
 --real-key (--fake-key) to name the array of rows.`,
-		Example: `  genlens compare --real real_imgs/ --fake gen_imgs/
+		Example: `  genlens compare real_imgs/ gen_imgs/
   genlens compare --real real_imgs/ --fake gen_imgs/ --mode tf --metrics fid,kid --json
   genlens compare --real cifar10_stats.npz --fake gen_feats.npy
   genlens compare --real real_feats.npy --fake gen_feats.npy --metrics all
   genlens compare --real real_feats.npy --fake gen_feats.npy --metrics fid,prdc,vendi --nearest-k 3`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: args(cobra.MaximumNArgs(2)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := positional(cmd, a, "real", "fake"); err != nil {
+				return err
+			}
 			// Only when given, so that the job refuses them without mmd
 			// or cms.
 			ifGiven(cmd, "kernel", &f.Kernel, kernelName)
@@ -256,13 +270,14 @@ a second comparison against the same real folder skips the network
 	fl.StringVar(&gamma, "gamma", "median", "mmd, cms: bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
 	markGivenOnly(cmd, "kernel", "gamma")
 	fl.IntVar(&f.KIDSubsets, "kid-subsets", f.KIDSubsets, "KID: number of subsets")
-	fl.IntVar(&f.KIDSubsetSize, "kid-subset-size", f.KIDSubsetSize, "KID: subset size (capped at the smaller sample)")
+	fl.IntVar(&f.KIDSubsetSize, "kid-subset-size", f.KIDSubsetSize, "KID: subset size, at most the smaller side's rows (below them for a meaningful std)")
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed for the KID subsets and --prdc-max-rows")
 	fl.IntVar(&f.NearestK, "nearest-k", f.NearestK, "prdc: neighbours k of the radii")
 	fl.IntVar(&f.PRDCMaxRows, "prdc-max-rows", 0, "prdc: use at most this many rows of each side, drawn at random with --seed (0: all)")
 	fl.StringVar(&f.Dims, "dims", "", "folders: Inception feature, 64, 192, 768 or 2048 (default)")
 	imageFlags(fl, &f.ImageOptions, "batch")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 
@@ -314,7 +329,7 @@ func newISCmd() *cobra.Command {
 	f := job.NewISRequest()
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "is --probs P.npy | --images DIR [--splits 10] [--json]",
+		Use:   "is P.npy|DIR | --probs P.npy | --images DIR [--splits 10] [--json]",
 		Short: "Inception Score from class-probability rows or a folder of images",
 		Long: `is computes the Inception Score exp(E KL(p(y|x) || p(y))) (Salimans et al.,
 "Improved Techniques for Training GANs", NeurIPS 2016) from class-probability
@@ -328,13 +343,23 @@ Softmax outputs saved as float32 are often 1e-7 to 1e-5 off: a looser
 of the FID Inception-v3's logits without the fc bias, as torch-fidelity does
 (--mode tf for its preprocessing; see 'genlens features').
 
+The input may be the argument: a folder is --images, a file --probs
+('genlens is samples/' is 'genlens is --images samples/').
+
 Splits are consecutive rows, as in the original code; torch-fidelity first
 permutes the rows with NumPy's RandomState(2020): --shuffle does the same
 (the same permutation), for torch-fidelity's numbers with --splits above 1.`,
-		Example: `  genlens is --probs probs.npy
+		Example: `  genlens is probs.npy
   genlens is --images samples/ --mode tf --shuffle     # torch-fidelity's IS`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			which := "probs"
+			if len(a) == 1 && anyFolder(a[0]) {
+				which = "images"
+			}
+			if err := positional(cmd, a, which); err != nil {
+				return err
+			}
 			if err := f.Validate(); err != nil {
 				return err
 			}
@@ -359,5 +384,6 @@ permutes the rows with NumPy's RandomState(2020): --shuffle does the same
 	cmd.Flags().Float64Var(&f.Tolerance, "tolerance", frechet.ProbTolerance, "how far a row may sum from 1; above the default, rows are rescaled to sum to 1")
 	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }

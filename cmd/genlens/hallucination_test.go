@@ -219,7 +219,7 @@ func TestPHRBadInput(t *testing.T) {
 		{"one label served", []string{"serve-model", "--labels", "yes"}, `--labels "yes"`},
 		{"duplicate n", []string{"simulate", "--ns", "2,2"}, "given twice"},
 		{"out is a file", []string{"simulate", "--out", good}, "is a file"},
-		{"M x K too large", []string{"run", "--backend", "linear", "--context", good, "--queries", q, "--m", "4000000000", "--k", "4000000000"}, "responses per query"},
+		{"M x K too large", []string{"run", "--backend", "linear", "--context", good, "--queries", q, "--m", "100000", "--k", "100000"}, "responses per query"},
 		{"max tokens 0", []string{"run", "--backend", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model-name", "m", "--context", good, "--queries", q, "--max-tokens", "0"}, "--max-tokens"},
 		{"timeout 0", []string{"run", "--backend", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model-name", "m", "--context", good, "--queries", q, "--timeout", "0s"}, "--timeout"},
 	} {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -83,6 +84,25 @@ func TestImageFolderCommands(t *testing.T) {
 		"--image-batch", "2", "--steps", "3", "--batch", "1", "--trials", "1", "--algos", "fid-ucb", "--json"); code != 0 || !strings.Contains(stdout, `"best": 0`) {
 		t.Errorf("select on folders: exit %d: %s %s", code, stdout, stderr)
 	}
+	// Weights other than the published FID file: one line in every table
+	// that used them, and "official": false in --json.
+	const unofficial = "are not the published FID Inception weights (pt_inception-2015-12-05-6726825d.pth): not comparable with published FIDs"
+	for _, args := range [][]string{
+		{"compare", "--real", real, "--fake", fake, "--weights", weights},
+		{"is", "--images", real, "--weights", weights, "--splits", "1"},
+		{"stats", "--in", real, "--out", filepath.Join(dir, "again.npz"), "--weights", weights},
+		{"select", "--pools", real, fake, "--ref", real, "--weights", weights, "--steps", "2", "--batch", "1", "--trials", "1", "--algos", "greedy"},
+		{"features", real, "--out", filepath.Join(dir, "f.npy"), "--weights", weights},
+	} {
+		code, stdout, stderr := cli(t, args...)
+		if code != 0 || strings.Count(stdout, unofficial) != 1 || !strings.Contains(stdout, "weights: "+weights+" (sha256 3807d25d7a88…)") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %s; want one line saying %q", args, code, stdout, stderr, unofficial)
+		}
+	}
+	if _, stdout, _ := cli(t, "compare", "--real", real, "--fake", fake, "--weights", weights, "--json"); !strings.Contains(stdout, `"official": false`) {
+		t.Errorf("compare --json: %s lacks \"official\": false", stdout)
+	}
+
 	// An image flag with feature files only is refused.
 	if code, _, stderr := cli(t, "compare", "--real", stats[0], "--fake", stats[1], "--no-cache"); code != 2 || !strings.Contains(stderr, "--no-cache applies only to folders") {
 		t.Errorf("--no-cache without folders: exit %d: %s", code, stderr)
@@ -145,9 +165,12 @@ func TestCompareFoldersUnderPTY(t *testing.T) {
 	if !strings.Contains(out, "images/s") {
 		t.Errorf("no images/s on the terminal:\n%q", out)
 	}
+	// The result's line, "FID  0.83"; warnings and the weights line name
+	// the FID in words.
+	result := regexp.MustCompile(`FID\s+-?[0-9]`)
 	fid := 0
 	for _, l := range screen(out) {
-		if strings.Contains(l, "FID") {
+		if result.MatchString(l) {
 			fid++
 			if !strings.HasPrefix(l, "FID") {
 				t.Errorf("the FID line shares its line with a bar: %q", l)

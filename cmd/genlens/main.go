@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"genlens/internal/atomicfile"
@@ -9,12 +10,17 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"genlens/dataio"
 	"genlens/job"
 	"genlens/linalg"
 	"genlens/membudget"
@@ -76,15 +82,25 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "genlens: internal error (please report it): %v\n%s", r, debug.Stack())
+			if wantsJSON(args) {
+				writeJSONError(stdout, fmt.Errorf("internal error (please report it): %v", r), nil)
+			}
 			code = exitFailure
 		}
 	}()
 	stdout, stderr = newConsole(stdout, stderr)
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	ran, err := root.ExecuteContextC(ctx)
+	var ran *cobra.Command
+	err := unknownCommand(root, args)
+	if err == nil {
+		ran, err = root.ExecuteContextC(ctx)
+	}
 	if err == nil {
 		return exitOK
+	}
+	if wantsJSON(args) {
+		writeJSONError(stdout, err, ran)
 	}
 	if job.Classify(err) == job.KindCanceled && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "genlens: interrupted")
@@ -92,6 +108,97 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 	}
 	fmt.Fprintln(stderr, "genlens:", message(err, ran))
 	return exitCode(err)
+}
+
+// wantsJSON reports whether the command line asks for --json (before a
+// "--"): its failures are then a JSON document on stdout too, for the
+// scripts that read it. The arguments decide, not the parsed flag, so
+// that an error in parsing the flags is JSON as well.
+func wantsJSON(args []string) bool {
+	want := false
+	for _, a := range args {
+		switch a {
+		case "--":
+			return want
+		case "--json", "--json=true", "--json=1":
+			want = true
+		case "--json=false", "--json=0":
+			want = false
+		}
+	}
+	return want
+}
+
+// jsonError is the document a failure prints on stdout under --json: the
+// message as stderr has it, the kind of error (job.Kind: "field" for a
+// bad flag, argument or request field, "input" for a bad input file,
+// "canceled", "internal") and the request field at fault, null when none
+// is (the flag is the field with "_" as "-"; for a bad input file, the
+// field that named it or its folder).
+type jsonError struct {
+	Error string  `json:"error"`
+	Kind  string  `json:"kind"`
+	Field *string `json:"field"`
+}
+
+func writeJSONError(stdout io.Writer, err error, ran *cobra.Command) {
+	je := jsonError{Error: message(err, ran), Kind: job.Classify(err).String()}
+	var ue usageError
+	if errors.As(err, &ue) {
+		je.Kind = job.KindField.String()
+	}
+	var fe *job.FieldError
+	var ie *dataio.InputError
+	switch {
+	case errors.As(err, &fe) && fe.Field != "":
+		je.Field = &fe.Field
+	case errors.As(err, &ie) && strings.HasPrefix(ie.Field, "{") && strings.HasSuffix(ie.Field, "}"):
+		f := strings.Trim(ie.Field, "{}")
+		je.Field = &f
+	case errors.As(err, &ie) && ie.File != "":
+		je.Field = inputField(ran, ie.File)
+	}
+	b, _ := json.Marshal(je)
+	fmt.Fprintf(stdout, "%s\n", b)
+}
+
+// inputField returns the request field of the flag of ran that names
+// file, or a folder file is in, nil for none: the input a bad file came
+// from ("fake" for `compare --fake bad.npy`).
+func inputField(ran *cobra.Command, file string) *string {
+	if ran == nil {
+		return nil
+	}
+	holds := func(v string) bool {
+		if v == "" {
+			return false
+		}
+		c := filepath.Clean(v)
+		return v == file || c == filepath.Clean(file) || strings.HasPrefix(filepath.Clean(file), c+string(filepath.Separator))
+	}
+	var field *string
+	ran.Flags().VisitAll(func(f *pflag.Flag) {
+		if field != nil || !f.Changed {
+			return
+		}
+		vals := []string{f.Value.String()}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			vals = sv.GetSlice()
+		}
+		for _, v := range vals {
+			if holds(v) {
+				name := strings.ReplaceAll(f.Name, "-", "_")
+				for k, flag := range ran.Annotations { // a renamed flag's field
+					if flag == f.Name && strings.HasPrefix(k, "flag:") {
+						name = strings.TrimPrefix(k, "flag:")
+					}
+				}
+				field = &name
+				return
+			}
+		}
+	})
+	return field
 }
 
 // exitCode maps an error to the exit status: the job layer's
@@ -180,6 +287,7 @@ BLAS backend: ` + linalg.Backend(),
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.SetVersionTemplate(versionText())
 	deprecationOut = stderr
 	addBudgetFlag(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -256,6 +364,7 @@ var parentCommands = map[string]func() *cobra.Command{
 var extraCommands = []extraCommand{
 	{"production", newServeCmd},
 	{"other", newDemoCmd},
+	{"other", newVersionCmd},
 }
 
 type extraCommand struct {
@@ -276,6 +385,7 @@ func addCommands(root *cobra.Command) {
 			panic("genlens: no command line for the job " + jc.Name)
 		}
 		c := build()
+		c.Annotations = withAnnotation(c.Annotations, annotationJob, jc.Name)
 		top, _, sub := strings.Cut(jc.Name, " ")
 		if !sub {
 			c.GroupID = jc.Group
@@ -302,38 +412,216 @@ func addCommands(root *cobra.Command) {
 }
 
 // version is the module version genlens was built from: the tag for
-// `go install genlens/cmd/genlens@vX`, else the VCS revision and date.
+// `go install genlens/cmd/genlens@vX`, the pseudo-version Go stamps from
+// the checkout's commit, else the VCS revision and date.
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "devel"
 	}
-	v := bi.Main.Version
-	var rev, when string
-	dirty := false
+	return buildOf(bi).short()
+}
+
+// build is what a binary knows of its own build (debug.ReadBuildInfo):
+// the module version, the VCS revision with its commit time and whether
+// the tree had uncommitted changes, and the Go toolchain.
+type build struct {
+	module   string // bi.Main.Version: "v1.2.0", "v0.0.0-2026...-abcdef+dirty" or "(devel)"
+	revision string // full commit hash; "" when built without VCS information
+	time     string // commit time of the revision (RFC 3339)
+	dirty    bool   // built from a tree with uncommitted changes
+	goVer    string
+	platform string
+}
+
+func buildOf(bi *debug.BuildInfo) build {
+	b := build{module: bi.Main.Version, goVer: bi.GoVersion}
+	var goos, goarch string
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			rev = s.Value
+			b.revision = s.Value
 		case "vcs.time":
-			when = s.Value
+			b.time = s.Value
 		case "vcs.modified":
-			dirty = s.Value == "true"
+			b.dirty = s.Value == "true"
+		case "GOOS":
+			goos = s.Value
+		case "GOARCH":
+			goarch = s.Value
 		}
 	}
-	if v != "" && v != "(devel)" {
-		return v
+	if goos != "" {
+		b.platform = goos + "/" + goarch
 	}
-	if rev == "" {
+	return b
+}
+
+// short is the one-word version of the first line of --version.
+func (b build) short() string {
+	if b.module != "" && b.module != "(devel)" {
+		return b.module
+	}
+	if b.revision == "" {
 		return "devel"
 	}
+	rev := b.revision
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	if dirty {
+	if b.dirty {
 		rev += "+dirty"
 	}
-	return "devel " + rev + " " + when
+	return "devel " + rev + " " + b.time
+}
+
+// long is the text of `genlens version` and `genlens --version`: the
+// version, the revision (with its commit time and the dirty flag), when
+// the binary was built (the modification time of the executable, built,
+// when known: Go records no build time) and the toolchain.
+func (b build) long(built time.Time) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "genlens version %s\n", b.short())
+	mod := b.module
+	if mod == "" {
+		mod = "(devel)"
+	}
+	fmt.Fprintf(&s, "module    genlens %s\n", mod)
+	if b.revision == "" {
+		s.WriteString("revision  unknown (built without VCS information: -buildvcs=false, or outside a git checkout's own directory)\n")
+	} else {
+		state := "clean"
+		if b.dirty {
+			state = "dirty: uncommitted changes"
+		}
+		fmt.Fprintf(&s, "revision  %s (%s)\n", b.revision, state)
+		if b.time != "" {
+			fmt.Fprintf(&s, "committed %s\n", b.time)
+		}
+	}
+	if !built.IsZero() {
+		fmt.Fprintf(&s, "built     %s\n", built.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(&s, "go        %s %s\n", b.goVer, b.platform)
+	return s.String()
+}
+
+// versionText is long for the running binary.
+func versionText() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "genlens version devel\n"
+	}
+	var built time.Time
+	if exe, err := os.Executable(); err == nil {
+		if st, err := os.Stat(exe); err == nil {
+			built = st.ModTime()
+		}
+	}
+	return buildOf(bi).long(built)
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, VCS revision and build of genlens (as --version)",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := io.WriteString(cmd.OutOrStdout(), versionText())
+			return err
+		},
+	}
+}
+
+// annotationJob marks the command of a job (its value is the job's
+// name): a job with commands under it ("stats", over "stats merge")
+// takes arguments of its own, where a group of commands ("mse") takes
+// only the name of one of them.
+const annotationJob = "genlens:job"
+
+func withAnnotation(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
+}
+
+// isGroup reports whether c only groups other commands (genlens itself,
+// mse, hallucination, completion): a word after it must name one of
+// them.
+func isGroup(c *cobra.Command) bool {
+	_, job := c.Annotations[annotationJob]
+	return !c.HasParent() || c.HasSubCommands() && !job
+}
+
+// unknownCommand returns the usage error for the first word of args that
+// should name a command and names none, with the commands it may be a
+// typo of: after genlens, after a group (mse, hallucination) and after
+// help. cobra would parse the flags of the group first and report a flag
+// of the mistyped command as unknown ("genlens comapre --real" is about
+// comapre, not --real). The commands are the tree built from
+// job.Commands (addCommands), so nothing is listed by hand.
+func unknownCommand(root *cobra.Command, args []string) error {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd(args...)
+	c, help := root, false
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return nil
+		case strings.HasPrefix(a, "-"):
+			continue // groups take only boolean flags (--help, --version)
+		case a == cobra.ShellCompRequestCmd || a == cobra.ShellCompNoDescRequestCmd:
+			return nil // shell completion, added by cobra as it runs
+		}
+		sub := subcommand(c, a)
+		switch {
+		case sub == nil:
+			return notACommand(c, a)
+		case c == root && a == "help" && !help:
+			help = true // the words after help name a command
+			continue
+		}
+		c = sub
+		if !isGroup(c) {
+			return nil // the command's own arguments follow
+		}
+	}
+	return nil
+}
+
+// subcommand returns c's command of the name or alias a, nil for none.
+func subcommand(c *cobra.Command, a string) *cobra.Command {
+	for _, s := range c.Commands() {
+		if s.Name() == a || s.HasAlias(a) {
+			return s
+		}
+	}
+	return nil
+}
+
+// notACommand is the usage error of word a, which names no command
+// under c, with the names it may be a typo of.
+func notACommand(c *cobra.Command, a string) error {
+	c.SuggestionsMinimumDistance = 2
+	msg := fmt.Sprintf("unknown command %q for %q", a, c.CommandPath())
+	switch s := c.SuggestionsFor(a); len(s) {
+	case 0:
+	case 1:
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	default:
+		msg += fmt.Sprintf("; did you mean one of %s?", quoteJoin(s))
+	}
+	return badUsage("%s (see '%s --help')", msg, c.CommandPath())
+}
+
+func quoteJoin(s []string) string {
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = strconv.Quote(x)
+	}
+	return strings.Join(q, ", ")
 }
 
 // args wraps a cobra positional-argument validator so that its error

@@ -87,6 +87,7 @@ units, full-batch Adam (weight decay 1e-3), as in the paper.`,
 	fl.IntVar(&f.Folds, "folds", f.Folds, "cross-fitting folds that calibrate the estimates to the realised MSE on held-out reference rows (which must not be the rows f was trained on); 0: uncalibrated (the paper's Eq. 11)")
 	fl.StringVar(&f.Model, "model", "", "where to write the check model (JSON)")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 
@@ -195,6 +196,7 @@ ks_2samp).`,
 	fl.Float64Var(&f.MaxOutOfReference, "max-out-of-reference", f.MaxOutOfReference, "fraction of a chunk's rows outside the reference ranges above which its estimate is marked extrapolating")
 	fl.StringVar(&out, "out", "", "directory for chunks.csv, estimate.json and mse_chunks.png")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 
@@ -342,6 +344,7 @@ Trials run in parallel; the same --seed gives the same numbers.`,
 	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
 	fl.StringVar(&out, "out", "", "directory for bench.md (a table like the paper's), trials.csv and bench.json")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 

@@ -490,6 +490,7 @@ func TestMSEFitRefusesDivergedModel(t *testing.T) {
 func TestMSERequestFieldsAreFlags(t *testing.T) {
 	fit, est, bench := job.NewMSEFitRequest(), job.NewMSEEstimateRequest(), job.NewMSEBenchRequest()
 	fit.Features, est.ChunkSize, est.Chunks, est.Timestamp, est.Period, est.Target = []string{"x"}, 1, 1, "t", "day", "y" // no omitempty gaps
+	fit.Sep, est.Sep, bench.Sep = ";", ";", ";"
 	for _, tc := range []struct {
 		cmd *cobra.Command
 		req any
@@ -499,7 +500,8 @@ func TestMSERequestFieldsAreFlags(t *testing.T) {
 		_ = json.Unmarshal(b, &fields)
 		flags := map[string]bool{}
 		for _, m := range regexp.MustCompile(`--([a-z-]+)`).FindAllStringSubmatch(tc.cmd.Flags().FlagUsages(), -1) {
-			if name := m[1]; name != "out" && name != "json" && tc.cmd.Flags().Lookup(name) != nil {
+			// A second spelling (--delimiter) is its flag's (--sep).
+			if name := m[1]; name != "out" && name != "json" && tc.cmd.Flags().Lookup(name) != nil && tc.cmd.Flags().Lookup(name).Name == name {
 				flags[strings.ReplaceAll(name, "-", "_")] = true
 			}
 		}

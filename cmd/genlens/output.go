@@ -8,9 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -142,6 +145,10 @@ type consoleWriter struct {
 	w io.Writer
 }
 
+// Write writes p with its control characters escaped (see
+// escapeControls): every message, warning and table of the command line
+// passes here, and names a user gave (file names, ids, labels) reach them
+// verbatim.
 func (cw consoleWriter) Write(p []byte) (int, error) {
 	cw.c.mu.Lock()
 	if cw.c.bar != nil && cw.c.shown {
@@ -149,7 +156,33 @@ func (cw consoleWriter) Write(p []byte) (int, error) {
 		cw.c.shown = false
 	}
 	cw.c.mu.Unlock()
-	return cw.w.Write(p)
+	if _, err := cw.w.Write(escapeControls(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// escapeControls returns p with every control character but newline and
+// tab written as Go writes it in a quoted string (\x1b, \r, \u009b): a
+// file named with a terminal escape sequence must print as its name, not
+// recolour, move or retitle the terminal. p itself is returned when it has
+// none, as nearly always.
+func escapeControls(p []byte) []byte {
+	if !slices.ContainsFunc(p, func(b byte) bool { return b < 0x20 && b != '\n' && b != '\t' || b == 0x7f || b == 0xc2 }) {
+		return p
+	}
+	out := make([]byte, 0, len(p)+16)
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRune(p[i:])
+		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
+			out = append(out, p[i:i+size]...)
+		} else {
+			q := strconv.QuoteRune(r) // '\x1b'
+			out = append(out, q[1:len(q)-1]...)
+		}
+		i += size
+	}
+	return out
 }
 
 // newConsole wraps a run's stdout and stderr so that they share one bar.
@@ -332,6 +365,20 @@ func imagesLine(w io.Writer, im *job.ImagesInfo) {
 	}
 	fmt.Fprintf(w, "images: %d (%d from the feature cache, %d through the network), %s, %s, %.1f s (network %.1f s, waiting for decoding %.1f s)\n",
 		im.Images, im.Cached, im.Computed, im.Embedder, how, float64(im.Seconds), float64(im.NetworkSeconds), float64(im.WaitSeconds))
+	weightsLine(w, im.Weights)
+}
+
+// weightsLine says, in one line, that Inception weights are not the
+// published FID file (nothing for the published file or a ViT's weights).
+func weightsLine(w io.Writer, wi job.WeightsInfo) {
+	if !wi.Unofficial() {
+		return
+	}
+	sum := wi.SHA256
+	if len(sum) > 12 {
+		sum = sum[:12] + "…"
+	}
+	fmt.Fprintf(w, "weights: %s (sha256 %s) are not the published FID Inception weights (%s): not comparable with published FIDs\n", wi.Path, sum, inception.WeightsFile)
 }
 
 // deprecatedAlias registers old as a hidden spelling of the flag name,

@@ -91,3 +91,40 @@ func requireUsageError(t *testing.T, code int, stderr string, want ...string) {
 		}
 	}
 }
+
+// A file name holding terminal escape sequences prints as its name, its
+// control characters escaped, in messages as in tables: it never drives
+// the terminal.
+func TestControlCharactersInNamesAreEscaped(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "e\x1b[31mvil\r\u009b.csv")
+	if err := os.WriteFile(name, []byte("a,b\n1,2\n3,x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	if code := run([]string{"stats", "--in", name, "--out", filepath.Join(dir, "o.npz")}, &stdout, &stderr); code != 2 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	got := stderr.String()
+	if strings.ContainsAny(got, "\x1b\r\u009b") || !strings.Contains(got, `e\x1b[31mvil\r\u009b.csv`) {
+		t.Errorf("stderr %q: want the name with its control characters escaped", got)
+	}
+	if !strings.HasSuffix(got, "\n") {
+		t.Errorf("stderr %q: the newline was escaped too", got)
+	}
+}
+
+func TestEscapeControls(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\ttext\n":     "plain\ttext\n",
+		"é ü 日本":            "é ü 日本",
+		"\x1b]0;title\x07":  `\x1b]0;title\a`,
+		"a\x00b\x7fc":       `a\x00b\x7fc`,
+		"bad \xff utf-8":    "bad \xff utf-8",
+		"csi \u009b1m done": `csi \u009b1m done`,
+	} {
+		if got := string(escapeControls([]byte(in))); got != want {
+			t.Errorf("escapeControls(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

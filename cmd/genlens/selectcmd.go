@@ -76,6 +76,7 @@ algorithm) and regret.png / optimal_pick_ratio.png.`,
 	fl.BoolVar(&f.Recursive, "recursive", false, "folders: include images in subfolders")
 	fl.BoolVar(&f.NoCache, "no-cache", false, "folders: neither read nor write the feature cache")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
+	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 
@@ -112,4 +113,5 @@ func printSelect(w io.Writer, pools []string, o *job.SelectResult) {
 			float64(a.OptimalPickRatioFinal.Mean), float64(a.OptimalPickRatioFinal.Std), a.Picks[o.Best], o.Steps)
 	}
 	tw.Flush()
+	imagesLine(w, o.Images)
 }

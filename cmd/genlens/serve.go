@@ -170,6 +170,9 @@ func runServe(ctx context.Context, addr, db, tokenEnv string, maxBody int64, job
 		if token == "" {
 			return badUsage("serve: --token-env %s: the environment variable %s is empty or unset", tokenEnv, tokenEnv)
 		}
+		if err := server.CheckToken(token); err != nil {
+			return badUsage("serve: --token-env %s: %s", tokenEnv, strings.TrimPrefix(err.Error(), "server: "))
+		}
 	}
 	if token == "" && !server.IsLoopback(addr) {
 		return badUsage("serve: --addr %s listens beyond this machine; set a bearer token with --token-env NAME", addr)

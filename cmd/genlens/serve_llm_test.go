@@ -33,7 +33,7 @@ func TestServeLLMProxy(t *testing.T) {
 		"--llm-api-key-env", "GENLENS_TEST_LLM_KEY", "--llm-samples", "4", "--llm-timeout", "10s")
 	body := `{"model":"genlens-categorical","messages":[{"role":"user","content":"Input: cat\nLabel:"}],"max_tokens":1}`
 	req, _ := http.NewRequest("POST", p.url+"/v1/chat/completions", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Authorization", "Bearer tok-tok-tok-tok-tok")
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestServeLLMProxy(t *testing.T) {
 	for {
 		var list struct{ Requests []struct{ Model string } }
 		req, _ := http.NewRequest("GET", p.url+"/api/v1/llm/requests", nil)
-		req.Header.Set("Authorization", "Bearer tok")
+		req.Header.Set("Authorization", "Bearer tok-tok-tok-tok-tok")
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -100,7 +100,7 @@ func startServe(t *testing.T, args ...string) *serveProc {
 // failing the test.
 func launchServe(t *testing.T, bin string, args ...string) (*serveProc, error) {
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--token-env", "GENLENS_TEST_TOKEN"}, args...)...)
-	cmd.Env = append(os.Environ(), "GENLENS_TEST_TOKEN=tok")
+	cmd.Env = append(os.Environ(), "GENLENS_TEST_TOKEN=tok-tok-tok-tok-tok")
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func post(url string, body any, out any) (int, error) {
 	}
 	req, _ := http.NewRequest("POST", url, bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Authorization", "Bearer tok-tok-tok-tok-tok")
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err
@@ -183,7 +183,7 @@ func post(url string, body any, out any) (int, error) {
 func get(t *testing.T, url string, out any) int {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
-	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Authorization", "Bearer tok-tok-tok-tok-tok")
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -367,6 +367,23 @@ func TestServeRefusesOpenAddress(t *testing.T) {
 	}
 }
 
+// A token of fewer than 16 characters other than spaces is refused at
+// startup: exit 2 and one line saying what is needed.
+func TestServeRefusesShortToken(t *testing.T) {
+	for _, tok := range []string{" ", "short-token"} {
+		cmd := exec.Command(serveBinary(t), "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "x.db"), "--token-env", "GENLENS_TEST_TOKEN")
+		cmd.Env = append(os.Environ(), "GENLENS_TEST_TOKEN="+tok)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		ee, ok := err.(*exec.ExitError)
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if !ok || ee.ExitCode() != 2 || len(lines) != 1 || !strings.Contains(lines[0], "at least 16") {
+			t.Errorf("token %q: exit %v, stderr %q; want exit 2 and one line saying at least 16", tok, err, stderr.String())
+		}
+	}
+}
+
 // Two replicas on one Postgres hold no state of their own: they start
 // together (migrations serialised), a monitor name taken on one is taken
 // on the other, rows posted to either in parallel all land once, both
@@ -456,7 +473,7 @@ func TestServeTwoReplicasOnePostgres(t *testing.T) {
 	var lines []string
 	for _, p := range replicas {
 		req, _ := http.NewRequest("GET", p.url+"/metrics", nil)
-		req.Header.Set("Authorization", "Bearer tok")
+		req.Header.Set("Authorization", "Bearer tok-tok-tok-tok-tok")
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,30 @@
+package job
+
+import "genlens/dataio"
+
+// CSVOptions is the field of the requests that read CSV files: how their
+// fields are separated. A file saved by a spreadsheet in a locale with
+// decimal commas separates them with ';'; read with the comma it is
+// refused with a message that says so (see dataio.ParseSep).
+type CSVOptions struct {
+	// Sep separates the fields of the CSV inputs: "" is the comma, else
+	// one character such as ";" or "|", or "tab".
+	Sep string `json:"sep,omitempty"`
+}
+
+// validate checks Sep, as a bad {sep}.
+func (o CSVOptions) validate() error {
+	if _, err := dataio.ParseSep(o.Sep); err != nil {
+		return &FieldError{Field: "sep", Msg: err.Error()}
+	}
+	return nil
+}
+
+// sep is the separator for dataio's readers, once validate has accepted
+// it (the comma otherwise).
+func (o CSVOptions) sep() rune {
+	if r, err := dataio.ParseSep(o.Sep); err == nil {
+		return r
+	}
+	return ','
+}

@@ -1,0 +1,74 @@
+package job
+
+import "time"
+
+// Upper bounds on the size-like fields of requests. A count, a batch size
+// or a concurrency in a request sizes an allocation or a set of
+// goroutines, so an absurd value (2^40) must be refused as a bad field,
+// never reach make. Every bound is far above real use (the defaults and
+// the papers' settings are noted beside each); TestEverySizeFieldIsBounded
+// fails on a numeric or list field of a request without one.
+const (
+	// MaxListLen bounds a list of files or names in a request (pools,
+	// models, generated sets, feature columns): real runs list a few to
+	// a few hundred.
+	MaxListLen = 10_000
+	// MaxImageBatch bounds the images decoded and run through a network
+	// together (pytorch-fid runs 50); each image holds about 1 MB of
+	// pixels and several of activations.
+	MaxImageBatch = 1024
+	// MaxWorkers bounds goroutines and tasks in flight (a
+	// request's workers or concurrency; 0 or the default is one per CPU).
+	MaxWorkers = 1024
+
+	maxPRDCRows   = 1 << 30    // a cap on rows; 0 means every row
+	maxISSplits   = 100_000    // the Inception Score's custom: 10
+	maxCSLength   = 1000       // entropy's cs subsequence length, default 2
+	maxClusters   = 10_000     // disentangle: 5
+	maxGramBatch  = 4096       // disentangle's CKA and CMS batches (an n x n Gram each): 100, 150
+	maxCKAImages  = 10_000_000 // disentangle: 1000
+	maxDrawsEach  = 10_000_000 // hallucination M, K: 40 and 2000 (M x K is bounded too)
+	maxChunkRows  = 1 << 30    // mse estimate's chunk_size
+	maxChunks     = 1_000_000  // mse estimate's chunks
+	maxRetries    = MaxSampleRetries
+	maxFolds      = 100 // mse fit's cross-fitting folds: 5
+	maxMSEMethods = 100 // mse bench's methods: ten exist
+	maxTimeout    = MaxSampleTimeout
+)
+
+// limit is one size-like field's value and its upper bound.
+type limit struct {
+	field  string
+	n, max int64
+}
+
+// lim returns the limit of an int field.
+func lim(field string, n, max int) limit { return limit{field, int64(n), int64(max)} }
+
+// checkLimits returns a FieldError naming the first field above its
+// bound, prefixed with the command's name when cmd is not "".
+func checkLimits(cmd string, ls ...limit) error {
+	if cmd != "" {
+		cmd += ": "
+	}
+	for _, l := range ls {
+		if l.n > l.max {
+			return Fieldf(l.field, "%s{%s} %d: at most %d", cmd, l.field, l.n, l.max)
+		}
+	}
+	return nil
+}
+
+// checkTimeout bounds a duration field.
+func checkTimeout(field string, d, max time.Duration) error {
+	if d > max {
+		return Fieldf(field, "{%s} %v: at most %v", field, d, max)
+	}
+	return nil
+}
+
+// limits returns the bounds of the image options, whose batch size is
+// the field batch ("batch", or "image_batch" in select).
+func (o ImageOptions) limits(batch string) []limit {
+	return []limit{lim(batch, o.Batch, MaxImageBatch), lim("workers", o.Workers, MaxWorkers)}
+}

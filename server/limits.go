@@ -1,0 +1,203 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// MinTokenLen is the fewest characters other than spaces a bearer token
+// may have: New refuses a shorter one (" " was once accepted, and a short
+// token is guessed).
+const MinTokenLen = 16
+
+// CheckToken returns an error saying why tok is not a usable bearer
+// token: fewer than MinTokenLen characters other than white space.
+func CheckToken(tok string) error {
+	n := 0
+	for _, r := range tok {
+		if !unicode.IsSpace(r) {
+			n++
+		}
+	}
+	if n < MinTokenLen {
+		return fmt.Errorf("server: the bearer token has %d characters other than spaces; want at least %d (e.g. openssl rand -hex 16)", n, MinTokenLen)
+	}
+	return nil
+}
+
+// Memory of request bodies. A JSON body decodes into many times its size
+// (8 rows batches of 32 MB at once once held 5.8 GB), so the bytes of the
+// bodies being read and decoded at once are bounded, over every handler.
+//
+// DefaultBodyWait is how long a request waits for room before its 503 by
+// default: unread bodies cost nothing but socket buffers, so a burst of
+// large batches is queued rather than refused.
+const DefaultBodyWait = 30 * time.Second
+
+// limitBodies admits a request with a body once the bytes of the bodies
+// in flight leave room for it (its Content-Length, or the body limit when
+// the length is unknown), and answers 503 with Retry-After when none is
+// made within Options.BodyWait. Multipart uploads stream to disk and are not
+// counted.
+func (s *Server) limitBodies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 ||
+			strings.HasPrefix(strings.ToLower(r.Header.Get("Content-Type")), "multipart/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		n := r.ContentLength
+		if n < 0 || n > s.maxBody {
+			n = s.maxBody
+		}
+		wait := s.opts.BodyWait
+		if wait <= 0 {
+			wait = DefaultBodyWait
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		err := s.bodies.Acquire(ctx, n)
+		cancel()
+		if err != nil {
+			w.Header().Set("Retry-After", "5")
+			s.writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the server is decoding as many request bodies as its memory allows; retry later"})
+			return
+		}
+		defer s.bodies.Release(n)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// newBodies returns the semaphore of body bytes in flight: limit, at
+// least one body of the largest size; 0 means two of them (any number of
+// small ones).
+func newBodies(limit, maxBody int64) *semaphore.Weighted {
+	if limit <= 0 {
+		limit = 2 * maxBody
+	}
+	return semaphore.NewWeighted(max(limit, maxBody))
+}
+
+// Sign-in attempts: a token bucket per client address, so that the form
+// cannot be used to guess the token at network speed.
+const (
+	loginBurst   = 10              // attempts at once
+	loginRefill  = 6 * time.Second // one more attempt every 6 s
+	loginClients = 10_000          // addresses remembered; full buckets are forgotten first
+)
+
+// loginLimiter holds the buckets of sign-in attempts per client address.
+type loginLimiter struct {
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+// allow takes one attempt from addr's bucket at now; when it is empty it
+// returns false and how long until the next attempt.
+func (l *loginLimiter) allow(addr string, now time.Time) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.buckets == nil {
+		l.buckets = map[string]*bucket{}
+	}
+	b := l.buckets[addr]
+	if b == nil {
+		if len(l.buckets) >= loginClients {
+			l.prune(now)
+		}
+		b = &bucket{tokens: loginBurst, at: now}
+		l.buckets[addr] = b
+	}
+	b.tokens = math.Min(loginBurst, b.tokens+float64(now.Sub(b.at))/float64(loginRefill))
+	b.at = now
+	if b.tokens < 1 {
+		return false, time.Duration((1 - b.tokens) * float64(loginRefill))
+	}
+	b.tokens--
+	return true, 0
+}
+
+// prune forgets the buckets that have refilled, then, if that is not
+// enough, all of them: an attacker with many addresses must not grow the
+// map without bound.
+func (l *loginLimiter) prune(now time.Time) {
+	for k, b := range l.buckets {
+		if b.tokens+float64(now.Sub(b.at))/float64(loginRefill) >= loginBurst {
+			delete(l.buckets, k)
+		}
+	}
+	if len(l.buckets) >= loginClients {
+		clear(l.buckets)
+	}
+}
+
+// clientAddr is the address a request came from, without its port. The
+// connection's address, never a header a client can write.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// retryAfter renders a wait for Retry-After, in whole seconds, at least 1.
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
+}
+
+// Disk full. A write that fails for want of space is a 507 with
+// Retry-After rather than a 500, and /healthz reports it for a while.
+const (
+	// diskFullFor is how long /healthz reports a failed write.
+	diskFullFor = time.Minute
+	// DefaultMinFreeDisk is the default of Options.MinFreeDisk.
+	DefaultMinFreeDisk = 64 << 20
+)
+
+// diskFull reports whether err is a write that failed for want of space:
+// ENOSPC or EDQUOT from the file system, SQLite's SQLITE_FULL, or
+// Postgres's disk_full (SQLSTATE 53100).
+func diskFull(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return true
+	}
+	var pg interface{ SQLState() string }
+	if errors.As(err, &pg) && pg.SQLState() == "53100" {
+		return true
+	}
+	// By their text too, for a store that wraps them with %v.
+	msg := err.Error()
+	return strings.Contains(msg, "database or disk is full") || strings.Contains(msg, "SQLSTATE 53100")
+}
+
+// diskState remembers the last write that failed for want of space.
+type diskState struct {
+	lastFull atomic.Int64 // unix nanoseconds; 0: never
+}
+
+func (d *diskState) noteFull(now time.Time) { d.lastFull.Store(now.UnixNano()) }
+
+// fullRecently reports whether a write failed for want of space within
+// diskFullFor of now.
+func (d *diskState) fullRecently(now time.Time) bool {
+	t := d.lastFull.Load()
+	return t != 0 && now.Sub(time.Unix(0, t)) < diskFullFor
+}
