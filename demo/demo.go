@@ -27,6 +27,7 @@ func Sections() []Section {
 		{"bias-variance decomposition", decomposeSection},
 		{"correlation across training", correlateSection},
 		{"online selection", selectionSection},
+		{"FID, KID and precision/recall", fidSection},
 		{"pixel clusters", disentangleSection},
 		{"hallucination rate", hallucinationSection},
 		{"MSE monitoring", mseSection},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -70,6 +71,10 @@ func TestMSEDemoSection(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "mse_monitoring.png")); err != nil {
 		t.Error("no chart")
 	}
+	// The console line ends one sentence before the story starts the next.
+	if line := out.String(); !strings.Contains(line, " days late. The estimate") || strings.Contains(line, "; The") {
+		t.Errorf("console line: %q", line)
+	}
 	rows := sec.Tables[0].Rows
 	if len(rows) != 24 {
 		t.Fatalf("%d days", len(rows))
@@ -124,14 +129,14 @@ func TestRunWritesTheTour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ticks) != len(Sections()) || ticks[0] != 17 || ticks[6] != 77 {
-		t.Errorf("progress calls %v, want 1/7 ... 7/7", ticks)
+	if len(ticks) != len(Sections()) || ticks[0] != 18 || ticks[7] != 88 {
+		t.Errorf("progress calls %v, want 1/8 ... 8/8", ticks)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"genlens test · 2026-11-25", "**Contents**", "7. [", "## References", "Jesson", "Gruber & Buettner"} {
+	for _, want := range []string{"genlens test · 2026-11-25", "**Contents**", "8. [", "FID, KID and precision/recall", "genlens compare --real real_imgs/ --fake gen_imgs/", "Heusel", "## References", "Jesson", "Gruber & Buettner"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
@@ -154,5 +159,48 @@ func TestRunWritesTheTour(t *testing.T) {
 	cancel()
 	if err := Run(ctx, io.Discard, t.TempDir(), Options{Seed: 7}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled run: %v", err)
+	}
+}
+
+// The FID section: FID from samples tracks the closed-form Fréchet
+// distance (biased upwards for the faithful generator, whose true
+// distance is 0), KID is near 0 for it, and precision/recall say which
+// way the collapsed and over-dispersed generators fail.
+func TestFIDDemoSection(t *testing.T) {
+	dir := t.TempDir()
+	var w strings.Builder
+	start := time.Now()
+	sec, err := fidSection(context.Background(), &w, dir, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("FID section in %v:\n%s", time.Since(start), w.String())
+	if _, err := os.Stat(filepath.Join(dir, "fid_samples.png")); err != nil {
+		t.Error(err)
+	}
+	rows := sec.Tables[0].Rows
+	if len(rows) != 4 {
+		t.Fatalf("rows %v", rows)
+	}
+	num := func(s string) float64 {
+		var v float64
+		fmt.Sscanf(s, "%g", &v)
+		return v
+	}
+	for _, row := range rows {
+		exact, fid := num(row[1]), num(row[2])
+		if math.Abs(fid-exact) > 0.1+0.1*exact {
+			t.Errorf("%s: FID %v, true %v", row[0], fid, exact)
+		}
+	}
+	if faithful := num(rows[0][2]); !(faithful > 0 && faithful < 0.1) || num(rows[0][1]) != 0 {
+		t.Errorf("faithful: FID %s, true %s", rows[0][2], rows[0][1])
+	}
+	if kid := num(rows[0][3]); math.Abs(kid) > 1 {
+		t.Errorf("faithful KID x 1000 %s", rows[0][3])
+	}
+	collapsed, over := rows[1], rows[2]
+	if !(num(collapsed[4]) > num(collapsed[5])+0.2) || !(num(over[5]) > num(over[4])+0.1) {
+		t.Errorf("precision/recall: collapsed %v, over-dispersed %v", collapsed, over)
 	}
 }

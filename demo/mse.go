@@ -166,7 +166,7 @@ func mseSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand) (rep
 	if firstExtrapolating >= 0 {
 		story += fmt.Sprintf(" From day %d over %.0f%% of a day's inputs lie beyond the reference rows' range: there the estimate is an extrapolation, and the table says so.", firstExtrapolating, 100*rep.MaxOutOfReference)
 	}
-	fmt.Fprintf(w, "mse monitoring: %d days x %d rows, inputs drifting from day %d, labels %d days late; %s\n", days, perDay, driftFrom, labelDelay, story)
+	fmt.Fprintf(w, "mse monitoring: %d days x %d rows, inputs drifting from day %d, labels %d days late. %s\n", days, perDay, driftFrom, labelDelay, story)
 	return report.Section{
 		Title: "MSE of a regression model in production, before its labels arrive",
 		Text: []string{

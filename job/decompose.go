@@ -67,6 +67,9 @@ type DecomposeResult struct {
 	IdentityGap     Num                `json:"identity_gap"`
 	Kernel          string             `json:"kernel,omitempty"`
 	PerInstance     []*DecomposeResult `json:"per_instance,omitempty"`
+	// Warnings explain numbers that look wrong but are not (a negative
+	// estimate of a squared norm); absent when there is nothing to say.
+	Warnings Messages `json:"warnings,omitempty"`
 }
 
 func newDecomposeResult(d kscore.Decomposition) *DecomposeResult {
@@ -169,7 +172,47 @@ func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeRe
 			}
 		}
 	}
+	if w := negativeTermsNote(out); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
 	return out, nil
+}
+
+// negativeTermsNote explains negative estimates of the terms that are
+// squared norms, so 0 or more in truth: bias ‖E[P] − Q‖², variance and
+// MMD². Their estimators are unbiased (Gruber & Buettner, Section 4):
+// averages over pairs of distinct samples, without the diagonal terms
+// that would make them nonnegative and biased upwards. When the true
+// value is near 0 the estimate lands below 0 about as often as above.
+// The paper's estimators are not clipped and neither are these: clipping
+// at 0 would bias every average taken over them (across instances,
+// epochs or runs) upwards.
+func negativeTermsNote(d *DecomposeResult) string {
+	var neg []string
+	for _, t := range []struct {
+		name string
+		v    Num
+	}{{"bias", d.Bias}, {"variance", d.Variance}, {"mmd2", d.MMD2}} {
+		if float64(t.v) < 0 {
+			neg = append(neg, fmt.Sprintf("%s %.3g", t.name, float64(t.v)))
+		}
+	}
+	instances := 0
+	for _, p := range d.PerInstance {
+		if p.Bias < 0 || p.Variance < 0 || p.MMD2 < 0 {
+			instances++
+		}
+	}
+	if len(neg) == 0 && instances == 0 {
+		return ""
+	}
+	msg := "negative "
+	if len(neg) > 0 {
+		msg += strings.Join(neg, ", ") + ": "
+	} else {
+		msg = fmt.Sprintf("%d of %d instances have a negative bias, variance or mmd2: ", instances, len(d.PerInstance))
+	}
+	return msg + "each estimates a squared norm (bias ||E[P] - Q||², 0 or more) without bias, from pairs of distinct samples, so when its true value is near 0 the estimate is below 0 about as often as above; read it as 0 within sampling error (more models and samples shrink it). It is kept unclipped: the paper's estimators are unbiased, and clipping at 0 would bias it, and every average of it, upwards"
 }
 
 // checkModel checks the i-th of several model files against the first:

@@ -231,6 +231,10 @@ type entropyOptions struct {
 type EntropyResult struct {
 	Items   []EntropyItem  `json:"items"`
 	Summary EntropySummary `json:"summary"`
+	// Warnings say why a number of the summary cannot mean much (no
+	// labelled prompt, so no AUROC), naming request fields in braces;
+	// absent when there is nothing to say.
+	Warnings Messages `json:"warnings,omitempty"`
 }
 
 // EntropyItem is one prompt's scores, a key for each score asked for
@@ -409,7 +413,45 @@ func Entropy(ctx context.Context, env Env, req EntropyRequest) (*EntropyResult, 
 	if slices.Contains(opt.Scores, uncertainty.ScoreKLE) {
 		out.Summary.KLET = numOf(opt.KLETime)
 	}
+	if w := entropyLabelWarning(recs, req.HoldoutFirst, sum); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
 	return out, nil
+}
+
+// entropyLabelWarning says why the AUROCs are empty, or "": a prompt is
+// labelled when its row has correct, or an answer under test and a
+// reference. The answer under test is the row's answer, or with
+// holdoutFirst its first sample; rows with references and samples but no
+// answer are the common case of the latter left unset.
+func entropyLabelWarning(recs []dataio.Record, holdoutFirst bool, sum uncertainty.Summary) string {
+	scored := sum.N - sum.Skipped
+	switch {
+	case scored == 0:
+		return "" // every row is skipped, each with its reason
+	case sum.Labelled > 0 && sum.Accuracy > 0 && sum.Accuracy < 1:
+		return ""
+	case sum.Labelled > 0:
+		what := "correct"
+		if sum.Accuracy == 0 {
+			what = "incorrect"
+		}
+		return fmt.Sprintf("every one of the %d labelled answers is %s: an AUROC needs correct and incorrect answers, so it is empty", sum.Labelled, what)
+	}
+	refsOnly := 0 // rows with references and no answer or correct label
+	for _, r := range recs {
+		if len(r.Reference) > 0 && r.Answer == nil && r.Correct == nil {
+			refsOnly++
+		}
+	}
+	switch {
+	case refsOnly > 0 && !holdoutFirst:
+		return fmt.Sprintf("no prompt is labelled, so the AUROCs are empty: %d of %d rows have a reference but no answer, and without {holdout_first} the answer under test is the row's answer; set {holdout_first} to judge each row's first sample against its references (and score the others), or add answer or correct to the rows",
+			refsOnly, len(recs))
+	case holdoutFirst:
+		return "no prompt is labelled, so the AUROCs are empty: with {holdout_first} a row's first sample is judged against its reference, and no scored row has a reference or a correct label"
+	}
+	return "no prompt is labelled, so the AUROCs are empty: a row is labelled by correct, or by an answer and a reference (with {holdout_first}, its first sample and a reference), and no scored row has them"
 }
 
 // attachEmbeddings sets each prompt's embedding rows from the records or

@@ -314,3 +314,43 @@ func TestEntropyGraphSampleBound(t *testing.T) {
 		t.Errorf("default scores: %v", err)
 	}
 }
+
+// Empty AUROCs come with the reason: which rows lack what, and the field
+// that labels them.
+func TestEntropyLabelWarnings(t *testing.T) {
+	refsOnly := `{"id":"a","samples":["x y","x y","x"],"reference":"x"}
+{"id":"b","samples":["z","w","v"],"reference":"x"}
+`
+	for _, c := range []struct {
+		name, rows string
+		holdout    bool
+		want       string // "" for no warning
+	}{
+		{"references, no answer", refsOnly, false, "2 of 2 rows have a reference but no answer, and without {holdout_first} the answer under test is the row's answer; set {holdout_first}"},
+		{"references, holdout", refsOnly, true, ""},
+		{"nothing to judge by", `{"id":"a","samples":["x","y","z"]}` + "\n", false, "a row is labelled by correct, or by an answer and a reference"},
+		{"holdout, no reference", `{"id":"a","samples":["x","y","z"]}` + "\n", true, "no scored row has a reference or a correct label"},
+		{"all correct", `{"id":"a","samples":["x","y","z"],"correct":true}` + "\n" + `{"id":"b","samples":["x","x","z"],"correct":true}` + "\n", false, "every one of the 2 labelled answers is correct"},
+		{"all incorrect", `{"id":"a","samples":["x","y","z"],"correct":false}` + "\n", false, "every one of the 1 labelled answers is incorrect"},
+		{"both", `{"id":"a","samples":["x","y","z"],"correct":false}` + "\n" + `{"id":"b","samples":["x","x","z"],"correct":true}` + "\n", false, ""},
+		{"every row skipped", `{"id":"a","samples":["x"],"reference":"x"}` + "\n", false, ""},
+	} {
+		req := NewEntropyRequest()
+		req.In, req.HoldoutFirst = "a.jsonl", c.holdout
+		res, err := Entropy(context.Background(), Env{FS: fstest.MapFS{"a.jsonl": {Data: []byte(c.rows)}}}, req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		switch {
+		case c.want == "" && res.Warnings != nil:
+			t.Errorf("%s: warnings %q, want none", c.name, res.Warnings)
+		case c.want != "" && (len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], c.want)):
+			t.Errorf("%s: warnings %q, want one with %q", c.name, res.Warnings, c.want)
+		}
+	}
+	// The service spells the field by its name.
+	b, err := json.Marshal(Messages{"set {holdout_first}"})
+	if err != nil || string(b) != `["set holdout_first"]` {
+		t.Errorf("Messages JSON %s, %v", b, err)
+	}
+}

@@ -359,12 +359,17 @@ func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest)
 // hallucinationRunWarnings says which estimates cannot be read: a PHR
 // within two standard errors of 0 (or exactly 0 with no spread: every
 // one of the M·K responses fell inside the (1-ε)-likely set, which says
-// little when K is small), and negative epistemic or total uncertainty,
-// which the exact quantities never are: total and aleatoric are Monte
+// little when K is small), and a negative epistemic uncertainty, which
+// the exact mutual information never is: total and aleatoric are Monte
 // Carlo estimates from different draws, and their difference carries the
-// noise of both.
+// noise of both. A negative total or aleatoric uncertainty is another
+// matter: of a discrete answer (openai, categorical) they are entropies,
+// −mean log p ≥ 0 draw by draw, but the linear backend's y is continuous
+// and they are differential entropies, negative whenever the predictive
+// density is narrow (a normal's is ½ ln(2πe σ²), below 0 for
+// σ < 1/√(2πe) ≈ 0.242), which the note says instead of calling it noise.
 func hallucinationRunWarnings(env Env, r *HallucinationRunResult) {
-	var noise, negative []string
+	var noise, negative, differential []string
 	for _, it := range r.Items {
 		if it.Error != "" {
 			continue
@@ -373,8 +378,11 @@ func hallucinationRunWarnings(env Env, r *HallucinationRunResult) {
 		if phr <= 2*se || phr == 0 {
 			noise = append(noise, it.ID)
 		}
-		if float64(it.Epistemic) < 0 || float64(it.Total) < 0 {
+		if float64(it.Epistemic) < 0 {
 			negative = append(negative, it.ID)
+		}
+		if float64(it.Total) < 0 || float64(it.Aleatoric) < 0 {
+			differential = append(differential, it.ID)
 		}
 	}
 	s := r.Settings
@@ -383,8 +391,12 @@ func hallucinationRunWarnings(env Env, r *HallucinationRunResult) {
 			len(noise), len(r.Items), listIDs(noise), s.M, s.K, 1/float64(s.K)))
 	}
 	if len(negative) > 0 {
-		env.warn(fmt.Sprintf("%d queries (%s) have a negative epistemic or total uncertainty: both are differences of Monte Carlo estimates and are 0 or more only in expectation; a negative value is noise around a small one (raise {M} and {K})",
+		env.warn(fmt.Sprintf("%d queries (%s) have a negative epistemic uncertainty: it is total minus aleatoric, two Monte Carlo estimates from different draws, and 0 or more only in expectation; a negative value is noise around a small one (raise {M} and {K})",
 			len(negative), listIDs(negative)))
+	}
+	if len(differential) > 0 && s.Backend == "linear" {
+		env.warn(fmt.Sprintf("%d queries (%s) have a negative total or aleatoric uncertainty, as they should: y is continuous on the linear backend, so both are differential entropies (nats), negative whenever the predictive density is narrow; a normal's is ½ ln(2πe σ²), below 0 for σ < 0.242 and %.3g for the likelihood's σ = {noise} %g. Compare them across queries, not with 0",
+			len(differential), listIDs(differential), 0.5*math.Log(2*math.Pi*math.E*s.Noise*s.Noise), s.Noise))
 	}
 	if r.Failed > 0 {
 		env.warn(fmt.Sprintf("%d of %d queries failed; their rows carry the error", r.Failed, len(r.Items)))

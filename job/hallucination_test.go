@@ -436,14 +436,45 @@ func TestHallucinationRunItemErrorsAndWarnings(t *testing.T) {
 	}
 }
 
-// Negative epistemic uncertainty is explained, not silent.
+// Negative epistemic uncertainty is Monte Carlo noise and said so; a
+// negative total or aleatoric uncertainty of the linear backend is a
+// differential entropy, negative by nature, and said so (not called
+// noise); of a discrete backend neither is mentioned but the epistemic.
 func TestHallucinationRunNegativeWarning(t *testing.T) {
-	var warnings []string
-	env := Env{Warn: func(s string) { warnings = append(warnings, s) }}
-	r := &HallucinationRunResult{Items: []HallucinationItem{{ID: "a", PHR: 0.3, PHRStdErr: 0.01, Total: 0.2, Aleatoric: 0.25, Epistemic: -0.05}},
-		Settings: HallucinationRunSettings{M: 10, K: 50}}
-	hallucinationRunWarnings(env, r)
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "negative epistemic") || !strings.Contains(warnings[0], "Monte Carlo") {
-		t.Errorf("warnings %q", warnings)
+	for _, c := range []struct {
+		name    string
+		backend string
+		item    HallucinationItem
+		want    []string // one substring per warning, in order
+	}{
+		{"epistemic, discrete", "categorical", HallucinationItem{ID: "a", PHR: 0.3, PHRStdErr: 0.01, Total: 0.2, Aleatoric: 0.25, Epistemic: -0.05},
+			[]string{"negative epistemic uncertainty: it is total minus aleatoric, two Monte Carlo estimates"}},
+		{"differential, linear", "linear", HallucinationItem{ID: "a", PHR: 0.3, PHRStdErr: 0.01, Total: -0.58, Aleatoric: -0.87, Epistemic: 0.29},
+			[]string{"negative total or aleatoric uncertainty, as they should: y is continuous on the linear backend, so both are differential entropies (nats)"}},
+		{"both, linear", "linear", HallucinationItem{ID: "a", PHR: 0.3, PHRStdErr: 0.01, Total: -0.88, Aleatoric: -0.87, Epistemic: -0.01},
+			[]string{"negative epistemic", "differential entropies"}},
+		{"nothing negative", "linear", HallucinationItem{ID: "a", PHR: 0.3, PHRStdErr: 0.01, Total: 0.5, Aleatoric: 0.2, Epistemic: 0.3}, nil},
+	} {
+		var warnings []string
+		env := Env{Warn: func(s string) { warnings = append(warnings, s) }}
+		r := &HallucinationRunResult{Items: []HallucinationItem{c.item}, Settings: HallucinationRunSettings{Backend: c.backend, M: 10, K: 50, Noise: 0.1}}
+		hallucinationRunWarnings(env, r)
+		if len(warnings) != len(c.want) {
+			t.Errorf("%s: warnings %q, want %d", c.name, warnings, len(c.want))
+			continue
+		}
+		for i, w := range c.want {
+			if !strings.Contains(warnings[i], w) {
+				t.Errorf("%s: warning %q lacks %q", c.name, warnings[i], w)
+			}
+		}
+		for _, w := range warnings {
+			if strings.Contains(w, "differential") {
+				// ½ ln(2πe·0.01) = −0.8836 for σ = 0.1.
+				if !strings.Contains(w, "-0.884 for the likelihood's σ = {noise} 0.1") || strings.Contains(w, "noise around") {
+					t.Errorf("%s: %q", c.name, w)
+				}
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -346,6 +347,36 @@ func TestCorrelateErrors(t *testing.T) {
 			t.Errorf("%s: %v, want a FieldError on %s", tc.name, err, tc.field)
 		case tc.file != "" && (!errors.As(err, &ie) || ie.File != tc.file):
 			t.Errorf("%s: %v, want an InputError on %s", tc.name, err, tc.file)
+		}
+	}
+}
+
+// A negative estimate of a squared norm is explained, unclipped; NaN
+// (a term that needs targets or models not given) and positive values
+// say nothing.
+func TestDecomposeNegativeTermsNote(t *testing.T) {
+	nan := Num(math.NaN())
+	for _, c := range []struct {
+		name string
+		d    DecomposeResult
+		want []string // substrings; nil for no note
+	}{
+		{"negative bias", DecomposeResult{Bias: -0.0012, Variance: 0.3, MMD2: 0.2}, []string{"negative bias -0.0012: ", "||E[P] - Q||²", "kept unclipped"}},
+		{"negative bias and mmd2", DecomposeResult{Bias: -0.5, Variance: 0.3, MMD2: -1e-4}, []string{"negative bias -0.5, mmd2 -0.0001: "}},
+		{"positive", DecomposeResult{Bias: 0.01, Variance: 0.3, MMD2: 0.2}, nil},
+		{"zero", DecomposeResult{}, nil},
+		{"null terms", DecomposeResult{Bias: nan, Variance: nan, MMD2: nan}, nil},
+		{"an instance only", DecomposeResult{Bias: 0.1, Variance: 0.1, MMD2: 0.1, PerInstance: []*DecomposeResult{{Variance: -0.02}, {Bias: 0.1}}},
+			[]string{"1 of 2 instances have a negative bias, variance or mmd2: "}},
+	} {
+		got := negativeTermsNote(&c.d)
+		if c.want == nil && got != "" {
+			t.Errorf("%s: %q, want none", c.name, got)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q lacks %q", c.name, got, w)
+			}
 		}
 	}
 }

@@ -53,6 +53,7 @@ func runDecompose(cmd *cobra.Command, f job.DecomposeRequest, asJSON bool) error
 	if err != nil {
 		return err
 	}
+	res.Warnings = res.Warnings.Render(flagOf(cmd))
 	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) { printDecomposition(w, res) })
 }
 
@@ -80,4 +81,7 @@ func printDecomposition(w io.Writer, d *job.DecomposeResult) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.name, fmtNum(float64(r.v)), r.note)
 	}
 	tw.Flush()
+	for _, m := range d.Warnings {
+		fmt.Fprintf(w, "note: %s\n", m)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -173,10 +174,13 @@ func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON boo
 	if err != nil {
 		return err
 	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printEntropy(w, res) })
+	res.Warnings = res.Warnings.Render(flagOf(cmd))
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printEntropy(w, res, out) })
 }
 
-func printEntropy(w io.Writer, out *job.EntropyResult) {
+// printEntropy prints the table of a result; dir is --out ("" when not
+// given), where the per-prompt scores of a long table are.
+func printEntropy(w io.Writer, out *job.EntropyResult, dir string) {
 	scores := out.Scores()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	const maxRows = 40
@@ -218,7 +222,14 @@ func printEntropy(w io.Writer, out *job.EntropyResult) {
 		fmt.Fprintf(w, "  %-20s%s\n", entropyScoreLabels[sc], fmtNum(numValue(s.AUROC.Score(sc))))
 	}
 	if len(out.Items) > maxRows {
-		fmt.Fprintf(w, "(%d per-prompt scores: use --json or --out DIR)\n", len(out.Items))
+		if dir != "" {
+			fmt.Fprintf(w, "(%d per-prompt scores in %s)\n", len(out.Items), filepath.Join(dir, "items.csv"))
+		} else {
+			fmt.Fprintf(w, "(%d per-prompt scores: use --json or --out DIR)\n", len(out.Items))
+		}
+	}
+	for _, m := range out.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", m)
 	}
 }
 

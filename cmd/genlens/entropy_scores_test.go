@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -163,5 +164,61 @@ func TestEntropyRealDataAllScores(t *testing.T) {
 		if def["kernel_entropy"] != all["kernel_entropy"] || def["lexical_similarity"] != all["lexical_similarity"] {
 			t.Errorf("%s: default %v, with all scores %v", f, def, all)
 		}
+	}
+}
+
+// Rows with references but no answer, scored without --holdout-first,
+// are not labelled: the table and --json say why and name the flag that
+// labels them; with it the AUROCs are there and the warning is gone.
+func TestEntropyUnlabelledSaysWhy(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "a.jsonl", `{"id":"p1","samples":["Paris","Paris","Paris"],"reference":"Paris"}
+{"id":"p2","samples":["Nice","Lyon","Marseille"],"reference":"Paris"}
+{"id":"p3","samples":["Paris","Paris","Lyon"],"reference":"Paris"}
+`)
+	code, stdout, stderr := cli(t, "entropy", "--in", in)
+	if code != 0 || !strings.Contains(stdout, "labelled 0") ||
+		!strings.Contains(stdout, "warning: no prompt is labelled, so the AUROCs are empty: 3 of 3 rows have a reference but no answer") ||
+		!strings.Contains(stdout, "set --holdout-first to judge") {
+		t.Errorf("table: exit %d (%s)\n%s", code, stderr, stdout)
+	}
+	code, stdout, stderr = cli(t, "entropy", "--in", in, "--json")
+	var res struct {
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); code != 0 || err != nil || len(res.Warnings) != 1 ||
+		!strings.Contains(res.Warnings[0], "set --holdout-first") || strings.Contains(res.Warnings[0], "{") {
+		t.Errorf("--json: exit %d (%s), %v\n%s", code, stderr, err, stdout)
+	}
+	code, stdout, stderr = cli(t, "entropy", "--in", in, "--holdout-first", "--json")
+	var held struct {
+		Warnings []string `json:"warnings"`
+		Summary  struct {
+			Labelled int `json:"labelled"`
+			AUROC    map[string]*float64
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &held); code != 0 || err != nil || held.Warnings != nil ||
+		held.Summary.Labelled != 3 || held.Summary.AUROC["kernel_entropy"] == nil {
+		t.Errorf("--holdout-first: exit %d (%s), %v\n%s", code, stderr, err, stdout)
+	}
+}
+
+// A long table sends the reader to the per-prompt scores: to --json or
+// --out when neither is given, to the file --out wrote when it is.
+func TestEntropyLongTablePointsAtOut(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 45 {
+		fmt.Fprintf(&b, `{"id":"p%d","samples":["a b","a c","b c"],"answer":"a","reference":"a"}`+"\n", i)
+	}
+	in := writeFile(t, dir, "a.jsonl", b.String())
+	_, stdout, _ := cli(t, "entropy", "--in", in)
+	if !strings.Contains(stdout, "(45 per-prompt scores: use --json or --out DIR)") {
+		t.Errorf("without --out:\n%s", stdout)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := cli(t, "entropy", "--in", in, "--out", out)
+	if want := "(45 per-prompt scores in " + filepath.Join(out, "items.csv") + ")"; code != 0 || !strings.Contains(stdout, want) || strings.Contains(stdout, "use --json") {
+		t.Errorf("with --out: exit %d (%s)\n%s\nwant %s", code, stderr, stdout, want)
 	}
 }

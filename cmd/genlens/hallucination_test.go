@@ -337,3 +337,39 @@ func TestPHRDeprecatedFlagAliases(t *testing.T) {
 		t.Errorf("run --help shows the deprecated flags or lacks --model-name:\n%s", out)
 	}
 }
+
+// The advice of run names the current flags (--m, --k, --noise), never
+// the deprecated --M/--K, and on the linear backend calls a negative
+// total uncertainty what it is, a differential entropy, not noise.
+func TestPHRRunAdviceFlags(t *testing.T) {
+	dir := t.TempDir()
+	ctxFile := writeLines(t, dir, "ctx.jsonl", `{"x":"cat","y":"yes"}`, `{"x":"cat","y":"yes"}`, `{"x":"dog","y":"no"}`)
+	qFile := writeLines(t, dir, "q.jsonl", `{"id":"q1","x":"cat"}`, `{"id":"q2","x":"dog"}`)
+	code, _, stderr := cli(t, "hallucination", "run", "--backend", "categorical", "--inputs", "cat,dog", "--labels", "yes,no",
+		"--context", ctxFile, "--queries", qFile, "--m", "2", "--k", "3", "--extra", "2")
+	if code != 0 || !strings.Contains(stderr, "raise --k and --m") {
+		t.Errorf("categorical: exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, bad := range []string{"--K", "--M", "{", "deprecated"} {
+		if strings.Contains(stderr, bad) {
+			t.Errorf("categorical: stderr has %q:\n%s", bad, stderr)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	var lines []string
+	for range 20 {
+		x := -1 + 2*r.Float64()
+		lines = append(lines, fmt.Sprintf(`{"x":%v,"y":%v}`, x, x*x*x+0.1*r.NormFloat64()))
+	}
+	points := writeLines(t, dir, "points.jsonl", lines...)
+	xs := writeLines(t, dir, "xs.jsonl", `{"id":"a","x":0.1}`, `{"id":"b","x":-0.4}`)
+	code, stdout, stderr := cli(t, "hallucination", "run", "--backend", "linear", "--features", "poly:3", "--noise", "0.1", "--prior-scale", "1",
+		"--context", points, "--queries", xs, "--m", "20", "--k", "500")
+	if code != 0 || !strings.Contains(stdout, "-0.8") {
+		t.Fatalf("linear: exit %d (%s)\n%s", code, stderr, stdout)
+	}
+	if !strings.Contains(stderr, "differential entropies") || !strings.Contains(stderr, "-0.884 for the likelihood's σ = --noise 0.1") ||
+		strings.Contains(stderr, "negative value is noise") || strings.Contains(stderr, "--K") || strings.Contains(stderr, "{") {
+		t.Errorf("linear: stderr:\n%s", stderr)
+	}
+}

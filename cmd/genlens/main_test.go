@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -699,4 +700,48 @@ func decodeEntropyItems(t *testing.T, stdout string) []entropyItem {
 		t.Fatal(err)
 	}
 	return out.Items
+}
+
+// Models drawn from the targets' own distribution have a true bias of 0;
+// the unbiased estimate of the conditional example is negative, and the
+// table and --json say why instead of printing it silently.
+func TestDecomposeNegativeBiasNote(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(3, 4))
+	for seed := 0; seed < 20; seed++ {
+		var files []string
+		for i := 0; i < 3; i++ {
+			data := make([]float64, 6*2)
+			for j := range data {
+				data[j] = r.NormFloat64()
+			}
+			files = append(files, writeArray(t, dir, fmt.Sprintf("s%d_m%d.npy", seed, i), []int{6, 2}, data))
+		}
+		ydata := make([]float64, 6*2)
+		for j := range ydata {
+			ydata[j] = r.NormFloat64()
+		}
+		y := writeArray(t, dir, fmt.Sprintf("s%d_y.npy", seed), []int{6, 2}, ydata)
+		args := append([]string{"decompose", "--targets", y, "--models"}, files...)
+		code, stdout, stderr := cli(t, append(args, "--json")...)
+		var out struct {
+			Bias     float64  `json:"bias"`
+			Warnings []string `json:"warnings"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); code != 0 || err != nil {
+			t.Fatalf("exit %d (%s): %v", code, stderr, err)
+		}
+		if out.Bias >= 0 {
+			continue
+		}
+		if len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "negative bias") || !strings.Contains(out.Warnings[0], "unclipped") {
+			t.Errorf("bias %g: warnings %q", out.Bias, out.Warnings)
+		}
+		_, table, _ := cli(t, args...)
+		if !strings.Contains(table, "note: negative bias") || !strings.Contains(table, "read it as 0 within sampling error") {
+			t.Errorf("table:\n%s", table)
+		}
+		return
+	}
+	t.Fatal("no negative bias in 20 draws")
 }

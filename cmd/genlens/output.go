@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -195,8 +196,9 @@ func newConsole(stdout, stderr io.Writer) (out, errw io.Writer) {
 // of a job on stderr when stderr is a terminal, and nothing otherwise (CI
 // logs and pipes stay clean). A stage ends when its total changes or its
 // count goes back; labels name the stages in order, the last one any
-// further; a stage labelled "images" or "features" shows images/s, and a
-// stage of fewer than 2 steps draws no bar.
+// further; a stage labelled "images" or "features" shows images/s once
+// the rate means something (rateText), and a stage of fewer than 2 steps
+// draws no bar.
 func stageBars(stderr io.Writer, labels ...string) (report func(done, total int), finish func()) {
 	cw, _ := stderr.(consoleWriter)
 	f, ok := cw.w.(*os.File)
@@ -205,6 +207,9 @@ func stageBars(stderr io.Writer, labels ...string) (report func(done, total int)
 	}
 	var bar, prev *progressbar.ProgressBar
 	open, stage, ticked, last := false, -1, 0, -1
+	var label string
+	var started, described time.Time
+	rate := false // the stage shows images/s
 	finish = func() {
 		cw.c.mu.Lock()
 		defer cw.c.mu.Unlock()
@@ -219,16 +224,15 @@ func stageBars(stderr io.Writer, labels ...string) (report func(done, total int)
 			finish()
 			stage++
 			open, ticked, last = true, 0, total
-			label := labels[min(stage, len(labels)-1)]
+			label = labels[min(stage, len(labels)-1)]
+			started, described = barClock(), time.Time{}
+			rate = label == "images" || label == "features"
 			opts := []progressbar.Option{
 				progressbar.OptionSetWriter(f),
 				progressbar.OptionSetDescription(label),
 				progressbar.OptionShowCount(),
 				progressbar.OptionThrottle(100_000_000),
 				progressbar.OptionClearOnFinish(),
-			}
-			if label == "images" || label == "features" {
-				opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString("images"))
 			}
 			if total >= 2 {
 				cw.c.mu.Lock()
@@ -239,6 +243,12 @@ func stageBars(stderr io.Writer, labels ...string) (report func(done, total int)
 		}
 		cw.c.mu.Lock()
 		defer cw.c.mu.Unlock()
+		if now := barClock(); bar != nil && rate && d > ticked && now.Sub(described) >= 500*time.Millisecond {
+			if txt := rateText(d, now.Sub(started)); txt != "" {
+				bar.Describe(label + " (" + txt + ")") // drawn by the next Add
+				described = now
+			}
+		}
 		for ; ticked < d; ticked++ {
 			if bar != nil {
 				_ = bar.Add(1)
@@ -247,6 +257,26 @@ func stageBars(stderr io.Writer, labels ...string) (report func(done, total int)
 		}
 	}
 	return report, finish
+}
+
+// barClock is the progress bars' clock (a test sets its own).
+var barClock = time.Now
+
+// Thresholds below which a stage shows no rate: the first batch of a
+// stage may come from the feature cache within microseconds, and a rate
+// over it ("70567 images/s") says nothing of the run.
+const (
+	minRateElapsed = time.Second
+	minRateItems   = 4
+)
+
+// rateText is the images/s of done images in elapsed time, or "" until
+// both thresholds are passed.
+func rateText(done int, elapsed time.Duration) string {
+	if elapsed < minRateElapsed || done < minRateItems {
+		return ""
+	}
+	return fmt.Sprintf("%.3g images/s", float64(done)/elapsed.Seconds())
 }
 
 // warnings returns the Env warning callback of cmd: a line on its stderr,

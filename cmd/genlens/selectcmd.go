@@ -41,7 +41,11 @@ computed as 'genlens features' does and kept in the feature cache (--mode,
 --weights, --image-batch, --workers, --recursive, --no-cache).
 
 --out DIR writes per-step curves (steps.csv: mean and std over trials per
-algorithm) and regret.png / optimal_pick_ratio.png.`,
+algorithm), regret.png / optimal_pick_ratio.png, and select.json (the --json
+document).
+
+The table numbers generators from 1 in the order of --pools; the --json
+"best" is the 0-based index into that list.`,
 		Example: `  genlens select --score fid --ref real.npy --pools g1.npy g2.npy g3.npy --out sel/
   genlens select --score is --pools p1.npy p2.npy --trials 50 --json`,
 		Args: args(cobra.ArbitraryArgs),
@@ -103,7 +107,9 @@ func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool)
 }
 
 func printSelect(w io.Writer, pools []string, o *job.SelectResult) {
-	fmt.Fprintf(w, "%d generators, %s; best on its whole pool: %d (%s, %s = %s)\n", len(pools), strings.ToUpper(o.Score), o.Best, pools[o.Best], o.Score, fmtNum(float64(o.Scores[o.Best])))
+	// Generators count from 1 here, as people count pools; the JSON's
+	// "best" is the 0-based index.
+	fmt.Fprintf(w, "%d generators, %s; best on its whole pool: generator %d of %d (%s, %s = %s)\n", len(pools), strings.ToUpper(o.Score), o.Best+1, len(pools), pools[o.Best], o.Score, fmtNum(float64(o.Scores[o.Best])))
 	fmt.Fprintf(w, "%d trials x %d steps x batch %d\n\n", o.Trials, o.Steps, o.Batch)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "algorithm\tfinal regret\toptimal-pick ratio\tpicks of the best\t")

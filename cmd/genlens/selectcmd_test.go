@@ -185,3 +185,26 @@ func TestSelectUsageAndInput(t *testing.T) {
 		})
 	}
 }
+
+// The table counts generators from 1, as the pools are named, and says
+// which; the help names every file --out writes, select.json included.
+func TestSelectTableCountsFromOne(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(1, 2))
+	ref := writeArray(t, dir, "ref.npy", []int{400, 4}, gaussPool(r, 400, 4, 1))
+	var pools []string
+	for i, s := range []float64{0.3, 1.0, 1.8} {
+		pools = append(pools, writeArray(t, dir, "g"+string(rune('1'+i))+".npy", []int{200, 4}, gaussPool(r, 200, 4, s)))
+	}
+	code, stdout, stderr := cli(t, append([]string{"select", "--score", "fid", "--ref", ref, "--steps", "30", "--trials", "2", "--pools"}, pools...)...)
+	if want := "best on its whole pool: generator 2 of 3 (" + pools[1] + ", fid = "; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d (%s)\n%s\nwant %q", code, stderr, stdout, want)
+	}
+	_, help, _ := cli(t, "select", "--help")
+	long := help[:strings.Index(help, "Usage:")]
+	for _, name := range selectOutputs {
+		if !strings.Contains(long, name) {
+			t.Errorf("select --help does not say --out writes %s:\n%s", name, long)
+		}
+	}
+}
