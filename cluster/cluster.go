@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"genlens/membudget"
 )
 
 // Linkage is the rule for the distance between two clusters.
@@ -73,6 +75,9 @@ func Agglomerate(d mat.Symmetric, l Linkage) (*Tree, error) {
 	}
 	// Full n×n storage: rows scan contiguously in the nearest-neighbour
 	// search, and the Lance–Williams update writes a row and a column.
+	if err := membudget.Check("the working copy of the distances", 1, n, n); err != nil {
+		return nil, err
+	}
 	w := make([]float64, n*n)
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {

@@ -13,6 +13,7 @@ import (
 
 	"genlens/cluster"
 	"genlens/kernel"
+	"genlens/membudget"
 )
 
 // Distance says how pixels are compared when they are clustered.
@@ -88,16 +89,13 @@ type Options struct {
 
 	// MaxMemory bounds the bytes the pixel-by-pixel matrices may take
 	// (see MemoryBytes); Analyze refuses larger images with a *SizeError
-	// before allocating anything. 0 means DefaultMaxMemory.
+	// before allocating anything. 0 means the process's matrix memory
+	// budget (package membudget).
 	MaxMemory int64
 
 	// Progress, when not nil, is called after each CKA batch.
 	Progress func(done, total int)
 }
-
-// DefaultMaxMemory is the default of Options.MaxMemory: 8 GiB, which
-// images of 96x96 pixels fit and 128x128 do not.
-const DefaultMaxMemory = 8 << 30
 
 // MemoryBytes returns about how many bytes Analyze needs for images of
 // the given number of pixels and CKA batches of batch images: four P×P
@@ -110,16 +108,30 @@ func MemoryBytes(pixels, batch int) int64 {
 }
 
 // SizeError reports images too large for the pixel-by-pixel matrices.
+// Over the process's budget it wraps the *membudget.Error, whose setting
+// it names.
 type SizeError struct {
 	Grid        Grid
 	Need, Limit int64 // bytes
+	Err         error // the *membudget.Error, when the limit is the budget
 }
 
-func (e *SizeError) Error() string {
+func (e *SizeError) Error() string { return e.Render(func(f string) string { return f }) }
+
+// Render renders the message, spelling the budget's request field with
+// spell (package internal/fields).
+func (e *SizeError) Render(spell func(field string) string) string {
 	P := int64(e.Grid.Pixels())
-	return fmt.Sprintf("disentangle: images of %dx%d pixels need about %s for the pixel-by-pixel CKA matrices (one %dx%d matrix is %s), more than the limit of %s: downsample the images (64x64 pixels need about %s)",
-		e.Grid.H, e.Grid.W, bytesString(e.Need), P, P, bytesString(8*P*P), bytesString(e.Limit), bytesString(MemoryBytes(64*64, DefaultCKABatch)))
+	limit := "the limit of " + bytesString(e.Limit)
+	if e.Err != nil {
+		limit = fmt.Sprintf("the matrix memory budget of %s (%s, MiB)", bytesString(e.Limit), spell(membudget.Field))
+	}
+	return fmt.Sprintf("disentangle: images of %dx%d pixels need about %s for the pixel-by-pixel CKA matrices (one %dx%d matrix is %s), more than %s: downsample the images (64x64 pixels need about %s)",
+		e.Grid.H, e.Grid.W, bytesString(e.Need), P, P, bytesString(8*P*P), limit, bytesString(MemoryBytes(64*64, DefaultCKABatch)))
 }
+
+// Unwrap returns the *membudget.Error, if any.
+func (e *SizeError) Unwrap() error { return e.Err }
 
 func bytesString(b int64) string {
 	switch {
@@ -132,12 +144,17 @@ func bytesString(b int64) string {
 }
 
 // checkMatrixSize returns a *SizeError when images of grid g
-// need more than limit bytes (0: DefaultMaxMemory).
+// need more than limit bytes (0: the matrix memory budget).
 func checkMatrixSize(g Grid, batch int, limit int64) error {
+	need := MemoryBytes(g.Pixels(), batch)
 	if limit <= 0 {
-		limit = DefaultMaxMemory
+		P := g.Pixels()
+		if err := membudget.CheckBytes("the pixel-by-pixel CKA matrices", P, P, need); err != nil {
+			return &SizeError{Grid: g, Need: need, Limit: err.(*membudget.Error).Limit, Err: err}
+		}
+		return nil
 	}
-	if need := MemoryBytes(g.Pixels(), batch); need > limit {
+	if need > limit {
 		return &SizeError{Grid: g, Need: need, Limit: limit}
 	}
 	return nil
@@ -237,6 +254,10 @@ func Analyze(ctx context.Context, train, test *mat.Dense, generated []*mat.Dense
 	batch := min(opt.CKABatch, n)
 	res := &Result{Grid: g, Gamma: opt.Gamma, CKAImages: n / batch * batch}
 	if res.Gamma == 0 {
+		// The median rule's Gram matrix and pairwise distances.
+		if err := membudget.Check("the distances between the CKA images", 2, n, n); err != nil {
+			return nil, err
+		}
 		med := kernel.MedianSqDist(sub)
 		if !(med > 0) {
 			return nil, fmt.Errorf("%w: median squared distance %g; give gamma as a number", ErrIdenticalImages, med)

@@ -8,6 +8,7 @@ import (
 
 	"genlens/kernel"
 	"genlens/linalg"
+	"genlens/membudget"
 )
 
 // MeanEmbeddings holds the plug-in estimates of Gruber, Ziegler & Buettner, Appendix B.2,
@@ -26,6 +27,10 @@ func Embed(k kernel.Kernel, x, y *mat.Dense) (MeanEmbeddings, error) {
 	}
 	if _, cx := x.Dims(); cx != y.RawMatrix().Cols {
 		return MeanEmbeddings{}, fmt.Errorf("disentangle: samples of dimension %d and %d", cx, y.RawMatrix().Cols)
+	}
+	nx, ny := x.RawMatrix().Rows, y.RawMatrix().Rows
+	if err := membudget.Check("the kernel matrix of the samples", 1, max(nx, ny), max(nx, ny)); err != nil {
+		return MeanEmbeddings{}, err
 	}
 	return MeanEmbeddings{XX: symMean(k.Gram(x)), YY: symMean(k.Gram(y)), XY: denseMean(k.Cross(x, y))}, nil
 }

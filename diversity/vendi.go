@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/linalg"
+	"genlens/membudget"
 )
 
 // MaxDualDim bounds the side of the matrix whose eigenvalues Vendi
@@ -27,8 +28,13 @@ func Vendi(x *mat.Dense) (float64, error) {
 	if n == 0 || d == 0 {
 		return math.NaN(), errors.New("diversity: Vendi of an empty set")
 	}
-	if m := min(n, d); m > MaxDualDim {
+	m := min(n, d)
+	if m > MaxDualDim {
 		return math.NaN(), fmt.Errorf("diversity: %d rows of dimension %d: the eigenvalues of a %d×%d matrix are beyond the bound of %d", n, d, m, m, MaxDualDim)
+	}
+	// The similarity matrix and the eigensolver's working copy.
+	if err := membudget.Check("the similarity matrix of the samples", 2, m, m); err != nil {
+		return math.NaN(), err
 	}
 	for i := 0; i < n; i++ {
 		for _, v := range x.RawRowView(i) {
@@ -68,6 +74,9 @@ func VendiK(k mat.Symmetric) (float64, error) {
 	}
 	if n > MaxDualDim {
 		return math.NaN(), fmt.Errorf("diversity: a %d×%d similarity matrix is beyond the bound of %d", n, n, MaxDualDim)
+	}
+	if err := membudget.Check("the similarity matrix of the samples", 2, n, n); err != nil {
+		return math.NaN(), err
 	}
 	s := mat.NewSymDense(n, nil)
 	s.ScaleSym(1/float64(n), k)

@@ -50,6 +50,9 @@ func Distance(a, b Stats) (float64, error) {
 	if a.Dim() != b.Dim() {
 		return math.NaN(), fmt.Errorf("frechet: dimension mismatch: %d and %d", a.Dim(), b.Dim())
 	}
+	if err := CheckDim(a.Dim()); err != nil {
+		return math.NaN(), err
+	}
 	tr, err := traceSqrt(a.Sigma, b.Sigma)
 	if err != nil {
 		return math.NaN(), err
@@ -503,6 +506,9 @@ func DistanceToRef(x *mat.Dense, ref Stats, ddof int) (float64, error) {
 		return math.NaN(), err
 	}
 	if n >= d {
+		if err := CheckDim(d); err != nil {
+			return math.NaN(), err
+		}
 		return Distance(StatsOf(x, ddof), ref)
 	}
 	mu, z, sq := reduceCentred(x)

@@ -13,6 +13,7 @@ import (
 
 	"genlens/kernel"
 	"genlens/kscore"
+	"genlens/membudget"
 )
 
 // KID defaults from Bińkowski et al. and torch-fidelity.
@@ -89,7 +90,9 @@ func KIDProgress(ctx context.Context, x, y *mat.Dense, subsets, size int, seed u
 			progress(done, total)
 		}
 	}
-	if n := nx + ny; n <= kidGramLimit && n*n < 4*subsets*m*m {
+	// The whole kernel matrix when it saves work and fits the memory
+	// budget; otherwise subset by subset (each through kscore's check).
+	if n := nx + ny; n <= kidGramLimit && n*n < 4*subsets*m*m && membudget.Check("KID's kernel matrix", 1, n, n) == nil {
 		total += gramStrips(n)
 		if progress != nil {
 			progress(0, total)

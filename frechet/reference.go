@@ -28,6 +28,9 @@ func NewReference(s Stats) (*Reference, error) {
 	if err := s.check("reference statistics"); err != nil {
 		return nil, err
 	}
+	if err := CheckDim(s.Dim()); err != nil {
+		return nil, err
+	}
 	f, perr := factor(s.Sigma)
 	if perr != nil {
 		return nil, fmt.Errorf("frechet: %w", perr.withWhich("reference statistics"))

@@ -25,7 +25,9 @@ const MaxImagePixels = 1 << 24
 // what is not a regular file before opening it, and reads the header
 // first so that an image declaring more than MaxImagePixels
 // pixels (a 69-byte PNG can claim 100000×100000) is refused before any
-// pixel buffer is allocated.
+// pixel buffer is allocated, and a JPEG of more scans than its size
+// allows (MaxJPEGScans for small images, fewer for large ones) before
+// it is decoded.
 func Decode(fsys fs.FS, name string) (image.Image, error) {
 	st, err := fs.Stat(fsys, name)
 	if err != nil {
@@ -55,6 +57,18 @@ func Decode(fsys fs.FS, name string) (image.Image, error) {
 	}
 	if int64(cfg.Width)*int64(cfg.Height) > MaxImagePixels {
 		return nil, &dataio.InputError{File: name, Msg: fmt.Sprintf("declares a %dx%d image, more than the %d pixels genlens reads; downsample the images", cfg.Width, cfg.Height, MaxImagePixels)}
+	}
+	if format == "jpeg" {
+		// Decoding work grows with the scans as well as the pixels:
+		// count them first (a cheap walk of the markers).
+		if f, err = open(); err != nil {
+			return nil, err
+		}
+		_, err := jpegScans(f, jpegScanLimit(int64(cfg.Width)*int64(cfg.Height)))
+		f.Close()
+		if err != nil {
+			return nil, &dataio.InputError{File: name, Msg: "JPEG with " + err.Error(), Err: err}
+		}
 	}
 	// Files need not seek (an upload, an fstest.MapFS), so open again
 	// rather than rewind.

@@ -84,11 +84,20 @@ func (c *FeatureCache) path(key string) string {
 }
 
 // Get returns the features stored under key (an image's HashFile), and
-// false when there are none or the entry is damaged.
+// false when there are none or the entry is damaged; the caller then
+// computes them and Put replaces the entry.
+//
+// Only a regular file of exactly the entry's size is read, and no more
+// than that size: an entry that is a symbolic link (to /dev/zero, say, which
+// would be read forever), a FIFO (whose open would block until a writer
+// came) or a device is a miss. An entry holding a NaN or an infinity is
+// damaged too, whatever its checksum: genlens never stores one (Put
+// refuses them), and recomputing costs one image's forward pass where
+// trusting it would turn every score of the run into NaN.
 func (c *FeatureCache) Get(key string) ([]float32, bool) {
-	b, err := os.ReadFile(c.path(key))
-	if err != nil || len(b) != 12+4*c.dim || string(b[:4]) != cacheMagic ||
-		binary.LittleEndian.Uint32(b[4:]) != uint32(c.dim) {
+	size := 12 + 4*c.dim
+	b, ok := readEntry(c.path(key), size)
+	if !ok || string(b[:4]) != cacheMagic || binary.LittleEndian.Uint32(b[4:]) != uint32(c.dim) {
 		return nil, false
 	}
 	data := b[12:]
@@ -98,8 +107,37 @@ func (c *FeatureCache) Get(key string) ([]float32, bool) {
 	v := make([]float32, c.dim)
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		if math.IsNaN(float64(v[i])) || math.IsInf(float64(v[i]), 0) {
+			return nil, false
+		}
 	}
 	return v, true
+}
+
+// readEntry returns the size bytes of the regular file at path, false
+// when it is anything else (missing, a link, a FIFO, a device, a
+// directory) or of another size. The mode is checked on the link itself
+// before opening; the open neither follows a link nor blocks on a FIFO
+// (entryOpenFlags), in case the entry was swapped in between, and the
+// opened file is checked again.
+func readEntry(path string, size int) ([]byte, bool) {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(size) {
+		return nil, false
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|entryOpenFlags, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if fst, err := f.Stat(); err != nil || !fst.Mode().IsRegular() || !os.SameFile(st, fst) || fst.Size() != int64(size) {
+		return nil, false
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, false
+	}
+	return b, true
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -108,6 +146,11 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 func (c *FeatureCache) Put(key string, v []float32) error {
 	if len(v) != c.dim {
 		return fmt.Errorf("inception: feature cache: %d values, want %d", len(v), c.dim)
+	}
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("inception: feature cache: value %d is %v; not stored", i, x)
+		}
 	}
 	b := make([]byte, 12+4*len(v))
 	copy(b, cacheMagic)

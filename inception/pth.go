@@ -3,9 +3,9 @@ package inception
 import (
 	"archive/zip"
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -34,10 +34,11 @@ var (
 )
 
 // LoadStateDict reads a state dict saved by torch.save, in the legacy or
-// the zip serialisation, through gopickle. Every problem with the file is
-// a one-line *dataio.InputError naming it: not a .pth file, a TorchScript
-// archive (torch.jit.save; it holds code, not a plain state dict), a
-// truncated file, an entry that is not a tensor.
+// the zip serialisation (loadLegacyPickle, loadZipPickle). Every problem
+// with the file is a one-line *dataio.InputError naming it: not a .pth
+// file, a TorchScript archive (torch.jit.save; it holds code, not a plain
+// state dict), a truncated file, an entry that is not a tensor, a size
+// the file claims but does not hold.
 func LoadStateDict(path string) (sd map[string]*Tensor, err error) {
 	bad := func(msg string, cause error) error {
 		return &dataio.InputError{File: path, Msg: msg, Err: cause}
@@ -63,22 +64,25 @@ func LoadStateDict(path string) (sd map[string]*Tensor, err error) {
 			return nil, err
 		}
 	case bytes.HasPrefix(head, legacyMagic):
-		// gopickle first probes for the ancient tar format; a file that
-		// starts with the pickle opcode is not one, and checking here
-		// also keeps an empty file away from that probe.
+		// A legacy file starts with the pickle protocol opcode (not the
+		// ancient tar format, which is not read).
 	default:
 		return nil, bad("not a PyTorch .pth file (neither the zip nor the legacy pickle serialisation)", nil)
 	}
 
-	// gopickle panics on some malformed input (out-of-range storage
-	// offsets, unexpected opcodes); a corrupt weights file is bad input,
-	// not a crash.
+	// gopickle's unpickler panics on some malformed input (opcodes on
+	// an empty stack); a corrupt weights file is bad input, not a crash.
 	defer func() {
 		if r := recover(); r != nil {
 			sd, err = nil, bad(fmt.Sprintf("corrupt PyTorch file: %v", r), nil)
 		}
 	}()
-	obj, err := pytorch.Load(path)
+	var obj any
+	if bytes.HasPrefix(head, zipMagic) {
+		obj, err = loadZipPickle(path, st.Size())
+	} else {
+		obj, err = loadLegacyPickle(path, st.Size())
+	}
 	if err != nil {
 		msg := err.Error()
 		if strings.Contains(msg, "EOF") {
@@ -86,91 +90,7 @@ func LoadStateDict(path string) (sd map[string]*Tensor, err error) {
 		}
 		return nil, bad("cannot decode PyTorch file: "+msg, err)
 	}
-	sd, err = stateDict(path, obj)
-	if err == nil && bytes.HasPrefix(head, legacyMagic) {
-		err = checkLegacyEnd(path, st.Size(), obj)
-	}
-	return sd, err
-}
-
-// checkLegacyEnd catches a legacy file cut off inside its last storage,
-// which gopickle reads without noticing (it ignores short reads, leaving
-// stale bytes in the tensor). A legacy file ends with the pickled list of
-// storage keys, its STOP opcode '.', then every storage as an 8-byte
-// element count and the raw elements, up to the end of the file. So
-// counting back from the end by the storages' total size must land just
-// after a '.', on the element count of one of the storages.
-func checkLegacyEnd(path string, size int64, obj any) error {
-	var values []any
-	switch d := obj.(type) {
-	case *types.OrderedDict:
-		for _, e := range d.Map {
-			values = append(values, e.Value)
-		}
-	case *types.Dict:
-		for _, e := range *d {
-			values = append(values, e.Value)
-		}
-	}
-	seen := map[pytorch.StorageInterface]bool{}
-	counts := map[uint64]bool{}
-	var data int64
-	for _, v := range values {
-		t, ok := v.(*pytorch.Tensor)
-		if !ok || seen[t.Source] {
-			continue
-		}
-		seen[t.Source] = true
-		n, es := storageSize(t.Source)
-		if es == 0 {
-			return nil // a storage type this check does not know
-		}
-		counts[uint64(n)] = true
-		data += 8 + int64(n)*es
-	}
-	if len(seen) == 0 {
-		return nil
-	}
-	start := size - data
-	var buf [9]byte
-	f, err := os.Open(path)
-	if err != nil {
-		return &dataio.InputError{File: path, Msg: "cannot read weights: " + dataio.Cause(err), Err: err}
-	}
-	defer f.Close()
-	if start >= 1 {
-		if _, err := f.ReadAt(buf[:], start-1); err == nil && buf[0] == '.' && counts[binary.LittleEndian.Uint64(buf[1:])] {
-			return nil
-		}
-	}
-	return &dataio.InputError{File: path, Msg: fmt.Sprintf("truncated PyTorch file: its tensors need %d bytes of storage that the file does not end with; download it again", data)}
-}
-
-// storageSize returns the element count and element size of a storage.
-func storageSize(s pytorch.StorageInterface) (n int, elem int64) {
-	switch s := s.(type) {
-	case *pytorch.FloatStorage:
-		return s.Size, 4
-	case *pytorch.DoubleStorage:
-		return s.Size, 8
-	case *pytorch.HalfStorage:
-		return s.Size, 2
-	case *pytorch.BFloat16Storage:
-		return s.Size, 2
-	case *pytorch.LongStorage:
-		return s.Size, 8
-	case *pytorch.IntStorage:
-		return s.Size, 4
-	case *pytorch.ShortStorage:
-		return s.Size, 2
-	case *pytorch.CharStorage:
-		return s.Size, 1
-	case *pytorch.ByteStorage:
-		return s.Size, 1
-	case *pytorch.BoolStorage:
-		return s.Size, 1
-	}
-	return 0, 0
+	return stateDict(path, obj)
 }
 
 // checkZip refuses TorchScript archives with a message that says what
@@ -219,25 +139,72 @@ func stateDict(path string, obj any) (map[string]*Tensor, error) {
 	default:
 		return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("holds a %T, not a state dict (a dict of tensors)", obj)}
 	}
-	out := make(map[string]*Tensor, len(entries))
-	keys := make([]string, 0, len(entries))
+	tensors := map[string]*pytorch.Tensor{}
 	for k := range entries {
-		keys = append(keys, k)
+		if t, ok := entries[k].(*pytorch.Tensor); ok {
+			tensors[k] = t
+		}
+		// Non-tensor entries (metadata) are not weights; skip them.
 	}
-	sort.Strings(keys)
+	return TensorsFromPickle(path, tensors)
+}
+
+// maxReads bounds the elements the tensors of a file may copy out of
+// their storages, as a multiple of the elements the storages hold:
+// tensors that share a storage (tied weights, the query, key and value
+// views of one projection) read it a few times at most, while a pickle
+// of many small references to one large storage would ask for a copy of
+// it for each (a megabyte file, for terabytes).
+const maxReads = 4
+
+// checkReads refuses tensors whose elements add up to more than maxReads
+// times their storages' elements (plus a little for scalars).
+func checkReads(path string, keys []string, raw map[string]*pytorch.Tensor) error {
+	seen := map[pytorch.StorageInterface]bool{}
+	var stored, read float64
 	for _, k := range keys {
-		t, ok := entries[k].(*pytorch.Tensor)
-		if !ok {
-			// Non-tensor entries (metadata) are not weights; skip them.
-			continue
+		t := raw[k]
+		if !seen[t.Source] {
+			seen[t.Source] = true
+			stored += float64(storageLen(t.Source))
 		}
-		tt, err := materialise(t)
-		if err != nil {
-			return nil, &dataio.InputError{File: path, Key: k, Msg: err.Error()}
+		e := 1.0
+		for _, d := range t.Size {
+			e *= float64(max(d, 0))
 		}
-		out[k] = tt
+		read += e
 	}
-	return out, nil
+	if read > maxReads*stored+1024 {
+		return &dataio.InputError{File: path, Msg: fmt.Sprintf("its tensors hold %.0f elements, more than %d times the %.0f of their storages (corrupt file?)", read, maxReads, stored)}
+	}
+	return nil
+}
+
+// storageLen returns the number of elements a storage holds.
+func storageLen(s pytorch.StorageInterface) int {
+	switch s := s.(type) {
+	case *pytorch.FloatStorage:
+		return len(s.Data)
+	case *pytorch.DoubleStorage:
+		return len(s.Data)
+	case *pytorch.HalfStorage:
+		return len(s.Data)
+	case *pytorch.BFloat16Storage:
+		return len(s.Data)
+	case *pytorch.LongStorage:
+		return len(s.Data)
+	case *pytorch.IntStorage:
+		return len(s.Data)
+	case *pytorch.ShortStorage:
+		return len(s.Data)
+	case *pytorch.CharStorage:
+		return len(s.Data)
+	case *pytorch.ByteStorage:
+		return len(s.Data)
+	case *pytorch.BoolStorage:
+		return len(s.Data)
+	}
+	return 0
 }
 
 // materialise walks the tensor's strides from its storage offset, so
@@ -274,28 +241,45 @@ func materialise(t *pytorch.Tensor) (*Tensor, error) {
 	if len(t.Stride) != len(t.Size) {
 		return nil, fmt.Errorf("tensor has %d sizes but %d strides", len(t.Size), len(t.Stride))
 	}
+	// Every count is checked before anything is allocated: a shape of
+	// (2^20, 2^20) asks for 8 TiB, and (2^32, 2^32) overflows an int to
+	// an empty tensor. A view (strides and offset) must lie inside its
+	// storage, and a tensor may not hold more elements than its storage
+	// (a broadcast view, stride 0, is not a weight).
 	size := 1
 	for _, d := range t.Size {
 		if d < 0 {
 			return nil, fmt.Errorf("negative dimension in shape %v", t.Size)
 		}
+		if d > 0 && size > math.MaxInt/d {
+			return nil, fmt.Errorf("shape %v overflows", t.Size)
+		}
 		size *= d
 	}
-	out := &Tensor{Shape: append([]int(nil), t.Size...), DType: dtype, Data: make([]float64, size)}
+	if size > n {
+		return nil, fmt.Errorf("shape %v holds %d elements, more than its storage of %d (truncated file?)", t.Size, size, n)
+	}
 	if size == 0 {
-		return out, nil
+		return &Tensor{Shape: append([]int(nil), t.Size...), DType: dtype, Data: []float64{}}, nil
 	}
 	// The largest storage index the view touches must exist.
+	if t.StorageOffset < 0 || t.StorageOffset >= n {
+		return nil, fmt.Errorf("storage offset %d outside its storage of %d elements", t.StorageOffset, n)
+	}
 	last := t.StorageOffset
 	for i, d := range t.Size {
 		if t.Stride[i] < 0 {
 			return nil, fmt.Errorf("negative stride %v", t.Stride)
 		}
+		if t.Stride[i] > 0 && d-1 > (math.MaxInt-last)/t.Stride[i] {
+			return nil, fmt.Errorf("view of shape %v, strides %v overflows", t.Size, t.Stride)
+		}
 		last += (d - 1) * t.Stride[i]
 	}
-	if t.StorageOffset < 0 || last >= n {
+	if last >= n {
 		return nil, fmt.Errorf("view of shape %v, strides %v, offset %d reaches past its storage of %d elements (truncated file?)", t.Size, t.Stride, t.StorageOffset, n)
 	}
+	out := &Tensor{Shape: append([]int(nil), t.Size...), DType: dtype, Data: make([]float64, size)}
 	idx := make([]int, len(t.Size))
 	for flat := 0; flat < size; flat++ {
 		off := t.StorageOffset
@@ -323,6 +307,9 @@ func TensorsFromPickle(path string, raw map[string]*pytorch.Tensor) (map[string]
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	if err := checkReads(path, keys, raw); err != nil {
+		return nil, err
+	}
 	out := make(map[string]*Tensor, len(raw))
 	for _, k := range keys {
 		t, err := materialise(raw[k])

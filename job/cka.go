@@ -11,6 +11,7 @@ import (
 	"genlens/dataio"
 	"genlens/disentangle"
 	"genlens/kernel"
+	"genlens/membudget"
 )
 
 // CKARequest is a request of `genlens cka`: centred kernel alignment
@@ -72,6 +73,10 @@ func CKA(ctx context.Context, env Env, req CKARequest) (*CKAResult, error) {
 	ny, _ := y.Dims()
 	if nx != ny {
 		return nil, &dataio.InputError{File: req.Y, Msg: fmt.Sprintf("%d rows, but %s has %d (CKA compares representations of the same examples)", ny, req.X, nx)}
+	}
+	// Two n × n Gram matrices and their centred copies are held at once.
+	if err := membudget.Check("CKA's Gram matrices of the examples", 4, nx, nx); err != nil {
+		return nil, fmt.Errorf("%s: %w", req.X, err)
 	}
 	if req.Debiased && nx < 4 {
 		return nil, &dataio.InputError{File: req.X, Msg: fmt.Sprintf("%d rows: {debiased} needs at least 4 examples", nx)}

@@ -328,6 +328,9 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	// Progress after the images, a stage per metric: fid (the two
 	// covariances, then the distance), kid (its subsets), mmd and cms.
 	if want[MetricFID] {
+		if err := frechet.CheckDim(out.Dim); err != nil {
+			return nil, fmt.Errorf("%s: %w", req.Fake, err)
+		}
 		for _, s := range []*featureSide{real, fake} {
 			if n := s.n(); n != nil {
 				if w := singularWarning("compare", s.path, *n, s.dim(), "the Fréchet distance (FID)"); w != "" {

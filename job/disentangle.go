@@ -215,7 +215,8 @@ func Disentangle(ctx context.Context, env Env, req DisentangleRequest) (*Disenta
 	case errors.Is(err, disentangle.ErrIdenticalImages):
 		return nil, &dataio.InputError{File: train.Path, Msg: "most training images are identical: the median rule cannot set gamma; give {gamma} as a number"}
 	case errors.As(err, &se):
-		return nil, &dataio.InputError{File: train.Path, Msg: strings.TrimPrefix(se.Error(), "disentangle: "), Err: err}
+		braced := func(f string) string { return "{" + f + "}" } // rendered by the transport
+		return nil, &dataio.InputError{File: train.Path, Msg: strings.TrimPrefix(se.Render(braced), "disentangle: "), Err: err}
 	case err != nil:
 		return nil, err
 	}

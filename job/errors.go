@@ -10,6 +10,7 @@ import (
 	"genlens/dataio"
 	"genlens/internal/fields"
 	"genlens/internal/par"
+	"genlens/membudget"
 )
 
 // FieldError reports a bad request field: a value out of range, a missing
@@ -63,16 +64,19 @@ func (k Kind) String() string {
 
 // Classify returns the kind of err (KindInternal for nil too). A panic
 // turned into an error by a worker pool is internal, whatever it wraps.
+// An input whose shape asks for a matrix over the memory budget
+// (*membudget.Error) is a bad input: too large for this process.
 func Classify(err error) Kind {
 	var pe *par.PanicError
 	var fe *FieldError
 	var ie *dataio.InputError
+	var be *membudget.Error
 	switch {
 	case err == nil, errors.As(err, &pe):
 		return KindInternal
 	case errors.As(err, &fe):
 		return KindField
-	case errors.As(err, &ie):
+	case errors.As(err, &ie), errors.As(err, &be):
 		return KindInput
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return KindCanceled

@@ -9,6 +9,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/internal/par"
+	"genlens/membudget"
 )
 
 func TestClassify(t *testing.T) {
@@ -25,6 +26,7 @@ func TestClassify(t *testing.T) {
 		{fmt.Errorf("fit: %w", context.DeadlineExceeded), KindCanceled, 130, 499},
 		{errors.New("disk full"), KindInternal, 1, 500},
 		{panicErr, KindInternal, 1, 500},
+		{fmt.Errorf("x.npy: %w", &membudget.Error{What: "m", Rows: 9, Cols: 9, Count: 1, Bytes: 648, Limit: 8}), KindInput, 2, 422},
 	}
 	for _, tt := range tests {
 		k := Classify(tt.err)

@@ -182,6 +182,9 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 	if part != nil && n == 0 {
 		d = part.Listing.Cols
 	}
+	if err := frechet.CheckDim(d); err != nil {
+		return nil, fmt.Errorf("%s: %w", req.In, err)
+	}
 	acc := frechet.NewAccumulator(d)
 	env.progress(0, n)
 	for lo, c := 0, frechet.ChunkRows(d); lo < n; lo += c {

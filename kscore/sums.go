@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/kernel"
+	"genlens/membudget"
 )
 
 // panelRows is the minimum number of rows per cross-Gram call: enough for
@@ -62,12 +63,25 @@ func newSumsCtx(ctx context.Context, k kernel.Kernel, sets []*mat.Dense) (*sums,
 		off[a+1] = off[a] + r
 		s.all[a] = make([]float64, len(sets))
 	}
+	total := off[len(sets)]
+	// The largest block of kernel values one panel holds: a set of many
+	// rows is one panel against every row from it on.
+	var pr, pc int
+	for lo := 0; lo < len(sets); {
+		hi := panelEnd(off, lo)
+		if r, c := off[hi]-off[lo], total-off[lo]; float64(r)*float64(c) > float64(pr)*float64(pc) {
+			pr, pc = r, c
+		}
+		lo = hi
+	}
+	if err := membudget.Check("the kernel values between the samples", 1, pr, pc); err != nil {
+		return nil, err
+	}
 	// Stack all rows once so each panel needs one cross-Gram call.
 	stacked := mat.NewDense(off[len(sets)], d, nil)
 	for a, x := range sets {
 		stacked.Slice(off[a], off[a+1], 0, d).(*mat.Dense).Copy(x)
 	}
-	total := off[len(sets)]
 	// Progress in per mille of the kernel evaluations: a panel of rows
 	// lo..hi runs against every row from lo on.
 	report := progressOf(ctx)
@@ -79,10 +93,7 @@ func newSumsCtx(ctx context.Context, k kernel.Kernel, sets []*mat.Dense) (*sums,
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		hi := lo + 1
-		for hi < len(sets) && off[hi]-off[lo] < panelRows {
-			hi++
-		}
+		hi := panelEnd(off, lo)
 		panel := stacked.Slice(off[lo], off[hi], 0, d).(*mat.Dense)
 		rest := stacked.Slice(off[lo], total, 0, d).(*mat.Dense)
 		kc := k.Cross(panel, rest)
@@ -109,4 +120,15 @@ func newSumsCtx(ctx context.Context, k kernel.Kernel, sets []*mat.Dense) (*sums,
 	}
 	report(steps, steps)
 	return s, nil
+}
+
+// panelEnd returns the end of the panel of sets that starts at set lo:
+// whole sets, at least panelRows rows unless the sets run out (off holds
+// the sets' first rows, then the total).
+func panelEnd(off []int, lo int) int {
+	hi := lo + 1
+	for hi < len(off)-1 && off[hi]-off[lo] < panelRows {
+		hi++
+	}
+	return hi
 }

@@ -245,6 +245,9 @@ func FIDReferenceFromRows(x *mat.Dense) (*FIDReference, error) {
 	if err := checkFinite(x); err != nil {
 		return nil, fmt.Errorf("online: reference: %w", err)
 	}
+	if err := frechet.CheckDim(x.RawMatrix().Cols); err != nil {
+		return nil, err
+	}
 	return NewFIDReference(frechet.StatsOf(x, 1))
 }
 

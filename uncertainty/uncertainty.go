@@ -13,6 +13,7 @@ import (
 	"genlens/internal/par"
 	"genlens/kernel"
 	"genlens/kscore"
+	"genlens/membudget"
 	"genlens/tokenize"
 )
 
@@ -198,6 +199,11 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 		}
 		r.Reason = fmt.Sprintf("%d usable sample(s); %s at least 2", len(samples), what)
 		return r, nil
+	}
+	// The similarity matrix of the samples, the graph's weights, its
+	// Laplacian and the eigensolver's copy: a few m × m at once.
+	if err := membudget.Check("the similarity matrices of one prompt's samples", 4, len(samples), len(samples)); err != nil {
+		return r, fmt.Errorf("uncertainty: prompt %s: %w", p.ID, err)
 	}
 	vectorKernel := opt.Kernel != nil && set.has(ScoreKernelEntropy)
 	embeddingGraph := set.graph() && opt.Similarity == SimilarityEmbedding

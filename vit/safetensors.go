@@ -1,15 +1,19 @@
 package vit
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 
 	"genlens/dataio"
+	"genlens/inception"
 )
 
 // maxSafetensorsHeader bounds the JSON header, as the format's own
@@ -113,6 +117,18 @@ func parseSafetensors(path string, r io.ReaderAt, size int64) (map[string]*Tenso
 		}
 		entries[k] = e
 	}
+	// The tensors' byte ranges may not overlap (the format lays them end
+	// to end): a header of many entries naming one large range would
+	// otherwise make a small file ask for a copy of it per entry.
+	byStart := slices.SortedFunc(maps.Keys(entries), func(a, b string) int {
+		return cmp.Or(cmp.Compare(entries[a].Offsets[0], entries[b].Offsets[0]), cmp.Compare(entries[a].Offsets[1], entries[b].Offsets[1]))
+	})
+	for i := 1; i < len(byStart); i++ {
+		prev, cur := entries[byStart[i-1]], entries[byStart[i]]
+		if cur.Offsets[0] < prev.Offsets[1] {
+			return nil, bad(byStart[i], "data offsets [%d, %d] overlap those of %q [%d, %d]", cur.Offsets[0], cur.Offsets[1], byStart[i-1], prev.Offsets[0], prev.Offsets[1])
+		}
+	}
 	out := make(map[string]*Tensor, len(entries))
 	base := 8 + int64(n)
 	for _, k := range keys {
@@ -134,7 +150,7 @@ func parseSafetensors(path string, r io.ReaderAt, size int64) (map[string]*Tenso
 		case "F16":
 			conv = func(b []byte, d []float32) {
 				for i := range d {
-					d[i] = half(binary.LittleEndian.Uint16(b[2*i:]))
+					d[i] = inception.Float16(binary.LittleEndian.Uint16(b[2*i:]))
 				}
 			}
 		case "BF16":
@@ -166,25 +182,4 @@ func parseSafetensors(path string, r io.ReaderAt, size int64) (map[string]*Tenso
 		out[k] = t
 	}
 	return out, nil
-}
-
-// half converts an IEEE 754 binary16 value to float32.
-func half(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f: // Inf, NaN
-		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
-	case exp == 0 && frac == 0:
-		return math.Float32frombits(sign)
-	case exp == 0: // subnormal: normalise
-		e := uint32(127 - 15 + 1)
-		for frac&0x400 == 0 {
-			frac <<= 1
-			e--
-		}
-		return math.Float32frombits(sign | e<<23 | (frac&0x3ff)<<13)
-	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
 }

@@ -2,6 +2,7 @@ package vit
 
 import (
 	"archive/zip"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -108,18 +109,17 @@ func ReadTorchScript(path string) (sd map[string]*Tensor, err error) {
 	if err != nil {
 		return nil, bad(err.Error())
 	}
-	df, err := data.Open()
+	pkl, err := inception.ReadPickle(data, st.Size())
 	if err != nil {
 		return nil, bad("cannot read data.pkl: " + err.Error())
 	}
-	defer df.Close()
 	defer func() {
 		if p := recover(); p != nil {
 			sd, err = nil, bad(fmt.Sprintf("corrupt TorchScript archive: %v", p))
 		}
 	}()
 	storages := map[string]pytorch.StorageInterface{}
-	u := pickle.NewUnpickler(df)
+	u := pickle.NewUnpickler(bytes.NewReader(pkl))
 	u.FindClass = func(module, name string) (any, error) {
 		switch module + "." + name {
 		case "torch._utils._rebuild_tensor_v2":
@@ -167,7 +167,7 @@ func ReadTorchScript(path string) (sd map[string]*Tensor, err error) {
 		}
 		// The element count claimed must fit in the record and the file.
 		es := map[string]uint64{"float32": 4, "float16": 2, "float64": 8, "bfloat16": 2, "int64": 8, "int32": 4, "uint8": 1, "bool": 1}[storageDType(class)]
-		if es == 0 || uint64(n)*es != rec.UncompressedSize64 || rec.UncompressedSize64 > uint64(st.Size()) {
+		if es == 0 || uint64(n) != rec.UncompressedSize64/es || rec.UncompressedSize64%es != 0 || rec.UncompressedSize64 > uint64(st.Size()) {
 			return nil, fmt.Errorf("storage %s claims %d elements, its record holds %d bytes", key, n, rec.UncompressedSize64)
 		}
 		f, err := rec.Open()
@@ -186,7 +186,7 @@ func ReadTorchScript(path string) (sd map[string]*Tensor, err error) {
 			}
 			hs.Data = make([]float32, n)
 			for i := range hs.Data {
-				hs.Data[i] = half(binary.LittleEndian.Uint16(raw[2*i:]))
+				hs.Data[i] = inception.Float16(binary.LittleEndian.Uint16(raw[2*i:]))
 			}
 		} else if err := s.SetFromFileWithSize(f, n); err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"genlens/internal/atomicfile"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"genlens/dataio"
 	"genlens/job"
 	"genlens/linalg"
+	"genlens/membudget"
 )
 
 // Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input, 130
@@ -287,6 +289,7 @@ BLAS backend: ` + linalg.Backend(),
 	root.SetErr(stderr)
 	root.SetVersionTemplate(versionText())
 	deprecationOut = stderr
+	addBudgetFlag(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if c == root {
 			return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
@@ -295,6 +298,23 @@ BLAS backend: ` + linalg.Backend(),
 	})
 	addCommands(root)
 	return root
+}
+
+// addBudgetFlag gives every command --matrix-budget-mb, the memory
+// budget of each matrix whose size an input decides (package membudget),
+// set for the process before the command runs; 0 keeps the default.
+func addBudgetFlag(root *cobra.Command) {
+	var mb int64
+	root.PersistentFlags().Int64Var(&mb, "matrix-budget-mb", 0, fmt.Sprintf(
+		"largest matrix an input may ask for (a covariance, a Gram matrix), in MiB (0: a quarter of the memory, at most %d; here %d)",
+		membudget.MaxDefault>>20, membudget.DefaultLimit()>>20))
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if mb < 0 || mb > math.MaxInt64>>20 {
+			return badUsage("--matrix-budget-mb %d: want 0 (the default) or a positive number of MiB", mb)
+		}
+		membudget.SetLimit(mb << 20)
+		return nil
+	}
 }
 
 // helpGroups are the sections of the help, by method, each under the

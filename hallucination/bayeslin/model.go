@@ -13,6 +13,7 @@ import (
 
 	"genlens/hallucination"
 	"genlens/linalg"
+	"genlens/membudget"
 )
 
 // Example is one (x, y) observation.
@@ -57,6 +58,10 @@ func (m Model) Posterior(d []Example) (*Posterior, error) {
 		return nil, err
 	}
 	dim := m.Features.Dim()
+	// The covariance and the precision, d × d each.
+	if err := membudget.Check("the posterior covariance of the features", 2, dim, dim); err != nil {
+		return nil, err
+	}
 	p := &Posterior{model: m, mean: make([]float64, dim), cov: mat.NewSymDense(dim, nil), n: len(d)}
 	s2 := m.PriorScale * m.PriorScale
 	if len(d) == 0 {

@@ -1,0 +1,15 @@
+// Package membudget bounds the memory of the matrices whose size an input
+// decides: the d × d covariance of d features, the n × n Gram matrix of n
+// examples, the pairwise distances of a sample. Such a matrix grows with
+// the square of a number read from a file, so a small file (2 rows of
+// 30,000 features, 480 KB) can ask for gigabytes (a 7.2 GB covariance)
+// and the process dies allocating it. Every such allocation first asks
+// Check (or CheckBytes) whether it fits the budget; a matrix that does not
+// is refused with an *Error that names its size, the budget, and the
+// setting that raises it.
+//
+// The budget is one per process: SetLimit sets it (the command line's
+// and the service's {matrix_budget_mb}); its default is DefaultLimit.
+// It bounds each allocation, not their sum: the estimators hold a few
+// such matrices at once, so the budget is a fraction of the memory.
+package membudget
