@@ -3,8 +3,8 @@ package frechet
 import (
 	"context"
 	"errors"
+	"genlens/internal/exactmmd"
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -161,7 +161,7 @@ func TestKIDAtLargeOffset(t *testing.T) {
 			return x
 		}
 		x, y := rows(0), rows(0.5)
-		want := exactPolyMMD2(x, y, 1.0/d, 1, 3)
+		want := exactmmd.Poly(x, y, 1.0/d, 1, 3)
 		for _, limit := range []int{kidGramLimit, 0} {
 			old := kidGramLimit
 			kidGramLimit = limit
@@ -177,41 +177,4 @@ func TestKIDAtLargeOffset(t *testing.T) {
 			}
 		}
 	}
-}
-
-// exactPolyMMD2 is the unbiased MMD² of the rows of x and y (float64
-// numbers taken exactly) with (γ x·y + c₀)^D in rational arithmetic.
-func exactPolyMMD2(x, y *mat.Dense, gamma, coef0 float64, degree int) float64 {
-	g, c0 := new(big.Rat).SetFloat64(gamma), new(big.Rat).SetFloat64(coef0)
-	k := func(a, b []float64) *big.Rat {
-		dot := new(big.Rat)
-		for j := range a {
-			dot.Add(dot, new(big.Rat).Mul(new(big.Rat).SetFloat64(a[j]), new(big.Rat).SetFloat64(b[j])))
-		}
-		base := new(big.Rat).Add(new(big.Rat).Mul(g, dot), c0)
-		p := big.NewRat(1, 1)
-		for range degree {
-			p.Mul(p, base)
-		}
-		return p
-	}
-	mean := func(a, b *mat.Dense, distinct bool) *big.Rat {
-		ra, _ := a.Dims()
-		rb, _ := b.Dims()
-		s, cnt := new(big.Rat), 0
-		for i := 0; i < ra; i++ {
-			for j := 0; j < rb; j++ {
-				if distinct && i == j {
-					continue
-				}
-				s.Add(s, k(a.RawRowView(i), b.RawRowView(j)))
-				cnt++
-			}
-		}
-		return s.Quo(s, new(big.Rat).SetInt64(int64(cnt)))
-	}
-	v := new(big.Rat).Add(mean(x, x, true), mean(y, y, true))
-	v.Sub(v, new(big.Rat).Mul(big.NewRat(2, 1), mean(x, y, false)))
-	f, _ := v.Float64()
-	return f
 }
