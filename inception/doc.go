@@ -38,10 +38,9 @@
 //
 // The network reads the PyTorch state dict pytorch-fid downloads
 // (pt_inception-2015-12-05-6726825d.pth), legacy or zip serialisation,
-// with gopickle's unpickler but its own storage loading: every size the
-// file claims (pickle lengths, storage element counts, shapes) is checked
-// against the bytes that hold it before anything is allocated, and
-// float16 is converted exactly. ResolveWeights finds it: an explicit path, then
+// through package torchfile, which checks every size the file claims
+// against the bytes that hold it before anything is allocated.
+// ResolveWeights finds it: an explicit path, then
 // $GENLENS_WEIGHTS, then genlens's cache directory, else a one-time
 // download checked against the file's published SHA-256. Offline, the
 // error says which URL to fetch by hand and where to put the file.

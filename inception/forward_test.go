@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"genlens/torchfile"
 )
 
 // TestPools compares the separable pools with a direct 3×3 window on odd
@@ -164,17 +166,17 @@ func TestForwardErrors(t *testing.T) {
 
 // zeroStateDict is a complete FID state dict of zero weights and unit
 // BatchNorm statistics.
-func zeroStateDict() map[string]*Tensor {
-	sd := map[string]*Tensor{}
+func zeroStateDict() map[string]*torchfile.Tensor {
+	sd := map[string]*torchfile.Tensor{}
 	for _, s := range specs() {
-		sd[s.name+".conv.weight"] = &Tensor{Shape: []int{s.cout, s.cin, s.kh, s.kw}, Data: make([]float64, s.cout*s.cin*s.kh*s.kw)}
+		sd[s.name+".conv.weight"] = &torchfile.Tensor{Shape: []int{s.cout, s.cin, s.kh, s.kw}, Data: make([]float64, s.cout*s.cin*s.kh*s.kw)}
 		for _, p := range []string{"weight", "bias", "running_mean", "running_var"} {
-			sd[s.name+".bn."+p] = &Tensor{Shape: []int{s.cout}, Data: onesF64(s.cout)}
+			sd[s.name+".bn."+p] = &torchfile.Tensor{Shape: []int{s.cout}, Data: onesF64(s.cout)}
 		}
-		sd[s.name+".bn.bias"] = &Tensor{Shape: []int{s.cout}, Data: make([]float64, s.cout)}
-		sd[s.name+".bn.running_mean"] = &Tensor{Shape: []int{s.cout}, Data: make([]float64, s.cout)}
+		sd[s.name+".bn.bias"] = &torchfile.Tensor{Shape: []int{s.cout}, Data: make([]float64, s.cout)}
+		sd[s.name+".bn.running_mean"] = &torchfile.Tensor{Shape: []int{s.cout}, Data: make([]float64, s.cout)}
 	}
-	sd["fc.weight"] = &Tensor{Shape: []int{Classes, 2048}, Data: make([]float64, Classes*2048)}
-	sd["fc.bias"] = &Tensor{Shape: []int{Classes}, Data: make([]float64, Classes)}
+	sd["fc.weight"] = &torchfile.Tensor{Shape: []int{Classes, 2048}, Data: make([]float64, Classes*2048)}
+	sd["fc.bias"] = &torchfile.Tensor{Shape: []int{Classes}, Data: make([]float64, Classes)}
 	return sd
 }

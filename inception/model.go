@@ -9,6 +9,7 @@ import (
 	"genlens/internal/par"
 	"genlens/internal/simdblas"
 	"genlens/linalg"
+	"genlens/torchfile"
 )
 
 // Size is the side of the square input the network takes.
@@ -131,8 +132,8 @@ func specs() []convSpec {
 // names (FIDInceptionA/C/E blocks, no auxiliary classifier). Keys it does
 // not use are ignored; a missing key or a wrong shape is a one-line
 // *dataio.InputError naming the key, with file as the file name.
-func NewModel(file string, sd map[string]*Tensor) (*Model, error) {
-	get := func(key string, shape ...int) (*Tensor, error) {
+func NewModel(file string, sd map[string]*torchfile.Tensor) (*Model, error) {
+	get := func(key string, shape ...int) (*torchfile.Tensor, error) {
 		t, ok := sd[key]
 		if !ok {
 			return nil, &dataio.InputError{File: file, Key: key, Msg: "missing from the state dict (not pytorch-fid's FID Inception weights?)"}
@@ -156,7 +157,7 @@ func NewModel(file string, sd map[string]*Tensor) (*Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		var bn [4]*Tensor
+		var bn [4]*torchfile.Tensor
 		for i, part := range []string{"weight", "bias", "running_mean", "running_var"} {
 			if bn[i], err = get(s.name+".bn."+part, s.cout); err != nil {
 				return nil, err
@@ -201,9 +202,10 @@ func NewModel(file string, sd map[string]*Tensor) (*Model, error) {
 	return m, nil
 }
 
-// Load reads a .pth state dict and builds the model.
+// Load reads a .pth state dict (torchfile.LoadStateDict) and builds the
+// model.
 func Load(path string) (*Model, error) {
-	sd, err := LoadStateDict(path)
+	sd, err := torchfile.LoadStateDict(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package inception
+package torchfile
 
 import (
 	"archive/zip"
@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -213,7 +214,7 @@ func TestLoadStateDictHandMade(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if w := sd["w"]; w == nil || !sameShape(w.Shape, []int{2, 2}) || w.Data[1] != 3 || w.Data[2] != 2 {
+		if w := sd["w"]; w == nil || !slices.Equal(w.Shape, []int{2, 2}) || w.Data[1] != 3 || w.Data[2] != 2 {
 			t.Errorf("%s: w = %+v, want the transpose [[1 3] [2 4]]", name, w)
 		}
 		if h := sd["h"]; h == nil || h.DType != "float16" || h.Data[0] != 272.0/(1<<24) || h.Data[1] != 1 {

@@ -1,4 +1,4 @@
-package inception
+package torchfile
 
 import (
 	"bufio"

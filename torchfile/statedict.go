@@ -1,4 +1,4 @@
-package inception
+package torchfile
 
 import (
 	"archive/zip"
@@ -146,7 +146,7 @@ func stateDict(path string, obj any) (map[string]*Tensor, error) {
 		}
 		// Non-tensor entries (metadata) are not weights; skip them.
 	}
-	return TensorsFromPickle(path, tensors)
+	return materialiseAll(path, tensors)
 }
 
 // maxReads bounds the elements the tensors of a file may copy out of
@@ -298,10 +298,11 @@ func materialise(t *pytorch.Tensor) (*Tensor, error) {
 	return out, nil
 }
 
-// TensorsFromPickle materialises tensors that gopickle unpickled from
-// another container (a TorchScript archive's module tree), with the same
-// checks as LoadStateDict: every view must lie inside its storage.
-func TensorsFromPickle(path string, raw map[string]*pytorch.Tensor) (map[string]*Tensor, error) {
+// materialiseAll copies out the tensors of a state dict or a TorchScript
+// module tree, keyed by name, after checking that they read their
+// storages a few times at most (checkReads); every view must lie inside
+// its storage (materialise).
+func materialiseAll(path string, raw map[string]*pytorch.Tensor) (map[string]*Tensor, error) {
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
 		keys = append(keys, k)

@@ -1,4 +1,4 @@
-package inception
+package torchfile
 
 import (
 	"archive/zip"
@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/big"
 	"os"
 	"path"
@@ -45,9 +44,12 @@ func storageElem(c pytorch.StorageClassInterface) int64 {
 	return 0
 }
 
-// torchClass resolves the classes a state dict's pickle names: the tensor
-// rebuilder and the storage types; any other is refused (a state dict is
-// tensors in an OrderedDict, which the unpickler knows itself).
+// torchClass is the one allowlist of the classes a pickle may name: the
+// tensor rebuilder and the storage types (BFloat16 included, for
+// checkpoints saved in bfloat16); any other is refused, since resolving a
+// class is how a pickle runs code (a state dict is tensors in an
+// OrderedDict, which the unpickler knows itself; a TorchScript archive
+// adds only its own __torch__ module classes, see ReadTorchScript).
 func torchClass(module, name string) (any, error) {
 	switch module + "." + name {
 	case "torch._utils._rebuild_tensor_v2":
@@ -149,34 +151,12 @@ func (c *countReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Float16 converts an IEEE 754 half-precision value to float32, exactly
-// (subnormals, infinities and NaN included).
-func Float16(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f: // Inf, NaN
-		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
-	case exp == 0 && frac == 0:
-		return math.Float32frombits(sign)
-	case exp == 0: // subnormal: normalise
-		e := uint32(127 - 15 + 1)
-		for frac&0x400 == 0 {
-			frac <<= 1
-			e--
-		}
-		return math.Float32frombits(sign | e<<23 | (frac&0x3ff)<<13)
-	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
-}
-
-// ReadPickle returns the bytes of a pickle stored as a zip record
+// readPickle returns the bytes of a pickle stored as a zip record
 // (a .pt or .pth archive's data.pkl), checked to be one pickle whose
 // opcodes declare no length past its end (see scanPickle), so that
 // gopickle's unpickler can read it without allocating more than it holds.
 // fileSize is the size of the archive.
-func ReadPickle(f *zip.File, fileSize int64) ([]byte, error) {
+func readPickle(f *zip.File, fileSize int64) ([]byte, error) {
 	b, err := readRecord(f, min(fileSize*dataio.MaxCompressionRatio, maxPickle))
 	if err != nil {
 		return nil, err
@@ -187,11 +167,12 @@ func ReadPickle(f *zip.File, fileSize int64) ([]byte, error) {
 	return b, nil
 }
 
-// unpickleChecked unpickles b, a pickle checked by ReadPickle, with the
-// state-dict classes and persistent loads handled by load.
-func unpickleChecked(b []byte, load func(id any) (any, error)) (any, error) {
+// unpickleChecked unpickles b, a pickle checked by readPickle, with the
+// classes resolved by find (torchClass, or a function that falls back on
+// it) and persistent loads handled by load.
+func unpickleChecked(b []byte, find func(module, name string) (any, error), load func(id any) (any, error)) (any, error) {
 	u := pickle.NewUnpickler(bytes.NewReader(b))
-	u.FindClass = torchClass
+	u.FindClass = find
 	u.PersistentLoad = load
 	return u.Load()
 }
@@ -243,12 +224,20 @@ func loadZipPickle(name string, size int64) (any, error) {
 	if !ok {
 		return nil, errors.New("data.pkl not found in the zip file")
 	}
-	data, err := ReadPickle(df, size)
+	data, err := readPickle(df, size)
 	if err != nil {
 		return nil, err
 	}
+	return unpickleChecked(data, torchClass, zipStorages(records, size))
+}
+
+// zipStorages returns the persistent load of a zip archive's pickle:
+// each storage reference is read from records[key] (the record
+// <archive>/data/<key>), once, after its claimed size is checked
+// against the record's and the record's against the file's size.
+func zipStorages(records map[string]*zip.File, size int64) func(id any) (any, error) {
 	storages := map[string]pytorch.StorageInterface{}
-	return unpickleChecked(data, func(id any) (any, error) {
+	return func(id any) (any, error) {
 		ref, err := parseStorageRef(id, false)
 		if err != nil {
 			return nil, err
@@ -282,7 +271,7 @@ func loadZipPickle(name string, size int64) (any, error) {
 		}
 		storages[ref.key] = s
 		return s, nil
-	})
+	}
 }
 
 // legacyMagicNumber opens a legacy file's pickles.
