@@ -13,7 +13,7 @@ import (
 	"sort"
 
 	"genlens/dataio"
-	"genlens/inception"
+	"genlens/torchfile"
 )
 
 // maxSafetensorsHeader bounds the JSON header, as the format's own
@@ -150,7 +150,7 @@ func parseSafetensors(path string, r io.ReaderAt, size int64) (map[string]*Tenso
 		case "F16":
 			conv = func(b []byte, d []float32) {
 				for i := range d {
-					d[i] = inception.Float16(binary.LittleEndian.Uint16(b[2*i:]))
+					d[i] = torchfile.Float16(binary.LittleEndian.Uint16(b[2*i:]))
 				}
 			}
 		case "BF16":

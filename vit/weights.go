@@ -8,11 +8,11 @@ import (
 	"strconv"
 
 	"genlens/dataio"
-	"genlens/inception"
+	"genlens/torchfile"
 )
 
 // LoadWeights reads a state dict from a .pth file (torch.save, legacy or
-// zip serialisation), a TorchScript archive (OpenAI's CLIP .pt; its
+// zip serialisation, read by torchfile.LoadStateDict), a TorchScript archive (OpenAI's CLIP .pt; its
 // parameters, see ReadTorchScript) or a safetensors file, told apart by
 // their first bytes, as float32 tensors. Hugging Face's CLIP names are mapped to
 // OpenAI's (see hfToOpenAI).
@@ -28,14 +28,14 @@ func LoadWeights(path string) (map[string]*Tensor, error) {
 		return sd, nil
 	}
 	var sd map[string]*Tensor
-	if _, ts := isTorchScript(path); ts {
+	if torchfile.IsTorchScript(path) {
 		// OpenAI's released CLIP .pt files.
 		var err error
 		if sd, err = ReadTorchScript(path); err != nil {
 			return nil, err
 		}
 	} else {
-		pt, err := inception.LoadStateDict(path)
+		pt, err := torchfile.LoadStateDict(path)
 		if err != nil {
 			return nil, err
 		}
@@ -49,7 +49,7 @@ func LoadWeights(path string) (map[string]*Tensor, error) {
 
 // toFloat32 converts a state dict to float32, dropping each float64
 // tensor as it goes.
-func toFloat32(pt map[string]*inception.Tensor) map[string]*Tensor {
+func toFloat32(pt map[string]*torchfile.Tensor) map[string]*Tensor {
 	sd := make(map[string]*Tensor, len(pt))
 	for k, t := range pt {
 		d := make([]float32, len(t.Data))
