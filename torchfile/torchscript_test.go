@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,5 +55,90 @@ func TestTorchScriptHostileSizes(t *testing.T) {
 			t.Errorf("%s: err = %v, want an input error naming the file", name, err)
 		}
 		t.Log(err)
+	}
+}
+
+// moduleArchive returns a TorchScript archive whose module (a
+// __torch__.M) holds the tensors ts as attributes, with their storages.
+func moduleArchive(t *testing.T, ts []tensor, records map[string][]byte) string {
+	var p pk
+	p.op(0x80, 2).global("__torch__", "M").op(')', 0x81, '}')
+	for _, tt := range ts {
+		p.str(tt.name).global("torch._utils", "_rebuild_tensor_v2").op('(')
+		p.op('(').str("storage").global("torch", tt.class).str(tt.key).str("cpu").int(tt.elements).op('t', 'Q')
+		p.int(0).tuple(tt.shape...).tuple(tt.stride...).op(0x89)
+		p.global("collections", "OrderedDict").op(')', 'R', 't', 'R', 's')
+	}
+	p.op('b', '.')
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	add := func(name string, data []byte) {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+	}
+	add("m/constants.pkl", []byte{0x80, 2, ')', '.'})
+	add("m/code/__torch__.py", []byte("# never read"))
+	add("m/data.pkl", p.Bytes())
+	for k, v := range records {
+		add("m/data/"+k, v)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.pt")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A TorchScript module's tensors are read with the storage types of a
+// state dict (one allowlist: int8 and float16 here) and exact float16.
+func TestReadTorchScriptStorages(t *testing.T) {
+	half := binary.LittleEndian.AppendUint16(binary.LittleEndian.AppendUint16(nil, 0x0110), 0xbc00)
+	p := moduleArchive(t, []tensor{
+		{name: "c", class: "CharStorage", key: "0", elements: 3, shape: []int64{3}, stride: []int64{1}},
+		{name: "h", class: "HalfStorage", key: "1", elements: 2, shape: []int64{2}, stride: []int64{1}},
+	}, map[string][]byte{"0": {0xff, 2, 0x80}, "1": half})
+	if !IsTorchScript(p) {
+		t.Fatal("IsTorchScript = false")
+	}
+	sd, err := ReadTorchScript(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := sd["c"]; c == nil || c.DType != "int8" || !slices.Equal(c.Data, []float64{-1, 2, -128}) {
+		t.Errorf("c = %+v, want int8 [-1 2 -128]", c)
+	}
+	if h := sd["h"]; h == nil || h.DType != "float16" || !slices.Equal(h.Data, []float64{272.0 / (1 << 24), -1}) {
+		t.Errorf("h = %+v, want float16 [%g -1]", h, 272.0/(1<<24))
+	}
+	// LoadStateDict refuses the same archive, saying what it is.
+	if _, err := LoadStateDict(p); err == nil || !strings.Contains(err.Error(), "TorchScript") {
+		t.Errorf("LoadStateDict: %v", err)
+	}
+}
+
+// A class outside the allowlist is refused in both formats, before it
+// could be called.
+func TestClassAllowlist(t *testing.T) {
+	evil := []tensor{{name: "w", class: "FloatStorage", key: "0", elements: 1, shape: []int64{1}, stride: []int64{1}}}
+	var p pk
+	p.op(0x80, 2).global("os", "system").str("true").op(0x85, 'R', '.')
+	dir := t.TempDir()
+	sdPath := filepath.Join(dir, "evil.pth")
+	if err := os.WriteFile(sdPath, zipPth(t, p.Bytes(), map[string][]byte{"0": f32bytes(1)}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadStateDict(sdPath); err == nil || !strings.Contains(err.Error(), "class os.system not expected") {
+		t.Errorf("state dict: %v", err)
+	}
+	evil[0].class = "EvilStorage"
+	ts := moduleArchive(t, evil, map[string][]byte{"0": f32bytes(1)})
+	if _, err := ReadTorchScript(ts); err == nil || !strings.Contains(err.Error(), "class torch.EvilStorage not expected") {
+		t.Errorf("TorchScript: %v", err)
 	}
 }
