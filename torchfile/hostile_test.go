@@ -79,25 +79,31 @@ func statePickle(ts []tensor, legacy bool) []byte {
 	return p.Bytes()
 }
 
-// zipPth returns a zip .pth holding data.pkl and the given records.
-func zipPth(t testing.TB, pkl []byte, records map[string][]byte) []byte {
+// zipOf returns a zip archive of the given records, stored uncompressed
+// as torch.save stores them.
+func zipOf(t testing.TB, files map[string][]byte) []byte {
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
-	add := func(name string, data []byte) {
+	for name, data := range files {
 		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
 		if err != nil {
 			t.Fatal(err)
 		}
 		w.Write(data)
 	}
-	add("archive/data.pkl", pkl)
-	for k, v := range records {
-		add("archive/data/"+k, v)
-	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// zipPth returns a zip .pth holding data.pkl and the given records.
+func zipPth(t testing.TB, pkl []byte, records map[string][]byte) []byte {
+	files := map[string][]byte{"archive/data.pkl": pkl}
+	for k, v := range records {
+		files["archive/data/"+k] = v
+	}
+	return zipOf(t, files)
 }
 
 // legacyPth returns a legacy .pth: the magic number, protocol version and
@@ -168,24 +174,31 @@ func TestLoadStateDictHostileSizes(t *testing.T) {
 	dir := t.TempDir()
 	for name, b := range hostileWeights(t) {
 		t.Run(name, func(t *testing.T) {
-			p := filepath.Join(dir, "w.pth")
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			_, err := LoadStateDict(p)
-			runtime.ReadMemStats(&after)
+			err := loadBounded(t, filepath.Join(dir, "w.pth"), b, LoadStateDict)
 			var ie *dataio.InputError
 			if !errors.As(err, &ie) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("err = %v, want a one-line *dataio.InputError", err)
 			}
 			t.Log(err)
-			if got := after.TotalAlloc - before.TotalAlloc; got > allocBound(len(b)) {
-				t.Errorf("a %d-byte file allocated %d bytes", len(b), got)
-			}
 		})
 	}
+}
+
+// loadBounded writes b to p and loads it, failing t when loading
+// allocates more than allocBound.
+func loadBounded(t *testing.T, p string, b []byte, load func(string) (map[string]*Tensor, error)) error {
+	t.Helper()
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := load(p)
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > allocBound(len(b)) {
+		t.Errorf("a %d-byte file allocated %d bytes", len(b), got)
+	}
+	return err
 }
 
 // allocBound is what loading a weights file of n bytes may allocate: its
@@ -224,7 +237,8 @@ func TestLoadStateDictHandMade(t *testing.T) {
 }
 
 // FuzzLoadStateDict: whatever bytes a weights file holds, loading it
-// neither panics nor allocates much more than the file's size.
+// (as a state dict, or as a TorchScript archive) neither panics nor
+// allocates much more than the file's size.
 func FuzzLoadStateDict(f *testing.F) {
 	if d := shareddata.Dir(); d != "" {
 		for _, name := range []string{"small_legacy.pth", "small_zip.pth"} {
@@ -236,24 +250,16 @@ func FuzzLoadStateDict(f *testing.F) {
 	for _, b := range hostileWeights(f) {
 		f.Add(b)
 	}
+	f.Add(moduleArchive(f, []tensor{{name: "w", class: "HalfStorage", key: "0", elements: 2, shape: []int64{2}, stride: []int64{1}}}, map[string][]byte{"0": {1, 0, 0, 0x3c}}))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p := filepath.Join(dir, "f.pth")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		_, err := LoadStateDict(p)
-		runtime.ReadMemStats(&after)
-		if err != nil {
-			var ie *dataio.InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("err = %v (%T), want a *dataio.InputError", err, err)
+		for _, load := range []func(string) (map[string]*Tensor, error){LoadStateDict, ReadTorchScript} {
+			if err := loadBounded(t, filepath.Join(dir, "f.pth"), b, load); err != nil {
+				var ie *dataio.InputError
+				if !errors.As(err, &ie) {
+					t.Fatalf("err = %v (%T), want a *dataio.InputError", err, err)
+				}
 			}
-		}
-		if got := after.TotalAlloc - before.TotalAlloc; got > allocBound(len(b)) {
-			t.Errorf("a %d-byte file allocated %d bytes", len(b), got)
 		}
 	})
 }

@@ -1,7 +1,6 @@
 package torchfile
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -19,21 +18,6 @@ import (
 // around 2^64 to its empty record's size, is refused before anything of
 // that size is allocated.
 func TestTorchScriptHostileSizes(t *testing.T) {
-	dir := t.TempDir()
-	archive := func(name string, files map[string][]byte) string {
-		var b bytes.Buffer
-		zw := zip.NewWriter(&b)
-		for n, data := range files {
-			w, _ := zw.CreateHeader(&zip.FileHeader{Name: n, Method: zip.Store})
-			w.Write(data)
-		}
-		zw.Close()
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	huge := append([]byte{0x80, 2, 0x8e}, append(binary.LittleEndian.AppendUint64(nil, 1<<40), '.')...)
 	// ("storage", torch.FloatStorage, "0", "cpu", 2^62) as a persistent id.
 	var p bytes.Buffer
@@ -49,7 +33,7 @@ func TestTorchScriptHostileSizes(t *testing.T) {
 		"bytes8.pt": {"m/constants.pkl": {0x80, 2, ')', '.'}, "m/data.pkl": huge},
 		"wraps.pt":  {"m/constants.pkl": {0x80, 2, ')', '.'}, "m/data.pkl": p.Bytes(), "m/data/0": nil},
 	} {
-		_, err := ReadTorchScript(archive(name, files))
+		_, err := ReadTorchScript(writeFile(t, name, zipOf(t, files)))
 		var ie *dataio.InputError
 		if !errors.As(err, &ie) || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: err = %v, want an input error naming the file", name, err)
@@ -60,7 +44,7 @@ func TestTorchScriptHostileSizes(t *testing.T) {
 
 // moduleArchive returns a TorchScript archive whose module (a
 // __torch__.M) holds the tensors ts as attributes, with their storages.
-func moduleArchive(t *testing.T, ts []tensor, records map[string][]byte) string {
+func moduleArchive(t testing.TB, ts []tensor, records map[string][]byte) []byte {
 	var p pk
 	p.op(0x80, 2).global("__torch__", "M").op(')', 0x81, '}')
 	for _, tt := range ts {
@@ -70,39 +54,34 @@ func moduleArchive(t *testing.T, ts []tensor, records map[string][]byte) string 
 		p.global("collections", "OrderedDict").op(')', 'R', 't', 'R', 's')
 	}
 	p.op('b', '.')
-	var b bytes.Buffer
-	zw := zip.NewWriter(&b)
-	add := func(name string, data []byte) {
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(data)
+	files := map[string][]byte{
+		"m/constants.pkl":     {0x80, 2, ')', '.'},
+		"m/code/__torch__.py": []byte("# never read"),
+		"m/data.pkl":          p.Bytes(),
 	}
-	add("m/constants.pkl", []byte{0x80, 2, ')', '.'})
-	add("m/code/__torch__.py", []byte("# never read"))
-	add("m/data.pkl", p.Bytes())
 	for k, v := range records {
-		add("m/data/"+k, v)
+		files["m/data/"+k] = v
 	}
-	if err := zw.Close(); err != nil {
+	return zipOf(t, files)
+}
+
+// writeFile writes b to a file in a temporary folder and returns its path.
+func writeFile(t *testing.T, name string, b []byte) string {
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "m.pt")
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return p
 }
 
 // A TorchScript module's tensors are read with the storage types of a
 // state dict (one allowlist: int8 and float16 here) and exact float16.
 func TestReadTorchScriptStorages(t *testing.T) {
 	half := binary.LittleEndian.AppendUint16(binary.LittleEndian.AppendUint16(nil, 0x0110), 0xbc00)
-	p := moduleArchive(t, []tensor{
+	p := writeFile(t, "m.pt", moduleArchive(t, []tensor{
 		{name: "c", class: "CharStorage", key: "0", elements: 3, shape: []int64{3}, stride: []int64{1}},
 		{name: "h", class: "HalfStorage", key: "1", elements: 2, shape: []int64{2}, stride: []int64{1}},
-	}, map[string][]byte{"0": {0xff, 2, 0x80}, "1": half})
+	}, map[string][]byte{"0": {0xff, 2, 0x80}, "1": half}))
 	if !IsTorchScript(p) {
 		t.Fatal("IsTorchScript = false")
 	}
@@ -128,16 +107,12 @@ func TestClassAllowlist(t *testing.T) {
 	evil := []tensor{{name: "w", class: "FloatStorage", key: "0", elements: 1, shape: []int64{1}, stride: []int64{1}}}
 	var p pk
 	p.op(0x80, 2).global("os", "system").str("true").op(0x85, 'R', '.')
-	dir := t.TempDir()
-	sdPath := filepath.Join(dir, "evil.pth")
-	if err := os.WriteFile(sdPath, zipPth(t, p.Bytes(), map[string][]byte{"0": f32bytes(1)}), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sdPath := writeFile(t, "evil.pth", zipPth(t, p.Bytes(), map[string][]byte{"0": f32bytes(1)}))
 	if _, err := LoadStateDict(sdPath); err == nil || !strings.Contains(err.Error(), "class os.system not expected") {
 		t.Errorf("state dict: %v", err)
 	}
 	evil[0].class = "EvilStorage"
-	ts := moduleArchive(t, evil, map[string][]byte{"0": f32bytes(1)})
+	ts := writeFile(t, "m.pt", moduleArchive(t, evil, map[string][]byte{"0": f32bytes(1)}))
 	if _, err := ReadTorchScript(ts); err == nil || !strings.Contains(err.Error(), "class torch.EvilStorage not expected") {
 		t.Errorf("TorchScript: %v", err)
 	}
