@@ -24,12 +24,15 @@
 // A weights file is input, possibly hostile, and unpickling runs what
 // the file names. Pickles go through gopickle's unpickler, but:
 //
-//   - Classes come from one allowlist (the tensor rebuilder and the
-//     storage types: float16/32/64, bfloat16, int8/16/32/64, uint8,
-//     bool), plus, in a TorchScript archive, its own __torch__ module
+//   - Besides the few Python types gopickle implements in Go
+//     (collections.OrderedDict, object, copy_reg._reconstructor),
+//     classes come from one allowlist: the tensor rebuilder and the
+//     storage types (float16/32/64, bfloat16, int8/16/32/64, uint8; bool
+//     storages unpickle, but a bool tensor is refused when it is copied
+//     out), plus, in a TorchScript archive, its own __torch__ module
 //     classes, which only hold attributes. Any other class is an error,
-//     so a pickle cannot call into arbitrary code; the archive's code/
-//     directory is never read.
+//     so nothing a pickle names runs Python's code or any other; the
+//     archive's code/ directory is never read.
 //   - Every pickle is scanned opcode by opcode before it is unpickled:
 //     a length an opcode declares (a string, a bytes object, a frame)
 //     must fit in the bytes that remain, because gopickle allocates it

@@ -16,7 +16,8 @@ import (
 	"github.com/nlpodyssey/gopickle/types"
 )
 
-// Tensor is one entry of a PyTorch state dict, copied out of its storage
+// Tensor is one entry of a PyTorch state dict (or one parameter or buffer
+// of a TorchScript module), copied out of its storage
 // into row-major order (strides and storage offset applied). Values are
 // float64 whatever the stored dtype, which holds float16, float32, float64
 // and the small integers of a state dict exactly.
