@@ -262,13 +262,14 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	// Files first: a bad file is reported before hours of images.
 	fake, real := &featureSide{path: req.Fake}, &featureSide{path: req.Real}
 	var err error
-	if !fakeDir {
-		if fake, err = readSide(fsys, req.Fake, req.FakeKey, "{fake_key}", req.sep()); err != nil {
+	// In the order given, real first: with two bad paths the first is named.
+	if !realDir {
+		if real, err = readSide(fsys, req.Real, req.RealKey, "{real_key}", req.sep()); err != nil {
 			return nil, err
 		}
 	}
-	if !realDir {
-		if real, err = readSide(fsys, req.Real, req.RealKey, "{real_key}", req.sep()); err != nil {
+	if !fakeDir {
+		if fake, err = readSide(fsys, req.Fake, req.FakeKey, "{fake_key}", req.sep()); err != nil {
 			return nil, err
 		}
 	}

@@ -39,6 +39,9 @@ type SelectionConfig struct {
 	// with mu and sigma) or feature rows (.npy, .npz with RefKey, .csv).
 	Ref    string `json:"ref,omitempty"`
 	RefKey string `json:"ref_key,omitempty"`
+	// Sep separates the fields of a CSV reference (one character or
+	// "tab"; "" is the comma).
+	Sep string `json:"sep,omitempty"`
 	// Classes is, for is, the number of classes K of every row.
 	Classes int `json:"classes,omitempty"`
 	// Delta is the failure probability δ of the bonuses, in (0, 1).
@@ -85,6 +88,9 @@ func (c *SelectionConfig) Validate() error {
 	case !(c.BonusScale > 0) || math.IsInf(c.BonusScale, 1):
 		return job.Fieldf("bonus_scale", "{bonus_scale} %v: want a positive number", c.BonusScale)
 	}
+	if _, err := dataio.ParseSep(c.Sep); err != nil {
+		return job.Fieldf("sep", "%v", err)
+	}
 	seen := map[string]bool{}
 	for i, g := range c.Generators {
 		if g == "" || len(g) > 200 {
@@ -110,7 +116,7 @@ func (c *SelectionConfig) Validate() error {
 	if _, err := online.ParseISRule(c.Algorithm); err != nil {
 		return job.Fieldf("algorithm", "{algorithm} %q: want is-ucb, naive-ucb or greedy for {score} is", c.Algorithm)
 	}
-	if c.Ref != "" || c.RefKey != "" {
+	if c.Ref != "" || c.RefKey != "" || c.Sep != "" {
 		return job.Fieldf("ref", "{ref} is for {score} fid; IS needs no reference")
 	}
 	if c.Classes < 2 {
@@ -210,7 +216,7 @@ func (s *Service) newSelState(sel Selection) (*selState, error) {
 		fidEst: make([]online.FIDEstimate, g), isEst: make([]online.ISEstimate, g), fresh: make([]bool, g)}
 	var err error
 	if cfg.Score == "fid" {
-		st.ref, err = readReference(s.fsys, cfg.Ref, cfg.RefKey)
+		st.ref, err = readReference(s.fsys, cfg.Ref, cfg.RefKey, cfg.Sep)
 		if err != nil {
 			return nil, err
 		}
@@ -235,7 +241,7 @@ func (s *Service) newSelState(sel Selection) (*selState, error) {
 
 // readReference reads FID reference statistics or rows from the uploads,
 // as `genlens select --ref` does.
-func readReference(fsys fs.FS, path, key string) (*online.FIDReference, error) {
+func readReference(fsys fs.FS, path, key, sep string) (*online.FIDReference, error) {
 	if key == "" && frechet.IsStatsFile(fsys, path) {
 		st, err := frechet.ReadStatsFS(fsys, path)
 		if err != nil {
@@ -247,7 +253,8 @@ func readReference(fsys fs.FS, path, key string) (*online.FIDReference, error) {
 		}
 		return ref, nil
 	}
-	x, err := dataio.ReadMatrixFS(fsys, path, dataio.ReadOptions{Key: key})
+	r, _ := dataio.ParseSep(sep) // checked by Validate
+	x, err := dataio.ReadMatrixFS(fsys, path, dataio.ReadOptions{Key: key, Sep: r})
 	if err != nil {
 		return nil, err
 	}

@@ -162,7 +162,7 @@ func TestSelectionStateSurvivesTheStore(t *testing.T) {
 	var cfg SelectionConfig
 	sel, _ := store.GetSelection(ctx, id)
 	json.Unmarshal(sel.Config, &cfg)
-	ref, err := readReference(a.fsys, cfg.Ref, "")
+	ref, err := readReference(a.fsys, cfg.Ref, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,5 +359,39 @@ func TestSelectionFailedBatchIsNoStep(t *testing.T) {
 	var fe *job.FieldError
 	if !errors.As(err, &fe) || fe.Field != "features" || !strings.Contains(err.Error(), "at most") {
 		t.Errorf("values whose squares overflow: %v", err)
+	}
+}
+
+// A semicolon-separated CSV reference reads with sep ";" and, without it,
+// is refused with the hint naming sep; sep is only for fid.
+func TestSelectionReferenceSep(t *testing.T) {
+	s := newTestService(t, nil, Config{})
+	ctx := context.Background()
+	var b strings.Builder
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 50 {
+		fmt.Fprintf(&b, "%g;%g;%g\n", r.NormFloat64(), r.NormFloat64(), r.NormFloat64())
+	}
+	ref := upload(t, s, "ref.csv", []byte(b.String()))
+	create := func(cfg map[string]any) error {
+		raw, _ := json.Marshal(cfg)
+		_, err := s.CreateSelection(ctx, raw)
+		return err
+	}
+	cfg := map[string]any{"score": "fid", "generators": []string{"a", "b"}, "ref": ref}
+	if err := create(cfg); err == nil || !strings.Contains(err.Error(), "sep") {
+		t.Errorf("without sep: %v, want the separator hint", err)
+	}
+	cfg["sep"] = ";"
+	if err := create(cfg); err != nil {
+		t.Errorf("sep ;: %v", err)
+	}
+	cfg["sep"] = "ab"
+	var fe *job.FieldError
+	if err := create(cfg); !errors.As(err, &fe) || fe.Field != "sep" {
+		t.Errorf("sep ab: %v, want a field error on sep", err)
+	}
+	if err := create(map[string]any{"score": "is", "generators": []string{"a", "b"}, "classes": 3, "sep": ";"}); err == nil {
+		t.Error("sep with score is accepted")
 	}
 }

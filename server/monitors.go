@@ -701,11 +701,74 @@ type chunksJSON struct {
 	UpperThreshold job.Num     `json:"upper_threshold"`
 	ReferenceRows  int         `json:"reference_chunk_rows"`
 	ReferenceCount int         `json:"reference_chunks"`
-	Chunks         []chunkJSON `json:"chunks"`
+	// TotalChunks counts every chunk; Chunks holds them all, or with
+	// ?limit the page asked for (NextBefore then names the next older
+	// page's before, absent on the oldest).
+	TotalChunks int         `json:"total_chunks"`
+	NextBefore  *int        `json:"next_before,omitempty"`
+	Chunks      []chunkJSON `json:"chunks"`
+}
+
+// MaxChunksLimit bounds ?limit of GET /api/v1/monitors/{id}/chunks.
+const MaxChunksLimit = 10000
+
+// chunkPage is the part of a monitor's chunks GET .../chunks answers: by
+// default all of them (as before paging existed), else with limit the
+// limit chunks before index before (default: after the last), oldest
+// first, so that a client walks a monitor of any length from the newest
+// page back by passing next_before.
+type chunkPage struct {
+	limit, before int
+}
+
+func parseChunkPage(r *http.Request) (chunkPage, error) {
+	p := chunkPage{before: -1}
+	q := r.URL.Query()
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxChunksLimit {
+			return p, errStatus(http.StatusBadRequest, "limit %q: want 1 to %d", v, MaxChunksLimit)
+		}
+		p.limit = n
+	}
+	if v := q.Get("before"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return p, errStatus(http.StatusBadRequest, "before %q: want a chunk index, 0 or more", v)
+		}
+		if p.limit == 0 {
+			return p, errStatus(http.StatusBadRequest, "before %q needs limit", v)
+		}
+		p.before = n
+	}
+	return p, nil
+}
+
+// bounds returns the half-open range of chunk positions of the page among
+// n chunks, and the before of the next older page (-1 when none).
+func (p chunkPage) bounds(n int) (lo, hi, next int) {
+	if p.limit == 0 {
+		return 0, n, -1
+	}
+	hi = n
+	if p.before >= 0 && p.before < n {
+		hi = p.before
+	}
+	lo = max(hi-p.limit, 0)
+	next = -1
+	if lo > 0 {
+		next = lo
+	}
+	return lo, hi, next
 }
 
 func (s *Server) getChunks(w http.ResponseWriter, r *http.Request) {
 	m, err := s.lookupMonitor(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	page, err := parseChunkPage(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -715,14 +778,18 @@ func (s *Server) getChunks(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, chunksDoc(*m, v))
+	s.writeJSON(w, http.StatusOK, chunksDoc(*m, v, page))
 }
 
-func chunksDoc(m store.Monitor, v *chunkView) chunksJSON {
+func chunksDoc(m store.Monitor, v *chunkView, page chunkPage) chunksJSON {
 	out := chunksJSON{Monitor: monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period},
 		Rows: v.rows, LowerThreshold: job.Num(v.th.Lower), UpperThreshold: job.Num(v.th.Upper),
-		ReferenceRows: v.refRows, ReferenceCount: v.th.Chunks, Chunks: []chunkJSON{}}
-	for i := range v.chunks {
+		ReferenceRows: v.refRows, ReferenceCount: v.th.Chunks, TotalChunks: len(v.chunks), Chunks: []chunkJSON{}}
+	lo, hi, next := page.bounds(len(v.chunks))
+	if next >= 0 {
+		out.NextBefore = &next
+	}
+	for i := lo; i < hi; i++ {
 		out.Chunks = append(out.Chunks, chunkDoc(v, &v.chunks[i], v.complete[i]))
 	}
 	return out

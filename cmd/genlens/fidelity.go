@@ -128,7 +128,12 @@ two parts of one shard, parts of another shard count, input or provenance,
 and, unless --allow-missing (which says which are left out), a missing shard.`,
 		Example: `  genlens stats merge parts/part-*.npz --out real_stats.npz
   genlens stats merge 'parts/*.npz' --out real_stats.npz --allow-missing --json`,
-		Args: args(cobra.MinimumNArgs(1)),
+		Args: func(cmd *cobra.Command, a []string) error {
+			if len(a) == 0 {
+				return badUsage("stats merge: name the part files to merge (genlens stats merge parts/part-*.npz --out stats.npz)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if out == "" {
 				return badUsage("stats merge: --out STATS.npz is required")

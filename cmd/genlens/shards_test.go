@@ -210,6 +210,7 @@ func TestStatsShardsCmd(t *testing.T) {
 		{"same shard twice", []string{part(0), part(1), part(2), copyPart}, copyPart},
 		{"missing shard", []string{part(0), part(2)}, "missing shard 1 of 3"},
 		{"not a part", []string{part(0), feats}, feats},
+		{"no parts", nil, "name the part files to merge"},
 	} {
 		code, _, stderr := cli(t, append(append([]string{"stats", "merge"}, tc.args...), "--out", out)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
