@@ -106,7 +106,7 @@ variable --llm-api-key-env names and never leaves the server.`,
 	f.IntVar(&maxBodiesMB, "max-bodies-mb", 0, "MiB of JSON request bodies read and decoded at once, over all endpoints (JSON decodes into many times its size); at least --max-body-mb (0: twice --max-body-mb)")
 	f.DurationVar(&bodyWait, "body-wait", server.DefaultBodyWait, "how long a request waits for room under --max-bodies-mb before it gets 503 with Retry-After")
 	f.IntVar(&minFreeDiskMB, "min-free-disk-mb", int(server.DefaultMinFreeDisk>>20), "free MiB under --data-dir below which /healthz (readiness) reports the disk full")
-	f.IntVar(&modelCacheMB, "model-cache-mb", int(job.DefaultModelCacheBytes>>20), "MiB of network weights (Inception, ViT) kept loaded between jobs; least recently used dropped first (1: keep none)")
+	f.IntVar(&modelCacheMB, "model-cache-mb", int(job.DefaultModelCacheBytes>>20), "MiB of network weights (Inception, ViT) kept loaded between jobs; least recently used dropped first; a network larger than this is loaded for its job and not kept")
 	f.StringSliceVar(&allowURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
 	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")
 	f.StringVar(&lf.upstream, "llm-upstream", "", "API root of an OpenAI-compatible server to proxy at /v1/chat/completions (e.g. http://127.0.0.1:8000/v1); none: no proxy")
