@@ -52,9 +52,9 @@ func TestOpenAPILint(t *testing.T) {
 }
 
 // The Kubernetes manifests hold what operators rely on: serve with a
-// token and Postgres from the secret (whose keys exist), probes on
-// /healthz, Prometheus scrape annotations on the pods, and a Service on
-// the container's port.
+// token and Postgres from the secret (whose keys exist), readiness on
+// /healthz and liveness on /livez, Prometheus scrape annotations on the
+// pods, and a Service on the container's port.
 func TestKubernetesManifests(t *testing.T) {
 	docs := map[string]map[string]any{}
 	for _, name := range []string{"secret.yaml", "deployment.yaml", "service.yaml", "servicemonitor.yaml"} {
@@ -104,9 +104,12 @@ func TestKubernetesManifests(t *testing.T) {
 			t.Errorf("env %v reads secret key %v, which secret.yaml does not define", get(e, "name"), key)
 		}
 	}
-	for _, probe := range []string{"readinessProbe", "livenessProbe"} {
-		if p := get(c, probe, "httpGet", "path"); p != "/healthz" {
-			t.Errorf("%s on %v, want /healthz", probe, p)
+	// Readiness on /healthz (the database answers, the disk has room);
+	// liveness on /livez, which neither can fail: a liveness probe on
+	// /healthz would restart the pods in a loop while the disk is full.
+	for probe, want := range map[string]string{"readinessProbe": "/healthz", "livenessProbe": "/livez"} {
+		if p := get(c, probe, "httpGet", "path"); p != want {
+			t.Errorf("%s on %v, want %s", probe, p, want)
 		}
 	}
 	if get(pod, "metadata", "annotations", "prometheus.io/scrape") != "true" || get(pod, "metadata", "annotations", "prometheus.io/path") != "/metrics" {

@@ -1,7 +1,8 @@
 // Package server is the HTTP service behind `genlens serve`: the JSON API
 // under /api/v1 (monitors, rows, labels and chunks; jobs, uploads and
-// online selections; partial statistics of sharded runs, merged), Prometheus metrics at /metrics, a health check at
-// /healthz and the dashboard at /.
+// online selections; partial statistics of sharded runs, merged), Prometheus metrics at /metrics, a liveness
+// check at /livez (the process serves HTTP), a readiness check at /healthz
+// (the store answers, the disk has room) and the dashboard at /.
 //
 // A monitor watches a deployed regression model with the check model of
 // "A One-Step MSE Estimation of Models in Production" (anonymous, under
@@ -36,7 +37,7 @@
 // place (writeError): job.Classify's kinds (400, 422, 499, 500), not
 // found 404, a taken name 409, a body over the limit 413, a write that
 // failed for want of disk space 507 with Retry-After. With a token (at
-// least MinTokenLen characters), every endpoint but /healthz, /login and
+// least MinTokenLen characters), every endpoint but /livez, /healthz, /login and
 // the stylesheet needs it; /login allows a few attempts per client
 // address (429 beyond). The bytes of request bodies decoded at once are
 // bounded over every handler (Options.MaxBodiesInFlight; 503 with

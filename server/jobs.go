@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"genlens/job"
 	"genlens/jobrun"
 )
 
@@ -56,6 +57,10 @@ type JobOptions struct {
 	MaxUploadBytes int64
 	// MaxRuntime bounds how long one job may run (0: no bound).
 	MaxRuntime time.Duration
+	// ModelCacheBytes bounds the weights of the networks (Inception, a
+	// ViT) kept loaded between this replica's jobs, counted as their
+	// files' sizes [job.DefaultModelCacheBytes].
+	ModelCacheBytes int64
 	// RetainJobs deletes finished jobs (succeeded, failed, canceled)
 	// and their artifacts this long after they finished; RetainUploads
 	// deletes uploads this long after they were last uploaded, once no
@@ -116,6 +121,7 @@ func (s *Server) initJobs(ctx context.Context) error {
 		Store: st, DataDir: dir, Workers: o.Workers, MaxQueued: o.MaxQueued, Replica: o.Replica, Exclusive: exclusive,
 		Lease: o.Lease, Heartbeat: o.Heartbeat, Poll: o.Poll,
 		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, MaxUploadBytes: o.MaxUploadBytes, MaxRuntime: o.MaxRuntime, Weights: o.Weights,
+		Models:     job.NewModelCache(o.ModelCacheBytes), // 0: the default bound
 		RetainJobs: o.RetainJobs, RetainUploads: o.RetainUploads,
 		OnDelete: func(kind string, n int) { s.metrics.retentionDeleted.WithLabelValues(kind).Add(float64(n)) },
 		Logf:     func(format string, a ...any) { s.log.Info(fmt.Sprintf(format, a...)) },

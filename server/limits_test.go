@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -195,4 +196,40 @@ func httptestRecorder(h http.Handler, method, path string, body io.Reader) *http
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(method, path, body))
 	return rec
+}
+
+// /livez, the liveness probe, answers 200 without a token while the
+// process serves HTTP, even when /healthz (readiness) says 503 because
+// the store is down or the disk full: restarting the process mends
+// neither, and a liveness probe on /healthz would restart it in a loop.
+func TestLivezIgnoresStoreAndDisk(t *testing.T) {
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(context.Background(), server.Options{Store: db, Token: "0123456789abcdef", MinFreeDisk: 1 << 62})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	probe := func(path string) (int, string) {
+		rec := httptestRecorder(srv.Handler(), "GET", path, nil)
+		return rec.Code, strings.TrimSpace(rec.Body.String())
+	}
+	// The disk: less free space than any disk has (where the server can
+	// tell the free space).
+	diskKnown := runtime.GOOS == "linux" || runtime.GOOS == "darwin" || runtime.GOOS == "freebsd"
+	if code, body := probe("/healthz"); diskKnown && (code != 503 || !strings.Contains(body, `"disk":"full"`)) {
+		t.Errorf("healthz with the disk full: %d %s", code, body)
+	}
+	if code, body := probe("/livez"); code != 200 || body != `{"status":"ok"}` {
+		t.Errorf("livez with the disk full: %d %s; want 200", code, body)
+	}
+	db.Close() // the store: every ping now fails
+	if code, body := probe("/healthz"); code != 503 {
+		t.Errorf("healthz on a closed store: %d %s", code, body)
+	}
+	if code, body := probe("/livez"); code != 200 || body != `{"status":"ok"}` {
+		t.Errorf("livez on a closed store: %d %s; want 200", code, body)
+	}
 }

@@ -2,15 +2,20 @@ package server
 
 import (
 	"context"
+	"errors"
 	"math"
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"genlens/store"
 )
 
 // metrics is the service's Prometheus registry: its own, never the
@@ -158,7 +163,19 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 // monitorCollector reads every monitor's latest chunks from the store at
 // scrape time, so that each replica reports the same values whichever
 // one ingested the rows.
-type monitorCollector struct{ s *Server }
+//
+// A monitor whose series cannot be computed (its stored check model does
+// not decode, or reading its chunks failed) is skipped, marked by
+// genlens_monitor_unreadable and logged, rather than sent as an invalid
+// metric: the scrape stays whole and says which monitor is missing. A
+// stored model that does not decode is logged once per monitor (it
+// fails every scrape alike), a store error at most once a minute.
+type monitorCollector struct {
+	s          *Server
+	logged     sync.Map     // modelKey of the monitors whose model error was logged
+	storeWarn  atomic.Int64 // Unix nanoseconds of the last store error logged
+	storeWarns atomic.Int64 // store errors not logged since
+}
 
 var (
 	descEstimated = prometheus.NewDesc("genlens_monitor_estimated_mse", "Estimated MSE of the monitor's latest complete chunk (one-step check model).", []string{"monitor"}, nil)
@@ -180,11 +197,12 @@ var (
 	descExtrap    = prometheus.NewDesc("genlens_monitor_extrapolating", "1 when the latest complete chunk's estimate is an extrapolation (out_of_reference above its limit).", []string{"monitor"}, nil)
 	descRecon     = prometheus.NewDesc("genlens_monitor_reconstruction_error", "Mean data reconstruction error (multivariate drift) of the latest complete chunk.", []string{"monitor"}, nil)
 	descDriftAl   = prometheus.NewDesc("genlens_monitor_drift_alert", "1 when the latest complete chunk's reconstruction error lies outside its reference thresholds.", []string{"monitor"}, nil)
+	descUnread    = prometheus.NewDesc("genlens_monitor_unreadable", "1 when the monitor's series could not be computed at this scrape (its stored check model does not decode, or the store failed reading its chunks; the log says which) and are absent, 0 otherwise.", []string{"monitor"}, nil)
 )
 
 // monitorDescs are the monitor collector's metrics.
 var monitorDescs = []*prometheus.Desc{descEstimated, descLower, descUpper, descAlert, descRealized, descThLower, descThUpper, descRows, descChunks,
-	descIndex, descEnd, descRecent, descRecentAl, descIncRows, descIncEst, descOutOfRef, descExtrap, descRecon, descDriftAl}
+	descIndex, descEnd, descRecent, descRecentAl, descIncRows, descIncEst, descOutOfRef, descExtrap, descRecon, descDriftAl, descUnread}
 
 func (c *monitorCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range monitorDescs {
@@ -205,9 +223,11 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 		// rows, however many it holds (every replica serves every scrape).
 		v, err := c.s.chunksOf(ctx, m, recentChunks+1)
 		if err != nil {
-			ch <- prometheus.NewInvalidMetric(descEstimated, err)
+			c.logUnreadable(m, err)
+			ch <- prometheus.MustNewConstMetric(descUnread, prometheus.GaugeValue, 1, m.Name)
 			continue
 		}
+		ch <- prometheus.MustNewConstMetric(descUnread, prometheus.GaugeValue, 0, m.Name)
 		gauge := func(d *prometheus.Desc, x float64) {
 			if !math.IsNaN(x) && !math.IsInf(x, 0) {
 				ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, x, m.Name)
@@ -256,4 +276,24 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 			flag(descDriftAl, d.DriftAlert)
 		}
 	}
+}
+
+// logUnreadable logs why monitor m's series are absent from this scrape:
+// a stored model that does not decode once per monitor, a store error at
+// most once a minute (with the count of those not logged since).
+func (c *monitorCollector) logUnreadable(m store.Monitor, err error) {
+	if errors.Is(err, errStoredModel) {
+		if _, seen := c.logged.LoadOrStore(modelKeyOf(&m), struct{}{}); !seen {
+			c.s.log.Error("metrics: monitor skipped: its stored check model does not decode", "monitor", m.Name, "id", m.ID, "err", err)
+		}
+		return
+	}
+	now := time.Now().UnixNano()
+	last := c.storeWarn.Load()
+	if now-last < int64(time.Minute) || !c.storeWarn.CompareAndSwap(last, now) {
+		c.storeWarns.Add(1)
+		return
+	}
+	c.s.log.Error("metrics: monitor skipped: reading its chunks failed", "monitor", m.Name, "id", m.ID, "err", err,
+		"errors_not_logged_since", c.storeWarns.Swap(0))
 }

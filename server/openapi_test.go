@@ -21,10 +21,10 @@ import (
 )
 
 // apiRoute reports whether a route belongs in the API description: the
-// /api/ tree, the OpenAI-compatible /v1/ tree, /healthz and /metrics (the
+// /api/ tree, the OpenAI-compatible /v1/ tree, /livez, /healthz and /metrics (the
 // dashboard's HTML pages, its stylesheet and /login do not).
 func apiRoute(path string) bool {
-	return strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/v1/") || path == "/healthz" || path == "/metrics"
+	return strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/v1/") || path == "/livez" || path == "/healthz" || path == "/metrics"
 }
 
 // normalizeRoute writes "GET /api/v1/jobs/{id}" as "GET /api/v1/jobs/{}":

@@ -58,7 +58,7 @@ type Options struct {
 	// Store holds monitors, rows, labels, jobs and selections.
 	Store *store.DB
 	// Token, when not empty, is the bearer token every endpoint but
-	// /healthz requires: at least MinTokenLen characters other than
+	// /livez and /healthz requires: at least MinTokenLen characters other than
 	// spaces (see CheckToken).
 	Token string
 	// MaxBody bounds a JSON request body in bytes; 0 means DefaultMaxBody.
@@ -88,7 +88,7 @@ type Options struct {
 }
 
 // Server is the genlens service: the HTTP API of /api/v1, /metrics,
-// /healthz and the dashboard at /. It holds no state of its own beyond
+// /livez, /healthz and the dashboard at /. It holds no state of its own beyond
 // caches: everything lives in the store, so that several replicas can
 // serve one Postgres database.
 type Server struct {
@@ -178,11 +178,13 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 	}
 }
 
-// routes builds the mux. Every route but /healthz needs the token when
-// one is set; every route is timed for the latency histogram under its
-// pattern (never the raw path, whose ids would make unbounded labels).
+// routes builds the mux. Every route but /livez and /healthz needs the
+// token when one is set; every route is timed for the latency histogram
+// under its pattern (never the raw path, whose ids would make unbounded
+// labels).
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /livez", s.livez)
 	mux.HandleFunc("GET /healthz", s.healthz)
 	s.routePublic(mux)
 	if s.llm != nil {
@@ -200,6 +202,14 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /api/v1/llm/requests", s.llmRequests)
 	mux.Handle("/", s.auth(s.limitBodies(api)))
 	return s.instrument(mux)
+}
+
+// livez answers 200 while the process serves HTTP, whatever the store
+// and the disk: it is the liveness probe, which restarts the process when
+// it fails, and a restart mends neither a database that is down nor a
+// full disk (/healthz, the readiness probe, reports those). No token.
+func (s *Server) livez(w http.ResponseWriter, r *http.Request) {
+	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // healthz answers 200 when the store answers and the disk has room, 503

@@ -34,6 +34,7 @@ func TestAuth(t *testing.T) {
 		code       int
 	}{
 		{"/healthz", "", 200},
+		{"/livez", "", 200},
 		{"/api/v1/monitors", "", 401},
 		{"/api/v1/monitors", "Bearer wrong", 401},
 		{"/api/v1/monitors", "Bearer s3cre", 401},

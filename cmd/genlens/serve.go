@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"genlens/job"
 	"genlens/llm"
 	"genlens/server"
 	"genlens/store"
@@ -22,7 +23,8 @@ import (
 func newServeCmd() *cobra.Command {
 	var addr, db, tokenEnv, dataDir string
 	var workers, maxBodyMB, maxQueued int
-	var maxRuntime, retainJobs, retainUploads time.Duration
+	var maxBodiesMB, minFreeDiskMB, modelCacheMB int
+	var maxRuntime, retainJobs, retainUploads, bodyWait time.Duration
 	var allowURLs, secretEnvs []string
 	var lf llmFlags
 	cmd := &cobra.Command{
@@ -61,9 +63,13 @@ variable --llm-api-key-env names and never leaves the server.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			jobs := server.JobOptions{DataDir: dataDir, Workers: workers, AllowedBaseURLs: allowURLs, Secret: secretLookup(secretEnvs),
-				MaxQueued: maxQueued, MaxRuntime: maxRuntime, RetainJobs: retainJobs, RetainUploads: retainUploads}
+				MaxQueued: maxQueued, MaxRuntime: maxRuntime, RetainJobs: retainJobs, RetainUploads: retainUploads,
+				ModelCacheBytes: int64(modelCacheMB) << 20}
 			if maxBodyMB < 1 {
 				return badUsage("serve: --max-body-mb %d must be at least 1", maxBodyMB)
+			}
+			if err := checkMemoryFlags(maxBodyMB, maxBodiesMB, minFreeDiskMB, modelCacheMB, bodyWait); err != nil {
+				return err
 			}
 			if maxQueued < 1 || maxQueued > 1_000_000 {
 				return badUsage("serve: --max-queued %d must be in [1, 1000000]", maxQueued)
@@ -81,7 +87,9 @@ variable --llm-api-key-env names and never leaves the server.`,
 			if err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), addr, db, tokenEnv, int64(maxBodyMB)<<20, jobs, llmOpts, cmd.ErrOrStderr())
+			opts := server.Options{MaxBody: int64(maxBodyMB) << 20, MaxBodiesInFlight: int64(maxBodiesMB) << 20, BodyWait: bodyWait,
+				MinFreeDisk: int64(minFreeDiskMB) << 20, Jobs: jobs, LLM: llmOpts}
+			return runServeFunc(cmd.Context(), addr, db, tokenEnv, opts, cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -95,6 +103,10 @@ variable --llm-api-key-env names and never leaves the server.`,
 	f.DurationVar(&retainJobs, "retain-jobs", 0, "delete finished jobs (succeeded, failed, canceled) and their artifacts this long after they finished, e.g. 720h (0: keep forever; queued and running jobs are never deleted)")
 	f.DurationVar(&retainUploads, "retain-uploads", 0, "delete uploads this long after their bytes were last uploaded, once no remaining job names them, e.g. 168h (0: keep forever)")
 	f.IntVar(&maxBodyMB, "max-body-mb", int(server.DefaultMaxBody>>20), "largest JSON request body in MiB (a rows batch, a monitor with its model file)")
+	f.IntVar(&maxBodiesMB, "max-bodies-mb", 0, "MiB of JSON request bodies read and decoded at once, over all endpoints (JSON decodes into many times its size); at least --max-body-mb (0: twice --max-body-mb)")
+	f.DurationVar(&bodyWait, "body-wait", server.DefaultBodyWait, "how long a request waits for room under --max-bodies-mb before it gets 503 with Retry-After")
+	f.IntVar(&minFreeDiskMB, "min-free-disk-mb", int(server.DefaultMinFreeDisk>>20), "free MiB under --data-dir below which /healthz (readiness) reports the disk full")
+	f.IntVar(&modelCacheMB, "model-cache-mb", int(job.DefaultModelCacheBytes>>20), "MiB of network weights (Inception, ViT) kept loaded between jobs; least recently used dropped first; a network larger than this is loaded for its job and not kept")
 	f.StringSliceVar(&allowURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
 	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")
 	f.StringVar(&lf.upstream, "llm-upstream", "", "API root of an OpenAI-compatible server to proxy at /v1/chat/completions (e.g. http://127.0.0.1:8000/v1); none: no proxy")
@@ -104,6 +116,29 @@ variable --llm-api-key-env names and never leaves the server.`,
 	f.DurationVar(&lf.timeout, "llm-timeout", server.DefaultLLMTimeout, "cut an upstream silent this long (a whole answer, the samples, or a gap in a stream)")
 	return cmd
 }
+
+// maxFlagMB bounds serve's MiB flags (1 TiB), far above real use and far
+// below an int64 of bytes.
+const maxFlagMB = 1 << 20
+
+// checkMemoryFlags checks serve's bounds of memory and disk.
+func checkMemoryFlags(maxBodyMB, maxBodiesMB, minFreeDiskMB, modelCacheMB int, bodyWait time.Duration) error {
+	switch {
+	case maxBodiesMB != 0 && (maxBodiesMB < maxBodyMB || maxBodiesMB > maxFlagMB):
+		return badUsage("serve: --max-bodies-mb %d must be 0 (twice --max-body-mb) or in [--max-body-mb %d, %d]: one body of the largest size must fit", maxBodiesMB, maxBodyMB, maxFlagMB)
+	case bodyWait <= 0:
+		return badUsage("serve: --body-wait %v must be positive", bodyWait)
+	case minFreeDiskMB < 1 || minFreeDiskMB > maxFlagMB:
+		return badUsage("serve: --min-free-disk-mb %d must be in [1, %d]", minFreeDiskMB, maxFlagMB)
+	case modelCacheMB < 1 || modelCacheMB > maxFlagMB:
+		return badUsage("serve: --model-cache-mb %d must be in [1, %d]", modelCacheMB, maxFlagMB)
+	}
+	return nil
+}
+
+// runServeFunc is runServe; tests replace it to see the options the
+// flags make.
+var runServeFunc = runServe
 
 // llmFlags are serve's --llm-* flags.
 type llmFlags struct {
@@ -163,7 +198,10 @@ func secretLookup(names []string) func(string) (string, bool) {
 	}
 }
 
-func runServe(ctx context.Context, addr, db, tokenEnv string, maxBody int64, jobs server.JobOptions, llmOpts server.LLMOptions, stderr interface{ Write([]byte) (int, error) }) error {
+// runServe serves opts (all but its Store, Token and Logger, which it
+// sets) on addr until ctx is done.
+func runServe(ctx context.Context, addr, db, tokenEnv string, opts server.Options, stderr interface{ Write([]byte) (int, error) }) error {
+	jobs, llmOpts := &opts.Jobs, opts.LLM
 	var token string
 	if tokenEnv != "" {
 		token = os.Getenv(tokenEnv)
@@ -192,7 +230,8 @@ func runServe(ctx context.Context, addr, db, tokenEnv string, maxBody int64, job
 		return err
 	}
 	defer st.Close()
-	srv, err := server.New(ctx, server.Options{Store: st, Token: token, Logger: log, Jobs: jobs, MaxBody: maxBody, LLM: llmOpts})
+	opts.Store, opts.Token, opts.Logger = st, token, log
+	srv, err := server.New(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -571,12 +571,13 @@ func TestServeGracefulShutdown(t *testing.T) {
 	}
 }
 
-// Bad queue, runtime and retention bounds are refused at start: exit 2
-// and one line naming the flag.
+// Bad queue, runtime, retention, memory and disk bounds are refused at
+// start: exit 2 and one line naming the flag.
 func TestServeRefusesBadBounds(t *testing.T) {
 	bin := serveBinary(t)
 	for _, tc := range []struct{ flag, value string }{{"--max-queued", "0"}, {"--max-queued", "2000000"}, {"--max-job-runtime", "-1s"},
-		{"--retain-jobs", "-1h"}, {"--retain-uploads", "-1m"}, {"--retain-jobs", "soon"}} {
+		{"--retain-jobs", "-1h"}, {"--retain-uploads", "-1m"}, {"--retain-jobs", "soon"},
+		{"--max-bodies-mb", "1"}, {"--body-wait", "0s"}, {"--min-free-disk-mb", "0"}, {"--model-cache-mb", "0"}} {
 		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "x.db"), tc.flag, tc.value)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
