@@ -27,7 +27,7 @@ func TestHealthzHidesTheStoreError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
+	var logs lockedBuffer // the job workers log too
 	srv, err := server.New(context.Background(), server.Options{Store: db, Token: "0123456789abcdef",
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
