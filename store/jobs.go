@@ -204,17 +204,7 @@ func (d *DB) FailStale(ctx context.Context, before time.Time, msg string, now ti
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids, rows.Err()
+	return sortedIDs(rows)
 }
 
 // PutArtifact stores or replaces an artifact.
@@ -300,17 +290,8 @@ func (d *DB) DeleteJobs(ctx context.Context, before time.Time) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	ids, err := sortedIDs(rows)
+	if err != nil {
 		return nil, err
 	}
 	for _, id := range ids {
@@ -321,7 +302,6 @@ func (d *DB) DeleteJobs(ctx context.Context, before time.Time) ([]string, error)
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
-	slices.Sort(ids)
 	return ids, nil
 }
 
@@ -338,17 +318,7 @@ func (d *DB) DeleteUploads(ctx context.Context, before time.Time) ([]string, err
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids, rows.Err()
+	return sortedIDs(rows)
 }
 
 // CreateSelection stores a selection with no batches.
@@ -467,4 +437,20 @@ func (d *DB) SelectionBatches(ctx context.Context, id string, after int64) ([]re
 		out = append(out, b)
 	}
 	return out, rows.Err()
+}
+
+// sortedIDs reads the ids a DELETE or UPDATE ... RETURNING id gives, in
+// sorted order (RETURNING promises none), and closes rows.
+func sortedIDs(rows *sql.Rows) ([]string, error) {
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids, rows.Err()
 }
