@@ -2,6 +2,8 @@ package job
 
 import (
 	"io"
+	"math"
+	"strconv"
 
 	"genlens/chart"
 )
@@ -17,11 +19,20 @@ type Artifact struct {
 
 // pngTo returns a function that encodes a figure (given with the error of
 // its constructor, chart.NewX) as PNG to w.
-func pngTo(w io.Writer) func(*chart.Figure, error) error {
+func PNGTo(w io.Writer) func(*chart.Figure, error) error {
 	return func(fig *chart.Figure, err error) error {
 		if err != nil {
 			return err
 		}
 		return fig.Encode(w, chart.PNG)
 	}
+}
+
+// CSVNum writes a number in the shortest form that parses back, and an
+// undefined one as an empty cell.
+func CSVNum(v Num) string {
+	if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+		return ""
+	}
+	return strconv.FormatFloat(float64(v), 'g', -1, 64)
 }

@@ -33,8 +33,8 @@ func NewCKARequest() CKARequest { return CKARequest{Kernel: "linear", Threshold:
 
 // Validate checks the fields that need no input file.
 func (r *CKARequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewCKARequest()) }()
-	if err := r.CSVOptions.validate(); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewCKARequest()) }()
+	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	switch {
@@ -60,12 +60,12 @@ func CKA(ctx context.Context, env Env, req CKARequest) (*CKAResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	fsys := env.fsys()
-	x, err := dataio.ReadMatrixFS(fsys, req.X, dataio.ReadOptions{Sep: req.sep()})
+	fsys := env.InputFS()
+	x, err := dataio.ReadMatrixFS(fsys, req.X, dataio.ReadOptions{Sep: req.Separator()})
 	if err != nil {
 		return nil, err
 	}
-	y, err := dataio.ReadMatrixFS(fsys, req.Y, dataio.ReadOptions{Sep: req.sep()})
+	y, err := dataio.ReadMatrixFS(fsys, req.Y, dataio.ReadOptions{Sep: req.Separator()})
 	if err != nil {
 		return nil, err
 	}

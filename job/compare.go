@@ -69,13 +69,13 @@ func NewCompareRequest() CompareRequest {
 // Validate checks the fields that need no input file; which metrics a
 // statistics file allows is checked once the inputs are known.
 func (r *CompareRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewCompareRequest()) }()
-	if err := checkLimits("compare", append(r.limits("batch"), lim("kid_subsets", r.KIDSubsets, MaxKIDSubsets),
-		lim("kid_subset_size", r.KIDSubsetSize, MaxKIDSubsetSize), lim("nearest_k", r.NearestK, MaxNearestK),
-		lim("prdc_max_rows", r.PRDCMaxRows, maxPRDCRows))...); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewCompareRequest()) }()
+	if err := CheckLimits("compare", append(r.limits("batch"), Lim("kid_subsets", r.KIDSubsets, MaxKIDSubsets),
+		Lim("kid_subset_size", r.KIDSubsetSize, MaxKIDSubsetSize), Lim("nearest_k", r.NearestK, MaxNearestK),
+		Lim("prdc_max_rows", r.PRDCMaxRows, maxPRDCRows))...); err != nil {
 		return err
 	}
-	if err := r.CSVOptions.validate(); err != nil {
+	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	if r.Real == "" || r.Fake == "" {
@@ -245,7 +245,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	fsys := env.fsys()
+	fsys := env.InputFS()
 	realDir, fakeDir := isFolder(fsys, req.Real), isFolder(fsys, req.Fake)
 	switch {
 	case realDir && req.RealKey != "":
@@ -264,12 +264,12 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	var err error
 	// In the order given, real first: with two bad paths the first is named.
 	if !realDir {
-		if real, err = readSide(fsys, req.Real, req.RealKey, "{real_key}", req.sep()); err != nil {
+		if real, err = readSide(fsys, req.Real, req.RealKey, "{real_key}", req.Separator()); err != nil {
 			return nil, err
 		}
 	}
 	if !fakeDir {
-		if fake, err = readSide(fsys, req.Fake, req.FakeKey, "{fake_key}", req.sep()); err != nil {
+		if fake, err = readSide(fsys, req.Fake, req.FakeKey, "{fake_key}", req.Separator()); err != nil {
 			return nil, err
 		}
 	}
@@ -335,17 +335,17 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		for _, s := range []*featureSide{real, fake} {
 			if n := s.n(); n != nil {
 				if w := singularWarning("compare", s.path, *n, s.dim(), "the Fréchet distance (FID)"); w != "" {
-					env.warn(w)
+					env.Warning(w)
 				}
 			}
 		}
-		env.progress(0, 3)
+		env.ReportProgress(0, 3)
 		real.gaussian()
-		env.progress(1, 3)
+		env.ReportProgress(1, 3)
 		fake.gaussian()
-		env.progress(2, 3)
+		env.ReportProgress(2, 3)
 		d, err := frechet.Distance(real.gaussian(), fake.gaussian())
-		env.progress(3, 3)
+		env.ReportProgress(3, 3)
 		if err != nil {
 			return nil, compareFault(real, fake, err)
 		}
@@ -383,7 +383,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 				steps++
 			}
 		}
-		env.progress(0, steps)
+		env.ReportProgress(0, steps)
 		if want[MetricMMD] {
 			v, err := kscore.MMD2(k, real.rows, fake.rows)
 			if err != nil {
@@ -392,7 +392,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 			n := Num(v)
 			out.MMD2 = &n
 			done++
-			env.progress(done, steps)
+			env.ReportProgress(done, steps)
 		}
 		if want[MetricCMS] {
 			v, err := kscore.CMS(k, real.rows, fake.rows)
@@ -401,7 +401,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 			}
 			n := Num(v)
 			out.CMS = &n
-			env.progress(done+1, steps)
+			env.ReportProgress(done+1, steps)
 		}
 	}
 	if err := compareRows(ctx, env, req, want, real, fake, out); err != nil {
@@ -431,9 +431,9 @@ func kidSubsetCheck(env *Env, req CompareRequest, nr, nf int) error {
 	switch {
 	case env == nil:
 	case nr == size && nf == size:
-		env.warn(fmt.Sprintf("compare: KID's subsets of %d rows are the whole of both sides (real %d, generated %d): every subset is the same, so its std 0 is no spread; for a spread, give {kid_subset_size} below %d, e.g. %d", size, nr, nf, size, half))
+		env.Warning(fmt.Sprintf("compare: KID's subsets of %d rows are the whole of both sides (real %d, generated %d): every subset is the same, so its std 0 is no spread; for a spread, give {kid_subset_size} below %d, e.g. %d", size, nr, nf, size, half))
 	case nr == size || nf == size:
-		env.warn(fmt.Sprintf("compare: KID's subsets of %d rows are the whole of %s (real %d, generated %d): its std spreads over the other side's draws only; give {kid_subset_size} below %d, e.g. %d, for subsets of both", size, sideName(nr == size, req), nr, nf, n, half))
+		env.Warning(fmt.Sprintf("compare: KID's subsets of %d rows are the whole of %s (real %d, generated %d): its std spreads over the other side's draws only; give {kid_subset_size} below %d, e.g. %d, for subsets of both", size, sideName(nr == size, req), nr, nf, n, half))
 	}
 	return nil
 }
@@ -474,26 +474,26 @@ func compareRows(ctx context.Context, env Env, req CompareRequest, want map[Metr
 		return err
 	}
 	if want[MetricVendi] {
-		env.progress(0, 2)
+		env.ReportProgress(0, 2)
 		v, err := diversity.Vendi(fake.rows)
 		if err != nil {
 			return &dataio.InputError{File: req.Fake, Msg: err.Error(), Err: err}
 		}
-		env.progress(1, 2)
+		env.ReportProgress(1, 2)
 		vr, err := diversity.Vendi(real.rows)
 		if err != nil {
 			return &dataio.InputError{File: req.Real, Msg: err.Error(), Err: err}
 		}
-		env.progress(2, 2)
+		env.ReportProgress(2, 2)
 		out.Vendi, out.VendiReal = num(v), num(vr)
 	}
 	if want[MetricCMMD] {
-		env.progress(0, 1)
+		env.ReportProgress(0, 1)
 		v, err := frechet.CMMD(ctx, real.rows, fake.rows)
 		if err != nil {
 			return err
 		}
-		env.progress(1, 1)
+		env.ReportProgress(1, 1)
 		out.CMMD = num(v)
 	}
 	return nil

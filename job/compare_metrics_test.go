@@ -20,7 +20,7 @@ import (
 // readRowsFS reads an .npy of fidFS as a matrix.
 func readRowsFS(t *testing.T, env Env, name string) *mat.Dense {
 	t.Helper()
-	x, err := rowsSpec{}.features(env.fsys(), name)
+	x, err := rowsSpec{}.features(env.InputFS(), name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,11 +34,11 @@ func NewCorrelateRequest() CorrelateRequest { return CorrelateRequest{Kernel: "r
 
 // Validate checks the fields that need no input file.
 func (r *CorrelateRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewCorrelateRequest()) }()
-	if err := checkLimits("correlate", lim("files", len(r.Files), MaxListLen)); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewCorrelateRequest()) }()
+	if err := CheckLimits("correlate", Lim("files", len(r.Files), MaxListLen)); err != nil {
 		return err
 	}
-	if err := r.CSVOptions.validate(); err != nil {
+	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	if len(r.Files) < 2 {
@@ -77,7 +77,7 @@ func Correlate(ctx context.Context, env Env, req CorrelateRequest) (*CorrelateRe
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		a, err := dataio.ReadArrayFS(env.fsys(), p, dataio.ReadOptions{Key: req.Key, Sep: req.sep()})
+		a, err := dataio.ReadArrayFS(env.InputFS(), p, dataio.ReadOptions{Key: req.Key, Sep: req.Separator()})
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +99,7 @@ func Correlate(ctx context.Context, env Env, req CorrelateRequest) (*CorrelateRe
 				return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("%d members, %s has %d (members must be paired across files)", a.Shape[0], req.Files[0], first.Shape[0])}
 			}
 		}
-		epochs = append(epochs, sampleSets(a))
+		epochs = append(epochs, SampleSets(a))
 	}
 	var all []*mat.Dense
 	for _, e := range epochs {
@@ -109,7 +109,7 @@ func Correlate(ctx context.Context, env Env, req CorrelateRequest) (*CorrelateRe
 	if err != nil {
 		return nil, err
 	}
-	cov, vars, err := kscore.CovarianceMatrix(kscore.WithProgress(ctx, env.progress), k, epochs)
+	cov, vars, err := kscore.CovarianceMatrix(kscore.WithProgress(ctx, env.ReportProgress), k, epochs)
 	if err != nil {
 		return nil, err
 	}

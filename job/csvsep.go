@@ -13,7 +13,7 @@ type CSVOptions struct {
 }
 
 // validate checks Sep, as a bad {sep}.
-func (o CSVOptions) validate() error {
+func (o CSVOptions) ValidateSep() error {
 	if _, err := dataio.ParseSep(o.Sep); err != nil {
 		return &FieldError{Field: "sep", Msg: err.Error()}
 	}
@@ -22,7 +22,7 @@ func (o CSVOptions) validate() error {
 
 // sep is the separator for dataio's readers, once validate has accepted
 // it (the comma otherwise).
-func (o CSVOptions) sep() rune {
+func (o CSVOptions) Separator() rune {
 	if r, err := dataio.ParseSep(o.Sep); err == nil {
 		return r
 	}

@@ -35,11 +35,11 @@ func NewDecomposeRequest() DecomposeRequest { return DecomposeRequest{Kernel: "r
 
 // Validate checks the fields that need no input file.
 func (r *DecomposeRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewDecomposeRequest()) }()
-	if err := checkLimits("decompose", lim("models", len(r.Models), MaxListLen)); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewDecomposeRequest()) }()
+	if err := CheckLimits("decompose", Lim("models", len(r.Models), MaxListLen)); err != nil {
 		return err
 	}
-	if err := r.CSVOptions.validate(); err != nil {
+	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	if len(r.Models) == 0 {
@@ -87,13 +87,13 @@ func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeRe
 		return nil, err
 	}
 	bw, _ := KernelBandwidth("decompose", req.Kernel, req.Gamma, "median")
-	opt := dataio.ReadOptions{Key: req.Key, Sep: req.sep()}
+	opt := dataio.ReadOptions{Key: req.Key, Sep: req.Separator()}
 	var arrays []*dataio.Array
 	for _, p := range req.Models {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		a, err := dataio.ReadArrayFS(env.fsys(), p, opt)
+		a, err := dataio.ReadArrayFS(env.InputFS(), p, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -111,21 +111,21 @@ func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeRe
 			return nil, err
 		}
 		for i := 0; i < first.Shape[0]; i++ {
-			models = append(models, sampleSets(first.Slice(i)))
+			models = append(models, SampleSets(first.Slice(i)))
 		}
 	} else {
 		for i, a := range arrays {
 			if err := checkModel(req.Models, arrays, i); err != nil {
 				return nil, err
 			}
-			models = append(models, sampleSets(a))
+			models = append(models, SampleSets(a))
 		}
 		conditional = first.Rank() == 3
 		warning = sampleCountWarning(req.Models, arrays)
 	}
 	var targets []*mat.Dense
 	if req.Targets != "" {
-		y, err := dataio.ReadArrayFS(env.fsys(), req.Targets, opt)
+		y, err := dataio.ReadArrayFS(env.InputFS(), req.Targets, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +142,7 @@ func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeRe
 		if err := needSamples(req.Targets, y.Shape[y.Rank()-2], "of the targets"); err != nil {
 			return nil, err
 		}
-		targets = sampleSets(y)
+		targets = SampleSets(y)
 		if len(targets) != len(models[0]) {
 			return nil, &dataio.InputError{File: req.Targets, Msg: fmt.Sprintf("%d instances, the models have %d", len(targets), len(models[0]))}
 		}
@@ -155,12 +155,12 @@ func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeRe
 	if err != nil {
 		return nil, err
 	}
-	mean, per, err := kscore.DecomposeConditional(kscore.WithProgress(ctx, env.progress), k, models, targets)
+	mean, per, err := kscore.DecomposeConditional(kscore.WithProgress(ctx, env.ReportProgress), k, models, targets)
 	if err != nil {
 		return nil, err
 	}
 	if warning != "" {
-		env.warn(warning)
+		env.Warning(warning)
 	}
 	out := newDecomposeResult(mean)
 	out.Kernel = k.String()

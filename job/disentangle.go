@@ -56,13 +56,13 @@ func NewDisentangleRequest() DisentangleRequest {
 
 // Validate checks the fields that need no input file.
 func (r *DisentangleRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewDisentangleRequest()) }()
-	if err := checkLimits("disentangle", lim("generated", len(r.Generated), MaxListLen), lim("names", len(r.Names), MaxListLen),
-		lim("clusters", r.Clusters, maxClusters), lim("cka_batch", r.CKABatch, maxGramBatch), lim("cka_images", r.CKAImages, maxCKAImages),
-		lim("cms_batch", r.CMSBatch, maxGramBatch)); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewDisentangleRequest()) }()
+	if err := CheckLimits("disentangle", Lim("generated", len(r.Generated), MaxListLen), Lim("names", len(r.Names), MaxListLen),
+		Lim("clusters", r.Clusters, maxClusters), Lim("cka_batch", r.CKABatch, maxGramBatch), Lim("cka_images", r.CKAImages, maxCKAImages),
+		Lim("cms_batch", r.CMSBatch, maxGramBatch)); err != nil {
 		return err
 	}
-	if err := r.CSVOptions.validate(); err != nil {
+	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	_, _, err := r.options()
@@ -164,10 +164,10 @@ func Disentangle(ctx context.Context, env Env, req DisentangleRequest) (*Disenta
 	if err != nil {
 		return nil, err
 	}
-	fsys := env.fsys()
+	fsys := env.InputFS()
 	read := func(path, key string) (*imageio.Set, error) {
 		o := iopt
-		o.Key, o.Sep = key, req.sep()
+		o.Key, o.Sep = key, req.Separator()
 		return imageio.ReadFS(fsys, path, o)
 	}
 	train, err := read(req.Train, req.TrainKey)
@@ -225,7 +225,7 @@ func Disentangle(ctx context.Context, env Env, req DisentangleRequest) (*Disenta
 		out.Inputs = append(out.Inputs, ImageSetInfo{Path: s.Path, Key: s.Key, Len: s.Len(), Range: s.Range})
 	}
 	for _, c := range res.IncoherentClusters() {
-		env.warn(fmt.Sprintf("cluster %d is no more alike inside (mean CKA %.3g) than with another cluster (up to %.3g): the pixels do not split into independent regions here, so the per-cluster CMS values are not separate causes",
+		env.Warning(fmt.Sprintf("cluster %d is no more alike inside (mean CKA %.3g) than with another cluster (up to %.3g): the pixels do not split into independent regions here, so the per-cluster CMS values are not separate causes",
 			c, res.Within[c], res.MaxBetween(c)))
 	}
 	return out, nil

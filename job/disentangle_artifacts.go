@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"genlens/chart"
@@ -40,7 +38,7 @@ func (r *DisentangleResult) Artifacts() []Artifact {
 			return dataio.EncodeNPY(w, &dataio.Array{Shape: []int{g.H, g.W}, Data: labels})
 		}},
 		{"cluster_map.png", func(w io.Writer) error {
-			return pngTo(w)(chart.NewClusterMap(fmt.Sprintf("Pixel clusters (%dx%d)", g.H, g.W), res.Labels, g.H, g.W))
+			return PNGTo(w)(chart.NewClusterMap(fmt.Sprintf("Pixel clusters (%dx%d)", g.H, g.W), res.Labels, g.H, g.W))
 		}},
 		{"cka_heatmap.png", r.WriteCKAHeatmap},
 		{"cms.png", r.WriteCMSChart},
@@ -66,9 +64,9 @@ func (r *DisentangleResult) writeCSV(w io.Writer) error {
 		return err
 	}
 	for _, s := range r.Sets {
-		row := []string{s.Name, csvNum(s.CMSImage), csvNum(s.CMSProduct), csvNum(s.MMD2)}
+		row := []string{s.Name, CSVNum(s.CMSImage), CSVNum(s.CMSProduct), CSVNum(s.MMD2)}
 		for _, v := range s.CMSClusters {
-			row = append(row, csvNum(v))
+			row = append(row, CSVNum(v))
 		}
 		if err := cw.Write(row); err != nil {
 			return err
@@ -78,20 +76,11 @@ func (r *DisentangleResult) writeCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// csvNum writes a number in the shortest form that parses back, and an
-// undefined one as an empty cell.
-func csvNum(v Num) string {
-	if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-		return ""
-	}
-	return strconv.FormatFloat(float64(v), 'g', -1, 64)
-}
-
 // WriteCKAHeatmap draws the pixel CKA matrix, pixels ordered by cluster
 // and averaged over blocks to at most 256 rows, as a PNG.
 func (r *DisentangleResult) WriteCKAHeatmap(w io.Writer) error {
 	hm, labels := r.orderedCKA(256)
-	return pngTo(w)(chart.NewHeatmap("Pixel CKA, pixels ordered by cluster", hm, labels, 0, 1))
+	return PNGTo(w)(chart.NewHeatmap("Pixel CKA, pixels ordered by cluster", hm, labels, 0, 1))
 }
 
 // orderedCKA returns the CKA matrix with pixels ordered by cluster (in
@@ -133,7 +122,7 @@ func (r *DisentangleResult) orderedCKA(limit int) ([][]float64, []string) {
 // cluster CMS and every cluster's CMS across the generated sets (bars of
 // 1 - CMS for a single set).
 func (r *DisentangleResult) WriteCMSChart(w io.Writer) error {
-	return pngTo(w)(r.cmsChart())
+	return PNGTo(w)(r.cmsChart())
 }
 
 func (r *DisentangleResult) cmsChart() (*chart.Figure, error) {

@@ -62,9 +62,9 @@ func NewEntropyRequest() EntropyRequest {
 
 // Validate checks the fields that need no input file.
 func (r *EntropyRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewEntropyRequest()) }()
+	defer func() { verr = WithDefault(verr, r, NewEntropyRequest()) }()
 	if r.T != nil {
-		if err := checkLimits("entropy", lim("t", *r.T, maxCSLength)); err != nil {
+		if err := CheckLimits("entropy", Lim("t", *r.T, maxCSLength)); err != nil {
 			return err
 		}
 	}
@@ -359,7 +359,7 @@ func Entropy(ctx context.Context, env Env, req EntropyRequest) (*EntropyResult, 
 	if err != nil {
 		return nil, err
 	}
-	fsys := env.fsys()
+	fsys := env.InputFS()
 	recs, err := dataio.ReadRecordsFS(fsys, req.In)
 	if err != nil {
 		return nil, err
@@ -460,7 +460,7 @@ func entropyLabelWarning(recs []dataio.Record, holdoutFirst bool, sum uncertaint
 // with the cs kernel.
 func attachEmbeddings(env Env, prompts []uncertainty.Prompt, recs []dataio.Record, req EntropyRequest) error {
 	if req.Embeddings != "" {
-		arr, err := dataio.ReadArrayFS(env.fsys(), req.Embeddings, dataio.ReadOptions{Key: req.EmbeddingsKey})
+		arr, err := dataio.ReadArrayFS(env.InputFS(), req.Embeddings, dataio.ReadOptions{Key: req.EmbeddingsKey})
 		if err != nil {
 			return err
 		}

@@ -49,7 +49,7 @@ func CLIEnv(progress func(done, total int), warn func(string)) Env {
 // it reaches e.FS: a request names a folder as a user types it, "real/"
 // or "./real", which the fs.FS contract (fs.ValidPath) refuses; the
 // host's files (dataio.HostFS) take any path as it is.
-func (e Env) fsys() fs.FS {
+func (e Env) InputFS() fs.FS {
 	if e.FS == nil || e.FS == dataio.HostFS {
 		return dataio.HostFS
 	}
@@ -84,25 +84,25 @@ func (c cleanFS) ReadDir(name string) ([]fs.DirEntry, error) {
 
 func (c cleanFS) ReadFile(name string) ([]byte, error) { return fs.ReadFile(c.fsys, cleanName(name)) }
 
-func (e Env) progress(done, total int) {
+func (e Env) ReportProgress(done, total int) {
 	if e.Progress != nil {
 		e.Progress(done, total)
 	}
 }
 
-func (e Env) meter(name string, delta int64) {
+func (e Env) AddMeter(name string, delta int64) {
 	if e.Meter != nil {
 		e.Meter(name, delta)
 	}
 }
 
-func (e Env) warn(msg string) {
+func (e Env) Warning(msg string) {
 	if e.Warn != nil {
 		e.Warn(msg)
 	}
 }
 
-func (e Env) secret(name string) (string, bool) {
+func (e Env) LookupSecret(name string) (string, bool) {
 	if e.Secret == nil {
 		return "", false
 	}

@@ -14,7 +14,7 @@ import (
 // are; names outside the tree stay refused.
 func TestEnvCleansNames(t *testing.T) {
 	env := Env{FS: fstest.MapFS{"real/a.png": {Data: []byte("x")}, "real/sub/b.png": {Data: []byte("y")}, "x.npy": {Data: []byte("z")}}}
-	fsys := env.fsys()
+	fsys := env.InputFS()
 	for _, name := range []string{"real/", "./real", "real//sub/", "./x.npy", "real/./a.png"} {
 		if _, err := fs.Stat(fsys, name); err != nil {
 			t.Errorf("Stat %q: %v", name, err)
@@ -35,7 +35,7 @@ func TestEnvCleansNames(t *testing.T) {
 	if !isFolder(fsys, "real/") {
 		t.Error("real/ is not a folder")
 	}
-	if (Env{}).fsys() != dataio.HostFS || (Env{FS: dataio.HostFS}).fsys() != dataio.HostFS {
+	if (Env{}).InputFS() != dataio.HostFS || (Env{FS: dataio.HostFS}).InputFS() != dataio.HostFS {
 		t.Error("the host's files are wrapped")
 	}
 }

@@ -112,7 +112,7 @@ func (k Kind) HTTPStatus() int {
 // leaves at its zero value, where def (the NewXRequest defaults) sets it,
 // which default to use: a request built as a zero value rather than from
 // its constructor is told what it lacks. Other errors pass unchanged.
-func withDefault[R any](err error, req *R, def R) error {
+func WithDefault[R any](err error, req *R, def R) error {
 	var fe *FieldError
 	if err == nil || !errors.As(err, &fe) {
 		return err

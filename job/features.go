@@ -53,8 +53,8 @@ func NewFeaturesRequest() FeaturesRequest {
 
 // Validate checks the fields that need no input file.
 func (r *FeaturesRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewFeaturesRequest()) }()
-	if err := checkLimits("features", lim("batch", r.Batch, MaxImageBatch), lim("workers", r.Workers, MaxWorkers), lim("shards", r.Shards, MaxShards)); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewFeaturesRequest()) }()
+	if err := CheckLimits("features", Lim("batch", r.Batch, MaxImageBatch), Lim("workers", r.Workers, MaxWorkers), Lim("shards", r.Shards, MaxShards)); err != nil {
 		return err
 	}
 	_, err := r.network()
@@ -178,7 +178,7 @@ func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResul
 	res := &FeaturesResult{Shard: shard, Shards: req.Shards, Images: len(files), Dims: x.dim(out), Output: string(out), Embedder: x.net.embedder, Mode: string(x.net.mode), Preset: string(x.net.preset),
 		Backend: linalg.Backend(), Files: files, Features: make([][]float32, 0, len(files))}
 	start := time.Now()
-	env.progress(0, len(files))
+	env.ReportProgress(0, len(files))
 	err = x.run(ctx, files, out, func(rows [][]float32) error {
 		res.Features = append(res.Features, rows...)
 		return nil

@@ -58,11 +58,11 @@ func NewStatsRequest() StatsRequest { return StatsRequest{} }
 
 // Validate checks the fields that need no input file.
 func (r *StatsRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewStatsRequest()) }()
-	if err := checkLimits("stats", append(r.limits("batch"), lim("shards", r.Shards, MaxShards))...); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewStatsRequest()) }()
+	if err := CheckLimits("stats", append(r.limits("batch"), Lim("shards", r.Shards, MaxShards))...); err != nil {
 		return err
 	}
-	if err := r.CSVOptions.validate(); err != nil {
+	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	if r.In == "" {
@@ -120,7 +120,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	fsys := env.fsys()
+	fsys := env.InputFS()
 	if isFolder(fsys, req.In) {
 		if req.Key != "" {
 			return nil, Fieldf("key", "stats: {key} names an array in an .npz; %s is a folder of images", req.In)
@@ -143,7 +143,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 			return nil, err
 		}
 		if w := singularWarning("stats", req.In, s.N, s.Dim(), "a Fréchet distance (FID) from these statistics"); w != "" {
-			env.warn(w)
+			env.Warning(w)
 		}
 		return &StatsResult{N: s.N, Dim: s.Dim(), Images: x.info(start), Stats: s, Provenance: x.provenance()}, nil
 	}
@@ -153,7 +153,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 	if err := req.unused("stats", "batch"); err != nil {
 		return nil, err
 	}
-	x, err := rowsSpec{key: req.Key, keyFlag: "{key}", sep: req.sep()}.features(fsys, req.In)
+	x, err := rowsSpec{key: req.Key, keyFlag: "{key}", sep: req.Separator()}.features(fsys, req.In)
 	if err != nil {
 		return nil, err
 	}
@@ -186,14 +186,14 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 		return nil, fmt.Errorf("%s: %w", req.In, err)
 	}
 	acc := frechet.NewAccumulator(d)
-	env.progress(0, n)
+	env.ReportProgress(0, n)
 	for lo, c := 0, frechet.ChunkRows(d); lo < n; lo += c {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		hi := min(lo+c, n)
 		acc.AddRows(x.Slice(lo, hi, 0, d).(*mat.Dense))
-		env.progress(hi, n)
+		env.ReportProgress(hi, n)
 	}
 	if part != nil {
 		p := frechet.PartOf(acc, part.Shard, part.Shards, part.Listing, part.Prov)
@@ -201,7 +201,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 	}
 	s := acc.Stats(1)
 	if w := singularWarning("stats", req.In, s.N, s.Dim(), "a Fréchet distance (FID) from these statistics"); w != "" {
-		env.warn(w)
+		env.Warning(w)
 	}
 	return &StatsResult{N: s.N, Dim: s.Dim(), Stats: s}, nil
 }
@@ -245,11 +245,11 @@ func NewISRequest() ISRequest { return ISRequest{Splits: 10, Tolerance: frechet.
 
 // Validate checks the fields that need no input file.
 func (r *ISRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewISRequest()) }()
-	if err := checkLimits("is", append(r.limits("batch"), lim("splits", r.Splits, maxISSplits))...); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewISRequest()) }()
+	if err := CheckLimits("is", append(r.limits("batch"), Lim("splits", r.Splits, maxISSplits))...); err != nil {
 		return err
 	}
-	if err := r.CSVOptions.validate(); err != nil {
+	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	switch {
@@ -318,7 +318,7 @@ func IS(ctx context.Context, env Env, req ISRequest) (*ISResult, error) {
 		res.Images = x.info(start)
 	} else {
 		var err error
-		p, err = rowsSpec{key: req.Key, keyFlag: "{key}", probs: true, sep: req.sep()}.read(env.fsys(), req.Probs)
+		p, err = rowsSpec{key: req.Key, keyFlag: "{key}", probs: true, sep: req.Separator()}.read(env.InputFS(), req.Probs)
 		if err != nil {
 			return nil, err
 		}
@@ -546,3 +546,6 @@ func sigmaFault(file string, err error) error {
 	}
 	return &dataio.InputError{File: file, Key: "sigma", Msg: pe.Reason, Err: err}
 }
+
+// String formats a score as "mean ± std".
+func (s ScoreMeanStd) String() string { return s.Mean.String() + " ± " + s.Std.String() }

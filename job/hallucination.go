@@ -54,9 +54,9 @@ func NewHallucinationSimulateRequest() HallucinationSimulateRequest {
 
 // Validate checks the fields that need no input file.
 func (r *HallucinationSimulateRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewHallucinationSimulateRequest()) }()
-	if err := checkLimits("", lim("tasks", r.Tasks, maxTasks), lim("M", r.M, maxDrawsEach), lim("K", r.K, maxDrawsEach), lim("extra", r.Extra, maxExtra),
-		lim("concurrency", r.Concurrency, MaxWorkers), lim("groups", r.Groups, maxCategories), lim("labels", r.Labels, maxCategories)); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewHallucinationSimulateRequest()) }()
+	if err := CheckLimits("", Lim("tasks", r.Tasks, maxTasks), Lim("M", r.M, maxDrawsEach), Lim("K", r.K, maxDrawsEach), Lim("extra", r.Extra, maxExtra),
+		Lim("concurrency", r.Concurrency, MaxWorkers), Lim("groups", r.Groups, maxCategories), Lim("labels", r.Labels, maxCategories)); err != nil {
 		return err
 	}
 	_, _, err := r.plan()

@@ -29,7 +29,7 @@ func (r *HallucinationSimulateResult) writeSweepCSV(w io.Writer) error {
 	rows := make([][]string, len(r.Rows))
 	for i, s := range r.Rows {
 		rows[i] = []string{strconv.Itoa(s.N), phrG(float64(s.PHRMean)), phrG(float64(s.THRMean)), phrG(float64(s.ExactPHRMean)),
-			phrG(float64(s.MAEPHRExact)), phrG(float64(s.MAEPHRTHR)), csvNum(s.R2PHRTHR), strconv.Itoa(s.Tasks)}
+			phrG(float64(s.MAEPHRExact)), phrG(float64(s.MAEPHRTHR)), CSVNum(s.R2PHRTHR), strconv.Itoa(s.Tasks)}
 	}
 	return phrCSV(w, []string{"n", "phr_mean", "thr_mean", "exact_phr_mean", "mae_phr_vs_exact", "mae_phr_vs_thr", "r2_phr_vs_thr", "tasks"}, rows)
 }
@@ -69,9 +69,9 @@ func (r *HallucinationSimulateResult) WriteRatesChart(w io.Writer) error {
 	}
 	const title = "Hallucination rates against context size"
 	if positive {
-		return pngTo(w)(chart.NewLinesLog2(title, "context examples n (log scale)", "rate", series))
+		return PNGTo(w)(chart.NewLinesLog2(title, "context examples n (log scale)", "rate", series))
 	}
-	return pngTo(w)(chart.NewLines(title, "context examples n", "rate", series))
+	return PNGTo(w)(chart.NewLines(title, "context examples n", "rate", series))
 }
 
 // WriteCalibrationChart draws, as a PNG, the paper's Figure 3b: one point
@@ -86,7 +86,7 @@ func (r *HallucinationSimulateResult) WriteCalibrationChart(w io.Writer) error {
 			groups[i].Y = append(groups[i].Y, t.THR)
 		}
 	}
-	return pngTo(w)(chart.NewScatter("Calibration: THR against PHR", "posterior hallucination rate (Algorithm 1)", "true hallucination rate", groups, true))
+	return PNGTo(w)(chart.NewScatter("Calibration: THR against PHR", "posterior hallucination rate (Algorithm 1)", "true hallucination rate", groups, true))
 }
 
 // Artifacts returns the files of `hallucination run --out`: items.csv
@@ -104,9 +104,9 @@ func (r *HallucinationRunResult) writeCSV(w io.Writer) error {
 	for i, it := range r.Items {
 		e := ""
 		if it.ExactPHR != nil {
-			e = csvNum(*it.ExactPHR)
+			e = CSVNum(*it.ExactPHR)
 		}
-		rows[i] = []string{it.ID, csvNum(it.PHR), csvNum(it.PHRStdErr), csvNum(it.Total), csvNum(it.Aleatoric), csvNum(it.Epistemic), csvNum(it.ErrorRate), e, it.Error}
+		rows[i] = []string{it.ID, CSVNum(it.PHR), CSVNum(it.PHRStdErr), CSVNum(it.Total), CSVNum(it.Aleatoric), CSVNum(it.Epistemic), CSVNum(it.ErrorRate), e, it.Error}
 	}
 	return phrCSV(w, []string{"id", "phr", "phr_stderr", "total", "aleatoric", "epistemic", "error_rate", "exact_phr", "error"}, rows)
 }

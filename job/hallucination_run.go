@@ -73,12 +73,12 @@ func NewHallucinationRunRequest() HallucinationRunRequest {
 
 // Validate checks the fields that need no input file.
 func (r *HallucinationRunRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewHallucinationRunRequest()) }()
-	if err := checkLimits("", lim("M", r.M, maxDrawsEach), lim("K", r.K, maxDrawsEach), lim("extra", r.Extra, maxExtra),
-		lim("concurrency", r.Concurrency, MaxWorkers), lim("retries", r.Retries, maxRetries), lim("max_tokens", r.MaxTokens, MaxSampleMaxTokens)); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewHallucinationRunRequest()) }()
+	if err := CheckLimits("", Lim("M", r.M, maxDrawsEach), Lim("K", r.K, maxDrawsEach), Lim("extra", r.Extra, maxExtra),
+		Lim("concurrency", r.Concurrency, MaxWorkers), Lim("retries", r.Retries, maxRetries), Lim("max_tokens", r.MaxTokens, MaxSampleMaxTokens)); err != nil {
 		return err
 	}
-	if err := checkTimeout("timeout", r.Timeout, maxTimeout); err != nil {
+	if err := CheckTimeout("timeout", r.Timeout, maxTimeout); err != nil {
 		return err
 	}
 	switch {
@@ -154,7 +154,7 @@ func NamedCategorical(inputNames, labelNames string, alpha float64) (categorical
 	}
 	// As in simulate's groups and labels: the posterior holds a count per
 	// input and label.
-	if err := checkLimits("", lim("inputs", len(inputs), maxCategories), lim("labels", len(labels), maxCategories)); err != nil {
+	if err := CheckLimits("", Lim("inputs", len(inputs), maxCategories), Lim("labels", len(labels), maxCategories)); err != nil {
 		return categorical.Model{}, nil, nil, err
 	}
 	if len(inputs)*len(labels) > maxCategoryCells {
@@ -248,7 +248,7 @@ func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest)
 	if float64(opt.M)*float64(opt.K) > hallucination.MaxDraws {
 		return nil, checkDraws(opt.Eps, opt.M, opt.K, opt.Extra, 1)
 	}
-	fsys := env.fsys()
+	fsys := env.InputFS()
 	ctxRows, err := readPHRRows(fsys, req.Context, true)
 	if err != nil {
 		return nil, err
@@ -265,7 +265,7 @@ func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest)
 	var client *openai.Client
 	switch req.Backend {
 	case "openai":
-		key, _ := env.secret(req.APIKeyEnv)
+		key, _ := env.LookupSecret(req.APIKeyEnv)
 		cfg, err := req.openaiConfig(key)
 		if err != nil {
 			return nil, err
@@ -323,7 +323,7 @@ func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest)
 		mu.Lock()
 		finished[i] = true
 		done++
-		env.progress(done, len(queries))
+		env.ReportProgress(done, len(queries))
 		mu.Unlock()
 		return nil
 	})
@@ -387,19 +387,19 @@ func hallucinationRunWarnings(env Env, r *HallucinationRunResult) {
 	}
 	s := r.Settings
 	if len(noise) > 0 {
-		env.warn(fmt.Sprintf("%d of %d queries (%s) have a PHR within two standard errors of 0: with M %d and K %d the rate cannot be told from 0 (the smallest nonzero rate one dataset resolves is 1/K = %.3g); raise {K} and {M} for a readable estimate",
+		env.Warning(fmt.Sprintf("%d of %d queries (%s) have a PHR within two standard errors of 0: with M %d and K %d the rate cannot be told from 0 (the smallest nonzero rate one dataset resolves is 1/K = %.3g); raise {K} and {M} for a readable estimate",
 			len(noise), len(r.Items), listIDs(noise), s.M, s.K, 1/float64(s.K)))
 	}
 	if len(negative) > 0 {
-		env.warn(fmt.Sprintf("%d queries (%s) have a negative epistemic uncertainty: it is total minus aleatoric, two Monte Carlo estimates from different draws, and 0 or more only in expectation; a negative value is noise around a small one (raise {M} and {K})",
+		env.Warning(fmt.Sprintf("%d queries (%s) have a negative epistemic uncertainty: it is total minus aleatoric, two Monte Carlo estimates from different draws, and 0 or more only in expectation; a negative value is noise around a small one (raise {M} and {K})",
 			len(negative), listIDs(negative)))
 	}
 	if len(differential) > 0 && s.Backend == "linear" {
-		env.warn(fmt.Sprintf("%d queries (%s) have a negative total or aleatoric uncertainty, as they should: y is continuous on the linear backend, so both are differential entropies (nats), negative whenever the predictive density is narrow; a normal's is ½ ln(2πe σ²), below 0 for σ < 0.242 and %.3g for the likelihood's σ = {noise} %g. Compare them across queries, not with 0",
+		env.Warning(fmt.Sprintf("%d queries (%s) have a negative total or aleatoric uncertainty, as they should: y is continuous on the linear backend, so both are differential entropies (nats), negative whenever the predictive density is narrow; a normal's is ½ ln(2πe σ²), below 0 for σ < 0.242 and %.3g for the likelihood's σ = {noise} %g. Compare them across queries, not with 0",
 			len(differential), listIDs(differential), 0.5*math.Log(2*math.Pi*math.E*s.Noise*s.Noise), s.Noise))
 	}
 	if r.Failed > 0 {
-		env.warn(fmt.Sprintf("%d of %d queries failed; their rows carry the error", r.Failed, len(r.Items)))
+		env.Warning(fmt.Sprintf("%d of %d queries failed; their rows carry the error", r.Failed, len(r.Items)))
 	}
 }
 

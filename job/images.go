@@ -178,7 +178,7 @@ func newExtractor(env Env, cmd, batch string, opt ImageOptions) (*extractor, err
 
 // list returns the images of folder dir, sorted.
 func (x *extractor) list(dir string) ([]string, error) {
-	files, err := inception.ListImagesFS(x.env.fsys(), dir, x.opt.Recursive)
+	files, err := inception.ListImagesFS(x.env.InputFS(), dir, x.opt.Recursive)
 	if err == nil {
 		x.noteJPEG(dir, files)
 	}
@@ -206,7 +206,7 @@ func (x *extractor) noteJPEG(dir string, files []string) {
 		return
 	}
 	x.jpegSaid = true
-	x.env.warn(fmt.Sprintf("%s: %d of the %d images in %s are JPEG files: Go's JPEG decoder upsamples chroma differently from libjpeg-turbo's, which PIL (so pytorch-fid, torch-fidelity, clean-fid) uses, by about a grey level per pixel, which moved a measured FID by 2.5%%; for numbers to compare with a paper's, convert JPEG folders to PNG with PIL first",
+	x.env.Warning(fmt.Sprintf("%s: %d of the %d images in %s are JPEG files: Go's JPEG decoder upsamples chroma differently from libjpeg-turbo's, which PIL (so pytorch-fid, torch-fidelity, clean-fid) uses, by about a grey level per pixel, which moved a measured FID by 2.5%%; for numbers to compare with a paper's, convert JPEG folders to PNG with PIL first",
 		x.cmd, n, len(files), dir))
 }
 
@@ -270,7 +270,7 @@ func (x *extractor) cache(out inception.Output) *inception.FeatureCache {
 // are still computed, only not kept.
 func (x *extractor) warnCache(err error) {
 	x.warned.Do(func() {
-		x.env.warn(fmt.Sprintf("%s: feature cache unusable, features are computed but not kept: %v", x.cmd, err))
+		x.env.Warning(fmt.Sprintf("%s: feature cache unusable, features are computed but not kept: %v", x.cmd, err))
 	})
 }
 
@@ -291,7 +291,7 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 	if err := x.prepare(ctx); err != nil {
 		return err
 	}
-	fsys := x.env.fsys()
+	fsys := x.env.InputFS()
 	cache := x.cache(out)
 	if !x.loaded() && (cache == nil || !cache.Exists()) {
 		// Nothing cached with these weights yet: load them before any
@@ -523,13 +523,13 @@ func (x *extractor) info(start time.Time) *ImagesInfo {
 // loadModel loads the Inception weights at path through the job's model
 // cache.
 func (x *extractor) loadModel(path string) (*inception.Model, error) {
-	return cachedLoad(x.env.Models, "inception", path, inception.Load)
+	return CachedLoad(x.env.Models, "inception", path, inception.Load)
 }
 
 // loadViT loads the weights of the ViT cfg at path through the job's
 // model cache (ViT-L/14 is 1.2 GB of weights).
 func (x *extractor) loadViT(path string, cfg vit.Config) (*vit.Model, error) {
-	return cachedLoad(x.env.Models, cfg.Name, path, func(p string) (*vit.Model, error) { return vit.Load(p, cfg) })
+	return CachedLoad(x.env.Models, cfg.Name, path, func(p string) (*vit.Model, error) { return vit.Load(p, cfg) })
 }
 
 // folders lists the folders among paths (nil entries for the others) and
@@ -538,7 +538,7 @@ func (x *extractor) folders(paths []string) ([][]string, int, error) {
 	lists := make([][]string, len(paths))
 	total := 0
 	for i, p := range paths {
-		if !isFolder(x.env.fsys(), p) {
+		if !isFolder(x.env.InputFS(), p) {
 			continue
 		}
 		files, err := x.list(p)
@@ -559,7 +559,7 @@ type counter struct {
 
 func (c *counter) tick(n int) {
 	c.done += n
-	c.env.progress(c.done, c.total)
+	c.env.ReportProgress(c.done, c.total)
 }
 
 // imageStats streams the out features of files into their mean and
@@ -683,4 +683,10 @@ func softmaxInPlace(v []float64) {
 	for i := range v {
 		v[i] /= s
 	}
+}
+
+// limits returns the bounds of the image options, whose batch size is
+// the field batch ("batch", or "image_batch" in select).
+func (o ImageOptions) limits(batch string) []Limit {
+	return []Limit{Lim(batch, o.Batch, MaxImageBatch), Lim("workers", o.Workers, MaxWorkers)}
 }

@@ -53,7 +53,7 @@ func ResolveKernel(name string, bw kernel.Bandwidth, sets []*mat.Dense, file str
 
 // sampleSets splits an (m, d) array into one sample set or an (I, m, d)
 // array into I sets, one per input instance; the sets share a's data.
-func sampleSets(a *dataio.Array) []*mat.Dense {
+func SampleSets(a *dataio.Array) []*mat.Dense {
 	if a.Rank() == 2 {
 		return []*mat.Dense{mat.NewDense(a.Shape[0], a.Shape[1], a.Data)}
 	}

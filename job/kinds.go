@@ -116,76 +116,79 @@ func (k *Command) Outbound(req Request) []Outbound {
 	return k.outbound(req)
 }
 
-// kindSpec is the typed description of a Command, for define.
-type kindSpec[Req, Res any] struct {
-	name, group string
-	new         func() Req
-	run         func(context.Context, Env, Req) (*Res, error)
-	inputs      func(*Req) []Input
-	weights     func(*Req) *string
-	named       func(*Res) *string
-	artifacts   func(*Req, *Res) []Artifact
-	outbound    func(*Req) []Outbound
+// Spec is the typed description of a Command, for Define: the name and
+// help section, the request constructor (NewXRequest) and the job
+// function, and the optional functions behind Command's methods of the
+// same names.
+type Spec[Req, Res any] struct {
+	Name, Group string
+	New         func() Req
+	Run         func(context.Context, Env, Req) (*Res, error)
+	Inputs      func(*Req) []Input
+	Weights     func(*Req) *string
+	Named       func(*Res) *string
+	Artifacts   func(*Req, *Res) []Artifact
+	Outbound    func(*Req) []Outbound
 }
 
-// define erases the types of a kindSpec.
-func define[Req any, P interface {
+// Define erases the types of a Spec.
+func Define[Req any, P interface {
 	*Req
 	Request
-}, Res any](s kindSpec[Req, Res]) Command {
+}, Res any](s Spec[Req, Res]) Command {
 	k := Command{
-		Name:  s.name,
-		Group: s.group,
+		Name:  s.Name,
+		Group: s.Group,
 		new: func() Request {
-			r := s.new()
+			r := s.New()
 			return P(&r)
 		},
 		run: func(ctx context.Context, env Env, req Request) (any, error) {
-			res, err := s.run(ctx, env, *req.(P))
+			res, err := s.Run(ctx, env, *req.(P))
 			if res == nil {
 				return nil, err // no typed nil in the interface
 			}
 			return res, err
 		},
 	}
-	if s.inputs != nil {
-		k.inputs = func(req Request) []Input { return s.inputs(req.(P)) }
+	if s.Inputs != nil {
+		k.inputs = func(req Request) []Input { return s.Inputs(req.(P)) }
 	}
-	if s.weights != nil {
-		k.weights = func(req Request) *string { return s.weights(req.(P)) }
+	if s.Weights != nil {
+		k.weights = func(req Request) *string { return s.Weights(req.(P)) }
 	}
-	if s.named != nil {
-		k.named = func(res any) *string { return s.named(res.(*Res)) }
+	if s.Named != nil {
+		k.named = func(res any) *string { return s.Named(res.(*Res)) }
 	}
-	if s.artifacts != nil {
-		k.artifacts = func(req Request, res any) []Artifact { return s.artifacts(req.(P), res.(*Res)) }
+	if s.Artifacts != nil {
+		k.artifacts = func(req Request, res any) []Artifact { return s.Artifacts(req.(P), res.(*Res)) }
 	}
-	if s.outbound != nil {
-		k.outbound = func(req Request) []Outbound { return s.outbound(req.(P)) }
+	if s.Outbound != nil {
+		k.outbound = func(req Request) []Outbound { return s.Outbound(req.(P)) }
 	}
 	return k
 }
 
-// file returns the input of a field naming one file; nothing when path is
+// FileInput returns the input of a field naming one file; nothing when path is
 // empty (an optional file not given).
-func file(field, path string) []Input {
+func FileInput(field, path string) []Input {
 	if path == "" {
 		return nil
 	}
 	return []Input{{Field: field, Path: path}}
 }
 
-// images is file for a field that may name a folder of images.
-func images(field, path string) []Input {
-	in := file(field, path)
+// ImageInput is FileInput for a field that may name a folder of images.
+func ImageInput(field, path string) []Input {
+	in := FileInput(field, path)
 	for i := range in {
 		in[i].Images = true
 	}
 	return in
 }
 
-// files returns the inputs of a list field, named field[i].
-func files(field string, paths []string) []Input {
+// FileInputs returns the inputs of a list field, named field[i].
+func FileInputs(field string, paths []string) []Input {
 	var in []Input
 	for i, p := range paths {
 		in = append(in, Input{Field: fmt.Sprintf("%s[%d]", field, i), Path: p})
@@ -201,8 +204,8 @@ func imagesNamed(im *ImagesInfo) *string {
 	return &im.Weights.Path
 }
 
-// artifactsOf adapts a result's Artifacts method.
-func artifactsOf[Req, Res any](f func(*Res) []Artifact) func(*Req, *Res) []Artifact {
+// ArtifactsOf adapts a result's Artifacts method.
+func ArtifactsOf[Req, Res any](f func(*Res) []Artifact) func(*Req, *Res) []Artifact {
 	return func(_ *Req, r *Res) []Artifact { return f(r) }
 }
 
@@ -211,137 +214,137 @@ func artifactsOf[Req, Res any](f func(*Res) []Artifact) func(*Req, *Res) []Artif
 // and a kind of the service (jobrun decodes its JSON body over New's
 // defaults and handles the inputs and weights it declares).
 var Commands = []Command{
-	define(kindSpec[SampleRequest, SampleResult]{
-		name: "sample", group: "kernel", new: NewSampleRequest, run: Sample,
-		inputs:    func(r *SampleRequest) []Input { return file("prompts", r.Prompts) },
-		artifacts: artifactsOf[SampleRequest]((*SampleResult).Artifacts),
-		outbound:  func(r *SampleRequest) []Outbound { return r.outbound() },
+	Define(Spec[SampleRequest, SampleResult]{
+		Name: "sample", Group: "kernel", New: NewSampleRequest, Run: Sample,
+		Inputs:    func(r *SampleRequest) []Input { return FileInput("prompts", r.Prompts) },
+		Artifacts: ArtifactsOf[SampleRequest]((*SampleResult).Artifacts),
+		Outbound:  func(r *SampleRequest) []Outbound { return r.outbound() },
 	}),
-	define(kindSpec[EntropyRequest, EntropyResult]{
-		name: "entropy", group: "kernel", new: NewEntropyRequest, run: Entropy,
-		inputs: func(r *EntropyRequest) []Input {
-			return append(file("in", r.In), file("embeddings", r.Embeddings)...)
+	Define(Spec[EntropyRequest, EntropyResult]{
+		Name: "entropy", Group: "kernel", New: NewEntropyRequest, Run: Entropy,
+		Inputs: func(r *EntropyRequest) []Input {
+			return append(FileInput("in", r.In), FileInput("embeddings", r.Embeddings)...)
 		},
-		artifacts: artifactsOf[EntropyRequest]((*EntropyResult).Artifacts),
+		Artifacts: ArtifactsOf[EntropyRequest]((*EntropyResult).Artifacts),
 	}),
-	define(kindSpec[DecomposeRequest, DecomposeResult]{
-		name: "decompose", group: "kernel", new: NewDecomposeRequest, run: Decompose,
-		inputs: func(r *DecomposeRequest) []Input {
-			return append(files("models", r.Models), file("targets", r.Targets)...)
+	Define(Spec[DecomposeRequest, DecomposeResult]{
+		Name: "decompose", Group: "kernel", New: NewDecomposeRequest, Run: Decompose,
+		Inputs: func(r *DecomposeRequest) []Input {
+			return append(FileInputs("models", r.Models), FileInput("targets", r.Targets)...)
 		},
 	}),
-	define(kindSpec[CorrelateRequest, CorrelateResult]{
-		name: "correlate", group: "kernel", new: NewCorrelateRequest, run: Correlate,
-		inputs:    func(r *CorrelateRequest) []Input { return files("files", r.Files) },
-		artifacts: artifactsOf[CorrelateRequest]((*CorrelateResult).Artifacts),
+	Define(Spec[CorrelateRequest, CorrelateResult]{
+		Name: "correlate", Group: "kernel", New: NewCorrelateRequest, Run: Correlate,
+		Inputs:    func(r *CorrelateRequest) []Input { return FileInputs("files", r.Files) },
+		Artifacts: ArtifactsOf[CorrelateRequest]((*CorrelateResult).Artifacts),
 	}),
-	define(kindSpec[FeaturesRequest, FeaturesResult]{
-		name: "features", group: "fidelity", new: NewFeaturesRequest, run: Features,
-		inputs: func(r *FeaturesRequest) []Input {
+	Define(Spec[FeaturesRequest, FeaturesResult]{
+		Name: "features", Group: "fidelity", New: NewFeaturesRequest, Run: Features,
+		Inputs: func(r *FeaturesRequest) []Input {
 			return []Input{{Field: "input", Path: r.Input, Images: true, Folder: true}}
 		},
-		weights:   func(r *FeaturesRequest) *string { return &r.Weights },
-		named:     func(r *FeaturesResult) *string { return &r.Weights.Path },
-		artifacts: artifactsOf[FeaturesRequest]((*FeaturesResult).Artifacts),
+		Weights:   func(r *FeaturesRequest) *string { return &r.Weights },
+		Named:     func(r *FeaturesResult) *string { return &r.Weights.Path },
+		Artifacts: ArtifactsOf[FeaturesRequest]((*FeaturesResult).Artifacts),
 	}),
-	define(kindSpec[StatsRequest, StatsResult]{
-		name: "stats", group: "fidelity", new: NewStatsRequest, run: Stats,
-		inputs:  func(r *StatsRequest) []Input { return images("in", r.In) },
-		weights: func(r *StatsRequest) *string { return &r.Weights },
-		named:   func(r *StatsResult) *string { return imagesNamed(r.Images) },
-		artifacts: func(_ *StatsRequest, r *StatsResult) []Artifact {
+	Define(Spec[StatsRequest, StatsResult]{
+		Name: "stats", Group: "fidelity", New: NewStatsRequest, Run: Stats,
+		Inputs:  func(r *StatsRequest) []Input { return ImageInput("in", r.In) },
+		Weights: func(r *StatsRequest) *string { return &r.Weights },
+		Named:   func(r *StatsResult) *string { return imagesNamed(r.Images) },
+		Artifacts: func(_ *StatsRequest, r *StatsResult) []Artifact {
 			return []Artifact{r.Artifact("stats.npz")}
 		},
 	}),
-	define(kindSpec[StatsMergeRequest, StatsMergeResult]{
-		name: "stats merge", group: "fidelity", new: NewStatsMergeRequest, run: StatsMerge,
-		inputs: func(r *StatsMergeRequest) []Input { return files("parts", r.Parts) },
-		artifacts: func(_ *StatsMergeRequest, r *StatsMergeResult) []Artifact {
+	Define(Spec[StatsMergeRequest, StatsMergeResult]{
+		Name: "stats merge", Group: "fidelity", New: NewStatsMergeRequest, Run: StatsMerge,
+		Inputs: func(r *StatsMergeRequest) []Input { return FileInputs("parts", r.Parts) },
+		Artifacts: func(_ *StatsMergeRequest, r *StatsMergeResult) []Artifact {
 			return []Artifact{r.Artifact("stats.npz")}
 		},
 	}),
-	define(kindSpec[CompareRequest, CompareResult]{
-		name: "compare", group: "fidelity", new: NewCompareRequest, run: Compare,
-		inputs: func(r *CompareRequest) []Input {
-			return append(images("real", r.Real), images("fake", r.Fake)...)
+	Define(Spec[CompareRequest, CompareResult]{
+		Name: "compare", Group: "fidelity", New: NewCompareRequest, Run: Compare,
+		Inputs: func(r *CompareRequest) []Input {
+			return append(ImageInput("real", r.Real), ImageInput("fake", r.Fake)...)
 		},
-		weights: func(r *CompareRequest) *string { return &r.Weights },
-		named:   func(r *CompareResult) *string { return imagesNamed(r.Images) },
+		Weights: func(r *CompareRequest) *string { return &r.Weights },
+		Named:   func(r *CompareResult) *string { return imagesNamed(r.Images) },
 	}),
-	define(kindSpec[ISRequest, ISResult]{
-		name: "is", group: "fidelity", new: NewISRequest, run: IS,
-		inputs: func(r *ISRequest) []Input {
-			return append(file("probs", r.Probs), images("images", r.Images)...)
+	Define(Spec[ISRequest, ISResult]{
+		Name: "is", Group: "fidelity", New: NewISRequest, Run: IS,
+		Inputs: func(r *ISRequest) []Input {
+			return append(FileInput("probs", r.Probs), ImageInput("images", r.Images)...)
 		},
-		weights: func(r *ISRequest) *string { return &r.Weights },
-		named:   func(r *ISResult) *string { return imagesNamed(r.Images) },
+		Weights: func(r *ISRequest) *string { return &r.Weights },
+		Named:   func(r *ISResult) *string { return imagesNamed(r.Images) },
 	}),
-	define(kindSpec[CKARequest, CKAResult]{
-		name: "cka", group: "image", new: NewCKARequest, run: CKA,
-		inputs: func(r *CKARequest) []Input { return append(file("x", r.X), file("y", r.Y)...) },
+	Define(Spec[CKARequest, CKAResult]{
+		Name: "cka", Group: "image", New: NewCKARequest, Run: CKA,
+		Inputs: func(r *CKARequest) []Input { return append(FileInput("x", r.X), FileInput("y", r.Y)...) },
 	}),
-	define(kindSpec[SelectRequest, SelectResult]{
-		name: "select", group: "fidelity", new: NewSelectRequest, run: Select,
-		inputs: func(r *SelectRequest) []Input {
-			in := files("pools", r.Pools)
+	Define(Spec[SelectRequest, SelectResult]{
+		Name: "select", Group: "fidelity", New: NewSelectRequest, Run: Select,
+		Inputs: func(r *SelectRequest) []Input {
+			in := FileInputs("pools", r.Pools)
 			for i := range in {
 				in[i].Images = true
 			}
-			return append(in, images("ref", r.Ref)...)
+			return append(in, ImageInput("ref", r.Ref)...)
 		},
-		weights:   func(r *SelectRequest) *string { return &r.Weights },
-		named:     func(r *SelectResult) *string { return imagesNamed(r.Images) },
-		artifacts: artifactsOf[SelectRequest]((*SelectResult).Artifacts),
+		Weights:   func(r *SelectRequest) *string { return &r.Weights },
+		Named:     func(r *SelectResult) *string { return imagesNamed(r.Images) },
+		Artifacts: ArtifactsOf[SelectRequest]((*SelectResult).Artifacts),
 	}),
-	define(kindSpec[DisentangleRequest, DisentangleResult]{
-		name: "disentangle", group: "image", new: NewDisentangleRequest, run: Disentangle,
-		inputs: func(r *DisentangleRequest) []Input {
-			return append(append(file("train", r.Train), file("test", r.Test)...), files("generated", r.Generated)...)
+	Define(Spec[DisentangleRequest, DisentangleResult]{
+		Name: "disentangle", Group: "image", New: NewDisentangleRequest, Run: Disentangle,
+		Inputs: func(r *DisentangleRequest) []Input {
+			return append(append(FileInput("train", r.Train), FileInput("test", r.Test)...), FileInputs("generated", r.Generated)...)
 		},
-		artifacts: artifactsOf[DisentangleRequest]((*DisentangleResult).Artifacts),
+		Artifacts: ArtifactsOf[DisentangleRequest]((*DisentangleResult).Artifacts),
 	}),
-	define(kindSpec[HallucinationRunRequest, HallucinationRunResult]{
-		name: "hallucination run", group: "icl", new: NewHallucinationRunRequest, run: HallucinationRun,
-		inputs: func(r *HallucinationRunRequest) []Input {
-			return append(file("context", r.Context), file("queries", r.Queries)...)
+	Define(Spec[HallucinationRunRequest, HallucinationRunResult]{
+		Name: "hallucination run", Group: "icl", New: NewHallucinationRunRequest, Run: HallucinationRun,
+		Inputs: func(r *HallucinationRunRequest) []Input {
+			return append(FileInput("context", r.Context), FileInput("queries", r.Queries)...)
 		},
-		artifacts: artifactsOf[HallucinationRunRequest]((*HallucinationRunResult).Artifacts),
-		outbound: func(r *HallucinationRunRequest) []Outbound {
+		Artifacts: ArtifactsOf[HallucinationRunRequest]((*HallucinationRunResult).Artifacts),
+		Outbound: func(r *HallucinationRunRequest) []Outbound {
 			if r.Backend == "openai" {
 				return []Outbound{{"base_url", r.BaseURL}}
 			}
 			return nil
 		},
 	}),
-	define(kindSpec[HallucinationSimulateRequest, HallucinationSimulateResult]{
-		name: "hallucination simulate", group: "icl", new: NewHallucinationSimulateRequest, run: HallucinationSimulate,
-		artifacts: artifactsOf[HallucinationSimulateRequest]((*HallucinationSimulateResult).Artifacts),
+	Define(Spec[HallucinationSimulateRequest, HallucinationSimulateResult]{
+		Name: "hallucination simulate", Group: "icl", New: NewHallucinationSimulateRequest, Run: HallucinationSimulate,
+		Artifacts: ArtifactsOf[HallucinationSimulateRequest]((*HallucinationSimulateResult).Artifacts),
 	}),
-	define(kindSpec[MSEFitRequest, MSEFitResult]{
-		name: "mse fit", group: "production", new: NewMSEFitRequest, run: MSEFit,
-		inputs: func(r *MSEFitRequest) []Input { return file("train", r.Train) },
+	Define(Spec[MSEFitRequest, MSEFitResult]{
+		Name: "mse fit", Group: "production", New: NewMSEFitRequest, Run: MSEFit,
+		Inputs: func(r *MSEFitRequest) []Input { return FileInput("train", r.Train) },
 		// The model is the one artifact, named by the request's model
 		// field (the command line writes it to that path).
-		artifacts: func(q *MSEFitRequest, r *MSEFitResult) []Artifact {
+		Artifacts: func(q *MSEFitRequest, r *MSEFitResult) []Artifact {
 			return []Artifact{{Name: q.Model, Write: r.WriteModel}}
 		},
 	}),
-	define(kindSpec[MSEEstimateRequest, MSEEstimateResult]{
-		name: "mse estimate", group: "production", new: NewMSEEstimateRequest, run: MSEEstimate,
-		inputs: func(r *MSEEstimateRequest) []Input {
-			return append(file("model", r.Model), file("data", r.Data)...)
+	Define(Spec[MSEEstimateRequest, MSEEstimateResult]{
+		Name: "mse estimate", Group: "production", New: NewMSEEstimateRequest, Run: MSEEstimate,
+		Inputs: func(r *MSEEstimateRequest) []Input {
+			return append(FileInput("model", r.Model), FileInput("data", r.Data)...)
 		},
-		artifacts: artifactsOf[MSEEstimateRequest]((*MSEEstimateResult).Artifacts),
+		Artifacts: ArtifactsOf[MSEEstimateRequest]((*MSEEstimateResult).Artifacts),
 	}),
-	define(kindSpec[MSEBenchRequest, MSEBenchResult]{
-		name: "mse bench", group: "production", new: NewMSEBenchRequest, run: MSEBench,
-		inputs: func(r *MSEBenchRequest) []Input {
+	Define(Spec[MSEBenchRequest, MSEBenchResult]{
+		Name: "mse bench", Group: "production", New: NewMSEBenchRequest, Run: MSEBench,
+		Inputs: func(r *MSEBenchRequest) []Input {
 			if strings.HasPrefix(r.Dataset, "synthetic-") {
 				return nil // generated, no file
 			}
-			return file("dataset", r.Dataset)
+			return FileInput("dataset", r.Dataset)
 		},
-		artifacts: artifactsOf[MSEBenchRequest]((*MSEBenchResult).Artifacts),
+		Artifacts: ArtifactsOf[MSEBenchRequest]((*MSEBenchResult).Artifacts),
 	}),
 }
 

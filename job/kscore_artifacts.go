@@ -21,7 +21,7 @@ func (r *EntropyResult) Artifacts() []Artifact {
 	arts := []Artifact{{"items.csv", r.writeCSV}, kscoreJSON("entropy.json", r)}
 	if byClass := r.entropyByCorrectness(); len(byClass) > 0 {
 		arts = append(arts, Artifact{"kernel_entropy_by_correctness.png", func(w io.Writer) error {
-			return pngTo(w)(chart.NewHistograms("Kernel entropy by correctness", "kernel entropy", byClass, 30))
+			return PNGTo(w)(chart.NewHistograms("Kernel entropy by correctness", "kernel entropy", byClass, 30))
 		}})
 	}
 	return arts
@@ -44,7 +44,7 @@ func (r *EntropyResult) writeCSV(w io.Writer) error {
 		}
 		row := []string{it.ID}
 		for _, s := range scores {
-			row = append(row, csvNum(numOr(it.Score(s))))
+			row = append(row, CSVNum(numOr(it.Score(s))))
 		}
 		if err := cw.Write(append(row, c, it.Reason)); err != nil {
 			return err
@@ -96,7 +96,7 @@ func (r *CorrelateResult) Artifacts() []Artifact {
 	}
 	return []Artifact{
 		{"correlation.png", func(w io.Writer) error {
-			return pngTo(w)(chart.NewHeatmap("Distributional correlation", kscoreFloats(r.Correlation), labels, -1, 1))
+			return PNGTo(w)(chart.NewHeatmap("Distributional correlation", kscoreFloats(r.Correlation), labels, -1, 1))
 		}},
 		matrix("covariance.csv", r.Covariance),
 		matrix("correlation.csv", r.Correlation),

@@ -37,17 +37,17 @@ const (
 )
 
 // limit is one size-like field's value and its upper bound.
-type limit struct {
+type Limit struct {
 	field  string
 	n, max int64
 }
 
 // lim returns the limit of an int field.
-func lim(field string, n, max int) limit { return limit{field, int64(n), int64(max)} }
+func Lim(field string, n, max int) Limit { return Limit{field, int64(n), int64(max)} }
 
 // checkLimits returns a FieldError naming the first field above its
 // bound, prefixed with the command's name when cmd is not "".
-func checkLimits(cmd string, ls ...limit) error {
+func CheckLimits(cmd string, ls ...Limit) error {
 	if cmd != "" {
 		cmd += ": "
 	}
@@ -60,15 +60,9 @@ func checkLimits(cmd string, ls ...limit) error {
 }
 
 // checkTimeout bounds a duration field.
-func checkTimeout(field string, d, max time.Duration) error {
+func CheckTimeout(field string, d, max time.Duration) error {
 	if d > max {
 		return Fieldf(field, "{%s} %v: at most %v", field, d, max)
 	}
 	return nil
-}
-
-// limits returns the bounds of the image options, whose batch size is
-// the field batch ("batch", or "image_batch" in select).
-func (o ImageOptions) limits(batch string) []limit {
-	return []limit{lim(batch, o.Batch, MaxImageBatch), lim("workers", o.Workers, MaxWorkers)}
 }

@@ -103,7 +103,7 @@ func (c *ModelCache) remove(e *list.Element) {
 
 // cachedLoad returns the network of kind loaded from path by load, through
 // c (which may be nil).
-func cachedLoad[M any](c *ModelCache, kind, path string, load func(string) (M, error)) (M, error) {
+func CachedLoad[M any](c *ModelCache, kind, path string, load func(string) (M, error)) (M, error) {
 	m, err := c.get(kind, path, func(p string) (any, error) { return load(p) })
 	if err != nil {
 		var zero M

@@ -38,16 +38,16 @@ func TestModelCacheKeepsAndReloadsChanged(t *testing.T) {
 	c := NewModelCache(100)
 	calls := map[string]int{}
 	load := countingLoad(calls)
-	m1, err := cachedLoad(c, "inception", a, load)
+	m1, err := CachedLoad(c, "inception", a, load)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m2, _ := cachedLoad(c, "inception", a, load)
+	m2, _ := CachedLoad(c, "inception", a, load)
 	if m1 != m2 || calls[a] != 1 {
 		t.Errorf("second get: same = %v, loads = %d; want the kept network, 1 load", m1 == m2, calls[a])
 	}
 	// Another kind of network from the same file is another entry.
-	if _, err := cachedLoad(c, "vit", a, load); err != nil {
+	if _, err := CachedLoad(c, "vit", a, load); err != nil {
 		t.Fatal(err)
 	}
 	if calls[a] != 2 {
@@ -61,14 +61,14 @@ func TestModelCacheKeepsAndReloadsChanged(t *testing.T) {
 	if err := os.Chtimes(a, later, later); err != nil {
 		t.Fatal(err)
 	}
-	m3, _ := cachedLoad(c, "inception", a, load)
+	m3, _ := CachedLoad(c, "inception", a, load)
 	if m3 == m1 || calls[a] != 3 {
 		t.Errorf("changed file: reloaded = %v, loads = %d; want a new load (3)", m3 != m1, calls[a])
 	}
 	// A failed load is not kept.
 	bad := errors.New("not a weights file")
 	for i := 0; i < 2; i++ {
-		if _, err := cachedLoad(c, "inception", filepath.Join(dir, "missing.pth"), func(string) (*int, error) { return nil, bad }); !errors.Is(err, bad) {
+		if _, err := CachedLoad(c, "inception", filepath.Join(dir, "missing.pth"), func(string) (*int, error) { return nil, bad }); !errors.Is(err, bad) {
 			t.Fatalf("failed load: err = %v, want %v", err, bad)
 		}
 	}
@@ -85,7 +85,7 @@ func TestModelCacheBound(t *testing.T) {
 	load := countingLoad(calls)
 	get := func(p string) {
 		t.Helper()
-		if _, err := cachedLoad(c, "inception", p, load); err != nil {
+		if _, err := CachedLoad(c, "inception", p, load); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -118,7 +118,7 @@ func TestModelCacheNil(t *testing.T) {
 	var c *ModelCache
 	calls := map[string]int{}
 	for i := 0; i < 2; i++ {
-		if _, err := cachedLoad(c, "inception", a, countingLoad(calls)); err != nil {
+		if _, err := CachedLoad(c, "inception", a, countingLoad(calls)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -70,11 +70,11 @@ func NewMSEFitRequest() MSEFitRequest {
 
 // Validate checks the fields that need no input file.
 func (r *MSEFitRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewMSEFitRequest()) }()
-	if err := checkLimits("mse fit", lim("features", len(r.Features), MaxListLen), lim("epochs", r.Epochs, maxMSEEpochs), lim("folds", r.Folds, maxFolds)); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewMSEFitRequest()) }()
+	if err := CheckLimits("mse fit", Lim("features", len(r.Features), MaxListLen), Lim("epochs", r.Epochs, maxMSEEpochs), Lim("folds", r.Folds, maxFolds)); err != nil {
 		return err
 	}
-	if err := r.CSVOptions.validate(); err != nil {
+	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	_, _, err := r.options()
@@ -255,7 +255,7 @@ func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, err
 	if err != nil {
 		return nil, err
 	}
-	t, err := dataio.ReadTableSepFS(env.fsys(), req.Train, hm, req.sep())
+	t, err := dataio.ReadTableSepFS(env.InputFS(), req.Train, hm, req.Separator())
 	if errors.Is(err, dataio.ErrAmbiguousHeader) {
 		return nil, fields.Errorf("%w ({header} yes or {header} no)", err)
 	}
@@ -294,17 +294,17 @@ func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, err
 			mseFmt(ref.RawEstimatedMSE), mseFmt(ref.RealizedMSE), req.LR)
 	}
 	if req.Folds > 0 && m.Calibration.Folds == 0 {
-		env.warn(fmt.Sprintf("%d rows are too few to calibrate the estimates on held-out folds: they are the raw Eq. 11 upper bound, typically 1.5 times the MSE", len(y)))
+		env.Warning(fmt.Sprintf("%d rows are too few to calibrate the estimates on held-out folds: they are the raw Eq. 11 upper bound, typically 1.5 times the MSE", len(y)))
 	}
 	if ref.Doubtful() {
-		env.warn(fmt.Sprintf("in-sample estimated MSE %s (before calibration) is far from the realised %s: the check model may be under-trained ({epochs}) or unstable ({lr})",
+		env.Warning(fmt.Sprintf("in-sample estimated MSE %s (before calibration) is far from the realised %s: the check model may be under-trained ({epochs}) or unstable ({lr})",
 			mseFmt(ref.RawEstimatedMSE), mseFmt(ref.RealizedMSE)))
 	} else if r := ref.EstimatedMSE / ref.RealizedMSE; ref.RealizedMSE > 0 && math.Abs(r-1) > mseCalibrationTolerance {
 		how := "calibrated on held-out folds"
 		if cfg.Folds == 0 {
 			how = "uncalibrated ({folds} 0)"
 		}
-		env.warn(fmt.Sprintf("in-sample estimated MSE %s is %.0f%% off the realised %s (%s): production estimates may be off by as much",
+		env.Warning(fmt.Sprintf("in-sample estimated MSE %s is %.0f%% off the realised %s (%s): production estimates may be off by as much",
 			mseFmt(ref.EstimatedMSE), 100*(r-1), mseFmt(ref.RealizedMSE), how))
 	}
 	m.Columns = checkmodel.Columns{Prediction: t.Name(pc), Target: t.Name(tc), Header: t.Header != nil, Count: t.Cols()}
@@ -414,11 +414,11 @@ func NewMSEEstimateRequest() MSEEstimateRequest {
 
 // Validate checks the fields that need no input file.
 func (r *MSEEstimateRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewMSEEstimateRequest()) }()
-	if err := checkLimits("mse estimate", lim("chunk_size", r.ChunkSize, maxChunkRows), lim("chunks", r.Chunks, maxChunks)); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewMSEEstimateRequest()) }()
+	if err := CheckLimits("mse estimate", Lim("chunk_size", r.ChunkSize, maxChunkRows), Lim("chunks", r.Chunks, maxChunks)); err != nil {
 		return err
 	}
-	if err := r.CSVOptions.validate(); err != nil {
+	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	_, err := r.period()
@@ -584,7 +584,7 @@ func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEsti
 	if err != nil {
 		return nil, err
 	}
-	fsys := env.fsys()
+	fsys := env.InputFS()
 	b, err := readModelFile(fsys, req.Model)
 	if err != nil {
 		if ie := (*dataio.InputError)(nil); errors.As(err, &ie) {
@@ -606,7 +606,7 @@ func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEsti
 	if m.Columns.Header {
 		hm = dataio.HeaderPresent
 	}
-	t, err := dataio.ReadTableAutoSepFS(fsys, req.Data, hm, req.sep())
+	t, err := dataio.ReadTableAutoSepFS(fsys, req.Data, hm, req.Separator())
 	if err != nil {
 		return nil, err
 	}
@@ -679,7 +679,7 @@ func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEsti
 	if m.Drift != nil {
 		in.Drift, in.Features = m.Drift, rowsOf(x)
 	} else {
-		env.warn(MSEDriftNote(req.Model))
+		env.Warning(MSEDriftNote(req.Model))
 	}
 	rep, err := monitor.Run(in)
 	if err != nil {

@@ -97,7 +97,7 @@ func WriteMSEChunkChart(w io.Writer, title, xlabel string, res []monitor.Result,
 			chart.Series{Name: "upper threshold", X: []float64{x0, x1}, Y: []float64{th.Upper, th.Upper}},
 			chart.Series{Name: "lower threshold", X: []float64{x0, x1}, Y: []float64{th.Lower, th.Lower}})
 	}
-	return pngTo(w)(chart.NewLines(title, xlabel, "MSE", series))
+	return PNGTo(w)(chart.NewLines(title, xlabel, "MSE", series))
 }
 
 // Artifacts returns the files of `mse bench --out`: bench.md (the result
@@ -120,9 +120,9 @@ func (r *MSEBenchResult) writeTrials(w io.Writer) error {
 	rows := [][]string{header}
 	for t := range res.Trials {
 		// Estimates of failed trials are not finite: empty cells.
-		row := []string{strconv.Itoa(t + 1), csvNum(Num(res.Empirical[t]))}
+		row := []string{strconv.Itoa(t + 1), CSVNum(Num(res.Empirical[t]))}
 		for _, m := range res.Methods {
-			row = append(row, csvNum(Num(m.Estimates[t])))
+			row = append(row, CSVNum(Num(m.Estimates[t])))
 		}
 		rows = append(rows, row)
 	}

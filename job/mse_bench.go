@@ -39,11 +39,11 @@ func NewMSEBenchRequest() MSEBenchRequest {
 
 // Validate checks the fields that need no input file.
 func (r *MSEBenchRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewMSEBenchRequest()) }()
-	if err := checkLimits("mse bench", lim("trials", r.Trials, maxMSETrials), lim("methods", len(r.Methods), maxMSEMethods)); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewMSEBenchRequest()) }()
+	if err := CheckLimits("mse bench", Lim("trials", r.Trials, maxMSETrials), Lim("methods", len(r.Methods), maxMSEMethods)); err != nil {
 		return err
 	}
-	if err := r.CSVOptions.validate(); err != nil {
+	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	_, err := r.methods()
@@ -137,7 +137,7 @@ func MSEBench(ctx context.Context, env Env, req MSEBenchRequest) (*MSEBenchResul
 	if noise := mseNoise(key); noise != "" {
 		src = checkmodel.SyntheticTrials(noise, mseSynthTrain, mseSynthOp, cfg)
 	} else {
-		_, a, err := dataio.ReadCSVSepFS(env.fsys(), req.Dataset, req.sep())
+		_, a, err := dataio.ReadCSVSepFS(env.InputFS(), req.Dataset, req.Separator())
 		if err != nil {
 			return nil, err
 		}
@@ -161,7 +161,7 @@ func MSEBench(ctx context.Context, env Env, req MSEBenchRequest) (*MSEBenchResul
 			mu.Lock()
 			defer mu.Unlock()
 			done++
-			env.progress(done, req.Trials)
+			env.ReportProgress(done, req.Trials)
 		}})
 	if err != nil {
 		return nil, err

@@ -24,9 +24,6 @@ func (n Num) MarshalJSON() ([]byte, error) {
 // value, not the address, of the *Num.
 func (n Num) String() string { return strconv.FormatFloat(float64(n), 'g', -1, 64) }
 
-// String formats a score as "mean ± std".
-func (s ScoreMeanStd) String() string { return s.Mean.String() + " ± " + s.Std.String() }
-
 // Nums converts a slice of float64 to Nums.
 func Nums(v []float64) []Num {
 	out := make([]Num, len(v))

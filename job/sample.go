@@ -69,12 +69,12 @@ const (
 
 // Validate checks the fields that need no input file.
 func (r *SampleRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewSampleRequest()) }()
-	if err := checkLimits("sample", lim("n", r.N, MaxSampleN), lim("max_tokens", r.MaxTokens, MaxSampleMaxTokens), lim("concurrency", r.Concurrency, MaxSampleConcurrency),
-		lim("retries", r.Retries, MaxSampleRetries)); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewSampleRequest()) }()
+	if err := CheckLimits("sample", Lim("n", r.N, MaxSampleN), Lim("max_tokens", r.MaxTokens, MaxSampleMaxTokens), Lim("concurrency", r.Concurrency, MaxSampleConcurrency),
+		Lim("retries", r.Retries, MaxSampleRetries)); err != nil {
 		return err
 	}
-	if err := checkTimeout("timeout", r.Timeout, MaxSampleTimeout); err != nil {
+	if err := CheckTimeout("timeout", r.Timeout, MaxSampleTimeout); err != nil {
 		return err
 	}
 	_, err := r.clientConfig("")
@@ -189,7 +189,7 @@ func (r *SampleResult) Rows() [][]byte { return r.rows }
 func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, error) {
 	key := ""
 	if req.APIKeyEnv != "" {
-		k, ok := env.secret(req.APIKeyEnv)
+		k, ok := env.LookupSecret(req.APIKeyEnv)
 		if !ok {
 			return nil, Fieldf("api_key_env", "{api_key_env} %s: no such secret (set the variable, or leave {api_key_env} empty for a server without keys)", req.APIKeyEnv)
 		}
@@ -212,7 +212,7 @@ func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, err
 			return nil, Fieldf("embed_base_url", "{embed_base_url}: %s", errorsTrim(err))
 		}
 	}
-	rows, err := readPromptRows(env.fsys(), req.Prompts)
+	rows, err := readPromptRows(env.InputFS(), req.Prompts)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, err
 		}
 		defer out.Close()
 		if res.RepairedBytes > 0 {
-			env.warn(fmt.Sprintf("%s: removed a truncated last line (%d bytes) left by an interrupted run; that prompt is sampled again", req.Out, res.RepairedBytes))
+			env.Warning(fmt.Sprintf("%s: removed a truncated last line (%d bytes) left by an interrupted run; that prompt is sampled again", req.Out, res.RepairedBytes))
 		}
 		todo := rows[:0:0]
 		for _, r := range rows {
@@ -251,7 +251,7 @@ func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, err
 		tokens atomic.Int64
 	)
 	start := time.Now()
-	env.progress(0, len(rows))
+	env.ReportProgress(0, len(rows))
 	err = par.For(ctx, len(rows), req.Concurrency, func(ctx context.Context, i int) error {
 		line, usage, nsamples, err := s.one(ctx, rows[i])
 		if err != nil {
@@ -284,8 +284,8 @@ func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, err
 		res.Samples += nsamples
 		res.Tokens = res.Tokens.Add(usage)
 		done++
-		env.progress(done, len(rows))
-		env.meter("tokens", int64(usage.CompletionTokens))
+		env.ReportProgress(done, len(rows))
+		env.AddMeter("tokens", int64(usage.CompletionTokens))
 		tokens.Add(int64(usage.CompletionTokens))
 		return nil
 	})

@@ -74,12 +74,12 @@ func NewSelectRequest() SelectRequest {
 
 // Validate checks the fields that need no input file.
 func (r *SelectRequest) Validate() (verr error) {
-	defer func() { verr = withDefault(verr, r, NewSelectRequest()) }()
-	if err := checkLimits("select", lim("pools", len(r.Pools), MaxListLen), lim("steps", r.Steps, maxSelectSteps), lim("batch", r.Batch, maxSelectBatch),
-		lim("trials", r.Trials, maxSelectTrials), lim("image_batch", r.ImageBatch, MaxImageBatch), lim("workers", r.Workers, MaxWorkers)); err != nil {
+	defer func() { verr = WithDefault(verr, r, NewSelectRequest()) }()
+	if err := CheckLimits("select", Lim("pools", len(r.Pools), MaxListLen), Lim("steps", r.Steps, maxSelectSteps), Lim("batch", r.Batch, maxSelectBatch),
+		Lim("trials", r.Trials, maxSelectTrials), Lim("image_batch", r.ImageBatch, MaxImageBatch), Lim("workers", r.Workers, MaxWorkers)); err != nil {
 		return err
 	}
-	if err := r.CSVOptions.validate(); err != nil {
+	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	_, _, err := r.rules()
@@ -213,8 +213,8 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 	if err != nil {
 		return nil, err
 	}
-	fsys := env.fsys()
-	spec := rowsSpec{key: req.PoolsKey, keyFlag: "{pools_key}", probs: req.Score == "is", sep: req.sep()}
+	fsys := env.InputFS()
+	spec := rowsSpec{key: req.PoolsKey, keyFlag: "{pools_key}", probs: req.Score == "is", sep: req.Separator()}
 	pools := make([]*mat.Dense, len(req.Pools))
 	// Folders first, all features under one progress count; files after.
 	ex, err := newExtractor(env, "select", "image_batch", req.images())
@@ -278,7 +278,7 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 		return nil, err
 	}
 	if w := selectRegretWarning(res); w != "" {
-		env.warn(w)
+		env.Warning(w)
 	}
 	out := &SelectResult{Best: res.Best, Scores: Nums(res.Scores), Score: req.Score, Steps: req.Steps, Batch: req.Batch,
 		Trials: req.Trials, Algorithms: map[string]SelectAlgorithm{}, Run: res, Images: ex.info(start)}
@@ -301,7 +301,7 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSide, sim online.Simulation, rules []online.FIDRule, pools []*mat.Dense) (*online.Result, error) {
 	var err error
 	if side == nil {
-		if side, err = readSide(env.fsys(), req.Ref, req.RefKey, "{ref_key}", req.sep()); err != nil {
+		if side, err = readSide(env.InputFS(), req.Ref, req.RefKey, "{ref_key}", req.Separator()); err != nil {
 			return nil, err
 		}
 	}
@@ -323,7 +323,7 @@ func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSid
 		}
 		if slices.Contains(rules, online.FIDUCB) {
 			if w := selectBonusWarning(ref, pools, p, req.Steps*req.Batch/len(pools)); w != "" {
-				env.warn(w)
+				env.Warning(w)
 			}
 		}
 		var res *online.Result
@@ -343,7 +343,7 @@ func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSid
 func selectSingularWarnings(env Env, req SelectRequest, ref *featureSide, pools []*mat.Dense) {
 	if n := ref.n(); n != nil {
 		if w := singularWarning("select", "the reference "+req.Ref, *n, ref.dim(), "every FID against it"); w != "" {
-			env.warn(w)
+			env.Warning(w)
 		}
 	}
 	var few []string
@@ -358,11 +358,11 @@ func selectSingularWarnings(env Env, req SelectRequest, ref *featureSide, pools 
 	case 1:
 		for g, x := range pools {
 			if w := singularWarning("select", "pool "+req.Pools[g], x.RawMatrix().Rows, d, use); w != "" {
-				env.warn(w)
+				env.Warning(w)
 			}
 		}
 	default:
-		env.warn(fmt.Sprintf("select: %d pools have no more rows than their %d dimensions: %s; their covariances are singular, and %s is dominated by that rather than by the distributions; each needs at least %d rows (more than the dimension)",
+		env.Warning(fmt.Sprintf("select: %d pools have no more rows than their %d dimensions: %s; their covariances are singular, and %s is dominated by that rather than by the distributions; each needs at least %d rows (more than the dimension)",
 			len(few), d, strings.Join(few, ", "), use, d+1))
 	}
 }

@@ -77,5 +77,5 @@ func (r *SelectResult) writeChart(w io.Writer, title, ylabel string, curve func(
 		}
 		series = append(series, chart.Series{Name: a.Name, X: xs, Y: c.Mean, Lower: lo, Upper: hi})
 	}
-	return pngTo(w)(chart.NewLines(title, "step", ylabel, series))
+	return PNGTo(w)(chart.NewLines(title, "step", ylabel, series))
 }

@@ -257,7 +257,7 @@ func StatsMerge(ctx context.Context, env Env, req StatsMergeRequest) (*StatsMerg
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	fsys := env.fsys()
+	fsys := env.InputFS()
 	type entry struct {
 		path string
 		p    *frechet.Part
@@ -324,10 +324,10 @@ func StatsMerge(ctx context.Context, env Env, req StatsMergeRequest) (*StatsMerg
 			map[bool]string{true: "it", false: "them"}[len(missing) == 1])
 	}
 	if len(missing) > 0 {
-		env.warn(fmt.Sprintf("stats merge: merging %d of %d shards; missing %s", len(es), k, fmtInts(missing, 20)))
+		env.Warning(fmt.Sprintf("stats merge: merging %d of %d shards; missing %s", len(es), k, fmtInts(missing, 20)))
 	}
 	var tm frechet.TreeMerger
-	env.progress(0, len(es))
+	env.ReportProgress(0, len(es))
 	for i, e := range es {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -337,7 +337,7 @@ func StatsMerge(ctx context.Context, env Env, req StatsMergeRequest) (*StatsMerg
 			return nil, err
 		}
 		tm.Push(frechet.TakeAccumulator(p))
-		env.progress(i+1, len(es))
+		env.ReportProgress(i+1, len(es))
 	}
 	acc := tm.Result()
 	if acc.N() < 2 {
@@ -345,7 +345,7 @@ func StatsMerge(ctx context.Context, env Env, req StatsMergeRequest) (*StatsMerg
 	}
 	st := acc.Stats(1)
 	if w := singularWarning("stats merge", fmt.Sprintf("the merge of %d part%s", len(es), plural(len(es))), st.N, st.Dim(), "a Fréchet distance (FID) from these statistics"); w != "" {
-		env.warn(w)
+		env.Warning(w)
 	}
 	prov := first.p.Prov
 	if missing == nil {
