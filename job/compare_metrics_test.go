@@ -14,6 +14,7 @@ import (
 	"genlens/dataio"
 	"genlens/diversity"
 	"genlens/frechet"
+	"genlens/job/internal/golden"
 	"genlens/manifold"
 )
 
@@ -39,7 +40,7 @@ func TestCompareRowMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "compare_prdc_vendi_cmmd", res)
+	golden.Check(t, "compare_prdc_vendi_cmmd", res)
 	real, fake := readRowsFS(t, env, "real.npy"), readRowsFS(t, env, "fake.npy")
 	p, err := manifold.Compute(ctx, real, fake, 5)
 	if err != nil {

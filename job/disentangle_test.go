@@ -11,6 +11,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/imagesynth"
+	"genlens/job/internal/golden"
 )
 
 // npyBytes encodes images (rows of [-1, 1] values) as an (N, H, W) .npy
@@ -51,7 +52,7 @@ func TestDisentangleGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "disentangle", res)
+	golden.Check(t, "disentangle", res)
 	if res.Sets[0].Name != "epoch_1" {
 		t.Errorf("set name %q, want epoch_1", res.Sets[0].Name)
 	}
@@ -136,7 +137,7 @@ func TestCKAGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, tc.name, res)
+		golden.Check(t, tc.name, res)
 	}
 }
 

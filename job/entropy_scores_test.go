@@ -13,6 +13,7 @@ import (
 	"testing/fstest"
 
 	"genlens/dataio"
+	"genlens/job/internal/golden"
 )
 
 // TestEntropyDefaultScoresUnchanged: the default scores, and the same
@@ -61,7 +62,7 @@ func TestEntropyDefaultScoresUnchanged(t *testing.T) {
 			case tc.exact && !bytes.Equal(b.Bytes(), want):
 				t.Errorf("%s, scores %q: output differs from the golden byte for byte:\n%s", tc.name, scores, b.Bytes())
 			case !tc.exact && json0 == nil:
-				golden(t, tc.name, res)
+				golden.Check(t, tc.name, res)
 			}
 			if json0 == nil {
 				json0, csv0 = b.Bytes(), c.Bytes()
@@ -87,7 +88,7 @@ func TestEntropyAllScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "entropy_all_scores_holdout", res)
+	golden.Check(t, "entropy_all_scores_holdout", res)
 	checkKScoreArtifacts(t, res.Artifacts(), "items.csv", "entropy.json", "kernel_entropy_by_correctness.png")
 
 	// q1, samples[1:] = paris, "paris is the capital", paris, lyon.

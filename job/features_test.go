@@ -12,6 +12,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/internal/shareddata"
+	"genlens/job/internal/golden"
 )
 
 func TestFeaturesValidate(t *testing.T) {
@@ -87,7 +88,7 @@ func TestFeaturesFixture(t *testing.T) {
 	pinned := *res
 	pinned.Seconds, pinned.ImagesPerSecond, pinned.Backend = 0, 0, ""
 	pinned.Weights.Path = filepath.Base(pinned.Weights.Path)
-	golden(t, "features_tf_768", pinned)
+	golden.Check(t, "features_tf_768", pinned)
 
 	npy := filepath.Join(t.TempDir(), "f.npy")
 	f, err := os.Create(npy)

@@ -16,6 +16,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/frechet"
+	"genlens/job/internal/golden"
 )
 
 // fidNPY encodes an array as an .npy file in memory.
@@ -87,7 +88,7 @@ func TestStatsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "stats", res)
+	golden.Check(t, "stats", res)
 	// The artifact is the file `genlens stats` wrote, byte for byte.
 	var b bytes.Buffer
 	if err := res.Artifact("stats.npz").Write(&b); err != nil {
@@ -168,7 +169,7 @@ func TestCompareGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, c.name, res)
+			golden.Check(t, c.name, res)
 		})
 	}
 	// FID is symmetric: rows against statistics, either way round.
@@ -329,7 +330,7 @@ func TestISGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "is", res)
+	golden.Check(t, "is", res)
 	for _, c := range []struct {
 		name  string
 		edit  func(*ISRequest)
@@ -373,7 +374,7 @@ func TestSelectGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, c.name, res)
+			golden.Check(t, c.name, res)
 			if len(calls) != req.Trials || calls[len(calls)-1] != req.Trials {
 				t.Errorf("progress calls %v, want 1..%d", calls, req.Trials)
 			}

@@ -16,6 +16,7 @@ import (
 	"genlens/dataio"
 	"genlens/hallucination/categorical"
 	"genlens/hallucination/openai/openaitest"
+	"genlens/job/internal/golden"
 )
 
 // smallSimulate is a simulation small enough for a unit test that still
@@ -33,7 +34,7 @@ func TestHallucinationSimulateGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "hallucination_simulate_"+model, res)
+			golden.Check(t, "hallucination_simulate_"+model, res)
 			for _, row := range res.Rows {
 				for _, v := range []Num{row.PHRMean, row.THRMean, row.ExactPHRMean, row.MAEPHRExact} {
 					if !(v >= 0 && v <= 1) {
@@ -202,7 +203,7 @@ func TestHallucinationRunGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "hallucination_run_categorical", res)
+	golden.Check(t, "hallucination_run_categorical", res)
 	if res.Items[1].ID != "7" || res.Items[2].ID != "row-3" || !math.IsNaN(float64(res.Items[1].ErrorRate)) || res.Items[0].ExactPHR == nil {
 		t.Errorf("items %+v", res.Items)
 	}
@@ -213,7 +214,7 @@ func TestHallucinationRunGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "hallucination_run_linear", res)
+	golden.Check(t, "hallucination_run_linear", res)
 	for _, it := range res.Items {
 		if d := math.Abs(float64(it.PHR) - float64(*it.ExactPHR)); d > 0.1 {
 			t.Errorf("item %s: PHR %v, exact %v", it.ID, it.PHR, *it.ExactPHR)

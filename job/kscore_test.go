@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"genlens/dataio"
+	"genlens/job/internal/golden"
 )
 
 // normalNPY encodes an array of standard normal draws (times scale, plus
@@ -72,7 +73,7 @@ func TestEntropyGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.name, res)
+			golden.Check(t, tc.name, res)
 			if done != 6 || total != 6 {
 				t.Errorf("progress ended at %d/%d, want 6/6", done, total)
 			}
@@ -273,7 +274,7 @@ func TestDecomposeGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.name, res)
+			golden.Check(t, tc.name, res)
 			if len(warnings) != tc.warnings {
 				t.Errorf("warnings %q, want %d", warnings, tc.warnings)
 			}
@@ -318,7 +319,7 @@ func TestCorrelateGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.name, res)
+			golden.Check(t, tc.name, res)
 			checkKScoreArtifacts(t, res.Artifacts(), "correlation.png", "covariance.csv", "correlation.csv", "correlate.json")
 		})
 	}

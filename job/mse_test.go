@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"genlens/dataio"
+	"genlens/job/internal/golden"
 	"genlens/linalg"
 )
 
@@ -72,7 +73,7 @@ func mseFitted(t *testing.T) (fstest.MapFS, *MSEFitResult) {
 // and `genlens mse estimate` printed on these files before the job layer.
 func TestMSEGolden(t *testing.T) {
 	fsys, fit := mseFitted(t)
-	golden(t, "mse_fit", fit)
+	golden.Check(t, "mse_fit", fit)
 	for _, tc := range []struct {
 		name string
 		edit func(r *MSEEstimateRequest)
@@ -88,7 +89,7 @@ func TestMSEGolden(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		golden(t, tc.name, res)
+		golden.Check(t, tc.name, res)
 		for _, a := range res.Artifacts() {
 			var b bytes.Buffer
 			if err := a.Write(&b); err != nil || b.Len() == 0 {
@@ -359,8 +360,8 @@ func TestMSEBenchCancelled(t *testing.T) {
 // still match exactly, and floats to 1e-3 relative.
 func mseGoldenTrained(t *testing.T, name string, v any) {
 	t.Helper()
-	if strings.HasPrefix(linalg.Backend(), "gonum") || *update {
-		golden(t, name, v)
+	if strings.HasPrefix(linalg.Backend(), "gonum") || *golden.Update {
+		golden.Check(t, name, v)
 		return
 	}
 	got, err := json.MarshalIndent(v, "", "  ")
@@ -385,7 +386,7 @@ func mseGoldenTrained(t *testing.T, name string, v any) {
 		}
 		ng, okg := tg.(json.Number)
 		nw, okw := tw.(json.Number)
-		if okg && okw && isFloat(ng) && isFloat(nw) {
+		if okg && okw && golden.IsFloat(ng) && golden.IsFloat(nw) {
 			fg, _ := ng.Float64()
 			fw, _ := nw.Float64()
 			if math.Abs(fg-fw) > 1e-3*math.Abs(fw) {

@@ -18,6 +18,7 @@ import (
 	"genlens/dataio"
 	"genlens/hallucination/categorical"
 	"genlens/hallucination/openai/openaitest"
+	"genlens/job/internal/golden"
 	"genlens/llm"
 )
 
@@ -488,6 +489,6 @@ func TestSampleGolden(t *testing.T) {
 		rows = append(rows, json.RawMessage(r))
 	}
 	res.Seconds, res.PromptsPerSecond, res.TokensPerSecond = 0, 0, 0
-	golden(t, "sample_summary", res)
-	golden(t, "sample_rows", rows)
+	golden.Check(t, "sample_summary", res)
+	golden.Check(t, "sample_rows", rows)
 }
