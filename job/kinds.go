@@ -28,8 +28,8 @@ type Input struct {
 
 // Command describes one job kind: one command of the command line and one
 // kind of the service, with everything the transports derive from it.
-// Commands lists them all; adding one means writing its request, result
-// and function (job/X.go) and adding one entry there.
+// A domain package defines its commands with Define, and package
+// job/commands assembles the table.
 type Command struct {
 	// Name is the command path under genlens: "entropy", "mse fit".
 	Name string
@@ -346,15 +346,4 @@ var Commands = []Command{
 		},
 		Artifacts: ArtifactsOf[MSEBenchRequest]((*MSEBenchResult).Artifacts),
 	}),
-}
-
-// CommandNamed returns the command of a name ("mse fit") or slug
-// ("mse-fit"), nil for none.
-func CommandNamed(name string) *Command {
-	for i := range Commands {
-		if Commands[i].Name == name || Commands[i].Slug() == name {
-			return &Commands[i]
-		}
-	}
-	return nil
 }

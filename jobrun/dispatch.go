@@ -14,11 +14,12 @@ import (
 	"strings"
 
 	"genlens/job"
+	"genlens/job/commands"
 )
 
 // Kinds lists the job kinds the service runs: the URL segment of POST
 // /api/v1/jobs/{kind}, the command's name with spaces as hyphens
-// (job.Command.Slug), in the order of job.Commands.
+// (job.Command.Slug), in the order of commands.All.
 //
 // A kind's input fields name uploads (see job.Command.Inputs). A kind
 // that reads folders of images (features, stats, compare, is, select)
@@ -29,8 +30,8 @@ var Kinds = kindSlugs()
 
 func kindSlugs() []string {
 	var s []string
-	for i := range job.Commands {
-		s = append(s, job.Commands[i].Slug())
+	for i := range commands.All {
+		s = append(s, commands.All[i].Slug())
 	}
 	return s
 }
@@ -165,10 +166,10 @@ func (pe prepEnv) nameWeights(named *string, id string) {
 }
 
 // prepare decodes and validates a request of a kind: its JSON over the
-// defaults of job.Commands' entry, the server's policy for the kind, the
+// defaults of its entry in commands.All, the server's policy for the kind, the
 // request's Validate, then the uploads and weights the kind declares.
 func prepare(kind string, raw []byte, pe prepEnv) (*task, error) {
-	c := job.CommandNamed(kind)
+	c := commands.Named(kind)
 	if c == nil || c.Slug() != kind {
 		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownKind, kind, strings.Join(Kinds, ", "))
 	}

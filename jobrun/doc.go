@@ -6,12 +6,12 @@
 //
 // # Kinds
 //
-// The kinds a Service runs are the entries of job.Commands (Kinds lists
+// The kinds a Service runs are the entries of commands.All (Kinds lists
 // their slugs, "mse-fit" for the command "mse fit"): Submit decodes a
 // request's JSON over the entry's defaults, applies the server's policy
 // for the kind, calls Validate, checks the uploads the entry declares as
 // inputs and applies the weights rule to a kind that reads folders of
-// images. A new command in job.Commands is a new kind here, with no edit
+// images. A new command in commands.All is a new kind here, with no edit
 // in this package unless the server needs a policy for it.
 //
 // # Store

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"genlens/job/commands"
 	"maps"
 	"reflect"
 	"slices"
@@ -13,15 +14,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"genlens/job"
 )
 
 // Every job has a command, every command builder a job, and the command
 // sits at the job's name in the tree.
 func TestJobCommands(t *testing.T) {
 	var names []string
-	for _, jc := range job.Commands {
+	for _, jc := range commands.All {
 		names = append(names, jc.Name)
 		c := findCommand(t, jc.Name)
 		if c == nil {
@@ -33,7 +32,7 @@ func TestJobCommands(t *testing.T) {
 	}
 	for name := range jobCommands {
 		if !slices.Contains(names, name) {
-			t.Errorf("jobCommands builds %q, which is not in job.Commands", name)
+			t.Errorf("jobCommands builds %q, which is not in commands.All", name)
 		}
 	}
 }
@@ -57,7 +56,7 @@ func findCommand(t *testing.T, name string) *cobra.Command {
 // are the exception: their field's default is the zero value, "unset",
 // which the job reads as the default the flag shows.
 func TestFlagDefaultsAreRequestDefaults(t *testing.T) {
-	for _, jc := range job.Commands {
+	for _, jc := range commands.All {
 		c := findCommand(t, jc.Name)
 		if c == nil {
 			continue

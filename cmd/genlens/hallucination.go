@@ -44,7 +44,7 @@ the model's own sampling and log-probabilities.
 			return cmd.Help()
 		},
 	}
-	// run and simulate are added from job.Commands (see addCommands).
+	// run and simulate are added from commands.All (see addCommands).
 	cmd.AddCommand(newPHRServeCmd())
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"genlens/internal/atomicfile"
+	"genlens/job/commands"
 	"io"
 	"math"
 	"os"
@@ -328,10 +329,10 @@ var helpGroups = []cobra.Group{
 	{ID: "other", Title: "Other commands:"},
 }
 
-// jobCommands builds the command of each entry of job.Commands, by its
+// jobCommands builds the command of each entry of commands.All, by its
 // name: the flags (over the request's defaults), help and output of the
 // job. The list of commands and their help sections come from
-// job.Commands; every entry there has a builder here (TestJobCommands).
+// commands.All; every entry there has a builder here (TestJobCommands).
 var jobCommands = map[string]func() *cobra.Command{
 	"sample":                 newSampleCmd,
 	"entropy":                newEntropyCmd,
@@ -372,14 +373,14 @@ type extraCommand struct {
 	build func() *cobra.Command
 }
 
-// addCommands adds the commands of job.Commands and extraCommands to
+// addCommands adds the commands of commands.All and extraCommands to
 // root, each in its help section.
 func addCommands(root *cobra.Command) {
 	for i := range helpGroups {
 		root.AddGroup(&helpGroups[i])
 	}
 	parents := map[string]*cobra.Command{}
-	for _, jc := range job.Commands {
+	for _, jc := range commands.All {
 		build, ok := jobCommands[jc.Name]
 		if !ok {
 			panic("genlens: no command line for the job " + jc.Name)
@@ -561,7 +562,7 @@ func isGroup(c *cobra.Command) bool {
 // help. cobra would parse the flags of the group first and report a flag
 // of the mistyped command as unknown ("genlens comapre --real" is about
 // comapre, not --real). The commands are the tree built from
-// job.Commands (addCommands), so nothing is listed by hand.
+// commands.All (addCommands), so nothing is listed by hand.
 func unknownCommand(root *cobra.Command, args []string) error {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd(args...)

@@ -40,7 +40,7 @@ name, or by 0-based index in a file without a header).`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	// fit, estimate and bench are added from job.Commands (see addCommands).
+	// fit, estimate and bench are added from commands.All (see addCommands).
 	return cmd
 }
 

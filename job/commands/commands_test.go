@@ -1,7 +1,8 @@
-package job
+package commands
 
 import (
 	"encoding/json"
+	"genlens/job"
 	"reflect"
 	"slices"
 	"strings"
@@ -35,7 +36,7 @@ var minimalRequests = map[string]string{
 // a message saying which default to use.
 func TestCommandDefaultsAndZeroRequests(t *testing.T) {
 	var names []string
-	for _, c := range Commands {
+	for _, c := range All {
 		names = append(names, c.Name)
 		body, ok := minimalRequests[c.Name]
 		if !ok {
@@ -49,7 +50,7 @@ func TestCommandDefaultsAndZeroRequests(t *testing.T) {
 		if err := req.Validate(); err != nil {
 			t.Errorf("%s: defaults with %s: %v", c.Name, body, err)
 		}
-		zero := reflect.New(reflect.TypeOf(req).Elem()).Interface().(Request)
+		zero := reflect.New(reflect.TypeOf(req).Elem()).Interface().(job.Request)
 		if err := json.Unmarshal([]byte(body), zero); err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +63,7 @@ func TestCommandDefaultsAndZeroRequests(t *testing.T) {
 	}
 	for name := range minimalRequests {
 		if !slices.Contains(names, name) {
-			t.Errorf("minimalRequests has %q, not in Commands", name)
+			t.Errorf("minimalRequests has %q, not in All", name)
 		}
 	}
 }
@@ -70,13 +71,13 @@ func TestCommandDefaultsAndZeroRequests(t *testing.T) {
 // The table's names are unique, and a slug names one command.
 func TestCommandNames(t *testing.T) {
 	seen := map[string]bool{}
-	for _, c := range Commands {
+	for _, c := range All {
 		if seen[c.Slug()] {
-			t.Errorf("%s: twice in Commands", c.Name)
+			t.Errorf("%s: twice in All", c.Name)
 		}
 		seen[c.Slug()] = true
-		if got := CommandNamed(c.Slug()); got == nil || got.Name != c.Name {
-			t.Errorf("CommandNamed(%q) = %v", c.Slug(), got)
+		if got := Named(c.Slug()); got == nil || got.Name != c.Name {
+			t.Errorf("Named(%q) = %v", c.Slug(), got)
 		}
 		if c.Group == "" {
 			t.Errorf("%s: no group", c.Name)

@@ -1,9 +1,10 @@
-package job
+package commands
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"genlens/job"
 	"reflect"
 	"strings"
 	"testing"
@@ -78,13 +79,13 @@ func leaves(v reflect.Value, f func(name string, fv reflect.Value)) {
 }
 
 // Every size-like field of every request has an upper bound in Validate:
-// an absurd value (2^40 for a count) is a FieldError naming the field,
+// an absurd value (2^40 for a count) is a job.FieldError naming the field,
 // whose message says the bound ("at most ..."), so that a number in a
 // request can never size an allocation that kills the process. A new
 // numeric or list field fails here until it is bounded or listed in
 // notSizes with a reason.
 func TestEverySizeFieldIsBounded(t *testing.T) {
-	for _, c := range Commands {
+	for _, c := range All {
 		body := minimalRequests[c.Name]
 		base := c.New()
 		if err := json.Unmarshal([]byte(body), base); err != nil {
@@ -118,12 +119,12 @@ func TestEverySizeFieldIsBounded(t *testing.T) {
 				continue // a string or a flag
 			}
 			err := req.Validate()
-			var fe *FieldError
+			var fe *job.FieldError
 			switch {
 			case err == nil:
 				t.Errorf("%s: {%s} absurdly large: accepted", c.Name, name)
 			case !errors.As(err, &fe) || fe.Field != name:
-				t.Errorf("%s: {%s} absurdly large: refused, but not as a FieldError of %s: %#v", c.Name, name, name, err)
+				t.Errorf("%s: {%s} absurdly large: refused, but not as a job.FieldError of %s: %#v", c.Name, name, name, err)
 			case !statesBound(err.Error(), float):
 				t.Errorf("%s: {%s} absurdly large: message does not state the bound: %v", c.Name, name, err)
 			}
@@ -157,15 +158,15 @@ func TestSizesInStringsAreBounded(t *testing.T) {
 		{"hallucination run", "inputs"},
 		{"hallucination run", "labels"},
 	} {
-		c := CommandNamed(strings.ReplaceAll(tc.cmd, " ", "-"))
+		c := Named(strings.ReplaceAll(tc.cmd, " ", "-"))
 		req := c.New()
 		if err := json.Unmarshal([]byte(minimalRequests[tc.cmd]), req); err != nil {
 			t.Fatal(err)
 		}
 		switch r := req.(type) {
-		case *HallucinationSimulateRequest:
+		case *job.HallucinationSimulateRequest:
 			r.Ns, r.Tasks = many(20_000), 1
-		case *HallucinationRunRequest:
+		case *job.HallucinationRunRequest:
 			r.Backend = "categorical"
 			if tc.field == "inputs" {
 				r.Inputs = many(1 << 17)
@@ -174,7 +175,7 @@ func TestSizesInStringsAreBounded(t *testing.T) {
 			}
 		}
 		err := req.Validate()
-		var fe *FieldError
+		var fe *job.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(err.Error(), "at most") {
 			t.Errorf("%s: {%s} with too many entries: %v", tc.cmd, tc.field, err)
 		}
