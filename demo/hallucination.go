@@ -6,7 +6,7 @@ import (
 	"genlens/hallucination"
 	"genlens/hallucination/bayeslin"
 	"genlens/internal/atomicfile"
-	"genlens/job"
+	"genlens/job/llmjob"
 	"genlens/report"
 	"io"
 	"math/rand/v2"
@@ -25,7 +25,7 @@ func hallucinationSection(ctx context.Context, w io.Writer, dir string, r *rand.
 	if err != nil {
 		return report.Section{}, err
 	}
-	res := job.NewHallucinationSimulateResult(tasks, job.HallucinationSimulateSettings{})
+	res := llmjob.NewHallucinationSimulateResult(tasks, llmjob.HallucinationSimulateSettings{})
 	table := report.Table{
 		Caption: fmt.Sprintf("Means over %d tasks per context size (ε = 0.05, M = %d, K = %d, N-n = %d)", count, opt.M, opt.K, opt.Extra),
 		Header:  []string{"n", "PHR (Algorithm 1)", "exact PHR", "true hallucination rate", "mean |PHR - exact|"},

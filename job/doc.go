@@ -1,6 +1,11 @@
 // Package job is the one contract behind every genlens command: a plain
-// function per job (Entropy, Compare, MSEEstimate, ...) that takes a
-// context, an Env and a typed request, and returns a typed result.
+// function per job (llmjob.Entropy, imagejob.Compare, msejob.MSEEstimate,
+// ...) that takes a context, an Env and a typed request, and returns a
+// typed result. This package holds what every command shares: Env, the
+// error kinds, Messages, Artifact, the size limits, CSVOptions, the
+// ModelCache, and Command with Spec and Define, by which each domain
+// package (imagejob, llmjob, msejob, reprjob) lists its commands for
+// job/commands to assemble.
 //
 // The command line and the HTTP service are thin transports over it. A
 // request's JSON field names are the command's flag names with '-'

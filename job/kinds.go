@@ -214,30 +214,6 @@ func ArtifactsOf[Req, Res any](f func(*Res) []Artifact) func(*Req, *Res) []Artif
 // and a kind of the service (jobrun decodes its JSON body over New's
 // defaults and handles the inputs and weights it declares).
 var Commands = []Command{
-	Define(Spec[SampleRequest, SampleResult]{
-		Name: "sample", Group: "kernel", New: NewSampleRequest, Run: Sample,
-		Inputs:    func(r *SampleRequest) []Input { return FileInput("prompts", r.Prompts) },
-		Artifacts: ArtifactsOf[SampleRequest]((*SampleResult).Artifacts),
-		Outbound:  func(r *SampleRequest) []Outbound { return r.outbound() },
-	}),
-	Define(Spec[EntropyRequest, EntropyResult]{
-		Name: "entropy", Group: "kernel", New: NewEntropyRequest, Run: Entropy,
-		Inputs: func(r *EntropyRequest) []Input {
-			return append(FileInput("in", r.In), FileInput("embeddings", r.Embeddings)...)
-		},
-		Artifacts: ArtifactsOf[EntropyRequest]((*EntropyResult).Artifacts),
-	}),
-	Define(Spec[DecomposeRequest, DecomposeResult]{
-		Name: "decompose", Group: "kernel", New: NewDecomposeRequest, Run: Decompose,
-		Inputs: func(r *DecomposeRequest) []Input {
-			return append(FileInputs("models", r.Models), FileInput("targets", r.Targets)...)
-		},
-	}),
-	Define(Spec[CorrelateRequest, CorrelateResult]{
-		Name: "correlate", Group: "kernel", New: NewCorrelateRequest, Run: Correlate,
-		Inputs:    func(r *CorrelateRequest) []Input { return FileInputs("files", r.Files) },
-		Artifacts: ArtifactsOf[CorrelateRequest]((*CorrelateResult).Artifacts),
-	}),
 	Define(Spec[FeaturesRequest, FeaturesResult]{
 		Name: "features", Group: "fidelity", New: NewFeaturesRequest, Run: Features,
 		Inputs: func(r *FeaturesRequest) []Input {
@@ -302,23 +278,6 @@ var Commands = []Command{
 			return append(append(FileInput("train", r.Train), FileInput("test", r.Test)...), FileInputs("generated", r.Generated)...)
 		},
 		Artifacts: ArtifactsOf[DisentangleRequest]((*DisentangleResult).Artifacts),
-	}),
-	Define(Spec[HallucinationRunRequest, HallucinationRunResult]{
-		Name: "hallucination run", Group: "icl", New: NewHallucinationRunRequest, Run: HallucinationRun,
-		Inputs: func(r *HallucinationRunRequest) []Input {
-			return append(FileInput("context", r.Context), FileInput("queries", r.Queries)...)
-		},
-		Artifacts: ArtifactsOf[HallucinationRunRequest]((*HallucinationRunResult).Artifacts),
-		Outbound: func(r *HallucinationRunRequest) []Outbound {
-			if r.Backend == "openai" {
-				return []Outbound{{"base_url", r.BaseURL}}
-			}
-			return nil
-		},
-	}),
-	Define(Spec[HallucinationSimulateRequest, HallucinationSimulateResult]{
-		Name: "hallucination simulate", Group: "icl", New: NewHallucinationSimulateRequest, Run: HallucinationSimulate,
-		Artifacts: ArtifactsOf[HallucinationSimulateRequest]((*HallucinationSimulateResult).Artifacts),
 	}),
 	Define(Spec[MSEFitRequest, MSEFitResult]{
 		Name: "mse fit", Group: "production", New: NewMSEFitRequest, Run: MSEFit,

@@ -23,17 +23,13 @@ const (
 
 	maxPRDCRows   = 1 << 30    // a cap on rows; 0 means every row
 	maxISSplits   = 100_000    // the Inception Score's custom: 10
-	maxCSLength   = 1000       // entropy's cs subsequence length, default 2
 	maxClusters   = 10_000     // disentangle: 5
 	maxGramBatch  = 4096       // disentangle's CKA and CMS batches (an n x n Gram each): 100, 150
 	maxCKAImages  = 10_000_000 // disentangle: 1000
-	maxDrawsEach  = 10_000_000 // hallucination M, K: 40 and 2000 (M x K is bounded too)
 	maxChunkRows  = 1 << 30    // mse estimate's chunk_size
 	maxChunks     = 1_000_000  // mse estimate's chunks
-	maxRetries    = MaxSampleRetries
-	maxFolds      = 100 // mse fit's cross-fitting folds: 5
-	maxMSEMethods = 100 // mse bench's methods: ten exist
-	maxTimeout    = MaxSampleTimeout
+	maxFolds      = 100        // mse fit's cross-fitting folds: 5
+	maxMSEMethods = 100        // mse bench's methods: ten exist
 )
 
 // limit is one size-like field's value and its upper bound.

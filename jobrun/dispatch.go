@@ -15,6 +15,7 @@ import (
 
 	"genlens/job"
 	"genlens/job/commands"
+	"genlens/job/llmjob"
 )
 
 // Kinds lists the job kinds the service runs: the URL segment of POST
@@ -243,14 +244,14 @@ var policies = map[string]policy{
 		// groups: 10^8 groups allocate 0.8 GB before any job runs. A
 		// server bounds it first, so that one request cannot exhaust its
 		// memory.
-		r := q.(*job.HallucinationSimulateRequest)
+		r := q.(*llmjob.HallucinationSimulateRequest)
 		if r.Model == "categorical" && (r.Groups > maxCategorical || r.Labels > maxCategorical) {
 			return job.Fieldf("groups", "{groups} %d, {labels} %d: this server accepts at most %d of each", r.Groups, r.Labels, maxCategorical)
 		}
 		return nil
 	}},
 	"sample": {before: func(q job.Request) error {
-		if q.(*job.SampleRequest).Out != "" {
+		if q.(*llmjob.SampleRequest).Out != "" {
 			return job.Fieldf("out", "{out}: the service keeps the rows as the job's answers.jsonl artifact; leave {out} out")
 		}
 		return nil

@@ -16,6 +16,7 @@ import (
 	"genlens/frechet"
 	"genlens/imagesynth"
 	"genlens/job"
+	"genlens/job/llmjob"
 )
 
 // kindInputs are small inputs for every kind, as a client would upload
@@ -129,22 +130,22 @@ func arts[R any](res *R, err error, a func(*R) []job.Artifact) (any, []job.Artif
 func kindCases() []kindCase {
 	return []kindCase{
 		{"entropy", `{"in":"{{answers.jsonl}}","holdout_first":true}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewEntropyRequest()
+			r := llmjob.NewEntropyRequest()
 			r.In, r.HoldoutFirst = id("answers.jsonl"), true
-			res, err := job.Entropy(ctx, env, r)
-			return arts(res, err, (*job.EntropyResult).Artifacts)
+			res, err := llmjob.Entropy(ctx, env, r)
+			return arts(res, err, (*llmjob.EntropyResult).Artifacts)
 		}},
 		{"decompose", `{"models":["{{m1.npy}}","{{m2.npy}}"]}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewDecomposeRequest()
+			r := llmjob.NewDecomposeRequest()
 			r.Models = []string{id("m1.npy"), id("m2.npy")}
-			res, err := job.Decompose(ctx, env, r)
+			res, err := llmjob.Decompose(ctx, env, r)
 			return arts(res, err, nil)
 		}},
 		{"correlate", `{"files":["{{e1.npy}}","{{e2.npy}}","{{e3.npy}}"],"kernel":"laplacian"}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewCorrelateRequest()
+			r := llmjob.NewCorrelateRequest()
 			r.Files, r.Kernel = []string{id("e1.npy"), id("e2.npy"), id("e3.npy")}, "laplacian"
-			res, err := job.Correlate(ctx, env, r)
-			return arts(res, err, (*job.CorrelateResult).Artifacts)
+			res, err := llmjob.Correlate(ctx, env, r)
+			return arts(res, err, (*llmjob.CorrelateResult).Artifacts)
 		}},
 		{"stats", `{"in":"{{real.npy}}"}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
 			r := job.NewStatsRequest()
@@ -190,17 +191,17 @@ func kindCases() []kindCase {
 			return arts(res, err, (*job.DisentangleResult).Artifacts)
 		}},
 		{"hallucination-run", `{"backend":"categorical","inputs":"cat,dog,bird","labels":"yes,no","context":"{{ctx.jsonl}}","queries":"{{q.jsonl}}","M":5,"K":20,"extra":4,"seed":3,"concurrency":2}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewHallucinationRunRequest()
+			r := llmjob.NewHallucinationRunRequest()
 			r.Backend, r.Inputs, r.Labels, r.Context, r.Queries = "categorical", "cat,dog,bird", "yes,no", id("ctx.jsonl"), id("q.jsonl")
 			r.M, r.K, r.Extra, r.Seed, r.Concurrency = 5, 20, 4, 3, 2
-			res, err := job.HallucinationRun(ctx, env, r)
-			return arts(res, err, (*job.HallucinationRunResult).Artifacts)
+			res, err := llmjob.HallucinationRun(ctx, env, r)
+			return arts(res, err, (*llmjob.HallucinationRunResult).Artifacts)
 		}},
 		{"hallucination-simulate", `{"model":"categorical","ns":"1,8","tasks":6,"M":8,"K":100,"extra":20,"seed":7,"concurrency":2}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewHallucinationSimulateRequest()
+			r := llmjob.NewHallucinationSimulateRequest()
 			r.Model, r.Ns, r.Tasks, r.M, r.K, r.Extra, r.Seed, r.Concurrency = "categorical", "1,8", 6, 8, 100, 20, 7, 2
-			res, err := job.HallucinationSimulate(ctx, env, r)
-			return arts(res, err, (*job.HallucinationSimulateResult).Artifacts)
+			res, err := llmjob.HallucinationSimulate(ctx, env, r)
+			return arts(res, err, (*llmjob.HallucinationSimulateResult).Artifacts)
 		}},
 		{"mse-fit", `{"train":"{{ref.csv}}","target":"y","prediction":"pred","features":["x","noise_feature"],"epochs":30,"model":"check.json"}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
 			r := job.NewMSEFitRequest()

@@ -13,11 +13,12 @@ import (
 	"genlens/hallucination/categorical"
 	"genlens/hallucination/openai/openaitest"
 	"genlens/job"
+	"genlens/job/llmjob"
 )
 
 // The sample kind calls only allow-listed servers with keys the server
 // holds, and returns the rows as the answers.jsonl artifact: the same
-// rows as a direct call of job.Sample.
+// rows as a direct call of llmjob.Sample.
 func TestSampleKind(t *testing.T) {
 	h, err := openaitest.NewHandler(openaitest.Config{Model: categorical.Symmetric(2, 2, 0.5), Inputs: []string{"cat", "dog"},
 		Labels: []string{"yes", "no"}, APIKey: "sk-service"})
@@ -42,7 +43,7 @@ func TestSampleKind(t *testing.T) {
 	if j.Status != StatusSucceeded {
 		t.Fatalf("%s: %s", j.Status, j.Error)
 	}
-	var res job.SampleResult
+	var res llmjob.SampleResult
 	if err := json.Unmarshal(j.Result, &res); err != nil || res.Sampled != 2 || res.Samples != 6 || res.Out != "" {
 		t.Errorf("result %s: %v", j.Result, err)
 	}
@@ -53,11 +54,11 @@ func TestSampleKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := job.NewSampleRequest()
+	req := llmjob.NewSampleRequest()
 	seed := int64(4)
 	req.Prompts, req.BaseURL, req.Model, req.N, req.MaxTokens, req.Seed, req.Concurrency, req.APIKeyEnv, req.EmbedModel =
 		pid, llmSrv.URL+"/v1", "genlens-categorical", 3, 1, &seed, 1, "LLM_KEY", "genlens-embedding"
-	direct, err := job.Sample(ctx, job.Env{FS: s.fsys, Secret: secrets}, req)
+	direct, err := llmjob.Sample(ctx, job.Env{FS: s.fsys, Secret: secrets}, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"genlens/internal/dbtest"
 	"genlens/job"
+	"genlens/job/llmjob"
 	"genlens/llm"
 	"genlens/server"
 	"genlens/uncertainty"
@@ -158,7 +159,7 @@ func post(t *testing.T, url, token, body string) (*http.Response, []byte) {
 	return resp, b
 }
 
-// kernelEntropyOf is what `genlens entropy` (job.Entropy with the command
+// kernelEntropyOf is what `genlens entropy` (llmjob.Entropy with the command
 // line's defaults) reports for one prompt with these samples.
 func kernelEntropyOf(t *testing.T, samples []string) float64 {
 	t.Helper()
@@ -169,9 +170,9 @@ func kernelEntropyOf(t *testing.T, samples []string) float64 {
 func scoreOf(t *testing.T, score string, samples []string) float64 {
 	t.Helper()
 	row, _ := json.Marshal(map[string]any{"id": "p", "samples": samples})
-	req := job.NewEntropyRequest()
+	req := llmjob.NewEntropyRequest()
 	req.In, req.Scores = "in.jsonl", score
-	res, err := job.Entropy(context.Background(), job.Env{FS: fstest.MapFS{"in.jsonl": {Data: append(row, '\n')}}}, req)
+	res, err := llmjob.Entropy(context.Background(), job.Env{FS: fstest.MapFS{"in.jsonl": {Data: append(row, '\n')}}}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestLLMProxyUncertaintyEqualsKernelEntropy(t *testing.T) {
 	ts, _, fs := newProxy(t, server.Options{})
 	for _, tc := range []struct {
 		samples []string
-		want    float64 // hand-computed; NaN: only compare with job.Entropy
+		want    float64 // hand-computed; NaN: only compare with llmjob.Entropy
 	}{
 		{[]string{"Paris", "Paris", "Paris", "Paris", "Paris"}, -1},
 		{[]string{"alpha", "beta", "gamma", "delta", "epsilon"}, 0},

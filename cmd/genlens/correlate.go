@@ -2,20 +2,19 @@ package main
 
 import (
 	"fmt"
+	"genlens/job/llmjob"
 	"io"
 	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-
-	"genlens/job"
 )
 
 // correlateOutputs are the files 'correlate --out' writes.
 var correlateOutputs = []string{"correlation.png", "covariance.csv", "correlation.csv", "correlate.json"}
 
 func newCorrelateCmd() *cobra.Command {
-	f := job.NewCorrelateRequest()
+	f := llmjob.NewCorrelateRequest()
 	var kf kernelFlags
 	var out string
 	var asJSON bool
@@ -61,18 +60,18 @@ members of file i, (n-1)/n Var_i, for independently trained members.`,
 	return cmd
 }
 
-func runCorrelate(cmd *cobra.Command, f job.CorrelateRequest, out string, asJSON bool) error {
+func runCorrelate(cmd *cobra.Command, f llmjob.CorrelateRequest, out string, asJSON bool) error {
 	if err := checkRun(&f, out, correlateOutputs, f.Files...); err != nil {
 		return err
 	}
-	res, err := runJob(cmd, job.Correlate, f, "correlate")
+	res, err := runJob(cmd, llmjob.Correlate, f, "correlate")
 	if err != nil {
 		return err
 	}
 	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printCorrelation(w, res) })
 }
 
-func printCorrelation(w io.Writer, c *job.CorrelateResult) {
+func printCorrelation(w io.Writer, c *llmjob.CorrelateResult) {
 	fmt.Fprintf(w, "%d files x %d members, kernel %s\n\n", len(c.Files), c.Members, c.Kernel)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "file\tvariance\tensemble gain\t")

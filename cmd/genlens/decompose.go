@@ -8,10 +8,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"genlens/job"
+	"genlens/job/llmjob"
 )
 
 func newDecomposeCmd() *cobra.Command {
-	f := job.NewDecomposeRequest()
+	f := llmjob.NewDecomposeRequest()
 	var kf kernelFlags
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -48,8 +49,8 @@ bias, kernel score and MMD² need --targets. --key picks the array inside
 	return cmd
 }
 
-func runDecompose(cmd *cobra.Command, f job.DecomposeRequest, asJSON bool) error {
-	res, err := runJob(cmd, job.Decompose, f, "decompose")
+func runDecompose(cmd *cobra.Command, f llmjob.DecomposeRequest, asJSON bool) error {
+	res, err := runJob(cmd, llmjob.Decompose, f, "decompose")
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func runDecompose(cmd *cobra.Command, f job.DecomposeRequest, asJSON bool) error
 	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) { printDecomposition(w, res) })
 }
 
-func printDecomposition(w io.Writer, d *job.DecomposeResult) {
+func printDecomposition(w io.Writer, d *llmjob.DecomposeResult) {
 	fmt.Fprintf(w, "%d models x %d samples", d.NModels, d.SamplesPerModel)
 	if d.Instances > 0 {
 		fmt.Fprintf(w, " x %d instances (terms averaged over instances)", d.Instances)

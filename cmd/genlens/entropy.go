@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"genlens/job"
+	"genlens/job/llmjob"
 	"genlens/kernel"
 	"genlens/uncertainty"
 )
@@ -21,8 +22,8 @@ import (
 var entropyOutputs = []string{"items.csv", "entropy.json", "kernel_entropy_by_correctness.png"}
 
 func newEntropyCmd() *cobra.Command {
-	f := job.NewEntropyRequest()
-	sf := &sampleFlags{req: job.NewSampleRequest()}
+	f := llmjob.NewEntropyRequest()
+	sf := &sampleFlags{req: llmjob.NewSampleRequest()}
 	var outAnswers string
 	var out, gamma, similarity, scores string
 	var t int
@@ -142,7 +143,7 @@ func sampleFlagNames(cmd *cobra.Command) []string {
 
 // runEntropyOneStep samples the prompts (into outAnswers, or a temporary
 // file), then scores the answers.
-func runEntropyOneStep(cmd *cobra.Command, f job.EntropyRequest, s job.SampleRequest, outAnswers, out string, asJSON bool) error {
+func runEntropyOneStep(cmd *cobra.Command, f llmjob.EntropyRequest, s llmjob.SampleRequest, outAnswers, out string, asJSON bool) error {
 	if f.In != "" {
 		return badUsage("entropy: give --in ANSWERS or --prompts PROMPTS, not both")
 	}
@@ -166,11 +167,11 @@ func runEntropyOneStep(cmd *cobra.Command, f job.EntropyRequest, s job.SampleReq
 	return runEntropy(cmd, f, out, asJSON)
 }
 
-func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON bool) error {
+func runEntropy(cmd *cobra.Command, f llmjob.EntropyRequest, out string, asJSON bool) error {
 	if err := checkRun(&f, out, entropyOutputs, f.In, f.Embeddings); err != nil {
 		return err
 	}
-	res, err := runJob(cmd, job.Entropy, f, "entropy")
+	res, err := runJob(cmd, llmjob.Entropy, f, "entropy")
 	if err != nil {
 		return err
 	}
@@ -180,7 +181,7 @@ func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON boo
 
 // printEntropy prints the table of a result; dir is --out ("" when not
 // given), where the per-prompt scores of a long table are.
-func printEntropy(w io.Writer, out *job.EntropyResult, dir string) {
+func printEntropy(w io.Writer, out *llmjob.EntropyResult, dir string) {
 	scores := out.Scores()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	const maxRows = 40

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"genlens/hallucination/openai/openaitest"
-	"genlens/job"
+	"genlens/job/llmjob"
 	"genlens/server"
 )
 
@@ -67,7 +67,7 @@ func registerNamedCategorical(fl *pflag.FlagSet, inputs, labels *string, alpha *
 // ---------------------------------------------------------------- simulate
 
 func newPHRSimulateCmd() *cobra.Command {
-	f := job.NewHallucinationSimulateRequest()
+	f := llmjob.NewHallucinationSimulateRequest()
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -121,18 +121,18 @@ mae_phr_vs_exact.`,
 	return cmd
 }
 
-func runPHRSimulate(cmd *cobra.Command, f job.HallucinationSimulateRequest, out string, asJSON bool) error {
+func runPHRSimulate(cmd *cobra.Command, f llmjob.HallucinationSimulateRequest, out string, asJSON bool) error {
 	if err := checkRun(&f, out, nil); err != nil {
 		return err
 	}
-	res, err := runJob(cmd, job.HallucinationSimulate, f, "simulate")
+	res, err := runJob(cmd, llmjob.HallucinationSimulate, f, "simulate")
 	if err != nil {
 		return err
 	}
 	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRSim(w, res) })
 }
 
-func printPHRSim(w io.Writer, res *job.HallucinationSimulateResult) {
+func printPHRSim(w io.Writer, res *llmjob.HallucinationSimulateResult) {
 	s := res.Settings
 	fmt.Fprintf(w, "model %v", s.Model)
 	if s.Model == "linear" {
@@ -157,7 +157,7 @@ func printPHRSim(w io.Writer, res *job.HallucinationSimulateResult) {
 // --------------------------------------------------------------------- run
 
 func newPHRRunCmd() *cobra.Command {
-	f := job.NewHallucinationRunRequest()
+	f := llmjob.NewHallucinationRunRequest()
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -229,11 +229,11 @@ Backends:
 // phrRunOutputs are the files 'hallucination run --out' writes.
 var phrRunOutputs = []string{"items.csv", "run.json"}
 
-func runPHRRun(cmd *cobra.Command, f job.HallucinationRunRequest, out string, asJSON bool) error {
+func runPHRRun(cmd *cobra.Command, f llmjob.HallucinationRunRequest, out string, asJSON bool) error {
 	if err := checkRun(&f, out, phrRunOutputs, f.Context, f.Queries); err != nil {
 		return err
 	}
-	res, err := runJob(cmd, job.HallucinationRun, f, "queries")
+	res, err := runJob(cmd, llmjob.HallucinationRun, f, "queries")
 	if err != nil && res != nil && res.Incomplete && out != "" {
 		// Interrupted: keep what finished in --out, then report the
 		// interruption.
@@ -249,7 +249,7 @@ func runPHRRun(cmd *cobra.Command, f job.HallucinationRunRequest, out string, as
 	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRRun(w, res) })
 }
 
-func printPHRRun(w io.Writer, res *job.HallucinationRunResult) {
+func printPHRRun(w io.Writer, res *llmjob.HallucinationRunResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	exact := len(res.Items) > 0 && res.Items[0].ExactPHR != nil
 	header := "id\tphr\t± se\ttotal\taleatoric\tepistemic\terror_rate\t"
@@ -280,7 +280,7 @@ func printPHRRun(w io.Writer, res *job.HallucinationRunResult) {
 // ------------------------------------------------------------- serve-model
 
 // phrModelFlags describe the served model: the categorical classifier
-// with named inputs and labels (job.NamedCategorical).
+// with named inputs and labels (llmjob.NamedCategorical).
 type phrModelFlags struct {
 	inputNames, labelNames string
 	alpha                  float64
@@ -293,7 +293,7 @@ type phrServeFlags struct {
 }
 
 func newPHRServeCmd() *cobra.Command {
-	d := job.NewHallucinationRunRequest()
+	d := llmjob.NewHallucinationRunRequest()
 	f := phrServeFlags{mf: phrModelFlags{inputNames: d.Inputs, labelNames: d.Labels, alpha: d.Alpha}}
 	cmd := &cobra.Command{
 		Use:   "serve-model [--addr 127.0.0.1:PORT] [flags]",
@@ -337,7 +337,7 @@ func runPHRServe(ctx context.Context, w io.Writer, f phrServeFlags, ready func(a
 	if f.latency < 0 {
 		return badUsage("--latency %v: want a non-negative duration", f.latency)
 	}
-	m, inputs, labels, err := job.NamedCategorical(f.mf.inputNames, f.mf.labelNames, f.mf.alpha)
+	m, inputs, labels, err := llmjob.NamedCategorical(f.mf.inputNames, f.mf.labelNames, f.mf.alpha)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,10 @@
 package main
 
-import "genlens/job"
+import "genlens/job/llmjob"
 
 // The JSON documents of entropy, as main_test.go's tests decode them: the
 // types moved to the job layer.
 type (
-	entropyOutput = job.EntropyResult
-	entropyItem   = job.EntropyItem
+	entropyOutput = llmjob.EntropyResult
+	entropyItem   = llmjob.EntropyItem
 )

@@ -13,12 +13,13 @@ import (
 	"golang.org/x/term"
 
 	"genlens/job"
+	"genlens/job/llmjob"
 )
 
 // sampleFlags are the flags of sample, which entropy's one-step form
 // shares.
 type sampleFlags struct {
-	req  job.SampleRequest
+	req  llmjob.SampleRequest
 	seed int64
 	topP float64
 }
@@ -45,7 +46,7 @@ func (s *sampleFlags) register(fl *pflag.FlagSet) {
 }
 
 // apply copies the flags that count only when given into the request.
-func (s *sampleFlags) apply(cmd *cobra.Command) job.SampleRequest {
+func (s *sampleFlags) apply(cmd *cobra.Command) llmjob.SampleRequest {
 	r := s.req
 	if cmd.Flags().Changed("seed") {
 		v := s.seed
@@ -59,7 +60,7 @@ func (s *sampleFlags) apply(cmd *cobra.Command) job.SampleRequest {
 }
 
 func newSampleCmd() *cobra.Command {
-	s := &sampleFlags{req: job.NewSampleRequest()}
+	s := &sampleFlags{req: llmjob.NewSampleRequest()}
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "sample --prompts P.jsonl --base-url URL --model NAME --out ANSWERS.jsonl [flags]",
@@ -107,7 +108,7 @@ in flight.`,
 
 // runSample checks and runs a sample request with a progress bar, then
 // prints its summary on w (entropy's one-step form passes stderr).
-func runSample(cmd *cobra.Command, f job.SampleRequest, asJSON bool, w io.Writer) (*job.SampleResult, error) {
+func runSample(cmd *cobra.Command, f llmjob.SampleRequest, asJSON bool, w io.Writer) (*llmjob.SampleResult, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -121,7 +122,7 @@ func runSample(cmd *cobra.Command, f job.SampleRequest, asJSON bool, w io.Writer
 	env := job.CLIEnv(report, warnings(cmd))
 	env.Models = models
 	env.Meter = meter
-	res, err := job.Sample(cmd.Context(), env, f)
+	res, err := llmjob.Sample(cmd.Context(), env, f)
 	finish()
 	if err != nil {
 		if res != nil && res.Sampled > 0 {
@@ -136,7 +137,7 @@ func runSample(cmd *cobra.Command, f job.SampleRequest, asJSON bool, w io.Writer
 	return res, nil
 }
 
-func printSample(w io.Writer, r *job.SampleResult) {
+func printSample(w io.Writer, r *llmjob.SampleResult) {
 	fmt.Fprintf(w, "prompts %d: sampled %d, skipped %d already in %s\n", r.Prompts, r.Sampled, r.Skipped, r.Out)
 	fmt.Fprintf(w, "answers %d from %d requests (%d retries)\n", r.Samples, r.Requests, r.Retries)
 	fmt.Fprintf(w, "tokens %d prompt, %d completion; %.3g prompts/s, %.4g tokens/s in %.1fs\n",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"genlens/job"
+	"genlens/job/llmjob"
 	"reflect"
 	"strings"
 	"testing"
@@ -164,9 +165,9 @@ func TestSizesInStringsAreBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		switch r := req.(type) {
-		case *job.HallucinationSimulateRequest:
+		case *llmjob.HallucinationSimulateRequest:
 			r.Ns, r.Tasks = many(20_000), 1
-		case *job.HallucinationRunRequest:
+		case *llmjob.HallucinationRunRequest:
 			r.Backend = "categorical"
 			if tc.field == "inputs" {
 				r.Inputs = many(1 << 17)

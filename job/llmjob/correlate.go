@@ -1,4 +1,4 @@
-package job
+package llmjob
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
+	"genlens/job"
 	"genlens/kscore"
 )
 
@@ -26,7 +27,7 @@ type CorrelateRequest struct {
 	Kernel string   `json:"kernel"`
 	Gamma  string   `json:"gamma,omitempty"` // rbf, laplacian, poly: dim, median or a number; "" means median
 
-	CSVOptions // sep: how the fields of CSV inputs are separated
+	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewCorrelateRequest returns a request with the command line's defaults.
@@ -34,17 +35,17 @@ func NewCorrelateRequest() CorrelateRequest { return CorrelateRequest{Kernel: "r
 
 // Validate checks the fields that need no input file.
 func (r *CorrelateRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewCorrelateRequest()) }()
-	if err := CheckLimits("correlate", Lim("files", len(r.Files), MaxListLen)); err != nil {
+	defer func() { verr = job.WithDefault(verr, r, NewCorrelateRequest()) }()
+	if err := job.CheckLimits("correlate", job.Lim("files", len(r.Files), job.MaxListLen)); err != nil {
 		return err
 	}
 	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	if len(r.Files) < 2 {
-		return Fieldf("files", "correlate: give at least two files, one (members, samples, d) array per collection")
+		return job.Fieldf("files", "correlate: give at least two files, one (members, samples, d) array per collection")
 	}
-	_, err := KernelBandwidth("correlate", r.Kernel, r.Gamma, "median")
+	_, err := job.KernelBandwidth("correlate", r.Kernel, r.Gamma, "median")
 	return err
 }
 
@@ -55,22 +56,22 @@ func (r *CorrelateRequest) Validate() (verr error) {
 // design (see the command's help). Correlations are null where a
 // self-covariance is not positive.
 type CorrelateResult struct {
-	Files        []string `json:"files"`
-	Members      int      `json:"members"`
-	Variance     []Num    `json:"variance"`
-	Covariance   [][]Num  `json:"covariance"`
-	Correlation  [][]Num  `json:"correlation"`
-	EnsembleGain []Num    `json:"ensemble_gain"` // (n-1)/n Var: averaging independently trained members
-	Kernel       string   `json:"kernel"`
+	Files        []string    `json:"files"`
+	Members      int         `json:"members"`
+	Variance     []job.Num   `json:"variance"`
+	Covariance   [][]job.Num `json:"covariance"`
+	Correlation  [][]job.Num `json:"correlation"`
+	EnsembleGain []job.Num   `json:"ensemble_gain"` // (n-1)/n Var: averaging independently trained members
+	Kernel       string      `json:"kernel"`
 }
 
 // Correlate runs `genlens correlate`, reading the collections through
 // env.FS and reporting the kernel sums done through env.Progress.
-func Correlate(ctx context.Context, env Env, req CorrelateRequest) (*CorrelateResult, error) {
+func Correlate(ctx context.Context, env job.Env, req CorrelateRequest) (*CorrelateResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	bw, _ := KernelBandwidth("correlate", req.Kernel, req.Gamma, "median")
+	bw, _ := job.KernelBandwidth("correlate", req.Kernel, req.Gamma, "median")
 	var epochs [][]*mat.Dense
 	var first *dataio.Array
 	for i, p := range req.Files {
@@ -99,13 +100,13 @@ func Correlate(ctx context.Context, env Env, req CorrelateRequest) (*CorrelateRe
 				return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("%d members, %s has %d (members must be paired across files)", a.Shape[0], req.Files[0], first.Shape[0])}
 			}
 		}
-		epochs = append(epochs, SampleSets(a))
+		epochs = append(epochs, job.SampleSets(a))
 	}
 	var all []*mat.Dense
 	for _, e := range epochs {
 		all = append(all, e...)
 	}
-	k, err := ResolveKernel(req.Kernel, bw, all, req.Files[0])
+	k, err := job.ResolveKernel(req.Kernel, bw, all, req.Files[0])
 	if err != nil {
 		return nil, err
 	}
@@ -115,15 +116,15 @@ func Correlate(ctx context.Context, env Env, req CorrelateRequest) (*CorrelateRe
 	}
 	corr := kscore.CorrelationMatrix(cov)
 	n := first.Shape[0]
-	out := &CorrelateResult{Files: req.Files, Members: n, Variance: Nums(vars), Kernel: k.String()}
+	out := &CorrelateResult{Files: req.Files, Members: n, Variance: job.Nums(vars), Kernel: k.String()}
 	for e := range req.Files {
-		covRow, corrRow := make([]Num, len(req.Files)), make([]Num, len(req.Files))
+		covRow, corrRow := make([]job.Num, len(req.Files)), make([]job.Num, len(req.Files))
 		for g := range req.Files {
-			covRow[g], corrRow[g] = Num(cov.At(e, g)), Num(corr.At(e, g))
+			covRow[g], corrRow[g] = job.Num(cov.At(e, g)), job.Num(corr.At(e, g))
 		}
 		out.Covariance = append(out.Covariance, covRow)
 		out.Correlation = append(out.Correlation, corrRow)
-		out.EnsembleGain = append(out.EnsembleGain, Num(kscore.EnsembleGain(vars[e], 0, n)))
+		out.EnsembleGain = append(out.EnsembleGain, job.Num(kscore.EnsembleGain(vars[e], 0, n)))
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package job
+package llmjob
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
+	"genlens/job"
 	"genlens/kscore"
 )
 
@@ -27,7 +28,7 @@ type DecomposeRequest struct {
 	Gamma       string   `json:"gamma,omitempty"` // rbf, laplacian, poly: dim, median or a number; "" means median
 	PerInstance bool     `json:"per_instance"`    // also report every instance's terms
 
-	CSVOptions // sep: how the fields of CSV inputs are separated
+	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewDecomposeRequest returns a request with the command line's defaults.
@@ -35,17 +36,17 @@ func NewDecomposeRequest() DecomposeRequest { return DecomposeRequest{Kernel: "r
 
 // Validate checks the fields that need no input file.
 func (r *DecomposeRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewDecomposeRequest()) }()
-	if err := CheckLimits("decompose", Lim("models", len(r.Models), MaxListLen)); err != nil {
+	defer func() { verr = job.WithDefault(verr, r, NewDecomposeRequest()) }()
+	if err := job.CheckLimits("decompose", job.Lim("models", len(r.Models), job.MaxListLen)); err != nil {
 		return err
 	}
 	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	if len(r.Models) == 0 {
-		return Fieldf("models", "decompose: give at least one model file with {models}")
+		return job.Fieldf("models", "decompose: give at least one model file with {models}")
 	}
-	_, err := KernelBandwidth("decompose", r.Kernel, r.Gamma, "median")
+	_, err := job.KernelBandwidth("decompose", r.Kernel, r.Gamma, "median")
 	return err
 }
 
@@ -57,36 +58,36 @@ type DecomposeResult struct {
 	NModels         int                `json:"n_models"`
 	SamplesPerModel int                `json:"samples_per_model"` // the smallest count if they differ
 	Instances       int                `json:"instances,omitempty"`
-	Variance        Num                `json:"variance"`
-	KernelEntropy   Num                `json:"kernel_entropy"`
-	EnsembleGain    Num                `json:"ensemble_gain"`
-	Noise           Num                `json:"noise"`
-	Bias            Num                `json:"bias"`
-	KernelScore     Num                `json:"kernel_score"`
-	MMD2            Num                `json:"mmd2"`
-	IdentityGap     Num                `json:"identity_gap"`
+	Variance        job.Num            `json:"variance"`
+	KernelEntropy   job.Num            `json:"kernel_entropy"`
+	EnsembleGain    job.Num            `json:"ensemble_gain"`
+	Noise           job.Num            `json:"noise"`
+	Bias            job.Num            `json:"bias"`
+	KernelScore     job.Num            `json:"kernel_score"`
+	MMD2            job.Num            `json:"mmd2"`
+	IdentityGap     job.Num            `json:"identity_gap"`
 	Kernel          string             `json:"kernel,omitempty"`
 	PerInstance     []*DecomposeResult `json:"per_instance,omitempty"`
 	// Warnings explain numbers that look wrong but are not (a negative
 	// estimate of a squared norm); absent when there is nothing to say.
-	Warnings Messages `json:"warnings,omitempty"`
+	Warnings job.Messages `json:"warnings,omitempty"`
 }
 
 func newDecomposeResult(d kscore.Decomposition) *DecomposeResult {
-	return &DecomposeResult{NModels: d.Models, SamplesPerModel: d.Samples, Variance: Num(d.Variance),
-		KernelEntropy: Num(d.KernelEntropy), EnsembleGain: Num(d.EnsembleGain), Noise: Num(d.Noise),
-		Bias: Num(d.Bias), KernelScore: Num(d.KernelScore), MMD2: Num(d.MMD2), IdentityGap: Num(d.IdentityGap)}
+	return &DecomposeResult{NModels: d.Models, SamplesPerModel: d.Samples, Variance: job.Num(d.Variance),
+		KernelEntropy: job.Num(d.KernelEntropy), EnsembleGain: job.Num(d.EnsembleGain), Noise: job.Num(d.Noise),
+		Bias: job.Num(d.Bias), KernelScore: job.Num(d.KernelScore), MMD2: job.Num(d.MMD2), IdentityGap: job.Num(d.IdentityGap)}
 }
 
 // Decompose runs `genlens decompose`, reading the samples through env.FS
 // and reporting the kernel sums (or, conditional, the instances) done
 // through env.Progress.
 // It warns through env.Warn when the models have different sample counts.
-func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeResult, error) {
+func Decompose(ctx context.Context, env job.Env, req DecomposeRequest) (*DecomposeResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	bw, _ := KernelBandwidth("decompose", req.Kernel, req.Gamma, "median")
+	bw, _ := job.KernelBandwidth("decompose", req.Kernel, req.Gamma, "median")
 	opt := dataio.ReadOptions{Key: req.Key, Sep: req.Separator()}
 	var arrays []*dataio.Array
 	for _, p := range req.Models {
@@ -111,14 +112,14 @@ func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeRe
 			return nil, err
 		}
 		for i := 0; i < first.Shape[0]; i++ {
-			models = append(models, SampleSets(first.Slice(i)))
+			models = append(models, job.SampleSets(first.Slice(i)))
 		}
 	} else {
 		for i, a := range arrays {
 			if err := checkModel(req.Models, arrays, i); err != nil {
 				return nil, err
 			}
-			models = append(models, SampleSets(a))
+			models = append(models, job.SampleSets(a))
 		}
 		conditional = first.Rank() == 3
 		warning = sampleCountWarning(req.Models, arrays)
@@ -142,7 +143,7 @@ func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeRe
 		if err := needSamples(req.Targets, y.Shape[y.Rank()-2], "of the targets"); err != nil {
 			return nil, err
 		}
-		targets = SampleSets(y)
+		targets = job.SampleSets(y)
 		if len(targets) != len(models[0]) {
 			return nil, &dataio.InputError{File: req.Targets, Msg: fmt.Sprintf("%d instances, the models have %d", len(targets), len(models[0]))}
 		}
@@ -151,7 +152,7 @@ func Decompose(ctx context.Context, env Env, req DecomposeRequest) (*DecomposeRe
 	for _, m := range models {
 		all = append(all, m...)
 	}
-	k, err := ResolveKernel(req.Kernel, bw, all, req.Models[0])
+	k, err := job.ResolveKernel(req.Kernel, bw, all, req.Models[0])
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +192,7 @@ func negativeTermsNote(d *DecomposeResult) string {
 	var neg []string
 	for _, t := range []struct {
 		name string
-		v    Num
+		v    job.Num
 	}{{"bias", d.Bias}, {"variance", d.Variance}, {"mmd2", d.MMD2}} {
 		if float64(t.v) < 0 {
 			neg = append(neg, fmt.Sprintf("%s %.3g", t.name, float64(t.v)))

@@ -1,4 +1,4 @@
-package job
+package llmjob
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
+	"genlens/job"
 	"genlens/kernel"
 	"genlens/uncertainty"
 )
@@ -62,9 +63,9 @@ func NewEntropyRequest() EntropyRequest {
 
 // Validate checks the fields that need no input file.
 func (r *EntropyRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewEntropyRequest()) }()
+	defer func() { verr = job.WithDefault(verr, r, NewEntropyRequest()) }()
 	if r.T != nil {
-		if err := CheckLimits("entropy", Lim("t", *r.T, maxCSLength)); err != nil {
+		if err := job.CheckLimits("entropy", job.Lim("t", *r.T, maxCSLength)); err != nil {
 			return err
 		}
 	}
@@ -84,13 +85,13 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 	vector := r.Kernel != "cs"
 	switch {
 	case r.In == "":
-		return o, Fieldf("in", "entropy: {in} FILE is required")
+		return o, job.Fieldf("in", "entropy: {in} FILE is required")
 	case t < 1:
-		return o, Fieldf("t", "{t} %d: want a positive subsequence length", t)
+		return o, job.Fieldf("t", "{t} %d: want a positive subsequence length", t)
 	case !(r.Threshold >= 0 && r.Threshold < 1):
-		return o, Fieldf("threshold", "{threshold} %v: want a value in [0, 1)", r.Threshold)
+		return o, job.Fieldf("threshold", "{threshold} %v: want a value in [0, 1)", r.Threshold)
 	case vector && !slices.Contains(kernel.Names, r.Kernel):
-		return o, Fieldf("kernel", "{kernel} %q: want cs, %s", r.Kernel, strings.Join(kernel.Names, ", "))
+		return o, job.Fieldf("kernel", "{kernel} %q: want cs, %s", r.Kernel, strings.Join(kernel.Names, ", "))
 	}
 	scores, err := r.scores()
 	if err != nil {
@@ -100,7 +101,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		return o, err
 	}
 	notFor := func(field, appliesTo string) error {
-		return Fieldf(field, "{%s} applies only to %s, not {kernel} %s", field, appliesTo, r.Kernel)
+		return job.Fieldf(field, "{%s} applies only to %s, not {kernel} %s", field, appliesTo, r.Kernel)
 	}
 	if vector {
 		switch {
@@ -122,7 +123,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		}
 	}
 	if r.EmbeddingsKey != "" && r.Embeddings == "" {
-		return o, Fieldf("embeddings_key", "{embeddings_key} %s: give the .npz with {embeddings}", r.EmbeddingsKey)
+		return o, job.Fieldf("embeddings_key", "{embeddings_key} %s: give the .npz with {embeddings}", r.EmbeddingsKey)
 	}
 	thr := r.Threshold
 	o.opt = uncertainty.Options{Sequence: kernel.CS{T: t, Cumulative: r.Cumulative == nil || *r.Cumulative},
@@ -135,7 +136,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		o.opt.KLETime = *r.KLET
 	}
 	if r.vectorKernel(scores) {
-		if o.bw, err = KernelBandwidth("entropy", r.Kernel, r.Gamma, "dim"); err != nil {
+		if o.bw, err = job.KernelBandwidth("entropy", r.Kernel, r.Gamma, "dim"); err != nil {
 			return o, err
 		}
 	}
@@ -159,13 +160,13 @@ func (r *EntropyRequest) scores() ([]uncertainty.Score, error) {
 		switch {
 		case s == "":
 		case !s.Valid():
-			return nil, Fieldf("scores", "{scores}: unknown score %q (want a comma-separated list of %s, or all)", strings.TrimSpace(name), uncertainty.ScoreNames())
+			return nil, job.Fieldf("scores", "{scores}: unknown score %q (want a comma-separated list of %s, or all)", strings.TrimSpace(name), uncertainty.ScoreNames())
 		default:
 			want = append(want, s)
 		}
 	}
 	if len(want) == 0 {
-		return nil, Fieldf("scores", "{scores} %q names no score (want a comma-separated list of %s, or all)", r.Scores, uncertainty.ScoreNames())
+		return nil, job.Fieldf("scores", "{scores} %q names no score (want a comma-separated list of %s, or all)", r.Scores, uncertainty.ScoreNames())
 	}
 	var scores []uncertainty.Score
 	for _, s := range uncertainty.AllScores {
@@ -182,19 +183,19 @@ func (r *EntropyRequest) checkScoreFields(scores []uncertainty.Score) error {
 	graph := slices.ContainsFunc(scores, uncertainty.Score.Graph)
 	switch {
 	case r.Similarity != "" && !graph:
-		return Fieldf("similarity", "{similarity} applies only to {scores} kle, eigv and degree")
+		return job.Fieldf("similarity", "{similarity} applies only to {scores} kle, eigv and degree")
 	case r.Similarity != "" && r.Similarity != string(uncertainty.SimilarityRougeL) && r.Similarity != string(uncertainty.SimilarityEmbedding):
-		return Fieldf("similarity", "{similarity} %q: want rougel or embedding", r.Similarity)
+		return job.Fieldf("similarity", "{similarity} %q: want rougel or embedding", r.Similarity)
 	case r.KLET != nil && !slices.Contains(scores, uncertainty.ScoreKLE):
-		return Fieldf("kle_t", "{kle_t} applies only to {scores} kle")
+		return job.Fieldf("kle_t", "{kle_t} applies only to {scores} kle")
 	case r.KLET != nil && !(*r.KLET > 0 && *r.KLET <= MaxKLET):
-		return Fieldf("kle_t", "{kle_t} %v: want a heat-kernel time in (0, %g]", *r.KLET, float64(MaxKLET))
+		return job.Fieldf("kle_t", "{kle_t} %v: want a heat-kernel time in (0, %g]", *r.KLET, float64(MaxKLET))
 	}
 	if slices.Contains(scores, uncertainty.ScoreKernelEntropy) {
 		return nil
 	}
 	notKE := func(field string) error {
-		return Fieldf(field, "{%s} applies only to {scores} kernel-entropy", field)
+		return job.Fieldf(field, "{%s} applies only to {scores} kernel-entropy", field)
 	}
 	switch {
 	case r.Kernel != "cs":
@@ -234,7 +235,7 @@ type EntropyResult struct {
 	// Warnings say why a number of the summary cannot mean much (no
 	// labelled prompt, so no AUROC), naming request fields in braces;
 	// absent when there is nothing to say.
-	Warnings Messages `json:"warnings,omitempty"`
+	Warnings job.Messages `json:"warnings,omitempty"`
 }
 
 // EntropyItem is one prompt's scores, a key for each score asked for
@@ -242,14 +243,14 @@ type EntropyResult struct {
 // prompt has fewer than two usable samples; Correct is null when
 // correctness is unknown (no label, and no answer or no reference).
 type EntropyItem struct {
-	ID                string `json:"id"`
-	KernelEntropy     *Num   `json:"kernel_entropy,omitempty"`
-	LexicalSimilarity *Num   `json:"lexical_similarity,omitempty"`
-	KLE               *Num   `json:"kle,omitempty"`
-	EigV              *Num   `json:"eigv,omitempty"`
-	Degree            *Num   `json:"degree,omitempty"`
-	Correct           *bool  `json:"correct"`
-	Reason            string `json:"reason,omitempty"`
+	ID                string   `json:"id"`
+	KernelEntropy     *job.Num `json:"kernel_entropy,omitempty"`
+	LexicalSimilarity *job.Num `json:"lexical_similarity,omitempty"`
+	KLE               *job.Num `json:"kle,omitempty"`
+	EigV              *job.Num `json:"eigv,omitempty"`
+	Degree            *job.Num `json:"degree,omitempty"`
+	Correct           *bool    `json:"correct"`
+	Reason            string   `json:"reason,omitempty"`
 }
 
 // EntropySummary aggregates the items: AUROC of each score for detecting
@@ -261,11 +262,11 @@ type EntropySummary struct {
 	N          int          `json:"n"`
 	Skipped    int          `json:"skipped"`
 	Labelled   int          `json:"labelled"`
-	Accuracy   Num          `json:"accuracy"`
+	Accuracy   job.Num      `json:"accuracy"`
 	AUROC      EntropyAUROC `json:"auroc"`
 	Kernel     string       `json:"kernel,omitempty"`
 	Similarity string       `json:"similarity,omitempty"`
-	KLET       *Num         `json:"kle_t,omitempty"`
+	KLET       *job.Num     `json:"kle_t,omitempty"`
 }
 
 // EntropyAUROC holds the AUROC of each uncertainty score asked for (nil
@@ -274,23 +275,23 @@ type EntropySummary struct {
 // means every incorrect answer is more uncertain than every correct one,
 // 0.5 chance, for every score.
 type EntropyAUROC struct {
-	KernelEntropy     *Num `json:"kernel_entropy,omitempty"`
-	LexicalSimilarity *Num `json:"lexical_similarity,omitempty"`
-	KLE               *Num `json:"kle,omitempty"`
-	EigV              *Num `json:"eigv,omitempty"`
-	Degree            *Num `json:"degree,omitempty"`
+	KernelEntropy     *job.Num `json:"kernel_entropy,omitempty"`
+	LexicalSimilarity *job.Num `json:"lexical_similarity,omitempty"`
+	KLE               *job.Num `json:"kle,omitempty"`
+	EigV              *job.Num `json:"eigv,omitempty"`
+	Degree            *job.Num `json:"degree,omitempty"`
 }
 
 // numOf returns a pointer to v as a Num; +0 keeps a zero computed as -0
 // (a kernel entropy with every pair at k = 0) from printing as -0.
-func numOf(v float64) *Num {
-	n := Num(v + 0)
+func numOf(v float64) *job.Num {
+	n := job.Num(v + 0)
 	return &n
 }
 
 // field returns the field of the item that holds score s, nil for a
 // score that is none of uncertainty.AllScores.
-func (it *EntropyItem) field(s uncertainty.Score) **Num {
+func (it *EntropyItem) field(s uncertainty.Score) **job.Num {
 	switch s {
 	case uncertainty.ScoreKernelEntropy:
 		return &it.KernelEntropy
@@ -307,14 +308,14 @@ func (it *EntropyItem) field(s uncertainty.Score) **Num {
 }
 
 // Score returns the item's value of score s, nil when not asked for.
-func (it *EntropyItem) Score(s uncertainty.Score) *Num {
+func (it *EntropyItem) Score(s uncertainty.Score) *job.Num {
 	if f := it.field(s); f != nil {
 		return *f
 	}
 	return nil
 }
 
-func (a *EntropyAUROC) field(s uncertainty.Score) **Num {
+func (a *EntropyAUROC) field(s uncertainty.Score) **job.Num {
 	switch s {
 	case uncertainty.ScoreKernelEntropy:
 		return &a.KernelEntropy
@@ -331,7 +332,7 @@ func (a *EntropyAUROC) field(s uncertainty.Score) **Num {
 }
 
 // Score returns the AUROC of score s, nil when not asked for.
-func (a *EntropyAUROC) Score(s uncertainty.Score) *Num {
+func (a *EntropyAUROC) Score(s uncertainty.Score) *job.Num {
 	if f := a.field(s); f != nil {
 		return *f
 	}
@@ -354,7 +355,7 @@ func (r *EntropyResult) Scores() []uncertainty.Score {
 // Entropy runs `genlens entropy`: it reads the answers (and embeddings)
 // through env.FS, scores every prompt with uncertainty.Evaluate and
 // reports the prompts done through env.Progress.
-func Entropy(ctx context.Context, env Env, req EntropyRequest) (*EntropyResult, error) {
+func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResult, error) {
 	o, err := req.options()
 	if err != nil {
 		return nil, err
@@ -381,7 +382,7 @@ func Entropy(ctx context.Context, env Env, req EntropyRequest) (*EntropyResult, 
 		}
 	}
 	if vector {
-		if opt.Kernel, err = ResolveKernel(req.Kernel, o.bw, scoredEmbeddings(prompts, req.HoldoutFirst), req.In); err != nil {
+		if opt.Kernel, err = job.ResolveKernel(req.Kernel, o.bw, scoredEmbeddings(prompts, req.HoldoutFirst), req.In); err != nil {
 			return nil, err
 		}
 	}
@@ -397,7 +398,7 @@ func Entropy(ctx context.Context, env Env, req EntropyRequest) (*EntropyResult, 
 			*out.Items[i].field(s) = numOf(r.Value(s))
 		}
 	}
-	out.Summary = EntropySummary{N: sum.N, Skipped: sum.Skipped, Labelled: sum.Labelled, Accuracy: Num(sum.Accuracy)}
+	out.Summary = EntropySummary{N: sum.N, Skipped: sum.Skipped, Labelled: sum.Labelled, Accuracy: job.Num(sum.Accuracy)}
 	for _, s := range opt.Scores {
 		*out.Summary.AUROC.field(s) = numOf(sum.AUROC(s))
 	}
@@ -458,7 +459,7 @@ func entropyLabelWarning(recs []dataio.Record, holdoutFirst bool, sum uncertaint
 // from req.Embeddings, and rejects rows a vector kernel cannot score. A
 // row with no samples gets no embeddings: it is skipped with a reason, as
 // with the cs kernel.
-func attachEmbeddings(env Env, prompts []uncertainty.Prompt, recs []dataio.Record, req EntropyRequest) error {
+func attachEmbeddings(env job.Env, prompts []uncertainty.Prompt, recs []dataio.Record, req EntropyRequest) error {
 	if req.Embeddings != "" {
 		arr, err := dataio.ReadArrayFS(env.InputFS(), req.Embeddings, dataio.ReadOptions{Key: req.EmbeddingsKey})
 		if err != nil {

@@ -1,4 +1,4 @@
-package job
+package llmjob
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"testing/fstest"
 
 	"genlens/dataio"
+	"genlens/job"
 	"genlens/job/internal/golden"
 )
 
@@ -44,7 +45,7 @@ func TestEntropyDefaultScoresUnchanged(t *testing.T) {
 			req := NewEntropyRequest()
 			req.In, req.Scores = "answers.jsonl", scores
 			tc.edit(&req)
-			res, err := Entropy(context.Background(), Env{FS: fsys}, req)
+			res, err := Entropy(context.Background(), job.Env{FS: fsys}, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +85,7 @@ func TestEntropyAllScores(t *testing.T) {
 	fsys := fstest.MapFS{"answers.jsonl": {Data: []byte(answersJSONL)}}
 	req := NewEntropyRequest()
 	req.In, req.HoldoutFirst, req.Scores = "answers.jsonl", true, "all"
-	res, err := Entropy(context.Background(), Env{FS: fsys}, req)
+	res, err := Entropy(context.Background(), job.Env{FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestEntropyAllScores(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name      string
-		got       *Num
+		got       *job.Num
 		want, tol float64
 	}{
 		{"degree", q1.Degree, 0.525, 1e-15},
@@ -164,7 +165,7 @@ func TestEntropyHoldoutFirstGraphScores(t *testing.T) {
 	} {
 		req := NewEntropyRequest()
 		req.In, req.HoldoutFirst, req.Scores = "a.jsonl", c.holdout, "degree"
-		res, err := Entropy(context.Background(), Env{FS: fsys}, req)
+		res, err := Entropy(context.Background(), job.Env{FS: fsys}, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +197,7 @@ func TestEntropyEmbeddingSimilarity(t *testing.T) {
 		if emb != "" {
 			req.In = "plain.jsonl"
 		}
-		res, err := Entropy(context.Background(), Env{FS: fsys}, req)
+		res, err := Entropy(context.Background(), job.Env{FS: fsys}, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +220,7 @@ func TestEntropyEmbeddingSimilarity(t *testing.T) {
 	// Rows without embeddings: an input error naming the line.
 	req := NewEntropyRequest()
 	req.In, req.Scores, req.Similarity = "plain.jsonl", "eigv", "embedding"
-	_, err := Entropy(context.Background(), Env{FS: fsys}, req)
+	_, err := Entropy(context.Background(), job.Env{FS: fsys}, req)
 	var ie *dataio.InputError
 	if !errors.As(err, &ie) || ie.Line != 1 || ie.Field != "embeddings" || !strings.Contains(ie.Msg, "embedding similarity") {
 		t.Errorf("no embeddings: %v", err)
@@ -247,7 +248,7 @@ func TestEntropyValidateScores(t *testing.T) {
 		r := NewEntropyRequest()
 		r.In = "a.jsonl"
 		tc.edit(&r)
-		var fe *FieldError
+		var fe *job.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -304,14 +305,14 @@ func TestEntropyGraphSampleBound(t *testing.T) {
 	fsys := fstest.MapFS{"a.jsonl": {Data: []byte(`{"id":"ok","samples":["a","b"]}` + "\n" + string(row) + "\n")}}
 	req := NewEntropyRequest()
 	req.In, req.Scores = "a.jsonl", "degree"
-	_, err := Entropy(context.Background(), Env{FS: fsys}, req)
+	_, err := Entropy(context.Background(), job.Env{FS: fsys}, req)
 	var ie *dataio.InputError
 	if !errors.As(err, &ie) || ie.Line != 2 || ie.Field != "samples" || !strings.Contains(ie.Msg, "at most 1000") {
 		t.Errorf("err = %v", err)
 	}
 	// The default scores are not bounded here.
 	req.Scores = ""
-	if _, err := Entropy(context.Background(), Env{FS: fsys}, req); err != nil {
+	if _, err := Entropy(context.Background(), job.Env{FS: fsys}, req); err != nil {
 		t.Errorf("default scores: %v", err)
 	}
 }
@@ -338,7 +339,7 @@ func TestEntropyLabelWarnings(t *testing.T) {
 	} {
 		req := NewEntropyRequest()
 		req.In, req.HoldoutFirst = "a.jsonl", c.holdout
-		res, err := Entropy(context.Background(), Env{FS: fstest.MapFS{"a.jsonl": {Data: []byte(c.rows)}}}, req)
+		res, err := Entropy(context.Background(), job.Env{FS: fstest.MapFS{"a.jsonl": {Data: []byte(c.rows)}}}, req)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -350,7 +351,7 @@ func TestEntropyLabelWarnings(t *testing.T) {
 		}
 	}
 	// The service spells the field by its name.
-	b, err := json.Marshal(Messages{"set {holdout_first}"})
+	b, err := json.Marshal(job.Messages{"set {holdout_first}"})
 	if err != nil || string(b) != `["set holdout_first"]` {
 		t.Errorf("Messages JSON %s, %v", b, err)
 	}

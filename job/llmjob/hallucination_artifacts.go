@@ -1,4 +1,4 @@
-package job
+package llmjob
 
 import (
 	"encoding/csv"
@@ -9,19 +9,20 @@ import (
 	"strconv"
 
 	"genlens/chart"
+	"genlens/job"
 )
 
 // Artifacts returns the files of `hallucination simulate --out`:
 // simulate.csv (one row per context size), tasks.csv (one row per task),
 // simulate.json, rates_vs_n.png (the paper's Figure 3a) and phr_vs_thr.png
 // (its Figure 3b).
-func (r *HallucinationSimulateResult) Artifacts() []Artifact {
-	return []Artifact{
-		{"simulate.csv", r.writeSweepCSV},
-		{"tasks.csv", r.writeTasksCSV},
-		{"simulate.json", func(w io.Writer) error { return phrJSON(w, r) }},
-		{"rates_vs_n.png", r.WriteRatesChart},
-		{"phr_vs_thr.png", r.WriteCalibrationChart},
+func (r *HallucinationSimulateResult) Artifacts() []job.Artifact {
+	return []job.Artifact{
+		{Name: "simulate.csv", Write: r.writeSweepCSV},
+		{Name: "tasks.csv", Write: r.writeTasksCSV},
+		{Name: "simulate.json", Write: func(w io.Writer) error { return phrJSON(w, r) }},
+		{Name: "rates_vs_n.png", Write: r.WriteRatesChart},
+		{Name: "phr_vs_thr.png", Write: r.WriteCalibrationChart},
 	}
 }
 
@@ -29,7 +30,7 @@ func (r *HallucinationSimulateResult) writeSweepCSV(w io.Writer) error {
 	rows := make([][]string, len(r.Rows))
 	for i, s := range r.Rows {
 		rows[i] = []string{strconv.Itoa(s.N), phrG(float64(s.PHRMean)), phrG(float64(s.THRMean)), phrG(float64(s.ExactPHRMean)),
-			phrG(float64(s.MAEPHRExact)), phrG(float64(s.MAEPHRTHR)), CSVNum(s.R2PHRTHR), strconv.Itoa(s.Tasks)}
+			phrG(float64(s.MAEPHRExact)), phrG(float64(s.MAEPHRTHR)), job.CSVNum(s.R2PHRTHR), strconv.Itoa(s.Tasks)}
 	}
 	return phrCSV(w, []string{"n", "phr_mean", "thr_mean", "exact_phr_mean", "mae_phr_vs_exact", "mae_phr_vs_thr", "r2_phr_vs_thr", "tasks"}, rows)
 }
@@ -69,9 +70,9 @@ func (r *HallucinationSimulateResult) WriteRatesChart(w io.Writer) error {
 	}
 	const title = "Hallucination rates against context size"
 	if positive {
-		return PNGTo(w)(chart.NewLinesLog2(title, "context examples n (log scale)", "rate", series))
+		return job.PNGTo(w)(chart.NewLinesLog2(title, "context examples n (log scale)", "rate", series))
 	}
-	return PNGTo(w)(chart.NewLines(title, "context examples n", "rate", series))
+	return job.PNGTo(w)(chart.NewLines(title, "context examples n", "rate", series))
 }
 
 // WriteCalibrationChart draws, as a PNG, the paper's Figure 3b: one point
@@ -86,16 +87,16 @@ func (r *HallucinationSimulateResult) WriteCalibrationChart(w io.Writer) error {
 			groups[i].Y = append(groups[i].Y, t.THR)
 		}
 	}
-	return PNGTo(w)(chart.NewScatter("Calibration: THR against PHR", "posterior hallucination rate (Algorithm 1)", "true hallucination rate", groups, true))
+	return job.PNGTo(w)(chart.NewScatter("Calibration: THR against PHR", "posterior hallucination rate (Algorithm 1)", "true hallucination rate", groups, true))
 }
 
 // Artifacts returns the files of `hallucination run --out`: items.csv
 // (one row per query; exact_phr empty for the openai backend) and
 // run.json.
-func (r *HallucinationRunResult) Artifacts() []Artifact {
-	return []Artifact{
-		{"items.csv", r.writeCSV},
-		{"run.json", func(w io.Writer) error { return phrJSON(w, r) }},
+func (r *HallucinationRunResult) Artifacts() []job.Artifact {
+	return []job.Artifact{
+		{Name: "items.csv", Write: r.writeCSV},
+		{Name: "run.json", Write: func(w io.Writer) error { return phrJSON(w, r) }},
 	}
 }
 
@@ -104,9 +105,9 @@ func (r *HallucinationRunResult) writeCSV(w io.Writer) error {
 	for i, it := range r.Items {
 		e := ""
 		if it.ExactPHR != nil {
-			e = CSVNum(*it.ExactPHR)
+			e = job.CSVNum(*it.ExactPHR)
 		}
-		rows[i] = []string{it.ID, CSVNum(it.PHR), CSVNum(it.PHRStdErr), CSVNum(it.Total), CSVNum(it.Aleatoric), CSVNum(it.Epistemic), CSVNum(it.ErrorRate), e, it.Error}
+		rows[i] = []string{it.ID, job.CSVNum(it.PHR), job.CSVNum(it.PHRStdErr), job.CSVNum(it.Total), job.CSVNum(it.Aleatoric), job.CSVNum(it.Epistemic), job.CSVNum(it.ErrorRate), e, it.Error}
 	}
 	return phrCSV(w, []string{"id", "phr", "phr_stderr", "total", "aleatoric", "epistemic", "error_rate", "exact_phr", "error"}, rows)
 }

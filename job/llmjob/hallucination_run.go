@@ -1,4 +1,4 @@
-package job
+package llmjob
 
 import (
 	"bufio"
@@ -20,6 +20,7 @@ import (
 	"genlens/hallucination/categorical"
 	"genlens/hallucination/openai"
 	"genlens/internal/par"
+	"genlens/job"
 	"genlens/linalg"
 )
 
@@ -73,19 +74,19 @@ func NewHallucinationRunRequest() HallucinationRunRequest {
 
 // Validate checks the fields that need no input file.
 func (r *HallucinationRunRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewHallucinationRunRequest()) }()
-	if err := CheckLimits("", Lim("M", r.M, maxDrawsEach), Lim("K", r.K, maxDrawsEach), Lim("extra", r.Extra, maxExtra),
-		Lim("concurrency", r.Concurrency, MaxWorkers), Lim("retries", r.Retries, maxRetries), Lim("max_tokens", r.MaxTokens, MaxSampleMaxTokens)); err != nil {
+	defer func() { verr = job.WithDefault(verr, r, NewHallucinationRunRequest()) }()
+	if err := job.CheckLimits("", job.Lim("M", r.M, maxDrawsEach), job.Lim("K", r.K, maxDrawsEach), job.Lim("extra", r.Extra, maxExtra),
+		job.Lim("concurrency", r.Concurrency, job.MaxWorkers), job.Lim("retries", r.Retries, maxRetries), job.Lim("max_tokens", r.MaxTokens, MaxSampleMaxTokens)); err != nil {
 		return err
 	}
-	if err := CheckTimeout("timeout", r.Timeout, maxTimeout); err != nil {
+	if err := job.CheckTimeout("timeout", r.Timeout, maxTimeout); err != nil {
 		return err
 	}
 	switch {
 	case r.Context == "" || r.Queries == "":
-		return Fieldf("context", "hallucination run: {context} FILE and {queries} FILE are required")
+		return job.Fieldf("context", "hallucination run: {context} FILE and {queries} FILE are required")
 	case r.Concurrency < 1:
-		return Fieldf("concurrency", "{concurrency} %d: want at least 1", r.Concurrency)
+		return job.Fieldf("concurrency", "{concurrency} %d: want at least 1", r.Concurrency)
 	}
 	if err := checkDraws(r.Eps, r.M, r.K, r.Extra, 0); err != nil {
 		return err
@@ -101,27 +102,27 @@ func (r *HallucinationRunRequest) Validate() (verr error) {
 		_, _, _, err := NamedCategorical(r.Inputs, r.Labels, r.Alpha)
 		return err
 	}
-	return Fieldf("backend", "{backend} %q: want openai, linear or categorical", r.Backend)
+	return job.Fieldf("backend", "{backend} %q: want openai, linear or categorical", r.Backend)
 }
 
 // openaiConfig returns the client configuration, checked.
 func (r *HallucinationRunRequest) openaiConfig(key string) (openai.Config, error) {
 	switch {
 	case r.MaxTokens < 1:
-		return openai.Config{}, Fieldf("max_tokens", "{max_tokens} %d: want at least 1", r.MaxTokens)
+		return openai.Config{}, job.Fieldf("max_tokens", "{max_tokens} %d: want at least 1", r.MaxTokens)
 	case !(r.PairTopP > 0 && r.PairTopP <= 1):
-		return openai.Config{}, Fieldf("pair_top_p", "{pair_top_p} %v: want a value in (0, 1]", r.PairTopP)
+		return openai.Config{}, job.Fieldf("pair_top_p", "{pair_top_p} %v: want a value in (0, 1]", r.PairTopP)
 	case r.Timeout <= 0:
-		return openai.Config{}, Fieldf("timeout", "{timeout} %v: want a positive duration", r.Timeout)
+		return openai.Config{}, job.Fieldf("timeout", "{timeout} %v: want a positive duration", r.Timeout)
 	case r.Retries < 0:
-		return openai.Config{}, Fieldf("retries", "{retries} %d: want 0 or more", r.Retries)
+		return openai.Config{}, job.Fieldf("retries", "{retries} %d: want 0 or more", r.Retries)
 	case r.BaseURL == "" || r.Model == "":
-		return openai.Config{}, Fieldf("base_url", "{backend} openai needs {base_url} URL and {model} NAME")
+		return openai.Config{}, job.Fieldf("base_url", "{backend} openai needs {base_url} URL and {model} NAME")
 	}
 	cfg := openai.Config{BaseURL: r.BaseURL, Model: r.Model, APIKey: key, Timeout: r.Timeout, MaxRetries: r.Retries,
 		Concurrency: r.Concurrency, MaxTokens: r.MaxTokens, PairTopP: r.PairTopP, NoSeed: r.NoSeed}
 	if _, err := openai.New(cfg); err != nil {
-		return cfg, Fieldf("base_url", "%s", err)
+		return cfg, job.Fieldf("base_url", "%s", err)
 	}
 	return cfg, nil
 }
@@ -137,7 +138,7 @@ func NamedCategorical(inputNames, labelNames string, alpha float64) (categorical
 		for _, p := range strings.Split(s, ",") {
 			p = strings.TrimSpace(p)
 			if p == "" || seen[p] {
-				return nil, Fieldf(field, "{%s} %q: want distinct, non-empty, comma-separated names", field, s)
+				return nil, job.Fieldf(field, "{%s} %q: want distinct, non-empty, comma-separated names", field, s)
 			}
 			seen[p] = true
 			out = append(out, p)
@@ -154,15 +155,15 @@ func NamedCategorical(inputNames, labelNames string, alpha float64) (categorical
 	}
 	// As in simulate's groups and labels: the posterior holds a count per
 	// input and label.
-	if err := CheckLimits("", Lim("inputs", len(inputs), maxCategories), Lim("labels", len(labels), maxCategories)); err != nil {
+	if err := job.CheckLimits("", job.Lim("inputs", len(inputs), maxCategories), job.Lim("labels", len(labels), maxCategories)); err != nil {
 		return categorical.Model{}, nil, nil, err
 	}
 	if len(inputs)*len(labels) > maxCategoryCells {
-		return categorical.Model{}, nil, nil, Fieldf("inputs", "{inputs} %d x {labels} %d: at most %d cells", len(inputs), len(labels), maxCategoryCells)
+		return categorical.Model{}, nil, nil, job.Fieldf("inputs", "{inputs} %d x {labels} %d: at most %d cells", len(inputs), len(labels), maxCategoryCells)
 	}
 	m := categorical.Symmetric(len(inputs), len(labels), alpha)
 	if err := m.Validate(); err != nil {
-		return m, nil, nil, Fieldf("inputs", "{inputs} %q, {labels} %q, {alpha} %v: %s", inputNames, labelNames, alpha, err)
+		return m, nil, nil, job.Fieldf("inputs", "{inputs} %q, {labels} %q, {alpha} %v: %s", inputNames, labelNames, alpha, err)
 	}
 	return m, inputs, labels, nil
 }
@@ -182,18 +183,18 @@ type HallucinationRunResult struct {
 
 // HallucinationItem holds the estimates of one query.
 type HallucinationItem struct {
-	ID        string `json:"id"`
-	PHR       Num    `json:"phr"`
-	PHRStdErr Num    `json:"phr_stderr"`
-	Total     Num    `json:"total"`
-	Aleatoric Num    `json:"aleatoric"`
-	Epistemic Num    `json:"epistemic"`
+	ID        string  `json:"id"`
+	PHR       job.Num `json:"phr"`
+	PHRStdErr job.Num `json:"phr_stderr"`
+	Total     job.Num `json:"total"`
+	Aleatoric job.Num `json:"aleatoric"`
+	Epistemic job.Num `json:"epistemic"`
 	// ErrorRate is the fraction of the sampled answers that differ from
 	// the query's "y" (Eq. 9); null when the query has none.
-	ErrorRate Num `json:"error_rate"`
+	ErrorRate job.Num `json:"error_rate"`
 	// ExactPHR is the PHR of Definition 4 from the exact posterior (exact
 	// models only).
-	ExactPHR *Num `json:"exact_phr,omitempty"`
+	ExactPHR *job.Num `json:"exact_phr,omitempty"`
 	// Error says why the query failed (its numbers are then NaN); one
 	// failed query does not lose the others.
 	Error string `json:"error,omitempty"`
@@ -235,7 +236,7 @@ type HallucinationStats struct {
 // Queries run up to req.Concurrency at once, each with its own seed
 // derived from req.Seed and its index, so the result does not depend on
 // the concurrency.
-func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest) (*HallucinationRunResult, error) {
+func HallucinationRun(ctx context.Context, env job.Env, req HallucinationRunRequest) (*HallucinationRunResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -368,7 +369,7 @@ func HallucinationRun(ctx context.Context, env Env, req HallucinationRunRequest)
 // and they are differential entropies, negative whenever the predictive
 // density is narrow (a normal's is ½ ln(2πe σ²), below 0 for
 // σ < 1/√(2πe) ≈ 0.242), which the note says instead of calling it noise.
-func hallucinationRunWarnings(env Env, r *HallucinationRunResult) {
+func hallucinationRunWarnings(env job.Env, r *HallucinationRunResult) {
 	var noise, negative, differential []string
 	for _, it := range r.Items {
 		if it.Error != "" {
@@ -557,7 +558,7 @@ func openaiQueries(c *openai.Client, ctxPath, qPath string, ctxRows []phrRow) (p
 			if err != nil {
 				return HallucinationItem{}, err
 			}
-			it.ErrorRate = Num(hallucination.ErrorRate(res.Responses, strings.TrimSpace(y)))
+			it.ErrorRate = job.Num(hallucination.ErrorRate(res.Responses, strings.TrimSpace(y)))
 		}
 		return it, nil
 	}, nil
@@ -590,7 +591,7 @@ func linearQueries(m bayeslin.Model, ctxPath, qPath string, ctxRows []phrRow) (p
 			return HallucinationItem{}, err
 		}
 		it := newItem(q.id, res.PHR, res.StdErr, res.Total, res.Aleatoric, res.Epistemic)
-		exact := Num(post.ExactPHR(x, opt.Eps))
+		exact := job.Num(post.ExactPHR(x, opt.Eps))
 		it.ExactPHR = &exact
 		return it, nil
 	}, nil
@@ -628,15 +629,15 @@ func categoricalQueries(m categorical.Model, inputs, labels []string, ctxPath, q
 			if err != nil {
 				return HallucinationItem{}, err
 			}
-			it.ErrorRate = Num(hallucination.ErrorRate(res.Responses, y))
+			it.ErrorRate = job.Num(hallucination.ErrorRate(res.Responses, y))
 		}
-		exact := Num(post.ExactPHR(x, opt.Eps, opt.Seed))
+		exact := job.Num(post.ExactPHR(x, opt.Eps, opt.Seed))
 		it.ExactPHR = &exact
 		return it, nil
 	}, nil
 }
 
 func newItem(id string, phr, se, total, aleatoric, epistemic float64) HallucinationItem {
-	return HallucinationItem{ID: id, PHR: Num(phr), PHRStdErr: Num(se), Total: Num(total), Aleatoric: Num(aleatoric),
-		Epistemic: Num(epistemic), ErrorRate: Num(math.NaN())}
+	return HallucinationItem{ID: id, PHR: job.Num(phr), PHRStdErr: job.Num(se), Total: job.Num(total), Aleatoric: job.Num(aleatoric),
+		Epistemic: job.Num(epistemic), ErrorRate: job.Num(math.NaN())}
 }

@@ -1,4 +1,4 @@
-package job
+package llmjob
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"genlens/dataio"
 	"genlens/hallucination/categorical"
 	"genlens/hallucination/openai/openaitest"
+	"genlens/job"
 	"genlens/job/internal/golden"
 )
 
@@ -30,13 +31,13 @@ func smallSimulate(model string) HallucinationSimulateRequest {
 func TestHallucinationSimulateGolden(t *testing.T) {
 	for _, model := range []string{"linear", "categorical"} {
 		t.Run(model, func(t *testing.T) {
-			res, err := HallucinationSimulate(context.Background(), Env{}, smallSimulate(model))
+			res, err := HallucinationSimulate(context.Background(), job.Env{}, smallSimulate(model))
 			if err != nil {
 				t.Fatal(err)
 			}
 			golden.Check(t, "hallucination_simulate_"+model, res)
 			for _, row := range res.Rows {
-				for _, v := range []Num{row.PHRMean, row.THRMean, row.ExactPHRMean, row.MAEPHRExact} {
+				for _, v := range []job.Num{row.PHRMean, row.THRMean, row.ExactPHRMean, row.MAEPHRExact} {
 					if !(v >= 0 && v <= 1) {
 						t.Errorf("n=%d: a rate %v outside [0, 1]", row.N, v)
 					}
@@ -70,12 +71,12 @@ func TestHallucinationWorkers(t *testing.T) {
 	for _, model := range []string{"linear", "categorical"} {
 		req := smallSimulate(model)
 		req.Concurrency = 1
-		one, err := HallucinationSimulate(context.Background(), Env{}, req)
+		one, err := HallucinationSimulate(context.Background(), job.Env{}, req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		req.Concurrency = 3
-		three, err := HallucinationSimulate(context.Background(), Env{}, req)
+		three, err := HallucinationSimulate(context.Background(), job.Env{}, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +89,7 @@ func TestHallucinationWorkers(t *testing.T) {
 	var runs [2]*HallucinationRunResult
 	for i, c := range []int{1, 4} {
 		req.Concurrency = c
-		res, err := HallucinationRun(context.Background(), Env{FS: phrFS()}, req)
+		res, err := HallucinationRun(context.Background(), job.Env{FS: phrFS()}, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +110,7 @@ func TestHallucinationSimulateCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := HallucinationSimulate(ctx, Env{}, NewHallucinationSimulateRequest())
+		_, err := HallucinationSimulate(ctx, job.Env{}, NewHallucinationSimulateRequest())
 		errc <- err
 	}()
 	time.Sleep(300 * time.Millisecond)
@@ -117,7 +118,7 @@ func TestHallucinationSimulateCancel(t *testing.T) {
 	start := time.Now()
 	select {
 	case err := <-errc:
-		if !errors.Is(err, context.Canceled) || Classify(err) != KindCanceled {
+		if !errors.Is(err, context.Canceled) || job.Classify(err) != job.KindCanceled {
 			t.Errorf("err = %v, want context.Canceled", err)
 		}
 		if d := time.Since(start); d > time.Second {
@@ -155,7 +156,7 @@ func TestHallucinationSimulateValidate(t *testing.T) {
 	} {
 		r := NewHallucinationSimulateRequest()
 		tc.edit(&r)
-		var fe *FieldError
+		var fe *job.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -170,7 +171,7 @@ func TestHallucinationSimulateValidate(t *testing.T) {
 	// Upper-case fields keep their case.
 	r := NewHallucinationSimulateRequest()
 	r.M = 0
-	var fe *FieldError
+	var fe *job.FieldError
 	flag := func(f string) string { return "--" + f }
 	if errors.As(r.Validate(), &fe); fe == nil || !strings.HasPrefix(fe.Render(flag), "--M 0, --K 2000, --extra 100") {
 		t.Errorf("rendered %v", fe)
@@ -199,7 +200,7 @@ func categoricalRun() HallucinationRunRequest {
 }
 
 func TestHallucinationRunGolden(t *testing.T) {
-	res, err := HallucinationRun(context.Background(), Env{FS: phrFS()}, categoricalRun())
+	res, err := HallucinationRun(context.Background(), job.Env{FS: phrFS()}, categoricalRun())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestHallucinationRunGolden(t *testing.T) {
 
 	req := NewHallucinationRunRequest()
 	req.Backend, req.Features, req.Context, req.Queries, req.M, req.K, req.Extra = "linear", "poly:2", "lctx.jsonl", "lq.jsonl", 20, 500, 50
-	res, err = HallucinationRun(context.Background(), Env{FS: phrFS()}, req)
+	res, err = HallucinationRun(context.Background(), job.Env{FS: phrFS()}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,11 +248,11 @@ func TestHallucinationRunOpenAISecret(t *testing.T) {
 		}
 		return "", false
 	}
-	viaAPI, err := HallucinationRun(context.Background(), Env{FS: phrFS(), Secret: secrets}, req)
+	viaAPI, err := HallucinationRun(context.Background(), job.Env{FS: phrFS(), Secret: secrets}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	direct, err := HallucinationRun(context.Background(), Env{FS: phrFS()}, categoricalRun())
+	direct, err := HallucinationRun(context.Background(), job.Env{FS: phrFS()}, categoricalRun())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +266,7 @@ func TestHallucinationRunOpenAISecret(t *testing.T) {
 	if viaAPI.Stats == nil || viaAPI.Stats.Requests == 0 || viaAPI.Settings.Model != "genlens-categorical" {
 		t.Errorf("stats %+v, settings %+v", viaAPI.Stats, viaAPI.Settings)
 	}
-	if _, err := HallucinationRun(context.Background(), Env{FS: phrFS()}, req); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, err := HallucinationRun(context.Background(), job.Env{FS: phrFS()}, req); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("without the secret: %v, want the server's 401", err)
 	}
 }
@@ -273,7 +274,7 @@ func TestHallucinationRunOpenAISecret(t *testing.T) {
 // numsOf lists an item's numbers as strings, so that NaN equals NaN.
 func numsOf(it HallucinationItem) []string {
 	var out []string
-	for _, v := range []Num{it.PHR, it.PHRStdErr, it.Total, it.Aleatoric, it.Epistemic, it.ErrorRate} {
+	for _, v := range []job.Num{it.PHR, it.PHRStdErr, it.Total, it.Aleatoric, it.Epistemic, it.ErrorRate} {
 		b, _ := v.MarshalJSON()
 		out = append(out, string(b))
 	}
@@ -305,9 +306,9 @@ func TestHallucinationRunBadInput(t *testing.T) {
 		fsys["empty.jsonl"] = &fstest.MapFile{Data: []byte("\n")}
 		req := categoricalRun()
 		tc.edit(&req)
-		_, err := HallucinationRun(context.Background(), Env{FS: fsys}, req)
+		_, err := HallucinationRun(context.Background(), job.Env{FS: fsys}, req)
 		var ie *dataio.InputError
-		if !errors.As(err, &ie) || ie.File != tc.file || ie.Line != tc.line || ie.Field != tc.field || !strings.Contains(ie.Msg, tc.want) || Classify(err) != KindInput {
+		if !errors.As(err, &ie) || ie.File != tc.file || ie.Line != tc.line || ie.Field != tc.field || !strings.Contains(ie.Msg, tc.want) || job.Classify(err) != job.KindInput {
 			t.Errorf("%s: %#v, want an InputError on %s line %d field %q containing %q", tc.name, err, tc.file, tc.line, tc.field, tc.want)
 		}
 		if strings.Contains(err.Error(), "openai: ") {
@@ -343,7 +344,7 @@ func TestHallucinationRunValidate(t *testing.T) {
 	} {
 		r := ok
 		tc.edit(&r)
-		var fe *FieldError
+		var fe *job.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -355,8 +356,8 @@ func TestHallucinationRunValidate(t *testing.T) {
 	// (40 for the exact models) times K = 2·10⁶ is too many responses.
 	big := ok
 	big.M, big.K = 0, 2000000
-	var fe *FieldError
-	if _, err := HallucinationRun(context.Background(), Env{FS: phrFS()}, big); !errors.As(err, &fe) || fe.Field != "M" {
+	var fe *job.FieldError
+	if _, err := HallucinationRun(context.Background(), job.Env{FS: phrFS()}, big); !errors.As(err, &fe) || fe.Field != "M" {
 		t.Errorf("M 0 (40) x K 2e6: %v", err)
 	}
 }
@@ -393,7 +394,7 @@ func TestHallucinationRunItemErrorsAndWarnings(t *testing.T) {
 	req := categoricalRun()
 	req.Queries, req.K, req.M = "mixed.jsonl", 3, 2 // tiny K: estimates within noise of 0
 	var warnings []string
-	res, err := HallucinationRun(context.Background(), Env{FS: fsys, Warn: func(s string) { warnings = append(warnings, s) }}, req)
+	res, err := HallucinationRun(context.Background(), job.Env{FS: fsys, Warn: func(s string) { warnings = append(warnings, s) }}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +424,7 @@ func TestHallucinationRunItemErrorsAndWarnings(t *testing.T) {
 	// Every query failing is the run failing, as the first one did.
 	fsys["allbad.jsonl"] = &fstest.MapFile{Data: []byte("{\"x\":\"fish\"}\n")}
 	req.Queries = "allbad.jsonl"
-	if res, err := HallucinationRun(context.Background(), Env{FS: fsys}, req); err == nil || res != nil || Classify(err) != KindInput {
+	if res, err := HallucinationRun(context.Background(), job.Env{FS: fsys}, req); err == nil || res != nil || job.Classify(err) != job.KindInput {
 		t.Errorf("all queries bad: %v, %v", res, err)
 	}
 
@@ -431,7 +432,7 @@ func TestHallucinationRunItemErrorsAndWarnings(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req.Queries = "q.jsonl"
-	res, err = HallucinationRun(ctx, Env{FS: fsys}, req)
+	res, err = HallucinationRun(ctx, job.Env{FS: fsys}, req)
 	if !errors.Is(err, context.Canceled) || res == nil || !res.Incomplete || len(res.Items) > 3 {
 		t.Errorf("cancelled: %v, %+v", err, res)
 	}
@@ -457,7 +458,7 @@ func TestHallucinationRunNegativeWarning(t *testing.T) {
 		{"nothing negative", "linear", HallucinationItem{ID: "a", PHR: 0.3, PHRStdErr: 0.01, Total: 0.5, Aleatoric: 0.2, Epistemic: 0.3}, nil},
 	} {
 		var warnings []string
-		env := Env{Warn: func(s string) { warnings = append(warnings, s) }}
+		env := job.Env{Warn: func(s string) { warnings = append(warnings, s) }}
 		r := &HallucinationRunResult{Items: []HallucinationItem{c.item}, Settings: HallucinationRunSettings{Backend: c.backend, M: 10, K: 50, Noise: 0.1}}
 		hallucinationRunWarnings(env, r)
 		if len(warnings) != len(c.want) {

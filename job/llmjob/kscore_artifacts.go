@@ -1,4 +1,4 @@
-package job
+package llmjob
 
 import (
 	"encoding/csv"
@@ -11,17 +11,18 @@ import (
 
 	"genlens/chart"
 	"genlens/dataio"
+	"genlens/job"
 )
 
 // Artifacts returns the files of `entropy --out`: items.csv (one row per
 // prompt, a column per score asked for, undefined scores as empty cells),
 // entropy.json, and kernel_entropy_by_correctness.png when kernel entropy
 // was asked for and some scored prompt is labelled.
-func (r *EntropyResult) Artifacts() []Artifact {
-	arts := []Artifact{{"items.csv", r.writeCSV}, kscoreJSON("entropy.json", r)}
+func (r *EntropyResult) Artifacts() []job.Artifact {
+	arts := []job.Artifact{{Name: "items.csv", Write: r.writeCSV}, kscoreJSON("entropy.json", r)}
 	if byClass := r.entropyByCorrectness(); len(byClass) > 0 {
-		arts = append(arts, Artifact{"kernel_entropy_by_correctness.png", func(w io.Writer) error {
-			return PNGTo(w)(chart.NewHistograms("Kernel entropy by correctness", "kernel entropy", byClass, 30))
+		arts = append(arts, job.Artifact{Name: "kernel_entropy_by_correctness.png", Write: func(w io.Writer) error {
+			return job.PNGTo(w)(chart.NewHistograms("Kernel entropy by correctness", "kernel entropy", byClass, 30))
 		}})
 	}
 	return arts
@@ -44,7 +45,7 @@ func (r *EntropyResult) writeCSV(w io.Writer) error {
 		}
 		row := []string{it.ID}
 		for _, s := range scores {
-			row = append(row, CSVNum(numOr(it.Score(s))))
+			row = append(row, job.CSVNum(numOr(it.Score(s))))
 		}
 		if err := cw.Write(append(row, c, it.Reason)); err != nil {
 			return err
@@ -55,9 +56,9 @@ func (r *EntropyResult) writeCSV(w io.Writer) error {
 }
 
 // numOr returns *n, NaN for nil.
-func numOr(n *Num) Num {
+func numOr(n *job.Num) job.Num {
 	if n == nil {
-		return Num(math.NaN())
+		return job.Num(math.NaN())
 	}
 	return *n
 }
@@ -84,19 +85,19 @@ func (r *EntropyResult) entropyByCorrectness() map[string][]float64 {
 // heatmap, files named without directory and extension), covariance.csv,
 // correlation.csv (one column per file, NaN where undefined) and
 // correlate.json.
-func (r *CorrelateResult) Artifacts() []Artifact {
+func (r *CorrelateResult) Artifacts() []job.Artifact {
 	labels := make([]string, len(r.Files))
 	for e, p := range r.Files {
 		labels[e] = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
 	}
-	matrix := func(name string, m [][]Num) Artifact {
-		return Artifact{name, func(w io.Writer) error {
+	matrix := func(name string, m [][]job.Num) job.Artifact {
+		return job.Artifact{Name: name, Write: func(w io.Writer) error {
 			return dataio.EncodeCSV(w, labels, kscoreFloats(m))
 		}}
 	}
-	return []Artifact{
-		{"correlation.png", func(w io.Writer) error {
-			return PNGTo(w)(chart.NewHeatmap("Distributional correlation", kscoreFloats(r.Correlation), labels, -1, 1))
+	return []job.Artifact{
+		{Name: "correlation.png", Write: func(w io.Writer) error {
+			return job.PNGTo(w)(chart.NewHeatmap("Distributional correlation", kscoreFloats(r.Correlation), labels, -1, 1))
 		}},
 		matrix("covariance.csv", r.Covariance),
 		matrix("correlation.csv", r.Correlation),
@@ -105,7 +106,7 @@ func (r *CorrelateResult) Artifacts() []Artifact {
 }
 
 // kscoreFloats converts a matrix of Nums back to float64 (NaN stays NaN).
-func kscoreFloats(m [][]Num) [][]float64 {
+func kscoreFloats(m [][]job.Num) [][]float64 {
 	out := make([][]float64, len(m))
 	for i, row := range m {
 		out[i] = make([]float64, len(row))
@@ -118,8 +119,8 @@ func kscoreFloats(m [][]Num) [][]float64 {
 
 // kscoreJSON is the result document v as a file: indented, with a
 // trailing newline, as --json prints it.
-func kscoreJSON(name string, v any) Artifact {
-	return Artifact{name, func(w io.Writer) error {
+func kscoreJSON(name string, v any) job.Artifact {
+	return job.Artifact{Name: name, Write: func(w io.Writer) error {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			return err

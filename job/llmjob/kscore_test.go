@@ -1,4 +1,4 @@
-package job
+package llmjob
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"genlens/dataio"
+	"genlens/job"
 	"genlens/job/internal/golden"
 )
 
@@ -69,7 +70,7 @@ func TestEntropyGolden(t *testing.T) {
 			req.In = "answers.jsonl"
 			tc.edit(&req)
 			var done, total int
-			res, err := Entropy(context.Background(), Env{FS: fsys, Progress: func(d, n int) { done, total = d, n }}, req)
+			res, err := Entropy(context.Background(), job.Env{FS: fsys, Progress: func(d, n int) { done, total = d, n }}, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +84,7 @@ func TestEntropyGolden(t *testing.T) {
 }
 
 // checkKScoreArtifacts renders every artifact and checks the names.
-func checkKScoreArtifacts(t *testing.T, arts []Artifact, names ...string) {
+func checkKScoreArtifacts(t *testing.T, arts []job.Artifact, names ...string) {
 	t.Helper()
 	var got []string
 	for _, a := range arts {
@@ -120,7 +121,7 @@ func TestEntropyCSV(t *testing.T) {
 	fsys := fstest.MapFS{"answers.jsonl": {Data: []byte(answersJSONL)}}
 	req := NewEntropyRequest()
 	req.In, req.HoldoutFirst = "answers.jsonl", true
-	res, err := Entropy(context.Background(), Env{FS: fsys}, req)
+	res, err := Entropy(context.Background(), job.Env{FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestEntropyValidate(t *testing.T) {
 		r := NewEntropyRequest()
 		r.In = "a.jsonl"
 		tc.edit(&r)
-		var fe *FieldError
+		var fe *job.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -195,7 +196,7 @@ func TestEntropyInputErrors(t *testing.T) {
 	} {
 		req := NewEntropyRequest()
 		req.In, req.Embeddings, req.Kernel = tc.in, tc.emb, "rbf"
-		_, err := Entropy(context.Background(), Env{FS: fsys}, req)
+		_, err := Entropy(context.Background(), job.Env{FS: fsys}, req)
 		var ie *dataio.InputError
 		if !errors.As(err, &ie) || ie.File != tc.file || ie.Line != tc.line || ie.Field != tc.field {
 			t.Errorf("%s: %v, want an InputError on %s line %d field %s", tc.name, err, tc.file, tc.line, tc.field)
@@ -203,8 +204,8 @@ func TestEntropyInputErrors(t *testing.T) {
 	}
 	req := NewEntropyRequest()
 	req.In, req.Kernel, req.Gamma = "const.jsonl", "rbf", "median"
-	_, err := Entropy(context.Background(), Env{FS: fsys}, req)
-	var fe *FieldError
+	_, err := Entropy(context.Background(), job.Env{FS: fsys}, req)
+	var fe *job.FieldError
 	if !errors.As(err, &fe) || fe.Field != "gamma" || !strings.Contains(fe.Msg, "the data are constant") {
 		t.Errorf("median of constant embeddings: %v, want a FieldError on gamma", err)
 	}
@@ -222,13 +223,13 @@ func TestEntropyCancel(t *testing.T) {
 	var cancelled time.Time
 	req := NewEntropyRequest()
 	req.In = "big.jsonl"
-	_, err := Entropy(ctx, Env{FS: fsys, Progress: func(done, _ int) {
+	_, err := Entropy(ctx, job.Env{FS: fsys, Progress: func(done, _ int) {
 		if done == 100 {
 			cancelled = time.Now()
 			cancel()
 		}
 	}}, req)
-	if !errors.Is(err, context.Canceled) || Classify(err) != KindCanceled {
+	if !errors.Is(err, context.Canceled) || job.Classify(err) != job.KindCanceled {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	if d := time.Since(cancelled); d > time.Second {
@@ -270,7 +271,7 @@ func TestDecomposeGolden(t *testing.T) {
 			req := NewDecomposeRequest()
 			tc.edit(&req)
 			var warnings []string
-			res, err := Decompose(context.Background(), Env{FS: fsys, Warn: func(m string) { warnings = append(warnings, m) }}, req)
+			res, err := Decompose(context.Background(), job.Env{FS: fsys, Warn: func(m string) { warnings = append(warnings, m) }}, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,7 +296,7 @@ func TestDecomposeValidate(t *testing.T) {
 		r := NewDecomposeRequest()
 		r.Models = []string{"m.npy"}
 		tc.edit(&r)
-		var fe *FieldError
+		var fe *job.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -315,7 +316,7 @@ func TestCorrelateGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := NewCorrelateRequest()
 			tc.edit(&req)
-			res, err := Correlate(context.Background(), Env{FS: fsys}, req)
+			res, err := Correlate(context.Background(), job.Env{FS: fsys}, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -340,8 +341,8 @@ func TestCorrelateErrors(t *testing.T) {
 		req := NewCorrelateRequest()
 		req.Files = []string{"e1.npy", "e2.npy"}
 		tc.edit(&req)
-		_, err := Correlate(context.Background(), Env{FS: fsys}, req)
-		var fe *FieldError
+		_, err := Correlate(context.Background(), job.Env{FS: fsys}, req)
+		var fe *job.FieldError
 		var ie *dataio.InputError
 		switch {
 		case tc.field != "" && (!errors.As(err, &fe) || fe.Field != tc.field):
@@ -356,7 +357,7 @@ func TestCorrelateErrors(t *testing.T) {
 // (a term that needs targets or models not given) and positive values
 // say nothing.
 func TestDecomposeNegativeTermsNote(t *testing.T) {
-	nan := Num(math.NaN())
+	nan := job.Num(math.NaN())
 	for _, c := range []struct {
 		name string
 		d    DecomposeResult

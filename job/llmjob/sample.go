@@ -1,4 +1,4 @@
-package job
+package llmjob
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/internal/par"
+	"genlens/job"
 	"genlens/llm"
 )
 
@@ -69,12 +70,12 @@ const (
 
 // Validate checks the fields that need no input file.
 func (r *SampleRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewSampleRequest()) }()
-	if err := CheckLimits("sample", Lim("n", r.N, MaxSampleN), Lim("max_tokens", r.MaxTokens, MaxSampleMaxTokens), Lim("concurrency", r.Concurrency, MaxSampleConcurrency),
-		Lim("retries", r.Retries, MaxSampleRetries)); err != nil {
+	defer func() { verr = job.WithDefault(verr, r, NewSampleRequest()) }()
+	if err := job.CheckLimits("sample", job.Lim("n", r.N, MaxSampleN), job.Lim("max_tokens", r.MaxTokens, MaxSampleMaxTokens), job.Lim("concurrency", r.Concurrency, MaxSampleConcurrency),
+		job.Lim("retries", r.Retries, MaxSampleRetries)); err != nil {
 		return err
 	}
-	if err := CheckTimeout("timeout", r.Timeout, MaxSampleTimeout); err != nil {
+	if err := job.CheckTimeout("timeout", r.Timeout, MaxSampleTimeout); err != nil {
 		return err
 	}
 	_, err := r.clientConfig("")
@@ -84,40 +85,40 @@ func (r *SampleRequest) Validate() (verr error) {
 func (r *SampleRequest) clientConfig(key string) (llm.Config, error) {
 	switch {
 	case r.Prompts == "":
-		return llm.Config{}, Fieldf("prompts", "sample: {prompts} FILE is required")
+		return llm.Config{}, job.Fieldf("prompts", "sample: {prompts} FILE is required")
 	case r.BaseURL == "" || r.Model == "":
-		return llm.Config{}, Fieldf("base_url", "sample: {base_url} URL and {model} NAME are required")
+		return llm.Config{}, job.Fieldf("base_url", "sample: {base_url} URL and {model} NAME are required")
 	case r.N < 1 || r.N > MaxSampleN:
-		return llm.Config{}, Fieldf("n", "{n} %d: want 1..%d", r.N, MaxSampleN)
+		return llm.Config{}, job.Fieldf("n", "{n} %d: want 1..%d", r.N, MaxSampleN)
 	case !(r.Temperature >= 0 && r.Temperature <= 100):
-		return llm.Config{}, Fieldf("temperature", "{temperature} %v: want a value in [0, 100]", r.Temperature)
+		return llm.Config{}, job.Fieldf("temperature", "{temperature} %v: want a value in [0, 100]", r.Temperature)
 	case r.MaxTokens < 1 || r.MaxTokens > MaxSampleMaxTokens:
-		return llm.Config{}, Fieldf("max_tokens", "{max_tokens} %d: want 1..%d", r.MaxTokens, MaxSampleMaxTokens)
+		return llm.Config{}, job.Fieldf("max_tokens", "{max_tokens} %d: want 1..%d", r.MaxTokens, MaxSampleMaxTokens)
 	case r.TopP != nil && !(*r.TopP > 0 && *r.TopP <= 1):
-		return llm.Config{}, Fieldf("top_p", "{top_p} %v: want a value in (0, 1]", *r.TopP)
+		return llm.Config{}, job.Fieldf("top_p", "{top_p} %v: want a value in (0, 1]", *r.TopP)
 	case r.API != "chat" && r.API != "completions":
-		return llm.Config{}, Fieldf("api", "{api} %q: want chat or completions", r.API)
+		return llm.Config{}, job.Fieldf("api", "{api} %q: want chat or completions", r.API)
 	case r.Concurrency < 1 || r.Concurrency > MaxSampleConcurrency:
-		return llm.Config{}, Fieldf("concurrency", "{concurrency} %d: want 1..%d", r.Concurrency, MaxSampleConcurrency)
+		return llm.Config{}, job.Fieldf("concurrency", "{concurrency} %d: want 1..%d", r.Concurrency, MaxSampleConcurrency)
 	case !(r.RPM >= 0 && r.RPM <= MaxSampleRPM):
-		return llm.Config{}, Fieldf("rpm", "{rpm} %v: want 0 (no limit) up to %g", r.RPM, MaxSampleRPM)
+		return llm.Config{}, job.Fieldf("rpm", "{rpm} %v: want 0 (no limit) up to %g", r.RPM, MaxSampleRPM)
 	case r.Retries < 0 || r.Retries > MaxSampleRetries:
-		return llm.Config{}, Fieldf("retries", "{retries} %d: want 0..%d", r.Retries, MaxSampleRetries)
+		return llm.Config{}, job.Fieldf("retries", "{retries} %d: want 0..%d", r.Retries, MaxSampleRetries)
 	case r.Timeout <= 0 || r.Timeout > MaxSampleTimeout:
-		return llm.Config{}, Fieldf("timeout", "{timeout} %v: want a positive duration up to %v", r.Timeout, MaxSampleTimeout)
+		return llm.Config{}, job.Fieldf("timeout", "{timeout} %v: want a positive duration up to %v", r.Timeout, MaxSampleTimeout)
 	case r.EmbedBaseURL != "" && r.EmbedModel == "":
-		return llm.Config{}, Fieldf("embed_base_url", "{embed_base_url} needs {embed_model} NAME")
+		return llm.Config{}, job.Fieldf("embed_base_url", "{embed_base_url} needs {embed_model} NAME")
 	}
 	cfg := llm.Config{BaseURL: r.BaseURL, APIKey: key, Timeout: r.Timeout, MaxRetries: r.Retries, RetryBase: 500 * time.Millisecond,
 		Concurrency: r.Concurrency, RPM: r.RPM}
 	if _, err := llm.New(cfg); err != nil {
-		return cfg, Fieldf("base_url", "{base_url}: %s", errorsTrim(err))
+		return cfg, job.Fieldf("base_url", "{base_url}: %s", errorsTrim(err))
 	}
 	if r.EmbedBaseURL != "" {
 		e := cfg
 		e.BaseURL = r.EmbedBaseURL
 		if _, err := llm.New(e); err != nil {
-			return cfg, Fieldf("embed_base_url", "{embed_base_url}: %s", errorsTrim(err))
+			return cfg, job.Fieldf("embed_base_url", "{embed_base_url}: %s", errorsTrim(err))
 		}
 	}
 	return cfg, nil
@@ -133,10 +134,10 @@ func errorsTrim(err error) string {
 
 // outbound returns the servers the request calls, for a service's
 // allow-list.
-func (r *SampleRequest) outbound() []Outbound {
-	out := []Outbound{{"base_url", r.BaseURL}}
+func (r *SampleRequest) outbound() []job.Outbound {
+	out := []job.Outbound{{Field: "base_url", URL: r.BaseURL}}
 	if r.EmbedBaseURL != "" && r.EmbedBaseURL != r.BaseURL {
-		out = append(out, Outbound{"embed_base_url", r.EmbedBaseURL})
+		out = append(out, job.Outbound{Field: "embed_base_url", URL: r.EmbedBaseURL})
 	}
 	return out
 }
@@ -154,19 +155,19 @@ type SampleResult struct {
 	// stopped mid-write) that was removed before appending.
 	RepairedBytes    int       `json:"repaired_bytes"`
 	Tokens           llm.Usage `json:"tokens"` // as the server reports them
-	Seconds          Num       `json:"seconds"`
-	PromptsPerSecond Num       `json:"prompts_per_second"`
-	TokensPerSecond  Num       `json:"tokens_per_second"` // completion tokens
+	Seconds          job.Num   `json:"seconds"`
+	PromptsPerSecond job.Num   `json:"prompts_per_second"`
+	TokensPerSecond  job.Num   `json:"tokens_per_second"` // completion tokens
 
 	rows [][]byte // without Out
 }
 
 // Artifacts returns answers.jsonl (the rows) when the run kept them.
-func (r *SampleResult) Artifacts() []Artifact {
+func (r *SampleResult) Artifacts() []job.Artifact {
 	if r.Out != "" {
 		return nil
 	}
-	return []Artifact{{Name: "answers.jsonl", Write: func(w io.Writer) error {
+	return []job.Artifact{{Name: "answers.jsonl", Write: func(w io.Writer) error {
 		for _, row := range r.rows {
 			if _, err := w.Write(row); err != nil {
 				return err
@@ -186,12 +187,12 @@ func (r *SampleResult) Rows() [][]byte { return r.rows }
 // completion tokens (env.Meter "tokens"). The first prompt that fails
 // after retries stops the run; the rows already written stay, and a rerun
 // samples only the rest.
-func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, error) {
+func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult, error) {
 	key := ""
 	if req.APIKeyEnv != "" {
 		k, ok := env.LookupSecret(req.APIKeyEnv)
 		if !ok {
-			return nil, Fieldf("api_key_env", "{api_key_env} %s: no such secret (set the variable, or leave {api_key_env} empty for a server without keys)", req.APIKeyEnv)
+			return nil, job.Fieldf("api_key_env", "{api_key_env} %s: no such secret (set the variable, or leave {api_key_env} empty for a server without keys)", req.APIKeyEnv)
 		}
 		key = k
 	}
@@ -209,7 +210,7 @@ func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, err
 		ecfg := cfg
 		ecfg.BaseURL = req.EmbedBaseURL
 		if embedder, err = llm.New(ecfg); err != nil {
-			return nil, Fieldf("embed_base_url", "{embed_base_url}: %s", errorsTrim(err))
+			return nil, job.Fieldf("embed_base_url", "{embed_base_url}: %s", errorsTrim(err))
 		}
 	}
 	rows, err := readPromptRows(env.InputFS(), req.Prompts)
@@ -290,10 +291,10 @@ func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, err
 		return nil
 	})
 	el := time.Since(start).Seconds()
-	res.Seconds = Num(el)
+	res.Seconds = job.Num(el)
 	if el > 0 {
-		res.PromptsPerSecond = Num(float64(res.Sampled) / el)
-		res.TokensPerSecond = Num(float64(tokens.Load()) / el)
+		res.PromptsPerSecond = job.Num(float64(res.Sampled) / el)
+		res.TokensPerSecond = job.Num(float64(tokens.Load()) / el)
 	}
 	res.Requests, res.Retries = client.Stats()
 	if embedder != client {
@@ -311,7 +312,7 @@ func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, err
 type sampler struct {
 	req              SampleRequest
 	client, embedder *llm.Client
-	env              Env
+	env              job.Env
 }
 
 // PromptSeed is the seed of a prompt's first request under the run's

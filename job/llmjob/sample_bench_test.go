@@ -1,4 +1,4 @@
-package job
+package llmjob
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"genlens/hallucination/openai/openaitest"
+	"genlens/job"
 )
 
 // BenchmarkSample measures sample's throughput against the test server
@@ -38,7 +39,7 @@ func BenchmarkSample(b *testing.B) {
 				if tc.out {
 					req.Out = filepath.Join(b.TempDir(), "a.jsonl")
 				}
-				res, err := Sample(context.Background(), Env{FS: fsys, Secret: sampleSecrets}, req)
+				res, err := Sample(context.Background(), job.Env{FS: fsys, Secret: sampleSecrets}, req)
 				if err != nil {
 					b.Fatal(err)
 				}

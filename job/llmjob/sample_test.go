@@ -1,4 +1,4 @@
-package job
+package llmjob
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"genlens/dataio"
 	"genlens/hallucination/categorical"
 	"genlens/hallucination/openai/openaitest"
+	"genlens/job"
 	"genlens/job/internal/golden"
 	"genlens/llm"
 )
@@ -113,7 +114,7 @@ func TestSampleRows(t *testing.T) {
 	srv, _ := sampleServer(t, nil)
 	req := sampleReq(srv.URL)
 	req.Greedy, req.EmbedModel = true, "genlens-embedding"
-	res, err := Sample(context.Background(), Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(10)}}, Secret: sampleSecrets}, req)
+	res, err := Sample(context.Background(), job.Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(10)}}, Secret: sampleSecrets}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestSampleRows(t *testing.T) {
 	for _, kern := range []string{"cs", "rbf"} {
 		er := NewEntropyRequest()
 		er.In, er.Kernel = "a.jsonl", kern
-		got, err := Entropy(context.Background(), Env{FS: fsys}, er)
+		got, err := Entropy(context.Background(), job.Env{FS: fsys}, er)
 		if err != nil || got.Summary.N != 10 || got.Summary.Labelled != 8 {
 			t.Errorf("entropy --kernel %s on the output: %+v, %v", kern, got, err)
 		}
@@ -236,7 +237,7 @@ func TestSampleFaults(t *testing.T) {
 			req := sampleReq(srv.URL)
 			req.Out = filepath.Join(t.TempDir(), "a.jsonl")
 			req.Timeout, req.Concurrency = 300*time.Millisecond, 3
-			env := Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(12)}}, Secret: sampleSecrets}
+			env := job.Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(12)}}, Secret: sampleSecrets}
 			res, err := Sample(context.Background(), env, req)
 			if tc.fails {
 				if err == nil || !strings.Contains(err.Error(), "malformed JSON") || !strings.Contains(err.Error(), "p.jsonl line") {
@@ -275,7 +276,7 @@ func TestSampleResume(t *testing.T) {
 	srv, h := sampleServer(t, nil)
 	req := sampleReq(srv.URL)
 	req.Out = filepath.Join(t.TempDir(), "a.jsonl")
-	env := Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(6)}}, Secret: sampleSecrets}
+	env := job.Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(6)}}, Secret: sampleSecrets}
 	// A first run over the first 3 prompts, then a crash mid-line.
 	first := env
 	first.FS = fstest.MapFS{"p.jsonl": {Data: promptsFile(3)}}
@@ -323,7 +324,7 @@ func TestSampleResume(t *testing.T) {
 
 func isInputErr(err error, file string, line int, field string) bool {
 	var ie *dataio.InputError
-	return errors.As(err, &ie) && ie.File == file && ie.Line == line && ie.Field == field && Classify(err) == KindInput
+	return errors.As(err, &ie) && ie.File == file && ie.Line == line && ie.Field == field && job.Classify(err) == job.KindInput
 }
 
 // Bad prompt rows are input errors naming the line and field.
@@ -353,7 +354,7 @@ func TestSamplePromptRowErrors(t *testing.T) {
 		{"empty file", "\n\n", 0, "", "no prompts"},
 	} {
 		req := sampleReq(srv.URL)
-		_, err := Sample(context.Background(), Env{FS: fstest.MapFS{"p.jsonl": {Data: []byte(tc.data)}}, Secret: sampleSecrets}, req)
+		_, err := Sample(context.Background(), job.Env{FS: fstest.MapFS{"p.jsonl": {Data: []byte(tc.data)}}, Secret: sampleSecrets}, req)
 		var ie *dataio.InputError
 		if !isInputErr(err, "p.jsonl", tc.line, tc.field) || !errors.As(err, &ie) || !strings.Contains(ie.Msg, tc.want) {
 			t.Errorf("%s: %v, want an input error on line %d field %q containing %q", tc.name, err, tc.line, tc.field, tc.want)
@@ -361,7 +362,7 @@ func TestSamplePromptRowErrors(t *testing.T) {
 	}
 	req := sampleReq(srv.URL)
 	req.API = "completions"
-	_, err := Sample(context.Background(), Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(5)}}, Secret: sampleSecrets}, req)
+	_, err := Sample(context.Background(), job.Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(5)}}, Secret: sampleSecrets}, req)
 	if !isInputErr(err, "p.jsonl", 5, "messages") {
 		t.Errorf("messages with the completions API: %v", err)
 	}
@@ -405,7 +406,7 @@ func TestSampleValidate(t *testing.T) {
 		r := ok
 		tc.edit(&r)
 		err := r.Validate()
-		var fe *FieldError
+		var fe *job.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("%s: %v", tc.field, err)
 		}
@@ -416,7 +417,7 @@ func TestSampleValidate(t *testing.T) {
 // secret that is missing is a field error.
 func TestSampleKey(t *testing.T) {
 	srv, _ := sampleServer(t, nil)
-	env := Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(2)}}, Secret: func(n string) (string, bool) { return "sk-wrong-key", n == "W" }}
+	env := job.Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(2)}}, Secret: func(n string) (string, bool) { return "sk-wrong-key", n == "W" }}
 	req := sampleReq(srv.URL)
 	req.APIKeyEnv = "W"
 	_, err := Sample(context.Background(), env, req)
@@ -424,7 +425,7 @@ func TestSampleKey(t *testing.T) {
 		t.Errorf("wrong key: %v", err)
 	}
 	req.APIKeyEnv = "MISSING"
-	var fe *FieldError
+	var fe *job.FieldError
 	if _, err := Sample(context.Background(), env, req); !errors.As(err, &fe) || fe.Field != "api_key_env" {
 		t.Errorf("missing secret: %v", err)
 	}
@@ -480,7 +481,7 @@ func TestSampleGolden(t *testing.T) {
 	srv, _ := sampleServer(t, func(c *openaitest.Config) { c.EmbeddingDim = 4 })
 	req := sampleReq(srv.URL)
 	req.Greedy, req.EmbedModel, req.Concurrency, req.N = true, "genlens-embedding", 1, 3
-	res, err := Sample(context.Background(), Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(5)}}, Secret: sampleSecrets}, req)
+	res, err := Sample(context.Background(), job.Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(5)}}, Secret: sampleSecrets}, req)
 	if err != nil {
 		t.Fatal(err)
 	}

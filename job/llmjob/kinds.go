@@ -1,0 +1,57 @@
+package llmjob
+
+import "genlens/job"
+
+// Upper bounds on size-like fields of this package's requests (see
+// job.MaxListLen): far above real use, noted beside each.
+const (
+	maxCSLength  = 1000       // entropy's cs subsequence length, default 2
+	maxDrawsEach = 10_000_000 // hallucination M, K: 40 and 2000 (M x K is bounded too)
+	maxRetries   = MaxSampleRetries
+	maxTimeout   = MaxSampleTimeout
+)
+
+// Commands lists the commands of this package, for job/commands.
+var Commands = []job.Command{
+	job.Define(job.Spec[SampleRequest, SampleResult]{
+		Name: "sample", Group: "kernel", New: NewSampleRequest, Run: Sample,
+		Inputs:    func(r *SampleRequest) []job.Input { return job.FileInput("prompts", r.Prompts) },
+		Artifacts: job.ArtifactsOf[SampleRequest]((*SampleResult).Artifacts),
+		Outbound:  func(r *SampleRequest) []job.Outbound { return r.outbound() },
+	}),
+	job.Define(job.Spec[EntropyRequest, EntropyResult]{
+		Name: "entropy", Group: "kernel", New: NewEntropyRequest, Run: Entropy,
+		Inputs: func(r *EntropyRequest) []job.Input {
+			return append(job.FileInput("in", r.In), job.FileInput("embeddings", r.Embeddings)...)
+		},
+		Artifacts: job.ArtifactsOf[EntropyRequest]((*EntropyResult).Artifacts),
+	}),
+	job.Define(job.Spec[DecomposeRequest, DecomposeResult]{
+		Name: "decompose", Group: "kernel", New: NewDecomposeRequest, Run: Decompose,
+		Inputs: func(r *DecomposeRequest) []job.Input {
+			return append(job.FileInputs("models", r.Models), job.FileInput("targets", r.Targets)...)
+		},
+	}),
+	job.Define(job.Spec[CorrelateRequest, CorrelateResult]{
+		Name: "correlate", Group: "kernel", New: NewCorrelateRequest, Run: Correlate,
+		Inputs:    func(r *CorrelateRequest) []job.Input { return job.FileInputs("files", r.Files) },
+		Artifacts: job.ArtifactsOf[CorrelateRequest]((*CorrelateResult).Artifacts),
+	}),
+	job.Define(job.Spec[HallucinationRunRequest, HallucinationRunResult]{
+		Name: "hallucination run", Group: "icl", New: NewHallucinationRunRequest, Run: HallucinationRun,
+		Inputs: func(r *HallucinationRunRequest) []job.Input {
+			return append(job.FileInput("context", r.Context), job.FileInput("queries", r.Queries)...)
+		},
+		Artifacts: job.ArtifactsOf[HallucinationRunRequest]((*HallucinationRunResult).Artifacts),
+		Outbound: func(r *HallucinationRunRequest) []job.Outbound {
+			if r.Backend == "openai" {
+				return []job.Outbound{{Field: "base_url", URL: r.BaseURL}}
+			}
+			return nil
+		},
+	}),
+	job.Define(job.Spec[HallucinationSimulateRequest, HallucinationSimulateResult]{
+		Name: "hallucination simulate", Group: "icl", New: NewHallucinationSimulateRequest, Run: HallucinationSimulate,
+		Artifacts: job.ArtifactsOf[HallucinationSimulateRequest]((*HallucinationSimulateResult).Artifacts),
+	}),
+}
