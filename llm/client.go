@@ -142,6 +142,35 @@ func redactURL(s string) string {
 // BaseURL returns the API root requests go to (without a trailing slash).
 func (c *Client) BaseURL() string { return c.base }
 
+// Timeout returns the bound of one attempt (Config.Timeout): the one
+// timeout of every exchange with this server, including Forward's
+// callers' silence bound.
+func (c *Client) Timeout() time.Duration { return c.cfg.Timeout }
+
+// Forward sends body to BaseURL + path once, byte for byte, with the
+// client's key, transport and redirect policy, and returns the response,
+// whatever its status, for the caller to read and close. It is a proxy's
+// pass-through: it does not retry (a streamed answer cannot be replayed
+// to whoever reads it), is not counted in Concurrency or RPM (the
+// proxy's own callers are its bound), and sets no deadline of its own:
+// ctx bounds it, so that the caller decides how long a stream may stay
+// silent. A transport failure is returned as the *url.Error of
+// net/http.
+func (c *Client) Forward(ctx context.Context, path string, body []byte, accept string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, errorf("%v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	return c.http.Do(req)
+}
+
 // Stats returns the number of HTTP attempts made and how many of them were
 // retries.
 func (c *Client) Stats() (requests, retries int64) { return c.requests.Load(), c.retries.Load() }
@@ -350,17 +379,10 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, out 
 	return 0, nil
 }
 
-// errorBody is an OpenAI-style error response.
-type errorBody struct {
-	Error struct {
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // serverMessage extracts the message of an OpenAI-style error body, or a
 // short prefix of any other body.
 func serverMessage(data []byte) string {
-	var e errorBody
+	var e ErrorResponse
 	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
 		return printable(e.Error.Message, 300)
 	}

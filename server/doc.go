@@ -21,7 +21,7 @@
 // Optimism-based Approach to Online Evaluation of Generative Models",
 // arXiv 2024.
 //
-// With an upstream (Options.LLM), the server is also an OpenAI-compatible
+// With an upstream (Options.LLM), the server also mounts package llmproxy, an OpenAI-compatible
 // proxy at /v1/chat/completions: each request goes upstream byte for byte
 // and its answer comes back with one added key, "genlens", holding the
 // uncertainty of k samples of the same messages drawn beside it through

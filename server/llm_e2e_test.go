@@ -55,7 +55,7 @@ func TestLLMProxyEndToEnd(t *testing.T) {
 	}
 	rs := &recordingSampler{c: c}
 	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "genlens-token-for-tests",
-		LLM: server.LLMOptions{Upstream: up.URL + "/v1", APIKey: "sk-upstream", Samples: 6, Sampler: rs}})
+		LLM: server.LLMOptions{Client: c, Samples: 6, Sampler: rs}})
 	body := `{"model":"genlens-categorical","messages":[{"role":"user","content":"Input: cat\nLabel: yes\n\nInput: cat\nLabel:"}],"max_tokens":1,"temperature":0}`
 	for i := range 3 {
 		resp, b := post(t, ts.URL, "genlens-token-for-tests", body)

@@ -17,9 +17,10 @@ package server
 //	func (s *Server) dashboardJobs(ctx context.Context) ([]JobView, error)
 //	func (s *Server) dashboardSelections(ctx context.Context) ([]SelectionView, error)
 //
-// The LLM proxy (llm.go, llmrequests.go, llmdash.go) hangs on the same
-// way: newLLMProxy from New, its route on the outer mux with its own auth
-// (OpenAI's error shape), its recorder drained by Close.
+// The LLM proxy (package llmproxy; llm.go, llmrequests.go, llmdash.go
+// here) hangs on the same way: newLLMProxy from New, its route on the
+// outer mux with its own auth (OpenAI's error shape), its recorder
+// drained by Close.
 //
 // Routes registered there get auth, body limits, latency metrics and the
 // error mapping of this file for free (handlers are wrapped in routes).
@@ -44,6 +45,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"genlens/job"
+	"genlens/llmproxy"
 	"genlens/store"
 )
 
@@ -80,7 +82,7 @@ type Options struct {
 	// Jobs configures the job runner (declared in jobs.go).
 	Jobs JobOptions
 	// LLM configures the OpenAI-compatible uncertainty proxy at
-	// /v1/chat/completions (llm.go); off without an Upstream.
+	// /v1/chat/completions (llm.go); off without a Client.
 	LLM LLMOptions
 	// Now returns the current time; nil means time.Now. Tests set it to
 	// decide whether the last period chunk is complete.
@@ -101,8 +103,8 @@ type Server struct {
 	jobs    jobsState
 	opts    Options
 	handler http.Handler
-	models  modelCache // modelKey → *checkmodel.Model
-	llm     *llmProxy  // nil without an upstream
+	models  modelCache      // modelKey → *checkmodel.Model
+	llm     *llmproxy.Proxy // nil without an upstream
 
 	bodies  *semaphore.Weighted // bytes of request bodies in flight
 	logins  loginLimiter
@@ -134,9 +136,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.now = time.Now
 	}
 	s.metrics = newMetrics(s)
-	if opts.LLM.Upstream != "" {
+	if opts.LLM.Client != nil || opts.LLM.Sampler != nil {
 		var err error
-		if s.llm, err = newLLMProxy(s, opts.LLM); err != nil {
+		if s.llm, err = s.newLLMProxy(opts.LLM); err != nil {
 			return nil, err
 		}
 	}
@@ -155,7 +157,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) Close(ctx context.Context) error {
 	err := s.closeJobs(ctx)
 	if s.llm != nil {
-		err = errors.Join(err, s.llm.close(ctx))
+		err = errors.Join(err, s.llm.Close(ctx))
 	}
 	return err
 }
@@ -188,7 +190,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	s.routePublic(mux)
 	if s.llm != nil {
-		s.llm.route(mux) // its own auth: OpenAI's error shape
+		s.routeLLM(mux) // its own auth: OpenAI's error shape
 	}
 	api := http.NewServeMux()
 	api.Handle("GET /metrics", s.metrics.handler())
