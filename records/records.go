@@ -276,3 +276,32 @@ type LLMQuery struct {
 	ByUncertainty bool
 	Limit         int // at most Limit requests; 0 means 100
 }
+
+// ErrMismatch is returned (wrapped) when a part of partial statistics
+// belongs to other inputs than the parts already held under its name: a
+// different shard count, input listing or provenance.
+var ErrMismatch = errors.New("mismatch")
+
+// StatsPart is one part file of sharded statistics, as posted to
+// /api/v1/stats/{name}/parts.
+type StatsPart struct {
+	Name   string
+	Shard  int
+	Shards int
+	// Input is the part's frechet.Part.Key (input, provenance, dimension);
+	// parts of one name must agree on it (and on Shards).
+	Input   string
+	SHA256  string // of Data; an identical part re-sent is a duplicate
+	N       int
+	Data    []byte // the part file
+	Created time.Time
+}
+
+// StatsSet summarises the parts held under a name.
+type StatsSet struct {
+	Name   string
+	Shards int
+	Input  string
+	Have   []int // shard indices held, ascending
+	N      int   // rows over the held parts
+}

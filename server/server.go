@@ -46,6 +46,7 @@ import (
 
 	"genlens/job"
 	"genlens/llmproxy"
+	"genlens/statsvc"
 	"genlens/store"
 )
 
@@ -105,6 +106,7 @@ type Server struct {
 	handler http.Handler
 	models  modelCache      // modelKey → *checkmodel.Model
 	llm     *llmproxy.Proxy // nil without an upstream
+	stats   *statsvc.Service
 
 	bodies  *semaphore.Weighted // bytes of request bodies in flight
 	logins  loginLimiter
@@ -136,6 +138,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.now = time.Now
 	}
 	s.metrics = newMetrics(s)
+	s.stats = statsvc.New(s.store, s.now)
 	if opts.LLM.Client != nil || opts.LLM.Sampler != nil {
 		var err error
 		if s.llm, err = s.newLLMProxy(opts.LLM); err != nil {
