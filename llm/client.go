@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"genlens/fault"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -16,8 +17,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 func errorf(format string, a ...any) error { return fmt.Errorf("llm: "+format, a...) }
@@ -136,7 +135,7 @@ func redactURL(s string) string {
 	if u, err := url.Parse(s); err == nil && u.User != nil {
 		return u.Redacted()
 	}
-	return printable(s, 200)
+	return fault.Printable(s, 200)
 }
 
 // BaseURL returns the API root requests go to (without a trailing slash).
@@ -374,7 +373,7 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, out 
 		return 0, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return 0, errorf("%s: malformed JSON response (%v): %s", where, err, printable(string(data), 120))
+		return 0, errorf("%s: malformed JSON response (%v): %s", where, err, fault.Printable(string(data), 120))
 	}
 	return 0, nil
 }
@@ -384,9 +383,9 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, out 
 func serverMessage(data []byte) string {
 	var e ErrorResponse
 	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
-		return printable(e.Error.Message, 300)
+		return fault.Printable(e.Error.Message, 300)
 	}
-	return printable(strings.TrimSpace(string(data)), 120)
+	return fault.Printable(strings.TrimSpace(string(data)), 120)
 }
 
 // retryAfter reads a Retry-After header in seconds or as an HTTP date,
@@ -402,25 +401,4 @@ func retryAfter(h string) time.Duration {
 		d = time.Until(t)
 	}
 	return min(max(d, 0), time.Minute)
-}
-
-// printable shortens s to n runes and escapes control characters (NUL,
-// escape sequences, carriage returns) so that text from a server cannot
-// garble or spoof the terminal an error is printed on.
-func printable(s string, n int) string {
-	var b strings.Builder
-	i := 0
-	for _, r := range s {
-		if i == n {
-			b.WriteString("...")
-			break
-		}
-		i++
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

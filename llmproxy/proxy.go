@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"genlens/fault"
 	"genlens/kernel"
 	"genlens/llm"
 	"genlens/records"
@@ -514,14 +515,16 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, rec *recor
 		if msg == "" {
 			msg = http.StatusText(resp.StatusCode)
 		}
-		msg = "upstream: " + abbreviate(msg, 1000)
+		msg = "upstream: " + fault.Printable(msg, 1000)
 		WriteError(w, resp.StatusCode, "upstream_error", resp.StatusCode, msg)
 	}
-	rec.Status, rec.Error = resp.StatusCode, abbreviate(msg, 1000)
+	rec.Status, rec.Error = resp.StatusCode, fault.Printable(msg, 1000)
 	p.record(w, r, rec, start)
 }
 
-func abbreviate(s string, n int) string {
+// clip cuts a stored answer at n bytes, on a rune boundary. An answer is
+// data, kept with its lines; messages go through fault.Printable instead.
+func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -538,7 +541,7 @@ func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 	out, ok := withKey(b, p.genlensKey(sc))
 	if !ok {
 		p.fail(w, r, rec, func() {}, start, http.StatusBadGateway, "upstream_error",
-			"upstream: the answer is not a JSON object: "+abbreviate(strings.TrimSpace(string(b)), 200))
+			"upstream: the answer is not a JSON object: "+fault.Printable(strings.TrimSpace(string(b)), 200))
 		return
 	}
 	copyHeaders(w.Header(), resp.Header)
@@ -658,7 +661,7 @@ func collectDelta(b *strings.Builder, line []byte) {
 func (p *Proxy) record(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, start time.Time) {
 	http.NewResponseController(w).Flush()
 	rec.TotalSeconds = time.Since(start).Seconds()
-	rec.Answer = abbreviate(rec.Answer, MaxStoredAnswer)
+	rec.Answer = clip(rec.Answer, MaxStoredAnswer)
 	p.recMu.RLock()
 	if !p.closed {
 		p.records <- *rec

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"genlens/fault"
 	"genlens/job"
 	"genlens/monitor"
 	"genlens/store"
@@ -323,7 +324,7 @@ func (s *Server) monitorPage(w http.ResponseWriter, r *http.Request) {
 	if p := r.URL.Query().Get("page"); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 {
-			s.writeError(w, r, job.Fieldf("page", "{page} %q: want a page number, 1 for the newest chunks", p))
+			s.writeError(w, r, fault.Fieldf("page", "{page} %q: want a page number, 1 for the newest chunks", p))
 			return
 		}
 		pageNo = n

@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/checkmodel"
+	"genlens/fault"
 	"genlens/job"
 	"genlens/monitor"
 	"genlens/store"
@@ -74,28 +75,28 @@ func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
 func (req *createMonitorRequest) validate() (*checkmodel.Model, error) {
 	switch {
 	case req.Name == "":
-		return nil, job.Fieldf("name", "{name} is required")
+		return nil, fault.Fieldf("name", "{name} is required")
 	case len(req.Name) > maxNameLen:
-		return nil, job.Fieldf("name", "{name} is %d bytes long; at most %d", len(req.Name), maxNameLen)
+		return nil, fault.Fieldf("name", "{name} is %d bytes long; at most %d", len(req.Name), maxNameLen)
 	case hasNUL(req.Name):
-		return nil, job.Fieldf("name", "{name} %q holds a NUL character", req.Name)
+		return nil, fault.Fieldf("name", "{name} %q holds a NUL character", req.Name)
 	case len(req.Model) == 0 || string(req.Model) == "null":
-		return nil, job.Fieldf("model", "{model} is required: the JSON document `genlens mse fit` writes")
+		return nil, fault.Fieldf("model", "{model} is required: the JSON document `genlens mse fit` writes")
 	case !utf8.Valid(req.Model):
-		return nil, job.Fieldf("model", "{model} is not valid UTF-8")
+		return nil, fault.Fieldf("model", "{model} is not valid UTF-8")
 	case req.ChunkSize != 0 && req.Period != "":
-		return nil, job.Fieldf("chunk_size", "give one of {chunk_size} and {period}")
+		return nil, fault.Fieldf("chunk_size", "give one of {chunk_size} and {period}")
 	case req.ChunkSize == 0 && req.Period == "":
-		return nil, job.Fieldf("chunk_size", "{chunk_size} or {period} is required")
+		return nil, fault.Fieldf("chunk_size", "{chunk_size} or {period} is required")
 	case req.ChunkSize < 0:
-		return nil, job.Fieldf("chunk_size", "{chunk_size} %d must be positive", req.ChunkSize)
+		return nil, fault.Fieldf("chunk_size", "{chunk_size} %d must be positive", req.ChunkSize)
 	case req.ChunkSize > maxChunkSize:
-		return nil, job.Fieldf("chunk_size", "{chunk_size} %d is over %d rows", req.ChunkSize, maxChunkSize)
+		return nil, fault.Fieldf("chunk_size", "{chunk_size} %d is over %d rows", req.ChunkSize, maxChunkSize)
 	}
 	if req.Period != "" {
 		p, err := monitor.ParsePeriod(req.Period)
 		if err != nil {
-			return nil, job.Fieldf("period", "{period}: %v", err)
+			return nil, fault.Fieldf("period", "{period}: %v", err)
 		}
 		req.Period = string(p)
 	}
@@ -352,7 +353,7 @@ func (s *Server) postRows(w http.ResponseWriter, r *http.Request) {
 // present when the monitor chunks by period).
 func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON) ([]store.Row, error) {
 	if len(in) == 0 {
-		return nil, job.Fieldf("rows", "{rows} is empty")
+		return nil, fault.Fieldf("rows", "{rows} is empty")
 	}
 	names := cm.Columns.Features
 	d := len(names)
@@ -464,7 +465,7 @@ func (s *Server) postLabels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(req.Labels) == 0 {
-		s.writeError(w, r, job.Fieldf("labels", "{labels} is empty"))
+		s.writeError(w, r, fault.Fieldf("labels", "{labels} is empty"))
 		return
 	}
 	labels := make([]store.Label, len(req.Labels))

@@ -24,7 +24,7 @@ package server
 //
 // Routes registered there get auth, body limits, latency metrics and the
 // error mapping of this file for free (handlers are wrapped in routes).
-// Use s.writeJSON, s.writeError (job.Classify → status), s.decodeJSON
+// Use s.writeJSON, s.writeError (fault.Classify → status), s.decodeJSON
 // (size-limited, unknown fields refused) and s.metrics (queue depth,
 // selection gauges).
 
@@ -34,7 +34,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -44,10 +43,11 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"genlens/job"
+	"genlens/fault"
 	"genlens/llmproxy"
 	"genlens/statsvc"
 	"genlens/store"
+	"genlens/strictjson"
 )
 
 // Limits of request bodies: JSON requests and rows batches. Uploads
@@ -318,12 +318,12 @@ func errStatus(status int, format string, a ...any) *httpError {
 
 // writeError maps err to its status once: an *httpError carries its own,
 // store.ErrNotFound is 404, a store.ConflictError 409, and everything
-// else goes by job.Classify (field 400, input 422, canceled 499,
+// else goes by fault.Classify (field 400, input 422, canceled 499,
 // internal 500). Internal messages are logged and replaced by a generic
 // one: they may name paths or DSNs a client must not see.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var he *httpError
-	var fe *job.FieldError
+	var fe *fault.FieldError
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &he):
@@ -345,12 +345,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.writeJSON(w, http.StatusInsufficientStorage, errorBody{Error: "the server's disk is full; retry later"})
 		return
 	}
-	k := job.Classify(err)
+	k := fault.Classify(err)
 	body := errorBody{Error: err.Error(), Kind: k.String()}
 	if errors.As(err, &fe) {
 		body.Field = fe.Field
 	}
-	if k == job.KindInternal {
+	if k == fault.KindInternal {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		body.Error = "internal error (logged by the server)"
 	}
@@ -371,48 +371,11 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// decodeJSON reads one JSON document of at most s.maxBody bytes into v,
-// refusing unknown fields and trailing data: a misspelt field must not
-// be silently ignored. Its errors are *job.FieldError (400) or
-// *http.MaxBytesError (413).
+// decodeJSON reads one JSON document of at most s.maxBody bytes into v
+// through strictjson: unknown fields and trailing data are refused. Its
+// errors are *fault.FieldError (400) or *http.MaxBytesError (413).
 func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return job.Fieldf("", "request body: data after the JSON document")
-	}
-	return nil
-}
-
-// jsonError turns a decoding error into a 400 naming the field.
-func jsonError(err error) error {
-	var mbe *http.MaxBytesError
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &mbe):
-		return err
-	case errors.As(err, &te):
-		return job.Fieldf(te.Field, "request body: {%s}: want a %s, got %s", te.Field, te.Type, te.Value)
-	case errors.As(err, &se):
-		return job.Fieldf("", "request body: invalid JSON at byte %d: %v", se.Offset, se)
-	case errors.Is(err, io.EOF):
-		return job.Fieldf("", "request body: empty")
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return job.Fieldf("", "request body: truncated JSON")
-	}
-	// encoding/json reports an unknown field (DisallowUnknownFields) with
-	// no error type of its own, as `json: unknown field "NAME"` since Go
-	// 1.10; should that change, the error stays a 400, without the field.
-	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		f = strings.Trim(f, `"`)
-		return job.Fieldf(f, "request body: unknown field {%s}", f)
-	}
-	return job.Fieldf("", "request body: %v", err)
+	return strictjson.Decode(http.MaxBytesReader(w, r.Body, s.maxBody), v)
 }
 
 // pathID parses the {id} path value of r, an id of a noun ("monitor").

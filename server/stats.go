@@ -23,8 +23,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"genlens/fault"
 	"genlens/frechet"
-	"genlens/job"
 	"genlens/statsvc"
 )
 
@@ -73,12 +73,12 @@ func (s *Server) postStatsPart(w http.ResponseWriter, r *http.Request) {
 		}
 		if part.FormName() != "file" {
 			part.Close()
-			s.writeError(w, r, job.Fieldf(part.FormName(), "multipart part %q: only one part, named {file}, is read", part.FormName()))
+			s.writeError(w, r, fault.Fieldf(part.FormName(), "multipart part %q: only one part, named {file}, is read", part.FormName()))
 			return
 		}
 		if data != nil {
 			part.Close()
-			s.writeError(w, r, job.Fieldf("file", "one part file per request; post each on its own"))
+			s.writeError(w, r, fault.Fieldf("file", "one part file per request; post each on its own"))
 			return
 		}
 		fname = part.FileName()
@@ -94,7 +94,7 @@ func (s *Server) postStatsPart(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if data == nil {
-		s.writeError(w, r, job.Fieldf("file", "no {file} part in the body"))
+		s.writeError(w, r, fault.Fieldf("file", "no {file} part in the body"))
 		return
 	}
 	added, err := s.stats.Put(r.Context(), name, fname, data)
@@ -135,7 +135,7 @@ func (s *Server) getStats(w http.ResponseWriter, r *http.Request) {
 	}
 	format := r.URL.Query().Get("format")
 	if format != "" && format != "json" && format != "npz" {
-		s.writeError(w, r, job.Fieldf("format", "{format} %q: want json or npz", format))
+		s.writeError(w, r, fault.Fieldf("format", "{format} %q: want json or npz", format))
 		return
 	}
 	set, missing, err := s.stats.Set(r.Context(), name)
