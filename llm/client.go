@@ -382,7 +382,7 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, out 
 // short prefix of any other body.
 func serverMessage(data []byte) string {
 	var e ErrorResponse
-	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
+	if json.Unmarshal(data, &e) == nil && e.Error != nil && e.Error.Message != "" {
 		return fault.Printable(e.Error.Message, 300)
 	}
 	return fault.Printable(strings.TrimSpace(string(data)), 120)

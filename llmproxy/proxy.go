@@ -250,7 +250,7 @@ func WriteError(w http.ResponseWriter, status int, typ string, code any, msg str
 }
 
 func errorBody(typ string, code any, msg string) []byte {
-	b, _ := json.Marshal(llm.ErrorResponse{Error: llm.ErrorDetail{Message: msg, Type: typ, Code: code}})
+	b, _ := json.Marshal(llm.ErrorResponse{Error: &llm.ErrorDetail{Message: msg, Type: typ, Code: code}})
 	return append(b, '\n')
 }
 
@@ -497,20 +497,16 @@ func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, rec *records.LLMReq
 // when it is OpenAI's {"error": {...}}, else wrapped into that shape.
 func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, stop context.CancelFunc, start time.Time, resp *http.Response, b []byte) {
 	stop()
-	var e struct {
-		Error json.RawMessage `json:"error"`
-	}
+	var e llm.ErrorResponse
 	msg := strings.TrimSpace(string(b))
-	if json.Unmarshal(b, &e) == nil && len(e.Error) > 0 && e.Error[0] == '{' {
+	// A field of another type (a numeric param) leaves the rest read.
+	var ute *json.UnmarshalTypeError
+	if err := json.Unmarshal(b, &e); (err == nil || errors.As(err, &ute)) && e.Error != nil {
 		copyHeaders(w.Header(), resp.Header)
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		w.WriteHeader(resp.StatusCode)
 		w.Write(b)
-		var m struct {
-			Message string `json:"message"`
-		}
-		json.Unmarshal(e.Error, &m)
-		msg = m.Message
+		msg = e.Error.Message
 	} else {
 		if msg == "" {
 			msg = http.StatusText(resp.StatusCode)
@@ -551,14 +547,7 @@ func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 	}
 	w.WriteHeader(resp.StatusCode)
 	w.Write(out)
-	var a struct {
-		Model   string `json:"model"`
-		Choices []struct {
-			Message struct {
-				Content *string `json:"content"`
-			} `json:"message"`
-		} `json:"choices"`
-	}
+	var a llm.ChatCompletion
 	json.Unmarshal(b, &a)
 	if len(a.Choices) > 0 && a.Choices[0].Message.Content != nil {
 		rec.Answer = *a.Choices[0].Message.Content
@@ -637,14 +626,7 @@ func collectDelta(b *strings.Builder, line []byte) {
 	if len(data) == 0 || data[0] != '{' {
 		return // [DONE]
 	}
-	var ev struct {
-		Choices []struct {
-			Index int `json:"index"`
-			Delta struct {
-				Content *string `json:"content"`
-			} `json:"delta"`
-		} `json:"choices"`
-	}
+	var ev llm.ChatChunk
 	if json.Unmarshal(data, &ev) != nil {
 		return
 	}
