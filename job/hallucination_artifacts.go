@@ -1,14 +1,13 @@
 package job
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 
 	"genlens/chart"
+	"genlens/dataio"
 )
 
 // Artifacts returns the files of `hallucination simulate --out`:
@@ -19,7 +18,7 @@ func (r *HallucinationSimulateResult) Artifacts() []Artifact {
 	return []Artifact{
 		{"simulate.csv", r.writeSweepCSV},
 		{"tasks.csv", r.writeTasksCSV},
-		{"simulate.json", func(w io.Writer) error { return phrJSON(w, r) }},
+		{"simulate.json", func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
 		{"rates_vs_n.png", r.WriteRatesChart},
 		{"phr_vs_thr.png", r.WriteCalibrationChart},
 	}
@@ -31,7 +30,7 @@ func (r *HallucinationSimulateResult) writeSweepCSV(w io.Writer) error {
 		rows[i] = []string{strconv.Itoa(s.N), phrG(float64(s.PHRMean)), phrG(float64(s.THRMean)), phrG(float64(s.ExactPHRMean)),
 			phrG(float64(s.MAEPHRExact)), phrG(float64(s.MAEPHRTHR)), csvNum(s.R2PHRTHR), strconv.Itoa(s.Tasks)}
 	}
-	return phrCSV(w, []string{"n", "phr_mean", "thr_mean", "exact_phr_mean", "mae_phr_vs_exact", "mae_phr_vs_thr", "r2_phr_vs_thr", "tasks"}, rows)
+	return dataio.EncodeTable(w, []string{"n", "phr_mean", "thr_mean", "exact_phr_mean", "mae_phr_vs_exact", "mae_phr_vs_thr", "r2_phr_vs_thr", "tasks"}, rows)
 }
 
 func (r *HallucinationSimulateResult) writeTasksCSV(w io.Writer) error {
@@ -42,7 +41,7 @@ func (r *HallucinationSimulateResult) writeTasksCSV(w io.Writer) error {
 				phrG(t.Total), phrG(t.Aleatoric), phrG(t.Epistemic), phrG(t.ExactTotal), phrG(t.ExactEpistemic)})
 		}
 	}
-	return phrCSV(w, []string{"n", "task", "x", "phr", "phr_stderr", "thr", "exact_phr", "total", "aleatoric", "epistemic", "exact_total", "exact_epistemic"}, rows)
+	return dataio.EncodeTable(w, []string{"n", "task", "x", "phr", "phr_stderr", "thr", "exact_phr", "total", "aleatoric", "epistemic", "exact_total", "exact_epistemic"}, rows)
 }
 
 // WriteRatesChart draws, as a PNG, the paper's Figure 3a: the mean PHR
@@ -95,7 +94,7 @@ func (r *HallucinationSimulateResult) WriteCalibrationChart(w io.Writer) error {
 func (r *HallucinationRunResult) Artifacts() []Artifact {
 	return []Artifact{
 		{"items.csv", r.writeCSV},
-		{"run.json", func(w io.Writer) error { return phrJSON(w, r) }},
+		{"run.json", func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
 	}
 }
 
@@ -108,31 +107,9 @@ func (r *HallucinationRunResult) writeCSV(w io.Writer) error {
 		}
 		rows[i] = []string{it.ID, csvNum(it.PHR), csvNum(it.PHRStdErr), csvNum(it.Total), csvNum(it.Aleatoric), csvNum(it.Epistemic), csvNum(it.ErrorRate), e, it.Error}
 	}
-	return phrCSV(w, []string{"id", "phr", "phr_stderr", "total", "aleatoric", "epistemic", "error_rate", "exact_phr", "error"}, rows)
+	return dataio.EncodeTable(w, []string{"id", "phr", "phr_stderr", "total", "aleatoric", "epistemic", "error_rate", "exact_phr", "error"}, rows)
 }
 
 // phrG writes a number in the shortest form that parses back (NaN as
 // "NaN", as the simulation tables always have).
 func phrG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-func phrCSV(w io.Writer, header []string, rows [][]string) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(header); err != nil {
-		return err
-	}
-	if err := cw.WriteAll(rows); err != nil {
-		return err
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// phrJSON writes v as the JSON files of --out: indented, with a newline.
-func phrJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}

@@ -2,7 +2,6 @@ package job
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"io"
 	"math"
 	"path/filepath"
@@ -119,12 +118,5 @@ func kscoreFloats(m [][]Num) [][]float64 {
 // kscoreJSON is the result document v as a file: indented, with a
 // trailing newline, as --json prints it.
 func kscoreJSON(name string, v any) Artifact {
-	return Artifact{name, func(w io.Writer) error {
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(append(b, '\n'))
-		return err
-	}}
+	return Artifact{name, func(w io.Writer) error { return dataio.EncodeJSON(w, v) }}
 }
