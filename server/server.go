@@ -45,6 +45,7 @@ import (
 
 	"genlens/fault"
 	"genlens/llmproxy"
+	"genlens/monitorsvc"
 	"genlens/statsvc"
 	"genlens/store"
 	"genlens/strictjson"
@@ -95,18 +96,18 @@ type Options struct {
 // caches: everything lives in the store, so that several replicas can
 // serve one Postgres database.
 type Server struct {
-	store   *store.DB
-	token   []byte
-	maxBody int64
-	log     *slog.Logger
-	now     func() time.Time
-	metrics *metrics
-	jobs    jobsState
-	opts    Options
-	handler http.Handler
-	models  modelCache      // modelKey → *checkmodel.Model
-	llm     *llmproxy.Proxy // nil without an upstream
-	stats   *statsvc.Service
+	store    *store.DB
+	token    []byte
+	maxBody  int64
+	log      *slog.Logger
+	now      func() time.Time
+	metrics  *metrics
+	jobs     jobsState
+	opts     Options
+	handler  http.Handler
+	monitors *monitorsvc.Service
+	llm      *llmproxy.Proxy // nil without an upstream
+	stats    *statsvc.Service
 
 	bodies  *semaphore.Weighted // bytes of request bodies in flight
 	logins  loginLimiter
@@ -139,6 +140,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.metrics = newMetrics(s)
 	s.stats = statsvc.New(s.store, s.now)
+	s.monitors = monitorsvc.New(s.store, s.now)
 	if opts.LLM.Client != nil || opts.LLM.Sampler != nil {
 		var err error
 		if s.llm, err = s.newLLMProxy(opts.LLM); err != nil {
