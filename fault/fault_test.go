@@ -69,6 +69,9 @@ func TestPrintable(t *testing.T) {
 		{"nul \x00", 100, `nul \x00`},
 		{"bad \xff utf-8", 100, `bad \xff utf-8`},
 		{"a real \uFFFD stays", 100, "a real \uFFFD stays"},
+		{"evil\u202egnp.exe", 100, `evil\u202egnp.exe`},
+		{"zero\u200bwidth and\u00a0nbsp", 100, `zero\u200bwidth and\u00a0nbsp`},
+		{"µ−…, ünïcödé", 100, "µ−…, ünïcödé"},
 		{"héllo wörld", 5, "héllo... (7 more bytes)"},
 	} {
 		if got := fault.Printable(tc.in, tc.max); got != tc.want {

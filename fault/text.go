@@ -10,10 +10,15 @@ import (
 
 // Printable is the one cleaning of untrusted text (a field of a file, a
 // server's error message, a name a caller chose) before it is part of a
-// message: it keeps the text on one line and harmless for a terminal or a
-// log, whatever bytes were smuggled in: control characters
-// (newlines, NUL, escape sequences) and invalid UTF-8 are escaped, and
-// the result is cut at max runes.
+// message: it keeps the text on one line and harmless for a terminal, a
+// log or a page, whatever bytes were smuggled in. Every rune Go does not
+// call printable (unicode.IsPrint: control characters such as newlines,
+// NUL and escape sequences, format characters such as the bidirectional
+// overrides that reorder what a reader sees, spaces other than ASCII's)
+// is escaped as Go would quote it (\n, \x1b, \u202e), invalid UTF-8 as
+// \xff, and the result is cut at max runes, saying how many bytes were
+// left out. Quoting a value inside a message (%q) is as strict; cutting
+// stored data (an answer kept for the record) is not cleaning.
 func Printable(msg string, max int) string {
 	var b strings.Builder
 	n := 0
@@ -32,7 +37,7 @@ func Printable(msg string, max int) string {
 			b.WriteString(`\r`)
 		case r == '\t':
 			b.WriteString(`\t`)
-		case unicode.IsControl(r):
+		case !unicode.IsPrint(r):
 			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
 		default:
 			b.WriteRune(r)
