@@ -639,7 +639,7 @@ func (x *extractor) imagePart(ctx context.Context, req StatsRequest, out incepti
 		prov.Embedder, prov.Mode, prov.Dims = x.net.embedder, "preset "+string(x.net.preset), strconv.Itoa(x.net.vit.Dim())
 	}
 	p := frechet.PartOf(acc, req.Shard, req.Shards, l, prov)
-	return &StatsResult{N: p.N, Dim: out.Dim(), Shard: &p.Shard, Shards: p.Shards, Images: x.info(start), Part: p}, nil
+	return &StatsResult{N: p.N, Dim: p.Dim(), Shard: &p.Shard, Shards: p.Shards, Images: x.info(start), Part: p}, nil
 }
 
 // imageRows returns the out features of files as rows (n x dim), in the

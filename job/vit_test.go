@@ -195,3 +195,22 @@ func TestViTEmbedderFields(t *testing.T) {
 		t.Errorf("is: %v", err)
 	}
 }
+
+// A part of a sharded ViT run reports the ViT's dimension, not
+// Inception's pool3 width.
+func TestViTShardDim(t *testing.T) {
+	name := tinyDINO(t)
+	t.Setenv("GENLENS_CACHE", t.TempDir())
+	fsys := fstest.MapFS{}
+	pngFolder(t, fsys, "real", 4, 1)
+	s := NewStatsRequest()
+	s.In, s.Embedder, s.Weights = "real", name, filepath.Join("..", "vit", "testdata", "dinov2_small.pth")
+	s.Shards, s.Shard = 2, 0
+	res, err := Stats(context.Background(), Env{Models: testModels, FS: fsys}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Part == nil || res.Dim != 32 || res.Part.Dim() != 32 {
+		t.Fatalf("dim %d, part %+v: want 32", res.Dim, res.Part)
+	}
+}
