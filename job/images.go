@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"math"
 	"path"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -633,12 +632,7 @@ func (x *extractor) imagePart(ctx context.Context, req StatsRequest, out incepti
 	if err != nil {
 		return nil, err
 	}
-	prov := frechet.Provenance{Embedder: "inception-v3", Mode: string(x.mode), Dims: string(out), Weights: x.whash}
-	if !x.net.isInception() {
-		// A DINOv2 or CLIP network: one output, preprocessing by preset.
-		prov.Embedder, prov.Mode, prov.Dims = x.net.embedder, "preset "+string(x.net.preset), strconv.Itoa(x.net.vit.Dim())
-	}
-	p := frechet.PartOf(acc, req.Shard, req.Shards, l, prov)
+	p := frechet.PartOf(acc, req.Shard, req.Shards, l, *x.provenance(out))
 	return &StatsResult{N: p.N, Dim: p.Dim(), Shard: &p.Shard, Shards: p.Shards, Images: x.info(start), Part: p}, nil
 }
 
