@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
+	"genlens/features"
 	"genlens/frechet"
 	"genlens/inception"
 	"genlens/internal/par"
@@ -147,7 +148,7 @@ type extractor struct {
 	whash   string // its SHA-256 (the cache's key, and recorded in results)
 	model   *inception.Model
 	vmodel  *vit.Model
-	caches  map[inception.Output]*inception.FeatureCache
+	caches  map[inception.Output]*features.Cache
 	warned  sync.Once
 
 	cached, computed int  // images read from the cache, run through the network
@@ -172,12 +173,12 @@ func newExtractor(env Env, cmd, batch string, opt ImageOptions) (*extractor, err
 	if b == 0 {
 		b = DefaultFeaturesBatch
 	}
-	return &extractor{env: env, cmd: cmd, opt: opt, net: net, mode: net.mode, batch: b, caches: map[inception.Output]*inception.FeatureCache{}}, nil
+	return &extractor{env: env, cmd: cmd, opt: opt, net: net, mode: net.mode, batch: b, caches: map[inception.Output]*features.Cache{}}, nil
 }
 
 // list returns the images of folder dir, sorted.
 func (x *extractor) list(dir string) ([]string, error) {
-	files, err := inception.ListImagesFS(x.env.fsys(), dir, x.opt.Recursive)
+	files, err := features.ListImagesFS(x.env.fsys(), dir, x.opt.Recursive)
 	if err == nil {
 		x.noteJPEG(dir, files)
 	}
@@ -236,7 +237,7 @@ func (x *extractor) prepare(ctx context.Context) error {
 	// hundred MB/s is a fraction of a second; DINOv2 ViT-L/14's 1.2 GB a
 	// few seconds, once per job.
 	var err error
-	if x.whash, err = inception.HashWeights(w); err != nil {
+	if x.whash, err = features.HashWeights(w); err != nil {
 		return &dataio.InputError{File: w, Msg: "cannot read weights: " + err.Error(), Err: err}
 	}
 	return nil
@@ -244,22 +245,19 @@ func (x *extractor) prepare(ctx context.Context) error {
 
 // cache returns the feature cache for out, nil when caching is off or no
 // cache directory exists (then with a warning).
-func (x *extractor) cache(out inception.Output) *inception.FeatureCache {
+func (x *extractor) cache(out inception.Output) *features.Cache {
 	if x.opt.NoCache {
 		return nil
 	}
 	if c, ok := x.caches[out]; ok {
 		return c
 	}
-	var c *inception.FeatureCache
-	if dir, err := inception.CacheDir(); err != nil {
+	var c *features.Cache
+	if dir, err := features.CacheDir(); err != nil {
 		x.warnCache(err)
 	} else {
-		if x.net.isInception() {
-			c = inception.OpenFeatureCache(dir, x.mode, out, x.whash)
-		} else {
-			c = inception.OpenNetworkCache(dir, x.net.embedder, string(x.net.preset), x.net.vit.Dim(), x.whash)
-		}
+		p := x.provenance(out)
+		c = features.OpenCache(dir, features.Settings{Embedder: p.Embedder, Preprocessing: p.Mode, Output: p.Dims, Dim: x.dim(out), WeightsSHA256: p.Weights})
 	}
 	x.caches[out] = c
 	return c
@@ -318,7 +316,7 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 				if cache != nil {
 					// A file that cannot be hashed is reported by the
 					// decoder below, in the words of every other image error.
-					if k, err := inception.HashFile(fsys, name); err == nil {
+					if k, err := features.HashFile(fsys, name); err == nil {
 						p.keys[i] = k
 						if v, ok := cache.Get(k); ok {
 							p.feats[i] = v
@@ -624,7 +622,7 @@ func (x *extractor) imagePart(ctx context.Context, req StatsRequest, out incepti
 		return nil, err
 	}
 	if x.whash == "" {
-		if x.whash, err = inception.HashWeights(x.weights); err != nil {
+		if x.whash, err = features.HashWeights(x.weights); err != nil {
 			return nil, &dataio.InputError{File: x.weights, Msg: "cannot read weights: " + err.Error(), Err: err}
 		}
 	}

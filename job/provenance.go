@@ -18,7 +18,9 @@ func (x *extractor) provenance(out inception.Output) *frechet.Provenance {
 }
 
 // isDINOv2 reports whether the features are a DINOv2 network's.
-func isDINOv2(p *frechet.Provenance) bool { return p != nil && strings.HasPrefix(p.Embedder, "dinov2-") }
+func isDINOv2(p *frechet.Provenance) bool {
+	return p != nil && strings.HasPrefix(p.Embedder, "dinov2-")
+}
 
 // provenanceCheck gathers the provenance of the sides of one comparison:
 // it refuses two sides made differently, naming both files and both
