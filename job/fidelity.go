@@ -269,7 +269,7 @@ func (r *ISRequest) Validate() (verr error) {
 	case r.Splits < 1:
 		return Fieldf("splits", "is: {splits} %d: want >= 1", r.Splits)
 	}
-	if n, err := r.check("is", "batch"); err == nil && !n.isInception() {
+	if n, err := r.check("is", "batch"); err == nil && n.embedder != EmbedderInception {
 		return Fieldf("embedder", "is: {embedder} %s: the Inception Score is defined on Inception's class probabilities; use inception", n.embedder)
 	}
 	if _, err := r.check("is", "batch"); err != nil {

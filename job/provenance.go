@@ -1,20 +1,17 @@
 package job
 
 import (
-	"strconv"
 	"strings"
 
+	"genlens/features"
 	"genlens/frechet"
 	"genlens/inception"
 )
 
 // provenance returns how x makes the out features (after x.prepare).
 func (x *extractor) provenance(out inception.Output) *frechet.Provenance {
-	if !x.net.isInception() {
-		// A DINOv2 or CLIP network: one output, preprocessing by preset.
-		return &frechet.Provenance{Embedder: x.net.embedder, Mode: "preset " + string(x.net.preset), Dims: strconv.Itoa(x.net.vit.Dim()), Weights: x.whash}
-	}
-	return &frechet.Provenance{Embedder: "inception-v3", Mode: string(x.mode), Dims: string(out), Weights: x.whash}
+	p := features.ProvenanceOf(x.embedder(out))
+	return &p
 }
 
 // isDINOv2 reports whether the features are a DINOv2 network's.

@@ -149,7 +149,7 @@ func TestViTEmbedder(t *testing.T) {
 	if err != nil || len(mu.Data) != 32 {
 		t.Fatalf("mu: %v %v", mu, err)
 	}
-	if p, err := frechet.ReadProvenance(fsys, "real.npz"); err != nil || p.Embedder != name || p.Mode != "preset dgm-eval" || p.Dims != "32" || p.Weights != res.WeightsSHA256 || len(p.Input) != 64 {
+	if p, err := frechet.ReadProvenance(fsys, "real.npz"); err != nil || p.Embedder != name || p.Mode != "preset dgm-eval" || p.Dims != "x_norm_clstoken" || p.Weights != res.WeightsSHA256 || len(p.Input) != 64 {
 		t.Errorf("provenance %+v, %v", p, err)
 	}
 	if _, err := frechet.ReadStatsFS(fsys, "real.npz"); err != nil {
