@@ -121,6 +121,8 @@ func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
 		return nil, nil, Fieldf("delta", "select: {delta} %v: want a value in (0, 1)", r.Delta)
 	case r.Score == "fid" && !slices.Contains([]string{"paper", "code2024", "fducb2025"}, r.FIDBonus):
 		return nil, nil, Fieldf("fid_bonus", "select: {fid_bonus} %q: want paper, code2024 or fducb2025", r.FIDBonus)
+	case r.Score == "is" && strings.TrimSpace(r.Embedder) != "" && strings.ToLower(strings.TrimSpace(r.Embedder)) != EmbedderInception:
+		return nil, nil, Fieldf("embedder", "select: {score} is: the Inception Score is defined on Inception's class probabilities; {embedder} %s has none (use inception)", r.Embedder)
 	case !(r.TruncationRatio >= 0 && r.TruncationRatio < 1):
 		return nil, nil, Fieldf("truncation_ratio", "select: {truncation_ratio} %v: want a value in [0, 1) (the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP)", r.TruncationRatio)
 	}

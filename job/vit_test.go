@@ -194,6 +194,13 @@ func TestViTEmbedderFields(t *testing.T) {
 	if err := is.Validate(); err == nil || !strings.Contains(err.Error(), "Inception Score") {
 		t.Errorf("is: %v", err)
 	}
+	// So is select's: a ViT's features are no class probabilities.
+	sel := NewSelectRequest()
+	sel.Pools, sel.Score, sel.Embedder = []string{"real", "real"}, "is", name
+	var fe *FieldError
+	if err := sel.Validate(); !errors.As(err, &fe) || fe.Field != "embedder" || !strings.Contains(err.Error(), "Inception Score") {
+		t.Errorf("select --score is: %v", err)
+	}
 }
 
 // A part of a sharded ViT run reports the ViT's dimension, not
