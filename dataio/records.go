@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"genlens/fault"
 	"io"
 	"io/fs"
 	"math"
@@ -465,7 +466,7 @@ func (d *recordDecoder) embeddings(line int, v any, rec *Record) error {
 	if d.dim == 0 {
 		d.dim, d.dimLine = dim, line
 	} else if dim != d.dim {
-		return fail("embeddings", fmt.Sprintf("vectors have dimension %d but those of %s %d have dimension %d", dim, lineUnit(d.src.file), d.dimLine, d.dim))
+		return fail("embeddings", fmt.Sprintf("vectors have dimension %d but those of %s %d have dimension %d", dim, fault.LineUnit(d.src.file), d.dimLine, d.dim))
 	}
 	rec.Embeddings = emb
 	return nil

@@ -69,37 +69,44 @@ func WriteCSV(path string, header []string, rows [][]float64) error {
 	return writeAtomic(path, func(w io.Writer) error { return encodeCSV(w, header, rows) })
 }
 
-// WriteTable writes a CSV of text cells (e.g. ids beside numbers, with
-// NaN written as an empty cell by the caller), quoting as RFC 4180 needs.
-func WriteTable(path string, header []string, rows [][]string) error {
-	return writeAtomic(path, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		if header != nil {
-			if err := cw.Write(header); err != nil {
-				return err
-			}
-		}
-		if err := cw.WriteAll(rows); err != nil {
+// EncodeTable writes a CSV of text cells (e.g. ids beside numbers, with
+// NaN written as an empty cell by the caller), quoting as RFC 4180 needs;
+// a nil header writes none.
+func EncodeTable(w io.Writer, header []string, rows [][]string) error {
+	cw := csv.NewWriter(w)
+	if header != nil {
+		if err := cw.Write(header); err != nil {
 			return err
 		}
-		cw.Flush()
-		return cw.Error()
-	})
+	}
+	if err := cw.WriteAll(rows); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
-// WriteJSON writes v as indented JSON with a trailing newline.
-// encoding/json refuses NaN and ±Inf, so callers must map undefined
-// values to nil (null) first.
-func WriteJSON(path string, v any) error {
+// WriteTable writes the file path as EncodeTable does.
+func WriteTable(path string, header []string, rows [][]string) error {
+	return writeAtomic(path, func(w io.Writer) error { return EncodeTable(w, header, rows) })
+}
+
+// EncodeJSON writes v as every JSON file genlens writes beside a result
+// is written, and as --json prints it: indented by two spaces, with a
+// trailing newline. encoding/json refuses NaN and ±Inf, so callers must
+// map undefined values to nil (null) first.
+func EncodeJSON(w io.Writer, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("dataio: %s: %w", path, err)
-	}
-	b = append(b, '\n')
-	return writeAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(b)
 		return err
-	})
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// WriteJSON writes the file path as EncodeJSON does.
+func WriteJSON(path string, v any) error {
+	return writeAtomic(path, func(w io.Writer) error { return EncodeJSON(w, v) })
 }
 
 // writeAtomic writes path through atomicfile: readers never see a half

@@ -32,6 +32,13 @@
 // which parts arrive changes no bit; raw sums of x and xxᵀ, which lose
 // every digit under a large common offset, are never formed.
 //
+// # Provenance
+//
+// Provenance records how features were made (embedder, preprocessing,
+// output, weights' SHA-256, input fingerprint); statistics and part files
+// keep it as NumPy text scalars, and Mismatch refuses to compare features
+// made differently, naming both files.
+//
 // # Fréchet distance
 //
 // Distance never takes a general matrix square root (scipy's sqrtm is slow
@@ -66,7 +73,7 @@
 //
 // The package does no I/O besides reading and writing statistics and part
 // files (ReadStats, ReadStatsFS, IsStatsFile, WriteStats, WriteStatsMeta,
-// ReadPart, ReadPartInfo, WritePart), and no
+// ReadPart, ReadPartInfo, WritePart, ReadProvenance), and no
 // printing. Building with -tags openblas (see genlens/linalg) moves every
 // matrix product and factorisation to OpenBLAS and LAPACKE.
 package frechet

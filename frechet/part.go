@@ -30,18 +30,6 @@ type Listing struct {
 	SHA256 string // hex
 }
 
-// Provenance says where features came from: the embedder (inception-v3,
-// or "features" when the rows were given as a file of unknown origin),
-// the preprocessing mode (pytorch-fid or tf), the feature (pool3's 2048,
-// or 64, 192, 768) and the SHA-256 of the network weights. Statistics of
-// different provenance are not comparable and never merge.
-type Provenance struct {
-	Embedder string
-	Mode     string
-	Dims     string
-	Weights  string // SHA-256 hex of the weights file
-}
-
 // Part is the partial statistics of shard Shard (0-based) of Shards: the
 // row count, the float64 mean and the centred scatter matrix
 // M = Σ (x − x̄)(x − x̄)ᵀ of the rows of that shard, with the listing of
@@ -261,18 +249,6 @@ func (p *Part) Compatible(q *Part) string {
 	return ""
 }
 
-// String renders the provenance on one line.
-func (v Provenance) String() string {
-	return fmt.Sprintf("embedder %s, mode %s, dims %s, weights %.12s", v.Embedder, orDash(v.Mode), orDash(v.Dims), orDash(v.Weights))
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // TreeMerger merges accumulators in a fixed binary tree over the order
 // they are pushed: adjacent pairs first, then pairs of pairs, as a binary
 // counter carries. The tree depends only on the number pushed, so
@@ -329,12 +305,6 @@ func MergeParts(parts []*Part) *Accumulator {
 		t.Push(AccumulatorOf(p))
 	}
 	return t.Result()
-}
-
-// StatsMeta returns the provenance as the text entries of a statistics
-// file (WriteStatsMeta): embedder, mode, dims, weights_sha256.
-func (v Provenance) StatsMeta() map[string]string {
-	return map[string]string{"embedder": v.Embedder, "mode": v.Mode, "dims": v.Dims, "weights_sha256": v.Weights}
 }
 
 // WriteStatsMeta writes s as WriteStats does, plus text entries (the

@@ -235,7 +235,7 @@ func TestPartRoundTripAndErrors(t *testing.T) {
 	x := correlated(rng, 50, 4, 0)
 	a := NewAccumulator(4)
 	a.AddRows(x)
-	p := PartOf(a, 2, 5, Listing{Kind: "folder", Count: 200, SHA256: "abc"}, Provenance{"inception-v3", "pytorch-fid", "2048", "f00"})
+	p := PartOf(a, 2, 5, Listing{Kind: "folder", Count: 200, SHA256: "abc"}, Provenance{Embedder: "inception-v3", Mode: "pytorch-fid", Dims: "2048", Weights: "f00"})
 	path := filepath.Join(t.TempDir(), "p.npz")
 	if err := WritePart(path, p); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 
+	"genlens/features"
 	"genlens/internal/shareddata"
 	"genlens/linalg"
 )
@@ -15,7 +16,7 @@ import (
 // anchor is PyTorch 1.13 on CPU, 8.4 images/s on the 2-core machine.
 func BenchmarkForward(b *testing.B) {
 	m := randomModel(b)
-	names, err := ListImages(filepath.Join(shareddata.Path(b, fixtureDir), "images"), false)
+	names, err := features.ListImages(filepath.Join(shareddata.Path(b, fixtureDir), "images"), false)
 	if err != nil {
 		b.Fatal(err)
 	}

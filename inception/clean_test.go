@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"genlens/dataio"
+	"genlens/features"
 	"genlens/imageio"
 	"genlens/internal/shareddata"
 	"genlens/resample"
@@ -80,7 +81,7 @@ func TestCleanInputs(t *testing.T) {
 func TestCleanFeatures(t *testing.T) {
 	m := randomModel(t)
 	dir := shareddata.Path(t, fixtureDir)
-	names, err := ListImages(filepath.Join(dir, "images"), false)
+	names, err := features.ListImages(filepath.Join(dir, "images"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestCleanFeatures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rgb := ToRGB(img)
+		rgb := features.ToRGB(img)
 		x := make([]float32, 3*Size*Size)
 		p, err := resample.NewPlan(rgb.W, rgb.H, Size, Size, resample.Bicubic)
 		if err != nil {

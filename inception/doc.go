@@ -60,14 +60,12 @@
 // 0.04 on pool3 features of the same image, and clean by as much from
 // either; statistics must come from the same pipeline to be compared.
 //
-// # Feature cache
+// # Images
 //
-// FeatureCache keeps the features of single images on disk, keyed by the
-// SHA-256 of each image file and by the settings (mode, output, SHA-256 of
-// the weights), under CacheDir ($GENLENS_CACHE, else
-// os.UserCacheDir()/genlens, where the weights are cached too). The job
-// layer reads it before decoding an image and fills it after the network,
-// so a second comparison against the same real folder skips the network.
+// Folders are listed, images decoded and converted to RGB, and features
+// cached by package features, whose pipeline runs this network through
+// Embedder (the features.ImageEmbedder of Inception, one output and one
+// mode at a time).
 //
 // Images come from folders of png, jpg/jpeg, bmp, tif/tiff and webp files
 // (extensions in any case), in sorted order, optionally recursive, of

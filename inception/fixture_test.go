@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"genlens/dataio"
+	"genlens/features"
 	"genlens/frechet"
 	"genlens/internal/shareddata"
 
@@ -39,7 +40,7 @@ func randomModel(tb testing.TB) *Model {
 func TestFixtureFeatures(t *testing.T) {
 	m := randomModel(t)
 	dir := shareddata.Path(t, fixtureDir)
-	names, err := ListImages(filepath.Join(dir, "images"), false)
+	names, err := features.ListImages(filepath.Join(dir, "images"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

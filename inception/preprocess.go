@@ -2,9 +2,8 @@ package inception
 
 import (
 	"fmt"
-	"image"
-	"image/color"
 
+	"genlens/features"
 	"genlens/resample"
 )
 
@@ -41,87 +40,9 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("unknown preprocessing mode %q (want pytorch-fid, tf or clean)", s)
 }
 
-// RGB is an 8-bit RGB image, channels first (3×H×W), the tensor that
-// torchvision's pil_to_tensor gives for a PIL image in mode "RGB".
-type RGB struct {
-	H, W int
-	Pix  []uint8
-}
-
-// ToRGB converts img as PIL's Image.convert("RGB") does: grey is copied
-// to the three channels, alpha is dropped without compositing (the
-// stored, non-premultiplied colour is kept), palette indices are looked
-// up, 16-bit samples keep their high byte.
-func ToRGB(img image.Image) *RGB {
-	b := img.Bounds()
-	h, w := b.Dy(), b.Dx()
-	out := &RGB{H: h, W: w, Pix: make([]uint8, 3*h*w)}
-	set := func(y, x int, r, g, bl uint8) {
-		i := y*w + x
-		out.Pix[i], out.Pix[h*w+i], out.Pix[2*h*w+i] = r, g, bl
-	}
-	switch m := img.(type) {
-	case *image.Gray:
-		for y := 0; y < h; y++ {
-			for x := 0; x < w; x++ {
-				v := m.Pix[y*m.Stride+x]
-				set(y, x, v, v, v)
-			}
-		}
-	case *image.NRGBA:
-		for y := 0; y < h; y++ {
-			for x := 0; x < w; x++ {
-				p := m.Pix[y*m.Stride+4*x:]
-				set(y, x, p[0], p[1], p[2])
-			}
-		}
-	case *image.Paletted:
-		pal := make([][3]uint8, len(m.Palette))
-		for i, c := range m.Palette {
-			pal[i] = rgbOf(c)
-		}
-		for y := 0; y < h; y++ {
-			for x := 0; x < w; x++ {
-				idx := int(m.Pix[y*m.Stride+x])
-				var p [3]uint8
-				if idx < len(pal) {
-					p = pal[idx]
-				}
-				set(y, x, p[0], p[1], p[2])
-			}
-		}
-	default:
-		for y := 0; y < h; y++ {
-			for x := 0; x < w; x++ {
-				p := rgbOf(img.At(b.Min.X+x, b.Min.Y+y))
-				set(y, x, p[0], p[1], p[2])
-			}
-		}
-	}
-	return out
-}
-
-// rgbOf returns the non-premultiplied 8-bit colour of c: PIL stores
-// straight (not premultiplied) alpha and drops it, so a half-transparent
-// red pixel stays pure red.
-func rgbOf(c color.Color) [3]uint8 {
-	switch v := c.(type) {
-	case color.NRGBA:
-		return [3]uint8{v.R, v.G, v.B}
-	case color.Gray:
-		return [3]uint8{v.Y, v.Y, v.Y}
-	case color.RGBA:
-		if v.A == 0xff || v.A == 0 {
-			return [3]uint8{v.R, v.G, v.B}
-		}
-	}
-	n := color.NRGBA64Model.Convert(c).(color.NRGBA64)
-	return [3]uint8{uint8(n.R >> 8), uint8(n.G >> 8), uint8(n.B >> 8)}
-}
-
 // Preprocess turns an RGB image into the 3×299×299 network input of the
 // given mode.
-func Preprocess(img *RGB, mode Mode) ([]float32, error) {
+func Preprocess(img *features.RGB, mode Mode) ([]float32, error) {
 	if img.H < 1 || img.W < 1 {
 		return nil, fmt.Errorf("inception: empty %dx%d image", img.W, img.H)
 	}
@@ -146,7 +67,7 @@ func Preprocess(img *RGB, mode Mode) ([]float32, error) {
 			for i, v := range plane {
 				src[i] = float32(v)
 			}
-			resizeTF1(src, img.H, img.W, dst, Size, Size)
+			resample.BilinearTF1(src, img.H, img.W, dst, Size, Size)
 			for i, v := range dst {
 				dst[i] = (v - 128) / 128
 			}
@@ -161,7 +82,7 @@ func Preprocess(img *RGB, mode Mode) ([]float32, error) {
 // np.asarray of the RGB image, each channel as a float32 PIL image of
 // mode F resized with Image.BICUBIC, clip(0, 255), then the network
 // wrapper's x − 128 and / 128, each a float32 operation.
-func preprocessClean(img *RGB, out []float32) error {
+func preprocessClean(img *features.RGB, out []float32) error {
 	p, err := resample.NewPlan(img.W, img.H, Size, Size, resample.Bicubic)
 	if err != nil {
 		return fmt.Errorf("inception: %dx%d image: %w", img.W, img.H, err)
@@ -215,43 +136,4 @@ func resizeTorch(src []float32, h, w int, dst []float32, oh, ow int) {
 				ly1[y]*(lx0[x]*r1[x0[x]]+lx1[x]*r1[x1[x]])
 		}
 	}
-}
-
-// tfTaps returns TensorFlow 1.x's bilinear taps (align_corners=False,
-// half_pixel_centers=False): source coordinate i·in/out, no half-pixel
-// shift, in float32 as torch-fidelity's port computes them.
-func tfTaps(in, out int) (lo, hi []int, d []float32) {
-	scale := float32(float64(in) / float64(out))
-	lo, hi, d = make([]int, out), make([]int, out), make([]float32, out)
-	for i := 0; i < out; i++ {
-		s := float32(i) * scale
-		a := int(s)
-		lo[i], hi[i], d[i] = a, min(a+1, in-1), s-float32(a)
-	}
-	return
-}
-
-// resizeTF1 is torch-fidelity's interpolate_bilinear_2d_like_tensorflow1x
-// (the exact "slow" method) on one plane: lerp along x in both source
-// rows, then along y, in that order, so rounding matches.
-func resizeTF1(src []float32, h, w int, dst []float32, oh, ow int) {
-	ylo, yhi, dy := tfTaps(h, oh)
-	xlo, xhi, dx := tfTaps(w, ow)
-	for y := 0; y < oh; y++ {
-		r0, r1 := src[ylo[y]*w:], src[yhi[y]*w:]
-		for x := 0; x < ow; x++ {
-			a00, a01 := r0[xlo[x]], r0[xhi[x]]
-			a10, a11 := r1[xlo[x]], r1[xhi[x]]
-			v0 := a00 + (a01-a00)*dx[x]
-			v1 := a10 + (a11-a10)*dx[x]
-			dst[y*ow+x] = v0 + (v1-v0)*dy[y]
-		}
-	}
-}
-
-// ResizeTF1 is the TensorFlow 1.x bilinear resize of ModeTF on one h×w
-// plane into an oh×ow plane, for other networks whose reference
-// preprocessing uses torch-fidelity's port of it (its DINOv2 extractor).
-func ResizeTF1(src []float32, h, w int, dst []float32, oh, ow int) {
-	resizeTF1(src, h, w, dst, oh, ow)
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"genlens/dataio"
+	"genlens/features"
 	"genlens/internal/atomicfile"
 	"genlens/internal/fields"
 )
@@ -32,7 +33,7 @@ const (
 // CLI does: the real URL, the user cache directory, no progress report.
 type FetchOptions struct {
 	URL      string       // download source; "" means WeightsURL
-	CacheDir string       // "" means CacheDir(): $GENLENS_CACHE, else os.UserCacheDir()/genlens
+	CacheDir string       // "" means features.CacheDir(): $GENLENS_CACHE, else os.UserCacheDir()/genlens
 	Client   *http.Client // nil means http.DefaultClient
 	// HashPrefix is the hex prefix the file's SHA-256 must start with;
 	// "" means the real file's whole SHA-256 (OfficialWeightsSHA256,
@@ -47,7 +48,7 @@ type FetchOptions struct {
 
 // ResolveWeights returns the path of the FID Inception weights, trying in
 // order: explicit (the --weights flag), $GENLENS_WEIGHTS, the cached copy
-// in genlens's cache directory (CacheDir), and finally a download from
+// in genlens's cache directory (features.CacheDir), and finally a download from
 // pytorch-fid's release, checked against the file's published SHA-256
 // and stored atomically in the cache so later runs find it. An explicit
 // path or variable that names no file is an error, never a reason to
@@ -62,7 +63,7 @@ func ResolveWeights(ctx context.Context, explicit string, opt FetchOptions) (str
 	dir := opt.CacheDir
 	if dir == "" {
 		var err error
-		if dir, err = CacheDir(); err != nil {
+		if dir, err = features.CacheDir(); err != nil {
 			return "", fields.Errorf("inception: %v for the weights; pass {weights} PATH or set %s (file: %s)", err, WeightsEnv, WeightsURL)
 		}
 	}

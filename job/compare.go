@@ -277,14 +277,16 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	if err != nil {
 		return nil, err
 	}
-	if err := sameProvenance("compare", real.path, real.prov, fake.path, fake.prov); err != nil {
-		return nil, err
+	chk := provenanceCheck{cmd: "compare"}
+	for _, s := range []*featureSide{real, fake} {
+		if !isFolder(fsys, s.path) {
+			if err := chk.add(s.path, s.prov, s.isStats); err != nil {
+				return nil, err
+			}
+		}
 	}
 	var x *extractor
-	prov := real.prov
-	if prov == nil {
-		prov = fake.prov
-	}
+	prov := chk.first
 	start := time.Now()
 	if realDir || fakeDir {
 		if x, err = newExtractor(env, "compare", "batch", req.ImageOptions); err != nil {
@@ -299,12 +301,11 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		if !realDir {
 			folder = req.Fake
 		}
-		for _, s := range []*featureSide{real, fake} {
-			if err := sameProvenance("compare", s.path, s.prov, folder, x.provenance()); err != nil {
-				return nil, err
-			}
+		out, _ := featureDims("compare", req.Dims)
+		prov = x.provenance(out)
+		if err := chk.add(folder, prov, false); err != nil {
+			return nil, err
 		}
-		prov = x.provenance()
 		if err = compareImages(ctx, env, x, req, want, real, fake); err != nil {
 			return nil, err
 		}
@@ -351,7 +352,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		}
 		v := Num(d)
 		out.FID = &v
-		if prov.isDINOv2() {
+		if isDINOv2(prov) {
 			out.FDDINOv2 = &v
 		}
 	}
@@ -407,6 +408,8 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	if err := compareRows(ctx, env, req, want, real, fake, out); err != nil {
 		return nil, err
 	}
+	// Said of a comparison that ran, not of one refused for its input.
+	chk.note(env)
 	return out, nil
 }
 

@@ -2,7 +2,6 @@ package job
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -43,14 +42,7 @@ func (r *DisentangleResult) Artifacts() []Artifact {
 		{"cka_heatmap.png", r.WriteCKAHeatmap},
 		{"cms.png", r.WriteCMSChart},
 		{"cms.csv", r.writeCSV},
-		{"disentangle.json", func(w io.Writer) error {
-			b, err := json.MarshalIndent(r, "", "  ")
-			if err != nil {
-				return err
-			}
-			_, err = w.Write(append(b, '\n'))
-			return err
-		}},
+		{"disentangle.json", func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing/fstest"
 
 	"genlens/dataio"
-	"genlens/inception"
+	"genlens/features"
 )
 
 // A request names a folder as a user types it ("real/", "./real"): the
@@ -28,7 +28,7 @@ func TestEnvCleansNames(t *testing.T) {
 			t.Errorf("Stat %q: no error for a name outside the tree", name)
 		}
 	}
-	got, err := inception.ListImagesFS(fsys, "real/", true)
+	got, err := features.ListImagesFS(fsys, "real/", true)
 	if err != nil || len(got) != 2 || got[0] != "real/a.png" || got[1] != "real/sub/b.png" {
 		t.Errorf("ListImagesFS(real/) = %q, %v", got, err)
 	}

@@ -12,7 +12,6 @@ import (
 
 	"genlens/inception"
 	"genlens/linalg"
-	"genlens/vit"
 )
 
 // FeaturesRequest is a request of `genlens features`: Inception-v3
@@ -150,7 +149,7 @@ type FeaturesResult struct {
 // and runs the network batch by batch (the next batch is decoded
 // meanwhile), reporting images done through env.Progress. Features of
 // images seen before with the same settings come from the feature cache
-// (see inception.FeatureCache) unless req.NoCache.
+// (see features.Cache) unless req.NoCache.
 func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResult, error) {
 	opt, err := req.network()
 	if err != nil {
@@ -161,9 +160,6 @@ func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResul
 		return nil, err
 	}
 	out := inception.Output(strings.ToLower(strings.TrimSpace(req.Dims)))
-	if !x.net.isInception() {
-		out = inception.Output(vitOutput(x.net.vit))
-	}
 	files, err := x.list(req.Input)
 	if err != nil {
 		return nil, err
@@ -175,7 +171,11 @@ func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResul
 		}
 		shard = &req.Shard
 	}
-	res := &FeaturesResult{Shard: shard, Shards: req.Shards, Images: len(files), Dims: x.dim(out), Output: string(out), Embedder: x.net.embedder, Mode: string(x.net.mode), Preset: string(x.net.preset),
+	if err := x.prepare(ctx); err != nil {
+		return nil, err
+	}
+	e := x.embedder(out)
+	res := &FeaturesResult{Shard: shard, Shards: req.Shards, Images: len(files), Dims: e.Dim(), Output: e.Output(), Embedder: x.net.embedder, Mode: string(x.net.mode), Preset: string(x.net.preset),
 		Backend: linalg.Backend(), Files: files, Features: make([][]float32, 0, len(files))}
 	start := time.Now()
 	env.ReportProgress(0, len(files))
@@ -187,7 +187,7 @@ func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResul
 		return nil, err
 	}
 	sec := time.Since(start).Seconds()
-	res.Weights, res.WeightsSHA256, res.Cached, res.Computed = x.weightsInfo(), x.whash, x.cached, x.computed
+	res.Weights, res.WeightsSHA256, res.Cached, res.Computed = x.weightsInfo(), x.whash, x.pipe.Cached, x.pipe.Computed
 	res.Seconds = Num(sec)
 	res.ImagesPerSecond = Num(float64(len(files)) / math.Max(sec, 1e-9))
 	return res, nil
@@ -226,16 +226,4 @@ func (r *FeaturesResult) WriteNPY(w io.Writer) error {
 		}
 	}
 	return bw.Flush()
-}
-
-// vitOutput names what a ViT embedder outputs: DINOv2's class token
-// after the final norm, CLIP's encode_image (L2-normalised for CMMD).
-func vitOutput(c *vit.Config) string {
-	switch {
-	case c.Family == vit.DINOv2:
-		return "x_norm_clstoken"
-	case c.Normalize:
-		return "encode_image_normalized"
-	}
-	return "encode_image"
 }

@@ -108,8 +108,8 @@ type StatsResult struct {
 	// empty).
 	Part *frechet.Part `json:"-"`
 	// Provenance says how the features of a folder were made; the
-	// statistics file records it (see provenanceKey).
-	Provenance *provenance `json:"-"`
+	// statistics file records it.
+	Provenance *frechet.Provenance `json:"-"`
 }
 
 // Stats runs `genlens stats`: mean and (n-1)-normalised covariance of the
@@ -145,7 +145,11 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 		if w := singularWarning("stats", req.In, s.N, s.Dim(), "a Fréchet distance (FID) from these statistics"); w != "" {
 			env.Warning(w)
 		}
-		return &StatsResult{N: s.N, Dim: s.Dim(), Images: x.info(start), Stats: s, Provenance: x.provenance()}, nil
+		prov := x.provenance(out)
+		if l, _, err := folderShard(req.In, files, 0, 1); err == nil {
+			prov.Input = l.SHA256
+		}
+		return &StatsResult{N: s.N, Dim: s.Dim(), Images: x.info(start), Stats: s, Provenance: prov}, nil
 	}
 	if req.Dims != "" {
 		return nil, Fieldf("dims", "stats: {dims} applies only to a folder of images, and %s is not one", req.In)
@@ -168,7 +172,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 		if err != nil {
 			return nil, err
 		}
-		part = &frechet.Part{Shard: req.Shard, Shards: req.Shards, Listing: l, Prov: frechet.Provenance{Embedder: "features", Dims: strconv.Itoa(d)}}
+		part = &frechet.Part{Shard: req.Shard, Shards: req.Shards, Listing: l, Prov: frechet.Provenance{Embedder: frechet.EmbedderRows, Dims: strconv.Itoa(d)}}
 		lo, hi := ShardRows(n, req.Shard, req.Shards)
 		if lo == hi {
 			x = &mat.Dense{} // an empty shard: more shards than rows
@@ -213,7 +217,10 @@ func (r *StatsResult) Artifact(name string) Artifact {
 		return Artifact{name, func(w io.Writer) error { return frechet.EncodePart(w, r.Part) }}
 	}
 	return Artifact{name, func(w io.Writer) error {
-		return encodeStatsProvenance(w, r.Stats, r.Provenance)
+		if r.Provenance == nil {
+			return frechet.EncodeStats(w, r.Stats)
+		}
+		return frechet.EncodeStatsMeta(w, r.Stats, r.Provenance.StatsMeta())
 	}}
 }
 
@@ -262,7 +269,7 @@ func (r *ISRequest) Validate() (verr error) {
 	case r.Splits < 1:
 		return Fieldf("splits", "is: {splits} %d: want >= 1", r.Splits)
 	}
-	if n, err := r.check("is", "batch"); err == nil && !n.isInception() {
+	if n, err := r.check("is", "batch"); err == nil && n.embedder != EmbedderInception {
 		return Fieldf("embedder", "is: {embedder} %s: the Inception Score is defined on Inception's class probabilities; use inception", n.embedder)
 	}
 	if _, err := r.check("is", "batch"); err != nil {
@@ -480,7 +487,7 @@ func (o rowsSpec) features(fsys fs.FS, path string) (*mat.Dense, error) {
 // statistics streamed from a folder of images (rows nil, isStats unset).
 type featureSide struct {
 	path    string
-	prov    *provenance // how a statistics file's features were made, when it says
+	prov    *frechet.Provenance // how a statistics file's features were made, when it says
 	rows    *mat.Dense
 	stats   frechet.Stats // of the file, or of the rows once needed
 	isStats bool
@@ -494,7 +501,7 @@ func readSide(fsys fs.FS, path, key, keyFlag string, sep rune) (*featureSide, er
 		if err != nil {
 			return nil, err
 		}
-		prov, err := readProvenance(fsys, path)
+		prov, err := frechet.ReadProvenance(fsys, path)
 		if err != nil {
 			return nil, err
 		}

@@ -6,30 +6,28 @@ import (
 	"io/fs"
 	"math"
 	"path"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/dataio"
+	"genlens/features"
 	"genlens/frechet"
 	"genlens/inception"
-	"genlens/internal/par"
 	"genlens/vit"
 )
 
 // This file turns folders of images into features wherever the
 // feature-based jobs (stats, compare, is, select) accept a feature file:
-// the images are decoded and preprocessed on worker goroutines one batch
-// ahead of the Inception network (package inception), features go batch
-// by batch into whatever consumes them (a streaming mean and covariance,
-// or rows), and a feature cache on disk skips the network for images seen
-// before with the same settings.
+// it picks the embedder the options name, finds and hashes its weights,
+// and runs package features' pipeline (decoding one batch ahead of the
+// network, the feature cache) into whatever consumes the features (a
+// streaming mean and covariance, or rows).
 
-// ImageOptions says how folders of images become Inception features. Its
+// ImageOptions says how folders of images become features (Inception-v3 by
+// default, or a DINOv2 or CLIP network of package vit). Its
 // fields are flags of every command that takes folders; they are refused
 // when no input is a folder, so that none goes silently unused.
 type ImageOptions struct {
@@ -49,17 +47,57 @@ type ImageOptions struct {
 // EmbedderInception is the default embedder, the FID Inception-v3.
 const EmbedderInception = "inception"
 
-// network is the embedder the options resolve to: Inception with a
-// preprocessing mode, or a ViT of package vit with a preset.
+// network is the embedder the options resolve to, before its weights
+// are known: how it is named in results, how its weights are found, and
+// how it is built for one output.
 type network struct {
-	embedder string
-	mode     inception.Mode // Inception
-	vit      *vit.Config    // nil for Inception
-	preset   vit.Preset
+	embedder string         // as {embedder} names it: inception, dinov2-vitl14, ...
+	mode     inception.Mode // Inception's preprocessing, for results ("" otherwise)
+	preset   vit.Preset     // a ViT's preprocessing, for results ("" otherwise)
+	outputs  bool           // {dims} selects one of several outputs
+	// weights returns the path of the weights file: explicit, or found
+	// (only Inception's are downloaded: the DINOv2 and CLIP files are
+	// large and their licences the user's to accept).
+	weights func(ctx context.Context, cmd, explicit string) (string, error)
+	// official says whether weights of that SHA-256 are a published
+	// file, nil when the network has no published hash here.
+	official func(sha string) *bool
+	// embed builds the embedder of output out (ignored by networks with
+	// one output) once x knows the weights.
+	embed func(x *extractor, out inception.Output) features.ImageEmbedder
 }
 
-// isInception reports whether the network is the FID Inception-v3.
-func (n network) isInception() bool { return n.vit == nil }
+// inceptionNetwork is the FID Inception-v3 with preprocessing mode.
+func inceptionNetwork(mode inception.Mode) network {
+	return network{embedder: EmbedderInception, mode: mode, outputs: true,
+		weights: func(ctx context.Context, _, explicit string) (string, error) {
+			return inception.ResolveWeights(ctx, explicit, inception.FetchOptions{})
+		},
+		official: func(sha string) *bool { off := inception.IsOfficialWeights(sha); return &off },
+		embed: func(x *extractor, out inception.Output) features.ImageEmbedder {
+			return inception.NewEmbedder(mode, out, x.whash, x.opt.Workers, func() (*inception.Model, error) {
+				return CachedLoad(x.env.Models, "inception", x.weights, inception.Load)
+			})
+		}}
+}
+
+// vitNetwork is the DINOv2 or CLIP network cfg with preset p.
+func vitNetwork(cfg vit.Config, p vit.Preset) network {
+	return network{embedder: cfg.Name, preset: p,
+		weights: func(_ context.Context, cmd, explicit string) (string, error) {
+			if explicit == "" {
+				return "", Fieldf("weights", "%s: {weights} is required with {embedder} %s: %s", cmd, cfg.Name, vitWeightsHint(&cfg))
+			}
+			return explicit, nil
+		},
+		official: func(string) *bool { return nil },
+		embed: func(x *extractor, _ inception.Output) features.ImageEmbedder {
+			// ViT-L/14 is 1.2 GB of weights: kept in the job's model cache.
+			return vit.NewEmbedder(cfg, p, x.whash, x.opt.Workers, func() (*vit.Model, error) {
+				return CachedLoad(x.env.Models, cfg.Name, x.weights, func(path string) (*vit.Model, error) { return vit.Load(path, cfg) })
+			})
+		}}
+}
 
 // check validates the options for command cmd; batch names the request
 // field that holds Batch ("batch", or "image_batch" in select).
@@ -76,13 +114,13 @@ func (o ImageOptions) check(cmd, batch string) (network, error) {
 			return network{}, Fieldf("preset", "%s: {preset} applies to the DINOv2 and CLIP embedders; Inception's preprocessing is {mode}", cmd)
 		}
 		if o.Mode == "" {
-			return network{embedder: EmbedderInception, mode: inception.ModePyTorchFID}, nil
+			return inceptionNetwork(inception.ModePyTorchFID), nil
 		}
 		mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(o.Mode)))
 		if err != nil {
 			return network{}, Fieldf("mode", "%s: {mode} %q: want pytorch-fid, tf or clean", cmd, o.Mode)
 		}
-		return network{embedder: EmbedderInception, mode: mode}, nil
+		return inceptionNetwork(mode), nil
 	}
 	cfg, err := vit.Lookup(name)
 	if err != nil {
@@ -95,7 +133,7 @@ func (o ImageOptions) check(cmd, batch string) (network, error) {
 	if err != nil {
 		return network{}, Fieldf("preset", "%s: {preset}: %v", cmd, err)
 	}
-	return network{embedder: name, vit: &cfg, preset: p}, nil
+	return vitNetwork(cfg, p), nil
 }
 
 // checkDims refuses {dims}, which selects one of Inception's outputs,
@@ -133,34 +171,24 @@ func isFolder(fsys fs.FS, path string) bool {
 	return err == nil && st.IsDir()
 }
 
-// extractor computes Inception features of image files for one job. The
-// weights are resolved when the first folder is listed, and the network
-// is loaded only when an image misses the cache.
+// extractor computes the features of image files for one job. The
+// weights are resolved and hashed before the first folder's features,
+// and the network is loaded only when an image misses the cache.
 type extractor struct {
 	env   Env
 	cmd   string
 	opt   ImageOptions
 	net   network
-	mode  inception.Mode
 	batch int
 
-	weights string // resolved weights path
-	whash   string // its SHA-256 (the cache's key, and recorded in results)
-	model   *inception.Model
-	vmodel  *vit.Model
-	caches  map[inception.Output]*inception.FeatureCache
-	warned  sync.Once
-
-	cached, computed int  // images read from the cache, run through the network
-	jpegSaid         bool // the JPEG decoding note was given
-
-	// Where the time goes: decoding and preprocessing summed over the
-	// workers (it overlaps the network), the network, waiting for
-	// decoded images (the part of decoding the network did not hide),
-	// the consumer of the features, and loading and hashing the weights.
-	decodeNS            atomic.Int64
-	network, wait, sink time.Duration
-	load                time.Duration
+	weights   string // resolved weights path
+	whash     string // its SHA-256 (the cache's key, and recorded in results)
+	hashing   time.Duration
+	embedders map[inception.Output]features.ImageEmbedder
+	caches    map[inception.Output]*features.Cache
+	pipe      *features.Pipeline
+	warned    sync.Once
+	jpegSaid  bool // the JPEG decoding note was given
 }
 
 // newExtractor validates opt for cmd; batch names the field of Batch.
@@ -173,12 +201,15 @@ func newExtractor(env Env, cmd, batch string, opt ImageOptions) (*extractor, err
 	if b == 0 {
 		b = DefaultFeaturesBatch
 	}
-	return &extractor{env: env, cmd: cmd, opt: opt, net: net, mode: net.mode, batch: b, caches: map[inception.Output]*inception.FeatureCache{}}, nil
+	x := &extractor{env: env, cmd: cmd, opt: opt, net: net, batch: b,
+		embedders: map[inception.Output]features.ImageEmbedder{}, caches: map[inception.Output]*features.Cache{}}
+	x.pipe = &features.Pipeline{FS: env.InputFS(), Batch: b, Workers: opt.Workers, CacheError: x.warnCache}
+	return x, nil
 }
 
 // list returns the images of folder dir, sorted.
 func (x *extractor) list(dir string) ([]string, error) {
-	files, err := inception.ListImagesFS(x.env.InputFS(), dir, x.opt.Recursive)
+	files, err := features.ListImagesFS(x.env.InputFS(), dir, x.opt.Recursive)
 	if err == nil {
 		x.noteJPEG(dir, files)
 	}
@@ -210,57 +241,56 @@ func (x *extractor) noteJPEG(dir string, files []string) {
 		x.cmd, n, len(files), dir))
 }
 
-// prepare resolves the weights (which may download them once) and, when
-// caching, hashes them.
+// prepare resolves the weights (which may download them once) and hashes
+// them.
 func (x *extractor) prepare(ctx context.Context) error {
 	if x.weights != "" {
 		return nil
 	}
-	var w string
-	if x.net.isInception() {
-		var err error
-		if w, err = inception.ResolveWeights(ctx, x.opt.Weights, inception.FetchOptions{}); err != nil {
-			return err
-		}
-	} else {
-		// genlens downloads only Inception's weights: the DINOv2 and CLIP
-		// files are large and their licences the user's to accept.
-		if x.opt.Weights == "" {
-			return Fieldf("weights", "%s: {weights} is required with {embedder} %s: %s", x.cmd, x.net.embedder, vitWeightsHint(x.net.vit))
-		}
-		w = x.opt.Weights
+	w, err := x.net.weights(ctx, x.cmd, x.opt.Weights)
+	if err != nil {
+		return err
 	}
-	x.weights = w
 	t0 := time.Now()
-	defer func() { x.load += time.Since(t0) }()
+	defer func() { x.hashing += time.Since(t0) }()
 	// Every result records the weights' hash. 95 MB (Inception) at a few
 	// hundred MB/s is a fraction of a second; DINOv2 ViT-L/14's 1.2 GB a
 	// few seconds, once per job.
-	var err error
-	if x.whash, err = inception.HashWeights(w); err != nil {
+	h, err := features.HashWeights(w)
+	if err != nil {
 		return &dataio.InputError{File: w, Msg: "cannot read weights: " + err.Error(), Err: err}
 	}
+	x.weights, x.whash = w, h
 	return nil
+}
+
+// embedder returns the embedder of output out (after x.prepare).
+func (x *extractor) embedder(out inception.Output) features.ImageEmbedder {
+	if !x.net.outputs {
+		out = ""
+	}
+	e, ok := x.embedders[out]
+	if !ok {
+		e = x.net.embed(x, out)
+		x.embedders[out] = e
+	}
+	return e
 }
 
 // cache returns the feature cache for out, nil when caching is off or no
 // cache directory exists (then with a warning).
-func (x *extractor) cache(out inception.Output) *inception.FeatureCache {
+func (x *extractor) cache(out inception.Output) *features.Cache {
 	if x.opt.NoCache {
 		return nil
 	}
 	if c, ok := x.caches[out]; ok {
 		return c
 	}
-	var c *inception.FeatureCache
-	if dir, err := inception.CacheDir(); err != nil {
+	var c *features.Cache
+	if dir, err := features.CacheDir(); err != nil {
 		x.warnCache(err)
 	} else {
-		if x.net.isInception() {
-			c = inception.OpenFeatureCache(dir, x.mode, out, x.whash)
-		} else {
-			c = inception.OpenNetworkCache(dir, x.net.embedder, string(x.net.preset), x.net.vit.Dim(), x.whash)
-		}
+		c = features.OpenCache(dir, features.SettingsOf(x.embedder(out)))
 	}
 	x.caches[out] = c
 	return c
@@ -274,175 +304,18 @@ func (x *extractor) warnCache(err error) {
 	})
 }
 
-// prepared is one batch of images on its way to the network: cached
-// features where the cache had them, preprocessed images elsewhere.
-type prepared struct {
-	feats [][]float32
-	imgs  [][]float32
-	keys  []string
-	err   error
-}
-
 // run computes the out features of files in order and hands them to sink
 // batch by batch (sink may keep the rows), calling tick with the number of
-// images each batch finished. The next batch is decoded while the network
-// runs on this one; at most three batches of images are in memory.
+// images each batch finished.
 func (x *extractor) run(ctx context.Context, files []string, out inception.Output, sink func([][]float32) error, tick func(int)) error {
 	if err := x.prepare(ctx); err != nil {
 		return err
 	}
-	fsys := x.env.InputFS()
-	cache := x.cache(out)
-	if !x.loaded() && (cache == nil || !cache.Exists()) {
-		// Nothing cached with these weights yet: load them before any
-		// image, so that a bad weights file is reported first. With
-		// entries under their hash, they loaded before, and a run that
-		// only hits the cache need not spend seconds loading them.
-		if err := x.load1(); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	ch := make(chan *prepared, 1)
-	defer func() {
-		cancel()
-		for range ch { // let the producer finish before returning
-		}
-	}()
-	go func() {
-		defer close(ch)
-		for lo := 0; lo < len(files); lo += x.batch {
-			n := min(x.batch, len(files)-lo)
-			p := &prepared{feats: make([][]float32, n), imgs: make([][]float32, n), keys: make([]string, n)}
-			p.err = par.For(ctx, n, x.opt.Workers, func(_ context.Context, i int) error {
-				name := files[lo+i]
-				if cache != nil {
-					// A file that cannot be hashed is reported by the
-					// decoder below, in the words of every other image error.
-					if k, err := inception.HashFile(fsys, name); err == nil {
-						p.keys[i] = k
-						if v, ok := cache.Get(k); ok {
-							p.feats[i] = v
-							return nil
-						}
-					}
-				}
-				t0 := time.Now()
-				var img []float32
-				var err error
-				if x.net.isInception() {
-					img, err = inception.LoadImageFS(fsys, name, x.mode)
-				} else {
-					img, err = vit.LoadImageFS(fsys, name, x.net.preset, x.net.vit.Input)
-				}
-				x.decodeNS.Add(int64(time.Since(t0)))
-				p.imgs[i] = img
-				return err
-			})
-			select {
-			case ch <- p:
-			case <-ctx.Done():
-				return
-			}
-			if p.err != nil {
-				return
-			}
-		}
-	}()
-	for {
-		t0 := time.Now()
-		p, ok := <-ch
-		x.wait += time.Since(t0)
-		if !ok {
-			break
-		}
-		if p.err != nil {
-			return p.err
-		}
-		var idx []int
-		var batch [][]float32
-		for i, img := range p.imgs {
-			if img != nil {
-				idx = append(idx, i)
-				batch = append(batch, img)
-			}
-		}
-		if len(batch) > 0 {
-			if !x.loaded() {
-				if err := x.load1(); err != nil {
-					return err
-				}
-			}
-			t0 := time.Now()
-			fs, err := x.forward(ctx, batch, out)
-			x.network += time.Since(t0)
-			if err != nil {
-				return err
-			}
-			x.computed += len(batch)
-			for j, i := range idx {
-				p.feats[i] = fs[j]
-				p.imgs[i] = nil
-				if cache != nil && p.keys[i] != "" {
-					if err := cache.Put(p.keys[i], p.feats[i]); err != nil {
-						x.warnCache(err)
-					}
-				}
-			}
-		}
-		x.cached += len(p.feats) - len(batch)
-		t0 = time.Now()
-		err := sink(p.feats)
-		x.sink += time.Since(t0)
-		if err != nil {
-			return err
-		}
-		tick(len(p.feats))
-	}
-	return ctx.Err()
+	return x.pipe.Run(ctx, x.embedder(out), x.cache(out), files, sink, tick)
 }
 
-// loaded reports whether the network is in memory.
-func (x *extractor) loaded() bool { return x.model != nil || x.vmodel != nil }
-
-// load1 loads the network, counting the time as the weights'.
-func (x *extractor) load1() error {
-	t0 := time.Now()
-	defer func() { x.load += time.Since(t0) }()
-	if x.net.isInception() {
-		m, err := x.loadModel(x.weights)
-		x.model = m
-		return err
-	}
-	m, err := x.loadViT(x.weights, *x.net.vit)
-	x.vmodel = m
-	return err
-}
-
-// forward runs the network on a batch and returns the out features of
-// every image (a ViT has one output, whatever out says).
-func (x *extractor) forward(ctx context.Context, batch [][]float32, out inception.Output) ([][]float32, error) {
-	if !x.net.isInception() {
-		return x.vmodel.Forward(ctx, batch, x.opt.Workers)
-	}
-	fs, err := x.model.Forward(ctx, batch, x.opt.Workers)
-	if err != nil {
-		return nil, err
-	}
-	rows := make([][]float32, len(fs))
-	for i := range fs {
-		rows[i] = fs[i].Get(out)
-	}
-	return rows, nil
-}
-
-// dim is the length of the features x computes for out.
-func (x *extractor) dim(out inception.Output) int {
-	if !x.net.isInception() {
-		return x.net.vit.Dim()
-	}
-	return out.Dim()
-}
+// dim is the length of the features x computes for out (after x.prepare).
+func (x *extractor) dim(out inception.Output) int { return x.embedder(out).Dim() }
 
 // vitWeightsHint says where a ViT's weights come from.
 func vitWeightsHint(c *vit.Config) string {
@@ -496,12 +369,7 @@ type WeightsInfo struct {
 
 // weightsInfo returns the WeightsInfo of x's resolved weights.
 func (x *extractor) weightsInfo() WeightsInfo {
-	w := WeightsInfo{Path: x.weights, SHA256: x.whash}
-	if x.net.isInception() {
-		off := inception.IsOfficialWeights(x.whash)
-		w.Official = &off
-	}
-	return w
+	return WeightsInfo{Path: x.weights, SHA256: x.whash, Official: x.net.official(x.whash)}
 }
 
 // Unofficial reports whether the weights are Inception weights other than
@@ -511,25 +379,14 @@ func (w WeightsInfo) Unofficial() bool { return w.Official != nil && !*w.Officia
 // info returns the ImagesInfo of what x did so far, nil when it saw no
 // images.
 func (x *extractor) info(start time.Time) *ImagesInfo {
-	if x == nil || x.cached+x.computed == 0 {
+	if x == nil || x.pipe.Cached+x.pipe.Computed == 0 {
 		return nil
 	}
-	return &ImagesInfo{Embedder: x.net.embedder, Mode: string(x.mode), Preset: string(x.net.preset), Weights: x.weightsInfo(), WeightsSHA256: x.whash, Images: x.cached + x.computed, Cached: x.cached,
-		Computed: x.computed, Seconds: Num(time.Since(start).Seconds()),
-		DecodeSeconds: Num(time.Duration(x.decodeNS.Load()).Seconds()), NetworkSeconds: Num(x.network.Seconds()),
-		WaitSeconds: Num(x.wait.Seconds()), FeatureSeconds: Num(x.sink.Seconds()), WeightsSeconds: Num(x.load.Seconds())}
-}
-
-// loadModel loads the Inception weights at path through the job's model
-// cache.
-func (x *extractor) loadModel(path string) (*inception.Model, error) {
-	return CachedLoad(x.env.Models, "inception", path, inception.Load)
-}
-
-// loadViT loads the weights of the ViT cfg at path through the job's
-// model cache (ViT-L/14 is 1.2 GB of weights).
-func (x *extractor) loadViT(path string, cfg vit.Config) (*vit.Model, error) {
-	return CachedLoad(x.env.Models, cfg.Name, path, func(p string) (*vit.Model, error) { return vit.Load(p, cfg) })
+	p := x.pipe
+	return &ImagesInfo{Embedder: x.net.embedder, Mode: string(x.net.mode), Preset: string(x.net.preset), Weights: x.weightsInfo(), WeightsSHA256: x.whash,
+		Images: p.Cached + p.Computed, Cached: p.Cached, Computed: p.Computed, Seconds: Num(time.Since(start).Seconds()),
+		DecodeSeconds: Num(p.Decode().Seconds()), NetworkSeconds: Num(p.Network.Seconds()),
+		WaitSeconds: Num(p.Wait.Seconds()), FeatureSeconds: Num(p.Sink.Seconds()), WeightsSeconds: Num((x.hashing + p.Loads).Seconds())}
 }
 
 // folders lists the folders among paths (nil entries for the others) and
@@ -580,6 +437,9 @@ func (x *extractor) imageStats(ctx context.Context, dir string, files []string, 
 // imageAcc streams the out features of files into an accumulator, in
 // the chunks of frechet.StatsOf.
 func (x *extractor) imageAcc(ctx context.Context, files []string, out inception.Output, c *counter) (*frechet.Accumulator, error) {
+	if err := x.prepare(ctx); err != nil {
+		return nil, err
+	}
 	d := x.dim(out)
 	acc := frechet.NewAccumulator(d)
 	if len(files) == 0 {
@@ -624,28 +484,21 @@ func (x *extractor) imagePart(ctx context.Context, req StatsRequest, out incepti
 	if err := x.prepare(ctx); err != nil {
 		return nil, err
 	}
-	if x.whash == "" {
-		if x.whash, err = inception.HashWeights(x.weights); err != nil {
-			return nil, &dataio.InputError{File: x.weights, Msg: "cannot read weights: " + err.Error(), Err: err}
-		}
-	}
 	acc, err := x.imageAcc(ctx, mine, out, &counter{env: x.env, total: len(mine)})
 	if err != nil {
 		return nil, err
 	}
-	prov := frechet.Provenance{Embedder: "inception-v3", Mode: string(x.mode), Dims: string(out), Weights: x.whash}
-	if !x.net.isInception() {
-		// A DINOv2 or CLIP network: one output, preprocessing by preset.
-		prov.Embedder, prov.Mode, prov.Dims = x.net.embedder, "preset "+string(x.net.preset), strconv.Itoa(x.net.vit.Dim())
-	}
-	p := frechet.PartOf(acc, req.Shard, req.Shards, l, prov)
-	return &StatsResult{N: p.N, Dim: out.Dim(), Shard: &p.Shard, Shards: p.Shards, Images: x.info(start), Part: p}, nil
+	p := frechet.PartOf(acc, req.Shard, req.Shards, l, *x.provenance(out))
+	return &StatsResult{N: p.N, Dim: p.Dim(), Shard: &p.Shard, Shards: p.Shards, Images: x.info(start), Part: p}, nil
 }
 
 // imageRows returns the out features of files as rows (n x dim), in the
 // sorted order of files; with softmax each row is turned into class
 // probabilities (logits_unbiased → p(y|x), as torch-fidelity's IS).
 func (x *extractor) imageRows(ctx context.Context, files []string, out inception.Output, softmax bool, c *counter) (*mat.Dense, error) {
+	if err := x.prepare(ctx); err != nil {
+		return nil, err
+	}
 	d := x.dim(out)
 	m := mat.NewDense(len(files), d, nil)
 	i := 0

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"genlens/inception"
 	"genlens/internal/shareddata"
 )
 
@@ -56,7 +57,7 @@ func BenchmarkCompareFolders(b *testing.B) {
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Weights, req.NoCache = filepath.Join(dir, "real"), filepath.Join(dir, "fake"), weights, true
 	env := Env{Models: NewModelCache(0)}
-	if _, err := (&extractor{env: env}).loadModel(weights); err != nil { // loaded once, outside the timing
+	if _, err := CachedLoad(env.Models, "inception", weights, inception.Load); err != nil { // loaded once, outside the timing
 		b.Fatal(err)
 	}
 	b.ResetTimer()

@@ -2,7 +2,6 @@ package job
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -236,14 +235,7 @@ type MSEFitResult struct {
 }
 
 // WriteModel writes the model file: the check model as indented JSON.
-func (r *MSEFitResult) WriteModel(w io.Writer) error {
-	b, err := json.MarshalIndent(r.Check, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
+func (r *MSEFitResult) WriteModel(w io.Writer) error { return dataio.EncodeJSON(w, r.Check) }
 
 // MSEFit runs `genlens mse fit`: it reads the training table through
 // env.FS, trains the check model and names its columns. A fit that

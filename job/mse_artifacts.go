@@ -2,8 +2,6 @@ package job
 
 import (
 	"bytes"
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -13,6 +11,7 @@ import (
 
 	"genlens/chart"
 	"genlens/checkmodel"
+	"genlens/dataio"
 	"genlens/monitor"
 )
 
@@ -22,7 +21,7 @@ import (
 func (r *MSEEstimateResult) Artifacts() []Artifact {
 	return []Artifact{
 		{"chunks.csv", r.writeCSV},
-		{"estimate.json", func(w io.Writer) error { return mseWriteJSON(w, r) }},
+		{"estimate.json", func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
 		{"mse_chunks.png", func(w io.Writer) error {
 			return WriteMSEChunkChart(w, "Estimated and realised MSE per chunk", "chunk", r.Monitor, r.Thresholds)
 		}},
@@ -57,7 +56,7 @@ func (r *MSEEstimateResult) writeCSV(w io.Writer) error {
 		}
 		rows = append(rows, row)
 	}
-	return mseWriteCSV(w, rows)
+	return dataio.EncodeTable(w, nil, rows)
 }
 
 // WriteMSEChunkChart draws the monitoring chart as a PNG: the estimated
@@ -107,7 +106,7 @@ func (r *MSEBenchResult) Artifacts() []Artifact {
 	return []Artifact{
 		{"bench.md", func(w io.Writer) error { _, err := io.WriteString(w, r.Markdown()); return err }},
 		{"trials.csv", r.writeTrials},
-		{"bench.json", func(w io.Writer) error { return mseWriteJSON(w, r) }},
+		{"bench.json", func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
 	}
 }
 
@@ -126,7 +125,7 @@ func (r *MSEBenchResult) writeTrials(w io.Writer) error {
 		}
 		rows = append(rows, row)
 	}
-	return mseWriteCSV(w, rows)
+	return dataio.EncodeTable(w, nil, rows)
 }
 
 // Markdown renders the result as a row of the paper's Table 1 or 3: bold
@@ -211,24 +210,4 @@ func mseMethodLabel(name string) string {
 		return "M2RVN"
 	}
 	return strings.ToUpper(name)
-}
-
-// mseWriteJSON writes v as the --json documents are written: indented,
-// with a trailing newline.
-func mseWriteJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
-// mseWriteCSV writes rows of text cells, quoted as RFC 4180 needs.
-func mseWriteCSV(w io.Writer, rows [][]string) error {
-	cw := csv.NewWriter(w)
-	if err := cw.WriteAll(rows); err != nil {
-		return err
-	}
-	return cw.Error()
 }

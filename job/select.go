@@ -121,6 +121,8 @@ func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
 		return nil, nil, Fieldf("delta", "select: {delta} %v: want a value in (0, 1)", r.Delta)
 	case r.Score == "fid" && !slices.Contains([]string{"paper", "code2024", "fducb2025"}, r.FIDBonus):
 		return nil, nil, Fieldf("fid_bonus", "select: {fid_bonus} %q: want paper, code2024 or fducb2025", r.FIDBonus)
+	case r.Score == "is" && strings.TrimSpace(r.Embedder) != "" && strings.ToLower(strings.TrimSpace(r.Embedder)) != EmbedderInception:
+		return nil, nil, Fieldf("embedder", "select: {score} is: the Inception Score is defined on Inception's class probabilities; {embedder} %s has none (use inception)", r.Embedder)
 	case !(r.TruncationRatio >= 0 && r.TruncationRatio < 1):
 		return nil, nil, Fieldf("truncation_ratio", "select: {truncation_ratio} %v: want a value in [0, 1) (the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP)", r.TruncationRatio)
 	}
@@ -267,10 +269,20 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 		}
 		pools[g] = x
 	}
+	// A reference statistics file is read in selectFID; its provenance
+	// is checked against the features of folder pools here.
+	var poolProv *frechet.Provenance
+	poolPath := ""
+	for g := range req.Pools {
+		if lists[g] != nil {
+			poolProv, poolPath = ex.provenance(feat), req.Pools[g]
+			break
+		}
+	}
 	sim := online.Simulation{Steps: req.Steps, Batch: req.Batch, Trials: req.Trials, Seed: req.Seed, Progress: env.Progress}
 	var res *online.Result
 	if req.Score == "fid" {
-		res, err = selectFID(ctx, env, req, ref, sim, fidRules, pools)
+		res, err = selectFID(ctx, env, req, ref, poolPath, poolProv, sim, fidRules, pools)
 	} else {
 		res, err = selectIS(ctx, req, sim, isRules, pools)
 	}
@@ -298,10 +310,17 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 // simulates the FID rules. A reference covariance that is not positive
 // semidefinite is the statistics file's fault (pools are rows, whose
 // covariances are).
-func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSide, sim online.Simulation, rules []online.FIDRule, pools []*mat.Dense) (*online.Result, error) {
+func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSide, poolPath string, poolProv *frechet.Provenance, sim online.Simulation, rules []online.FIDRule, pools []*mat.Dense) (*online.Result, error) {
 	var err error
+	chk := provenanceCheck{cmd: "select"}
 	if side == nil {
 		if side, err = readSide(env.InputFS(), req.Ref, req.RefKey, "{ref_key}", req.Separator()); err != nil {
+			return nil, err
+		}
+		if err := chk.add(req.Ref, side.prov, side.isStats); err != nil {
+			return nil, err
+		}
+		if err := chk.add(poolPath, poolProv, false); err != nil {
 			return nil, err
 		}
 	}
@@ -328,6 +347,7 @@ func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSid
 		}
 		var res *online.Result
 		if res, err = sim.RunFID(ctx, ref, pools, rules, p); err == nil {
+			chk.note(env)
 			return res, nil
 		}
 	}

@@ -1,7 +1,6 @@
 package job
 
 import (
-	"encoding/json"
 	"io"
 	"strings"
 
@@ -26,14 +25,7 @@ func (r *SelectResult) Artifacts() []Artifact {
 			return r.writeChart(w, "Optimal-pick ratio ("+what+")", "fraction of steps on the best generator",
 				func(a online.AlgorithmResult) online.Curve { return a.OptimalPickRatio })
 		}},
-		{"select.json", func(w io.Writer) error {
-			b, err := json.MarshalIndent(r, "", "  ")
-			if err != nil {
-				return err
-			}
-			_, err = w.Write(append(b, '\n'))
-			return err
-		}},
+		{"select.json", func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
 	}
 }
 

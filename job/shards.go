@@ -348,6 +348,7 @@ func StatsMerge(ctx context.Context, env Env, req StatsMergeRequest) (*StatsMerg
 		env.Warning(w)
 	}
 	prov := first.p.Prov
+	prov.Input = first.p.Listing.SHA256
 	if missing == nil {
 		missing = []int{}
 	}

@@ -149,7 +149,7 @@ func TestViTEmbedder(t *testing.T) {
 	if err != nil || len(mu.Data) != 32 {
 		t.Fatalf("mu: %v %v", mu, err)
 	}
-	if p, err := readProvenance(fsys, "real.npz"); err != nil || p.Embedder != name || p.Preset != "dgm-eval" || p.WeightsSHA256 != res.WeightsSHA256 {
+	if p, err := frechet.ReadProvenance(fsys, "real.npz"); err != nil || p.Embedder != name || p.Mode != "preset dgm-eval" || p.Dims != "x_norm_clstoken" || p.Weights != res.WeightsSHA256 || len(p.Input) != 64 {
 		t.Errorf("provenance %+v, %v", p, err)
 	}
 	if _, err := frechet.ReadStatsFS(fsys, "real.npz"); err != nil {
@@ -193,5 +193,31 @@ func TestViTEmbedderFields(t *testing.T) {
 	is.Images, is.Embedder = "real", name
 	if err := is.Validate(); err == nil || !strings.Contains(err.Error(), "Inception Score") {
 		t.Errorf("is: %v", err)
+	}
+	// So is select's: a ViT's features are no class probabilities.
+	sel := NewSelectRequest()
+	sel.Pools, sel.Score, sel.Embedder = []string{"real", "real"}, "is", name
+	var fe *FieldError
+	if err := sel.Validate(); !errors.As(err, &fe) || fe.Field != "embedder" || !strings.Contains(err.Error(), "Inception Score") {
+		t.Errorf("select --score is: %v", err)
+	}
+}
+
+// A part of a sharded ViT run reports the ViT's dimension, not
+// Inception's pool3 width.
+func TestViTShardDim(t *testing.T) {
+	name := tinyDINO(t)
+	t.Setenv("GENLENS_CACHE", t.TempDir())
+	fsys := fstest.MapFS{}
+	pngFolder(t, fsys, "real", 4, 1)
+	s := NewStatsRequest()
+	s.In, s.Embedder, s.Weights = "real", name, filepath.Join("..", "vit", "testdata", "dinov2_small.pth")
+	s.Shards, s.Shard = 2, 0
+	res, err := Stats(context.Background(), Env{Models: testModels, FS: fsys}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Part == nil || res.Dim != 32 || res.Part.Dim() != 32 {
+		t.Fatalf("dim %d, part %+v: want 32", res.Dim, res.Part)
 	}
 }

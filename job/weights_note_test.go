@@ -72,7 +72,7 @@ func TestWeightsInfo(t *testing.T) {
 	if !inception.IsOfficialWeights(strings.ToUpper(inception.OfficialWeightsSHA256)) || inception.IsOfficialWeights(w.SHA256) {
 		t.Error("IsOfficialWeights does not tell the published hash from the fixture's")
 	}
-	if o := (&extractor{whash: inception.OfficialWeightsSHA256, net: network{embedder: EmbedderInception}}).weightsInfo(); o.Official == nil || !*o.Official || o.Unofficial() {
+	if o := (&extractor{whash: inception.OfficialWeightsSHA256, net: inceptionNetwork(inception.ModePyTorchFID)}).weightsInfo(); o.Official == nil || !*o.Official || o.Unofficial() {
 		t.Errorf("the published file's hash: %+v, want official", o)
 	}
 }

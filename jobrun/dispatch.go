@@ -1,12 +1,9 @@
 package jobrun
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"path"
@@ -16,6 +13,7 @@ import (
 	"genlens/job"
 	"genlens/job/commands"
 	"genlens/job/llmjob"
+	"genlens/strictjson"
 )
 
 // Kinds lists the job kinds the service runs: the URL segment of POST
@@ -64,60 +62,6 @@ type task struct {
 type input struct {
 	field string
 	id    string
-}
-
-// decodeStrict decodes one JSON object into dst (which holds the
-// request's defaults), refusing unknown fields, trailing data and a body
-// that is not an object. Errors are field errors naming the field.
-func decodeStrict(raw []byte, dst any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return jsonFieldError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return job.Fieldf("body", "request body: want one JSON object, found more after it")
-	}
-	return nil
-}
-
-// jsonFieldError turns an encoding/json error into a *job.FieldError that
-// names the field at fault when the decoder says which.
-func jsonFieldError(err error) error {
-	var ute *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &ute):
-		f := ute.Field
-		if f == "" {
-			f = "body"
-		}
-		return job.Fieldf(f, "{%s}: want a JSON %s, got %s", f, jsonType(ute.Type.Kind().String()), ute.Value)
-	case errors.As(err, &se):
-		return job.Fieldf("body", "request body: invalid JSON at byte %d: %v", se.Offset, err)
-	case errors.Is(err, io.EOF):
-		return job.Fieldf("body", "request body: empty; want a JSON object")
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return job.Fieldf("body", "request body: truncated JSON")
-	}
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		name = strings.Trim(name, `"`)
-		return job.Fieldf(name, "{%s}: unknown field", name)
-	}
-	return job.Fieldf("body", "request body: %s", strings.TrimPrefix(msg, "json: "))
-}
-
-func jsonType(kind string) string {
-	switch {
-	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"), strings.HasPrefix(kind, "float"):
-		return "number"
-	case kind == "slice":
-		return "array"
-	case kind == "struct", kind == "map":
-		return "object"
-	}
-	return kind
 }
 
 // prepEnv is what preparing a request needs from the service.
@@ -175,7 +119,7 @@ func prepare(kind string, raw []byte, pe prepEnv) (*task, error) {
 		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownKind, kind, strings.Join(Kinds, ", "))
 	}
 	req := c.New()
-	if err := decodeStrict(raw, req); err != nil {
+	if err := strictjson.Unmarshal(raw, req); err != nil {
 		return nil, err
 	}
 	pol := policies[kind]

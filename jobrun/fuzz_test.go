@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"genlens/job"
+	"genlens/strictjson"
 )
 
 // FuzzPrepare feeds arbitrary bodies to every kind's strict decoding and
@@ -42,7 +43,7 @@ func FuzzCheckBatch(f *testing.F) {
 	f.Add([]byte(`[[1,2,3]]`), 3, false)
 	f.Fuzz(func(t *testing.T, body []byte, d int, probs bool) {
 		var rows [][]float64
-		if decodeStrict(body, &rows) != nil || d < 1 || d > 64 {
+		if strictjson.Unmarshal(body, &rows) != nil || d < 1 || d > 64 {
 			return
 		}
 		m, err := checkBatch(rows, d, probs)

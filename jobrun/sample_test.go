@@ -11,16 +11,16 @@ import (
 	"time"
 
 	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai/openaitest"
 	"genlens/job"
 	"genlens/job/llmjob"
+	"genlens/llm/llmtest"
 )
 
 // The sample kind calls only allow-listed servers with keys the server
 // holds, and returns the rows as the answers.jsonl artifact: the same
 // rows as a direct call of llmjob.Sample.
 func TestSampleKind(t *testing.T) {
-	h, err := openaitest.NewHandler(openaitest.Config{Model: categorical.Symmetric(2, 2, 0.5), Inputs: []string{"cat", "dog"},
+	h, err := llmtest.NewHandler(llmtest.Config{Model: categorical.Symmetric(2, 2, 0.5), Inputs: []string{"cat", "dog"},
 		Labels: []string{"yes", "no"}, APIKey: "sk-service"})
 	if err != nil {
 		t.Fatal(err)

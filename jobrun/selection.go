@@ -16,6 +16,7 @@ import (
 	"genlens/frechet"
 	"genlens/job"
 	"genlens/online"
+	"genlens/strictjson"
 )
 
 // SelectionConfig is the request that creates an online selection (POST
@@ -175,7 +176,7 @@ func (st *selState) dim() int {
 // must read and factorise) and stores the selection.
 func (s *Service) CreateSelection(ctx context.Context, body []byte) (Selection, error) {
 	cfg := NewSelectionConfig()
-	if err := decodeStrict(body, &cfg); err != nil {
+	if err := strictjson.Unmarshal(body, &cfg); err != nil {
 		return Selection{}, err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -433,7 +434,7 @@ type SamplesResult struct {
 // when another replica appended first) and updates the estimate.
 func (s *Service) AddSamples(ctx context.Context, id string, body []byte) (*SamplesResult, error) {
 	var req SamplesRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := strictjson.Unmarshal(body, &req); err != nil {
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {

@@ -296,12 +296,7 @@ func (c *Client) Embed(ctx context.Context, model string, inputs []string) ([][]
 	if len(inputs) == 0 {
 		return nil, nil
 	}
-	var resp struct {
-		Data []struct {
-			Index     *int      `json:"index"`
-			Embedding []float64 `json:"embedding"`
-		} `json:"data"`
-	}
+	var resp EmbeddingsResponse
 	if err := c.Post(ctx, "/embeddings", map[string]any{"model": model, "input": inputs}, &resp); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"genlens/fault"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -16,8 +17,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 func errorf(format string, a ...any) error { return fmt.Errorf("llm: "+format, a...) }
@@ -136,11 +135,40 @@ func redactURL(s string) string {
 	if u, err := url.Parse(s); err == nil && u.User != nil {
 		return u.Redacted()
 	}
-	return printable(s, 200)
+	return fault.Printable(s, 200)
 }
 
 // BaseURL returns the API root requests go to (without a trailing slash).
 func (c *Client) BaseURL() string { return c.base }
+
+// Timeout returns the bound of one attempt (Config.Timeout): the one
+// timeout of every exchange with this server, including Forward's
+// callers' silence bound.
+func (c *Client) Timeout() time.Duration { return c.cfg.Timeout }
+
+// Forward sends body to BaseURL + path once, byte for byte, with the
+// client's key, transport and redirect policy, and returns the response,
+// whatever its status, for the caller to read and close. It is a proxy's
+// pass-through: it does not retry (a streamed answer cannot be replayed
+// to whoever reads it), is not counted in Concurrency or RPM (the
+// proxy's own callers are its bound), and sets no deadline of its own:
+// ctx bounds it, so that the caller decides how long a stream may stay
+// silent. A transport failure is returned as the *url.Error of
+// net/http.
+func (c *Client) Forward(ctx context.Context, path string, body []byte, accept string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, errorf("%v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	return c.http.Do(req)
+}
 
 // Stats returns the number of HTTP attempts made and how many of them were
 // retries.
@@ -345,26 +373,19 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, out 
 		return 0, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return 0, errorf("%s: malformed JSON response (%v): %s", where, err, printable(string(data), 120))
+		return 0, errorf("%s: malformed JSON response (%v): %s", where, err, fault.Printable(string(data), 120))
 	}
 	return 0, nil
-}
-
-// errorBody is an OpenAI-style error response.
-type errorBody struct {
-	Error struct {
-		Message string `json:"message"`
-	} `json:"error"`
 }
 
 // serverMessage extracts the message of an OpenAI-style error body, or a
 // short prefix of any other body.
 func serverMessage(data []byte) string {
-	var e errorBody
-	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
-		return printable(e.Error.Message, 300)
+	var e ErrorResponse
+	if json.Unmarshal(data, &e) == nil && e.Error != nil && e.Error.Message != "" {
+		return fault.Printable(e.Error.Message, 300)
 	}
-	return printable(strings.TrimSpace(string(data)), 120)
+	return fault.Printable(strings.TrimSpace(string(data)), 120)
 }
 
 // retryAfter reads a Retry-After header in seconds or as an HTTP date,
@@ -380,25 +401,4 @@ func retryAfter(h string) time.Duration {
 		d = time.Until(t)
 	}
 	return min(max(d, 0), time.Minute)
-}
-
-// printable shortens s to n runes and escapes control characters (NUL,
-// escape sequences, carriage returns) so that text from a server cannot
-// garble or spoof the terminal an error is printed on.
-func printable(s string, n int) string {
-	var b strings.Builder
-	i := 0
-	for _, r := range s {
-		if i == n {
-			b.WriteString("...")
-			break
-		}
-		i++
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -7,14 +7,14 @@ import (
 	"net/http/httptest"
 
 	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai/openaitest"
 	"genlens/llm"
+	"genlens/llm/llmtest"
 )
 
 // Draw four answers from a server that answers one choice a request, as
 // llama.cpp server does: Sample asks again for the missing ones.
 func ExampleClient_Sample() {
-	h, err := openaitest.NewHandler(openaitest.Config{Model: categorical.Symmetric(1, 2, 1), Inputs: []string{"cat"}, Labels: []string{"yes", "no"}, MaxN: 1})
+	h, err := llmtest.NewHandler(llmtest.Config{Model: categorical.Symmetric(1, 2, 1), Inputs: []string{"cat"}, Labels: []string{"yes", "no"}, MaxN: 1})
 	if err != nil {
 		log.Fatal(err)
 	}

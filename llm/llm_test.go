@@ -14,22 +14,22 @@ import (
 	"time"
 
 	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai/openaitest"
 	"genlens/llm"
+	"genlens/llm/llmtest"
 )
 
 const model = "genlens-categorical"
 
 // serve starts the categorical test model with cfg's extras and returns
 // a client for it.
-func serve(t testing.TB, edit func(*openaitest.Config), cedit func(*llm.Config)) (*llm.Client, *openaitest.Handler) {
+func serve(t testing.TB, edit func(*llmtest.Config), cedit func(*llm.Config)) (*llm.Client, *llmtest.Handler) {
 	t.Helper()
-	cfg := openaitest.Config{Model: categorical.Symmetric(3, 3, 0.5), Inputs: []string{"red apple", "banana", "cherry pie"},
+	cfg := llmtest.Config{Model: categorical.Symmetric(3, 3, 0.5), Inputs: []string{"red apple", "banana", "cherry pie"},
 		Labels: []string{"sweet", "sour", "bitter"}, APIKey: "sk-test-key"}
 	if edit != nil {
 		edit(&cfg)
 	}
-	h, err := openaitest.NewHandler(cfg)
+	h, err := llmtest.NewHandler(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestChatMatchesCompletions(t *testing.T) {
 // until there are n, each top-up with its own seed: the samples are
 // exactly those of n single requests with seeds TopUpSeed(seed, 0..n-1).
 func TestSampleTopsUp(t *testing.T) {
-	c, h := serve(t, func(cfg *openaitest.Config) { cfg.MaxN = 1 }, nil)
+	c, h := serve(t, func(cfg *llmtest.Config) { cfg.MaxN = 1 }, nil)
 	ctx := context.Background()
 	got, u, err := c.Sample(ctx, chatReq(5, 7), 5)
 	if err != nil {
@@ -129,12 +129,12 @@ func TestSampleTopsUp(t *testing.T) {
 		t.Errorf("%d choices, %d requests, %v", len(all), h2.Requests(), err)
 	}
 	// Half the choices on the first request: one top-up for the rest.
-	c3, h3 := serve(t, func(cfg *openaitest.Config) {
-		cfg.Fault = func(n int64) openaitest.Fault {
+	c3, h3 := serve(t, func(cfg *llmtest.Config) {
+		cfg.Fault = func(n int64) llmtest.Fault {
 			if n == 1 {
-				return openaitest.FewerChoices
+				return llmtest.FewerChoices
 			}
-			return openaitest.NoFault
+			return llmtest.NoFault
 		}
 	}, nil)
 	all, _, err = c3.SampleCompletions(ctx, llm.CompletionRequest{Model: model, Prompt: prompt, MaxTokens: 1, Seed: ptr(int64(3))}, 8)
@@ -166,26 +166,26 @@ func TestTopUpSeed(t *testing.T) {
 // are retried to success, a wrong JSON body is an error without retries.
 func TestFaults(t *testing.T) {
 	for _, tc := range []struct {
-		fault    openaitest.Fault
+		fault    llmtest.Fault
 		requests int64
 		retries  int64
 		err      string
 		minWait  time.Duration
 	}{
-		{openaitest.RateLimit, 2, 1, "", 900 * time.Millisecond},
-		{openaitest.ServerError, 2, 1, "", 0},
-		{openaitest.Hang, 2, 1, "", 200 * time.Millisecond},
-		{openaitest.CutBody, 2, 1, "", 0},
-		{openaitest.WrongJSON, 1, 0, "malformed JSON", 0},
+		{llmtest.RateLimit, 2, 1, "", 900 * time.Millisecond},
+		{llmtest.ServerError, 2, 1, "", 0},
+		{llmtest.Hang, 2, 1, "", 200 * time.Millisecond},
+		{llmtest.CutBody, 2, 1, "", 0},
+		{llmtest.WrongJSON, 1, 0, "malformed JSON", 0},
 	} {
 		for _, api := range []string{"chat", "embeddings"} {
 			t.Run(fmt.Sprintf("%d/%s", tc.fault, api), func(t *testing.T) {
-				c, h := serve(t, func(cfg *openaitest.Config) {
-					cfg.Fault = func(n int64) openaitest.Fault {
+				c, h := serve(t, func(cfg *llmtest.Config) {
+					cfg.Fault = func(n int64) llmtest.Fault {
 						if n == 1 {
 							return tc.fault
 						}
-						return openaitest.NoFault
+						return llmtest.NoFault
 					}
 				}, func(cfg *llm.Config) { cfg.Timeout = 200 * time.Millisecond })
 				start := time.Now()
@@ -220,8 +220,8 @@ func TestFaults(t *testing.T) {
 // Retries stop at MaxRetries, the error says how many attempts were made
 // and never shows the key; 4xx other than 408 and 429 are not retried.
 func TestGiveUpAndKey(t *testing.T) {
-	c, h := serve(t, func(cfg *openaitest.Config) {
-		cfg.Fault = func(int64) openaitest.Fault { return openaitest.ServerError }
+	c, h := serve(t, func(cfg *llmtest.Config) {
+		cfg.Fault = func(int64) llmtest.Fault { return llmtest.ServerError }
 	}, nil)
 	_, _, err := c.Chat(context.Background(), chatReq(1, 1))
 	var se *llm.StatusError
@@ -268,7 +268,7 @@ func TestEmbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, s := range in {
-		if !slices.Equal(v[i], openaitest.Embedding(s, 32)) {
+		if !slices.Equal(v[i], llmtest.Embedding(s, 32)) {
 			t.Errorf("embedding %d differs from the server's", i)
 		}
 	}
@@ -336,8 +336,8 @@ func TestMessagesAndExtra(t *testing.T) {
 
 // A cancelled context stops retries and waits at once.
 func TestCancel(t *testing.T) {
-	c, _ := serve(t, func(cfg *openaitest.Config) {
-		cfg.Fault = func(int64) openaitest.Fault { return openaitest.Hang }
+	c, _ := serve(t, func(cfg *llmtest.Config) {
+		cfg.Fault = func(int64) llmtest.Fault { return llmtest.Hang }
 	}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -353,14 +353,14 @@ func TestCancel(t *testing.T) {
 // Without retries, each transient fault surfaces with a message that
 // names it.
 func TestFaultMessages(t *testing.T) {
-	for fault, want := range map[openaitest.Fault]string{
-		openaitest.CutBody:     "response cut off before its end",
-		openaitest.Hang:        "no complete response within 100ms",
-		openaitest.RateLimit:   "429 Too Many Requests: rate limit reached",
-		openaitest.ServerError: "500 Internal Server Error: the model worker died",
+	for fault, want := range map[llmtest.Fault]string{
+		llmtest.CutBody:     "response cut off before its end",
+		llmtest.Hang:        "no complete response within 100ms",
+		llmtest.RateLimit:   "429 Too Many Requests: rate limit reached",
+		llmtest.ServerError: "500 Internal Server Error: the model worker died",
 	} {
-		c, _ := serve(t, func(cfg *openaitest.Config) {
-			cfg.Fault = func(int64) openaitest.Fault { return fault }
+		c, _ := serve(t, func(cfg *llmtest.Config) {
+			cfg.Fault = func(int64) llmtest.Fault { return fault }
 		}, func(cfg *llm.Config) { cfg.MaxRetries, cfg.Timeout = 0, 100*time.Millisecond })
 		if _, _, err := c.Chat(context.Background(), chatReq(1, 1)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("fault %d: error %v, want %q", fault, err, want)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"genlens/fault"
 	"genlens/internal/fields"
 )
 
@@ -109,6 +110,10 @@ type Error struct {
 	Bytes      int64  // what it needs; math.MaxInt64 when that overflows
 	Limit      int64  // the budget
 }
+
+// Kind is fault.KindInput: an input whose shape asks for a matrix over
+// the budget is too large for this process.
+func (e *Error) Kind() fault.Kind { return fault.KindInput }
 
 // Error renders the message with the setting's field name.
 func (e *Error) Error() string { return fields.Plain(e.msg()) }

@@ -242,3 +242,66 @@ type Store interface {
 	// order; ErrNotFound when the selection does not exist.
 	SelectionBatches(ctx context.Context, id string, after int64) ([]SelectionBatch, error)
 }
+
+// LLMRequest is one chat completion proxied to an OpenAI-compatible
+// endpoint by `genlens serve --llm-upstream`, with the uncertainty of its
+// answer. It holds no key and not the messages, only their hash.
+type LLMRequest struct {
+	ID           int64
+	Time         time.Time
+	Model        string
+	MessagesHash string // hex SHA-256 of the request's messages (compact JSON)
+	Answer       string // the first choice's content ("" when there is none)
+	Stream       bool
+	Status       int    // the HTTP status returned to the caller
+	Score        string // the uncertainty score's name, kernel-entropy, ...
+	// Uncertainty is NaN when none was computed (an upstream error, or a
+	// failure to sample or score: see Error).
+	Uncertainty float64
+	Samples     int // samples asked for
+	Error       string
+	// Seconds of the upstream answer, of drawing the samples, and of the
+	// whole request as the proxy served it.
+	UpstreamSeconds, SampleSeconds, TotalSeconds float64
+}
+
+// LLMQuery selects stored LLM requests.
+type LLMQuery struct {
+	Since time.Time // only requests at or after Since (zero: all)
+	// MinUncertainty, when not NaN, keeps only requests with an
+	// uncertainty of at least it (those without one are left out).
+	MinUncertainty float64
+	// ByUncertainty orders by uncertainty, highest first; else by time,
+	// newest first.
+	ByUncertainty bool
+	Limit         int // at most Limit requests; 0 means 100
+}
+
+// ErrMismatch is returned (wrapped) when a part of partial statistics
+// belongs to other inputs than the parts already held under its name: a
+// different shard count, input listing or provenance.
+var ErrMismatch = errors.New("mismatch")
+
+// StatsPart is one part file of sharded statistics, as posted to
+// /api/v1/stats/{name}/parts.
+type StatsPart struct {
+	Name   string
+	Shard  int
+	Shards int
+	// Input is the part's frechet.Part.Key (input, provenance, dimension);
+	// parts of one name must agree on it (and on Shards).
+	Input   string
+	SHA256  string // of Data; an identical part re-sent is a duplicate
+	N       int
+	Data    []byte // the part file
+	Created time.Time
+}
+
+// StatsSet summarises the parts held under a name.
+type StatsSet struct {
+	Name   string
+	Shards int
+	Input  string
+	Have   []int // shard indices held, ascending
+	N      int   // rows over the held parts
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"genlens/monitorsvc"
 	"html/template"
 	"math"
 	"strconv"
@@ -13,11 +14,11 @@ import (
 // per chunk with its ±3 sampling-error band, the realised MSE where
 // labels have arrived, the reference thresholds, and alerting chunks in
 // red. An incomplete last chunk is drawn hollow.
-func chunkChart(v *chunkView, width, height int, title string) template.HTML {
+func chunkChart(v *monitorsvc.View, width, height int, title string) template.HTML {
 	const left, right, top, bottom = 64, 40, 28, 40
 	pw, ph := float64(width-left-right), float64(height-top-bottom)
 	var b strings.Builder
-	n := len(v.chunks)
+	n := len(v.Chunks)
 	if n == 0 {
 		height = 60 // a line of text, not an empty plot
 	}
@@ -35,18 +36,18 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 			lo, hi = math.Min(lo, x), math.Max(hi, x)
 		}
 	}
-	for _, c := range v.chunks {
+	for _, c := range v.Chunks {
 		see(c.Estimate)
 		see(c.Realized)
 	}
-	see(v.th.Lower)
-	see(v.th.Upper)
+	see(v.Th.Lower)
+	see(v.Th.Upper)
 	// Bands of small chunks can be many times wider than the values; they
 	// may stretch the axis by half again, and are cut at its top beyond,
 	// so that the estimates and thresholds stay readable.
 	if !math.IsInf(hi, -1) {
 		top := hi + 0.5*(hi-math.Min(lo, 0))
-		for _, c := range v.chunks {
+		for _, c := range v.Chunks {
 			see(math.Min(c.Upper, top))
 		}
 	}
@@ -74,8 +75,8 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 	// x ticks: at most about 10 chunk labels.
 	step := max(1, (n+9)/10)
 	for i := 0; i < n; i += step {
-		label := strconv.Itoa(v.chunks[i].Index)
-		if p := v.chunks[i].Period; p != "" {
+		label := strconv.Itoa(v.Chunks[i].Index)
+		if p := v.Chunks[i].Period; p != "" {
 			label = p
 		}
 		fmt.Fprintf(&b, `<text class="tick" x="%s" y="%d" text-anchor="middle">%s</text>`, f(x(i)), height-bottom+16, template.HTMLEscapeString(label))
@@ -84,7 +85,7 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 
 	// Band.
 	var up, down []string
-	for i, c := range v.chunks {
+	for i, c := range v.Chunks {
 		if !math.IsNaN(c.Lower) && !math.IsNaN(c.Upper) {
 			up = append(up, f(x(i))+","+f(y(c.Upper)))
 			down = append([]string{f(x(i)) + "," + f(y(c.Lower))}, down...)
@@ -94,14 +95,14 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 		fmt.Fprintf(&b, `<polygon class="band" points="%s"/>`, strings.Join(append(up, down...), " "))
 	}
 	// Thresholds.
-	if v.th.Available() {
-		for _, th := range []float64{v.th.Lower, v.th.Upper} {
+	if v.Th.Available() {
+		for _, th := range []float64{v.Th.Lower, v.Th.Upper} {
 			fmt.Fprintf(&b, `<line class="threshold" x1="%d" x2="%s" y1="%s" y2="%s"/>`, left, f(left+pw), f(y(th)), f(y(th)))
 		}
 	}
 	// Realised MSE: a dashed line through labelled chunks.
 	var real []string
-	for i, c := range v.chunks {
+	for i, c := range v.Chunks {
 		if !math.IsNaN(c.Realized) {
 			real = append(real, f(x(i))+","+f(y(c.Realized)))
 		}
@@ -109,7 +110,7 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 	if len(real) > 1 {
 		fmt.Fprintf(&b, `<polyline class="realized" points="%s"/>`, strings.Join(real, " "))
 	}
-	for i, c := range v.chunks {
+	for i, c := range v.Chunks {
 		if !math.IsNaN(c.Realized) {
 			fmt.Fprintf(&b, `<rect class="realized-pt" x="%s" y="%s" width="6" height="6"><title>chunk %d: realised MSE %s (%d labelled)</title></rect>`,
 				f(x(i)-3), f(y(c.Realized)-3), c.Index, formatNum(c.Realized), c.Labelled)
@@ -117,36 +118,36 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 	}
 	// Estimate.
 	var est []string
-	for i, c := range v.chunks {
+	for i, c := range v.Chunks {
 		est = append(est, f(x(i))+","+f(y(c.Estimate)))
 	}
 	if len(est) > 1 {
 		fmt.Fprintf(&b, `<polyline class="estimate" points="%s"/>`, strings.Join(est, " "))
 	}
-	for i, c := range v.chunks {
+	for i, c := range v.Chunks {
 		if c.Drift != nil && c.Drift.Extrapolating {
 			// An extrapolation: the check model has seen no data there.
 			fmt.Fprintf(&b, `<circle class="extrap" cx="%s" cy="%s" r="8"><title>chunk %d: extrapolating, %s</title></circle>`,
-				f(x(i)), f(y(c.Estimate)), c.Index, template.HTMLEscapeString(c.Drift.Why(v.drift, c.Rows())))
+				f(x(i)), f(y(c.Estimate)), c.Index, template.HTMLEscapeString(c.Drift.Why(v.Drift, c.Rows())))
 		}
 	}
-	for i, c := range v.chunks {
+	for i, c := range v.Chunks {
 		cls := "pt"
 		if c.Alert {
 			cls += " alert"
 		}
-		if !v.complete[i] {
+		if !v.Complete[i] {
 			cls += " incomplete"
 		}
 		fmt.Fprintf(&b, `<circle class="%s" cx="%s" cy="%s" r="4"><title>chunk %d (%d rows%s): estimated MSE %s [%s, %s]%s</title></circle>`,
-			cls, f(x(i)), f(y(c.Estimate)), c.Index, c.Rows(), map[bool]string{true: "", false: ", incomplete"}[v.complete[i]],
+			cls, f(x(i)), f(y(c.Estimate)), c.Index, c.Rows(), map[bool]string{true: "", false: ", incomplete"}[v.Complete[i]],
 			formatNum(c.Estimate), formatNum(c.Lower), formatNum(c.Upper), map[bool]string{true: ", ALERT", false: ""}[c.Alert])
 	}
 	// Legend.
 	lx := left + 8
 	b.WriteString(`<g class="key">`)
 	legend := []struct{ cls, label string }{{"estimate", "estimated MSE"}, {"band", "±3 SE band"}, {"realized", "realised MSE"}, {"threshold", "thresholds"}, {"alert", "alert"}}
-	if v.drift != nil {
+	if v.Drift != nil {
 		legend = append(legend, struct{ cls, label string }{"extrap", "extrapolating"})
 	}
 	for _, l := range legend {
@@ -172,10 +173,10 @@ func chunkChart(v *chunkView, width, height int, title string) template.HTML {
 // chunk (0 to 1), extrapolating chunks shaded, chunks whose
 // reconstruction error left its thresholds marked in red (the values are
 // in each point's title).
-func driftChart(v *chunkView, width, height int, title string) template.HTML {
+func driftChart(v *monitorsvc.View, width, height int, title string) template.HTML {
 	const left, right, top, bottom = 64, 40, 28, 40
-	n := len(v.chunks)
-	if n == 0 || v.drift == nil {
+	n := len(v.Chunks)
+	if n == 0 || v.Drift == nil {
 		return ""
 	}
 	pw, ph := float64(width-left-right), float64(height-top-bottom)
@@ -191,10 +192,10 @@ func driftChart(v *chunkView, width, height int, title string) template.HTML {
 	y := func(val float64) float64 { return top + ph*(1-math.Min(math.Max(val, 0), 1)) }
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 	colw := pw / float64(max(1, n-1))
-	for i, c := range v.chunks {
+	for i, c := range v.Chunks {
 		if c.Drift != nil && c.Drift.Extrapolating {
 			fmt.Fprintf(&b, `<rect class="extrap-col" x="%s" y="%d" width="%s" height="%s"><title>chunk %d: extrapolating, %s</title></rect>`,
-				f(x(i)-colw/2), top, f(colw), f(ph), c.Index, template.HTMLEscapeString(c.Drift.Why(v.drift, c.Rows())))
+				f(x(i)-colw/2), top, f(colw), f(ph), c.Index, template.HTMLEscapeString(c.Drift.Why(v.Drift, c.Rows())))
 		}
 	}
 	for _, tk := range []float64{0, 0.25, 0.5, 0.75, 1} {
@@ -204,22 +205,22 @@ func driftChart(v *chunkView, width, height int, title string) template.HTML {
 	fmt.Fprintf(&b, `<text class="axis" x="14" y="%s" transform="rotate(-90 14 %s)" text-anchor="middle">KS</text>`, f(top+ph/2), f(top+ph/2))
 	step := max(1, (n+9)/10)
 	for i := 0; i < n; i += step {
-		label := strconv.Itoa(v.chunks[i].Index)
-		if p := v.chunks[i].Period; p != "" {
+		label := strconv.Itoa(v.Chunks[i].Index)
+		if p := v.Chunks[i].Period; p != "" {
 			label = p
 		}
 		fmt.Fprintf(&b, `<text class="tick" x="%s" y="%d" text-anchor="middle">%s</text>`, f(x(i)), height-bottom+16, template.HTMLEscapeString(label))
 	}
-	for j, name := range v.drift.Features {
+	for j, name := range v.Drift.Features {
 		var pts []string
-		for i, c := range v.chunks {
+		for i, c := range v.Chunks {
 			if c.Drift != nil {
 				pts = append(pts, f(x(i))+","+f(y(c.Drift.Features[j].KS)))
 			}
 		}
 		fmt.Fprintf(&b, `<polyline class="ks f%d" points="%s"><title>%s</title></polyline>`, j%4, strings.Join(pts, " "), template.HTMLEscapeString(name))
 	}
-	for i, c := range v.chunks {
+	for i, c := range v.Chunks {
 		if c.Drift == nil {
 			continue
 		}
@@ -232,12 +233,12 @@ func driftChart(v *chunkView, width, height int, title string) template.HTML {
 			worst = math.Max(worst, fd.KS)
 		}
 		fmt.Fprintf(&b, `<circle class="%s" cx="%s" cy="%s" r="3"><title>chunk %d: reconstruction error %s [%s, %s]%s, %.1f%% of rows out of reference</title></circle>`,
-			cls, f(x(i)), f(y(worst)), c.Index, formatNum(c.Drift.ReconstructionError), formatNum(v.driftTh.Lower), formatNum(v.driftTh.Upper),
+			cls, f(x(i)), f(y(worst)), c.Index, formatNum(c.Drift.ReconstructionError), formatNum(v.DriftTh.Lower), formatNum(v.DriftTh.Upper),
 			map[bool]string{true: ", DRIFT", false: ""}[c.Drift.DriftAlert], 100*c.Drift.OutOfReference)
 	}
 	lx := left + 8
 	b.WriteString(`<g class="key">`)
-	for j, name := range v.drift.Features {
+	for j, name := range v.Drift.Features {
 		if j >= 6 {
 			break
 		}

@@ -13,9 +13,11 @@ import (
 	"strconv"
 	"strings"
 
+	"genlens/fault"
 	"genlens/job"
 	"genlens/monitor"
-	"genlens/store"
+	"genlens/monitorsvc"
+	"genlens/records"
 )
 
 // The dashboard: server-rendered pages (html/template, assets embedded in
@@ -170,13 +172,13 @@ const (
 
 // window returns the view of chunks [lo, hi) only, with the thresholds
 // and drift model of the whole.
-func (v *chunkView) window(lo, hi int) *chunkView {
+func window(v *monitorsvc.View, lo, hi int) *monitorsvc.View {
 	w := *v
-	w.chunks, w.complete = v.chunks[lo:hi], v.complete[lo:hi]
+	w.Chunks, w.Complete = v.Chunks[lo:hi], v.Complete[lo:hi]
 	return &w
 }
 
-func newChunkRow(v *chunkView, r *monitor.Result, complete bool) chunkRow {
+func newChunkRow(v *monitorsvc.View, r *monitor.Result, complete bool) chunkRow {
 	c := chunkRow{Index: r.Index, N: r.Rows(), Labelled: r.Labelled, Period: r.Period,
 		Estimate: formatNum(r.Estimate), Lower: formatNum(r.Lower), Upper: formatNum(r.Upper), Realized: formatNum(r.Realized),
 		Alert: r.Alert, Complete: complete}
@@ -185,7 +187,7 @@ func newChunkRow(v *chunkView, r *monitor.Result, complete bool) chunkRow {
 		c.OutOfRef = strconv.FormatFloat(100*d.OutOfReference, 'f', 1, 64) + "%"
 		c.Recon = formatNum(d.ReconstructionError)
 		if d.Extrapolating {
-			c.Why = d.Why(v.drift, r.Rows())
+			c.Why = d.Why(v.Drift, r.Rows())
 		}
 		var ks []string
 		for _, f := range d.Features {
@@ -200,31 +202,31 @@ func newChunkRow(v *chunkView, r *monitor.Result, complete bool) chunkRow {
 // perPage chunks a page; a page past the last is the last. The first
 // page of a monitor chunked by size reads only its chunks' rows (and
 // those of the summary's chunks, which are among them).
-func (s *Server) monitorCard(ctx context.Context, m store.Monitor, width, height, page, perPage int) (monitorCard, error) {
-	var all *chunkView
+func (s *Server) monitorCard(ctx context.Context, m records.Monitor, width, height, page, perPage int) (monitorCard, error) {
+	var all *monitorsvc.View
 	var err error
-	if page <= 1 && m.ChunkSize > 0 && perPage > recentChunks {
-		all, err = s.chunksDrift(ctx, m, perPage, perPage)
+	if page <= 1 && m.ChunkSize > 0 && perPage > monitorsvc.RecentChunks {
+		all, err = s.monitors.Chunks(ctx, m, perPage, perPage)
 	} else {
-		all, err = s.monitorChunks(ctx, m)
+		all, err = s.monitors.Chunks(ctx, m, 0, 2)
 	}
 	if err != nil {
 		return monitorCard{}, err
 	}
-	cm, err := s.model(&m)
+	cm, err := s.monitors.Model(&m)
 	if err != nil {
 		return monitorCard{}, err
 	}
 	c := monitorCard{ID: m.ID, Name: m.Name, Rows: m.Rows, Labelled: m.Labelled,
 		Features: strings.Join(cm.Columns.Features, ", "), Prediction: cm.Columns.Prediction,
-		ThLower: formatNum(all.th.Lower), ThUpper: formatNum(all.th.Upper), RefRows: all.refRows, RefCount: all.th.Chunks}
-	// all holds the last len(all.chunks) of all.total chunks.
-	n, skipped := all.total, all.total-len(all.chunks)
+		ThLower: formatNum(all.Th.Lower), ThUpper: formatNum(all.Th.Upper), RefRows: all.RefRows, RefCount: all.Th.Chunks}
+	// all holds the last len(all.Chunks) of all.Total chunks.
+	n, skipped := all.Total, all.Total-len(all.Chunks)
 	c.Pages = max(1, (n+perPage-1)/perPage)
 	c.Page = min(max(page, 1), c.Pages)
 	hi := n - (c.Page-1)*perPage - skipped
 	lo := max(0, hi-perPage)
-	v := all.window(lo, hi)
+	v := window(all, lo, hi)
 	c.Total, c.Paged = n, n > perPage
 	if c.Page < c.Pages {
 		c.Older = c.Page + 1
@@ -233,7 +235,7 @@ func (s *Server) monitorCard(ctx context.Context, m store.Monitor, width, height
 		c.Newer = c.Page - 1
 	}
 	if hi > lo {
-		c.First, c.Last = v.chunks[0].Index, v.chunks[len(v.chunks)-1].Index
+		c.First, c.Last = v.Chunks[0].Index, v.Chunks[len(v.Chunks)-1].Index
 	}
 	title := m.Name + ": estimated MSE per chunk"
 	if c.Paged {
@@ -245,21 +247,21 @@ func (s *Server) monitorCard(ctx context.Context, m store.Monitor, width, height
 	} else {
 		c.Chunking = "one chunk per " + m.Period
 	}
-	for i := range v.chunks {
-		c.Chunks = append(c.Chunks, newChunkRow(v, &v.chunks[i], v.complete[i]))
+	for i := range v.Chunks {
+		c.Chunks = append(c.Chunks, newChunkRow(v, &v.Chunks[i], v.Complete[i]))
 	}
-	sum := all.summary()
-	c.RecentChunks, c.RecentAlerts = sum.recent, sum.recentAlerts
-	if sum.latest != nil {
-		r := newChunkRow(all, sum.latest, true)
+	sum := all.Summary()
+	c.RecentChunks, c.RecentAlerts = sum.Recent, sum.RecentAlerts
+	if sum.Latest != nil {
+		r := newChunkRow(all, sum.Latest, true)
 		c.Latest = &r
 	}
-	if sum.incomplete != nil {
-		r := newChunkRow(all, sum.incomplete, false)
+	if sum.Incomplete != nil {
+		r := newChunkRow(all, sum.Incomplete, false)
 		c.Incomplete = &r
 	}
-	if v.drift != nil {
-		c.DriftLower, c.DriftUpper = formatNum(v.driftTh.Lower), formatNum(v.driftTh.Upper)
+	if v.Drift != nil {
+		c.DriftLower, c.DriftUpper = formatNum(v.DriftTh.Lower), formatNum(v.DriftTh.Upper)
 		c.DriftChart = driftChart(v, width, height*3/4, m.Name+": drift per chunk")
 	} else {
 		c.Note = job.MSEDriftNote("the model")
@@ -271,7 +273,7 @@ func formatInt(n int) string { return formatNum(float64(n)) }
 
 func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ms, err := s.store.Monitors(ctx)
+	ms, err := s.monitors.Monitors(ctx)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -287,12 +289,12 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 		LLMErr        string
 	}{page: s.page("Dashboard", 30)}
 	for _, m := range ms {
-		if err := s.store.Counts(ctx, &m); err != nil {
+		if err := s.monitors.Counts(ctx, &m); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		c, err := s.monitorCard(ctx, m, 560, 230, 1, cardChunks)
-		if errors.Is(err, errStoredModel) {
+		if errors.Is(err, monitorsvc.ErrStoredModel) {
 			c, err = monitorCard{ID: m.ID, Name: m.Name, Rows: m.Rows, Labelled: m.Labelled, Note: err.Error()}, nil
 		}
 		if err != nil {
@@ -323,14 +325,14 @@ func (s *Server) monitorPage(w http.ResponseWriter, r *http.Request) {
 	if p := r.URL.Query().Get("page"); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 {
-			s.writeError(w, r, job.Fieldf("page", "{page} %q: want a page number, 1 for the newest chunks", p))
+			s.writeError(w, r, fault.Fieldf("page", "{page} %q: want a page number, 1 for the newest chunks", p))
 			return
 		}
 		pageNo = n
 	}
 	m, err := s.lookupMonitor(r)
 	if err == nil {
-		err = s.store.Counts(r.Context(), m)
+		err = s.monitors.Counts(r.Context(), m)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

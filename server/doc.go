@@ -21,7 +21,7 @@
 // Optimism-based Approach to Online Evaluation of Generative Models",
 // arXiv 2024.
 //
-// With an upstream (Options.LLM), the server is also an OpenAI-compatible
+// With an upstream (Options.LLM), the server also mounts package llmproxy, an OpenAI-compatible
 // proxy at /v1/chat/completions: each request goes upstream byte for byte
 // and its answer comes back with one added key, "genlens", holding the
 // uncertainty of k samples of the same messages drawn beside it through
@@ -34,7 +34,7 @@
 // The server keeps no state of its own beyond caches of immutable data:
 // everything is in the store (package store), so that several replicas
 // can serve one Postgres database. Errors are mapped to statuses in one
-// place (writeError): job.Classify's kinds (400, 422, 499, 500), not
+// place (writeError): fault.Classify's kinds (400, 422, 499, 500), not
 // found 404, a taken name 409, a body over the limit 413, a write that
 // failed for want of disk space 507 with Retry-After. With a token (at
 // least MinTokenLen characters), every endpoint but /livez, /healthz, /login and

@@ -19,7 +19,7 @@ import (
 	"net/http"
 	"time"
 
-	"genlens/job"
+	"genlens/fault"
 	"genlens/jobrun"
 )
 
@@ -51,7 +51,7 @@ func toUploadJSON(u jobrun.Upload) uploadJSON {
 func (s *Server) multipartUpload(w http.ResponseWriter, r *http.Request, what, example string) (*multipart.Reader, bool) {
 	limit := s.jobs.svc.MaxUploadBytes()
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "multipart/form-data" {
-		s.writeError(w, r, job.Fieldf("file", "want a multipart/form-data body with %s in a part named {file} (curl -F file=@%s)", what, example))
+		s.writeError(w, r, fault.Fieldf("file", "want a multipart/form-data body with %s in a part named {file} (curl -F file=@%s)", what, example))
 		return nil, false
 	}
 	if r.ContentLength > limit+multipartSlack {
@@ -61,7 +61,7 @@ func (s *Server) multipartUpload(w http.ResponseWriter, r *http.Request, what, e
 	r.Body = http.MaxBytesReader(w, r.Body, limit+multipartSlack)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		s.writeError(w, r, job.Fieldf("file", "multipart body: %v", err))
+		s.writeError(w, r, fault.Fieldf("file", "multipart body: %v", err))
 		return nil, false
 	}
 	return mr, true
@@ -85,17 +85,17 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) {
 		}
 		if part.FormName() != "file" {
 			part.Close()
-			s.writeError(w, r, job.Fieldf(part.FormName(), "multipart part %q: only one part, named {file}, is read", part.FormName()))
+			s.writeError(w, r, fault.Fieldf(part.FormName(), "multipart part %q: only one part, named {file}, is read", part.FormName()))
 			return
 		}
 		if up != nil {
 			part.Close()
-			s.writeError(w, r, job.Fieldf("file", "one file per request; post each file on its own"))
+			s.writeError(w, r, fault.Fieldf("file", "one file per request; post each file on its own"))
 			return
 		}
 		if part.FileName() == "" {
 			part.Close()
-			s.writeError(w, r, job.Fieldf("file", "the {file} part has no file name (its extension gives the format)"))
+			s.writeError(w, r, fault.Fieldf("file", "the {file} part has no file name (its extension gives the format)"))
 			return
 		}
 		u, err := s.jobs.svc.SaveUpload(r.Context(), part.FileName(), part)
@@ -107,7 +107,7 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) {
 		up = &u
 	}
 	if up == nil {
-		s.writeError(w, r, job.Fieldf("file", "no {file} part in the body"))
+		s.writeError(w, r, fault.Fieldf("file", "no {file} part in the body"))
 		return
 	}
 	w.Header().Set("Location", "/api/v1/files/"+up.ID)

@@ -63,7 +63,7 @@ func BenchmarkLLMProxy(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ts := newTestServer(b, dbtest.SQLite(b), server.Options{LLM: server.LLMOptions{Upstream: up.URL + "/v1", Sampler: sampler}})
+			ts := newTestServer(b, dbtest.SQLite(b), server.Options{LLM: server.LLMOptions{Client: sampler}})
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * mode.callers, MaxIdleConns: 4 * mode.callers}}
 			body := `{"model":"tiny","messages":[{"role":"user","content":"Capital of France?"}],"max_tokens":16}`
 			run := func(url string) ([]time.Duration, time.Duration) {

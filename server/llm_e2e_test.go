@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai/openaitest"
 	"genlens/internal/dbtest"
 	"genlens/llm"
+	"genlens/llm/llmtest"
 	"genlens/server"
 )
 
@@ -42,7 +42,7 @@ func (r *recordingSampler) Sample(ctx context.Context, req llm.ChatRequest, n in
 // samples up to k, and the uncertainty it returns is the kernel entropy
 // of exactly the samples it drew.
 func TestLLMProxyEndToEnd(t *testing.T) {
-	h, err := openaitest.NewHandler(openaitest.Config{Model: categorical.Symmetric(1, 3, 1), Inputs: []string{"cat"},
+	h, err := llmtest.NewHandler(llmtest.Config{Model: categorical.Symmetric(1, 3, 1), Inputs: []string{"cat"},
 		Labels: []string{"yes", "no", "maybe"}, MaxN: 1, APIKey: "sk-upstream"})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestLLMProxyEndToEnd(t *testing.T) {
 	}
 	rs := &recordingSampler{c: c}
 	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: "genlens-token-for-tests",
-		LLM: server.LLMOptions{Upstream: up.URL + "/v1", APIKey: "sk-upstream", Samples: 6, Sampler: rs}})
+		LLM: server.LLMOptions{Client: c, Samples: 6, Sampler: rs}})
 	body := `{"model":"genlens-categorical","messages":[{"role":"user","content":"Input: cat\nLabel: yes\n\nInput: cat\nLabel:"}],"max_tokens":1,"temperature":0}`
 	for i := range 3 {
 		resp, b := post(t, ts.URL, "genlens-token-for-tests", body)

@@ -20,6 +20,7 @@ import (
 	"genlens/job"
 	"genlens/job/llmjob"
 	"genlens/llm"
+	"genlens/llmproxy"
 	"genlens/server"
 	"genlens/uncertainty"
 )
@@ -124,15 +125,29 @@ func newProxy(t *testing.T, opts server.Options) (*testServer, *fakeUpstream, *f
 // newProxyOn is newProxy on the store dsn.
 func newProxyOn(t *testing.T, dsn string, opts server.Options) (*testServer, *fakeUpstream, *fakeSampler) {
 	t.Helper()
+	return newProxyTimeout(t, dsn, opts, 0)
+}
+
+// newProxyTimeout is newProxyOn with the upstream client's timeout (0:
+// llm's default).
+func newProxyTimeout(t *testing.T, dsn string, opts server.Options, timeout time.Duration) (*testServer, *fakeUpstream, *fakeSampler) {
+	t.Helper()
 	up := newFakeUpstream(t)
 	fs := &fakeSampler{samples: map[string][]string{"tiny": tinySamples}}
-	opts.LLM.Upstream = up.URL + "/v1"
+	opts.LLM.Client = upstreamClient(t, up.URL+"/v1", "sk-upstream", timeout)
 	opts.LLM.Sampler = fs
-	if opts.LLM.APIKey == "" {
-		opts.LLM.APIKey = "sk-upstream"
-	}
 	ts := newTestServer(t, dsn, opts)
 	return ts, up, fs
+}
+
+// upstreamClient is the proxy's client of the upstream at base.
+func upstreamClient(t testing.TB, base, key string, timeout time.Duration) *llm.Client {
+	t.Helper()
+	c, err := llm.New(llm.Config{BaseURL: base, APIKey: key, Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 const chatBody = `{"model": "tiny", "messages": [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": [{"type":"text","text":"Capital of "},{"type":"text","text":"France?"}]}], "max_tokens": 32, "temperature": 0}`
@@ -363,7 +378,7 @@ func TestLLMProxyAuth(t *testing.T) {
 // never forwarded: the upstream sees its own key, or none.
 func TestLLMProxyNoTokenNoForward(t *testing.T) {
 	up := newFakeUpstream(t)
-	ts := newTestServer(t, dbtest.SQLite(t), server.Options{LLM: server.LLMOptions{Upstream: up.URL + "/v1/",
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{LLM: server.LLMOptions{Client: upstreamClient(t, up.URL+"/v1/", "", 0),
 		Sampler: &fakeSampler{samples: map[string][]string{"tiny": tinySamples}}}})
 	resp, b := post(t, ts.URL, "sk-caller-secret", chatBody)
 	if resp.StatusCode != 200 {
@@ -376,7 +391,7 @@ func TestLLMProxyNoTokenNoForward(t *testing.T) {
 }
 
 func TestLLMProxyErrors(t *testing.T) {
-	ts, up, fs := newProxy(t, server.Options{LLM: server.LLMOptions{Timeout: 300 * time.Millisecond}})
+	ts, up, fs := newProxyTimeout(t, dbtest.SQLite(t), server.Options{}, 300*time.Millisecond)
 	type errBody struct {
 		Error struct {
 			Message string
@@ -478,7 +493,7 @@ func TestLLMProxyErrors(t *testing.T) {
 // Every --llm-score is the number `genlens entropy --scores` gives for
 // the samples drawn.
 func TestLLMProxyScores(t *testing.T) {
-	for _, score := range server.LLMScores() {
+	for _, score := range llmproxy.Scores() {
 		t.Run(score, func(t *testing.T) {
 			ts, _, _ := newProxy(t, server.Options{LLM: server.LLMOptions{Score: score}})
 			resp, b := post(t, ts.URL, "", chatBody)
@@ -496,7 +511,7 @@ func TestLLMProxyScores(t *testing.T) {
 			}
 		})
 	}
-	if got := strings.Join(server.LLMScores(), ","); got != "degree,eigv,kernel-entropy,kle" {
+	if got := strings.Join(llmproxy.Scores(), ","); got != "degree,eigv,kernel-entropy,kle" {
 		t.Errorf("scores %s", got)
 	}
 }
@@ -621,12 +636,12 @@ func testLLMRequestsQuery(t *testing.T, dsn string) {
 
 func TestLLMOptionsRefused(t *testing.T) {
 	fs := &fakeSampler{}
+	c := upstreamClient(t, "http://127.0.0.1:1/v1", "", 0)
 	for _, o := range []server.LLMOptions{
-		{Upstream: "ftp://x", Sampler: fs},
-		{Upstream: "http://127.0.0.1:1/v1", Sampler: fs, Samples: 1},
-		{Upstream: "http://127.0.0.1:1/v1", Sampler: fs, Samples: server.MaxLLMSamples + 1},
-		{Upstream: "http://127.0.0.1:1/v1", Sampler: fs, Score: "perplexity"},
-		{Upstream: "http://127.0.0.1:1/v1"},
+		{Client: c, Sampler: fs, Samples: 1},
+		{Client: c, Sampler: fs, Samples: llmproxy.MaxSamples + 1},
+		{Client: c, Sampler: fs, Score: "perplexity"},
+		{Sampler: fs}, // samples without an upstream
 	} {
 		opts := server.Options{LLM: o}
 		db := newTestServer(t, dbtest.SQLite(t), server.Options{}).db

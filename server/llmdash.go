@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"genlens/fault"
 	"genlens/store"
 )
 
@@ -50,7 +51,7 @@ func (s *Server) dashboardLLM(ctx context.Context) (*llmPanel, error) {
 	}
 	p := &llmPanel{Upstream: s.llm != nil, Recent: len(recent)}
 	if s.llm != nil {
-		p.Score, p.Samples = s.llm.score, s.llm.k
+		p.Score, p.Samples = s.llm.Score(), s.llm.Samples()
 	}
 	top, err := s.store.LLMRequests(ctx, store.LLMQuery{Since: s.now().Add(-24 * time.Hour), MinUncertainty: math.NaN(),
 		ByUncertainty: true, Limit: llmTopRequests})
@@ -59,7 +60,7 @@ func (s *Server) dashboardLLM(ctx context.Context) (*llmPanel, error) {
 	}
 	for _, r := range top {
 		p.Uncertain = append(p.Uncertain, llmRow{Time: r.Time.Format("2006-01-02 15:04:05"), Model: r.Model,
-			Answer: abbreviate(strings.Join(strings.Fields(r.Answer), " "), 160), Uncertainty: formatNum(r.Uncertainty),
+			Answer: fault.Printable(strings.Join(strings.Fields(r.Answer), " "), 160), Uncertainty: formatNum(r.Uncertainty),
 			Status: r.Status, Stream: r.Stream})
 	}
 	p.Chart = uncertaintyChart(recent, 1100, 260)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"genlens/job"
+	"genlens/fault"
 	"genlens/store"
 )
 
@@ -50,21 +50,21 @@ func parseLLMQuery(r *http.Request) (store.LLMQuery, error) {
 	if s := v.Get("since"); s != "" {
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return q, job.Fieldf("since", "{since} %q: want an RFC 3339 time such as 2026-11-26T09:00:00Z", s)
+			return q, fault.Fieldf("since", "{since} %q: want an RFC 3339 time such as 2026-11-26T09:00:00Z", s)
 		}
 		q.Since = t
 	}
 	if s := v.Get("min_uncertainty"); s != "" {
 		x, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return q, job.Fieldf("min_uncertainty", "{min_uncertainty} %q: want a finite number", s)
+			return q, fault.Fieldf("min_uncertainty", "{min_uncertainty} %q: want a finite number", s)
 		}
 		q.MinUncertainty = x
 	}
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxLLMRequestsLimit {
-			return q, job.Fieldf("limit", "{limit} %q: want 1 to %d", s, MaxLLMRequestsLimit)
+			return q, fault.Fieldf("limit", "{limit} %q: want 1 to %d", s, MaxLLMRequestsLimit)
 		}
 		q.Limit = n
 	}
@@ -73,7 +73,7 @@ func parseLLMQuery(r *http.Request) (store.LLMQuery, error) {
 	case "uncertainty":
 		q.ByUncertainty = true
 	default:
-		return q, job.Fieldf("order", "{order} %q: want time or uncertainty", o)
+		return q, fault.Fieldf("order", "{order} %q: want time or uncertainty", o)
 	}
 	return q, nil
 }

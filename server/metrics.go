@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"errors"
+	"genlens/monitorsvc"
+	"genlens/records"
 	"math"
 	"net/http"
 	"runtime/debug"
@@ -14,8 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"genlens/store"
 )
 
 // metrics is the service's Prometheus registry: its own, never the
@@ -213,7 +213,7 @@ func (c *monitorCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	mons, err := c.s.store.Monitors(ctx)
+	mons, err := c.s.monitors.Monitors(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descEstimated, err)
 		return
@@ -221,7 +221,7 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range mons {
 		// The latest chunks only: a chunk-size monitor reads just their
 		// rows, however many it holds (every replica serves every scrape).
-		v, err := c.s.chunksOf(ctx, m, recentChunks+1)
+		v, err := c.s.monitors.Chunks(ctx, m, monitorsvc.RecentChunks+1, 2)
 		if err != nil {
 			c.logUnreadable(m, err)
 			ch <- prometheus.MustNewConstMetric(descUnread, prometheus.GaugeValue, 1, m.Name)
@@ -240,23 +240,23 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 				gauge(d, 0)
 			}
 		}
-		gauge(descRows, float64(v.rows))
-		gauge(descThLower, v.th.Lower)
-		gauge(descThUpper, v.th.Upper)
-		if len(v.chunks) == 0 {
+		gauge(descRows, float64(v.Rows))
+		gauge(descThLower, v.Th.Lower)
+		gauge(descThUpper, v.Th.Upper)
+		if len(v.Chunks) == 0 {
 			continue
 		}
-		gauge(descChunks, float64(v.total))
-		sum := v.summary()
-		gauge(descRecent, float64(sum.recent))
-		gauge(descRecentAl, float64(sum.recentAlerts))
-		if inc := sum.incomplete; inc != nil {
+		gauge(descChunks, float64(v.Total))
+		sum := v.Summary()
+		gauge(descRecent, float64(sum.Recent))
+		gauge(descRecentAl, float64(sum.RecentAlerts))
+		if inc := sum.Incomplete; inc != nil {
 			gauge(descIncRows, float64(inc.Rows()))
 			gauge(descIncEst, inc.Estimate)
 		} else {
 			gauge(descIncRows, 0)
 		}
-		last := sum.latest
+		last := sum.Latest
 		if last == nil {
 			continue
 		}
@@ -281,9 +281,9 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 // logUnreadable logs why monitor m's series are absent from this scrape:
 // a stored model that does not decode once per monitor, a store error at
 // most once a minute (with the count of those not logged since).
-func (c *monitorCollector) logUnreadable(m store.Monitor, err error) {
-	if errors.Is(err, errStoredModel) {
-		if _, seen := c.logged.LoadOrStore(modelKeyOf(&m), struct{}{}); !seen {
+func (c *monitorCollector) logUnreadable(m records.Monitor, err error) {
+	if errors.Is(err, monitorsvc.ErrStoredModel) {
+		if _, seen := c.logged.LoadOrStore(monitorsvc.KeyOf(&m), struct{}{}); !seen {
 			c.s.log.Error("metrics: monitor skipped: its stored check model does not decode", "monitor", m.Name, "id", m.ID, "err", err)
 		}
 		return

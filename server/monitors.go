@@ -11,16 +11,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/checkmodel"
+	"genlens/fault"
 	"genlens/job"
 	"genlens/monitor"
-	"genlens/store"
+	"genlens/monitorsvc"
+	"genlens/records"
 )
 
 // The monitors API: a deployed regression model watched with the check
@@ -74,28 +75,28 @@ func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
 func (req *createMonitorRequest) validate() (*checkmodel.Model, error) {
 	switch {
 	case req.Name == "":
-		return nil, job.Fieldf("name", "{name} is required")
+		return nil, fault.Fieldf("name", "{name} is required")
 	case len(req.Name) > maxNameLen:
-		return nil, job.Fieldf("name", "{name} is %d bytes long; at most %d", len(req.Name), maxNameLen)
+		return nil, fault.Fieldf("name", "{name} is %d bytes long; at most %d", len(req.Name), maxNameLen)
 	case hasNUL(req.Name):
-		return nil, job.Fieldf("name", "{name} %q holds a NUL character", req.Name)
+		return nil, fault.Fieldf("name", "{name} %q holds a NUL character", req.Name)
 	case len(req.Model) == 0 || string(req.Model) == "null":
-		return nil, job.Fieldf("model", "{model} is required: the JSON document `genlens mse fit` writes")
+		return nil, fault.Fieldf("model", "{model} is required: the JSON document `genlens mse fit` writes")
 	case !utf8.Valid(req.Model):
-		return nil, job.Fieldf("model", "{model} is not valid UTF-8")
+		return nil, fault.Fieldf("model", "{model} is not valid UTF-8")
 	case req.ChunkSize != 0 && req.Period != "":
-		return nil, job.Fieldf("chunk_size", "give one of {chunk_size} and {period}")
+		return nil, fault.Fieldf("chunk_size", "give one of {chunk_size} and {period}")
 	case req.ChunkSize == 0 && req.Period == "":
-		return nil, job.Fieldf("chunk_size", "{chunk_size} or {period} is required")
+		return nil, fault.Fieldf("chunk_size", "{chunk_size} or {period} is required")
 	case req.ChunkSize < 0:
-		return nil, job.Fieldf("chunk_size", "{chunk_size} %d must be positive", req.ChunkSize)
+		return nil, fault.Fieldf("chunk_size", "{chunk_size} %d must be positive", req.ChunkSize)
 	case req.ChunkSize > maxChunkSize:
-		return nil, job.Fieldf("chunk_size", "{chunk_size} %d is over %d rows", req.ChunkSize, maxChunkSize)
+		return nil, fault.Fieldf("chunk_size", "{chunk_size} %d is over %d rows", req.ChunkSize, maxChunkSize)
 	}
 	if req.Period != "" {
 		p, err := monitor.ParsePeriod(req.Period)
 		if err != nil {
-			return nil, job.Fieldf("period", "{period}: %v", err)
+			return nil, fault.Fieldf("period", "{period}: %v", err)
 		}
 		req.Period = string(p)
 	}
@@ -131,22 +132,22 @@ func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	rec := store.Monitor{Name: req.Name, Model: req.Model, ChunkSize: req.ChunkSize, Period: req.Period}
-	if err := s.store.CreateMonitor(r.Context(), &rec); err != nil {
+	rec := records.Monitor{Name: req.Name, Model: req.Model, ChunkSize: req.ChunkSize, Period: req.Period}
+	if err := s.monitors.CreateMonitor(r.Context(), &rec); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.models.Store(modelKeyOf(&rec), m)
+	s.monitors.CacheModel(&rec, m)
 	w.Header().Set("Location", fmt.Sprintf("/api/v1/monitors/%d", rec.ID))
 	s.writeJSON(w, http.StatusCreated, monitorJSON{ID: rec.ID, Name: rec.Name})
 }
 
-func (s *Server) monitorView(ctx context.Context, m *store.Monitor) (monitorJSON, error) {
-	cm, err := s.model(m)
+func (s *Server) monitorView(ctx context.Context, m *records.Monitor) (monitorJSON, error) {
+	cm, err := s.monitors.Model(m)
 	if err != nil {
 		return monitorJSON{}, err
 	}
-	v, err := s.chunksOf(ctx, *m, recentChunks+1)
+	v, err := s.monitors.Chunks(ctx, *m, monitorsvc.RecentChunks+1, 2)
 	if err != nil {
 		return monitorJSON{}, err
 	}
@@ -161,7 +162,7 @@ func (s *Server) monitorView(ctx context.Context, m *store.Monitor) (monitorJSON
 }
 
 func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
-	ms, err := s.store.Monitors(r.Context())
+	ms, err := s.monitors.Monitors(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -170,12 +171,12 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 		Monitors []monitorJSON `json:"monitors"`
 	}{Monitors: []monitorJSON{}}
 	for i := range ms {
-		if err := s.store.Counts(r.Context(), &ms[i]); err != nil {
+		if err := s.monitors.Counts(r.Context(), &ms[i]); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		v, err := s.monitorView(r.Context(), &ms[i])
-		if errors.Is(err, errStoredModel) {
+		if errors.Is(err, monitorsvc.ErrStoredModel) {
 			m := &ms[i]
 			v, err = monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period, Rows: &m.Rows, Labelled: &m.Labelled,
 				Created: m.Created.Format(time.RFC3339), Note: err.Error()}, nil
@@ -189,18 +190,18 @@ func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) lookupMonitor(r *http.Request) (*store.Monitor, error) {
+func (s *Server) lookupMonitor(r *http.Request) (*records.Monitor, error) {
 	id, err := pathID(r, "id", "monitor")
 	if err != nil {
 		return nil, err
 	}
-	return s.store.Monitor(r.Context(), id)
+	return s.monitors.Monitor(r.Context(), id)
 }
 
 func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
 	m, err := s.lookupMonitor(r)
 	if err == nil {
-		err = s.store.Counts(r.Context(), m)
+		err = s.monitors.Counts(r.Context(), m)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -218,54 +219,17 @@ func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
 func (s *Server) deleteMonitor(w http.ResponseWriter, r *http.Request) {
 	m, err := s.lookupMonitor(r)
 	if err == nil {
-		err = s.store.DeleteMonitor(r.Context(), m.ID)
+		err = s.monitors.DeleteMonitor(r.Context(), m.ID)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.models.Delete(modelKeyOf(m))
+	s.monitors.ForgetModel(m)
 	s.metrics.rows.DeleteLabelValues(m.Name)
 	s.metrics.labels.DeleteLabelValues(m.Name)
 	w.WriteHeader(http.StatusNoContent)
 }
-
-// modelKey identifies a monitor's check model in the cache: its id and
-// creation time. Ids are never reused, but a replica keeps the entry of
-// a monitor another replica deleted, and a database that reused an id
-// before it was migrated must not meet that entry under the new monitor.
-type modelKey struct {
-	id      int64
-	created int64 // Unix nanoseconds
-}
-
-func modelKeyOf(m *store.Monitor) modelKey {
-	return modelKey{id: m.ID, created: m.Created.UnixNano()}
-}
-
-// model returns the decoded check model of m, cached: a monitor's model
-// never changes after creation, so every replica may cache it.
-func (s *Server) model(m *store.Monitor) (*checkmodel.Model, error) {
-	key := modelKeyOf(m)
-	if v, ok := s.models.Load(key); ok {
-		return v.(*checkmodel.Model), nil
-	}
-	cm, err := checkmodel.DecodeModel("model", m.Model)
-	if err != nil {
-		return nil, fmt.Errorf("monitor %d: %w: %w", m.ID, errStoredModel, err)
-	}
-	s.models.Store(key, cm)
-	return cm, nil
-}
-
-// errStoredModel marks a monitor whose stored model file no longer
-// decodes (one this version refuses, such as a model reading a column
-// twice): its own requests fail with the reason, while the lists and the
-// dashboard show it with the reason as a note instead of failing whole.
-var errStoredModel = errors.New("stored model")
-
-// modelCache maps monitors (modelKey) to decoded models.
-type modelCache = sync.Map
 
 // jsonFloat is a JSON number that also accepts null and strings ("NaN",
 // "Inf") so that a bad value can be refused naming its row and field
@@ -317,7 +281,7 @@ func (s *Server) postRows(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	cm, err := s.model(m)
+	cm, err := s.monitors.Model(m)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -334,8 +298,8 @@ func (s *Server) postRows(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.store.InsertRows(r.Context(), m.ID, rows); err != nil {
-		var de *store.DuplicateError
+	if err := s.monitors.InsertRows(r.Context(), m.ID, rows); err != nil {
+		var de *records.DuplicateError
 		if errors.As(err, &de) {
 			err = rowError("rows", de.Index, de.ID, "id", "a row with this id is stored already")
 		}
@@ -350,15 +314,15 @@ func (s *Server) postRows(w http.ResponseWriter, r *http.Request) {
 // computes every row's estimate: features must be exactly the model's
 // columns, every number finite, ids unique, timestamps RFC 3339 (and
 // present when the monitor chunks by period).
-func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON) ([]store.Row, error) {
+func (s *Server) checkRows(m *records.Monitor, cm *checkmodel.Model, in []rowJSON) ([]records.Row, error) {
 	if len(in) == 0 {
-		return nil, job.Fieldf("rows", "{rows} is empty")
+		return nil, fault.Fieldf("rows", "{rows} is empty")
 	}
 	names := cm.Columns.Features
 	d := len(names)
 	x := mat.NewDense(len(in), d, nil)
 	pred := make([]float64, len(in))
-	out := make([]store.Row, len(in))
+	out := make([]records.Row, len(in))
 	seen := make(map[string]int, len(in))
 	for i, row := range in {
 		switch {
@@ -409,9 +373,9 @@ func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON)
 			if err != nil {
 				return nil, rowError("rows", i, row.ID, "timestamp", "%q is not an RFC 3339 time such as 2026-11-23T10:00:00Z", row.Timestamp)
 			}
-			if !store.TimeStorable(t) { // 0001-01-01, the zero time, too
+			if !records.TimeStorable(t) { // 0001-01-01, the zero time, too
 				return nil, rowError("rows", i, row.ID, "timestamp", "%q is outside %s to %s, the times stored exactly",
-					row.Timestamp, store.MinTime.Format(time.RFC3339Nano), store.MaxTime.Format(time.RFC3339Nano))
+					row.Timestamp, records.MinTime.Format(time.RFC3339Nano), records.MaxTime.Format(time.RFC3339Nano))
 			}
 			ts = t.UTC()
 		} else if m.Period != "" {
@@ -419,7 +383,7 @@ func (s *Server) checkRows(m *store.Monitor, cm *checkmodel.Model, in []rowJSON)
 		}
 		x.SetRow(i, feat)
 		pred[i] = p.v
-		out[i] = store.Row{ID: row.ID, Time: ts, Features: feat, Prediction: p.v}
+		out[i] = records.Row{ID: row.ID, Time: ts, Features: feat, Prediction: p.v}
 	}
 	est, err := cm.RowEstimates(x, pred)
 	if err != nil {
@@ -464,10 +428,10 @@ func (s *Server) postLabels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(req.Labels) == 0 {
-		s.writeError(w, r, job.Fieldf("labels", "{labels} is empty"))
+		s.writeError(w, r, fault.Fieldf("labels", "{labels} is empty"))
 		return
 	}
-	labels := make([]store.Label, len(req.Labels))
+	labels := make([]records.Label, len(req.Labels))
 	seen := make(map[string]int, len(req.Labels))
 	for i, l := range req.Labels {
 		switch {
@@ -492,10 +456,10 @@ func (s *Server) postLabels(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		seen[l.ID] = i
-		labels[i] = store.Label{ID: l.ID, Target: l.Target.v}
+		labels[i] = records.Label{ID: l.ID, Target: l.Target.v}
 	}
-	if err := s.store.SetLabels(r.Context(), m.ID, labels); err != nil {
-		var ue *store.UnknownRowError
+	if err := s.monitors.SetLabels(r.Context(), m.ID, labels); err != nil {
+		var ue *records.UnknownRowError
 		if errors.As(err, &ue) {
 			err = rowError("labels", ue.Index, ue.ID, "id", "no row of this monitor has this id")
 		}
@@ -504,171 +468,6 @@ func (s *Server) postLabels(w http.ResponseWriter, r *http.Request) {
 	}
 	s.metrics.labels.WithLabelValues(m.Name).Add(float64(len(labels)))
 	s.writeJSON(w, http.StatusOK, map[string]int{"accepted": len(labels)})
-}
-
-// chunkView is a monitor's chunks as package monitor evaluated them.
-type chunkView struct {
-	rows     int
-	chunks   []monitor.Result
-	complete []bool
-	th       monitor.Thresholds
-	refRows  int // rows per reference chunk behind the thresholds
-	// total is the number of chunks, of which chunks holds the last.
-	total int
-	// drift is the model's drift model (nil for a model file without
-	// one) and driftTh the reconstruction error's thresholds.
-	drift   *monitor.DriftModel
-	driftTh monitor.Thresholds
-}
-
-// recentChunks is how many of the latest complete chunks the summary,
-// the dashboard and /metrics count alerts over.
-const recentChunks = 10
-
-// monitorChunks cuts all the monitor's rows into chunks and evaluates
-// them with the monitoring pipeline (monitor.Run), as `mse estimate`
-// does: thresholds from the model's reference squared errors in chunks
-// of the same size, extrapolation and drift from its drift model.
-func (s *Server) monitorChunks(ctx context.Context, m store.Monitor) (*chunkView, error) {
-	return s.chunksOf(ctx, m, 0)
-}
-
-// chunksOf is monitorChunks for the last chunks only when last > 0 and
-// the monitor chunks by size (store.LastChunks reads only their rows);
-// a period monitor is always read whole (its thresholds depend on every
-// chunk's size). For a chunk-size monitor the thresholds use the nominal
-// size, so they do not move while the last chunk fills. The last chunk
-// is incomplete when it holds fewer rows than the chunk size, or, by
-// period, while the server's clock is still inside its period.
-func (s *Server) chunksOf(ctx context.Context, m store.Monitor, last int) (*chunkView, error) {
-	return s.chunksDrift(ctx, m, last, 2)
-}
-
-// chunksDrift is chunksOf with the drift of the last drift chunks (of
-// the last ones read) rather than two.
-func (s *Server) chunksDrift(ctx context.Context, m store.Monitor, last, drift int) (*chunkView, error) {
-	cm, err := s.model(&m)
-	if err != nil {
-		return nil, err
-	}
-	byTime := m.Period != ""
-	var ser *store.Series
-	n, offset := 0, 0
-	if last > 0 && !byTime {
-		// Features for the last drift chunks only (for the summary, the
-		// latest complete one and the one filling): the others count
-		// alerts.
-		n, ser, err = s.store.LastChunks(ctx, m.ID, m.ChunkSize, last, drift)
-		if err == nil {
-			offset = n - len(ser.Estimates)
-		}
-	} else {
-		ser, err = s.store.Series(ctx, m.ID, byTime)
-		if ser != nil {
-			n = len(ser.Estimates)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	v := &chunkView{rows: n, drift: cm.Drift}
-	in := monitor.Input{Estimates: ser.Estimates, Realized: ser.Realized, Reference: cm.Reference.SquaredErrors,
-		ChunkSize: m.ChunkSize, NonNegative: true}
-	if cm.Drift != nil {
-		in.Drift, in.Features = cm.Drift, ser.Features
-	}
-	driftFrom := func(chunks int) {
-		if last > 0 && !byTime {
-			in.DriftFrom = max(0, chunks-drift)
-		}
-	}
-	switch {
-	case len(ser.Estimates) == 0 && m.ChunkSize == 0:
-		v.th = monitor.ReferenceThresholds(nil, monitor.DefaultWidth, true)
-		v.driftTh = v.th
-		return v, nil
-	case len(ser.Estimates) == 0:
-	case byTime:
-		p := monitor.Period(m.Period)
-		in.Chunks, err = monitor.ByPeriod(ser.Times, p)
-		if err != nil {
-			return nil, err // rows are sorted by time: cannot fail
-		}
-		v.complete = make([]bool, len(in.Chunks))
-		for i := range in.Chunks {
-			v.complete[i] = true
-		}
-		last := in.Chunks[len(in.Chunks)-1]
-		v.complete[len(in.Chunks)-1] = p.Label(s.now().UTC()) > last.Period
-	default:
-		in.Chunks, err = monitor.BySize(len(ser.Estimates), m.ChunkSize)
-		if err != nil {
-			return nil, err
-		}
-		v.complete = make([]bool, len(in.Chunks))
-		for i, c := range in.Chunks {
-			v.complete[i] = c.Rows() == m.ChunkSize
-		}
-		driftFrom(len(in.Chunks))
-	}
-	rep, err := monitor.Run(in)
-	if err != nil {
-		return nil, err
-	}
-	v.chunks, v.th, v.refRows, v.driftTh = rep.Results, rep.Thresholds, rep.ReferenceRows, rep.DriftThresholds
-	for i := range v.chunks {
-		c := &v.chunks[i]
-		if !byTime {
-			// Rows chunked by arrival may carry timestamps: the chunk
-			// spans those of its first and last rows.
-			if t := ser.Stamps[c.Start]; !t.IsZero() {
-				c.From = t
-			}
-			if t := ser.Stamps[c.End-1]; !t.IsZero() {
-				c.To = t
-			}
-		}
-		c.Index += offset / max(1, m.ChunkSize)
-		c.Start += offset
-		c.End += offset
-	}
-	v.total = len(v.chunks)
-	if len(v.chunks) > 0 {
-		v.total = v.chunks[len(v.chunks)-1].Index + 1
-	}
-	return v, nil
-}
-
-// summary says what a monitor's chunks amount to now: its latest
-// complete chunk (the incomplete last one, which usually holds few rows,
-// must not stand for the monitor), how many of the latest complete chunks
-// alerted, and the incomplete chunk, if any.
-type chunkSummary struct {
-	latest, incomplete   *monitor.Result // nil when there is none
-	recent, recentAlerts int             // over up to recentChunks latest complete chunks
-}
-
-func (v *chunkView) summary() chunkSummary {
-	var s chunkSummary
-	for i := len(v.chunks) - 1; i >= 0; i-- {
-		c := &v.chunks[i]
-		if !v.complete[i] {
-			if i == len(v.chunks)-1 {
-				s.incomplete = c
-			}
-			continue
-		}
-		if s.latest == nil {
-			s.latest = c
-		}
-		if s.recent < recentChunks {
-			s.recent++
-			if c.Alert {
-				s.recentAlerts++
-			}
-		}
-	}
-	return s
 }
 
 // chunkJSON is one chunk of GET .../chunks; the keys mean what they mean
@@ -773,7 +572,7 @@ func (s *Server) getChunks(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	v, err := s.monitorChunks(r.Context(), *m)
+	v, err := s.monitors.Chunks(r.Context(), *m, 0, 2)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -781,25 +580,25 @@ func (s *Server) getChunks(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, chunksDoc(*m, v, page))
 }
 
-func chunksDoc(m store.Monitor, v *chunkView, page chunkPage) chunksJSON {
+func chunksDoc(m records.Monitor, v *monitorsvc.View, page chunkPage) chunksJSON {
 	out := chunksJSON{Monitor: monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period},
-		Rows: v.rows, LowerThreshold: job.Num(v.th.Lower), UpperThreshold: job.Num(v.th.Upper),
-		ReferenceRows: v.refRows, ReferenceCount: v.th.Chunks, TotalChunks: len(v.chunks), Chunks: []chunkJSON{}}
-	lo, hi, next := page.bounds(len(v.chunks))
+		Rows: v.Rows, LowerThreshold: job.Num(v.Th.Lower), UpperThreshold: job.Num(v.Th.Upper),
+		ReferenceRows: v.RefRows, ReferenceCount: v.Th.Chunks, TotalChunks: len(v.Chunks), Chunks: []chunkJSON{}}
+	lo, hi, next := page.bounds(len(v.Chunks))
 	if next >= 0 {
 		out.NextBefore = &next
 	}
 	for i := lo; i < hi; i++ {
-		out.Chunks = append(out.Chunks, chunkDoc(v, &v.chunks[i], v.complete[i]))
+		out.Chunks = append(out.Chunks, chunkDoc(v, &v.Chunks[i], v.Complete[i]))
 	}
 	return out
 }
 
-func chunkDoc(v *chunkView, c *monitor.Result, complete bool) chunkJSON {
+func chunkDoc(v *monitorsvc.View, c *monitor.Result, complete bool) chunkJSON {
 	j := chunkJSON{Index: c.Index, Start: c.Start, End: c.End, N: c.Rows(), Period: c.Period,
 		EstimatedMSE: job.Num(c.Estimate), Lower: job.Num(c.Lower), Upper: job.Num(c.Upper), Alert: c.Alert,
 		RealizedMSE: job.Num(c.Realized), Labelled: c.Labelled, Complete: complete,
-		MSEChunkDrift: job.NewMSEChunkDrift(c.Drift, v.drift, v.driftTh)}
+		MSEChunkDrift: job.NewMSEChunkDrift(c.Drift, v.Drift, v.DriftTh)}
 	if !c.From.IsZero() {
 		j.From = c.From.Format(time.RFC3339)
 	}
@@ -819,15 +618,15 @@ type summaryJSON struct {
 	Incomplete   *chunkJSON `json:"incomplete"`
 }
 
-func summaryDoc(v *chunkView) *summaryJSON {
-	sum := v.summary()
-	out := &summaryJSON{RecentChunks: sum.recent, RecentAlerts: sum.recentAlerts}
-	if sum.latest != nil {
-		j := chunkDoc(v, sum.latest, true)
+func summaryDoc(v *monitorsvc.View) *summaryJSON {
+	sum := v.Summary()
+	out := &summaryJSON{RecentChunks: sum.Recent, RecentAlerts: sum.RecentAlerts}
+	if sum.Latest != nil {
+		j := chunkDoc(v, sum.Latest, true)
 		out.Latest = &j
 	}
-	if sum.incomplete != nil {
-		j := chunkDoc(v, sum.incomplete, false)
+	if sum.Incomplete != nil {
+		j := chunkDoc(v, sum.Incomplete, false)
 		out.Incomplete = &j
 	}
 	return out

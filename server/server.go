@@ -17,13 +17,14 @@ package server
 //	func (s *Server) dashboardJobs(ctx context.Context) ([]JobView, error)
 //	func (s *Server) dashboardSelections(ctx context.Context) ([]SelectionView, error)
 //
-// The LLM proxy (llm.go, llmrequests.go, llmdash.go) hangs on the same
-// way: newLLMProxy from New, its route on the outer mux with its own auth
-// (OpenAI's error shape), its recorder drained by Close.
+// The LLM proxy (package llmproxy; llm.go, llmrequests.go, llmdash.go
+// here) hangs on the same way: newLLMProxy from New, its route on the
+// outer mux with its own auth (OpenAI's error shape), its recorder
+// drained by Close.
 //
 // Routes registered there get auth, body limits, latency metrics and the
 // error mapping of this file for free (handlers are wrapped in routes).
-// Use s.writeJSON, s.writeError (job.Classify → status), s.decodeJSON
+// Use s.writeJSON, s.writeError (fault.Classify → status), s.decodeJSON
 // (size-limited, unknown fields refused) and s.metrics (queue depth,
 // selection gauges).
 
@@ -33,7 +34,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -43,8 +43,12 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"genlens/job"
+	"genlens/fault"
+	"genlens/llmproxy"
+	"genlens/monitorsvc"
+	"genlens/statsvc"
 	"genlens/store"
+	"genlens/strictjson"
 )
 
 // Limits of request bodies: JSON requests and rows batches. Uploads
@@ -80,7 +84,7 @@ type Options struct {
 	// Jobs configures the job runner (declared in jobs.go).
 	Jobs JobOptions
 	// LLM configures the OpenAI-compatible uncertainty proxy at
-	// /v1/chat/completions (llm.go); off without an Upstream.
+	// /v1/chat/completions (llm.go); off without a Client.
 	LLM LLMOptions
 	// Now returns the current time; nil means time.Now. Tests set it to
 	// decide whether the last period chunk is complete.
@@ -92,17 +96,18 @@ type Options struct {
 // caches: everything lives in the store, so that several replicas can
 // serve one Postgres database.
 type Server struct {
-	store   *store.DB
-	token   []byte
-	maxBody int64
-	log     *slog.Logger
-	now     func() time.Time
-	metrics *metrics
-	jobs    jobsState
-	opts    Options
-	handler http.Handler
-	models  modelCache // modelKey → *checkmodel.Model
-	llm     *llmProxy  // nil without an upstream
+	store    *store.DB
+	token    []byte
+	maxBody  int64
+	log      *slog.Logger
+	now      func() time.Time
+	metrics  *metrics
+	jobs     jobsState
+	opts     Options
+	handler  http.Handler
+	monitors *monitorsvc.Service
+	llm      *llmproxy.Proxy // nil without an upstream
+	stats    *statsvc.Service
 
 	bodies  *semaphore.Weighted // bytes of request bodies in flight
 	logins  loginLimiter
@@ -134,9 +139,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.now = time.Now
 	}
 	s.metrics = newMetrics(s)
-	if opts.LLM.Upstream != "" {
+	s.stats = statsvc.New(s.store, s.now)
+	s.monitors = monitorsvc.New(s.store, s.now)
+	if opts.LLM.Client != nil || opts.LLM.Sampler != nil {
 		var err error
-		if s.llm, err = newLLMProxy(s, opts.LLM); err != nil {
+		if s.llm, err = s.newLLMProxy(opts.LLM); err != nil {
 			return nil, err
 		}
 	}
@@ -155,7 +162,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) Close(ctx context.Context) error {
 	err := s.closeJobs(ctx)
 	if s.llm != nil {
-		err = errors.Join(err, s.llm.close(ctx))
+		err = errors.Join(err, s.llm.Close(ctx))
 	}
 	return err
 }
@@ -188,7 +195,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	s.routePublic(mux)
 	if s.llm != nil {
-		s.llm.route(mux) // its own auth: OpenAI's error shape
+		s.routeLLM(mux) // its own auth: OpenAI's error shape
 	}
 	api := http.NewServeMux()
 	api.Handle("GET /metrics", s.metrics.handler())
@@ -313,12 +320,12 @@ func errStatus(status int, format string, a ...any) *httpError {
 
 // writeError maps err to its status once: an *httpError carries its own,
 // store.ErrNotFound is 404, a store.ConflictError 409, and everything
-// else goes by job.Classify (field 400, input 422, canceled 499,
+// else goes by fault.Classify (field 400, input 422, canceled 499,
 // internal 500). Internal messages are logged and replaced by a generic
 // one: they may name paths or DSNs a client must not see.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var he *httpError
-	var fe *job.FieldError
+	var fe *fault.FieldError
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &he):
@@ -340,12 +347,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.writeJSON(w, http.StatusInsufficientStorage, errorBody{Error: "the server's disk is full; retry later"})
 		return
 	}
-	k := job.Classify(err)
+	k := fault.Classify(err)
 	body := errorBody{Error: err.Error(), Kind: k.String()}
 	if errors.As(err, &fe) {
 		body.Field = fe.Field
 	}
-	if k == job.KindInternal {
+	if k == fault.KindInternal {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		body.Error = "internal error (logged by the server)"
 	}
@@ -366,48 +373,11 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// decodeJSON reads one JSON document of at most s.maxBody bytes into v,
-// refusing unknown fields and trailing data: a misspelt field must not
-// be silently ignored. Its errors are *job.FieldError (400) or
-// *http.MaxBytesError (413).
+// decodeJSON reads one JSON document of at most s.maxBody bytes into v
+// through strictjson: unknown fields and trailing data are refused. Its
+// errors are *fault.FieldError (400) or *http.MaxBytesError (413).
 func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return job.Fieldf("", "request body: data after the JSON document")
-	}
-	return nil
-}
-
-// jsonError turns a decoding error into a 400 naming the field.
-func jsonError(err error) error {
-	var mbe *http.MaxBytesError
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &mbe):
-		return err
-	case errors.As(err, &te):
-		return job.Fieldf(te.Field, "request body: {%s}: want a %s, got %s", te.Field, te.Type, te.Value)
-	case errors.As(err, &se):
-		return job.Fieldf("", "request body: invalid JSON at byte %d: %v", se.Offset, se)
-	case errors.Is(err, io.EOF):
-		return job.Fieldf("", "request body: empty")
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return job.Fieldf("", "request body: truncated JSON")
-	}
-	// encoding/json reports an unknown field (DisallowUnknownFields) with
-	// no error type of its own, as `json: unknown field "NAME"` since Go
-	// 1.10; should that change, the error stays a 400, without the field.
-	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		f = strings.Trim(f, `"`)
-		return job.Fieldf(f, "request body: unknown field {%s}", f)
-	}
-	return job.Fieldf("", "request body: %v", err)
+	return strictjson.Decode(http.MaxBytesReader(w, r.Body, s.maxBody), v)
 }
 
 // pathID parses the {id} path value of r, an id of a noun ("monitor").

@@ -7,41 +7,15 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"genlens/records"
 )
 
-// LLMRequest is one chat completion proxied to an OpenAI-compatible
-// endpoint by `genlens serve --llm-upstream`, with the uncertainty of its
-// answer. It holds no key and not the messages, only their hash.
-type LLMRequest struct {
-	ID           int64
-	Time         time.Time
-	Model        string
-	MessagesHash string // hex SHA-256 of the request's messages (compact JSON)
-	Answer       string // the first choice's content ("" when there is none)
-	Stream       bool
-	Status       int    // the HTTP status returned to the caller
-	Score        string // the uncertainty score's name, kernel-entropy, ...
-	// Uncertainty is NaN when none was computed (an upstream error, or a
-	// failure to sample or score: see Error).
-	Uncertainty float64
-	Samples     int // samples asked for
-	Error       string
-	// Seconds of the upstream answer, of drawing the samples, and of the
-	// whole request as the proxy served it.
-	UpstreamSeconds, SampleSeconds, TotalSeconds float64
-}
-
-// LLMQuery selects stored LLM requests.
-type LLMQuery struct {
-	Since time.Time // only requests at or after Since (zero: all)
-	// MinUncertainty, when not NaN, keeps only requests with an
-	// uncertainty of at least it (those without one are left out).
-	MinUncertainty float64
-	// ByUncertainty orders by uncertainty, highest first; else by time,
-	// newest first.
-	ByUncertainty bool
-	Limit         int // at most Limit requests; 0 means 100
-}
+// LLMRequest and LLMQuery are the records of the LLM proxy's requests.
+type (
+	LLMRequest = records.LLMRequest
+	LLMQuery   = records.LLMQuery
+)
 
 // InsertLLMRequest stores r and sets its ID (and Time, when zero).
 func (d *DB) InsertLLMRequest(ctx context.Context, r *LLMRequest) error {

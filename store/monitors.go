@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"genlens/records"
 	"math"
 	"slices"
 	"strings"
@@ -16,21 +17,25 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// Monitor is a deployed regression model watched chunk by chunk with its
-// check model (the JSON file of `genlens mse fit`).
-type Monitor struct {
-	ID    int64
-	Name  string
-	Model []byte // the check model file, as given
-	// Exactly one of ChunkSize (rows per chunk) and Period (hour, day,
-	// ...; rows chunked by their timestamps) is set.
-	ChunkSize int
-	Period    string
-	Created   time.Time
-	// Rows and Labelled count the monitor's rows and those with a target
-	// (filled by Monitor and Monitors).
-	Rows, Labelled int
-}
+// The records of the monitors are package records'; these names keep
+// the store's callers as they were.
+type (
+	Monitor         = records.Monitor
+	Row             = records.Row
+	Label           = records.Label
+	Series          = records.Series
+	DuplicateError  = records.DuplicateError
+	UnknownRowError = records.UnknownRowError
+)
+
+// The times a row's timestamp may take (see records.MinTime).
+var (
+	MinTime = records.MinTime
+	MaxTime = records.MaxTime
+)
+
+// TimeStorable reports whether t is stored and read back exactly.
+func TimeStorable(t time.Time) bool { return records.TimeStorable(t) }
 
 // CreateMonitor stores m and sets its ID and Created. A name already
 // taken is an error wrapping ErrConflict.
@@ -166,42 +171,6 @@ func (d *DB) Monitors(ctx context.Context) ([]Monitor, error) {
 		out = append(out, m)
 	}
 	return out, rows.Err()
-}
-
-// Row is one operational row of a monitor.
-type Row struct {
-	ID   string
-	Time time.Time // zero when the row has no timestamp
-	// Features in the model's feature order, and the deployed model's
-	// prediction f(x).
-	Features   []float64
-	Prediction float64
-	// Estimate is the row's contribution to the estimated MSE,
-	// 2 (h(x) - f(x))², computed once at ingest.
-	Estimate float64
-}
-
-// The times a row's timestamp may take: the store keeps them as int64
-// Unix nanoseconds, which hold 1677-09-21T00:12:43.145224192Z to
-// 2262-04-11T23:47:16.854775807Z exactly. A later time would wrap around
-// (2300 would come back as 1715), and the zero time means "none".
-var (
-	MinTime = time.Unix(0, math.MinInt64).UTC()
-	MaxTime = time.Unix(0, math.MaxInt64).UTC()
-)
-
-// TimeStorable reports whether t is stored and read back exactly.
-func TimeStorable(t time.Time) bool { return !t.Before(MinTime) && !t.After(MaxTime) }
-
-// DuplicateError reports a row whose id the monitor holds already; no
-// row of its batch was stored.
-type DuplicateError struct {
-	Index int // 0-based position in the batch
-	ID    string
-}
-
-func (e *DuplicateError) Error() string {
-	return fmt.Sprintf("rows[%d]: row id %q is stored already", e.Index, e.ID)
 }
 
 // rowsPerInsert bounds the rows of one INSERT statement: 6 parameters a
@@ -362,23 +331,6 @@ func decodeFloats(b []byte) []float64 {
 	return v
 }
 
-// Label is the target of a row, arrived after its prediction.
-type Label struct {
-	ID     string
-	Target float64
-}
-
-// UnknownRowError reports a label for a row id the monitor does not
-// hold; no label of its batch was stored.
-type UnknownRowError struct {
-	Index int // 0-based position in the batch
-	ID    string
-}
-
-func (e *UnknownRowError) Error() string {
-	return fmt.Sprintf("labels[%d]: no row with id %q", e.Index, e.ID)
-}
-
 // SetLabels stores the targets of rows of monitor in one transaction and
 // their realised squared errors (target - prediction)². A label for a
 // row that has one replaces it (a corrected label). An id the monitor
@@ -417,18 +369,6 @@ func (d *DB) SetLabels(ctx context.Context, monitor int64, labels []Label) error
 	return tx.Commit()
 }
 
-// Series is what chunk computation needs of a monitor's rows, in chunk
-// order.
-type Series struct {
-	Estimates []float64   // per-row estimates 2 (h(x) - f(x))²
-	Realized  []float64   // per-row (y - f(x))², NaN until the label arrives
-	Times     []time.Time // timestamps (zero when none), when asked for by time
-	// Features are the rows' features in the model's order, and Stamps
-	// their timestamps (zero when none) whatever the order.
-	Features [][]float64
-	Stamps   []time.Time
-}
-
 // Series returns the monitor's rows in chunk order: by timestamp (then
 // arrival) when byTime, else by arrival.
 func (d *DB) Series(ctx context.Context, monitor int64, byTime bool) (*Series, error) {
@@ -441,11 +381,11 @@ func (d *DB) Series(ctx context.Context, monitor int64, byTime bool) (*Series, e
 		return nil, err
 	}
 	s := &Series{}
-	if err := s.scan(rows, byTime); err != nil {
+	if err := scanSeries(s, rows, byTime); err != nil {
 		return nil, err
 	}
 	if byTime && d.Postgres() {
-		s.nullsFirst()
+		nullsFirst(s)
 	}
 	return s, nil
 }
@@ -456,7 +396,7 @@ func (d *DB) Series(ctx context.Context, monitor int64, byTime bool) (*Series, e
 // give the same chunks. A period monitor's rows all have timestamps,
 // but a database written before timestamps were checked may hold some
 // without (0001-01-01 was stored as none).
-func (s *Series) nullsFirst() {
+func nullsFirst(s *Series) {
 	k := len(s.Times)
 	for k > 0 && s.Times[k-1].IsZero() {
 		k--
@@ -480,7 +420,7 @@ func rotate[T any](v []T, k int) {
 
 // scanLean appends rows of (estimate, realized) to s, without features
 // or timestamps, and closes them.
-func (s *Series) scanLean(rows *sql.Rows) error {
+func scanLean(s *Series, rows *sql.Rows) error {
 	defer rows.Close()
 	for rows.Next() {
 		var est float64
@@ -502,7 +442,7 @@ func (s *Series) scanLean(rows *sql.Rows) error {
 
 // scan appends the rows (estimate, realized, ts, features) to s and
 // closes them.
-func (s *Series) scan(rows *sql.Rows, byTime bool) error {
+func scanSeries(s *Series, rows *sql.Rows, byTime bool) error {
 	defer rows.Close()
 	var block []float64
 	for rows.Next() {
@@ -626,7 +566,7 @@ func (d *DB) LastChunks(ctx context.Context, monitor int64, size, k, withFeature
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.scan(rows, false); err != nil {
+	if err := scanSeries(s, rows, false); err != nil {
 		return 0, nil, err
 	}
 	if rest := n - first*size - split; rest > 0 {
@@ -634,7 +574,7 @@ func (d *DB) LastChunks(ctx context.Context, monitor int64, size, k, withFeature
 		if err != nil {
 			return 0, nil, err
 		}
-		if err := s.scanLean(rows); err != nil {
+		if err := scanLean(s, rows); err != nil {
 			return 0, nil, err
 		}
 	}

@@ -5,37 +5,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"genlens/records"
 	"time"
 )
 
-// ErrMismatch is returned (wrapped) when a part of partial statistics
-// belongs to other inputs than the parts already held under its name: a
-// different shard count, input listing or provenance.
-var ErrMismatch = errors.New("mismatch")
+// ErrMismatch, StatsPart and StatsSet are package records'; see there.
+var ErrMismatch = records.ErrMismatch
 
-// StatsPart is one part file of sharded statistics, as posted to
-// /api/v1/stats/{name}/parts.
-type StatsPart struct {
-	Name   string
-	Shard  int
-	Shards int
-	// Input describes the input and provenance of the features; parts of
-	// one name must agree on it (and on Shards).
-	Input   string
-	SHA256  string // of Data; an identical part re-sent is a duplicate
-	N       int
-	Data    []byte // the part file
-	Created time.Time
-}
-
-// StatsSet summarises the parts held under a name.
-type StatsSet struct {
-	Name   string
-	Shards int
-	Input  string
-	Have   []int // shard indices held, ascending
-	N      int   // rows over the held parts
-}
+type (
+	StatsPart = records.StatsPart
+	StatsSet  = records.StatsSet
+)
 
 // PutStatsPart stores p in one transaction. The first part of a name
 // fixes its shard count and input; on Postgres the set's row is locked

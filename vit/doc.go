@@ -61,4 +61,10 @@
 // files, TorchScript archives in float16, whose module tree gives the
 // state-dict names (ReadTorchScript, over torchfile.ReadTorchScript; the
 // archive's code is not read).
+//
+// # Images
+//
+// Embedder is a network with one preset as a features.ImageEmbedder:
+// package features lists, decodes and caches, and its pipeline calls
+// Preprocess and Forward.
 package vit

@@ -7,8 +7,7 @@ import (
 	"strings"
 
 	"genlens/dataio"
-	"genlens/imageio"
-	"genlens/inception"
+	"genlens/features"
 	"genlens/resample"
 )
 
@@ -77,7 +76,7 @@ func ParsePreset(c Config, s string) (Preset, error) {
 }
 
 // Preprocess turns an RGB image into the 3×side×side input of preset p.
-func Preprocess(img *inception.RGB, p Preset, side int) ([]float32, error) {
+func Preprocess(img *features.RGB, p Preset, side int) ([]float32, error) {
 	if img.H < 1 || img.W < 1 {
 		return nil, fmt.Errorf("vit: empty %dx%d image", img.W, img.H)
 	}
@@ -96,7 +95,7 @@ func Preprocess(img *inception.RGB, p Preset, side int) ([]float32, error) {
 				plane[i] = float32(v)
 			}
 			dst := out[c*side*side : (c+1)*side*side]
-			inception.ResizeTF1(plane, img.H, img.W, dst, side, side)
+			resample.BilinearTF1(plane, img.H, img.W, dst, side, side)
 			// torchvision's normalize with mean and std given as Python
 			// floats 255·m and 255·s, stored as float32.
 			m, s := float32(255*imagenetMean[c]), float32(255*imagenetStd[c])
@@ -163,11 +162,11 @@ func toTensor(px []uint8, side int, mean, std [3]float64) []float32 {
 // LoadImageFS decodes name in fsys (see imageio.Decode: headers
 // checked, PIL's convert("RGB")) and preprocesses it with preset p.
 func LoadImageFS(fsys fs.FS, name string, p Preset, side int) ([]float32, error) {
-	img, err := imageio.Decode(fsys, name)
+	img, err := features.Decode(fsys, name)
 	if err != nil {
 		return nil, err
 	}
-	x, err := Preprocess(inception.ToRGB(img), p, side)
+	x, err := Preprocess(img, p, side)
 	if err != nil {
 		return nil, &dataio.InputError{File: name, Msg: err.Error()}
 	}

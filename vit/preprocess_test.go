@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"genlens/dataio"
-	"genlens/inception"
+	"genlens/features"
 )
 
 // TestPresetsPillow checks the Pillow presets against Pillow 9.4 run on
@@ -24,7 +24,7 @@ func TestPresetsPillow(t *testing.T) {
 	const side = 28
 	for i := 0; i < 3; i++ {
 		src := read(fmt.Sprintf("src_%d", i))
-		img := &inception.RGB{H: src.Shape[1], W: src.Shape[2], Pix: make([]uint8, len(src.Data))}
+		img := &features.RGB{H: src.Shape[1], W: src.Shape[2], Pix: make([]uint8, len(src.Data))}
 		for j, v := range src.Data {
 			img.Pix[j] = uint8(v)
 		}
@@ -60,7 +60,7 @@ func TestPresetsPillow(t *testing.T) {
 // preset on a constant image, which its bilinear resize keeps constant:
 // (v − 255·m)/(255·s).
 func TestPresetTorchFidelity(t *testing.T) {
-	img := &inception.RGB{H: 5, W: 7, Pix: make([]uint8, 3*35)}
+	img := &features.RGB{H: 5, W: 7, Pix: make([]uint8, 3*35)}
 	for c := 0; c < 3; c++ {
 		for j := 0; j < 35; j++ {
 			img.Pix[c*35+j] = uint8(60 * (c + 1))

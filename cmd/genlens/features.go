@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"genlens/features"
 	"genlens/inception"
 	"genlens/internal/atomicfile"
 	"genlens/job"
@@ -83,7 +84,7 @@ $JOB_COMPLETION_INDEX, else $SLURM_ARRAY_TASK_ID - $SLURM_ARRAY_TASK_MIN;
 	fl.IntVar(&f.Batch, "batch", f.Batch, "images decoded and run together")
 	fl.IntVar(&f.Workers, "workers", 0, "goroutines (0: one per CPU)")
 	fl.BoolVar(&f.Recursive, "recursive", false, "include images in subfolders")
-	fl.BoolVar(&f.NoCache, "no-cache", false, "neither read nor write the feature cache ($"+inception.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
+	fl.BoolVar(&f.NoCache, "no-cache", false, "neither read nor write the feature cache ($"+features.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON summary")
 	fl.IntVar(&f.Shards, "shards", 0, "split DIR into K shards and compute this process's shard only")
 	fl.IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+job.EnvJobCompletionIndex+", else $"+job.EnvSlurmArrayTaskID+" - $"+job.EnvSlurmArrayTaskMin+")")

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"genlens/hallucination/openai/openaitest"
 	"genlens/job/llmjob"
+	"genlens/llm/llmtest"
 	"genlens/server"
 )
 
@@ -347,7 +347,7 @@ func runPHRServe(ctx context.Context, w io.Writer, f phrServeFlags, ready func(a
 			return badUsage("--api-key-env %s: the variable is empty", f.apiKeyEnv)
 		}
 	}
-	h, err := openaitest.NewHandler(openaitest.Config{Model: m, Inputs: inputs, Labels: labels, ModelName: f.modelName, APIKey: key, Latency: f.latency})
+	h, err := llmtest.NewHandler(llmtest.Config{Model: m, Inputs: inputs, Labels: labels, ModelName: f.modelName, APIKey: key, Latency: f.latency})
 	if err != nil {
 		return usageError{err}
 	}
@@ -364,7 +364,7 @@ func runPHRServe(ctx context.Context, w io.Writer, f phrServeFlags, ready func(a
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-	if err := openaitest.Serve(ctx, ln, h); err != nil {
+	if err := llmtest.Serve(ctx, ln, h); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "served %d completion requests\n", h.Requests())

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai/openaitest"
+	"genlens/llm/llmtest"
 )
 
 type phrSimJSON struct {
@@ -130,7 +130,7 @@ func runPHR(t *testing.T, args ...string) phrRunJSON {
 // the same numbers as run --backend categorical on the same model.
 func TestPHRRunOpenAIMatchesExactModel(t *testing.T) {
 	inputs, labels := []string{"cat", "dog", "bird"}, []string{"yes", "no"}
-	h, err := openaitest.NewHandler(openaitest.Config{Model: categorical.Symmetric(3, 2, 0.5), Inputs: inputs, Labels: labels, APIKey: "sk-test"})
+	h, err := llmtest.NewHandler(llmtest.Config{Model: categorical.Symmetric(3, 2, 0.5), Inputs: inputs, Labels: labels, APIKey: "sk-test"})
 	if err != nil {
 		t.Fatal(err)
 	}

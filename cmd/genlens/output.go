@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"genlens/features"
 	"genlens/inception"
 	"genlens/internal/atomicfile"
 	"genlens/internal/fields"
@@ -363,7 +364,7 @@ func imageFlags(fl *pflag.FlagSet, o *job.ImageOptions, batch string) {
 	fl.IntVar(&o.Batch, batch, 0, fmt.Sprintf("folders: images run through the network together (0: %d)", job.DefaultFeaturesBatch))
 	fl.IntVar(&o.Workers, "workers", 0, "folders: goroutines (0: one per CPU)")
 	fl.BoolVar(&o.Recursive, "recursive", false, "folders: include images in subfolders")
-	fl.BoolVar(&o.NoCache, "no-cache", false, "folders: neither read nor write the feature cache ($"+inception.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
+	fl.BoolVar(&o.NoCache, "no-cache", false, "folders: neither read nor write the feature cache ($"+features.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
 }
 
 // resolveWeights finds (or downloads once, with a bar) the Inception

@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai/openaitest"
+	"genlens/llm/llmtest"
 )
 
 // sampleModelServer serves the categorical test model with an API key.
 func sampleModelServer(t *testing.T, latency time.Duration, maxN int) string {
 	t.Helper()
-	h, err := openaitest.NewHandler(openaitest.Config{Model: categorical.Symmetric(3, 2, 0.5), Inputs: []string{"cat", "dog", "bird"},
+	h, err := llmtest.NewHandler(llmtest.Config{Model: categorical.Symmetric(3, 2, 0.5), Inputs: []string{"cat", "dog", "bird"},
 		Labels: []string{"yes", "no"}, APIKey: "sk-secret-4711", Latency: latency, MaxN: maxN})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"genlens/job"
 	"genlens/llm"
+	"genlens/llmproxy"
 	"genlens/server"
 	"genlens/store"
 )
@@ -110,10 +111,10 @@ variable --llm-api-key-env names and never leaves the server.`,
 	f.StringSliceVar(&allowURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
 	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")
 	f.StringVar(&lf.upstream, "llm-upstream", "", "API root of an OpenAI-compatible server to proxy at /v1/chat/completions (e.g. http://127.0.0.1:8000/v1); none: no proxy")
-	f.IntVar(&lf.samples, "llm-samples", server.DefaultLLMSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", server.MaxLLMSamples))
-	f.StringVar(&lf.score, "llm-score", server.DefaultLLMScore, "uncertainty score of the samples: "+strings.Join(server.LLMScores(), ", "))
+	f.IntVar(&lf.samples, "llm-samples", llmproxy.DefaultSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", llmproxy.MaxSamples))
+	f.StringVar(&lf.score, "llm-score", llmproxy.DefaultScore, "uncertainty score of the samples: "+strings.Join(llmproxy.Scores(), ", "))
 	f.StringVar(&lf.keyEnv, "llm-api-key-env", "", "name of the environment variable holding the upstream's API key (sent upstream only)")
-	f.DurationVar(&lf.timeout, "llm-timeout", server.DefaultLLMTimeout, "cut an upstream silent this long (a whole answer, the samples, or a gap in a stream)")
+	f.DurationVar(&lf.timeout, "llm-timeout", llmproxy.DefaultTimeout, "cut an upstream silent this long (a whole answer, the samples, or a gap in a stream)")
 	return cmd
 }
 
@@ -151,8 +152,8 @@ type llmFlags struct {
 // llm's client drawing the samples.
 func (f llmFlags) options() (server.LLMOptions, error) {
 	if f.upstream == "" {
-		for name, set := range map[string]bool{"--llm-api-key-env": f.keyEnv != "", "--llm-score": f.score != server.DefaultLLMScore,
-			"--llm-samples": f.samples != server.DefaultLLMSamples, "--llm-timeout": f.timeout != server.DefaultLLMTimeout} {
+		for name, set := range map[string]bool{"--llm-api-key-env": f.keyEnv != "", "--llm-score": f.score != llmproxy.DefaultScore,
+			"--llm-samples": f.samples != llmproxy.DefaultSamples, "--llm-timeout": f.timeout != llmproxy.DefaultTimeout} {
 			if set {
 				return server.LLMOptions{}, badUsage("serve: %s needs --llm-upstream", name)
 			}
@@ -160,10 +161,10 @@ func (f llmFlags) options() (server.LLMOptions, error) {
 		return server.LLMOptions{}, nil
 	}
 	switch {
-	case f.samples < 2 || f.samples > server.MaxLLMSamples:
-		return server.LLMOptions{}, badUsage("serve: --llm-samples %d: want 2 to %d (an uncertainty needs two samples)", f.samples, server.MaxLLMSamples)
-	case !slices.Contains(server.LLMScores(), f.score):
-		return server.LLMOptions{}, badUsage("serve: --llm-score %q: want %s", f.score, strings.Join(server.LLMScores(), ", "))
+	case f.samples < 2 || f.samples > llmproxy.MaxSamples:
+		return server.LLMOptions{}, badUsage("serve: --llm-samples %d: want 2 to %d (an uncertainty needs two samples)", f.samples, llmproxy.MaxSamples)
+	case !slices.Contains(llmproxy.Scores(), f.score):
+		return server.LLMOptions{}, badUsage("serve: --llm-score %q: want %s", f.score, strings.Join(llmproxy.Scores(), ", "))
 	case f.timeout <= 0:
 		return server.LLMOptions{}, badUsage("serve: --llm-timeout %s: want a positive duration", f.timeout)
 	}
@@ -174,14 +175,16 @@ func (f llmFlags) options() (server.LLMOptions, error) {
 			return server.LLMOptions{}, badUsage("serve: --llm-api-key-env %s: the environment variable %s is empty or unset", f.keyEnv, f.keyEnv)
 		}
 	}
-	// Retries stay within the timeout, which bounds each request's
-	// sampling as a whole; 64 sample requests in flight serve 64
-	// concurrent callers without queueing.
+	// One client for the upstream: its timeout is the proxy's (the
+	// answer, the sampling as a whole, a gap in a stream), and retries of
+	// the samples stay within it; 64 sample requests in flight serve 64
+	// concurrent callers without queueing (passed-through requests are
+	// not counted).
 	c, err := llm.New(llm.Config{BaseURL: f.upstream, APIKey: key, Timeout: f.timeout, MaxRetries: 2, Concurrency: 64})
 	if err != nil {
 		return server.LLMOptions{}, badUsage("serve: --llm-upstream: %v", err)
 	}
-	return server.LLMOptions{Upstream: f.upstream, APIKey: key, Samples: f.samples, Score: f.score, Timeout: f.timeout, Sampler: c}, nil
+	return server.LLMOptions{Client: c, Samples: f.samples, Score: f.score}, nil
 }
 
 // secretLookup reads only the listed environment variables, so that a job
@@ -246,7 +249,7 @@ func runServe(ctx context.Context, addr, db, tokenEnv string, opts server.Option
 		where = "postgres"
 	}
 	log.Info("genlens serve listening", "url", "http://"+ln.Addr().String(), "store", st.Backend(), "db", where, "auth", token != "")
-	if llmOpts.Upstream != "" {
+	if llmOpts.Client != nil {
 		log.Info("LLM proxy", "url", "http://"+ln.Addr().String()+"/v1/chat/completions", "samples", llmOpts.Samples, "score", llmOpts.Score)
 	}
 	done := make(chan error, 1)

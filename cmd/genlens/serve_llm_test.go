@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai/openaitest"
+	"genlens/llm/llmtest"
 )
 
 // genlens serve --llm-upstream in front of the OpenAI-compatible test
@@ -21,7 +21,7 @@ import (
 // its own key (the test server refuses any other), and the request is
 // listed.
 func TestServeLLMProxy(t *testing.T) {
-	h, err := openaitest.NewHandler(openaitest.Config{Model: categorical.Symmetric(1, 3, 1), Inputs: []string{"cat"},
+	h, err := llmtest.NewHandler(llmtest.Config{Model: categorical.Symmetric(1, 3, 1), Inputs: []string{"cat"},
 		Labels: []string{"yes", "no", "maybe"}, APIKey: "sk-upstream"})
 	if err != nil {
 		t.Fatal(err)

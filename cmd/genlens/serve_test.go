@@ -21,7 +21,7 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/inception"
+	"genlens/features"
 	"genlens/internal/dbtest"
 	"genlens/job"
 	"genlens/store"
@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	os.Setenv(inception.CacheEnv, cache)
+	os.Setenv(features.CacheEnv, cache)
 	code := m.Run()
 	os.RemoveAll(cache)
 	if binPath != "" {

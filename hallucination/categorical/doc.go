@@ -2,7 +2,7 @@
 // predictive: the Dirichlet-categorical model. It is a conditional
 // generative model whose answers are known exactly, used to check the
 // hallucination-rate estimators of package hallucination on discrete
-// responses, and behind the completions API of package openaitest to check
+// responses, and behind the completions API of package llmtest to check
 // the OpenAI backend end to end.
 //
 // Inputs x take one of G values ("input groups"), labels y one of L values.
@@ -24,7 +24,7 @@
 //
 // Each random draw (one response, or one imagined pair) takes one seed from
 // the caller's generator, DrawSeed(r), and draws its uniforms from
-// NewStream(seed). The completions server of package openaitest follows
+// NewStream(seed). The completions server of package llmtest follows
 // the same rule with the request's "seed" field, so the model called
 // directly and the same model called through the OpenAI API with the same
 // seeds produce the same answers bit for bit.

@@ -11,7 +11,7 @@ import (
 	"genlens/hallucination"
 	"genlens/hallucination/categorical"
 	"genlens/hallucination/openai"
-	"genlens/hallucination/openai/openaitest"
+	"genlens/llm/llmtest"
 )
 
 // Throughput of the OpenAI backend against the local server: one PHR
@@ -28,7 +28,7 @@ func BenchmarkThroughput(b *testing.B) {
 	for _, latency := range []time.Duration{0, 2 * time.Millisecond} {
 		for _, conc := range []int{1, 4, 16} {
 			b.Run(fmt.Sprintf("latency=%v/concurrency=%d", latency, conc), func(b *testing.B) {
-				h, err := openaitest.NewHandler(openaitest.Config{Model: m, Inputs: inputs, Labels: labels, Latency: latency})
+				h, err := llmtest.NewHandler(llmtest.Config{Model: m, Inputs: inputs, Labels: labels, Latency: latency})
 				if err != nil {
 					b.Fatal(err)
 				}

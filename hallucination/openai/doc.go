@@ -36,7 +36,7 @@
 //
 // Every request carries a "seed" drawn from the caller's generator (as in
 // categorical.DrawSeed), so a server that honours seeds (vLLM, and the test
-// server of package openaitest) makes the whole estimate reproducible.
+// server of package llmtest) makes the whole estimate reproducible.
 // The transport is package llm's: at most Concurrency requests in flight
 // per Client, each attempt limited by Timeout, and retried with
 // exponential back-off (and the server's Retry-After) on 408, 429, 5xx,

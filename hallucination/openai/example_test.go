@@ -8,15 +8,15 @@ import (
 	"genlens/hallucination"
 	"genlens/hallucination/categorical"
 	"genlens/hallucination/openai"
-	"genlens/hallucination/openai/openaitest"
+	"genlens/llm/llmtest"
 )
 
 // The PHR of a model behind an OpenAI-compatible completions server. Here
-// the server is openaitest's exact classifier on 127.0.0.1; with vLLM it
+// the server is llmtest's exact classifier on 127.0.0.1; with vLLM it
 // would be, e.g., BaseURL "http://127.0.0.1:8000/v1" and
 // Model "meta-llama/Llama-2-7b-hf".
 func ExampleClient() {
-	h, _ := openaitest.NewHandler(openaitest.Config{
+	h, _ := llmtest.NewHandler(llmtest.Config{
 		Model: categorical.Symmetric(2, 2, 0.5), Inputs: []string{"the film is a charmer", "the plot follows a spy"}, Labels: []string{"subjective", "objective"},
 	})
 	srv := httptest.NewServer(h)

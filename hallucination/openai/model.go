@@ -51,7 +51,7 @@ func (p *Prompt) Extend(_ context.Context, e Example) (hallucination.Conditioned
 }
 
 // drawSeed takes one request seed from r: a non-negative int64, the same
-// rule as categorical.DrawSeed, so a model served by openaitest sees the
+// rule as categorical.DrawSeed, so a model served by llmtest sees the
 // seeds it would draw itself.
 func drawSeed(r *rand.Rand) uint64 { return r.Uint64() >> 1 }
 

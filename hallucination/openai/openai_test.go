@@ -19,7 +19,7 @@ import (
 	"genlens/hallucination"
 	"genlens/hallucination/categorical"
 	"genlens/hallucination/openai"
-	"genlens/hallucination/openai/openaitest"
+	"genlens/llm/llmtest"
 )
 
 var (
@@ -29,9 +29,9 @@ var (
 
 // serve starts the exact categorical model behind the completions API on
 // 127.0.0.1 and returns a client for it.
-func serve(t testing.TB, m categorical.Model, mutate func(*openai.Config)) (*openai.Client, *openaitest.Handler) {
+func serve(t testing.TB, m categorical.Model, mutate func(*openai.Config)) (*openai.Client, *llmtest.Handler) {
 	t.Helper()
-	h, err := openaitest.NewHandler(openaitest.Config{Model: m, Inputs: inputs[:m.Groups], Labels: labels[:m.Labels()], APIKey: "test-key"})
+	h, err := llmtest.NewHandler(llmtest.Config{Model: m, Inputs: inputs[:m.Groups], Labels: labels[:m.Labels()], APIKey: "test-key"})
 	if err != nil {
 		t.Fatal(err)
 	}

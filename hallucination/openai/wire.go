@@ -2,67 +2,20 @@ package openai
 
 import (
 	"fmt"
+	"genlens/llm"
 	"strings"
 )
 
-// CompletionRequest is the body of POST /completions (the fields genlens
-// uses of the OpenAI legacy completions API).
-type CompletionRequest struct {
-	Model       string   `json:"model"`
-	Prompt      string   `json:"prompt"`
-	MaxTokens   int      `json:"max_tokens"`
-	Temperature float64  `json:"temperature"`
-	TopP        float64  `json:"top_p"`
-	N           int      `json:"n,omitempty"`
-	Logprobs    *int     `json:"logprobs,omitempty"`
-	Echo        bool     `json:"echo,omitempty"`
-	Stop        []string `json:"stop,omitempty"`
-	Seed        *int64   `json:"seed,omitempty"`
-}
-
-// CompletionResponse is the body of a successful completions response.
-type CompletionResponse struct {
-	ID      string   `json:"id"`
-	Object  string   `json:"object"`
-	Created int64    `json:"created"`
-	Model   string   `json:"model"`
-	Choices []Choice `json:"choices"`
-	Usage   *Usage   `json:"usage,omitempty"`
-}
-
-// Choice is one generated completion.
-type Choice struct {
-	Index        int       `json:"index"`
-	Text         string    `json:"text"`
-	Logprobs     *Logprobs `json:"logprobs"`
-	FinishReason string    `json:"finish_reason"`
-}
-
-// Logprobs are the token log-probabilities of a choice. TokenLogprobs[i]
-// is null for a token without one (the first token of an echoed prompt);
-// TextOffset[i] is the character offset of token i in the text.
-type Logprobs struct {
-	Tokens        []string             `json:"tokens"`
-	TokenLogprobs []*float64           `json:"token_logprobs"`
-	TopLogprobs   []map[string]float64 `json:"top_logprobs,omitempty"`
-	TextOffset    []int                `json:"text_offset,omitempty"`
-}
-
-// Usage counts tokens.
-type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
-
-// ErrorResponse is the body of an error response.
-type ErrorResponse struct {
-	Error struct {
-		Message string `json:"message"`
-		Type    string `json:"type,omitempty"`
-		Code    any    `json:"code,omitempty"`
-	} `json:"error"`
-}
+// The OpenAI wire types this package sends and reads are package llm's;
+// these names keep its callers as they were.
+type (
+	CompletionRequest  = llm.CompletionBody
+	CompletionResponse = llm.CompletionResponse
+	Choice             = llm.CompletionChoice
+	Logprobs           = llm.Logprobs
+	Usage              = llm.Usage
+	ErrorResponse      = llm.ErrorResponse
+)
 
 // Prompt-format markers of the paper's Appendix E.2.
 const (

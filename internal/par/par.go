@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"genlens/fault"
 	"genlens/linalg"
 )
 
@@ -18,6 +19,9 @@ type PanicError struct {
 	Value any
 	Stack []byte
 }
+
+// Kind is fault.KindInternal, whatever the value wraps.
+func (e *PanicError) Kind() fault.Kind { return fault.KindInternal }
 
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("internal error in worker %d: %v", e.Index, e.Value)

@@ -1,14 +1,13 @@
 package llmjob
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 
 	"genlens/chart"
+	"genlens/dataio"
 	"genlens/job"
 )
 
@@ -20,7 +19,7 @@ func (r *HallucinationSimulateResult) Artifacts() []job.Artifact {
 	return []job.Artifact{
 		{Name: "simulate.csv", Write: r.writeSweepCSV},
 		{Name: "tasks.csv", Write: r.writeTasksCSV},
-		{Name: "simulate.json", Write: func(w io.Writer) error { return phrJSON(w, r) }},
+		{Name: "simulate.json", Write: func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
 		{Name: "rates_vs_n.png", Write: r.WriteRatesChart},
 		{Name: "phr_vs_thr.png", Write: r.WriteCalibrationChart},
 	}
@@ -32,7 +31,7 @@ func (r *HallucinationSimulateResult) writeSweepCSV(w io.Writer) error {
 		rows[i] = []string{strconv.Itoa(s.N), phrG(float64(s.PHRMean)), phrG(float64(s.THRMean)), phrG(float64(s.ExactPHRMean)),
 			phrG(float64(s.MAEPHRExact)), phrG(float64(s.MAEPHRTHR)), job.CSVNum(s.R2PHRTHR), strconv.Itoa(s.Tasks)}
 	}
-	return phrCSV(w, []string{"n", "phr_mean", "thr_mean", "exact_phr_mean", "mae_phr_vs_exact", "mae_phr_vs_thr", "r2_phr_vs_thr", "tasks"}, rows)
+	return dataio.EncodeTable(w, []string{"n", "phr_mean", "thr_mean", "exact_phr_mean", "mae_phr_vs_exact", "mae_phr_vs_thr", "r2_phr_vs_thr", "tasks"}, rows)
 }
 
 func (r *HallucinationSimulateResult) writeTasksCSV(w io.Writer) error {
@@ -43,7 +42,7 @@ func (r *HallucinationSimulateResult) writeTasksCSV(w io.Writer) error {
 				phrG(t.Total), phrG(t.Aleatoric), phrG(t.Epistemic), phrG(t.ExactTotal), phrG(t.ExactEpistemic)})
 		}
 	}
-	return phrCSV(w, []string{"n", "task", "x", "phr", "phr_stderr", "thr", "exact_phr", "total", "aleatoric", "epistemic", "exact_total", "exact_epistemic"}, rows)
+	return dataio.EncodeTable(w, []string{"n", "task", "x", "phr", "phr_stderr", "thr", "exact_phr", "total", "aleatoric", "epistemic", "exact_total", "exact_epistemic"}, rows)
 }
 
 // WriteRatesChart draws, as a PNG, the paper's Figure 3a: the mean PHR
@@ -96,7 +95,7 @@ func (r *HallucinationSimulateResult) WriteCalibrationChart(w io.Writer) error {
 func (r *HallucinationRunResult) Artifacts() []job.Artifact {
 	return []job.Artifact{
 		{Name: "items.csv", Write: r.writeCSV},
-		{Name: "run.json", Write: func(w io.Writer) error { return phrJSON(w, r) }},
+		{Name: "run.json", Write: func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
 	}
 }
 
@@ -109,31 +108,9 @@ func (r *HallucinationRunResult) writeCSV(w io.Writer) error {
 		}
 		rows[i] = []string{it.ID, job.CSVNum(it.PHR), job.CSVNum(it.PHRStdErr), job.CSVNum(it.Total), job.CSVNum(it.Aleatoric), job.CSVNum(it.Epistemic), job.CSVNum(it.ErrorRate), e, it.Error}
 	}
-	return phrCSV(w, []string{"id", "phr", "phr_stderr", "total", "aleatoric", "epistemic", "error_rate", "exact_phr", "error"}, rows)
+	return dataio.EncodeTable(w, []string{"id", "phr", "phr_stderr", "total", "aleatoric", "epistemic", "error_rate", "exact_phr", "error"}, rows)
 }
 
 // phrG writes a number in the shortest form that parses back (NaN as
 // "NaN", as the simulation tables always have).
 func phrG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-func phrCSV(w io.Writer, header []string, rows [][]string) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(header); err != nil {
-		return err
-	}
-	if err := cw.WriteAll(rows); err != nil {
-		return err
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// phrJSON writes v as the JSON files of --out: indented, with a newline.
-func phrJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}

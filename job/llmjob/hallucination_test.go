@@ -15,9 +15,9 @@ import (
 
 	"genlens/dataio"
 	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai/openaitest"
 	"genlens/job"
 	"genlens/job/internal/golden"
+	"genlens/llm/llmtest"
 )
 
 // smallSimulate is a simulation small enough for a unit test that still
@@ -233,7 +233,7 @@ func TestHallucinationRunGolden(t *testing.T) {
 // request gives: against the exact classifier served on 127.0.0.1 it gives
 // the categorical backend's numbers with the key, and fails without it.
 func TestHallucinationRunOpenAISecret(t *testing.T) {
-	h, err := openaitest.NewHandler(openaitest.Config{Model: categorical.Symmetric(3, 2, 0.5), Inputs: []string{"cat", "dog", "bird"},
+	h, err := llmtest.NewHandler(llmtest.Config{Model: categorical.Symmetric(3, 2, 0.5), Inputs: []string{"cat", "dog", "bird"},
 		Labels: []string{"yes", "no"}, APIKey: "sk-test"})
 	if err != nil {
 		t.Fatal(err)

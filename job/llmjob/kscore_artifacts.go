@@ -2,7 +2,6 @@ package llmjob
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"io"
 	"math"
 	"path/filepath"
@@ -120,12 +119,5 @@ func kscoreFloats(m [][]job.Num) [][]float64 {
 // kscoreJSON is the result document v as a file: indented, with a
 // trailing newline, as --json prints it.
 func kscoreJSON(name string, v any) job.Artifact {
-	return job.Artifact{Name: name, Write: func(w io.Writer) error {
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(append(b, '\n'))
-		return err
-	}}
+	return job.Artifact{Name: name, Write: func(w io.Writer) error { return dataio.EncodeJSON(w, v) }}
 }

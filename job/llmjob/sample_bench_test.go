@@ -8,8 +8,8 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/hallucination/openai/openaitest"
 	"genlens/job"
+	"genlens/llm/llmtest"
 )
 
 // BenchmarkSample measures sample's throughput against the test server
@@ -20,7 +20,7 @@ import (
 //
 //	go test ./job -run '^$' -bench BenchmarkSample -benchtime 3x -count 3
 func BenchmarkSample(b *testing.B) {
-	srv, _ := sampleServer(b, func(c *openaitest.Config) { c.Latency = 20 * time.Millisecond })
+	srv, _ := sampleServer(b, func(c *llmtest.Config) { c.Latency = 20 * time.Millisecond })
 	fsys := fstest.MapFS{"p.jsonl": {Data: promptsFile(64)}}
 	for _, tc := range []struct {
 		conc int

@@ -17,22 +17,22 @@ import (
 
 	"genlens/dataio"
 	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai/openaitest"
 	"genlens/job"
 	"genlens/job/internal/golden"
 	"genlens/llm"
+	"genlens/llm/llmtest"
 )
 
 // sampleServer serves the categorical test model (three inputs, labels
 // sweet, sour, bitter) with key "sk-sample".
-func sampleServer(t testing.TB, edit func(*openaitest.Config)) (*httptest.Server, *openaitest.Handler) {
+func sampleServer(t testing.TB, edit func(*llmtest.Config)) (*httptest.Server, *llmtest.Handler) {
 	t.Helper()
-	cfg := openaitest.Config{Model: categorical.Symmetric(3, 3, 0.5), Inputs: []string{"red apple", "banana", "cherry pie"},
+	cfg := llmtest.Config{Model: categorical.Symmetric(3, 3, 0.5), Inputs: []string{"red apple", "banana", "cherry pie"},
 		Labels: []string{"sweet", "sour", "bitter"}, APIKey: "sk-sample"}
 	if edit != nil {
 		edit(&cfg)
 	}
-	h, err := openaitest.NewHandler(cfg)
+	h, err := llmtest.NewHandler(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestSampleRows(t *testing.T) {
 			t.Fatalf("row %s", lines[i])
 		}
 		for j, s := range r.Samples {
-			if !slices.Equal(r.Embeddings[j], openaitest.Embedding(s, 32)) {
+			if !slices.Equal(r.Embeddings[j], llmtest.Embedding(s, 32)) {
 				t.Errorf("%s: embedding %d is not the server's", id, j)
 			}
 		}
@@ -212,26 +212,26 @@ func rawBytes(rs []json.RawMessage) [][]byte {
 func TestSampleFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		fault openaitest.Fault
+		fault llmtest.Fault
 		maxN  int
 		fails bool
 	}{
-		{"fewer choices", openaitest.FewerChoices, 0, false},
-		{"llama.cpp answers one", openaitest.NoFault, 1, false},
-		{"429", openaitest.RateLimit, 0, false},
-		{"500 then success", openaitest.ServerError, 0, false},
-		{"hang", openaitest.Hang, 0, false},
-		{"cut-off body", openaitest.CutBody, 0, false},
-		{"wrong JSON", openaitest.WrongJSON, 0, true},
+		{"fewer choices", llmtest.FewerChoices, 0, false},
+		{"llama.cpp answers one", llmtest.NoFault, 1, false},
+		{"429", llmtest.RateLimit, 0, false},
+		{"500 then success", llmtest.ServerError, 0, false},
+		{"hang", llmtest.Hang, 0, false},
+		{"cut-off body", llmtest.CutBody, 0, false},
+		{"wrong JSON", llmtest.WrongJSON, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, _ := sampleServer(t, func(c *openaitest.Config) {
+			srv, _ := sampleServer(t, func(c *llmtest.Config) {
 				c.MaxN, c.RetryAfter = tc.maxN, "0"
-				c.Fault = func(n int64) openaitest.Fault {
+				c.Fault = func(n int64) llmtest.Fault {
 					if n%5 == 3 {
 						return tc.fault
 					}
-					return openaitest.NoFault
+					return llmtest.NoFault
 				}
 			})
 			req := sampleReq(srv.URL)
@@ -250,7 +250,7 @@ func TestSampleFaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.fault != openaitest.NoFault && tc.fault != openaitest.FewerChoices && tc.fault != openaitest.WrongJSON && res.Retries == 0 {
+			if tc.fault != llmtest.NoFault && tc.fault != llmtest.FewerChoices && tc.fault != llmtest.WrongJSON && res.Retries == 0 {
 				t.Errorf("no retries: %+v", res)
 			}
 			data, _ := os.ReadFile(req.Out)
@@ -478,7 +478,7 @@ func FuzzPromptRow(f *testing.F) {
 // The --json summary and the output rows are contracts: goldens, with the
 // machine-dependent timing blanked.
 func TestSampleGolden(t *testing.T) {
-	srv, _ := sampleServer(t, func(c *openaitest.Config) { c.EmbeddingDim = 4 })
+	srv, _ := sampleServer(t, func(c *llmtest.Config) { c.EmbeddingDim = 4 })
 	req := sampleReq(srv.URL)
 	req.Greedy, req.EmbedModel, req.Concurrency, req.N = true, "genlens-embedding", 1, 3
 	res, err := Sample(context.Background(), job.Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(5)}}, Secret: sampleSecrets}, req)

@@ -1,4 +1,4 @@
-package inception
+package features
 
 import (
 	"crypto/sha256"
@@ -31,12 +31,22 @@ func CacheDir() (string, error) {
 	return filepath.Join(base, "genlens"), nil
 }
 
-// FeatureCache stores the features of single images on disk, keyed by
-// the SHA-256 of the image file's bytes and by everything else that
-// decides them: preprocessing mode, output and the SHA-256 of the
-// weights. A second run over the same images (the real set of every
-// comparison against it) then reads features instead of running the
-// network; a renamed or copied image still hits, an edited one misses.
+// Settings are everything besides an image that decides its features:
+// the embedder, its preprocessing, the output, the feature length and
+// the SHA-256 of the weights. They key a Cache.
+type Settings struct {
+	Embedder      string // "inception-v3", "dinov2-vitl14", ...
+	Preprocessing string // "pytorch-fid", "preset dgm-eval", ...
+	Output        string // "2048", "logits_unbiased", "x_norm_clstoken", ...
+	Dim           int
+	WeightsSHA256 string
+}
+
+// Cache stores the features of single images on disk, keyed by the
+// SHA-256 of the image file's bytes and by the Settings. A second run
+// over the same images (the real set of every comparison against it)
+// then reads features instead of running the network; a renamed or
+// copied image still hits, an edited one misses.
 //
 // Entries live under Dir/features/<settings>/<ab>/<image hash>, one small
 // file each (8 KiB for pool3), written to a temporary file and renamed
@@ -45,7 +55,7 @@ func CacheDir() (string, error) {
 // small set); an entry that a crash left short or garbled fails its
 // length or checksum test, is ignored, and is rewritten by the next run.
 // Nothing is ever evicted: delete the directory to reclaim the space.
-type FeatureCache struct {
+type Cache struct {
 	dir string // Dir/features/<settings>
 	dim int
 }
@@ -53,33 +63,24 @@ type FeatureCache struct {
 // cacheMagic starts every entry; the version digit changes with the layout.
 const cacheMagic = "GLF1"
 
-// OpenFeatureCache returns the cache of features computed with mode, out
-// and weights whose SHA-256 is weightsHash (hex), under dir (see
-// CacheDir). It creates nothing until the first Put.
-func OpenFeatureCache(dir string, mode Mode, out Output, weightsHash string) *FeatureCache {
-	h := sha256.Sum256(fmt.Appendf(nil, "genlens inception features\nmode %s\noutput %s\nweights %s\n", mode, out, weightsHash))
-	return &FeatureCache{dir: filepath.Join(dir, "features", hex.EncodeToString(h[:12])), dim: out.Dim()}
-}
-
-// OpenNetworkCache returns the cache of features of dim values computed
-// by another network (named by embedder, e.g. "dinov2-vitl14") with the
-// named preprocessing and weights whose SHA-256 is weightsHash. Its
-// entries live beside Inception's, under their own settings directory.
-func OpenNetworkCache(dir, embedder, preprocessing string, dim int, weightsHash string) *FeatureCache {
-	h := sha256.Sum256(fmt.Appendf(nil, "genlens %s features\npreprocessing %s\ndim %d\nweights %s\n", embedder, preprocessing, dim, weightsHash))
-	return &FeatureCache{dir: filepath.Join(dir, "features", hex.EncodeToString(h[:12])), dim: dim}
+// OpenCache returns the cache of features computed with settings s under
+// dir (see CacheDir). It creates nothing until the first Put.
+func OpenCache(dir string, s Settings) *Cache {
+	h := sha256.Sum256(fmt.Appendf(nil, "genlens features\nembedder %s\npreprocessing %s\noutput %s\ndim %d\nweights %s\n",
+		s.Embedder, s.Preprocessing, s.Output, s.Dim, s.WeightsSHA256))
+	return &Cache{dir: filepath.Join(dir, "features", hex.EncodeToString(h[:12])), dim: s.Dim}
 }
 
 // Exists reports whether any entry was ever stored with these settings.
-func (c *FeatureCache) Exists() bool {
+func (c *Cache) Exists() bool {
 	st, err := os.Stat(c.dir)
 	return err == nil && st.IsDir()
 }
 
 // Dir returns the directory holding this cache's entries.
-func (c *FeatureCache) Dir() string { return c.dir }
+func (c *Cache) Dir() string { return c.dir }
 
-func (c *FeatureCache) path(key string) string {
+func (c *Cache) path(key string) string {
 	return filepath.Join(c.dir, key[:2], key)
 }
 
@@ -94,7 +95,7 @@ func (c *FeatureCache) path(key string) string {
 // damaged too, whatever its checksum: genlens never stores one (Put
 // refuses them), and recomputing costs one image's forward pass where
 // trusting it would turn every score of the run into NaN.
-func (c *FeatureCache) Get(key string) ([]float32, bool) {
+func (c *Cache) Get(key string) ([]float32, bool) {
 	size := 12 + 4*c.dim
 	b, ok := readEntry(c.path(key), size)
 	if !ok || string(b[:4]) != cacheMagic || binary.LittleEndian.Uint32(b[4:]) != uint32(c.dim) {
@@ -143,13 +144,13 @@ func readEntry(path string, size int) ([]byte, bool) {
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // Put stores v under key, replacing any entry there.
-func (c *FeatureCache) Put(key string, v []float32) error {
+func (c *Cache) Put(key string, v []float32) error {
 	if len(v) != c.dim {
-		return fmt.Errorf("inception: feature cache: %d values, want %d", len(v), c.dim)
+		return fmt.Errorf("features: feature cache: %d values, want %d", len(v), c.dim)
 	}
 	for i, x := range v {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("inception: feature cache: value %d is %v; not stored", i, x)
+			return fmt.Errorf("features: feature cache: value %d is %v; not stored", i, x)
 		}
 	}
 	b := make([]byte, 12+4*len(v))
@@ -161,11 +162,11 @@ func (c *FeatureCache) Put(key string, v []float32) error {
 	binary.LittleEndian.PutUint32(b[8:], crc32.Checksum(b[12:], crcTable))
 	p := c.path(key)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("inception: feature cache: %w", err)
+		return fmt.Errorf("features: feature cache: %w", err)
 	}
 	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
 	if err != nil {
-		return fmt.Errorf("inception: feature cache: %w", err)
+		return fmt.Errorf("features: feature cache: %w", err)
 	}
 	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
@@ -176,7 +177,7 @@ func (c *FeatureCache) Put(key string, v []float32) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("inception: feature cache: %w", err)
+		return fmt.Errorf("features: feature cache: %w", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package openaitest_test
+package llmtest_test
 
 import (
 	"bytes"
@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai/openaitest"
+	"genlens/llm/llmtest"
 )
 
 // The bearer scheme is matched case-insensitively and the key exactly.
 func TestAPIKeySchemes(t *testing.T) {
 	m := categorical.Symmetric(1, 2, 1)
-	h, err := openaitest.NewHandler(openaitest.Config{Model: m, Inputs: []string{"a"}, Labels: []string{"y", "n"}, APIKey: "secret"})
+	h, err := llmtest.NewHandler(llmtest.Config{Model: m, Inputs: []string{"a"}, Labels: []string{"y", "n"}, APIKey: "secret"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +83,11 @@ func clip(s string) string {
 // or idles on a kept-alive connection, is disconnected by the timeouts.
 func TestServeDropsSlowClients(t *testing.T) {
 	defer func(r, w, i time.Duration) {
-		openaitest.ServeReadTimeout, openaitest.ServeWriteTimeout, openaitest.ServeIdleTimeout = r, w, i
-	}(openaitest.ServeReadTimeout, openaitest.ServeWriteTimeout, openaitest.ServeIdleTimeout)
-	openaitest.ServeReadTimeout, openaitest.ServeWriteTimeout, openaitest.ServeIdleTimeout = 300*time.Millisecond, time.Second, 300*time.Millisecond
+		llmtest.ServeReadTimeout, llmtest.ServeWriteTimeout, llmtest.ServeIdleTimeout = r, w, i
+	}(llmtest.ServeReadTimeout, llmtest.ServeWriteTimeout, llmtest.ServeIdleTimeout)
+	llmtest.ServeReadTimeout, llmtest.ServeWriteTimeout, llmtest.ServeIdleTimeout = 300*time.Millisecond, time.Second, 300*time.Millisecond
 	m := categorical.Symmetric(1, 2, 1)
-	h, err := openaitest.NewHandler(openaitest.Config{Model: m, Inputs: []string{"a"}, Labels: []string{"y", "n"}})
+	h, err := llmtest.NewHandler(llmtest.Config{Model: m, Inputs: []string{"a"}, Labels: []string{"y", "n"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestServeDropsSlowClients(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- openaitest.Serve(ctx, ln, h) }()
+	go func() { done <- llmtest.Serve(ctx, ln, h) }()
 	defer func() { cancel(); <-done }()
 
 	closedWithin := func(name string, c net.Conn, d time.Duration) {

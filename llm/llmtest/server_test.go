@@ -1,4 +1,4 @@
-package openaitest_test
+package llmtest_test
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 
 	"genlens/hallucination/categorical"
 	"genlens/hallucination/openai"
-	"genlens/hallucination/openai/openaitest"
+	"genlens/llm/llmtest"
 )
 
 func newServer(t *testing.T) (*httptest.Server, categorical.Model) {
 	m := categorical.Model{Groups: 2, Alpha: []float64{1, 3}}
-	h, err := openaitest.NewHandler(openaitest.Config{Model: m, Inputs: []string{"cat", "dog"}, Labels: []string{"yes", "no"}})
+	h, err := llmtest.NewHandler(llmtest.Config{Model: m, Inputs: []string{"cat", "dog"}, Labels: []string{"yes", "no"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestRequestErrors(t *testing.T) {
 
 func TestAPIKeyAndConfig(t *testing.T) {
 	m := categorical.Symmetric(1, 2, 1)
-	h, err := openaitest.NewHandler(openaitest.Config{Model: m, Inputs: []string{"a"}, Labels: []string{"y", "n"}, APIKey: "k"})
+	h, err := llmtest.NewHandler(llmtest.Config{Model: m, Inputs: []string{"a"}, Labels: []string{"y", "n"}, APIKey: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,13 +165,13 @@ func TestAPIKeyAndConfig(t *testing.T) {
 	if code != 401 {
 		t.Errorf("no key: %d", code)
 	}
-	for _, cfg := range []openaitest.Config{
+	for _, cfg := range []llmtest.Config{
 		{Model: m, Inputs: []string{"a", "b"}, Labels: []string{"y", "n"}},
 		{Model: m, Inputs: []string{"a"}, Labels: []string{"y", "y"}},
 		{Model: m, Inputs: []string{" a"}, Labels: []string{"y", "n"}},
 		{Model: categorical.Model{Groups: 1, Alpha: []float64{1}}, Inputs: []string{"a"}, Labels: []string{"y"}},
 	} {
-		if _, err := openaitest.NewHandler(cfg); err == nil {
+		if _, err := llmtest.NewHandler(cfg); err == nil {
 			t.Errorf("config %+v: no error", cfg)
 		}
 	}

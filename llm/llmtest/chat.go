@@ -1,9 +1,10 @@
-package openaitest
+package llmtest
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"genlens/llm"
 	"hash/fnv"
 	"io"
 	"math"
@@ -11,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-
-	"genlens/hallucination/openai"
 )
 
 // Fault is a way to answer a request badly, as real servers do under load
@@ -116,31 +115,11 @@ func chatPrompt(req request) (string, error) {
 	return b.String(), nil
 }
 
-type chatChoice struct {
-	Index   int `json:"index"`
-	Message struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	} `json:"message"`
-	FinishReason string `json:"finish_reason"`
-}
-
-type chatCompletion struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
-	Choices []chatChoice  `json:"choices"`
-	Usage   *openai.Usage `json:"usage,omitempty"`
-}
-
-func chatResponse(r *openai.CompletionResponse) chatCompletion {
-	out := chatCompletion{ID: "chat" + r.ID, Object: "chat.completion", Created: r.Created, Model: r.Model, Usage: r.Usage}
+func chatResponse(r *llm.CompletionResponse) llm.ChatCompletion {
+	out := llm.ChatCompletion{ID: "chat" + r.ID, Object: "chat.completion", Created: r.Created, Model: r.Model, Usage: r.Usage}
 	for _, c := range r.Choices {
-		var cc chatChoice
-		cc.Index, cc.FinishReason = c.Index, c.FinishReason
-		cc.Message.Role, cc.Message.Content = "assistant", c.Text
-		out.Choices = append(out.Choices, cc)
+		out.Choices = append(out.Choices, llm.ChatChoice{Index: c.Index, FinishReason: c.FinishReason,
+			Message: llm.ChatMessage{Role: "assistant", Content: &c.Text}})
 	}
 	return out
 }
@@ -181,19 +160,9 @@ func (h *Handler) embeddings(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	type item struct {
-		Object    string    `json:"object"`
-		Index     int       `json:"index"`
-		Embedding []float64 `json:"embedding"`
-	}
-	out := struct {
-		Object string        `json:"object"`
-		Data   []item        `json:"data"`
-		Model  string        `json:"model"`
-		Usage  *openai.Usage `json:"usage"`
-	}{Object: "list", Model: h.cfg.EmbeddingModel, Usage: &openai.Usage{}}
+	out := llm.EmbeddingsResponse{Object: "list", Model: h.cfg.EmbeddingModel, Usage: &llm.Usage{}}
 	for i, s := range inputs {
-		out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: Embedding(s, h.cfg.EmbeddingDim)})
+		out.Data = append(out.Data, llm.Embedding{Object: "embedding", Index: &i, Embedding: Embedding(s, h.cfg.EmbeddingDim)})
 		n := len(strings.Fields(s))
 		out.Usage.PromptTokens += n
 		out.Usage.TotalTokens += n

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package inception
+package features
 
 // entryOpenFlags: elsewhere the Lstat before the open is the check.
 const entryOpenFlags = 0

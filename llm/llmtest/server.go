@@ -1,4 +1,4 @@
-package openaitest
+package llmtest
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"unicode/utf8"
 
 	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai"
+	"genlens/llm"
 )
 
 // Config describes the served model.
@@ -69,7 +69,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	if len(cfg.Inputs) != cfg.Model.Groups || len(cfg.Labels) != cfg.Model.Labels() {
-		return nil, fmt.Errorf("openaitest: %d input names for %d groups, %d label names for %d labels", len(cfg.Inputs), cfg.Model.Groups, len(cfg.Labels), cfg.Model.Labels())
+		return nil, fmt.Errorf("llmtest: %d input names for %d groups, %d label names for %d labels", len(cfg.Inputs), cfg.Model.Groups, len(cfg.Labels), cfg.Model.Labels())
 	}
 	if cfg.ModelName == "" {
 		cfg.ModelName = "genlens-categorical"
@@ -87,7 +87,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 		cfg.RetryAfter = "1"
 	}
 	if cfg.EmbeddingDim < 1 || cfg.EmbeddingDim > 1<<16 || cfg.MaxN < 0 {
-		return nil, fmt.Errorf("openaitest: embedding dimension %d (want 1..65536), max n %d", cfg.EmbeddingDim, cfg.MaxN)
+		return nil, fmt.Errorf("llmtest: embedding dimension %d (want 1..65536), max n %d", cfg.EmbeddingDim, cfg.MaxN)
 	}
 	h := &Handler{cfg: cfg, inputs: map[string]int{}, labels: map[string]int{}, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))}
 	for kind, names := range map[string][]string{"input": cfg.Inputs, "label": cfg.Labels} {
@@ -97,10 +97,10 @@ func NewHandler(cfg Config) (*Handler, error) {
 		}
 		for i, s := range names {
 			if s == "" || s != strings.TrimSpace(s) || strings.ContainsAny(s, "\n\r") || strings.HasPrefix(s, "Label:") {
-				return nil, fmt.Errorf("openaitest: %s name %q: want one line without surrounding spaces", kind, s)
+				return nil, fmt.Errorf("llmtest: %s name %q: want one line without surrounding spaces", kind, s)
 			}
 			if _, dup := index[s]; dup {
-				return nil, fmt.Errorf("openaitest: duplicate %s name %q", kind, s)
+				return nil, fmt.Errorf("llmtest: duplicate %s name %q", kind, s)
 			}
 			index[s] = i
 		}
@@ -120,9 +120,7 @@ func (h *Handler) Requests() int64 { return h.requests.Load() }
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 func writeError(w http.ResponseWriter, code int, format string, a ...any) {
-	var e openai.ErrorResponse
-	e.Error.Message = fmt.Sprintf(format, a...)
-	e.Error.Type = "invalid_request_error"
+	e := llm.ErrorResponse{Error: &llm.ErrorDetail{Message: fmt.Sprintf(format, a...), Type: "invalid_request_error"}}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(e)
@@ -521,7 +519,7 @@ func sampling(p []float64, temperature, topP float64) []float64 {
 	return q
 }
 
-func (h *Handler) complete(prompt string, p params) (*openai.CompletionResponse, error) {
+func (h *Handler) complete(prompt string, p params) (*llm.CompletionResponse, error) {
 	post, err := h.cfg.Model.Posterior(nil)
 	if err != nil {
 		return nil, err
@@ -532,7 +530,7 @@ func (h *Handler) complete(prompt string, p params) (*openai.CompletionResponse,
 		return nil, err
 	}
 	stream := categorical.NewStream(p.seed)
-	resp := &openai.CompletionResponse{}
+	resp := &llm.CompletionResponse{}
 	promptLen := utf8.RuneCountInString(prompt)
 	completionTokens := 0
 	for c := range p.n {
@@ -574,12 +572,12 @@ func (h *Handler) complete(prompt string, p params) (*openai.CompletionResponse,
 			}
 		}
 		completionTokens += len(gen)
-		ch := openai.Choice{Index: c, Text: text.String(), FinishReason: finish}
+		ch := llm.CompletionChoice{Index: c, Text: text.String(), FinishReason: finish}
 		if p.echo {
 			ch.Text = prompt + ch.Text
 		}
 		if p.logprobs >= 0 {
-			lp := &openai.Logprobs{}
+			lp := &llm.Logprobs{}
 			off := 0
 			add := func(t token, first bool) {
 				lp.Tokens = append(lp.Tokens, t.text)
@@ -611,7 +609,7 @@ func (h *Handler) complete(prompt string, p params) (*openai.CompletionResponse,
 		}
 		resp.Choices = append(resp.Choices, ch)
 	}
-	resp.Usage = &openai.Usage{PromptTokens: len(promptToks), CompletionTokens: completionTokens, TotalTokens: len(promptToks) + completionTokens}
+	resp.Usage = &llm.Usage{PromptTokens: len(promptToks), CompletionTokens: completionTokens, TotalTokens: len(promptToks) + completionTokens}
 	return resp, nil
 }
 

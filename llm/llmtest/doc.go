@@ -1,5 +1,7 @@
-// Package openaitest serves an exact Bayesian model through the
-// OpenAI-compatible completions API, so that the openai backend can be
+// Package llmtest serves an exact Bayesian model through the
+// OpenAI-compatible completions, chat and embeddings APIs (the wire model
+// of package llm), so that every speaker of that API in genlens (package
+// llm, the hallucination backend openai, the uncertainty proxy) can be
 // tested end to end against known answers, and tried by hand without a
 // language model (genlens hallucination serve-model).
 //
@@ -39,4 +41,4 @@
 // 1/temperature and renormalised), top_p, n, logprobs (0..20), echo, stop,
 // seed. Reported log-probabilities are those of the model, before
 // temperature and top_p.
-package openaitest
+package llmtest

@@ -1,6 +1,6 @@
 //go:build unix
 
-package inception
+package features
 
 import (
 	"encoding/binary"
@@ -22,7 +22,7 @@ import (
 // layout and checksum holding a NaN is a miss too, and Put stores none.
 func TestFeatureCacheEntries(t *testing.T) {
 	dir := t.TempDir()
-	c := OpenFeatureCache(dir, ModePyTorchFID, Out64, "w1")
+	c := OpenCache(dir, testSettings("pytorch-fid", "64", "w1"))
 	v := make([]float32, 64)
 	for i := range v {
 		v[i] = float32(i)

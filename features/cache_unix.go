@@ -1,6 +1,6 @@
 //go:build unix
 
-package inception
+package features
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package inception
+package features
 
 import (
 	"os"
@@ -7,9 +7,14 @@ import (
 	"testing/fstest"
 )
 
+// testSettings are Inception-like settings of a 64-d output.
+func testSettings(mode, out, weights string) Settings {
+	return Settings{Embedder: "inception-v3", Preprocessing: mode, Output: out, Dim: 64, WeightsSHA256: weights}
+}
+
 func TestFeatureCache(t *testing.T) {
 	dir := t.TempDir()
-	c := OpenFeatureCache(dir, ModePyTorchFID, Out64, "w1")
+	c := OpenCache(dir, testSettings("pytorch-fid", "64", "w1"))
 	fsys := fstest.MapFS{"a.png": {Data: []byte("image a")}, "b.png": {Data: []byte("image a")}, "c.png": {Data: []byte("image c")}}
 	ka, err := HashFile(fsys, "a.png")
 	if err != nil {
@@ -38,10 +43,10 @@ func TestFeatureCache(t *testing.T) {
 		t.Error("Put of 3 values into a 64-d cache succeeded")
 	}
 	// Every setting is part of the key.
-	for _, o := range []*FeatureCache{
-		OpenFeatureCache(dir, ModeTF, Out64, "w1"),
-		OpenFeatureCache(dir, ModePyTorchFID, Out192, "w1"),
-		OpenFeatureCache(dir, ModePyTorchFID, Out64, "w2"),
+	for _, o := range []*Cache{
+		OpenCache(dir, testSettings("tf", "64", "w1")),
+		OpenCache(dir, testSettings("pytorch-fid", "192", "w1")),
+		OpenCache(dir, testSettings("pytorch-fid", "64", "w2")),
 	} {
 		if _, ok := o.Get(ka); ok || o.Dir() == c.Dir() {
 			t.Errorf("cache %s hits the entry of %s", o.Dir(), c.Dir())
@@ -63,7 +68,7 @@ func TestFeatureCache(t *testing.T) {
 // never panics.
 func FuzzFeatureCacheGet(f *testing.F) {
 	dir := f.TempDir()
-	c := OpenFeatureCache(dir, ModePyTorchFID, Out64, "w")
+	c := OpenCache(dir, testSettings("pytorch-fid", "64", "w"))
 	key := "abcdef"
 	if err := c.Put(key, make([]float32, 64)); err != nil {
 		f.Fatal(err)

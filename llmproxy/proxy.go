@@ -1,0 +1,658 @@
+package llmproxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"genlens/fault"
+	"genlens/kernel"
+	"genlens/llm"
+	"genlens/records"
+	"genlens/strictjson"
+	"genlens/uncertainty"
+)
+
+// Defaults and bounds of the proxy.
+const (
+	DefaultSamples = 5
+	MaxSamples     = 64
+	DefaultScore   = "kernel-entropy"
+	// DefaultTimeout is a good llm.Config.Timeout for the upstream's
+	// client, whose timeout is the proxy's.
+	DefaultTimeout = 2 * time.Minute
+	// DefaultMaxBody bounds a request body when Options.MaxBody is 0.
+	DefaultMaxBody = 32 << 20
+	// maxUpstreamBody bounds an upstream's non-streamed answer.
+	maxUpstreamBody = 32 << 20
+	// MaxStoredAnswer bounds the answer text kept in a record.
+	MaxStoredAnswer = 64 << 10
+)
+
+// Sampler draws the proxy's samples from the upstream: n choices of req,
+// asking again for the missing ones when the server returns fewer. An
+// *llm.Client is one; tests substitute their own.
+type Sampler interface {
+	Sample(ctx context.Context, req llm.ChatRequest, n int) ([]llm.Choice, llm.Usage, error)
+}
+
+// Recorder keeps the proxied requests; package store's DB is one. The
+// proxy calls it from one goroutine, with batches.
+type Recorder interface {
+	InsertLLMRequests(ctx context.Context, rs []records.LLMRequest) error
+}
+
+// Options configure a Proxy.
+type Options struct {
+	// Client is the upstream: its base URL is the API root the proxy
+	// answers for (a request to /v1/chat/completions goes to BaseURL +
+	// /chat/completions), its key is the one sent upstream (the caller's
+	// Authorization header never is), and its timeout cuts an upstream
+	// that does not answer: the whole answer, the sampling, and every
+	// gap between two chunks of a stream. Required.
+	Client *llm.Client
+	// Sampler draws the samples; nil means Client.
+	Sampler Sampler
+	// Samples is k, the samples drawn per request (0: DefaultSamples).
+	Samples int
+	// Score names the uncertainty score (Scores; "": DefaultScore).
+	Score string
+	// MaxBody bounds a request body in bytes (0: DefaultMaxBody).
+	MaxBody int64
+	// Recorder, when not nil, keeps every request once answered.
+	Recorder Recorder
+	// Observe, when not nil, is called with every request once answered,
+	// before it is stored: the caller's metrics.
+	Observe func(records.LLMRequest)
+	// Logger receives store failures and failed requests; nil discards
+	// them.
+	Logger *slog.Logger
+}
+
+// score maps samples to an uncertainty.
+type scoreFunc func(ctx context.Context, samples []string) (float64, error)
+
+// scores are the scores of package uncertainty that grow with
+// uncertainty (lexical similarity, a confidence, is left out), each with
+// the options `genlens entropy` uses by default: the contiguous-subsequence
+// kernel on word tokens (subsequences of lengths 1 and 2, summed) for
+// kernel entropy; RougeL similarity and t = 0.3 for the graph scores.
+var scores = map[string]scoreFunc{
+	string(uncertainty.ScoreKernelEntropy): scoreWith(uncertainty.ScoreKernelEntropy),
+	string(uncertainty.ScoreKLE):           scoreWith(uncertainty.ScoreKLE),
+	string(uncertainty.ScoreEigV):          scoreWith(uncertainty.ScoreEigV),
+	string(uncertainty.ScoreDegree):        scoreWith(uncertainty.ScoreDegree),
+}
+
+// Scores lists the uncertainty scores the proxy computes.
+func Scores() []string {
+	names := make([]string, 0, len(scores))
+	for n := range scores {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func scoreWith(score uncertainty.Score) scoreFunc {
+	opt := uncertainty.Options{Sequence: kernel.CS{T: 2, Cumulative: true}, Scores: []uncertainty.Score{score},
+		Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime}
+	return func(ctx context.Context, samples []string) (float64, error) {
+		res, _, err := uncertainty.Evaluate(ctx, []uncertainty.Prompt{{ID: "request", Samples: samples}}, opt)
+		if err != nil {
+			return math.NaN(), err
+		}
+		u := res[0].Value(score)
+		if math.IsNaN(u) {
+			return math.NaN(), errors.New(res[0].Reason)
+		}
+		return u, nil
+	}
+}
+
+// Proxy is the OpenAI-compatible uncertainty proxy, an http.Handler of
+// POST chat completions; see the package documentation.
+type Proxy struct {
+	client   *llm.Client
+	k        int
+	score    string
+	scoreFn  scoreFunc
+	timeout  time.Duration
+	sampler  Sampler
+	maxBody  int64
+	recorder Recorder
+	observe  func(records.LLMRequest)
+	log      *slog.Logger
+
+	// The recorder stores requests in batches (Recorder.InsertLLMRequests):
+	// one commit per request would bound a busy proxy by the store's
+	// fsyncs. A request is acknowledged before it is stored, so a crash
+	// loses the few still queued.
+	records chan records.LLMRequest
+	recDone chan struct{}
+	recMu   sync.RWMutex // closed and the send on records
+	closed  bool
+}
+
+// recordBatch bounds the requests stored in one transaction.
+const recordBatch = 256
+
+func (p *Proxy) runRecorder() {
+	defer close(p.recDone)
+	for r := range p.records {
+		batch := []records.LLMRequest{r}
+	more:
+		for len(batch) < recordBatch {
+			select {
+			case r, ok := <-p.records:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := p.recorder.InsertLLMRequests(ctx, batch); err != nil {
+			p.log.Error("llm proxy: storing requests", "n", len(batch), "err", err)
+		}
+		cancel()
+	}
+}
+
+// Close stores the queued requests and stops the recorder; requests
+// answered later are not stored.
+func (p *Proxy) Close(ctx context.Context) error {
+	p.recMu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.records)
+	}
+	p.recMu.Unlock()
+	select {
+	case <-p.recDone:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("llm proxy: storing the last requests: %w", ctx.Err())
+	}
+}
+
+// New checks o and returns a Proxy, whose recorder runs until Close.
+func New(o Options) (*Proxy, error) {
+	if o.Client == nil {
+		return nil, errors.New("llmproxy: no upstream client")
+	}
+	p := &Proxy{client: o.Client, k: o.Samples, score: o.Score, timeout: o.Client.Timeout(), sampler: o.Sampler,
+		maxBody: o.MaxBody, recorder: o.Recorder, observe: o.Observe, log: o.Logger,
+		records: make(chan records.LLMRequest, 4*recordBatch), recDone: make(chan struct{})}
+	if p.k == 0 {
+		p.k = DefaultSamples
+	}
+	if p.k < 2 || p.k > MaxSamples {
+		return nil, fmt.Errorf("llmproxy: samples %d: want 2 to %d (an uncertainty needs two samples)", p.k, MaxSamples)
+	}
+	if p.score == "" {
+		p.score = DefaultScore
+	}
+	if p.scoreFn = scores[p.score]; p.scoreFn == nil {
+		return nil, fmt.Errorf("llmproxy: score %q: want one of %s", p.score, strings.Join(Scores(), ", "))
+	}
+	if p.sampler == nil {
+		p.sampler = o.Client
+	}
+	if p.maxBody <= 0 {
+		p.maxBody = DefaultMaxBody
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.recorder == nil {
+		close(p.recDone)
+		p.closed = true
+		return p, nil
+	}
+	go p.runRecorder()
+	return p, nil
+}
+
+// Score returns the name of the uncertainty score the proxy computes.
+func (p *Proxy) Score() string { return p.score }
+
+// Samples returns k, the samples drawn per request.
+func (p *Proxy) Samples() int { return p.k }
+
+// WriteError writes an error in the shape of the OpenAI API,
+// {"error": {"message", "type", "param", "code"}}: what client libraries
+// read, also for the server's own refusals (a wrong token) in front of
+// the proxy.
+func WriteError(w http.ResponseWriter, status int, typ string, code any, msg string) {
+	b := errorBody(typ, code, msg)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func errorBody(typ string, code any, msg string) []byte {
+	b, _ := json.Marshal(llm.ErrorResponse{Error: &llm.ErrorDetail{Message: msg, Type: typ, Code: code}})
+	return append(b, '\n')
+}
+
+// chatRequest is what the proxy reads of the caller's request; the
+// request itself goes upstream byte for byte.
+type chatRequest struct {
+	Model     string          `json:"model"`
+	Messages  json.RawMessage `json:"messages"`
+	Stream    bool            `json:"stream"`
+	MaxTokens *int            `json:"max_tokens"`
+	// Carried to the samples as they are.
+	MaxCompletionTokens json.RawMessage `json:"max_completion_tokens"`
+	Stop                json.RawMessage `json:"stop"`
+}
+
+// sampleRequest is the request of the k samples: the caller's messages
+// (each sent as it came, content parts included), model and length
+// limits, at temperature 1.
+func (p *Proxy) sampleRequest(cr *chatRequest) (llm.ChatRequest, error) {
+	var msgs []llm.Message
+	if err := json.Unmarshal(cr.Messages, &msgs); err != nil {
+		return llm.ChatRequest{}, fmt.Errorf("messages: %v", err)
+	}
+	if len(msgs) == 0 {
+		return llm.ChatRequest{}, errors.New("no messages")
+	}
+	one := 1.0
+	req := llm.ChatRequest{Model: cr.Model, N: p.k, Temperature: &one, Messages: msgs}
+	if cr.MaxTokens != nil {
+		req.MaxTokens = *cr.MaxTokens
+	}
+	for name, v := range map[string]json.RawMessage{"max_completion_tokens": cr.MaxCompletionTokens, "stop": cr.Stop} {
+		if len(v) > 0 && string(v) != "null" {
+			if req.Extra == nil {
+				req.Extra = map[string]json.RawMessage{}
+			}
+			req.Extra[name] = v
+		}
+	}
+	return req, nil
+}
+
+// messagesHash is the hex SHA-256 of the messages in compact JSON, so
+// that the same conversation hashes alike whatever its spacing.
+func messagesHash(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		b.Reset()
+		b.Write(raw)
+	}
+	h := sha256.Sum256(b.Bytes())
+	return hex.EncodeToString(h[:])
+}
+
+// scored is the outcome of sampling and scoring.
+type scored struct {
+	uncertainty float64
+	err         error
+	seconds     float64
+}
+
+// draw samples and scores in the background; the channel receives one
+// outcome.
+func (p *Proxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error) <-chan scored {
+	out := make(chan scored, 1)
+	if reqErr != nil {
+		out <- scored{uncertainty: math.NaN(), err: reqErr}
+		return out
+	}
+	go func() {
+		start := time.Now()
+		u, err := p.sampleAndScore(ctx, req)
+		out <- scored{uncertainty: u, err: err, seconds: time.Since(start).Seconds()}
+	}()
+	return out
+}
+
+func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float64, error) {
+	choices, _, err := p.sampler.Sample(ctx, req, p.k)
+	if err != nil {
+		// The caller sees this message: the upstream's address is the
+		// proxy's configuration, not the caller's business.
+		msg := strings.ReplaceAll(err.Error(), p.client.BaseURL(), "upstream")
+		return math.NaN(), errors.New("sampling: " + msg)
+	}
+	if len(choices) != p.k {
+		return math.NaN(), fmt.Errorf("sampling: %d samples, want %d", len(choices), p.k)
+	}
+	texts := make([]string, len(choices))
+	for i, c := range choices {
+		texts[i] = c.Text
+	}
+	u, err := p.scoreFn(ctx, texts)
+	if err != nil {
+		return math.NaN(), fmt.Errorf("scoring: %w", err)
+	}
+	return u, nil
+}
+
+// genlensKey is the value of the added "genlens" key.
+func (p *Proxy) genlensKey(sc scored) []byte {
+	var v any
+	if sc.err != nil {
+		v = struct {
+			Error string `json:"error"`
+		}{sc.err.Error()}
+	} else {
+		v = struct {
+			Uncertainty float64 `json:"uncertainty"`
+			Score       string  `json:"score"`
+			Samples     int     `json:"samples"`
+		}{sc.uncertainty, p.score, p.k}
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// withKey adds "genlens": val as the last key of the JSON object body,
+// leaving every other byte as it was; ok is false when body is not an
+// object.
+func withKey(body, val []byte) ([]byte, bool) {
+	t := bytes.TrimRight(body, " \t\r\n")
+	if len(t) < 2 || t[len(t)-1] != '}' || bytes.TrimLeft(t, " \t\r\n")[0] != '{' || !json.Valid(t) {
+		return nil, false
+	}
+	inner := bytes.TrimSpace(t[bytes.IndexByte(t, '{')+1 : len(t)-1])
+	out := make([]byte, 0, len(body)+len(val)+16)
+	out = append(out, t[:len(t)-1]...)
+	if len(inner) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"genlens":`...)
+	out = append(out, val...)
+	out = append(out, '}')
+	return append(out, body[len(t):]...), true
+}
+
+// hop-by-hop and recomputed headers, not copied from the upstream's
+// answer.
+var skipHeaders = map[string]bool{"Connection": true, "Keep-Alive": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Proxy-Authenticate": true, "Proxy-Connection": true, "Te": true, "Trailer": true, "Content-Length": true, "Set-Cookie": true}
+
+func copyHeaders(dst, src http.Header) {
+	for k, vs := range src {
+		if !skipHeaders[k] {
+			dst[k] = slices.Clone(vs)
+		}
+	}
+}
+
+// ServeHTTP serves a chat completions request.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := records.LLMRequest{Time: start.UTC(), Score: p.score, Samples: p.k, Uncertainty: math.NaN()}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			WriteError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", nil, fmt.Sprintf("request body over %d bytes", mbe.Limit))
+			return
+		}
+		WriteError(w, http.StatusBadRequest, "invalid_request_error", nil, "reading the request body: "+err.Error())
+		return
+	}
+	var cr chatRequest
+	if err := json.Unmarshal(body, &cr); err != nil {
+		WriteError(w, http.StatusBadRequest, "invalid_request_error", nil, "request body: "+strictjson.Error(err).Error())
+		return
+	}
+	rec.Model, rec.Stream, rec.MessagesHash = cr.Model, cr.Stream, messagesHash(cr.Messages)
+	sreq, reqErr := p.sampleRequest(&cr)
+
+	// A long answer or stream must not be cut by the server's write
+	// timeout; the proxy's own timeout bounds the upstream instead.
+	rc := http.NewResponseController(w)
+	if cr.Stream {
+		rc.SetWriteDeadline(time.Time{})
+	} else {
+		rc.SetWriteDeadline(time.Now().Add(2*p.timeout + time.Minute))
+	}
+
+	sctx, scancel := context.WithTimeout(r.Context(), p.timeout)
+	defer scancel()
+	result := p.draw(sctx, sreq, reqErr)
+
+	// The upstream call: cut when it stays silent for the timeout (for
+	// a stream, between two chunks; otherwise for the whole answer).
+	uctx, ucancel := context.WithCancelCause(r.Context())
+	defer ucancel(nil)
+	errSilent := fmt.Errorf("upstream silent for %s, the proxy's timeout", p.timeout)
+	idle := time.AfterFunc(p.timeout, func() { ucancel(errSilent) })
+	defer idle.Stop()
+	ustart := time.Now()
+	resp, err := p.client.Forward(uctx, "/chat/completions", body, r.Header.Get("Accept"))
+	if err != nil {
+		status, msg := p.upstreamFailure(uctx, err)
+		p.fail(w, r, &rec, scancel, start, status, "upstream_error", msg)
+		return
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 || !cr.Stream {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody+1))
+		rec.UpstreamSeconds = time.Since(ustart).Seconds()
+		switch {
+		case err != nil:
+			status, msg := p.upstreamFailure(uctx, err)
+			p.fail(w, r, &rec, scancel, start, status, "upstream_error", msg)
+		case len(b) > maxUpstreamBody:
+			p.fail(w, r, &rec, scancel, start, http.StatusBadGateway, "upstream_error", fmt.Sprintf("upstream answer over %d bytes", maxUpstreamBody))
+		case resp.StatusCode < 200 || resp.StatusCode > 299:
+			p.upstreamError(w, r, &rec, scancel, start, resp, b)
+		default:
+			idle.Stop()
+			p.answer(w, r, &rec, result, start, resp, b)
+		}
+		return
+	}
+	p.stream(w, r, &rec, result, start, ustart, resp, idle, uctx)
+}
+
+// upstreamFailure maps a failed exchange with the upstream to a status:
+// 504 when it stayed silent for the timeout, 502 otherwise.
+func (p *Proxy) upstreamFailure(uctx context.Context, err error) (int, string) {
+	if cause := context.Cause(uctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return http.StatusGatewayTimeout, cause.Error()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // the URL is the proxy's configuration, not the caller's business
+	}
+	return http.StatusBadGateway, "upstream: " + err.Error()
+}
+
+// fail answers the caller with an error of the proxy's own and records it.
+func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, stop context.CancelFunc, start time.Time, status int, typ, msg string) {
+	stop()
+	WriteError(w, status, typ, nil, msg)
+	rec.Status, rec.Error = status, msg
+	p.record(w, r, rec, start)
+}
+
+// upstreamError returns the upstream's error status and body: as it is
+// when it is OpenAI's {"error": {...}}, else wrapped into that shape.
+func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, stop context.CancelFunc, start time.Time, resp *http.Response, b []byte) {
+	stop()
+	var e llm.ErrorResponse
+	msg := strings.TrimSpace(string(b))
+	// A field of another type (a numeric param) leaves the rest read.
+	var ute *json.UnmarshalTypeError
+	if err := json.Unmarshal(b, &e); (err == nil || errors.As(err, &ute)) && e.Error != nil {
+		copyHeaders(w.Header(), resp.Header)
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(resp.StatusCode)
+		w.Write(b)
+		msg = e.Error.Message
+	} else {
+		if msg == "" {
+			msg = http.StatusText(resp.StatusCode)
+		}
+		msg = "upstream: " + fault.Printable(msg, 1000)
+		WriteError(w, resp.StatusCode, "upstream_error", resp.StatusCode, msg)
+	}
+	rec.Status, rec.Error = resp.StatusCode, fault.Printable(msg, 1000)
+	p.record(w, r, rec, start)
+}
+
+// clip cuts a stored answer at n bytes, on a rune boundary. An answer is
+// data, kept with its lines; messages go through fault.Printable instead.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 { // not inside a UTF-8 sequence
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// answer returns a complete upstream answer with the "genlens" key and
+// header, once the samples are scored.
+func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, result <-chan scored, start time.Time, resp *http.Response, b []byte) {
+	sc := <-result
+	out, ok := withKey(b, p.genlensKey(sc))
+	if !ok {
+		p.fail(w, r, rec, func() {}, start, http.StatusBadGateway, "upstream_error",
+			"upstream: the answer is not a JSON object: "+fault.Printable(strings.TrimSpace(string(b)), 200))
+		return
+	}
+	copyHeaders(w.Header(), resp.Header)
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	if sc.err == nil {
+		w.Header().Set("X-Genlens-Uncertainty", strconv.FormatFloat(sc.uncertainty, 'g', -1, 64))
+	}
+	w.WriteHeader(resp.StatusCode)
+	w.Write(out)
+	var a llm.ChatCompletion
+	json.Unmarshal(b, &a)
+	if len(a.Choices) > 0 && a.Choices[0].Message.Content != nil {
+		rec.Answer = *a.Choices[0].Message.Content
+	}
+	if rec.Model == "" {
+		rec.Model = a.Model
+	}
+	rec.Status, rec.Uncertainty, rec.SampleSeconds = resp.StatusCode, sc.uncertainty, sc.seconds
+	if sc.err != nil {
+		rec.Error = sc.err.Error()
+	}
+	p.record(w, r, rec, start)
+}
+
+// stream passes a server-sent event stream through line by line,
+// flushing after every event, and collects the first choice's text; the
+// score goes to the store and the metrics only.
+func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, result <-chan scored, start, ustart time.Time, resp *http.Response, idle *time.Timer, uctx context.Context) {
+	copyHeaders(w.Header(), resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	var answer strings.Builder
+	whole := true // the current line is read from its start
+	var streamErr error
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			idle.Reset(p.timeout)
+			if _, werr := w.Write(line); werr != nil {
+				streamErr = fmt.Errorf("writing to the caller: %w", werr)
+				break
+			}
+			if err == nil && whole {
+				collectDelta(&answer, line)
+				if t := bytes.TrimRight(line, "\r\n"); len(t) == 0 {
+					rc.Flush()
+				}
+			}
+			whole = err == nil
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			if err != io.EOF {
+				_, msg := p.upstreamFailure(uctx, err)
+				streamErr = errors.New(msg)
+			}
+			break
+		}
+	}
+	rc.Flush()
+	idle.Stop()
+	rec.UpstreamSeconds = time.Since(ustart).Seconds()
+	sc := <-result
+	rec.Answer, rec.Status, rec.Uncertainty, rec.SampleSeconds = answer.String(), resp.StatusCode, sc.uncertainty, sc.seconds
+	switch {
+	case streamErr != nil:
+		rec.Error = "stream: " + streamErr.Error()
+	case sc.err != nil:
+		rec.Error = sc.err.Error()
+	}
+	p.record(w, r, rec, start)
+}
+
+// collectDelta appends the first choice's content of one "data: {...}"
+// line of a chat completion stream to b, up to the stored length.
+func collectDelta(b *strings.Builder, line []byte) {
+	data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data:"))
+	if !ok || b.Len() >= MaxStoredAnswer {
+		return
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return // [DONE]
+	}
+	var ev llm.ChatChunk
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	for _, c := range ev.Choices {
+		if c.Index == 0 && c.Delta.Content != nil {
+			b.WriteString(*c.Delta.Content)
+		}
+	}
+}
+
+// record hands the request to the recorder, then to Observe; a store failure
+// is logged, never the caller's. The answer is flushed first: the caller
+// does not wait for the store.
+func (p *Proxy) record(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, start time.Time) {
+	http.NewResponseController(w).Flush()
+	rec.TotalSeconds = time.Since(start).Seconds()
+	rec.Answer = clip(rec.Answer, MaxStoredAnswer)
+	p.recMu.RLock()
+	if !p.closed {
+		p.records <- *rec
+	}
+	p.recMu.RUnlock()
+	if p.observe != nil {
+		p.observe(*rec)
+	}
+	if rec.Error != "" {
+		p.log.Warn("llm proxy", "model", rec.Model, "status", rec.Status, "err", rec.Error)
+	}
+}

@@ -1,0 +1,115 @@
+package llmproxy_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"genlens/llm"
+	"genlens/llmproxy"
+	"genlens/records"
+)
+
+type memRecorder struct {
+	mu sync.Mutex
+	rs []records.LLMRequest
+}
+
+func (m *memRecorder) InsertLLMRequests(ctx context.Context, rs []records.LLMRequest) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rs = append(m.rs, rs...)
+	return nil
+}
+
+type fixedSampler []string
+
+func (f fixedSampler) Sample(ctx context.Context, req llm.ChatRequest, n int) ([]llm.Choice, llm.Usage, error) {
+	out := make([]llm.Choice, n)
+	for i := range out {
+		out[i].Text = f[i%len(f)]
+	}
+	return out, llm.Usage{}, nil
+}
+
+// The proxy stands alone: an http.Handler over an llm.Client, with its
+// records and metrics through its options.
+func TestProxyStandsAlone(t *testing.T) {
+	var gotKey, gotBody string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		gotKey, gotBody = r.Header.Get("Authorization"), string(b)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","model":"tiny","choices":[{"index":0,"message":{"role":"assistant","content":"Paris"}}]}`+"\n")
+	}))
+	defer up.Close()
+	c, err := llm.New(llm.Config{BaseURL: up.URL + "/v1", APIKey: "sk-up"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &memRecorder{}
+	observed := make(chan records.LLMRequest, 1)
+	p, err := llmproxy.New(llmproxy.Options{Client: c, Sampler: fixedSampler{"Paris", "Lyon"}, Samples: 4, Recorder: rec,
+		Observe: func(r records.LLMRequest) { observed <- r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(p)
+	defer ts.Close()
+	body := `{"model":"tiny","messages":[{"role":"user","content":"Capital of France?"}]}`
+	req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer caller-secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Genlens-Uncertainty") == "" {
+		t.Fatalf("%d %s %v", resp.StatusCode, b, resp.Header)
+	}
+	var out struct {
+		Genlens struct {
+			Score   string
+			Samples int
+		}
+	}
+	if err := json.Unmarshal(b, &out); err != nil || out.Genlens.Score != llmproxy.DefaultScore || out.Genlens.Samples != 4 {
+		t.Errorf("%s: %v", b, err)
+	}
+	if gotKey != "Bearer sk-up" || gotBody != body {
+		t.Errorf("upstream got %q %q, want the client's key and the body as sent", gotKey, gotBody)
+	}
+	// The answer is the caller's before the request is recorded.
+	if o := <-observed; o.Status != 200 || o.Samples != 4 {
+		t.Errorf("observed %+v", o)
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.rs) != 1 || rec.rs[0].Answer != "Paris" || rec.rs[0].Model != "tiny" {
+		t.Errorf("recorded %+v", rec.rs)
+	}
+}
+
+func TestNewRefuses(t *testing.T) {
+	c, err := llm.New(llm.Config{BaseURL: "http://127.0.0.1:1/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []llmproxy.Options{
+		{},
+		{Client: c, Samples: 1},
+		{Client: c, Samples: llmproxy.MaxSamples + 1},
+		{Client: c, Score: "perplexity"},
+	} {
+		if _, err := llmproxy.New(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}

@@ -1,0 +1,251 @@
+package monitorsvc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"genlens/checkmodel"
+	"genlens/monitor"
+	"genlens/records"
+)
+
+// Store keeps the monitors, their rows and labels; package store's DB
+// is one. Monitor and DeleteMonitor of an unknown id, and InsertRows or
+// SetLabels on one, return records.ErrNotFound; CreateMonitor of a taken
+// name records.ErrConflict; InsertRows a *records.DuplicateError and
+// SetLabels a *records.UnknownRowError for a batch they refuse whole.
+type Store interface {
+	CreateMonitor(ctx context.Context, m *records.Monitor) error
+	Monitor(ctx context.Context, id int64) (*records.Monitor, error)
+	Monitors(ctx context.Context) ([]records.Monitor, error)
+	// Counts fills m's Rows and Labelled.
+	Counts(ctx context.Context, m *records.Monitor) error
+	DeleteMonitor(ctx context.Context, id int64) error
+	InsertRows(ctx context.Context, monitor int64, rows []records.Row) error
+	SetLabels(ctx context.Context, monitor int64, labels []records.Label) error
+	// Series returns the rows in chunk order: by timestamp (then
+	// arrival) when byTime, else by arrival.
+	Series(ctx context.Context, monitor int64, byTime bool) (*records.Series, error)
+	// LastChunks returns the row count and the rows of the last k chunks
+	// of size, with the features of the last withFeatures of them.
+	LastChunks(ctx context.Context, monitor int64, size, k, withFeatures int) (int, *records.Series, error)
+}
+
+// Service evaluates monitors over a Store, whose methods it exposes, and
+// caches their decoded check models.
+type Service struct {
+	Store
+	now    func() time.Time
+	models sync.Map // ModelKey → *checkmodel.Model
+}
+
+// New returns a Service over st; now decides whether the last period
+// chunk is complete (nil: time.Now).
+func New(st Store, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{Store: st, now: now}
+}
+
+// ModelKey identifies a monitor's check model in the cache: its id and
+// creation time. Ids are never reused, but a replica keeps the entry of
+// a monitor another replica deleted, and a database that reused an id
+// before it was migrated must not meet that entry under the new monitor.
+type ModelKey struct {
+	id      int64
+	created int64 // Unix nanoseconds
+}
+
+// KeyOf is the cache key of m's model; callers keep their own per
+// monitor state (a logged failure) under it.
+func KeyOf(m *records.Monitor) ModelKey {
+	return ModelKey{id: m.ID, created: m.Created.UnixNano()}
+}
+
+// Model returns the decoded check model of m, cached: a monitor's model
+// never changes after creation, so every replica may cache it.
+func (s *Service) Model(m *records.Monitor) (*checkmodel.Model, error) {
+	key := KeyOf(m)
+	if v, ok := s.models.Load(key); ok {
+		return v.(*checkmodel.Model), nil
+	}
+	cm, err := checkmodel.DecodeModel("model", m.Model)
+	if err != nil {
+		return nil, fmt.Errorf("monitor %d: %w: %w", m.ID, ErrStoredModel, err)
+	}
+	s.models.Store(key, cm)
+	return cm, nil
+}
+
+// ErrStoredModel marks a monitor whose stored model file no longer
+// decodes (one this version refuses, such as a model reading a column
+// twice): its own requests fail with the reason, while the lists and the
+// dashboard show it with the reason as a note instead of failing whole.
+var ErrStoredModel = errors.New("stored model")
+
+// CacheModel keeps cm as the decoded model of m, just created.
+func (s *Service) CacheModel(m *records.Monitor, cm *checkmodel.Model) { s.models.Store(KeyOf(m), cm) }
+
+// ForgetModel drops the cached model of m, just deleted.
+func (s *Service) ForgetModel(m *records.Monitor) { s.models.Delete(KeyOf(m)) }
+
+// View is a monitor's chunks as package monitor evaluated them.
+type View struct {
+	Rows     int
+	Chunks   []monitor.Result
+	Complete []bool
+	Th       monitor.Thresholds
+	RefRows  int // rows per reference chunk behind the thresholds
+	// Total is the number of chunks, of which Chunks holds the last.
+	Total int
+	// Drift is the model's drift model (nil for a model file without
+	// one) and DriftTh the reconstruction error's thresholds.
+	Drift   *monitor.DriftModel
+	DriftTh monitor.Thresholds
+}
+
+// RecentChunks is how many of the latest complete chunks the summary,
+// the dashboard and /metrics count alerts over.
+const RecentChunks = 10
+
+// Chunks cuts the monitor's rows into chunks and evaluates them with the
+// monitoring pipeline (monitor.Run), as `mse estimate` does: thresholds
+// from the model's reference squared errors in chunks of the same size,
+// extrapolation and drift from its drift model.
+//
+// With last > 0 and a monitor that chunks by size, only the last chunks
+// are read (Store.LastChunks), with the features of the last drift of
+// them; a period monitor is always read whole (its thresholds depend on
+// every chunk's size). For a chunk-size monitor the thresholds use the
+// nominal size, so they do not move while the last chunk fills. The last
+// chunk is incomplete when it holds fewer rows than the chunk size, or,
+// by period, while the service's clock is still inside its period.
+func (s *Service) Chunks(ctx context.Context, m records.Monitor, last, drift int) (*View, error) {
+	cm, err := s.Model(&m)
+	if err != nil {
+		return nil, err
+	}
+	byTime := m.Period != ""
+	var ser *records.Series
+	n, offset := 0, 0
+	if last > 0 && !byTime {
+		// Features for the last drift chunks only (for the summary, the
+		// latest complete one and the one filling): the others count
+		// alerts.
+		n, ser, err = s.LastChunks(ctx, m.ID, m.ChunkSize, last, drift)
+		if err == nil {
+			offset = n - len(ser.Estimates)
+		}
+	} else {
+		ser, err = s.Series(ctx, m.ID, byTime)
+		if ser != nil {
+			n = len(ser.Estimates)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := &View{Rows: n, Drift: cm.Drift}
+	in := monitor.Input{Estimates: ser.Estimates, Realized: ser.Realized, Reference: cm.Reference.SquaredErrors,
+		ChunkSize: m.ChunkSize, NonNegative: true}
+	if cm.Drift != nil {
+		in.Drift, in.Features = cm.Drift, ser.Features
+	}
+	driftFrom := func(chunks int) {
+		if last > 0 && !byTime {
+			in.DriftFrom = max(0, chunks-drift)
+		}
+	}
+	switch {
+	case len(ser.Estimates) == 0 && m.ChunkSize == 0:
+		v.Th = monitor.ReferenceThresholds(nil, monitor.DefaultWidth, true)
+		v.DriftTh = v.Th
+		return v, nil
+	case len(ser.Estimates) == 0:
+	case byTime:
+		p := monitor.Period(m.Period)
+		in.Chunks, err = monitor.ByPeriod(ser.Times, p)
+		if err != nil {
+			return nil, err // rows are sorted by time: cannot fail
+		}
+		v.Complete = make([]bool, len(in.Chunks))
+		for i := range in.Chunks {
+			v.Complete[i] = true
+		}
+		last := in.Chunks[len(in.Chunks)-1]
+		v.Complete[len(in.Chunks)-1] = p.Label(s.now().UTC()) > last.Period
+	default:
+		in.Chunks, err = monitor.BySize(len(ser.Estimates), m.ChunkSize)
+		if err != nil {
+			return nil, err
+		}
+		v.Complete = make([]bool, len(in.Chunks))
+		for i, c := range in.Chunks {
+			v.Complete[i] = c.Rows() == m.ChunkSize
+		}
+		driftFrom(len(in.Chunks))
+	}
+	rep, err := monitor.Run(in)
+	if err != nil {
+		return nil, err
+	}
+	v.Chunks, v.Th, v.RefRows, v.DriftTh = rep.Results, rep.Thresholds, rep.ReferenceRows, rep.DriftThresholds
+	for i := range v.Chunks {
+		c := &v.Chunks[i]
+		if !byTime {
+			// Rows chunked by arrival may carry timestamps: the chunk
+			// spans those of its first and last rows.
+			if t := ser.Stamps[c.Start]; !t.IsZero() {
+				c.From = t
+			}
+			if t := ser.Stamps[c.End-1]; !t.IsZero() {
+				c.To = t
+			}
+		}
+		c.Index += offset / max(1, m.ChunkSize)
+		c.Start += offset
+		c.End += offset
+	}
+	v.Total = len(v.Chunks)
+	if len(v.Chunks) > 0 {
+		v.Total = v.Chunks[len(v.Chunks)-1].Index + 1
+	}
+	return v, nil
+}
+
+// Summary says what a monitor's chunks amount to now: its latest
+// complete chunk (the incomplete last one, which usually holds few rows,
+// must not stand for the monitor), how many of the latest complete chunks
+// alerted, and the incomplete chunk, if any.
+type Summary struct {
+	Latest, Incomplete   *monitor.Result // nil when there is none
+	Recent, RecentAlerts int             // over up to RecentChunks latest complete chunks
+}
+
+// Summary is what v amounts to now.
+func (v *View) Summary() Summary {
+	var s Summary
+	for i := len(v.Chunks) - 1; i >= 0; i-- {
+		c := &v.Chunks[i]
+		if !v.Complete[i] {
+			if i == len(v.Chunks)-1 {
+				s.Incomplete = c
+			}
+			continue
+		}
+		if s.Latest == nil {
+			s.Latest = c
+		}
+		if s.Recent < RecentChunks {
+			s.Recent++
+			if c.Alert {
+				s.RecentAlerts++
+			}
+		}
+	}
+	return s
+}
