@@ -16,6 +16,7 @@ import (
 	"genlens/dataio"
 	"genlens/frechet"
 	"genlens/inception"
+	"genlens/internal/fields"
 )
 
 // This file holds `genlens stats` and `genlens is`, and what the
@@ -183,7 +184,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 		d = part.Listing.Cols
 	}
 	if err := frechet.CheckDim(d); err != nil {
-		return nil, fmt.Errorf("%s: %w", req.In, err)
+		return nil, fields.Errorf("%s: %w", req.In, err)
 	}
 	acc := frechet.NewAccumulator(d)
 	env.progress(0, n)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"genlens/dataio"
+	"genlens/internal/fields"
 	"genlens/internal/par"
 	"genlens/llm"
 )
@@ -258,7 +259,7 @@ func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, err
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("prompt %q (%s line %d): %w", clipText(rows[i].id, 60), req.Prompts, rows[i].line, err)
+			return fields.Errorf("prompt %q (%s line %d): %w", clipText(rows[i].id, 60), req.Prompts, rows[i].line, err)
 		}
 		if out != nil {
 			// One write of the whole line, then fsync: a crash leaves at

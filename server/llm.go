@@ -24,7 +24,6 @@ import (
 	"sync"
 	"time"
 
-	"genlens/kernel"
 	"genlens/llm"
 	"genlens/store"
 	"genlens/uncertainty"
@@ -73,9 +72,9 @@ type llmScore func(ctx context.Context, samples []string) (float64, error)
 
 // llmScores are the scores of package uncertainty that grow with
 // uncertainty (lexical similarity, a confidence, is left out), each with
-// the options `genlens entropy` uses by default: the contiguous-subsequence
-// kernel on word tokens (subsequences of lengths 1 and 2, summed) for
-// kernel entropy; RougeL similarity and t = 0.3 for the graph scores.
+// the options `genlens entropy` uses by default: uncertainty's
+// DefaultSequence for kernel entropy, and its default similarity and KLE
+// time for the graph scores.
 var llmScores = map[string]llmScore{
 	string(uncertainty.ScoreKernelEntropy): scoreWith(uncertainty.ScoreKernelEntropy),
 	string(uncertainty.ScoreKLE):           scoreWith(uncertainty.ScoreKLE),
@@ -94,8 +93,7 @@ func LLMScores() []string {
 }
 
 func scoreWith(score uncertainty.Score) llmScore {
-	opt := uncertainty.Options{Sequence: kernel.CS{T: 2, Cumulative: true}, Scores: []uncertainty.Score{score},
-		Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime}
+	opt := uncertainty.Options{Sequence: uncertainty.DefaultSequence, Scores: []uncertainty.Score{score}}
 	return func(ctx context.Context, samples []string) (float64, error) {
 		res, _, err := uncertainty.Evaluate(ctx, []uncertainty.Prompt{{ID: "request", Samples: samples}}, opt)
 		if err != nil {
@@ -178,28 +176,13 @@ func (p *llmProxy) close(ctx context.Context) error {
 }
 
 func newLLMProxy(s *Server, o LLMOptions) (*llmProxy, error) {
-	u, err := url.Parse(o.Upstream)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("server: llm upstream %q: want an http:// or https:// URL", o.Upstream)
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
 	}
 	p := &llmProxy{s: s, endpoint: strings.TrimRight(o.Upstream, "/") + "/chat/completions", apiKey: o.APIKey,
-		k: o.Samples, score: o.Score, timeout: o.Timeout, sampler: o.Sampler, client: o.Client, models: map[string]bool{},
+		k: o.Samples, score: o.Score, scoreFn: llmScores[o.Score], timeout: o.Timeout, sampler: o.Sampler, client: o.Client, models: map[string]bool{},
 		records: make(chan store.LLMRequest, 4*recordBatch), recDone: make(chan struct{})}
-	if p.k == 0 {
-		p.k = DefaultLLMSamples
-	}
-	if p.k < 2 || p.k > MaxLLMSamples {
-		return nil, fmt.Errorf("server: llm samples %d: want 2 to %d (an uncertainty needs two samples)", p.k, MaxLLMSamples)
-	}
-	if p.score == "" {
-		p.score = DefaultLLMScore
-	}
-	if p.scoreFn = llmScores[p.score]; p.scoreFn == nil {
-		return nil, fmt.Errorf("server: llm score %q: want one of %s", p.score, strings.Join(LLMScores(), ", "))
-	}
-	if p.timeout <= 0 {
-		p.timeout = DefaultLLMTimeout
-	}
 	if p.sampler == nil {
 		return nil, errors.New("server: llm upstream without a sampler")
 	}

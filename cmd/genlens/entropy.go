@@ -104,10 +104,10 @@ The answers file may be the argument ('genlens entropy answers.jsonl' is
 	fl.StringVar(&f.Embeddings, "embeddings", "", "optional .npy/.npz with a (rows, samples, d) array of sample embeddings")
 	fl.StringVar(&f.EmbeddingsKey, "embeddings-key", "", "array name inside an --embeddings .npz")
 	fl.StringVar(&f.Kernel, "kernel", f.Kernel, "cs (word sequences) or a vector kernel: "+strings.Join(kernel.Names, ", "))
-	fl.IntVar(&t, "t", 2, "subsequence length of the cs kernel")
-	fl.BoolVar(&cumulative, "cumulative", true, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
+	fl.IntVar(&t, "t", uncertainty.DefaultSequence.T, "subsequence length of the cs kernel")
+	fl.BoolVar(&cumulative, "cumulative", uncertainty.DefaultSequence.Cumulative, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
 	fl.StringVar(&gamma, "gamma", "dim", "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number; dim by default here, a scale fixed by the dimension alone, so entropies of different files stay comparable (the commands comparing two sets default to median)")
-	fl.StringVar(&scores, "scores", "kernel-entropy,lexsim", "comma-separated scores: kernel-entropy, lexsim, kle, eigv, degree, or all")
+	fl.StringVar(&scores, "scores", joinScores(uncertainty.DefaultScores), "comma-separated scores: kernel-entropy, lexsim, kle, eigv, degree, or all")
 	fl.StringVar(&similarity, "similarity", string(uncertainty.SimilarityRougeL), "similarity of two samples for kle, eigv, degree: rougel (RougeL-F of the words) or embedding (max(0, cosine) of the embeddings)")
 	fl.Float64Var(&kleT, "kle-t", uncertainty.DefaultKLETime, "heat-kernel time t of kle")
 	markGivenOnly(cmd, "t", "cumulative", "gamma", "scores", "similarity", "kle-t")
@@ -240,6 +240,14 @@ var entropyScoreLabels = map[uncertainty.Score]string{
 	uncertainty.ScoreKLE:           "kle",
 	uncertainty.ScoreEigV:          "eigv",
 	uncertainty.ScoreDegree:        "degree",
+}
+
+func joinScores(s []uncertainty.Score) string {
+	names := make([]string, len(s))
+	for i, sc := range s {
+		names[i] = string(sc)
+	}
+	return strings.Join(names, ",")
 }
 
 // numValue returns *n as a float64, NaN (printed "-") for nil.

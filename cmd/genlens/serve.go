@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -14,19 +15,18 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"genlens/job"
 	"genlens/llm"
 	"genlens/server"
 	"genlens/store"
 )
 
 func newServeCmd() *cobra.Command {
-	var addr, db, tokenEnv, dataDir string
-	var workers, maxBodyMB, maxQueued int
-	var maxBodiesMB, minFreeDiskMB, modelCacheMB int
-	var maxRuntime, retainJobs, retainUploads, bodyWait time.Duration
-	var allowURLs, secretEnvs []string
-	var lf llmFlags
+	opts := server.Options{}
+	opts.EnsureDefaults() // the flags' defaults
+	opts.MaxBodiesInFlight = 0
+	var addr, db, tokenEnv, llmKeyEnv string
+	var maxBodyMB, maxBodiesMB, minFreeDiskMB, modelCacheMB int
+	var secretEnvs []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
@@ -62,33 +62,19 @@ variable --llm-api-key-env names and never leaves the server.`,
   OPENAI_API_KEY=... genlens serve --llm-upstream http://127.0.0.1:8000/v1 --llm-api-key-env OPENAI_API_KEY`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			jobs := server.JobOptions{DataDir: dataDir, Workers: workers, AllowedBaseURLs: allowURLs, Secret: secretLookup(secretEnvs),
-				MaxQueued: maxQueued, MaxRuntime: maxRuntime, RetainJobs: retainJobs, RetainUploads: retainUploads,
-				ModelCacheBytes: int64(modelCacheMB) << 20}
-			if maxBodyMB < 1 {
-				return badUsage("serve: --max-body-mb %d must be at least 1", maxBodyMB)
+			opts.Jobs.Secret = secretLookup(secretEnvs)
+			for _, mb := range []struct {
+				v *int64
+				n int
+			}{{&opts.MaxBody, maxBodyMB}, {&opts.MaxBodiesInFlight, maxBodiesMB}, {&opts.MinFreeDisk, minFreeDiskMB}, {&opts.Jobs.ModelCacheBytes, modelCacheMB}} {
+				*mb.v = int64(min(mb.n, math.MaxInt64>>20)) << 20 // Validate bounds them
 			}
-			if err := checkMemoryFlags(maxBodyMB, maxBodiesMB, minFreeDiskMB, modelCacheMB, bodyWait); err != nil {
+			if err := llmFlags(cmd, &opts.LLM, llmKeyEnv); err != nil {
 				return err
 			}
-			if maxQueued < 1 || maxQueued > 1_000_000 {
-				return badUsage("serve: --max-queued %d must be in [1, 1000000]", maxQueued)
+			if err := opts.Validate(); err != nil {
+				return usageError{err}
 			}
-			if maxRuntime < 0 {
-				return badUsage("serve: --max-job-runtime %v must not be negative (0: no bound)", maxRuntime)
-			}
-			if retainJobs < 0 {
-				return badUsage("serve: --retain-jobs %v must not be negative (0: keep forever)", retainJobs)
-			}
-			if retainUploads < 0 {
-				return badUsage("serve: --retain-uploads %v must not be negative (0: keep forever)", retainUploads)
-			}
-			llmOpts, err := lf.options()
-			if err != nil {
-				return err
-			}
-			opts := server.Options{MaxBody: int64(maxBodyMB) << 20, MaxBodiesInFlight: int64(maxBodiesMB) << 20, BodyWait: bodyWait,
-				MinFreeDisk: int64(minFreeDiskMB) << 20, Jobs: jobs, LLM: llmOpts}
 			return runServeFunc(cmd.Context(), addr, db, tokenEnv, opts, cmd.ErrOrStderr())
 		},
 	}
@@ -96,92 +82,64 @@ variable --llm-api-key-env names and never leaves the server.`,
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address host:port (port 0 picks a free one)")
 	f.StringVar(&db, "db", "genlens.db", "SQLite file, or a postgres://... URL")
 	f.StringVar(&tokenEnv, "token-env", "", "name of the environment variable holding the bearer token (required beyond loopback)")
-	f.StringVar(&dataDir, "data-dir", "", "directory of uploaded job inputs; replicas share it (default: DB.data beside a SQLite file, ./genlens-data with Postgres)")
-	f.IntVar(&workers, "workers", 1, "jobs this process runs at once")
-	f.IntVar(&maxQueued, "max-queued", 1000, "jobs that may wait, over all replicas; more are refused with 503 and Retry-After")
-	f.DurationVar(&maxRuntime, "max-job-runtime", 0, "longest a job may run before it is stopped and failed, e.g. 2h (0: no bound)")
-	f.DurationVar(&retainJobs, "retain-jobs", 0, "delete finished jobs (succeeded, failed, canceled) and their artifacts this long after they finished, e.g. 720h (0: keep forever; queued and running jobs are never deleted)")
-	f.DurationVar(&retainUploads, "retain-uploads", 0, "delete uploads this long after their bytes were last uploaded, once no remaining job names them, e.g. 168h (0: keep forever)")
-	f.IntVar(&maxBodyMB, "max-body-mb", int(server.DefaultMaxBody>>20), "largest JSON request body in MiB (a rows batch, a monitor with its model file)")
+	f.StringVar(&opts.Jobs.DataDir, "data-dir", "", "directory of uploaded job inputs; replicas share it (default: DB.data beside a SQLite file, ./genlens-data with Postgres)")
+	f.IntVar(&opts.Jobs.Workers, "workers", opts.Jobs.Workers, "jobs this process runs at once")
+	f.IntVar(&opts.Jobs.MaxQueued, "max-queued", opts.Jobs.MaxQueued, "jobs that may wait, over all replicas; more are refused with 503 and Retry-After")
+	f.DurationVar(&opts.Jobs.MaxRuntime, "max-job-runtime", 0, "longest a job may run before it is stopped and failed, e.g. 2h (0: no bound)")
+	f.DurationVar(&opts.Jobs.RetainJobs, "retain-jobs", 0, "delete finished jobs (succeeded, failed, canceled) and their artifacts this long after they finished, e.g. 720h (0: keep forever; queued and running jobs are never deleted)")
+	f.DurationVar(&opts.Jobs.RetainUploads, "retain-uploads", 0, "delete uploads this long after their bytes were last uploaded, once no remaining job names them, e.g. 168h (0: keep forever)")
+	f.IntVar(&maxBodyMB, "max-body-mb", int(opts.MaxBody>>20), "largest JSON request body in MiB (a rows batch, a monitor with its model file)")
 	f.IntVar(&maxBodiesMB, "max-bodies-mb", 0, "MiB of JSON request bodies read and decoded at once, over all endpoints (JSON decodes into many times its size); at least --max-body-mb (0: twice --max-body-mb)")
-	f.DurationVar(&bodyWait, "body-wait", server.DefaultBodyWait, "how long a request waits for room under --max-bodies-mb before it gets 503 with Retry-After")
-	f.IntVar(&minFreeDiskMB, "min-free-disk-mb", int(server.DefaultMinFreeDisk>>20), "free MiB under --data-dir below which /healthz (readiness) reports the disk full")
-	f.IntVar(&modelCacheMB, "model-cache-mb", int(job.DefaultModelCacheBytes>>20), "MiB of network weights (Inception, ViT) kept loaded between jobs; least recently used dropped first; a network larger than this is loaded for its job and not kept")
-	f.StringSliceVar(&allowURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
+	f.DurationVar(&opts.BodyWait, "body-wait", opts.BodyWait, "how long a request waits for room under --max-bodies-mb before it gets 503 with Retry-After")
+	f.IntVar(&minFreeDiskMB, "min-free-disk-mb", int(opts.MinFreeDisk>>20), "free MiB under --data-dir below which /healthz (readiness) reports the disk full")
+	f.IntVar(&modelCacheMB, "model-cache-mb", int(opts.Jobs.ModelCacheBytes>>20), "MiB of network weights (Inception, ViT) kept loaded between jobs; least recently used dropped first; a network larger than this is loaded for its job and not kept")
+	f.StringSliceVar(&opts.Jobs.AllowedBaseURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
 	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")
-	f.StringVar(&lf.upstream, "llm-upstream", "", "API root of an OpenAI-compatible server to proxy at /v1/chat/completions (e.g. http://127.0.0.1:8000/v1); none: no proxy")
-	f.IntVar(&lf.samples, "llm-samples", server.DefaultLLMSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", server.MaxLLMSamples))
-	f.StringVar(&lf.score, "llm-score", server.DefaultLLMScore, "uncertainty score of the samples: "+strings.Join(server.LLMScores(), ", "))
-	f.StringVar(&lf.keyEnv, "llm-api-key-env", "", "name of the environment variable holding the upstream's API key (sent upstream only)")
-	f.DurationVar(&lf.timeout, "llm-timeout", server.DefaultLLMTimeout, "cut an upstream silent this long (a whole answer, the samples, or a gap in a stream)")
+	f.StringVar(&opts.LLM.Upstream, "llm-upstream", "", "API root of an OpenAI-compatible server to proxy at /v1/chat/completions (e.g. http://127.0.0.1:8000/v1); none: no proxy")
+	f.IntVar(&opts.LLM.Samples, "llm-samples", server.DefaultLLMSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", server.MaxLLMSamples))
+	f.StringVar(&opts.LLM.Score, "llm-score", server.DefaultLLMScore, "uncertainty score of the samples: "+strings.Join(server.LLMScores(), ", "))
+	f.StringVar(&llmKeyEnv, "llm-api-key-env", "", "name of the environment variable holding the upstream's API key (sent upstream only)")
+	f.DurationVar(&opts.LLM.Timeout, "llm-timeout", server.DefaultLLMTimeout, "cut an upstream silent this long (a whole answer, the samples, or a gap in a stream)")
+	// The options' fields, as Validate names them, are these flags.
+	spellFields(cmd, "max_body", "max-body-mb", "max_bodies", "max-bodies-mb", "min_free_disk", "min-free-disk-mb",
+		"model_cache", "model-cache-mb", "max_runtime", "max-job-runtime")
 	return cmd
-}
-
-// maxFlagMB bounds serve's MiB flags (1 TiB), far above real use and far
-// below an int64 of bytes.
-const maxFlagMB = 1 << 20
-
-// checkMemoryFlags checks serve's bounds of memory and disk.
-func checkMemoryFlags(maxBodyMB, maxBodiesMB, minFreeDiskMB, modelCacheMB int, bodyWait time.Duration) error {
-	switch {
-	case maxBodiesMB != 0 && (maxBodiesMB < maxBodyMB || maxBodiesMB > maxFlagMB):
-		return badUsage("serve: --max-bodies-mb %d must be 0 (twice --max-body-mb) or in [--max-body-mb %d, %d]: one body of the largest size must fit", maxBodiesMB, maxBodyMB, maxFlagMB)
-	case bodyWait <= 0:
-		return badUsage("serve: --body-wait %v must be positive", bodyWait)
-	case minFreeDiskMB < 1 || minFreeDiskMB > maxFlagMB:
-		return badUsage("serve: --min-free-disk-mb %d must be in [1, %d]", minFreeDiskMB, maxFlagMB)
-	case modelCacheMB < 1 || modelCacheMB > maxFlagMB:
-		return badUsage("serve: --model-cache-mb %d must be in [1, %d]", modelCacheMB, maxFlagMB)
-	}
-	return nil
 }
 
 // runServeFunc is runServe; tests replace it to see the options the
 // flags make.
 var runServeFunc = runServe
 
-// llmFlags are serve's --llm-* flags.
-type llmFlags struct {
-	upstream, score, keyEnv string
-	samples                 int
-	timeout                 time.Duration
-}
-
-// options checks the flags and builds the proxy's options, with package
-// llm's client drawing the samples.
-func (f llmFlags) options() (server.LLMOptions, error) {
-	if f.upstream == "" {
-		for name, set := range map[string]bool{"--llm-api-key-env": f.keyEnv != "", "--llm-score": f.score != server.DefaultLLMScore,
-			"--llm-samples": f.samples != server.DefaultLLMSamples, "--llm-timeout": f.timeout != server.DefaultLLMTimeout} {
-			if set {
-				return server.LLMOptions{}, badUsage("serve: %s needs --llm-upstream", name)
+// llmFlags completes the proxy's options from serve's --llm-* flags:
+// none of them without --llm-upstream, the upstream's key from the
+// variable keyEnv names, and package llm's client drawing the samples.
+func llmFlags(cmd *cobra.Command, o *server.LLMOptions, keyEnv string) error {
+	if o.Upstream == "" {
+		for _, name := range []string{"llm-api-key-env", "llm-score", "llm-samples", "llm-timeout"} {
+			if cmd.Flags().Changed(name) {
+				return badUsage("serve: --%s needs --llm-upstream", name)
 			}
 		}
-		return server.LLMOptions{}, nil
+		*o = server.LLMOptions{}
+		return nil
 	}
-	switch {
-	case f.samples < 2 || f.samples > server.MaxLLMSamples:
-		return server.LLMOptions{}, badUsage("serve: --llm-samples %d: want 2 to %d (an uncertainty needs two samples)", f.samples, server.MaxLLMSamples)
-	case !slices.Contains(server.LLMScores(), f.score):
-		return server.LLMOptions{}, badUsage("serve: --llm-score %q: want %s", f.score, strings.Join(server.LLMScores(), ", "))
-	case f.timeout <= 0:
-		return server.LLMOptions{}, badUsage("serve: --llm-timeout %s: want a positive duration", f.timeout)
+	if err := o.Validate(); err != nil {
+		return usageError{err}
 	}
-	var key string
-	if f.keyEnv != "" {
-		key = os.Getenv(f.keyEnv)
-		if key == "" {
-			return server.LLMOptions{}, badUsage("serve: --llm-api-key-env %s: the environment variable %s is empty or unset", f.keyEnv, f.keyEnv)
+	if keyEnv != "" {
+		if o.APIKey = os.Getenv(keyEnv); o.APIKey == "" {
+			return badUsage("serve: --llm-api-key-env %s: the environment variable %s is empty or unset", keyEnv, keyEnv)
 		}
 	}
 	// Retries stay within the timeout, which bounds each request's
 	// sampling as a whole; 64 sample requests in flight serve 64
 	// concurrent callers without queueing.
-	c, err := llm.New(llm.Config{BaseURL: f.upstream, APIKey: key, Timeout: f.timeout, MaxRetries: 2, Concurrency: 64})
+	c, err := llm.New(llm.Config{BaseURL: o.Upstream, APIKey: o.APIKey, Timeout: o.Timeout, MaxRetries: 2, Concurrency: 64})
 	if err != nil {
-		return server.LLMOptions{}, badUsage("serve: --llm-upstream: %v", err)
+		return badUsage("serve: --llm-upstream: %v", err)
 	}
-	return server.LLMOptions{Upstream: f.upstream, APIKey: key, Samples: f.samples, Score: f.score, Timeout: f.timeout, Sampler: c}, nil
+	o.Sampler = c
+	return nil
 }
 
 // secretLookup reads only the listed environment variables, so that a job
@@ -209,14 +167,11 @@ func runServe(ctx context.Context, addr, db, tokenEnv string, opts server.Option
 			return badUsage("serve: --token-env %s: the environment variable %s is empty or unset", tokenEnv, tokenEnv)
 		}
 		if err := server.CheckToken(token); err != nil {
-			return badUsage("serve: --token-env %s: %s", tokenEnv, strings.TrimPrefix(err.Error(), "server: "))
+			return badUsage("serve: --token-env %s: %v", tokenEnv, err)
 		}
 	}
 	if token == "" && !server.IsLoopback(addr) {
 		return badUsage("serve: --addr %s listens beyond this machine; set a bearer token with --token-env NAME", addr)
-	}
-	if jobs.Workers < 1 {
-		return badUsage("serve: --workers %d must be at least 1", jobs.Workers)
 	}
 	if jobs.DataDir == "" {
 		jobs.DataDir = "genlens-data"
