@@ -103,7 +103,7 @@ func jsonFieldError(err error) error {
 		name = strings.Trim(name, `"`)
 		return job.Fieldf(name, "{%s}: unknown field", name)
 	}
-	return job.Fieldf("body", "request body: %s", strings.TrimPrefix(msg, "json: "))
+	return job.Fieldf("body", "request body: %v", err) // a field's own UnmarshalJSON
 }
 
 func jsonType(kind string) string {

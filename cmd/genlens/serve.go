@@ -28,39 +28,11 @@ func newServeCmd() *cobra.Command {
 	var maxBodyMB, maxBodiesMB, minFreeDiskMB, modelCacheMB int
 	var secretEnvs []string
 	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
-		Long: `serve runs genlens as a service: monitors that estimate a deployed regression
-model's MSE chunk by chunk as rows arrive (the check model of 'genlens mse fit';
-"A One-Step MSE Estimation of Models in Production", 2024), jobs for every
-command, online generator selection (Hu, Leung & Farnia, "An Optimism-based
-Approach to Online Evaluation of Generative Models", 2024), Prometheus metrics
-at /metrics and a dashboard at /.
-
-Everything is stored in one database: an embedded SQLite file (default
-./genlens.db) or Postgres (--db postgres://...), which several replicas may
-share. A listening address beyond this machine needs a bearer token, read from
-the environment variable that --token-env names. SIGINT or SIGTERM shut the
-server down gracefully.
-
-With --llm-upstream, serve is also an OpenAI-compatible proxy in front of that
-server: POST /v1/chat/completions goes upstream as it is and its answer comes
-back unchanged but for one added key, "genlens": {"uncertainty", "score",
-"samples"}, and the header X-Genlens-Uncertainty. Beside each request the
-proxy draws --llm-samples answers to the same messages at temperature 1 and
-scores them: the predictive kernel entropy of the samples (Gruber & Buettner,
-"A Bias-Variance-Covariance Decomposition of Kernel Scores for Generative
-Models", ICML 2024) with the contiguous-subsequence kernel, as 'genlens
-entropy' computes it by default. Streams pass through event by event; their
-score goes to the store and /metrics only. Every request is listed at
-GET /api/v1/llm/requests and on the dashboard. Callers authenticate with the
-server's token (as their API key); the upstream's own key is read from the
-variable --llm-api-key-env names and never leaves the server.`,
-		Example: `  genlens serve
-  GENLENS_TOKEN=$(openssl rand -hex 16) genlens serve --addr :8080 --token-env GENLENS_TOKEN \
-      --db postgres://genlens@db.internal/genlens
-  OPENAI_API_KEY=... genlens serve --llm-upstream http://127.0.0.1:8000/v1 --llm-api-key-env OPENAI_API_KEY`,
-		Args: args(cobra.NoArgs),
+		Use:     "serve",
+		Short:   "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
+		Long:    helpText("serve"),
+		Example: helpExamples("serve"),
+		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Jobs.Secret = secretLookup(secretEnvs)
 			for _, mb := range []struct {
