@@ -98,6 +98,9 @@ func featureDims(cmd, dims string) (inception.Output, error) {
 // StatsResult is the result of `genlens stats`. The command has no --json;
 // the document is the sample count and the dimension.
 type StatsResult struct {
+	// Path is the statistics file written, which the command line
+	// names (--out); empty in the service, whose artifact is stats.npz.
+	Path   string      `json:"path,omitempty"`
 	N      int         `json:"n"`
 	Dim    int         `json:"dim"`
 	Shard  *int        `json:"shard,omitempty"`  // with shards: the part's index
@@ -108,9 +111,9 @@ type StatsResult struct {
 	// Part is the partial statistics of a sharded request (then Stats is
 	// empty).
 	Part *frechet.Part `json:"-"`
-	// Provenance says how the features of a folder were made; the
+	// Provenance says how the features of a folder were made, as the
 	// statistics file records it (see provenanceKey).
-	Provenance *provenance `json:"-"`
+	Provenance *provenance `json:"provenance,omitempty"`
 }
 
 // Stats runs `genlens stats`: mean and (n-1)-normalised covariance of the

@@ -219,7 +219,7 @@ func (x *extractor) prepare(ctx context.Context) error {
 	var w string
 	if x.net.isInception() {
 		var err error
-		if w, err = inception.ResolveWeights(ctx, x.opt.Weights, inception.FetchOptions{}); err != nil {
+		if w, err = inception.ResolveWeights(ctx, x.opt.Weights, inception.FetchOptions{Progress: x.env.Download}); err != nil {
 			return err
 		}
 	} else {

@@ -69,13 +69,6 @@ func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON b
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("features: --out %s: %w", out, err)
 	}
-	if e := strings.ToLower(strings.TrimSpace(f.Embedder)); e == "" || e == job.EmbedderInception {
-		weights, err := inception.ResolveWeights(cmd.Context(), f.Weights, inception.FetchOptions{Progress: downloadBar(cmd.ErrOrStderr())})
-		if err != nil {
-			return err
-		}
-		f.Weights = weights
-	}
 	res, err := runJob(cmd, job.Features, f, "features")
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 func newStatsCmd() *cobra.Command {
 	f := job.NewStatsRequest()
 	var out string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "stats [FEATS.npy|DIR] --out STATS.npz",
 		Short:   "Gaussian statistics (mu, sigma) of a feature set or a folder of images, as pytorch-fid writes them",
@@ -44,9 +45,6 @@ func newStatsCmd() *cobra.Command {
 			if err := f.Validate(); err != nil {
 				return err
 			}
-			if err := resolveWeights(cmd, f.Embedder, &f.Weights, f.In); err != nil {
-				return err
-			}
 			// What the statistics are of: the bar's label, the summary's word.
 			what := "rows"
 			if anyFolder(f.In) {
@@ -59,15 +57,18 @@ func newStatsCmd() *cobra.Command {
 			if err := atomicfile.Write(out, res.Artifact(filepath.Base(out)).Write); err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
 			}
-			if res.Part != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: part %d of %d shards (0-based): n, mean (%d), scatter (%d x %d) of %d %s\n", out, res.Part.Shard, res.Part.Shards, res.Dim, res.Dim, res.Dim, res.N, what)
-			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: mu (%d), sigma (%d x %d) from %d %s\n", out, res.Dim, res.Dim, res.Dim, res.N, what)
-			}
-			imagesLine(cmd.OutOrStdout(), res.Images)
-			return nil
+			res.Path = out
+			return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
+				if res.Part != nil {
+					fmt.Fprintf(w, "wrote %s: part %d of %d shards (0-based): n, mean (%d), scatter (%d x %d) of %d %s\n", out, res.Part.Shard, res.Part.Shards, res.Dim, res.Dim, res.Dim, res.N, what)
+				} else {
+					fmt.Fprintf(w, "wrote %s: mu (%d), sigma (%d x %d) from %d %s\n", out, res.Dim, res.Dim, res.Dim, res.N, what)
+				}
+				imagesLine(w, res.Images)
+			})
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary of the file written")
 	cmd.Flags().StringVar(&f.In, "in", "", "feature rows (.npy/.npz/.csv, n x d) or a folder of images (or the argument)")
 	cmd.Flags().StringVar(&f.Key, "key", "", "array name inside an .npz input")
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
@@ -170,9 +171,6 @@ func newCompareCmd() *cobra.Command {
 			if err := f.Validate(); err != nil {
 				return err
 			}
-			if err := resolveWeights(cmd, f.Embedder, &f.Weights, f.Real, f.Fake); err != nil {
-				return err
-			}
 			// A stage beyond those named is drawn without a label.
 			stages := append(f.Stages(anyFolder(f.Real, f.Fake)), "")
 			res, err := runJob(cmd, job.Compare, f, stages...)
@@ -265,9 +263,6 @@ func newISCmd() *cobra.Command {
 				return err
 			}
 			if err := f.Validate(); err != nil {
-				return err
-			}
-			if err := resolveWeights(cmd, f.Embedder, &f.Weights, f.Images); err != nil {
 				return err
 			}
 			res, err := runJob(cmd, job.IS, f, "images")

@@ -302,7 +302,7 @@ func runJob[Req, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, 
 		defer finish()
 	}
 	env := job.CLIEnv(report, warnings(cmd))
-	env.Models = models
+	env.Models, env.Download = models, downloadBar(cmd.ErrOrStderr())
 	return fn(cmd.Context(), env, req)
 }
 
@@ -364,24 +364,6 @@ func imageFlags(fl *pflag.FlagSet, o *job.ImageOptions, batch string) {
 	fl.IntVar(&o.Workers, "workers", 0, "folders: goroutines (0: one per CPU)")
 	fl.BoolVar(&o.Recursive, "recursive", false, "folders: include images in subfolders")
 	fl.BoolVar(&o.NoCache, "no-cache", false, "folders: neither read nor write the feature cache ($"+inception.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
-}
-
-// resolveWeights finds (or downloads once, with a bar) the Inception
-// weights before a job that has folders among its inputs, so that the
-// download is visible; *weights becomes the path.
-func resolveWeights(cmd *cobra.Command, embedder string, weights *string, inputs ...string) error {
-	if !anyFolder(inputs...) {
-		return nil
-	}
-	if e := strings.ToLower(strings.TrimSpace(embedder)); e != "" && e != job.EmbedderInception {
-		return nil // only Inception's weights are found or downloaded
-	}
-	w, err := inception.ResolveWeights(cmd.Context(), *weights, inception.FetchOptions{Progress: downloadBar(cmd.ErrOrStderr())})
-	if err != nil {
-		return err
-	}
-	*weights = w
-	return nil
 }
 
 // imagesLine describes how a job's folders became features.

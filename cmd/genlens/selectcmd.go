@@ -67,9 +67,6 @@ func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool)
 	if err := checkRun(&f, out, selectOutputs, inputs...); err != nil {
 		return err
 	}
-	if err := resolveWeights(cmd, f.Embedder, &f.Weights, inputs...); err != nil {
-		return err
-	}
 	labels := []string{"trials"}
 	if anyFolder(inputs...) {
 		labels = []string{"images", "trials"}
