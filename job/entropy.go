@@ -359,6 +359,9 @@ func (r *EntropyResult) Scores() []uncertainty.Score {
 // through env.FS, scores every prompt with uncertainty.Evaluate and
 // reports the prompts done through env.Progress.
 func Entropy(ctx context.Context, env Env, req EntropyRequest) (*EntropyResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	o, err := req.options()
 	if err != nil {
 		return nil, err

@@ -190,6 +190,9 @@ func (r *SampleResult) Rows() [][]byte { return r.rows }
 // after retries stops the run; the rows already written stay, and a rerun
 // samples only the rest.
 func Sample(ctx context.Context, env Env, req SampleRequest) (*SampleResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	key := ""
 	if req.APIKeyEnv != "" {
 		k, ok := env.secret(req.APIKeyEnv)

@@ -22,7 +22,7 @@ func newCKACmd() *cobra.Command {
 			if err := positional(cmd, a, "x", "y"); err != nil {
 				return err
 			}
-			return runCKA(cmd, f, asJSON)
+			return runEmit(cmd, job.CKA, f, "", asJSON, nil, nil, func(w io.Writer, res *job.CKAResult) { printCKA(w, f, res) })
 		},
 	}
 	cmd.Flags().StringVar(&f.X, "x", "", "first representation (.npy/.npz/.csv), n x d1")
@@ -33,14 +33,6 @@ func newCKACmd() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	sepFlag(cmd, &f.Sep)
 	return cmd
-}
-
-func runCKA(cmd *cobra.Command, f job.CKARequest, asJSON bool) error {
-	res, err := runJob(cmd, job.CKA, f)
-	if err != nil {
-		return err
-	}
-	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) { printCKA(w, f, res) })
 }
 
 func printCKA(w io.Writer, f job.CKARequest, res *job.CKAResult) {

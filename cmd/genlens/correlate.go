@@ -28,7 +28,7 @@ func newCorrelateCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, files []string) error {
 			f.Files = files
 			f.Kernel, f.Gamma = kf.request(cmd)
-			return runCorrelate(cmd, f, out, asJSON)
+			return runEmit(cmd, job.Correlate, f, out, asJSON, correlateOutputs, []string{"correlate"}, printCorrelation)
 		},
 	}
 	kf.register(cmd, f.Kernel, "median")
@@ -37,17 +37,6 @@ func newCorrelateCmd() *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "", "directory for correlation.png, covariance.csv, correlation.csv, correlate.json")
 	sepFlag(cmd, &f.Sep)
 	return cmd
-}
-
-func runCorrelate(cmd *cobra.Command, f job.CorrelateRequest, out string, asJSON bool) error {
-	if err := checkRun(&f, out, correlateOutputs, f.Files...); err != nil {
-		return err
-	}
-	res, err := runJob(cmd, job.Correlate, f, "correlate")
-	if err != nil {
-		return err
-	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printCorrelation(w, res) })
 }
 
 func printCorrelation(w io.Writer, c *job.CorrelateResult) {

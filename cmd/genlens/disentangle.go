@@ -24,7 +24,7 @@ func newDisentangleCmd() *cobra.Command {
 		Args:    args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, extra []string) error {
 			f.Generated = append(f.Generated, extra...)
-			return runDisentangle(cmd, f, out, asJSON)
+			return runEmit(cmd, job.Disentangle, f, out, asJSON, disentangleOutputs, []string{"pixel CKA"}, printDisentangle)
 		},
 	}
 	fl := cmd.Flags()
@@ -56,17 +56,6 @@ func newDisentangleCmd() *cobra.Command {
 
 // disentangleOutputs are the files 'disentangle --out' writes.
 var disentangleOutputs = []string{"cka_matrix.npy", "labels.npy", "cluster_map.png", "cka_heatmap.png", "cms.png", "cms.csv", "disentangle.json"}
-
-func runDisentangle(cmd *cobra.Command, f job.DisentangleRequest, out string, asJSON bool) error {
-	if err := guardOut(out, disentangleOutputs, append([]string{f.Train, f.Test}, f.Generated...)...); err != nil {
-		return err
-	}
-	res, err := runJob(cmd, job.Disentangle, f, "pixel CKA")
-	if err != nil {
-		return err
-	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printDisentangle(w, res) })
-}
 
 func printDisentangle(w io.Writer, out *job.DisentangleResult) {
 	res := out.Analysis

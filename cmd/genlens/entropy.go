@@ -113,7 +113,10 @@ func runEntropyOneStep(cmd *cobra.Command, f job.EntropyRequest, s job.SampleReq
 	}
 	f.In = s.Out
 	// Check the scoring flags before spending requests on the samples.
-	if err := checkRun(&f, out, entropyOutputs, s.Prompts); err != nil {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	if err := checkOut(cmd, &f, out, entropyOutputs, s.Prompts); err != nil {
 		return err
 	}
 	if _, err := runSample(cmd, s, false, cmd.ErrOrStderr()); err != nil {
@@ -123,7 +126,7 @@ func runEntropyOneStep(cmd *cobra.Command, f job.EntropyRequest, s job.SampleReq
 }
 
 func runEntropy(cmd *cobra.Command, f job.EntropyRequest, out string, asJSON bool) error {
-	if err := checkRun(&f, out, entropyOutputs, f.In, f.Embeddings); err != nil {
+	if err := checkOut(cmd, &f, out, entropyOutputs); err != nil {
 		return err
 	}
 	res, err := runJob(cmd, job.Entropy, f, "entropy")

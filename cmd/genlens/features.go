@@ -59,9 +59,6 @@ func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON b
 	if f.Shard, out, err = resolveShard(cmd, "features", f.Shards, f.Shard, out); err != nil {
 		return err
 	}
-	if err := f.Validate(); err != nil {
-		return err
-	}
 	// Refuse before hours of work, not after: the features of another run
 	// (or an input) must not be replaced by accident.
 	if _, err := os.Lstat(out); err == nil {

@@ -42,9 +42,6 @@ func newStatsCmd() *cobra.Command {
 			if sameFileAs(out, f.In) != "" {
 				return badUsage("stats: --out %s is the input; refusing to overwrite it", out)
 			}
-			if err := f.Validate(); err != nil {
-				return err
-			}
 			// What the statistics are of: the bar's label, the summary's word.
 			what := "rows"
 			if anyFolder(f.In) {
@@ -118,9 +115,6 @@ func newStatsMergeCmd() *cobra.Command {
 			if in := sameFileAs(out, f.Parts...); in != "" {
 				return badUsage("stats merge: --out %s is the part %s; refusing to overwrite it", out, in)
 			}
-			if err := f.Validate(); err != nil {
-				return err
-			}
 			res, err := runJob(cmd, job.StatsMerge, f, "parts")
 			if err != nil {
 				return err
@@ -168,16 +162,9 @@ func newCompareCmd() *cobra.Command {
 			// or cms.
 			ifGiven(cmd, "kernel", &f.Kernel, kernelName)
 			ifGiven(cmd, "gamma", &f.Gamma, gamma)
-			if err := f.Validate(); err != nil {
-				return err
-			}
 			// A stage beyond those named is drawn without a label.
 			stages := append(f.Stages(anyFolder(f.Real, f.Fake)), "")
-			res, err := runJob(cmd, job.Compare, f, stages...)
-			if err != nil {
-				return err
-			}
-			return emit(cmd, "", nil, asJSON, res, func(w io.Writer) { printCompare(w, f, res) })
+			return runEmit(cmd, job.Compare, f, "", asJSON, nil, stages, func(w io.Writer, res *job.CompareResult) { printCompare(w, f, res) })
 		},
 	}
 	fl := cmd.Flags()
@@ -262,14 +249,7 @@ func newISCmd() *cobra.Command {
 			if err := positional(cmd, a, which); err != nil {
 				return err
 			}
-			if err := f.Validate(); err != nil {
-				return err
-			}
-			res, err := runJob(cmd, job.IS, f, "images")
-			if err != nil {
-				return err
-			}
-			return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
+			return runEmit(cmd, job.IS, f, "", asJSON, nil, []string{"images"}, func(w io.Writer, res *job.ISResult) {
 				fmt.Fprintf(w, "IS %s ± %s (%d splits)\n", fmtNum(float64(res.IS.Mean)), fmtNum(float64(res.IS.Std)), f.Splits)
 				imagesLine(w, res.Images)
 			})

@@ -65,7 +65,9 @@ func newPHRSimulateCmd() *cobra.Command {
 		Long:    helpText("hallucination-simulate"),
 		Example: helpExamples("hallucination-simulate"),
 		Args:    args(cobra.NoArgs),
-		RunE:    func(cmd *cobra.Command, _ []string) error { return runPHRSimulate(cmd, f, out, asJSON) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runEmit(cmd, job.HallucinationSimulate, f, out, asJSON, nil, []string{"simulate"}, printPHRSim)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Model, "backend", f.Model, "exact model: linear or categorical (as run's --backend)")
@@ -89,17 +91,6 @@ func newPHRSimulateCmd() *cobra.Command {
 	renamedFlag(cmd, "labels", "label-count")
 	fl.Float64Var(&f.Alpha, "alpha", f.Alpha, "categorical model: symmetric Dirichlet prior concentration")
 	return cmd
-}
-
-func runPHRSimulate(cmd *cobra.Command, f job.HallucinationSimulateRequest, out string, asJSON bool) error {
-	if err := checkRun(&f, out, nil); err != nil {
-		return err
-	}
-	res, err := runJob(cmd, job.HallucinationSimulate, f, "simulate")
-	if err != nil {
-		return err
-	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRSim(w, res) })
 }
 
 func printPHRSim(w io.Writer, res *job.HallucinationSimulateResult) {
@@ -170,7 +161,7 @@ func newPHRRunCmd() *cobra.Command {
 var phrRunOutputs = []string{"items.csv", "run.json"}
 
 func runPHRRun(cmd *cobra.Command, f job.HallucinationRunRequest, out string, asJSON bool) error {
-	if err := checkRun(&f, out, phrRunOutputs, f.Context, f.Queries); err != nil {
+	if err := checkOut(cmd, &f, out, phrRunOutputs); err != nil {
 		return err
 	}
 	res, err := runJob(cmd, job.HallucinationRun, f, "queries")

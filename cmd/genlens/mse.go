@@ -129,7 +129,9 @@ func newMSEEstimateCmd() *cobra.Command {
 		Long:    helpText("mse-estimate"),
 		Example: helpExamples("mse-estimate"),
 		Args:    args(cobra.NoArgs),
-		RunE:    func(cmd *cobra.Command, _ []string) error { return runMSEEstimate(cmd, f, out, asJSON) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runEmit(cmd, job.MSEEstimate, f, out, asJSON, mseEstimateOutputs, nil, printMSEEstimate)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Model, "model", "", "check model file from 'genlens mse fit'")
@@ -148,17 +150,6 @@ func newMSEEstimateCmd() *cobra.Command {
 
 // mseEstimateOutputs are the files 'mse estimate --out' writes.
 var mseEstimateOutputs = []string{"chunks.csv", "estimate.json", "mse_chunks.png"}
-
-func runMSEEstimate(cmd *cobra.Command, f job.MSEEstimateRequest, out string, asJSON bool) error {
-	if err := checkRun(&f, out, mseEstimateOutputs, f.Model, f.Data); err != nil {
-		return err
-	}
-	res, err := runJob(cmd, job.MSEEstimate, f)
-	if err != nil {
-		return err
-	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printMSEEstimate(w, res) })
-}
 
 func printMSEEstimate(w io.Writer, o *job.MSEEstimateResult) {
 	fmt.Fprintf(w, "%s: %d rows, %s; estimated MSE of %s: %s", o.Data, o.Rows, o.Chunking, o.Check.Columns.Prediction, fmtNum(float64(o.EstimatedMSE)))
@@ -262,7 +253,9 @@ func newMSEBenchCmd() *cobra.Command {
 		Long:    helpText("mse-bench"),
 		Example: helpExamples("mse-bench"),
 		Args:    args(cobra.NoArgs),
-		RunE:    func(cmd *cobra.Command, _ []string) error { return runMSEBench(cmd, f, out, asJSON) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runEmit(cmd, job.MSEBench, f, out, asJSON, mseBenchOutputs, []string{"mse bench"}, printMSEBench)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Dataset, "dataset", "", "synthetic-a, synthetic-b, synthetic-c, or a CSV file (target in column 0)")
@@ -277,17 +270,6 @@ func newMSEBenchCmd() *cobra.Command {
 
 // mseBenchOutputs are the files 'mse bench --out' writes.
 var mseBenchOutputs = []string{"bench.md", "trials.csv", "bench.json"}
-
-func runMSEBench(cmd *cobra.Command, f job.MSEBenchRequest, out string, asJSON bool) error {
-	if err := checkRun(&f, out, mseBenchOutputs, f.Dataset); err != nil {
-		return err
-	}
-	res, err := runJob(cmd, job.MSEBench, f, "mse bench")
-	if err != nil {
-		return err
-	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printMSEBench(w, res) })
-}
 
 func printMSEBench(w io.Writer, o *job.MSEBenchResult) {
 	res := o.Bench

@@ -63,19 +63,11 @@ func newSelectCmd() *cobra.Command {
 var selectOutputs = []string{"steps.csv", "regret.png", "optimal_pick_ratio.png", "select.json"}
 
 func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool) error {
-	inputs := append([]string{f.Ref}, f.Pools...)
-	if err := checkRun(&f, out, selectOutputs, inputs...); err != nil {
-		return err
-	}
 	labels := []string{"trials"}
-	if anyFolder(inputs...) {
+	if anyFolder(append([]string{f.Ref}, f.Pools...)...) {
 		labels = []string{"images", "trials"}
 	}
-	res, err := runJob(cmd, job.Select, f, labels...)
-	if err != nil {
-		return err
-	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printSelect(w, f.Pools, res) })
+	return runEmit(cmd, job.Select, f, out, asJSON, selectOutputs, labels, func(w io.Writer, res *job.SelectResult) { printSelect(w, f.Pools, res) })
 }
 
 func printSelect(w io.Writer, pools []string, o *job.SelectResult) {
