@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"genlens/internal/jsonbody"
 	"genlens/job"
 )
 
@@ -71,7 +72,7 @@ func decodeStrict(raw []byte, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return jsonFieldError(err)
+		return jsonFieldError(err, raw, dst)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return job.Fieldf("body", "request body: want one JSON object, found more after it")
@@ -79,9 +80,11 @@ func decodeStrict(raw []byte, dst any) error {
 	return nil
 }
 
-// jsonFieldError turns an encoding/json error into a *job.FieldError that
-// names the field at fault when the decoder says which.
-func jsonFieldError(err error) error {
+// jsonFieldError turns an encoding/json error of decoding raw into dst
+// into a *job.FieldError that names the field at fault: the decoder's
+// typed errors say which, an unknown field is looked up (its error is
+// only text).
+func jsonFieldError(err error, raw []byte, dst any) error {
 	var ute *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
@@ -98,9 +101,7 @@ func jsonFieldError(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return job.Fieldf("body", "request body: truncated JSON")
 	}
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		name = strings.Trim(name, `"`)
+	if name, ok := jsonbody.UnknownField(raw, dst); ok {
 		return job.Fieldf(name, "{%s}: unknown field", name)
 	}
 	return job.Fieldf("body", "request body: %v", err) // a field's own UnmarshalJSON
