@@ -23,7 +23,6 @@ import (
 func newServeCmd() *cobra.Command {
 	opts := server.Options{}
 	opts.EnsureDefaults() // the flags' defaults
-	opts.MaxBodiesInFlight = 0
 	var addr, db, tokenEnv, llmKeyEnv string
 	var maxBodyMB, maxBodiesMB, minFreeDiskMB, modelCacheMB int
 	var secretEnvs []string
@@ -41,11 +40,11 @@ func newServeCmd() *cobra.Command {
 			}{{&opts.MaxBody, maxBodyMB}, {&opts.MaxBodiesInFlight, maxBodiesMB}, {&opts.MinFreeDisk, minFreeDiskMB}, {&opts.Jobs.ModelCacheBytes, modelCacheMB}} {
 				*mb.v = int64(min(mb.n, math.MaxInt64>>20)) << 20 // Validate bounds them
 			}
-			if err := llmFlags(cmd, &opts.LLM, llmKeyEnv); err != nil {
-				return err
-			}
 			if err := opts.Validate(); err != nil {
 				return usageError{err}
+			}
+			if err := llmFlags(cmd, &opts.LLM, llmKeyEnv); err != nil {
+				return err
 			}
 			return runServeFunc(cmd.Context(), addr, db, tokenEnv, opts, cmd.ErrOrStderr())
 		},
@@ -82,9 +81,10 @@ func newServeCmd() *cobra.Command {
 // flags make.
 var runServeFunc = runServe
 
-// llmFlags completes the proxy's options from serve's --llm-* flags:
-// none of them without --llm-upstream, the upstream's key from the
-// variable keyEnv names, and package llm's client drawing the samples.
+// llmFlags completes the proxy's options, which Validate checked, from
+// serve's --llm-* flags: none of them without --llm-upstream, the
+// upstream's key from the variable keyEnv names, and package llm's client
+// drawing the samples.
 func llmFlags(cmd *cobra.Command, o *server.LLMOptions, keyEnv string) error {
 	if o.Upstream == "" {
 		for _, name := range []string{"llm-api-key-env", "llm-score", "llm-samples", "llm-timeout"} {
@@ -94,9 +94,6 @@ func llmFlags(cmd *cobra.Command, o *server.LLMOptions, keyEnv string) error {
 		}
 		*o = server.LLMOptions{}
 		return nil
-	}
-	if err := o.Validate(); err != nil {
-		return usageError{err}
 	}
 	if keyEnv != "" {
 		if o.APIKey = os.Getenv(keyEnv); o.APIKey == "" {
