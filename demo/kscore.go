@@ -33,7 +33,7 @@ func entropySection(ctx context.Context, w io.Writer, dir string, r *rand.Rand) 
 		opt  uncertainty.Options
 	}
 	runs := []run{
-		{"CS kernel on words (lengths 1-2), no embedder", uncertainty.Options{Sequence: kernel.CS{T: 2, Cumulative: true}, HoldoutFirst: true}},
+		{"CS kernel on words (lengths 1-2), no embedder", uncertainty.Options{Sequence: uncertainty.DefaultSequence, HoldoutFirst: true}},
 		{"RBF kernel on embeddings (gamma = 1/d)", uncertainty.Options{Kernel: kernel.RBF{Gamma: 1.0 / dim}, HoldoutFirst: true}},
 	}
 	table := report.Table{Caption: "AUROC for detecting incorrect answers (higher is better)", Header: []string{"score", "AUROC"}}

@@ -635,28 +635,28 @@ func reduceCentred(x *mat.Dense) (mu []float64, z *mat.Dense, sq float64) {
 func (s Stats) check(which string) error {
 	d := len(s.Mu)
 	if d == 0 {
-		return fmt.Errorf("frechet: %s: empty mean vector", which)
+		return statsErrorf(which, "empty mean vector")
 	}
 	if s.Sigma == nil {
-		return fmt.Errorf("frechet: %s: no covariance matrix", which)
+		return statsErrorf(which, "no covariance matrix")
 	}
 	if sd := s.Sigma.SymmetricDim(); sd != d {
-		return fmt.Errorf("frechet: %s: covariance is %d×%d but the mean has length %d", which, sd, sd, d)
+		return statsErrorf(which, "covariance is %d×%d but the mean has length %d", sd, sd, d)
 	}
 	for i, v := range s.Mu {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("frechet: %s: mean[%d] = %g is not finite", which, i, v)
+			return statsErrorf(which, "mean[%d] = %g is not finite", i, v)
 		}
 	}
 	raw := s.Sigma.RawSymmetric()
 	for i := 0; i < d; i++ {
 		for j, v := range raw.Data[i*raw.Stride+i : i*raw.Stride+d] {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("frechet: %s: covariance[%d][%d] = %g is not finite (fewer rows than the normalisation needs?)", which, i, i+j, v)
+				return statsErrorf(which, "covariance[%d][%d] = %g is not finite (fewer rows than the normalisation needs?)", i, i+j, v)
 			}
 		}
 		if v := raw.Data[i*raw.Stride+i]; v < 0 {
-			return fmt.Errorf("frechet: %s: covariance[%d][%d] = %g: a variance cannot be negative", which, i, i, v)
+			return statsErrorf(which, "covariance[%d][%d] = %g: a variance cannot be negative", i, i, v)
 		}
 	}
 	if pe := pairViolation(s.Sigma); pe != nil {
@@ -664,6 +664,19 @@ func (s Stats) check(which string) error {
 		return pe
 	}
 	return nil
+}
+
+// StatsError is a defect of one set of statistics (which names it: "first
+// statistics"); Msg says what, without the package and the name, for a
+// caller that names the file instead.
+type StatsError struct {
+	Which, Msg string
+}
+
+func (e *StatsError) Error() string { return "frechet: " + e.Which + ": " + e.Msg }
+
+func statsErrorf(which, format string, a ...any) error {
+	return &StatsError{Which: which, Msg: fmt.Sprintf(format, a...)}
 }
 
 // PairError reports a covariance entry with |Σᵢⱼ| > √(Σᵢᵢ Σⱼⱼ) beyond

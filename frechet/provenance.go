@@ -25,15 +25,17 @@ import (
 // opens with its defaults and pytorch-fid ignores; ReadProvenance also
 // reads the JSON record earlier statistics files kept as bytes in a
 // float64 array (LegacyProvenanceKey).
+//
+// Its JSON (in results) uses the names of the text entries.
 type Provenance struct {
-	Embedder string
-	Mode     string
-	Dims     string
-	Weights  string // SHA-256 hex of the weights file
+	Embedder string `json:"embedder"`
+	Mode     string `json:"mode,omitempty"`
+	Dims     string `json:"dims,omitempty"`
+	Weights  string `json:"weights_sha256"` // SHA-256 hex of the weights file
 	// Input fingerprints the input the features were made from; it is
 	// recorded, never compared (the two sides of a comparison are
 	// different inputs).
-	Input string
+	Input string `json:"input_sha256,omitempty"`
 }
 
 // EmbedderRows is the embedder of features given as rows of a file,

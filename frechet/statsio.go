@@ -95,7 +95,11 @@ func ReadStatsFS(fsys fs.FS, path string) (Stats, error) {
 			return Stats{}, &dataio.InputError{File: path, Key: "sigma", Line: pe.I + 1, Field: fmt.Sprintf("sigma[%d][%d]", pe.I, pe.J),
 				Msg: fmt.Sprintf("%v: |%.6g| exceeds √(sigma[%d][%d]·sigma[%d][%d]) = %.6g", ErrNotPSD, pe.Value, pe.I, pe.I, pe.J, pe.J, pe.Bound), Err: err}
 		}
-		return Stats{}, &dataio.InputError{File: path, Msg: strings.TrimPrefix(err.Error(), "frechet: statistics: "), Err: err}
+		msg := err.Error()
+		if se := (*StatsError)(nil); errors.As(err, &se) {
+			msg = se.Msg // the file names the statistics
+		}
+		return Stats{}, &dataio.InputError{File: path, Msg: msg, Err: err}
 	}
 	return s, nil
 }

@@ -174,6 +174,9 @@ func TestReadStatsErrors(t *testing.T) {
 			if msg := err.Error(); !strings.Contains(msg, path) || !strings.Contains(msg, tc.want) {
 				t.Errorf("error %q does not name the file and say %q", msg, tc.want)
 			}
+			if strings.Contains(ie.Msg, "frechet:") || strings.Contains(ie.Msg, "statistics:") {
+				t.Errorf("message %q names the package or the statistics: the file names them", ie.Msg)
+			}
 		})
 	}
 	if _, err := ReadStats(filepath.Join(dir, "absent.npz")); !errors.Is(err, os.ErrNotExist) {

@@ -160,8 +160,8 @@ func Download(ctx context.Context, path string, opt FetchOptions) error {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
-		if strings.HasPrefix(err.Error(), "inception:") {
-			return err
+		if fe := (*fields.Error)(nil); errors.As(err, &fe) {
+			return err // the download's own complaint, which says what to do
 		}
 		return fields.Errorf("inception: cannot store the weights at %s: %v; %s", path, err, byHand)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/disentangle"
+	"genlens/internal/fields"
 	"genlens/kernel"
 	"genlens/membudget"
 )
@@ -76,7 +77,7 @@ func CKA(ctx context.Context, env Env, req CKARequest) (*CKAResult, error) {
 	}
 	// Two n × n Gram matrices and their centred copies are held at once.
 	if err := membudget.Check("CKA's Gram matrices of the examples", 4, nx, nx); err != nil {
-		return nil, fmt.Errorf("%s: %w", req.X, err)
+		return nil, fields.Errorf("%s: %w", req.X, err)
 	}
 	if req.Debiased && nx < 4 {
 		return nil, &dataio.InputError{File: req.X, Msg: fmt.Sprintf("%d rows: {debiased} needs at least 4 examples", nx)}

@@ -14,6 +14,7 @@ import (
 	"genlens/dataio"
 	"genlens/diversity"
 	"genlens/frechet"
+	"genlens/internal/fields"
 	"genlens/kscore"
 	"genlens/manifold"
 )
@@ -331,7 +332,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	// covariances, then the distance), kid (its subsets), mmd and cms.
 	if want[MetricFID] {
 		if err := frechet.CheckDim(out.Dim); err != nil {
-			return nil, fmt.Errorf("%s: %w", req.Fake, err)
+			return nil, fields.Errorf("%s: %w", req.Fake, err)
 		}
 		for _, s := range []*featureSide{real, fake} {
 			if n := s.n(); n != nil {

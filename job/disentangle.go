@@ -160,6 +160,9 @@ type ImageSetInfo struct {
 // through env.Progress. It warns through env.Warn about clusters that are
 // no more coherent inside than with another cluster.
 func Disentangle(ctx context.Context, env Env, req DisentangleRequest) (*DisentangleResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	opt, iopt, err := req.options()
 	if err != nil {
 		return nil, err

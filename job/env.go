@@ -34,6 +34,11 @@ type Env struct {
 	// LLM API of hallucination run), so that a service can police them
 	// (redirects, addresses); nil means the job's own client.
 	HTTPClient *http.Client
+	// Download, when not nil, is told of the one-time download of the
+	// Inception weights as it advances: bytes received of total (-1 when
+	// unknown). Jobs find (or download) the weights themselves; only the
+	// command line downloads, the service's jobs name a file.
+	Download func(done, total int64)
 	// Models keeps loaded networks (Inception's weights) across the jobs
 	// of its owner, a process or a service; nil loads them for each job.
 	Models *ModelCache

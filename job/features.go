@@ -151,6 +151,9 @@ type FeaturesResult struct {
 // images seen before with the same settings come from the feature cache
 // (see features.Cache) unless req.NoCache.
 func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	opt, err := req.network()
 	if err != nil {
 		return nil, err

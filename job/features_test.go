@@ -115,3 +115,34 @@ func TestFeaturesFixture(t *testing.T) {
 		t.Errorf("missing weights: %v (%v)", err, Classify(err))
 	}
 }
+
+// The --json of `genlens stats` over a folder: what the statistics file
+// holds, with the provenance it records.
+func TestStatsImagesGolden(t *testing.T) {
+	dir := shareddata.Path(t, "fixtures/inception_random")
+	t.Setenv("GENLENS_CACHE", t.TempDir())
+	fsys := fstest.MapFS{}
+	for _, n := range []string{"img000.png", "img001.png", "img002.png"} {
+		b, err := os.ReadFile(filepath.Join(dir, "images", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys["imgs/"+n] = &fstest.MapFile{Data: b}
+	}
+	req := NewStatsRequest()
+	req.In, req.Dims, req.Mode = "imgs", "64", "tf"
+	req.Weights = filepath.Join(dir, "inception_random.pth")
+	res, err := Stats(context.Background(), Env{Models: testModels, FS: fsys}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Provenance == nil || res.Provenance.Embedder != "inception-v3" || res.Provenance.Mode != "tf" || res.Provenance.Dims != "64" {
+		t.Fatalf("provenance %+v", res.Provenance)
+	}
+	res.Path = "real_stats.npz" // as the command line sets it
+	im := *res.Images           // without what depends on the machine or the data's place
+	im.Seconds, im.DecodeSeconds, im.NetworkSeconds, im.WaitSeconds, im.FeatureSeconds, im.WeightsSeconds = 0, 0, 0, 0, 0, 0
+	im.Weights.Path = filepath.Base(im.Weights.Path)
+	res.Images = &im
+	golden.Check(t, "stats_images", res)
+}

@@ -16,6 +16,7 @@ import (
 	"genlens/dataio"
 	"genlens/frechet"
 	"genlens/inception"
+	"genlens/internal/fields"
 )
 
 // This file holds `genlens stats` and `genlens is`, and what the
@@ -97,6 +98,9 @@ func featureDims(cmd, dims string) (inception.Output, error) {
 // StatsResult is the result of `genlens stats`. The command has no --json;
 // the document is the sample count and the dimension.
 type StatsResult struct {
+	// Path is the statistics file written, which the command line
+	// names (--out); empty in the service, whose artifact is stats.npz.
+	Path   string      `json:"path,omitempty"`
 	N      int         `json:"n"`
 	Dim    int         `json:"dim"`
 	Shard  *int        `json:"shard,omitempty"`  // with shards: the part's index
@@ -107,9 +111,9 @@ type StatsResult struct {
 	// Part is the partial statistics of a sharded request (then Stats is
 	// empty).
 	Part *frechet.Part `json:"-"`
-	// Provenance says how the features of a folder were made; the
+	// Provenance says how the features of a folder were made, as the
 	// statistics file records it.
-	Provenance *frechet.Provenance `json:"-"`
+	Provenance *frechet.Provenance `json:"provenance,omitempty"`
 }
 
 // Stats runs `genlens stats`: mean and (n-1)-normalised covariance of the
@@ -187,7 +191,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 		d = part.Listing.Cols
 	}
 	if err := frechet.CheckDim(d); err != nil {
-		return nil, fmt.Errorf("%s: %w", req.In, err)
+		return nil, fields.Errorf("%s: %w", req.In, err)
 	}
 	acc := frechet.NewAccumulator(d)
 	env.ReportProgress(0, n)

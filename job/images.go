@@ -58,7 +58,7 @@ type network struct {
 	// weights returns the path of the weights file: explicit, or found
 	// (only Inception's are downloaded: the DINOv2 and CLIP files are
 	// large and their licences the user's to accept).
-	weights func(ctx context.Context, cmd, explicit string) (string, error)
+	weights func(ctx context.Context, cmd, explicit string, progress func(done, total int64)) (string, error)
 	// official says whether weights of that SHA-256 are a published
 	// file, nil when the network has no published hash here.
 	official func(sha string) *bool
@@ -70,8 +70,8 @@ type network struct {
 // inceptionNetwork is the FID Inception-v3 with preprocessing mode.
 func inceptionNetwork(mode inception.Mode) network {
 	return network{embedder: EmbedderInception, mode: mode, outputs: true,
-		weights: func(ctx context.Context, _, explicit string) (string, error) {
-			return inception.ResolveWeights(ctx, explicit, inception.FetchOptions{})
+		weights: func(ctx context.Context, _, explicit string, progress func(done, total int64)) (string, error) {
+			return inception.ResolveWeights(ctx, explicit, inception.FetchOptions{Progress: progress})
 		},
 		official: func(sha string) *bool { off := inception.IsOfficialWeights(sha); return &off },
 		embed: func(x *extractor, out inception.Output) features.ImageEmbedder {
@@ -84,7 +84,7 @@ func inceptionNetwork(mode inception.Mode) network {
 // vitNetwork is the DINOv2 or CLIP network cfg with preset p.
 func vitNetwork(cfg vit.Config, p vit.Preset) network {
 	return network{embedder: cfg.Name, preset: p,
-		weights: func(_ context.Context, cmd, explicit string) (string, error) {
+		weights: func(_ context.Context, cmd, explicit string, _ func(done, total int64)) (string, error) {
 			if explicit == "" {
 				return "", Fieldf("weights", "%s: {weights} is required with {embedder} %s: %s", cmd, cfg.Name, vitWeightsHint(&cfg))
 			}
@@ -247,7 +247,7 @@ func (x *extractor) prepare(ctx context.Context) error {
 	if x.weights != "" {
 		return nil
 	}
-	w, err := x.net.weights(ctx, x.cmd, x.opt.Weights)
+	w, err := x.net.weights(ctx, x.cmd, x.opt.Weights, x.env.Download)
 	if err != nil {
 		return err
 	}

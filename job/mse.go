@@ -243,6 +243,9 @@ func (r *MSEFitResult) WriteModel(w io.Writer) error { return dataio.EncodeJSON(
 // estimate is far from the realised MSE is returned with a warning
 // through env.Warn.
 func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	cfg, hm, err := req.options()
 	if err != nil {
 		return nil, err
@@ -572,6 +575,9 @@ func rowsOf(x *mat.Dense) [][]float64 {
 // errors stored in the model, in chunks of the same size
 // (monitor.MatchedThresholds).
 func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEstimateResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	period, err := req.period()
 	if err != nil {
 		return nil, err

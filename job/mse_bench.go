@@ -127,6 +127,9 @@ const (
 // through env.Progress as they finish. The same request gives the same
 // numbers, on any number of cores.
 func MSEBench(ctx context.Context, env Env, req MSEBenchRequest) (*MSEBenchResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	methods, err := req.methods()
 	if err != nil {
 		return nil, err

@@ -211,6 +211,9 @@ type SelectAlgorithm struct {
 // through env.FS, simulates every algorithm over req.Trials trials and
 // reports finished trials through env.Progress.
 func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	fidRules, isRules, err := req.rules()
 	if err != nil {
 		return nil, err

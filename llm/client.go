@@ -73,14 +73,24 @@ type Client struct {
 	retries  atomic.Int64
 }
 
-// New validates cfg and returns a Client.
+// ConfigError is a Config that New refuses; Msg says why, without the
+// package's prefix, for a caller that names the setting its own way.
+type ConfigError struct{ Msg string }
+
+func (e *ConfigError) Error() string { return "llm: " + e.Msg }
+
+func configErrorf(format string, a ...any) error {
+	return &ConfigError{Msg: fmt.Sprintf(format, a...)}
+}
+
+// New validates cfg and returns a Client; a bad cfg is a *ConfigError.
 func New(cfg Config) (*Client, error) {
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, errorf("base URL %q: want http(s)://host[:port]/path", redactURL(cfg.BaseURL))
+		return nil, configErrorf("base URL %q: want http(s)://host[:port]/path", redactURL(cfg.BaseURL))
 	}
 	if u.User != nil {
-		return nil, errorf("base URL %q: put credentials in the API key, not the URL", redactURL(cfg.BaseURL))
+		return nil, configErrorf("base URL %q: put credentials in the API key, not the URL", redactURL(cfg.BaseURL))
 	}
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = 8
@@ -96,15 +106,15 @@ func New(cfg Config) (*Client, error) {
 	}
 	switch {
 	case cfg.Concurrency < 1:
-		return nil, errorf("concurrency %d: want at least 1", cfg.Concurrency)
+		return nil, configErrorf("concurrency %d: want at least 1", cfg.Concurrency)
 	case cfg.MaxRetries < 0:
-		return nil, errorf("max retries %d: want 0 or more", cfg.MaxRetries)
+		return nil, configErrorf("max retries %d: want 0 or more", cfg.MaxRetries)
 	case cfg.Timeout < 0 || cfg.RetryBase < 0:
-		return nil, errorf("negative timeout or back-off")
+		return nil, configErrorf("negative timeout or back-off")
 	case !(cfg.RPM >= 0) || cfg.RPM > 1e7:
-		return nil, errorf("rpm %v: want 0 (no limit) or a positive rate up to 1e7", cfg.RPM)
+		return nil, configErrorf("rpm %v: want 0 (no limit) or a positive rate up to 1e7", cfg.RPM)
 	case cfg.MaxResponseBytes < 0:
-		return nil, errorf("max response bytes %d: want a positive size", cfg.MaxResponseBytes)
+		return nil, configErrorf("max response bytes %d: want a positive size", cfg.MaxResponseBytes)
 	}
 	c := &Client{cfg: cfg, base: strings.TrimRight(cfg.BaseURL, "/"), http: cfg.HTTPClient, sem: make(chan struct{}, cfg.Concurrency)}
 	if cfg.RPM > 0 {

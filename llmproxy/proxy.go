@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"genlens/fault"
-	"genlens/kernel"
 	"genlens/llm"
 	"genlens/records"
 	"genlens/strictjson"
@@ -110,7 +109,7 @@ func Scores() []string {
 }
 
 func scoreWith(score uncertainty.Score) scoreFunc {
-	opt := uncertainty.Options{Sequence: kernel.CS{T: 2, Cumulative: true}, Scores: []uncertainty.Score{score},
+	opt := uncertainty.Options{Sequence: uncertainty.DefaultSequence, Scores: []uncertainty.Score{score},
 		Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime}
 	return func(ctx context.Context, samples []string) (float64, error) {
 		res, _, err := uncertainty.Evaluate(ctx, []uncertainty.Prompt{{ID: "request", Samples: samples}}, opt)
@@ -417,7 +416,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var cr chatRequest
 	if err := json.Unmarshal(body, &cr); err != nil {
-		WriteError(w, http.StatusBadRequest, "invalid_request_error", nil, "request body: "+strictjson.Error(err).Error())
+		WriteError(w, http.StatusBadRequest, "invalid_request_error", nil, strictjson.Error(err).Error())
 		return
 	}
 	rec.Model, rec.Stream, rec.MessagesHash = cr.Model, cr.Stream, messagesHash(cr.Messages)

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"unicode"
 
 	"golang.org/x/sync/semaphore"
+
+	"genlens/job"
 )
 
 // MinTokenLen is the fewest characters other than spaces a bearer token
@@ -23,8 +24,9 @@ import (
 // token is guessed).
 const MinTokenLen = 16
 
-// CheckToken returns an error saying why tok is not a usable bearer
-// token: fewer than MinTokenLen characters other than white space.
+// CheckToken returns a *job.FieldError ({token}) saying why tok is not a
+// usable bearer token: fewer than MinTokenLen characters other than white
+// space.
 func CheckToken(tok string) error {
 	n := 0
 	for _, r := range tok {
@@ -33,7 +35,7 @@ func CheckToken(tok string) error {
 		}
 	}
 	if n < MinTokenLen {
-		return fmt.Errorf("server: the bearer token has %d characters other than spaces; want at least %d (e.g. openssl rand -hex 16)", n, MinTokenLen)
+		return job.Fieldf("token", "the bearer token has %d characters other than spaces; want at least %d (e.g. openssl rand -hex 16)", n, MinTokenLen)
 	}
 	return nil
 }

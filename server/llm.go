@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"genlens/fault"
 	"genlens/llm"
@@ -19,6 +20,13 @@ import (
 // LLMOptions configure the OpenAI-compatible uncertainty proxy at
 // /v1/chat/completions; a nil Client leaves it off.
 type LLMOptions struct {
+	// Upstream, APIKey and Timeout are what Client was made from (the
+	// upstream's API root, its key, the proxy's timeout): the options a
+	// transport validates (EnsureDefaults, Validate) before it makes
+	// the client.
+	Upstream string
+	APIKey   string
+	Timeout  time.Duration
 	// Client is the upstream (see llmproxy.Options.Client): its base URL,
 	// key and timeout.
 	Client *llm.Client

@@ -23,35 +23,51 @@ import (
 // Body is the field named by errors about the document as a whole.
 const Body = "body"
 
-// Decode decodes the one JSON document of r into dst.
+// Decode decodes the one JSON document of r into dst. The document is
+// read whole first (encoding/json's decoder buffers a whole value
+// anyway), so that an error can be traced back to its field.
 func Decode(r io.Reader, dst any) error {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return Error(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	data, err := io.ReadAll(r)
+	if err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 			return err
 		}
+		return fault.Fieldf(Body, "request body: %v", err)
+	}
+	return Unmarshal(data, dst)
+}
+
+// Unmarshal decodes the one JSON document of data into dst.
+func Unmarshal(data []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return fieldError(err, data, dst)
+	}
+	if _, err := dec.Token(); err != io.EOF {
 		return fault.Fieldf(Body, "request body: want one JSON document, found more after it")
 	}
 	return nil
 }
 
-// Unmarshal is Decode of data.
-func Unmarshal(data []byte, dst any) error { return Decode(bytes.NewReader(data), dst) }
-
-// Error turns an error of encoding/json into a *fault.FieldError naming
-// the field at fault when the decoder says which; an
-// *http.MaxBytesError and nil pass unchanged.
+// Error turns an error of encoding/json (of a lenient decode, which has
+// no unknown fields to report) into a *fault.FieldError naming the field
+// at fault when the decoder says which; nil passes unchanged.
 func Error(err error) error {
-	var mbe *http.MaxBytesError
+	if err == nil {
+		return nil
+	}
+	return fieldError(err, nil, nil)
+}
+
+// fieldError turns an error of encoding/json decoding data into dst into
+// a *fault.FieldError naming the field at fault: the decoder's typed
+// errors say which; an unknown field, which the decoder reports only in
+// its text, is looked up in data.
+func fieldError(err error, data []byte, dst any) error {
 	var ute *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
-	case err == nil, errors.As(err, &mbe):
-		return err
 	case errors.As(err, &ute):
 		f := ute.Field
 		if f == "" {
@@ -65,15 +81,11 @@ func Error(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fault.Fieldf(Body, "request body: truncated JSON")
 	}
-	// encoding/json reports an unknown field (DisallowUnknownFields) with
-	// no error type of its own, as `json: unknown field "NAME"` since Go
-	// 1.10; should that change, the error stays a 400 naming the body.
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		name = strings.Trim(name, `"`)
+	if name, ok := unknownField(data, dst); ok {
 		return fault.Fieldf(name, "{%s}: unknown field", name)
 	}
-	return fault.Fieldf(Body, "request body: %s", strings.TrimPrefix(msg, "json: "))
+	// A field's own UnmarshalJSON, or an unknown key below the top level.
+	return fault.Fieldf(Body, "request body: %v", err)
 }
 
 // jsonType names a Go kind as JSON does.

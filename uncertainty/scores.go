@@ -2,6 +2,7 @@ package uncertainty
 
 import (
 	"fmt"
+	"genlens/kernel"
 	"math"
 	"strings"
 )
@@ -29,6 +30,13 @@ const (
 
 // AllScores lists every score in the order of the result columns.
 var AllScores = []Score{ScoreKernelEntropy, ScoreLexSim, ScoreKLE, ScoreEigV, ScoreDegree}
+
+// DefaultSequence is the sequence kernel `genlens entropy` and the LLM
+// proxy use unless told otherwise: common contiguous subsequences of
+// words of lengths 1 and 2, summed, as the code of Gruber & Buettner ("A
+// Bias-Variance-Covariance Decomposition of Kernel Scores for Generative
+// Models", ICML 2024) computes it (their text uses length 2 alone).
+var DefaultSequence = kernel.CS{T: 2, Cumulative: true}
 
 // DefaultScores are the scores of Options with no Scores.
 var DefaultScores = []Score{ScoreKernelEntropy, ScoreLexSim}

@@ -16,23 +16,11 @@ func newDecomposeCmd() *cobra.Command {
 	var kf kernelFlags
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "decompose --models M1.npy [M2.npy ...] [--targets Y.npy] [flags]",
-		Short: "Bias / variance / noise decomposition of the kernel score of an ensemble",
-		Long: `decompose estimates, from samples alone, the terms of Theorem 3.2 of Gruber &
-Buettner (ICML 2024): expected kernel score = noise + bias + variance, with the
-kernel entropy of each model and the MMD² to the targets.
-
-Models: one file per model, each (m, d) samples or (I, m, d) for I input
-instances (conditional: terms per instance, then averaged), or a single
-stacked file (n, m, d) of n models, or (n, I, m, d). Targets: (l, d) or (I, l, d).
-Every model and the targets need at least 2 samples (per instance); models
-with different sample counts are allowed (each model's terms use all its
-samples) and draw a warning. Variance and bias need at least 2 models; noise,
-bias, kernel score and MMD² need --targets. --key picks the array inside
-.npz inputs (the same name in every file).`,
-		Example: `  genlens decompose --models ensemble.npy --targets real.npy --kernel rbf --gamma median
-  genlens decompose --models m1.npy m2.npy m3.npy --json`,
-		Args: args(cobra.ArbitraryArgs),
+		Use:     "decompose --models M1.npy [M2.npy ...] [--targets Y.npy] [flags]",
+		Short:   "Bias / variance / noise decomposition of the kernel score of an ensemble",
+		Long:    helpText("decompose"),
+		Example: helpExamples("decompose"),
+		Args:    args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, extra []string) error {
 			f.Models = append(f.Models, extra...)
 			f.Kernel, f.Gamma = kf.request(cmd)

@@ -16,11 +16,8 @@ func newDemoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo [--out DIR]",
 		Short: "End-to-end tour on data generated in code (no files needed)",
-		Long: `demo runs every genlens method on synthetic data with known structure,
-generated in code (no files needed), prints a summary and writes a report
-(index.html and report.md with PNG charts) to DIR. The same --seed gives the
-same report.`,
-		Args: args(cobra.NoArgs),
+		Long:  helpText("demo"),
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDemo(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), out, seed)
 		},

@@ -17,42 +17,14 @@ func newDisentangleCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "disentangle --train TRAIN --test TEST --generated G1 [G2 ...] [flags]",
-		Short: "Which image region does a generator get wrong? (pixel-cluster CMS, Gruber et al.)",
-		Long: `disentangle runs Algorithm 1 of Gruber et al., "Disentangling mean embeddings
-for better diagnostics of image generators". It finds clusters of pixels that
-are nearly independent on the training images (pixel-by-pixel CKA with an RBF
-kernel, in batches, then hierarchical clustering), and for every generated set
-reports the cosine mean similarity (CMS) of whole images against the test
-images, the CMS of each cluster of pixels alone, and their product, which
-matches the image-wise CMS when the clusters are independent (Theorem 1). The
-cluster whose CMS falls is the region the generator gets wrong.
-
-Images: .npy/.npz arrays (N, H, W), (N, H, W, C), (N, C, H, W) or flattened
-(N, D) with --shape HxW[xC]; .csv with one flattened image per row; or a
-folder of PNG files. Pixel values are mapped to [-1, 1] from their range
-(detected: [0, 255], [0, 1], [-1, 1] or 16-bit; or --pixel-range LO,HI).
-
-Kernel: exp(-gamma ||x - y||²) on images, clusters and pixels alike, gamma =
-1 / median squared distance between the training images used for CKA
-(--gamma median) or a number. CKA uses the first --cka-images training images
-in file order (--shuffle: a random subset drawn with --seed), in consecutive
-batches of --cka-batch; CMS and MMD² are averaged over all pairs of test and
-generated batches of --cms-batch images. Cluster ids are ordered by size, 0
-the largest.
-
---out DIR writes cka_matrix.npy (P x P, pixels row-major), labels.npy (H x W),
-cluster_map.png, cka_heatmap.png (pixels ordered by cluster), cms.png (CMS
-across the generated sets; bars of 1 - CMS for a single set), cms.csv and
-disentangle.json.`,
-		Example: `  genlens disentangle --train train.npy --test test.npy --generated epoch*.npy --out diag/
-  genlens disentangle --train real/ --test held_out/ --generated samples/ --clusters 6 --json
-  genlens disentangle --train chest.npz --train-key train_images --test chest.npz --test-key test_images \
-      --generated gen.npy --names ddpm`,
-		Args: args(cobra.ArbitraryArgs),
+		Use:     "disentangle --train TRAIN --test TEST --generated G1 [G2 ...] [flags]",
+		Short:   "Which image region does a generator get wrong? (pixel-cluster CMS, Gruber et al.)",
+		Long:    helpText("disentangle"),
+		Example: helpExamples("disentangle"),
+		Args:    args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, extra []string) error {
 			f.Generated = append(f.Generated, extra...)
-			return runDisentangle(cmd, f, out, asJSON)
+			return runEmit(cmd, job.Disentangle, f, out, asJSON, disentangleOutputs, []string{"pixel CKA"}, printDisentangle)
 		},
 	}
 	fl := cmd.Flags()
@@ -84,17 +56,6 @@ disentangle.json.`,
 
 // disentangleOutputs are the files 'disentangle --out' writes.
 var disentangleOutputs = []string{"cka_matrix.npy", "labels.npy", "cluster_map.png", "cka_heatmap.png", "cms.png", "cms.csv", "disentangle.json"}
-
-func runDisentangle(cmd *cobra.Command, f job.DisentangleRequest, out string, asJSON bool) error {
-	if err := guardOut(out, disentangleOutputs, append([]string{f.Train, f.Test}, f.Generated...)...); err != nil {
-		return err
-	}
-	res, err := runJob(cmd, job.Disentangle, f, "pixel CKA")
-	if err != nil {
-		return err
-	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printDisentangle(w, res) })
-}
 
 func printDisentangle(w io.Writer, out *job.DisentangleResult) {
 	res := out.Analysis

@@ -30,55 +30,11 @@ func newEntropyCmd() *cobra.Command {
 	var kleT float64
 	var cumulative, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "entropy ANSWERS.(jsonl|parquet) | --in ANSWERS [flags]",
-		Short: "Kernel entropy and other uncertainty scores of sampled LLM answers per prompt, with AUROC",
-		Long: `entropy scores each prompt's uncertainty as the predictive kernel entropy of
-its sampled answers (Gruber & Buettner, ICML 2024, Algorithm 1), beside the
-lexical-similarity baseline, and reports how well each detects incorrect
-answers (AUROC).
-
---scores picks the scores (default kernel-entropy,lexsim; all = every one):
-  kernel-entropy  predictive kernel entropy (--kernel)
-  lexsim          mean pairwise RougeL-F of the samples (a confidence)
-  kle             kernel language entropy (Nikitin, Kossen, Gal & Marttinen,
-                  NeurIPS 2024): von Neumann entropy of expm(-t L)/trace,
-                  L = D - W, t = --kle-t
-  eigv            sum of max(0, 1 - eigenvalue) of the normalised Laplacian
-                  I - D^-1/2 W D^-1/2 (Lin, Trivedi & Sun, TMLR 2024)
-  degree          1 - sum of degrees / m^2 (Lin, Trivedi & Sun, TMLR 2024)
-kle, eigv and degree come from the m x m similarity matrix W of the samples
-(1 on the diagonal; --similarity rougel: RougeL-F of the words, as for
-correctness; embedding: max(0, cosine) of the embeddings, in the rows or
---embeddings as for the vector kernels). All scores but
-lexsim grow with uncertainty; lexsim enters the AUROC negated, so that for
-every score 1 is perfect and 0.5 chance.
-
-Input rows (JSONL or Parquet): id, samples (strings), optional embeddings (one
-vector per sample), answer, reference (string or list), correct (bool).
-The cs kernel works on word tokens and needs no embeddings (--t and
---cumulative apply to it only). By default it counts the common contiguous
-subsequences of lengths 1 and 2 (--t 2 --cumulative), as the authors' code
-(github MLO-lab/BVCD_generative_models, get_ncsk_entropy.py) does; the paper's
-text uses length 2 alone (--cumulative=false). The sum detected incorrect
-answers better on both TriviaQA sets measured (see the README); the vector kernels need embeddings in the rows
-or --embeddings E.npy (rows x samples x d; --embeddings-key picks the array
-of an .npz), and --gamma applies to them only. A row with no samples is
-skipped with a reason whatever the kernel.
-
-Correctness is 'correct' when given, else RougeL-F(answer, any reference) >
---rouge-threshold (default 0.3; 0 counts an answer sharing any word with a
-reference as correct).
-With --holdout-first the answer under test is samples[0] and uncertainty is
-computed from samples[1:] only.
-
-The answers file may be the argument ('genlens entropy answers.jsonl' is
-'genlens entropy --in answers.jsonl'; both with different values are refused).`,
-		Example: `  genlens entropy answers.jsonl --holdout-first
-  genlens entropy --in answers.jsonl --holdout-first --scores all
-  genlens entropy --in answers.jsonl --scores kle,eigv --similarity embedding --embeddings e5.npy
-  genlens entropy --in answers.jsonl --kernel rbf --gamma dim --embeddings e5.npy --json
-  genlens entropy --prompts prompts.jsonl --base-url http://127.0.0.1:8000/v1 --model NAME --greedy --out-answers answers.jsonl --scores all`,
-		Args: args(cobra.MaximumNArgs(1)),
+		Use:     "entropy ANSWERS.(jsonl|parquet) | --in ANSWERS [flags]",
+		Short:   "Kernel entropy and other uncertainty scores of sampled LLM answers per prompt, with AUROC",
+		Long:    helpText("entropy"),
+		Example: helpExamples("entropy"),
+		Args:    args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := positional(cmd, a, "in"); err != nil {
 				return err
@@ -105,10 +61,10 @@ The answers file may be the argument ('genlens entropy answers.jsonl' is
 	fl.StringVar(&f.Embeddings, "embeddings", "", "optional .npy/.npz with a (rows, samples, d) array of sample embeddings")
 	fl.StringVar(&f.EmbeddingsKey, "embeddings-key", "", "array name inside an --embeddings .npz")
 	fl.StringVar(&f.Kernel, "kernel", f.Kernel, "cs (word sequences) or a vector kernel: "+strings.Join(kernel.Names, ", "))
-	fl.IntVar(&t, "t", 2, "subsequence length of the cs kernel")
-	fl.BoolVar(&cumulative, "cumulative", true, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
+	fl.IntVar(&t, "t", uncertainty.DefaultSequence.T, "subsequence length of the cs kernel")
+	fl.BoolVar(&cumulative, "cumulative", uncertainty.DefaultSequence.Cumulative, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
 	fl.StringVar(&gamma, "gamma", "dim", "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number; dim by default here, a scale fixed by the dimension alone, so entropies of different files stay comparable (the commands comparing two sets default to median)")
-	fl.StringVar(&scores, "scores", "kernel-entropy,lexsim", "comma-separated scores: kernel-entropy, lexsim, kle, eigv, degree, or all")
+	fl.StringVar(&scores, "scores", joinScores(uncertainty.DefaultScores), "comma-separated scores: kernel-entropy, lexsim, kle, eigv, degree, or all")
 	fl.StringVar(&similarity, "similarity", string(uncertainty.SimilarityRougeL), "similarity of two samples for kle, eigv, degree: rougel (RougeL-F of the words) or embedding (max(0, cosine) of the embeddings)")
 	fl.Float64Var(&kleT, "kle-t", uncertainty.DefaultKLETime, "heat-kernel time t of kle")
 	markGivenOnly(cmd, "t", "cumulative", "gamma", "scores", "similarity", "kle-t")
@@ -158,7 +114,10 @@ func runEntropyOneStep(cmd *cobra.Command, f llmjob.EntropyRequest, s llmjob.Sam
 	}
 	f.In = s.Out
 	// Check the scoring flags before spending requests on the samples.
-	if err := checkRun(&f, out, entropyOutputs, s.Prompts); err != nil {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	if err := checkOut(cmd, &f, out, entropyOutputs, s.Prompts); err != nil {
 		return err
 	}
 	if _, err := runSample(cmd, s, false, cmd.ErrOrStderr()); err != nil {
@@ -168,7 +127,7 @@ func runEntropyOneStep(cmd *cobra.Command, f llmjob.EntropyRequest, s llmjob.Sam
 }
 
 func runEntropy(cmd *cobra.Command, f llmjob.EntropyRequest, out string, asJSON bool) error {
-	if err := checkRun(&f, out, entropyOutputs, f.In, f.Embeddings); err != nil {
+	if err := checkOut(cmd, &f, out, entropyOutputs); err != nil {
 		return err
 	}
 	res, err := runJob(cmd, llmjob.Entropy, f, "entropy")
@@ -241,6 +200,14 @@ var entropyScoreLabels = map[uncertainty.Score]string{
 	uncertainty.ScoreKLE:           "kle",
 	uncertainty.ScoreEigV:          "eigv",
 	uncertainty.ScoreDegree:        "degree",
+}
+
+func joinScores(s []uncertainty.Score) string {
+	names := make([]string, len(s))
+	for i, sc := range s {
+		names[i] = string(sc)
+	}
+	return strings.Join(names, ",")
 }
 
 // numValue returns *n as a float64, NaN (printed "-") for nil.

@@ -25,50 +25,11 @@ func newFeaturesCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "features DIR --out FEATS.npy [--dims 2048] [--mode pytorch-fid|tf|clean] [flags]",
-		Short: "Inception-v3 features of a folder of images, as pytorch-fid computes them",
-		Long: `features runs the FID Inception-v3 network (pytorch-fid's port of the 2015
-TensorFlow graph; Szegedy et al., CVPR 2016) on every image of DIR and writes
-one row of features per image to --out as a float32 .npy array, rows in sorted
-file order. Images: png, jpg/jpeg, bmp, tif/tiff, webp in any case, of any
-size (each is resized to 299x299); --recursive descends into subfolders.
-
---dims: 2048 (pool3, the FID feature), 64, 192 or 768 (earlier maps, averaged
-over space as pytorch-fid does), logits (fc, 1008 classes) or logits_unbiased
-(fc without bias, torch-fidelity's input to the Inception Score).
-
---mode pytorch-fid: PIL RGB conversion, torch bilinear resize, 2x-1 (the
-numbers pytorch-fid prints). --mode tf: torch-fidelity's port of the
-TensorFlow 1.x resize on uint8 values, (x-128)/128 (the original TensorFlow
-FID code). --mode clean: clean-fid's default, each channel resized as a float
-image by Pillow's bicubic filter (antialiased when downscaling; bit for bit as
-Pillow computes it), clipped to [0, 255], (x-128)/128 (the numbers clean-fid
-prints). Statistics are comparable only within one mode.
-
-Features are kept in a cache keyed by each image file's content and the
-settings (mode, dims, weights): a later run over the same images, by
-features, stats, compare, is or select, reads them instead of running the
-network. The cache lives in $GENLENS_CACHE, else the user cache directory
-(~/.cache/genlens on Linux), 8 KiB per image for pool3; --no-cache neither
-reads nor writes it.
-
-Weights: --weights PATH, else $GENLENS_WEIGHTS, else the user cache
-(pt_inception-2015-12-05-6726825d.pth), else a one-time download from
-pytorch-fid's GitHub release, checked against its published SHA-256. Offline,
-download that file by hand and pass it with --weights.
-
---shards K computes the features of one shard of DIR only, split as
-'genlens stats --shards' splits it (a hash of each image's relative path), so
-K processes of a cluster job array write K files that hold every image once;
-every command reading feature files reads them together from a quoted
-pattern (--fake 'parts/*.npy'). The 0-based shard index is --shard, else
-$JOB_COMPLETION_INDEX, else $SLURM_ARRAY_TASK_ID - $SLURM_ARRAY_TASK_MIN;
-"{shard}" in --out is replaced by it.`,
-		Example: `  genlens features samples/ --out samples_pool3.npy
-  genlens features real/ --out real_logits.npy --dims logits --mode tf --json
-  genlens features data/ --recursive --weights ~/models/pt_inception-2015-12-05-6726825d.pth --out f.npy
-  genlens features gen/ --shards 8 --out parts/gen-{shard}.npy   # in each of 8 array tasks`,
-		Args: args(cobra.ExactArgs(1)),
+		Use:     "features DIR --out FEATS.npy [--dims 2048] [--mode pytorch-fid|tf|clean] [flags]",
+		Short:   "Inception-v3 features of a folder of images, as pytorch-fid computes them",
+		Long:    helpText("features"),
+		Example: helpExamples("features"),
+		Args:    args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			f.Input = a[0]
 			return runFeatures(cmd, f, out, asJSON)
@@ -99,22 +60,12 @@ func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON b
 	if f.Shard, out, err = resolveShard(cmd, "features", f.Shards, f.Shard, out); err != nil {
 		return err
 	}
-	if err := f.Validate(); err != nil {
-		return err
-	}
 	// Refuse before hours of work, not after: the features of another run
 	// (or an input) must not be replaced by accident.
 	if _, err := os.Lstat(out); err == nil {
 		return badUsage("features: --out %s exists; remove it or choose another name", out)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("features: --out %s: %w", out, err)
-	}
-	if e := strings.ToLower(strings.TrimSpace(f.Embedder)); e == "" || e == job.EmbedderInception {
-		weights, err := inception.ResolveWeights(cmd.Context(), f.Weights, inception.FetchOptions{Progress: downloadBar(cmd.ErrOrStderr())})
-		if err != nil {
-			return err
-		}
-		f.Weights = weights
 	}
 	res, err := runJob(cmd, job.Features, f, "features")
 	if err != nil {

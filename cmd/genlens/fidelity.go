@@ -18,37 +18,13 @@ import (
 func newStatsCmd() *cobra.Command {
 	f := job.NewStatsRequest()
 	var out string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "stats [FEATS.npy|DIR] --out STATS.npz",
-		Short: "Gaussian statistics (mu, sigma) of a feature set or a folder of images, as pytorch-fid writes them",
-		Long: `stats computes the mean and the (n-1)-normalised covariance of feature rows
-(Inception, CLIP, DINOv2, ... embeddings; n x d) and writes them as an .npz
-with arrays mu (d) and sigma (d x d), the format of pytorch-fid's
---save-stats, for later 'genlens compare --real STATS.npz'. The input is the
-argument or --in ('genlens stats real/ --out real.npz' is 'genlens stats --in
-real/ --out real.npz'; both with different values are refused).
-
---in may be a folder of images: their Inception-v3 features (pool3, or
---dims 64|192|768) are computed as 'genlens features' does and streamed into
-the statistics batch by batch, as 'python -m pytorch_fid --save-stats DIR
-STATS.npz' does (--mode tf: torch-fidelity's preprocessing). Features of
-images seen before come from the feature cache (--no-cache: off).
-
-On a cluster, --shards K splits the work into K processes: each writes the
-partial statistics of its shard (n, float64 mean, centred scatter matrix,
-the listing of the whole input and the provenance of the features) to --out,
-and 'genlens stats merge' combines the parts into the statistics a single
-pass gives. A folder is split by a hash of each image's path relative to
-it, a feature file by contiguous row ranges, so every image lands in one
-shard on every machine. The 0-based shard index is --shard, else
-$JOB_COMPLETION_INDEX (Kubernetes Indexed Job), else $SLURM_ARRAY_TASK_ID
-minus $SLURM_ARRAY_TASK_MIN (Slurm job array); "{shard}" in --out is
-replaced by it.`,
-		Example: `  genlens stats real_feats.npy --out real_stats.npz
-  genlens stats --in real_imgs/ --out real_stats.npz
-  genlens stats --in /data/real/ --shards 16 --out /parts/part-{shard}.npz   # in each of 16 array tasks
-  genlens stats merge /parts/part-*.npz --out real_stats.npz`,
-		Args: args(cobra.MaximumNArgs(1)),
+		Use:     "stats [FEATS.npy|DIR] --out STATS.npz",
+		Short:   "Gaussian statistics (mu, sigma) of a feature set or a folder of images, as pytorch-fid writes them",
+		Long:    helpText("stats"),
+		Example: helpExamples("stats"),
+		Args:    args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := positional(cmd, a, "in"); err != nil {
 				return err
@@ -66,12 +42,6 @@ replaced by it.`,
 			if sameFileAs(out, f.In) != "" {
 				return badUsage("stats: --out %s is the input; refusing to overwrite it", out)
 			}
-			if err := f.Validate(); err != nil {
-				return err
-			}
-			if err := resolveWeights(cmd, f.Embedder, &f.Weights, f.In); err != nil {
-				return err
-			}
 			// What the statistics are of: the bar's label, the summary's word.
 			what := "rows"
 			if anyFolder(f.In) {
@@ -84,15 +54,18 @@ replaced by it.`,
 			if err := atomicfile.Write(out, res.Artifact(filepath.Base(out)).Write); err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
 			}
-			if res.Part != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: part %d of %d shards (0-based): n, mean (%d), scatter (%d x %d) of %d %s\n", out, res.Part.Shard, res.Part.Shards, res.Dim, res.Dim, res.Dim, res.N, what)
-			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: mu (%d), sigma (%d x %d) from %d %s\n", out, res.Dim, res.Dim, res.Dim, res.N, what)
-			}
-			imagesLine(cmd.OutOrStdout(), res.Images)
-			return nil
+			res.Path = out
+			return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
+				if res.Part != nil {
+					fmt.Fprintf(w, "wrote %s: part %d of %d shards (0-based): n, mean (%d), scatter (%d x %d) of %d %s\n", out, res.Part.Shard, res.Part.Shards, res.Dim, res.Dim, res.Dim, res.N, what)
+				} else {
+					fmt.Fprintf(w, "wrote %s: mu (%d), sigma (%d x %d) from %d %s\n", out, res.Dim, res.Dim, res.Dim, res.N, what)
+				}
+				imagesLine(w, res.Images)
+			})
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary of the file written")
 	cmd.Flags().StringVar(&f.In, "in", "", "feature rows (.npy/.npz/.csv, n x d) or a folder of images (or the argument)")
 	cmd.Flags().StringVar(&f.Key, "key", "", "array name inside an .npz input")
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
@@ -109,25 +82,10 @@ func newStatsMergeCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "merge PARTS... --out STATS.npz [--allow-missing]",
-		Short: "Merge the part files of 'genlens stats --shards K' into one statistics file",
-		Long: `merge combines the partial statistics written by the K processes of
-'genlens stats --shards K' into the mean and (n-1)-normalised covariance of
-the whole input, and writes them as pytorch-fid's statistics file (mu, sigma,
-n) with the provenance of the features (embedder, mode, dims, weights_sha256)
-as text entries, for 'genlens compare', 'genlens select' and the service.
-
-Parts are combined by the pairwise formula of Chan, Golub & LeVeque
-("Algorithms for computing the sample variance", The American Statistician,
-1983) on float64 centred scatter matrices, never raw sums of squares, in a
-fixed tree over the shard indices: the order of PARTS changes no bit.
-PARTS may be patterns (quoted, 'parts/*.npz'), expanded here.
-
-Refused with exit 2, writing nothing, naming the file: a path given twice,
-two parts of one shard, parts of another shard count, input or provenance,
-and, unless --allow-missing (which says which are left out), a missing shard.`,
-		Example: `  genlens stats merge parts/part-*.npz --out real_stats.npz
-  genlens stats merge 'parts/*.npz' --out real_stats.npz --allow-missing --json`,
+		Use:     "merge PARTS... --out STATS.npz [--allow-missing]",
+		Short:   "Merge the part files of 'genlens stats --shards K' into one statistics file",
+		Long:    helpText("stats-merge"),
+		Example: helpExamples("stats-merge"),
 		Args: func(cmd *cobra.Command, a []string) error {
 			if len(a) == 0 {
 				return badUsage("stats merge: name the part files to merge (genlens stats merge parts/part-*.npz --out stats.npz)")
@@ -156,9 +114,6 @@ and, unless --allow-missing (which says which are left out), a missing shard.`,
 			}
 			if in := sameFileAs(out, f.Parts...); in != "" {
 				return badUsage("stats merge: --out %s is the part %s; refusing to overwrite it", out, in)
-			}
-			if err := f.Validate(); err != nil {
-				return err
 			}
 			res, err := runJob(cmd, job.StatsMerge, f, "parts")
 			if err != nil {
@@ -194,54 +149,11 @@ func newCompareCmd() *cobra.Command {
 	var kernelName, gamma string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "compare REAL FAKE | --real DIR|R.(npy|npz) --fake DIR|F.(npy|npz) [flags]",
-		Short: "FID (and on request KID, MMD², CMS, PRDC, Vendi, CMMD) between real and generated images or feature sets",
-		Long: `compare computes two-sample metrics between real data and a generator's samples.
---real and --fake may each be
-
-  a folder of images  Inception-v3 features computed here, as pytorch-fid does
-                      (see 'genlens features'; --mode tf: as torch-fidelity,
-                      --mode clean: as clean-fid)
-  feature rows        .npy/.npz/.csv, n x d, from any embedder: Inception gives
-                      FID, DINOv2 FD-DINOv2, VGGish FAD, I3D FVD
-  statistics          .npz with mu and sigma ('genlens stats', pytorch-fid's
-                      --save-stats), as 'python -m pytorch_fid A B' accepts;
-                      then only fid can be computed
-
-REAL and FAKE may be the two arguments, as 'python -m pytorch_fid A B' takes
-them: 'genlens compare real/ fake/' is 'genlens compare --real real/ --fake
-fake/'. An argument and its flag with different values are refused.
-
-Metrics (--metrics, comma-separated; default fid, which takes seconds at any n;
-"all" is fid, kid, mmd and cms as far as the inputs allow):
-
-  fid   Frechet distance with (n-1) covariances, as pytorch-fid / clean-fid
-  kid   unbiased MMD² with (x.y/d + 1)^3 over --kid-subsets subsets of
-        --kid-subset-size rows of each side, mean and std (torch-fidelity's
-        convention; like it, a subset size above either side's n is refused)
-  mmd   unbiased MMD² with --kernel/--gamma (n² kernel evaluations)
-  cms   cosine similarity of the mean embeddings with --kernel/--gamma
-  prdc  precision, recall (Kynkaanniemi et al. 2019), density, coverage
-        (Naeem et al. 2020) with --nearest-k neighbours, as compute_prdc of
-        clovaai/generative-evaluation-prdc; 3 n² d multiply-adds in blocks,
-        never an n x n matrix; --prdc-max-rows subsamples (with --seed)
-  vendi Vendi score (Friedman & Dieng 2023) of the fake rows (vendi) and of
-        the real rows (vendi_real): linear kernel on normalised rows, q = 1
-  cmmd  CMMD (Jayasumana et al. 2024): biased MMD² with exp(-|x-y|²/200),
-        x 1000, as the authors' code; meant for CLIP embeddings
-
-For FID alone, folders are streamed into their mean and covariance and never
-held in memory; the other metrics keep one row of features per image. Features
-of images seen before with the same settings come from the feature cache, so
-a second comparison against the same real folder skips the network
-(--no-cache: off). An .npz of several arrays without mu and sigma needs
---real-key (--fake-key) to name the array of rows.`,
-		Example: `  genlens compare real_imgs/ gen_imgs/
-  genlens compare --real real_imgs/ --fake gen_imgs/ --mode tf --metrics fid,kid --json
-  genlens compare --real cifar10_stats.npz --fake gen_feats.npy
-  genlens compare --real real_feats.npy --fake gen_feats.npy --metrics all
-  genlens compare --real real_feats.npy --fake gen_feats.npy --metrics fid,prdc,vendi --nearest-k 3`,
-		Args: args(cobra.MaximumNArgs(2)),
+		Use:     "compare REAL FAKE | --real DIR|R.(npy|npz) --fake DIR|F.(npy|npz) [flags]",
+		Short:   "FID (and on request KID, MMD², CMS, PRDC, Vendi, CMMD) between real and generated images or feature sets",
+		Long:    helpText("compare"),
+		Example: helpExamples("compare"),
+		Args:    args(cobra.MaximumNArgs(2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := positional(cmd, a, "real", "fake"); err != nil {
 				return err
@@ -250,19 +162,9 @@ a second comparison against the same real folder skips the network
 			// or cms.
 			ifGiven(cmd, "kernel", &f.Kernel, kernelName)
 			ifGiven(cmd, "gamma", &f.Gamma, gamma)
-			if err := f.Validate(); err != nil {
-				return err
-			}
-			if err := resolveWeights(cmd, f.Embedder, &f.Weights, f.Real, f.Fake); err != nil {
-				return err
-			}
 			// A stage beyond those named is drawn without a label.
 			stages := append(f.Stages(anyFolder(f.Real, f.Fake)), "")
-			res, err := runJob(cmd, job.Compare, f, stages...)
-			if err != nil {
-				return err
-			}
-			return emit(cmd, "", nil, asJSON, res, func(w io.Writer) { printCompare(w, f, res) })
+			return runEmit(cmd, job.Compare, f, "", asJSON, nil, stages, func(w io.Writer, res *job.CompareResult) { printCompare(w, f, res) })
 		},
 	}
 	fl := cmd.Flags()
@@ -334,29 +236,11 @@ func newISCmd() *cobra.Command {
 	f := job.NewISRequest()
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "is P.npy|DIR | --probs P.npy | --images DIR [--splits 10] [--json]",
-		Short: "Inception Score from class-probability rows or a folder of images",
-		Long: `is computes the Inception Score exp(E KL(p(y|x) || p(y))) (Salimans et al.,
-"Improved Techniques for Training GANs", NeurIPS 2016) from class-probability
-rows (n x classes, e.g. Inception's softmax outputs): --splits consecutive
-splits, mean and (population) std over splits. Every row must be a
-distribution (non-negative, summing to 1 within --tolerance, default 1e-6).
-Softmax outputs saved as float32 are often 1e-7 to 1e-5 off: a looser
---tolerance accepts such rows and rescales each to sum to exactly 1 first.
-
---images DIR computes the probabilities from a folder of images: the softmax
-of the FID Inception-v3's logits without the fc bias, as torch-fidelity does
-(--mode tf for its preprocessing; see 'genlens features').
-
-The input may be the argument: a folder is --images, a file --probs
-('genlens is samples/' is 'genlens is --images samples/').
-
-Splits are consecutive rows, as in the original code; torch-fidelity first
-permutes the rows with NumPy's RandomState(2020): --shuffle does the same
-(the same permutation), for torch-fidelity's numbers with --splits above 1.`,
-		Example: `  genlens is probs.npy
-  genlens is --images samples/ --mode tf --shuffle     # torch-fidelity's IS`,
-		Args: args(cobra.MaximumNArgs(1)),
+		Use:     "is P.npy|DIR | --probs P.npy | --images DIR [--splits 10] [--json]",
+		Short:   "Inception Score from class-probability rows or a folder of images",
+		Long:    helpText("is"),
+		Example: helpExamples("is"),
+		Args:    args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			which := "probs"
 			if len(a) == 1 && anyFolder(a[0]) {
@@ -365,17 +249,7 @@ permutes the rows with NumPy's RandomState(2020): --shuffle does the same
 			if err := positional(cmd, a, which); err != nil {
 				return err
 			}
-			if err := f.Validate(); err != nil {
-				return err
-			}
-			if err := resolveWeights(cmd, f.Embedder, &f.Weights, f.Images); err != nil {
-				return err
-			}
-			res, err := runJob(cmd, job.IS, f, "images")
-			if err != nil {
-				return err
-			}
-			return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
+			return runEmit(cmd, job.IS, f, "", asJSON, nil, []string{"images"}, func(w io.Writer, res *job.ISResult) {
 				fmt.Fprintf(w, "IS %s ± %s (%d splits)\n", fmtNum(float64(res.IS.Mean)), fmtNum(float64(res.IS.Std)), f.Splits)
 				imagesLine(w, res.Images)
 			})

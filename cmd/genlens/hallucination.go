@@ -24,19 +24,8 @@ func newHallucinationCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hallucination",
 		Short: "Posterior hallucination rate of in-context learning (Jesson et al., NeurIPS 2024)",
-		Long: `hallucination estimates how often a model answering a query from in-context
-examples will hallucinate: the posterior hallucination rate (PHR) of Jesson
-et al. (2024), with the total, aleatoric and epistemic uncertainty, using only
-the model's own sampling and log-probabilities.
-
-  run          PHR per query for your context, through an OpenAI-compatible
-               completions server that echoes prompt log-probabilities
-               (vLLM; see --help of run) or an
-               exact Bayesian model
-  simulate     PHR against the exact answer on exact Bayesian models
-  serve-model  an exact Bayesian classifier behind the completions API, to
-               try the openai backend without a language model`,
-		Args: cobra.ArbitraryArgs,
+		Long:  helpText("hallucination"),
+		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if len(a) > 0 {
 				return badUsage("hallucination: unknown command %q (see 'genlens hallucination --help')", a[0])
@@ -71,31 +60,14 @@ func newPHRSimulateCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "simulate [--backend linear|categorical] [flags]",
-		Short: "PHR estimate against the exact PHR and the true hallucination rate on exact Bayesian models",
-		Long: `simulate draws tasks from an exact Bayesian model (a mechanism f from the prior,
-a context of n examples from f, a query x) and compares, for each context size
-n, the PHR estimated by Algorithm 1 from the model's samples and
-log-probabilities alone with the exact PHR (Definition 4, from the exact
-posterior) and with the true hallucination rate of the model's answers given
-f (THR, Definition 3), as in the paper's Figure 3.
-
-Models: linear (Bayesian linear regression, --features poly:3 is the paper's
-Appendix G.1.2 task; relu:WIDTH:SEED a random ReLU network with a learnable
-last layer) and categorical (Dirichlet-categorical in-context classifier).
-
-Rows: phr_mean, thr_mean, exact_phr_mean (means over tasks), mae_phr_vs_exact,
-mae_phr_vs_thr (mean absolute differences) and r2_phr_vs_thr (R² of the PHR
-as a linear predictor of the THR: squared Pearson correlation).
-
-Algorithm 1 estimates the PHR truncated at N = n + extra examples, which sits
-a little below the exact PHR when the imagined examples leave the task
-uncertain (rich features, many input groups): this shows in
-mae_phr_vs_exact.`,
-		Example: `  genlens hallucination simulate --json
-  genlens hallucination simulate --backend categorical --ns 2,8,32 --tasks 100 --out sim/`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return runPHRSimulate(cmd, f, out, asJSON) },
+		Use:     "simulate [--backend linear|categorical] [flags]",
+		Short:   "PHR estimate against the exact PHR and the true hallucination rate on exact Bayesian models",
+		Long:    helpText("hallucination-simulate"),
+		Example: helpExamples("hallucination-simulate"),
+		Args:    args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runEmit(cmd, llmjob.HallucinationSimulate, f, out, asJSON, nil, []string{"simulate"}, printPHRSim)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Model, "backend", f.Model, "exact model: linear or categorical (as run's --backend)")
@@ -119,17 +91,6 @@ mae_phr_vs_exact.`,
 	renamedFlag(cmd, "labels", "label-count")
 	fl.Float64Var(&f.Alpha, "alpha", f.Alpha, "categorical model: symmetric Dirichlet prior concentration")
 	return cmd
-}
-
-func runPHRSimulate(cmd *cobra.Command, f llmjob.HallucinationSimulateRequest, out string, asJSON bool) error {
-	if err := checkRun(&f, out, nil); err != nil {
-		return err
-	}
-	res, err := runJob(cmd, llmjob.HallucinationSimulate, f, "simulate")
-	if err != nil {
-		return err
-	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRSim(w, res) })
 }
 
 func printPHRSim(w io.Writer, res *llmjob.HallucinationSimulateResult) {
@@ -161,42 +122,12 @@ func newPHRRunCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "run --backend openai|linear|categorical --context CTX.jsonl --queries Q.jsonl [flags]",
-		Short: "PHR, total, aleatoric and epistemic uncertainty per query for your in-context task",
-		Long: `run estimates, for every query, the posterior hallucination rate of the model
-answering it given the context (Algorithm 1 of the paper), and the total,
-aleatoric and epistemic uncertainty of Appendix D, from the model's own
-samples and log-probabilities.
-
-Context rows: {"x": ..., "y": ...}, the in-context examples in order.
-Query rows: {"id": ..., "x": ...}, optionally with the true "y"; then
-error_rate is the fraction of the model's sampled answers that differ from it
-(Eq. 9).
-
-Backends:
-  openai       an OpenAI-compatible /completions endpoint that returns
-               log-probabilities of the prompt with echo (vLLM does;
-               llama.cpp server and Ollama do not, at the time of writing,
-               and are refused with a clear error); prompt
-               "Input: <x>\nLabel: <y>\n\n" per example, "Input: <x>\nLabel:"
-               for the query. The API key is read from the variable named by
-               --api-key-env. x and y are text.
-  linear       exact Bayesian linear regression (--features, --noise,
-               --prior-scale); x and y are numbers; adds exact_phr per item.
-  categorical  the exact Dirichlet-categorical classifier that serve-model
-               serves (--inputs, --labels, --alpha); adds exact_phr. With the
-               same flags and seed it gives the same numbers as the openai
-               backend pointed at serve-model.
-
---m, --k and --extra default to the paper's settings: 10, 50, 5 for openai;
-40, 2000, 100 for the exact models.`,
-		Example: `  genlens hallucination serve-model --addr 127.0.0.1:8000 &
-  genlens hallucination run --backend openai --base-url http://127.0.0.1:8000/v1 \
-      --model-name genlens-categorical --context ctx.jsonl --queries q.jsonl --json
-  genlens hallucination run --backend linear --features poly:3 --noise 0.1 \
-      --prior-scale 1 --context points.jsonl --queries xs.jsonl`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return runPHRRun(cmd, f, out, asJSON) },
+		Use:     "run --backend openai|linear|categorical --context CTX.jsonl --queries Q.jsonl [flags]",
+		Short:   "PHR, total, aleatoric and epistemic uncertainty per query for your in-context task",
+		Long:    helpText("hallucination-run"),
+		Example: helpExamples("hallucination-run"),
+		Args:    args(cobra.NoArgs),
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runPHRRun(cmd, f, out, asJSON) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Backend, "backend", f.Backend, "openai, linear or categorical")
@@ -230,7 +161,7 @@ Backends:
 var phrRunOutputs = []string{"items.csv", "run.json"}
 
 func runPHRRun(cmd *cobra.Command, f llmjob.HallucinationRunRequest, out string, asJSON bool) error {
-	if err := checkRun(&f, out, phrRunOutputs, f.Context, f.Queries); err != nil {
+	if err := checkOut(cmd, &f, out, phrRunOutputs); err != nil {
 		return err
 	}
 	res, err := runJob(cmd, llmjob.HallucinationRun, f, "queries")
@@ -296,22 +227,10 @@ func newPHRServeCmd() *cobra.Command {
 	d := llmjob.NewHallucinationRunRequest()
 	f := phrServeFlags{mf: phrModelFlags{inputNames: d.Inputs, labelNames: d.Labels, alpha: d.Alpha}}
 	cmd := &cobra.Command{
-		Use:   "serve-model [--addr 127.0.0.1:PORT] [flags]",
-		Short: "Serve an exact Bayesian classifier through the OpenAI completions API (for trying the openai backend)",
-		Long: `serve-model serves the Dirichlet-categorical in-context classifier (one
-Dirichlet(alpha) label distribution per input, inputs uniform) through the
-OpenAI-compatible completions API at http://ADDR/v1/completions: it reads
-prompts in the format "Input: <x>\nLabel: <y>\n\n", generates imagined
-examples and labels by sampling from the exact posterior predictive, and
-returns true token log-probabilities (logprobs, echo, seed are honoured).
-
-Point 'genlens hallucination run --backend openai' at it and compare with
-'run --backend categorical' and the same flags: the numbers agree exactly.
-It also answers /v1/chat/completions (the messages' contents read as one
-prompt) and /v1/embeddings (model genlens-embedding), so 'genlens sample'
-can be tried without a language model. It listens on loopback addresses only
-and runs until interrupted.`,
-		Example: `  genlens hallucination serve-model --addr 127.0.0.1:8000 --inputs cat,dog --labels yes,no`,
+		Use:     "serve-model [--addr 127.0.0.1:PORT] [flags]",
+		Short:   "Serve an exact Bayesian classifier through the OpenAI completions API (for trying the openai backend)",
+		Long:    helpText("hallucination-serve-model"),
+		Example: helpExamples("hallucination-serve-model"),
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPHRServe(cmd.Context(), cmd.OutOrStdout(), f, nil)

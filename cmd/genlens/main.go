@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"genlens/internal/atomicfile"
+	"genlens/internal/fields"
 	"genlens/job/commands"
 	"io"
 	"math"
@@ -213,27 +214,21 @@ func exitCode(err error) int {
 	return job.Classify(err).ExitCode()
 }
 
-// fieldError is an error whose message names request fields (see
-// package internal/fields): job.FieldError, dataio.InputError,
-// fields.Error.
-type fieldError interface {
-	error
-	Render(spell func(field string) string) string
-}
-
 // message renders err for stderr: request fields spelled as the flags of
 // the command that ran (cmd, nil when unknown), and a bad flag pointed to
-// the command's help.
+// the command's help. Only an error that is itself a fieldError (or the
+// usage error of one) is rendered: a message wrapping one keeps its
+// fields when fields.Errorf made it.
 func message(err error, cmd *cobra.Command) string {
-	var fe fieldError
-	if !errors.As(err, &fe) {
+	inner := err
+	if ue, ok := inner.(usageError); ok {
+		inner = ue.err
+	}
+	fe, ok := inner.(fields.Renderer) // job.FieldError, dataio.InputError, fields.Error, ...
+	if !ok {
 		return err.Error()
 	}
 	msg := fe.Render(flagOf(cmd))
-	if err != error(fe) {
-		// A wrapped field error: render the field part, keep the context.
-		msg = strings.Replace(err.Error(), fe.Error(), msg, 1)
-	}
 	var bad *job.FieldError
 	if errors.As(err, &bad) && cmd != nil && !strings.Contains(msg, "--help") {
 		msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())
@@ -259,10 +254,18 @@ func flagOf(cmd *cobra.Command) func(field string) string {
 // spells the field as --name in error messages.
 func renamedFlag(cmd *cobra.Command, field, name string) {
 	deprecatedAlias(cmd.Flags(), field, name)
+	spellFields(cmd, field, name)
+}
+
+// spellFields records that cmd spells each field of pairs (field, flag
+// name, field, flag name, ...) as that flag in messages.
+func spellFields(cmd *cobra.Command, pairs ...string) {
 	if cmd.Annotations == nil {
 		cmd.Annotations = map[string]string{}
 	}
-	cmd.Annotations["flag:"+field] = name
+	for i := 0; i+1 < len(pairs); i += 2 {
+		cmd.Annotations["flag:"+pairs[i]] = pairs[i+1]
+	}
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

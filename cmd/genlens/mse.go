@@ -23,22 +23,9 @@ func newMSECmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mse",
 		Short: "Estimate a regression model's MSE in production before the labels arrive (one-step MSE estimation)",
-		Long: `mse estimates the mean squared error of a deployed regression model f on
-unlabelled operational data with a check model h (one-step MSE estimation: "A one-step MSE
-estimation of models in production"): h is trained on labelled reference data
-together with f's predictions there, by the one-step objective K* (or K, or L),
-and the MSE of f on new inputs is estimated as mean 2 (h(x) - f(x))².
-
-  fit        train a check model on labelled reference data and save it
-  estimate   estimate the MSE of operational data, chunk by chunk, with
-             bands, thresholds from the reference data and alerts
-  bench      compare the one-step objectives with the two-step baselines
-             on the paper's synthetic and LIBSVM protocols
-
-Tables are CSV files (a header row is detected; columns are named by header
-name, or by 0-based index in a file without a header).`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Long:  helpText("mse"),
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	// fit, estimate and bench are added from commands.All (see addCommands).
 	return cmd
@@ -50,27 +37,12 @@ func newMSEFitCmd() *cobra.Command {
 	f := job.NewMSEFitRequest()
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "fit --train TRAIN.csv --target COL --prediction COL --model CHECK.json [flags]",
-		Short: "Train a check model on labelled reference data and save it as JSON",
-		Long: `fit trains the check model h of the one-step MSE paper on TRAIN.csv: labelled rows with the
-target (--target) and the deployed model's prediction f(x) (--prediction).
-Use data the model was not trained on (its validation set, or a labelled
-reference period), so that the realised errors stored for the alert
-thresholds are representative; the estimate itself stays right even when f
-overfits (one-step MSE estimation, Remark 3).
-
-Features default to every other column. Targets and predictions are
-standardised with the training mean and standard deviation, features per
-column; the model file records the scaling and the column names, and
-'genlens mse estimate' refuses data whose columns do not match.
-
-Objectives: kstar (default, Eq. 8), k (the looser bound mean e²) or l
-(K* + lambda R, Eq. 17-18). Network: 3 linear layers with 64 hidden ReLU
-units, full-batch Adam (weight decay 1e-3), as in the paper.`,
-		Example: `  genlens mse fit --train reference.csv --target price --prediction price_pred --model check.json
-  genlens mse fit --train ref.csv --target 0 --prediction 1 --features 2,3,4 --objective l --model check.json`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return runMSEFit(cmd, f, asJSON) },
+		Use:     "fit --train TRAIN.csv --target COL --prediction COL --model CHECK.json [flags]",
+		Short:   "Train a check model on labelled reference data and save it as JSON",
+		Long:    helpText("mse-fit"),
+		Example: helpExamples("mse-fit"),
+		Args:    args(cobra.NoArgs),
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runMSEFit(cmd, f, asJSON) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Train, "train", "", "labelled reference data (CSV)")
@@ -152,38 +124,14 @@ func newMSEEstimateCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "estimate --model CHECK.json --data OP.csv [--chunk-size N | --chunks K | --timestamp COL --period day] [flags]",
-		Short: "Estimate the MSE of operational data chunk by chunk, with bands, thresholds and alerts",
-		Long: `estimate applies a check model from 'genlens mse fit' to operational data
-OP.csv, which must have the model's feature and prediction columns (by header
-name, or the same column count for a header-less file). Per chunk it reports
-the estimated MSE, a band of ±3 sampling errors, and an alert when the estimate
-leaves the thresholds: mean ± 3 standard deviations of the realised MSE over
-chunks of the reference data stored in the model (chunks of the same size as
-the operational ones; the lower threshold is clipped at 0).
-
-Chunks: --chunk-size N rows (the last may be smaller), --chunks K of equal
-size (default 10), or --timestamp COL --period hour|day|week|month|quarter|year
-(rows in time order; timestamps RFC 3339, 2006-01-02[ 15:04:05] or Unix seconds).
-
-With --target, the realised MSE of every chunk sits beside the estimate, over
-the rows whose label has arrived: leave the cell empty for a label that has
-not (a cell reading NaN is an error).
-
-Every chunk also says whether its estimate is a guess: out_of_reference is the
-fraction of its rows with a feature outside the range seen in the reference
-rows, and the chunk is extrapolating (marked, with the features that left
-their range) when it exceeds --max-out-of-reference; there the check model has
-seen no data, and its estimate may be far off. Drift beside it: the data
-reconstruction error (NannyML's multivariate drift: PCA on the standardised
-reference, 65% of the variance kept) with thresholds from reference chunks,
-and per feature the two-sample Kolmogorov-Smirnov statistic against the
-reference with its p-value (exact up to 10,000 rows a side, as SciPy's
-ks_2samp).`,
-		Example: `  genlens mse estimate --model check.json --data today.csv --chunk-size 500
-  genlens mse estimate --model check.json --data stream.csv --timestamp ts --period day --target price --out mse/`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return runMSEEstimate(cmd, f, out, asJSON) },
+		Use:     "estimate --model CHECK.json --data OP.csv [--chunk-size N | --chunks K | --timestamp COL --period day] [flags]",
+		Short:   "Estimate the MSE of operational data chunk by chunk, with bands, thresholds and alerts",
+		Long:    helpText("mse-estimate"),
+		Example: helpExamples("mse-estimate"),
+		Args:    args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runEmit(cmd, job.MSEEstimate, f, out, asJSON, mseEstimateOutputs, nil, printMSEEstimate)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Model, "model", "", "check model file from 'genlens mse fit'")
@@ -202,17 +150,6 @@ ks_2samp).`,
 
 // mseEstimateOutputs are the files 'mse estimate --out' writes.
 var mseEstimateOutputs = []string{"chunks.csv", "estimate.json", "mse_chunks.png"}
-
-func runMSEEstimate(cmd *cobra.Command, f job.MSEEstimateRequest, out string, asJSON bool) error {
-	if err := checkRun(&f, out, mseEstimateOutputs, f.Model, f.Data); err != nil {
-		return err
-	}
-	res, err := runJob(cmd, job.MSEEstimate, f)
-	if err != nil {
-		return err
-	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printMSEEstimate(w, res) })
-}
 
 func printMSEEstimate(w io.Writer, o *job.MSEEstimateResult) {
 	fmt.Fprintf(w, "%s: %d rows, %s; estimated MSE of %s: %s", o.Data, o.Rows, o.Chunking, o.Check.Columns.Prediction, fmtNum(float64(o.EstimatedMSE)))
@@ -311,31 +248,14 @@ func newMSEBenchCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "bench --dataset synthetic-a|synthetic-b|synthetic-c|PATH.csv [flags]",
-		Short: "Compare the one-step check models with the two-step baselines (one-step MSE estimation, Tables 1 and 3)",
-		Long: `bench reproduces the one-step MSE paper's experiments. Every trial draws data, trains the
-prediction model f (3 linear layers, 64 hidden ReLU units, 200 epochs of
-full-batch Adam, lr 0.01, weight decay 1e-3, targets standardised with training
-statistics) and lets every method estimate f's MSE on the operational data;
-the score is the mean over trials of |estimated MSE - empirical MSE|.
-
-  synthetic-a|b|c  Section 4.1: y = (3x+5) sin(3x+5) + 0.3 (1 + max(0, 3x+5)) e,
-                   x ~ N(0,1), e Gaussian (a), half-normal (b) or
-                   Inv-Gamma(2, 0.5) (c); 100 training, 10000 operational rows
-  PATH.csv         Section 4.2 (LIBSVM files): 1000 contiguous rows from a
-                   random start, 500 to train, 500 operational; target in
-                   column 0, features after (standardised with the training
-                   window's statistics)
-
-Methods: kstar, k, l (one-step, Eq. 8 and 17-18), naive (regress the squared
-error), m2v, mvn, ens, rvn, rvnne, m2rvn (two-step baselines). "best" is the
-lowest mean absolute error; "wilcoxon" gives each other method's two-sided
-p-value against it (paired by trial; p >= 0.05: not significantly worse).
-Trials run in parallel; the same --seed gives the same numbers.`,
-		Example: `  genlens mse bench --dataset synthetic-a --trials 100 --out bench-a/
-  genlens mse bench --dataset ../shared/data/regression/mg_scale.csv --methods kstar,l,m2v --json`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return runMSEBench(cmd, f, out, asJSON) },
+		Use:     "bench --dataset synthetic-a|synthetic-b|synthetic-c|PATH.csv [flags]",
+		Short:   "Compare the one-step check models with the two-step baselines (one-step MSE estimation, Tables 1 and 3)",
+		Long:    helpText("mse-bench"),
+		Example: helpExamples("mse-bench"),
+		Args:    args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runEmit(cmd, job.MSEBench, f, out, asJSON, mseBenchOutputs, []string{"mse bench"}, printMSEBench)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Dataset, "dataset", "", "synthetic-a, synthetic-b, synthetic-c, or a CSV file (target in column 0)")
@@ -350,17 +270,6 @@ Trials run in parallel; the same --seed gives the same numbers.`,
 
 // mseBenchOutputs are the files 'mse bench --out' writes.
 var mseBenchOutputs = []string{"bench.md", "trials.csv", "bench.json"}
-
-func runMSEBench(cmd *cobra.Command, f job.MSEBenchRequest, out string, asJSON bool) error {
-	if err := checkRun(&f, out, mseBenchOutputs, f.Dataset); err != nil {
-		return err
-	}
-	res, err := runJob(cmd, job.MSEBench, f, "mse bench")
-	if err != nil {
-		return err
-	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printMSEBench(w, res) })
-}
 
 func printMSEBench(w io.Writer, o *job.MSEBenchResult) {
 	res := o.Bench

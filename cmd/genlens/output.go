@@ -26,6 +26,7 @@ import (
 	"genlens/internal/atomicfile"
 	"genlens/internal/fields"
 	"genlens/job"
+	"genlens/job/commands"
 	"genlens/vit"
 )
 
@@ -80,15 +81,6 @@ func guardOut(dir string, names []string, inputs ...string) error {
 		}
 	}
 	return nil
-}
-
-// checkRun checks a request (its Validate), then the --out directory dir
-// as guardOut does, before any work is done.
-func checkRun(req interface{ Validate() error }, dir string, names []string, inputs ...string) error {
-	if err := req.Validate(); err != nil {
-		return err
-	}
-	return guardOut(dir, names, inputs...)
 }
 
 // guardOutFile refuses, before any work is done, an output file (flag
@@ -303,8 +295,59 @@ func runJob[Req, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, 
 		defer finish()
 	}
 	env := job.CLIEnv(report, warnings(cmd))
-	env.Models = models
+	env.Models, env.Download = models, downloadBar(cmd.ErrOrStderr())
 	return fn(cmd.Context(), env, req)
+}
+
+// runEmit runs fn, the job of cmd, on req, and prints the result as every
+// job command does. An --out directory out ("" for none) is refused before
+// any work when writing one of outputs there would replace one of the
+// request's inputs (as commands.All declares them); the result's artifacts
+// go under out; the result prints as JSON (asJSON) or as table draws it.
+// Labels name the stages' progress bars (see stageBars).
+func runEmit[Req any, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, Req) (*Res, error), req Req,
+	out string, asJSON bool, outputs, labels []string, table func(io.Writer, *Res)) error {
+	if err := checkOut(cmd, any(&req).(job.Request), out, outputs); err != nil {
+		return err
+	}
+	res, err := runJob(cmd, fn, req, labels...)
+	if err != nil {
+		return err
+	}
+	var arts []job.Artifact
+	if a, ok := any(res).(interface{ Artifacts() []job.Artifact }); ok {
+		arts = a.Artifacts()
+	}
+	return emit(cmd, out, arts, asJSON, res, func(w io.Writer) { table(w, res) })
+}
+
+// checkOut refuses, before any work, an --out directory out ("" for none)
+// where writing one of outputs would replace one of the request's inputs
+// (as commands.All declares them) or one of more. The request is checked
+// first, so that a bad flag leaves no empty folder behind (the job checks
+// it again).
+func checkOut(cmd *cobra.Command, r job.Request, out string, outputs []string, more ...string) error {
+	if out == "" {
+		return nil
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	return guardOut(out, outputs, append(requestInputs(cmd, r), more...)...)
+}
+
+// requestInputs returns the paths of the input files req names, as the
+// entry of cmd's job in commands.All declares them.
+func requestInputs(cmd *cobra.Command, req job.Request) []string {
+	var paths []string
+	for _, c := range commands.All {
+		if c.Name == cmd.Annotations[annotationJob] {
+			for _, in := range c.Inputs(req) {
+				paths = append(paths, in.Path)
+			}
+		}
+	}
+	return paths
 }
 
 // emit writes the artifacts of a result under dir (created if missing;
@@ -365,24 +408,6 @@ func imageFlags(fl *pflag.FlagSet, o *job.ImageOptions, batch string) {
 	fl.IntVar(&o.Workers, "workers", 0, "folders: goroutines (0: one per CPU)")
 	fl.BoolVar(&o.Recursive, "recursive", false, "folders: include images in subfolders")
 	fl.BoolVar(&o.NoCache, "no-cache", false, "folders: neither read nor write the feature cache ($"+features.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
-}
-
-// resolveWeights finds (or downloads once, with a bar) the Inception
-// weights before a job that has folders among its inputs, so that the
-// download is visible; *weights becomes the path.
-func resolveWeights(cmd *cobra.Command, embedder string, weights *string, inputs ...string) error {
-	if !anyFolder(inputs...) {
-		return nil
-	}
-	if e := strings.ToLower(strings.TrimSpace(embedder)); e != "" && e != job.EmbedderInception {
-		return nil // only Inception's weights are found or downloaded
-	}
-	w, err := inception.ResolveWeights(cmd.Context(), *weights, inception.FetchOptions{Progress: downloadBar(cmd.ErrOrStderr())})
-	if err != nil {
-		return err
-	}
-	*weights = w
-	return nil
 }
 
 // imagesLine describes how a job's folders became features.

@@ -63,33 +63,11 @@ func newSampleCmd() *cobra.Command {
 	s := &sampleFlags{req: llmjob.NewSampleRequest()}
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "sample --prompts P.jsonl --base-url URL --model NAME --out ANSWERS.jsonl [flags]",
-		Short: "Sample answers (and embeddings) from an OpenAI-compatible endpoint",
-		Long: `sample asks an OpenAI-compatible server (vLLM, llama.cpp server, Ollama,
-SGLang, a hosted API) for --n answers to every prompt and writes one row per
-prompt that 'genlens entropy --in' reads as it is.
-
-Prompt rows (JSONL): {"id", "prompt" | "messages", "reference"?, ...}. With
---api chat (the default) "messages" are sent as they are and "prompt" as one
-user message; --api completions sends "prompt" to /completions. Every other
-key is carried to the output row unchanged. Ids must be unique.
-
-Output rows: the prompt row's keys, then samples (n strings), answer and
-answer_finish_reason (with --greedy), finish_reasons, usage (token totals of
-the prompt's requests) and embeddings (with --embed-model, one vector per
-sample).
-
-A server that answers fewer choices than n (llama.cpp server answers one) is
-asked again for the rest. Requests are retried with exponential back-off and
-jitter on 429, 5xx, timeouts, connection errors and answers cut off in
-transit, honouring Retry-After. Each finished prompt is appended to --out as
-one line and synced to disk; running the same command again skips the ids
-already there, so Ctrl-C, a crash or a dead server lose at most the prompts
-in flight.`,
-		Example: `  genlens sample --prompts prompts.jsonl --base-url http://127.0.0.1:8000/v1 \
-      --model Qwen/Qwen2.5-0.5B-Instruct --n 10 --greedy --out answers.jsonl
-  genlens entropy --in answers.jsonl`,
-		Args: args(cobra.NoArgs),
+		Use:     "sample --prompts P.jsonl --base-url URL --model NAME --out ANSWERS.jsonl [flags]",
+		Short:   "Sample answers (and embeddings) from an OpenAI-compatible endpoint",
+		Long:    helpText("sample"),
+		Example: helpExamples("sample"),
+		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := s.apply(cmd)
 			if f.Out == "" {
@@ -109,9 +87,6 @@ in flight.`,
 // runSample checks and runs a sample request with a progress bar, then
 // prints its summary on w (entropy's one-step form passes stderr).
 func runSample(cmd *cobra.Command, f llmjob.SampleRequest, asJSON bool, w io.Writer) (*llmjob.SampleResult, error) {
-	if err := f.Validate(); err != nil {
-		return nil, err
-	}
 	if err := guardOutFile("--out", f.Out); err != nil {
 		return nil, err
 	}

@@ -19,36 +19,11 @@ func newSelectCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "select --score fid|is --pools G1.npy|DIR G2.npy|DIR ... [--ref R.npy|STATS.npz|DIR] [flags]",
-		Short: "Online selection of the best generator (FID-UCB, IS-UCB) simulated on sample pools",
-		Long: `select simulates the online protocol of Hu, Leung and Farnia (Protocol 1) on
-pools of pre-computed samples, one pool per generator: at each of --steps steps
-an algorithm picks a generator and draws --batch rows from its pool (without
-replacement), updating only that generator's estimate. It reports which
-generator is best on its whole pool and, per algorithm over --trials trials,
-the final regret and optimal-pick ratio, and how often each generator was drawn.
-
-  --score fid  pools are feature rows; --ref gives the reference (real) rows or
-               a statistics .npz (mu, sigma); algorithms fid-ucb, naive-ucb, greedy
-  --score is   pools are class-probability rows; algorithms is-ucb, naive-ucb, greedy
-
-An .npz of several arrays needs --ref-key or --pools-key to name the array of
-rows (a --ref-key also reads rows from an .npz that holds mu and sigma).
-
-Pools and --ref may be folders of images: Inception-v3 pool3 features for
-fid, the softmax of the logits without the fc bias for is (torch-fidelity's),
-computed as 'genlens features' does and kept in the feature cache (--mode,
---weights, --image-batch, --workers, --recursive, --no-cache).
-
---out DIR writes per-step curves (steps.csv: mean and std over trials per
-algorithm), regret.png / optimal_pick_ratio.png, and select.json (the --json
-document).
-
-The table numbers generators from 1 in the order of --pools; the --json
-"best" is the 0-based index into that list.`,
-		Example: `  genlens select --score fid --ref real.npy --pools g1.npy g2.npy g3.npy --out sel/
-  genlens select --score is --pools p1.npy p2.npy --trials 50 --json`,
-		Args: args(cobra.ArbitraryArgs),
+		Use:     "select --score fid|is --pools G1.npy|DIR G2.npy|DIR ... [--ref R.npy|STATS.npz|DIR] [flags]",
+		Short:   "Online selection of the best generator (FID-UCB, IS-UCB) simulated on sample pools",
+		Long:    helpText("select"),
+		Example: helpExamples("select"),
+		Args:    args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, extra []string) error {
 			f.Pools = append(f.Pools, extra...)
 			return runSelect(cmd, f, out, asJSON)
@@ -88,22 +63,11 @@ The table numbers generators from 1 in the order of --pools; the --json
 var selectOutputs = []string{"steps.csv", "regret.png", "optimal_pick_ratio.png", "select.json"}
 
 func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool) error {
-	inputs := append([]string{f.Ref}, f.Pools...)
-	if err := checkRun(&f, out, selectOutputs, inputs...); err != nil {
-		return err
-	}
-	if err := resolveWeights(cmd, f.Embedder, &f.Weights, inputs...); err != nil {
-		return err
-	}
 	labels := []string{"trials"}
-	if anyFolder(inputs...) {
+	if anyFolder(append([]string{f.Ref}, f.Pools...)...) {
 		labels = []string{"images", "trials"}
 	}
-	res, err := runJob(cmd, job.Select, f, labels...)
-	if err != nil {
-		return err
-	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printSelect(w, f.Pools, res) })
+	return runEmit(cmd, job.Select, f, out, asJSON, selectOutputs, labels, func(w io.Writer, res *job.SelectResult) { printSelect(w, f.Pools, res) })
 }
 
 func printSelect(w io.Writer, pools []string, o *job.SelectResult) {

@@ -63,7 +63,7 @@ func TestPanicIsInternalError(t *testing.T) {
 
 // The README's promise about --json and --out, command by command.
 func TestJSONAndOutFlagsAsREADME(t *testing.T) {
-	noJSON := map[string]bool{"stats": true, "version": true, "serve-model": true, "serve": true, "demo": true, "completion": true, "help": true}
+	noJSON := map[string]bool{"version": true, "serve-model": true, "serve": true, "demo": true, "completion": true, "help": true}
 	outDir := []string{"entropy", "correlate", "select", "disentangle", "simulate", "run", "estimate", "bench", "demo"}
 	noOut := []string{"decompose", "compare", "is", "cka"}
 	var visit func(c *cobra.Command)

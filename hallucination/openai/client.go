@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"genlens/llm"
@@ -86,7 +85,10 @@ func New(cfg Config) (*Client, error) {
 	lc, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Timeout: cfg.Timeout, MaxRetries: cfg.MaxRetries,
 		RetryBase: cfg.RetryBase, Concurrency: cfg.Concurrency, MaxResponseBytes: cfg.MaxResponseBytes, HTTPClient: cfg.HTTPClient})
 	if err != nil {
-		return nil, errorf("%s", strings.TrimPrefix(err.Error(), "llm: "))
+		if ce := (*llm.ConfigError)(nil); errors.As(err, &ce) {
+			return nil, errorf("%s", ce.Msg)
+		}
+		return nil, err
 	}
 	if cfg.Model == "" {
 		return nil, errorf("no model name")

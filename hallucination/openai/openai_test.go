@@ -181,8 +181,14 @@ func TestNewValidates(t *testing.T) {
 		{BaseURL: "http://127.0.0.1/v1", Model: "m", PairTopP: 1.5},
 		{BaseURL: "http://127.0.0.1/v1", Model: "m", MaxRetries: -1},
 	} {
-		if _, err := openai.New(cfg); err == nil {
+		_, err := openai.New(cfg)
+		if err == nil {
 			t.Errorf("New(%+v): no error", cfg)
+			continue
+		}
+		// One prefix: the package the caller called, not package llm's.
+		if msg := err.Error(); !strings.HasPrefix(msg, "openai: ") || strings.Contains(msg, "llm:") {
+			t.Errorf("New(%+v): %q, want one \"openai: \" prefix", cfg, msg)
 		}
 	}
 }

@@ -35,10 +35,32 @@ type Error struct {
 }
 
 // Errorf returns an *Error with a formatted message; a %w verb wraps its
-// operand as the cause.
+// operand as the cause. An operand that names fields itself (a Renderer:
+// *Error, a bad request field or input file) keeps them in braces, so
+// that the message renders them as its own.
 func Errorf(format string, a ...any) *Error {
-	err := fmt.Errorf(format, a...)
-	return &Error{Msg: err.Error(), Err: errors.Unwrap(err)}
+	braced := make([]any, len(a))
+	for i, v := range a {
+		braced[i] = v
+		if r, ok := v.(Renderer); ok {
+			braced[i] = bracedError{r}
+		}
+	}
+	return &Error{Msg: fmt.Errorf(format, braced...).Error(), Err: errors.Unwrap(fmt.Errorf(format, a...))}
+}
+
+// Renderer is an error whose message names request fields, each spelled
+// by spell.
+type Renderer interface {
+	error
+	Render(spell func(field string) string) string
+}
+
+// bracedError is r with its fields in braces, as they are in messages.
+type bracedError struct{ r Renderer }
+
+func (b bracedError) Error() string {
+	return b.r.Render(func(f string) string { return "{" + f + "}" })
 }
 
 // Error renders the message with plain field names.

@@ -35,3 +35,14 @@ func TestErrorf(t *testing.T) {
 		t.Error("the cause is not wrapped")
 	}
 }
+
+func TestErrorfKeepsWrappedFields(t *testing.T) {
+	inner := Errorf("{pools_key} names no array")
+	err := Errorf("pool %d: %w", 2, inner)
+	if got := err.Render(func(f string) string { return "--" + f }); got != "pool 2: --pools_key names no array" {
+		t.Errorf("Render = %q", got)
+	}
+	if err.Error() != "pool 2: pools_key names no array" || !errors.Is(err, inner) {
+		t.Errorf("Error() = %q, cause %v", err.Error(), err.Err)
+	}
+}

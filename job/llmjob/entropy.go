@@ -78,7 +78,7 @@ func (r *EntropyRequest) Validate() (verr error) {
 // bandwidth rule.
 func (r *EntropyRequest) options() (entropyOptions, error) {
 	var o entropyOptions
-	t := 2
+	t := uncertainty.DefaultSequence.T
 	if r.T != nil {
 		t = *r.T
 	}
@@ -126,7 +126,11 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		return o, job.Fieldf("embeddings_key", "{embeddings_key} %s: give the .npz with {embeddings}", r.EmbeddingsKey)
 	}
 	thr := r.Threshold
-	o.opt = uncertainty.Options{Sequence: kernel.CS{T: t, Cumulative: r.Cumulative == nil || *r.Cumulative},
+	cumulative := uncertainty.DefaultSequence.Cumulative
+	if r.Cumulative != nil {
+		cumulative = *r.Cumulative
+	}
+	o.opt = uncertainty.Options{Sequence: kernel.CS{T: t, Cumulative: cumulative},
 		HoldoutFirst: r.HoldoutFirst, RougeThreshold: &thr, Scores: scores,
 		Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime}
 	if r.Similarity != "" {
@@ -356,6 +360,9 @@ func (r *EntropyResult) Scores() []uncertainty.Score {
 // through env.FS, scores every prompt with uncertainty.Evaluate and
 // reports the prompts done through env.Progress.
 func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	o, err := req.options()
 	if err != nil {
 		return nil, err

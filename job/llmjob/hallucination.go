@@ -210,6 +210,9 @@ type HallucinationSimulateSettings struct {
 // HallucinationSimulate runs `genlens hallucination simulate`, reporting
 // the tasks done through env.Progress.
 func HallucinationSimulate(ctx context.Context, env job.Env, req HallucinationSimulateRequest) (*HallucinationSimulateResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	ns, task, err := req.plan()
 	if err != nil {
 		return nil, err

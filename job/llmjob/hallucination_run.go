@@ -19,6 +19,7 @@ import (
 	"genlens/hallucination/bayeslin"
 	"genlens/hallucination/categorical"
 	"genlens/hallucination/openai"
+	"genlens/internal/fields"
 	"genlens/internal/par"
 	"genlens/job"
 	"genlens/linalg"
@@ -317,7 +318,7 @@ func HallucinationRun(ctx context.Context, env job.Env, req HallucinationRunRequ
 			// the backend refuses) is reported on its row; the others
 			// go on.
 			it = newItem(queries[i].id, math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN())
-			errs[i] = fmt.Errorf("query %q (%s line %d): %w", queries[i].id, req.Queries, queries[i].line, err)
+			errs[i] = fields.Errorf("query %q (%s line %d): %w", queries[i].id, req.Queries, queries[i].line, err)
 			it.Error = errs[i].Error()
 		}
 		items[i] = it

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"genlens/dataio"
+	"genlens/internal/fields"
 	"genlens/internal/par"
 	"genlens/job"
 	"genlens/llm"
@@ -112,24 +114,25 @@ func (r *SampleRequest) clientConfig(key string) (llm.Config, error) {
 	cfg := llm.Config{BaseURL: r.BaseURL, APIKey: key, Timeout: r.Timeout, MaxRetries: r.Retries, RetryBase: 500 * time.Millisecond,
 		Concurrency: r.Concurrency, RPM: r.RPM}
 	if _, err := llm.New(cfg); err != nil {
-		return cfg, job.Fieldf("base_url", "{base_url}: %s", errorsTrim(err))
+		return cfg, job.Fieldf("base_url", "{base_url}: %s", configMsg(err))
 	}
 	if r.EmbedBaseURL != "" {
 		e := cfg
 		e.BaseURL = r.EmbedBaseURL
 		if _, err := llm.New(e); err != nil {
-			return cfg, job.Fieldf("embed_base_url", "{embed_base_url}: %s", errorsTrim(err))
+			return cfg, job.Fieldf("embed_base_url", "{embed_base_url}: %s", configMsg(err))
 		}
 	}
 	return cfg, nil
 }
 
-func errorsTrim(err error) string {
-	s := err.Error()
-	if len(s) > 5 && s[:5] == "llm: " {
-		return s[5:]
+// configMsg is the reason package llm refuses a configuration, without
+// its prefix: the message names the field.
+func configMsg(err error) string {
+	if ce := (*llm.ConfigError)(nil); errors.As(err, &ce) {
+		return ce.Msg
 	}
-	return s
+	return err.Error()
 }
 
 // outbound returns the servers the request calls, for a service's
@@ -188,6 +191,9 @@ func (r *SampleResult) Rows() [][]byte { return r.rows }
 // after retries stops the run; the rows already written stay, and a rerun
 // samples only the rest.
 func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	key := ""
 	if req.APIKeyEnv != "" {
 		k, ok := env.LookupSecret(req.APIKeyEnv)
@@ -210,7 +216,7 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 		ecfg := cfg
 		ecfg.BaseURL = req.EmbedBaseURL
 		if embedder, err = llm.New(ecfg); err != nil {
-			return nil, job.Fieldf("embed_base_url", "{embed_base_url}: %s", errorsTrim(err))
+			return nil, job.Fieldf("embed_base_url", "{embed_base_url}: %s", configMsg(err))
 		}
 	}
 	rows, err := readPromptRows(env.InputFS(), req.Prompts)
@@ -259,7 +265,7 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("prompt %q (%s line %d): %w", clipText(rows[i].id, 60), req.Prompts, rows[i].line, err)
+			return fields.Errorf("prompt %q (%s line %d): %w", clipText(rows[i].id, 60), req.Prompts, rows[i].line, err)
 		}
 		if out != nil {
 			// One write of the whole line, then fsync: a crash leaves at

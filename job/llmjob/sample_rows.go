@@ -131,7 +131,11 @@ func parsePromptRow(b []byte) (promptRow, error) {
 			}
 		case "messages":
 			if err := json.Unmarshal(v, &row.messages); err != nil {
-				return row, rowErrf("messages", "%s", strings.TrimPrefix(err.Error(), "json: "))
+				if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
+					return row, rowErrf("messages", "want a list of messages, got a JSON %s", te.Value)
+				}
+				return row, rowErrf("messages", "%v", err) // a message's own complaint
+
 			}
 			if len(row.messages) == 0 {
 				return row, rowErrf("messages", "want a non-empty list of messages")

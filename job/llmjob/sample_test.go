@@ -346,6 +346,7 @@ func TestSamplePromptRowErrors(t *testing.T) {
 		{"empty prompt", `{"id": 1, "prompt": " "}`, 1, "prompt", "non-empty"},
 		{"bad messages", `{"id": 1, "messages": [{"content": "x"}]}`, 1, "messages", "role"},
 		{"empty messages", `{"id": 1, "messages": []}`, 1, "messages", "non-empty"},
+		{"messages not a list", `{"id": 1, "messages": "hi"}`, 1, "messages", "want a list of messages, got a JSON string"},
 		{"bad reference", `{"id": 1, "prompt": "x", "reference": 3}`, 1, "reference", "string or a list"},
 		{"output key", `{"id": 1, "prompt": "x", "samples": []}`, 1, "samples", "sample writes"},
 		{"repeated key", `{"id": 1, "prompt": "x", "k": 1, "k": 2}`, 1, "k", "twice"},

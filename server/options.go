@@ -1,0 +1,126 @@
+package server
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"genlens/job"
+	"genlens/llmproxy"
+)
+
+// MaxOptionBytes bounds the byte sizes of Options (1 TiB): far above real
+// use, and a size given in MiB below it cannot overflow an int64 of bytes.
+const MaxOptionBytes = 1 << 40
+
+// EnsureDefaults sets each zero field of o that has a default (see the
+// fields' documentation) to it; a transport calls it, then Validate.
+func (o *Options) EnsureDefaults() {
+	if o.MaxBody == 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.BodyWait == 0 {
+		o.BodyWait = DefaultBodyWait
+	}
+	if o.MinFreeDisk == 0 {
+		o.MinFreeDisk = DefaultMinFreeDisk
+	}
+	j := &o.Jobs
+	if j.Workers == 0 {
+		j.Workers = 1
+	}
+	if j.MaxQueued == 0 {
+		j.MaxQueued = DefaultMaxQueued
+	}
+	if j.ModelCacheBytes == 0 {
+		j.ModelCacheBytes = job.DefaultModelCacheBytes
+	}
+	if o.LLM.Upstream != "" {
+		o.LLM.EnsureDefaults()
+	}
+}
+
+// DefaultMaxQueued is the default of JobOptions.MaxQueued.
+const DefaultMaxQueued = 1000
+
+// maxQueued bounds JobOptions.MaxQueued.
+const maxQueued = 1_000_000
+
+// Validate checks the bounds of o, whose zero fields mean their defaults
+// only after EnsureDefaults (but MaxBodiesInFlight, whose zero means twice
+// MaxBody): a bad field is a *job.FieldError naming it in braces
+// ({max_body}, {workers}, {llm_samples}: the field's name in snake case,
+// prefixed llm_ in LLM), sizes said in MiB.
+func (o *Options) Validate() error {
+	j := o.Jobs
+	for _, s := range []struct {
+		field string
+		n     int64
+	}{{"max_body", o.MaxBody}, {"min_free_disk", o.MinFreeDisk}, {"model_cache", j.ModelCacheBytes}} {
+		if s.n < 1 || s.n > MaxOptionBytes {
+			return job.Fieldf(s.field, "{%s} %s: want 1 byte to %s", s.field, mib(s.n), mib(MaxOptionBytes))
+		}
+	}
+	switch {
+	case o.MaxBodiesInFlight != 0 && (o.MaxBodiesInFlight < o.MaxBody || o.MaxBodiesInFlight > MaxOptionBytes):
+		return job.Fieldf("max_bodies", "{max_bodies} %s: want 0 (twice {max_body}) or [{max_body} %s, %s]: one body of the largest size must fit",
+			mib(o.MaxBodiesInFlight), mib(o.MaxBody), mib(MaxOptionBytes))
+	case o.BodyWait <= 0:
+		return job.Fieldf("body_wait", "{body_wait} %v: want a positive duration", o.BodyWait)
+	case j.Workers < 1:
+		return job.Fieldf("workers", "{workers} %d: want at least 1", j.Workers)
+	case j.MaxQueued < 1 || j.MaxQueued > maxQueued:
+		return job.Fieldf("max_queued", "{max_queued} %d: want 1 to %d", j.MaxQueued, maxQueued)
+	case j.MaxRuntime < 0:
+		return job.Fieldf("max_runtime", "{max_runtime} %v: want 0 (no bound) or a positive duration", j.MaxRuntime)
+	case j.RetainJobs < 0:
+		return job.Fieldf("retain_jobs", "{retain_jobs} %v: want 0 (keep forever) or a positive duration", j.RetainJobs)
+	case j.RetainUploads < 0:
+		return job.Fieldf("retain_uploads", "{retain_uploads} %v: want 0 (keep forever) or a positive duration", j.RetainUploads)
+	}
+	if o.LLM.Upstream != "" {
+		return o.LLM.Validate()
+	}
+	return nil
+}
+
+// mib says a size in MiB when it is a whole number of them.
+func mib(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// EnsureDefaults sets the zero Samples, Score and Timeout of o to their
+// defaults.
+func (o *LLMOptions) EnsureDefaults() {
+	if o.Samples == 0 {
+		o.Samples = llmproxy.DefaultSamples
+	}
+	if o.Score == "" {
+		o.Score = llmproxy.DefaultScore
+	}
+	if o.Timeout == 0 {
+		o.Timeout = llmproxy.DefaultTimeout
+	}
+}
+
+// Validate checks the proxy's options, with their defaults in place: a
+// bad field is a *job.FieldError ({llm_upstream}, {llm_samples},
+// {llm_score}, {llm_timeout}).
+func (o *LLMOptions) Validate() error {
+	u, err := url.Parse(o.Upstream)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return job.Fieldf("llm_upstream", "{llm_upstream} %q: want an http:// or https:// URL", o.Upstream)
+	case o.Samples < 2 || o.Samples > llmproxy.MaxSamples:
+		return job.Fieldf("llm_samples", "{llm_samples} %d: want 2 to %d (an uncertainty needs two samples)", o.Samples, llmproxy.MaxSamples)
+	case !slices.Contains(llmproxy.Scores(), o.Score):
+		return job.Fieldf("llm_score", "{llm_score} %q: want %s", o.Score, strings.Join(llmproxy.Scores(), ", "))
+	case o.Timeout <= 0:
+		return job.Fieldf("llm_timeout", "{llm_timeout} %v: want a positive duration", o.Timeout)
+	}
+	return nil
+}
