@@ -7,6 +7,7 @@ import (
 	"genlens/disentangle"
 	"genlens/imagesynth"
 	"genlens/job"
+	"genlens/job/reprjob"
 	"genlens/report"
 	"io"
 	"math"
@@ -54,7 +55,7 @@ func disentangleSection(ctx context.Context, w io.Writer, dir string, r *rand.Ra
 	if err != nil {
 		return report.Section{}, err
 	}
-	out := job.NewDisentangleResult(res, names)
+	out := reprjob.NewDisentangleResult(res, names)
 	// Name each cluster after the face region most of its pixels are in.
 	regionName := make([]string, len(res.Sizes))
 	for c := range res.Sizes {

@@ -6,6 +6,7 @@ import (
 	"genlens/checkmodel"
 	"genlens/evalstat"
 	"genlens/job"
+	"genlens/job/msejob"
 	"genlens/monitor"
 	"genlens/nn"
 	"genlens/report"
@@ -117,7 +118,7 @@ func mseSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand) (rep
 	}
 	res, th := rep.Results, rep.Thresholds
 	chart := job.Artifact{Name: "mse_monitoring.png", Write: func(w io.Writer) error {
-		return job.WriteMSEChunkChart(w, "Daily MSE: estimated now, realised when labels arrive", "day", res, th)
+		return msejob.WriteMSEChunkChart(w, "Daily MSE: estimated now, realised when labels arrive", "day", res, th)
 	}}
 	if err := writeArtifact(dir, chart); err != nil {
 		return report.Section{}, err

@@ -255,10 +255,6 @@ var Commands = []Command{
 		Weights: func(r *ISRequest) *string { return &r.Weights },
 		Named:   func(r *ISResult) *string { return imagesNamed(r.Images) },
 	}),
-	Define(Spec[CKARequest, CKAResult]{
-		Name: "cka", Group: "image", New: NewCKARequest, Run: CKA,
-		Inputs: func(r *CKARequest) []Input { return append(FileInput("x", r.X), FileInput("y", r.Y)...) },
-	}),
 	Define(Spec[SelectRequest, SelectResult]{
 		Name: "select", Group: "fidelity", New: NewSelectRequest, Run: Select,
 		Inputs: func(r *SelectRequest) []Input {
@@ -271,38 +267,5 @@ var Commands = []Command{
 		Weights:   func(r *SelectRequest) *string { return &r.Weights },
 		Named:     func(r *SelectResult) *string { return imagesNamed(r.Images) },
 		Artifacts: ArtifactsOf[SelectRequest]((*SelectResult).Artifacts),
-	}),
-	Define(Spec[DisentangleRequest, DisentangleResult]{
-		Name: "disentangle", Group: "image", New: NewDisentangleRequest, Run: Disentangle,
-		Inputs: func(r *DisentangleRequest) []Input {
-			return append(append(FileInput("train", r.Train), FileInput("test", r.Test)...), FileInputs("generated", r.Generated)...)
-		},
-		Artifacts: ArtifactsOf[DisentangleRequest]((*DisentangleResult).Artifacts),
-	}),
-	Define(Spec[MSEFitRequest, MSEFitResult]{
-		Name: "mse fit", Group: "production", New: NewMSEFitRequest, Run: MSEFit,
-		Inputs: func(r *MSEFitRequest) []Input { return FileInput("train", r.Train) },
-		// The model is the one artifact, named by the request's model
-		// field (the command line writes it to that path).
-		Artifacts: func(q *MSEFitRequest, r *MSEFitResult) []Artifact {
-			return []Artifact{{Name: q.Model, Write: r.WriteModel}}
-		},
-	}),
-	Define(Spec[MSEEstimateRequest, MSEEstimateResult]{
-		Name: "mse estimate", Group: "production", New: NewMSEEstimateRequest, Run: MSEEstimate,
-		Inputs: func(r *MSEEstimateRequest) []Input {
-			return append(FileInput("model", r.Model), FileInput("data", r.Data)...)
-		},
-		Artifacts: ArtifactsOf[MSEEstimateRequest]((*MSEEstimateResult).Artifacts),
-	}),
-	Define(Spec[MSEBenchRequest, MSEBenchResult]{
-		Name: "mse bench", Group: "production", New: NewMSEBenchRequest, Run: MSEBench,
-		Inputs: func(r *MSEBenchRequest) []Input {
-			if strings.HasPrefix(r.Dataset, "synthetic-") {
-				return nil // generated, no file
-			}
-			return FileInput("dataset", r.Dataset)
-		},
-		Artifacts: ArtifactsOf[MSEBenchRequest]((*MSEBenchResult).Artifacts),
 	}),
 }

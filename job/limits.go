@@ -21,15 +21,8 @@ const (
 	// request's workers or concurrency; 0 or the default is one per CPU).
 	MaxWorkers = 1024
 
-	maxPRDCRows   = 1 << 30    // a cap on rows; 0 means every row
-	maxISSplits   = 100_000    // the Inception Score's custom: 10
-	maxClusters   = 10_000     // disentangle: 5
-	maxGramBatch  = 4096       // disentangle's CKA and CMS batches (an n x n Gram each): 100, 150
-	maxCKAImages  = 10_000_000 // disentangle: 1000
-	maxChunkRows  = 1 << 30    // mse estimate's chunk_size
-	maxChunks     = 1_000_000  // mse estimate's chunks
-	maxFolds      = 100        // mse fit's cross-fitting folds: 5
-	maxMSEMethods = 100        // mse bench's methods: ten exist
+	maxPRDCRows = 1 << 30 // a cap on rows; 0 means every row
+	maxISSplits = 100_000 // the Inception Score's custom: 10
 )
 
 // limit is one size-like field's value and its upper bound.

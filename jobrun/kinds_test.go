@@ -17,6 +17,8 @@ import (
 	"genlens/imagesynth"
 	"genlens/job"
 	"genlens/job/llmjob"
+	"genlens/job/msejob"
+	"genlens/job/reprjob"
 )
 
 // kindInputs are small inputs for every kind, as a client would upload
@@ -172,9 +174,9 @@ func kindCases() []kindCase {
 			return arts(res, err, nil)
 		}},
 		{"cka", `{"x":"{{x.csv}}","y":"{{y.csv}}","kernel":"rbf","debiased":true}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewCKARequest()
+			r := reprjob.NewCKARequest()
 			r.X, r.Y, r.Kernel, r.Debiased = id("x.csv"), id("y.csv"), "rbf", true
-			res, err := job.CKA(ctx, env, r)
+			res, err := reprjob.CKA(ctx, env, r)
 			return arts(res, err, nil)
 		}},
 		{"select", `{"pools":["{{g0.npy}}","{{g1.npy}}","{{g2.npy}}"],"ref":"{{real.npy}}","steps":15,"batch":4,"trials":2}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
@@ -184,11 +186,11 @@ func kindCases() []kindCase {
 			return arts(res, err, (*job.SelectResult).Artifacts)
 		}},
 		{"disentangle", `{"train":"{{train.npy}}","test":"{{test.npy}}","generated":["{{gen.npy}}"],"names":["epoch_1"],"clusters":3,"cka_batch":30,"cms_batch":20}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewDisentangleRequest()
+			r := reprjob.NewDisentangleRequest()
 			r.Train, r.Test, r.Generated, r.Names = id("train.npy"), id("test.npy"), []string{id("gen.npy")}, []string{"epoch_1"}
 			r.Clusters, r.CKABatch, r.CMSBatch = 3, 30, 20
-			res, err := job.Disentangle(ctx, env, r)
-			return arts(res, err, (*job.DisentangleResult).Artifacts)
+			res, err := reprjob.Disentangle(ctx, env, r)
+			return arts(res, err, (*reprjob.DisentangleResult).Artifacts)
 		}},
 		{"hallucination-run", `{"backend":"categorical","inputs":"cat,dog,bird","labels":"yes,no","context":"{{ctx.jsonl}}","queries":"{{q.jsonl}}","M":5,"K":20,"extra":4,"seed":3,"concurrency":2}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
 			r := llmjob.NewHallucinationRunRequest()
@@ -204,26 +206,26 @@ func kindCases() []kindCase {
 			return arts(res, err, (*llmjob.HallucinationSimulateResult).Artifacts)
 		}},
 		{"mse-fit", `{"train":"{{ref.csv}}","target":"y","prediction":"pred","features":["x","noise_feature"],"epochs":30,"model":"check.json"}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewMSEFitRequest()
+			r := msejob.NewMSEFitRequest()
 			r.Train, r.Target, r.Prediction, r.Features, r.Epochs, r.Model = id("ref.csv"), "y", "pred", []string{"x", "noise_feature"}, 30, "check.json"
-			res, err := job.MSEFit(ctx, env, r)
-			return arts(res, err, func(m *job.MSEFitResult) []job.Artifact {
+			res, err := msejob.MSEFit(ctx, env, r)
+			return arts(res, err, func(m *msejob.MSEFitResult) []job.Artifact {
 				return []job.Artifact{{Name: "check.json", Write: m.WriteModel}}
 			})
 		}},
 		// mse-estimate reads the model that mse-fit stored as an
 		// artifact, downloaded and uploaded again as a client would.
 		{"mse-estimate", `{"model":"{{check.json}}","data":"{{op.csv}}","chunk_size":24,"target":"y"}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewMSEEstimateRequest()
+			r := msejob.NewMSEEstimateRequest()
 			r.Model, r.Data, r.ChunkSize, r.Target = id("check.json"), id("op.csv"), 24, "y"
-			res, err := job.MSEEstimate(ctx, env, r)
-			return arts(res, err, (*job.MSEEstimateResult).Artifacts)
+			res, err := msejob.MSEEstimate(ctx, env, r)
+			return arts(res, err, (*msejob.MSEEstimateResult).Artifacts)
 		}},
 		{"mse-bench", `{"dataset":"synthetic-a","trials":2,"methods":["kstar","naive"]}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewMSEBenchRequest()
+			r := msejob.NewMSEBenchRequest()
 			r.Dataset, r.Trials, r.Methods = "synthetic-a", 2, []string{"kstar", "naive"}
-			res, err := job.MSEBench(ctx, env, r)
-			return arts(res, err, (*job.MSEBenchResult).Artifacts)
+			res, err := msejob.MSEBench(ctx, env, r)
+			return arts(res, err, (*msejob.MSEBenchResult).Artifacts)
 		}},
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"genlens/job"
+	"genlens/job/msejob"
 	"genlens/server"
 	"genlens/store"
 )
@@ -65,15 +66,15 @@ var (
 	modelErr  error
 )
 
-// checkModel returns the JSON of a check model fitted by job.MSEFit (the
+// checkModel returns the JSON of a check model fitted by msejob.MSEFit (the
 // code behind `genlens mse fit`) on 400 labelled reference rows, with the command line's defaults.
 func checkModel(t testing.TB) []byte {
 	t.Helper()
 	modelOnce.Do(func() {
 		fsys := fstest.MapFS{"ref.csv": {Data: csvOf(genRows(400, 0, 1, "ref", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), 400)}}
-		req := job.NewMSEFitRequest()
+		req := msejob.NewMSEFitRequest()
 		req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", []string{"x", "noise_feature"}, "check.json"
-		res, err := job.MSEFit(context.Background(), job.Env{FS: fsys}, req)
+		res, err := msejob.MSEFit(context.Background(), job.Env{FS: fsys}, req)
 		if err != nil {
 			modelErr = err
 			return

@@ -19,6 +19,7 @@ import (
 	"genlens/checkmodel"
 	"genlens/fault"
 	"genlens/job"
+	"genlens/job/msejob"
 	"genlens/monitor"
 	"genlens/monitorsvc"
 	"genlens/records"
@@ -156,7 +157,7 @@ func (s *Server) monitorView(ctx context.Context, m *records.Monitor) (monitorJS
 		Features: cm.Columns.Features, Prediction: cm.Columns.Prediction, Rows: &rows, Labelled: &lab,
 		Created: m.Created.Format(time.RFC3339), Summary: summaryDoc(v)}
 	if cm.Drift == nil {
-		out.Note = job.MSEDriftNote("the model")
+		out.Note = msejob.MSEDriftNote("the model")
 	}
 	return out, nil
 }
@@ -490,7 +491,7 @@ type chunkJSON struct {
 	Complete     bool    `json:"complete"`
 	// The chunk's extrapolation and drift, as in `mse estimate --json`
 	// (absent for a model file without a drift model).
-	*job.MSEChunkDrift
+	*msejob.MSEChunkDrift
 }
 
 type chunksJSON struct {
@@ -598,7 +599,7 @@ func chunkDoc(v *monitorsvc.View, c *monitor.Result, complete bool) chunkJSON {
 	j := chunkJSON{Index: c.Index, Start: c.Start, End: c.End, N: c.Rows(), Period: c.Period,
 		EstimatedMSE: job.Num(c.Estimate), Lower: job.Num(c.Lower), Upper: job.Num(c.Upper), Alert: c.Alert,
 		RealizedMSE: job.Num(c.Realized), Labelled: c.Labelled, Complete: complete,
-		MSEChunkDrift: job.NewMSEChunkDrift(c.Drift, v.Drift, v.DriftTh)}
+		MSEChunkDrift: msejob.NewMSEChunkDrift(c.Drift, v.Drift, v.DriftTh)}
 	if !c.From.IsZero() {
 		j.From = c.From.Format(time.RFC3339)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"genlens/internal/dbtest"
 	"genlens/job"
+	"genlens/job/msejob"
 	"genlens/server"
 )
 
@@ -35,9 +36,9 @@ func TestReadmeDriftExample(t *testing.T) {
 		m := f(x0, x1)
 		fmt.Fprintf(&ref, "%v,%v,%v,%v\n", x0, x1, m+0.2*x0, m+0.4*(1+x0*x0)*r.NormFloat64())
 	}
-	req := job.NewMSEFitRequest()
+	req := msejob.NewMSEFitRequest()
 	req.Train, req.Target, req.Prediction, req.Model = "reference.csv", "y", "pred", "check.json"
-	fit, err := job.MSEFit(context.Background(), job.Env{FS: fstest.MapFS{"reference.csv": {Data: ref.Bytes()}}}, req)
+	fit, err := msejob.MSEFit(context.Background(), job.Env{FS: fstest.MapFS{"reference.csv": {Data: ref.Bytes()}}}, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,15 +2,14 @@ package main
 
 import (
 	"fmt"
+	"genlens/job/reprjob"
 	"io"
 
 	"github.com/spf13/cobra"
-
-	"genlens/job"
 )
 
 func newCKACmd() *cobra.Command {
-	f := job.NewCKARequest()
+	f := reprjob.NewCKARequest()
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "cka X.npy Y.npy | --x X.npy --y Y.npy [--kernel linear|rbf] [--threshold 0.5] [--debiased] [--json]",
@@ -22,7 +21,7 @@ func newCKACmd() *cobra.Command {
 			if err := positional(cmd, a, "x", "y"); err != nil {
 				return err
 			}
-			return runEmit(cmd, job.CKA, f, "", asJSON, nil, nil, func(w io.Writer, res *job.CKAResult) { printCKA(w, f, res) })
+			return runEmit(cmd, reprjob.CKA, f, "", asJSON, nil, nil, func(w io.Writer, res *reprjob.CKAResult) { printCKA(w, f, res) })
 		},
 	}
 	cmd.Flags().StringVar(&f.X, "x", "", "first representation (.npy/.npz/.csv), n x d1")
@@ -35,7 +34,7 @@ func newCKACmd() *cobra.Command {
 	return cmd
 }
 
-func printCKA(w io.Writer, f job.CKARequest, res *job.CKAResult) {
+func printCKA(w io.Writer, f reprjob.CKARequest, res *reprjob.CKAResult) {
 	what := "CKA"
 	if f.Debiased {
 		what = "debiased CKA"

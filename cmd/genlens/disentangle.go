@@ -9,11 +9,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"genlens/disentangle"
-	"genlens/job"
+	"genlens/job/reprjob"
 )
 
 func newDisentangleCmd() *cobra.Command {
-	f := job.NewDisentangleRequest()
+	f := reprjob.NewDisentangleRequest()
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -24,7 +24,7 @@ func newDisentangleCmd() *cobra.Command {
 		Args:    args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, extra []string) error {
 			f.Generated = append(f.Generated, extra...)
-			return runEmit(cmd, job.Disentangle, f, out, asJSON, disentangleOutputs, []string{"pixel CKA"}, printDisentangle)
+			return runEmit(cmd, reprjob.Disentangle, f, out, asJSON, disentangleOutputs, []string{"pixel CKA"}, printDisentangle)
 		},
 	}
 	fl := cmd.Flags()
@@ -57,7 +57,7 @@ func newDisentangleCmd() *cobra.Command {
 // disentangleOutputs are the files 'disentangle --out' writes.
 var disentangleOutputs = []string{"cka_matrix.npy", "labels.npy", "cluster_map.png", "cka_heatmap.png", "cms.png", "cms.csv", "disentangle.json"}
 
-func printDisentangle(w io.Writer, out *job.DisentangleResult) {
+func printDisentangle(w io.Writer, out *reprjob.DisentangleResult) {
 	res := out.Analysis
 	g := res.Grid
 	fmt.Fprintf(w, "images %v; %d training (%d for CKA), %d test; gamma %.6g\n", g, out.Inputs[0].Len, res.CKAImages, out.Inputs[1].Len, res.Gamma)

@@ -16,7 +16,7 @@ import (
 
 	"genlens/checkmodel"
 	"genlens/dataio"
-	"genlens/job"
+	"genlens/job/msejob"
 )
 
 func newMSECmd() *cobra.Command {
@@ -34,7 +34,7 @@ func newMSECmd() *cobra.Command {
 // ---------------------------------------------------------------- fit
 
 func newMSEFitCmd() *cobra.Command {
-	f := job.NewMSEFitRequest()
+	f := msejob.NewMSEFitRequest()
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "fit --train TRAIN.csv --target COL --prediction COL --model CHECK.json [flags]",
@@ -63,7 +63,7 @@ func newMSEFitCmd() *cobra.Command {
 	return cmd
 }
 
-func runMSEFit(cmd *cobra.Command, f job.MSEFitRequest, asJSON bool) error {
+func runMSEFit(cmd *cobra.Command, f msejob.MSEFitRequest, asJSON bool) error {
 	if err := f.Validate(); err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func runMSEFit(cmd *cobra.Command, f job.MSEFitRequest, asJSON bool) error {
 	if err := guardOutFile("--model", f.Model); err != nil {
 		return err
 	}
-	res, err := runJob(cmd, job.MSEFit, f)
+	res, err := runJob(cmd, msejob.MSEFit, f)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func mseRefuseForeign(path string) error {
 // ---------------------------------------------------------------- estimate
 
 func newMSEEstimateCmd() *cobra.Command {
-	f := job.NewMSEEstimateRequest()
+	f := msejob.NewMSEEstimateRequest()
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -130,7 +130,7 @@ func newMSEEstimateCmd() *cobra.Command {
 		Example: helpExamples("mse-estimate"),
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runEmit(cmd, job.MSEEstimate, f, out, asJSON, mseEstimateOutputs, nil, printMSEEstimate)
+			return runEmit(cmd, msejob.MSEEstimate, f, out, asJSON, mseEstimateOutputs, nil, printMSEEstimate)
 		},
 	}
 	fl := cmd.Flags()
@@ -151,7 +151,7 @@ func newMSEEstimateCmd() *cobra.Command {
 // mseEstimateOutputs are the files 'mse estimate --out' writes.
 var mseEstimateOutputs = []string{"chunks.csv", "estimate.json", "mse_chunks.png"}
 
-func printMSEEstimate(w io.Writer, o *job.MSEEstimateResult) {
+func printMSEEstimate(w io.Writer, o *msejob.MSEEstimateResult) {
 	fmt.Fprintf(w, "%s: %d rows, %s; estimated MSE of %s: %s", o.Data, o.Rows, o.Chunking, o.Check.Columns.Prediction, fmtNum(float64(o.EstimatedMSE)))
 	if o.RealizedMSE != nil {
 		fmt.Fprintf(w, ", realised %s over %d labelled rows", fmtNum(float64(*o.RealizedMSE)), *o.Labelled)
@@ -222,7 +222,7 @@ func printMSEEstimate(w io.Writer, o *job.MSEEstimateResult) {
 
 // printMSEFeatureDrift prints each feature's Kolmogorov-Smirnov statistic
 // and p-value per chunk.
-func printMSEFeatureDrift(w io.Writer, o *job.MSEEstimateResult) {
+func printMSEFeatureDrift(w io.Writer, o *msejob.MSEEstimateResult) {
 	fmt.Fprintln(w, "\nunivariate drift: Kolmogorov-Smirnov statistic against the reference (p-value)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "chunk\t")
@@ -244,7 +244,7 @@ func printMSEFeatureDrift(w io.Writer, o *job.MSEEstimateResult) {
 // ---------------------------------------------------------------- bench
 
 func newMSEBenchCmd() *cobra.Command {
-	f := job.NewMSEBenchRequest()
+	f := msejob.NewMSEBenchRequest()
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -254,7 +254,7 @@ func newMSEBenchCmd() *cobra.Command {
 		Example: helpExamples("mse-bench"),
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runEmit(cmd, job.MSEBench, f, out, asJSON, mseBenchOutputs, []string{"mse bench"}, printMSEBench)
+			return runEmit(cmd, msejob.MSEBench, f, out, asJSON, mseBenchOutputs, []string{"mse bench"}, printMSEBench)
 		},
 	}
 	fl := cmd.Flags()
@@ -271,7 +271,7 @@ func newMSEBenchCmd() *cobra.Command {
 // mseBenchOutputs are the files 'mse bench --out' writes.
 var mseBenchOutputs = []string{"bench.md", "trials.csv", "bench.json"}
 
-func printMSEBench(w io.Writer, o *job.MSEBenchResult) {
+func printMSEBench(w io.Writer, o *msejob.MSEBenchResult) {
 	res := o.Bench
 	fmt.Fprintf(w, "%s, %d trials: mean absolute error of the MSE estimate (std)\n\n", o.Dataset, o.Trials)
 	published := checkmodel.PaperTables[o.TableKey]
@@ -286,7 +286,7 @@ func printMSEBench(w io.Writer, o *job.MSEBenchResult) {
 		if m.Name != res.Best {
 			p = fmt.Sprintf("%.3g", res.Wilcoxon[m.Name])
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", m.Name, job.MSEFormatMAE(m.MAE), job.MSEFormatMAE(m.Std), p)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", m.Name, msejob.MSEFormatMAE(m.MAE), msejob.MSEFormatMAE(m.Std), p)
 		if published != nil {
 			if s, ok := published[m.Name]; ok {
 				fmt.Fprintf(tw, "%.3f\t%.3f\t", s.MAE, s.Std)

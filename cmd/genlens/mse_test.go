@@ -17,7 +17,7 @@ import (
 
 	"genlens/checkmodel"
 	"genlens/internal/shareddata"
-	"genlens/job"
+	"genlens/job/msejob"
 )
 
 // mseCSV writes a table of the synthetic A relation of "A One-Step
@@ -407,11 +407,11 @@ func TestMSEBenchLIBSVM(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", f, code, stderr)
 		}
-		var out job.MSEBenchResult
+		var out msejob.MSEBenchResult
 		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 			t.Fatal(err)
 		}
-		key := job.MSETableKey(path)
+		key := msejob.MSETableKey(path)
 		paper := checkmodel.PaperTables[key]
 		var line []string
 		for _, name := range []string{"kstar", "naive"} {
@@ -488,7 +488,7 @@ func TestMSEFitRefusesDivergedModel(t *testing.T) {
 // --out and --json is a field of the job's request, named as the flag
 // with '-' replaced by '_', and every request field is a flag.
 func TestMSERequestFieldsAreFlags(t *testing.T) {
-	fit, est, bench := job.NewMSEFitRequest(), job.NewMSEEstimateRequest(), job.NewMSEBenchRequest()
+	fit, est, bench := msejob.NewMSEFitRequest(), msejob.NewMSEEstimateRequest(), msejob.NewMSEBenchRequest()
 	fit.Features, est.ChunkSize, est.Chunks, est.Timestamp, est.Period, est.Target = []string{"x"}, 1, 1, "t", "day", "y" // no omitempty gaps
 	fit.Sep, est.Sep, bench.Sep = ";", ";", ";"
 	for _, tc := range []struct {

@@ -10,13 +10,15 @@ import (
 
 	"genlens/job"
 	"genlens/job/llmjob"
+	"genlens/job/msejob"
+	"genlens/job/reprjob"
 )
 
 // All lists the job kinds, in the order the service lists them. Each is a
 // command of the command line (cmd/genlens builds its flags and output)
 // and a kind of the service (jobrun decodes its JSON body over New's
 // defaults and handles the inputs and weights it declares).
-var All = slices.Concat(llmjob.Commands, job.Commands)
+var All = slices.Concat(llmjob.Commands, job.Commands, reprjob.Commands, msejob.Commands)
 
 // Named returns the command of a name ("mse fit") or slug ("mse-fit"),
 // nil for none.

@@ -1,4 +1,4 @@
-package job
+package msejob
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"genlens/checkmodel"
 	"genlens/dataio"
 	"genlens/internal/fields"
+	"genlens/job"
 	"genlens/monitor"
 )
 
@@ -56,7 +57,7 @@ type MSEFitRequest struct {
 	// transport stores the model there (see MSEFitResult.WriteModel).
 	Model string `json:"model"`
 
-	CSVOptions // sep: how the fields of CSV inputs are separated
+	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewMSEFitRequest returns a request with the command line's defaults:
@@ -69,8 +70,8 @@ func NewMSEFitRequest() MSEFitRequest {
 
 // Validate checks the fields that need no input file.
 func (r *MSEFitRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewMSEFitRequest()) }()
-	if err := CheckLimits("mse fit", Lim("features", len(r.Features), MaxListLen), Lim("epochs", r.Epochs, maxMSEEpochs), Lim("folds", r.Folds, maxFolds)); err != nil {
+	defer func() { verr = job.WithDefault(verr, r, NewMSEFitRequest()) }()
+	if err := job.CheckLimits("mse fit", job.Lim("features", len(r.Features), job.MaxListLen), job.Lim("epochs", r.Epochs, maxMSEEpochs), job.Lim("folds", r.Folds, maxFolds)); err != nil {
 		return err
 	}
 	if err := r.CSVOptions.ValidateSep(); err != nil {
@@ -84,26 +85,26 @@ func (r *MSEFitRequest) options() (checkmodel.Config, dataio.Header, error) {
 	cfg := checkmodel.DefaultConfig()
 	for _, f := range []struct{ field, val string }{{"train", r.Train}, {"target", r.Target}, {"prediction", r.Prediction}, {"model", r.Model}} {
 		if f.val == "" {
-			return cfg, 0, Fieldf(f.field, "mse fit: {%s} is required", f.field)
+			return cfg, 0, job.Fieldf(f.field, "mse fit: {%s} is required", f.field)
 		}
 	}
 	obj, err := checkmodel.ParseObjective(r.Objective)
 	sel, selErr := checkmodel.ParseEpochSelection(r.EpochSelection)
 	switch {
 	case err != nil:
-		return cfg, 0, Fieldf("objective", "%s", err)
+		return cfg, 0, job.Fieldf("objective", "%s", err)
 	case selErr != nil:
-		return cfg, 0, Fieldf("epoch_selection", "mse fit: {epoch_selection} %q must be fixed or validation", r.EpochSelection)
+		return cfg, 0, job.Fieldf("epoch_selection", "mse fit: {epoch_selection} %q must be fixed or validation", r.EpochSelection)
 	case r.Epochs < 1 || r.Epochs > maxMSEEpochs:
-		return cfg, 0, Fieldf("epochs", "mse fit: {epochs} %d must be in [1, %d]", r.Epochs, maxMSEEpochs)
+		return cfg, 0, job.Fieldf("epochs", "mse fit: {epochs} %d must be in [1, %d]", r.Epochs, maxMSEEpochs)
 	case sel == checkmodel.ValidationEpochs && r.Epochs < checkmodel.ValidationEvery:
-		return cfg, 0, Fieldf("epochs", "mse fit: {epochs} %d is below %d, the interval at which {epoch_selection} validation measures held-out rows", r.Epochs, checkmodel.ValidationEvery)
+		return cfg, 0, job.Fieldf("epochs", "mse fit: {epochs} %d is below %d, the interval at which {epoch_selection} validation measures held-out rows", r.Epochs, checkmodel.ValidationEvery)
 	case r.Folds < 0 || r.Folds == 1 || r.Folds > 100:
-		return cfg, 0, Fieldf("folds", "mse fit: {folds} %d must be 0 (no calibration) or in [2, 100]", r.Folds)
+		return cfg, 0, job.Fieldf("folds", "mse fit: {folds} %d must be 0 (no calibration) or in [2, 100]", r.Folds)
 	case !(r.LR > 0) || math.IsInf(r.LR, 0):
-		return cfg, 0, Fieldf("lr", "mse fit: {lr} %v must be positive", r.LR)
+		return cfg, 0, job.Fieldf("lr", "mse fit: {lr} %v must be positive", r.LR)
 	case !(r.Lambda >= 0) || math.IsInf(r.Lambda, 0):
-		return cfg, 0, Fieldf("lambda", "mse fit: {lambda} %v must be non-negative", r.Lambda)
+		return cfg, 0, job.Fieldf("lambda", "mse fit: {lambda} %v must be non-negative", r.Lambda)
 	}
 	h, err := mseHeader(r.Header)
 	cfg.Objective, cfg.Lambda, cfg.Train.Epochs, cfg.Train.LR, cfg.Folds = obj, r.Lambda, r.Epochs, r.LR, r.Folds
@@ -204,7 +205,7 @@ func mseHeader(s string) (dataio.Header, error) {
 	case "no":
 		return dataio.HeaderAbsent, nil
 	}
-	return 0, Fieldf("header", "{header} %q: want auto, yes or no", s)
+	return 0, job.Fieldf("header", "{header} %q: want auto, yes or no", s)
 }
 
 // MSEFitResult is the result of `genlens mse fit`; it marshals to the
@@ -216,14 +217,14 @@ type MSEFitResult struct {
 	Target                string   `json:"target"`
 	Prediction            string   `json:"prediction"`
 	Objective             string   `json:"objective"`
-	FinalLoss             Num      `json:"final_loss"`
-	ReferenceRealizedMSE  Num      `json:"reference_realized_mse"`
-	ReferenceEstimatedMSE Num      `json:"reference_estimated_mse"`
+	FinalLoss             job.Num  `json:"final_loss"`
+	ReferenceRealizedMSE  job.Num  `json:"reference_realized_mse"`
+	ReferenceEstimatedMSE job.Num  `json:"reference_estimated_mse"`
 	// ReferenceRawEstimatedMSE is the in-sample estimate before
 	// calibration, and CalibrationFactor the multiplier learnt on
 	// held-out folds (1 when --folds is 0).
-	ReferenceRawEstimatedMSE Num `json:"reference_raw_estimated_mse"`
-	CalibrationFactor        Num `json:"calibration_factor"`
+	ReferenceRawEstimatedMSE job.Num `json:"reference_raw_estimated_mse"`
+	CalibrationFactor        job.Num `json:"calibration_factor"`
 	// Epochs is the number of epochs the check network was trained,
 	// chosen by validation when EpochSelection is "validation" (fewer
 	// than ten reference rows train the fixed count).
@@ -242,7 +243,7 @@ func (r *MSEFitResult) WriteModel(w io.Writer) error { return dataio.EncodeJSON(
 // diverged is an error (nothing is to be saved); one whose in-sample
 // estimate is far from the realised MSE is returned with a warning
 // through env.Warn.
-func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, error) {
+func MSEFit(ctx context.Context, env job.Env, req MSEFitRequest) (*MSEFitResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -311,9 +312,9 @@ func MSEFit(ctx context.Context, env Env, req MSEFitRequest) (*MSEFitResult, err
 	}
 	return &MSEFitResult{
 		Model: req.Model, Rows: len(y), Features: m.Columns.Features, Target: m.Columns.Target,
-		Prediction: m.Columns.Prediction, Objective: string(cfg.Objective), FinalLoss: Num(m.Training.FinalLoss),
-		ReferenceRealizedMSE: Num(ref.RealizedMSE), ReferenceEstimatedMSE: Num(ref.EstimatedMSE),
-		ReferenceRawEstimatedMSE: Num(ref.RawEstimatedMSE), CalibrationFactor: Num(m.Calibration.FactorOrOne()),
+		Prediction: m.Columns.Prediction, Objective: string(cfg.Objective), FinalLoss: job.Num(m.Training.FinalLoss),
+		ReferenceRealizedMSE: job.Num(ref.RealizedMSE), ReferenceEstimatedMSE: job.Num(ref.EstimatedMSE),
+		ReferenceRawEstimatedMSE: job.Num(ref.RawEstimatedMSE), CalibrationFactor: job.Num(m.Calibration.FactorOrOne()),
 		Epochs: m.Training.Epochs, EpochSelection: string(m.Training.EpochSelection), Check: m,
 	}, nil
 }
@@ -328,7 +329,7 @@ func mseFitColumns(t *dataio.Table, req MSEFitRequest) (tc, pc int, fc []int, er
 		return
 	}
 	if tc == pc {
-		return tc, pc, nil, Fieldf("target", "mse fit: {target} and {prediction} name the same column %q", t.Name(tc))
+		return tc, pc, nil, job.Fieldf("target", "mse fit: {target} and {prediction} name the same column %q", t.Name(tc))
 	}
 	if len(req.Features) == 0 {
 		for j := range t.Cols() {
@@ -347,10 +348,10 @@ func mseFitColumns(t *dataio.Table, req MSEFitRequest) (tc, pc int, fc []int, er
 			return tc, pc, nil, err
 		}
 		if j == tc || j == pc {
-			return tc, pc, nil, Fieldf("features", "mse fit: {features} includes the target or prediction column %q", t.Name(j))
+			return tc, pc, nil, job.Fieldf("features", "mse fit: {features} includes the target or prediction column %q", t.Name(j))
 		}
 		if slices.Contains(fc, j) {
-			return tc, pc, nil, Fieldf("features", "mse fit: {features} names column %q twice", t.Name(j))
+			return tc, pc, nil, job.Fieldf("features", "mse fit: {features} names column %q twice", t.Name(j))
 		}
 		fc = append(fc, j)
 	}
@@ -397,7 +398,7 @@ type MSEEstimateRequest struct {
 	// marked as an extrapolation.
 	MaxOutOfReference float64 `json:"max_out_of_reference"`
 
-	CSVOptions // sep: how the fields of CSV inputs are separated
+	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewMSEEstimateRequest returns a request with the command line's
@@ -409,8 +410,8 @@ func NewMSEEstimateRequest() MSEEstimateRequest {
 
 // Validate checks the fields that need no input file.
 func (r *MSEEstimateRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewMSEEstimateRequest()) }()
-	if err := CheckLimits("mse estimate", Lim("chunk_size", r.ChunkSize, maxChunkRows), Lim("chunks", r.Chunks, maxChunks)); err != nil {
+	defer func() { verr = job.WithDefault(verr, r, NewMSEEstimateRequest()) }()
+	if err := job.CheckLimits("mse estimate", job.Lim("chunk_size", r.ChunkSize, maxChunkRows), job.Lim("chunks", r.Chunks, maxChunks)); err != nil {
 		return err
 	}
 	if err := r.CSVOptions.ValidateSep(); err != nil {
@@ -429,23 +430,23 @@ func (r *MSEEstimateRequest) period() (monitor.Period, error) {
 	}
 	switch {
 	case r.Model == "" || r.Data == "":
-		return "", Fieldf("model", "mse estimate: {model} and {data} are required")
+		return "", job.Fieldf("model", "mse estimate: {model} and {data} are required")
 	case modes > 1:
-		return "", Fieldf("chunk_size", "mse estimate: give one of {chunk_size}, {chunks}, or {timestamp} with {period}")
+		return "", job.Fieldf("chunk_size", "mse estimate: give one of {chunk_size}, {chunks}, or {timestamp} with {period}")
 	case (r.Timestamp == "") != (r.Period == ""):
-		return "", Fieldf("timestamp", "mse estimate: {timestamp} and {period} go together")
+		return "", job.Fieldf("timestamp", "mse estimate: {timestamp} and {period} go together")
 	case r.ChunkSize < 0:
-		return "", Fieldf("chunk_size", "mse estimate: {chunk_size} and {chunks} must be positive")
+		return "", job.Fieldf("chunk_size", "mse estimate: {chunk_size} and {chunks} must be positive")
 	case r.Chunks < 0:
-		return "", Fieldf("chunks", "mse estimate: {chunk_size} and {chunks} must be positive")
+		return "", job.Fieldf("chunks", "mse estimate: {chunk_size} and {chunks} must be positive")
 	case !(r.MaxOutOfReference > 0 && r.MaxOutOfReference <= 1):
-		return "", Fieldf("max_out_of_reference", "mse estimate: {max_out_of_reference} %v must be in (0, 1]", r.MaxOutOfReference)
+		return "", job.Fieldf("max_out_of_reference", "mse estimate: {max_out_of_reference} %v must be in (0, 1]", r.MaxOutOfReference)
 	case r.Period == "":
 		return "", nil
 	}
 	p, err := monitor.ParsePeriod(r.Period)
 	if err != nil {
-		return "", Fieldf("period", "%s", err)
+		return "", job.Fieldf("period", "%s", err)
 	}
 	return p, nil
 }
@@ -453,18 +454,18 @@ func (r *MSEEstimateRequest) period() (monitor.Period, error) {
 // MSEEstimateResult is the result of `genlens mse estimate`; it marshals
 // to the command's --json document.
 type MSEEstimateResult struct {
-	Model          string `json:"model"`
-	Data           string `json:"data"`
-	Rows           int    `json:"rows"`
-	Chunking       string `json:"chunking"`
-	EstimatedMSE   Num    `json:"estimated_mse"`
-	RealizedMSE    *Num   `json:"realized_mse,omitempty"` // with a target
-	Labelled       *int   `json:"labelled,omitempty"`     // with a target
-	LowerThreshold Num    `json:"lower_threshold"`
-	UpperThreshold Num    `json:"upper_threshold"`
-	ReferenceRows  int    `json:"reference_chunk_rows"`
-	ReferenceCount int    `json:"reference_chunks"`
-	Alerts         int    `json:"alerts"`
+	Model          string   `json:"model"`
+	Data           string   `json:"data"`
+	Rows           int      `json:"rows"`
+	Chunking       string   `json:"chunking"`
+	EstimatedMSE   job.Num  `json:"estimated_mse"`
+	RealizedMSE    *job.Num `json:"realized_mse,omitempty"` // with a target
+	Labelled       *int     `json:"labelled,omitempty"`     // with a target
+	LowerThreshold job.Num  `json:"lower_threshold"`
+	UpperThreshold job.Num  `json:"upper_threshold"`
+	ReferenceRows  int      `json:"reference_chunk_rows"`
+	ReferenceCount int      `json:"reference_chunks"`
+	Alerts         int      `json:"alerts"`
 	// Extrapolating and DriftAlerts count the chunks so marked; nil for a
 	// model file without a drift model.
 	Extrapolating *int       `json:"extrapolating_chunks,omitempty"`
@@ -484,20 +485,20 @@ type MSEEstimateResult struct {
 
 // MSEChunk is one chunk of an MSEEstimateResult.
 type MSEChunk struct {
-	Index         int    `json:"index"`
-	Start         int    `json:"start"`
-	End           int    `json:"end"`
-	Rows          int    `json:"rows"`
-	Period        string `json:"period,omitempty"`
-	From          string `json:"from,omitempty"`
-	To            string `json:"to,omitempty"`
-	EstimatedMSE  Num    `json:"estimated_mse"`
-	SamplingError Num    `json:"sampling_error"`
-	Lower         Num    `json:"lower"`
-	Upper         Num    `json:"upper"`
-	Alert         bool   `json:"alert"`
-	RealizedMSE   Num    `json:"realized_mse"`
-	Labelled      *int   `json:"labelled,omitempty"`
+	Index         int     `json:"index"`
+	Start         int     `json:"start"`
+	End           int     `json:"end"`
+	Rows          int     `json:"rows"`
+	Period        string  `json:"period,omitempty"`
+	From          string  `json:"from,omitempty"`
+	To            string  `json:"to,omitempty"`
+	EstimatedMSE  job.Num `json:"estimated_mse"`
+	SamplingError job.Num `json:"sampling_error"`
+	Lower         job.Num `json:"lower"`
+	Upper         job.Num `json:"upper"`
+	Alert         bool    `json:"alert"`
+	RealizedMSE   job.Num `json:"realized_mse"`
+	Labelled      *int    `json:"labelled,omitempty"`
 	*MSEChunkDrift
 }
 
@@ -509,17 +510,17 @@ type MSEChunkDrift struct {
 	// it exceeds max_out_of_reference; Outside counts, per feature, the
 	// rows outside its range (features with none left out), which says
 	// why.
-	OutOfReference Num            `json:"out_of_reference"`
+	OutOfReference job.Num        `json:"out_of_reference"`
 	Extrapolating  bool           `json:"extrapolating"`
 	Outside        map[string]int `json:"outside,omitempty"`
 	// ReconstructionError is the mean data reconstruction error of the
 	// chunk's rows (NannyML's multivariate drift), DriftLower and
 	// DriftUpper its thresholds from reference chunks of the same size,
 	// DriftAlert whether it lies outside them.
-	ReconstructionError Num  `json:"reconstruction_error"`
-	DriftLower          Num  `json:"drift_lower"`
-	DriftUpper          Num  `json:"drift_upper"`
-	DriftAlert          bool `json:"drift_alert"`
+	ReconstructionError job.Num `json:"reconstruction_error"`
+	DriftLower          job.Num `json:"drift_lower"`
+	DriftUpper          job.Num `json:"drift_upper"`
+	DriftAlert          bool    `json:"drift_alert"`
 	// Features holds each feature's two-sample Kolmogorov-Smirnov
 	// statistic against the reference and its p-value.
 	Features map[string]FeatureKS `json:"features"`
@@ -527,8 +528,8 @@ type MSEChunkDrift struct {
 
 // FeatureKS is one feature's univariate drift over a chunk.
 type FeatureKS struct {
-	KS Num `json:"ks"`
-	P  Num `json:"p"`
+	KS job.Num `json:"ks"`
+	P  job.Num `json:"p"`
 }
 
 // NewMSEChunkDrift returns the JSON of a chunk's drift; nil for nil.
@@ -536,8 +537,8 @@ func NewMSEChunkDrift(d *monitor.ChunkDrift, m *monitor.DriftModel, th monitor.T
 	if d == nil {
 		return nil
 	}
-	out := &MSEChunkDrift{OutOfReference: Num(d.OutOfReference), Extrapolating: d.Extrapolating,
-		ReconstructionError: Num(d.ReconstructionError), DriftLower: Num(th.Lower), DriftUpper: Num(th.Upper),
+	out := &MSEChunkDrift{OutOfReference: job.Num(d.OutOfReference), Extrapolating: d.Extrapolating,
+		ReconstructionError: job.Num(d.ReconstructionError), DriftLower: job.Num(th.Lower), DriftUpper: job.Num(th.Upper),
 		DriftAlert: d.DriftAlert, Features: map[string]FeatureKS{}}
 	for j, name := range m.Features {
 		if n := d.Below[j] + d.Above[j]; n > 0 {
@@ -548,7 +549,7 @@ func NewMSEChunkDrift(d *monitor.ChunkDrift, m *monitor.DriftModel, th monitor.T
 		}
 	}
 	for _, f := range d.Features {
-		out.Features[f.Name] = FeatureKS{KS: Num(f.KS), P: Num(f.P)}
+		out.Features[f.Name] = FeatureKS{KS: job.Num(f.KS), P: job.Num(f.P)}
 	}
 	return out
 }
@@ -574,7 +575,7 @@ func rowsOf(x *mat.Dense) [][]float64 {
 // evaluates every chunk against thresholds drawn from the reference
 // errors stored in the model, in chunks of the same size
 // (monitor.MatchedThresholds).
-func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEstimateResult, error) {
+func MSEEstimate(ctx context.Context, env job.Env, req MSEEstimateRequest) (*MSEEstimateResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -689,8 +690,8 @@ func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEsti
 		sum += v
 	}
 	out := &MSEEstimateResult{
-		Model: req.Model, Data: req.Data, Rows: n, Chunking: chunking, EstimatedMSE: Num(sum / float64(n)),
-		LowerThreshold: Num(th.Lower), UpperThreshold: Num(th.Upper), ReferenceRows: refRows, ReferenceCount: th.Chunks,
+		Model: req.Model, Data: req.Data, Rows: n, Chunking: chunking, EstimatedMSE: job.Num(sum / float64(n)),
+		LowerThreshold: job.Num(th.Lower), UpperThreshold: job.Num(th.Upper), ReferenceRows: refRows, ReferenceCount: th.Chunks,
 		Check: m, Monitor: res, Thresholds: th, Report: rep,
 	}
 	if m.Drift != nil {
@@ -714,16 +715,16 @@ func MSEEstimate(ctx context.Context, env Env, req MSEEstimateRequest) (*MSEEsti
 				k++
 			}
 		}
-		r := Num(math.NaN())
+		r := job.Num(math.NaN())
 		if k > 0 {
-			r = Num(s / float64(k))
+			r = job.Num(s / float64(k))
 		}
 		out.RealizedMSE, out.Labelled = &r, &k
 	}
 	for _, r := range res {
 		c := MSEChunk{Index: r.Index, Start: r.Start, End: r.End, Rows: r.Rows(), Period: r.Period,
-			EstimatedMSE: Num(r.Estimate), SamplingError: Num(r.SamplingError), Lower: Num(r.Lower), Upper: Num(r.Upper),
-			Alert: r.Alert, RealizedMSE: Num(r.Realized)}
+			EstimatedMSE: job.Num(r.Estimate), SamplingError: job.Num(r.SamplingError), Lower: job.Num(r.Lower), Upper: job.Num(r.Upper),
+			Alert: r.Alert, RealizedMSE: job.Num(r.Realized)}
 		if !r.From.IsZero() {
 			c.From, c.To = r.From.Format(time.RFC3339), r.To.Format(time.RFC3339)
 		}

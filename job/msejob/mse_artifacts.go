@@ -1,4 +1,4 @@
-package job
+package msejob
 
 import (
 	"bytes"
@@ -12,17 +12,18 @@ import (
 	"genlens/chart"
 	"genlens/checkmodel"
 	"genlens/dataio"
+	"genlens/job"
 	"genlens/monitor"
 )
 
 // Artifacts returns the files of `mse estimate --out`: chunks.csv (one
 // row per chunk), estimate.json (the --json document) and mse_chunks.png
 // (estimate, band, realised MSE and thresholds per chunk).
-func (r *MSEEstimateResult) Artifacts() []Artifact {
-	return []Artifact{
-		{"chunks.csv", r.writeCSV},
-		{"estimate.json", func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
-		{"mse_chunks.png", func(w io.Writer) error {
+func (r *MSEEstimateResult) Artifacts() []job.Artifact {
+	return []job.Artifact{
+		{Name: "chunks.csv", Write: r.writeCSV},
+		{Name: "estimate.json", Write: func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
+		{Name: "mse_chunks.png", Write: func(w io.Writer) error {
 			return WriteMSEChunkChart(w, "Estimated and realised MSE per chunk", "chunk", r.Monitor, r.Thresholds)
 		}},
 	}
@@ -96,17 +97,17 @@ func WriteMSEChunkChart(w io.Writer, title, xlabel string, res []monitor.Result,
 			chart.Series{Name: "upper threshold", X: []float64{x0, x1}, Y: []float64{th.Upper, th.Upper}},
 			chart.Series{Name: "lower threshold", X: []float64{x0, x1}, Y: []float64{th.Lower, th.Lower}})
 	}
-	return PNGTo(w)(chart.NewLines(title, xlabel, "MSE", series))
+	return job.PNGTo(w)(chart.NewLines(title, xlabel, "MSE", series))
 }
 
 // Artifacts returns the files of `mse bench --out`: bench.md (the result
 // as a row of the paper's Table 1 or 3), trials.csv (every trial's
 // empirical MSE and estimates) and bench.json (the --json document).
-func (r *MSEBenchResult) Artifacts() []Artifact {
-	return []Artifact{
-		{"bench.md", func(w io.Writer) error { _, err := io.WriteString(w, r.Markdown()); return err }},
-		{"trials.csv", r.writeTrials},
-		{"bench.json", func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
+func (r *MSEBenchResult) Artifacts() []job.Artifact {
+	return []job.Artifact{
+		{Name: "bench.md", Write: func(w io.Writer) error { _, err := io.WriteString(w, r.Markdown()); return err }},
+		{Name: "trials.csv", Write: r.writeTrials},
+		{Name: "bench.json", Write: func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
 	}
 }
 
@@ -119,9 +120,9 @@ func (r *MSEBenchResult) writeTrials(w io.Writer) error {
 	rows := [][]string{header}
 	for t := range res.Trials {
 		// Estimates of failed trials are not finite: empty cells.
-		row := []string{strconv.Itoa(t + 1), CSVNum(Num(res.Empirical[t]))}
+		row := []string{strconv.Itoa(t + 1), job.CSVNum(job.Num(res.Empirical[t]))}
 		for _, m := range res.Methods {
-			row = append(row, CSVNum(Num(m.Estimates[t])))
+			row = append(row, job.CSVNum(job.Num(m.Estimates[t])))
 		}
 		rows = append(rows, row)
 	}

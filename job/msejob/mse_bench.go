@@ -1,4 +1,4 @@
-package job
+package msejob
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"genlens/checkmodel"
 	"genlens/dataio"
+	"genlens/job"
 )
 
 // MSEBenchRequest is a request of `genlens mse bench`: compare the
@@ -28,7 +29,7 @@ type MSEBenchRequest struct {
 	Methods []string `json:"methods"` // names of checkmodel.NewMethod
 	Seed    uint64   `json:"seed"`
 
-	CSVOptions // sep: how the fields of CSV inputs are separated
+	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewMSEBenchRequest returns a request with the command line's defaults:
@@ -39,8 +40,8 @@ func NewMSEBenchRequest() MSEBenchRequest {
 
 // Validate checks the fields that need no input file.
 func (r *MSEBenchRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewMSEBenchRequest()) }()
-	if err := CheckLimits("mse bench", Lim("trials", r.Trials, maxMSETrials), Lim("methods", len(r.Methods), maxMSEMethods)); err != nil {
+	defer func() { verr = job.WithDefault(verr, r, NewMSEBenchRequest()) }()
+	if err := job.CheckLimits("mse bench", job.Lim("trials", r.Trials, maxMSETrials), job.Lim("methods", len(r.Methods), maxMSEMethods)); err != nil {
 		return err
 	}
 	if err := r.CSVOptions.ValidateSep(); err != nil {
@@ -57,22 +58,22 @@ const maxMSETrials = 100_000
 func (r *MSEBenchRequest) methods() ([]checkmodel.Method, error) {
 	switch ds := strings.ToLower(r.Dataset); {
 	case r.Dataset == "":
-		return nil, Fieldf("dataset", "mse bench: {dataset} is required")
+		return nil, job.Fieldf("dataset", "mse bench: {dataset} is required")
 	case r.Trials < 1 || r.Trials > maxMSETrials:
-		return nil, Fieldf("trials", "mse bench: {trials} %d must be in [1, %d]", r.Trials, maxMSETrials)
+		return nil, job.Fieldf("trials", "mse bench: {trials} %d must be in [1, %d]", r.Trials, maxMSETrials)
 	case strings.HasPrefix(ds, "synthetic") && mseNoise(ds) == "":
-		return nil, Fieldf("dataset", "mse bench: unknown dataset %q (want synthetic-a, synthetic-b, synthetic-c or a CSV file)", r.Dataset)
+		return nil, job.Fieldf("dataset", "mse bench: unknown dataset %q (want synthetic-a, synthetic-b, synthetic-c or a CSV file)", r.Dataset)
 	}
 	cfg := checkmodel.DefaultConfig()
 	var methods []checkmodel.Method
 	for _, name := range r.Methods {
 		m, err := checkmodel.NewMethod(strings.TrimSpace(name), cfg)
 		if err != nil {
-			return nil, Fieldf("methods", "%s", err)
+			return nil, job.Fieldf("methods", "%s", err)
 		}
 		for _, prev := range methods {
 			if prev.Name() == m.Name() {
-				return nil, Fieldf("methods", "mse bench: method %q given twice", m.Name())
+				return nil, job.Fieldf("methods", "mse bench: method %q given twice", m.Name())
 			}
 		}
 		methods = append(methods, m)
@@ -96,7 +97,7 @@ type MSEBenchResult struct {
 	Trials   int                       `json:"trials"`
 	Methods  map[string]MSEMethodScore `json:"methods"`
 	Best     string                    `json:"best"`
-	Wilcoxon map[string]Num            `json:"wilcoxon"` // p-value against the best method
+	Wilcoxon map[string]job.Num        `json:"wilcoxon"` // p-value against the best method
 
 	// Bench is the full comparison: every trial's estimates, the
 	// methods in the order requested, why a method failed.
@@ -109,9 +110,9 @@ type MSEBenchResult struct {
 // MSEMethodScore is one method of an MSEBenchResult: the mean and the
 // standard deviation of its absolute errors over the trials.
 type MSEMethodScore struct {
-	MAE    Num `json:"mae"`
-	Std    Num `json:"std"`
-	Failed int `json:"failed"`
+	MAE    job.Num `json:"mae"`
+	Std    job.Num `json:"std"`
+	Failed int     `json:"failed"`
 }
 
 // The paper's protocols: 100 training and 10000 operational rows per
@@ -126,7 +127,7 @@ const (
 // env.FS; trials run in parallel (checkmodel.Bench) and are reported
 // through env.Progress as they finish. The same request gives the same
 // numbers, on any number of cores.
-func MSEBench(ctx context.Context, env Env, req MSEBenchRequest) (*MSEBenchResult, error) {
+func MSEBench(ctx context.Context, env job.Env, req MSEBenchRequest) (*MSEBenchResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -170,12 +171,12 @@ func MSEBench(ctx context.Context, env Env, req MSEBenchRequest) (*MSEBenchResul
 		return nil, err
 	}
 	out := &MSEBenchResult{Dataset: req.Dataset, Trials: req.Trials, Methods: map[string]MSEMethodScore{}, Best: res.Best,
-		Wilcoxon: map[string]Num{}, Bench: res, TableKey: key}
+		Wilcoxon: map[string]job.Num{}, Bench: res, TableKey: key}
 	for _, m := range res.Methods {
-		out.Methods[m.Name] = MSEMethodScore{MAE: Num(m.MAE), Std: Num(m.Std), Failed: m.Failed}
+		out.Methods[m.Name] = MSEMethodScore{MAE: job.Num(m.MAE), Std: job.Num(m.Std), Failed: m.Failed}
 	}
 	for k, p := range res.Wilcoxon {
-		out.Wilcoxon[k] = Num(p)
+		out.Wilcoxon[k] = job.Num(p)
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package job
+package msejob
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/internal/shareddata"
+	"genlens/job"
 )
 
 // cadataSplit is a protocol on real data: cadata (target in
@@ -95,7 +96,7 @@ func TestMSECalibrationCadata(t *testing.T) {
 		req := NewMSEFitRequest()
 		req.Train, req.Target, req.Prediction, req.Model, req.Folds = "ref.csv", "y", "y_pred", "check.json", folds
 		var warnings []string
-		env := Env{FS: clean, Warn: func(s string) { warnings = append(warnings, s) }}
+		env := job.Env{FS: clean, Warn: func(s string) { warnings = append(warnings, s) }}
 		fit, err := MSEFit(context.Background(), env, req)
 		if err != nil {
 			t.Fatal(err)
@@ -113,7 +114,7 @@ func TestMSECalibrationCadata(t *testing.T) {
 			if len(warnings) == 0 || !strings.Contains(warnings[0], "off the realised") {
 				t.Errorf("uncalibrated fit %.3f x the realised MSE: warnings %q", in, warnings)
 			}
-			res, err := MSEEstimate(context.Background(), Env{FS: clean}, mseCadataEstimate())
+			res, err := MSEEstimate(context.Background(), job.Env{FS: clean}, mseCadataEstimate())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +127,7 @@ func TestMSECalibrationCadata(t *testing.T) {
 		}
 		for i, fsys := range []fstest.MapFS{clean, degraded} {
 			degrade := i == 1
-			res, err := MSEEstimate(context.Background(), Env{FS: fsys}, mseCadataEstimate())
+			res, err := MSEEstimate(context.Background(), job.Env{FS: fsys}, mseCadataEstimate())
 			if err != nil {
 				t.Fatal(err)
 			}

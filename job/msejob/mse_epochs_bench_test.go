@@ -1,4 +1,4 @@
-package job
+package msejob
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/checkmodel"
+	"genlens/job"
 )
 
 // syntheticSplit is a synthetic monitoring protocol: the paper's Eq. 19
@@ -78,7 +79,7 @@ func BenchmarkMSEEpochSelection(b *testing.B) {
 						req := NewMSEFitRequest()
 						req.Train, req.Target, req.Prediction, req.Model = "ref.csv", "y", "y_pred", "check.json"
 						req.EpochSelection, req.Epochs, req.Seed = sel.sel, sel.epochs, seed
-						fit, err := MSEFit(context.Background(), Env{FS: fsys}, req)
+						fit, err := MSEFit(context.Background(), job.Env{FS: fsys}, req)
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -89,7 +90,7 @@ func BenchmarkMSEEpochSelection(b *testing.B) {
 						fsys["check.json"] = &fstest.MapFile{Data: buf.Bytes()}
 						est := NewMSEEstimateRequest()
 						est.Model, est.Data, est.Target, est.Chunks = "check.json", "prod.csv", "y", 10
-						res, err := MSEEstimate(context.Background(), Env{FS: fsys}, est)
+						res, err := MSEEstimate(context.Background(), job.Env{FS: fsys}, est)
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -1,4 +1,4 @@
-package job
+package msejob
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/internal/shareddata"
+	"genlens/job"
 )
 
 // extrapolationRun fits a check model on ref.csv and estimates prod.csv
@@ -22,7 +23,7 @@ import (
 func extrapolationRun(b *testing.B, fsys fstest.MapFS, size int) *MSEEstimateResult {
 	req := NewMSEFitRequest()
 	req.Train, req.Target, req.Prediction, req.Model, req.Epochs, req.Folds = "ref.csv", "y", "y_pred", "check.json", 20, 0
-	fit, err := MSEFit(context.Background(), Env{FS: fsys}, req)
+	fit, err := MSEFit(context.Background(), job.Env{FS: fsys}, req)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func extrapolationRun(b *testing.B, fsys fstest.MapFS, size int) *MSEEstimateRes
 	fsys["check.json"] = &fstest.MapFile{Data: buf.Bytes()}
 	est := NewMSEEstimateRequest()
 	est.Model, est.Data, est.ChunkSize = "check.json", "prod.csv", size
-	res, err := MSEEstimate(context.Background(), Env{FS: fsys}, est)
+	res, err := MSEEstimate(context.Background(), job.Env{FS: fsys}, est)
 	if err != nil {
 		b.Fatal(err)
 	}

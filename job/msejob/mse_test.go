@@ -1,4 +1,4 @@
-package job
+package msejob
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"genlens/dataio"
+	"genlens/job"
 	"genlens/job/internal/golden"
 	"genlens/linalg"
 )
@@ -56,7 +57,7 @@ func mseFitted(t *testing.T) (fstest.MapFS, *MSEFitResult) {
 	fsys := mseFS()
 	req := NewMSEFitRequest()
 	req.Train, req.Target, req.Prediction, req.Features, req.Epochs, req.Model = "ref.csv", "y", "pred", []string{"x", "noise_feature"}, 30, "check.json"
-	res, err := MSEFit(context.Background(), Env{FS: fsys}, req)
+	res, err := MSEFit(context.Background(), job.Env{FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestMSEGolden(t *testing.T) {
 		req := NewMSEEstimateRequest()
 		req.Model, req.Data = "check.json", "op.csv"
 		tc.edit(&req)
-		res, err := MSEEstimate(context.Background(), Env{FS: fsys}, req)
+		res, err := MSEEstimate(context.Background(), job.Env{FS: fsys}, req)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -120,7 +121,7 @@ func TestMSEBenchGolden(t *testing.T) {
 		req := NewMSEBenchRequest()
 		req.Dataset, req.Trials, req.Methods = tc.dataset, 2, tc.methods
 		var calls, last int
-		res, err := MSEBench(context.Background(), Env{FS: fsys, Progress: func(done, total int) { calls, last = calls+1, done }}, req)
+		res, err := MSEBench(context.Background(), job.Env{FS: fsys, Progress: func(done, total int) { calls, last = calls+1, done }}, req)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -174,7 +175,7 @@ func TestMSEFitValidate(t *testing.T) {
 	} {
 		r := ok
 		tc.edit(&r)
-		var fe *FieldError
+		var fe *job.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -208,7 +209,7 @@ func TestMSEEstimateValidate(t *testing.T) {
 	} {
 		r := ok
 		tc.edit(&r)
-		var fe *FieldError
+		var fe *job.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -234,7 +235,7 @@ func TestMSEBenchValidate(t *testing.T) {
 	} {
 		r := ok
 		tc.edit(&r)
-		var fe *FieldError
+		var fe *job.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -260,14 +261,14 @@ func TestMSEInputErrors(t *testing.T) {
 		r := NewMSEEstimateRequest()
 		r.Model, r.Data = "check.json", "op.csv"
 		edit(&r)
-		_, err := MSEEstimate(context.Background(), Env{FS: fsys}, r)
+		_, err := MSEEstimate(context.Background(), job.Env{FS: fsys}, r)
 		return err
 	}
 	fit := func(edit func(r *MSEFitRequest)) error {
 		r := NewMSEFitRequest()
 		r.Train, r.Target, r.Prediction, r.Features, r.Epochs, r.Model = "ref.csv", "y", "pred", []string{"x"}, 2, "m.json"
 		edit(&r)
-		_, err := MSEFit(context.Background(), Env{FS: fsys}, r)
+		_, err := MSEFit(context.Background(), job.Env{FS: fsys}, r)
 		return err
 	}
 	for _, tc := range []struct {
@@ -291,7 +292,7 @@ func TestMSEInputErrors(t *testing.T) {
 		{"short bench file", func() error {
 			r := NewMSEBenchRequest()
 			r.Dataset, r.Methods = "short.csv", []string{"kstar"}
-			_, err := MSEBench(context.Background(), Env{FS: fsys}, r)
+			_, err := MSEBench(context.Background(), job.Env{FS: fsys}, r)
 			return err
 		}(), "short.csv", 0, "", "2 rows: the protocol needs 1000 contiguous rows"},
 	} {
@@ -299,11 +300,11 @@ func TestMSEInputErrors(t *testing.T) {
 		if !errors.As(tc.err, &ie) || ie.File != tc.file || ie.Line != tc.line || ie.Field != tc.field || !strings.Contains(ie.Msg, tc.msg) {
 			t.Errorf("%s: %#v, want an InputError on %s line %d field %q containing %q", tc.name, tc.err, tc.file, tc.line, tc.field, tc.msg)
 		}
-		if Classify(tc.err) != KindInput {
-			t.Errorf("%s: kind %v", tc.name, Classify(tc.err))
+		if job.Classify(tc.err) != job.KindInput {
+			t.Errorf("%s: kind %v", tc.name, job.Classify(tc.err))
 		}
 	}
-	var fe *FieldError
+	var fe *job.FieldError
 	if err := fit(func(r *MSEFitRequest) { r.Prediction = "y" }); !errors.As(err, &fe) || fe.Field != "target" {
 		t.Errorf("target = prediction: %v", err)
 	}
@@ -320,13 +321,13 @@ func TestMSEFitDiverged(t *testing.T) {
 	req := NewMSEFitRequest()
 	req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", []string{"x"}, "m.json"
 	req.LR = 1e6
-	res, err := MSEFit(context.Background(), Env{FS: fsys}, req)
-	if err == nil || res != nil || !strings.Contains(err.Error(), "training diverged") || Classify(err) != KindInternal {
+	res, err := MSEFit(context.Background(), job.Env{FS: fsys}, req)
+	if err == nil || res != nil || !strings.Contains(err.Error(), "training diverged") || job.Classify(err) != job.KindInternal {
 		t.Fatalf("lr 1e6: %v, %v", res, err)
 	}
 	req.LR, req.Epochs = 0.2, 1 // an estimate 20 times the realised MSE
 	var warnings []string
-	if _, err := MSEFit(context.Background(), Env{FS: fsys, Warn: func(m string) { warnings = append(warnings, m) }}, req); err != nil {
+	if _, err := MSEFit(context.Background(), job.Env{FS: fsys, Warn: func(m string) { warnings = append(warnings, m) }}, req); err != nil {
 		t.Fatal(err)
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "far from the realised") {
@@ -342,8 +343,8 @@ func TestMSEBenchCancelled(t *testing.T) {
 	req.Dataset, req.Trials = "synthetic-a", 1000
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := MSEBench(ctx, Env{}, req)
-	if Classify(err) != KindCanceled {
+	_, err := MSEBench(ctx, job.Env{}, req)
+	if job.Classify(err) != job.KindCanceled {
 		t.Fatalf("err = %v, want cancelled", err)
 	}
 	if d := time.Since(start); d > 1200*time.Millisecond {
@@ -419,8 +420,8 @@ func TestMSEFitExtremeScaleNamesColumn(t *testing.T) {
 	} {
 		req := NewMSEFitRequest()
 		req.Train, req.Target, req.Prediction, req.Model = tc.file, "y", "pred", "m.json"
-		_, err := MSEFit(context.Background(), Env{FS: fsys}, req)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || Classify(err) != KindInput {
+		_, err := MSEFit(context.Background(), job.Env{FS: fsys}, req)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || job.Classify(err) != job.KindInput {
 			t.Errorf("%s: %v, want bad input containing %q", tc.file, err, tc.want)
 		}
 	}
@@ -444,12 +445,12 @@ func TestMSEEstimateOldModelFile(t *testing.T) {
 	req := NewMSEEstimateRequest()
 	req.Model, req.Data, req.ChunkSize = "old.json", "op.csv", 40
 	var warnings []string
-	res, err := MSEEstimate(context.Background(), Env{FS: fsys, Warn: func(s string) { warnings = append(warnings, s) }}, req)
+	res, err := MSEEstimate(context.Background(), job.Env{FS: fsys, Warn: func(s string) { warnings = append(warnings, s) }}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Model = "check.json"
-	cur, err := MSEEstimate(context.Background(), Env{FS: fsys}, req)
+	cur, err := MSEEstimate(context.Background(), job.Env{FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +482,7 @@ func TestMSEEstimateMaxOutOfReference(t *testing.T) {
 	for _, v := range []float64{0, -0.1, 1.5, math.NaN()} {
 		req := NewMSEEstimateRequest()
 		req.Model, req.Data, req.MaxOutOfReference = "m", "d", v
-		var fe *FieldError
+		var fe *job.FieldError
 		if err := req.Validate(); !errors.As(err, &fe) || fe.Field != "max_out_of_reference" {
 			t.Errorf("max_out_of_reference %v: %v", v, err)
 		}

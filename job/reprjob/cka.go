@@ -1,4 +1,4 @@
-package job
+package reprjob
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"genlens/dataio"
 	"genlens/disentangle"
 	"genlens/internal/fields"
+	"genlens/job"
 	"genlens/kernel"
 	"genlens/membudget"
 )
@@ -26,7 +27,7 @@ type CKARequest struct {
 	Threshold float64 `json:"threshold"` // rbf: sigma = threshold x sqrt(median squared distance)
 	Debiased  bool    `json:"debiased"`
 
-	CSVOptions // sep: how the fields of CSV inputs are separated
+	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewCKARequest returns a request with the command line's defaults.
@@ -34,17 +35,17 @@ func NewCKARequest() CKARequest { return CKARequest{Kernel: "linear", Threshold:
 
 // Validate checks the fields that need no input file.
 func (r *CKARequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewCKARequest()) }()
+	defer func() { verr = job.WithDefault(verr, r, NewCKARequest()) }()
 	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	switch {
 	case r.X == "" || r.Y == "":
-		return Fieldf("x", "cka: {x} and {y} are required")
+		return job.Fieldf("x", "cka: {x} and {y} are required")
 	case r.Kernel != "linear" && r.Kernel != "rbf":
-		return Fieldf("kernel", "cka: {kernel} %q: want linear or rbf", r.Kernel)
+		return job.Fieldf("kernel", "cka: {kernel} %q: want linear or rbf", r.Kernel)
 	case r.Kernel == "rbf" && (!(r.Threshold > 0) || math.IsInf(r.Threshold, 0)):
-		return Fieldf("threshold", "cka: {threshold} %g: want a positive number", r.Threshold)
+		return job.Fieldf("threshold", "cka: {threshold} %g: want a positive number", r.Threshold)
 	}
 	return nil
 }
@@ -52,12 +53,12 @@ func (r *CKARequest) Validate() (verr error) {
 // CKAResult is the result of `genlens cka`; it marshals to the command's
 // --json document.
 type CKAResult struct {
-	CKA Num `json:"cka"` // null when undefined (a representation constant over the examples)
-	N   int `json:"-"`   // examples
+	CKA job.Num `json:"cka"` // null when undefined (a representation constant over the examples)
+	N   int     `json:"-"`   // examples
 }
 
 // CKA runs `genlens cka`, reading both representations through env.FS.
-func CKA(ctx context.Context, env Env, req CKARequest) (*CKAResult, error) {
+func CKA(ctx context.Context, env job.Env, req CKARequest) (*CKAResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -115,5 +116,5 @@ func CKA(ctx context.Context, env Env, req CKARequest) (*CKAResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CKAResult{CKA: Num(v), N: nx}, nil
+	return &CKAResult{CKA: job.Num(v), N: nx}, nil
 }

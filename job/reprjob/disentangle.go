@@ -1,4 +1,4 @@
-package job
+package reprjob
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"genlens/dataio"
 	"genlens/disentangle"
 	"genlens/imageio"
+	"genlens/job"
 )
 
 // DisentangleRequest is a request of `genlens disentangle`: which image
@@ -43,7 +44,7 @@ type DisentangleRequest struct {
 	Gamma        string   `json:"gamma"` // median or a positive number
 	Seed         uint64   `json:"seed"`
 
-	CSVOptions // sep: how the fields of CSV inputs are separated
+	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewDisentangleRequest returns a request with the defaults of the
@@ -56,10 +57,10 @@ func NewDisentangleRequest() DisentangleRequest {
 
 // Validate checks the fields that need no input file.
 func (r *DisentangleRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewDisentangleRequest()) }()
-	if err := CheckLimits("disentangle", Lim("generated", len(r.Generated), MaxListLen), Lim("names", len(r.Names), MaxListLen),
-		Lim("clusters", r.Clusters, maxClusters), Lim("cka_batch", r.CKABatch, maxGramBatch), Lim("cka_images", r.CKAImages, maxCKAImages),
-		Lim("cms_batch", r.CMSBatch, maxGramBatch)); err != nil {
+	defer func() { verr = job.WithDefault(verr, r, NewDisentangleRequest()) }()
+	if err := job.CheckLimits("disentangle", job.Lim("generated", len(r.Generated), job.MaxListLen), job.Lim("names", len(r.Names), job.MaxListLen),
+		job.Lim("clusters", r.Clusters, maxClusters), job.Lim("cka_batch", r.CKABatch, maxGramBatch), job.Lim("cka_images", r.CKAImages, maxCKAImages),
+		job.Lim("cms_batch", r.CMSBatch, maxGramBatch)); err != nil {
 		return err
 	}
 	if err := r.CSVOptions.ValidateSep(); err != nil {
@@ -74,46 +75,46 @@ func (r *DisentangleRequest) options() (disentangle.Options, imageio.Options, er
 	var iopt imageio.Options
 	switch {
 	case r.Train == "" || r.Test == "":
-		return o, iopt, Fieldf("train", "disentangle: {train} and {test} are required")
+		return o, iopt, job.Fieldf("train", "disentangle: {train} and {test} are required")
 	case len(r.Generated) == 0:
-		return o, iopt, Fieldf("generated", "disentangle: give at least one {generated} set")
+		return o, iopt, job.Fieldf("generated", "disentangle: give at least one {generated} set")
 	case r.Names != nil && len(r.Names) != len(r.Generated):
-		return o, iopt, Fieldf("names", "disentangle: %d {names} for %d generated sets", len(r.Names), len(r.Generated))
+		return o, iopt, job.Fieldf("names", "disentangle: %d {names} for %d generated sets", len(r.Names), len(r.Generated))
 	case r.Clusters < 1:
-		return o, iopt, Fieldf("clusters", "disentangle: {clusters} %d: want at least 1", r.Clusters)
+		return o, iopt, job.Fieldf("clusters", "disentangle: {clusters} %d: want at least 1", r.Clusters)
 	case r.Threshold < 0 || math.IsNaN(r.Threshold) || math.IsInf(r.Threshold, 0):
-		return o, iopt, Fieldf("threshold", "disentangle: {threshold} %g: want a positive distance", r.Threshold)
+		return o, iopt, job.Fieldf("threshold", "disentangle: {threshold} %g: want a positive distance", r.Threshold)
 	case r.CKABatch < 2:
-		return o, iopt, Fieldf("cka_batch", "disentangle: {cka_batch} %d: want at least 2", r.CKABatch)
+		return o, iopt, job.Fieldf("cka_batch", "disentangle: {cka_batch} %d: want at least 2", r.CKABatch)
 	case r.CKAImages < 2:
-		return o, iopt, Fieldf("cka_images", "disentangle: {cka_images} %d: want at least 2", r.CKAImages)
+		return o, iopt, job.Fieldf("cka_images", "disentangle: {cka_images} %d: want at least 2", r.CKAImages)
 	case r.CMSBatch < 1:
-		return o, iopt, Fieldf("cms_batch", "disentangle: {cms_batch} %d: want at least 1", r.CMSBatch)
+		return o, iopt, job.Fieldf("cms_batch", "disentangle: {cms_batch} %d: want at least 1", r.CMSBatch)
 	}
 	l, err := cluster.ParseLinkage(r.Linkage)
 	if err != nil {
-		return o, iopt, Fieldf("linkage", "%s", err)
+		return o, iopt, job.Fieldf("linkage", "%s", err)
 	}
 	d, err := disentangle.ParseDistance(r.Distance)
 	if err != nil {
-		return o, iopt, Fieldf("distance", "%s", err)
+		return o, iopt, job.Fieldf("distance", "%s", err)
 	}
 	o = disentangle.Options{Clusters: r.Clusters, Threshold: r.Threshold, Linkage: l, Distance: d,
 		CKAImages: r.CKAImages, CKABatch: r.CKABatch, Shuffle: r.Shuffle, Seed: r.Seed, CMSBatch: r.CMSBatch}
 	if !strings.EqualFold(strings.TrimSpace(r.Gamma), "median") {
 		g, err := strconv.ParseFloat(r.Gamma, 64)
 		if err != nil || !(g > 0) || math.IsInf(g, 0) {
-			return o, iopt, Fieldf("gamma", "disentangle: {gamma} %q: want median or a positive number", r.Gamma)
+			return o, iopt, job.Fieldf("gamma", "disentangle: {gamma} %q: want median or a positive number", r.Gamma)
 		}
 		o.Gamma = g
 	}
 	if r.Shape != "" {
 		if iopt.Shape, err = imageio.ParseShape(r.Shape); err != nil {
-			return o, iopt, Fieldf("shape", "%s", err)
+			return o, iopt, job.Fieldf("shape", "%s", err)
 		}
 	}
 	if iopt.Range, err = imageio.ParseRange(r.PixelRange); err != nil {
-		return o, iopt, Fieldf("pixel_range", "%s", err)
+		return o, iopt, job.Fieldf("pixel_range", "%s", err)
 	}
 	return o, iopt, nil
 }
@@ -121,13 +122,13 @@ func (r *DisentangleRequest) options() (disentangle.Options, imageio.Options, er
 // DisentangleResult is the result of `genlens disentangle`; it marshals
 // to the command's --json document.
 type DisentangleResult struct {
-	Gamma      Num              `json:"gamma"`
+	Gamma      job.Num          `json:"gamma"`
 	Height     int              `json:"height"`
 	Width      int              `json:"width"`
 	Clusters   int              `json:"clusters"`
 	Labels     [][]int          `json:"labels"`
-	CKAWithin  []Num            `json:"cka_within"`
-	CKABetween [][]Num          `json:"cka_between"`
+	CKAWithin  []job.Num        `json:"cka_within"`
+	CKABetween [][]job.Num      `json:"cka_between"`
 	Sets       []DisentangleSet `json:"sets"`
 
 	// Analysis is the full analysis: the pixel CKA matrix, the cluster
@@ -140,11 +141,11 @@ type DisentangleResult struct {
 
 // DisentangleSet is the comparison of one generated set with the test set.
 type DisentangleSet struct {
-	Name        string `json:"name"`
-	CMSImage    Num    `json:"cms_image"`
-	CMSClusters []Num  `json:"cms_clusters"`
-	CMSProduct  Num    `json:"cms_product"`
-	MMD2        Num    `json:"mmd2"`
+	Name        string    `json:"name"`
+	CMSImage    job.Num   `json:"cms_image"`
+	CMSClusters []job.Num `json:"cms_clusters"`
+	CMSProduct  job.Num   `json:"cms_product"`
+	MMD2        job.Num   `json:"mmd2"`
 }
 
 // ImageSetInfo describes an image set that was read.
@@ -159,7 +160,7 @@ type ImageSetInfo struct {
 // env.FS, runs disentangle.Analyze and reports the CKA batches done
 // through env.Progress. It warns through env.Warn about clusters that are
 // no more coherent inside than with another cluster.
-func Disentangle(ctx context.Context, env Env, req DisentangleRequest) (*DisentangleResult, error) {
+func Disentangle(ctx context.Context, env job.Env, req DisentangleRequest) (*DisentangleResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -209,7 +210,7 @@ func Disentangle(ctx context.Context, env Env, req DisentangleRequest) (*Disenta
 		return nil, &dataio.InputError{File: train.Path, Msg: fmt.Sprintf("%d image: the pixel CKA needs at least 2 training images", train.Len())}
 	}
 	if opt.Threshold == 0 && opt.Clusters > g.Pixels() {
-		return nil, Fieldf("clusters", "disentangle: {clusters} %d for images of %d pixels", opt.Clusters, g.Pixels())
+		return nil, job.Fieldf("clusters", "disentangle: {clusters} %d for images of %d pixels", opt.Clusters, g.Pixels())
 	}
 	opt.Progress = env.Progress
 	res, err := disentangle.Analyze(ctx, train.Images, test.Images, gens, g, opt)
@@ -248,17 +249,17 @@ func SetName(path string) string {
 // generated sets named by names.
 func NewDisentangleResult(res *disentangle.Result, names []string) *DisentangleResult {
 	g := res.Grid
-	out := &DisentangleResult{Gamma: Num(res.Gamma), Height: g.H, Width: g.W, Clusters: len(res.Sizes),
-		CKAWithin: Nums(res.Within), Analysis: res}
+	out := &DisentangleResult{Gamma: job.Num(res.Gamma), Height: g.H, Width: g.W, Clusters: len(res.Sizes),
+		CKAWithin: job.Nums(res.Within), Analysis: res}
 	for y := 0; y < g.H; y++ {
 		out.Labels = append(out.Labels, slices.Clone(res.Labels[y*g.W:(y+1)*g.W]))
 	}
 	for _, row := range res.Between {
-		out.CKABetween = append(out.CKABetween, Nums(row))
+		out.CKABetween = append(out.CKABetween, job.Nums(row))
 	}
 	for i, c := range res.Sets {
-		out.Sets = append(out.Sets, DisentangleSet{Name: names[i], CMSImage: Num(c.CMSImage),
-			CMSClusters: Nums(c.CMSClusters), CMSProduct: Num(c.CMSProduct), MMD2: Num(c.MMD2)})
+		out.Sets = append(out.Sets, DisentangleSet{Name: names[i], CMSImage: job.Num(c.CMSImage),
+			CMSClusters: job.Nums(c.CMSClusters), CMSProduct: job.Num(c.CMSProduct), MMD2: job.Num(c.MMD2)})
 	}
 	return out
 }

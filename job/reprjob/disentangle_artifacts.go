@@ -1,4 +1,4 @@
-package job
+package reprjob
 
 import (
 	"encoding/csv"
@@ -9,17 +9,18 @@ import (
 
 	"genlens/chart"
 	"genlens/dataio"
+	"genlens/job"
 )
 
 // Artifacts returns the files of `disentangle --out`: cka_matrix.npy
 // (P x P, pixels row-major), labels.npy (H x W), cluster_map.png,
 // cka_heatmap.png (pixels ordered by cluster), cms.png, cms.csv and
 // disentangle.json.
-func (r *DisentangleResult) Artifacts() []Artifact {
+func (r *DisentangleResult) Artifacts() []job.Artifact {
 	res := r.Analysis
 	g := res.Grid
-	return []Artifact{
-		{"cka_matrix.npy", func(w io.Writer) error {
+	return []job.Artifact{
+		{Name: "cka_matrix.npy", Write: func(w io.Writer) error {
 			P := g.Pixels()
 			data := make([]float64, P*P)
 			for p := 0; p < P; p++ {
@@ -29,20 +30,20 @@ func (r *DisentangleResult) Artifacts() []Artifact {
 			}
 			return dataio.EncodeNPY(w, &dataio.Array{Shape: []int{P, P}, Data: data})
 		}},
-		{"labels.npy", func(w io.Writer) error {
+		{Name: "labels.npy", Write: func(w io.Writer) error {
 			labels := make([]float64, len(res.Labels))
 			for p, c := range res.Labels {
 				labels[p] = float64(c)
 			}
 			return dataio.EncodeNPY(w, &dataio.Array{Shape: []int{g.H, g.W}, Data: labels})
 		}},
-		{"cluster_map.png", func(w io.Writer) error {
-			return PNGTo(w)(chart.NewClusterMap(fmt.Sprintf("Pixel clusters (%dx%d)", g.H, g.W), res.Labels, g.H, g.W))
+		{Name: "cluster_map.png", Write: func(w io.Writer) error {
+			return job.PNGTo(w)(chart.NewClusterMap(fmt.Sprintf("Pixel clusters (%dx%d)", g.H, g.W), res.Labels, g.H, g.W))
 		}},
-		{"cka_heatmap.png", r.WriteCKAHeatmap},
-		{"cms.png", r.WriteCMSChart},
-		{"cms.csv", r.writeCSV},
-		{"disentangle.json", func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
+		{Name: "cka_heatmap.png", Write: r.WriteCKAHeatmap},
+		{Name: "cms.png", Write: r.WriteCMSChart},
+		{Name: "cms.csv", Write: r.writeCSV},
+		{Name: "disentangle.json", Write: func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
 	}
 }
 
@@ -56,9 +57,9 @@ func (r *DisentangleResult) writeCSV(w io.Writer) error {
 		return err
 	}
 	for _, s := range r.Sets {
-		row := []string{s.Name, CSVNum(s.CMSImage), CSVNum(s.CMSProduct), CSVNum(s.MMD2)}
+		row := []string{s.Name, job.CSVNum(s.CMSImage), job.CSVNum(s.CMSProduct), job.CSVNum(s.MMD2)}
 		for _, v := range s.CMSClusters {
-			row = append(row, CSVNum(v))
+			row = append(row, job.CSVNum(v))
 		}
 		if err := cw.Write(row); err != nil {
 			return err
@@ -72,7 +73,7 @@ func (r *DisentangleResult) writeCSV(w io.Writer) error {
 // and averaged over blocks to at most 256 rows, as a PNG.
 func (r *DisentangleResult) WriteCKAHeatmap(w io.Writer) error {
 	hm, labels := r.orderedCKA(256)
-	return PNGTo(w)(chart.NewHeatmap("Pixel CKA, pixels ordered by cluster", hm, labels, 0, 1))
+	return job.PNGTo(w)(chart.NewHeatmap("Pixel CKA, pixels ordered by cluster", hm, labels, 0, 1))
 }
 
 // orderedCKA returns the CKA matrix with pixels ordered by cluster (in
@@ -114,7 +115,7 @@ func (r *DisentangleResult) orderedCKA(limit int) ([][]float64, []string) {
 // cluster CMS and every cluster's CMS across the generated sets (bars of
 // 1 - CMS for a single set).
 func (r *DisentangleResult) WriteCMSChart(w io.Writer) error {
-	return PNGTo(w)(r.cmsChart())
+	return job.PNGTo(w)(r.cmsChart())
 }
 
 func (r *DisentangleResult) cmsChart() (*chart.Figure, error) {

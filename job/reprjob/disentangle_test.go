@@ -1,4 +1,4 @@
-package job
+package reprjob
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/imagesynth"
+	"genlens/job"
 	"genlens/job/internal/golden"
 )
 
@@ -48,7 +49,7 @@ func TestDisentangleGolden(t *testing.T) {
 	req.Train, req.Test, req.Generated = "train.npy", "test.npy", []string{"gen/epoch_1.npy"}
 	req.Clusters, req.CKABatch, req.CMSBatch = 3, 30, 20
 	var warnings []string
-	res, err := Disentangle(context.Background(), Env{FS: faceFS(t), Warn: func(m string) { warnings = append(warnings, m) }}, req)
+	res, err := Disentangle(context.Background(), job.Env{FS: faceFS(t), Warn: func(m string) { warnings = append(warnings, m) }}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestDisentangleValidate(t *testing.T) {
 	} {
 		r := ok
 		tc.edit(&r)
-		var fe *FieldError
+		var fe *job.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -111,7 +112,7 @@ func TestDisentangleTooLarge(t *testing.T) {
 	fsys := fstest.MapFS{"big.npy": {Data: big}}
 	req := NewDisentangleRequest()
 	req.Train, req.Test, req.Generated = "big.npy", "big.npy", []string{"big.npy"}
-	_, err := Disentangle(context.Background(), Env{FS: fsys}, req)
+	_, err := Disentangle(context.Background(), job.Env{FS: fsys}, req)
 	var ie *dataio.InputError
 	if !errors.As(err, &ie) || ie.File != "big.npy" || !strings.Contains(err.Error(), "32.0 GB") || !strings.Contains(err.Error(), "downsample") {
 		t.Fatalf("err = %v, want an InputError on big.npy naming the 32 GB matrix and downsampling", err)
@@ -133,7 +134,7 @@ func TestCKAGolden(t *testing.T) {
 		req := NewCKARequest()
 		req.X, req.Y = "x.csv", "y.csv"
 		tc.edit(&req)
-		res, err := CKA(context.Background(), Env{FS: fsys}, req)
+		res, err := CKA(context.Background(), job.Env{FS: fsys}, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +151,7 @@ func TestCKAValidate(t *testing.T) {
 		{CKARequest{X: "x", Y: "y", Kernel: "poly"}, "kernel"},
 		{CKARequest{X: "x", Y: "y", Kernel: "rbf"}, "threshold"},
 	} {
-		var fe *FieldError
+		var fe *job.FieldError
 		if err := tc.req.Validate(); !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("%+v: %v, want a FieldError on %s", tc.req, err, tc.field)
 		}

@@ -1,4 +1,4 @@
-package job
+package commands
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"testing/fstest"
 
 	"genlens/dataio"
+	"genlens/job"
+	"genlens/job/reprjob"
 	"genlens/membudget"
 )
 
@@ -44,25 +46,25 @@ func TestMatrixBudget(t *testing.T) {
 		"ok.npy":    {Data: randomNPY(t, 50, 4, 7)},  // fits
 		"ok2.npy":   {Data: randomNPY(t, 50, 4, 8)},  //
 	}
-	env := Env{FS: fsys}
+	env := job.Env{FS: fsys}
 	ctx := context.Background()
 	stats := func(in string) error {
-		r := NewStatsRequest()
+		r := job.NewStatsRequest()
 		r.In = in
-		_, err := Stats(ctx, env, r)
+		_, err := job.Stats(ctx, env, r)
 		return err
 	}
 	compare := func(metrics, real, fake string) error {
-		r := NewCompareRequest()
+		r := job.NewCompareRequest()
 		r.Real, r.Fake, r.Metrics = real, fake, metrics
 		r.KIDSubsetSize = 400 // the rows of rows.npy: one subset of all of them
-		_, err := Compare(ctx, env, r)
+		_, err := job.Compare(ctx, env, r)
 		return err
 	}
 	cka := func(x, y string) error {
-		r := NewCKARequest()
+		r := reprjob.NewCKARequest()
 		r.X, r.Y = x, y
-		_, err := CKA(ctx, env, r)
+		_, err := reprjob.CKA(ctx, env, r)
 		return err
 	}
 	for _, c := range []struct {
@@ -91,8 +93,8 @@ func TestMatrixBudget(t *testing.T) {
 			if !errors.As(err, &be) {
 				t.Fatalf("err = %v, want a *membudget.Error", err)
 			}
-			if Classify(err) != KindInput {
-				t.Errorf("Classify = %v, want input (exit 2, 422)", Classify(err))
+			if job.Classify(err) != job.KindInput {
+				t.Errorf("Classify = %v, want input (exit 2, 422)", job.Classify(err))
 			}
 			if msg := err.Error(); !strings.Contains(msg, c.what) || !strings.Contains(msg, "raise matrix_budget_mb") {
 				t.Errorf("err = %q, want it to say %q and name matrix_budget_mb", msg, c.what)

@@ -1,0 +1,45 @@
+package msejob
+
+import (
+	"genlens/job"
+	"strings"
+)
+
+// Upper bounds on size-like fields of this package's requests (see
+// job.MaxListLen): far above real use, noted beside each.
+const (
+	maxChunkRows  = 1 << 30   // mse estimate's chunk_size
+	maxChunks     = 1_000_000 // mse estimate's chunks
+	maxFolds      = 100       // mse fit's cross-fitting folds: 5
+	maxMSEMethods = 100       // mse bench's methods: ten exist
+)
+
+// Commands lists the commands of this package, for job/commands.
+var Commands = []job.Command{
+	job.Define(job.Spec[MSEFitRequest, MSEFitResult]{
+		Name: "mse fit", Group: "production", New: NewMSEFitRequest, Run: MSEFit,
+		Inputs: func(r *MSEFitRequest) []job.Input { return job.FileInput("train", r.Train) },
+		// The model is the one artifact, named by the request's model
+		// field (the command line writes it to that path).
+		Artifacts: func(q *MSEFitRequest, r *MSEFitResult) []job.Artifact {
+			return []job.Artifact{{Name: q.Model, Write: r.WriteModel}}
+		},
+	}),
+	job.Define(job.Spec[MSEEstimateRequest, MSEEstimateResult]{
+		Name: "mse estimate", Group: "production", New: NewMSEEstimateRequest, Run: MSEEstimate,
+		Inputs: func(r *MSEEstimateRequest) []job.Input {
+			return append(job.FileInput("model", r.Model), job.FileInput("data", r.Data)...)
+		},
+		Artifacts: job.ArtifactsOf[MSEEstimateRequest]((*MSEEstimateResult).Artifacts),
+	}),
+	job.Define(job.Spec[MSEBenchRequest, MSEBenchResult]{
+		Name: "mse bench", Group: "production", New: NewMSEBenchRequest, Run: MSEBench,
+		Inputs: func(r *MSEBenchRequest) []job.Input {
+			if strings.HasPrefix(r.Dataset, "synthetic-") {
+				return nil // generated, no file
+			}
+			return job.FileInput("dataset", r.Dataset)
+		},
+		Artifacts: job.ArtifactsOf[MSEBenchRequest]((*MSEBenchResult).Artifacts),
+	}),
+}
