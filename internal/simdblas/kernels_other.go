@@ -10,7 +10,14 @@ func dgemmKernel6x8(k int, a, b, c *float64, ldc int, alpha float64) {
 	panic("simdblas: no DGEMM micro-kernel on this platform")
 }
 
-func sgemmKernel6x16(k int, a, b, c *float32, ldc int, alpha float32) {
+// hasAVX512 is false: there is no AVX-512 kernel for this platform.
+const hasAVX512 = false
+
+func sgemmKernel6x16(k int, a, b, c *float32, ldc int, alpha float32, relu bool) {
+	panic("simdblas: no SGEMM micro-kernel on this platform")
+}
+
+func sgemmKernel12x32(k int, a, b, c *float32, ldc int, alpha float32, relu bool) {
 	panic("simdblas: no SGEMM micro-kernel on this platform")
 }
 
