@@ -89,7 +89,9 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena)
 			cv.gemm(col, j1-j0, out[j0:], n)
 		}
 	}
-	simdblas.ReLU(out)
+	if cv.packed == nil {
+		simdblas.ReLU(out)
+	}
 	return *dst
 }
 
@@ -97,10 +99,12 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena)
 const colBlock = 1 << 17
 
 // gemm adds W·b to c, where b is k×nb (row stride nb) and c is cout×nb
-// with row stride ldc.
+// with row stride ldc. With the packed weights the ReLU is applied as
+// the kernel stores each tile, once its sum is complete; otherwise apply
+// does it in a pass of its own.
 func (cv *conv) gemm(b []float32, nb int, c []float32, ldc int) {
 	if cv.packed != nil {
-		simdblas.MulAddPacked(cv.packed, nb, b, nb, c, ldc)
+		simdblas.MulAddPackedReLU(cv.packed, nb, b, nb, c, ldc)
 		return
 	}
 	k := cv.cin * cv.kh * cv.kw
