@@ -107,6 +107,11 @@ func BenchmarkConv(b *testing.B) {
 			p := *cv
 			p.packed = simdblas.Pack(s.cout, k, cv.w, k)
 			forms["im2col"] = &p
+			if s.kh == 3 && s.kw == 3 && s.stride == 1 {
+				wg := *cv
+				wg.wg = newWinograd(s.cout, s.cin, cv.w)
+				forms["winograd"] = &wg
+			}
 		}
 		for form, cv := range forms {
 			b.Run(s.name+"/"+form, func(b *testing.B) {

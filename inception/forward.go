@@ -63,6 +63,10 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena)
 	}
 	n := ho * wo
 	out := dst.d[c0*n : (c0+cv.cout)*n]
+	if cv.wg != nil {
+		cv.applyWinograd(in, out, ho, wo, scratch)
+		return *dst
+	}
 	k := cv.cin * cv.kh * cv.kw
 	// Start from the bias, then accumulate W·col on top (beta = 1). The
 	// row is filled by doubling copies, which run as vector moves.
