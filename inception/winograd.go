@@ -13,7 +13,8 @@ import "genlens/internal/simdblas"
 // keeps the features within 1e-6 of the direct convolution on the
 // fixture network.
 type winograd struct {
-	u [16]*simdblas.Packed // G g Gᵀ, element e of every (cout, cin) pair
+	u    [16]*simdblas.Packed // G g Gᵀ, element e of every (cout, cin) pair
+	zero []float32            // cout zeros: the products start from them
 }
 
 // winogradMaxWeights bounds cout·cin for the layers that take the
@@ -56,7 +57,7 @@ func newWinograd(cout, cin int, w []float32) *winograd {
 			}
 		}
 	}
-	wg := &winograd{}
+	wg := &winograd{zero: make([]float32, cout)}
 	for e := range u {
 		wg.u[e] = simdblas.Pack(cout, cin, u[e], cin)
 	}
@@ -111,9 +112,8 @@ func (cv *conv) applyWinograd(in fmap, out []float32, ho, wo int, scratch *[]flo
 				simdblas.WinogradInput(prow[2*(r-r0)*lds:], lds, tw, v[c*ldv+(r-r0)*tw:], cv.cin*ldv)
 			}
 		}
-		clear(m)
 		for e := 0; e < 16; e++ {
-			simdblas.MulAddPacked(cv.wg.u[e], n, v[e*cv.cin*ldv:], ldv, m[e*cv.cout*ldv:], ldv)
+			simdblas.MulPackedBias(cv.wg.u[e], n, v[e*cv.cin*ldv:], ldv, cv.wg.zero, m[e*cv.cout*ldv:], ldv, false)
 		}
 		for o := 0; o < cv.cout; o++ {
 			plane := out[o*ho*wo : (o+1)*ho*wo]

@@ -25,7 +25,10 @@ type kernel[T elem] struct {
 	// micro adds alpha·A·B to the mr×nr tile at c and, with relu set,
 	// clamps the tile at zero afterwards (NaN stays NaN).
 	micro func(k int, a, b, c *T, ldc int, alpha T, relu bool)
-	name  string
+	// microBias, where the kernel has it, sets the tile to bias[r] +
+	// A·B on row r without reading it (alpha = 1), clamping with relu.
+	microBias func(k int, a, b, c *T, ldc int, bias *T, relu bool)
+	name      string
 	bufs  sync.Pool // *packBufs[T]
 }
 
@@ -54,7 +57,7 @@ var (
 	// The AVX-512 kernel's 12×32 tile holds 24 of the 32 ZMM registers;
 	// a kc-step sliver of B is 32 KB, which stays in L1 (48 KB on the
 	// CPUs that have it) while slivers of A (12 KB) stream past it.
-	sgemmAVX512 = &kernel[float32]{mr: 12, nr: 32, kc: 256, mc: 144, nc: 4096, micro: sgemmKernel12x32, name: "avx512"}
+	sgemmAVX512 = &kernel[float32]{mr: 12, nr: 32, kc: 256, mc: 144, nc: 4096, micro: sgemmKernel12x32, microBias: sgemmKernel12x32Bias, name: "avx512"}
 	// sgemmGo is the same blocking around a micro-kernel in Go, for CPUs
 	// without AVX2 and for the tests of the driver's edges.
 	sgemmGo = &kernel[float32]{mr: 4, nr: 8, kc: 256, mc: 144, nc: 4096, micro: goMicro[float32](4, 8), name: "go"}
@@ -238,7 +241,7 @@ func (g *gemmJob[T]) task(t int, bufs *packBufs[T]) {
 	}
 	ap := bufs.a[:need]
 	packA(kn, ap, g.a, g.lda, g.tA, ic, g.pc, mcc, g.kc)
-	microTiles(kn, ap, g.bp, g.kc, mcc, ic, g.jc, j0, j1, g.alpha, g.c, g.ldc, g.tri, bufs.tile, false)
+	microTiles(kn, ap, g.bp, g.kc, mcc, ic, g.jc, j0, j1, g.alpha, g.c, g.ldc, g.tri, bufs.tile, false, nil)
 }
 
 // gemmParallel runs g on nw goroutines. Every entry of C is computed by
@@ -436,8 +439,10 @@ func packB[T elem](kn *kernel[T], dst, b []T, ldb int, tB bool, p0, j0, kc, nc, 
 // of a triangular product go through a buffer.
 //
 // With relu set (the last block of the inner dimension), every entry is
-// clamped at zero once its sum is complete.
-func microTiles[T elem](kn *kernel[T], ap0, bp0 []T, kc, mc, ic, jc, j0, j1 int, alpha T, c []T, ldc int, tri triangle, tile []T, relu bool) {
+// clamped at zero once its sum is complete. With bias set (the first
+// block of a product that starts from a bias per row, alpha = 1), row i
+// of C starts from bias[i] instead of its old value.
+func microTiles[T elem](kn *kernel[T], ap0, bp0 []T, kc, mc, ic, jc, j0, j1 int, alpha T, c []T, ldc int, tri triangle, tile []T, relu bool, bias []T) {
 	mr, nr := kn.mr, kn.nr
 	tile = tile[:mr*nr]
 	for jr := j0; jr < j1; jr += nr {
@@ -462,6 +467,18 @@ func microTiles[T elem](kn *kernel[T], ap0, bp0 []T, kc, mc, ic, jc, j0, j1 int,
 			}
 			ap := ap0[(ir/mr)*kc*mr:]
 			if inside && rows == mr && cols == nr {
+				if bias != nil {
+					if kn.microBias != nil {
+						kn.microBias(kc, &ap[0], &bp[0], &c[gi*ldc+gj], ldc, &bias[gi], relu)
+						continue
+					}
+					for r := range mr {
+						row := c[(gi+r)*ldc+gj:][:nr]
+						for j := range row {
+							row[j] = bias[gi+r]
+						}
+					}
+				}
 				kn.micro(kc, &ap[0], &bp[0], &c[gi*ldc+gj], ldc, alpha, relu)
 				continue
 			}
@@ -480,8 +497,14 @@ func microTiles[T elem](kn *kernel[T], ap0, bp0 []T, kc, mc, ic, jc, j0, j1 int,
 				}
 				row := c[(gi+r)*ldc+gj+lo : (gi+r)*ldc+gj+hi]
 				t := tile[r*nr+lo : r*nr+hi]
-				for j := range row {
-					row[j] += t[j]
+				if bias != nil {
+					for j := range row {
+						row[j] = bias[gi+r] + t[j]
+					}
+				} else {
+					for j := range row {
+						row[j] += t[j]
+					}
 				}
 				if relu {
 					for j, v := range row {

@@ -22,6 +22,13 @@ func sgemmKernel6x16(k int, a, b, c *float32, ldc int, alpha float32, relu bool)
 //go:noescape
 func sgemmKernel12x32(k int, a, b, c *float32, ldc int, alpha float32, relu bool)
 
+// sgemmKernel12x32Bias is sgemmKernel12x32 for the first block of a
+// product whose C starts from bias[r] on row r: C = bias + A·B, the old
+// C not read.
+//
+//go:noescape
+func sgemmKernel12x32Bias(k int, a, b, c *float32, ldc int, bias *float32, relu bool)
+
 // Available reports whether this CPU runs the micro-kernels (AVX2 and
 // FMA, checked once at start-up); without them callers stay with gonum.
 var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA

@@ -38,7 +38,7 @@ func (p *Packed) Cols() int { return p.k }
 // image per goroutine) and sums every entry in the same order as the
 // SGEMM of Implementation, so the two give identical results.
 func MulAddPacked(p *Packed, n int, b []float32, ldb int, c []float32, ldc int) {
-	mulAddPacked(p, n, b, ldb, c, ldc, false)
+	mulAddPacked(p, n, b, ldb, c, ldc, false, nil)
 }
 
 // MulAddPackedReLU computes C = max(C + A·B, 0) as MulAddPacked, the
@@ -46,10 +46,31 @@ func MulAddPacked(p *Packed, n int, b []float32, ldb int, c []float32, ldc int) 
 // second pass over C). NaN stays NaN. With C holding a bias, it is a
 // convolution with its folded batch norm and ReLU in one pass.
 func MulAddPackedReLU(p *Packed, n int, b []float32, ldb int, c []float32, ldc int) {
-	mulAddPacked(p, n, b, ldb, c, ldc, true)
+	mulAddPacked(p, n, b, ldb, c, ldc, true, nil)
 }
 
-func mulAddPacked(p *Packed, n int, b []float32, ldb int, c []float32, ldc int, relu bool) {
+// MulPackedBias computes C = A·B + bias, bias[i] added to row i of C,
+// and with relu set clamps the result at zero, as MulAddPackedReLU on a
+// C filled with the bias would (the same sums, bit for bit) but without
+// that pass: the first block of the product starts each tile from the
+// bias. C's old values are not read. len(bias) >= p.Rows().
+func MulPackedBias(p *Packed, n int, b []float32, ldb int, bias, c []float32, ldc int, relu bool) {
+	if p.m == 0 || n == 0 {
+		return
+	}
+	_ = bias[p.m-1]
+	if p.k == 0 {
+		for i := range p.m {
+			row := c[i*ldc : i*ldc+n]
+			for j := range row {
+				row[j] = bias[i]
+			}
+		}
+	}
+	mulAddPacked(p, n, b, ldb, c, ldc, relu, bias[:p.m])
+}
+
+func mulAddPacked(p *Packed, n int, b []float32, ldb int, c []float32, ldc int, relu bool, bias []float32) {
 	kn := p.kn
 	m, k := p.m, p.k
 	if m == 0 || n == 0 {
@@ -79,7 +100,11 @@ func mulAddPacked(p *Packed, n int, b []float32, ldb int, c []float32, ldc int, 
 			for ic := 0; ic < m; ic += packedMC {
 				mc := min(packedMC, m-ic)
 				ablk := p.blocks[(pc/kn.kc)*nmc+ic/packedMC]
-				microTiles(kn, ablk, bp, kc, mc, ic, jc, 0, nc, 1, c, ldc, full, bufs.tile, relu && pc+kc == k)
+				var bb []float32
+				if pc == 0 {
+					bb = bias
+				}
+				microTiles(kn, ablk, bp, kc, mc, ic, jc, 0, nc, 1, c, ldc, full, bufs.tile, relu && pc+kc == k, bb)
 			}
 		}
 	}

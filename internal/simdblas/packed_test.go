@@ -46,6 +46,30 @@ func TestMulAddPacked(t *testing.T) {
 			got = append(got[:0], c...)
 			MulAddPackedReLU(p, tc.n, b, ldb, got, ldc)
 			same(t, fmt.Sprintf("%s kernel %v: MulAddPackedReLU", kn.name, tc), got, want)
+			// MulPackedBias: as MulAdd on C filled with the bias, without
+			// reading C (NaN there must not survive).
+			bias := randF32(rng, tc.m)
+			filled := append([]float32(nil), c...)
+			for i := range tc.m {
+				for j := range tc.n {
+					filled[i*ldc+j] = bias[i]
+				}
+			}
+			for _, relu := range []bool{false, true} {
+				want := append([]float32(nil), filled...)
+				mulAddPacked(p, tc.n, b, ldb, want, ldc, relu, nil)
+				got := append([]float32(nil), c...)
+				for i := range tc.m {
+					got[i*ldc] = float32(math.NaN())
+				}
+				for i := range tc.m {
+					for j := tc.n; j < ldc && i*ldc+j < len(got); j++ {
+						got[i*ldc+j] = c[i*ldc+j] // outside C: must not change
+					}
+				}
+				MulPackedBias(p, tc.n, b, ldb, bias, got, ldc, relu)
+				same(t, fmt.Sprintf("%s kernel %v: MulPackedBias relu=%v", kn.name, tc, relu), got, want)
+			}
 		}
 	}
 }
