@@ -29,7 +29,7 @@ type kernel[T elem] struct {
 	// A·B on row r without reading it (alpha = 1), clamping with relu.
 	microBias func(k int, a, b, c *T, ldc int, bias *T, relu bool)
 	name      string
-	bufs  sync.Pool // *packBufs[T]
+	bufs      sync.Pool // *packBufs[T]
 }
 
 // packBufs is the scratch of one goroutine: a packed block of A, a packed
