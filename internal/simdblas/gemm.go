@@ -71,6 +71,10 @@ func dgemm6x8(k int, a, b, c *float64, ldc int, alpha float64, _ bool) {
 	dgemmKernel6x8(k, a, b, c, ldc, alpha)
 }
 
+// SgemmKernel names the float32 micro-kernel in use: "avx512", "avx2" or
+// "go".
+func SgemmKernel() string { return sgemmK.name }
+
 func bestSgemm() *kernel[float32] {
 	switch {
 	case hasAVX512:
