@@ -2,6 +2,8 @@ package inception
 
 import (
 	"context"
+	"genlens/internal/simdblas"
+	"math/rand/v2"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -59,4 +61,68 @@ func cpuSeconds() float64 {
 	}
 	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
 	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+// BenchmarkConv runs one image through a convolution of each kind in the
+// network (random weights, the network's shapes), in each form the
+// pure-Go build may use, so that a regression shows which kind it hits.
+func BenchmarkConv(b *testing.B) {
+	for _, s := range []struct {
+		name                               string
+		cin, cout, kh, kw, stride, pad, hw int
+	}{
+		{"stem3x3s2", 3, 32, 3, 3, 2, 0, 299},
+		{"stem3x3", 32, 64, 3, 3, 1, 1, 147},
+		{"4a3x3", 80, 192, 3, 3, 1, 0, 73},
+		{"5-1x1", 288, 64, 1, 1, 1, 0, 35},
+		{"5-5x5", 48, 64, 5, 5, 1, 2, 35},
+		{"5-3x3", 96, 96, 3, 3, 1, 1, 35},
+		{"6a-3x3s2", 288, 384, 3, 3, 2, 0, 35},
+		{"6-1x1", 768, 192, 1, 1, 1, 0, 17},
+		{"6-1x7", 160, 160, 1, 7, 1, 3, 17},
+		{"6-7x1", 160, 160, 7, 1, 1, 3, 17},
+		{"7-1x1", 2048, 448, 1, 1, 1, 0, 8},
+		{"7-3x3", 448, 384, 3, 3, 1, 1, 8},
+		{"7-1x3", 384, 384, 1, 3, 1, 1, 8},
+	} {
+		rng := rand.New(rand.NewPCG(5, 6))
+		k := s.cin * s.kh * s.kw
+		cv := &conv{cin: s.cin, cout: s.cout, kh: s.kh, kw: s.kw, stride: s.stride, w: make([]float32, s.cout*k), b: make([]float32, s.cout)}
+		if s.kh > 1 {
+			cv.ph = s.pad
+		}
+		if s.kw > 1 {
+			cv.pw = s.pad
+		}
+		for i := range cv.w {
+			cv.w[i] = float32(rng.NormFloat64() * 0.1)
+		}
+		in := fmap{s.cin, s.hw, s.hw, make([]float32, s.cin*s.hw*s.hw)}
+		for i := range in.d {
+			in.d[i] = float32(rng.NormFloat64())
+		}
+		forms := map[string]*conv{}
+		if !linalg.SgemmKernel() {
+			forms["openblas"] = cv
+		} else {
+			p := *cv
+			p.packed = simdblas.Pack(s.cout, k, cv.w, k)
+			forms["im2col"] = &p
+			if s.kh == 3 && s.kw == 3 && s.stride == 1 {
+				wg := *cv
+				wg.wg = newWinograd(s.cout, s.cin, cv.w)
+				forms["winograd"] = &wg
+			}
+		}
+		for form, cv := range forms {
+			b.Run(s.name+"/"+form, func(b *testing.B) {
+				var scratch []float32
+				ar := new(arena)
+				for b.Loop() {
+					cv.apply(in, nil, 0, &scratch, ar)
+					ar.reset()
+				}
+			})
+		}
+	}
 }

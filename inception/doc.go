@@ -21,7 +21,7 @@
 // Convolutions run as matrix products: a 1×1 convolution is the weight
 // matrix times the feature map, larger kernels go through im2col; each
 // product is linalg.Sgemm in float32, so -tags openblas runs OpenBLAS's
-// SGEMM and the pure-Go build an AVX2/FMA kernel where the CPU has one.
+// SGEMM and the pure-Go build an AVX-512 or AVX2/FMA kernel, the widest the CPU has.
 // Forward runs one image per goroutine (internal/par), each with its own
 // buffers. Against PyTorch on the shared random-weight fixture the
 // features agree to about 1e-6.

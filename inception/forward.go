@@ -63,14 +63,21 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena)
 	}
 	n := ho * wo
 	out := dst.d[c0*n : (c0+cv.cout)*n]
+	if cv.wg != nil {
+		cv.applyWinograd(in, out, ho, wo, scratch)
+		return *dst
+	}
 	k := cv.cin * cv.kh * cv.kw
-	// Start from the bias, then accumulate W·col on top (beta = 1). The
-	// row is filled by doubling copies, which run as vector moves.
-	for o := 0; o < cv.cout; o++ {
-		row := out[o*n : (o+1)*n]
-		row[0] = cv.b[o]
-		for done := 1; done < n; done *= 2 {
-			copy(row[done:], row[:done])
+	if cv.packed == nil {
+		// Start from the bias, then accumulate W·col on top (beta = 1).
+		// The row is filled by doubling copies, which run as vector
+		// moves. (The packed kernel starts its tiles from the bias.)
+		for o := 0; o < cv.cout; o++ {
+			row := out[o*n : (o+1)*n]
+			row[0] = cv.b[o]
+			for done := 1; done < n; done *= 2 {
+				copy(row[done:], row[:done])
+			}
 		}
 	}
 	if cv.kh == 1 && cv.kw == 1 && cv.stride == 1 {
@@ -81,26 +88,32 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena)
 		// im2col a band of output pixels at a time, small enough to stay
 		// in L2 while the product packs it: the whole matrix of the stem
 		// convolutions (25 MB) made them memory-bound at a fifth of the
-		// speed of the others.
-		nb := max(64, colBlock/k/16*16)
+		// speed of the others. Bands are whole 32-column slivers of the
+		// kernel where they can be.
+		nb := max(64, colBlock/k/32*32)
 		for j0 := 0; j0 < n; j0 += nb {
 			j1 := min(n, j0+nb)
 			col := im2col(in, cv, wo, j0, j1, scratch)
 			cv.gemm(col, j1-j0, out[j0:], n)
 		}
 	}
-	simdblas.ReLU(out)
+	if cv.packed == nil {
+		simdblas.ReLU(out)
+	}
 	return *dst
 }
 
 // colBlock bounds one band of the im2col matrix, in values (512 KB).
 const colBlock = 1 << 17
 
-// gemm adds W·b to c, where b is k×nb (row stride nb) and c is cout×nb
-// with row stride ldc.
+// gemm computes W·b into c, where b is k×nb (row stride nb) and c is
+// cout×nb with row stride ldc. With the packed weights it writes
+// ReLU(W·b + bias), the bias and the clamp applied by the kernel as it
+// starts and stores each tile; otherwise it adds W·b to c, which apply
+// has filled with the bias, and apply clamps in a pass of its own.
 func (cv *conv) gemm(b []float32, nb int, c []float32, ldc int) {
 	if cv.packed != nil {
-		simdblas.MulAddPacked(cv.packed, nb, b, nb, c, ldc)
+		simdblas.MulPackedBias(cv.packed, nb, b, nb, cv.b, c, ldc, true)
 		return
 	}
 	k := cv.cin * cv.kh * cv.kw

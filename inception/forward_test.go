@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"genlens/internal/simdblas"
+	"genlens/linalg"
 	"genlens/torchfile"
 )
 
@@ -91,6 +93,8 @@ func TestConv(t *testing.T) {
 		{6, 5, 5, 5, 1, 2, 2, 7, 8},
 		{64, 20, 3, 3, 1, 1, 1, 17, 17},
 		{8, 9, 3, 3, 2, 0, 0, 17, 17},
+		{5, 13, 3, 3, 1, 0, 0, 10, 9},
+		{200, 190, 3, 3, 1, 1, 1, 20, 19},
 	} {
 		k := tc.cin * tc.kh * tc.kw
 		cv := &conv{cin: tc.cin, cout: tc.cout, kh: tc.kh, kw: tc.kw, stride: tc.stride, ph: tc.ph, pw: tc.pw,
@@ -105,12 +109,37 @@ func TestConv(t *testing.T) {
 		for i := range in.d {
 			in.d[i] = float32(rng.NormFloat64())
 		}
-		var scratch []float32
-		got := cv.apply(in, nil, 0, &scratch, new(arena))
 		ho, wo := outSize(tc.h, tc.kh, tc.stride, tc.ph), outSize(tc.w, tc.kw, tc.stride, tc.pw)
-		if got.c != tc.cout || got.h != ho || got.w != wo {
-			t.Fatalf("%+v: output %dx%dx%d", tc, got.c, got.h, got.w)
+		// Each form the network may use: the weights as they are (the
+		// OpenBLAS build), packed for the pure-Go kernel, and the
+		// Winograd form of 3×3 stride-1 convolutions.
+		forms := map[string]*conv{"plain": cv}
+		if linalg.SgemmKernel() {
+			p := *cv
+			p.packed = simdblas.Pack(tc.cout, k, cv.w, k)
+			forms["packed"] = &p
+			if tc.kh == 3 && tc.kw == 3 && tc.stride == 1 {
+				wg := *cv
+				wg.wg = newWinograd(tc.cout, tc.cin, cv.w)
+				forms["winograd"] = &wg
+			}
 		}
+		for form, cv := range forms {
+			var scratch []float32
+			got := cv.apply(in, nil, 0, &scratch, new(arena))
+			if got.c != tc.cout || got.h != ho || got.w != wo {
+				t.Fatalf("%+v %s: output %dx%dx%d", tc, form, got.c, got.h, got.w)
+			}
+			checkConv(t, form, cv, in, got, ho, wo)
+		}
+	}
+}
+
+// checkConv compares got with a direct sum of cv over in, in float64.
+func checkConv(t *testing.T, form string, cv *conv, in fmap, got fmap, ho, wo int) {
+	t.Helper()
+	tc := struct{ cin, cout, kh, kw, stride, ph, pw, h, w int }{cv.cin, cv.cout, cv.kh, cv.kw, cv.stride, cv.ph, cv.pw, in.h, in.w}
+	{
 		for o := 0; o < tc.cout; o++ {
 			for oy := 0; oy < ho; oy++ {
 				for ox := 0; ox < wo; ox++ {
@@ -127,7 +156,7 @@ func TestConv(t *testing.T) {
 					}
 					want := math.Max(s, 0)
 					if g := float64(got.d[(o*ho+oy)*wo+ox]); math.Abs(g-want) > 1e-4*(1+math.Abs(want)) {
-						t.Fatalf("%+v: out[%d][%d][%d] = %g, want %g", tc, o, oy, ox, g, want)
+						t.Fatalf("%+v %s: out[%d][%d][%d] = %g, want %g", tc, form, o, oy, ox, g, want)
 					}
 				}
 			}

@@ -32,6 +32,9 @@ type conv struct {
 	// packed holds w packed for internal/simdblas when linalg.Sgemm would
 	// use that kernel anyway (pure-Go build); nil with OpenBLAS.
 	packed *simdblas.Packed
+	// wg holds the Winograd form of a 3×3 stride-1 convolution that
+	// takes it (pure-Go build), nil otherwise.
+	wg *winograd
 }
 
 // convSpec lists one BasicConv2d of the network: its name in the state
@@ -185,7 +188,11 @@ func NewModel(file string, sd map[string]*torchfile.Tensor) (*Model, error) {
 				return nil, &dataio.InputError{File: file, Key: s.name + ".bn.bias", Msg: fmt.Sprintf("channel %d overflows float32 once BatchNorm is folded in", o)}
 			}
 		}
-		if linalg.SgemmKernel() {
+		switch {
+		case !linalg.SgemmKernel():
+		case useWinograd(s):
+			c.wg = newWinograd(s.cout, s.cin, c.w)
+		default:
 			c.packed = simdblas.Pack(s.cout, k, c.w, k)
 		}
 		m.convs[s.name] = c

@@ -26,7 +26,7 @@ func init() {
 	}
 	blas64.Use(simdblas.Implementation{})
 	blas32.Use(simdblas.Implementation{})
-	backend = "simdblas (pure Go, AVX2/FMA kernels under gonum)"
+	backend = "simdblas (pure Go, AVX2/FMA kernels under gonum; float32 GEMM on " + simdblas.SgemmKernel() + ")"
 	useKernel = true
 	fastSyrk = true
 	setThreads = func(n int) int {

@@ -32,6 +32,12 @@ type Config struct {
 	BaseURL string
 	// APIKey is sent as "Authorization: Bearer <key>" when not empty.
 	APIKey string
+	// Name, when not empty, names the server in errors in place of
+	// BaseURL ("llm: POST upstream/chat/completions: 500 ..."), and a
+	// transport failure is told without the address it dialled: a proxy's
+	// callers read its errors, and its upstream's address is none of
+	// their business.
+	Name string
 	// Timeout bounds each attempt of a request, from sending it to reading
 	// the whole response [60s].
 	Timeout time.Duration
@@ -252,9 +258,12 @@ func (c *Client) Post(ctx context.Context, path string, body, out any) error {
 			return errorf("encoding request: %v", err)
 		}
 	}
-	endpoint := c.base + path
+	endpoint, where := c.base+path, "POST "+c.base+path
+	if c.cfg.Name != "" {
+		where = "POST " + c.cfg.Name + path
+	}
 	for attempt := 0; ; attempt++ {
-		wait, err := c.attempt(ctx, endpoint, data, out)
+		wait, err := c.attempt(ctx, endpoint, where, data, out)
 		if err == nil {
 			return nil
 		}
@@ -319,7 +328,7 @@ func (p *pacer) wait(ctx context.Context) error {
 
 // attempt makes one HTTP request. It returns the server's Retry-After
 // delay when it sent one.
-func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, out any) (time.Duration, error) {
+func (c *Client) attempt(ctx context.Context, endpoint, where string, body []byte, out any) (time.Duration, error) {
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -344,7 +353,6 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, out 
 	if c.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
-	where := "POST " + endpoint
 	failed := func(err error) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -358,7 +366,7 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, out 
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return &transientError{errorf("%s: response cut off before its end", where)}
 		}
-		return &transientError{errorf("%s: %v", where, err)}
+		return &transientError{errorf("%s: %v", where, c.cause(err))}
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -386,6 +394,22 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, out 
 		return 0, errorf("%s: malformed JSON response (%v): %s", where, err, fault.Printable(string(data), 120))
 	}
 	return 0, nil
+}
+
+// cause is err, a transport failure, as errors tell it: whole, or, when
+// the client is named (Config.Name), without the URL and the address the
+// *url.Error and *net.OpError inside it carry.
+func (c *Client) cause(err error) error {
+	if c.cfg.Name == "" {
+		return err
+	}
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if oe := (*net.OpError)(nil); errors.As(err, &oe) {
+		return fmt.Errorf("%s: %w", oe.Op, oe.Err)
+	}
+	return err
 }
 
 // serverMessage extracts the message of an OpenAI-style error body, or a

@@ -63,7 +63,9 @@ type Options struct {
 	// /chat/completions), its key is the one sent upstream (the caller's
 	// Authorization header never is), and its timeout cuts an upstream
 	// that does not answer: the whole answer, the sampling, and every
-	// gap between two chunks of a stream. Required.
+	// gap between two chunks of a stream. Its sampling errors reach the
+	// callers: make it with llm.Config.Name ("upstream") so that they
+	// carry no address. Required.
 	Client *llm.Client
 	// Sampler draws the samples; nil means Client.
 	Sampler Sampler
@@ -330,10 +332,9 @@ func (p *Proxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error) <-c
 func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float64, error) {
 	choices, _, err := p.sampler.Sample(ctx, req, p.k)
 	if err != nil {
-		// The caller sees this message: the upstream's address is the
-		// proxy's configuration, not the caller's business.
-		msg := strings.ReplaceAll(err.Error(), p.client.BaseURL(), "upstream")
-		return math.NaN(), errors.New("sampling: " + msg)
+		// The caller sees this message: a client made with
+		// llm.Config.Name tells no address (see Options.Client).
+		return math.NaN(), fmt.Errorf("sampling: %w", err)
 	}
 	if len(choices) != p.k {
 		return math.NaN(), fmt.Errorf("sampling: %d samples, want %d", len(choices), p.k)

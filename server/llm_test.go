@@ -143,7 +143,7 @@ func newProxyTimeout(t *testing.T, dsn string, opts server.Options, timeout time
 // upstreamClient is the proxy's client of the upstream at base.
 func upstreamClient(t testing.TB, base, key string, timeout time.Duration) *llm.Client {
 	t.Helper()
-	c, err := llm.New(llm.Config{BaseURL: base, APIKey: key, Timeout: timeout})
+	c, err := llm.New(llm.Config{BaseURL: base, APIKey: key, Timeout: timeout, Name: "upstream"}) // as serve makes it
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,12 +469,16 @@ func TestLLMProxyErrors(t *testing.T) {
 	if resp.Header.Get("X-Genlens-Uncertainty") != "" {
 		t.Errorf("an uncertainty header without an uncertainty")
 	}
-	// Nor does a sampling error show the upstream's address.
+	// Nor does a sampling error of the client serve makes (llm.Config.Name)
+	// show the upstream's address.
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) }))
+	defer down.Close()
+	_, _, serr := upstreamClient(t, down.URL+"/v1", "", 0).Sample(context.Background(), llm.ChatRequest{Model: "tiny", Messages: []llm.Message{{Role: "user", Content: "hi"}}}, 1)
 	fs.mu.Lock()
-	fs.err = fmt.Errorf("llm: POST %s/v1/chat/completions: 500 Internal Server Error", up.URL)
+	fs.err = serr
 	fs.mu.Unlock()
 	resp, b = post(t, ts.URL, "", chatBody)
-	if resp.StatusCode != 200 || strings.Contains(string(b), up.URL) ||
+	if resp.StatusCode != 200 || strings.Contains(string(b), down.URL) ||
 		!strings.Contains(string(b), `"genlens":{"error":"sampling: llm: POST upstream/chat/completions: 500 Internal Server Error"}`) {
 		t.Errorf("sampling error: %d %s", resp.StatusCode, b)
 	}

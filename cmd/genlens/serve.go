@@ -106,7 +106,7 @@ func llmFlags(cmd *cobra.Command, o *server.LLMOptions, keyEnv string) error {
 	// the samples stay within it; 64 sample requests in flight serve 64
 	// concurrent callers without queueing (passed-through requests are
 	// not counted).
-	c, err := llm.New(llm.Config{BaseURL: o.Upstream, APIKey: o.APIKey, Timeout: o.Timeout, MaxRetries: 2, Concurrency: 64})
+	c, err := llm.New(llm.Config{BaseURL: o.Upstream, APIKey: o.APIKey, Name: "upstream", Timeout: o.Timeout, MaxRetries: 2, Concurrency: 64})
 	if err != nil {
 		return badUsage("serve: --llm-upstream: %v", err)
 	}

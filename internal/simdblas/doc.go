@@ -1,7 +1,8 @@
 // Package simdblas holds genlens's SIMD BLAS kernels for the pure-Go
 // build: DGEMM, SGEMM, DSYRK and DSYR2K on row-major matrices, each a
 // register-blocked micro-kernel in Go assembly (AVX2 and FMA: 6×8 tiles
-// of float64, 6×16 of float32, twelve YMM accumulators) inside BLIS-style
+// of float64, 6×16 of float32, twelve YMM accumulators; where the CPU
+// has AVX-512, 12×32 tiles of float32 in 24 ZMM accumulators) inside BLIS-style
 // packing and cache blocking, split over goroutines by blocks of the
 // output so that the result never depends on the number of workers; and
 // DSYMV, one fused pass per row of the triangle in fixed bands.

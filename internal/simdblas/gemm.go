@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // elem is the element type of a kernel: float32 or float64.
@@ -21,22 +22,28 @@ type elem interface{ float32 | float64 }
 type kernel[T elem] struct {
 	mr, nr     int
 	kc, mc, nc int
-	micro      func(k int, a, b, c *T, ldc int, alpha T)
-	bufs       sync.Pool // *packBufs[T]
+	// micro adds alpha·A·B to the mr×nr tile at c and, with relu set,
+	// clamps the tile at zero afterwards (NaN stays NaN).
+	micro func(k int, a, b, c *T, ldc int, alpha T, relu bool)
+	// microBias, where the kernel has it, sets the tile to bias[r] +
+	// A·B on row r without reading it (alpha = 1), clamping with relu.
+	microBias func(k int, a, b, c *T, ldc int, bias *T, relu bool)
+	name      string
+	bufs      sync.Pool // *packBufs[T]
 }
 
 // packBufs is the scratch of one goroutine: a packed block of A, a packed
 // panel of B (the caller's), and a tile for edges.
 type packBufs[T elem] struct {
 	a, b []T
-	tile [6 * 16]T
+	tile []T // mr×nr
 }
 
 func (kn *kernel[T]) get() *packBufs[T] {
 	if p, ok := kn.bufs.Get().(*packBufs[T]); ok {
 		return p
 	}
-	return &packBufs[T]{}
+	return &packBufs[T]{tile: make([]T, kn.mr*kn.nr)}
 }
 
 // Blocking: kc steps of a 6×8 float64 sliver pair are 28 KB (L1 is 32-48
@@ -44,9 +51,68 @@ func (kn *kernel[T]) get() *packBufs[T] {
 // kc×nc panel of B 8 MB (shared L3). The float32 kernel has twice the
 // columns and half the bytes per value.
 var (
-	dgemmK = &kernel[float64]{mr: 6, nr: 8, kc: 256, mc: 144, nc: 4096, micro: dgemmKernel6x8}
-	sgemmK = &kernel[float32]{mr: 6, nr: 16, kc: 256, mc: 144, nc: 4096, micro: sgemmKernel6x16}
+	dgemmK = &kernel[float64]{mr: 6, nr: 8, kc: 256, mc: 144, nc: 4096, micro: dgemm6x8, name: "avx2"}
+
+	sgemmAVX2 = &kernel[float32]{mr: 6, nr: 16, kc: 256, mc: 144, nc: 4096, micro: sgemmKernel6x16, name: "avx2"}
+	// The AVX-512 kernel's 12×32 tile holds 24 of the 32 ZMM registers;
+	// a kc-step sliver of B is 32 KB, which stays in L1 (48 KB on the
+	// CPUs that have it) while slivers of A (12 KB) stream past it.
+	sgemmAVX512 = &kernel[float32]{mr: 12, nr: 32, kc: 256, mc: 144, nc: 4096, micro: sgemmKernel12x32, microBias: sgemmKernel12x32Bias, name: "avx512"}
+	// sgemmGo is the same blocking around a micro-kernel in Go, for CPUs
+	// without AVX2 and for the tests of the driver's edges.
+	sgemmGo = &kernel[float32]{mr: 4, nr: 8, kc: 256, mc: 144, nc: 4096, micro: goMicro[float32](4, 8), name: "go"}
+
+	// sgemmK is the float32 kernel in use: the widest the CPU runs. The
+	// tests set it to each in turn.
+	sgemmK = bestSgemm()
 )
+
+func dgemm6x8(k int, a, b, c *float64, ldc int, alpha float64, _ bool) {
+	dgemmKernel6x8(k, a, b, c, ldc, alpha)
+}
+
+// SgemmKernel names the float32 micro-kernel in use: "avx512", "avx2" or
+// "go".
+func SgemmKernel() string { return sgemmK.name }
+
+func bestSgemm() *kernel[float32] {
+	switch {
+	case hasAVX512:
+		return sgemmAVX512
+	case Available:
+		return sgemmAVX2
+	}
+	return sgemmGo
+}
+
+// goMicro returns a micro-kernel in Go for mr×nr tiles.
+func goMicro[T elem](mr, nr int) func(k int, a, b, c *T, ldc int, alpha T, relu bool) {
+	return func(k int, a, b, c *T, ldc int, alpha T, relu bool) {
+		as := unsafe.Slice(a, k*mr)
+		bs := unsafe.Slice(b, k*nr)
+		cs := unsafe.Slice(c, (mr-1)*ldc+nr)
+		acc := make([]T, mr*nr)
+		for p := range k {
+			bp := bs[p*nr : (p+1)*nr]
+			for r, av := range as[p*mr : (p+1)*mr] {
+				row := acc[r*nr : (r+1)*nr]
+				for j, bv := range bp {
+					row[j] += av * bv
+				}
+			}
+		}
+		for r := range mr {
+			row := cs[r*ldc : r*ldc+nr]
+			for j, v := range acc[r*nr : (r+1)*nr] {
+				x := row[j] + alpha*v
+				if relu && x < 0 {
+					x = 0
+				}
+				row[j] = x
+			}
+		}
+	}
+}
 
 // workers is the number of goroutines one call may use; 0 means
 // GOMAXPROCS.
@@ -179,7 +245,7 @@ func (g *gemmJob[T]) task(t int, bufs *packBufs[T]) {
 	}
 	ap := bufs.a[:need]
 	packA(kn, ap, g.a, g.lda, g.tA, ic, g.pc, mcc, g.kc)
-	microTiles(kn, ap, g.bp, g.kc, mcc, ic, g.jc, j0, j1, g.alpha, g.c, g.ldc, g.tri, &bufs.tile)
+	microTiles(kn, ap, g.bp, g.kc, mcc, ic, g.jc, j0, j1, g.alpha, g.c, g.ldc, g.tri, bufs.tile, false, nil)
 }
 
 // gemmParallel runs g on nw goroutines. Every entry of C is computed by
@@ -294,6 +360,16 @@ func packA[T elem](kn *kernel[T], dst, a []T, lda int, tA bool, i0, p0, mc, kc i
 			if rows < mr {
 				clear(s)
 			}
+			if rows == mr && mr != 6 {
+				base := (i0 + ir) * lda
+				for r := 0; r < mr; r++ {
+					row := a[base+r*lda+p0:][:kc]
+					for p, v := range row {
+						s[p*mr+r] = v
+					}
+				}
+				continue
+			}
 			if rows == 6 && mr == 6 {
 				base := (i0 + ir) * lda
 				r0 := a[base+p0:][:kc]
@@ -365,9 +441,14 @@ func packB[T elem](kn *kernel[T], dst, b []T, ldb int, tB bool, p0, j0, kc, nc, 
 // (rows ic.. of C) and columns [j0, j1) of the packed kc×nc panel of B
 // (columns jc+j0.. of C). Tiles that stick out of C or cross the diagonal
 // of a triangular product go through a buffer.
-func microTiles[T elem](kn *kernel[T], ap0, bp0 []T, kc, mc, ic, jc, j0, j1 int, alpha T, c []T, ldc int, tri triangle, tileBuf *[6 * 16]T) {
+//
+// With relu set (the last block of the inner dimension), every entry is
+// clamped at zero once its sum is complete. With bias set (the first
+// block of a product that starts from a bias per row, alpha = 1), row i
+// of C starts from bias[i] instead of its old value.
+func microTiles[T elem](kn *kernel[T], ap0, bp0 []T, kc, mc, ic, jc, j0, j1 int, alpha T, c []T, ldc int, tri triangle, tile []T, relu bool, bias []T) {
 	mr, nr := kn.mr, kn.nr
-	tile := tileBuf[:mr*nr]
+	tile = tile[:mr*nr]
 	for jr := j0; jr < j1; jr += nr {
 		cols := min(nr, j1-jr)
 		bp := bp0[(jr/nr)*kc*nr:]
@@ -390,11 +471,23 @@ func microTiles[T elem](kn *kernel[T], ap0, bp0 []T, kc, mc, ic, jc, j0, j1 int,
 			}
 			ap := ap0[(ir/mr)*kc*mr:]
 			if inside && rows == mr && cols == nr {
-				kn.micro(kc, &ap[0], &bp[0], &c[gi*ldc+gj], ldc, alpha)
+				if bias != nil {
+					if kn.microBias != nil {
+						kn.microBias(kc, &ap[0], &bp[0], &c[gi*ldc+gj], ldc, &bias[gi], relu)
+						continue
+					}
+					for r := range mr {
+						row := c[(gi+r)*ldc+gj:][:nr]
+						for j := range row {
+							row[j] = bias[gi+r]
+						}
+					}
+				}
+				kn.micro(kc, &ap[0], &bp[0], &c[gi*ldc+gj], ldc, alpha, relu)
 				continue
 			}
 			clear(tile)
-			kn.micro(kc, &ap[0], &bp[0], &tile[0], nr, alpha)
+			kn.micro(kc, &ap[0], &bp[0], &tile[0], nr, alpha, false)
 			for r := 0; r < rows; r++ {
 				lo, hi := 0, cols
 				switch tri {
@@ -408,8 +501,21 @@ func microTiles[T elem](kn *kernel[T], ap0, bp0 []T, kc, mc, ic, jc, j0, j1 int,
 				}
 				row := c[(gi+r)*ldc+gj+lo : (gi+r)*ldc+gj+hi]
 				t := tile[r*nr+lo : r*nr+hi]
-				for j := range row {
-					row[j] += t[j]
+				if bias != nil {
+					for j := range row {
+						row[j] = bias[gi+r] + t[j]
+					}
+				} else {
+					for j := range row {
+						row[j] += t[j]
+					}
+				}
+				if relu {
+					for j, v := range row {
+						if v < 0 {
+							row[j] = 0
+						}
+					}
 				}
 			}
 		}

@@ -12,11 +12,11 @@ import (
 
 var ref gonum.Implementation
 
-// edgeSizes cut through every blocking edge: 1, partial slivers of 6 rows
-// and 8 or 16 columns (7, 8, 9), and, for the inner dimension, more than
-// one kc block (257, 300).
+// edgeSizes cut through every blocking edge: 1, partial slivers of 4, 6
+// or 12 rows and 8, 16 or 32 columns (7, 8, 9, 12, 13, 31, 33), and, for
+// the inner dimension, more than one kc block (257, 300).
 var (
-	edgeMN = []int{1, 7, 8, 9, 17, 31}
+	edgeMN = []int{1, 7, 8, 9, 12, 13, 17, 31, 33}
 	edgeK  = []int{1, 2, 7, 9, 257}
 	alphas = []float64{0, 1, -0.7}
 	betas  = []float64{0, 1, 0.3}
@@ -70,19 +70,42 @@ func gemmCase(t *testing.T, rng *rand.Rand, ta, tb bool, m, n, k int, alpha, bet
 
 	got := append([]float64(nil), c...)
 	want := append([]float64(nil), c...)
-	Implementation{}.Dgemm(trans(ta), trans(tb), m, n, k, alpha, a, lda, b, ldb, beta, got, ldc)
-	ref.Dgemm(trans(ta), trans(tb), m, n, k, alpha, a, lda, b, ldb, beta, want, ldc)
-	// Summation order differs from gonum's: each entry is a k-term sum of
-	// products of values in [-1, 1], so the difference is bounded by about
-	// 2k ulps of the largest partial sum (≤ k).
-	compare(t, "Dgemm "+name, got, want, m, n, ldc, 4*float64(k+1)*0x1p-52*float64(k+1))
+	if Available {
+		Implementation{}.Dgemm(trans(ta), trans(tb), m, n, k, alpha, a, lda, b, ldb, beta, got, ldc)
+		ref.Dgemm(trans(ta), trans(tb), m, n, k, alpha, a, lda, b, ldb, beta, want, ldc)
+		// Summation order differs from gonum's: each entry is a k-term sum
+		// of products of values in [-1, 1], so the difference is bounded by
+		// about 2k ulps of the largest partial sum (≤ k).
+		compare(t, "Dgemm "+name, got, want, m, n, ldc, 4*float64(k+1)*0x1p-52*float64(k+1))
+	}
 
 	a32, b32, c32 := to32(a), to32(b), to32(c)
-	got32 := append([]float32(nil), c32...)
 	want32 := append([]float32(nil), c32...)
-	Implementation{}.Sgemm(trans(ta), trans(tb), m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), got32, ldc)
 	ref.Sgemm(trans(ta), trans(tb), m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), want32, ldc)
-	compare(t, "Sgemm "+name, widen(got32), widen(want32), m, n, ldc, 4*float64(k+1)*0x1p-23*float64(k+1))
+	tol := 4 * float64(k+1) * 0x1p-23 * float64(k+1)
+	if Available {
+		got32 := append([]float32(nil), c32...)
+		Implementation{}.Sgemm(trans(ta), trans(tb), m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), got32, ldc)
+		compare(t, "Sgemm "+name, widen(got32), widen(want32), m, n, ldc, tol)
+	}
+	// Each kernel through the driver, whichever Implementation uses.
+	for _, kn := range sgemmKernels() {
+		got32 := append([]float32(nil), c32...)
+		gemm(kn, ta, tb, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), got32, ldc, full)
+		compare(t, "Sgemm ("+kn.name+" kernel) "+name, widen(got32), widen(want32), m, n, ldc, tol)
+	}
+}
+
+// sgemmKernels lists the float32 kernels this CPU runs.
+func sgemmKernels() []*kernel[float32] {
+	ks := []*kernel[float32]{sgemmGo}
+	if Available {
+		ks = append(ks, sgemmAVX2)
+	}
+	if hasAVX512 {
+		ks = append(ks, sgemmAVX512)
+	}
+	return ks
 }
 
 func widen(x []float32) []float64 {
@@ -113,9 +136,6 @@ func compare(t *testing.T, name string, got, want []float64, m, n, ldc int, tol 
 }
 
 func TestGemmEdges(t *testing.T) {
-	if !Available {
-		t.Skip("no AVX2/FMA micro-kernel on this CPU or platform")
-	}
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, ta := range []bool{false, true} {
 		for _, tb := range []bool{false, true} {
@@ -139,9 +159,6 @@ func TestGemmEdges(t *testing.T) {
 // TestGemmBlocks covers shapes beyond one mc, nc and kc block, on which
 // the work is split over goroutines.
 func TestGemmBlocks(t *testing.T) {
-	if !Available {
-		t.Skip("no AVX2/FMA micro-kernel on this CPU or platform")
-	}
 	rng := rand.New(rand.NewPCG(2, 2))
 	for _, s := range []struct{ m, n, k int }{
 		{145, 4097, 3}, {301, 77, 513}, {6, 2000, 300}, {1000, 5, 40}, {150, 150, 150},

@@ -11,14 +11,32 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func dgemmKernel6x8(k int, a, b, c *float64, ldc int, alpha float64)
 
-// sgemmKernel6x16 is dgemmKernel6x8 for float32 and a 6×16 tile.
+// sgemmKernel6x16 is dgemmKernel6x8 for float32 and a 6×16 tile, which
+// it clamps at zero when relu is set.
 //
 //go:noescape
-func sgemmKernel6x16(k int, a, b, c *float32, ldc int, alpha float32)
+func sgemmKernel6x16(k int, a, b, c *float32, ldc int, alpha float32, relu bool)
+
+// sgemmKernel12x32 is sgemmKernel6x16 with AVX-512 for a 12×32 tile.
+//
+//go:noescape
+func sgemmKernel12x32(k int, a, b, c *float32, ldc int, alpha float32, relu bool)
+
+// sgemmKernel12x32Bias is sgemmKernel12x32 for the first block of a
+// product whose C starts from bias[r] on row r: C = bias + A·B, the old
+// C not read.
+//
+//go:noescape
+func sgemmKernel12x32Bias(k int, a, b, c *float32, ldc int, bias *float32, relu bool)
 
 // Available reports whether this CPU runs the micro-kernels (AVX2 and
 // FMA, checked once at start-up); without them callers stay with gonum.
 var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// hasAVX512 reports whether the float32 kernel can use ZMM registers
+// (AVX-512 Foundation, with the OS saving their state, which package cpu
+// checks).
+var hasAVX512 = Available && cpu.X86.HasAVX512F
 
 // reluAVX clamps x[0:n] at zero, n a positive multiple of 8.
 //
@@ -46,3 +64,12 @@ func ReLU(x []float32) {
 //
 //go:noescape
 func dotAxpyAVX(n int, a, x, y *float64, s float64) float64
+
+// winogradInputAVX512 and winogradOutputAVX512 are WinogradInput and
+// WinogradOutput over g whole groups of 16 tiles (kernels_amd64.s).
+//
+//go:noescape
+func winogradInputAVX512(src *float32, lds, groups int, dst *float32, ldd int)
+
+//go:noescape
+func winogradOutputAVX512(m *float32, ldm, groups int, bias float32, dst *float32, ldd int)

@@ -10,7 +10,14 @@ func dgemmKernel6x8(k int, a, b, c *float64, ldc int, alpha float64) {
 	panic("simdblas: no DGEMM micro-kernel on this platform")
 }
 
-func sgemmKernel6x16(k int, a, b, c *float32, ldc int, alpha float32) {
+// hasAVX512 is false: there is no AVX-512 kernel for this platform.
+const hasAVX512 = false
+
+func sgemmKernel6x16(k int, a, b, c *float32, ldc int, alpha float32, relu bool) {
+	panic("simdblas: no SGEMM micro-kernel on this platform")
+}
+
+func sgemmKernel12x32(k int, a, b, c *float32, ldc int, alpha float32, relu bool) {
 	panic("simdblas: no SGEMM micro-kernel on this platform")
 }
 
@@ -25,4 +32,16 @@ func ReLU(x []float32) {
 
 func dotAxpyAVX(n int, a, x, y *float64, s float64) float64 {
 	panic("simdblas: no DSYMV kernel on this platform")
+}
+
+func winogradInputAVX512(src *float32, lds, groups int, dst *float32, ldd int) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
+
+func winogradOutputAVX512(m *float32, ldm, groups int, bias float32, dst *float32, ldd int) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
+
+func sgemmKernel12x32Bias(k int, a, b, c *float32, ldc int, bias *float32, relu bool) {
+	panic("simdblas: no SGEMM micro-kernel on this platform")
 }

@@ -5,6 +5,7 @@ package simdblas
 // Convolution weights are multiplied by thousands of feature maps;
 // packing them at load time saves about a tenth of each product.
 type Packed struct {
+	kn     *kernel[float32] // the kernel it is packed for
 	m, k   int
 	blocks [][]float32 // per (pc, ic) block, pc-major
 }
@@ -15,7 +16,7 @@ const packedMC = 96
 // Pack packs the row-major m×k matrix a (leading dimension lda).
 func Pack(m, k int, a []float32, lda int) *Packed {
 	kn := sgemmK
-	p := &Packed{m: m, k: k}
+	p := &Packed{kn: kn, m: m, k: k}
 	for pc := 0; pc < k; pc += kn.kc {
 		kc := min(kn.kc, k-pc)
 		for ic := 0; ic < m; ic += packedMC {
@@ -37,9 +38,50 @@ func (p *Packed) Cols() int { return p.k }
 // image per goroutine) and sums every entry in the same order as the
 // SGEMM of Implementation, so the two give identical results.
 func MulAddPacked(p *Packed, n int, b []float32, ldb int, c []float32, ldc int) {
-	kn := sgemmK
+	mulAddPacked(p, n, b, ldb, c, ldc, false, nil)
+}
+
+// MulAddPackedReLU computes C = max(C + A·B, 0) as MulAddPacked, the
+// clamp applied by the micro-kernel as it stores each finished tile (no
+// second pass over C). NaN stays NaN. With C holding a bias, it is a
+// convolution with its folded batch norm and ReLU in one pass.
+func MulAddPackedReLU(p *Packed, n int, b []float32, ldb int, c []float32, ldc int) {
+	mulAddPacked(p, n, b, ldb, c, ldc, true, nil)
+}
+
+// MulPackedBias computes C = A·B + bias, bias[i] added to row i of C,
+// and with relu set clamps the result at zero, as MulAddPackedReLU on a
+// C filled with the bias would (the same sums, bit for bit) but without
+// that pass: the first block of the product starts each tile from the
+// bias. C's old values are not read. len(bias) >= p.Rows().
+func MulPackedBias(p *Packed, n int, b []float32, ldb int, bias, c []float32, ldc int, relu bool) {
+	if p.m == 0 || n == 0 {
+		return
+	}
+	_ = bias[p.m-1]
+	if p.k == 0 {
+		for i := range p.m {
+			row := c[i*ldc : i*ldc+n]
+			for j := range row {
+				row[j] = bias[i]
+			}
+		}
+	}
+	mulAddPacked(p, n, b, ldb, c, ldc, relu, bias[:p.m])
+}
+
+func mulAddPacked(p *Packed, n int, b []float32, ldb int, c []float32, ldc int, relu bool, bias []float32) {
+	kn := p.kn
 	m, k := p.m, p.k
-	if m == 0 || n == 0 || k == 0 {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		if relu {
+			for i := range m {
+				ReLU(c[i*ldc : i*ldc+n])
+			}
+		}
 		return
 	}
 	bufs := kn.get()
@@ -58,7 +100,11 @@ func MulAddPacked(p *Packed, n int, b []float32, ldb int, c []float32, ldc int) 
 			for ic := 0; ic < m; ic += packedMC {
 				mc := min(packedMC, m-ic)
 				ablk := p.blocks[(pc/kn.kc)*nmc+ic/packedMC]
-				microTiles(kn, ablk, bp, kc, mc, ic, jc, 0, nc, 1, c, ldc, full, &bufs.tile)
+				var bb []float32
+				if pc == 0 {
+					bb = bias
+				}
+				microTiles(kn, ablk, bp, kc, mc, ic, jc, 0, nc, 1, c, ldc, full, bufs.tile, relu && pc+kc == k, bb)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package simdblas
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -16,24 +17,70 @@ func randF32(rng *rand.Rand, n int) []float32 {
 	return x
 }
 
-// TestMulAddPacked checks that a product through a packed A equals,
-// bit for bit, the SGEMM of Implementation on one worker and on several.
+// TestMulAddPacked checks, with each kernel, that a product through a
+// packed A equals bit for bit the SGEMM driver's (on one worker and on
+// several), and that MulAddPackedReLU is that result clamped at zero.
 func TestMulAddPacked(t *testing.T) {
-	if !Available {
-		t.Skip("no AVX2/FMA micro-kernel on this CPU or platform")
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	for _, tc := range []struct{ m, n, k int }{{1, 1, 1}, {7, 17, 3}, {97, 1025, 300}, {200, 70, 600}} {
-		lda, ldb, ldc := tc.k+1, tc.n+2, tc.n+3
-		a, b, c := randF32(rng, tc.m*lda), randF32(rng, tc.k*ldb), randF32(rng, tc.m*ldc)
-		want := append([]float32(nil), c...)
-		Implementation{}.Sgemm(blas.NoTrans, blas.NoTrans, tc.m, tc.n, tc.k, 1, a, lda, b, ldb, 1, want, ldc)
-		p := Pack(tc.m, tc.k, a, lda)
-		MulAddPacked(p, tc.n, b, ldb, c, ldc)
-		for i := range c {
-			if c[i] != want[i] {
-				t.Fatalf("%v: element %d: %g, want %g (same order of sums)", tc, i, c[i], want[i])
+	defer func(k *kernel[float32]) { sgemmK = k }(sgemmK)
+	for _, kn := range sgemmKernels() {
+		sgemmK = kn
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, tc := range []struct{ m, n, k int }{{1, 1, 1}, {7, 17, 3}, {13, 33, 0}, {97, 1025, 300}, {200, 70, 600}, {25, 40, 257}} {
+			lda, ldb, ldc := tc.k+1, tc.n+2, tc.n+3
+			a, b, c := randF32(rng, tc.m*lda), randF32(rng, tc.k*ldb), randF32(rng, tc.m*ldc)
+			c[1] = float32(math.NaN())
+			want := append([]float32(nil), c...)
+			gemm(kn, false, false, tc.m, tc.n, tc.k, 1, a, lda, b, ldb, 1, want, ldc, full)
+			if Available && kn == bestSgemm() {
+				impl := append([]float32(nil), c...)
+				Implementation{}.Sgemm(blas.NoTrans, blas.NoTrans, tc.m, tc.n, tc.k, 1, a, lda, b, ldb, 1, impl, ldc)
+				same(t, fmt.Sprintf("%s kernel %v: Sgemm", kn.name, tc), impl, want)
 			}
+			p := Pack(tc.m, tc.k, a, lda)
+			got := append([]float32(nil), c...)
+			MulAddPacked(p, tc.n, b, ldb, got, ldc)
+			same(t, fmt.Sprintf("%s kernel %v: MulAddPacked", kn.name, tc), got, want)
+			for i := range tc.m {
+				ReLU(want[i*ldc : i*ldc+tc.n])
+			}
+			got = append(got[:0], c...)
+			MulAddPackedReLU(p, tc.n, b, ldb, got, ldc)
+			same(t, fmt.Sprintf("%s kernel %v: MulAddPackedReLU", kn.name, tc), got, want)
+			// MulPackedBias: as MulAdd on C filled with the bias, without
+			// reading C (NaN there must not survive).
+			bias := randF32(rng, tc.m)
+			filled := append([]float32(nil), c...)
+			for i := range tc.m {
+				for j := range tc.n {
+					filled[i*ldc+j] = bias[i]
+				}
+			}
+			for _, relu := range []bool{false, true} {
+				want := append([]float32(nil), filled...)
+				mulAddPacked(p, tc.n, b, ldb, want, ldc, relu, nil)
+				got := append([]float32(nil), c...)
+				for i := range tc.m {
+					got[i*ldc] = float32(math.NaN())
+				}
+				for i := range tc.m {
+					for j := tc.n; j < ldc && i*ldc+j < len(got); j++ {
+						got[i*ldc+j] = c[i*ldc+j] // outside C: must not change
+					}
+				}
+				MulPackedBias(p, tc.n, b, ldb, bias, got, ldc, relu)
+				same(t, fmt.Sprintf("%s kernel %v: MulPackedBias relu=%v", kn.name, tc, relu), got, want)
+			}
+		}
+	}
+}
+
+// same checks got against want bit for bit (NaN matching NaN).
+func same(t *testing.T, name string, got, want []float32) {
+	t.Helper()
+	for i := range got {
+		g, w := got[i], want[i]
+		if g != w && !(g != g && w != w) || math.Signbit(float64(g)) != math.Signbit(float64(w)) {
+			t.Fatalf("%s: element %d: %g, want %g", name, i, g, w)
 		}
 	}
 }
