@@ -17,7 +17,7 @@ type Artifact struct {
 	Write func(w io.Writer) error
 }
 
-// pngTo returns a function that encodes a figure (given with the error of
+// PNGTo returns a function that encodes a figure (given with the error of
 // its constructor, chart.NewX) as PNG to w.
 func PNGTo(w io.Writer) func(*chart.Figure, error) error {
 	return func(fig *chart.Figure, err error) error {

@@ -12,7 +12,7 @@ type CSVOptions struct {
 	Sep string `json:"sep,omitempty"`
 }
 
-// validate checks Sep, as a bad {sep}.
+// ValidateSep checks Sep, as a bad {sep}.
 func (o CSVOptions) ValidateSep() error {
 	if _, err := dataio.ParseSep(o.Sep); err != nil {
 		return &FieldError{Field: "sep", Msg: err.Error()}
@@ -20,7 +20,7 @@ func (o CSVOptions) ValidateSep() error {
 	return nil
 }
 
-// sep is the separator for dataio's readers, once validate has accepted
+// Separator is the separator for dataio's readers, once ValidateSep has accepted
 // it (the comma otherwise).
 func (o CSVOptions) Separator() rune {
 	if r, err := dataio.ParseSep(o.Sep); err == nil {

@@ -50,7 +50,7 @@ func CLIEnv(progress func(done, total int), warn func(string)) Env {
 	return Env{FS: dataio.HostFS, Progress: progress, Warn: warn, Secret: os.LookupEnv}
 }
 
-// fsys returns the file system of the inputs. A name is cleaned before
+// InputFS returns the file system of the inputs. A name is cleaned before
 // it reaches e.FS: a request names a folder as a user types it, "real/"
 // or "./real", which the fs.FS contract (fs.ValidPath) refuses; the
 // host's files (dataio.HostFS) take any path as it is.
@@ -89,24 +89,28 @@ func (c cleanFS) ReadDir(name string) ([]fs.DirEntry, error) {
 
 func (c cleanFS) ReadFile(name string) ([]byte, error) { return fs.ReadFile(c.fsys, cleanName(name)) }
 
+// ReportProgress calls Progress, if set.
 func (e Env) ReportProgress(done, total int) {
 	if e.Progress != nil {
 		e.Progress(done, total)
 	}
 }
 
+// AddMeter calls Meter, if set.
 func (e Env) AddMeter(name string, delta int64) {
 	if e.Meter != nil {
 		e.Meter(name, delta)
 	}
 }
 
+// Warning calls Warn, if set.
 func (e Env) Warning(msg string) {
 	if e.Warn != nil {
 		e.Warn(msg)
 	}
 }
 
+// LookupSecret calls Secret; no secret when it is not set.
 func (e Env) LookupSecret(name string) (string, bool) {
 	if e.Secret == nil {
 		return "", false

@@ -32,7 +32,7 @@ func TestEnvCleansNames(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0] != "real/a.png" || got[1] != "real/sub/b.png" {
 		t.Errorf("ListImagesFS(real/) = %q, %v", got, err)
 	}
-	if !isFolder(fsys, "real/") {
+	if st, err := fs.Stat(fsys, "real/"); err != nil || !st.IsDir() {
 		t.Error("real/ is not a folder")
 	}
 	if (Env{}).InputFS() != dataio.HostFS || (Env{FS: dataio.HostFS}).InputFS() != dataio.HostFS {

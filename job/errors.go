@@ -29,7 +29,7 @@ func Fieldf(field, format string, a ...any) *FieldError { return fault.Fieldf(fi
 // Classify returns the kind of err (see fault.Classify).
 func Classify(err error) Kind { return fault.Classify(err) }
 
-// withDefault adds to a field error of Validate on a field that req
+// WithDefault adds to a field error of Validate on a field that req
 // leaves at its zero value, where def (the NewXRequest defaults) sets it,
 // which default to use: a request built as a zero value rather than from
 // its constructor is told what it lacks. Other errors pass unchanged.

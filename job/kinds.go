@@ -196,76 +196,7 @@ func FileInputs(field string, paths []string) []Input {
 	return in
 }
 
-// imagesNamed returns the weights field of the images info of a result.
-func imagesNamed(im *ImagesInfo) *string {
-	if im == nil {
-		return nil
-	}
-	return &im.Weights.Path
-}
-
 // ArtifactsOf adapts a result's Artifacts method.
 func ArtifactsOf[Req, Res any](f func(*Res) []Artifact) func(*Req, *Res) []Artifact {
 	return func(_ *Req, r *Res) []Artifact { return f(r) }
-}
-
-// Commands lists the job kinds, in the order the service lists them. Each is
-// a command of the command line (cmd/genlens builds its flags and output)
-// and a kind of the service (jobrun decodes its JSON body over New's
-// defaults and handles the inputs and weights it declares).
-var Commands = []Command{
-	Define(Spec[FeaturesRequest, FeaturesResult]{
-		Name: "features", Group: "fidelity", New: NewFeaturesRequest, Run: Features,
-		Inputs: func(r *FeaturesRequest) []Input {
-			return []Input{{Field: "input", Path: r.Input, Images: true, Folder: true}}
-		},
-		Weights:   func(r *FeaturesRequest) *string { return &r.Weights },
-		Named:     func(r *FeaturesResult) *string { return &r.Weights.Path },
-		Artifacts: ArtifactsOf[FeaturesRequest]((*FeaturesResult).Artifacts),
-	}),
-	Define(Spec[StatsRequest, StatsResult]{
-		Name: "stats", Group: "fidelity", New: NewStatsRequest, Run: Stats,
-		Inputs:  func(r *StatsRequest) []Input { return ImageInput("in", r.In) },
-		Weights: func(r *StatsRequest) *string { return &r.Weights },
-		Named:   func(r *StatsResult) *string { return imagesNamed(r.Images) },
-		Artifacts: func(_ *StatsRequest, r *StatsResult) []Artifact {
-			return []Artifact{r.Artifact("stats.npz")}
-		},
-	}),
-	Define(Spec[StatsMergeRequest, StatsMergeResult]{
-		Name: "stats merge", Group: "fidelity", New: NewStatsMergeRequest, Run: StatsMerge,
-		Inputs: func(r *StatsMergeRequest) []Input { return FileInputs("parts", r.Parts) },
-		Artifacts: func(_ *StatsMergeRequest, r *StatsMergeResult) []Artifact {
-			return []Artifact{r.Artifact("stats.npz")}
-		},
-	}),
-	Define(Spec[CompareRequest, CompareResult]{
-		Name: "compare", Group: "fidelity", New: NewCompareRequest, Run: Compare,
-		Inputs: func(r *CompareRequest) []Input {
-			return append(ImageInput("real", r.Real), ImageInput("fake", r.Fake)...)
-		},
-		Weights: func(r *CompareRequest) *string { return &r.Weights },
-		Named:   func(r *CompareResult) *string { return imagesNamed(r.Images) },
-	}),
-	Define(Spec[ISRequest, ISResult]{
-		Name: "is", Group: "fidelity", New: NewISRequest, Run: IS,
-		Inputs: func(r *ISRequest) []Input {
-			return append(FileInput("probs", r.Probs), ImageInput("images", r.Images)...)
-		},
-		Weights: func(r *ISRequest) *string { return &r.Weights },
-		Named:   func(r *ISResult) *string { return imagesNamed(r.Images) },
-	}),
-	Define(Spec[SelectRequest, SelectResult]{
-		Name: "select", Group: "fidelity", New: NewSelectRequest, Run: Select,
-		Inputs: func(r *SelectRequest) []Input {
-			in := FileInputs("pools", r.Pools)
-			for i := range in {
-				in[i].Images = true
-			}
-			return append(in, ImageInput("ref", r.Ref)...)
-		},
-		Weights:   func(r *SelectRequest) *string { return &r.Weights },
-		Named:     func(r *SelectResult) *string { return imagesNamed(r.Images) },
-		Artifacts: ArtifactsOf[SelectRequest]((*SelectResult).Artifacts),
-	}),
 }

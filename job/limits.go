@@ -20,21 +20,18 @@ const (
 	// MaxWorkers bounds goroutines and tasks in flight (a
 	// request's workers or concurrency; 0 or the default is one per CPU).
 	MaxWorkers = 1024
-
-	maxPRDCRows = 1 << 30 // a cap on rows; 0 means every row
-	maxISSplits = 100_000 // the Inception Score's custom: 10
 )
 
-// limit is one size-like field's value and its upper bound.
+// Limit is one size-like field's value and its upper bound.
 type Limit struct {
 	field  string
 	n, max int64
 }
 
-// lim returns the limit of an int field.
+// Lim returns the limit of an int field.
 func Lim(field string, n, max int) Limit { return Limit{field, int64(n), int64(max)} }
 
-// checkLimits returns a FieldError naming the first field above its
+// CheckLimits returns a FieldError naming the first field above its
 // bound, prefixed with the command's name when cmd is not "".
 func CheckLimits(cmd string, ls ...Limit) error {
 	if cmd != "" {
@@ -48,7 +45,7 @@ func CheckLimits(cmd string, ls ...Limit) error {
 	return nil
 }
 
-// checkTimeout bounds a duration field.
+// CheckTimeout bounds a duration field.
 func CheckTimeout(field string, d, max time.Duration) error {
 	if d > max {
 		return Fieldf(field, "{%s} %v: at most %v", field, d, max)

@@ -101,7 +101,7 @@ func (c *ModelCache) remove(e *list.Element) {
 	c.bytes -= me.size
 }
 
-// cachedLoad returns the network of kind loaded from path by load, through
+// CachedLoad returns the network of kind loaded from path by load, through
 // c (which may be nil).
 func CachedLoad[M any](c *ModelCache, kind, path string, load func(string) (M, error)) (M, error) {
 	m, err := c.get(kind, path, func(p string) (any, error) { return load(p) })

@@ -8,10 +8,6 @@ import (
 	"time"
 )
 
-// testModels keeps the networks the tests of this package load, as a
-// process's cache would: the tests run many jobs on the same weights.
-var testModels = NewModelCache(0)
-
 // weightsFile writes a file of n bytes standing for weights.
 func weightsFile(t *testing.T, dir, name string, n int) string {
 	t.Helper()

@@ -21,11 +21,11 @@ func readmeProgram(t *testing.T) string {
 		t.Fatal(err)
 	}
 	for _, m := range regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
-		if strings.Contains(m[1], "package main") && strings.Contains(m[1], "job.Compare(") {
+		if strings.Contains(m[1], "package main") && strings.Contains(m[1], "imagejob.Compare(") {
 			return m[1]
 		}
 	}
-	t.Fatal("README.md has no Go block that is a whole program calling job.Compare")
+	t.Fatal("README.md has no Go block that is a whole program calling imagejob.Compare")
 	return ""
 }
 

@@ -16,6 +16,7 @@ import (
 	"genlens/frechet"
 	"genlens/imagesynth"
 	"genlens/job"
+	"genlens/job/imagejob"
 	"genlens/job/llmjob"
 	"genlens/job/msejob"
 	"genlens/job/reprjob"
@@ -150,27 +151,27 @@ func kindCases() []kindCase {
 			return arts(res, err, (*llmjob.CorrelateResult).Artifacts)
 		}},
 		{"stats", `{"in":"{{real.npy}}"}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewStatsRequest()
+			r := imagejob.NewStatsRequest()
 			r.In = id("real.npy")
-			res, err := job.Stats(ctx, env, r)
-			return arts(res, err, func(s *job.StatsResult) []job.Artifact { return []job.Artifact{s.Artifact("stats.npz")} })
+			res, err := imagejob.Stats(ctx, env, r)
+			return arts(res, err, func(s *imagejob.StatsResult) []job.Artifact { return []job.Artifact{s.Artifact("stats.npz")} })
 		}},
 		{"stats-merge", `{"parts":["{{part1.npz}}","{{part0.npz}}"]}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewStatsMergeRequest()
+			r := imagejob.NewStatsMergeRequest()
 			r.Parts = []string{id("part1.npz"), id("part0.npz")}
-			res, err := job.StatsMerge(ctx, env, r)
-			return arts(res, err, func(s *job.StatsMergeResult) []job.Artifact { return []job.Artifact{s.Artifact("stats.npz")} })
+			res, err := imagejob.StatsMerge(ctx, env, r)
+			return arts(res, err, func(s *imagejob.StatsMergeResult) []job.Artifact { return []job.Artifact{s.Artifact("stats.npz")} })
 		}},
 		{"compare", `{"real":"{{real.npy}}","fake":"{{fake.npy}}","kid_subsets":10,"kid_subset_size":20}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewCompareRequest()
+			r := imagejob.NewCompareRequest()
 			r.Real, r.Fake, r.KIDSubsets, r.KIDSubsetSize = id("real.npy"), id("fake.npy"), 10, 20
-			res, err := job.Compare(ctx, env, r)
+			res, err := imagejob.Compare(ctx, env, r)
 			return arts(res, err, nil)
 		}},
 		{"is", `{"probs":"{{p0.npy}}","splits":3}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewISRequest()
+			r := imagejob.NewISRequest()
 			r.Probs, r.Splits = id("p0.npy"), 3
-			res, err := job.IS(ctx, env, r)
+			res, err := imagejob.IS(ctx, env, r)
 			return arts(res, err, nil)
 		}},
 		{"cka", `{"x":"{{x.csv}}","y":"{{y.csv}}","kernel":"rbf","debiased":true}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
@@ -180,10 +181,10 @@ func kindCases() []kindCase {
 			return arts(res, err, nil)
 		}},
 		{"select", `{"pools":["{{g0.npy}}","{{g1.npy}}","{{g2.npy}}"],"ref":"{{real.npy}}","steps":15,"batch":4,"trials":2}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := job.NewSelectRequest()
+			r := imagejob.NewSelectRequest()
 			r.Pools, r.Ref, r.Steps, r.Batch, r.Trials = []string{id("g0.npy"), id("g1.npy"), id("g2.npy")}, id("real.npy"), 15, 4, 2
-			res, err := job.Select(ctx, env, r)
-			return arts(res, err, (*job.SelectResult).Artifacts)
+			res, err := imagejob.Select(ctx, env, r)
+			return arts(res, err, (*imagejob.SelectResult).Artifacts)
 		}},
 		{"disentangle", `{"train":"{{train.npy}}","test":"{{test.npy}}","generated":["{{gen.npy}}"],"names":["epoch_1"],"clusters":3,"cka_batch":30,"cms_batch":20}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
 			r := reprjob.NewDisentangleRequest()

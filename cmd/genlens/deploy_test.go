@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"genlens/frechet"
-	"genlens/job"
+	"genlens/job/imagejob"
 )
 
 // yamlField returns the value of the first "key: value" line of a
@@ -104,14 +104,14 @@ func TestKubernetesManifests(t *testing.T) {
 	// each); the split, the index and the merge are the same.
 	args = append(args, "--dims=64")
 	t.Setenv("GENLENS_WEIGHTS", weights)
-	t.Setenv(job.EnvSlurmArrayTaskID, "")
+	t.Setenv(imagejob.EnvSlurmArrayTaskID, "")
 	for i := 0; i < k; i++ {
-		t.Setenv(job.EnvJobCompletionIndex, strconv.Itoa(i))
+		t.Setenv(imagejob.EnvJobCompletionIndex, strconv.Itoa(i))
 		if code, _, stderr := cli(t, args...); code != 0 {
 			t.Fatalf("index %d: %v: exit %d: %s", i, args, code, stderr)
 		}
 	}
-	t.Setenv(job.EnvJobCompletionIndex, "")
+	t.Setenv(imagejob.EnvJobCompletionIndex, "")
 	margs := mapPaths(containerArgs(t, string(merge)))
 	code, stdout, stderr := cli(t, margs...)
 	if code != 0 {

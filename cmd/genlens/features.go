@@ -16,12 +16,12 @@ import (
 	"genlens/features"
 	"genlens/inception"
 	"genlens/internal/atomicfile"
-	"genlens/job"
+	"genlens/job/imagejob"
 	"genlens/vit"
 )
 
 func newFeaturesCmd() *cobra.Command {
-	f := job.NewFeaturesRequest()
+	f := imagejob.NewFeaturesRequest()
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -48,11 +48,11 @@ func newFeaturesCmd() *cobra.Command {
 	fl.BoolVar(&f.NoCache, "no-cache", false, "neither read nor write the feature cache ($"+features.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON summary")
 	fl.IntVar(&f.Shards, "shards", 0, "split DIR into K shards and compute this process's shard only")
-	fl.IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+job.EnvJobCompletionIndex+", else $"+job.EnvSlurmArrayTaskID+" - $"+job.EnvSlurmArrayTaskMin+")")
+	fl.IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+imagejob.EnvJobCompletionIndex+", else $"+imagejob.EnvSlurmArrayTaskID+" - $"+imagejob.EnvSlurmArrayTaskMin+")")
 	return cmd
 }
 
-func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON bool) error {
+func runFeatures(cmd *cobra.Command, f imagejob.FeaturesRequest, out string, asJSON bool) error {
 	if out == "" {
 		return badUsage("features: --out FILE.npy is required")
 	}
@@ -67,7 +67,7 @@ func runFeatures(cmd *cobra.Command, f job.FeaturesRequest, out string, asJSON b
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("features: --out %s: %w", out, err)
 	}
-	res, err := runJob(cmd, job.Features, f, "features")
+	res, err := runJob(cmd, imagejob.Features, f, "features")
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func downloadBar(stderr io.Writer) func(done, total int64) {
 }
 
 // resolveShard settles the shard of a sharded run (--shards K): the index
-// from --shard or the scheduler's environment (job.ShardIndex), {shard} in
+// from --shard or the scheduler's environment (imagejob.ShardIndex), {shard} in
 // out replaced by it, and out's folder made, since the processes of a job
 // array share one folder of parts and the first to get here makes it. It
 // returns the index and the output path; without --shards it changes nothing.
@@ -121,7 +121,7 @@ func resolveShard(cmd *cobra.Command, name string, shards, shard int, out string
 	if shards == 0 {
 		return shard, out, nil
 	}
-	i, err := job.ShardIndex(name, shards, shard, given, os.Getenv)
+	i, err := imagejob.ShardIndex(name, shards, shard, given, os.Getenv)
 	if err != nil {
 		return shard, out, err
 	}

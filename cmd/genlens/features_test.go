@@ -11,7 +11,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/internal/shareddata"
-	"genlens/job"
+	"genlens/job/imagejob"
 )
 
 // TestFeaturesCmdErrors: bad flags and inputs end with exit 2 and one
@@ -105,7 +105,7 @@ func TestFeaturesCmdFixture(t *testing.T) {
 // the flag defaults are the request's defaults.
 func TestFeaturesFlagsMatchRequest(t *testing.T) {
 	cmd := newFeaturesCmd()
-	def := job.NewFeaturesRequest()
+	def := imagejob.NewFeaturesRequest()
 	defaults := map[string]string{"dims": def.Dims, "mode": def.Mode, "batch": strconv.Itoa(def.Batch), "workers": "0", "recursive": "false", "weights": "", "no_cache": "false", "shards": "0", "shard": "0", "embedder": "", "preset": ""}
 	rt := reflect.TypeOf(def)
 	for i := 0; i < rt.NumField(); i++ {

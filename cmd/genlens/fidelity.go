@@ -12,11 +12,11 @@ import (
 
 	"genlens/frechet"
 	"genlens/internal/atomicfile"
-	"genlens/job"
+	"genlens/job/imagejob"
 )
 
 func newStatsCmd() *cobra.Command {
-	f := job.NewStatsRequest()
+	f := imagejob.NewStatsRequest()
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -47,7 +47,7 @@ func newStatsCmd() *cobra.Command {
 			if anyFolder(f.In) {
 				what = "images"
 			}
-			res, err := runJob(cmd, job.Stats, f, what)
+			res, err := runJob(cmd, imagejob.Stats, f, what)
 			if err != nil {
 				return err
 			}
@@ -71,14 +71,14 @@ func newStatsCmd() *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
 	cmd.Flags().StringVar(&f.Dims, "dims", "", "folders: Inception feature, 64, 192, 768 or 2048 (default)")
 	cmd.Flags().IntVar(&f.Shards, "shards", 0, "split into K shards and write this process's partial statistics (see 'genlens stats merge')")
-	cmd.Flags().IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+job.EnvJobCompletionIndex+", else $"+job.EnvSlurmArrayTaskID+" - $"+job.EnvSlurmArrayTaskMin+")")
+	cmd.Flags().IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+imagejob.EnvJobCompletionIndex+", else $"+imagejob.EnvSlurmArrayTaskID+" - $"+imagejob.EnvSlurmArrayTaskMin+")")
 	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
 	sepFlag(cmd, &f.Sep)
 	return cmd
 }
 
 func newStatsMergeCmd() *cobra.Command {
-	var f job.StatsMergeRequest
+	var f imagejob.StatsMergeRequest
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -115,7 +115,7 @@ func newStatsMergeCmd() *cobra.Command {
 			if in := sameFileAs(out, f.Parts...); in != "" {
 				return badUsage("stats merge: --out %s is the part %s; refusing to overwrite it", out, in)
 			}
-			res, err := runJob(cmd, job.StatsMerge, f, "parts")
+			res, err := runJob(cmd, imagejob.StatsMerge, f, "parts")
 			if err != nil {
 				return err
 			}
@@ -145,7 +145,7 @@ func orDash(s string) string {
 }
 
 func newCompareCmd() *cobra.Command {
-	f := job.NewCompareRequest()
+	f := imagejob.NewCompareRequest()
 	var kernelName, gamma string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -164,7 +164,7 @@ func newCompareCmd() *cobra.Command {
 			ifGiven(cmd, "gamma", &f.Gamma, gamma)
 			// A stage beyond those named is drawn without a label.
 			stages := append(f.Stages(anyFolder(f.Real, f.Fake)), "")
-			return runEmit(cmd, job.Compare, f, "", asJSON, nil, stages, func(w io.Writer, res *job.CompareResult) { printCompare(w, f, res) })
+			return runEmit(cmd, imagejob.Compare, f, "", asJSON, nil, stages, func(w io.Writer, res *imagejob.CompareResult) { printCompare(w, f, res) })
 		},
 	}
 	fl := cmd.Flags()
@@ -188,7 +188,7 @@ func newCompareCmd() *cobra.Command {
 	return cmd
 }
 
-func printCompare(w io.Writer, f job.CompareRequest, o *job.CompareResult) {
+func printCompare(w io.Writer, f imagejob.CompareRequest, o *imagejob.CompareResult) {
 	side := func(name, path string, n *int) string {
 		switch {
 		case n == nil:
@@ -233,7 +233,7 @@ func printCompare(w io.Writer, f job.CompareRequest, o *job.CompareResult) {
 }
 
 func newISCmd() *cobra.Command {
-	f := job.NewISRequest()
+	f := imagejob.NewISRequest()
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "is P.npy|DIR | --probs P.npy | --images DIR [--splits 10] [--json]",
@@ -249,7 +249,7 @@ func newISCmd() *cobra.Command {
 			if err := positional(cmd, a, which); err != nil {
 				return err
 			}
-			return runEmit(cmd, job.IS, f, "", asJSON, nil, []string{"images"}, func(w io.Writer, res *job.ISResult) {
+			return runEmit(cmd, imagejob.IS, f, "", asJSON, nil, []string{"images"}, func(w io.Writer, res *imagejob.ISResult) {
 				fmt.Fprintf(w, "IS %s ± %s (%d splits)\n", fmtNum(float64(res.IS.Mean)), fmtNum(float64(res.IS.Std)), f.Splits)
 				imagesLine(w, res.Images)
 			})

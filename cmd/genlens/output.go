@@ -27,6 +27,7 @@ import (
 	"genlens/internal/fields"
 	"genlens/job"
 	"genlens/job/commands"
+	"genlens/job/imagejob"
 	"genlens/vit"
 )
 
@@ -397,21 +398,21 @@ func anyFolder(paths ...string) bool {
 	return false
 }
 
-// imageFlags adds the flags of job.ImageOptions to fl; batch is the name
+// imageFlags adds the flags of imagejob.ImageOptions to fl; batch is the name
 // of the flag of o.Batch.
-func imageFlags(fl *pflag.FlagSet, o *job.ImageOptions, batch string) {
+func imageFlags(fl *pflag.FlagSet, o *imagejob.ImageOptions, batch string) {
 	fl.StringVar(&o.Embedder, "embedder", "", "folders: network, inception (default) or "+strings.Join(vit.Names(), ", ")+" (these need --weights)")
 	fl.StringVar(&o.Preset, "preset", "", "folders, DINOv2/CLIP: preprocessing, dgm-eval (DINOv2 default) or torch-fidelity; clip (clip-vitb32 default, clean-fid's CLIP-FID) or cmmd (clip-vitl14-336 default)")
 	fl.StringVar(&o.Mode, "mode", "", "folders: preprocessing, pytorch-fid (default; pytorch-fid's numbers), tf (torch-fidelity's / TensorFlow's) or clean (clean-fid's)")
 	fl.StringVar(&o.Weights, "weights", "", "folders: FID Inception weights (.pth); default $"+inception.WeightsEnv+", the cache, else a one-time download")
-	fl.IntVar(&o.Batch, batch, 0, fmt.Sprintf("folders: images run through the network together (0: %d)", job.DefaultFeaturesBatch))
+	fl.IntVar(&o.Batch, batch, 0, fmt.Sprintf("folders: images run through the network together (0: %d)", imagejob.DefaultFeaturesBatch))
 	fl.IntVar(&o.Workers, "workers", 0, "folders: goroutines (0: one per CPU)")
 	fl.BoolVar(&o.Recursive, "recursive", false, "folders: include images in subfolders")
 	fl.BoolVar(&o.NoCache, "no-cache", false, "folders: neither read nor write the feature cache ($"+features.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
 }
 
 // imagesLine describes how a job's folders became features.
-func imagesLine(w io.Writer, im *job.ImagesInfo) {
+func imagesLine(w io.Writer, im *imagejob.ImagesInfo) {
 	if im == nil {
 		return
 	}
@@ -426,7 +427,7 @@ func imagesLine(w io.Writer, im *job.ImagesInfo) {
 
 // weightsLine says, in one line, that Inception weights are not the
 // published FID file (nothing for the published file or a ViT's weights).
-func weightsLine(w io.Writer, wi job.WeightsInfo) {
+func weightsLine(w io.Writer, wi imagejob.WeightsInfo) {
 	if !wi.Unofficial() {
 		return
 	}

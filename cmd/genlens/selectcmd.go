@@ -10,12 +10,12 @@ import (
 
 	"genlens/frechet"
 	"genlens/inception"
-	"genlens/job"
+	"genlens/job/imagejob"
 	"genlens/vit"
 )
 
 func newSelectCmd() *cobra.Command {
-	f := job.NewSelectRequest()
+	f := imagejob.NewSelectRequest()
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -50,7 +50,7 @@ func newSelectCmd() *cobra.Command {
 	fl.StringVar(&f.Preset, "preset", "", "folders, DINOv2/CLIP: preprocessing (dgm-eval, torch-fidelity; clip, cmmd)")
 	fl.StringVar(&f.Mode, "mode", "", "folders: preprocessing, pytorch-fid (default), tf (torch-fidelity's) or clean (clean-fid's)")
 	fl.StringVar(&f.Weights, "weights", "", "folders: FID Inception weights (.pth); default $"+inception.WeightsEnv+", the cache, else a one-time download")
-	fl.IntVar(&f.ImageBatch, "image-batch", 0, fmt.Sprintf("folders: images run through the network together (0: %d)", job.DefaultFeaturesBatch))
+	fl.IntVar(&f.ImageBatch, "image-batch", 0, fmt.Sprintf("folders: images run through the network together (0: %d)", imagejob.DefaultFeaturesBatch))
 	fl.IntVar(&f.Workers, "workers", 0, "folders: goroutines (0: one per CPU)")
 	fl.BoolVar(&f.Recursive, "recursive", false, "folders: include images in subfolders")
 	fl.BoolVar(&f.NoCache, "no-cache", false, "folders: neither read nor write the feature cache")
@@ -62,15 +62,15 @@ func newSelectCmd() *cobra.Command {
 // selectOutputs are the files 'select --out' writes.
 var selectOutputs = []string{"steps.csv", "regret.png", "optimal_pick_ratio.png", "select.json"}
 
-func runSelect(cmd *cobra.Command, f job.SelectRequest, out string, asJSON bool) error {
+func runSelect(cmd *cobra.Command, f imagejob.SelectRequest, out string, asJSON bool) error {
 	labels := []string{"trials"}
 	if anyFolder(append([]string{f.Ref}, f.Pools...)...) {
 		labels = []string{"images", "trials"}
 	}
-	return runEmit(cmd, job.Select, f, out, asJSON, selectOutputs, labels, func(w io.Writer, res *job.SelectResult) { printSelect(w, f.Pools, res) })
+	return runEmit(cmd, imagejob.Select, f, out, asJSON, selectOutputs, labels, func(w io.Writer, res *imagejob.SelectResult) { printSelect(w, f.Pools, res) })
 }
 
-func printSelect(w io.Writer, pools []string, o *job.SelectResult) {
+func printSelect(w io.Writer, pools []string, o *imagejob.SelectResult) {
 	// Generators count from 1 here, as people count pools; the JSON's
 	// "best" is the 0-based index.
 	fmt.Fprintf(w, "%d generators, %s; best on its whole pool: generator %d of %d (%s, %s = %s)\n", len(pools), strings.ToUpper(o.Score), o.Best+1, len(pools), pools[o.Best], o.Score, fmtNum(float64(o.Scores[o.Best])))

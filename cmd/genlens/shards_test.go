@@ -14,7 +14,7 @@ import (
 	"genlens/dataio"
 	"genlens/frechet"
 	"genlens/internal/shareddata"
-	"genlens/job"
+	"genlens/job/imagejob"
 )
 
 // fixtureFolder copies the random-weight fixture's 16 images into a new
@@ -43,7 +43,7 @@ func fixtureFolder(t *testing.T) (dir, weights string) {
 func noShardEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, job.EnvJobCompletionIndex+"=") || strings.HasPrefix(kv, "SLURM_ARRAY_") {
+		if strings.HasPrefix(kv, imagejob.EnvJobCompletionIndex+"=") || strings.HasPrefix(kv, "SLURM_ARRAY_") {
 			continue
 		}
 		env = append(env, kv)
@@ -79,7 +79,7 @@ func TestSimulatedIndexedJob(t *testing.T) {
 			defer wg.Done()
 			c := exec.Command(bin, "stats", "--in", dir, "--shards", fmt.Sprint(k), "--dims", "64", "--weights", weights,
 				"--workers", "1", "--out", filepath.Join(work, "parts", "part-{shard}.npz"))
-			c.Env = append(noShardEnv(), fmt.Sprintf("%s=%d", job.EnvJobCompletionIndex, i), "GENLENS_CACHE="+cache)
+			c.Env = append(noShardEnv(), fmt.Sprintf("%s=%d", imagejob.EnvJobCompletionIndex, i), "GENLENS_CACHE="+cache)
 			out, err := c.CombinedOutput()
 			outs[i] = string(out)
 			if err != nil {
@@ -161,7 +161,7 @@ func TestStatsShardsCmd(t *testing.T) {
 	if err := dataio.WriteNPY(feats, &dataio.Array{Shape: []int{30, 3}, Data: x}); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{job.EnvJobCompletionIndex, job.EnvSlurmArrayTaskID, job.EnvSlurmArrayTaskMin} {
+	for _, v := range []string{imagejob.EnvJobCompletionIndex, imagejob.EnvSlurmArrayTaskID, imagejob.EnvSlurmArrayTaskMin} {
 		t.Setenv(v, "")
 	}
 	part := func(i int) string { return filepath.Join(dir, fmt.Sprintf("p%d.npz", i)) }
@@ -169,13 +169,13 @@ func TestStatsShardsCmd(t *testing.T) {
 	if code, _, stderr := cli(t, "stats", "--in", feats, "--shards", "3", "--shard", "0", "--out", part(0)); code != 0 {
 		t.Fatal(stderr)
 	}
-	t.Setenv(job.EnvJobCompletionIndex, "1")
+	t.Setenv(imagejob.EnvJobCompletionIndex, "1")
 	if code, _, stderr := cli(t, "stats", "--in", feats, "--shards", "3", "--out", filepath.Join(dir, "p{shard}.npz")); code != 0 {
 		t.Fatal(stderr)
 	}
-	t.Setenv(job.EnvJobCompletionIndex, "")
-	t.Setenv(job.EnvSlurmArrayTaskID, "3")
-	t.Setenv(job.EnvSlurmArrayTaskMin, "1")
+	t.Setenv(imagejob.EnvJobCompletionIndex, "")
+	t.Setenv(imagejob.EnvSlurmArrayTaskID, "3")
+	t.Setenv(imagejob.EnvSlurmArrayTaskMin, "1")
 	if code, _, stderr := cli(t, "stats", "--in", feats, "--shards", "3", "--out", filepath.Join(dir, "p{shard}.npz")); code != 0 {
 		t.Fatal(stderr)
 	}
@@ -185,15 +185,15 @@ func TestStatsShardsCmd(t *testing.T) {
 			t.Fatalf("part %d: %+v, %v", i, p, err)
 		}
 	}
-	t.Setenv(job.EnvSlurmArrayTaskID, "")
+	t.Setenv(imagejob.EnvSlurmArrayTaskID, "")
 	code, _, stderr := cli(t, "stats", "--in", feats, "--shards", "3", "--out", filepath.Join(dir, "q.npz"))
-	for _, want := range []string{"--shard", job.EnvJobCompletionIndex, job.EnvSlurmArrayTaskID} {
+	for _, want := range []string{"--shard", imagejob.EnvJobCompletionIndex, imagejob.EnvSlurmArrayTaskID} {
 		if code != 2 || !strings.Contains(stderr, want) {
 			t.Errorf("no index: exit %d, %q lacks %q", code, stderr, want)
 		}
 	}
 	code, _, stderr = cli(t, "stats", "--in", feats, "--shards", "3", "--shard", "3", "--out", filepath.Join(dir, "q.npz"))
-	if code != 2 || !strings.Contains(stderr, "out of range") || !strings.Contains(stderr, job.EnvSlurmArrayTaskID) {
+	if code != 2 || !strings.Contains(stderr, "out of range") || !strings.Contains(stderr, imagejob.EnvSlurmArrayTaskID) {
 		t.Errorf("index 3 of 3: exit %d, %q", code, stderr)
 	}
 
@@ -241,7 +241,7 @@ func TestStatsShardsCmd(t *testing.T) {
 func TestFeaturesShardsPattern(t *testing.T) {
 	dir, weights := fixtureFolder(t)
 	work := t.TempDir()
-	for _, v := range []string{job.EnvJobCompletionIndex, job.EnvSlurmArrayTaskID, job.EnvSlurmArrayTaskMin} {
+	for _, v := range []string{imagejob.EnvJobCompletionIndex, imagejob.EnvSlurmArrayTaskID, imagejob.EnvSlurmArrayTaskMin} {
 		t.Setenv(v, "")
 	}
 	rows := 0

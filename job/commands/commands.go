@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"genlens/job"
+	"genlens/job/imagejob"
 	"genlens/job/llmjob"
 	"genlens/job/msejob"
 	"genlens/job/reprjob"
@@ -18,7 +19,7 @@ import (
 // command of the command line (cmd/genlens builds its flags and output)
 // and a kind of the service (jobrun decodes its JSON body over New's
 // defaults and handles the inputs and weights it declares).
-var All = slices.Concat(llmjob.Commands, job.Commands, reprjob.Commands, msejob.Commands)
+var All = slices.Concat(llmjob.Commands, imagejob.Commands, reprjob.Commands, msejob.Commands)
 
 // Named returns the command of a name ("mse fit") or slug ("mse-fit"),
 // nil for none.

@@ -11,6 +11,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/job"
+	"genlens/job/imagejob"
 	"genlens/job/reprjob"
 	"genlens/membudget"
 )
@@ -49,16 +50,16 @@ func TestMatrixBudget(t *testing.T) {
 	env := job.Env{FS: fsys}
 	ctx := context.Background()
 	stats := func(in string) error {
-		r := job.NewStatsRequest()
+		r := imagejob.NewStatsRequest()
 		r.In = in
-		_, err := job.Stats(ctx, env, r)
+		_, err := imagejob.Stats(ctx, env, r)
 		return err
 	}
 	compare := func(metrics, real, fake string) error {
-		r := job.NewCompareRequest()
+		r := imagejob.NewCompareRequest()
 		r.Real, r.Fake, r.Metrics = real, fake, metrics
 		r.KIDSubsetSize = 400 // the rows of rows.npy: one subset of all of them
-		_, err := job.Compare(ctx, env, r)
+		_, err := imagejob.Compare(ctx, env, r)
 		return err
 	}
 	cka := func(x, y string) error {

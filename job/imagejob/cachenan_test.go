@@ -1,8 +1,9 @@
-package job
+package imagejob
 
 import (
 	"context"
 	"encoding/binary"
+	"genlens/job"
 	"hash/crc32"
 	"io/fs"
 	"math"
@@ -21,7 +22,7 @@ func TestFeatureCacheNaNEntriesRecomputed(t *testing.T) {
 	t.Setenv("GENLENS_CACHE", cache)
 	req := NewStatsRequest()
 	req.In, req.Weights, req.Dims = "real", filepath.Join(dir, "inception_random.pth"), "64"
-	env := Env{Models: testModels, FS: fsys}
+	env := job.Env{Models: testModels, FS: fsys}
 	first, err := Stats(context.Background(), env, req)
 	if err != nil {
 		t.Fatal(err)

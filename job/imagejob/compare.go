@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"genlens/diversity"
 	"genlens/frechet"
 	"genlens/internal/fields"
+	"genlens/job"
 	"genlens/kscore"
 	"genlens/manifold"
 )
@@ -59,7 +60,7 @@ type CompareRequest struct {
 
 	ImageOptions
 
-	CSVOptions // sep: how the fields of CSV inputs are separated
+	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewCompareRequest returns a request with the command line's defaults.
@@ -70,17 +71,17 @@ func NewCompareRequest() CompareRequest {
 // Validate checks the fields that need no input file; which metrics a
 // statistics file allows is checked once the inputs are known.
 func (r *CompareRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewCompareRequest()) }()
-	if err := CheckLimits("compare", append(r.limits("batch"), Lim("kid_subsets", r.KIDSubsets, MaxKIDSubsets),
-		Lim("kid_subset_size", r.KIDSubsetSize, MaxKIDSubsetSize), Lim("nearest_k", r.NearestK, MaxNearestK),
-		Lim("prdc_max_rows", r.PRDCMaxRows, maxPRDCRows))...); err != nil {
+	defer func() { verr = job.WithDefault(verr, r, NewCompareRequest()) }()
+	if err := job.CheckLimits("compare", append(r.limits("batch"), job.Lim("kid_subsets", r.KIDSubsets, MaxKIDSubsets),
+		job.Lim("kid_subset_size", r.KIDSubsetSize, MaxKIDSubsetSize), job.Lim("nearest_k", r.NearestK, MaxNearestK),
+		job.Lim("prdc_max_rows", r.PRDCMaxRows, maxPRDCRows))...); err != nil {
 		return err
 	}
 	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	if r.Real == "" || r.Fake == "" {
-		return Fieldf("real", "compare: {real} and {fake} are required")
+		return job.Fieldf("real", "compare: {real} and {fake} are required")
 	}
 	if _, err := r.metrics(false, false); err != nil {
 		return err
@@ -113,13 +114,13 @@ func (r *CompareRequest) metrics(realStats, fakeStats bool) (map[Metric]bool, er
 		switch {
 		case m == "":
 		case !m.Valid():
-			return nil, Fieldf("metrics", "compare: unknown metric %q (want fid, kid, mmd, cms, prdc, vendi, cmmd or all)", string(m))
+			return nil, job.Fieldf("metrics", "compare: unknown metric %q (want fid, kid, mmd, cms, prdc, vendi, cmmd or all)", string(m))
 		case m.NeedsRows() && !rows:
 			side, path := "real", r.Real
 			if !realStats {
 				side, path = "generated", r.Fake
 			}
-			return nil, Fieldf("metrics", "compare: {metrics} %s needs %s feature rows, but %s is a statistics file (mu, sigma)", m, side, path)
+			return nil, job.Fieldf("metrics", "compare: {metrics} %s needs %s feature rows, but %s is a statistics file (mu, sigma)", m, side, path)
 		default:
 			want[m] = true
 		}
@@ -130,32 +131,32 @@ func (r *CompareRequest) metrics(realStats, fakeStats bool) (map[Metric]bool, er
 // checkMetricFields checks the fields that only some metrics use.
 func (r *CompareRequest) checkMetricFields(want map[Metric]bool) error {
 	if want[MetricMMD] || want[MetricCMS] {
-		if _, err := KernelBandwidth("compare", r.kernel(), r.Gamma, "median"); err != nil {
+		if _, err := job.KernelBandwidth("compare", r.kernel(), r.Gamma, "median"); err != nil {
 			return err
 		}
 	} else if r.Kernel != "" || r.Gamma != "" {
-		return Fieldf("kernel", "compare: {kernel} and {gamma} apply only to {metrics} mmd and cms")
+		return job.Fieldf("kernel", "compare: {kernel} and {gamma} apply only to {metrics} mmd and cms")
 	}
 	if want[MetricPRDC] {
 		switch {
 		case r.NearestK < 1 || r.NearestK > MaxNearestK:
-			return Fieldf("nearest_k", "compare: {nearest_k} %d: want 1 to %d", r.NearestK, MaxNearestK)
+			return job.Fieldf("nearest_k", "compare: {nearest_k} %d: want 1 to %d", r.NearestK, MaxNearestK)
 		case r.PRDCMaxRows < 0 || r.PRDCMaxRows > 0 && r.PRDCMaxRows <= r.NearestK:
-			return Fieldf("prdc_max_rows", "compare: {prdc_max_rows} %d: want 0 (every row) or more than {nearest_k} %d", r.PRDCMaxRows, r.NearestK)
+			return job.Fieldf("prdc_max_rows", "compare: {prdc_max_rows} %d: want 0 (every row) or more than {nearest_k} %d", r.PRDCMaxRows, r.NearestK)
 		}
 	} else if r.PRDCMaxRows != 0 {
-		return Fieldf("prdc_max_rows", "compare: {prdc_max_rows} applies only to {metrics} prdc")
+		return job.Fieldf("prdc_max_rows", "compare: {prdc_max_rows} applies only to {metrics} prdc")
 	}
 	if !want[MetricKID] {
 		return nil
 	}
 	switch {
 	case r.KIDSubsets < 1 || r.KIDSubsetSize < 2:
-		return Fieldf("kid_subsets", "compare: {kid_subsets} must be >= 1 and {kid_subset_size} >= 2")
+		return job.Fieldf("kid_subsets", "compare: {kid_subsets} must be >= 1 and {kid_subset_size} >= 2")
 	case r.KIDSubsets > MaxKIDSubsets:
-		return Fieldf("kid_subsets", "compare: {kid_subsets} %d: want at most %d", r.KIDSubsets, MaxKIDSubsets)
+		return job.Fieldf("kid_subsets", "compare: {kid_subsets} %d: want at most %d", r.KIDSubsets, MaxKIDSubsets)
 	case r.KIDSubsetSize > MaxKIDSubsetSize:
-		return Fieldf("kid_subset_size", "compare: {kid_subset_size} %d: want at most %d", r.KIDSubsetSize, MaxKIDSubsetSize)
+		return job.Fieldf("kid_subset_size", "compare: {kid_subset_size} %d: want at most %d", r.KIDSubsetSize, MaxKIDSubsetSize)
 	}
 	return nil
 }
@@ -215,24 +216,24 @@ func (r *CompareRequest) kernel() string {
 // (n_fake) is null when that side is a statistics file that does not
 // record its sample count (pytorch-fid's do not).
 type CompareResult struct {
-	FID *Num `json:"fid,omitempty"`
+	FID *job.Num `json:"fid,omitempty"`
 	// FDDINOv2 repeats the Fréchet distance under the name dgm-eval
 	// reports it by when the features are a DINOv2 network's.
-	FDDINOv2 *Num          `json:"fd_dinov2,omitempty"`
+	FDDINOv2 *job.Num      `json:"fd_dinov2,omitempty"`
 	KID      *ScoreMeanStd `json:"kid,omitempty"`
-	MMD2     *Num          `json:"mmd2,omitempty"`
-	CMS      *Num          `json:"cms,omitempty"`
+	MMD2     *job.Num      `json:"mmd2,omitempty"`
+	CMS      *job.Num      `json:"cms,omitempty"`
 
 	// prdc: Kynkäänniemi et al.'s precision and recall, Naeem et al.'s
 	// density and coverage; vendi: the Vendi score of the fake rows and
 	// of the real rows; cmmd: CLIP-MMD.
-	Precision *Num `json:"precision,omitempty"`
-	Recall    *Num `json:"recall,omitempty"`
-	Density   *Num `json:"density,omitempty"`
-	Coverage  *Num `json:"coverage,omitempty"`
-	Vendi     *Num `json:"vendi,omitempty"`
-	VendiReal *Num `json:"vendi_real,omitempty"`
-	CMMD      *Num `json:"cmmd,omitempty"`
+	Precision *job.Num `json:"precision,omitempty"`
+	Recall    *job.Num `json:"recall,omitempty"`
+	Density   *job.Num `json:"density,omitempty"`
+	Coverage  *job.Num `json:"coverage,omitempty"`
+	Vendi     *job.Num `json:"vendi,omitempty"`
+	VendiReal *job.Num `json:"vendi_real,omitempty"`
+	CMMD      *job.Num `json:"cmmd,omitempty"`
 
 	NReal  *int        `json:"n_real"`
 	NFake  *int        `json:"n_fake"`
@@ -242,7 +243,7 @@ type CompareResult struct {
 }
 
 // Compare runs `genlens compare`, reading both sides through env.FS.
-func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, error) {
+func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -250,11 +251,11 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 	realDir, fakeDir := isFolder(fsys, req.Real), isFolder(fsys, req.Fake)
 	switch {
 	case realDir && req.RealKey != "":
-		return nil, Fieldf("real_key", "compare: {real_key} names an array in an .npz; %s is a folder of images", req.Real)
+		return nil, job.Fieldf("real_key", "compare: {real_key} names an array in an .npz; %s is a folder of images", req.Real)
 	case fakeDir && req.FakeKey != "":
-		return nil, Fieldf("fake_key", "compare: {fake_key} names an array in an .npz; %s is a folder of images", req.Fake)
+		return nil, job.Fieldf("fake_key", "compare: {fake_key} names an array in an .npz; %s is a folder of images", req.Fake)
 	case !realDir && !fakeDir && req.Dims != "":
-		return nil, Fieldf("dims", "compare: {dims} applies only to folders of images, and neither side is one")
+		return nil, job.Fieldf("dims", "compare: {dims} applies only to folders of images, and neither side is one")
 	case !realDir && !fakeDir:
 		if err := req.unused("compare", "batch"); err != nil {
 			return nil, err
@@ -351,7 +352,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		if err != nil {
 			return nil, compareFault(real, fake, err)
 		}
-		v := Num(d)
+		v := job.Num(d)
 		out.FID = &v
 		if isDINOv2(prov) {
 			out.FDDINOv2 = &v
@@ -365,16 +366,16 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 		if err != nil {
 			return nil, err
 		}
-		out.KID = &ScoreMeanStd{Num(m), Num(s)}
+		out.KID = &ScoreMeanStd{job.Num(m), job.Num(s)}
 	}
 	if want[MetricMMD] || want[MetricCMS] {
 		// The median rule looks at up to kernel.MedianRows rows evenly
 		// spaced over both sides.
-		bw, err := KernelBandwidth("compare", req.kernel(), req.Gamma, "median")
+		bw, err := job.KernelBandwidth("compare", req.kernel(), req.Gamma, "median")
 		if err != nil {
 			return nil, err
 		}
-		k, err := ResolveKernel(req.kernel(), bw, []*mat.Dense{real.rows, fake.rows}, req.Real)
+		k, err := job.ResolveKernel(req.kernel(), bw, []*mat.Dense{real.rows, fake.rows}, req.Real)
 		if err != nil {
 			return nil, err
 		}
@@ -391,7 +392,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 			if err != nil {
 				return nil, err
 			}
-			n := Num(v)
+			n := job.Num(v)
 			out.MMD2 = &n
 			done++
 			env.ReportProgress(done, steps)
@@ -401,7 +402,7 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 			if err != nil {
 				return nil, err
 			}
-			n := Num(v)
+			n := job.Num(v)
 			out.CMS = &n
 			env.ReportProgress(done+1, steps)
 		}
@@ -424,12 +425,12 @@ func Compare(ctx context.Context, env Env, req CompareRequest) (*CompareResult, 
 //
 // nr and nf are the rows of each side; env nil only refuses (folders
 // check their image counts before any image runs through the network).
-func kidSubsetCheck(env *Env, req CompareRequest, nr, nf int) error {
+func kidSubsetCheck(env *job.Env, req CompareRequest, nr, nf int) error {
 	size := req.KIDSubsetSize
 	n := min(nr, nf)
 	half := max(2, n/2)
 	if size > n {
-		return Fieldf("kid_subset_size", "compare: {kid_subset_size} %d is more than the %d rows of %s (real %d, generated %d): KID draws each subset without replacement from each side; give {kid_subset_size} %d or less, e.g. %d, so that subsets differ",
+		return job.Fieldf("kid_subset_size", "compare: {kid_subset_size} %d is more than the %d rows of %s (real %d, generated %d): KID draws each subset without replacement from each side; give {kid_subset_size} %d or less, e.g. %d, so that subsets differ",
 			size, n, sideName(nr <= nf, req), nr, nf, n, half)
 	}
 	switch {
@@ -452,8 +453,8 @@ func sideName(real bool, req CompareRequest) string {
 
 // compareRows computes the metrics of feature rows beyond the kernel
 // scores, a progress stage each: prdc, vendi, cmmd.
-func compareRows(ctx context.Context, env Env, req CompareRequest, want map[Metric]bool, real, fake *featureSide, out *CompareResult) error {
-	num := func(v float64) *Num { n := Num(v); return &n }
+func compareRows(ctx context.Context, env job.Env, req CompareRequest, want map[Metric]bool, real, fake *featureSide, out *CompareResult) error {
+	num := func(v float64) *job.Num { n := job.Num(v); return &n }
 	if want[MetricPRDC] {
 		r, f := real.rows, fake.rows
 		if req.PRDCMaxRows > 0 {
@@ -528,7 +529,7 @@ func subsampleRows(x *mat.Dense, limit int, seed uint64, side uint64) *mat.Dense
 // compareImages fills the folder sides of a comparison: statistics
 // streamed from the images when only FID is wanted, rows otherwise. One
 // progress count runs over the images of both folders.
-func compareImages(ctx context.Context, env Env, x *extractor, req CompareRequest, want map[Metric]bool, real, fake *featureSide) error {
+func compareImages(ctx context.Context, env job.Env, x *extractor, req CompareRequest, want map[Metric]bool, real, fake *featureSide) error {
 	out, _ := featureDims("compare", req.Dims)
 	rows := false
 	for m, on := range want {

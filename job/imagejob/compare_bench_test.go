@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"genlens/job"
 	"genlens/linalg"
 )
 
@@ -70,7 +71,7 @@ func BenchmarkCompareFID10000x2048(b *testing.B) {
 	b.ResetTimer()
 	cpu0 := cpuSeconds()
 	for b.Loop() {
-		res, err := Compare(context.Background(), Env{}, req)
+		res, err := Compare(context.Background(), job.Env{}, req)
 		if err != nil || res.FID == nil || math.IsNaN(float64(*res.FID)) {
 			b.Fatal(res, err)
 		}

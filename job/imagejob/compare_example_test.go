@@ -1,4 +1,4 @@
-package job_test
+package imagejob_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"genlens/frechet"
 	"genlens/job"
+	"genlens/job/imagejob"
 )
 
 // Two statistics files, as pytorch-fid's --save-stats writes them, compared
@@ -31,9 +32,9 @@ func ExampleCompare() {
 		return b
 	}
 	env := job.Env{FS: fstest.MapFS{"a.npz": {Data: stats(0)}, "b.npz": {Data: stats(1)}}}
-	req := job.NewCompareRequest()
+	req := imagejob.NewCompareRequest()
 	req.Real, req.Fake = "a.npz", "b.npz"
-	res, err := job.Compare(context.Background(), env, req)
+	res, err := imagejob.Compare(context.Background(), env, req)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -46,7 +47,7 @@ func ExampleCompare() {
 // ScoreMeanStd its mean ± std.
 func ExampleNum() {
 	fid := job.Num(12.5)
-	res := job.CompareResult{FID: &fid, KID: &job.ScoreMeanStd{Mean: 0.012, Std: 0.003}}
+	res := imagejob.CompareResult{FID: &fid, KID: &imagejob.ScoreMeanStd{Mean: 0.012, Std: 0.003}}
 	fmt.Println("FID", res.FID, "KID", res.KID)
 	fmt.Printf("%v %.2f\n", *res.FID, *res.FID)
 	// Output:

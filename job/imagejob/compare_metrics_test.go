@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"context"
@@ -14,12 +14,13 @@ import (
 	"genlens/dataio"
 	"genlens/diversity"
 	"genlens/frechet"
+	"genlens/job"
 	"genlens/job/internal/golden"
 	"genlens/manifold"
 )
 
 // readRowsFS reads an .npy of fidFS as a matrix.
-func readRowsFS(t *testing.T, env Env, name string) *mat.Dense {
+func readRowsFS(t *testing.T, env job.Env, name string) *mat.Dense {
 	t.Helper()
 	x, err := rowsSpec{}.features(env.InputFS(), name)
 	if err != nil {
@@ -32,7 +33,7 @@ func readRowsFS(t *testing.T, env Env, name string) *mat.Dense {
 // checks each against its method package on the same rows, the --json
 // keys, the golden, and the seeded subsampling of --prdc-max-rows.
 func TestCompareRowMetrics(t *testing.T) {
-	env := Env{FS: fidFS(t)}
+	env := job.Env{FS: fidFS(t)}
 	ctx := context.Background()
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Metrics = "real.npy", "fake.npy", "prdc,vendi,cmmd"

@@ -1,7 +1,8 @@
-package job
+package imagejob
 
 import (
 	"context"
+	"genlens/job"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -11,7 +12,7 @@ import (
 func TestCompareNamesRealFirst(t *testing.T) {
 	req := NewCompareRequest()
 	req.Real, req.Fake = "no-real.npy", "no-fake.npy"
-	_, err := Compare(context.Background(), Env{FS: fstest.MapFS{}}, req)
+	_, err := Compare(context.Background(), job.Env{FS: fstest.MapFS{}}, req)
 	if err == nil || !strings.Contains(err.Error(), "no-real.npy") || strings.Contains(err.Error(), "no-fake.npy") {
 		t.Errorf("error %v, want one naming no-real.npy", err)
 	}

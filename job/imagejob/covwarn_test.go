@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/frechet"
+	"genlens/job"
 )
 
 // TestSingularCovarianceWarnings: every covariance-based result with no
@@ -37,48 +38,48 @@ func TestSingularCovarianceWarnings(t *testing.T) {
 	const singular = "covariance is singular"
 	for _, c := range []struct {
 		name string
-		run  func(Env) error
+		run  func(job.Env) error
 		want []string // words of the one warning; nil: no warning
 	}{
-		{"compare rows", func(env Env) error {
+		{"compare rows", func(env job.Env) error {
 			req := NewCompareRequest()
 			req.Real, req.Fake = "big.npy", "few.npy"
 			_, err := Compare(context.Background(), env, req)
 			return err
 		}, []string{"compare: few.npy has 5 rows of 8 dimensions", singular, "rank at most 4 of 8", "Fréchet distance (FID) is dominated by that", "at least 9 rows"}},
-		{"compare statistics with n", func(env Env) error {
+		{"compare statistics with n", func(env job.Env) error {
 			req := NewCompareRequest()
 			req.Real, req.Fake = "few_stats.npz", "big.npy"
 			_, err := Compare(context.Background(), env, req)
 			return err
 		}, []string{"few_stats.npz has 5 rows", singular}},
-		{"compare d+1 rows", func(env Env) error {
+		{"compare d+1 rows", func(env job.Env) error {
 			req := NewCompareRequest()
 			req.Real, req.Fake = "big.npy", "enough.npy"
 			_, err := Compare(context.Background(), env, req)
 			return err
 		}, nil},
-		{"stats", func(env Env) error {
+		{"stats", func(env job.Env) error {
 			_, err := Stats(context.Background(), env, StatsRequest{In: "few.npy"})
 			return err
 		}, []string{"stats: few.npy has 5 rows", singular, "a Fréchet distance (FID) from these statistics is dominated", "at least 9 rows"}},
-		{"stats d+1 rows", func(env Env) error {
+		{"stats d+1 rows", func(env job.Env) error {
 			_, err := Stats(context.Background(), env, StatsRequest{In: "enough.npy"})
 			return err
 		}, nil},
-		{"select reference", func(env Env) error {
+		{"select reference", func(env job.Env) error {
 			req := NewSelectRequest()
 			req.Ref, req.Pools, req.Steps, req.Trials, req.Algos = "few.npy", []string{"big.npy", "big2.npy"}, 5, 1, "greedy"
 			_, err := Select(context.Background(), env, req)
 			return err
 		}, []string{"select: the reference few.npy has 5 rows", singular, "every FID against it"}},
-		{"select pools", func(env Env) error {
+		{"select pools", func(env job.Env) error {
 			req := NewSelectRequest()
 			req.Ref, req.Pools, req.Steps, req.Trials, req.Algos = "big.npy", []string{"few.npy", "enough.npy", "big2.npy"}, 5, 1, "greedy"
 			_, err := Select(context.Background(), env, req)
 			return err
 		}, []string{"select: pool few.npy has 5 rows", singular, "the FID of a whole pool"}},
-		{"select two pools", func(env Env) error {
+		{"select two pools", func(env job.Env) error {
 			req := NewSelectRequest()
 			req.Ref, req.Pools, req.Steps, req.Trials, req.Algos = "big.npy", []string{"few.npy", "few.npy"}, 5, 1, "greedy"
 			_, err := Select(context.Background(), env, req)
@@ -87,7 +88,7 @@ func TestSingularCovarianceWarnings(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var warns []string
-			env := Env{FS: fsys, Warn: func(m string) {
+			env := job.Env{FS: fsys, Warn: func(m string) {
 				// A statistics file without provenance has its own note.
 				if !strings.Contains(m, "records no provenance") {
 					warns = append(warns, m)

@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"genlens/inception"
+	"genlens/job"
 	"genlens/linalg"
 )
 
@@ -52,8 +53,8 @@ func NewFeaturesRequest() FeaturesRequest {
 
 // Validate checks the fields that need no input file.
 func (r *FeaturesRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewFeaturesRequest()) }()
-	if err := CheckLimits("features", Lim("batch", r.Batch, MaxImageBatch), Lim("workers", r.Workers, MaxWorkers), Lim("shards", r.Shards, MaxShards)); err != nil {
+	defer func() { verr = job.WithDefault(verr, r, NewFeaturesRequest()) }()
+	if err := job.CheckLimits("features", job.Lim("batch", r.Batch, job.MaxImageBatch), job.Lim("workers", r.Workers, job.MaxWorkers), job.Lim("shards", r.Shards, MaxShards)); err != nil {
 		return err
 	}
 	_, err := r.network()
@@ -66,7 +67,7 @@ func (r *FeaturesRequest) network() (ImageOptions, error) {
 	e := strings.ToLower(strings.TrimSpace(r.Embedder))
 	if e == "" || e == EmbedderInception {
 		if r.Preset != "" {
-			return ImageOptions{}, Fieldf("preset", "features: {preset} applies to the DINOv2 and CLIP embedders; Inception's preprocessing is {mode}")
+			return ImageOptions{}, job.Fieldf("preset", "features: {preset} applies to the DINOv2 and CLIP embedders; Inception's preprocessing is {mode}")
 		}
 		_, mode, err := r.options()
 		if err != nil {
@@ -79,13 +80,13 @@ func (r *FeaturesRequest) network() (ImageOptions, error) {
 	m := strings.ToLower(strings.TrimSpace(r.Mode))
 	switch {
 	case r.Input == "":
-		return ImageOptions{}, Fieldf("input", "features: {input} (a folder of images) is required")
+		return ImageOptions{}, job.Fieldf("input", "features: {input} (a folder of images) is required")
 	case d != "" && d != string(inception.Out2048):
-		return ImageOptions{}, Fieldf("dims", "features: {dims} selects an Inception output; {embedder} %s has one", e)
+		return ImageOptions{}, job.Fieldf("dims", "features: {dims} selects an Inception output; {embedder} %s has one", e)
 	case m != "" && m != string(inception.ModePyTorchFID):
-		return ImageOptions{}, Fieldf("mode", "features: {mode} is Inception's preprocessing; {embedder} %s takes {preset}", e)
+		return ImageOptions{}, job.Fieldf("mode", "features: {mode} is Inception's preprocessing; {embedder} %s takes {preset}", e)
 	case r.Batch < 1:
-		return ImageOptions{}, Fieldf("batch", "features: {batch} %d: want at least 1", r.Batch)
+		return ImageOptions{}, job.Fieldf("batch", "features: {batch} %d: want at least 1", r.Batch)
 	}
 	if err := checkShards("features", r.Shards, r.Shard); err != nil {
 		return ImageOptions{}, err
@@ -99,20 +100,20 @@ func (r *FeaturesRequest) options() (inception.Output, inception.Mode, error) {
 	out := inception.Output(strings.ToLower(strings.TrimSpace(r.Dims)))
 	switch {
 	case r.Input == "":
-		return "", "", Fieldf("input", "features: {input} (a folder of images) is required")
+		return "", "", job.Fieldf("input", "features: {input} (a folder of images) is required")
 	case out.Dim() == 0:
-		return "", "", Fieldf("dims", "features: {dims} %q: want 64, 192, 768, 2048, logits or logits_unbiased", r.Dims)
+		return "", "", job.Fieldf("dims", "features: {dims} %q: want 64, 192, 768, 2048, logits or logits_unbiased", r.Dims)
 	case r.Batch < 1:
-		return "", "", Fieldf("batch", "features: {batch} %d: want at least 1", r.Batch)
+		return "", "", job.Fieldf("batch", "features: {batch} %d: want at least 1", r.Batch)
 	case r.Workers < 0:
-		return "", "", Fieldf("workers", "features: {workers} %d: want 0 (one per CPU) or more", r.Workers)
+		return "", "", job.Fieldf("workers", "features: {workers} %d: want 0 (one per CPU) or more", r.Workers)
 	}
 	if err := checkShards("features", r.Shards, r.Shard); err != nil {
 		return "", "", err
 	}
 	mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(r.Mode)))
 	if err != nil {
-		return "", "", Fieldf("mode", "features: {mode} %q: want pytorch-fid, tf or clean", r.Mode)
+		return "", "", job.Fieldf("mode", "features: {mode} %q: want pytorch-fid, tf or clean", r.Mode)
 	}
 	return out, mode, nil
 }
@@ -132,8 +133,8 @@ type FeaturesResult struct {
 	Backend         string      `json:"backend"`
 	Cached          int         `json:"cached"`   // features read from the feature cache
 	Computed        int         `json:"computed"` // images run through the network
-	Seconds         Num         `json:"seconds"`
-	ImagesPerSecond Num         `json:"images_per_second"`
+	Seconds         job.Num     `json:"seconds"`
+	ImagesPerSecond job.Num     `json:"images_per_second"`
 	Shard           *int        `json:"shard,omitempty"`  // with shards: this shard's index
 	Shards          int         `json:"shards,omitempty"` // with shards: the shard count
 
@@ -150,7 +151,7 @@ type FeaturesResult struct {
 // meanwhile), reporting images done through env.Progress. Features of
 // images seen before with the same settings come from the feature cache
 // (see features.Cache) unless req.NoCache.
-func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResult, error) {
+func Features(ctx context.Context, env job.Env, req FeaturesRequest) (*FeaturesResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -191,15 +192,15 @@ func Features(ctx context.Context, env Env, req FeaturesRequest) (*FeaturesResul
 	}
 	sec := time.Since(start).Seconds()
 	res.Weights, res.WeightsSHA256, res.Cached, res.Computed = x.weightsInfo(), x.whash, x.pipe.Cached, x.pipe.Computed
-	res.Seconds = Num(sec)
-	res.ImagesPerSecond = Num(float64(len(files)) / math.Max(sec, 1e-9))
+	res.Seconds = job.Num(sec)
+	res.ImagesPerSecond = job.Num(float64(len(files)) / math.Max(sec, 1e-9))
 	return res, nil
 }
 
 // Artifacts returns features.npy: float32, images × dims, rows in the
 // sorted file order of Files.
-func (r *FeaturesResult) Artifacts() []Artifact {
-	return []Artifact{{Name: "features.npy", Write: r.WriteNPY}}
+func (r *FeaturesResult) Artifacts() []job.Artifact {
+	return []job.Artifact{{Name: "features.npy", Write: r.WriteNPY}}
 }
 
 // WriteNPY writes the features as a float32 .npy array (images × dims),

@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/internal/shareddata"
+	"genlens/job"
 	"genlens/job/internal/golden"
 )
 
@@ -33,7 +34,7 @@ func TestFeaturesValidate(t *testing.T) {
 		r.Input = "imgs"
 		tc.edit(&r)
 		err := r.Validate()
-		var fe *FieldError
+		var fe *job.FieldError
 		switch {
 		case tc.field == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
@@ -65,7 +66,7 @@ func TestFeaturesFixture(t *testing.T) {
 	req.Input, req.Dims, req.Mode, req.Batch = "imgs", "768", "tf", 2
 	req.Weights = filepath.Join(dir, "inception_random.pth")
 	var last int
-	res, err := Features(context.Background(), Env{Models: testModels, FS: fsys, Progress: func(d, n int) { last = d }}, req)
+	res, err := Features(context.Background(), job.Env{Models: testModels, FS: fsys, Progress: func(d, n int) { last = d }}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,9 +111,9 @@ func TestFeaturesFixture(t *testing.T) {
 	// A missing weights file is bad input naming it, found before any
 	// image is run.
 	req.Weights = filepath.Join(t.TempDir(), "none.pth")
-	_, err = Features(context.Background(), Env{Models: testModels, FS: fsys}, req)
-	if Classify(err) != KindInput || !strings.Contains(err.Error(), "none.pth") {
-		t.Errorf("missing weights: %v (%v)", err, Classify(err))
+	_, err = Features(context.Background(), job.Env{Models: testModels, FS: fsys}, req)
+	if job.Classify(err) != job.KindInput || !strings.Contains(err.Error(), "none.pth") {
+		t.Errorf("missing weights: %v (%v)", err, job.Classify(err))
 	}
 }
 
@@ -132,7 +133,7 @@ func TestStatsImagesGolden(t *testing.T) {
 	req := NewStatsRequest()
 	req.In, req.Dims, req.Mode = "imgs", "64", "tf"
 	req.Weights = filepath.Join(dir, "inception_random.pth")
-	res, err := Stats(context.Background(), Env{Models: testModels, FS: fsys}, req)
+	res, err := Stats(context.Background(), job.Env{Models: testModels, FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
 	}

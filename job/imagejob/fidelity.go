@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"genlens/frechet"
 	"genlens/inception"
 	"genlens/internal/fields"
+	"genlens/job"
 )
 
 // This file holds `genlens stats` and `genlens is`, and what the
@@ -27,8 +28,8 @@ import (
 // ScoreMeanStd is a score with its spread: the mean and standard
 // deviation over KID subsets, IS splits or selection trials.
 type ScoreMeanStd struct {
-	Mean Num `json:"mean"`
-	Std  Num `json:"std"`
+	Mean job.Num `json:"mean"`
+	Std  job.Num `json:"std"`
 }
 
 // StatsRequest is a request of `genlens stats`: the Gaussian statistics
@@ -51,7 +52,7 @@ type StatsRequest struct {
 	Shard  int `json:"shard,omitempty"`
 	ImageOptions
 
-	CSVOptions // sep: how the fields of CSV inputs are separated
+	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewStatsRequest returns a request with the command line's defaults.
@@ -59,15 +60,15 @@ func NewStatsRequest() StatsRequest { return StatsRequest{} }
 
 // Validate checks the fields that need no input file.
 func (r *StatsRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewStatsRequest()) }()
-	if err := CheckLimits("stats", append(r.limits("batch"), Lim("shards", r.Shards, MaxShards))...); err != nil {
+	defer func() { verr = job.WithDefault(verr, r, NewStatsRequest()) }()
+	if err := job.CheckLimits("stats", append(r.limits("batch"), job.Lim("shards", r.Shards, MaxShards))...); err != nil {
 		return err
 	}
 	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	if r.In == "" {
-		return Fieldf("in", "stats: {in} FEATS (feature rows or a folder of images) is required")
+		return job.Fieldf("in", "stats: {in} FEATS (feature rows or a folder of images) is required")
 	}
 	if _, err := featureDims("stats", r.Dims); err != nil {
 		return err
@@ -92,7 +93,7 @@ func featureDims(cmd, dims string) (inception.Output, error) {
 	case inception.Out64, inception.Out192, inception.Out768, inception.Out2048:
 		return out, nil
 	}
-	return "", Fieldf("dims", "%s: {dims} %q: want 64, 192, 768 or 2048", cmd, dims)
+	return "", job.Fieldf("dims", "%s: {dims} %q: want 64, 192, 768 or 2048", cmd, dims)
 }
 
 // StatsResult is the result of `genlens stats`. The command has no --json;
@@ -120,14 +121,14 @@ type StatsResult struct {
 // rows of req.In, or of the Inception features of the images in the
 // folder req.In, read through env.FS. Images done are reported through
 // env.Progress.
-func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error) {
+func Stats(ctx context.Context, env job.Env, req StatsRequest) (*StatsResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	fsys := env.InputFS()
 	if isFolder(fsys, req.In) {
 		if req.Key != "" {
-			return nil, Fieldf("key", "stats: {key} names an array in an .npz; %s is a folder of images", req.In)
+			return nil, job.Fieldf("key", "stats: {key} names an array in an .npz; %s is a folder of images", req.In)
 		}
 		out, _ := featureDims("stats", req.Dims)
 		x, err := newExtractor(env, "stats", "batch", req.ImageOptions)
@@ -156,7 +157,7 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 		return &StatsResult{N: s.N, Dim: s.Dim(), Images: x.info(start), Stats: s, Provenance: prov}, nil
 	}
 	if req.Dims != "" {
-		return nil, Fieldf("dims", "stats: {dims} applies only to a folder of images, and %s is not one", req.In)
+		return nil, job.Fieldf("dims", "stats: {dims} applies only to a folder of images, and %s is not one", req.In)
 	}
 	if err := req.unused("stats", "batch"); err != nil {
 		return nil, err
@@ -216,11 +217,11 @@ func Stats(ctx context.Context, env Env, req StatsRequest) (*StatsResult, error)
 
 // Artifact returns the statistics file, an .npz with mu, sigma and n that
 // pytorch-fid, clean-fid and numpy.load read, under name.
-func (r *StatsResult) Artifact(name string) Artifact {
+func (r *StatsResult) Artifact(name string) job.Artifact {
 	if r.Part != nil {
-		return Artifact{name, func(w io.Writer) error { return frechet.EncodePart(w, r.Part) }}
+		return job.Artifact{Name: name, Write: func(w io.Writer) error { return frechet.EncodePart(w, r.Part) }}
 	}
-	return Artifact{name, func(w io.Writer) error {
+	return job.Artifact{Name: name, Write: func(w io.Writer) error {
 		if r.Provenance == nil {
 			return frechet.EncodeStats(w, r.Stats)
 		}
@@ -248,7 +249,7 @@ type ISRequest struct {
 	Shuffle bool `json:"shuffle,omitempty"`
 	ImageOptions
 
-	CSVOptions // sep: how the fields of CSV inputs are separated
+	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // NewISRequest returns a request with the command line's defaults.
@@ -256,8 +257,8 @@ func NewISRequest() ISRequest { return ISRequest{Splits: 10, Tolerance: frechet.
 
 // Validate checks the fields that need no input file.
 func (r *ISRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewISRequest()) }()
-	if err := CheckLimits("is", append(r.limits("batch"), Lim("splits", r.Splits, maxISSplits))...); err != nil {
+	defer func() { verr = job.WithDefault(verr, r, NewISRequest()) }()
+	if err := job.CheckLimits("is", append(r.limits("batch"), job.Lim("splits", r.Splits, maxISSplits))...); err != nil {
 		return err
 	}
 	if err := r.CSVOptions.ValidateSep(); err != nil {
@@ -265,16 +266,16 @@ func (r *ISRequest) Validate() (verr error) {
 	}
 	switch {
 	case r.Probs == "" && r.Images == "":
-		return Fieldf("probs", "is: {probs} P.npy or {images} DIR is required")
+		return job.Fieldf("probs", "is: {probs} P.npy or {images} DIR is required")
 	case r.Probs != "" && r.Images != "":
-		return Fieldf("probs", "is: give {probs} or {images}, not both")
+		return job.Fieldf("probs", "is: give {probs} or {images}, not both")
 	case r.Images != "" && r.Key != "":
-		return Fieldf("key", "is: {key} names an array in an .npz {probs}; {images} is a folder")
+		return job.Fieldf("key", "is: {key} names an array in an .npz {probs}; {images} is a folder")
 	case r.Splits < 1:
-		return Fieldf("splits", "is: {splits} %d: want >= 1", r.Splits)
+		return job.Fieldf("splits", "is: {splits} %d: want >= 1", r.Splits)
 	}
 	if n, err := r.check("is", "batch"); err == nil && n.embedder != EmbedderInception {
-		return Fieldf("embedder", "is: {embedder} %s: the Inception Score is defined on Inception's class probabilities; use inception", n.embedder)
+		return job.Fieldf("embedder", "is: {embedder} %s: the Inception Score is defined on Inception's class probabilities; use inception", n.embedder)
 	}
 	if _, err := r.check("is", "batch"); err != nil {
 		return err
@@ -290,7 +291,7 @@ func (r *ISRequest) Validate() (verr error) {
 // checkTolerance refuses a probability tolerance outside [0, 1).
 func checkTolerance(tol float64) error {
 	if !(tol >= 0 && tol < 1) {
-		return Fieldf("tolerance", "{tolerance} %v: want a value in [0, 1)", tol)
+		return job.Fieldf("tolerance", "{tolerance} %v: want a value in [0, 1)", tol)
 	}
 	return nil
 }
@@ -304,7 +305,7 @@ type ISResult struct {
 
 // IS runs `genlens is`, reading the rows (or the images) through env.FS
 // and reporting images done through env.Progress.
-func IS(ctx context.Context, env Env, req ISRequest) (*ISResult, error) {
+func IS(ctx context.Context, env job.Env, req ISRequest) (*ISResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -357,7 +358,7 @@ func IS(ctx context.Context, env Env, req ISRequest) (*ISResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.IS = ScoreMeanStd{Num(m), Num(s)}
+	res.IS = ScoreMeanStd{job.Num(m), job.Num(s)}
 	return res, nil
 }
 

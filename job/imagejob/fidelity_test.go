@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/frechet"
+	"genlens/job"
 	"genlens/job/internal/golden"
 )
 
@@ -84,7 +85,7 @@ func TestStatsGolden(t *testing.T) {
 	fs := fidFS(t)
 	req := NewStatsRequest()
 	req.In = "real.npy"
-	res, err := Stats(context.Background(), Env{FS: fs}, req)
+	res, err := Stats(context.Background(), job.Env{FS: fs}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,12 +118,12 @@ func TestCompareKIDSubsetSize(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var warns []string
-			env := Env{FS: fidFS(t), Warn: func(m string) { warns = append(warns, m) }}
+			env := job.Env{FS: fidFS(t), Warn: func(m string) { warns = append(warns, m) }}
 			req := NewCompareRequest()
 			req.Real, req.Fake, req.Metrics, req.KIDSubsets, req.KIDSubsetSize = c.real, c.fake, "kid", 5, c.size
 			res, err := Compare(context.Background(), env, req)
 			if c.field != "" {
-				var fe *FieldError
+				var fe *job.FieldError
 				if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(err.Error(), "(real 80, generated 70)") {
 					t.Fatalf("got %v, want a {%s} error naming the row counts", err, c.field)
 				}
@@ -145,7 +146,7 @@ func TestCompareKIDSubsetSize(t *testing.T) {
 }
 
 func TestCompareGolden(t *testing.T) {
-	env := Env{FS: fidFS(t)}
+	env := job.Env{FS: fidFS(t)}
 	for _, c := range []struct {
 		name string
 		edit func(*CompareRequest)
@@ -208,7 +209,7 @@ func TestComparePytorchFIDStats(t *testing.T) {
 	}
 	req := NewCompareRequest()
 	req.Real, req.Fake = "a.npz", "b.npz"
-	res, err := Compare(context.Background(), Env{FS: fs}, req)
+	res, err := Compare(context.Background(), job.Env{FS: fs}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func TestCompareNotPSDFake(t *testing.T) {
 	for _, c := range [][2]string{{"real.npy", "bad.npz"}, {"bad.npz", "real.npy"}} {
 		req := NewCompareRequest()
 		req.Real, req.Fake = c[0], c[1]
-		_, err := Compare(context.Background(), Env{FS: fs}, req)
+		_, err := Compare(context.Background(), job.Env{FS: fs}, req)
 		var ie *dataio.InputError
 		if !errors.As(err, &ie) || ie.File != "bad.npz" || ie.Key != "sigma" || !strings.HasPrefix(ie.Msg, "covariance is not positive semidefinite") {
 			t.Errorf("real %s, fake %s: got %v, want an input error about bad.npz's sigma", c[0], c[1], err)
@@ -282,7 +283,7 @@ func TestCompareValidate(t *testing.T) {
 	// Which metrics a statistics file allows is known once it is read.
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Metrics = "real_stats.npz", "fake.npy", "fid,kid"
-	_, err := Compare(context.Background(), Env{FS: fidFS(t)}, req)
+	_, err := Compare(context.Background(), job.Env{FS: fidFS(t)}, req)
 	fidWantField(t, err, "metrics")
 }
 
@@ -313,7 +314,7 @@ func TestCompareStages(t *testing.T) {
 // field is "".
 func fidWantField(t *testing.T, err error, field string) {
 	t.Helper()
-	var fe *FieldError
+	var fe *job.FieldError
 	switch {
 	case field == "" && err != nil:
 		t.Errorf("unexpected error %v", err)
@@ -326,7 +327,7 @@ func TestISGolden(t *testing.T) {
 	fs := fidFS(t)
 	req := NewISRequest()
 	req.Probs = "p0.npy"
-	res, err := IS(context.Background(), Env{FS: fs}, req)
+	res, err := IS(context.Background(), job.Env{FS: fs}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +354,7 @@ func TestISGolden(t *testing.T) {
 }
 
 func TestSelectGolden(t *testing.T) {
-	env := Env{FS: fidFS(t)}
+	env := job.Env{FS: fidFS(t)}
 	for _, c := range []struct {
 		name string
 		edit func(*SelectRequest)
@@ -388,7 +389,7 @@ func TestSelectGolden(t *testing.T) {
 func TestSelectArtifacts(t *testing.T) {
 	req := NewSelectRequest()
 	req.Ref, req.Pools, req.Steps, req.Trials = "real.npy", []string{"g0.npy", "g1.npy", "g2.npy"}, 30, 2
-	res, err := Select(context.Background(), Env{FS: fidFS(t)}, req)
+	res, err := Select(context.Background(), job.Env{FS: fidFS(t)}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,8 +425,8 @@ func TestSelectCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	res, err := Select(ctx, Env{FS: fidFS(t)}, req)
-	if !errors.Is(err, context.Canceled) || res != nil || Classify(err) != KindCanceled {
+	res, err := Select(ctx, job.Env{FS: fidFS(t)}, req)
+	if !errors.Is(err, context.Canceled) || res != nil || job.Classify(err) != job.KindCanceled {
 		t.Fatalf("got %v, %v; want context.Canceled", res, err)
 	}
 	if d := time.Since(start) - 100*time.Millisecond; d > 3*time.Second {
@@ -479,7 +480,7 @@ func FuzzCompareValidate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, metrics, kernel, gamma string, subsets, size int) {
 		r := CompareRequest{Real: "r.npy", Fake: "f.npy", Metrics: metrics, Kernel: kernel, Gamma: gamma, KIDSubsets: subsets, KIDSubsetSize: size}
 		err := r.Validate()
-		var fe *FieldError
+		var fe *job.FieldError
 		if err != nil && (!errors.As(err, &fe) || fe.Field == "") {
 			t.Errorf("Validate() = %v, want nil or a field error", err)
 		}

@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"genlens/features"
 	"genlens/frechet"
 	"genlens/inception"
+	"genlens/job"
 	"genlens/vit"
 )
 
@@ -76,7 +77,7 @@ func inceptionNetwork(mode inception.Mode) network {
 		official: func(sha string) *bool { off := inception.IsOfficialWeights(sha); return &off },
 		embed: func(x *extractor, out inception.Output) features.ImageEmbedder {
 			return inception.NewEmbedder(mode, out, x.whash, x.opt.Workers, func() (*inception.Model, error) {
-				return CachedLoad(x.env.Models, "inception", x.weights, inception.Load)
+				return job.CachedLoad(x.env.Models, "inception", x.weights, inception.Load)
 			})
 		}}
 }
@@ -86,7 +87,7 @@ func vitNetwork(cfg vit.Config, p vit.Preset) network {
 	return network{embedder: cfg.Name, preset: p,
 		weights: func(_ context.Context, cmd, explicit string, _ func(done, total int64)) (string, error) {
 			if explicit == "" {
-				return "", Fieldf("weights", "%s: {weights} is required with {embedder} %s: %s", cmd, cfg.Name, vitWeightsHint(&cfg))
+				return "", job.Fieldf("weights", "%s: {weights} is required with {embedder} %s: %s", cmd, cfg.Name, vitWeightsHint(&cfg))
 			}
 			return explicit, nil
 		},
@@ -94,7 +95,7 @@ func vitNetwork(cfg vit.Config, p vit.Preset) network {
 		embed: func(x *extractor, _ inception.Output) features.ImageEmbedder {
 			// ViT-L/14 is 1.2 GB of weights: kept in the job's model cache.
 			return vit.NewEmbedder(cfg, p, x.whash, x.opt.Workers, func() (*vit.Model, error) {
-				return CachedLoad(x.env.Models, cfg.Name, x.weights, func(path string) (*vit.Model, error) { return vit.Load(path, cfg) })
+				return job.CachedLoad(x.env.Models, cfg.Name, x.weights, func(path string) (*vit.Model, error) { return vit.Load(path, cfg) })
 			})
 		}}
 }
@@ -104,34 +105,34 @@ func vitNetwork(cfg vit.Config, p vit.Preset) network {
 func (o ImageOptions) check(cmd, batch string) (network, error) {
 	switch {
 	case o.Batch < 0:
-		return network{}, Fieldf(batch, "%s: {%s} %d: want at least 1 (0: %d)", cmd, batch, o.Batch, DefaultFeaturesBatch)
+		return network{}, job.Fieldf(batch, "%s: {%s} %d: want at least 1 (0: %d)", cmd, batch, o.Batch, DefaultFeaturesBatch)
 	case o.Workers < 0:
-		return network{}, Fieldf("workers", "%s: {workers} %d: want 0 (one per CPU) or more", cmd, o.Workers)
+		return network{}, job.Fieldf("workers", "%s: {workers} %d: want 0 (one per CPU) or more", cmd, o.Workers)
 	}
 	name := strings.ToLower(strings.TrimSpace(o.Embedder))
 	if name == "" || name == EmbedderInception {
 		if o.Preset != "" {
-			return network{}, Fieldf("preset", "%s: {preset} applies to the DINOv2 and CLIP embedders; Inception's preprocessing is {mode}", cmd)
+			return network{}, job.Fieldf("preset", "%s: {preset} applies to the DINOv2 and CLIP embedders; Inception's preprocessing is {mode}", cmd)
 		}
 		if o.Mode == "" {
 			return inceptionNetwork(inception.ModePyTorchFID), nil
 		}
 		mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(o.Mode)))
 		if err != nil {
-			return network{}, Fieldf("mode", "%s: {mode} %q: want pytorch-fid, tf or clean", cmd, o.Mode)
+			return network{}, job.Fieldf("mode", "%s: {mode} %q: want pytorch-fid, tf or clean", cmd, o.Mode)
 		}
 		return inceptionNetwork(mode), nil
 	}
 	cfg, err := vit.Lookup(name)
 	if err != nil {
-		return network{}, Fieldf("embedder", "%s: {embedder} %q: want inception, %s", cmd, o.Embedder, strings.Join(vit.Names(), ", "))
+		return network{}, job.Fieldf("embedder", "%s: {embedder} %q: want inception, %s", cmd, o.Embedder, strings.Join(vit.Names(), ", "))
 	}
 	if o.Mode != "" {
-		return network{}, Fieldf("mode", "%s: {mode} is Inception's preprocessing; {embedder} %s takes {preset} (%s by default)", cmd, name, vit.DefaultPreset(cfg))
+		return network{}, job.Fieldf("mode", "%s: {mode} is Inception's preprocessing; {embedder} %s takes {preset} (%s by default)", cmd, name, vit.DefaultPreset(cfg))
 	}
 	p, err := vit.ParsePreset(cfg, o.Preset)
 	if err != nil {
-		return network{}, Fieldf("preset", "%s: {preset}: %v", cmd, err)
+		return network{}, job.Fieldf("preset", "%s: {preset}: %v", cmd, err)
 	}
 	return vitNetwork(cfg, p), nil
 }
@@ -141,7 +142,7 @@ func (o ImageOptions) check(cmd, batch string) (network, error) {
 func (o ImageOptions) checkDims(cmd, dims string) error {
 	e := strings.ToLower(strings.TrimSpace(o.Embedder))
 	if dims != "" && e != "" && e != EmbedderInception {
-		return Fieldf("dims", "%s: {dims} selects an Inception output; {embedder} %s has one", cmd, e)
+		return job.Fieldf("dims", "%s: {dims} selects an Inception output; {embedder} %s has one", cmd, e)
 	}
 	return nil
 }
@@ -162,7 +163,7 @@ func (o ImageOptions) unused(cmd, batch string) error {
 	if len(set) == 0 {
 		return nil
 	}
-	return Fieldf(strings.Trim(set[0], "{}"), "%s: %s appl%s only to folders of images, and no input is a folder", cmd, strings.Join(set, ", "), map[bool]string{true: "ies", false: "y"}[len(set) == 1])
+	return job.Fieldf(strings.Trim(set[0], "{}"), "%s: %s appl%s only to folders of images, and no input is a folder", cmd, strings.Join(set, ", "), map[bool]string{true: "ies", false: "y"}[len(set) == 1])
 }
 
 // isFolder reports whether path names a directory of fsys.
@@ -175,7 +176,7 @@ func isFolder(fsys fs.FS, path string) bool {
 // weights are resolved and hashed before the first folder's features,
 // and the network is loaded only when an image misses the cache.
 type extractor struct {
-	env   Env
+	env   job.Env
 	cmd   string
 	opt   ImageOptions
 	net   network
@@ -192,7 +193,7 @@ type extractor struct {
 }
 
 // newExtractor validates opt for cmd; batch names the field of Batch.
-func newExtractor(env Env, cmd, batch string, opt ImageOptions) (*extractor, error) {
+func newExtractor(env job.Env, cmd, batch string, opt ImageOptions) (*extractor, error) {
 	net, err := opt.check(cmd, batch)
 	if err != nil {
 		return nil, err
@@ -338,22 +339,22 @@ type ImagesInfo struct {
 	Preset   string      `json:"preset,omitempty"`
 	Weights  WeightsInfo `json:"weights"`
 	// WeightsSHA256 repeats Weights.SHA256, the key earlier releases had.
-	WeightsSHA256 string `json:"weights_sha256"`
-	Images        int    `json:"images"`
-	Cached        int    `json:"cached"`   // features read from the feature cache
-	Computed      int    `json:"computed"` // images run through the network
-	Seconds       Num    `json:"seconds"`  // from listing the folders to the last feature
+	WeightsSHA256 string  `json:"weights_sha256"`
+	Images        int     `json:"images"`
+	Cached        int     `json:"cached"`   // features read from the feature cache
+	Computed      int     `json:"computed"` // images run through the network
+	Seconds       job.Num `json:"seconds"`  // from listing the folders to the last feature
 	// Where the seconds went. Decoding runs on worker goroutines while
 	// the network runs, so DecodeSeconds (summed over workers) overlaps
 	// NetworkSeconds; WaitSeconds is the network waiting for decoded
 	// images. FeatureSeconds is the consumer of the features (the
 	// streaming mean and covariance), WeightsSeconds hashing and loading
 	// the weights.
-	DecodeSeconds  Num `json:"decode_seconds"`
-	NetworkSeconds Num `json:"network_seconds"`
-	WaitSeconds    Num `json:"wait_seconds"`
-	FeatureSeconds Num `json:"feature_seconds"`
-	WeightsSeconds Num `json:"weights_seconds"`
+	DecodeSeconds  job.Num `json:"decode_seconds"`
+	NetworkSeconds job.Num `json:"network_seconds"`
+	WaitSeconds    job.Num `json:"wait_seconds"`
+	FeatureSeconds job.Num `json:"feature_seconds"`
+	WeightsSeconds job.Num `json:"weights_seconds"`
 }
 
 // WeightsInfo names the weights a result's features were computed with.
@@ -384,9 +385,9 @@ func (x *extractor) info(start time.Time) *ImagesInfo {
 	}
 	p := x.pipe
 	return &ImagesInfo{Embedder: x.net.embedder, Mode: string(x.net.mode), Preset: string(x.net.preset), Weights: x.weightsInfo(), WeightsSHA256: x.whash,
-		Images: p.Cached + p.Computed, Cached: p.Cached, Computed: p.Computed, Seconds: Num(time.Since(start).Seconds()),
-		DecodeSeconds: Num(p.Decode().Seconds()), NetworkSeconds: Num(p.Network.Seconds()),
-		WaitSeconds: Num(p.Wait.Seconds()), FeatureSeconds: Num(p.Sink.Seconds()), WeightsSeconds: Num((x.hashing + p.Loads).Seconds())}
+		Images: p.Cached + p.Computed, Cached: p.Cached, Computed: p.Computed, Seconds: job.Num(time.Since(start).Seconds()),
+		DecodeSeconds: job.Num(p.Decode().Seconds()), NetworkSeconds: job.Num(p.Network.Seconds()),
+		WaitSeconds: job.Num(p.Wait.Seconds()), FeatureSeconds: job.Num(p.Sink.Seconds()), WeightsSeconds: job.Num((x.hashing + p.Loads).Seconds())}
 }
 
 // folders lists the folders among paths (nil entries for the others) and
@@ -410,7 +411,7 @@ func (x *extractor) folders(paths []string) ([][]string, int, error) {
 
 // counter reports images done out of total through env.Progress.
 type counter struct {
-	env         Env
+	env         job.Env
 	done, total int
 }
 
@@ -540,6 +541,6 @@ func softmaxInPlace(v []float64) {
 
 // limits returns the bounds of the image options, whose batch size is
 // the field batch ("batch", or "image_batch" in select).
-func (o ImageOptions) limits(batch string) []Limit {
-	return []Limit{Lim(batch, o.Batch, MaxImageBatch), Lim("workers", o.Workers, MaxWorkers)}
+func (o ImageOptions) limits(batch string) []job.Limit {
+	return []job.Limit{job.Lim(batch, o.Batch, job.MaxImageBatch), job.Lim("workers", o.Workers, job.MaxWorkers)}
 }

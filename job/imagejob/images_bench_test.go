@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"genlens/inception"
 	"genlens/internal/shareddata"
+	"genlens/job"
 )
 
 // writePNGs writes n synthetic 256×256 RGB PNGs (smooth gradients with
@@ -56,8 +57,8 @@ func BenchmarkCompareFolders(b *testing.B) {
 	writePNGs(b, filepath.Join(dir, "fake"), 50, 2)
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Weights, req.NoCache = filepath.Join(dir, "real"), filepath.Join(dir, "fake"), weights, true
-	env := Env{Models: NewModelCache(0)}
-	if _, err := CachedLoad(env.Models, "inception", weights, inception.Load); err != nil { // loaded once, outside the timing
+	env := job.Env{Models: job.NewModelCache(0)}
+	if _, err := job.CachedLoad(env.Models, "inception", weights, inception.Load); err != nil { // loaded once, outside the timing
 		b.Fatal(err)
 	}
 	b.ResetTimer()

@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"bytes"
@@ -18,14 +18,19 @@ import (
 	"genlens/diversity"
 	"genlens/frechet"
 	"genlens/internal/shareddata"
+	"genlens/job"
 	"genlens/manifold"
 )
+
+// testModels keeps the networks the tests of this package load, as a
+// process's cache would: the tests run many jobs on the same weights.
+var testModels = job.NewModelCache(0)
 
 // TestCompareDefaultIsFID: compare's defaults once computed FID,
 // KID, MMD² and CMS with n² kernel matrices and went silent for minutes
 // on 5,000 rows. The default is FID alone; "all" asks for the rest.
 func TestCompareDefaultIsFID(t *testing.T) {
-	env := Env{Models: testModels, FS: fidFS(t)}
+	env := job.Env{Models: testModels, FS: fidFS(t)}
 	req := NewCompareRequest()
 	req.Real, req.Fake = "real.npy", "fake.npy"
 	res, err := Compare(context.Background(), env, req)
@@ -79,7 +84,7 @@ func TestCompareTwoStatsFiles(t *testing.T) {
 	for _, sides := range [][2]string{{"s1.npz", "s2.npz"}, {"s2.npz", "s1.npz"}} {
 		req := NewCompareRequest()
 		req.Real, req.Fake, req.Metrics = sides[0], sides[1], "fid"
-		res, err := Compare(context.Background(), Env{Models: testModels, FS: fsys}, req)
+		res, err := Compare(context.Background(), job.Env{Models: testModels, FS: fsys}, req)
 		if err != nil {
 			t.Fatalf("%v: %v", sides, err)
 		}
@@ -95,7 +100,7 @@ func TestCompareTwoStatsFiles(t *testing.T) {
 // TestImageOptionsUnused: image flags on inputs that are no folders would
 // go silently unused; they are refused instead.
 func TestImageOptionsUnused(t *testing.T) {
-	env := Env{Models: testModels, FS: fidFS(t)}
+	env := job.Env{Models: testModels, FS: fidFS(t)}
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Mode = "real.npy", "fake.npy", "tf"
 	_, err := Compare(context.Background(), env, req)
@@ -163,7 +168,7 @@ func TestImageFolders(t *testing.T) {
 	// Folders against folders: statistics streamed, FID as PyTorch's
 	// features give it; every image runs through the network once.
 	var done, total int
-	env := Env{Models: testModels, FS: fsys, Progress: func(d, n int) {
+	env := job.Env{Models: testModels, FS: fsys, Progress: func(d, n int) {
 		if done != total || total == 0 { // the first stage: the images; then fid's
 			done, total = d, n
 		}
@@ -195,7 +200,7 @@ func TestImageFolders(t *testing.T) {
 	for _, side := range []string{"real", "fake"} {
 		f := NewFeaturesRequest()
 		f.Input, f.Weights = side, weights
-		r, err := Features(ctx, Env{Models: testModels, FS: fsys}, f)
+		r, err := Features(ctx, job.Env{Models: testModels, FS: fsys}, f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +216,7 @@ func TestImageFolders(t *testing.T) {
 	}
 	req2 := NewCompareRequest()
 	req2.Real, req2.Fake = "real.npy", "fake.npy"
-	res2, err := Compare(ctx, Env{Models: testModels, FS: fsys}, req2)
+	res2, err := Compare(ctx, job.Env{Models: testModels, FS: fsys}, req2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +231,7 @@ func TestImageFolders(t *testing.T) {
 	f := NewFeaturesRequest()
 	f.Input, f.Weights, f.NoCache, f.Batch = "real", weights, true, req.Batch
 	// Without a model cache the job loads the network for itself.
-	fresh, err := Features(ctx, Env{FS: fsys}, f)
+	fresh, err := Features(ctx, job.Env{FS: fsys}, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,11 +274,11 @@ func TestImageFolders(t *testing.T) {
 		return s
 	}
 	s := statsReq("real")
-	st, err := Stats(ctx, Env{Models: testModels, FS: fsys}, s)
+	st, err := Stats(ctx, job.Env{Models: testModels, FS: fsys}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st2, err := Stats(ctx, Env{Models: testModels, FS: fsys}, statsReq("fake"))
+	st2, err := Stats(ctx, job.Env{Models: testModels, FS: fsys}, statsReq("fake"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +288,7 @@ func TestImageFolders(t *testing.T) {
 	if d, err := frechet.Distance(st.Stats, st2.Stats); err != nil || !relClose(d, fid, 1e-12) {
 		t.Errorf("FID of stats of the folders %v (%v), want %v", d, err, fid)
 	}
-	st, err = Stats(ctx, Env{Models: testModels, FS: fsys}, s)
+	st, err = Stats(ctx, job.Env{Models: testModels, FS: fsys}, s)
 	if err != nil || st.Images.Computed != 0 || st.N != 3 || st.Dim != 2048 {
 		t.Fatalf("stats after the rewrite: %+v %+v, %v", st, st.Images, err)
 	}
@@ -291,7 +296,7 @@ func TestImageFolders(t *testing.T) {
 	// --mode tf: torch-fidelity's preprocessing, its own cache entries,
 	// and rows kept for KID.
 	req.Mode, req.Metrics, req.KIDSubsets, req.KIDSubsetSize = "tf", "all", 2, 3
-	tf, err := Compare(ctx, Env{Models: testModels, FS: fsys}, req)
+	tf, err := Compare(ctx, job.Env{Models: testModels, FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +316,7 @@ func TestImageFolders(t *testing.T) {
 	// FID unlike the other two modes'; features in mode clean read the
 	// same entries back. prdc, vendi and cmmd run on the folders' rows.
 	req.Mode, req.Metrics, req.NearestK = "clean", "fid,prdc,vendi,cmmd", 2
-	clean, err := Compare(ctx, Env{Models: testModels, FS: fsys}, req)
+	clean, err := Compare(ctx, job.Env{Models: testModels, FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +329,7 @@ func TestImageFolders(t *testing.T) {
 	for i, side := range []string{"real", "fake"} {
 		f := NewFeaturesRequest()
 		f.Input, f.Weights, f.Mode = side, weights, "clean"
-		r, err := Features(ctx, Env{Models: testModels, FS: fsys}, f)
+		r, err := Features(ctx, job.Env{Models: testModels, FS: fsys}, f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,7 +356,7 @@ func TestImageFolders(t *testing.T) {
 	// is --images: softmax of logits_unbiased, as torch-fidelity.
 	is := NewISRequest()
 	is.Images, is.Weights, is.Splits = "real", weights, 1
-	isr, err := IS(ctx, Env{Models: testModels, FS: fsys}, is)
+	isr, err := IS(ctx, job.Env{Models: testModels, FS: fsys}, is)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +376,7 @@ func TestImageFolders(t *testing.T) {
 	sel := NewSelectRequest()
 	sel.Pools, sel.Ref, sel.Weights = []string{"real", "fake"}, "real", weights
 	sel.Steps, sel.Batch, sel.Trials, sel.Algos = 4, 1, 1, "fid-ucb"
-	sr, err := Select(ctx, Env{Models: testModels, FS: fsys}, sel)
+	sr, err := Select(ctx, job.Env{Models: testModels, FS: fsys}, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,9 +399,9 @@ func TestImageFolderBadImage(t *testing.T) {
 	fsys["fake/zz_broken.png"] = &fstest.MapFile{Data: []byte("\x89PNG\r\n\x1a\nshort")}
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Weights, req.NoCache = "real", "fake", filepath.Join(dir, "inception_random.pth"), true
-	_, err := Compare(context.Background(), Env{Models: testModels, FS: fsys}, req)
-	if Classify(err) != KindInput || !strings.Contains(err.Error(), "fake/zz_broken.png") {
-		t.Errorf("broken image: %v (%v)", err, Classify(err))
+	_, err := Compare(context.Background(), job.Env{Models: testModels, FS: fsys}, req)
+	if job.Classify(err) != job.KindInput || !strings.Contains(err.Error(), "fake/zz_broken.png") {
+		t.Errorf("broken image: %v (%v)", err, job.Classify(err))
 	}
 }
 
@@ -406,7 +411,7 @@ func TestISShuffle(t *testing.T) {
 	fsys := fidFS(t)
 	req := NewISRequest()
 	req.Probs, req.Splits, req.Shuffle = "p1.npy", 5, true
-	got, err := IS(context.Background(), Env{Models: testModels, FS: fsys}, req)
+	got, err := IS(context.Background(), job.Env{Models: testModels, FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +433,7 @@ func TestISShuffle(t *testing.T) {
 		t.Errorf("shuffled IS %v ± %v, want %v ± %v", got.IS.Mean, got.IS.Std, m, s)
 	}
 	req.Shuffle = false
-	plain, err := IS(context.Background(), Env{Models: testModels, FS: fsys}, req)
+	plain, err := IS(context.Background(), job.Env{Models: testModels, FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,8 +447,8 @@ func TestISShuffle(t *testing.T) {
 func TestMissingInputNamed(t *testing.T) {
 	req := NewCompareRequest()
 	req.Real, req.Fake = "real_imgs/", "fake.npy"
-	_, err := Compare(context.Background(), Env{Models: testModels, FS: fidFS(t)}, req)
-	if Classify(err) != KindInput || !strings.Contains(err.Error(), "real_imgs/: no such file or folder") {
+	_, err := Compare(context.Background(), job.Env{Models: testModels, FS: fidFS(t)}, req)
+	if job.Classify(err) != job.KindInput || !strings.Contains(err.Error(), "real_imgs/: no such file or folder") {
 		t.Errorf("missing folder: %v", err)
 	}
 }

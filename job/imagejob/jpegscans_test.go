@@ -1,9 +1,10 @@
-package job
+package imagejob
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"genlens/job"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ import (
 // scans) with its first scan repeated extra more times.
 func withRepeatedScan(t *testing.T, extra int) []byte {
 	t.Helper()
-	jpg, err := os.ReadFile(filepath.Join("..", "imageio", "testdata", "progressive.jpg"))
+	jpg, err := os.ReadFile(filepath.Join("..", "..", "imageio", "testdata", "progressive.jpg"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,9 +42,9 @@ func TestImageFolderRepeatedScans(t *testing.T) {
 	fsys["fake/zz_scans.jpg"] = &fstest.MapFile{Data: withRepeatedScan(t, 20000)}
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Weights, req.NoCache = "real", "fake", filepath.Join(dir, "inception_random.pth"), true
-	_, err := Compare(context.Background(), Env{Models: testModels, FS: fsys}, req)
-	if Classify(err) != KindInput || !strings.Contains(err.Error(), "fake/zz_scans.jpg") || !strings.Contains(err.Error(), "scans") {
-		t.Errorf("repeated scans: %v (%v)", err, Classify(err))
+	_, err := Compare(context.Background(), job.Env{Models: testModels, FS: fsys}, req)
+	if job.Classify(err) != job.KindInput || !strings.Contains(err.Error(), "fake/zz_scans.jpg") || !strings.Contains(err.Error(), "scans") {
+		t.Errorf("repeated scans: %v (%v)", err, job.Classify(err))
 	}
 }
 
@@ -66,13 +67,13 @@ func TestImageFolderDeadline(t *testing.T) {
 	defer cancel()
 	var done int
 	start := time.Now()
-	_, err := Stats(ctx, Env{Models: testModels, FS: fsys, Progress: func(d, total int) {
+	_, err := Stats(ctx, job.Env{Models: testModels, FS: fsys, Progress: func(d, total int) {
 		if total == n {
 			done = d
 		}
 	}}, req)
-	if Classify(err) != KindCanceled {
-		t.Fatalf("err = %v (%v), want canceled", err, Classify(err))
+	if job.Classify(err) != job.KindCanceled {
+		t.Fatalf("err = %v (%v), want canceled", err, job.Classify(err))
 	}
 	// Decoding and the network stop within a batch of the deadline (the
 	// whole folder takes minutes).

@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 // Metric names a two-sample score between real and generated feature
 // rows, as the metrics field of CompareRequest spells it.

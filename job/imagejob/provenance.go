@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"genlens/features"
 	"genlens/frechet"
 	"genlens/inception"
+	"genlens/job"
 )
 
 // provenance returns how x makes the out features (after x.prepare).
@@ -49,7 +50,7 @@ func (c *provenanceCheck) add(path string, p *frechet.Provenance, stats bool) er
 
 // note warns, once, about the statistics files that record no
 // provenance.
-func (c *provenanceCheck) note(env Env) {
+func (c *provenanceCheck) note(env job.Env) {
 	if w := frechet.UnknownNote(c.cmd, c.unknown); w != "" {
 		env.Warning(w)
 	}

@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"genlens/dataio"
 	"genlens/frechet"
 	"genlens/internal/shareddata"
+	"genlens/job"
 )
 
 // inceptionFS holds n images of the shared Inception fixture under imgs/
@@ -47,7 +48,7 @@ func legacyStats(t *testing.T, fsys fstest.MapFS, name string, s frechet.Stats, 
 	for i, c := range b {
 		a.Data[i] = float64(c)
 	}
-	writeArtifact(t, fsys, name, Artifact{name, func(w io.Writer) error {
+	writeArtifact(t, fsys, name, job.Artifact{Name: name, Write: func(w io.Writer) error {
 		return frechet.EncodeStatsWith(w, s, map[string]*dataio.Array{frechet.LegacyProvenanceKey: a})
 	}})
 }
@@ -60,7 +61,7 @@ func TestProvenanceMergedAndSingle(t *testing.T) {
 	t.Setenv("GENLENS_CACHE", t.TempDir())
 	ctx := context.Background()
 	var warns []string
-	env := Env{Models: testModels, FS: fsys, Warn: func(m string) { warns = append(warns, m) }}
+	env := job.Env{Models: testModels, FS: fsys, Warn: func(m string) { warns = append(warns, m) }}
 
 	// merged.npz: two parts of pytorch-fid features, merged.
 	req := NewStatsRequest()
@@ -145,13 +146,13 @@ func TestProvenanceLegacyAndUnknown(t *testing.T) {
 	s := frechet.StatsOf(x, 1)
 	legacyStats(t, fsys, "old-pt.npz", s, map[string]string{"embedder": "inception", "mode": "pytorch-fid", "weights_sha256": "ab"})
 	legacyStats(t, fsys, "old-dino.npz", s, map[string]string{"embedder": "dinov2-vitl14", "preset": "dgm-eval", "weights_sha256": "cd"})
-	writeArtifact(t, fsys, "new-clean.npz", Artifact{"new-clean.npz", func(w io.Writer) error {
+	writeArtifact(t, fsys, "new-clean.npz", job.Artifact{Name: "new-clean.npz", Write: func(w io.Writer) error {
 		return frechet.EncodeStatsMeta(w, s, frechet.Provenance{Embedder: "inception-v3", Mode: "clean", Dims: "3", Weights: "ab"}.StatsMeta())
 	}})
-	writeArtifact(t, fsys, "new-pt.npz", Artifact{"new-pt.npz", func(w io.Writer) error {
+	writeArtifact(t, fsys, "new-pt.npz", job.Artifact{Name: "new-pt.npz", Write: func(w io.Writer) error {
 		return frechet.EncodeStatsMeta(w, s, frechet.Provenance{Embedder: "inception-v3", Mode: "pytorch-fid", Dims: "3", Weights: "ab"}.StatsMeta())
 	}})
-	writeArtifact(t, fsys, "pytorch-fid.npz", Artifact{"pytorch-fid.npz", func(w io.Writer) error {
+	writeArtifact(t, fsys, "pytorch-fid.npz", job.Artifact{Name: "pytorch-fid.npz", Write: func(w io.Writer) error {
 		return frechet.EncodeStats(w, s)
 	}})
 	p, err := frechet.ReadProvenance(fsys, "old-dino.npz")
@@ -172,7 +173,7 @@ func TestProvenanceLegacyAndUnknown(t *testing.T) {
 		var warns []string
 		req := NewCompareRequest()
 		req.Real, req.Fake = tc.real, tc.fake
-		_, err := Compare(context.Background(), Env{FS: fsys, Warn: func(m string) { warns = append(warns, m) }}, req)
+		_, err := Compare(context.Background(), job.Env{FS: fsys, Warn: func(m string) { warns = append(warns, m) }}, req)
 		if (err != nil) != tc.refused || len(warns) != tc.warnings {
 			t.Errorf("%s against %s: %v, warnings %q; want refused %v, %d warning(s)", tc.real, tc.fake, err, warns, tc.refused, tc.warnings)
 		}

@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"genlens/dataio"
 	"genlens/frechet"
 	"genlens/inception"
+	"genlens/job"
 	"genlens/online"
 )
 
@@ -56,7 +57,7 @@ type SelectRequest struct {
 	Recursive  bool   `json:"recursive,omitempty"`
 	NoCache    bool   `json:"no_cache,omitempty"`
 
-	CSVOptions // sep: how the fields of CSV inputs are separated
+	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
 // images returns the request's image options.
@@ -74,9 +75,9 @@ func NewSelectRequest() SelectRequest {
 
 // Validate checks the fields that need no input file.
 func (r *SelectRequest) Validate() (verr error) {
-	defer func() { verr = WithDefault(verr, r, NewSelectRequest()) }()
-	if err := CheckLimits("select", Lim("pools", len(r.Pools), MaxListLen), Lim("steps", r.Steps, maxSelectSteps), Lim("batch", r.Batch, maxSelectBatch),
-		Lim("trials", r.Trials, maxSelectTrials), Lim("image_batch", r.ImageBatch, MaxImageBatch), Lim("workers", r.Workers, MaxWorkers)); err != nil {
+	defer func() { verr = job.WithDefault(verr, r, NewSelectRequest()) }()
+	if err := job.CheckLimits("select", job.Lim("pools", len(r.Pools), job.MaxListLen), job.Lim("steps", r.Steps, maxSelectSteps), job.Lim("batch", r.Batch, maxSelectBatch),
+		job.Lim("trials", r.Trials, maxSelectTrials), job.Lim("image_batch", r.ImageBatch, job.MaxImageBatch), job.Lim("workers", r.Workers, job.MaxWorkers)); err != nil {
 		return err
 	}
 	if err := r.CSVOptions.ValidateSep(); err != nil {
@@ -102,29 +103,29 @@ const (
 func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
 	switch {
 	case r.Score != "fid" && r.Score != "is":
-		return nil, nil, Fieldf("score", "select: {score} %q: want fid or is", r.Score)
+		return nil, nil, job.Fieldf("score", "select: {score} %q: want fid or is", r.Score)
 	case len(r.Pools) < 2:
-		return nil, nil, Fieldf("pools", "select: give at least 2 generator pools with {pools}")
+		return nil, nil, job.Fieldf("pools", "select: give at least 2 generator pools with {pools}")
 	case r.Steps < 1 || r.Batch < 1 || r.Trials < 1:
-		return nil, nil, Fieldf("steps", "select: {steps}, {batch} and {trials} must be positive")
+		return nil, nil, job.Fieldf("steps", "select: {steps}, {batch} and {trials} must be positive")
 	case r.Steps > maxSelectSteps:
-		return nil, nil, Fieldf("steps", "select: {steps} %d: want at most %d", r.Steps, maxSelectSteps)
+		return nil, nil, job.Fieldf("steps", "select: {steps} %d: want at most %d", r.Steps, maxSelectSteps)
 	case r.Trials > maxSelectTrials:
-		return nil, nil, Fieldf("trials", "select: {trials} %d: want at most %d", r.Trials, maxSelectTrials)
+		return nil, nil, job.Fieldf("trials", "select: {trials} %d: want at most %d", r.Trials, maxSelectTrials)
 	case r.Batch > maxSelectBatch:
-		return nil, nil, Fieldf("batch", "select: {batch} %d: want at most %d", r.Batch, maxSelectBatch)
+		return nil, nil, job.Fieldf("batch", "select: {batch} %d: want at most %d", r.Batch, maxSelectBatch)
 	case float64(r.Steps)*float64(r.Trials) > maxSelectStepTrials:
-		return nil, nil, Fieldf("steps", "select: {steps} %d x {trials} %d = %.3g recorded steps per algorithm: want at most %.0g", r.Steps, r.Trials, float64(r.Steps)*float64(r.Trials), float64(maxSelectStepTrials))
+		return nil, nil, job.Fieldf("steps", "select: {steps} %d x {trials} %d = %.3g recorded steps per algorithm: want at most %.0g", r.Steps, r.Trials, float64(r.Steps)*float64(r.Trials), float64(maxSelectStepTrials))
 	case !(r.BonusScale > 0):
-		return nil, nil, Fieldf("bonus_scale", "select: {bonus_scale} %v: want a positive number", r.BonusScale)
+		return nil, nil, job.Fieldf("bonus_scale", "select: {bonus_scale} %v: want a positive number", r.BonusScale)
 	case !(r.Delta > 0 && r.Delta < 1):
-		return nil, nil, Fieldf("delta", "select: {delta} %v: want a value in (0, 1)", r.Delta)
+		return nil, nil, job.Fieldf("delta", "select: {delta} %v: want a value in (0, 1)", r.Delta)
 	case r.Score == "fid" && !slices.Contains([]string{"paper", "code2024", "fducb2025"}, r.FIDBonus):
-		return nil, nil, Fieldf("fid_bonus", "select: {fid_bonus} %q: want paper, code2024 or fducb2025", r.FIDBonus)
+		return nil, nil, job.Fieldf("fid_bonus", "select: {fid_bonus} %q: want paper, code2024 or fducb2025", r.FIDBonus)
 	case r.Score == "is" && strings.TrimSpace(r.Embedder) != "" && strings.ToLower(strings.TrimSpace(r.Embedder)) != EmbedderInception:
-		return nil, nil, Fieldf("embedder", "select: {score} is: the Inception Score is defined on Inception's class probabilities; {embedder} %s has none (use inception)", r.Embedder)
+		return nil, nil, job.Fieldf("embedder", "select: {score} is: the Inception Score is defined on Inception's class probabilities; {embedder} %s has none (use inception)", r.Embedder)
 	case !(r.TruncationRatio >= 0 && r.TruncationRatio < 1):
-		return nil, nil, Fieldf("truncation_ratio", "select: {truncation_ratio} %v: want a value in [0, 1) (the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP)", r.TruncationRatio)
+		return nil, nil, job.Fieldf("truncation_ratio", "select: {truncation_ratio} %v: want a value in [0, 1) (the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP)", r.TruncationRatio)
 	}
 	var names []string
 	if r.Algos == "" {
@@ -142,10 +143,10 @@ func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
 		for _, name := range strings.Split(r.Algos, ",") {
 			name = strings.TrimSpace(name)
 			if name == "" {
-				return nil, nil, Fieldf("algos", "select: {algos} %q has an empty entry", r.Algos)
+				return nil, nil, job.Fieldf("algos", "select: {algos} %q has an empty entry", r.Algos)
 			}
 			if seen[name] {
-				return nil, nil, Fieldf("algos", "select: {algos} lists %s twice", name)
+				return nil, nil, job.Fieldf("algos", "select: {algos} lists %s twice", name)
 			}
 			seen[name] = true
 			names = append(names, name)
@@ -157,22 +158,22 @@ func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
 		if r.Score == "fid" {
 			x, err := online.ParseFIDRule(name)
 			if err != nil {
-				return nil, nil, Fieldf("algos", "%s", err)
+				return nil, nil, job.Fieldf("algos", "%s", err)
 			}
 			fid = append(fid, x)
 		} else {
 			x, err := online.ParseISRule(name)
 			if err != nil {
-				return nil, nil, Fieldf("algos", "%s", err)
+				return nil, nil, job.Fieldf("algos", "%s", err)
 			}
 			is = append(is, x)
 		}
 	}
 	switch {
 	case r.Score == "fid" && r.Ref == "":
-		return nil, nil, Fieldf("ref", "select: {score} fid needs {ref} (reference rows or a statistics .npz)")
+		return nil, nil, job.Fieldf("ref", "select: {score} fid needs {ref} (reference rows or a statistics .npz)")
 	case r.Score == "is" && (r.Ref != "" || r.RefKey != ""):
-		return nil, nil, Fieldf("ref", "select: {ref} is for {score} fid; IS needs no reference")
+		return nil, nil, job.Fieldf("ref", "select: {ref} is for {score} fid; IS needs no reference")
 	case r.Score == "is":
 		if err := checkTolerance(r.Tolerance); err != nil {
 			return nil, nil, err
@@ -185,7 +186,7 @@ func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
 // command's --json document (and select.json).
 type SelectResult struct {
 	Best       int                        `json:"best"`
-	Scores     []Num                      `json:"scores"`
+	Scores     []job.Num                  `json:"scores"`
 	Score      string                     `json:"score"`
 	Steps      int                        `json:"steps"`
 	Batch      int                        `json:"batch"`
@@ -210,7 +211,7 @@ type SelectAlgorithm struct {
 // Select runs `genlens select`: it reads the pools (and the FID reference)
 // through env.FS, simulates every algorithm over req.Trials trials and
 // reports finished trials through env.Progress.
-func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, error) {
+func Select(ctx context.Context, env job.Env, req SelectRequest) (*SelectResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -237,7 +238,7 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 			return nil, err
 		}
 	} else if req.PoolsKey != "" && slices.ContainsFunc(lists[:len(req.Pools)], func(l []string) bool { return l != nil }) {
-		return nil, Fieldf("pools_key", "select: {pools_key} names an array in .npz pools, and a pool is a folder of images")
+		return nil, job.Fieldf("pools_key", "select: {pools_key} names an array in .npz pools, and a pool is a folder of images")
 	}
 	c := &counter{env: env, total: total}
 	feat, softmax := inception.Out2048, false
@@ -247,7 +248,7 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 	var ref *featureSide
 	if l := lists[len(req.Pools)]; l != nil {
 		if req.RefKey != "" {
-			return nil, Fieldf("ref_key", "select: {ref_key} names an array in an .npz; %s is a folder of images", req.Ref)
+			return nil, job.Fieldf("ref_key", "select: {ref_key} names an array in an .npz; %s is a folder of images", req.Ref)
 		}
 		rows, err := ex.imageRows(ctx, l, feat, false, c)
 		if err != nil {
@@ -295,13 +296,13 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 	if w := selectRegretWarning(res); w != "" {
 		env.Warning(w)
 	}
-	out := &SelectResult{Best: res.Best, Scores: Nums(res.Scores), Score: req.Score, Steps: req.Steps, Batch: req.Batch,
+	out := &SelectResult{Best: res.Best, Scores: job.Nums(res.Scores), Score: req.Score, Steps: req.Steps, Batch: req.Batch,
 		Trials: req.Trials, Algorithms: map[string]SelectAlgorithm{}, Run: res, Images: ex.info(start)}
 	for _, a := range res.Algorithms {
 		out.Algorithms[a.Name] = SelectAlgorithm{
-			RegretFinal:           ScoreMeanStd{Num(a.FinalRegret.Mean), Num(a.FinalRegret.Std)},
-			AverageRegretFinal:    ScoreMeanStd{Num(a.FinalAverageRegret.Mean), Num(a.FinalAverageRegret.Std)},
-			OptimalPickRatioFinal: ScoreMeanStd{Num(a.FinalOptimalPickRatio.Mean), Num(a.FinalOptimalPickRatio.Std)},
+			RegretFinal:           ScoreMeanStd{job.Num(a.FinalRegret.Mean), job.Num(a.FinalRegret.Std)},
+			AverageRegretFinal:    ScoreMeanStd{job.Num(a.FinalAverageRegret.Mean), job.Num(a.FinalAverageRegret.Std)},
+			OptimalPickRatioFinal: ScoreMeanStd{job.Num(a.FinalOptimalPickRatio.Mean), job.Num(a.FinalOptimalPickRatio.Std)},
 			Picks:                 a.Picks,
 		}
 		out.Order = append(out.Order, a.Name)
@@ -313,7 +314,7 @@ func Select(ctx context.Context, env Env, req SelectRequest) (*SelectResult, err
 // simulates the FID rules. A reference covariance that is not positive
 // semidefinite is the statistics file's fault (pools are rows, whose
 // covariances are).
-func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSide, poolPath string, poolProv *frechet.Provenance, sim online.Simulation, rules []online.FIDRule, pools []*mat.Dense) (*online.Result, error) {
+func selectFID(ctx context.Context, env job.Env, req SelectRequest, side *featureSide, poolPath string, poolProv *frechet.Provenance, sim online.Simulation, rules []online.FIDRule, pools []*mat.Dense) (*online.Result, error) {
 	var err error
 	chk := provenanceCheck{cmd: "select"}
 	if side == nil {
@@ -341,7 +342,7 @@ func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSid
 		p := online.DefaultFIDParams()
 		p.Delta, p.BonusScale, p.TruncationRatio = req.Delta, req.BonusScale, req.TruncationRatio
 		if p.Form, err = online.ParseBonusForm(req.FIDBonus); err != nil {
-			return nil, Fieldf("fid_bonus", "select: {fid_bonus} %q: want paper, code2024 or fducb2025", req.FIDBonus)
+			return nil, job.Fieldf("fid_bonus", "select: {fid_bonus} %q: want paper, code2024 or fducb2025", req.FIDBonus)
 		}
 		if slices.Contains(rules, online.FIDUCB) {
 			if w := selectBonusWarning(ref, pools, p, req.Steps*req.Batch/len(pools)); w != "" {
@@ -363,7 +364,7 @@ func selectFID(ctx context.Context, env Env, req SelectRequest, side *featureSid
 // selectSingularWarnings warns about the reference and the pools whose
 // covariance is singular (no more rows than dimensions): the FIDs that
 // define the best generator and every regret are then dominated by it.
-func selectSingularWarnings(env Env, req SelectRequest, ref *featureSide, pools []*mat.Dense) {
+func selectSingularWarnings(env job.Env, req SelectRequest, ref *featureSide, pools []*mat.Dense) {
 	if n := ref.n(); n != nil {
 		if w := singularWarning("select", "the reference "+req.Ref, *n, ref.dim(), "every FID against it"); w != "" {
 			env.Warning(w)

@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"io"
@@ -6,6 +6,7 @@ import (
 
 	"genlens/chart"
 	"genlens/dataio"
+	"genlens/job"
 	"genlens/online"
 )
 
@@ -13,19 +14,19 @@ import (
 // mean and standard deviation over trials of every algorithm's regret,
 // average regret and optimal-pick ratio), regret.png,
 // optimal_pick_ratio.png and select.json.
-func (r *SelectResult) Artifacts() []Artifact {
+func (r *SelectResult) Artifacts() []job.Artifact {
 	what := strings.ToUpper(r.Run.Metric)
-	return []Artifact{
-		{"steps.csv", r.WriteStepsCSV},
-		{"regret.png", func(w io.Writer) error {
+	return []job.Artifact{
+		{Name: "steps.csv", Write: r.WriteStepsCSV},
+		{Name: "regret.png", Write: func(w io.Writer) error {
 			return r.writeChart(w, "Regret ("+what+"), mean ± std over trials", "regret",
 				func(a online.AlgorithmResult) online.Curve { return a.Regret })
 		}},
-		{"optimal_pick_ratio.png", func(w io.Writer) error {
+		{Name: "optimal_pick_ratio.png", Write: func(w io.Writer) error {
 			return r.writeChart(w, "Optimal-pick ratio ("+what+")", "fraction of steps on the best generator",
 				func(a online.AlgorithmResult) online.Curve { return a.OptimalPickRatio })
 		}},
-		{"select.json", func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
+		{Name: "select.json", Write: func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
 	}
 }
 
@@ -69,5 +70,5 @@ func (r *SelectResult) writeChart(w io.Writer, title, ylabel string, curve func(
 		}
 		series = append(series, chart.Series{Name: a.Name, X: xs, Y: c.Mean, Lower: lo, Upper: hi})
 	}
-	return PNGTo(w)(chart.NewLines(title, "step", ylabel, series))
+	return job.PNGTo(w)(chart.NewLines(title, "step", ylabel, series))
 }

@@ -1,9 +1,10 @@
-package job
+package imagejob
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"genlens/job"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -35,7 +36,7 @@ func TestSelectBonusWarning(t *testing.T) {
 		req := NewSelectRequest()
 		req.Ref, req.Pools, req.Steps, req.Trials, req.FIDBonus = "ref.csv", []string{"a.csv", "b.csv", "c.csv"}, 60, 1, form
 		var warnings []string
-		env := Env{FS: fsys, Warn: func(s string) { warnings = append(warnings, s) }}
+		env := job.Env{FS: fsys, Warn: func(s string) { warnings = append(warnings, s) }}
 		if _, err := Select(context.Background(), env, req); err != nil {
 			t.Fatalf("%s: %v", form, err)
 		}
@@ -60,8 +61,8 @@ func TestSelectBonusWarning(t *testing.T) {
 	}
 	req := NewSelectRequest()
 	req.Ref, req.Pools, req.FIDBonus = "ref.csv", []string{"a.csv", "b.csv"}, "2023"
-	var fe *FieldError
-	if _, err := Select(context.Background(), Env{FS: fsys}, req); !errors.As(err, &fe) || fe.Field != "fid_bonus" {
+	var fe *job.FieldError
+	if _, err := Select(context.Background(), job.Env{FS: fsys}, req); !errors.As(err, &fe) || fe.Field != "fid_bonus" {
 		t.Errorf("fid_bonus 2023: %v", err)
 	}
 	req.FIDBonus, req.TruncationRatio = "paper", -1
@@ -106,7 +107,7 @@ func TestSelectAdviceMeasured(t *testing.T) {
 	run := func(form string, scale float64) map[string]float64 {
 		req := NewSelectRequest()
 		req.Ref, req.Pools, req.Trials, req.FIDBonus, req.BonusScale = "ref.csv", []string{"a.csv", "b.csv", "c.csv"}, 5, form, scale
-		res, err := Select(context.Background(), Env{FS: fsys}, req)
+		res, err := Select(context.Background(), job.Env{FS: fsys}, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +124,7 @@ func TestSelectAdviceMeasured(t *testing.T) {
 	var warnings []string
 	req := NewSelectRequest()
 	req.Ref, req.Pools, req.Trials = "ref.csv", []string{"a.csv", "b.csv", "c.csv"}, 1
-	if _, err := Select(context.Background(), Env{FS: fsys, Warn: func(s string) { warnings = append(warnings, s) }}, req); err != nil {
+	if _, err := Select(context.Background(), job.Env{FS: fsys, Warn: func(s string) { warnings = append(warnings, s) }}, req); err != nil {
 		t.Fatal(err)
 	}
 	// The scale the advice names brings the bonus to the spread at the

@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/frechet"
+	"genlens/job"
 )
 
 // This file holds what splits one feature computation over many
@@ -54,26 +55,26 @@ func ShardIndex(cmd string, shards, flag int, flagSet bool, getenv func(string) 
 	case getenv(EnvJobCompletionIndex) != "":
 		v, err := strconv.Atoi(strings.TrimSpace(getenv(EnvJobCompletionIndex)))
 		if err != nil {
-			return 0, Fieldf("shard", "%s: %s=%q is not an integer (the shard index comes from %s)", cmd, EnvJobCompletionIndex, getenv(EnvJobCompletionIndex), shardSources)
+			return 0, job.Fieldf("shard", "%s: %s=%q is not an integer (the shard index comes from %s)", cmd, EnvJobCompletionIndex, getenv(EnvJobCompletionIndex), shardSources)
 		}
 		idx, from = v, EnvJobCompletionIndex
 	case getenv(EnvSlurmArrayTaskID) != "":
 		v, err := strconv.Atoi(strings.TrimSpace(getenv(EnvSlurmArrayTaskID)))
 		if err != nil {
-			return 0, Fieldf("shard", "%s: %s=%q is not an integer (the shard index comes from %s)", cmd, EnvSlurmArrayTaskID, getenv(EnvSlurmArrayTaskID), shardSources)
+			return 0, job.Fieldf("shard", "%s: %s=%q is not an integer (the shard index comes from %s)", cmd, EnvSlurmArrayTaskID, getenv(EnvSlurmArrayTaskID), shardSources)
 		}
 		lo := 0
 		if m := strings.TrimSpace(getenv(EnvSlurmArrayTaskMin)); m != "" {
 			if lo, err = strconv.Atoi(m); err != nil {
-				return 0, Fieldf("shard", "%s: %s=%q is not an integer", cmd, EnvSlurmArrayTaskMin, m)
+				return 0, job.Fieldf("shard", "%s: %s=%q is not an integer", cmd, EnvSlurmArrayTaskMin, m)
 			}
 		}
 		idx, from = v-lo, fmt.Sprintf("%s %d − %s %d", EnvSlurmArrayTaskID, v, EnvSlurmArrayTaskMin, lo)
 	default:
-		return 0, Fieldf("shard", "%s: no shard index: give %s (0-based, below {shards} %d)", cmd, shardSources, shards)
+		return 0, job.Fieldf("shard", "%s: no shard index: give %s (0-based, below {shards} %d)", cmd, shardSources, shards)
 	}
 	if idx < 0 || idx >= shards {
-		return 0, Fieldf("shard", "%s: shard index %d (from %s) out of range: want 0 to %d for {shards} %d (the index comes from %s)", cmd, idx, from, shards-1, shards, shardSources)
+		return 0, job.Fieldf("shard", "%s: shard index %d (from %s) out of range: want 0 to %d for {shards} %d (the index comes from %s)", cmd, idx, from, shards-1, shards, shardSources)
 	}
 	return idx, nil
 }
@@ -82,11 +83,11 @@ func ShardIndex(cmd string, shards, flag int, flagSet bool, getenv func(string) 
 func checkShards(cmd string, shards, shard int) error {
 	switch {
 	case shards < 0 || shards > MaxShards:
-		return Fieldf("shards", "%s: {shards} %d: want 1 to %d", cmd, shards, MaxShards)
+		return job.Fieldf("shards", "%s: {shards} %d: want 1 to %d", cmd, shards, MaxShards)
 	case shards == 0 && shard != 0:
-		return Fieldf("shard", "%s: {shard} %d without {shards}", cmd, shard)
+		return job.Fieldf("shard", "%s: {shard} %d without {shards}", cmd, shard)
 	case shards > 0 && (shard < 0 || shard >= shards):
-		return Fieldf("shard", "%s: {shard} %d out of range: want 0 to %d for {shards} %d", cmd, shard, shards-1, shards)
+		return job.Fieldf("shard", "%s: {shard} %d out of range: want 0 to %d for {shards} %d", cmd, shard, shards-1, shards)
 	}
 	return nil
 }
@@ -223,9 +224,9 @@ func NewStatsMergeRequest() StatsMergeRequest { return StatsMergeRequest{} }
 func (r *StatsMergeRequest) Validate() error {
 	switch {
 	case len(r.Parts) == 0:
-		return Fieldf("parts", "stats merge: {parts}: give the part files of every shard")
+		return job.Fieldf("parts", "stats merge: {parts}: give the part files of every shard")
 	case len(r.Parts) > MaxShards:
-		return Fieldf("parts", "stats merge: %d {parts}: at most %d", len(r.Parts), MaxShards)
+		return job.Fieldf("parts", "stats merge: %d {parts}: at most %d", len(r.Parts), MaxShards)
 	}
 	return nil
 }
@@ -253,7 +254,7 @@ type StatsMergeResult struct {
 // reads the parts one at a time in shard order and merges them by Chan,
 // Golub and LeVeque's pairwise formula in a fixed tree
 // (frechet.TreeMerger), so the order of req.Parts changes no bit.
-func StatsMerge(ctx context.Context, env Env, req StatsMergeRequest) (*StatsMergeResult, error) {
+func StatsMerge(ctx context.Context, env job.Env, req StatsMergeRequest) (*StatsMergeResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -319,7 +320,7 @@ func StatsMerge(ctx context.Context, env Env, req StatsMergeRequest) (*StatsMerg
 		}
 	}
 	if len(missing) > 0 && !req.AllowMissing {
-		return nil, Fieldf("parts", "stats merge: missing shard%s %s of %d (0-based); give %s, or {allow_missing} to merge without %s",
+		return nil, job.Fieldf("parts", "stats merge: missing shard%s %s of %d (0-based); give %s, or {allow_missing} to merge without %s",
 			plural(len(missing)), fmtInts(missing, 20), k, map[bool]string{true: "its part", false: "their parts"}[len(missing) == 1],
 			map[bool]string{true: "it", false: "them"}[len(missing) == 1])
 	}
@@ -358,8 +359,8 @@ func StatsMerge(ctx context.Context, env Env, req StatsMergeRequest) (*StatsMerg
 
 // Artifact returns the merged statistics file: mu, sigma (n − 1) and n
 // as pytorch-fid reads them, plus the provenance as text.
-func (r *StatsMergeResult) Artifact(name string) Artifact {
-	return Artifact{name, func(w io.Writer) error { return frechet.EncodeStatsMeta(w, r.Stats, r.Meta) }}
+func (r *StatsMergeResult) Artifact(name string) job.Artifact {
+	return job.Artifact{Name: name, Write: func(w io.Writer) error { return frechet.EncodeStatsMeta(w, r.Stats, r.Meta) }}
 }
 
 func plural(n int) string {

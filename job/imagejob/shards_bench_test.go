@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"genlens/frechet"
+	"genlens/job"
 )
 
 // BenchmarkStatsMerge merges part files of 2048-d pool3 statistics from
@@ -19,7 +20,7 @@ import (
 // and pushed into the tree. GENLENS_BENCH_PARTS sets the part count
 // (default 200, 6.7 GB of files in a temporary directory).
 //
-//	go test ./job -run '^$' -bench StatsMerge -benchtime 1x -count 3
+//	go test ./job/imagejob -run '^$' -bench StatsMerge -benchtime 1x -count 3
 func BenchmarkStatsMerge(b *testing.B) {
 	k := 200
 	if v, err := strconv.Atoi(os.Getenv("GENLENS_BENCH_PARTS")); err == nil && v > 0 {
@@ -49,7 +50,7 @@ func BenchmarkStatsMerge(b *testing.B) {
 	b.ResetTimer()
 	cpu0 := cpuSeconds()
 	for range b.N {
-		res, err := StatsMerge(context.Background(), Env{}, StatsMergeRequest{Parts: parts})
+		res, err := StatsMerge(context.Background(), job.Env{}, StatsMergeRequest{Parts: parts})
 		if err != nil || res.N != 64*k {
 			b.Fatal(err)
 		}

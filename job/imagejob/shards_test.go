@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/internal/shareddata"
+	"genlens/job"
 )
 
 func TestShardIndex(t *testing.T) {
@@ -54,7 +55,7 @@ func TestShardIndex(t *testing.T) {
 				}
 				return
 			}
-			var fe *FieldError
+			var fe *job.FieldError
 			if !errors.As(err, &fe) || fe.Field != "shard" {
 				t.Fatalf("err %v: want a field error on {shard}", err)
 			}
@@ -102,7 +103,7 @@ func TestShardOfSplitsEveryNameOnce(t *testing.T) {
 }
 
 // writeArtifact renders an artifact into fsys under name.
-func writeArtifact(t *testing.T, fsys fstest.MapFS, name string, a Artifact) {
+func writeArtifact(t *testing.T, fsys fstest.MapFS, name string, a job.Artifact) {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := a.Write(&buf); err != nil {
@@ -146,7 +147,7 @@ func TestFolderStatsShardsMerge(t *testing.T) {
 		fsys[fmt.Sprintf("imgs/img%03d.png", i)] = &fstest.MapFile{Data: b}
 	}
 	weights := filepath.Join(dir, "inception_random.pth")
-	env := Env{Models: testModels, FS: fsys}
+	env := job.Env{Models: testModels, FS: fsys}
 	ctx := context.Background()
 	req := NewStatsRequest()
 	req.In, req.Dims, req.Weights = "imgs", "64", weights
@@ -190,7 +191,7 @@ func featureParts(t *testing.T, fsys fstest.MapFS, in, prefix string, k int) []s
 	for i := 0; i < k; i++ {
 		r := NewStatsRequest()
 		r.In, r.Shards, r.Shard = in, k, i
-		res, err := Stats(context.Background(), Env{Models: testModels, FS: fsys}, r)
+		res, err := Stats(context.Background(), job.Env{Models: testModels, FS: fsys}, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +227,7 @@ func TestStatsMergeFeatureFileAndRefusals(t *testing.T) {
 	}
 	fsys := fstest.MapFS{"x.npy": {Data: npyOf(t, x)}, "y.npy": {Data: npyOf(t, y)}}
 	ctx := context.Background()
-	env := Env{Models: testModels, FS: fsys}
+	env := job.Env{Models: testModels, FS: fsys}
 	whole, err := Stats(ctx, env, StatsRequest{In: "x.npy"})
 	if err != nil {
 		t.Fatal(err)
@@ -289,10 +290,10 @@ func TestStatsMergeFeatureFileAndRefusals(t *testing.T) {
 			t.Errorf("%s: merged", tc.name)
 			continue
 		}
-		if k := Classify(err); k != KindField && k != KindInput {
+		if k := job.Classify(err); k != job.KindField && k != job.KindInput {
 			t.Errorf("%s: %v is %v, want bad input", tc.name, err, k)
 		}
-		var fe *FieldError
+		var fe *job.FieldError
 		if tc.field != "" && (!errors.As(err, &fe) || fe.Field != tc.field) {
 			t.Errorf("%s: %v: want a field error on %s", tc.name, err, tc.field)
 		}
@@ -302,7 +303,7 @@ func TestStatsMergeFeatureFileAndRefusals(t *testing.T) {
 	}
 	// --allow-missing merges what is there and says what is not.
 	var warned string
-	part, err := StatsMerge(ctx, Env{Models: testModels, FS: fsys, Warn: func(s string) { warned = s }}, StatsMergeRequest{Parts: parts[1:], AllowMissing: true})
+	part, err := StatsMerge(ctx, job.Env{Models: testModels, FS: fsys, Warn: func(s string) { warned = s }}, StatsMergeRequest{Parts: parts[1:], AllowMissing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +358,7 @@ func TestFeatureFilesPattern(t *testing.T) {
 		"parts/notes.t": {Data: []byte("x")},
 	}
 	ctx := context.Background()
-	env := Env{Models: testModels, FS: fsys}
+	env := job.Env{Models: testModels, FS: fsys}
 	whole, err := Stats(ctx, env, StatsRequest{In: "all.npy"})
 	if err != nil {
 		t.Fatal(err)

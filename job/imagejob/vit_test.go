@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"genlens/dataio"
 	"genlens/frechet"
+	"genlens/job"
 	"genlens/vit"
 )
 
@@ -51,7 +52,7 @@ func pngFolder(t *testing.T, fsys fstest.MapFS, dir string, n int, seed uint64) 
 func TestViTEmbedder(t *testing.T) {
 	name := tinyDINO(t)
 	t.Setenv("GENLENS_CACHE", t.TempDir())
-	weights := filepath.Join("..", "vit", "testdata", "dinov2_small.pth")
+	weights := filepath.Join("..", "..", "vit", "testdata", "dinov2_small.pth")
 	fsys := fstest.MapFS{}
 	pngFolder(t, fsys, "real", 4, 1)
 	pngFolder(t, fsys, "fake", 4, 2)
@@ -59,7 +60,7 @@ func TestViTEmbedder(t *testing.T) {
 
 	f := NewFeaturesRequest()
 	f.Input, f.Embedder, f.Weights = "real", name, weights
-	res, err := Features(ctx, Env{Models: testModels, FS: fsys}, f)
+	res, err := Features(ctx, job.Env{Models: testModels, FS: fsys}, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,12 +93,12 @@ func TestViTEmbedder(t *testing.T) {
 		}
 	}
 	// A second run reads the cache; another preset has its own entries.
-	again, err := Features(ctx, Env{Models: testModels, FS: fsys}, f)
+	again, err := Features(ctx, job.Env{Models: testModels, FS: fsys}, f)
 	if err != nil || again.Cached != 4 || again.Computed != 0 {
 		t.Fatalf("second run: %+v, %v", again, err)
 	}
 	f.Preset = "torch-fidelity"
-	tfid, err := Features(ctx, Env{Models: testModels, FS: fsys}, f)
+	tfid, err := Features(ctx, job.Env{Models: testModels, FS: fsys}, f)
 	if err != nil || tfid.Computed != 4 || tfid.Features[0][0] == res.Features[0][0] {
 		t.Fatalf("torch-fidelity preset: %+v, %v", tfid, err)
 	}
@@ -105,7 +106,7 @@ func TestViTEmbedder(t *testing.T) {
 	// compare: fd_dinov2 beside fid, and the provenance in images.
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Embedder, req.Weights = "real", "fake", name, weights
-	cmp, err := Compare(ctx, Env{Models: testModels, FS: fsys}, req)
+	cmp, err := Compare(ctx, job.Env{Models: testModels, FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestViTEmbedder(t *testing.T) {
 	// with features made otherwise is refused, naming both.
 	s := NewStatsRequest()
 	s.In, s.Embedder, s.Weights = "real", name, weights
-	st, err := Stats(ctx, Env{Models: testModels, FS: fsys}, s)
+	st, err := Stats(ctx, job.Env{Models: testModels, FS: fsys}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,18 +128,18 @@ func TestViTEmbedder(t *testing.T) {
 	}
 	fsys["real.npz"] = &fstest.MapFile{Data: buf.Bytes()}
 	req.Real = "real.npz"
-	same, err := Compare(ctx, Env{Models: testModels, FS: fsys}, req)
+	same, err := Compare(ctx, job.Env{Models: testModels, FS: fsys}, req)
 	if err != nil || !relClose(float64(*same.FID), float64(*cmp.FID), 1e-9) || same.FDDINOv2 == nil {
 		t.Fatalf("stats file of the same features: %+v, %v", same, err)
 	}
 	req.Preset = "torch-fidelity"
-	_, err = Compare(ctx, Env{Models: testModels, FS: fsys}, req)
+	_, err = Compare(ctx, job.Env{Models: testModels, FS: fsys}, req)
 	var ie *dataio.InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "real.npz") || !strings.Contains(err.Error(), "preset dgm-eval") || !strings.Contains(err.Error(), "preset torch-fidelity") {
 		t.Errorf("other preset: %v", err)
 	}
 	req.Preset, req.Embedder, req.Weights = "", "", ""
-	_, err = Compare(ctx, Env{Models: testModels, FS: fsys}, req)
+	_, err = Compare(ctx, job.Env{Models: testModels, FS: fsys}, req)
 	if err == nil || !strings.Contains(err.Error(), "real.npz") {
 		// Inception may be missing here (no weights offline): then the
 		// error is about its weights, not about the comparison.
@@ -176,7 +177,7 @@ func TestViTEmbedderFields(t *testing.T) {
 		req := NewStatsRequest()
 		req.In, req.ImageOptions, req.Dims = "real", tc.opt, tc.dims
 		err := req.Validate()
-		var fe *FieldError
+		var fe *job.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%+v: %v, want field %s and %q", tc.opt, err, tc.field, tc.msg)
 		}
@@ -184,7 +185,7 @@ func TestViTEmbedderFields(t *testing.T) {
 	// Without --weights a ViT says which file it needs.
 	req := NewStatsRequest()
 	req.In, req.Embedder = "real", name
-	_, err := Stats(context.Background(), Env{Models: testModels, FS: fsys}, req)
+	_, err := Stats(context.Background(), job.Env{Models: testModels, FS: fsys}, req)
 	if err == nil || !strings.Contains(err.Error(), "weights is required") || !strings.Contains(err.Error(), "_pretrain.pth") {
 		t.Errorf("no weights: %v", err)
 	}
@@ -197,7 +198,7 @@ func TestViTEmbedderFields(t *testing.T) {
 	// So is select's: a ViT's features are no class probabilities.
 	sel := NewSelectRequest()
 	sel.Pools, sel.Score, sel.Embedder = []string{"real", "real"}, "is", name
-	var fe *FieldError
+	var fe *job.FieldError
 	if err := sel.Validate(); !errors.As(err, &fe) || fe.Field != "embedder" || !strings.Contains(err.Error(), "Inception Score") {
 		t.Errorf("select --score is: %v", err)
 	}
@@ -211,9 +212,9 @@ func TestViTShardDim(t *testing.T) {
 	fsys := fstest.MapFS{}
 	pngFolder(t, fsys, "real", 4, 1)
 	s := NewStatsRequest()
-	s.In, s.Embedder, s.Weights = "real", name, filepath.Join("..", "vit", "testdata", "dinov2_small.pth")
+	s.In, s.Embedder, s.Weights = "real", name, filepath.Join("..", "..", "vit", "testdata", "dinov2_small.pth")
 	s.Shards, s.Shard = 2, 0
-	res, err := Stats(context.Background(), Env{Models: testModels, FS: fsys}, s)
+	res, err := Stats(context.Background(), job.Env{Models: testModels, FS: fsys}, s)
 	if err != nil {
 		t.Fatal(err)
 	}

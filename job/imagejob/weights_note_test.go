@@ -1,4 +1,4 @@
-package job
+package imagejob
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"genlens/imageio"
 	"genlens/inception"
+	"genlens/job"
 )
 
 // TestWeightsInfo: every result whose features came from Inception
@@ -22,7 +23,7 @@ func TestWeightsInfo(t *testing.T) {
 	dir, fsys := imageFixture(t)
 	t.Setenv("GENLENS_CACHE", t.TempDir())
 	weights := filepath.Join(dir, "inception_random.pth")
-	env := Env{Models: testModels, FS: fsys}
+	env := job.Env{Models: testModels, FS: fsys}
 	ctx := context.Background()
 
 	req := NewCompareRequest()
@@ -114,7 +115,7 @@ func TestJPEGNote(t *testing.T) {
 				f[k] = v
 			}
 			var warns []string
-			env := Env{Models: testModels, FS: f, Warn: func(m string) { warns = append(warns, m) }}
+			env := job.Env{Models: testModels, FS: f, Warn: func(m string) { warns = append(warns, m) }}
 			req := NewCompareRequest()
 			req.Real, req.Fake, req.Weights = c.real, c.fake, weights
 			if _, err := Compare(context.Background(), env, req); err != nil {
@@ -142,11 +143,11 @@ func TestCompareFoldersKIDRefusedFirst(t *testing.T) {
 	dir, fsys := imageFixture(t)
 	t.Setenv("GENLENS_CACHE", t.TempDir())
 	steps := 0
-	env := Env{Models: testModels, FS: fsys, Progress: func(done, total int) { steps += done }}
+	env := job.Env{Models: testModels, FS: fsys, Progress: func(done, total int) { steps += done }}
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Weights, req.Metrics, req.KIDSubsetSize = "real", "fake", filepath.Join(dir, "inception_random.pth"), "kid", 4
 	_, err := Compare(context.Background(), env, req)
-	var fe *FieldError
+	var fe *job.FieldError
 	if !errors.As(err, &fe) || fe.Field != "kid_subset_size" || !strings.Contains(err.Error(), "(real 3, generated 3)") || steps != 0 {
 		t.Errorf("got %v after %d progress steps, want a {kid_subset_size} error before any image", err, steps)
 	}

@@ -18,7 +18,7 @@ import (
 // flight, keeping the rows in memory, and at 8 with every row appended to
 // a file and synced; 64 prompts an iteration. Run with
 //
-//	go test ./job -run '^$' -bench BenchmarkSample -benchtime 3x -count 3
+//	go test ./job/llmjob -run '^$' -bench BenchmarkSample -benchtime 3x -count 3
 func BenchmarkSample(b *testing.B) {
 	srv, _ := sampleServer(b, func(c *llmtest.Config) { c.Latency = 20 * time.Millisecond })
 	fsys := fstest.MapFS{"p.jsonl": {Data: promptsFile(64)}}

@@ -56,7 +56,7 @@ func syntheticSplit(b testing.TB) fstest.MapFS {
 // alerts among the ten production chunks (nothing drifts), over five fit
 // seeds (five check models on the same split). Run with
 //
-//	GENLENS_SHARED_DATA=DIR go test ./job -run '^$' -bench MSEEpochSelection -benchtime 1x
+//	GENLENS_SHARED_DATA=DIR go test ./job/msejob -run '^$' -bench MSEEpochSelection -benchtime 1x
 func BenchmarkMSEEpochSelection(b *testing.B) {
 	const seeds = 5
 	for _, data := range []struct {

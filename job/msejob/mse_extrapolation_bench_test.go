@@ -81,7 +81,7 @@ func (t *extrapolationTally) report(b *testing.B, name string) {
 //
 // Run with
 //
-//	GENLENS_SHARED_DATA=/work/shared/data go test ./job -run '^$' -bench MSEExtrapolation -benchtime 1x -v
+//	GENLENS_SHARED_DATA=/work/shared/data go test ./job/msejob -run '^$' -bench MSEExtrapolation -benchtime 1x -v
 func BenchmarkMSEExtrapolation(b *testing.B) {
 	b.Run("readme", func(b *testing.B) {
 		for b.Loop() {
