@@ -35,8 +35,9 @@ func exp32(x float32) float32 {
 // gelu is the exact GELU, x·Φ(x) = x/2·(1 + erf(x/√2)), nn.GELU's
 // default, with erf as Abramowitz and Stegun's 7.1.26 (absolute error
 // below 1.5e-7, the approximation PyTorch's vectorised CPU kernel uses).
-// For x < 0 it computes 1 + erf(x/√2) = erfc(|x|/√2) directly, so the
-// tail keeps its relative precision.
+// For x < 0 it computes 1 + erf(x/√2) = erfc(|x|/√2) directly, not by
+// a cancelling float32 sum, which in the tail would lose more digits
+// than the approximation does.
 func gelu(x []float32) {
 	for i, v := range x {
 		z := v * 0.70710678118654752
