@@ -84,7 +84,8 @@ for net in "${nets[@]}"; do
 	rows+=("$(printf '%-15s %5d %9s %9s %9s %12s %14s %9s' "$net" "$batch" "$g" "$p" "$o" \
 		"$(awk -v a="$g" -v b="$o" 'BEGIN { printf "%.2f", a / b }')" \
 		"$(awk -v a="$g" -v b="$p" 'BEGIN { printf "%.2f", a / b }')" "$fid")")
-	echo "$net: genlens ${t1}s for $n images, ${t2}s for $((2 * n)); PyTorch $torch; ONNX Runtime $ort" >&2
+	echo "$net: genlens ${t1}s for $n images, ${t2}s for $((2 * n)); PyTorch $torch; ONNX Runtime $ort; load $(uptime | sed 's/.*load average: //')" >&2
+	echo "${rows[-1]}" >&2
 done
 echo "load at end: $(uptime | sed 's/.*load average: //')"
 echo
