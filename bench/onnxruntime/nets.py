@@ -72,6 +72,18 @@ class Pool3(torch.nn.Module):
         return self.net(x)[0].flatten(1)
 
 
+class ImageOnly(torch.nn.Module):
+    """The network as a function of the image batch alone, so that the
+    exported graph has that one input (DINOv2's forward also takes masks)."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)
+
+
 def randomise_gains(model, seed):
     """LayerNorm gains and shifts and LayerScale gammas start at 1 and 0
     (or a constant): give them random values so that every parameter
@@ -112,7 +124,7 @@ def build(args, name):
     net.eval()
     weights = os.path.join(args.out, "weights.pth")
     torch.save(net.state_dict(), weights)
-    return net, weights
+    return ImageOnly(net).eval(), weights
 
 
 def read_images(folder, name):
