@@ -69,7 +69,7 @@ for net in "${nets[@]}"; do
 	# takes off start-up (loading and packing the weights).
 	[ -d "$d/img1" ] || "$PYTHON" "$here/nets.py" images "$net" "$d/img1" "$n"
 	[ -d "$d/img2" ] || "$PYTHON" "$here/nets.py" images "$net" "$d/img2" $((2 * n))
-	torch=$("$PYTHON" "$here/nets.py" export "$net" --out "$d" --batch "$batch" --threads "$THREADS" --runs "$RUNS" --images "$d/img1" 2>"$d/export.log" | tail -n1)
+	torch=$(OPENBLAS_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS "$PYTHON" "$here/nets.py" export "$net" --out "$d" --batch "$batch" --threads "$THREADS" --runs "$RUNS" --images "$d/img1" 2>"$d/export.log" | tail -n1)
 	weights=$(echo "$torch" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["weights"])')
 	ort=$(node "$here/ort_bench.js" "$d/model.onnx" "$batch" "$side" "$THREADS" "$RUNS")
 	flags=(--no-cache --batch "$batch" --workers "$THREADS" --weights "$weights")
