@@ -134,3 +134,109 @@ func BenchmarkForward(b *testing.B) {
 		})
 	}
 }
+
+// The layer benchmarks time the pieces of a block on one group of 4
+// images at 224 px (1028 token columns, what Forward gives a goroutine
+// for ViT-S/B), one goroutine, so that a regression shows where:
+//
+//	go test ./vit -run '^$' -bench 'Linear|Attention|LayerNorm|Activation' -count 5
+
+const benchCols = 4 * 257
+
+func randomSlice(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(r.NormFloat64())
+	}
+	return s
+}
+
+// BenchmarkLinear is each linear layer of ViT-S/14 and ViT-B/14 as
+// Forward runs it: the packed weight times the group's columns, plus
+// the bias.
+func BenchmarkLinear(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct {
+		name    string
+		out, in int
+	}{
+		{"vits/qkv", 3 * 384, 384}, {"vits/proj", 384, 384}, {"vits/fc1", 1536, 384}, {"vits/fc2", 384, 1536},
+		{"vitb/qkv", 3 * 768, 768}, {"vitb/proj", 768, 768}, {"vitb/fc1", 3072, 768}, {"vitb/fc2", 768, 3072},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			l := linear{in: tc.in, out: tc.out, w: randomSlice(r, tc.out*tc.in), b: randomSlice(r, tc.out)}
+			l.pack()
+			x := randomSlice(r, tc.in*benchCols)
+			c := make([]float32, tc.out*benchCols)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				l.mul(x, benchCols, benchCols, c, benchCols, false, 1)
+			}
+			b.ReportMetric(float64(tc.out*tc.in*benchCols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
+	}
+}
+
+// BenchmarkAttention is the attention of one block for the group: per
+// image and head, scores, softmax and the product with the values.
+func BenchmarkAttention(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, name := range []string{"dinov2-vits14", "dinov2-vitb14"} {
+		b.Run(name, func(b *testing.B) {
+			cfg := Configs[name]
+			m := &Model{cfg: cfg}
+			W, T := cfg.Width, cfg.Tokens()
+			qkv := randomSlice(r, 3*W*benchCols)
+			att := make([]float32, W*benchCols)
+			var sc attnScratch
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := m.attention(context.Background(), qkv, benchCols/T, att, 1, &sc); err != nil {
+					b.Fatal(err)
+				}
+			}
+			macs := 2 * float64(T*T*W) * float64(benchCols/T)
+			b.ReportMetric(macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
+	}
+}
+
+// BenchmarkLayerNorm normalises the group's columns at the widths of
+// ViT-S and ViT-B.
+func BenchmarkLayerNorm(b *testing.B) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, w := range []int{384, 768} {
+		b.Run(strconv.Itoa(w), func(b *testing.B) {
+			x := randomSlice(r, w*benchCols)
+			nm := norm{g: randomSlice(r, w), b: randomSlice(r, w)}
+			dst := make([]float32, len(x))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				layerNormCols(x, w, benchCols, nm, 1e-6, dst)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(len(x)), "ns/value")
+		})
+	}
+}
+
+// BenchmarkActivation is the FFN activations over ViT-S's hidden layer
+// for the group.
+func BenchmarkActivation(b *testing.B) {
+	r := rand.New(rand.NewPCG(13, 14))
+	x := randomSlice(r, 1536*benchCols)
+	y := make([]float32, len(x))
+	for _, tc := range []struct {
+		name string
+		f    func([]float32)
+	}{{"gelu", gelu}, {"quickGELU", quickGELU}, {"swiglu", func(a []float32) { swiglu(a[:len(a)/2], a[len(a)/2:]) }}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				copy(y, x)
+				b.StartTimer()
+				tc.f(y)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(len(x)), "ns/value")
+		})
+	}
+}

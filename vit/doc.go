@@ -40,14 +40,27 @@
 // projection: encode_image. The projection is L2-normalised when the
 // variant says so (CMMD's input).
 //
-// Every product runs through linalg.Sgemm in float32 (internal/simdblas's
-// AVX2/FMA kernel in the pure-Go build, OpenBLAS with -tags openblas):
-// the patch embedding is a GEMM over the patches of the batch (the
-// convolution's stride equals its kernel, so im2col is a reshape), every
-// linear layer one GEMM over the tokens of the whole batch, and attention
-// two GEMMs per image and head with the softmax between them. Against
-// PyTorch 1.13 running the reference modules on random-weight fixtures
-// the features agree to float32 round-off (see testdata/make_fixtures.py).
+// The forward pass keeps every activation as a matrix of features (rows)
+// by tokens (columns), the tokens of a group of images side by side, so
+// that each linear layer is one product W·X with the weight on the left,
+// packed once at load time for internal/simdblas's micro-kernel
+// (simdblas.Pack, MulAddPacked; linalg.Sgemm where that kernel does not
+// run). The patch embedding is such a product over the patches laid out
+// as columns (the convolution's stride equals its kernel, so im2col is a
+// reshape). At load time the attention scale is folded into the query
+// rows of the qkv weight and LayerScale into the layer before it, so the
+// projection and the second FFN layer add straight onto the residual.
+// Attention runs per image and head in blocks of about 128 queries whose
+// keys×queries scores stay in L2 between its two products (linalg.Sgemm,
+// that is simdblas): the softmax goes down each column and its sums
+// divide the dh-row output rather than the scores. Each group (about 1024
+// token columns) runs through the whole network on one goroutine, the
+// groups of a batch on the CPUs side by side; softmax, GELU, QuickGELU
+// and SiLU use a float32 exponential and Abramowitz and Stegun's erf, as
+// PyTorch's vectorised CPU kernels do, and LayerNorm float64 statistics.
+// Against PyTorch 1.13 running the reference modules on random-weight
+// fixtures the features agree to float32 round-off (see
+// testdata/make_fixtures.py).
 //
 // # Weights
 //

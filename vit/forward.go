@@ -9,17 +9,26 @@ import (
 	"genlens/linalg"
 )
 
-// chunkValues bounds the widest activation of one pass over the batch
-// (tokens × FFN width), in float32 values: 16M values, 64 MB. Larger
-// batches run as several passes.
-const chunkValues = 1 << 24
+// groupColumns is the number of token columns a group of images aims
+// at: enough that every weight matrix, read from memory once per group,
+// is multiplied by a wide panel, few enough that a group's activations
+// (a few MB for ViT-S) stay in the shared cache between the layers.
+const groupColumns = 1024
+
+// queryBlock is about the number of queries whose scores attention holds
+// at once: Tokens × queryBlock values (130 KB for 257 tokens, 330 KB for
+// the 577 of CLIP ViT-L/14 at 336) that the two products and the softmax
+// between them pass over while they stay in L2.
+const queryBlock = 128
 
 // Forward runs the network on a batch of preprocessed images, each
 // 3×Input×Input channels first, and returns one output vector per image
-// (Config.Dim values). The linear layers run as one GEMM over the tokens
-// of all images of a pass (the GEMM spreads over the CPUs); attention and
-// the element-wise steps run on up to workers goroutines (<= 0: one per
-// CPU). It stops at the next block when ctx is cancelled.
+// (Config.Dim values). The batch runs as groups of images, each group
+// through the whole network on one of up to workers goroutines (<= 0: one
+// per CPU); with fewer groups than workers the products of a group are
+// split over the rest. The output of an image does not depend on the
+// batch it came in, nor on workers. Forward stops at the next block when
+// ctx is cancelled.
 func (m *Model) Forward(ctx context.Context, batch [][]float32, workers int) ([][]float32, error) {
 	c := m.cfg
 	for i, x := range batch {
@@ -27,155 +36,93 @@ func (m *Model) Forward(ctx context.Context, batch [][]float32, workers int) ([]
 			return nil, fmt.Errorf("vit: image %d has %d values, want 3×%d×%d", i, len(x), c.Input, c.Input)
 		}
 	}
-	widest := max(3*c.Width, c.Hidden)
-	if c.SwiGLU {
-		widest = 2 * c.Hidden
+	if len(batch) == 0 {
+		return [][]float32{}, nil
 	}
-	per := max(1, chunkValues/(c.Tokens()*widest))
-	out := make([][]float32, 0, len(batch))
-	for i := 0; i < len(batch); i += per {
-		o, err := m.pass(ctx, batch[i:min(len(batch), i+per)], workers)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, o...)
-	}
-	return out, nil
-}
-
-// pass runs one group of images through the network together.
-func (m *Model) pass(ctx context.Context, imgs [][]float32, workers int) ([][]float32, error) {
-	c := m.cfg
-	B, T, W, g, p := len(imgs), c.Tokens(), c.Width, c.Grid(), c.Patch
-	n := B * T
-	x := make([]float32, n*W)
-	h := make([]float32, n*W)
-
-	// Patch embedding: every patch of every image as a row (channel,
-	// row, column, the order of the convolution weight), times Wᵀ.
-	np := B * g * g
-	pm := make([]float32, np*3*p*p)
-	err := par.For(ctx, B, workers, func(_ context.Context, b int) error {
-		img, S := imgs[b], c.Input
-		for gy := 0; gy < g; gy++ {
-			for gx := 0; gx < g; gx++ {
-				row := pm[((b*g+gy)*g+gx)*3*p*p:]
-				for ch := 0; ch < 3; ch++ {
-					for i := 0; i < p; i++ {
-						src := img[ch*S*S+(gy*p+i)*S+gx*p:]
-						copy(row[(ch*p+i)*p:(ch*p+i+1)*p], src[:p])
-					}
-				}
-			}
-		}
-		return nil
+	nw := par.Workers(workers, len(batch))
+	g := max(1, groupColumns/c.Tokens())
+	g = min(g, (len(batch)+nw-1)/nw)
+	groups := (len(batch) + g - 1) / g
+	split := max(1, nw/groups)
+	out := make([][]float32, len(batch))
+	err := par.For(ctx, groups, workers, func(ctx context.Context, i int) error {
+		i0, i1 := i*g, min(len(batch), (i+1)*g)
+		o, err := m.group(ctx, batch[i0:i1], split)
+		copy(out[i0:i1], o)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	emb := make([]float32, np*W)
-	m.patch.apply(pm, np, emb)
-	pm = nil
-	for b := 0; b < B; b++ {
-		xb := x[b*T*W : (b+1)*T*W]
-		for j := 0; j < W; j++ {
-			xb[j] = m.cls[j] + m.pos[j]
-		}
-		for k := 0; k < g*g; k++ {
-			e := emb[(b*g*g+k)*W : (b*g*g+k+1)*W]
-			dst, pos := xb[(1+k)*W:(2+k)*W], m.pos[(1+k)*W:(2+k)*W]
-			for j := range dst {
-				dst[j] = e[j] + pos[j]
-			}
-		}
-	}
-	emb = nil
+	return out, nil
+}
+
+// group runs a few images through the network together, their tokens
+// side by side: every activation is a matrix of features (rows) by the
+// tokens of all the images (columns, image-major), so that each linear
+// layer is one product W·X with the weight, packed at load time, on the
+// left. split > 1 spreads the products over that many goroutines.
+func (m *Model) group(ctx context.Context, imgs [][]float32, split int) ([][]float32, error) {
+	c := m.cfg
+	B, T, W := len(imgs), c.Tokens(), c.Width
+	n := B * T
+	x := make([]float32, W*n)
+	m.embed(imgs, x, n)
 	eps := c.Eps()
 	if m.lnPre != nil {
-		if err := rows(ctx, n, workers, func(i0, i1 int) { layerNorm(x[i0*W:i1*W], W, *m.lnPre, eps, x[i0*W:i1*W]) }); err != nil {
-			return nil, err
-		}
+		layerNormCols(x, W, n, *m.lnPre, eps, x)
 	}
-
-	qkv := make([]float32, n*3*W)
-	att := make([]float32, n*W)
-	o := make([]float32, n*W)
+	h := make([]float32, W*n)
+	qkv := make([]float32, 3*W*n)
 	hidden := c.Hidden
 	if c.SwiGLU {
 		hidden = 2 * c.Hidden
 	}
-	u := make([]float32, n*hidden)
-	heads, dh := c.Heads, W/c.Heads
-	scale := float32(1 / math.Sqrt(float64(dh)))
-	for _, blk := range m.blocks {
+	u := make([]float32, hidden*n)
+	var sc attnScratch
+	for bi := range m.blocks {
+		blk := &m.blocks[bi]
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// Attention.
-		if err := rows(ctx, n, workers, func(i0, i1 int) { layerNorm(x[i0*W:i1*W], W, blk.ln1, eps, h[i0*W:i1*W]) }); err != nil {
+		// Attention; its output goes to h, free once qkv is made. The
+		// projection, LayerScale folded in, adds onto the residual.
+		layerNormCols(x, W, n, blk.ln1, eps, h)
+		blk.qkv.mul(h, n, n, qkv, n, false, split)
+		if err := m.attention(ctx, qkv, B, h, split, &sc); err != nil {
 			return nil, err
 		}
-		blk.qkv.apply(h, n, qkv)
-		err := par.For(ctx, B*heads, workers, func(_ context.Context, t int) error {
-			b, hd := t/heads, t%heads
-			base := b * T * 3 * W
-			q := qkv[base+hd*dh:]
-			k := qkv[base+W+hd*dh:]
-			v := qkv[base+2*W+hd*dh:]
-			s := make([]float32, T*T)
-			linalg.Sgemm(false, true, T, T, dh, scale, q, 3*W, k, 3*W, 0, s, T)
-			for r := 0; r < T; r++ {
-				softmax(s[r*T : (r+1)*T])
-			}
-			linalg.Sgemm(false, false, T, dh, T, 1, s, T, v, 3*W, 0, att[b*T*W+hd*dh:], W)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		blk.proj.apply(att, n, o)
-		addScaled(x, o, blk.ls1, W)
+		blk.proj.mul(h, n, n, x, n, true, split)
 
-		// Feed-forward.
-		if err := rows(ctx, n, workers, func(i0, i1 int) { layerNorm(x[i0*W:i1*W], W, blk.ln2, eps, h[i0*W:i1*W]) }); err != nil {
-			return nil, err
-		}
-		blk.fc1.apply(h, n, u)
+		// Feed-forward, likewise.
+		layerNormCols(x, W, n, blk.ln2, eps, h)
+		blk.fc1.mul(h, n, n, u, n, false, split)
 		act := u
 		switch {
 		case blk.swigluHalf > 0:
+			// SiLU(x₁)·x₂ over the first hh rows: row r reads rows r and
+			// hh+r and writes row r, never a row still to be read.
 			hh := blk.swigluHalf
-			act = u[:n*hh]
-			// SiLU(x₁)·x₂ per token, written over the first n·hh values:
-			// row r reads u[r·2hh:] and writes act[r·hh:], never ahead of
-			// what it has read.
-			for r := 0; r < n; r++ {
-				x12 := u[r*2*hh : (r+1)*2*hh]
-				dst := act[r*hh : (r+1)*hh]
-				for j := 0; j < hh; j++ {
-					a := x12[j]
-					dst[j] = float32(a/(1+float32(math.Exp(float64(-a))))) * x12[hh+j]
-				}
-			}
+			act = u[:hh*n]
+			swiglu(u[:hh*n], u[hh*n:2*hh*n])
 		case c.Family == DINOv2:
-			if err := rows(ctx, n, workers, func(i0, i1 int) { gelu(u[i0*hidden : i1*hidden]) }); err != nil {
-				return nil, err
-			}
+			gelu(u)
 		default:
-			if err := rows(ctx, n, workers, func(i0, i1 int) { quickGELU(u[i0*hidden : i1*hidden]) }); err != nil {
-				return nil, err
-			}
+			quickGELU(u)
 		}
-		blk.fc2.apply(act, n, o)
-		addScaled(x, o, blk.ls2, W)
+		blk.fc2.mul(act, n, n, x, n, true, split)
 	}
 
 	// Output: the class token after the final norm (and CLIP's
 	// projection).
 	out := make([][]float32, B)
+	tok := make([]float32, W)
 	cls := make([]float32, W)
 	for b := 0; b < B; b++ {
-		layerNorm(x[b*T*W:b*T*W+W], W, m.final, eps, cls)
+		for r := range tok {
+			tok[r] = x[r*n+b*T]
+		}
+		layerNorm(tok, W, m.final, eps, cls)
 		if m.proj == nil {
 			out[b] = append([]float32(nil), cls...)
 			continue
@@ -199,32 +146,204 @@ func (m *Model) pass(ctx context.Context, imgs [][]float32, workers int) ([][]fl
 	return out, nil
 }
 
-// apply computes y = x·Wᵀ + b for n rows of x, PyTorch's nn.Linear.
-func (l linear) apply(x []float32, n int, y []float32) {
-	y = y[:n*l.out]
-	beta := float32(0)
-	if l.b != nil {
-		for r := 0; r < n; r++ {
-			copy(y[r*l.out:(r+1)*l.out], l.b)
+// embed writes the tokens of the images into the Width×n matrix x: the
+// class token and, for each patch, the patch convolution (a product with
+// the patch laid out as a column: channel, row, column, the order of the
+// convolution weight) plus its bias, then the positional embedding.
+func (m *Model) embed(imgs [][]float32, x []float32, n int) {
+	c := m.cfg
+	T, W, g, p, S := c.Tokens(), c.Width, c.Grid(), c.Patch, c.Input
+	np := g * g
+	col := make([]float32, 3*p*p*np)
+	for b, img := range imgs {
+		for ch := 0; ch < 3; ch++ {
+			for i := 0; i < p; i++ {
+				for j := 0; j < p; j++ {
+					dst := col[((ch*p+i)*p+j)*np:][:np]
+					for gy := 0; gy < g; gy++ {
+						src := img[ch*S*S+(gy*p+i)*S+j:]
+						d := dst[gy*g : (gy+1)*g]
+						for gx := range d {
+							d[gx] = src[gx*p]
+						}
+					}
+				}
+			}
 		}
-		beta = 1
+		m.patch.mul(col, np, np, x[b*T+1:], n, false, 1)
+		for r := 0; r < W; r++ {
+			row := x[r*n+b*T:][:T]
+			pos := m.posT[r*T:][:T]
+			row[0] = m.cls[r] + pos[0]
+			for t := 1; t < T; t++ {
+				row[t] += pos[t]
+			}
+		}
 	}
-	linalg.Sgemm(false, true, n, l.out, l.in, 1, x, l.in, l.w, l.in, beta, y, l.out)
 }
 
-// rows calls fn on contiguous ranges of n rows on up to workers
-// goroutines.
-func rows(ctx context.Context, n, workers int, fn func(i0, i1 int)) error {
-	parts := min(n, 4*par.Workers(workers, n))
-	return par.For(ctx, parts, workers, func(_ context.Context, i int) error {
-		fn(i*n/parts, (i+1)*n/parts)
+// attnScratch holds one goroutine's attention buffers.
+type attnScratch struct {
+	s, o []float32
+	mx   []float32
+	sum  []float64
+}
+
+// attention computes softmax(QKᵀ)V for every image and head of the group
+// from qkv (3·Width rows: the queries, already scaled by 1/√(Width/Heads),
+// the keys, the values), into the Width×n matrix att. Per block of
+// queryBlock queries it multiplies Kᵀ by the queries into a keys×queries
+// block of scores, takes the softmax down each column (exponentials
+// only; the sums divide the output, dh rows rather than Tokens), and
+// multiplies V by it.
+func (m *Model) attention(ctx context.Context, qkv []float32, B int, att []float32, split int, own *attnScratch) error {
+	c := m.cfg
+	T, W, heads := c.Tokens(), c.Width, c.Heads
+	dh := W / heads
+	n := B * T
+	task := func(t int, sc *attnScratch) {
+		b, hd := t/heads, t%heads
+		q := qkv[hd*dh*n+b*T:]
+		k := qkv[(W+hd*dh)*n+b*T:]
+		v := qkv[(2*W+hd*dh)*n+b*T:]
+		// Blocks of about queryBlock queries, of equal size: 257 tokens
+		// as 129 + 128 rather than 128 + 128 + 1.
+		nb := max(1, T/queryBlock)
+		qbMax := (T + nb - 1) / nb
+		if len(sc.s) < T*qbMax {
+			sc.s = make([]float32, T*qbMax)
+			sc.o = make([]float32, dh*qbMax)
+			sc.mx = make([]float32, qbMax)
+			sc.sum = make([]float64, qbMax)
+		}
+		for i0 := 0; i0 < T; i0 += qbMax {
+			qb := min(qbMax, T-i0)
+			s := sc.s[:T*qb]
+			linalg.Sgemm(true, false, T, qb, dh, 1, k, n, q[i0:], n, 0, s, qb)
+			mx, sum := sc.mx[:qb], sc.sum[:qb]
+			copy(mx, s[:qb])
+			for j := 1; j < T; j++ {
+				for i, v := range s[j*qb : (j+1)*qb] {
+					mx[i] = max(mx[i], v)
+				}
+			}
+			clear(sum)
+			for j := 0; j < T; j++ {
+				row := s[j*qb : (j+1)*qb]
+				for i, v := range row {
+					e := exp32(v - mx[i])
+					row[i] = e
+					sum[i] += float64(e)
+				}
+			}
+			o := sc.o[:dh*qb]
+			linalg.Sgemm(false, false, dh, qb, T, 1, v, n, s, qb, 0, o, qb)
+			for i := range mx {
+				mx[i] = float32(1 / sum[i])
+			}
+			for d := 0; d < dh; d++ {
+				dst := att[(hd*dh+d)*n+b*T+i0:][:qb]
+				for i, v := range o[d*qb : (d+1)*qb] {
+					dst[i] = v * mx[i]
+				}
+			}
+		}
+	}
+	if split <= 1 {
+		for t := 0; t < B*heads; t++ {
+			task(t, own)
+		}
+		return nil
+	}
+	return par.For(ctx, B*heads, split, func(_ context.Context, t int) error {
+		var sc attnScratch
+		task(t, &sc)
 		return nil
 	})
 }
 
-// layerNorm normalises every w-wide row of x into dst (which may be x):
-// (x − mean)/√(var + eps)·g + b with the biased variance, the statistics
-// in float64.
+// mul computes C = W·X + b, or C += W·X + b with add set, for the n
+// columns of X (in rows, leading dimension ldx) into C (out rows,
+// leading dimension ldc): nn.Linear applied to every column. With split
+// > 1 the columns are shared among that many goroutines; every entry is
+// summed in the same order whatever split is.
+func (l *linear) mul(x []float32, ldx, n int, c []float32, ldc int, add bool, split int) {
+	if !add {
+		for r := 0; r < l.out; r++ {
+			row := c[r*ldc:][:n]
+			if l.b == nil {
+				clear(row)
+				continue
+			}
+			b := l.b[r]
+			for j := range row {
+				row[j] = b
+			}
+		}
+	} else if l.b != nil {
+		for r := 0; r < l.out; r++ {
+			row := c[r*ldc:][:n]
+			b := l.b[r]
+			for j := range row {
+				row[j] += b
+			}
+		}
+	}
+	if split <= 1 || n < 2*16 {
+		l.mulAdd(n, x, ldx, c, ldc)
+		return
+	}
+	// Column chunks that are whole micro-tiles (16 wide).
+	chunk := (n/split + 15) &^ 15
+	parts := (n + chunk - 1) / chunk
+	_ = par.For(context.Background(), parts, split, func(_ context.Context, i int) error {
+		j0 := i * chunk
+		l.mulAdd(min(chunk, n-j0), x[j0:], ldx, c[j0:], ldc)
+		return nil
+	})
+}
+
+// layerNormCols normalises every column of the w×n matrix x into dst
+// (which may be x): (x − mean)/√(var + eps)·g + b over the column, with
+// the biased variance and the statistics in float64. It goes through
+// the matrix in bands of columns that stay in cache for its three passes.
+func layerNormCols(x []float32, w, n int, nm norm, eps float32, dst []float32) {
+	const band = 64
+	var sum, ss [band]float64
+	for c0 := 0; c0 < n; c0 += band {
+		cw := min(band, n-c0)
+		s, q := sum[:cw], ss[:cw]
+		clear(s)
+		clear(q)
+		for r := 0; r < w; r++ {
+			for j, v := range x[r*n+c0:][:cw] {
+				s[j] += float64(v)
+			}
+		}
+		for j := range s {
+			s[j] /= float64(w) // the mean
+		}
+		for r := 0; r < w; r++ {
+			for j, v := range x[r*n+c0:][:cw] {
+				d := float64(v) - s[j]
+				q[j] += d * d
+			}
+		}
+		for j := range q {
+			q[j] = 1 / math.Sqrt(q[j]/float64(w)+float64(eps))
+		}
+		for r := 0; r < w; r++ {
+			g, b := nm.g[r], nm.b[r]
+			out := dst[r*n+c0:][:cw]
+			for j, v := range x[r*n+c0:][:cw] {
+				out[j] = float32((float64(v)-s[j])*q[j])*g + b
+			}
+		}
+	}
+}
+
+// layerNorm normalises every w-wide row of x into dst (which may be x),
+// as layerNormCols does a column.
 func layerNorm(x []float32, w int, nm norm, eps float32, dst []float32) {
 	for r := 0; r < len(x)/w; r++ {
 		row, out := x[r*w:(r+1)*w], dst[r*w:(r+1)*w]
@@ -241,56 +360,6 @@ func layerNorm(x []float32, w int, nm norm, eps float32, dst []float32) {
 		inv := 1 / math.Sqrt(ss/float64(w)+float64(eps))
 		for j, v := range row {
 			out[j] = float32((float64(v)-mean)*inv)*nm.g[j] + nm.b[j]
-		}
-	}
-}
-
-// softmax replaces a row of scores by exp(s − max)/Σ exp(s − max).
-func softmax(s []float32) {
-	mx := s[0]
-	for _, v := range s[1:] {
-		mx = max(mx, v)
-	}
-	var sum float64
-	for j, v := range s {
-		e := float32(math.Exp(float64(v - mx)))
-		s[j] = e
-		sum += float64(e)
-	}
-	inv := float32(1 / sum)
-	for j := range s {
-		s[j] *= inv
-	}
-}
-
-// gelu is the exact GELU, x·Φ(x) = x/2·(1 + erf(x/√2)), nn.GELU's
-// default.
-func gelu(x []float32) {
-	for i, v := range x {
-		x[i] = float32(0.5 * float64(v) * (1 + math.Erf(float64(v)*math.Sqrt2/2)))
-	}
-}
-
-// quickGELU is CLIP's x·σ(1.702x).
-func quickGELU(x []float32) {
-	for i, v := range x {
-		x[i] = float32(float64(v) / (1 + math.Exp(-1.702*float64(v))))
-	}
-}
-
-// addScaled adds o to x row by row, times the LayerScale gains when
-// there are any.
-func addScaled(x, o, ls []float32, w int) {
-	if ls == nil {
-		for i, v := range o {
-			x[i] += v
-		}
-		return
-	}
-	for r := 0; r < len(x)/w; r++ {
-		xr, or := x[r*w:(r+1)*w], o[r*w:(r+1)*w]
-		for j, v := range or {
-			xr[j] += v * ls[j]
 		}
 	}
 }

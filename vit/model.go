@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"genlens/dataio"
+	"genlens/internal/simdblas"
+	"genlens/linalg"
 )
 
 // Tensor is one weight, row-major float32, with its shape.
@@ -15,10 +17,13 @@ type Tensor struct {
 }
 
 // linear is y = W·x + b with W out×in in PyTorch's nn.Linear layout; b is
-// nil for a layer without bias.
+// nil for a layer without bias. Once the model is prepared, pw holds W
+// packed for simdblas.MulAddPacked (and w is dropped) where the SGEMM
+// kernel runs.
 type linear struct {
 	in, out int
 	w, b    []float32
+	pw      *simdblas.Packed
 }
 
 // norm is a LayerNorm's gain and shift.
@@ -40,6 +45,7 @@ type Model struct {
 	patch  linear    // Width × 3·Patch², bias nil for CLIP
 	cls    []float32 // class token (DINOv2) or class embedding (CLIP)
 	pos    []float32 // Tokens × Width, already at the input grid
+	posT   []float32 // pos transposed, Width × Tokens
 	lnPre  *norm     // CLIP's ln_pre
 	blocks []block
 	final  norm      // DINOv2's norm, CLIP's ln_post
@@ -118,10 +124,93 @@ func NewModel(file string, cfg Config, sd map[string]*Tensor) (*Model, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	var m *Model
+	var err error
 	if cfg.Family == DINOv2 {
-		return newDINOv2(file, cfg, sd)
+		m, err = newDINOv2(file, cfg, sd)
+	} else {
+		m, err = newCLIP(file, cfg, sd)
 	}
-	return newCLIP(file, cfg, sd)
+	if err != nil {
+		return nil, err
+	}
+	m.prepare()
+	return m, nil
+}
+
+// prepare turns the weights as loaded into those the forward pass
+// multiplies by, on copies (the state dict is the caller's): the query
+// rows of every qkv layer times the attention scale 1/√(Width/Heads)
+// (exact for the power-of-two scale of 64-wide heads), LayerScale folded
+// into the layers before it, x + γ⊙(Wh + b) = x + (γ⊙W)h + γ⊙b, so that
+// their products add straight onto the residual, every weight packed,
+// and the positional embedding transposed to the token-column layout.
+func (m *Model) prepare() {
+	c := m.cfg
+	w, T := c.Width, c.Tokens()
+	scale := float32(1 / math.Sqrt(float64(w/c.Heads)))
+	for i := range m.blocks {
+		b := &m.blocks[i]
+		b.qkv = b.qkv.scaled(func(r int) float32 {
+			if r < w {
+				return scale
+			}
+			return 1
+		})
+		if b.ls1 != nil {
+			b.proj = b.proj.scaled(func(r int) float32 { return b.ls1[r] })
+		}
+		if b.ls2 != nil {
+			b.fc2 = b.fc2.scaled(func(r int) float32 { return b.ls2[r] })
+		}
+		b.qkv.pack()
+		b.proj.pack()
+		b.fc1.pack()
+		b.fc2.pack()
+	}
+	m.patch.pack()
+	m.posT = make([]float32, w*T)
+	for t := 0; t < T; t++ {
+		for r := 0; r < w; r++ {
+			m.posT[r*T+t] = m.pos[t*w+r]
+		}
+	}
+}
+
+// scaled returns a copy of l with row r of W and of b times f(r).
+func (l linear) scaled(f func(r int) float32) linear {
+	s := linear{in: l.in, out: l.out, w: make([]float32, len(l.w))}
+	for r := 0; r < l.out; r++ {
+		g := f(r)
+		for j, v := range l.w[r*l.in : (r+1)*l.in] {
+			s.w[r*l.in+j] = v * g
+		}
+	}
+	if l.b != nil {
+		s.b = make([]float32, len(l.b))
+		for r, v := range l.b {
+			s.b[r] = v * f(r)
+		}
+	}
+	return s
+}
+
+// pack packs W for MulAddPacked when the SGEMM kernel runs.
+func (l *linear) pack() {
+	if linalg.SgemmKernel() {
+		l.pw = simdblas.Pack(l.out, l.in, l.w, l.in)
+		l.w = nil
+	}
+}
+
+// mulAdd adds W·X to C for the n columns of X (leading dimension ldx)
+// and of C (ldc).
+func (l *linear) mulAdd(n int, x []float32, ldx int, c []float32, ldc int) {
+	if l.pw != nil {
+		simdblas.MulAddPacked(l.pw, n, x, ldx, c, ldc)
+		return
+	}
+	linalg.Sgemm(false, false, l.out, n, l.in, 1, l.w, l.in, x, ldx, 1, c, ldc)
 }
 
 func newDINOv2(file string, cfg Config, sd map[string]*Tensor) (*Model, error) {

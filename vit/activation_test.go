@@ -1,0 +1,121 @@
+package vit
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestExp32(t *testing.T) {
+	var worst float64
+	for x := -87.0; x < 88.3; x += 0.001 {
+		f := float32(x)
+		want := math.Exp(float64(f))
+		got := float64(exp32(f))
+		worst = math.Max(worst, math.Abs(got-want)/want)
+	}
+	// float32's unit roundoff is 6e-8: a few units at most.
+	if worst > 2.5e-7 {
+		t.Errorf("exp32: relative error %.3g", worst)
+	}
+	for _, tc := range []struct{ x, want float32 }{{-100, 0}, {0, 1}, {float32(math.Inf(-1)), 0}, {100, float32(math.Inf(1))}} {
+		if got := exp32(tc.x); got != tc.want {
+			t.Errorf("exp32(%v) = %v, want %v", tc.x, got, tc.want)
+		}
+	}
+	if got := exp32(float32(math.NaN())); got == got {
+		t.Errorf("exp32(NaN) = %v", got)
+	}
+}
+
+func TestActivations(t *testing.T) {
+	exactGELU := func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
+	quick := func(x float64) float64 { return x / (1 + math.Exp(-1.702*x)) }
+	silu := func(x float64) float64 { return x / (1 + math.Exp(-x)) }
+	for _, tc := range []struct {
+		name  string
+		f     func([]float32)
+		exact func(float64) float64
+		tol   float64 // |error| <= tol·max(|x|, 1e-3) + float32 rounding
+	}{
+		// Abramowitz and Stegun 7.1.26 is within 1.5e-7 of erf, and
+		// within 5e-7 evaluated in float32: GELU = x/2·(1 + erf).
+		{"gelu", gelu, exactGELU, 2.5e-7},
+		{"quickGELU", quickGELU, quick, 2.5e-7},
+		{"silu", func(a []float32) {
+			one := make([]float32, len(a))
+			for i := range one {
+				one[i] = 1
+			}
+			swiglu(a, one)
+		}, silu, 2.5e-7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var xs []float32
+			for x := -12.0; x <= 12; x += 0.0007 {
+				xs = append(xs, float32(x))
+			}
+			got := append([]float32(nil), xs...)
+			tc.f(got)
+			for i, x := range xs {
+				want := tc.exact(float64(x))
+				if d := math.Abs(float64(got[i]) - want); d > tc.tol*math.Max(math.Abs(float64(x)), 1e-3)+1.2e-7*math.Abs(want) {
+					t.Fatalf("%s(%v) = %v, want %v (error %.3g)", tc.name, x, got[i], want, d)
+				}
+			}
+		})
+	}
+	// In the negative tail 1 + erf is not formed by cancellation: at
+	// x = −5 (GELU 1.4e-6) the float32 sum alone would be off by 4%.
+	x := []float32{-5}
+	gelu(x)
+	if want := exactGELU(-5); math.Abs(float64(x[0])-want) > 0.005*math.Abs(want) {
+		t.Errorf("gelu(-5) = %v, want %v", x[0], want)
+	}
+}
+
+// TestForwardGrouping checks that an image's output does not depend on
+// the batch it comes in nor on the number of workers: alone, in groups,
+// with a group's products split over goroutines.
+func TestForwardGrouping(t *testing.T) {
+	for _, cfg := range []Config{smallDINO(56, false), smallDINO(56, true), smallCLIP(true)} {
+		t.Run(cfg.Name, func(t *testing.T) {
+			m, err := NewModel("random", cfg, randomWeights(cfg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(5, 6))
+			batch := make([][]float32, 7)
+			for i := range batch {
+				batch[i] = make([]float32, 3*cfg.Input*cfg.Input)
+				for j := range batch[i] {
+					batch[i][j] = float32(r.NormFloat64())
+				}
+			}
+			ctx := context.Background()
+			want, err := m.Forward(ctx, batch, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, workers := range []int{2, 3, 8} {
+				got, err := m.Forward(ctx, batch, workers)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range batch {
+					// One image with several workers splits its products.
+					one, err := m.Forward(ctx, batch[i:i+1], workers)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for j := range want[i] {
+						if got[i][j] != want[i][j] || one[0][j] != want[i][j] {
+							t.Fatalf("workers %d, image %d, value %d: %v in the batch, %v alone, %v with one worker", workers, i, j, got[i][j], one[0][j], want[i][j])
+						}
+					}
+				}
+			}
+		})
+	}
+}
