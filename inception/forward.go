@@ -396,12 +396,46 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	}
 	f.Pool2048 = meanPool(x)
 
-	// fc: logits_unbiased = W·p, logits = W·p + b.
-	f.LogitsUnbiased = make([]float32, Classes)
-	linalg.Sgemm(false, false, Classes, 1, 2048, 1, m.fcW, 2048, f.Pool2048, 1, 0, f.LogitsUnbiased, 1)
+	if m.fcPacked == nil {
+		// fc: logits_unbiased = W·p, logits = W·p + b. (With the packed
+		// weights Forward applies it to the whole batch.)
+		f.LogitsUnbiased = make([]float32, Classes)
+		linalg.Sgemm(false, false, Classes, 1, 2048, 1, m.fcW, 2048, f.Pool2048, 1, 0, f.LogitsUnbiased, 1)
+		m.fcBias(&f)
+	}
+	return f, nil
+}
+
+// fcBias sets f.Logits to f.LogitsUnbiased plus the fc bias.
+func (m *Model) fcBias(f *Features) {
 	f.Logits = make([]float32, Classes)
 	for i, v := range f.LogitsUnbiased {
 		f.Logits[i] = v + m.fcB[i]
 	}
-	return f, nil
+}
+
+// fcBatch applies the fc layer to every image of a batch in one product
+// with the packed weights: Classes × 2048 times 2048 × len(fs). Each
+// logit is summed in the order of the one-image product.
+func (m *Model) fcBatch(fs []Features) {
+	n := len(fs)
+	if n == 0 {
+		return
+	}
+	p := make([]float32, 2048*n)
+	for j, f := range fs {
+		for i, v := range f.Pool2048 {
+			p[i*n+j] = v
+		}
+	}
+	c := make([]float32, Classes*n)
+	simdblas.MulAddPacked(m.fcPacked, n, p, n, c, n)
+	for j := range fs {
+		f := &fs[j]
+		f.LogitsUnbiased = make([]float32, Classes)
+		for i := range f.LogitsUnbiased {
+			f.LogitsUnbiased[i] = c[i*n+j]
+		}
+		m.fcBias(f)
+	}
 }

@@ -209,3 +209,30 @@ func zeroStateDict() map[string]*torchfile.Tensor {
 	sd["fc.bias"] = &torchfile.Tensor{Shape: []int{Classes}, Data: make([]float64, Classes)}
 	return sd
 }
+
+// TestFCBatch checks that the fc layer applied to a batch at once gives
+// every image the logits of its own product, bit for bit.
+func TestFCBatch(t *testing.T) {
+	m := randomModel(t)
+	if m.fcPacked == nil {
+		t.Skip("no SGEMM kernel: fc runs per image")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	fs := make([]Features, 5)
+	for i := range fs {
+		fs[i].Pool2048 = make([]float32, 2048)
+		for j := range fs[i].Pool2048 {
+			fs[i].Pool2048[j] = rng.Float32()
+		}
+	}
+	m.fcBatch(fs)
+	for i, f := range fs {
+		want := make([]float32, Classes)
+		linalg.Sgemm(false, false, Classes, 1, 2048, 1, m.fcW, 2048, f.Pool2048, 1, 0, want, 1)
+		for j, w := range want {
+			if f.LogitsUnbiased[j] != w || f.Logits[j] != w+m.fcB[j] {
+				t.Fatalf("image %d logit %d: unbiased %v, biased %v; want %v, %v", i, j, f.LogitsUnbiased[j], f.Logits[j], w, w+m.fcB[j])
+			}
+		}
+	}
+}
