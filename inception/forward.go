@@ -182,6 +182,8 @@ func im2col(in fmap, cv *conv, wo, j0, j1 int, scratch *[]float32) []float32 {
 // wins a maximum, as with PyTorch's implicit −∞ padding. It is separable:
 // a maximum over three columns for every input row, then over three of
 // those rows, which halves the comparisons of a direct 3×3 window.
+// Windows that lie wholly inside the map, all but the edges, take three
+// taps without a loop over their bounds.
 func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
 	ho, wo := outSize(in.h, 3, stride, pad), outSize(in.w, 3, stride, pad)
 	if dst == nil {
@@ -190,14 +192,20 @@ func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
 	}
 	x0, x1 := windowTaps(wo, in.w, stride, pad)
 	y0, y1 := windowTaps(ho, in.h, stride, pad)
-	rows := make([]float32, in.h*wo)
+	rows := ar.alloc(in.h * wo)
 	for c := 0; c < in.c; c++ {
 		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
 		for y := 0; y < in.h; y++ {
 			src, hr := plane[y*in.w:(y+1)*in.w], rows[y*wo:(y+1)*wo]
 			for ox := range hr {
-				m := src[x0[ox]]
-				for _, v := range src[x0[ox]+1 : x1[ox]] {
+				lo, hi := x0[ox], x1[ox]
+				if hi-lo == 3 {
+					t := src[lo : lo+3 : lo+3]
+					hr[ox] = max(t[0], t[1], t[2])
+					continue
+				}
+				m := src[lo]
+				for _, v := range src[lo+1 : hi] {
 					m = max(m, v)
 				}
 				hr[ox] = m
@@ -206,11 +214,20 @@ func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
 		out := dst.d[(c0+c)*ho*wo : (c0+c+1)*ho*wo]
 		for oy := 0; oy < ho; oy++ {
 			o := out[oy*wo : (oy+1)*wo]
-			copy(o, rows[y0[oy]*wo:(y0[oy]+1)*wo])
-			for y := y0[oy] + 1; y < y1[oy]; y++ {
-				for ox, v := range rows[y*wo : (y+1)*wo] {
-					o[ox] = max(o[ox], v)
+			r0 := rows[y0[oy]*wo:][:len(o)]
+			switch y1[oy] - y0[oy] {
+			case 3:
+				r1, r2 := rows[(y0[oy]+1)*wo:][:len(o)], rows[(y0[oy]+2)*wo:][:len(o)]
+				for ox := range o {
+					o[ox] = max(r0[ox], r1[ox], r2[ox])
 				}
+			case 2:
+				r1 := rows[(y0[oy]+1)*wo:][:len(o)]
+				for ox := range o {
+					o[ox] = max(r0[ox], r1[ox])
+				}
+			default:
+				copy(o, r0)
 			}
 		}
 	}
@@ -232,26 +249,32 @@ func windowTaps(n, in, stride, pad int) (lo, hi []int) {
 // count_include_pad=False: the divisor is the number of pixels inside the
 // map (4 in a corner, 6 on an edge), which is what the TensorFlow graph
 // did and torchvision's default (count padding) does not. Separable, as
-// maxPool.
+// maxPool, and summed left to right, top to bottom.
 func avgPool(in fmap, ar *arena) fmap {
 	out := ar.fmap(in.c, in.h, in.w)
 	h, w := in.h, in.w
 	x0, x1 := windowTaps(w, w, 1, 1)
 	y0, y1 := windowTaps(h, h, 1, 1)
-	count := make([]float32, h*w)
+	count := ar.alloc(h * w)
 	for y := range h {
 		for x := range w {
 			count[y*w+x] = float32((y1[y] - y0[y]) * (x1[x] - x0[x]))
 		}
 	}
-	rows := make([]float32, h*w)
+	rows := ar.alloc(h * w)
 	for c := 0; c < in.c; c++ {
 		plane := in.d[c*h*w : (c+1)*h*w]
 		for y := 0; y < h; y++ {
 			src, hr := plane[y*w:(y+1)*w], rows[y*w:(y+1)*w]
 			for x := range hr {
+				lo, hi := x0[x], x1[x]
+				if hi-lo == 3 {
+					t := src[lo : lo+3 : lo+3]
+					hr[x] = t[0] + t[1] + t[2]
+					continue
+				}
 				var s float32
-				for _, v := range src[x0[x]:x1[x]] {
+				for _, v := range src[lo:hi] {
 					s += v
 				}
 				hr[x] = s
@@ -260,14 +283,23 @@ func avgPool(in fmap, ar *arena) fmap {
 		dst := out.d[c*h*w : (c+1)*h*w]
 		for y := 0; y < h; y++ {
 			o := dst[y*w : (y+1)*w]
-			copy(o, rows[y0[y]*w:(y0[y]+1)*w])
-			for yy := y0[y] + 1; yy < y1[y]; yy++ {
-				for x, v := range rows[yy*w : (yy+1)*w] {
-					o[x] += v
+			n := count[y*w:][:len(o)]
+			r0 := rows[y0[y]*w:][:len(o)]
+			switch y1[y] - y0[y] {
+			case 3:
+				r1, r2 := rows[(y0[y]+1)*w:][:len(o)], rows[(y0[y]+2)*w:][:len(o)]
+				for x := range o {
+					o[x] = (r0[x] + r1[x] + r2[x]) / n[x]
 				}
-			}
-			for x, n := range count[y*w : (y+1)*w] {
-				o[x] /= n
+			case 2:
+				r1 := rows[(y0[y]+1)*w:][:len(o)]
+				for x := range o {
+					o[x] = (r0[x] + r1[x]) / n[x]
+				}
+			default:
+				for x := range o {
+					o[x] = r0[x] / n[x]
+				}
 			}
 		}
 	}
