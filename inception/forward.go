@@ -84,6 +84,14 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena)
 		// A 1×1 convolution is the weight matrix times the input map
 		// itself (cin × H·W): no im2col copy.
 		cv.gemm(in.d, n, out[0:], n)
+	} else if cv.packed != nil {
+		// The kernel's panels of the im2col matrix are written straight
+		// from the map, a kc×nc block at a time: no matrix, no copy of it
+		// into the panels, and the whole map in one product, which reads
+		// the weights once rather than once per band.
+		simdblas.MulPackedBiasPanels(cv.packed, n, func(dst []float32, p0, kc, j0, nc, nr int) {
+			im2colPanel(in, cv, wo, dst, p0, kc, j0, nc, nr)
+		}, cv.b, out, n, true)
 	} else {
 		// im2col a band of output pixels at a time, small enough to stay
 		// in L2 while the product packs it: the whole matrix of the stem
@@ -175,6 +183,61 @@ func im2col(in fmap, cv *conv, wo, j0, j1 int, scratch *[]float32) []float32 {
 		}
 	}
 	return col
+}
+
+// im2colPanel writes rows [p0, p0+kc) and columns [j0, j0+nc) of the
+// im2col matrix of im2col (all output pixels) in the packed layout of
+// simdblas.PanelFunc: slivers of nr columns, each kc rows of nr values,
+// the columns past nc zero. A row of a sliver is filled by runs that end
+// at the sliver's edge or at the end of an output row.
+func im2colPanel(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, nr int) {
+	s, khw := cv.stride, cv.kh*cv.kw
+	for r := p0; r < p0+kc; r++ {
+		c, ij := r/khw, r%khw
+		i, j := ij/cv.kw, ij%cv.kw
+		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
+		row := dst[(r-p0)*nr:]
+		p := j0
+		oy, ox := p/wo, p%wo
+		for q := 0; q < nc; {
+			off := q % nr
+			cnt := min(nr-off, wo-ox, nc-q)
+			d := row[(q/nr)*kc*nr+off:][:cnt]
+			q += cnt
+			ox0, ox1 := ox, ox+cnt
+			iy := oy*s + i - cv.ph
+			if ox = ox1; ox == wo {
+				oy, ox = oy+1, 0
+			}
+			if iy < 0 || iy >= in.h {
+				clear(d)
+				continue
+			}
+			src := plane[iy*in.w : (iy+1)*in.w]
+			if s == 1 {
+				lo := max(ox0, cv.pw-j)
+				hi := min(ox1, in.w+cv.pw-j)
+				if lo >= hi {
+					clear(d)
+					continue
+				}
+				clear(d[:lo-ox0])
+				copy(d[lo-ox0:hi-ox0], src[lo+j-cv.pw:hi+j-cv.pw])
+				clear(d[hi-ox0:])
+				continue
+			}
+			for x := ox0; x < ox1; x++ {
+				if ix := x*s + j - cv.pw; ix >= 0 && ix < in.w {
+					d[x-ox0] = src[ix]
+				} else {
+					d[x-ox0] = 0
+				}
+			}
+		}
+		if rem := nc % nr; rem != 0 {
+			clear(row[(nc/nr)*kc*nr+rem:][:nr-rem])
+		}
+	}
 }
 
 // maxPool is a 3×3 max pool with the given stride and padding, written

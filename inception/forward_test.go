@@ -95,6 +95,9 @@ func TestConv(t *testing.T) {
 		{8, 9, 3, 3, 2, 0, 0, 17, 17},
 		{5, 13, 3, 3, 1, 0, 0, 10, 9},
 		{200, 190, 3, 3, 1, 1, 1, 20, 19},
+		// More output pixels than one panel of the packed product holds.
+		{2, 3, 1, 7, 1, 0, 3, 70, 71},
+		{3, 4, 3, 3, 2, 0, 0, 131, 133},
 	} {
 		k := tc.cin * tc.kh * tc.kw
 		cv := &conv{cin: tc.cin, cout: tc.cout, kh: tc.kh, kw: tc.kw, stride: tc.stride, ph: tc.ph, pw: tc.pw,
