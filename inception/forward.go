@@ -192,21 +192,25 @@ func im2col(in fmap, cv *conv, wo, j0, j1 int, scratch *[]float32) []float32 {
 // at the sliver's edge or at the end of an output row.
 func im2colPanel(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, nr int) {
 	s, khw := cv.stride, cv.kh*cv.kw
+	oy0, ox0 := j0/wo, j0%wo
 	for r := p0; r < p0+kc; r++ {
 		c, ij := r/khw, r%khw
 		i, j := ij/cv.kw, ij%cv.kw
 		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
 		row := dst[(r-p0)*nr:]
-		p := j0
-		oy, ox := p/wo, p%wo
+		// (oy, ox) is the output pixel of panel column q, which is
+		// column off of sliver sl; all advance together, with no division.
+		oy, ox, sl, off := oy0, ox0, 0, 0
 		for q := 0; q < nc; {
-			off := q % nr
 			cnt := min(nr-off, wo-ox, nc-q)
-			d := row[(q/nr)*kc*nr+off:][:cnt]
-			q += cnt
-			ox0, ox1 := ox, ox+cnt
-			iy := oy*s + i - cv.ph
-			if ox = ox1; ox == wo {
+			d := row[sl*kc*nr+off:][:cnt]
+			x0, x1, iy := ox, ox+cnt, oy*s+i-cv.ph
+			if q += cnt; off+cnt == nr {
+				sl, off = sl+1, 0
+			} else {
+				off += cnt
+			}
+			if ox = x1; ox == wo {
 				oy, ox = oy+1, 0
 			}
 			if iy < 0 || iy >= in.h {
@@ -215,22 +219,26 @@ func im2colPanel(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, nr in
 			}
 			src := plane[iy*in.w : (iy+1)*in.w]
 			if s == 1 {
-				lo := max(ox0, cv.pw-j)
-				hi := min(ox1, in.w+cv.pw-j)
+				lo := max(x0, cv.pw-j)
+				hi := min(x1, in.w+cv.pw-j)
 				if lo >= hi {
 					clear(d)
 					continue
 				}
-				clear(d[:lo-ox0])
-				copy(d[lo-ox0:hi-ox0], src[lo+j-cv.pw:hi+j-cv.pw])
-				clear(d[hi-ox0:])
+				if lo > x0 {
+					clear(d[:lo-x0])
+				}
+				copy(d[lo-x0:hi-x0], src[lo+j-cv.pw:hi+j-cv.pw])
+				if hi < x1 {
+					clear(d[hi-x0:])
+				}
 				continue
 			}
-			for x := ox0; x < ox1; x++ {
+			for x := x0; x < x1; x++ {
 				if ix := x*s + j - cv.pw; ix >= 0 && ix < in.w {
-					d[x-ox0] = src[ix]
+					d[x-x0] = src[ix]
 				} else {
-					d[x-ox0] = 0
+					d[x-x0] = 0
 				}
 			}
 		}
