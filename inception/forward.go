@@ -84,6 +84,14 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena)
 		// A 1×1 convolution is the weight matrix times the input map
 		// itself (cin × H·W): no im2col copy.
 		cv.gemm(in.d, n, out[0:], n)
+	} else if cv.packed != nil {
+		// The kernel's panels of the im2col matrix are written straight
+		// from the map, a kc×nc block at a time: no matrix, no copy of it
+		// into the panels, and the whole map in one product, which reads
+		// the weights once rather than once per band.
+		simdblas.MulPackedBiasPanels(cv.packed, n, func(dst []float32, p0, kc, j0, nc, nr int) {
+			im2colPanel(in, cv, wo, dst, p0, kc, j0, nc, nr)
+		}, cv.b, out, n, true)
 	} else {
 		// im2col a band of output pixels at a time, small enough to stay
 		// in L2 while the product packs it: the whole matrix of the stem
@@ -177,11 +185,76 @@ func im2col(in fmap, cv *conv, wo, j0, j1 int, scratch *[]float32) []float32 {
 	return col
 }
 
+// im2colPanel writes rows [p0, p0+kc) and columns [j0, j0+nc) of the
+// im2col matrix of im2col (all output pixels) in the packed layout of
+// simdblas.PanelFunc: slivers of nr columns, each kc rows of nr values,
+// the columns past nc zero. A row of a sliver is filled by runs that end
+// at the sliver's edge or at the end of an output row.
+func im2colPanel(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, nr int) {
+	s, khw := cv.stride, cv.kh*cv.kw
+	oy0, ox0 := j0/wo, j0%wo
+	for r := p0; r < p0+kc; r++ {
+		c, ij := r/khw, r%khw
+		i, j := ij/cv.kw, ij%cv.kw
+		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
+		row := dst[(r-p0)*nr:]
+		// (oy, ox) is the output pixel of panel column q, which is
+		// column off of sliver sl; all advance together, with no division.
+		oy, ox, sl, off := oy0, ox0, 0, 0
+		for q := 0; q < nc; {
+			cnt := min(nr-off, wo-ox, nc-q)
+			d := row[sl*kc*nr+off:][:cnt]
+			x0, x1, iy := ox, ox+cnt, oy*s+i-cv.ph
+			if q += cnt; off+cnt == nr {
+				sl, off = sl+1, 0
+			} else {
+				off += cnt
+			}
+			if ox = x1; ox == wo {
+				oy, ox = oy+1, 0
+			}
+			if iy < 0 || iy >= in.h {
+				clear(d)
+				continue
+			}
+			src := plane[iy*in.w : (iy+1)*in.w]
+			if s == 1 {
+				lo := max(x0, cv.pw-j)
+				hi := min(x1, in.w+cv.pw-j)
+				if lo >= hi {
+					clear(d)
+					continue
+				}
+				if lo > x0 {
+					clear(d[:lo-x0])
+				}
+				copy(d[lo-x0:hi-x0], src[lo+j-cv.pw:hi+j-cv.pw])
+				if hi < x1 {
+					clear(d[hi-x0:])
+				}
+				continue
+			}
+			for x := x0; x < x1; x++ {
+				if ix := x*s + j - cv.pw; ix >= 0 && ix < in.w {
+					d[x-x0] = src[ix]
+				} else {
+					d[x-x0] = 0
+				}
+			}
+		}
+		if rem := nc % nr; rem != 0 {
+			clear(row[(nc/nr)*kc*nr+rem:][:nr-rem])
+		}
+	}
+}
+
 // maxPool is a 3×3 max pool with the given stride and padding, written
 // into channels [c0, c0+in.c) of dst (allocated when nil). Padding never
 // wins a maximum, as with PyTorch's implicit −∞ padding. It is separable:
 // a maximum over three columns for every input row, then over three of
 // those rows, which halves the comparisons of a direct 3×3 window.
+// Windows that lie wholly inside the map, all but the edges, take three
+// taps without a loop over their bounds.
 func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
 	ho, wo := outSize(in.h, 3, stride, pad), outSize(in.w, 3, stride, pad)
 	if dst == nil {
@@ -190,14 +263,20 @@ func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
 	}
 	x0, x1 := windowTaps(wo, in.w, stride, pad)
 	y0, y1 := windowTaps(ho, in.h, stride, pad)
-	rows := make([]float32, in.h*wo)
+	rows := ar.alloc(in.h * wo)
 	for c := 0; c < in.c; c++ {
 		plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
 		for y := 0; y < in.h; y++ {
 			src, hr := plane[y*in.w:(y+1)*in.w], rows[y*wo:(y+1)*wo]
 			for ox := range hr {
-				m := src[x0[ox]]
-				for _, v := range src[x0[ox]+1 : x1[ox]] {
+				lo, hi := x0[ox], x1[ox]
+				if hi-lo == 3 {
+					t := src[lo : lo+3 : lo+3]
+					hr[ox] = max(t[0], t[1], t[2])
+					continue
+				}
+				m := src[lo]
+				for _, v := range src[lo+1 : hi] {
 					m = max(m, v)
 				}
 				hr[ox] = m
@@ -206,11 +285,20 @@ func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
 		out := dst.d[(c0+c)*ho*wo : (c0+c+1)*ho*wo]
 		for oy := 0; oy < ho; oy++ {
 			o := out[oy*wo : (oy+1)*wo]
-			copy(o, rows[y0[oy]*wo:(y0[oy]+1)*wo])
-			for y := y0[oy] + 1; y < y1[oy]; y++ {
-				for ox, v := range rows[y*wo : (y+1)*wo] {
-					o[ox] = max(o[ox], v)
+			r0 := rows[y0[oy]*wo:][:len(o)]
+			switch y1[oy] - y0[oy] {
+			case 3:
+				r1, r2 := rows[(y0[oy]+1)*wo:][:len(o)], rows[(y0[oy]+2)*wo:][:len(o)]
+				for ox := range o {
+					o[ox] = max(r0[ox], r1[ox], r2[ox])
 				}
+			case 2:
+				r1 := rows[(y0[oy]+1)*wo:][:len(o)]
+				for ox := range o {
+					o[ox] = max(r0[ox], r1[ox])
+				}
+			default:
+				copy(o, r0)
 			}
 		}
 	}
@@ -232,26 +320,32 @@ func windowTaps(n, in, stride, pad int) (lo, hi []int) {
 // count_include_pad=False: the divisor is the number of pixels inside the
 // map (4 in a corner, 6 on an edge), which is what the TensorFlow graph
 // did and torchvision's default (count padding) does not. Separable, as
-// maxPool.
+// maxPool, and summed left to right, top to bottom.
 func avgPool(in fmap, ar *arena) fmap {
 	out := ar.fmap(in.c, in.h, in.w)
 	h, w := in.h, in.w
 	x0, x1 := windowTaps(w, w, 1, 1)
 	y0, y1 := windowTaps(h, h, 1, 1)
-	count := make([]float32, h*w)
+	count := ar.alloc(h * w)
 	for y := range h {
 		for x := range w {
 			count[y*w+x] = float32((y1[y] - y0[y]) * (x1[x] - x0[x]))
 		}
 	}
-	rows := make([]float32, h*w)
+	rows := ar.alloc(h * w)
 	for c := 0; c < in.c; c++ {
 		plane := in.d[c*h*w : (c+1)*h*w]
 		for y := 0; y < h; y++ {
 			src, hr := plane[y*w:(y+1)*w], rows[y*w:(y+1)*w]
 			for x := range hr {
+				lo, hi := x0[x], x1[x]
+				if hi-lo == 3 {
+					t := src[lo : lo+3 : lo+3]
+					hr[x] = t[0] + t[1] + t[2]
+					continue
+				}
 				var s float32
-				for _, v := range src[x0[x]:x1[x]] {
+				for _, v := range src[lo:hi] {
 					s += v
 				}
 				hr[x] = s
@@ -260,14 +354,23 @@ func avgPool(in fmap, ar *arena) fmap {
 		dst := out.d[c*h*w : (c+1)*h*w]
 		for y := 0; y < h; y++ {
 			o := dst[y*w : (y+1)*w]
-			copy(o, rows[y0[y]*w:(y0[y]+1)*w])
-			for yy := y0[y] + 1; yy < y1[y]; yy++ {
-				for x, v := range rows[yy*w : (yy+1)*w] {
-					o[x] += v
+			n := count[y*w:][:len(o)]
+			r0 := rows[y0[y]*w:][:len(o)]
+			switch y1[y] - y0[y] {
+			case 3:
+				r1, r2 := rows[(y0[y]+1)*w:][:len(o)], rows[(y0[y]+2)*w:][:len(o)]
+				for x := range o {
+					o[x] = (r0[x] + r1[x] + r2[x]) / n[x]
 				}
-			}
-			for x, n := range count[y*w : (y+1)*w] {
-				o[x] /= n
+			case 2:
+				r1 := rows[(y0[y]+1)*w:][:len(o)]
+				for x := range o {
+					o[x] = (r0[x] + r1[x]) / n[x]
+				}
+			default:
+				for x := range o {
+					o[x] = r0[x] / n[x]
+				}
 			}
 		}
 	}
@@ -396,12 +499,46 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	}
 	f.Pool2048 = meanPool(x)
 
-	// fc: logits_unbiased = W·p, logits = W·p + b.
-	f.LogitsUnbiased = make([]float32, Classes)
-	linalg.Sgemm(false, false, Classes, 1, 2048, 1, m.fcW, 2048, f.Pool2048, 1, 0, f.LogitsUnbiased, 1)
+	if m.fcPacked == nil {
+		// fc: logits_unbiased = W·p, logits = W·p + b. (With the packed
+		// weights Forward applies it to the whole batch.)
+		f.LogitsUnbiased = make([]float32, Classes)
+		linalg.Sgemm(false, false, Classes, 1, 2048, 1, m.fcW, 2048, f.Pool2048, 1, 0, f.LogitsUnbiased, 1)
+		m.fcBias(&f)
+	}
+	return f, nil
+}
+
+// fcBias sets f.Logits to f.LogitsUnbiased plus the fc bias.
+func (m *Model) fcBias(f *Features) {
 	f.Logits = make([]float32, Classes)
 	for i, v := range f.LogitsUnbiased {
 		f.Logits[i] = v + m.fcB[i]
 	}
-	return f, nil
+}
+
+// fcBatch applies the fc layer to every image of a batch in one product
+// with the packed weights: Classes × 2048 times 2048 × len(fs). Each
+// logit is summed in the order of the one-image product.
+func (m *Model) fcBatch(fs []Features) {
+	n := len(fs)
+	if n == 0 {
+		return
+	}
+	p := make([]float32, 2048*n)
+	for j, f := range fs {
+		for i, v := range f.Pool2048 {
+			p[i*n+j] = v
+		}
+	}
+	c := make([]float32, Classes*n)
+	simdblas.MulAddPacked(m.fcPacked, n, p, n, c, n)
+	for j := range fs {
+		f := &fs[j]
+		f.LogitsUnbiased = make([]float32, Classes)
+		for i := range f.LogitsUnbiased {
+			f.LogitsUnbiased[i] = c[i*n+j]
+		}
+		m.fcBias(f)
+	}
 }

@@ -95,6 +95,9 @@ func TestConv(t *testing.T) {
 		{8, 9, 3, 3, 2, 0, 0, 17, 17},
 		{5, 13, 3, 3, 1, 0, 0, 10, 9},
 		{200, 190, 3, 3, 1, 1, 1, 20, 19},
+		// More output pixels than one panel of the packed product holds.
+		{2, 3, 1, 7, 1, 0, 3, 70, 71},
+		{3, 4, 3, 3, 2, 0, 0, 131, 133},
 	} {
 		k := tc.cin * tc.kh * tc.kw
 		cv := &conv{cin: tc.cin, cout: tc.cout, kh: tc.kh, kw: tc.kw, stride: tc.stride, ph: tc.ph, pw: tc.pw,
@@ -208,4 +211,31 @@ func zeroStateDict() map[string]*torchfile.Tensor {
 	sd["fc.weight"] = &torchfile.Tensor{Shape: []int{Classes, 2048}, Data: make([]float64, Classes*2048)}
 	sd["fc.bias"] = &torchfile.Tensor{Shape: []int{Classes}, Data: make([]float64, Classes)}
 	return sd
+}
+
+// TestFCBatch checks that the fc layer applied to a batch at once gives
+// every image the logits of its own product, bit for bit.
+func TestFCBatch(t *testing.T) {
+	m := randomModel(t)
+	if m.fcPacked == nil {
+		t.Skip("no SGEMM kernel: fc runs per image")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	fs := make([]Features, 5)
+	for i := range fs {
+		fs[i].Pool2048 = make([]float32, 2048)
+		for j := range fs[i].Pool2048 {
+			fs[i].Pool2048[j] = rng.Float32()
+		}
+	}
+	m.fcBatch(fs)
+	for i, f := range fs {
+		want := make([]float32, Classes)
+		linalg.Sgemm(false, false, Classes, 1, 2048, 1, m.fcW, 2048, f.Pool2048, 1, 0, want, 1)
+		for j, w := range want {
+			if f.LogitsUnbiased[j] != w || f.Logits[j] != w+m.fcB[j] {
+				t.Fatalf("image %d logit %d: unbiased %v, biased %v; want %v, %v", i, j, f.LogitsUnbiased[j], f.Logits[j], w, w+m.fcB[j])
+			}
+		}
+	}
 }

@@ -51,6 +51,10 @@ type Model struct {
 	convs map[string]*conv
 	fcW   []float32 // Classes × 2048
 	fcB   []float32
+	// fcPacked is fcW packed for the SGEMM kernel, when one runs: the fc
+	// layer is applied once per batch (Forward), so its 8 MB of weights
+	// are read once for all the images rather than re-packed per image.
+	fcPacked *simdblas.Packed
 }
 
 // specs returns every convolution of the FID network, with the stride and
@@ -206,6 +210,9 @@ func NewModel(file string, sd map[string]*torchfile.Tensor) (*Model, error) {
 		return nil, err
 	}
 	m.fcW, m.fcB = toF32(fw.Data), toF32(fb.Data)
+	if linalg.SgemmKernel() {
+		m.fcPacked = simdblas.Pack(Classes, 2048, m.fcW, 2048)
+	}
 	return m, nil
 }
 
@@ -322,6 +329,9 @@ func (m *Model) Forward(ctx context.Context, batch [][]float32, workers int) ([]
 	})
 	if err != nil {
 		return nil, err
+	}
+	if m.fcPacked != nil {
+		m.fcBatch(out)
 	}
 	return out, nil
 }

@@ -70,20 +70,50 @@ func MulPackedBias(p *Packed, n int, b []float32, ldb int, bias, c []float32, ld
 	mulAddPacked(p, n, b, ldb, c, ldc, relu, bias[:p.m])
 }
 
-func mulAddPacked(p *Packed, n int, b []float32, ldb int, c []float32, ldc int, relu bool, bias []float32) {
-	kn := p.kn
-	m, k := p.m, p.k
-	if m == 0 || n == 0 {
+// PanelFunc writes rows [p0, p0+kc) and columns [j0, j0+nc) of a
+// right-hand matrix B straight into the packed layout the kernel reads:
+// sliver s (columns j0+s·nr up to j0+(s+1)·nr) at dst[s·kc·nr:], its row
+// p0+p at [p·nr : (p+1)·nr], the columns past nc zero.
+type PanelFunc func(dst []float32, p0, kc, j0, nc, nr int)
+
+// MulPackedBiasPanels is MulPackedBias with B produced panel by panel by
+// fill rather than read from a matrix: a convolution writes its im2col
+// matrix in the packed layout and saves both the matrix and the copy
+// into the panels. B has p.Cols() rows and n columns.
+func MulPackedBiasPanels(p *Packed, n int, fill PanelFunc, bias, c []float32, ldc int, relu bool) {
+	if p.m == 0 || n == 0 {
 		return
 	}
-	if k == 0 {
+	_ = bias[p.m-1]
+	if p.k == 0 {
+		MulPackedBias(p, n, nil, n, bias, c, ldc, relu)
+		return
+	}
+	mulAddPanels(p, n, fill, c, ldc, relu, bias[:p.m])
+}
+
+func mulAddPacked(p *Packed, n int, b []float32, ldb int, c []float32, ldc int, relu bool, bias []float32) {
+	if p.m == 0 || n == 0 {
+		return
+	}
+	if p.k == 0 {
 		if relu {
-			for i := range m {
+			for i := range p.m {
 				ReLU(c[i*ldc : i*ldc+n])
 			}
 		}
 		return
 	}
+	kn := p.kn
+	mulAddPanels(p, n, func(dst []float32, p0, kc, j0, nc, _ int) {
+		packB(kn, dst, b, ldb, false, p0, j0, kc, nc, 0, (nc+kn.nr-1)/kn.nr)
+	}, c, ldc, relu, bias)
+}
+
+// mulAddPanels is mulAddPacked with k > 0 and B's panels from fill.
+func mulAddPanels(p *Packed, n int, fill PanelFunc, c []float32, ldc int, relu bool, bias []float32) {
+	kn := p.kn
+	m, k := p.m, p.k
 	bufs := kn.get()
 	defer kn.bufs.Put(bufs)
 	nmc := (m + packedMC - 1) / packedMC
@@ -96,7 +126,7 @@ func mulAddPacked(p *Packed, n int, b []float32, ldb int, c []float32, ldc int, 
 				bufs.b = make([]float32, nsl*kn.nr*kn.kc)
 			}
 			bp := bufs.b[:nsl*kn.nr*kc]
-			packB(kn, bp, b, ldb, false, pc, jc, kc, nc, 0, nsl)
+			fill(bp, pc, kc, jc, nc, kn.nr)
 			for ic := 0; ic < m; ic += packedMC {
 				mc := min(packedMC, m-ic)
 				ablk := p.blocks[(pc/kn.kc)*nmc+ic/packedMC]

@@ -67,8 +67,24 @@ func TestMulAddPacked(t *testing.T) {
 						got[i*ldc+j] = c[i*ldc+j] // outside C: must not change
 					}
 				}
+				start := append([]float32(nil), got...)
 				MulPackedBias(p, tc.n, b, ldb, bias, got, ldc, relu)
 				same(t, fmt.Sprintf("%s kernel %v: MulPackedBias relu=%v", kn.name, tc, relu), got, want)
+				// MulPackedBiasPanels: the same with B's panels written
+				// value by value by the caller.
+				fill := func(dst []float32, p0, kc, j0, nc, nr int) {
+					for q := range dst {
+						s, p, j := q/(kc*nr), q%(kc*nr)/nr, q%nr
+						if col := s*nr + j; col < nc {
+							dst[q] = b[(p0+p)*ldb+j0+col]
+						} else {
+							dst[q] = 0
+						}
+					}
+				}
+				got = append(got[:0], start...)
+				MulPackedBiasPanels(p, tc.n, fill, bias, got, ldc, relu)
+				same(t, fmt.Sprintf("%s kernel %v: MulPackedBiasPanels relu=%v", kn.name, tc, relu), got, want)
 			}
 		}
 	}
