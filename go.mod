@@ -1,4 +1,4 @@
-module genlens
+module github.com/genlens/genlens
 
 go 1.26.0
 

@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"genlens/internal/atomicfile"
+	"github.com/genlens/genlens/internal/atomicfile"
 )
 
 // dpi is the resolution of PNG output. 150 dpi keeps a 5x4 inch chart

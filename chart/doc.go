@@ -20,4 +20,4 @@
 //
 // The package is a thin layer over gonum.org/v1/plot; it fixes sizes, fonts
 // and colours so that figures from different runs look alike.
-package chart // import "genlens/chart"
+package chart // import "github.com/genlens/genlens/chart"

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"genlens/chart"
+	"github.com/genlens/genlens/chart"
 )
 
 // This example draws the distributional correlation between three

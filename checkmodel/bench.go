@@ -9,8 +9,8 @@ import (
 	"math/rand/v2"
 	"sync"
 
-	"genlens/evalstat"
-	"genlens/internal/par"
+	"github.com/genlens/genlens/evalstat"
+	"github.com/genlens/genlens/internal/par"
 )
 
 // BenchConfig sets up a comparison of methods over repeated trials.

@@ -15,7 +15,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/evalstat"
+	"github.com/genlens/genlens/evalstat"
 )
 
 // ctx is the context of the tests that do not cancel.

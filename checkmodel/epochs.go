@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/nn"
+	"github.com/genlens/genlens/nn"
 )
 
 // EpochSelection says how the number of training epochs of a check

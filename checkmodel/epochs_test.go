@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/nn"
+	"github.com/genlens/genlens/nn"
 )
 
 // The watcher keeps the count with the lowest held-out objective, the

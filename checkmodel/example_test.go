@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/checkmodel"
+	"github.com/genlens/genlens/checkmodel"
 )
 
 // Train a check model on labelled reference data with the deployed

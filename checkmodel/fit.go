@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/nn"
+	"github.com/genlens/genlens/nn"
 )
 
 // Config sets up the training of a check model.

@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // FuzzDecodeModel: whatever bytes a model file holds, DecodeModel does

@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/nn"
+	"github.com/genlens/genlens/nn"
 )
 
 // Data is a set of inputs with the predictions of the model under test

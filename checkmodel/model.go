@@ -13,9 +13,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/monitor"
-	"genlens/nn"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/monitor"
+	"github.com/genlens/genlens/nn"
 )
 
 // FormatVersion identifies the layout of a serialised Model.

@@ -11,7 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // nearestNeighbour returns the 1-NN regressor of (x, y) evaluated at the

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"genlens/nn"
+	"github.com/genlens/genlens/nn"
 )
 
 // Objective names a training objective for the check model h.

@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/membudget"
+	"github.com/genlens/genlens/membudget"
 )
 
 // Linkage is the rule for the distance between two clusters.

@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/cluster"
+	"github.com/genlens/genlens/cluster"
 )
 
 func ExampleAgglomerate() {

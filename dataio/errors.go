@@ -4,7 +4,7 @@ import (
 	"errors"
 	"io/fs"
 
-	"genlens/fault"
+	"github.com/genlens/genlens/fault"
 )
 
 // InputError is bad user input: every reader in this package reports

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // A round trip through an .npy file, and the one-line error a user sees

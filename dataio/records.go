@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"genlens/fault"
 	"io"
 	"io/fs"
 	"math"
 	"strconv"
+
+	"github.com/genlens/genlens/fault"
 )
 
 // MaxSamplesPerRecord bounds the samples of one prompt. Every kernel

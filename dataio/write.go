@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"genlens/internal/atomicfile"
+	"github.com/genlens/genlens/internal/atomicfile"
 )
 
 // EncodeNPY writes a to w as a little-endian float64, C-order NPY 1.0

@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 
-	"genlens/internal/atomicfile"
-	"genlens/job"
-	"genlens/report"
+	"github.com/genlens/genlens/internal/atomicfile"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/report"
 )
 
 // Section is one part of the tour. Run prints its summary to w, writes its

@@ -3,17 +3,18 @@ package demo
 import (
 	"context"
 	"fmt"
-	"genlens/chart"
-	"genlens/disentangle"
-	"genlens/imagesynth"
-	"genlens/job"
-	"genlens/job/reprjob"
-	"genlens/report"
 	"io"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+
+	"github.com/genlens/genlens/chart"
+	"github.com/genlens/genlens/disentangle"
+	"github.com/genlens/genlens/imagesynth"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/reprjob"
+	"github.com/genlens/genlens/report"
 
 	"gonum.org/v1/gonum/mat"
 )

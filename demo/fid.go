@@ -10,10 +10,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/chart"
-	"genlens/frechet"
-	"genlens/manifold"
-	"genlens/report"
+	"github.com/genlens/genlens/chart"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/manifold"
+	"github.com/genlens/genlens/report"
 )
 
 // fidGenerator is one simulated generator of the FID section: Gaussian

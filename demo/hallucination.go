@@ -3,15 +3,16 @@ package demo
 import (
 	"context"
 	"fmt"
-	"genlens/hallucination"
-	"genlens/hallucination/bayeslin"
-	"genlens/internal/atomicfile"
-	"genlens/job/llmjob"
-	"genlens/report"
 	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
+
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/hallucination/bayeslin"
+	"github.com/genlens/genlens/internal/atomicfile"
+	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/report"
 )
 
 // hallucinationSection runs a small version of simulate on the paper's cubic

@@ -3,16 +3,17 @@ package demo
 import (
 	"context"
 	"fmt"
-	"genlens/chart"
-	"genlens/kernel"
-	"genlens/kscore"
-	"genlens/report"
-	"genlens/synth"
-	"genlens/uncertainty"
 	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
+
+	"github.com/genlens/genlens/chart"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/kscore"
+	"github.com/genlens/genlens/report"
+	"github.com/genlens/genlens/synth"
+	"github.com/genlens/genlens/uncertainty"
 
 	"gonum.org/v1/gonum/mat"
 )

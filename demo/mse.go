@@ -3,17 +3,18 @@ package demo
 import (
 	"context"
 	"fmt"
-	"genlens/checkmodel"
-	"genlens/evalstat"
-	"genlens/job"
-	"genlens/job/msejob"
-	"genlens/monitor"
-	"genlens/nn"
-	"genlens/report"
 	"io"
 	"math"
 	"math/rand/v2"
 	"strconv"
+
+	"github.com/genlens/genlens/checkmodel"
+	"github.com/genlens/genlens/evalstat"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/monitor"
+	"github.com/genlens/genlens/nn"
+	"github.com/genlens/genlens/report"
 
 	"gonum.org/v1/gonum/mat"
 )

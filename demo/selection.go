@@ -3,13 +3,14 @@ package demo
 import (
 	"context"
 	"fmt"
-	"genlens/chart"
-	"genlens/online"
-	"genlens/report"
 	"io"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+
+	"github.com/genlens/genlens/chart"
+	"github.com/genlens/genlens/online"
+	"github.com/genlens/genlens/report"
 
 	"gonum.org/v1/gonum/mat"
 )

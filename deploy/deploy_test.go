@@ -12,7 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"genlens/deploy"
+	"github.com/genlens/genlens/deploy"
 )
 
 // The alerting rules load and pass their unit tests

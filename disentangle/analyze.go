@@ -11,9 +11,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/cluster"
-	"genlens/kernel"
-	"genlens/membudget"
+	"github.com/genlens/genlens/cluster"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/membudget"
 )
 
 // Distance says how pixels are compared when they are clustered.

@@ -8,12 +8,12 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/cluster"
-	"genlens/dataio"
-	"genlens/imagesynth"
-	"genlens/internal/shareddata"
-	"genlens/kernel"
-	"genlens/linalg"
+	"github.com/genlens/genlens/cluster"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/imagesynth"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/linalg"
 )
 
 // The performance target: the pixel CKA matrix of 64x64 grey images (4096

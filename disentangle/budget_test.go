@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/membudget"
+	"github.com/genlens/genlens/membudget"
 )
 
 // The median rule's distances between the CKA images grow with the

@@ -6,9 +6,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/kernel"
-	"genlens/linalg"
-	"genlens/membudget"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/linalg"
+	"github.com/genlens/genlens/membudget"
 )
 
 // MeanEmbeddings holds the plug-in estimates of Gruber, Ziegler & Buettner, Appendix B.2,

@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/kernel"
+	"github.com/genlens/genlens/kernel"
 )
 
 func TestEmbedHandCase(t *testing.T) {

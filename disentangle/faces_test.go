@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/imagesynth"
+	"github.com/genlens/genlens/imagesynth"
 )
 
 // On synthetic faces whose five regions (background, hair, face, eyes,

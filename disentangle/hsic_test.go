@@ -10,9 +10,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/internal/shareddata"
-	"genlens/kernel"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/kernel"
 )
 
 func randDense(r *rand.Rand, n, d int) *mat.Dense {

@@ -7,8 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/internal/par"
-	"genlens/linalg"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/linalg"
 )
 
 // Grid is the shape of one image: H rows and W columns of pixels with C

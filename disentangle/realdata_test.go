@@ -11,9 +11,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/imagesynth"
-	"genlens/internal/shareddata"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/imagesynth"
+	"github.com/genlens/genlens/internal/shareddata"
 )
 
 // corruption is a "generated" set: the held-out real images with one

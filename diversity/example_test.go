@@ -5,7 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/diversity"
+	"github.com/genlens/genlens/diversity"
 )
 
 // The second example of the Vendi-Score README: two near-duplicates and

@@ -9,8 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/linalg"
-	"genlens/membudget"
+	"github.com/genlens/genlens/linalg"
+	"github.com/genlens/genlens/membudget"
 )
 
 // MaxDualDim bounds the side of the matrix whose eigenvalues Vendi

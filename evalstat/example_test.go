@@ -3,8 +3,8 @@ package evalstat_test
 import (
 	"fmt"
 
-	"genlens/evalstat"
-	"genlens/tokenize"
+	"github.com/genlens/genlens/evalstat"
+	"github.com/genlens/genlens/tokenize"
 )
 
 // An uncertainty score is evaluated by how well it ranks incorrect answers

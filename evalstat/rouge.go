@@ -3,7 +3,7 @@ package evalstat
 import (
 	"math"
 
-	"genlens/tokenize"
+	"github.com/genlens/genlens/tokenize"
 )
 
 // RougeLF returns the ROUGE-L F-measure of token sequences a and b,

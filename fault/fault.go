@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"genlens/internal/fields"
+	"github.com/genlens/genlens/internal/fields"
 )
 
 // FieldError reports a bad request field: a value out of range, a missing

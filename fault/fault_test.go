@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/fault"
+	"github.com/genlens/genlens/fault"
 )
 
 // kinded is an error of another package that declares its kind.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"genlens/internal/fields"
+	"github.com/genlens/genlens/internal/fields"
 )
 
 // InputError is bad user input: a file, or bytes a user brought, that

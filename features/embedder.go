@@ -3,7 +3,7 @@ package features
 import (
 	"context"
 
-	"genlens/frechet"
+	"github.com/genlens/genlens/frechet"
 )
 
 // Embedder is a network that turns preprocessed items into feature

@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"genlens/dataio"
-	"genlens/imageio"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/imageio"
 
 	_ "golang.org/x/image/bmp"
 	_ "golang.org/x/image/tiff"

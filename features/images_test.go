@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"testing"
 
-	"genlens/dataio"
-	"genlens/imageio"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/imageio"
 
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"

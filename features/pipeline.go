@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"genlens/dataio"
-	"genlens/internal/par"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/par"
 )
 
 // Pipeline computes the features of image files with an ImageEmbedder:

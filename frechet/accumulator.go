@@ -10,7 +10,7 @@ import (
 	// linalg installs the BLAS backend (internal/simdblas's kernels by
 	// default, OpenBLAS/LAPACKE under -tags openblas); every blas64 and
 	// lapack64 call below then runs there.
-	"genlens/linalg"
+	"github.com/genlens/genlens/linalg"
 )
 
 // fastBLAS reports a blocked, parallel BLAS with a fast DSYRK and DSYMV

@@ -1,6 +1,6 @@
 package frechet
 
-import "genlens/membudget"
+import "github.com/genlens/genlens/membudget"
 
 // CheckDim returns a *membudget.Error when the d × d covariance of d
 // features does not fit the memory budget (package membudget). The

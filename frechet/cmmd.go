@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/internal/par"
+	"github.com/genlens/genlens/internal/par"
 )
 
 // CMMD's constants, as Jayasumana et al.'s code fixes them: the bandwidth

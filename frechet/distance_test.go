@@ -8,8 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/internal/shareddata"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/shareddata"
 )
 
 func TestDistanceDiagonalClosedForm(t *testing.T) {

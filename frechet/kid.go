@@ -11,9 +11,9 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/kernel"
-	"genlens/kscore"
-	"genlens/membudget"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/kscore"
+	"github.com/genlens/genlens/membudget"
 )
 
 // KID defaults from Bińkowski et al. and torch-fidelity.

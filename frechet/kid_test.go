@@ -3,15 +3,16 @@ package frechet
 import (
 	"context"
 	"errors"
-	"genlens/internal/exactmmd"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/genlens/genlens/internal/exactmmd"
+
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/kernel"
-	"genlens/kscore"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/kscore"
 )
 
 func TestKID(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // This file holds partial statistics: the (n, mean, centred scatter) of

@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // exactStats is the reference of the sharding tests: the mean and the

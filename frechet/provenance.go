@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // Provenance says how a set of features was made: the embedder

@@ -11,7 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // symTolerance is how far apart Σ[i][j] and Σ[j][i] of a stats file may

@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 
-	"genlens/internal/par"
-	"genlens/linalg"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/linalg"
 )
 
 // Options configures Estimate. Zero fields take the paper's defaults for

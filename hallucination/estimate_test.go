@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"genlens/hallucination"
-	"genlens/hallucination/bayeslin"
-	"genlens/hallucination/categorical"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/hallucination/bayeslin"
+	"github.com/genlens/genlens/hallucination/categorical"
 )
 
 // With the model equal to the reference and continuous responses, the

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"genlens/hallucination"
-	"genlens/hallucination/bayeslin"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/hallucination/bayeslin"
 )
 
 // The posterior hallucination rate of exact Bayesian cubic regression at

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"genlens/internal/par"
+	"github.com/genlens/genlens/internal/par"
 )
 
 func TestQuantileRank(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	"math"
 	"sync"
 
-	"genlens/evalstat"
-	"genlens/internal/par"
-	"genlens/linalg"
+	"github.com/genlens/genlens/evalstat"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/linalg"
 )
 
 // MaxDraws bounds M·K, the responses Estimate samples for one query: each

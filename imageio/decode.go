@@ -12,7 +12,7 @@ import (
 	_ "golang.org/x/image/tiff"
 	_ "golang.org/x/image/webp"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // MaxImagePixels bounds the width × height an image file may declare: its

@@ -13,8 +13,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/internal/fields"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/fields"
 )
 
 // Shape is the shape of one image: H rows, W columns, C channels. The

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 func writeNPY(t *testing.T, dir, name string, shape []int, data []float64) string {

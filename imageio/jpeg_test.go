@@ -9,7 +9,7 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // repeatFirstScan returns the progressive JPEG jpg with its first scan

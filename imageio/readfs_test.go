@@ -16,7 +16,7 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // hugePNG returns a valid PNG signature and IHDR declaring a w×h 8-bit

@@ -3,7 +3,7 @@ package imagesynth_test
 import (
 	"fmt"
 
-	"genlens/imagesynth"
+	"github.com/genlens/genlens/imagesynth"
 )
 
 func ExampleFaceRegions() {

@@ -2,15 +2,16 @@ package inception
 
 import (
 	"context"
-	"genlens/internal/simdblas"
 	"math/rand/v2"
 	"path/filepath"
 	"syscall"
 	"testing"
 
-	"genlens/features"
-	"genlens/internal/shareddata"
-	"genlens/linalg"
+	"github.com/genlens/genlens/internal/simdblas"
+
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/linalg"
 )
 
 // BenchmarkForward measures images/s of the forward pass at batch 8 on

@@ -12,11 +12,11 @@ import (
 	"strconv"
 	"testing"
 
-	"genlens/dataio"
-	"genlens/features"
-	"genlens/imageio"
-	"genlens/internal/shareddata"
-	"genlens/resample"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/imageio"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/resample"
 )
 
 // cleanInputs is testdata/clean_inputs.json: clean-fid's network input for

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"genlens/features"
+	"github.com/genlens/genlens/features"
 )
 
 // Name is the network's name in provenance records and cache keys.

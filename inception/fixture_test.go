@@ -9,10 +9,10 @@ import (
 	"sync"
 	"testing"
 
-	"genlens/dataio"
-	"genlens/features"
-	"genlens/frechet"
-	"genlens/internal/shareddata"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/internal/shareddata"
 
 	"gonum.org/v1/gonum/mat"
 )

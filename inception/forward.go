@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 
-	"genlens/internal/simdblas"
-	"genlens/linalg"
+	"github.com/genlens/genlens/internal/simdblas"
+	"github.com/genlens/genlens/linalg"
 )
 
 // fmap is one image's feature map, channels first (C×H×W), PyTorch's

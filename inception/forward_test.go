@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/internal/simdblas"
-	"genlens/linalg"
-	"genlens/torchfile"
+	"github.com/genlens/genlens/internal/simdblas"
+	"github.com/genlens/genlens/linalg"
+	"github.com/genlens/genlens/torchfile"
 )
 
 // TestPools compares the separable pools with a direct 3×3 window on odd

@@ -3,8 +3,8 @@ package inception
 import (
 	"io/fs"
 
-	"genlens/dataio"
-	"genlens/features"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/features"
 )
 
 // LoadImage decodes a host image file and preprocesses it for the network.

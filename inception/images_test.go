@@ -1,9 +1,10 @@
 package inception
 
 import (
-	"genlens/features"
-	"genlens/resample"
 	"testing"
+
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/resample"
 )
 
 // TestResize pins both bilinear resizes on hand-computed values.

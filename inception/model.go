@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 
-	"genlens/dataio"
-	"genlens/internal/par"
-	"genlens/internal/simdblas"
-	"genlens/linalg"
-	"genlens/torchfile"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/internal/simdblas"
+	"github.com/genlens/genlens/linalg"
+	"github.com/genlens/genlens/torchfile"
 )
 
 // Size is the side of the square input the network takes.

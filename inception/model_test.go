@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/dataio"
-	"genlens/torchfile"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/torchfile"
 )
 
 // TestNewModelErrors: a state dict that is not the FID network names the

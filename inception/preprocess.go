@@ -3,8 +3,8 @@ package inception
 import (
 	"fmt"
 
-	"genlens/features"
-	"genlens/resample"
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/resample"
 )
 
 // Mode selects the preprocessing pipeline.

@@ -13,10 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"genlens/dataio"
-	"genlens/features"
-	"genlens/internal/atomicfile"
-	"genlens/internal/fields"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/internal/atomicfile"
+	"github.com/genlens/genlens/internal/fields"
 )
 
 const (

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // TestDownload serves a fake weights file from a local server (tests

@@ -1,6 +1,6 @@
 package inception
 
-import "genlens/internal/simdblas"
+import "github.com/genlens/genlens/internal/simdblas"
 
 // winograd is a 3×3, stride-1 convolution in Lavin and Gray's minimal
 // filtering form F(2×2, 3×3) ("Fast Algorithms for Convolutional Neural

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"genlens/chart"
+	"github.com/genlens/genlens/chart"
 )
 
 // Artifact is one file a job can produce beside its JSON result: a CSV

@@ -1,6 +1,6 @@
 package job
 
-import "genlens/dataio"
+import "github.com/genlens/genlens/dataio"
 
 // CSVOptions is the field of the requests that read CSV files: how their
 // fields are separated. A file saved by a spreadsheet in a locale with

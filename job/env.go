@@ -6,7 +6,7 @@ import (
 	"os"
 	"path"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // Env is what a job needs from the transport that runs it.

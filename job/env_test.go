@@ -5,8 +5,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"genlens/dataio"
-	"genlens/features"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/features"
 )
 
 // A request names a folder as a user types it ("real/", "./real"): the

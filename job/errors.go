@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"genlens/fault"
 	"strings"
+
+	"github.com/genlens/genlens/fault"
 )
 
 // The classification of errors lives in package fault, below every

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/dataio"
-	"genlens/internal/par"
-	"genlens/membudget"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/membudget"
 )
 
 func TestClassify(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/kernel"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/kernel"
 )
 
 // KernelBandwidth checks the kernel and gamma fields of a command that

@@ -3,7 +3,7 @@ package job
 import (
 	"encoding/json"
 
-	"genlens/internal/fields"
+	"github.com/genlens/genlens/internal/fields"
 )
 
 // Messages are sentences a result carries for whoever reads its numbers

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/shareddata"
 )
 
 // readmeProgram returns the README's library example: the Go block of

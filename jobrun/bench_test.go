@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"genlens/job"
+	"github.com/genlens/genlens/job"
 )
 
 // BenchmarkJobRoundTrip measures the queue's own cost: submit, claim,

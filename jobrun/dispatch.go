@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"genlens/job"
-	"genlens/job/commands"
-	"genlens/job/llmjob"
-	"genlens/job/msejob"
-	"genlens/strictjson"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/commands"
+	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/strictjson"
 )
 
 // Kinds lists the job kinds the service runs: the URL segment of POST

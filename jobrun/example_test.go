@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"genlens/jobrun"
+	"github.com/genlens/genlens/jobrun"
 )
 
 // A service runs jobs from uploads: upload the inputs, submit a request

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // A job's errors and warnings name request fields, never the command

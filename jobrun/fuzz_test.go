@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"genlens/job"
-	"genlens/strictjson"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/strictjson"
 )
 
 // FuzzPrepare feeds arbitrary bodies to every kind's strict decoding and

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // newTestService starts a Service on store (a new MemStore when nil) with

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // maxZipEntry bounds the uncompressed size of one file inside a .zip

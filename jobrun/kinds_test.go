@@ -13,13 +13,13 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/frechet"
-	"genlens/imagesynth"
-	"genlens/job"
-	"genlens/job/imagejob"
-	"genlens/job/llmjob"
-	"genlens/job/msejob"
-	"genlens/job/reprjob"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/imagesynth"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/imagejob"
+	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/job/reprjob"
 )
 
 // kindInputs are small inputs for every kind, as a client would upload

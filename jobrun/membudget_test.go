@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"genlens/job"
+	"github.com/genlens/genlens/job"
 )
 
 // Two rows of 30,000 features, a 480 KB upload, ask for a 7.2 GB

@@ -3,8 +3,8 @@ package jobrun_test
 import (
 	"testing"
 
-	"genlens/jobrun"
-	"genlens/records/storetest"
+	"github.com/genlens/genlens/jobrun"
+	"github.com/genlens/genlens/records/storetest"
 )
 
 func TestMemStore(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"genlens/job"
+	"github.com/genlens/genlens/job"
 )
 
 // Two services in one process each keep their own networks unless given

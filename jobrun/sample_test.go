@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"genlens/hallucination/categorical"
-	"genlens/job"
-	"genlens/job/llmjob"
-	"genlens/llm/llmtest"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/llm/llmtest"
 )
 
 // The sample kind calls only allow-listed servers with keys the server

@@ -12,11 +12,11 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/frechet"
-	"genlens/job"
-	"genlens/online"
-	"genlens/strictjson"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/online"
+	"github.com/genlens/genlens/strictjson"
 )
 
 // SelectionConfig is the request that creates an online selection (POST

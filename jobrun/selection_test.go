@@ -13,8 +13,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/job"
-	"genlens/online"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/online"
 )
 
 // drawer draws batches of rows from synthetic generators: generator g's

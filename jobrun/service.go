@@ -20,9 +20,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"genlens/internal/fields"
-	"genlens/internal/par"
-	"genlens/job"
+	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/job"
 )
 
 // Config configures a Service.

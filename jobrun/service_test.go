@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"genlens/job"
+	"github.com/genlens/genlens/job"
 )
 
 // longJob runs for minutes unless cancelled, reporting progress per trial.

@@ -1,6 +1,6 @@
 package jobrun
 
-import "genlens/records"
+import "github.com/genlens/genlens/records"
 
 // The records of the service and the Store that persists them live in
 // package records, which package store implements without importing

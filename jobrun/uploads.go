@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"genlens/job"
+	"github.com/genlens/genlens/job"
 )
 
 // Uploads are the inputs of jobs. Each is stored once under

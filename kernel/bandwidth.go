@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/linalg"
+	"github.com/genlens/genlens/linalg"
 )
 
 // Rule says how a Bandwidth turns data into a kernel parameter gamma.

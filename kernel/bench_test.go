@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/linalg"
+	"github.com/genlens/genlens/linalg"
 )
 
 // The performance target: a 4096×4096 RBF Gram matrix from 2048-d rows within

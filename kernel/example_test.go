@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/kernel"
+	"github.com/genlens/genlens/kernel"
 )
 
 // The CS kernel compares answers by their shared word bigrams (here one of

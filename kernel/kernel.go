@@ -8,8 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/internal/par"
-	"genlens/linalg"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/linalg"
 )
 
 // Kernel is a positive semi-definite kernel on vectors, the rows of a matrix.

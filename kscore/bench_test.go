@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/kernel"
+	"github.com/genlens/genlens/kernel"
 )
 
 // The performance target: RBF kernel entropy for 10,000 prompts x 20 samples x

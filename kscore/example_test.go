@@ -6,9 +6,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/kernel"
-	"genlens/kscore"
-	"genlens/synth"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/kscore"
+	"github.com/genlens/genlens/synth"
 )
 
 // Kernel entropy of one prompt's sampled answers, embedded as vectors:

@@ -8,8 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/internal/par"
-	"genlens/kernel"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/kernel"
 )
 
 // Entropy is the predictive kernel entropy of one model's samples for one

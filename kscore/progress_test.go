@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/kernel"
+	"github.com/genlens/genlens/kernel"
 )
 
 // TestProgress: the long computations report monotone progress that ends

@@ -5,9 +5,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/internal/par"
-	"genlens/kernel"
-	"genlens/linalg"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/linalg"
 )
 
 // shiftedKernel evaluates kernel.Shifted's h on augmented rows [u, a]: a

@@ -1,14 +1,15 @@
 package kscore
 
 import (
-	"genlens/internal/exactmmd"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/genlens/genlens/internal/exactmmd"
+
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/kernel"
+	"github.com/genlens/genlens/kernel"
 )
 
 // TestMMD2AtLargeOffsets: linear- and polynomial-kernel MMD² of rows that

@@ -7,8 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/kernel"
-	"genlens/membudget"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/membudget"
 )
 
 // panelRows is the minimum number of rows per cross-Gram call: enough for

@@ -5,7 +5,7 @@ package linalg
 import (
 	"os"
 
-	"genlens/internal/simdblas"
+	"github.com/genlens/genlens/internal/simdblas"
 
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"

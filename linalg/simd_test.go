@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/internal/simdblas"
+	"github.com/genlens/genlens/internal/simdblas"
 )
 
 // TestSIMDBackendChosen: the default build names internal/simdblas where

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"genlens/fault"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/genlens/genlens/fault"
 )
 
 func errorf(format string, a ...any) error { return fmt.Errorf("llm: "+format, a...) }

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"genlens/hallucination/categorical"
-	"genlens/llm"
-	"genlens/llm/llmtest"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/llm/llmtest"
 )
 
 const model = "genlens-categorical"

@@ -20,11 +20,11 @@ import (
 	"sync"
 	"time"
 
-	"genlens/fault"
-	"genlens/llm"
-	"genlens/records"
-	"genlens/strictjson"
-	"genlens/uncertainty"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/records"
+	"github.com/genlens/genlens/strictjson"
+	"github.com/genlens/genlens/uncertainty"
 )
 
 // Defaults and bounds of the proxy.

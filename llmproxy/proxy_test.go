@@ -10,9 +10,9 @@ import (
 	"sync"
 	"testing"
 
-	"genlens/llm"
-	"genlens/llmproxy"
-	"genlens/records"
+	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/llmproxy"
+	"github.com/genlens/genlens/records"
 )
 
 type memRecorder struct {

@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/manifold"
+	"github.com/genlens/genlens/manifold"
 )
 
 // Four real points on a line and two generated ones, with one nearest

@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/internal/par"
+	"github.com/genlens/genlens/internal/par"
 )
 
 // DefaultK is the number of nearest neighbours of compute_prdc's examples

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"genlens/fault"
-	"genlens/internal/fields"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/fields"
 )
 
 // Field is the request field of the budget, in MiB: the command line's

@@ -5,7 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/monitor"
+	"github.com/genlens/genlens/monitor"
 )
 
 // Chunk per-row MSE estimates, derive thresholds from a reference period,

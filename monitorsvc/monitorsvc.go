@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"genlens/checkmodel"
-	"genlens/monitor"
-	"genlens/records"
+	"github.com/genlens/genlens/checkmodel"
+	"github.com/genlens/genlens/monitor"
+	"github.com/genlens/genlens/records"
 )
 
 // Store keeps the monitors, their rows and labels; package store's DB

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"genlens/internal/dbtest"
-	"genlens/job"
-	"genlens/job/msejob"
-	"genlens/monitorsvc"
-	"genlens/records"
-	"genlens/store"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/monitorsvc"
+	"github.com/genlens/genlens/records"
+	"github.com/genlens/genlens/store"
 )
 
 // checkModel fits the check model of a toy deployment, as `genlens mse

@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/nn"
+	"github.com/genlens/genlens/nn"
 )
 
 // Fit a network to a noiseless curve with the mean squared error.

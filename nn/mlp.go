@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
-	_ "genlens/linalg" // -tags openblas routes blas64 to OpenBLAS
+	_ "github.com/genlens/genlens/linalg" // -tags openblas routes blas64 to OpenBLAS
 )
 
 // MLP is a fully connected feed-forward network: Linear layers with a ReLU

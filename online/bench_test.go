@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/frechet"
+	"github.com/genlens/genlens/frechet"
 )
 
 // BenchmarkSelectFID_G3_d128 is the performance target for

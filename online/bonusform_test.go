@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/frechet"
+	"github.com/genlens/genlens/frechet"
 )
 
 // The 2024-code and 2025 bonuses against a hand computation of the

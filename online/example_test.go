@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/online"
+	"github.com/genlens/genlens/online"
 )
 
 // gaussian returns n rows of N(0, s·I_d).

@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/frechet"
+	"github.com/genlens/genlens/frechet"
 )
 
 // DefaultDelta is the failure probability δ of every confidence bound

@@ -8,8 +8,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/frechet"
-	"genlens/linalg"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/linalg"
 )
 
 // fidEstimator is one generator's incremental FID state.

@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/frechet"
+	"github.com/genlens/genlens/frechet"
 )
 
 // ISParams are the constants of the IS-UCB and naive-UCB indices. The zero

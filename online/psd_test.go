@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/frechet"
+	"github.com/genlens/genlens/frechet"
 )
 
 // TestNewFIDReferenceNotPSD: a reference covariance that is clearly not

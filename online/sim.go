@@ -10,8 +10,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/frechet"
-	"genlens/internal/par"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/internal/par"
 )
 
 // Simulation configures a simulated online selection (Protocol 1) over

@@ -11,4 +11,4 @@
 // names such as "gpt_4" or values such as "a|b" and "<script>" appear
 // literally in both outputs. Write replaces report.md and index.html
 // atomically and leaves every other file in the directory alone.
-package report // import "genlens/report"
+package report // import "github.com/genlens/genlens/report"

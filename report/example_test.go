@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"genlens/report"
+	"github.com/genlens/genlens/report"
 )
 
 func ExampleReport_Write() {

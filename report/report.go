@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"genlens/internal/atomicfile"
+	"github.com/genlens/genlens/internal/atomicfile"
 )
 
 // File names written by Report.Write.

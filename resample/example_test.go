@@ -3,7 +3,7 @@ package resample_test
 import (
 	"fmt"
 
-	"genlens/resample"
+	"github.com/genlens/genlens/resample"
 )
 
 // A 4×1 grey ramp halved in width with Pillow's bicubic filter: the

@@ -2,11 +2,12 @@ package server
 
 import (
 	"fmt"
-	"genlens/monitorsvc"
 	"html/template"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/genlens/genlens/monitorsvc"
 )
 
 // chunkChart draws a monitor's chunks as an SVG line chart, rendered on

@@ -13,11 +13,11 @@ import (
 	"strconv"
 	"strings"
 
-	"genlens/fault"
-	"genlens/job/msejob"
-	"genlens/monitor"
-	"genlens/monitorsvc"
-	"genlens/records"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/monitor"
+	"github.com/genlens/genlens/monitorsvc"
+	"github.com/genlens/genlens/records"
 )
 
 // The dashboard: server-rendered pages (html/template, assets embedded in

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"genlens/store"
+	"github.com/genlens/genlens/store"
 )
 
 // A write that fails for want of space is a 507 with Retry-After, not a

@@ -19,8 +19,8 @@ import (
 	"net/http"
 	"time"
 
-	"genlens/fault"
-	"genlens/jobrun"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/jobrun"
 )
 
 // multipartSlack is what the multipart framing around the file may add to

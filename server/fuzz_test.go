@@ -8,8 +8,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"genlens/internal/dbtest"
-	"genlens/server"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/server"
 )
 
 // Whatever a client posts as a rows batch, the server answers 200, 400,

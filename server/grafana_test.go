@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"genlens/internal/dbtest"
-	"genlens/server"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/server"
 )
 
 // grafanaExprs returns every PromQL expression of a Grafana dashboard:

@@ -16,10 +16,10 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/job"
-	"genlens/job/msejob"
-	"genlens/server"
-	"genlens/store"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/server"
+	"github.com/genlens/genlens/store"
 )
 
 // opRow is a row of synthetic operational data: a regression problem

@@ -25,8 +25,8 @@ import (
 	"sync"
 	"time"
 
-	"genlens/job"
-	"genlens/jobrun"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/jobrun"
 )
 
 // JobOptions configure the job runner, the uploads and the online

@@ -15,10 +15,10 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/dataio"
-	"genlens/frechet"
-	"genlens/internal/dbtest"
-	"genlens/server"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/server"
 )
 
 // newJobServer is a test server whose job queue polls and beats fast.

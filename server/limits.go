@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"genlens/job"
+	"github.com/genlens/genlens/job"
 )
 
 // MinTokenLen is the fewest characters other than spaces a bearer token

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"genlens/internal/dbtest"
-	"genlens/server"
-	"genlens/store"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/server"
+	"github.com/genlens/genlens/store"
 )
 
 // /healthz, which needs no token, says "unavailable" and nothing of the

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"genlens/fault"
-	"genlens/llm"
-	"genlens/llmproxy"
-	"genlens/records"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/llmproxy"
+	"github.com/genlens/genlens/records"
 )
 
 // LLMOptions configure the OpenAI-compatible uncertainty proxy at

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"genlens/internal/dbtest"
-	"genlens/llm"
-	"genlens/server"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/server"
 )
 
 // The proxy's cost: a fake upstream answers every chat completion after

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"testing"
 
-	"genlens/hallucination/categorical"
-	"genlens/internal/dbtest"
-	"genlens/llm"
-	"genlens/llm/llmtest"
-	"genlens/server"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/llm/llmtest"
+	"github.com/genlens/genlens/server"
 )
 
 // recordingSampler is an llm.Client that keeps the samples it drew.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/server"
+	"github.com/genlens/genlens/server"
 )
 
 // EnvNPM names a directory holding node_modules/openai, the official

@@ -16,13 +16,13 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/internal/dbtest"
-	"genlens/job"
-	"genlens/job/llmjob"
-	"genlens/llm"
-	"genlens/llmproxy"
-	"genlens/server"
-	"genlens/uncertainty"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/llmproxy"
+	"github.com/genlens/genlens/server"
+	"github.com/genlens/genlens/uncertainty"
 )
 
 // fakeUpstream is an OpenAI-compatible /chat/completions whose answer

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"genlens/fault"
-	"genlens/store"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/store"
 )
 
 // The dashboard's LLM panel: the uncertainty of the recent proxied

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"genlens/fault"
-	"genlens/store"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/store"
 )
 
 // MaxLLMRequestsLimit bounds the limit of GET /api/v1/llm/requests.

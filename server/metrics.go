@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"genlens/monitorsvc"
-	"genlens/records"
 	"math"
 	"net/http"
 	"runtime/debug"
@@ -12,6 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/genlens/genlens/monitorsvc"
+	"github.com/genlens/genlens/records"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"

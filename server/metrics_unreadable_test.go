@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"genlens/server"
-	"genlens/store"
+	"github.com/genlens/genlens/server"
+	"github.com/genlens/genlens/store"
 )
 
 // lockedBuffer is a log destination safe for the server's goroutines.

@@ -16,13 +16,13 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/checkmodel"
-	"genlens/fault"
-	"genlens/job"
-	"genlens/job/msejob"
-	"genlens/monitor"
-	"genlens/monitorsvc"
-	"genlens/records"
+	"github.com/genlens/genlens/checkmodel"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/monitor"
+	"github.com/genlens/genlens/monitorsvc"
+	"github.com/genlens/genlens/records"
 )
 
 // The monitors API: a deployed regression model watched with the check

@@ -12,11 +12,11 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/internal/dbtest"
-	"genlens/job"
-	"genlens/job/msejob"
-	"genlens/server"
-	"genlens/store"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/server"
+	"github.com/genlens/genlens/store"
 )
 
 // oneFeatureModel is a check model of the single feature "x".

@@ -10,10 +10,10 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/internal/dbtest"
-	"genlens/job"
-	"genlens/job/msejob"
-	"genlens/server"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/server"
 )
 
 // agree reports whether a and b agree to 1e-9 relative (both absent

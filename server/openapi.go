@@ -3,7 +3,7 @@ package server
 import (
 	"net/http"
 
-	"genlens/deploy"
+	"github.com/genlens/genlens/deploy"
 )
 
 // openAPI serves the API's OpenAPI 3.1 description (deploy/openapi.yaml,

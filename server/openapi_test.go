@@ -15,9 +15,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"genlens/deploy"
-	"genlens/internal/dbtest"
-	"genlens/server"
+	"github.com/genlens/genlens/deploy"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/server"
 )
 
 // apiRoute reports whether a route belongs in the API description: the

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"genlens/job"
-	"genlens/llmproxy"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/llmproxy"
 )
 
 // MaxOptionBytes bounds the byte sizes of Options (1 TiB): far above real

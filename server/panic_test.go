@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/store"
+	"github.com/genlens/genlens/store"
 )
 
 // A handler's panic becomes a logged 500 with a JSON body; the server

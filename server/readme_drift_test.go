@@ -12,10 +12,10 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"genlens/internal/dbtest"
-	"genlens/job"
-	"genlens/job/msejob"
-	"genlens/server"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/server"
 )
 
 // TestReadmeDriftExample replays the README's serve tour: a check model

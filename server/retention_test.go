@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"genlens/internal/dbtest"
-	"genlens/jobrun"
-	"genlens/server"
-	"genlens/store"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/jobrun"
+	"github.com/genlens/genlens/server"
+	"github.com/genlens/genlens/store"
 )
 
 // TestRetention stores jobs and uploads of known ages in a database,

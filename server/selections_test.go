@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"testing"
 
-	"genlens/internal/dbtest"
-	"genlens/server"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/server"
 )
 
 // BenchmarkSelectionSamplesHTTP measures one POST .../samples of 8

@@ -43,12 +43,12 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"genlens/fault"
-	"genlens/llmproxy"
-	"genlens/monitorsvc"
-	"genlens/statsvc"
-	"genlens/store"
-	"genlens/strictjson"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/llmproxy"
+	"github.com/genlens/genlens/monitorsvc"
+	"github.com/genlens/genlens/statsvc"
+	"github.com/genlens/genlens/store"
+	"github.com/genlens/genlens/strictjson"
 )
 
 // Limits of request bodies: JSON requests and rows batches. Uploads

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"genlens/internal/dbtest"
-	"genlens/server"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/server"
 )
 
 func TestAuth(t *testing.T) {

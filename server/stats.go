@@ -23,9 +23,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"genlens/fault"
-	"genlens/frechet"
-	"genlens/statsvc"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/statsvc"
 )
 
 func (s *Server) routeStats(mux *http.ServeMux) {

@@ -14,9 +14,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/frechet"
-	"genlens/internal/dbtest"
-	"genlens/server"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/server"
 )
 
 // testParts returns the part files of k shards of n random rows of

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"genlens/records"
+	"github.com/genlens/genlens/records"
 )
 
 // MemStore is a Store in memory, for tests and a single process without

@@ -13,9 +13,9 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/fault"
-	"genlens/frechet"
-	"genlens/records"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/records"
 )
 
 // Store keeps the parts of sharded statistics. PutStatsPart adds a part

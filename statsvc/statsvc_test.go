@@ -9,12 +9,12 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/fault"
-	"genlens/frechet"
-	"genlens/internal/dbtest"
-	"genlens/records"
-	"genlens/statsvc"
-	"genlens/store"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/records"
+	"github.com/genlens/genlens/statsvc"
+	"github.com/genlens/genlens/store"
 )
 
 // parts returns the part files of k shards of n random rows of dimension

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"genlens/store"
+	"github.com/genlens/genlens/store"
 )
 
 // A monitor's rows go in as one batch and come back in chunk order; a

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"genlens/internal/dbtest"
-	"genlens/store"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/store"
 )
 
 // Ids are never reused: deleting the newest monitor must not hand its id

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"genlens/records"
+	"github.com/genlens/genlens/records"
 )
 
 // DB implements the job runner's persistence.

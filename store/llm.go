@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"genlens/records"
+	"github.com/genlens/genlens/records"
 )
 
 // LLMRequest and LLMQuery are the records of the LLM proxy's requests.

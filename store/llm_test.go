@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"genlens/store"
+	"github.com/genlens/genlens/store"
 )
 
 func TestLLMRequests(t *testing.T) {

@@ -6,11 +6,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"genlens/records"
 	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/genlens/genlens/records"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"

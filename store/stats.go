@@ -5,8 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"genlens/records"
 	"time"
+
+	"github.com/genlens/genlens/records"
 )
 
 // ErrMismatch, StatsPart and StatsSet are package records'; see there.

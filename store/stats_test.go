@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"genlens/internal/dbtest"
-	"genlens/store"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/store"
 )
 
 // TestStatsPartsConcurrentReplicas posts the parts of one name through

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"genlens/records"
+	"github.com/genlens/genlens/records"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite"

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"genlens/internal/dbtest"
-	"genlens/records"
-	"genlens/records/storetest"
-	"genlens/store"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/records"
+	"github.com/genlens/genlens/records/storetest"
+	"github.com/genlens/genlens/store"
 )
 
 // forEachBackend runs test against a fresh database of every backend

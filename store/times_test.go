@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"genlens/store"
+	"github.com/genlens/genlens/store"
 )
 
 // A time the store cannot hold exactly is refused, not wrapped around

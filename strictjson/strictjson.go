@@ -17,7 +17,7 @@ import (
 	"net/http"
 	"strings"
 
-	"genlens/fault"
+	"github.com/genlens/genlens/fault"
 )
 
 // Body is the field named by errors about the document as a whole.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/fault"
-	"genlens/strictjson"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/strictjson"
 )
 
 type req struct {

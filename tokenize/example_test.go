@@ -3,7 +3,7 @@ package tokenize_test
 import (
 	"fmt"
 
-	"genlens/tokenize"
+	"github.com/genlens/genlens/tokenize"
 )
 
 func ExampleWords() {

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/dataio"
-	"genlens/internal/shareddata"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/shareddata"
 )
 
 // pk writes pickle opcodes by hand, as torch.save would for a state dict.

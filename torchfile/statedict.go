@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 
 	"github.com/nlpodyssey/gopickle/pytorch"
 	"github.com/nlpodyssey/gopickle/types"

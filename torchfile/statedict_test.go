@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/dataio"
-	"genlens/internal/shareddata"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/shareddata"
 )
 
 // fixtureDir holds small state dicts saved by torch in both formats,

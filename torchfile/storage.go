@@ -16,7 +16,7 @@ import (
 	"github.com/nlpodyssey/gopickle/pytorch"
 	"github.com/nlpodyssey/gopickle/types"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // The loaders below read torch.save files through gopickle's unpickler

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // A TorchScript archive whose data.pkl declares a 2^40-byte bytes object

@@ -6,9 +6,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/internal/shareddata"
-	"genlens/kernel"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/kernel"
 )
 
 // BenchmarkEvaluateQwen1000 scores the 1000 prompts × 10 samples of the

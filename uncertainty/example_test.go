@@ -3,8 +3,8 @@ package uncertainty_test
 import (
 	"fmt"
 
-	"genlens/tokenize"
-	"genlens/uncertainty"
+	"github.com/genlens/genlens/tokenize"
+	"github.com/genlens/genlens/uncertainty"
 )
 
 // Three answers name Paris, one in more words, and one names Lyon: EigV

@@ -6,7 +6,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/evalstat"
+	"github.com/genlens/genlens/evalstat"
 )
 
 // The graph scores below are functions of one matrix W of similarities

@@ -2,9 +2,10 @@ package uncertainty
 
 import (
 	"fmt"
-	"genlens/kernel"
 	"math"
 	"strings"
+
+	"github.com/genlens/genlens/kernel"
 )
 
 // Score names an uncertainty score of Evaluate.

@@ -9,12 +9,12 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/evalstat"
-	"genlens/internal/par"
-	"genlens/kernel"
-	"genlens/kscore"
-	"genlens/membudget"
-	"genlens/tokenize"
+	"github.com/genlens/genlens/evalstat"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/kscore"
+	"github.com/genlens/genlens/membudget"
+	"github.com/genlens/genlens/tokenize"
 )
 
 // DefaultRougeThreshold is the RougeL-F above which an answer counts as

@@ -11,8 +11,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/kernel"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/kernel"
 )
 
 func ptr[T any](v T) *T { return &v }

@@ -2,10 +2,11 @@ package vit
 
 import (
 	"context"
-	"genlens/linalg"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/genlens/genlens/linalg"
 )
 
 func TestExp32(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"genlens/features"
+	"github.com/genlens/genlens/features"
 )
 
 // Embedder is a network of Config as a features.ImageEmbedder: images

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // The fixtures in testdata were made by testdata/make_fixtures.py with

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"genlens/internal/par"
-	"genlens/linalg"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/linalg"
 )
 
 // groupColumns is the number of token columns a group of images aims

@@ -5,9 +5,9 @@ import (
 	"math"
 	"strconv"
 
-	"genlens/dataio"
-	"genlens/internal/simdblas"
-	"genlens/linalg"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/simdblas"
+	"github.com/genlens/genlens/linalg"
 )
 
 // Tensor is one weight, row-major float32, with its shape.

@@ -6,9 +6,9 @@ import (
 	"math"
 	"strings"
 
-	"genlens/dataio"
-	"genlens/features"
-	"genlens/resample"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/resample"
 )
 
 // Preset names a reference preprocessing pipeline: how an RGB image

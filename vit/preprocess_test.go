@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"genlens/dataio"
-	"genlens/features"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/features"
 )
 
 // TestPresetsPillow checks the Pillow presets against Pillow 9.4 run on

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"sort"
 
-	"genlens/dataio"
-	"genlens/torchfile"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/torchfile"
 )
 
 // maxSafetensorsHeader bounds the JSON header, as the format's own

@@ -1,6 +1,6 @@
 package vit
 
-import "genlens/torchfile"
+import "github.com/genlens/genlens/torchfile"
 
 // ReadTorchScript reads the parameters and buffers of a TorchScript
 // archive (OpenAI's released CLIP .pt files) as a float32 state dict

@@ -7,8 +7,8 @@ import (
 	"os"
 	"strconv"
 
-	"genlens/dataio"
-	"genlens/torchfile"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/torchfile"
 )
 
 // LoadWeights reads a state dict from a .pth file (torch.save, legacy or

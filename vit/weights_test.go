@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 // stFile builds a safetensors file from a header and data.

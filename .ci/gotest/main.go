@@ -157,7 +157,7 @@ func (s summary) skipLine() string {
 				reasons = append(reasons, r)
 			}
 		}
-		parts = append(parts, fmt.Sprintf("%s (%d: %s)", strings.TrimPrefix(p, "genlens/"), len(s.skips[p]), strings.Join(reasons, "; ")))
+		parts = append(parts, fmt.Sprintf("%s (%d: %s)", strings.TrimPrefix(p, "github.com/genlens/genlens/"), len(s.skips[p]), strings.Join(reasons, "; ")))
 	}
 	return "skipped: " + strings.Join(parts, ", ")
 }

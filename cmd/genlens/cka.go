@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
-	"genlens/job/reprjob"
 	"io"
+
+	"github.com/genlens/genlens/job/reprjob"
 
 	"github.com/spf13/cobra"
 )

@@ -10,8 +10,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/disentangle"
-	"genlens/internal/shareddata"
+	"github.com/genlens/genlens/disentangle"
+	"github.com/genlens/genlens/internal/shareddata"
 )
 
 func TestCKACommand(t *testing.T) {

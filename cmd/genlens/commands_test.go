@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"genlens/job/commands"
 	"maps"
 	"reflect"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/genlens/genlens/job/commands"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"

@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"genlens/job/llmjob"
 	"io"
 	"path/filepath"
 	"text/tabwriter"
+
+	"github.com/genlens/genlens/job/llmjob"
 
 	"github.com/spf13/cobra"
 )

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"genlens/job"
-	"genlens/job/llmjob"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/llmjob"
 )
 
 func newDecomposeCmd() *cobra.Command {

@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"genlens/demo"
 	"io"
 	"time"
+
+	"github.com/genlens/genlens/demo"
 
 	"github.com/spf13/cobra"
 )

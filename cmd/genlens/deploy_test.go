@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/frechet"
-	"genlens/job/imagejob"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/job/imagejob"
 )
 
 // yamlField returns the value of the first "key: value" line of a

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"genlens/disentangle"
-	"genlens/job/reprjob"
+	"github.com/genlens/genlens/disentangle"
+	"github.com/genlens/genlens/job/reprjob"
 )
 
 func newDisentangleCmd() *cobra.Command {

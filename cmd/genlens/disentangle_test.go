@@ -16,9 +16,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/disentangle"
-	"genlens/imagesynth"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/disentangle"
+	"github.com/genlens/genlens/imagesynth"
 )
 
 // faceFiles writes 16x16 synthetic faces as 8-bit values (N, 16, 16):

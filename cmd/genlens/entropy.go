@@ -12,10 +12,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"genlens/job"
-	"genlens/job/llmjob"
-	"genlens/kernel"
-	"genlens/uncertainty"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/uncertainty"
 )
 
 // entropyOutputs are the files 'entropy --out' writes.

@@ -13,11 +13,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"genlens/features"
-	"genlens/inception"
-	"genlens/internal/atomicfile"
-	"genlens/job/imagejob"
-	"genlens/vit"
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/internal/atomicfile"
+	"github.com/genlens/genlens/job/imagejob"
+	"github.com/genlens/genlens/vit"
 )
 
 func newFeaturesCmd() *cobra.Command {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/dataio"
-	"genlens/internal/shareddata"
-	"genlens/job/imagejob"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/job/imagejob"
 )
 
 // TestFeaturesCmdErrors: bad flags and inputs end with exit 2 and one

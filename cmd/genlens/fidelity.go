@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"genlens/frechet"
-	"genlens/internal/atomicfile"
-	"genlens/job/imagejob"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/internal/atomicfile"
+	"github.com/genlens/genlens/job/imagejob"
 )
 
 func newStatsCmd() *cobra.Command {

@@ -11,10 +11,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/frechet"
-	"genlens/kernel"
-	"genlens/kscore"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/kscore"
 )
 
 func randRows(r *rand.Rand, n, d int, shift float64) []float64 {

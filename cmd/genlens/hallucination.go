@@ -15,9 +15,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"genlens/job/llmjob"
-	"genlens/llm/llmtest"
-	"genlens/server"
+	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/llm/llmtest"
+	"github.com/genlens/genlens/server"
 )
 
 func newHallucinationCmd() *cobra.Command {

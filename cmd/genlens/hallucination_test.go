@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"genlens/hallucination/categorical"
-	"genlens/llm/llmtest"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/llm/llmtest"
 )
 
 type phrSimJSON struct {

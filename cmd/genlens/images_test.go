@@ -13,8 +13,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/internal/shareddata"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/shareddata"
 )
 
 // TestImageFolderCommands runs the folder forms of compare, stats, is and

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"genlens/internal/atomicfile"
-	"genlens/internal/fields"
-	"genlens/job/commands"
 	"io"
 	"math"
 	"os"
@@ -19,13 +16,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/genlens/genlens/internal/atomicfile"
+	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/job/commands"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"genlens/dataio"
-	"genlens/job"
-	"genlens/linalg"
-	"genlens/membudget"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/linalg"
+	"github.com/genlens/genlens/membudget"
 )
 
 // Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input, 130

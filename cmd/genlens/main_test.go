@@ -13,11 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/dataio"
-	"genlens/internal/shareddata"
-	"genlens/kernel"
-	"genlens/kscore"
-	"genlens/synth"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/kscore"
+	"github.com/genlens/genlens/synth"
 )
 
 // cli runs genlens with args and returns exit code, stdout and stderr.

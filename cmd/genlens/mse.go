@@ -14,9 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"genlens/checkmodel"
-	"genlens/dataio"
-	"genlens/job/msejob"
+	"github.com/genlens/genlens/checkmodel"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job/msejob"
 )
 
 func newMSECmd() *cobra.Command {

@@ -21,14 +21,14 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"genlens/features"
-	"genlens/inception"
-	"genlens/internal/atomicfile"
-	"genlens/internal/fields"
-	"genlens/job"
-	"genlens/job/commands"
-	"genlens/job/imagejob"
-	"genlens/vit"
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/internal/atomicfile"
+	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/commands"
+	"github.com/genlens/genlens/job/imagejob"
+	"github.com/genlens/genlens/vit"
 )
 
 // num is job.Num: NaN and ±Inf marshal as JSON null, -0 as 0.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"genlens/job"
+	"github.com/genlens/genlens/job"
 )
 
 // positional binds the arguments a of cmd, in order, to the flags named:

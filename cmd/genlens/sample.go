@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"genlens/job"
-	"genlens/job/llmjob"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/llmjob"
 )
 
 // sampleFlags are the flags of sample, which entropy's one-step form

@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"genlens/frechet"
-	"genlens/inception"
-	"genlens/job/imagejob"
-	"genlens/vit"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/job/imagejob"
+	"github.com/genlens/genlens/vit"
 )
 
 func newSelectCmd() *cobra.Command {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/dataio"
+	"github.com/genlens/genlens/dataio"
 )
 
 func gaussPool(r *rand.Rand, n, d int, scale float64) []float64 {

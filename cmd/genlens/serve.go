@@ -15,10 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"genlens/llm"
-	"genlens/llmproxy"
-	"genlens/server"
-	"genlens/store"
+	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/llmproxy"
+	"github.com/genlens/genlens/server"
+	"github.com/genlens/genlens/store"
 )
 
 func newServeCmd() *cobra.Command {

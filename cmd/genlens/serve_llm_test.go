@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"genlens/hallucination/categorical"
-	"genlens/llm/llmtest"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/llm/llmtest"
 )
 
 // genlens serve --llm-upstream in front of the OpenAI-compatible test

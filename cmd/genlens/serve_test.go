@@ -21,11 +21,11 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/features"
-	"genlens/internal/dbtest"
-	"genlens/job"
-	"genlens/job/msejob"
-	"genlens/store"
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/store"
 )
 
 // These tests run the real binary: `go build` once, then `genlens serve`

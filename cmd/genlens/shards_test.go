@@ -11,10 +11,10 @@ import (
 	"sync"
 	"testing"
 
-	"genlens/dataio"
-	"genlens/frechet"
-	"genlens/internal/shareddata"
-	"genlens/job/imagejob"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/job/imagejob"
 )
 
 // fixtureFolder copies the random-weight fixture's 16 images into a new

@@ -9,8 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/hallucination"
-	"genlens/hallucination/bayeslin"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/hallucination/bayeslin"
 )
 
 func mustFeatures(t testing.TB, s string) bayeslin.Features {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"genlens/hallucination"
-	"genlens/hallucination/bayeslin"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/hallucination/bayeslin"
 )
 
 // The performance target: one PHR estimate with the paper's settings (M = 40,

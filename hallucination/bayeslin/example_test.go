@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"genlens/hallucination/bayeslin"
+	"github.com/genlens/genlens/hallucination/bayeslin"
 )
 
 // The exact posterior hallucination rate falls towards ε as the context

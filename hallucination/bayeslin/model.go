@@ -11,9 +11,9 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/hallucination"
-	"genlens/linalg"
-	"genlens/membudget"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/linalg"
+	"github.com/genlens/genlens/membudget"
 )
 
 // Example is one (x, y) observation.

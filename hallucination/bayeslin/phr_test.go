@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"genlens/hallucination"
-	"genlens/hallucination/bayeslin"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/hallucination/bayeslin"
 )
 
 // finiteTarget is what Algorithm 1 estimates for this model when K and M

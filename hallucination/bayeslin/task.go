@@ -4,7 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 
-	"genlens/hallucination"
+	"github.com/genlens/genlens/hallucination"
 )
 
 // Task is a hallucination.TaskFunc: it draws a mechanism w from the prior,

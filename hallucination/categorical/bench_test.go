@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"genlens/hallucination"
-	"genlens/hallucination/categorical"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/hallucination/categorical"
 )
 
 // One PHR estimate with the paper's settings (M = 40, N-n = 100, K = 2000).

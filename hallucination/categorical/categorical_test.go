@@ -9,8 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"genlens/hallucination"
-	"genlens/hallucination/categorical"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/hallucination/categorical"
 )
 
 func TestPredictiveByHand(t *testing.T) {

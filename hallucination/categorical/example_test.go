@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"genlens/hallucination/categorical"
+	"github.com/genlens/genlens/hallucination/categorical"
 )
 
 // A binary classifier with one input: after seeing "yes" three times, the

@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/mathext"
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"genlens/hallucination"
+	"github.com/genlens/genlens/hallucination"
 )
 
 // Example is one (input group, label) pair.

@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"genlens/hallucination"
-	"genlens/hallucination/categorical"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/hallucination/categorical"
 )
 
 // finiteTarget is what Algorithm 1 estimates when K is large: the

@@ -4,7 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 
-	"genlens/hallucination"
+	"github.com/genlens/genlens/hallucination"
 )
 
 // exactDraws is the number of Dirichlet draws behind Posterior.PHR for

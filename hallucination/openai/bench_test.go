@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"genlens/hallucination"
-	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai"
-	"genlens/llm/llmtest"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/hallucination/openai"
+	"github.com/genlens/genlens/llm/llmtest"
 )
 
 // Throughput of the OpenAI backend against the local server: one PHR

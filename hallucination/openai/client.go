@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"genlens/llm"
+	"github.com/genlens/genlens/llm"
 )
 
 // ErrNoLogprobs is returned (wrapped) when the server answers without the

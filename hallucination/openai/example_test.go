@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net/http/httptest"
 
-	"genlens/hallucination"
-	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai"
-	"genlens/llm/llmtest"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/hallucination/openai"
+	"github.com/genlens/genlens/llm/llmtest"
 )
 
 // The PHR of a model behind an OpenAI-compatible completions server. Here

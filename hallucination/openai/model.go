@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"genlens/hallucination"
-	"genlens/internal/par"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/internal/par"
 )
 
 // Example is one (input, label) pair of a text classification context.

@@ -2,8 +2,9 @@ package openai
 
 import (
 	"fmt"
-	"genlens/llm"
 	"strings"
+
+	"github.com/genlens/genlens/llm"
 )
 
 // The OpenAI wire types this package sends and reads are package llm's;

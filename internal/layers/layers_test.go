@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-const module = "genlens/"
+const module = "github.com/genlens/genlens/"
 
 // group names the layer of a package of the module (without the module
 // prefix), from the top: the command line, the HTTP server, the services
@@ -66,7 +66,7 @@ type pkg struct {
 
 func list(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "genlens/...")
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "github.com/genlens/genlens/...")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Skipf("go list: %v", err)

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"genlens/fault"
-	"genlens/linalg"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/linalg"
 )
 
 // PanicError is the error For returns when a worker panicked: the value

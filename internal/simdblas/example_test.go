@@ -6,7 +6,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/internal/simdblas"
+	"github.com/genlens/genlens/internal/simdblas"
 )
 
 // Installing the kernels under gonum, as package linalg does: every

@@ -8,11 +8,11 @@ package commands
 import (
 	"slices"
 
-	"genlens/job"
-	"genlens/job/imagejob"
-	"genlens/job/llmjob"
-	"genlens/job/msejob"
-	"genlens/job/reprjob"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/imagejob"
+	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/job/reprjob"
 )
 
 // All lists the job kinds, in the order the service lists them. Each is a

@@ -2,11 +2,12 @@ package commands
 
 import (
 	"encoding/json"
-	"genlens/job"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/genlens/genlens/job"
 )
 
 // minimalRequests are the smallest valid bodies of every command: its

@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"genlens/job"
-	"genlens/job/llmjob"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/llmjob"
 )
 
 // notSizes are the numeric fields of requests that size nothing: a seed,

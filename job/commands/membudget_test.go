@@ -9,11 +9,11 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"genlens/dataio"
-	"genlens/job"
-	"genlens/job/imagejob"
-	"genlens/job/reprjob"
-	"genlens/membudget"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/imagejob"
+	"github.com/genlens/genlens/job/reprjob"
+	"github.com/genlens/genlens/membudget"
 )
 
 // randomNPY returns the bytes of an .npy of rows × cols normal values.

@@ -3,13 +3,14 @@ package imagejob
 import (
 	"context"
 	"encoding/binary"
-	"genlens/job"
 	"hash/crc32"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/genlens/genlens/job"
 )
 
 // Feature cache entries holding NaN (well formed, with a valid checksum)

@@ -11,13 +11,13 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/diversity"
-	"genlens/frechet"
-	"genlens/internal/fields"
-	"genlens/job"
-	"genlens/kscore"
-	"genlens/manifold"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/diversity"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/kscore"
+	"github.com/genlens/genlens/manifold"
 )
 
 // CompareRequest is a request of `genlens compare`: two-sample metrics

@@ -9,9 +9,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/frechet"
-	"genlens/job"
-	"genlens/job/imagejob"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/imagejob"
 )
 
 // Two statistics files, as pytorch-fid's --save-stats writes them, compared

@@ -11,12 +11,12 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/diversity"
-	"genlens/frechet"
-	"genlens/job"
-	"genlens/job/internal/golden"
-	"genlens/manifold"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/diversity"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/internal/golden"
+	"github.com/genlens/genlens/manifold"
 )
 
 // readRowsFS reads an .npy of fidFS as a matrix.

@@ -2,10 +2,11 @@ package imagejob
 
 import (
 	"context"
-	"genlens/job"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/genlens/genlens/job"
 )
 
 // With both paths bad, the error names the real side, the first given.

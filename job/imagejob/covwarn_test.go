@@ -9,8 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/frechet"
-	"genlens/job"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/job"
 )
 
 // TestSingularCovarianceWarnings: every covariance-based result with no

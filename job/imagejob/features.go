@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"genlens/inception"
-	"genlens/job"
-	"genlens/linalg"
+	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/linalg"
 )
 
 // FeaturesRequest is a request of `genlens features`: Inception-v3

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"genlens/dataio"
-	"genlens/internal/shareddata"
-	"genlens/job"
-	"genlens/job/internal/golden"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/internal/golden"
 )
 
 func TestFeaturesValidate(t *testing.T) {

@@ -13,11 +13,11 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/frechet"
-	"genlens/inception"
-	"genlens/internal/fields"
-	"genlens/job"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/job"
 )
 
 // This file holds `genlens stats` and `genlens is`, and what the

@@ -14,10 +14,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/frechet"
-	"genlens/job"
-	"genlens/job/internal/golden"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/internal/golden"
 )
 
 // fidNPY encodes an array as an .npy file in memory.

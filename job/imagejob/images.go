@@ -12,12 +12,12 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/features"
-	"genlens/frechet"
-	"genlens/inception"
-	"genlens/job"
-	"genlens/vit"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/vit"
 )
 
 // This file turns folders of images into features wherever the

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"genlens/inception"
-	"genlens/internal/shareddata"
-	"genlens/job"
+	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/job"
 )
 
 // writePNGs writes n synthetic 256×256 RGB PNGs (smooth gradients with

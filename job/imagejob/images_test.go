@@ -14,12 +14,12 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/diversity"
-	"genlens/frechet"
-	"genlens/internal/shareddata"
-	"genlens/job"
-	"genlens/manifold"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/diversity"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/manifold"
 )
 
 // testModels keeps the networks the tests of this package load, as a

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"genlens/job"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/genlens/genlens/job"
 )
 
 // withRepeatedScan returns a progressive JPEG (imageio's test file, 10

@@ -3,10 +3,10 @@ package imagejob
 import (
 	"strings"
 
-	"genlens/features"
-	"genlens/frechet"
-	"genlens/inception"
-	"genlens/job"
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/job"
 )
 
 // provenance returns how x makes the out features (after x.prepare).

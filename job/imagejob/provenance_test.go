@@ -14,10 +14,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/frechet"
-	"genlens/internal/shareddata"
-	"genlens/job"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/job"
 )
 
 // inceptionFS holds n images of the shared Inception fixture under imgs/

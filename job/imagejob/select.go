@@ -10,11 +10,11 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/frechet"
-	"genlens/inception"
-	"genlens/job"
-	"genlens/online"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/online"
 )
 
 // SelectRequest is a request of `genlens select`: the online selection of

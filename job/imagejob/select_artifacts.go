@@ -4,10 +4,10 @@ import (
 	"io"
 	"strings"
 
-	"genlens/chart"
-	"genlens/dataio"
-	"genlens/job"
-	"genlens/online"
+	"github.com/genlens/genlens/chart"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/online"
 )
 
 // Artifacts returns the files of `select --out`: steps.csv (per step, the

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"genlens/job"
 	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/genlens/genlens/job"
 )
 
 // Over-dispersed generators: every bonus form dwarfs the FID gaps at this

@@ -16,9 +16,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/frechet"
-	"genlens/job"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/job"
 )
 
 // This file holds what splits one feature computation over many

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"genlens/dataio"
-	"genlens/frechet"
-	"genlens/job"
-	"genlens/vit"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/vit"
 )
 
 // tinyDINO registers a small DINOv2 whose random weights package vit's

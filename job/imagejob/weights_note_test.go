@@ -11,9 +11,9 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"genlens/imageio"
-	"genlens/inception"
-	"genlens/job"
+	"github.com/genlens/genlens/imageio"
+	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/job"
 )
 
 // TestWeightsInfo: every result whose features came from Inception

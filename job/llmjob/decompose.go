@@ -7,9 +7,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/job"
-	"genlens/kscore"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/kscore"
 )
 
 // DecomposeRequest is a request of `genlens decompose`: the terms of the

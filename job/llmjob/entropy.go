@@ -8,10 +8,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/job"
-	"genlens/kernel"
-	"genlens/uncertainty"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/uncertainty"
 )
 
 // EntropyRequest is a request of `genlens entropy`: how uncertain is an

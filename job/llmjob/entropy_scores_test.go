@@ -12,9 +12,9 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"genlens/dataio"
-	"genlens/job"
-	"genlens/job/internal/golden"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/internal/golden"
 )
 
 // TestEntropyDefaultScoresUnchanged: the default scores, and the same

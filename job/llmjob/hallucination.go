@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	"genlens/hallucination"
-	"genlens/hallucination/bayeslin"
-	"genlens/hallucination/categorical"
-	"genlens/job"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/hallucination/bayeslin"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/job"
 )
 
 // The hallucination jobs estimate the posterior hallucination rate (PHR)

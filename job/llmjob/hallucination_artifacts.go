@@ -6,9 +6,9 @@ import (
 	"math"
 	"strconv"
 
-	"genlens/chart"
-	"genlens/dataio"
-	"genlens/job"
+	"github.com/genlens/genlens/chart"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
 )
 
 // Artifacts returns the files of `hallucination simulate --out`:

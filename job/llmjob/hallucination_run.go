@@ -14,15 +14,15 @@ import (
 	"sync"
 	"time"
 
-	"genlens/dataio"
-	"genlens/hallucination"
-	"genlens/hallucination/bayeslin"
-	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai"
-	"genlens/internal/fields"
-	"genlens/internal/par"
-	"genlens/job"
-	"genlens/linalg"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/hallucination"
+	"github.com/genlens/genlens/hallucination/bayeslin"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/hallucination/openai"
+	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/linalg"
 )
 
 // HallucinationRunRequest is a request of `genlens hallucination run`: the

@@ -13,11 +13,11 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/dataio"
-	"genlens/hallucination/categorical"
-	"genlens/job"
-	"genlens/job/internal/golden"
-	"genlens/llm/llmtest"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/internal/golden"
+	"github.com/genlens/genlens/llm/llmtest"
 )
 
 // smallSimulate is a simulation small enough for a unit test that still

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"genlens/chart"
-	"genlens/dataio"
-	"genlens/job"
+	"github.com/genlens/genlens/chart"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
 )
 
 // Artifacts returns the files of `entropy --out`: items.csv (one row per

@@ -13,9 +13,9 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/dataio"
-	"genlens/job"
-	"genlens/job/internal/golden"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/internal/golden"
 )
 
 // normalNPY encodes an array of standard normal draws (times scale, plus

@@ -13,11 +13,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"genlens/dataio"
-	"genlens/internal/fields"
-	"genlens/internal/par"
-	"genlens/job"
-	"genlens/llm"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/llm"
 )
 
 // SampleRequest is a request of `genlens sample`: n answers to every

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"genlens/dataio"
-	"genlens/llm"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/llm"
 )
 
 // Bounds of a prompts file: the bytes of one row (a chat history with a

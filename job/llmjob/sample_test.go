@@ -15,12 +15,12 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/dataio"
-	"genlens/hallucination/categorical"
-	"genlens/job"
-	"genlens/job/internal/golden"
-	"genlens/llm"
-	"genlens/llm/llmtest"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/internal/golden"
+	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/llm/llmtest"
 )
 
 // sampleServer serves the categorical test model (three inputs, labels

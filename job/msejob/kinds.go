@@ -1,8 +1,9 @@
 package msejob
 
 import (
-	"genlens/job"
 	"strings"
+
+	"github.com/genlens/genlens/job"
 )
 
 // Upper bounds on size-like fields of this package's requests (see

@@ -13,11 +13,11 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/checkmodel"
-	"genlens/dataio"
-	"genlens/internal/fields"
-	"genlens/job"
-	"genlens/monitor"
+	"github.com/genlens/genlens/checkmodel"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/monitor"
 )
 
 // The MSE jobs estimate the mean squared error of a deployed regression

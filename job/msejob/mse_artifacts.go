@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"strings"
 
-	"genlens/chart"
-	"genlens/checkmodel"
-	"genlens/dataio"
-	"genlens/job"
-	"genlens/monitor"
+	"github.com/genlens/genlens/chart"
+	"github.com/genlens/genlens/checkmodel"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/monitor"
 )
 
 // Artifacts returns the files of `mse estimate --out`: chunks.csv (one

@@ -11,9 +11,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/checkmodel"
-	"genlens/dataio"
-	"genlens/job"
+	"github.com/genlens/genlens/checkmodel"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
 )
 
 // MSEBenchRequest is a request of `genlens mse bench`: compare the

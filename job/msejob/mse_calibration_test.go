@@ -12,9 +12,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/internal/shareddata"
-	"genlens/job"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/job"
 )
 
 // cadataSplit is a protocol on real data: cadata (target in

@@ -11,8 +11,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/checkmodel"
-	"genlens/job"
+	"github.com/genlens/genlens/checkmodel"
+	"github.com/genlens/genlens/job"
 )
 
 // syntheticSplit is a synthetic monitoring protocol: the paper's Eq. 19

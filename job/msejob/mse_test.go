@@ -15,10 +15,10 @@ import (
 	"testing/fstest"
 	"time"
 
-	"genlens/dataio"
-	"genlens/job"
-	"genlens/job/internal/golden"
-	"genlens/linalg"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/internal/golden"
+	"github.com/genlens/genlens/linalg"
 )
 
 // mseTable is a table of the synthetic A relation of the MSE paper with a

@@ -8,12 +8,12 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/dataio"
-	"genlens/disentangle"
-	"genlens/internal/fields"
-	"genlens/job"
-	"genlens/kernel"
-	"genlens/membudget"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/disentangle"
+	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/membudget"
 )
 
 // CKARequest is a request of `genlens cka`: centred kernel alignment

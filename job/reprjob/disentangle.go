@@ -12,11 +12,11 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"genlens/cluster"
-	"genlens/dataio"
-	"genlens/disentangle"
-	"genlens/imageio"
-	"genlens/job"
+	"github.com/genlens/genlens/cluster"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/disentangle"
+	"github.com/genlens/genlens/imageio"
+	"github.com/genlens/genlens/job"
 )
 
 // DisentangleRequest is a request of `genlens disentangle`: which image

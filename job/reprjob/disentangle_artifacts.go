@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"genlens/chart"
-	"genlens/dataio"
-	"genlens/job"
+	"github.com/genlens/genlens/chart"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
 )
 
 // Artifacts returns the files of `disentangle --out`: cka_matrix.npy

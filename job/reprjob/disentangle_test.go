@@ -9,10 +9,10 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"genlens/dataio"
-	"genlens/imagesynth"
-	"genlens/job"
-	"genlens/job/internal/golden"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/imagesynth"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/internal/golden"
 )
 
 // npyBytes encodes images (rows of [-1, 1] values) as an (N, H, W) .npy

@@ -1,6 +1,6 @@
 package reprjob
 
-import "genlens/job"
+import "github.com/genlens/genlens/job"
 
 // Upper bounds on size-like fields of this package's requests (see
 // job.MaxListLen): far above real use, noted beside each.

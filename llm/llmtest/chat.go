@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"genlens/llm"
 	"hash/fnv"
 	"io"
 	"math"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/genlens/genlens/llm"
 )
 
 // Fault is a way to answer a request badly, as real servers do under load

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"genlens/hallucination/categorical"
-	"genlens/llm/llmtest"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/llm/llmtest"
 )
 
 // The bearer scheme is matched case-insensitively and the key exactly.

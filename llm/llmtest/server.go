@@ -17,8 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"genlens/hallucination/categorical"
-	"genlens/llm"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/llm"
 )
 
 // Config describes the served model.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"genlens/hallucination/categorical"
-	"genlens/hallucination/openai"
-	"genlens/llm/llmtest"
+	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/hallucination/openai"
+	"github.com/genlens/genlens/llm/llmtest"
 )
 
 func newServer(t *testing.T) (*httptest.Server, categorical.Model) {

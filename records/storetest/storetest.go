@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"genlens/records"
+	"github.com/genlens/genlens/records"
 )
 
 // Run runs the suite. open returns a new, empty store for each subtest

@@ -1,0 +1,55 @@
+package nli
+
+import "context"
+
+// Label is one of the three classes of natural language inference, in the
+// order the MNLI-trained models of the field emit their logits.
+type Label int
+
+const (
+	Contradiction Label = iota
+	Neutral
+	Entailment
+)
+
+func (l Label) String() string {
+	switch l {
+	case Contradiction:
+		return "contradiction"
+	case Neutral:
+		return "neutral"
+	case Entailment:
+		return "entailment"
+	}
+	return "unknown"
+}
+
+// Pair is one premise and one hypothesis. Semantic entropy asks about both
+// orders of two answers, each prefixed with the question.
+type Pair struct {
+	Premise    string
+	Hypothesis string
+}
+
+// Model judges entailment.
+type Model interface {
+	// Name identifies the model and its weights, for caches and reports
+	// ("deberta-large-mnli sha256:…", "chat gpt-4o-mini").
+	Name() string
+	// Classify returns, for each pair, the probabilities of the three labels
+	// indexed by Label. A judge that answers with a single label returns
+	// that label with probability 1.
+	Classify(ctx context.Context, pairs []Pair) ([][3]float64, error)
+}
+
+// Predict returns the most probable label of p; ties go to the lower label,
+// so a judge never reads entailment out of a tie.
+func Predict(p [3]float64) Label {
+	best := Contradiction
+	for l := Neutral; l <= Entailment; l++ {
+		if p[l] > p[best] {
+			best = l
+		}
+	}
+	return best
+}
