@@ -264,7 +264,7 @@ func (s *Server) monitorCard(ctx context.Context, m records.Monitor, width, heig
 		c.DriftLower, c.DriftUpper = formatNum(v.DriftTh.Lower), formatNum(v.DriftTh.Upper)
 		c.DriftChart = driftChart(v, width, height*3/4, m.Name+": drift per chunk")
 	} else {
-		c.Note = msejob.MSEDriftNote("the model")
+		c.Note = msejob.DriftNote("the model")
 	}
 	return c, nil
 }

@@ -157,7 +157,7 @@ func (s *Server) monitorView(ctx context.Context, m *records.Monitor) (monitorJS
 		Features: cm.Columns.Features, Prediction: cm.Columns.Prediction, Rows: &rows, Labelled: &lab,
 		Created: m.Created.Format(time.RFC3339), Summary: summaryDoc(v)}
 	if cm.Drift == nil {
-		out.Note = msejob.MSEDriftNote("the model")
+		out.Note = msejob.DriftNote("the model")
 	}
 	return out, nil
 }
@@ -491,7 +491,7 @@ type chunkJSON struct {
 	Complete     bool    `json:"complete"`
 	// The chunk's extrapolation and drift, as in `mse estimate --json`
 	// (absent for a model file without a drift model).
-	*msejob.MSEChunkDrift
+	*msejob.ChunkDrift
 }
 
 type chunksJSON struct {
@@ -599,7 +599,7 @@ func chunkDoc(v *monitorsvc.View, c *monitor.Result, complete bool) chunkJSON {
 	j := chunkJSON{Index: c.Index, Start: c.Start, End: c.End, N: c.Rows(), Period: c.Period,
 		EstimatedMSE: job.Num(c.Estimate), Lower: job.Num(c.Lower), Upper: job.Num(c.Upper), Alert: c.Alert,
 		RealizedMSE: job.Num(c.Realized), Labelled: c.Labelled, Complete: complete,
-		MSEChunkDrift: msejob.NewMSEChunkDrift(c.Drift, v.Drift, v.DriftTh)}
+		ChunkDrift: msejob.NewChunkDrift(c.Drift, v.Drift, v.DriftTh)}
 	if !c.From.IsZero() {
 		j.From = c.From.Format(time.RFC3339)
 	}

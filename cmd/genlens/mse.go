@@ -34,7 +34,7 @@ func newMSECmd() *cobra.Command {
 // ---------------------------------------------------------------- fit
 
 func newMSEFitCmd() *cobra.Command {
-	f := msejob.NewMSEFitRequest()
+	f := msejob.NewFitRequest()
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "fit --train TRAIN.csv --target COL --prediction COL --model CHECK.json [flags]",
@@ -63,7 +63,7 @@ func newMSEFitCmd() *cobra.Command {
 	return cmd
 }
 
-func runMSEFit(cmd *cobra.Command, f msejob.MSEFitRequest, asJSON bool) error {
+func runMSEFit(cmd *cobra.Command, f msejob.FitRequest, asJSON bool) error {
 	if err := f.Validate(); err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func runMSEFit(cmd *cobra.Command, f msejob.MSEFitRequest, asJSON bool) error {
 	if err := guardOutFile("--model", f.Model); err != nil {
 		return err
 	}
-	res, err := runJob(cmd, msejob.MSEFit, f)
+	res, err := runJob(cmd, msejob.Fit, f)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func mseRefuseForeign(path string) error {
 // ---------------------------------------------------------------- estimate
 
 func newMSEEstimateCmd() *cobra.Command {
-	f := msejob.NewMSEEstimateRequest()
+	f := msejob.NewEstimateRequest()
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -130,7 +130,7 @@ func newMSEEstimateCmd() *cobra.Command {
 		Example: helpExamples("mse-estimate"),
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runEmit(cmd, msejob.MSEEstimate, f, out, asJSON, mseEstimateOutputs, nil, printMSEEstimate)
+			return runEmit(cmd, msejob.Estimate, f, out, asJSON, mseEstimateOutputs, nil, printMSEEstimate)
 		},
 	}
 	fl := cmd.Flags()
@@ -151,7 +151,7 @@ func newMSEEstimateCmd() *cobra.Command {
 // mseEstimateOutputs are the files 'mse estimate --out' writes.
 var mseEstimateOutputs = []string{"chunks.csv", "estimate.json", "mse_chunks.png"}
 
-func printMSEEstimate(w io.Writer, o *msejob.MSEEstimateResult) {
+func printMSEEstimate(w io.Writer, o *msejob.EstimateResult) {
 	fmt.Fprintf(w, "%s: %d rows, %s; estimated MSE of %s: %s", o.Data, o.Rows, o.Chunking, o.Check.Columns.Prediction, fmtNum(float64(o.EstimatedMSE)))
 	if o.RealizedMSE != nil {
 		fmt.Fprintf(w, ", realised %s over %d labelled rows", fmtNum(float64(*o.RealizedMSE)), *o.Labelled)
@@ -195,7 +195,7 @@ func printMSEEstimate(w io.Writer, o *msejob.MSEEstimateResult) {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t", c.Index, p, c.Rows, fmtNum(float64(c.EstimatedMSE)),
 			fmtNum(float64(c.Lower)), fmtNum(float64(c.Upper)), fmtNum(float64(c.RealizedMSE)), alert)
-		if drift && c.MSEChunkDrift != nil {
+		if drift && c.ChunkDrift != nil {
 			ex, da := "", ""
 			if c.Extrapolating {
 				ex = "EXTRAPOLATING"
@@ -222,7 +222,7 @@ func printMSEEstimate(w io.Writer, o *msejob.MSEEstimateResult) {
 
 // printMSEFeatureDrift prints each feature's Kolmogorov-Smirnov statistic
 // and p-value per chunk.
-func printMSEFeatureDrift(w io.Writer, o *msejob.MSEEstimateResult) {
+func printMSEFeatureDrift(w io.Writer, o *msejob.EstimateResult) {
 	fmt.Fprintln(w, "\nunivariate drift: Kolmogorov-Smirnov statistic against the reference (p-value)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "chunk\t")
@@ -244,7 +244,7 @@ func printMSEFeatureDrift(w io.Writer, o *msejob.MSEEstimateResult) {
 // ---------------------------------------------------------------- bench
 
 func newMSEBenchCmd() *cobra.Command {
-	f := msejob.NewMSEBenchRequest()
+	f := msejob.NewBenchRequest()
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -254,7 +254,7 @@ func newMSEBenchCmd() *cobra.Command {
 		Example: helpExamples("mse-bench"),
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runEmit(cmd, msejob.MSEBench, f, out, asJSON, mseBenchOutputs, []string{"mse bench"}, printMSEBench)
+			return runEmit(cmd, msejob.Bench, f, out, asJSON, mseBenchOutputs, []string{"mse bench"}, printMSEBench)
 		},
 	}
 	fl := cmd.Flags()
@@ -271,7 +271,7 @@ func newMSEBenchCmd() *cobra.Command {
 // mseBenchOutputs are the files 'mse bench --out' writes.
 var mseBenchOutputs = []string{"bench.md", "trials.csv", "bench.json"}
 
-func printMSEBench(w io.Writer, o *msejob.MSEBenchResult) {
+func printMSEBench(w io.Writer, o *msejob.BenchResult) {
 	res := o.Bench
 	fmt.Fprintf(w, "%s, %d trials: mean absolute error of the MSE estimate (std)\n\n", o.Dataset, o.Trials)
 	published := checkmodel.PaperTables[o.TableKey]
@@ -286,7 +286,7 @@ func printMSEBench(w io.Writer, o *msejob.MSEBenchResult) {
 		if m.Name != res.Best {
 			p = fmt.Sprintf("%.3g", res.Wilcoxon[m.Name])
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", m.Name, msejob.MSEFormatMAE(m.MAE), msejob.MSEFormatMAE(m.Std), p)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", m.Name, msejob.FormatMAE(m.MAE), msejob.FormatMAE(m.Std), p)
 		if published != nil {
 			if s, ok := published[m.Name]; ok {
 				fmt.Fprintf(tw, "%.3f\t%.3f\t", s.MAE, s.Std)
