@@ -32,3 +32,20 @@ func Nums(v []float64) []Num {
 	}
 	return out
 }
+
+// FormatNum formats v for a table a reader reads: six significant
+// digits, "-" for NaN (an undefined estimate), -0 as 0.
+func FormatNum(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v+0, 'g', 6, 64)
+}
+
+// Value returns *n as a float64, NaN for nil (FormatNum prints "-").
+func (n *Num) Value() float64 {
+	if n == nil {
+		return math.NaN()
+	}
+	return float64(*n)
+}

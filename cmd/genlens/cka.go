@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/genlens/genlens/job/reprjob"
 
 	"github.com/spf13/cobra"
@@ -22,7 +19,7 @@ func newCKACmd() *cobra.Command {
 			if err := positional(cmd, a, "x", "y"); err != nil {
 				return err
 			}
-			return runEmit(cmd, reprjob.CKA, f, "", asJSON, nil, nil, func(w io.Writer, res *reprjob.CKAResult) { printCKA(w, f, res) })
+			return runEmit(cmd, &f, "", asJSON, nil, nil)
 		},
 	}
 	cmd.Flags().StringVar(&f.X, "x", "", "first representation (.npy/.npz/.csv), n x d1")
@@ -33,16 +30,4 @@ func newCKACmd() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	sepFlag(cmd, &f.Sep)
 	return cmd
-}
-
-func printCKA(w io.Writer, f reprjob.CKARequest, res *reprjob.CKAResult) {
-	what := "CKA"
-	if f.Debiased {
-		what = "debiased CKA"
-	}
-	k := "linear kernel"
-	if f.Kernel == "rbf" {
-		k = fmt.Sprintf("rbf kernel, threshold %g", f.Threshold)
-	}
-	fmt.Fprintf(w, "%s (%s, %d examples): %s\n", what, k, res.N, fmtNum(float64(res.CKA)))
 }

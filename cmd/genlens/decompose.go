@@ -1,13 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/llmjob"
 )
 
@@ -43,34 +40,5 @@ func runDecompose(cmd *cobra.Command, f llmjob.DecomposeRequest, asJSON bool) er
 		return err
 	}
 	res.Warnings = res.Warnings.Render(flagOf(cmd))
-	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) { printDecomposition(w, res) })
-}
-
-func printDecomposition(w io.Writer, d *llmjob.DecomposeResult) {
-	fmt.Fprintf(w, "%d models x %d samples", d.NModels, d.SamplesPerModel)
-	if d.Instances > 0 {
-		fmt.Fprintf(w, " x %d instances (terms averaged over instances)", d.Instances)
-	}
-	fmt.Fprintf(w, ", kernel %s\n\n", d.Kernel)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, r := range []struct {
-		name string
-		v    job.Num
-		note string
-	}{
-		{"kernel score", d.KernelScore, "expected score of one model against the targets (lower is better)"},
-		{"  noise", d.Noise, "-||Q||², irreducible"},
-		{"  bias", d.Bias, "||E[P] - Q||²"},
-		{"  variance", d.Variance, "distributional variance, Eq. 9"},
-		{"identity gap", d.IdentityGap, "score - noise - bias - variance (rounding only)"},
-		{"MMD²", d.MMD2, "mean over models, unbiased"},
-		{"kernel entropy", d.KernelEntropy, "mean over models"},
-		{"ensemble gain", d.EnsembleGain, fmt.Sprintf("predicted score reduction of averaging the %d models", d.NModels)},
-	} {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.name, fmtNum(float64(r.v)), r.note)
-	}
-	tw.Flush()
-	for _, m := range d.Warnings {
-		fmt.Fprintf(w, "note: %s\n", m)
-	}
+	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
 }

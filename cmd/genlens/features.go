@@ -81,7 +81,7 @@ func runFeatures(cmd *cobra.Command, f imagejob.FeaturesRequest, out string, asJ
 		}
 		fmt.Fprintf(w, "%d images -> %s (%d x %d float32, %s, %s); %d from the feature cache; %.1f images/s on %s\n",
 			res.Images, out, res.Images, res.Dims, res.Output, how, res.Cached, float64(res.ImagesPerSecond), res.Backend)
-		weightsLine(w, res.Weights)
+		res.Weights.WriteText(w)
 	})
 }
 

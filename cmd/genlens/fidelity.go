@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -61,7 +60,7 @@ func newStatsCmd() *cobra.Command {
 				} else {
 					fmt.Fprintf(w, "wrote %s: mu (%d), sigma (%d x %d) from %d %s\n", out, res.Dim, res.Dim, res.Dim, res.N, what)
 				}
-				imagesLine(w, res.Images)
+				res.Images.WriteText(w)
 			})
 		},
 	}
@@ -164,7 +163,7 @@ func newCompareCmd() *cobra.Command {
 			ifGiven(cmd, "gamma", &f.Gamma, gamma)
 			// A stage beyond those named is drawn without a label.
 			stages := append(f.Stages(anyFolder(f.Real, f.Fake)), "")
-			return runEmit(cmd, imagejob.Compare, f, "", asJSON, nil, stages, func(w io.Writer, res *imagejob.CompareResult) { printCompare(w, f, res) })
+			return runEmit(cmd, &f, "", asJSON, nil, stages)
 		},
 	}
 	fl := cmd.Flags()
@@ -188,50 +187,6 @@ func newCompareCmd() *cobra.Command {
 	return cmd
 }
 
-func printCompare(w io.Writer, f imagejob.CompareRequest, o *imagejob.CompareResult) {
-	side := func(name, path string, n *int) string {
-		switch {
-		case n == nil:
-			return name + " statistics (sample count not recorded)"
-		case anyFolder(path):
-			return fmt.Sprintf("%s %d images", name, *n)
-		}
-		return fmt.Sprintf("%s %d rows", name, *n)
-	}
-	fmt.Fprintf(w, "%s, %s, d = %d\n", side("real", f.Real, o.NReal), side("fake", f.Fake, o.NFake), o.Dim)
-	defer imagesLine(w, o.Images)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if o.FID != nil {
-		fmt.Fprintf(tw, "FID\t%s\t\n", fmtNum(float64(*o.FID)))
-	}
-	if o.KID != nil {
-		fmt.Fprintf(tw, "KID\t%s ± %s\t\n", fmtNum(float64(o.KID.Mean)), fmtNum(float64(o.KID.Std)))
-	}
-	if o.MMD2 != nil {
-		fmt.Fprintf(tw, "MMD²\t%s\t%s\n", fmtNum(float64(*o.MMD2)), o.Kernel)
-	}
-	if o.CMS != nil {
-		fmt.Fprintf(tw, "CMS\t%s\t%s\n", fmtNum(float64(*o.CMS)), o.Kernel)
-	}
-	if o.Precision != nil {
-		k := fmt.Sprintf("k = %d", f.NearestK)
-		if f.PRDCMaxRows > 0 {
-			k += fmt.Sprintf(", at most %d rows a side", f.PRDCMaxRows)
-		}
-		fmt.Fprintf(tw, "precision\t%s\t%s\n", fmtNum(float64(*o.Precision)), k)
-		fmt.Fprintf(tw, "recall\t%s\t\n", fmtNum(float64(*o.Recall)))
-		fmt.Fprintf(tw, "density\t%s\t\n", fmtNum(float64(*o.Density)))
-		fmt.Fprintf(tw, "coverage\t%s\t\n", fmtNum(float64(*o.Coverage)))
-	}
-	if o.Vendi != nil {
-		fmt.Fprintf(tw, "Vendi\t%s\tfake (real %s)\n", fmtNum(float64(*o.Vendi)), fmtNum(float64(*o.VendiReal)))
-	}
-	if o.CMMD != nil {
-		fmt.Fprintf(tw, "CMMD\t%s\t\n", fmtNum(float64(*o.CMMD)))
-	}
-	tw.Flush()
-}
-
 func newISCmd() *cobra.Command {
 	f := imagejob.NewISRequest()
 	var asJSON bool
@@ -249,10 +204,7 @@ func newISCmd() *cobra.Command {
 			if err := positional(cmd, a, which); err != nil {
 				return err
 			}
-			return runEmit(cmd, imagejob.IS, f, "", asJSON, nil, []string{"images"}, func(w io.Writer, res *imagejob.ISResult) {
-				fmt.Fprintf(w, "IS %s ± %s (%d splits)\n", fmtNum(float64(res.IS.Mean)), fmtNum(float64(res.IS.Std)), f.Splits)
-				imagesLine(w, res.Images)
-			})
+			return runEmit(cmd, &f, "", asJSON, nil, []string{"images"})
 		},
 	}
 	cmd.Flags().StringVar(&f.Probs, "probs", "", "class-probability rows (.npy/.npz/.csv), n x classes")

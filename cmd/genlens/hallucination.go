@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,7 +64,7 @@ func newPHRSimulateCmd() *cobra.Command {
 		Example: helpExamples("hallucination-simulate"),
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runEmit(cmd, llmjob.HallucinationSimulate, f, out, asJSON, nil, []string{"simulate"}, printPHRSim)
+			return runEmit(cmd, &f, out, asJSON, nil, []string{"simulate"})
 		},
 	}
 	fl := cmd.Flags()
@@ -91,28 +89,6 @@ func newPHRSimulateCmd() *cobra.Command {
 	renamedFlag(cmd, "labels", "label-count")
 	fl.Float64Var(&f.Alpha, "alpha", f.Alpha, "categorical model: symmetric Dirichlet prior concentration")
 	return cmd
-}
-
-func printPHRSim(w io.Writer, res *llmjob.HallucinationSimulateResult) {
-	s := res.Settings
-	fmt.Fprintf(w, "model %v", s.Model)
-	if s.Model == "linear" {
-		fmt.Fprintf(w, ", features %v, noise %v, prior_scale %v", s.Features, s.Noise, s.PriorScale)
-	} else {
-		fmt.Fprintf(w, ", groups %v, labels %v, alpha %v", s.Groups, s.Labels, s.Alpha)
-	}
-	fmt.Fprintf(w, "; %v tasks per n; eps %v, M %v, K %v, N-n %v\n\n", s.Tasks, s.Eps, s.M, s.K, s.Extra)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "n\tPHR (Alg. 1)\texact PHR\tTHR\tMAE vs exact\tMAE vs THR\tR² vs THR\t")
-	for _, r := range res.Rows {
-		r2 := "-"
-		if v := float64(r.R2PHRTHR); !math.IsNaN(v) {
-			r2 = fmt.Sprintf("%.3f", v)
-		}
-		fmt.Fprintf(tw, "%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%s\t\n", r.N, float64(r.PHRMean), float64(r.ExactPHRMean), float64(r.THRMean),
-			float64(r.MAEPHRExact), float64(r.MAEPHRTHR), r2)
-	}
-	tw.Flush()
 }
 
 // --------------------------------------------------------------------- run
@@ -177,35 +153,7 @@ func runPHRRun(cmd *cobra.Command, f llmjob.HallucinationRunRequest, out string,
 	if err != nil {
 		return err
 	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRRun(w, res) })
-}
-
-func printPHRRun(w io.Writer, res *llmjob.HallucinationRunResult) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	exact := len(res.Items) > 0 && res.Items[0].ExactPHR != nil
-	header := "id\tphr\t± se\ttotal\taleatoric\tepistemic\terror_rate\t"
-	if exact {
-		header += "exact_phr\t"
-	}
-	fmt.Fprintln(tw, header)
-	for _, it := range res.Items {
-		if it.Error != "" {
-			fmt.Fprintf(tw, "%s\tfailed: %s\t\n", it.ID, it.Error)
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%s\t%s\t%s\t%s\t", it.ID, float64(it.PHR), float64(it.PHRStdErr), fmtNum(float64(it.Total)),
-			fmtNum(float64(it.Aleatoric)), fmtNum(float64(it.Epistemic)), fmtNum(float64(it.ErrorRate)))
-		if exact {
-			fmt.Fprintf(tw, "%.4f\t", float64(*it.ExactPHR))
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
-	s := res.Settings
-	fmt.Fprintf(w, "\nbackend %v; eps %v, M %v, K %v, N-n %v; %v context examples\n", s.Backend, s.Eps, s.M, s.K, s.Extra, s.ContextExamples)
-	if st := res.Stats; st != nil {
-		fmt.Fprintf(w, "%d requests (%d retries) in %.1f s: %.1f requests/s\n", st.Requests, st.Retries, st.Seconds, st.RequestsPerSec)
-	}
+	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
 }
 
 // ------------------------------------------------------------- serve-model

@@ -300,26 +300,27 @@ func runJob[Req, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, 
 	return fn(cmd.Context(), env, req)
 }
 
-// runEmit runs fn, the job of cmd, on req, and prints the result as every
-// job command does. An --out directory out ("" for none) is refused before
+// runEmit runs the job of cmd on req and prints the result as every job
+// command does. An --out directory out ("" for none) is refused before
 // any work when writing one of outputs there would replace one of the
-// request's inputs (as commands.All declares them); the result's artifacts
-// go under out; the result prints as JSON (asJSON) or as table draws it.
-// Labels name the stages' progress bars (see stageBars).
-func runEmit[Req any, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, Req) (*Res, error), req Req,
-	out string, asJSON bool, outputs, labels []string, table func(io.Writer, *Res)) error {
-	if err := checkOut(cmd, any(&req).(job.Request), out, outputs); err != nil {
+// request's inputs (as commands.All declares them); the result's
+// artifacts go under out; the result prints as JSON (asJSON) or as the
+// job's text (job.Command.Text). Labels name the stages' progress bars
+// (see stageBars).
+func runEmit(cmd *cobra.Command, req job.Request, out string, asJSON bool, outputs, labels []string) error {
+	if err := checkOut(cmd, req, out, outputs); err != nil {
 		return err
 	}
-	res, err := runJob(cmd, fn, req, labels...)
+	jc := jobOf(cmd)
+	res, err := runJob(cmd, jc.Run, req, labels...)
 	if err != nil {
 		return err
 	}
 	var arts []job.Artifact
-	if a, ok := any(res).(interface{ Artifacts() []job.Artifact }); ok {
+	if a, ok := res.(interface{ Artifacts() []job.Artifact }); ok {
 		arts = a.Artifacts()
 	}
-	return emit(cmd, out, arts, asJSON, res, func(w io.Writer) { table(w, res) })
+	return emit(cmd, out, arts, asJSON, res, func(w io.Writer) { jc.Text(w, req, res) })
 }
 
 // checkOut refuses, before any work, an --out directory out ("" for none)
@@ -341,14 +342,20 @@ func checkOut(cmd *cobra.Command, r job.Request, out string, outputs []string, m
 // entry of cmd's job in commands.All declares them.
 func requestInputs(cmd *cobra.Command, req job.Request) []string {
 	var paths []string
-	for _, c := range commands.All {
-		if c.Name == cmd.Annotations[annotationJob] {
-			for _, in := range c.Inputs(req) {
-				paths = append(paths, in.Path)
-			}
-		}
+	for _, in := range jobOf(cmd).Inputs(req) {
+		paths = append(paths, in.Path)
 	}
 	return paths
+}
+
+// jobOf returns the entry of commands.All that cmd runs.
+func jobOf(cmd *cobra.Command) *job.Command {
+	for i, c := range commands.All {
+		if c.Name == cmd.Annotations[annotationJob] {
+			return &commands.All[i]
+		}
+	}
+	panic("genlens: no job for the command " + cmd.CommandPath())
 }
 
 // emit writes the artifacts of a result under dir (created if missing;
@@ -409,33 +416,6 @@ func imageFlags(fl *pflag.FlagSet, o *imagejob.ImageOptions, batch string) {
 	fl.IntVar(&o.Workers, "workers", 0, "folders: goroutines (0: one per CPU)")
 	fl.BoolVar(&o.Recursive, "recursive", false, "folders: include images in subfolders")
 	fl.BoolVar(&o.NoCache, "no-cache", false, "folders: neither read nor write the feature cache ($"+features.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
-}
-
-// imagesLine describes how a job's folders became features.
-func imagesLine(w io.Writer, im *imagejob.ImagesInfo) {
-	if im == nil {
-		return
-	}
-	how := "mode " + im.Mode
-	if im.Preset != "" {
-		how = "preset " + im.Preset
-	}
-	fmt.Fprintf(w, "images: %d (%d from the feature cache, %d through the network), %s, %s, %.1f s (network %.1f s, waiting for decoding %.1f s)\n",
-		im.Images, im.Cached, im.Computed, im.Embedder, how, float64(im.Seconds), float64(im.NetworkSeconds), float64(im.WaitSeconds))
-	weightsLine(w, im.Weights)
-}
-
-// weightsLine says, in one line, that Inception weights are not the
-// published FID file (nothing for the published file or a ViT's weights).
-func weightsLine(w io.Writer, wi imagejob.WeightsInfo) {
-	if !wi.Unofficial() {
-		return
-	}
-	sum := wi.SHA256
-	if len(sum) > 12 {
-		sum = sum[:12] + "…"
-	}
-	fmt.Fprintf(w, "weights: %s (sha256 %s) are not the published FID Inception weights (%s): not comparable with published FIDs\n", wi.Path, sum, inception.WeightsFile)
 }
 
 // deprecatedAlias registers old as a hidden spelling of the flag name,

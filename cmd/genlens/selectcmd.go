@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -67,21 +65,5 @@ func runSelect(cmd *cobra.Command, f imagejob.SelectRequest, out string, asJSON 
 	if anyFolder(append([]string{f.Ref}, f.Pools...)...) {
 		labels = []string{"images", "trials"}
 	}
-	return runEmit(cmd, imagejob.Select, f, out, asJSON, selectOutputs, labels, func(w io.Writer, res *imagejob.SelectResult) { printSelect(w, f.Pools, res) })
-}
-
-func printSelect(w io.Writer, pools []string, o *imagejob.SelectResult) {
-	// Generators count from 1 here, as people count pools; the JSON's
-	// "best" is the 0-based index.
-	fmt.Fprintf(w, "%d generators, %s; best on its whole pool: generator %d of %d (%s, %s = %s)\n", len(pools), strings.ToUpper(o.Score), o.Best+1, len(pools), pools[o.Best], o.Score, fmtNum(float64(o.Scores[o.Best])))
-	fmt.Fprintf(w, "%d trials x %d steps x batch %d\n\n", o.Trials, o.Steps, o.Batch)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "algorithm\tfinal regret\toptimal-pick ratio\tpicks of the best\t")
-	for _, name := range o.Order {
-		a := o.Algorithms[name]
-		fmt.Fprintf(tw, "%s\t%s ± %s\t%.3f ± %.3f\t%.0f of %d\t\n", name, fmtNum(float64(a.RegretFinal.Mean)), fmtNum(float64(a.RegretFinal.Std)),
-			float64(a.OptimalPickRatioFinal.Mean), float64(a.OptimalPickRatioFinal.Std), a.Picks[o.Best], o.Steps)
-	}
-	tw.Flush()
-	imagesLine(w, o.Images)
+	return runEmit(cmd, &f, out, asJSON, selectOutputs, labels)
 }

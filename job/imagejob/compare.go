@@ -240,6 +240,8 @@ type CompareResult struct {
 	Dim    int         `json:"dim"`
 	Kernel string      `json:"kernel,omitempty"`
 	Images *ImagesInfo `json:"images,omitempty"` // when a side was a folder
+
+	realDir, fakeDir bool // the side was a folder of images (for the text)
 }
 
 // Compare runs `genlens compare`, reading both sides through env.FS.
@@ -312,7 +314,7 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 			return nil, err
 		}
 	}
-	out := &CompareResult{NReal: real.n(), NFake: fake.n(), Dim: fake.dim(), Images: x.info(start)}
+	out := &CompareResult{NReal: real.n(), NFake: fake.n(), Dim: fake.dim(), Images: x.info(start), realDir: realDir, fakeDir: fakeDir}
 	if dr := real.dim(); dr != out.Dim {
 		what, other := "features have", fmt.Sprintf("%s has %d", req.Real, dr)
 		if fake.isStats {

@@ -43,6 +43,7 @@ var Commands = []job.Command{
 		},
 		Weights: func(r *CompareRequest) *string { return &r.Weights },
 		Named:   func(r *CompareResult) *string { return imagesNamed(r.Images) },
+		Text:    compareText,
 	}),
 	job.Define(job.Spec[ISRequest, ISResult]{
 		Name: "is", Group: "fidelity", New: NewISRequest, Run: IS,
@@ -51,6 +52,7 @@ var Commands = []job.Command{
 		},
 		Weights: func(r *ISRequest) *string { return &r.Weights },
 		Named:   func(r *ISResult) *string { return imagesNamed(r.Images) },
+		Text:    isText,
 	}),
 	job.Define(job.Spec[SelectRequest, SelectResult]{
 		Name: "select", Group: "fidelity", New: NewSelectRequest, Run: Select,
@@ -64,6 +66,7 @@ var Commands = []job.Command{
 		Weights:   func(r *SelectRequest) *string { return &r.Weights },
 		Named:     func(r *SelectResult) *string { return imagesNamed(r.Images) },
 		Artifacts: job.ArtifactsOf[SelectRequest]((*SelectResult).Artifacts),
+		Text:      selectText,
 	}),
 }
 

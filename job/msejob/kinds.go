@@ -32,6 +32,7 @@ var Commands = []job.Command{
 			return append(job.FileInput("model", r.Model), job.FileInput("data", r.Data)...)
 		},
 		Artifacts: job.ArtifactsOf[EstimateRequest]((*EstimateResult).Artifacts),
+		Text:      estimateText,
 	}),
 	job.Define(job.Spec[BenchRequest, BenchResult]{
 		Name: "mse bench", Group: "production", New: NewBenchRequest, Run: Bench,
@@ -42,5 +43,6 @@ var Commands = []job.Command{
 			return job.FileInput("dataset", r.Dataset)
 		},
 		Artifacts: job.ArtifactsOf[BenchRequest]((*BenchResult).Artifacts),
+		Text:      benchText,
 	}),
 }
