@@ -22,12 +22,8 @@ func newCKACmd() *cobra.Command {
 			return runEmit(cmd, &f, "", asJSON, nil, nil)
 		},
 	}
-	cmd.Flags().StringVar(&f.X, "x", "", "first representation (.npy/.npz/.csv), n x d1")
-	cmd.Flags().StringVar(&f.Y, "y", "", "second representation, n x d2")
-	cmd.Flags().StringVar(&f.Kernel, "kernel", f.Kernel, "linear or rbf")
-	cmd.Flags().Float64Var(&f.Threshold, "threshold", f.Threshold, "rbf: sigma = threshold x sqrt(median squared distance)")
-	cmd.Flags().BoolVar(&f.Debiased, "debiased", false, "use the unbiased HSIC estimator (needs n >= 4)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	sepFlag(cmd, &f.Sep)
+	bindFlags(cmd, &f)
 	return cmd
 }

@@ -27,9 +27,9 @@ func newCorrelateCmd() *cobra.Command {
 		},
 	}
 	kf.register(cmd, f.Kernel, "median")
-	cmd.Flags().StringVar(&f.Key, "key", "", "array name inside the .npz inputs (applies to every input file)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	cmd.Flags().StringVar(&out, "out", "", "directory for correlation.png, covariance.csv, correlation.csv, correlate.json")
 	sepFlag(cmd, &f.Sep)
+	bindFlags(cmd, &f)
 	return cmd
 }

@@ -24,13 +24,10 @@ func newDecomposeCmd() *cobra.Command {
 			return runDecompose(cmd, f, asJSON)
 		},
 	}
-	cmd.Flags().StringSliceVar(&f.Models, "models", nil, "model sample files (.npy/.npz/.csv); more may follow as arguments")
-	cmd.Flags().StringVar(&f.Targets, "targets", "", "target observations (.npy/.npz/.csv)")
-	cmd.Flags().StringVar(&f.Key, "key", "", "array name inside the .npz inputs (applies to every input file)")
 	kf.register(cmd, f.Kernel, "median")
-	cmd.Flags().BoolVar(&f.PerInstance, "per-instance", false, "also report the terms of every instance (conditional input)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	sepFlag(cmd, &f.Sep)
+	bindFlags(cmd, &f)
 	return cmd
 }
 

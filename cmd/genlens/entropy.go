@@ -57,9 +57,6 @@ func newEntropyCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.In, "in", "", "answers file (.jsonl or .parquet; or the argument)")
-	fl.StringVar(&f.Embeddings, "embeddings", "", "optional .npy/.npz with a (rows, samples, d) array of sample embeddings")
-	fl.StringVar(&f.EmbeddingsKey, "embeddings-key", "", "array name inside an --embeddings .npz")
 	fl.StringVar(&f.Kernel, "kernel", f.Kernel, "cs (word sequences) or a vector kernel: "+strings.Join(kernel.Names, ", "))
 	fl.IntVar(&t, "t", uncertainty.DefaultSequence.T, "subsequence length of the cs kernel")
 	fl.BoolVar(&cumulative, "cumulative", uncertainty.DefaultSequence.Cumulative, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
@@ -68,13 +65,13 @@ func newEntropyCmd() *cobra.Command {
 	fl.StringVar(&similarity, "similarity", string(uncertainty.SimilarityRougeL), "similarity of two samples for kle, eigv, degree: rougel (RougeL-F of the words) or embedding (max(0, cosine) of the embeddings)")
 	fl.Float64Var(&kleT, "kle-t", uncertainty.DefaultKLETime, "heat-kernel time t of kle")
 	markGivenOnly(cmd, "t", "cumulative", "gamma", "scores", "similarity", "kle-t")
-	fl.BoolVar(&f.HoldoutFirst, "holdout-first", false, "judge samples[0]; score uncertainty on samples[1:]")
 	fl.Float64Var(&f.Threshold, "rouge-threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct, in [0, 1)")
 	renamedFlag(cmd, "threshold", "rouge-threshold")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fl.StringVar(&out, "out", "", "directory for items.csv, entropy.json and charts")
 	// The one-step form: sample, then score (see 'genlens sample --help').
-	sf.register(fl)
+	bindFlags(cmd, &f)
+	sf.register(cmd)
 	fl.StringVar(&outAnswers, "out-answers", "", "with --prompts: keep the sampled answers in this file (and resume from it)")
 	for _, name := range sampleFlagNames(nil) {
 		fl.Lookup(name).Usage = "with --prompts: " + fl.Lookup(name).Usage
@@ -86,8 +83,9 @@ func newEntropyCmd() *cobra.Command {
 // of them (cmd nil), or those given.
 func sampleFlagNames(cmd *cobra.Command) []string {
 	var names []string
-	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
-	(&sampleFlags{}).register(fs)
+	c := &cobra.Command{}
+	(&sampleFlags{}).register(c)
+	fs := c.Flags()
 	fs.AddFlag(&pflag.Flag{Name: "out-answers"})
 	fs.VisitAll(func(fl *pflag.Flag) {
 		if fl.Name != "prompts" && (cmd == nil || cmd.Flags().Changed(fl.Name)) {

@@ -37,18 +37,12 @@ func newFeaturesCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&out, "out", "", "output .npy file (float32, images x dims); must not exist")
-	fl.StringVar(&f.Dims, "dims", f.Dims, "64, 192, 768, 2048, logits or logits_unbiased")
 	fl.StringVar(&f.Embedder, "embedder", "", "network: inception (default) or "+strings.Join(vit.Names(), ", ")+" (these need --weights)")
-	fl.StringVar(&f.Preset, "preset", "", "DINOv2/CLIP preprocessing: dgm-eval (DINOv2 default) or torch-fidelity; clip (clip-vitb32 default) or cmmd (clip-vitl14-336 default)")
-	fl.StringVar(&f.Mode, "mode", f.Mode, "Inception preprocessing: pytorch-fid, tf (torch-fidelity / TensorFlow) or clean (clean-fid)")
 	fl.StringVar(&f.Weights, "weights", "", "FID Inception weights (.pth); default $"+inception.WeightsEnv+", cache, download")
-	fl.IntVar(&f.Batch, "batch", f.Batch, "images decoded and run together")
-	fl.IntVar(&f.Workers, "workers", 0, "goroutines (0: one per CPU)")
-	fl.BoolVar(&f.Recursive, "recursive", false, "include images in subfolders")
 	fl.BoolVar(&f.NoCache, "no-cache", false, "neither read nor write the feature cache ($"+features.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON summary")
-	fl.IntVar(&f.Shards, "shards", 0, "split DIR into K shards and compute this process's shard only")
 	fl.IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+imagejob.EnvJobCompletionIndex+", else $"+imagejob.EnvSlurmArrayTaskID+" - $"+imagejob.EnvSlurmArrayTaskMin+")")
+	bindFlags(cmd, &f)
 	return cmd
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/genlens/genlens/frechet"
 	"github.com/genlens/genlens/internal/atomicfile"
 	"github.com/genlens/genlens/job/imagejob"
 )
@@ -65,14 +64,11 @@ func newStatsCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary of the file written")
-	cmd.Flags().StringVar(&f.In, "in", "", "feature rows (.npy/.npz/.csv, n x d) or a folder of images (or the argument)")
-	cmd.Flags().StringVar(&f.Key, "key", "", "array name inside an .npz input")
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
-	cmd.Flags().StringVar(&f.Dims, "dims", "", "folders: Inception feature, 64, 192, 768 or 2048 (default)")
-	cmd.Flags().IntVar(&f.Shards, "shards", 0, "split into K shards and write this process's partial statistics (see 'genlens stats merge')")
 	cmd.Flags().IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+imagejob.EnvJobCompletionIndex+", else $"+imagejob.EnvSlurmArrayTaskID+" - $"+imagejob.EnvSlurmArrayTaskMin+")")
 	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
 	sepFlag(cmd, &f.Sep)
+	bindFlags(cmd, &f)
 	return cmd
 }
 
@@ -131,8 +127,8 @@ func newStatsMergeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
-	cmd.Flags().BoolVar(&f.AllowMissing, "allow-missing", false, "merge the parts present when some shards have none (the output says which)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary")
+	bindFlags(cmd, &f)
 	return cmd
 }
 
@@ -167,23 +163,13 @@ func newCompareCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Real, "real", "", "real data: folder of images, feature rows (.npy/.npz/.csv) or statistics .npz (mu, sigma)")
-	fl.StringVar(&f.Fake, "fake", "", "generated data: folder of images, feature rows (.npy/.npz/.csv) or statistics .npz (mu, sigma)")
-	fl.StringVar(&f.RealKey, "real-key", "", "array of feature rows inside an .npz --real (rather than its mu, sigma)")
-	fl.StringVar(&f.FakeKey, "fake-key", "", "array of feature rows inside an .npz --fake (rather than its mu, sigma)")
-	fl.StringVar(&f.Metrics, "metrics", "", "comma-separated subset of fid,kid,mmd,cms,prdc,vendi,cmmd, or all (fid,kid,mmd,cms; default: fid)")
 	fl.StringVar(&kernelName, "kernel", "rbf", "mmd, cms: kernel, rbf, laplacian, poly, cosine or linear")
 	fl.StringVar(&gamma, "gamma", "median", "mmd, cms: bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
 	markGivenOnly(cmd, "kernel", "gamma")
-	fl.IntVar(&f.KIDSubsets, "kid-subsets", f.KIDSubsets, "KID: number of subsets")
-	fl.IntVar(&f.KIDSubsetSize, "kid-subset-size", f.KIDSubsetSize, "KID: subset size, at most the smaller side's rows (below them for a meaningful std)")
-	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed for the KID subsets and --prdc-max-rows")
-	fl.IntVar(&f.NearestK, "nearest-k", f.NearestK, "prdc: neighbours k of the radii")
-	fl.IntVar(&f.PRDCMaxRows, "prdc-max-rows", 0, "prdc: use at most this many rows of each side, drawn at random with --seed (0: all)")
-	fl.StringVar(&f.Dims, "dims", "", "folders: Inception feature, 64, 192, 768 or 2048 (default)")
 	imageFlags(fl, &f.ImageOptions, "batch")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	sepFlag(cmd, &f.Sep)
+	bindFlags(cmd, &f)
 	return cmd
 }
 
@@ -207,14 +193,9 @@ func newISCmd() *cobra.Command {
 			return runEmit(cmd, &f, "", asJSON, nil, []string{"images"})
 		},
 	}
-	cmd.Flags().StringVar(&f.Probs, "probs", "", "class-probability rows (.npy/.npz/.csv), n x classes")
-	cmd.Flags().StringVar(&f.Images, "images", "", "a folder of images instead of --probs")
-	cmd.Flags().StringVar(&f.Key, "key", "", "array name inside an .npz input")
-	cmd.Flags().IntVar(&f.Splits, "splits", f.Splits, "number of splits")
-	cmd.Flags().BoolVar(&f.Shuffle, "shuffle", false, "permute the rows before splitting as torch-fidelity does (NumPy RandomState(2020))")
-	cmd.Flags().Float64Var(&f.Tolerance, "tolerance", frechet.ProbTolerance, "how far a row may sum from 1; above the default, rows are rescaled to sum to 1")
 	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	sepFlag(cmd, &f.Sep)
+	bindFlags(cmd, &f)
 	return cmd
 }

@@ -70,16 +70,10 @@ func newPHRSimulateCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.Model, "backend", f.Model, "exact model: linear or categorical (as run's --backend)")
 	renamedFlag(cmd, "model", "backend")
-	fl.StringVar(&f.Ns, "ns", f.Ns, "context sizes n, comma-separated")
-	fl.IntVar(&f.Tasks, "tasks", f.Tasks, "tasks (mechanism, context, query) per context size")
-	fl.Float64Var(&f.Eps, "eps", f.Eps, "tolerance ε: responses outside the (1-ε)-likely set are hallucinations")
 	fl.IntVar(&f.M, "m", f.M, "imagined datasets M per estimate")
 	fl.IntVar(&f.K, "k", f.K, "responses K per THR estimate")
 	renamedFlag(cmd, "M", "m")
 	renamedFlag(cmd, "K", "k")
-	fl.IntVar(&f.Extra, "extra", f.Extra, "imagined examples per dataset (N - n)")
-	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
-	fl.IntVar(&f.Concurrency, "concurrency", f.Concurrency, "tasks estimated at once")
 	fl.StringVar(&out, "out", "", "directory for simulate.csv, tasks.csv, simulate.json, rates_vs_n.png, phr_vs_thr.png")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	registerLinear(fl, &f.Features, &f.Noise, &f.PriorScale)
@@ -87,7 +81,7 @@ func newPHRSimulateCmd() *cobra.Command {
 	fl.IntVar(&f.Labels, "label-count", f.Labels, "categorical model: number of labels (run's --labels names them)")
 	renamedFlag(cmd, "groups", "input-count")
 	renamedFlag(cmd, "labels", "label-count")
-	fl.Float64Var(&f.Alpha, "alpha", f.Alpha, "categorical model: symmetric Dirichlet prior concentration")
+	bindFlags(cmd, &f)
 	return cmd
 }
 
@@ -106,30 +100,17 @@ func newPHRRunCmd() *cobra.Command {
 		RunE:    func(cmd *cobra.Command, _ []string) error { return runPHRRun(cmd, f, out, asJSON) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Backend, "backend", f.Backend, "openai, linear or categorical")
-	fl.StringVar(&f.BaseURL, "base-url", "", "openai: API root, e.g. http://127.0.0.1:8000/v1")
 	fl.StringVar(&f.Model, "model-name", "", "openai: the server's model name (as serve-model's --model-name)")
 	renamedFlag(cmd, "model", "model-name")
-	fl.StringVar(&f.APIKeyEnv, "api-key-env", f.APIKeyEnv, "openai: environment variable holding the API key (may be unset)")
-	fl.StringVar(&f.Context, "context", "", "context examples (.jsonl rows {\"x\", \"y\"})")
-	fl.StringVar(&f.Queries, "queries", "", "queries (.jsonl rows {\"id\", \"x\"[, \"y\"]})")
-	fl.Float64Var(&f.Eps, "eps", f.Eps, "tolerance ε (the paper used 0.75 to compare with the error rate)")
 	fl.IntVar(&f.M, "m", 0, "imagined datasets M per query (default 10 openai, 40 exact models)")
 	fl.IntVar(&f.K, "k", 0, "responses K per THR estimate (default 50 openai, 2000 exact models)")
 	renamedFlag(cmd, "M", "m")
 	renamedFlag(cmd, "K", "k")
-	fl.IntVar(&f.Extra, "extra", 0, "imagined examples N - n (default 5 openai, 100 exact models)")
-	fl.IntVar(&f.Concurrency, "concurrency", f.Concurrency, "requests in flight (openai) and queries at once")
-	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed (sent to the server as per-request seeds)")
-	fl.DurationVar(&f.Timeout, "timeout", f.Timeout, "openai: per-request timeout")
-	fl.IntVar(&f.Retries, "retries", f.Retries, "openai: retries on 429, 5xx, timeouts and connection errors")
-	fl.IntVar(&f.MaxTokens, "max-tokens", f.MaxTokens, "openai: tokens generated per answer (one line)")
-	fl.Float64Var(&f.PairTopP, "pair-top-p", f.PairTopP, "openai: top_p when imagining examples (the paper used 0.9)")
-	fl.BoolVar(&f.NoSeed, "no-seed", false, "openai: do not send per-request seeds")
 	fl.StringVar(&out, "out", "", "directory for items.csv and run.json")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	registerLinear(fl, &f.Features, &f.Noise, &f.PriorScale)
 	registerNamedCategorical(fl, &f.Inputs, &f.Labels, &f.Alpha)
+	bindFlags(cmd, &f)
 	return cmd
 }
 

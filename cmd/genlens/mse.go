@@ -42,21 +42,9 @@ func newMSEFitCmd() *cobra.Command {
 		RunE:    func(cmd *cobra.Command, _ []string) error { return runMSEFit(cmd, f, asJSON) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Train, "train", "", "labelled reference data (CSV)")
-	fl.StringVar(&f.Target, "target", "", "target column (name, or 0-based index without a header)")
-	fl.StringVar(&f.Prediction, "prediction", "", "column holding the deployed model's prediction f(x)")
-	fl.StringSliceVar(&f.Features, "features", nil, "feature columns (default: all other columns)")
-	fl.StringVar(&f.Header, "header", f.Header, "does the first row hold column names: auto, yes or no (estimate reads its data the same way)")
-	fl.StringVar(&f.Objective, "objective", f.Objective, "training objective: kstar, k or l")
-	fl.Float64Var(&f.Lambda, "lambda", f.Lambda, "weight of the regulariser R in objective l")
-	fl.IntVar(&f.Epochs, "epochs", f.Epochs, "training epochs (full batch); with --epoch-selection validation, the most tried")
-	fl.StringVar(&f.EpochSelection, "epoch-selection", f.EpochSelection, "fixed: train --epochs epochs (the paper's 200); validation: choose the count by the objective on 20% of the reference rows held out, then train on all")
-	fl.Float64Var(&f.LR, "lr", f.LR, "Adam learning rate")
-	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed (weights); the same seed gives the same model")
-	fl.IntVar(&f.Folds, "folds", f.Folds, "cross-fitting folds that calibrate the estimates to the realised MSE on held-out reference rows (which must not be the rows f was trained on); 0: uncalibrated (the paper's Eq. 11)")
-	fl.StringVar(&f.Model, "model", "", "where to write the check model (JSON)")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	sepFlag(cmd, &f.Sep)
+	bindFlags(cmd, &f)
 	return cmd
 }
 
@@ -131,17 +119,10 @@ func newMSEEstimateCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Model, "model", "", "check model file from 'genlens mse fit'")
-	fl.StringVar(&f.Data, "data", "", "operational data (CSV)")
-	fl.IntVar(&f.ChunkSize, "chunk-size", 0, "rows per chunk")
-	fl.IntVar(&f.Chunks, "chunks", 0, "number of chunks (default 10 when no chunking is given)")
-	fl.StringVar(&f.Timestamp, "timestamp", "", "timestamp column, for --period chunks")
-	fl.StringVar(&f.Period, "period", "", "calendar period of a chunk: hour, day, week, month, quarter or year")
-	fl.StringVar(&f.Target, "target", "", "target column, when some labels have arrived: adds the realised MSE")
-	fl.Float64Var(&f.MaxOutOfReference, "max-out-of-reference", f.MaxOutOfReference, "fraction of a chunk's rows outside the reference ranges above which its estimate is marked extrapolating")
 	fl.StringVar(&out, "out", "", "directory for chunks.csv, estimate.json and mse_chunks.png")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	sepFlag(cmd, &f.Sep)
+	bindFlags(cmd, &f)
 	return cmd
 }
 
@@ -165,13 +146,10 @@ func newMSEBenchCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Dataset, "dataset", "", "synthetic-a, synthetic-b, synthetic-c, or a CSV file (target in column 0)")
-	fl.IntVar(&f.Trials, "trials", f.Trials, "number of trials")
-	fl.StringSliceVar(&f.Methods, "methods", f.Methods, "methods to compare; kstar-cal (K* calibrated on held-out folds, as mse fit) may be added")
-	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
 	fl.StringVar(&out, "out", "", "directory for bench.md (a table like the paper's), trials.csv and bench.json")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	sepFlag(cmd, &f.Sep)
+	bindFlags(cmd, &f)
 	return cmd
 }
 

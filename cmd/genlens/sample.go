@@ -9,7 +9,6 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/genlens/genlens/job"
@@ -24,25 +23,11 @@ type sampleFlags struct {
 	topP float64
 }
 
-func (s *sampleFlags) register(fl *pflag.FlagSet) {
-	f := &s.req
-	fl.StringVar(&f.Prompts, "prompts", "", `prompt rows (JSONL): {"id", "prompt"|"messages", "reference"?, ...}`)
-	fl.StringVar(&f.BaseURL, "base-url", "", "API root of the OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
-	fl.StringVar(&f.Model, "model", "", "the server's model name")
-	fl.IntVar(&f.N, "n", f.N, "samples per prompt")
-	fl.Float64Var(&f.Temperature, "temperature", f.Temperature, "sampling temperature")
-	fl.IntVar(&f.MaxTokens, "max-tokens", f.MaxTokens, "tokens per answer at most")
+func (s *sampleFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
 	fl.Float64Var(&s.topP, "top-p", 1, "nucleus sampling; sent only when given")
 	fl.Int64Var(&s.seed, "seed", 0, "random seed: each prompt's requests get seeds mixed from it and the prompt's id; none sent when not given")
-	fl.StringVar(&f.API, "api", f.API, "chat (/chat/completions) or completions (/completions)")
-	fl.StringVar(&f.APIKeyEnv, "api-key-env", "", "environment variable holding the API key (never printed, logged or written)")
-	fl.BoolVar(&f.Greedy, "greedy", false, "also draw one temperature-0 answer per prompt, stored as 'answer'")
-	fl.StringVar(&f.EmbedModel, "embed-model", "", "embed every sample with this model (/embeddings), stored as 'embeddings'")
-	fl.StringVar(&f.EmbedBaseURL, "embed-base-url", "", "API root of the embedding server (default: --base-url)")
-	fl.IntVar(&f.Concurrency, "concurrency", f.Concurrency, "requests in flight")
-	fl.Float64Var(&f.RPM, "rpm", 0, "requests a minute at most (0: no limit)")
-	fl.IntVar(&f.Retries, "retries", f.Retries, "retries of a request on 429, 5xx, timeouts, connection errors and cut-off answers")
-	fl.DurationVar(&f.Timeout, "timeout", f.Timeout, "time limit of one request attempt")
+	bindFlags(cmd, &s.req)
 }
 
 // apply copies the flags that count only when given into the request.
@@ -77,7 +62,7 @@ func newSampleCmd() *cobra.Command {
 			return err
 		},
 	}
-	s.register(cmd.Flags())
+	s.register(cmd)
 	markGivenOnly(cmd, "seed", "top-p")
 	cmd.Flags().StringVar(&s.req.Out, "out", "", "answers file (JSONL) to append to; ids already in it are skipped")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as one JSON document")

@@ -213,7 +213,7 @@ type StatsMergeRequest struct {
 	// AllowMissing merges the parts present when some shard indices have
 	// no part (the result says which); without it a missing shard is an
 	// error.
-	AllowMissing bool `json:"allow_missing,omitempty"`
+	AllowMissing bool `json:"allow_missing,omitempty" help:"merge the parts present when some shards have none (the output says which)"`
 }
 
 // NewStatsMergeRequest returns a request with the command line's

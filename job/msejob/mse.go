@@ -32,30 +32,30 @@ import (
 // on labelled reference rows that hold the target and f's prediction.
 // Start from NewFitRequest, which holds the command line's defaults.
 type FitRequest struct {
-	Train      string   `json:"train"`
-	Target     string   `json:"target"`     // column name, or 0-based index without a header
-	Prediction string   `json:"prediction"` // the column of f(x)
-	Features   []string `json:"features,omitempty"`
-	Header     string   `json:"header"` // auto, yes or no
-	Objective  string   `json:"objective"`
-	Lambda     float64  `json:"lambda"`
+	Train      string   `json:"train" help:"labelled reference data (CSV)"`
+	Target     string   `json:"target" help:"target column (name, or 0-based index without a header)"` // column name, or 0-based index without a header
+	Prediction string   `json:"prediction" help:"column holding the deployed model's prediction f(x)"` // the column of f(x)
+	Features   []string `json:"features,omitempty" help:"feature columns (default: all other columns)"`
+	Header     string   `json:"header" help:"does the first row hold column names: auto, yes or no (estimate reads its data the same way)"` // auto, yes or no
+	Objective  string   `json:"objective" help:"training objective: kstar, k or l"`
+	Lambda     float64  `json:"lambda" help:"weight of the regulariser R in objective l"`
 	// Epochs is the number of training epochs with EpochSelection
 	// "fixed", the largest number considered with "validation".
-	Epochs int `json:"epochs"`
+	Epochs int `json:"epochs" help:"training epochs (full batch); with {epoch_selection} validation, the most tried"`
 	// EpochSelection is "fixed" (train Epochs epochs, the paper's
 	// setting) or "validation" (choose the count up to Epochs by the
 	// objective on 20% held-out reference rows, see
 	// checkmodel.ChooseEpochs).
-	EpochSelection string  `json:"epoch_selection"`
-	LR             float64 `json:"lr"`
-	Seed           uint64  `json:"seed"`
+	EpochSelection string  `json:"epoch_selection" help:"fixed: train {epochs} epochs (the paper's 200); validation: choose the count by the objective on 20% of the reference rows held out, then train on all"`
+	LR             float64 `json:"lr" help:"Adam learning rate"`
+	Seed           uint64  `json:"seed" help:"random seed (weights); the same seed gives the same model"`
 	// Folds is the number of cross-fitting folds that calibrate the
 	// estimates to the realised MSE (checkmodel.Calibration); 0 turns
 	// calibration off (the paper's raw Eq. 11).
-	Folds int `json:"folds"`
+	Folds int `json:"folds" help:"cross-fitting folds that calibrate the estimates to the realised MSE on held-out reference rows (which must not be the rows f was trained on); 0: uncalibrated (the paper's Eq. 11)"`
 	// Model names the model file; the result carries it, and the
 	// transport stores the model there (see FitResult.WriteModel).
-	Model string `json:"model"`
+	Model string `json:"model" help:"where to write the check model (JSON)"`
 
 	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
@@ -384,19 +384,19 @@ func mseFmt(v float64) string {
 // of the Timestamp column; none means 10 chunks (one per row for fewer
 // than 10 rows).
 type EstimateRequest struct {
-	Model     string `json:"model"`
-	Data      string `json:"data"`
-	ChunkSize int    `json:"chunk_size,omitempty"`
-	Chunks    int    `json:"chunks,omitempty"`
-	Timestamp string `json:"timestamp,omitempty"`
-	Period    string `json:"period,omitempty"` // hour, day, week, month, quarter or year
+	Model     string `json:"model" help:"check model file from 'genlens mse fit'"`
+	Data      string `json:"data" help:"operational data (CSV)"`
+	ChunkSize int    `json:"chunk_size,omitempty" help:"rows per chunk"`
+	Chunks    int    `json:"chunks,omitempty" help:"number of chunks (default 10 when no chunking is given)"`
+	Timestamp string `json:"timestamp,omitempty" help:"timestamp column, for {period} chunks"`
+	Period    string `json:"period,omitempty" help:"calendar period of a chunk: hour, day, week, month, quarter or year"` // hour, day, week, month, quarter or year
 	// Target, when some labels have arrived, adds the realised MSE over
 	// the rows whose target cell is not empty.
-	Target string `json:"target,omitempty"`
+	Target string `json:"target,omitempty" help:"target column, when some labels have arrived: adds the realised MSE"`
 	// MaxOutOfReference is the fraction of a chunk's rows with a feature
 	// outside the reference range above which the chunk's estimate is
 	// marked as an extrapolation.
-	MaxOutOfReference float64 `json:"max_out_of_reference"`
+	MaxOutOfReference float64 `json:"max_out_of_reference" help:"fraction of a chunk's rows outside the reference ranges above which its estimate is marked extrapolating"`
 
 	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }

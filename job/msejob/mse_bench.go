@@ -24,10 +24,10 @@ import (
 type BenchRequest struct {
 	// Dataset is synthetic-a, synthetic-b, synthetic-c, or a CSV file
 	// with the target in column 0 and features after it.
-	Dataset string   `json:"dataset"`
-	Trials  int      `json:"trials"`
-	Methods []string `json:"methods"` // names of checkmodel.NewMethod
-	Seed    uint64   `json:"seed"`
+	Dataset string   `json:"dataset" help:"synthetic-a, synthetic-b, synthetic-c, or a CSV file (target in column 0)"`
+	Trials  int      `json:"trials" help:"number of trials"`
+	Methods []string `json:"methods" help:"methods to compare; kstar-cal (K* calibrated on held-out folds, as mse fit) may be added"` // names of checkmodel.NewMethod
+	Seed    uint64   `json:"seed" help:"random seed"`
 
 	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
