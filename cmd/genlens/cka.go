@@ -10,11 +10,9 @@ func newCKACmd() *cobra.Command {
 	f := reprjob.NewCKARequest()
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "cka X.npy Y.npy | --x X.npy --y Y.npy [--kernel linear|rbf] [--threshold 0.5] [--debiased] [--json]",
-		Short:   "Centred kernel alignment between two representations of the same examples",
-		Long:    helpText("cka"),
-		Example: helpExamples("cka"),
-		Args:    args(cobra.MaximumNArgs(2)),
+		Use:   "cka X.npy Y.npy | --x X.npy --y Y.npy [--kernel linear|rbf] [--threshold 0.5] [--debiased] [--json]",
+		Short: "Centred kernel alignment between two representations of the same examples",
+		Args:  args(cobra.MaximumNArgs(2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := positional(cmd, a, "x", "y"); err != nil {
 				return err

@@ -15,11 +15,9 @@ func newCorrelateCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "correlate E1.npy E2.npy ... [flags]",
-		Short:   "Distributional covariance and correlation between collections (e.g. training epochs)",
-		Long:    helpText("correlate"),
-		Example: helpExamples("correlate"),
-		Args:    args(cobra.ArbitraryArgs),
+		Use:   "correlate E1.npy E2.npy ... [flags]",
+		Short: "Distributional covariance and correlation between collections (e.g. training epochs)",
+		Args:  args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			f.Files = files
 			f.Kernel, f.Gamma = kf.request(cmd)

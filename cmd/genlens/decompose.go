@@ -13,11 +13,9 @@ func newDecomposeCmd() *cobra.Command {
 	var kf kernelFlags
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "decompose --models M1.npy [M2.npy ...] [--targets Y.npy] [flags]",
-		Short:   "Bias / variance / noise decomposition of the kernel score of an ensemble",
-		Long:    helpText("decompose"),
-		Example: helpExamples("decompose"),
-		Args:    args(cobra.ArbitraryArgs),
+		Use:   "decompose --models M1.npy [M2.npy ...] [--targets Y.npy] [flags]",
+		Short: "Bias / variance / noise decomposition of the kernel score of an ensemble",
+		Args:  args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, extra []string) error {
 			f.Models = append(f.Models, extra...)
 			f.Kernel, f.Gamma = kf.request(cmd)

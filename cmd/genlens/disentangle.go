@@ -11,11 +11,9 @@ func newDisentangleCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "disentangle --train TRAIN --test TEST --generated G1 [G2 ...] [flags]",
-		Short:   "Which image region does a generator get wrong? (pixel-cluster CMS, Gruber et al.)",
-		Long:    helpText("disentangle"),
-		Example: helpExamples("disentangle"),
-		Args:    args(cobra.ArbitraryArgs),
+		Use:   "disentangle --train TRAIN --test TEST --generated G1 [G2 ...] [flags]",
+		Short: "Which image region does a generator get wrong? (pixel-cluster CMS, Gruber et al.)",
+		Args:  args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, extra []string) error {
 			f.Generated = append(f.Generated, extra...)
 			return runEmit(cmd, &f, out, asJSON, disentangleOutputs, []string{"pixel CKA"})

@@ -30,11 +30,9 @@ func newEntropyCmd() *cobra.Command {
 	var kleT float64
 	var cumulative, asJSON bool
 	cmd := &cobra.Command{
-		Use:     "entropy ANSWERS.(jsonl|parquet) | --in ANSWERS [flags]",
-		Short:   "Kernel entropy and other uncertainty scores of sampled LLM answers per prompt, with AUROC",
-		Long:    helpText("entropy"),
-		Example: helpExamples("entropy"),
-		Args:    args(cobra.MaximumNArgs(1)),
+		Use:   "entropy ANSWERS.(jsonl|parquet) | --in ANSWERS [flags]",
+		Short: "Kernel entropy and other uncertainty scores of sampled LLM answers per prompt, with AUROC",
+		Args:  args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := positional(cmd, a, "in"); err != nil {
 				return err

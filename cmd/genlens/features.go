@@ -25,11 +25,9 @@ func newFeaturesCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "features DIR --out FEATS.npy [--dims 2048] [--mode pytorch-fid|tf|clean] [flags]",
-		Short:   "Inception-v3 features of a folder of images, as pytorch-fid computes them",
-		Long:    helpText("features"),
-		Example: helpExamples("features"),
-		Args:    args(cobra.ExactArgs(1)),
+		Use:   "features DIR --out FEATS.npy [--dims 2048] [--mode pytorch-fid|tf|clean] [flags]",
+		Short: "Inception-v3 features of a folder of images, as pytorch-fid computes them",
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			f.Input = a[0]
 			return runFeatures(cmd, f, out, asJSON)

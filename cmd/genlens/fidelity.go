@@ -18,11 +18,9 @@ func newStatsCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "stats [FEATS.npy|DIR] --out STATS.npz",
-		Short:   "Gaussian statistics (mu, sigma) of a feature set or a folder of images, as pytorch-fid writes them",
-		Long:    helpText("stats"),
-		Example: helpExamples("stats"),
-		Args:    args(cobra.MaximumNArgs(1)),
+		Use:   "stats [FEATS.npy|DIR] --out STATS.npz",
+		Short: "Gaussian statistics (mu, sigma) of a feature set or a folder of images, as pytorch-fid writes them",
+		Args:  args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := positional(cmd, a, "in"); err != nil {
 				return err
@@ -77,10 +75,8 @@ func newStatsMergeCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "merge PARTS... --out STATS.npz [--allow-missing]",
-		Short:   "Merge the part files of 'genlens stats --shards K' into one statistics file",
-		Long:    helpText("stats-merge"),
-		Example: helpExamples("stats-merge"),
+		Use:   "merge PARTS... --out STATS.npz [--allow-missing]",
+		Short: "Merge the part files of 'genlens stats --shards K' into one statistics file",
 		Args: func(cmd *cobra.Command, a []string) error {
 			if len(a) == 0 {
 				return badUsage("stats merge: name the part files to merge (genlens stats merge parts/part-*.npz --out stats.npz)")
@@ -144,11 +140,9 @@ func newCompareCmd() *cobra.Command {
 	var kernelName, gamma string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "compare REAL FAKE | --real DIR|R.(npy|npz) --fake DIR|F.(npy|npz) [flags]",
-		Short:   "FID (and on request KID, MMD², CMS, PRDC, Vendi, CMMD) between real and generated images or feature sets",
-		Long:    helpText("compare"),
-		Example: helpExamples("compare"),
-		Args:    args(cobra.MaximumNArgs(2)),
+		Use:   "compare REAL FAKE | --real DIR|R.(npy|npz) --fake DIR|F.(npy|npz) [flags]",
+		Short: "FID (and on request KID, MMD², CMS, PRDC, Vendi, CMMD) between real and generated images or feature sets",
+		Args:  args(cobra.MaximumNArgs(2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := positional(cmd, a, "real", "fake"); err != nil {
 				return err
@@ -177,11 +171,9 @@ func newISCmd() *cobra.Command {
 	f := imagejob.NewISRequest()
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "is P.npy|DIR | --probs P.npy | --images DIR [--splits 10] [--json]",
-		Short:   "Inception Score from class-probability rows or a folder of images",
-		Long:    helpText("is"),
-		Example: helpExamples("is"),
-		Args:    args(cobra.MaximumNArgs(1)),
+		Use:   "is P.npy|DIR | --probs P.npy | --images DIR [--splits 10] [--json]",
+		Short: "Inception Score from class-probability rows or a folder of images",
+		Args:  args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			which := "probs"
 			if len(a) == 1 && anyFolder(a[0]) {

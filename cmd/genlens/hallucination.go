@@ -22,7 +22,6 @@ func newHallucinationCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hallucination",
 		Short: "Posterior hallucination rate of in-context learning (Jesson et al., NeurIPS 2024)",
-		Long:  helpText("hallucination"),
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if len(a) > 0 {
@@ -58,11 +57,9 @@ func newPHRSimulateCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "simulate [--backend linear|categorical] [flags]",
-		Short:   "PHR estimate against the exact PHR and the true hallucination rate on exact Bayesian models",
-		Long:    helpText("hallucination-simulate"),
-		Example: helpExamples("hallucination-simulate"),
-		Args:    args(cobra.NoArgs),
+		Use:   "simulate [--backend linear|categorical] [flags]",
+		Short: "PHR estimate against the exact PHR and the true hallucination rate on exact Bayesian models",
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runEmit(cmd, &f, out, asJSON, nil, []string{"simulate"})
 		},
@@ -92,12 +89,10 @@ func newPHRRunCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "run --backend openai|linear|categorical --context CTX.jsonl --queries Q.jsonl [flags]",
-		Short:   "PHR, total, aleatoric and epistemic uncertainty per query for your in-context task",
-		Long:    helpText("hallucination-run"),
-		Example: helpExamples("hallucination-run"),
-		Args:    args(cobra.NoArgs),
-		RunE:    func(cmd *cobra.Command, _ []string) error { return runPHRRun(cmd, f, out, asJSON) },
+		Use:   "run --backend openai|linear|categorical --context CTX.jsonl --queries Q.jsonl [flags]",
+		Short: "PHR, total, aleatoric and epistemic uncertainty per query for your in-context task",
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runPHRRun(cmd, f, out, asJSON) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Model, "model-name", "", "openai: the server's model name (as serve-model's --model-name)")
@@ -156,11 +151,9 @@ func newPHRServeCmd() *cobra.Command {
 	d := llmjob.NewHallucinationRunRequest()
 	f := phrServeFlags{mf: phrModelFlags{inputNames: d.Inputs, labelNames: d.Labels, alpha: d.Alpha}}
 	cmd := &cobra.Command{
-		Use:     "serve-model [--addr 127.0.0.1:PORT] [flags]",
-		Short:   "Serve an exact Bayesian classifier through the OpenAI completions API (for trying the openai backend)",
-		Long:    helpText("hallucination-serve-model"),
-		Example: helpExamples("hallucination-serve-model"),
-		Args:    args(cobra.NoArgs),
+		Use:   "serve-model [--addr 127.0.0.1:PORT] [flags]",
+		Short: "Serve an exact Bayesian classifier through the OpenAI completions API (for trying the openai backend)",
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPHRServe(cmd.Context(), cmd.OutOrStdout(), f, nil)
 		},

@@ -412,6 +412,9 @@ func addCommands(root *cobra.Command) {
 		c.GroupID = e.group
 		root.AddCommand(c)
 	}
+	for _, c := range root.Commands() {
+		setHelp(c)
+	}
 	root.SetHelpCommandGroupID("other")
 	root.SetCompletionCommandGroupID("other")
 }

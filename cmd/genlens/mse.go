@@ -20,7 +20,6 @@ func newMSECmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mse",
 		Short: "Estimate a regression model's MSE in production before the labels arrive (one-step MSE estimation)",
-		Long:  helpText("mse"),
 		Args:  args(cobra.NoArgs),
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -34,12 +33,10 @@ func newMSEFitCmd() *cobra.Command {
 	f := msejob.NewFitRequest()
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "fit --train TRAIN.csv --target COL --prediction COL --model CHECK.json [flags]",
-		Short:   "Train a check model on labelled reference data and save it as JSON",
-		Long:    helpText("mse-fit"),
-		Example: helpExamples("mse-fit"),
-		Args:    args(cobra.NoArgs),
-		RunE:    func(cmd *cobra.Command, _ []string) error { return runMSEFit(cmd, f, asJSON) },
+		Use:   "fit --train TRAIN.csv --target COL --prediction COL --model CHECK.json [flags]",
+		Short: "Train a check model on labelled reference data and save it as JSON",
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runMSEFit(cmd, f, asJSON) },
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
@@ -109,11 +106,9 @@ func newMSEEstimateCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "estimate --model CHECK.json --data OP.csv [--chunk-size N | --chunks K | --timestamp COL --period day] [flags]",
-		Short:   "Estimate the MSE of operational data chunk by chunk, with bands, thresholds and alerts",
-		Long:    helpText("mse-estimate"),
-		Example: helpExamples("mse-estimate"),
-		Args:    args(cobra.NoArgs),
+		Use:   "estimate --model CHECK.json --data OP.csv [--chunk-size N | --chunks K | --timestamp COL --period day] [flags]",
+		Short: "Estimate the MSE of operational data chunk by chunk, with bands, thresholds and alerts",
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runEmit(cmd, &f, out, asJSON, mseEstimateOutputs, nil)
 		},
@@ -136,11 +131,9 @@ func newMSEBenchCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "bench --dataset synthetic-a|synthetic-b|synthetic-c|PATH.csv [flags]",
-		Short:   "Compare the one-step check models with the two-step baselines (one-step MSE estimation, Tables 1 and 3)",
-		Long:    helpText("mse-bench"),
-		Example: helpExamples("mse-bench"),
-		Args:    args(cobra.NoArgs),
+		Use:   "bench --dataset synthetic-a|synthetic-b|synthetic-c|PATH.csv [flags]",
+		Short: "Compare the one-step check models with the two-step baselines (one-step MSE estimation, Tables 1 and 3)",
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runEmit(cmd, &f, out, asJSON, mseBenchOutputs, []string{"mse bench"})
 		},

@@ -48,11 +48,9 @@ func newSampleCmd() *cobra.Command {
 	s := &sampleFlags{req: llmjob.NewSampleRequest()}
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "sample --prompts P.jsonl --base-url URL --model NAME --out ANSWERS.jsonl [flags]",
-		Short:   "Sample answers (and embeddings) from an OpenAI-compatible endpoint",
-		Long:    helpText("sample"),
-		Example: helpExamples("sample"),
-		Args:    args(cobra.NoArgs),
+		Use:   "sample --prompts P.jsonl --base-url URL --model NAME --out ANSWERS.jsonl [flags]",
+		Short: "Sample answers (and embeddings) from an OpenAI-compatible endpoint",
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := s.apply(cmd)
 			if f.Out == "" {

@@ -16,11 +16,9 @@ func newSelectCmd() *cobra.Command {
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "select --score fid|is --pools G1.npy|DIR G2.npy|DIR ... [--ref R.npy|STATS.npz|DIR] [flags]",
-		Short:   "Online selection of the best generator (FID-UCB, IS-UCB) simulated on sample pools",
-		Long:    helpText("select"),
-		Example: helpExamples("select"),
-		Args:    args(cobra.ArbitraryArgs),
+		Use:   "select --score fid|is --pools G1.npy|DIR G2.npy|DIR ... [--ref R.npy|STATS.npz|DIR] [flags]",
+		Short: "Online selection of the best generator (FID-UCB, IS-UCB) simulated on sample pools",
+		Args:  args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, extra []string) error {
 			f.Pools = append(f.Pools, extra...)
 			return runSelect(cmd, f, out, asJSON)

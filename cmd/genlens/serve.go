@@ -28,11 +28,9 @@ func newServeCmd() *cobra.Command {
 	var maxBodyMB, maxBodiesMB, minFreeDiskMB, modelCacheMB int
 	var secretEnvs []string
 	cmd := &cobra.Command{
-		Use:     "serve",
-		Short:   "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
-		Long:    helpText("serve"),
-		Example: helpExamples("serve"),
-		Args:    args(cobra.NoArgs),
+		Use:   "serve",
+		Short: "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Jobs.Secret = secretLookup(secretEnvs)
 			for _, mb := range []struct {
