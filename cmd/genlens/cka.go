@@ -8,7 +8,6 @@ import (
 
 func newCKACmd() *cobra.Command {
 	f := reprjob.NewCKARequest()
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "cka X.npy Y.npy | --x X.npy --y Y.npy [--kernel linear|rbf] [--threshold 0.5] [--debiased] [--json]",
 		Short: "Centred kernel alignment between two representations of the same examples",
@@ -17,11 +16,9 @@ func newCKACmd() *cobra.Command {
 			if err := positional(cmd, a, "x", "y"); err != nil {
 				return err
 			}
-			return runEmit(cmd, &f, "", asJSON, nil, nil)
+			return runEmit(cmd, &f, "", nil, nil)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
-	sepFlag(cmd, &f.Sep)
 	bindFlags(cmd, &f)
 	return cmd
 }

@@ -13,7 +13,6 @@ func newCorrelateCmd() *cobra.Command {
 	f := llmjob.NewCorrelateRequest()
 	var kf kernelFlags
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "correlate E1.npy E2.npy ... [flags]",
 		Short: "Distributional covariance and correlation between collections (e.g. training epochs)",
@@ -21,13 +20,11 @@ func newCorrelateCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, files []string) error {
 			f.Files = files
 			f.Kernel, f.Gamma = kf.request(cmd)
-			return runEmit(cmd, &f, out, asJSON, correlateOutputs, []string{"correlate"})
+			return runEmit(cmd, &f, out, correlateOutputs, []string{"correlate"})
 		},
 	}
 	kf.register(cmd, f.Kernel, "median")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	cmd.Flags().StringVar(&out, "out", "", "directory for correlation.png, covariance.csv, correlation.csv, correlate.json")
-	sepFlag(cmd, &f.Sep)
 	bindFlags(cmd, &f)
 	return cmd
 }

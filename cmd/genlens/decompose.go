@@ -11,7 +11,6 @@ import (
 func newDecomposeCmd() *cobra.Command {
 	f := llmjob.NewDecomposeRequest()
 	var kf kernelFlags
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "decompose --models M1.npy [M2.npy ...] [--targets Y.npy] [flags]",
 		Short: "Bias / variance / noise decomposition of the kernel score of an ensemble",
@@ -19,21 +18,19 @@ func newDecomposeCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, extra []string) error {
 			f.Models = append(f.Models, extra...)
 			f.Kernel, f.Gamma = kf.request(cmd)
-			return runDecompose(cmd, f, asJSON)
+			return runDecompose(cmd, f)
 		},
 	}
 	kf.register(cmd, f.Kernel, "median")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
-	sepFlag(cmd, &f.Sep)
 	bindFlags(cmd, &f)
 	return cmd
 }
 
-func runDecompose(cmd *cobra.Command, f llmjob.DecomposeRequest, asJSON bool) error {
+func runDecompose(cmd *cobra.Command, f llmjob.DecomposeRequest) error {
 	res, err := runJob(cmd, llmjob.Decompose, f, "decompose")
 	if err != nil {
 		return err
 	}
 	res.Warnings = res.Warnings.Render(flagOf(cmd))
-	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
+	return emit(cmd, "", nil, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
 }

@@ -9,22 +9,19 @@ import (
 func newDisentangleCmd() *cobra.Command {
 	f := reprjob.NewDisentangleRequest()
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "disentangle --train TRAIN --test TEST --generated G1 [G2 ...] [flags]",
 		Short: "Which image region does a generator get wrong? (pixel-cluster CMS, Gruber et al.)",
 		Args:  args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, extra []string) error {
 			f.Generated = append(f.Generated, extra...)
-			return runEmit(cmd, &f, out, asJSON, disentangleOutputs, []string{"pixel CKA"})
+			return runEmit(cmd, &f, out, disentangleOutputs, []string{"pixel CKA"})
 		},
 	}
 	fl := cmd.Flags()
 	fl.Float64Var(&f.Threshold, "cut-distance", 0, "cut the cluster tree at this distance instead of into --clusters clusters")
 	renamedFlag(cmd, "threshold", "cut-distance")
 	fl.StringVar(&out, "out", "", "directory for the matrices, charts, CSV and JSON")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	sepFlag(cmd, &f.Sep)
 	bindFlags(cmd, &f)
 	return cmd
 }

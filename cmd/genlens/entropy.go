@@ -28,7 +28,7 @@ func newEntropyCmd() *cobra.Command {
 	var out, gamma, similarity, scores string
 	var t int
 	var kleT float64
-	var cumulative, asJSON bool
+	var cumulative bool
 	cmd := &cobra.Command{
 		Use:   "entropy ANSWERS.(jsonl|parquet) | --in ANSWERS [flags]",
 		Short: "Kernel entropy and other uncertainty scores of sampled LLM answers per prompt, with AUROC",
@@ -46,12 +46,12 @@ func newEntropyCmd() *cobra.Command {
 			ifGiven(cmd, "similarity", &f.Similarity, similarity)
 			ifGiven(cmd, "kle-t", &f.KLET, &kleT)
 			if cmd.Flags().Changed("prompts") {
-				return runEntropyOneStep(cmd, f, sf.apply(cmd), outAnswers, out, asJSON)
+				return runEntropyOneStep(cmd, f, sf.apply(cmd), outAnswers, out)
 			}
 			for _, name := range sampleFlagNames(cmd) {
 				return badUsage("entropy: --%s samples answers and needs --prompts P.jsonl", name)
 			}
-			return runEntropy(cmd, f, out, asJSON)
+			return runEntropy(cmd, f, out)
 		},
 	}
 	fl := cmd.Flags()
@@ -65,7 +65,6 @@ func newEntropyCmd() *cobra.Command {
 	markGivenOnly(cmd, "t", "cumulative", "gamma", "scores", "similarity", "kle-t")
 	fl.Float64Var(&f.Threshold, "rouge-threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct, in [0, 1)")
 	renamedFlag(cmd, "threshold", "rouge-threshold")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fl.StringVar(&out, "out", "", "directory for items.csv, entropy.json and charts")
 	// The one-step form: sample, then score (see 'genlens sample --help').
 	bindFlags(cmd, &f)
@@ -95,7 +94,7 @@ func sampleFlagNames(cmd *cobra.Command) []string {
 
 // runEntropyOneStep samples the prompts (into outAnswers, or a temporary
 // file), then scores the answers.
-func runEntropyOneStep(cmd *cobra.Command, f llmjob.EntropyRequest, s llmjob.SampleRequest, outAnswers, out string, asJSON bool) error {
+func runEntropyOneStep(cmd *cobra.Command, f llmjob.EntropyRequest, s llmjob.SampleRequest, outAnswers, out string) error {
 	if f.In != "" {
 		return badUsage("entropy: give --in ANSWERS or --prompts PROMPTS, not both")
 	}
@@ -119,10 +118,10 @@ func runEntropyOneStep(cmd *cobra.Command, f llmjob.EntropyRequest, s llmjob.Sam
 	if _, err := runSample(cmd, s, false, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
-	return runEntropy(cmd, f, out, asJSON)
+	return runEntropy(cmd, f, out)
 }
 
-func runEntropy(cmd *cobra.Command, f llmjob.EntropyRequest, out string, asJSON bool) error {
+func runEntropy(cmd *cobra.Command, f llmjob.EntropyRequest, out string) error {
 	if err := checkOut(cmd, &f, out, entropyOutputs); err != nil {
 		return err
 	}
@@ -131,7 +130,7 @@ func runEntropy(cmd *cobra.Command, f llmjob.EntropyRequest, out string, asJSON 
 		return err
 	}
 	res.Warnings = res.Warnings.Render(flagOf(cmd))
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printEntropy(w, res, out) })
+	return emit(cmd, out, res.Artifacts(), res, func(w io.Writer) { printEntropy(w, res, out) })
 }
 
 // printEntropy prints the table of a result; dir is --out ("" when not

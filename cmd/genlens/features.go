@@ -23,14 +23,13 @@ import (
 func newFeaturesCmd() *cobra.Command {
 	f := imagejob.NewFeaturesRequest()
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "features DIR --out FEATS.npy [--dims 2048] [--mode pytorch-fid|tf|clean] [flags]",
 		Short: "Inception-v3 features of a folder of images, as pytorch-fid computes them",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			f.Input = a[0]
-			return runFeatures(cmd, f, out, asJSON)
+			return runFeatures(cmd, f, out)
 		},
 	}
 	fl := cmd.Flags()
@@ -38,13 +37,13 @@ func newFeaturesCmd() *cobra.Command {
 	fl.StringVar(&f.Embedder, "embedder", "", "network: inception (default) or "+strings.Join(vit.Names(), ", ")+" (these need --weights)")
 	fl.StringVar(&f.Weights, "weights", "", "FID Inception weights (.pth); default $"+inception.WeightsEnv+", cache, download")
 	fl.BoolVar(&f.NoCache, "no-cache", false, "neither read nor write the feature cache ($"+features.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
-	fl.BoolVar(&asJSON, "json", false, "print a JSON summary")
+	fl.Bool("json", false, "print a JSON summary")
 	fl.IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+imagejob.EnvJobCompletionIndex+", else $"+imagejob.EnvSlurmArrayTaskID+" - $"+imagejob.EnvSlurmArrayTaskMin+")")
 	bindFlags(cmd, &f)
 	return cmd
 }
 
-func runFeatures(cmd *cobra.Command, f imagejob.FeaturesRequest, out string, asJSON bool) error {
+func runFeatures(cmd *cobra.Command, f imagejob.FeaturesRequest, out string) error {
 	if out == "" {
 		return badUsage("features: --out FILE.npy is required")
 	}
@@ -66,7 +65,7 @@ func runFeatures(cmd *cobra.Command, f imagejob.FeaturesRequest, out string, asJ
 	if err := atomicfile.Write(out, res.WriteNPY); err != nil {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
-	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
+	return emit(cmd, "", nil, res, func(w io.Writer) {
 		how := "mode " + res.Mode
 		if res.Preset != "" {
 			how = res.Embedder + ", preset " + res.Preset

@@ -16,7 +16,6 @@ import (
 func newStatsCmd() *cobra.Command {
 	f := imagejob.NewStatsRequest()
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "stats [FEATS.npy|DIR] --out STATS.npz",
 		Short: "Gaussian statistics (mu, sigma) of a feature set or a folder of images, as pytorch-fid writes them",
@@ -51,7 +50,7 @@ func newStatsCmd() *cobra.Command {
 				return fmt.Errorf("writing %s: %w", out, err)
 			}
 			res.Path = out
-			return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
+			return emit(cmd, "", nil, res, func(w io.Writer) {
 				if res.Part != nil {
 					fmt.Fprintf(w, "wrote %s: part %d of %d shards (0-based): n, mean (%d), scatter (%d x %d) of %d %s\n", out, res.Part.Shard, res.Part.Shards, res.Dim, res.Dim, res.Dim, res.N, what)
 				} else {
@@ -61,11 +60,10 @@ func newStatsCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary of the file written")
+	cmd.Flags().Bool("json", false, "print a JSON summary of the file written")
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
 	cmd.Flags().IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+imagejob.EnvJobCompletionIndex+", else $"+imagejob.EnvSlurmArrayTaskID+" - $"+imagejob.EnvSlurmArrayTaskMin+")")
 	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
-	sepFlag(cmd, &f.Sep)
 	bindFlags(cmd, &f)
 	return cmd
 }
@@ -73,7 +71,6 @@ func newStatsCmd() *cobra.Command {
 func newStatsMergeCmd() *cobra.Command {
 	var f imagejob.StatsMergeRequest
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "merge PARTS... --out STATS.npz [--allow-missing]",
 		Short: "Merge the part files of 'genlens stats --shards K' into one statistics file",
@@ -113,7 +110,7 @@ func newStatsMergeCmd() *cobra.Command {
 			if err := atomicfile.Write(out, res.Artifact(filepath.Base(out)).Write); err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
 			}
-			return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
+			return emit(cmd, "", nil, res, func(w io.Writer) {
 				fmt.Fprintf(w, "wrote %s: mu (%d), sigma (%d x %d) from %d rows in %d parts of %d shards", out, res.Dim, res.Dim, res.Dim, res.N, res.Parts, res.Shards)
 				if len(res.Missing) > 0 {
 					fmt.Fprintf(w, " (missing %s)", strings.Trim(fmt.Sprint(res.Missing), "[]"))
@@ -123,7 +120,7 @@ func newStatsMergeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary")
+	cmd.Flags().Bool("json", false, "print a JSON summary")
 	bindFlags(cmd, &f)
 	return cmd
 }
@@ -138,7 +135,6 @@ func orDash(s string) string {
 func newCompareCmd() *cobra.Command {
 	f := imagejob.NewCompareRequest()
 	var kernelName, gamma string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "compare REAL FAKE | --real DIR|R.(npy|npz) --fake DIR|F.(npy|npz) [flags]",
 		Short: "FID (and on request KID, MMD², CMS, PRDC, Vendi, CMMD) between real and generated images or feature sets",
@@ -153,7 +149,7 @@ func newCompareCmd() *cobra.Command {
 			ifGiven(cmd, "gamma", &f.Gamma, gamma)
 			// A stage beyond those named is drawn without a label.
 			stages := append(f.Stages(anyFolder(f.Real, f.Fake)), "")
-			return runEmit(cmd, &f, "", asJSON, nil, stages)
+			return runEmit(cmd, &f, "", nil, stages)
 		},
 	}
 	fl := cmd.Flags()
@@ -161,15 +157,12 @@ func newCompareCmd() *cobra.Command {
 	fl.StringVar(&gamma, "gamma", "median", "mmd, cms: bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
 	markGivenOnly(cmd, "kernel", "gamma")
 	imageFlags(fl, &f.ImageOptions, "batch")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	sepFlag(cmd, &f.Sep)
 	bindFlags(cmd, &f)
 	return cmd
 }
 
 func newISCmd() *cobra.Command {
 	f := imagejob.NewISRequest()
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "is P.npy|DIR | --probs P.npy | --images DIR [--splits 10] [--json]",
 		Short: "Inception Score from class-probability rows or a folder of images",
@@ -182,12 +175,10 @@ func newISCmd() *cobra.Command {
 			if err := positional(cmd, a, which); err != nil {
 				return err
 			}
-			return runEmit(cmd, &f, "", asJSON, nil, []string{"images"})
+			return runEmit(cmd, &f, "", nil, []string{"images"})
 		},
 	}
 	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
-	sepFlag(cmd, &f.Sep)
 	bindFlags(cmd, &f)
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/job"
 )
 
 // bindFlags gives cmd a flag for each field of the request req (a
@@ -16,7 +17,8 @@ import (
 // its JSON field with "-" for "_", its default the field's value (the
 // request's NewXRequest default), its usage the help text with request
 // fields in braces spelled as cmd's flags. Fields of embedded structs are
-// bound too. A flag the command already has is left alone, so a builder
+// bound too, and a request that reads CSV files (job.CSVOptions) gets
+// --sep (sepFlag). A flag the command already has is left alone, so a builder
 // binds by hand, before calling bindFlags, a flag whose usage is
 // computed, that is renamed, or that reaches the request only when given.
 func bindFlags(cmd *cobra.Command, req any) {
@@ -27,6 +29,10 @@ func bindStruct(cmd *cobra.Command, v reflect.Value) {
 	fl := cmd.Flags()
 	for i := range v.NumField() {
 		sf, fv := v.Type().Field(i), v.Field(i)
+		if o, ok := fv.Addr().Interface().(*job.CSVOptions); ok {
+			sepFlag(cmd, &o.Sep)
+			continue
+		}
 		if sf.Anonymous && fv.Kind() == reflect.Struct {
 			bindStruct(cmd, fv)
 			continue

@@ -55,13 +55,12 @@ func registerNamedCategorical(fl *pflag.FlagSet, inputs, labels *string, alpha *
 func newPHRSimulateCmd() *cobra.Command {
 	f := llmjob.NewHallucinationSimulateRequest()
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "simulate [--backend linear|categorical] [flags]",
 		Short: "PHR estimate against the exact PHR and the true hallucination rate on exact Bayesian models",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runEmit(cmd, &f, out, asJSON, nil, []string{"simulate"})
+			return runEmit(cmd, &f, out, nil, []string{"simulate"})
 		},
 	}
 	fl := cmd.Flags()
@@ -72,7 +71,6 @@ func newPHRSimulateCmd() *cobra.Command {
 	renamedFlag(cmd, "M", "m")
 	renamedFlag(cmd, "K", "k")
 	fl.StringVar(&out, "out", "", "directory for simulate.csv, tasks.csv, simulate.json, rates_vs_n.png, phr_vs_thr.png")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	registerLinear(fl, &f.Features, &f.Noise, &f.PriorScale)
 	fl.IntVar(&f.Groups, "input-count", f.Groups, "categorical model: number of inputs (one Dirichlet each; run's --inputs names them)")
 	fl.IntVar(&f.Labels, "label-count", f.Labels, "categorical model: number of labels (run's --labels names them)")
@@ -87,12 +85,11 @@ func newPHRSimulateCmd() *cobra.Command {
 func newPHRRunCmd() *cobra.Command {
 	f := llmjob.NewHallucinationRunRequest()
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "run --backend openai|linear|categorical --context CTX.jsonl --queries Q.jsonl [flags]",
 		Short: "PHR, total, aleatoric and epistemic uncertainty per query for your in-context task",
 		Args:  args(cobra.NoArgs),
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runPHRRun(cmd, f, out, asJSON) },
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runPHRRun(cmd, f, out) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Model, "model-name", "", "openai: the server's model name (as serve-model's --model-name)")
@@ -102,7 +99,6 @@ func newPHRRunCmd() *cobra.Command {
 	renamedFlag(cmd, "M", "m")
 	renamedFlag(cmd, "K", "k")
 	fl.StringVar(&out, "out", "", "directory for items.csv and run.json")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	registerLinear(fl, &f.Features, &f.Noise, &f.PriorScale)
 	registerNamedCategorical(fl, &f.Inputs, &f.Labels, &f.Alpha)
 	bindFlags(cmd, &f)
@@ -112,7 +108,7 @@ func newPHRRunCmd() *cobra.Command {
 // phrRunOutputs are the files 'hallucination run --out' writes.
 var phrRunOutputs = []string{"items.csv", "run.json"}
 
-func runPHRRun(cmd *cobra.Command, f llmjob.HallucinationRunRequest, out string, asJSON bool) error {
+func runPHRRun(cmd *cobra.Command, f llmjob.HallucinationRunRequest, out string) error {
 	if err := checkOut(cmd, &f, out, phrRunOutputs); err != nil {
 		return err
 	}
@@ -129,7 +125,7 @@ func runPHRRun(cmd *cobra.Command, f llmjob.HallucinationRunRequest, out string,
 	if err != nil {
 		return err
 	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
+	return emit(cmd, out, res.Artifacts(), res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
 }
 
 // ------------------------------------------------------------- serve-model

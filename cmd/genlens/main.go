@@ -391,6 +391,9 @@ func addCommands(root *cobra.Command) {
 		}
 		c := build()
 		c.Annotations = withAnnotation(c.Annotations, annotationJob, jc.Name)
+		if c.Flags().Lookup("json") == nil {
+			c.Flags().Bool("json", false, "print one JSON document")
+		}
 		top, _, sub := strings.Cut(jc.Name, " ")
 		if !sub {
 			c.GroupID = jc.Group

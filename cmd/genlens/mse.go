@@ -31,21 +31,17 @@ func newMSECmd() *cobra.Command {
 
 func newMSEFitCmd() *cobra.Command {
 	f := msejob.NewFitRequest()
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "fit --train TRAIN.csv --target COL --prediction COL --model CHECK.json [flags]",
 		Short: "Train a check model on labelled reference data and save it as JSON",
 		Args:  args(cobra.NoArgs),
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runMSEFit(cmd, f, asJSON) },
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runMSEFit(cmd, f) },
 	}
-	fl := cmd.Flags()
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	sepFlag(cmd, &f.Sep)
 	bindFlags(cmd, &f)
 	return cmd
 }
 
-func runMSEFit(cmd *cobra.Command, f msejob.FitRequest, asJSON bool) error {
+func runMSEFit(cmd *cobra.Command, f msejob.FitRequest) error {
 	if err := f.Validate(); err != nil {
 		return err
 	}
@@ -65,7 +61,7 @@ func runMSEFit(cmd *cobra.Command, f msejob.FitRequest, asJSON bool) error {
 	if err := dataio.WriteJSON(f.Model, res.Check); err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
-	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
+	return emit(cmd, "", nil, res, func(w io.Writer) {
 		fmt.Fprintf(w, "check model (%s) trained on %d rows of %s, %d features: %s\n", res.Objective, res.Rows, f.Train, len(res.Features), strings.Join(res.Features, ", "))
 		fmt.Fprintf(w, "reference MSE of %s: realised %s, estimated %s (in-sample", res.Prediction, fmtNum(float64(res.ReferenceRealizedMSE)), fmtNum(float64(res.ReferenceEstimatedMSE)))
 		if c := res.Check.Calibration; c.Folds > 0 {
@@ -104,19 +100,16 @@ func mseRefuseForeign(path string) error {
 func newMSEEstimateCmd() *cobra.Command {
 	f := msejob.NewEstimateRequest()
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "estimate --model CHECK.json --data OP.csv [--chunk-size N | --chunks K | --timestamp COL --period day] [flags]",
 		Short: "Estimate the MSE of operational data chunk by chunk, with bands, thresholds and alerts",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runEmit(cmd, &f, out, asJSON, mseEstimateOutputs, nil)
+			return runEmit(cmd, &f, out, mseEstimateOutputs, nil)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&out, "out", "", "directory for chunks.csv, estimate.json and mse_chunks.png")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	sepFlag(cmd, &f.Sep)
 	bindFlags(cmd, &f)
 	return cmd
 }
@@ -129,19 +122,16 @@ var mseEstimateOutputs = []string{"chunks.csv", "estimate.json", "mse_chunks.png
 func newMSEBenchCmd() *cobra.Command {
 	f := msejob.NewBenchRequest()
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "bench --dataset synthetic-a|synthetic-b|synthetic-c|PATH.csv [flags]",
 		Short: "Compare the one-step check models with the two-step baselines (one-step MSE estimation, Tables 1 and 3)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runEmit(cmd, &f, out, asJSON, mseBenchOutputs, []string{"mse bench"})
+			return runEmit(cmd, &f, out, mseBenchOutputs, []string{"mse bench"})
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&out, "out", "", "directory for bench.md (a table like the paper's), trials.csv and bench.json")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	sepFlag(cmd, &f.Sep)
 	bindFlags(cmd, &f)
 	return cmd
 }

@@ -304,10 +304,10 @@ func runJob[Req, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, 
 // command does. An --out directory out ("" for none) is refused before
 // any work when writing one of outputs there would replace one of the
 // request's inputs (as commands.All declares them); the result's
-// artifacts go under out; the result prints as JSON (asJSON) or as the
+// artifacts go under out; the result prints as JSON (--json) or as the
 // job's text (job.Command.Text). Labels name the stages' progress bars
 // (see stageBars).
-func runEmit(cmd *cobra.Command, req job.Request, out string, asJSON bool, outputs, labels []string) error {
+func runEmit(cmd *cobra.Command, req job.Request, out string, outputs, labels []string) error {
 	if err := checkOut(cmd, req, out, outputs); err != nil {
 		return err
 	}
@@ -320,7 +320,7 @@ func runEmit(cmd *cobra.Command, req job.Request, out string, asJSON bool, outpu
 	if a, ok := res.(interface{ Artifacts() []job.Artifact }); ok {
 		arts = a.Artifacts()
 	}
-	return emit(cmd, out, arts, asJSON, res, func(w io.Writer) { jc.Text(w, req, res) })
+	return emit(cmd, out, arts, res, func(w io.Writer) { jc.Text(w, req, res) })
 }
 
 // checkOut refuses, before any work, an --out directory out ("" for none)
@@ -361,7 +361,7 @@ func jobOf(cmd *cobra.Command) *job.Command {
 // emit writes the artifacts of a result under dir (created if missing;
 // nothing when dir is ""), then prints the result on stdout: as one JSON
 // document, or as the command's table.
-func emit(cmd *cobra.Command, dir string, arts []job.Artifact, asJSON bool, res any, table func(io.Writer)) error {
+func emit(cmd *cobra.Command, dir string, arts []job.Artifact, res any, table func(io.Writer)) error {
 	if dir != "" {
 		if err := prepareOut(dir); err != nil {
 			return err
@@ -370,7 +370,7 @@ func emit(cmd *cobra.Command, dir string, arts []job.Artifact, asJSON bool, res 
 			return err
 		}
 	}
-	if asJSON {
+	if jsonFlag(cmd) {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
@@ -442,4 +442,11 @@ type aliasValue struct {
 func (v aliasValue) Set(s string) error {
 	fmt.Fprintf(deprecationOut, "genlens: warning: --%s is deprecated and will be removed; use --%s\n", v.old, v.name)
 	return v.Value.Set(s)
+}
+
+// jsonFlag reports whether cmd was given --json, which every job
+// command has (addCommands).
+func jsonFlag(cmd *cobra.Command) bool {
+	v, _ := cmd.Flags().GetBool("json")
+	return v
 }

@@ -46,7 +46,6 @@ func (s *sampleFlags) apply(cmd *cobra.Command) llmjob.SampleRequest {
 
 func newSampleCmd() *cobra.Command {
 	s := &sampleFlags{req: llmjob.NewSampleRequest()}
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "sample --prompts P.jsonl --base-url URL --model NAME --out ANSWERS.jsonl [flags]",
 		Short: "Sample answers (and embeddings) from an OpenAI-compatible endpoint",
@@ -56,14 +55,14 @@ func newSampleCmd() *cobra.Command {
 			if f.Out == "" {
 				return badUsage("sample: --out ANSWERS.jsonl is required (finished prompts are appended to it)")
 			}
-			_, err := runSample(cmd, f, asJSON, cmd.OutOrStdout())
+			_, err := runSample(cmd, f, jsonFlag(cmd), cmd.OutOrStdout())
 			return err
 		},
 	}
 	s.register(cmd)
 	markGivenOnly(cmd, "seed", "top-p")
 	cmd.Flags().StringVar(&s.req.Out, "out", "", "answers file (JSONL) to append to; ids already in it are skipped")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as one JSON document")
+	cmd.Flags().Bool("json", false, "print the summary as one JSON document")
 	return cmd
 }
 
@@ -89,7 +88,7 @@ func runSample(cmd *cobra.Command, f llmjob.SampleRequest, asJSON bool, w io.Wri
 		return res, err
 	}
 	if asJSON {
-		return res, emit(cmd, "", nil, true, res, nil)
+		return res, emit(cmd, "", nil, res, nil)
 	}
 	printSample(w, res)
 	return res, nil

@@ -14,14 +14,13 @@ import (
 func newSelectCmd() *cobra.Command {
 	f := imagejob.NewSelectRequest()
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "select --score fid|is --pools G1.npy|DIR G2.npy|DIR ... [--ref R.npy|STATS.npz|DIR] [flags]",
 		Short: "Online selection of the best generator (FID-UCB, IS-UCB) simulated on sample pools",
 		Args:  args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, extra []string) error {
 			f.Pools = append(f.Pools, extra...)
-			return runSelect(cmd, f, out, asJSON)
+			return runSelect(cmd, f, out)
 		},
 	}
 	fl := cmd.Flags()
@@ -29,8 +28,6 @@ func newSelectCmd() *cobra.Command {
 	fl.StringVar(&f.Embedder, "embedder", "", "folders: network, inception (default) or "+strings.Join(vit.Names(), ", ")+" (these need --weights)")
 	fl.StringVar(&f.Weights, "weights", "", "folders: FID Inception weights (.pth); default $"+inception.WeightsEnv+", the cache, else a one-time download")
 	fl.IntVar(&f.ImageBatch, "image-batch", 0, fmt.Sprintf("folders: images run through the network together (0: %d)", imagejob.DefaultFeaturesBatch))
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	sepFlag(cmd, &f.Sep)
 	bindFlags(cmd, &f)
 	return cmd
 }
@@ -38,10 +35,10 @@ func newSelectCmd() *cobra.Command {
 // selectOutputs are the files 'select --out' writes.
 var selectOutputs = []string{"steps.csv", "regret.png", "optimal_pick_ratio.png", "select.json"}
 
-func runSelect(cmd *cobra.Command, f imagejob.SelectRequest, out string, asJSON bool) error {
+func runSelect(cmd *cobra.Command, f imagejob.SelectRequest, out string) error {
 	labels := []string{"trials"}
 	if anyFolder(append([]string{f.Ref}, f.Pools...)...) {
 		labels = []string{"images", "trials"}
 	}
-	return runEmit(cmd, &f, out, asJSON, selectOutputs, labels)
+	return runEmit(cmd, &f, out, selectOutputs, labels)
 }
