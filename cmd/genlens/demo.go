@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/genlens/genlens/demo"
+	"github.com/genlens/genlens/internal/buildinfo"
 
 	"github.com/spf13/cobra"
 )
@@ -35,7 +36,7 @@ func runDemo(ctx context.Context, w, stderr io.Writer, dir string, seed uint64) 
 	defer finish()
 	err := demo.Run(ctx, w, dir, demo.Options{
 		Seed:     seed,
-		Version:  "genlens " + version(),
+		Version:  "genlens " + buildinfo.Version(),
 		Date:     time.Now().Format("2006-01-02"),
 		Progress: report,
 	})
