@@ -85,6 +85,20 @@ type JobOptions struct {
 	Heartbeat, Lease, Poll time.Duration
 }
 
+// ensureDefaults sets each zero field of o that has a default to it (see
+// Options.EnsureDefaults).
+func (o *JobOptions) ensureDefaults() {
+	if o.Workers == 0 {
+		o.Workers = 1
+	}
+	if o.MaxQueued == 0 {
+		o.MaxQueued = DefaultMaxQueued
+	}
+	if o.ModelCacheBytes == 0 {
+		o.ModelCacheBytes = job.DefaultModelCacheBytes
+	}
+}
+
 type jobsState struct {
 	svc     *jobrun.Service
 	tmpDir  string // the temporary data directory to remove, if any

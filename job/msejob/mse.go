@@ -499,64 +499,7 @@ type Chunk struct {
 	Alert         bool    `json:"alert"`
 	RealizedMSE   job.Num `json:"realized_mse"`
 	Labelled      *int    `json:"labelled,omitempty"`
-	*ChunkDrift
-}
-
-// ChunkDrift is a chunk's extrapolation and drift, present when the
-// model file records the reference's features (monitor.DriftModel).
-type ChunkDrift struct {
-	// OutOfReference is the fraction of the chunk's rows with at least
-	// one feature outside its reference range, and Extrapolating whether
-	// it exceeds max_out_of_reference; Outside counts, per feature, the
-	// rows outside its range (features with none left out), which says
-	// why.
-	OutOfReference job.Num        `json:"out_of_reference"`
-	Extrapolating  bool           `json:"extrapolating"`
-	Outside        map[string]int `json:"outside,omitempty"`
-	// ReconstructionError is the mean data reconstruction error of the
-	// chunk's rows (NannyML's multivariate drift), DriftLower and
-	// DriftUpper its thresholds from reference chunks of the same size,
-	// DriftAlert whether it lies outside them.
-	ReconstructionError job.Num `json:"reconstruction_error"`
-	DriftLower          job.Num `json:"drift_lower"`
-	DriftUpper          job.Num `json:"drift_upper"`
-	DriftAlert          bool    `json:"drift_alert"`
-	// Features holds each feature's two-sample Kolmogorov-Smirnov
-	// statistic against the reference and its p-value.
-	Features map[string]FeatureKS `json:"features"`
-}
-
-// FeatureKS is one feature's univariate drift over a chunk.
-type FeatureKS struct {
-	KS job.Num `json:"ks"`
-	P  job.Num `json:"p"`
-}
-
-// NewChunkDrift returns the JSON of a chunk's drift; nil for nil.
-func NewChunkDrift(d *monitor.ChunkDrift, m *monitor.DriftModel, th monitor.Thresholds) *ChunkDrift {
-	if d == nil {
-		return nil
-	}
-	out := &ChunkDrift{OutOfReference: job.Num(d.OutOfReference), Extrapolating: d.Extrapolating,
-		ReconstructionError: job.Num(d.ReconstructionError), DriftLower: job.Num(th.Lower), DriftUpper: job.Num(th.Upper),
-		DriftAlert: d.DriftAlert, Features: map[string]FeatureKS{}}
-	for j, name := range m.Features {
-		if n := d.Below[j] + d.Above[j]; n > 0 {
-			if out.Outside == nil {
-				out.Outside = map[string]int{}
-			}
-			out.Outside[name] = n
-		}
-	}
-	for _, f := range d.Features {
-		out.Features[f.Name] = FeatureKS{KS: job.Num(f.KS), P: job.Num(f.P)}
-	}
-	return out
-}
-
-// DriftNote is the warning for a model file without a drift model.
-func DriftNote(model string) string {
-	return fmt.Sprintf("%s records no reference ranges or drift model (written before genlens recorded them): chunks get no out_of_reference, extrapolating or drift; fit the model again with mse fit to get them", model)
+	*monitor.DriftView
 }
 
 // rowsOf returns the rows of x as slices.
@@ -678,7 +621,7 @@ func Estimate(ctx context.Context, env job.Env, req EstimateRequest) (*EstimateR
 	if m.Drift != nil {
 		in.Drift, in.Features = m.Drift, rowsOf(x)
 	} else {
-		env.Warning(DriftNote(req.Model))
+		env.Warning(monitor.NoDriftNote(req.Model))
 	}
 	rep, err := monitor.Run(in)
 	if err != nil {
@@ -735,7 +678,7 @@ func Estimate(ctx context.Context, env job.Env, req EstimateRequest) (*EstimateR
 		if r.Alert {
 			out.Alerts++
 		}
-		c.ChunkDrift = NewChunkDrift(r.Drift, m.Drift, rep.DriftThresholds)
+		c.DriftView = monitor.NewDriftView(r.Drift, m.Drift, rep.DriftThresholds)
 		out.Chunks = append(out.Chunks, c)
 	}
 	return out, nil

@@ -57,7 +57,7 @@ func estimateText(w io.Writer, _ *EstimateRequest, o *EstimateResult) {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t", c.Index, p, c.Rows, num(float64(c.EstimatedMSE)),
 			num(float64(c.Lower)), num(float64(c.Upper)), num(float64(c.RealizedMSE)), alert)
-		if drift && c.ChunkDrift != nil {
+		if drift && c.DriftView != nil {
 			ex, da := "", ""
 			if c.Extrapolating {
 				ex = "EXTRAPOLATING"
