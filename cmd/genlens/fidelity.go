@@ -37,7 +37,7 @@ func newStatsCmd() *cobra.Command {
 			if sameFileAs(out, f.In) != "" {
 				return badUsage("stats: --out %s is the input; refusing to overwrite it", out)
 			}
-			// What the statistics are of: the bar's label, the summary's word.
+			// What the statistics are of: the bar's label.
 			what := "rows"
 			if anyFolder(f.In) {
 				what = "images"
@@ -50,14 +50,7 @@ func newStatsCmd() *cobra.Command {
 				return fmt.Errorf("writing %s: %w", out, err)
 			}
 			res.Path = out
-			return emit(cmd, "", nil, res, func(w io.Writer) {
-				if res.Part != nil {
-					fmt.Fprintf(w, "wrote %s: part %d of %d shards (0-based): n, mean (%d), scatter (%d x %d) of %d %s\n", out, res.Part.Shard, res.Part.Shards, res.Dim, res.Dim, res.Dim, res.N, what)
-				} else {
-					fmt.Fprintf(w, "wrote %s: mu (%d), sigma (%d x %d) from %d %s\n", out, res.Dim, res.Dim, res.Dim, res.N, what)
-				}
-				res.Images.WriteText(w)
-			})
+			return emit(cmd, "", nil, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
 		},
 	}
 	cmd.Flags().Bool("json", false, "print a JSON summary of the file written")

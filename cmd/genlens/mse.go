@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -61,15 +60,7 @@ func runMSEFit(cmd *cobra.Command, f msejob.FitRequest) error {
 	if err := dataio.WriteJSON(f.Model, res.Check); err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
-	return emit(cmd, "", nil, res, func(w io.Writer) {
-		fmt.Fprintf(w, "check model (%s) trained on %d rows of %s, %d features: %s\n", res.Objective, res.Rows, f.Train, len(res.Features), strings.Join(res.Features, ", "))
-		fmt.Fprintf(w, "reference MSE of %s: realised %s, estimated %s (in-sample", res.Prediction, fmtNum(float64(res.ReferenceRealizedMSE)), fmtNum(float64(res.ReferenceEstimatedMSE)))
-		if c := res.Check.Calibration; c.Folds > 0 {
-			fmt.Fprintf(w, "; raw %s x calibration %s from %d held-out folds", fmtNum(float64(res.ReferenceRawEstimatedMSE)), fmtNum(float64(res.CalibrationFactor)), c.Folds)
-		}
-		fmt.Fprintln(w, ")")
-		fmt.Fprintf(w, "saved to %s\n", f.Model)
-	})
+	return emit(cmd, "", nil, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
 }
 
 // mseRefuseForeign refuses to overwrite an existing file that is not a

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,13 +33,8 @@ import (
 // num is job.Num: NaN and ±Inf marshal as JSON null, -0 as 0.
 type num = job.Num
 
-// fmtNum formats a value for the human-readable tables.
-func fmtNum(v float64) string {
-	if math.IsNaN(v) {
-		return "-"
-	}
-	return strconv.FormatFloat(v+0, 'g', 6, 64)
-}
+// fmtNum formats a value for the human-readable tables (job.FormatNum).
+var fmtNum = job.FormatNum
 
 // prepareOut creates the --out directory. It never removes anything the
 // user has there; files genlens writes are replaced atomically.

@@ -28,6 +28,7 @@ var Commands = []job.Command{
 		Artifacts: func(_ *StatsRequest, r *StatsResult) []job.Artifact {
 			return []job.Artifact{r.Artifact("stats.npz")}
 		},
+		Text: statsText,
 	}),
 	job.Define(job.Spec[StatsMergeRequest, StatsMergeResult]{
 		Name: "stats merge", Group: "fidelity", New: NewStatsMergeRequest, Run: StatsMerge,

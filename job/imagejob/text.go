@@ -106,3 +106,18 @@ func selectText(w io.Writer, f *SelectRequest, o *SelectResult) {
 	tw.Flush()
 	o.Images.WriteText(w)
 }
+
+// statsText says what the file at res.Path holds (set by the transport
+// that wrote it).
+func statsText(w io.Writer, _ *StatsRequest, res *StatsResult) {
+	what := "rows" // what the statistics are of
+	if res.Images != nil {
+		what = "images"
+	}
+	if res.Part != nil {
+		fmt.Fprintf(w, "wrote %s: part %d of %d shards (0-based): n, mean (%d), scatter (%d x %d) of %d %s\n", res.Path, res.Part.Shard, res.Part.Shards, res.Dim, res.Dim, res.Dim, res.N, what)
+	} else {
+		fmt.Fprintf(w, "wrote %s: mu (%d), sigma (%d x %d) from %d %s\n", res.Path, res.Dim, res.Dim, res.Dim, res.N, what)
+	}
+	res.Images.WriteText(w)
+}

@@ -25,6 +25,7 @@ var Commands = []job.Command{
 		Artifacts: func(q *FitRequest, r *FitResult) []job.Artifact {
 			return []job.Artifact{{Name: q.Model, Write: r.WriteModel}}
 		},
+		Text: fitText,
 	}),
 	job.Define(job.Spec[EstimateRequest, EstimateResult]{
 		Name: "mse estimate", Group: "production", New: NewEstimateRequest, Run: Estimate,

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/genlens/genlens/checkmodel"
@@ -134,4 +135,14 @@ func benchText(w io.Writer, _ *BenchRequest, o *BenchResult) {
 			fmt.Fprintf(w, "%s failed in %d trial(s): %v\n", m.Name, m.Failed, m.FirstError)
 		}
 	}
+}
+
+func fitText(w io.Writer, f *FitRequest, res *FitResult) {
+	fmt.Fprintf(w, "check model (%s) trained on %d rows of %s, %d features: %s\n", res.Objective, res.Rows, f.Train, len(res.Features), strings.Join(res.Features, ", "))
+	fmt.Fprintf(w, "reference MSE of %s: realised %s, estimated %s (in-sample", res.Prediction, num(float64(res.ReferenceRealizedMSE)), num(float64(res.ReferenceEstimatedMSE)))
+	if c := res.Check.Calibration; c.Folds > 0 {
+		fmt.Fprintf(w, "; raw %s x calibration %s from %d held-out folds", num(float64(res.ReferenceRawEstimatedMSE)), num(float64(res.CalibrationFactor)), c.Folds)
+	}
+	fmt.Fprintln(w, ")")
+	fmt.Fprintf(w, "saved to %s\n", f.Model)
 }
