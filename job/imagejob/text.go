@@ -55,32 +55,32 @@ func compareText(w io.Writer, f *CompareRequest, o *CompareResult) {
 	defer o.Images.WriteText(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if o.FID != nil {
-		fmt.Fprintf(tw, "FID\t%s\t\n", num(o.FID.Value()))
+		fmt.Fprintf(tw, "FID\t%s\t\n", num(float64(*o.FID)))
 	}
 	if o.KID != nil {
 		fmt.Fprintf(tw, "KID\t%s ± %s\t\n", num(float64(o.KID.Mean)), num(float64(o.KID.Std)))
 	}
 	if o.MMD2 != nil {
-		fmt.Fprintf(tw, "MMD²\t%s\t%s\n", num(o.MMD2.Value()), o.Kernel)
+		fmt.Fprintf(tw, "MMD²\t%s\t%s\n", num(float64(*o.MMD2)), o.Kernel)
 	}
 	if o.CMS != nil {
-		fmt.Fprintf(tw, "CMS\t%s\t%s\n", num(o.CMS.Value()), o.Kernel)
+		fmt.Fprintf(tw, "CMS\t%s\t%s\n", num(float64(*o.CMS)), o.Kernel)
 	}
 	if o.Precision != nil {
 		k := fmt.Sprintf("k = %d", f.NearestK)
 		if f.PRDCMaxRows > 0 {
 			k += fmt.Sprintf(", at most %d rows a side", f.PRDCMaxRows)
 		}
-		fmt.Fprintf(tw, "precision\t%s\t%s\n", num(o.Precision.Value()), k)
-		fmt.Fprintf(tw, "recall\t%s\t\n", num(o.Recall.Value()))
-		fmt.Fprintf(tw, "density\t%s\t\n", num(o.Density.Value()))
-		fmt.Fprintf(tw, "coverage\t%s\t\n", num(o.Coverage.Value()))
+		fmt.Fprintf(tw, "precision\t%s\t%s\n", num(float64(*o.Precision)), k)
+		fmt.Fprintf(tw, "recall\t%s\t\n", num(float64(*o.Recall)))
+		fmt.Fprintf(tw, "density\t%s\t\n", num(float64(*o.Density)))
+		fmt.Fprintf(tw, "coverage\t%s\t\n", num(float64(*o.Coverage)))
 	}
 	if o.Vendi != nil {
-		fmt.Fprintf(tw, "Vendi\t%s\tfake (real %s)\n", num(o.Vendi.Value()), num(o.VendiReal.Value()))
+		fmt.Fprintf(tw, "Vendi\t%s\tfake (real %s)\n", num(float64(*o.Vendi)), num(float64(*o.VendiReal)))
 	}
 	if o.CMMD != nil {
-		fmt.Fprintf(tw, "CMMD\t%s\t\n", num(o.CMMD.Value()))
+		fmt.Fprintf(tw, "CMMD\t%s\t\n", num(float64(*o.CMMD)))
 	}
 	tw.Flush()
 }
