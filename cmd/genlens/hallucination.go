@@ -35,15 +35,8 @@ func newHallucinationCmd() *cobra.Command {
 	return cmd
 }
 
-// registerLinear registers the flags of the exact linear model.
-func registerLinear(fl *pflag.FlagSet, features *string, noise, priorScale *float64) {
-	fl.StringVar(features, "features", *features, "linear model: poly:DEG or relu:WIDTH:SEED features of x ~ U[-2, 2]")
-	fl.Float64Var(noise, "noise", *noise, "linear model: noise standard deviation σ")
-	fl.Float64Var(priorScale, "prior-scale", *priorScale, "linear model: prior w ~ N(0, S² I) with this S")
-}
-
 // registerNamedCategorical registers the flags of the categorical model
-// with named inputs and labels (run and serve-model).
+// with named inputs and labels of serve-model (run's are its request's).
 func registerNamedCategorical(fl *pflag.FlagSet, inputs, labels *string, alpha *float64) {
 	fl.StringVar(inputs, "inputs", *inputs, "categorical model: comma-separated input names (one Dirichlet per input)")
 	fl.StringVar(labels, "labels", *labels, "categorical model: comma-separated label names")
@@ -71,7 +64,6 @@ func newPHRSimulateCmd() *cobra.Command {
 	renamedFlag(cmd, "M", "m")
 	renamedFlag(cmd, "K", "k")
 	fl.StringVar(&out, "out", "", "directory for simulate.csv, tasks.csv, simulate.json, rates_vs_n.png, phr_vs_thr.png")
-	registerLinear(fl, &f.Features, &f.Noise, &f.PriorScale)
 	fl.IntVar(&f.Groups, "input-count", f.Groups, "categorical model: number of inputs (one Dirichlet each; run's --inputs names them)")
 	fl.IntVar(&f.Labels, "label-count", f.Labels, "categorical model: number of labels (run's --labels names them)")
 	renamedFlag(cmd, "groups", "input-count")
@@ -99,8 +91,6 @@ func newPHRRunCmd() *cobra.Command {
 	renamedFlag(cmd, "M", "m")
 	renamedFlag(cmd, "K", "k")
 	fl.StringVar(&out, "out", "", "directory for items.csv and run.json")
-	registerLinear(fl, &f.Features, &f.Noise, &f.PriorScale)
-	registerNamedCategorical(fl, &f.Inputs, &f.Labels, &f.Alpha)
 	bindFlags(cmd, &f)
 	return cmd
 }

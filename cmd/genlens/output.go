@@ -343,14 +343,7 @@ func requestInputs(cmd *cobra.Command, req job.Request) []string {
 }
 
 // jobOf returns the entry of commands.All that cmd runs.
-func jobOf(cmd *cobra.Command) *job.Command {
-	for i, c := range commands.All {
-		if c.Name == cmd.Annotations[annotationJob] {
-			return &commands.All[i]
-		}
-	}
-	panic("genlens: no job for the command " + cmd.CommandPath())
-}
+func jobOf(cmd *cobra.Command) *job.Command { return commands.Named(cmd.Annotations[annotationJob]) }
 
 // emit writes the artifacts of a result under dir (created if missing;
 // nothing when dir is ""), then prints the result on stdout: as one JSON

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/commands"
 	"github.com/genlens/genlens/job/llmjob"
 )
 
@@ -90,15 +91,8 @@ func runSample(cmd *cobra.Command, f llmjob.SampleRequest, asJSON bool, w io.Wri
 	if asJSON {
 		return res, emit(cmd, "", nil, res, nil)
 	}
-	printSample(w, res)
+	commands.Named("sample").Text(w, &f, res)
 	return res, nil
-}
-
-func printSample(w io.Writer, r *llmjob.SampleResult) {
-	fmt.Fprintf(w, "prompts %d: sampled %d, skipped %d already in %s\n", r.Prompts, r.Sampled, r.Skipped, r.Out)
-	fmt.Fprintf(w, "answers %d from %d requests (%d retries)\n", r.Samples, r.Requests, r.Retries)
-	fmt.Fprintf(w, "tokens %d prompt, %d completion; %.3g prompts/s, %.4g tokens/s in %.1fs\n",
-		r.Tokens.PromptTokens, r.Tokens.CompletionTokens, float64(r.PromptsPerSecond), float64(r.TokensPerSecond), float64(r.Seconds))
 }
 
 // meterBar returns Env.Progress and Env.Meter callbacks that draw one bar

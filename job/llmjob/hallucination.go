@@ -34,9 +34,9 @@ type HallucinationSimulateRequest struct {
 	Concurrency int     `json:"concurrency" help:"tasks estimated at once"` // tasks estimated at once
 
 	// The linear model (bayeslin).
-	Features   string  `json:"features"` // poly:DEG or relu:WIDTH:SEED
-	Noise      float64 `json:"noise"`
-	PriorScale float64 `json:"prior_scale"`
+	Features   string  `json:"features" help:"linear model: poly:DEG or relu:WIDTH:SEED features of x ~ U[-2, 2]"` // poly:DEG or relu:WIDTH:SEED
+	Noise      float64 `json:"noise" help:"linear model: noise standard deviation σ"`
+	PriorScale float64 `json:"prior_scale" help:"linear model: prior w ~ N(0, S² I) with this S"`
 	// The categorical model (categorical.Symmetric).
 	Groups int     `json:"groups"`
 	Labels int     `json:"labels"`

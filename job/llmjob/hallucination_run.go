@@ -56,13 +56,13 @@ type HallucinationRunRequest struct {
 	NoSeed    bool          `json:"no_seed" help:"openai: do not send per-request seeds"`
 
 	// The linear model (bayeslin).
-	Features   string  `json:"features"`
-	Noise      float64 `json:"noise"`
-	PriorScale float64 `json:"prior_scale"`
+	Features   string  `json:"features" help:"linear model: poly:DEG or relu:WIDTH:SEED features of x ~ U[-2, 2]"`
+	Noise      float64 `json:"noise" help:"linear model: noise standard deviation σ"`
+	PriorScale float64 `json:"prior_scale" help:"linear model: prior w ~ N(0, S² I) with this S"`
 	// The categorical model, with named inputs and labels.
-	Inputs string  `json:"inputs"` // comma-separated input names
-	Labels string  `json:"labels"` // comma-separated label names
-	Alpha  float64 `json:"alpha"`
+	Inputs string  `json:"inputs" help:"categorical model: comma-separated input names (one Dirichlet per input)"` // comma-separated input names
+	Labels string  `json:"labels" help:"categorical model: comma-separated label names"`                           // comma-separated label names
+	Alpha  float64 `json:"alpha" help:"categorical model: symmetric Dirichlet prior concentration"`
 }
 
 // NewHallucinationRunRequest returns a request with the command line's

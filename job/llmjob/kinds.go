@@ -18,6 +18,7 @@ var Commands = []job.Command{
 		Inputs:    func(r *SampleRequest) []job.Input { return job.FileInput("prompts", r.Prompts) },
 		Artifacts: job.ArtifactsOf[SampleRequest]((*SampleResult).Artifacts),
 		Outbound:  func(r *SampleRequest) []job.Outbound { return r.outbound() },
+		Text:      sampleText,
 	}),
 	job.Define(job.Spec[EntropyRequest, EntropyResult]{
 		Name: "entropy", Group: "kernel", New: NewEntropyRequest, Run: Entropy,

@@ -108,3 +108,10 @@ func runText(w io.Writer, _ *HallucinationRunRequest, res *HallucinationRunResul
 		fmt.Fprintf(w, "%d requests (%d retries) in %.1f s: %.1f requests/s\n", st.Requests, st.Retries, st.Seconds, st.RequestsPerSec)
 	}
 }
+
+func sampleText(w io.Writer, _ *SampleRequest, r *SampleResult) {
+	fmt.Fprintf(w, "prompts %d: sampled %d, skipped %d already in %s\n", r.Prompts, r.Sampled, r.Skipped, r.Out)
+	fmt.Fprintf(w, "answers %d from %d requests (%d retries)\n", r.Samples, r.Requests, r.Retries)
+	fmt.Fprintf(w, "tokens %d prompt, %d completion; %.3g prompts/s, %.4g tokens/s in %.1fs\n",
+		r.Tokens.PromptTokens, r.Tokens.CompletionTokens, float64(r.PromptsPerSecond), float64(r.TokensPerSecond), float64(r.Seconds))
+}
