@@ -65,15 +65,8 @@ func runFeatures(cmd *cobra.Command, f imagejob.FeaturesRequest, out string) err
 	if err := atomicfile.Write(out, res.WriteNPY); err != nil {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
-	return emit(cmd, "", nil, res, func(w io.Writer) {
-		how := "mode " + res.Mode
-		if res.Preset != "" {
-			how = res.Embedder + ", preset " + res.Preset
-		}
-		fmt.Fprintf(w, "%d images -> %s (%d x %d float32, %s, %s); %d from the feature cache; %.1f images/s on %s\n",
-			res.Images, out, res.Images, res.Dims, res.Output, how, res.Cached, float64(res.ImagesPerSecond), res.Backend)
-		res.Weights.WriteText(w)
-	})
+	res.Path = out
+	return emit(cmd, "", nil, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
 }
 
 // downloadBar returns a byte progress callback for the one-time weights

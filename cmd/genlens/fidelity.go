@@ -103,26 +103,14 @@ func newStatsMergeCmd() *cobra.Command {
 			if err := atomicfile.Write(out, res.Artifact(filepath.Base(out)).Write); err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
 			}
-			return emit(cmd, "", nil, res, func(w io.Writer) {
-				fmt.Fprintf(w, "wrote %s: mu (%d), sigma (%d x %d) from %d rows in %d parts of %d shards", out, res.Dim, res.Dim, res.Dim, res.N, res.Parts, res.Shards)
-				if len(res.Missing) > 0 {
-					fmt.Fprintf(w, " (missing %s)", strings.Trim(fmt.Sprint(res.Missing), "[]"))
-				}
-				fmt.Fprintf(w, "; %s, mode %s, dims %s\n", res.Embedder, orDash(res.Mode), orDash(res.Dims))
-			})
+			res.Path = out
+			return emit(cmd, "", nil, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
 	cmd.Flags().Bool("json", false, "print a JSON summary")
 	bindFlags(cmd, &f)
 	return cmd
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func newCompareCmd() *cobra.Command {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/genlens/genlens/internal/fields"
 	"github.com/genlens/genlens/job"
@@ -65,4 +67,54 @@ func bindStruct(cmd *cobra.Command, v reflect.Value) {
 			panic(fmt.Sprintf("genlens: no flag for the field %s of type %s", sf.Name, sf.Type))
 		}
 	}
+}
+
+// positional binds the arguments a of cmd, in order, to the flags named:
+// the i-th argument is the value of --names[i], as if given with it
+// (`genlens compare real/ fake/` is `--real real/ --fake fake/`, as
+// `python -m pytorch_fid real/ fake/` takes them). An argument whose flag
+// is given too, with another value, is a bad field: the command line
+// cannot tell which one was meant. The arity is the command's Args
+// (cobra.MaximumNArgs(len(names))).
+//
+// A command with commands under it ("stats", over "stats merge") reads a
+// first argument that is no file and is a typo of one of them as that
+// typo ("genlens stats mrege").
+func positional(cmd *cobra.Command, a []string, names ...string) error {
+	if len(a) > 0 && cmd.HasSubCommands() {
+		cmd.SuggestionsMinimumDistance = 2
+		if _, err := os.Stat(a[0]); err != nil && len(cmd.SuggestionsFor(a[0])) > 0 {
+			return notACommand(cmd, a[0])
+		}
+	}
+	for i, v := range a {
+		if i >= len(names) {
+			return badUsage("%s: %d arguments, at most %d (%s)", cmd.Name(), len(a), len(names), "--"+strings.Join(names, ", --"))
+		}
+		fl := cmd.Flags().Lookup(names[i])
+		if fl.Changed && fl.Value.String() != v {
+			field := strings.ReplaceAll(names[i], "-", "_")
+			return job.Fieldf(field, "%s: the argument %s and {%s} %s disagree; give {%s} once, as an argument or as the flag", cmd.Name(), v, field, fl.Value.String(), field)
+		}
+		if err := cmd.Flags().Set(names[i], v); err != nil {
+			return badUsage("%s: argument %d (%s): %v", cmd.Name(), i+1, v, err)
+		}
+	}
+	return nil
+}
+
+// sepFlag registers --sep, the request field sep of a command that reads
+// CSV files, also spelled --delimiter (pandas' and csv's two names for
+// it): the second name is normalised to the first, so the help lists one
+// flag and both spellings set it.
+func sepFlag(cmd *cobra.Command, sep *string) {
+	fl := cmd.Flags()
+	fl.StringVar(sep, "sep", "", "field separator of CSV inputs: one character such as ';' or '|', or tab (default ','; also --delimiter)")
+	prev := fl.GetNormalizeFunc()
+	fl.SetNormalizeFunc(func(f *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "delimiter" {
+			name = "sep"
+		}
+		return prev(f, name)
+	})
 }

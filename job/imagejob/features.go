@@ -142,6 +142,8 @@ type FeaturesResult struct {
 	Files []string `json:"-"`
 	// Features holds one row per image.
 	Features [][]float32 `json:"-"`
+	// Path is the file the transport wrote the result to, for the text.
+	Path string `json:"-"`
 }
 
 // Features runs `genlens features`: it lists the images of req.Input

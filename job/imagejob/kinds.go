@@ -19,6 +19,7 @@ var Commands = []job.Command{
 		Weights:   func(r *FeaturesRequest) *string { return &r.Weights },
 		Named:     func(r *FeaturesResult) *string { return &r.Weights.Path },
 		Artifacts: job.ArtifactsOf[FeaturesRequest]((*FeaturesResult).Artifacts),
+		Text:      featuresText,
 	}),
 	job.Define(job.Spec[StatsRequest, StatsResult]{
 		Name: "stats", Group: "fidelity", New: NewStatsRequest, Run: Stats,
@@ -36,6 +37,7 @@ var Commands = []job.Command{
 		Artifacts: func(_ *StatsMergeRequest, r *StatsMergeResult) []job.Artifact {
 			return []job.Artifact{r.Artifact("stats.npz")}
 		},
+		Text: statsMergeText,
 	}),
 	job.Define(job.Spec[CompareRequest, CompareResult]{
 		Name: "compare", Group: "fidelity", New: NewCompareRequest, Run: Compare,

@@ -245,6 +245,8 @@ type StatsMergeResult struct {
 
 	Stats frechet.Stats     `json:"-"`
 	Meta  map[string]string `json:"-"` // the provenance entries of the file
+	// Path is the file the transport wrote the result to, for the text.
+	Path string `json:"-"`
 }
 
 // StatsMerge runs `genlens stats merge`: it reads the headers of every

@@ -121,3 +121,28 @@ func statsText(w io.Writer, _ *StatsRequest, res *StatsResult) {
 	}
 	res.Images.WriteText(w)
 }
+
+func statsMergeText(w io.Writer, _ *StatsMergeRequest, res *StatsMergeResult) {
+	fmt.Fprintf(w, "wrote %s: mu (%d), sigma (%d x %d) from %d rows in %d parts of %d shards", res.Path, res.Dim, res.Dim, res.Dim, res.N, res.Parts, res.Shards)
+	if len(res.Missing) > 0 {
+		fmt.Fprintf(w, " (missing %s)", strings.Trim(fmt.Sprint(res.Missing), "[]"))
+	}
+	fmt.Fprintf(w, "; %s, mode %s, dims %s\n", res.Embedder, orDash(res.Mode), orDash(res.Dims))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func featuresText(w io.Writer, _ *FeaturesRequest, res *FeaturesResult) {
+	how := "mode " + res.Mode
+	if res.Preset != "" {
+		how = res.Embedder + ", preset " + res.Preset
+	}
+	fmt.Fprintf(w, "%d images -> %s (%d x %d float32, %s, %s); %d from the feature cache; %.1f images/s on %s\n",
+		res.Images, res.Path, res.Images, res.Dims, res.Output, how, res.Cached, float64(res.ImagesPerSecond), res.Backend)
+	res.Weights.WriteText(w)
+}
