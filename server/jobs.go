@@ -20,6 +20,7 @@ import (
 	"mime"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -443,4 +444,19 @@ func summary(b []byte, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// EnvSecrets is a JobOptions.Secret that reads only the environment
+// variables names lists, so that a job request naming another
+// (api_key_env) gets nothing; nil for none.
+func EnvSecrets(names []string) func(string) (string, bool) {
+	if len(names) == 0 {
+		return nil
+	}
+	return func(name string) (string, bool) {
+		if !slices.Contains(names, name) {
+			return "", false
+		}
+		return os.LookupEnv(name)
+	}
 }

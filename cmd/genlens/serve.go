@@ -7,7 +7,6 @@ import (
 	"math"
 	"net"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,7 +27,7 @@ func newServeCmd() *cobra.Command {
 		Short: "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Jobs.Secret = secretLookup(secretEnvs)
+			opts.Jobs.Secret = server.EnvSecrets(secretEnvs)
 			for _, mb := range []struct {
 				v *int64
 				n int
@@ -96,20 +95,6 @@ func llmFlags(cmd *cobra.Command, o *server.LLMOptions, keyEnv string) error {
 		}
 	}
 	return nil
-}
-
-// secretLookup reads only the listed environment variables, so that a job
-// request naming another (api_key_env) gets nothing.
-func secretLookup(names []string) func(string) (string, bool) {
-	if len(names) == 0 {
-		return nil
-	}
-	return func(name string) (string, bool) {
-		if !slices.Contains(names, name) {
-			return "", false
-		}
-		return os.LookupEnv(name)
-	}
 }
 
 // runServe serves opts (all but its Store, Token and Logger, which it
