@@ -119,7 +119,7 @@ func mseSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand) (rep
 	}
 	res, th := rep.Results, rep.Thresholds
 	chart := job.Artifact{Name: "mse_monitoring.png", Write: func(w io.Writer) error {
-		return msejob.WriteMSEChunkChart(w, "Daily MSE: estimated now, realised when labels arrive", "day", res, th)
+		return msejob.WriteChunkChart(w, "Daily MSE: estimated now, realised when labels arrive", "day", res, th)
 	}}
 	if err := writeArtifact(dir, chart); err != nil {
 		return report.Section{}, err

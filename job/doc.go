@@ -1,5 +1,5 @@
 // Package job is the one contract behind every genlens command: a plain
-// function per job (llmjob.Entropy, imagejob.Compare, msejob.MSEEstimate,
+// function per job (llmjob.Entropy, imagejob.Compare, msejob.Estimate,
 // ...) that takes a context, an Env and a typed request, and returns a
 // typed result. This package holds what every command shares: Env, the
 // error kinds, Messages, Artifact, the size limits, CSVOptions, the

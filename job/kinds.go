@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -44,6 +45,7 @@ type Command struct {
 	named     func(res any) *string
 	artifacts func(req Request, res any) []Artifact
 	outbound  func(req Request) []Outbound
+	text      func(w io.Writer, req Request, res any)
 }
 
 // Outbound is one outbound service a request would call: its base URL and
@@ -116,6 +118,18 @@ func (k *Command) Outbound(req Request) []Outbound {
 	return k.outbound(req)
 }
 
+// Text writes the summary of res, the result of req, for a reader: the
+// tables the command line prints without --json. Fields the summary
+// names are in braces ({out}), as in messages. A kind without one writes
+// nothing and returns false.
+func (k *Command) Text(w io.Writer, req Request, res any) bool {
+	if k.text == nil || res == nil {
+		return false
+	}
+	k.text(w, req, res)
+	return true
+}
+
 // Spec is the typed description of a Command, for Define: the name and
 // help section, the request constructor (NewXRequest) and the job
 // function, and the optional functions behind Command's methods of the
@@ -129,6 +143,7 @@ type Spec[Req, Res any] struct {
 	Named       func(*Res) *string
 	Artifacts   func(*Req, *Res) []Artifact
 	Outbound    func(*Req) []Outbound
+	Text        func(io.Writer, *Req, *Res)
 }
 
 // Define erases the types of a Spec.
@@ -165,6 +180,9 @@ func Define[Req any, P interface {
 	}
 	if s.Outbound != nil {
 		k.outbound = func(req Request) []Outbound { return s.Outbound(req.(P)) }
+	}
+	if s.Text != nil {
+		k.text = func(w io.Writer, req Request, res any) { s.Text(w, req.(P), res.(*Res)) }
 	}
 	return k
 }

@@ -3,32 +3,22 @@ package job
 import (
 	"math"
 	"strconv"
+
+	"github.com/genlens/genlens/jsonnum"
 )
 
-// Num is a float64 that marshals NaN and ±Inf as JSON null (an undefined
-// estimate, such as the variance of one model), since JSON has no NaN,
-// and -0 as 0.
-type Num float64
-
-// MarshalJSON implements json.Marshaler.
-func (n Num) MarshalJSON() ([]byte, error) {
-	f := float64(n) + 0
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
-}
-
-// String formats n as %v formats a float64 ("12.345", "NaN"), so that a
-// result's fields print as numbers: fmt.Println(res.FID) prints the
-// value, not the address, of the *Num.
-func (n Num) String() string { return strconv.FormatFloat(float64(n), 'g', -1, 64) }
+// Num is a float64 that marshals NaN and ±Inf as JSON null (package
+// jsonnum, below the job layer, so that the service's monitors share it).
+type Num = jsonnum.Num
 
 // Nums converts a slice of float64 to Nums.
-func Nums(v []float64) []Num {
-	out := make([]Num, len(v))
-	for i, x := range v {
-		out[i] = Num(x)
+func Nums(v []float64) []Num { return jsonnum.Nums(v) }
+
+// FormatNum formats v for a table a reader reads: six significant
+// digits, "-" for NaN (an undefined estimate), -0 as 0.
+func FormatNum(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
 	}
-	return out
+	return strconv.FormatFloat(v+0, 'g', 6, 64)
 }

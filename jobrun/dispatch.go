@@ -203,14 +203,14 @@ var policies = map[string]policy{
 	}},
 	"mse-fit": {
 		before: func(q job.Request) error {
-			r := q.(*msejob.MSEFitRequest)
+			r := q.(*msejob.FitRequest)
 			if r.Model == "" {
 				r.Model = "model.json" // the artifact's name: no file is written on the server
 			}
 			return nil
 		},
 		after: func(q job.Request) error {
-			r := q.(*msejob.MSEFitRequest)
+			r := q.(*msejob.FitRequest)
 			if !validArtifactName(r.Model) || !strings.HasSuffix(r.Model, ".json") {
 				return job.Fieldf("model", "{model} %q: name the model's artifact, a file name ending in .json (no folders)", r.Model)
 			}

@@ -207,26 +207,26 @@ func kindCases() []kindCase {
 			return arts(res, err, (*llmjob.HallucinationSimulateResult).Artifacts)
 		}},
 		{"mse-fit", `{"train":"{{ref.csv}}","target":"y","prediction":"pred","features":["x","noise_feature"],"epochs":30,"model":"check.json"}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := msejob.NewMSEFitRequest()
+			r := msejob.NewFitRequest()
 			r.Train, r.Target, r.Prediction, r.Features, r.Epochs, r.Model = id("ref.csv"), "y", "pred", []string{"x", "noise_feature"}, 30, "check.json"
-			res, err := msejob.MSEFit(ctx, env, r)
-			return arts(res, err, func(m *msejob.MSEFitResult) []job.Artifact {
+			res, err := msejob.Fit(ctx, env, r)
+			return arts(res, err, func(m *msejob.FitResult) []job.Artifact {
 				return []job.Artifact{{Name: "check.json", Write: m.WriteModel}}
 			})
 		}},
 		// mse-estimate reads the model that mse-fit stored as an
 		// artifact, downloaded and uploaded again as a client would.
 		{"mse-estimate", `{"model":"{{check.json}}","data":"{{op.csv}}","chunk_size":24,"target":"y"}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := msejob.NewMSEEstimateRequest()
+			r := msejob.NewEstimateRequest()
 			r.Model, r.Data, r.ChunkSize, r.Target = id("check.json"), id("op.csv"), 24, "y"
-			res, err := msejob.MSEEstimate(ctx, env, r)
-			return arts(res, err, (*msejob.MSEEstimateResult).Artifacts)
+			res, err := msejob.Estimate(ctx, env, r)
+			return arts(res, err, (*msejob.EstimateResult).Artifacts)
 		}},
 		{"mse-bench", `{"dataset":"synthetic-a","trials":2,"methods":["kstar","naive"]}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := msejob.NewMSEBenchRequest()
+			r := msejob.NewBenchRequest()
 			r.Dataset, r.Trials, r.Methods = "synthetic-a", 2, []string{"kstar", "naive"}
-			res, err := msejob.MSEBench(ctx, env, r)
-			return arts(res, err, (*msejob.MSEBenchResult).Artifacts)
+			res, err := msejob.Bench(ctx, env, r)
+			return arts(res, err, (*msejob.BenchResult).Artifacts)
 		}},
 	}
 }

@@ -656,3 +656,12 @@ func (p *Proxy) record(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 		p.log.Warn("llm proxy", "model", rec.Model, "status", rec.Status, "err", rec.Error)
 	}
 }
+
+// NewClient returns the one client of a proxy's upstream: its timeout is
+// the proxy's (the answer, the sampling as a whole, a gap in a stream),
+// and retries of the samples stay within it; 64 sample requests in
+// flight serve 64 concurrent callers without queueing (passed-through
+// requests are not counted).
+func NewClient(upstream, apiKey string, timeout time.Duration) (*llm.Client, error) {
+	return llm.New(llm.Config{BaseURL: upstream, APIKey: apiKey, Name: "upstream", Timeout: timeout, MaxRetries: 2, Concurrency: 64})
+}

@@ -30,9 +30,9 @@ func checkModel(t *testing.T) []byte {
 		u := (3*x + 5) * math.Sin(3*x+5)
 		fmt.Fprintf(&b, "%v,%v,%v\n", x, u+0.5*x, u+0.3*r.NormFloat64())
 	}
-	req := msejob.NewMSEFitRequest()
+	req := msejob.NewFitRequest()
 	req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", []string{"x"}, "check.json"
-	res, err := msejob.MSEFit(context.Background(), job.Env{FS: fstest.MapFS{"ref.csv": {Data: b.Bytes()}}}, req)
+	res, err := msejob.Fit(context.Background(), job.Env{FS: fstest.MapFS{"ref.csv": {Data: b.Bytes()}}}, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/genlens/genlens/fault"
-	"github.com/genlens/genlens/job/msejob"
 	"github.com/genlens/genlens/monitor"
 	"github.com/genlens/genlens/monitorsvc"
 	"github.com/genlens/genlens/records"
@@ -264,7 +263,7 @@ func (s *Server) monitorCard(ctx context.Context, m records.Monitor, width, heig
 		c.DriftLower, c.DriftUpper = formatNum(v.DriftTh.Lower), formatNum(v.DriftTh.Upper)
 		c.DriftChart = driftChart(v, width, height*3/4, m.Name+": drift per chunk")
 	} else {
-		c.Note = msejob.MSEDriftNote("the model")
+		c.Note = monitor.NoDriftNote("the model")
 	}
 	return c, nil
 }

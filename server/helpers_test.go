@@ -66,15 +66,15 @@ var (
 	modelErr  error
 )
 
-// checkModel returns the JSON of a check model fitted by msejob.MSEFit (the
+// checkModel returns the JSON of a check model fitted by msejob.Fit (the
 // code behind `genlens mse fit`) on 400 labelled reference rows, with the command line's defaults.
 func checkModel(t testing.TB) []byte {
 	t.Helper()
 	modelOnce.Do(func() {
 		fsys := fstest.MapFS{"ref.csv": {Data: csvOf(genRows(400, 0, 1, "ref", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), 400)}}
-		req := msejob.NewMSEFitRequest()
+		req := msejob.NewFitRequest()
 		req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", []string{"x", "noise_feature"}, "check.json"
-		res, err := msejob.MSEFit(context.Background(), job.Env{FS: fsys}, req)
+		res, err := msejob.Fit(context.Background(), job.Env{FS: fsys}, req)
 		if err != nil {
 			modelErr = err
 			return

@@ -20,6 +20,7 @@ import (
 	"mime"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,6 +84,20 @@ type JobOptions struct {
 	// Heartbeat, Lease and Poll tune the queue (see jobrun.Config); zero
 	// values take jobrun's defaults.
 	Heartbeat, Lease, Poll time.Duration
+}
+
+// ensureDefaults sets each zero field of o that has a default to it (see
+// Options.EnsureDefaults).
+func (o *JobOptions) ensureDefaults() {
+	if o.Workers == 0 {
+		o.Workers = 1
+	}
+	if o.MaxQueued == 0 {
+		o.MaxQueued = DefaultMaxQueued
+	}
+	if o.ModelCacheBytes == 0 {
+		o.ModelCacheBytes = job.DefaultModelCacheBytes
+	}
 }
 
 type jobsState struct {
@@ -429,4 +444,19 @@ func summary(b []byte, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// EnvSecrets is a JobOptions.Secret that reads only the environment
+// variables names lists, so that a job request naming another
+// (api_key_env) gets nothing; nil for none.
+func EnvSecrets(names []string) func(string) (string, bool) {
+	if len(names) == 0 {
+		return nil
+	}
+	return func(name string) (string, bool) {
+		if !slices.Contains(names, name) {
+			return "", false
+		}
+		return os.LookupEnv(name)
+	}
 }

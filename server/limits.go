@@ -14,9 +14,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/genlens/genlens/fault"
 	"golang.org/x/sync/semaphore"
-
-	"github.com/genlens/genlens/job"
 )
 
 // MinTokenLen is the fewest characters other than spaces a bearer token
@@ -24,7 +23,7 @@ import (
 // token is guessed).
 const MinTokenLen = 16
 
-// CheckToken returns a *job.FieldError ({token}) saying why tok is not a
+// CheckToken returns a *fault.FieldError ({token}) saying why tok is not a
 // usable bearer token: fewer than MinTokenLen characters other than white
 // space.
 func CheckToken(tok string) error {
@@ -35,7 +34,7 @@ func CheckToken(tok string) error {
 		}
 	}
 	if n < MinTokenLen {
-		return job.Fieldf("token", "the bearer token has %d characters other than spaces; want at least %d (e.g. openssl rand -hex 16)", n, MinTokenLen)
+		return fault.Fieldf("token", "the bearer token has %d characters other than spaces; want at least %d (e.g. openssl rand -hex 16)", n, MinTokenLen)
 	}
 	return nil
 }

@@ -18,12 +18,11 @@ import (
 )
 
 // LLMOptions configure the OpenAI-compatible uncertainty proxy at
-// /v1/chat/completions; a nil Client leaves it off.
+// /v1/chat/completions; no Upstream, Client or Sampler leaves it off.
 type LLMOptions struct {
-	// Upstream, APIKey and Timeout are what Client was made from (the
-	// upstream's API root, its key, the proxy's timeout): the options a
-	// transport validates (EnsureDefaults, Validate) before it makes
-	// the client.
+	// Upstream, APIKey and Timeout make Client when it is nil
+	// (llmproxy.NewClient): the upstream's API root, its key, the
+	// proxy's timeout.
 	Upstream string
 	APIKey   string
 	Timeout  time.Duration

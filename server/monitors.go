@@ -18,8 +18,7 @@ import (
 
 	"github.com/genlens/genlens/checkmodel"
 	"github.com/genlens/genlens/fault"
-	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/jsonnum"
 	"github.com/genlens/genlens/monitor"
 	"github.com/genlens/genlens/monitorsvc"
 	"github.com/genlens/genlens/records"
@@ -157,7 +156,7 @@ func (s *Server) monitorView(ctx context.Context, m *records.Monitor) (monitorJS
 		Features: cm.Columns.Features, Prediction: cm.Columns.Prediction, Rows: &rows, Labelled: &lab,
 		Created: m.Created.Format(time.RFC3339), Summary: summaryDoc(v)}
 	if cm.Drift == nil {
-		out.Note = msejob.MSEDriftNote("the model")
+		out.Note = monitor.NoDriftNote("the model")
 	}
 	return out, nil
 }
@@ -475,30 +474,30 @@ func (s *Server) postLabels(w http.ResponseWriter, r *http.Request) {
 // in `genlens mse estimate --json` (start and end are 0-based row
 // positions in chunk order, end exclusive), n is the chunk's row count.
 type chunkJSON struct {
-	Index        int     `json:"index"`
-	Start        int     `json:"start"`
-	End          int     `json:"end"`
-	N            int     `json:"n"`
-	Period       string  `json:"period,omitempty"`
-	From         string  `json:"from,omitempty"`
-	To           string  `json:"to,omitempty"`
-	EstimatedMSE job.Num `json:"estimated_mse"`
-	Lower        job.Num `json:"lower"`
-	Upper        job.Num `json:"upper"`
-	Alert        bool    `json:"alert"`
-	RealizedMSE  job.Num `json:"realized_mse"` // null until a label of the chunk arrives
-	Labelled     int     `json:"labelled"`
-	Complete     bool    `json:"complete"`
+	Index        int         `json:"index"`
+	Start        int         `json:"start"`
+	End          int         `json:"end"`
+	N            int         `json:"n"`
+	Period       string      `json:"period,omitempty"`
+	From         string      `json:"from,omitempty"`
+	To           string      `json:"to,omitempty"`
+	EstimatedMSE jsonnum.Num `json:"estimated_mse"`
+	Lower        jsonnum.Num `json:"lower"`
+	Upper        jsonnum.Num `json:"upper"`
+	Alert        bool        `json:"alert"`
+	RealizedMSE  jsonnum.Num `json:"realized_mse"` // null until a label of the chunk arrives
+	Labelled     int         `json:"labelled"`
+	Complete     bool        `json:"complete"`
 	// The chunk's extrapolation and drift, as in `mse estimate --json`
 	// (absent for a model file without a drift model).
-	*msejob.MSEChunkDrift
+	*monitor.DriftView
 }
 
 type chunksJSON struct {
 	Monitor        monitorJSON `json:"monitor"`
 	Rows           int         `json:"rows"`
-	LowerThreshold job.Num     `json:"lower_threshold"`
-	UpperThreshold job.Num     `json:"upper_threshold"`
+	LowerThreshold jsonnum.Num `json:"lower_threshold"`
+	UpperThreshold jsonnum.Num `json:"upper_threshold"`
 	ReferenceRows  int         `json:"reference_chunk_rows"`
 	ReferenceCount int         `json:"reference_chunks"`
 	// TotalChunks counts every chunk; Chunks holds them all, or with
@@ -583,7 +582,7 @@ func (s *Server) getChunks(w http.ResponseWriter, r *http.Request) {
 
 func chunksDoc(m records.Monitor, v *monitorsvc.View, page chunkPage) chunksJSON {
 	out := chunksJSON{Monitor: monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period},
-		Rows: v.Rows, LowerThreshold: job.Num(v.Th.Lower), UpperThreshold: job.Num(v.Th.Upper),
+		Rows: v.Rows, LowerThreshold: jsonnum.Num(v.Th.Lower), UpperThreshold: jsonnum.Num(v.Th.Upper),
 		ReferenceRows: v.RefRows, ReferenceCount: v.Th.Chunks, TotalChunks: len(v.Chunks), Chunks: []chunkJSON{}}
 	lo, hi, next := page.bounds(len(v.Chunks))
 	if next >= 0 {
@@ -597,9 +596,9 @@ func chunksDoc(m records.Monitor, v *monitorsvc.View, page chunkPage) chunksJSON
 
 func chunkDoc(v *monitorsvc.View, c *monitor.Result, complete bool) chunkJSON {
 	j := chunkJSON{Index: c.Index, Start: c.Start, End: c.End, N: c.Rows(), Period: c.Period,
-		EstimatedMSE: job.Num(c.Estimate), Lower: job.Num(c.Lower), Upper: job.Num(c.Upper), Alert: c.Alert,
-		RealizedMSE: job.Num(c.Realized), Labelled: c.Labelled, Complete: complete,
-		MSEChunkDrift: msejob.NewMSEChunkDrift(c.Drift, v.Drift, v.DriftTh)}
+		EstimatedMSE: jsonnum.Num(c.Estimate), Lower: jsonnum.Num(c.Lower), Upper: jsonnum.Num(c.Upper), Alert: c.Alert,
+		RealizedMSE: jsonnum.Num(c.Realized), Labelled: c.Labelled, Complete: complete,
+		DriftView: monitor.NewDriftView(c.Drift, v.Drift, v.DriftTh)}
 	if !c.From.IsZero() {
 		j.From = c.From.Format(time.RFC3339)
 	}

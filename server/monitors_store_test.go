@@ -23,9 +23,9 @@ import (
 func oneFeatureModel(t *testing.T) []byte {
 	t.Helper()
 	fsys := fstest.MapFS{"ref.csv": {Data: csvOf(genRows(400, 0, 1, "ref", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), 400)}}
-	req := msejob.NewMSEFitRequest()
+	req := msejob.NewFitRequest()
 	req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", []string{"x"}, "check.json"
-	res, err := msejob.MSEFit(context.Background(), job.Env{FS: fsys}, req)
+	res, err := msejob.Fit(context.Background(), job.Env{FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestChunksMatchMSEEstimate(t *testing.T) {
 		for _, mode := range []string{"size", "period"} {
 			t.Run(b.Name+"/"+mode, func(t *testing.T) {
 				ts := newTestServer(t, b.DSN(t), server.Options{Now: func() time.Time { return t0.AddDate(0, 1, 0) }})
-				req := msejob.NewMSEEstimateRequest()
+				req := msejob.NewEstimateRequest()
 				req.Model, req.Data, req.Target = "check.json", "op.csv", "y"
 				extra := map[string]any{}
 				if mode == "size" {
@@ -46,7 +46,7 @@ func TestChunksMatchMSEEstimate(t *testing.T) {
 				} else {
 					req.Timestamp, req.Period, extra["period"] = "ts", "day", "day"
 				}
-				want, err := msejob.MSEEstimate(context.Background(), job.Env{FS: fsys}, req)
+				want, err := msejob.Estimate(context.Background(), job.Env{FS: fsys}, req)
 				if err != nil {
 					t.Fatal(err)
 				}

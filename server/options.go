@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/llmproxy"
 )
 
@@ -26,16 +26,7 @@ func (o *Options) EnsureDefaults() {
 	if o.MinFreeDisk == 0 {
 		o.MinFreeDisk = DefaultMinFreeDisk
 	}
-	j := &o.Jobs
-	if j.Workers == 0 {
-		j.Workers = 1
-	}
-	if j.MaxQueued == 0 {
-		j.MaxQueued = DefaultMaxQueued
-	}
-	if j.ModelCacheBytes == 0 {
-		j.ModelCacheBytes = job.DefaultModelCacheBytes
-	}
+	o.Jobs.ensureDefaults()
 	if o.LLM.Upstream != "" {
 		o.LLM.EnsureDefaults()
 	}
@@ -49,7 +40,7 @@ const maxQueued = 1_000_000
 
 // Validate checks the bounds of o, whose zero fields mean their defaults
 // only after EnsureDefaults (but MaxBodiesInFlight, whose zero means twice
-// MaxBody): a bad field is a *job.FieldError naming it in braces
+// MaxBody): a bad field is a *fault.FieldError naming it in braces
 // ({max_body}, {workers}, {llm_samples}: the field's name in snake case,
 // prefixed llm_ in LLM), sizes said in MiB.
 func (o *Options) Validate() error {
@@ -59,25 +50,25 @@ func (o *Options) Validate() error {
 		n     int64
 	}{{"max_body", o.MaxBody}, {"min_free_disk", o.MinFreeDisk}, {"model_cache", j.ModelCacheBytes}} {
 		if s.n < 1 || s.n > MaxOptionBytes {
-			return job.Fieldf(s.field, "{%s} %s: want 1 byte to %s", s.field, mib(s.n), mib(MaxOptionBytes))
+			return fault.Fieldf(s.field, "{%s} %s: want 1 byte to %s", s.field, mib(s.n), mib(MaxOptionBytes))
 		}
 	}
 	switch {
 	case o.MaxBodiesInFlight != 0 && (o.MaxBodiesInFlight < o.MaxBody || o.MaxBodiesInFlight > MaxOptionBytes):
-		return job.Fieldf("max_bodies", "{max_bodies} %s: want 0 (twice {max_body}) or [{max_body} %s, %s]: one body of the largest size must fit",
+		return fault.Fieldf("max_bodies", "{max_bodies} %s: want 0 (twice {max_body}) or [{max_body} %s, %s]: one body of the largest size must fit",
 			mib(o.MaxBodiesInFlight), mib(o.MaxBody), mib(MaxOptionBytes))
 	case o.BodyWait <= 0:
-		return job.Fieldf("body_wait", "{body_wait} %v: want a positive duration", o.BodyWait)
+		return fault.Fieldf("body_wait", "{body_wait} %v: want a positive duration", o.BodyWait)
 	case j.Workers < 1:
-		return job.Fieldf("workers", "{workers} %d: want at least 1", j.Workers)
+		return fault.Fieldf("workers", "{workers} %d: want at least 1", j.Workers)
 	case j.MaxQueued < 1 || j.MaxQueued > maxQueued:
-		return job.Fieldf("max_queued", "{max_queued} %d: want 1 to %d", j.MaxQueued, maxQueued)
+		return fault.Fieldf("max_queued", "{max_queued} %d: want 1 to %d", j.MaxQueued, maxQueued)
 	case j.MaxRuntime < 0:
-		return job.Fieldf("max_runtime", "{max_runtime} %v: want 0 (no bound) or a positive duration", j.MaxRuntime)
+		return fault.Fieldf("max_runtime", "{max_runtime} %v: want 0 (no bound) or a positive duration", j.MaxRuntime)
 	case j.RetainJobs < 0:
-		return job.Fieldf("retain_jobs", "{retain_jobs} %v: want 0 (keep forever) or a positive duration", j.RetainJobs)
+		return fault.Fieldf("retain_jobs", "{retain_jobs} %v: want 0 (keep forever) or a positive duration", j.RetainJobs)
 	case j.RetainUploads < 0:
-		return job.Fieldf("retain_uploads", "{retain_uploads} %v: want 0 (keep forever) or a positive duration", j.RetainUploads)
+		return fault.Fieldf("retain_uploads", "{retain_uploads} %v: want 0 (keep forever) or a positive duration", j.RetainUploads)
 	}
 	if o.LLM.Upstream != "" {
 		return o.LLM.Validate()
@@ -108,19 +99,19 @@ func (o *LLMOptions) EnsureDefaults() {
 }
 
 // Validate checks the proxy's options, with their defaults in place: a
-// bad field is a *job.FieldError ({llm_upstream}, {llm_samples},
+// bad field is a *fault.FieldError ({llm_upstream}, {llm_samples},
 // {llm_score}, {llm_timeout}).
 func (o *LLMOptions) Validate() error {
 	u, err := url.Parse(o.Upstream)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		return job.Fieldf("llm_upstream", "{llm_upstream} %q: want an http:// or https:// URL", o.Upstream)
+		return fault.Fieldf("llm_upstream", "{llm_upstream} %q: want an http:// or https:// URL", o.Upstream)
 	case o.Samples < 2 || o.Samples > llmproxy.MaxSamples:
-		return job.Fieldf("llm_samples", "{llm_samples} %d: want 2 to %d (an uncertainty needs two samples)", o.Samples, llmproxy.MaxSamples)
+		return fault.Fieldf("llm_samples", "{llm_samples} %d: want 2 to %d (an uncertainty needs two samples)", o.Samples, llmproxy.MaxSamples)
 	case !slices.Contains(llmproxy.Scores(), o.Score):
-		return job.Fieldf("llm_score", "{llm_score} %q: want %s", o.Score, strings.Join(llmproxy.Scores(), ", "))
+		return fault.Fieldf("llm_score", "{llm_score} %q: want %s", o.Score, strings.Join(llmproxy.Scores(), ", "))
 	case o.Timeout <= 0:
-		return job.Fieldf("llm_timeout", "{llm_timeout} %v: want a positive duration", o.Timeout)
+		return fault.Fieldf("llm_timeout", "{llm_timeout} %v: want a positive duration", o.Timeout)
 	}
 	return nil
 }

@@ -36,9 +36,9 @@ func TestReadmeDriftExample(t *testing.T) {
 		m := f(x0, x1)
 		fmt.Fprintf(&ref, "%v,%v,%v,%v\n", x0, x1, m+0.2*x0, m+0.4*(1+x0*x0)*r.NormFloat64())
 	}
-	req := msejob.NewMSEFitRequest()
+	req := msejob.NewFitRequest()
 	req.Train, req.Target, req.Prediction, req.Model = "reference.csv", "y", "pred", "check.json"
-	fit, err := msejob.MSEFit(context.Background(), job.Env{FS: fstest.MapFS{"reference.csv": {Data: ref.Bytes()}}}, req)
+	fit, err := msejob.Fit(context.Background(), job.Env{FS: fstest.MapFS{"reference.csv": {Data: ref.Bytes()}}}, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,6 +141,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.metrics = newMetrics(s)
 	s.stats = statsvc.New(s.store, s.now)
 	s.monitors = monitorsvc.New(s.store, s.now)
+	if opts.LLM.Upstream != "" && opts.LLM.Client == nil && opts.LLM.Sampler == nil {
+		c, err := llmproxy.NewClient(opts.LLM.Upstream, opts.LLM.APIKey, opts.LLM.Timeout)
+		if err != nil {
+			return nil, fault.Fieldf("llm_upstream", "{llm_upstream}: %v", err)
+		}
+		opts.LLM.Client = c
+	}
 	if opts.LLM.Client != nil || opts.LLM.Sampler != nil {
 		var err error
 		if s.llm, err = s.newLLMProxy(opts.LLM); err != nil {

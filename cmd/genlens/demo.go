@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/genlens/genlens/demo"
+	"github.com/genlens/genlens/internal/buildinfo"
 
 	"github.com/spf13/cobra"
 )
@@ -17,7 +18,6 @@ func newDemoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo [--out DIR]",
 		Short: "End-to-end tour on data generated in code (no files needed)",
-		Long:  helpText("demo"),
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDemo(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), out, seed)
@@ -36,7 +36,7 @@ func runDemo(ctx context.Context, w, stderr io.Writer, dir string, seed uint64) 
 	defer finish()
 	err := demo.Run(ctx, w, dir, demo.Options{
 		Seed:     seed,
-		Version:  "genlens " + version(),
+		Version:  "genlens " + buildinfo.Version(),
 		Date:     time.Now().Format("2006-01-02"),
 		Progress: report,
 	})

@@ -28,13 +28,11 @@ func newEntropyCmd() *cobra.Command {
 	var out, gamma, similarity, scores string
 	var t int
 	var kleT float64
-	var cumulative, asJSON bool
+	var cumulative bool
 	cmd := &cobra.Command{
-		Use:     "entropy ANSWERS.(jsonl|parquet) | --in ANSWERS [flags]",
-		Short:   "Kernel entropy and other uncertainty scores of sampled LLM answers per prompt, with AUROC",
-		Long:    helpText("entropy"),
-		Example: helpExamples("entropy"),
-		Args:    args(cobra.MaximumNArgs(1)),
+		Use:   "entropy ANSWERS.(jsonl|parquet) | --in ANSWERS [flags]",
+		Short: "Kernel entropy and other uncertainty scores of sampled LLM answers per prompt, with AUROC",
+		Args:  args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := positional(cmd, a, "in"); err != nil {
 				return err
@@ -48,18 +46,15 @@ func newEntropyCmd() *cobra.Command {
 			ifGiven(cmd, "similarity", &f.Similarity, similarity)
 			ifGiven(cmd, "kle-t", &f.KLET, &kleT)
 			if cmd.Flags().Changed("prompts") {
-				return runEntropyOneStep(cmd, f, sf.apply(cmd), outAnswers, out, asJSON)
+				return runEntropyOneStep(cmd, f, sf.apply(cmd), outAnswers, out)
 			}
 			for _, name := range sampleFlagNames(cmd) {
 				return badUsage("entropy: --%s samples answers and needs --prompts P.jsonl", name)
 			}
-			return runEntropy(cmd, f, out, asJSON)
+			return runEntropy(cmd, f, out)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.In, "in", "", "answers file (.jsonl or .parquet; or the argument)")
-	fl.StringVar(&f.Embeddings, "embeddings", "", "optional .npy/.npz with a (rows, samples, d) array of sample embeddings")
-	fl.StringVar(&f.EmbeddingsKey, "embeddings-key", "", "array name inside an --embeddings .npz")
 	fl.StringVar(&f.Kernel, "kernel", f.Kernel, "cs (word sequences) or a vector kernel: "+strings.Join(kernel.Names, ", "))
 	fl.IntVar(&t, "t", uncertainty.DefaultSequence.T, "subsequence length of the cs kernel")
 	fl.BoolVar(&cumulative, "cumulative", uncertainty.DefaultSequence.Cumulative, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
@@ -68,13 +63,12 @@ func newEntropyCmd() *cobra.Command {
 	fl.StringVar(&similarity, "similarity", string(uncertainty.SimilarityRougeL), "similarity of two samples for kle, eigv, degree: rougel (RougeL-F of the words) or embedding (max(0, cosine) of the embeddings)")
 	fl.Float64Var(&kleT, "kle-t", uncertainty.DefaultKLETime, "heat-kernel time t of kle")
 	markGivenOnly(cmd, "t", "cumulative", "gamma", "scores", "similarity", "kle-t")
-	fl.BoolVar(&f.HoldoutFirst, "holdout-first", false, "judge samples[0]; score uncertainty on samples[1:]")
 	fl.Float64Var(&f.Threshold, "rouge-threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct, in [0, 1)")
 	renamedFlag(cmd, "threshold", "rouge-threshold")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fl.StringVar(&out, "out", "", "directory for items.csv, entropy.json and charts")
 	// The one-step form: sample, then score (see 'genlens sample --help').
-	sf.register(fl)
+	bindFlags(cmd, &f)
+	sf.register(cmd)
 	fl.StringVar(&outAnswers, "out-answers", "", "with --prompts: keep the sampled answers in this file (and resume from it)")
 	for _, name := range sampleFlagNames(nil) {
 		fl.Lookup(name).Usage = "with --prompts: " + fl.Lookup(name).Usage
@@ -86,8 +80,9 @@ func newEntropyCmd() *cobra.Command {
 // of them (cmd nil), or those given.
 func sampleFlagNames(cmd *cobra.Command) []string {
 	var names []string
-	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
-	(&sampleFlags{}).register(fs)
+	c := &cobra.Command{}
+	(&sampleFlags{}).register(c)
+	fs := c.Flags()
 	fs.AddFlag(&pflag.Flag{Name: "out-answers"})
 	fs.VisitAll(func(fl *pflag.Flag) {
 		if fl.Name != "prompts" && (cmd == nil || cmd.Flags().Changed(fl.Name)) {
@@ -99,7 +94,7 @@ func sampleFlagNames(cmd *cobra.Command) []string {
 
 // runEntropyOneStep samples the prompts (into outAnswers, or a temporary
 // file), then scores the answers.
-func runEntropyOneStep(cmd *cobra.Command, f llmjob.EntropyRequest, s llmjob.SampleRequest, outAnswers, out string, asJSON bool) error {
+func runEntropyOneStep(cmd *cobra.Command, f llmjob.EntropyRequest, s llmjob.SampleRequest, outAnswers, out string) error {
 	if f.In != "" {
 		return badUsage("entropy: give --in ANSWERS or --prompts PROMPTS, not both")
 	}
@@ -123,10 +118,10 @@ func runEntropyOneStep(cmd *cobra.Command, f llmjob.EntropyRequest, s llmjob.Sam
 	if _, err := runSample(cmd, s, false, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
-	return runEntropy(cmd, f, out, asJSON)
+	return runEntropy(cmd, f, out)
 }
 
-func runEntropy(cmd *cobra.Command, f llmjob.EntropyRequest, out string, asJSON bool) error {
+func runEntropy(cmd *cobra.Command, f llmjob.EntropyRequest, out string) error {
 	if err := checkOut(cmd, &f, out, entropyOutputs); err != nil {
 		return err
 	}
@@ -135,7 +130,7 @@ func runEntropy(cmd *cobra.Command, f llmjob.EntropyRequest, out string, asJSON 
 		return err
 	}
 	res.Warnings = res.Warnings.Render(flagOf(cmd))
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printEntropy(w, res, out) })
+	return emit(cmd, out, res.Artifacts(), res, func(w io.Writer) { printEntropy(w, res, out) })
 }
 
 // printEntropy prints the table of a result; dir is --out ("" when not

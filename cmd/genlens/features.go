@@ -23,36 +23,27 @@ import (
 func newFeaturesCmd() *cobra.Command {
 	f := imagejob.NewFeaturesRequest()
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "features DIR --out FEATS.npy [--dims 2048] [--mode pytorch-fid|tf|clean] [flags]",
-		Short:   "Inception-v3 features of a folder of images, as pytorch-fid computes them",
-		Long:    helpText("features"),
-		Example: helpExamples("features"),
-		Args:    args(cobra.ExactArgs(1)),
+		Use:   "features DIR --out FEATS.npy [--dims 2048] [--mode pytorch-fid|tf|clean] [flags]",
+		Short: "Inception-v3 features of a folder of images, as pytorch-fid computes them",
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			f.Input = a[0]
-			return runFeatures(cmd, f, out, asJSON)
+			return runFeatures(cmd, f, out)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&out, "out", "", "output .npy file (float32, images x dims); must not exist")
-	fl.StringVar(&f.Dims, "dims", f.Dims, "64, 192, 768, 2048, logits or logits_unbiased")
 	fl.StringVar(&f.Embedder, "embedder", "", "network: inception (default) or "+strings.Join(vit.Names(), ", ")+" (these need --weights)")
-	fl.StringVar(&f.Preset, "preset", "", "DINOv2/CLIP preprocessing: dgm-eval (DINOv2 default) or torch-fidelity; clip (clip-vitb32 default) or cmmd (clip-vitl14-336 default)")
-	fl.StringVar(&f.Mode, "mode", f.Mode, "Inception preprocessing: pytorch-fid, tf (torch-fidelity / TensorFlow) or clean (clean-fid)")
 	fl.StringVar(&f.Weights, "weights", "", "FID Inception weights (.pth); default $"+inception.WeightsEnv+", cache, download")
-	fl.IntVar(&f.Batch, "batch", f.Batch, "images decoded and run together")
-	fl.IntVar(&f.Workers, "workers", 0, "goroutines (0: one per CPU)")
-	fl.BoolVar(&f.Recursive, "recursive", false, "include images in subfolders")
 	fl.BoolVar(&f.NoCache, "no-cache", false, "neither read nor write the feature cache ($"+features.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
-	fl.BoolVar(&asJSON, "json", false, "print a JSON summary")
-	fl.IntVar(&f.Shards, "shards", 0, "split DIR into K shards and compute this process's shard only")
+	fl.Bool("json", false, "print a JSON summary")
 	fl.IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+imagejob.EnvJobCompletionIndex+", else $"+imagejob.EnvSlurmArrayTaskID+" - $"+imagejob.EnvSlurmArrayTaskMin+")")
+	bindFlags(cmd, &f)
 	return cmd
 }
 
-func runFeatures(cmd *cobra.Command, f imagejob.FeaturesRequest, out string, asJSON bool) error {
+func runFeatures(cmd *cobra.Command, f imagejob.FeaturesRequest, out string) error {
 	if out == "" {
 		return badUsage("features: --out FILE.npy is required")
 	}
@@ -74,15 +65,8 @@ func runFeatures(cmd *cobra.Command, f imagejob.FeaturesRequest, out string, asJ
 	if err := atomicfile.Write(out, res.WriteNPY); err != nil {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
-	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
-		how := "mode " + res.Mode
-		if res.Preset != "" {
-			how = res.Embedder + ", preset " + res.Preset
-		}
-		fmt.Fprintf(w, "%d images -> %s (%d x %d float32, %s, %s); %d from the feature cache; %.1f images/s on %s\n",
-			res.Images, out, res.Images, res.Dims, res.Output, how, res.Cached, float64(res.ImagesPerSecond), res.Backend)
-		weightsLine(w, res.Weights)
-	})
+	res.Path = out
+	return emit(cmd, "", nil, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
 }
 
 // downloadBar returns a byte progress callback for the one-time weights

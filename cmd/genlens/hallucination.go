@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,7 +22,6 @@ func newHallucinationCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hallucination",
 		Short: "Posterior hallucination rate of in-context learning (Jesson et al., NeurIPS 2024)",
-		Long:  helpText("hallucination"),
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if len(a) > 0 {
@@ -38,15 +35,8 @@ func newHallucinationCmd() *cobra.Command {
 	return cmd
 }
 
-// registerLinear registers the flags of the exact linear model.
-func registerLinear(fl *pflag.FlagSet, features *string, noise, priorScale *float64) {
-	fl.StringVar(features, "features", *features, "linear model: poly:DEG or relu:WIDTH:SEED features of x ~ U[-2, 2]")
-	fl.Float64Var(noise, "noise", *noise, "linear model: noise standard deviation σ")
-	fl.Float64Var(priorScale, "prior-scale", *priorScale, "linear model: prior w ~ N(0, S² I) with this S")
-}
-
 // registerNamedCategorical registers the flags of the categorical model
-// with named inputs and labels (run and serve-model).
+// with named inputs and labels of serve-model (run's are its request's).
 func registerNamedCategorical(fl *pflag.FlagSet, inputs, labels *string, alpha *float64) {
 	fl.StringVar(inputs, "inputs", *inputs, "categorical model: comma-separated input names (one Dirichlet per input)")
 	fl.StringVar(labels, "labels", *labels, "categorical model: comma-separated label names")
@@ -58,61 +48,28 @@ func registerNamedCategorical(fl *pflag.FlagSet, inputs, labels *string, alpha *
 func newPHRSimulateCmd() *cobra.Command {
 	f := llmjob.NewHallucinationSimulateRequest()
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "simulate [--backend linear|categorical] [flags]",
-		Short:   "PHR estimate against the exact PHR and the true hallucination rate on exact Bayesian models",
-		Long:    helpText("hallucination-simulate"),
-		Example: helpExamples("hallucination-simulate"),
-		Args:    args(cobra.NoArgs),
+		Use:   "simulate [--backend linear|categorical] [flags]",
+		Short: "PHR estimate against the exact PHR and the true hallucination rate on exact Bayesian models",
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runEmit(cmd, llmjob.HallucinationSimulate, f, out, asJSON, nil, []string{"simulate"}, printPHRSim)
+			return runEmit(cmd, &f, out, nil, []string{"simulate"})
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Model, "backend", f.Model, "exact model: linear or categorical (as run's --backend)")
 	renamedFlag(cmd, "model", "backend")
-	fl.StringVar(&f.Ns, "ns", f.Ns, "context sizes n, comma-separated")
-	fl.IntVar(&f.Tasks, "tasks", f.Tasks, "tasks (mechanism, context, query) per context size")
-	fl.Float64Var(&f.Eps, "eps", f.Eps, "tolerance ε: responses outside the (1-ε)-likely set are hallucinations")
 	fl.IntVar(&f.M, "m", f.M, "imagined datasets M per estimate")
 	fl.IntVar(&f.K, "k", f.K, "responses K per THR estimate")
 	renamedFlag(cmd, "M", "m")
 	renamedFlag(cmd, "K", "k")
-	fl.IntVar(&f.Extra, "extra", f.Extra, "imagined examples per dataset (N - n)")
-	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
-	fl.IntVar(&f.Concurrency, "concurrency", f.Concurrency, "tasks estimated at once")
 	fl.StringVar(&out, "out", "", "directory for simulate.csv, tasks.csv, simulate.json, rates_vs_n.png, phr_vs_thr.png")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	registerLinear(fl, &f.Features, &f.Noise, &f.PriorScale)
 	fl.IntVar(&f.Groups, "input-count", f.Groups, "categorical model: number of inputs (one Dirichlet each; run's --inputs names them)")
 	fl.IntVar(&f.Labels, "label-count", f.Labels, "categorical model: number of labels (run's --labels names them)")
 	renamedFlag(cmd, "groups", "input-count")
 	renamedFlag(cmd, "labels", "label-count")
-	fl.Float64Var(&f.Alpha, "alpha", f.Alpha, "categorical model: symmetric Dirichlet prior concentration")
+	bindFlags(cmd, &f)
 	return cmd
-}
-
-func printPHRSim(w io.Writer, res *llmjob.HallucinationSimulateResult) {
-	s := res.Settings
-	fmt.Fprintf(w, "model %v", s.Model)
-	if s.Model == "linear" {
-		fmt.Fprintf(w, ", features %v, noise %v, prior_scale %v", s.Features, s.Noise, s.PriorScale)
-	} else {
-		fmt.Fprintf(w, ", groups %v, labels %v, alpha %v", s.Groups, s.Labels, s.Alpha)
-	}
-	fmt.Fprintf(w, "; %v tasks per n; eps %v, M %v, K %v, N-n %v\n\n", s.Tasks, s.Eps, s.M, s.K, s.Extra)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "n\tPHR (Alg. 1)\texact PHR\tTHR\tMAE vs exact\tMAE vs THR\tR² vs THR\t")
-	for _, r := range res.Rows {
-		r2 := "-"
-		if v := float64(r.R2PHRTHR); !math.IsNaN(v) {
-			r2 = fmt.Sprintf("%.3f", v)
-		}
-		fmt.Fprintf(tw, "%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%s\t\n", r.N, float64(r.PHRMean), float64(r.ExactPHRMean), float64(r.THRMean),
-			float64(r.MAEPHRExact), float64(r.MAEPHRTHR), r2)
-	}
-	tw.Flush()
 }
 
 // --------------------------------------------------------------------- run
@@ -120,47 +77,28 @@ func printPHRSim(w io.Writer, res *llmjob.HallucinationSimulateResult) {
 func newPHRRunCmd() *cobra.Command {
 	f := llmjob.NewHallucinationRunRequest()
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "run --backend openai|linear|categorical --context CTX.jsonl --queries Q.jsonl [flags]",
-		Short:   "PHR, total, aleatoric and epistemic uncertainty per query for your in-context task",
-		Long:    helpText("hallucination-run"),
-		Example: helpExamples("hallucination-run"),
-		Args:    args(cobra.NoArgs),
-		RunE:    func(cmd *cobra.Command, _ []string) error { return runPHRRun(cmd, f, out, asJSON) },
+		Use:   "run --backend openai|linear|categorical --context CTX.jsonl --queries Q.jsonl [flags]",
+		Short: "PHR, total, aleatoric and epistemic uncertainty per query for your in-context task",
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runPHRRun(cmd, f, out) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Backend, "backend", f.Backend, "openai, linear or categorical")
-	fl.StringVar(&f.BaseURL, "base-url", "", "openai: API root, e.g. http://127.0.0.1:8000/v1")
 	fl.StringVar(&f.Model, "model-name", "", "openai: the server's model name (as serve-model's --model-name)")
 	renamedFlag(cmd, "model", "model-name")
-	fl.StringVar(&f.APIKeyEnv, "api-key-env", f.APIKeyEnv, "openai: environment variable holding the API key (may be unset)")
-	fl.StringVar(&f.Context, "context", "", "context examples (.jsonl rows {\"x\", \"y\"})")
-	fl.StringVar(&f.Queries, "queries", "", "queries (.jsonl rows {\"id\", \"x\"[, \"y\"]})")
-	fl.Float64Var(&f.Eps, "eps", f.Eps, "tolerance ε (the paper used 0.75 to compare with the error rate)")
 	fl.IntVar(&f.M, "m", 0, "imagined datasets M per query (default 10 openai, 40 exact models)")
 	fl.IntVar(&f.K, "k", 0, "responses K per THR estimate (default 50 openai, 2000 exact models)")
 	renamedFlag(cmd, "M", "m")
 	renamedFlag(cmd, "K", "k")
-	fl.IntVar(&f.Extra, "extra", 0, "imagined examples N - n (default 5 openai, 100 exact models)")
-	fl.IntVar(&f.Concurrency, "concurrency", f.Concurrency, "requests in flight (openai) and queries at once")
-	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed (sent to the server as per-request seeds)")
-	fl.DurationVar(&f.Timeout, "timeout", f.Timeout, "openai: per-request timeout")
-	fl.IntVar(&f.Retries, "retries", f.Retries, "openai: retries on 429, 5xx, timeouts and connection errors")
-	fl.IntVar(&f.MaxTokens, "max-tokens", f.MaxTokens, "openai: tokens generated per answer (one line)")
-	fl.Float64Var(&f.PairTopP, "pair-top-p", f.PairTopP, "openai: top_p when imagining examples (the paper used 0.9)")
-	fl.BoolVar(&f.NoSeed, "no-seed", false, "openai: do not send per-request seeds")
 	fl.StringVar(&out, "out", "", "directory for items.csv and run.json")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	registerLinear(fl, &f.Features, &f.Noise, &f.PriorScale)
-	registerNamedCategorical(fl, &f.Inputs, &f.Labels, &f.Alpha)
+	bindFlags(cmd, &f)
 	return cmd
 }
 
 // phrRunOutputs are the files 'hallucination run --out' writes.
 var phrRunOutputs = []string{"items.csv", "run.json"}
 
-func runPHRRun(cmd *cobra.Command, f llmjob.HallucinationRunRequest, out string, asJSON bool) error {
+func runPHRRun(cmd *cobra.Command, f llmjob.HallucinationRunRequest, out string) error {
 	if err := checkOut(cmd, &f, out, phrRunOutputs); err != nil {
 		return err
 	}
@@ -177,35 +115,7 @@ func runPHRRun(cmd *cobra.Command, f llmjob.HallucinationRunRequest, out string,
 	if err != nil {
 		return err
 	}
-	return emit(cmd, out, res.Artifacts(), asJSON, res, func(w io.Writer) { printPHRRun(w, res) })
-}
-
-func printPHRRun(w io.Writer, res *llmjob.HallucinationRunResult) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	exact := len(res.Items) > 0 && res.Items[0].ExactPHR != nil
-	header := "id\tphr\t± se\ttotal\taleatoric\tepistemic\terror_rate\t"
-	if exact {
-		header += "exact_phr\t"
-	}
-	fmt.Fprintln(tw, header)
-	for _, it := range res.Items {
-		if it.Error != "" {
-			fmt.Fprintf(tw, "%s\tfailed: %s\t\n", it.ID, it.Error)
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%s\t%s\t%s\t%s\t", it.ID, float64(it.PHR), float64(it.PHRStdErr), fmtNum(float64(it.Total)),
-			fmtNum(float64(it.Aleatoric)), fmtNum(float64(it.Epistemic)), fmtNum(float64(it.ErrorRate)))
-		if exact {
-			fmt.Fprintf(tw, "%.4f\t", float64(*it.ExactPHR))
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
-	s := res.Settings
-	fmt.Fprintf(w, "\nbackend %v; eps %v, M %v, K %v, N-n %v; %v context examples\n", s.Backend, s.Eps, s.M, s.K, s.Extra, s.ContextExamples)
-	if st := res.Stats; st != nil {
-		fmt.Fprintf(w, "%d requests (%d retries) in %.1f s: %.1f requests/s\n", st.Requests, st.Retries, st.Seconds, st.RequestsPerSec)
-	}
+	return emit(cmd, out, res.Artifacts(), res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
 }
 
 // ------------------------------------------------------------- serve-model
@@ -227,11 +137,9 @@ func newPHRServeCmd() *cobra.Command {
 	d := llmjob.NewHallucinationRunRequest()
 	f := phrServeFlags{mf: phrModelFlags{inputNames: d.Inputs, labelNames: d.Labels, alpha: d.Alpha}}
 	cmd := &cobra.Command{
-		Use:     "serve-model [--addr 127.0.0.1:PORT] [flags]",
-		Short:   "Serve an exact Bayesian classifier through the OpenAI completions API (for trying the openai backend)",
-		Long:    helpText("hallucination-serve-model"),
-		Example: helpExamples("hallucination-serve-model"),
-		Args:    args(cobra.NoArgs),
+		Use:   "serve-model [--addr 127.0.0.1:PORT] [flags]",
+		Short: "Serve an exact Bayesian classifier through the OpenAI completions API (for trying the openai backend)",
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPHRServe(cmd.Context(), cmd.OutOrStdout(), f, nil)
 		},

@@ -14,9 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/genlens/genlens/internal/atomicfile"
+	"github.com/genlens/genlens/internal/buildinfo"
 	"github.com/genlens/genlens/internal/fields"
 	"github.com/genlens/genlens/job/commands"
 
@@ -279,7 +279,7 @@ their traffic before the labels arrive.
 
 Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input, 130 cancelled.
 BLAS backend: ` + linalg.Backend(),
-		Version:       version(),
+		Version:       buildinfo.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,
@@ -292,7 +292,7 @@ BLAS backend: ` + linalg.Backend(),
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetVersionTemplate(versionText())
+	root.SetVersionTemplate(buildinfo.Text())
 	deprecationOut = stderr
 	addBudgetFlag(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -391,6 +391,9 @@ func addCommands(root *cobra.Command) {
 		}
 		c := build()
 		c.Annotations = withAnnotation(c.Annotations, annotationJob, jc.Name)
+		if c.Flags().Lookup("json") == nil {
+			c.Flags().Bool("json", false, "print one JSON document")
+		}
 		top, _, sub := strings.Cut(jc.Name, " ")
 		if !sub {
 			c.GroupID = jc.Group
@@ -412,118 +415,11 @@ func addCommands(root *cobra.Command) {
 		c.GroupID = e.group
 		root.AddCommand(c)
 	}
+	for _, c := range root.Commands() {
+		setHelp(c)
+	}
 	root.SetHelpCommandGroupID("other")
 	root.SetCompletionCommandGroupID("other")
-}
-
-// version is the module version genlens was built from: the tag for
-// `go install genlens/cmd/genlens@vX`, the pseudo-version Go stamps from
-// the checkout's commit, else the VCS revision and date.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	return buildOf(bi).short()
-}
-
-// build is what a binary knows of its own build (debug.ReadBuildInfo):
-// the module version, the VCS revision with its commit time and whether
-// the tree had uncommitted changes, and the Go toolchain.
-type build struct {
-	module   string // bi.Main.Version: "v1.2.0", "v0.0.0-2026...-abcdef+dirty" or "(devel)"
-	revision string // full commit hash; "" when built without VCS information
-	time     string // commit time of the revision (RFC 3339)
-	dirty    bool   // built from a tree with uncommitted changes
-	goVer    string
-	platform string
-}
-
-func buildOf(bi *debug.BuildInfo) build {
-	b := build{module: bi.Main.Version, goVer: bi.GoVersion}
-	var goos, goarch string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			b.revision = s.Value
-		case "vcs.time":
-			b.time = s.Value
-		case "vcs.modified":
-			b.dirty = s.Value == "true"
-		case "GOOS":
-			goos = s.Value
-		case "GOARCH":
-			goarch = s.Value
-		}
-	}
-	if goos != "" {
-		b.platform = goos + "/" + goarch
-	}
-	return b
-}
-
-// short is the one-word version of the first line of --version.
-func (b build) short() string {
-	if b.module != "" && b.module != "(devel)" {
-		return b.module
-	}
-	if b.revision == "" {
-		return "devel"
-	}
-	rev := b.revision
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if b.dirty {
-		rev += "+dirty"
-	}
-	return "devel " + rev + " " + b.time
-}
-
-// long is the text of `genlens version` and `genlens --version`: the
-// version, the revision (with its commit time and the dirty flag), when
-// the binary was built (the modification time of the executable, built,
-// when known: Go records no build time) and the toolchain.
-func (b build) long(built time.Time) string {
-	var s strings.Builder
-	fmt.Fprintf(&s, "genlens version %s\n", b.short())
-	mod := b.module
-	if mod == "" {
-		mod = "(devel)"
-	}
-	fmt.Fprintf(&s, "module    genlens %s\n", mod)
-	if b.revision == "" {
-		s.WriteString("revision  unknown (built without VCS information: -buildvcs=false, or outside a git checkout's own directory)\n")
-	} else {
-		state := "clean"
-		if b.dirty {
-			state = "dirty: uncommitted changes"
-		}
-		fmt.Fprintf(&s, "revision  %s (%s)\n", b.revision, state)
-		if b.time != "" {
-			fmt.Fprintf(&s, "committed %s\n", b.time)
-		}
-	}
-	if !built.IsZero() {
-		fmt.Fprintf(&s, "built     %s\n", built.UTC().Format(time.RFC3339))
-	}
-	fmt.Fprintf(&s, "go        %s %s\n", b.goVer, b.platform)
-	return s.String()
-}
-
-// versionText is long for the running binary.
-func versionText() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "genlens version devel\n"
-	}
-	var built time.Time
-	if exe, err := os.Executable(); err == nil {
-		if st, err := os.Stat(exe); err == nil {
-			built = st.ModTime()
-		}
-	}
-	return buildOf(bi).long(built)
 }
 
 func newVersionCmd() *cobra.Command {
@@ -532,7 +428,7 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version, VCS revision and build of genlens (as --version)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := io.WriteString(cmd.OutOrStdout(), versionText())
+			_, err := io.WriteString(cmd.OutOrStdout(), buildinfo.Text())
 			return err
 		},
 	}

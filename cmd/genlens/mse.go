@@ -6,11 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -23,7 +19,6 @@ func newMSECmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mse",
 		Short: "Estimate a regression model's MSE in production before the labels arrive (one-step MSE estimation)",
-		Long:  helpText("mse"),
 		Args:  args(cobra.NoArgs),
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -34,36 +29,18 @@ func newMSECmd() *cobra.Command {
 // ---------------------------------------------------------------- fit
 
 func newMSEFitCmd() *cobra.Command {
-	f := msejob.NewMSEFitRequest()
-	var asJSON bool
+	f := msejob.NewFitRequest()
 	cmd := &cobra.Command{
-		Use:     "fit --train TRAIN.csv --target COL --prediction COL --model CHECK.json [flags]",
-		Short:   "Train a check model on labelled reference data and save it as JSON",
-		Long:    helpText("mse-fit"),
-		Example: helpExamples("mse-fit"),
-		Args:    args(cobra.NoArgs),
-		RunE:    func(cmd *cobra.Command, _ []string) error { return runMSEFit(cmd, f, asJSON) },
+		Use:   "fit --train TRAIN.csv --target COL --prediction COL --model CHECK.json [flags]",
+		Short: "Train a check model on labelled reference data and save it as JSON",
+		Args:  args(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runMSEFit(cmd, f) },
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.Train, "train", "", "labelled reference data (CSV)")
-	fl.StringVar(&f.Target, "target", "", "target column (name, or 0-based index without a header)")
-	fl.StringVar(&f.Prediction, "prediction", "", "column holding the deployed model's prediction f(x)")
-	fl.StringSliceVar(&f.Features, "features", nil, "feature columns (default: all other columns)")
-	fl.StringVar(&f.Header, "header", f.Header, "does the first row hold column names: auto, yes or no (estimate reads its data the same way)")
-	fl.StringVar(&f.Objective, "objective", f.Objective, "training objective: kstar, k or l")
-	fl.Float64Var(&f.Lambda, "lambda", f.Lambda, "weight of the regulariser R in objective l")
-	fl.IntVar(&f.Epochs, "epochs", f.Epochs, "training epochs (full batch); with --epoch-selection validation, the most tried")
-	fl.StringVar(&f.EpochSelection, "epoch-selection", f.EpochSelection, "fixed: train --epochs epochs (the paper's 200); validation: choose the count by the objective on 20% of the reference rows held out, then train on all")
-	fl.Float64Var(&f.LR, "lr", f.LR, "Adam learning rate")
-	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed (weights); the same seed gives the same model")
-	fl.IntVar(&f.Folds, "folds", f.Folds, "cross-fitting folds that calibrate the estimates to the realised MSE on held-out reference rows (which must not be the rows f was trained on); 0: uncalibrated (the paper's Eq. 11)")
-	fl.StringVar(&f.Model, "model", "", "where to write the check model (JSON)")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	sepFlag(cmd, &f.Sep)
+	bindFlags(cmd, &f)
 	return cmd
 }
 
-func runMSEFit(cmd *cobra.Command, f msejob.MSEFitRequest, asJSON bool) error {
+func runMSEFit(cmd *cobra.Command, f msejob.FitRequest) error {
 	if err := f.Validate(); err != nil {
 		return err
 	}
@@ -76,22 +53,14 @@ func runMSEFit(cmd *cobra.Command, f msejob.MSEFitRequest, asJSON bool) error {
 	if err := guardOutFile("--model", f.Model); err != nil {
 		return err
 	}
-	res, err := runJob(cmd, msejob.MSEFit, f)
+	res, err := runJob(cmd, msejob.Fit, f)
 	if err != nil {
 		return err
 	}
 	if err := dataio.WriteJSON(f.Model, res.Check); err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
-	return emit(cmd, "", nil, asJSON, res, func(w io.Writer) {
-		fmt.Fprintf(w, "check model (%s) trained on %d rows of %s, %d features: %s\n", res.Objective, res.Rows, f.Train, len(res.Features), strings.Join(res.Features, ", "))
-		fmt.Fprintf(w, "reference MSE of %s: realised %s, estimated %s (in-sample", res.Prediction, fmtNum(float64(res.ReferenceRealizedMSE)), fmtNum(float64(res.ReferenceEstimatedMSE)))
-		if c := res.Check.Calibration; c.Folds > 0 {
-			fmt.Fprintf(w, "; raw %s x calibration %s from %d held-out folds", fmtNum(float64(res.ReferenceRawEstimatedMSE)), fmtNum(float64(res.CalibrationFactor)), c.Folds)
-		}
-		fmt.Fprintln(w, ")")
-		fmt.Fprintf(w, "saved to %s\n", f.Model)
-	})
+	return emit(cmd, "", nil, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
 }
 
 // mseRefuseForeign refuses to overwrite an existing file that is not a
@@ -120,186 +89,43 @@ func mseRefuseForeign(path string) error {
 // ---------------------------------------------------------------- estimate
 
 func newMSEEstimateCmd() *cobra.Command {
-	f := msejob.NewMSEEstimateRequest()
+	f := msejob.NewEstimateRequest()
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "estimate --model CHECK.json --data OP.csv [--chunk-size N | --chunks K | --timestamp COL --period day] [flags]",
-		Short:   "Estimate the MSE of operational data chunk by chunk, with bands, thresholds and alerts",
-		Long:    helpText("mse-estimate"),
-		Example: helpExamples("mse-estimate"),
-		Args:    args(cobra.NoArgs),
+		Use:   "estimate --model CHECK.json --data OP.csv [--chunk-size N | --chunks K | --timestamp COL --period day] [flags]",
+		Short: "Estimate the MSE of operational data chunk by chunk, with bands, thresholds and alerts",
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runEmit(cmd, msejob.MSEEstimate, f, out, asJSON, mseEstimateOutputs, nil, printMSEEstimate)
+			return runEmit(cmd, &f, out, mseEstimateOutputs, nil)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Model, "model", "", "check model file from 'genlens mse fit'")
-	fl.StringVar(&f.Data, "data", "", "operational data (CSV)")
-	fl.IntVar(&f.ChunkSize, "chunk-size", 0, "rows per chunk")
-	fl.IntVar(&f.Chunks, "chunks", 0, "number of chunks (default 10 when no chunking is given)")
-	fl.StringVar(&f.Timestamp, "timestamp", "", "timestamp column, for --period chunks")
-	fl.StringVar(&f.Period, "period", "", "calendar period of a chunk: hour, day, week, month, quarter or year")
-	fl.StringVar(&f.Target, "target", "", "target column, when some labels have arrived: adds the realised MSE")
-	fl.Float64Var(&f.MaxOutOfReference, "max-out-of-reference", f.MaxOutOfReference, "fraction of a chunk's rows outside the reference ranges above which its estimate is marked extrapolating")
 	fl.StringVar(&out, "out", "", "directory for chunks.csv, estimate.json and mse_chunks.png")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	sepFlag(cmd, &f.Sep)
+	bindFlags(cmd, &f)
 	return cmd
 }
 
 // mseEstimateOutputs are the files 'mse estimate --out' writes.
 var mseEstimateOutputs = []string{"chunks.csv", "estimate.json", "mse_chunks.png"}
 
-func printMSEEstimate(w io.Writer, o *msejob.MSEEstimateResult) {
-	fmt.Fprintf(w, "%s: %d rows, %s; estimated MSE of %s: %s", o.Data, o.Rows, o.Chunking, o.Check.Columns.Prediction, fmtNum(float64(o.EstimatedMSE)))
-	if o.RealizedMSE != nil {
-		fmt.Fprintf(w, ", realised %s over %d labelled rows", fmtNum(float64(*o.RealizedMSE)), *o.Labelled)
-	}
-	fmt.Fprintln(w)
-	if math.IsNaN(float64(o.UpperThreshold)) {
-		fmt.Fprintf(w, "thresholds: unavailable (the reference data holds %d chunk(s) of %d rows; 2 are needed)\n\n", o.ReferenceCount, o.ReferenceRows)
-	} else {
-		fmt.Fprintf(w, "thresholds: [%s, %s] from %d reference chunks of %d rows; %d alert(s)\n",
-			fmtNum(float64(o.LowerThreshold)), fmtNum(float64(o.UpperThreshold)), o.ReferenceCount, o.ReferenceRows, o.Alerts)
-		if o.ReferenceCount < 5 {
-			fmt.Fprintln(w, "(a standard deviation from so few reference chunks is rough: use smaller chunks or more reference data)")
-		}
-		fmt.Fprintln(w)
-	}
-	drift := o.Report != nil && o.Report.Results != nil && o.Check.Drift != nil
-	if drift {
-		th := o.Report.DriftThresholds
-		fmt.Fprintf(w, "extrapolating: %d chunk(s) with over %g%% of rows outside the reference ranges; drift: reconstruction error thresholds [%s, %s], %d drift alert(s)\n",
-			*o.Extrapolating, 100*o.Report.MaxOutOfReference, fmtNum(th.Lower), fmtNum(th.Upper), *o.DriftAlerts)
-		if k, d := len(o.Check.Drift.Components), len(o.Check.Drift.Features); k == d {
-			fmt.Fprintf(w, "(the reconstruction error is 0: %d principal component(s) are needed for 65%% of the reference's variance, all there are; see the per-feature drift below)\n", k)
-		}
-		fmt.Fprintln(w)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "chunk\tperiod\trows\testimated MSE\tlower\tupper\trealised MSE\talert\t")
-	if drift {
-		fmt.Fprint(tw, "out of ref.\textrapolating\trecon. error\tdrift\t")
-	}
-	fmt.Fprintln(tw)
-	var why []string
-	for i, c := range o.Chunks {
-		p := c.Period
-		if p == "" {
-			p = fmt.Sprintf("%d-%d", c.Start, c.End-1)
-		}
-		alert := ""
-		if c.Alert {
-			alert = "ALERT"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t", c.Index, p, c.Rows, fmtNum(float64(c.EstimatedMSE)),
-			fmtNum(float64(c.Lower)), fmtNum(float64(c.Upper)), fmtNum(float64(c.RealizedMSE)), alert)
-		if drift && c.MSEChunkDrift != nil {
-			ex, da := "", ""
-			if c.Extrapolating {
-				ex = "EXTRAPOLATING"
-				why = append(why, fmt.Sprintf("chunk %d: %s", c.Index, o.Monitor[i].Drift.Why(o.Check.Drift, c.Rows)))
-			}
-			if c.DriftAlert {
-				da = "DRIFT"
-			}
-			fmt.Fprintf(tw, "%.1f%%\t%s\t%s\t%s\t", 100*float64(c.OutOfReference), ex, fmtNum(float64(c.ReconstructionError)), da)
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
-	if len(why) > 0 {
-		fmt.Fprintln(w, "\nThe estimates of extrapolating chunks come from inputs the check model never saw (they may be far off):")
-		for _, s := range why {
-			fmt.Fprintln(w, "  "+s)
-		}
-	}
-	if drift {
-		printMSEFeatureDrift(w, o)
-	}
-}
-
-// printMSEFeatureDrift prints each feature's Kolmogorov-Smirnov statistic
-// and p-value per chunk.
-func printMSEFeatureDrift(w io.Writer, o *msejob.MSEEstimateResult) {
-	fmt.Fprintln(w, "\nunivariate drift: Kolmogorov-Smirnov statistic against the reference (p-value)")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "chunk\t")
-	for _, name := range o.Check.Drift.Features {
-		fmt.Fprintf(tw, "%s\t", name)
-	}
-	fmt.Fprintln(tw)
-	for _, c := range o.Chunks {
-		fmt.Fprintf(tw, "%d\t", c.Index)
-		for _, name := range o.Check.Drift.Features {
-			f := c.Features[name]
-			fmt.Fprintf(tw, "%.3f (%s)\t", float64(f.KS), strconv.FormatFloat(float64(f.P), 'g', 2, 64))
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
-}
-
 // ---------------------------------------------------------------- bench
 
 func newMSEBenchCmd() *cobra.Command {
-	f := msejob.NewMSEBenchRequest()
+	f := msejob.NewBenchRequest()
 	var out string
-	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "bench --dataset synthetic-a|synthetic-b|synthetic-c|PATH.csv [flags]",
-		Short:   "Compare the one-step check models with the two-step baselines (one-step MSE estimation, Tables 1 and 3)",
-		Long:    helpText("mse-bench"),
-		Example: helpExamples("mse-bench"),
-		Args:    args(cobra.NoArgs),
+		Use:   "bench --dataset synthetic-a|synthetic-b|synthetic-c|PATH.csv [flags]",
+		Short: "Compare the one-step check models with the two-step baselines (one-step MSE estimation, Tables 1 and 3)",
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runEmit(cmd, msejob.MSEBench, f, out, asJSON, mseBenchOutputs, []string{"mse bench"}, printMSEBench)
+			return runEmit(cmd, &f, out, mseBenchOutputs, []string{"mse bench"})
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Dataset, "dataset", "", "synthetic-a, synthetic-b, synthetic-c, or a CSV file (target in column 0)")
-	fl.IntVar(&f.Trials, "trials", f.Trials, "number of trials")
-	fl.StringSliceVar(&f.Methods, "methods", f.Methods, "methods to compare; kstar-cal (K* calibrated on held-out folds, as mse fit) may be added")
-	fl.Uint64Var(&f.Seed, "seed", f.Seed, "random seed")
 	fl.StringVar(&out, "out", "", "directory for bench.md (a table like the paper's), trials.csv and bench.json")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	sepFlag(cmd, &f.Sep)
+	bindFlags(cmd, &f)
 	return cmd
 }
 
 // mseBenchOutputs are the files 'mse bench --out' writes.
 var mseBenchOutputs = []string{"bench.md", "trials.csv", "bench.json"}
-
-func printMSEBench(w io.Writer, o *msejob.MSEBenchResult) {
-	res := o.Bench
-	fmt.Fprintf(w, "%s, %d trials: mean absolute error of the MSE estimate (std)\n\n", o.Dataset, o.Trials)
-	published := checkmodel.PaperTables[o.TableKey]
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "method\tMAE\tstd\tp vs best\t")
-	if published != nil {
-		fmt.Fprint(tw, "paper MAE\tpaper std\t")
-	}
-	fmt.Fprintln(tw)
-	for _, m := range res.Methods {
-		p := "best"
-		if m.Name != res.Best {
-			p = fmt.Sprintf("%.3g", res.Wilcoxon[m.Name])
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", m.Name, msejob.MSEFormatMAE(m.MAE), msejob.MSEFormatMAE(m.Std), p)
-		if published != nil {
-			if s, ok := published[m.Name]; ok {
-				fmt.Fprintf(tw, "%.3f\t%.3f\t", s.MAE, s.Std)
-			} else {
-				fmt.Fprint(tw, "-\t-\t")
-			}
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
-	for _, m := range res.Methods {
-		if m.Failed > 0 {
-			fmt.Fprintf(w, "%s failed in %d trial(s): %v\n", m.Name, m.Failed, m.FirstError)
-		}
-	}
-}

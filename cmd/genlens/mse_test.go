@@ -407,11 +407,11 @@ func TestMSEBenchLIBSVM(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", f, code, stderr)
 		}
-		var out msejob.MSEBenchResult
+		var out msejob.BenchResult
 		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 			t.Fatal(err)
 		}
-		key := msejob.MSETableKey(path)
+		key := msejob.TableKey(path)
 		paper := checkmodel.PaperTables[key]
 		var line []string
 		for _, name := range []string{"kstar", "naive"} {
@@ -488,7 +488,7 @@ func TestMSEFitRefusesDivergedModel(t *testing.T) {
 // --out and --json is a field of the job's request, named as the flag
 // with '-' replaced by '_', and every request field is a flag.
 func TestMSERequestFieldsAreFlags(t *testing.T) {
-	fit, est, bench := msejob.NewMSEFitRequest(), msejob.NewMSEEstimateRequest(), msejob.NewMSEBenchRequest()
+	fit, est, bench := msejob.NewFitRequest(), msejob.NewEstimateRequest(), msejob.NewBenchRequest()
 	fit.Features, est.ChunkSize, est.Chunks, est.Timestamp, est.Period, est.Target = []string{"x"}, 1, 1, "t", "day", "y" // no omitempty gaps
 	fit.Sep, est.Sep, bench.Sep = ";", ";", ";"
 	for _, tc := range []struct {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,13 +33,8 @@ import (
 // num is job.Num: NaN and ±Inf marshal as JSON null, -0 as 0.
 type num = job.Num
 
-// fmtNum formats a value for the human-readable tables.
-func fmtNum(v float64) string {
-	if math.IsNaN(v) {
-		return "-"
-	}
-	return strconv.FormatFloat(v+0, 'g', 6, 64)
-}
+// fmtNum formats a value for the human-readable tables (job.FormatNum).
+var fmtNum = job.FormatNum
 
 // prepareOut creates the --out directory. It never removes anything the
 // user has there; files genlens writes are replaced atomically.
@@ -300,26 +294,27 @@ func runJob[Req, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, 
 	return fn(cmd.Context(), env, req)
 }
 
-// runEmit runs fn, the job of cmd, on req, and prints the result as every
-// job command does. An --out directory out ("" for none) is refused before
+// runEmit runs the job of cmd on req and prints the result as every job
+// command does. An --out directory out ("" for none) is refused before
 // any work when writing one of outputs there would replace one of the
-// request's inputs (as commands.All declares them); the result's artifacts
-// go under out; the result prints as JSON (asJSON) or as table draws it.
-// Labels name the stages' progress bars (see stageBars).
-func runEmit[Req any, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, Req) (*Res, error), req Req,
-	out string, asJSON bool, outputs, labels []string, table func(io.Writer, *Res)) error {
-	if err := checkOut(cmd, any(&req).(job.Request), out, outputs); err != nil {
+// request's inputs (as commands.All declares them); the result's
+// artifacts go under out; the result prints as JSON (--json) or as the
+// job's text (job.Command.Text). Labels name the stages' progress bars
+// (see stageBars).
+func runEmit(cmd *cobra.Command, req job.Request, out string, outputs, labels []string) error {
+	if err := checkOut(cmd, req, out, outputs); err != nil {
 		return err
 	}
-	res, err := runJob(cmd, fn, req, labels...)
+	jc := jobOf(cmd)
+	res, err := runJob(cmd, jc.Run, req, labels...)
 	if err != nil {
 		return err
 	}
 	var arts []job.Artifact
-	if a, ok := any(res).(interface{ Artifacts() []job.Artifact }); ok {
+	if a, ok := res.(interface{ Artifacts() []job.Artifact }); ok {
 		arts = a.Artifacts()
 	}
-	return emit(cmd, out, arts, asJSON, res, func(w io.Writer) { table(w, res) })
+	return emit(cmd, out, arts, res, func(w io.Writer) { jc.Text(w, req, res) })
 }
 
 // checkOut refuses, before any work, an --out directory out ("" for none)
@@ -341,20 +336,27 @@ func checkOut(cmd *cobra.Command, r job.Request, out string, outputs []string, m
 // entry of cmd's job in commands.All declares them.
 func requestInputs(cmd *cobra.Command, req job.Request) []string {
 	var paths []string
-	for _, c := range commands.All {
-		if c.Name == cmd.Annotations[annotationJob] {
-			for _, in := range c.Inputs(req) {
-				paths = append(paths, in.Path)
-			}
-		}
+	for _, in := range jobOf(cmd).Inputs(req) {
+		paths = append(paths, in.Path)
 	}
 	return paths
+}
+
+// jobOf returns the entry of commands.All that cmd runs (a loop of its
+// own rather than commands.Named: one package fewer on every run).
+func jobOf(cmd *cobra.Command) *job.Command {
+	for i := range commands.All {
+		if commands.All[i].Name == cmd.Annotations[annotationJob] {
+			return &commands.All[i]
+		}
+	}
+	return nil
 }
 
 // emit writes the artifacts of a result under dir (created if missing;
 // nothing when dir is ""), then prints the result on stdout: as one JSON
 // document, or as the command's table.
-func emit(cmd *cobra.Command, dir string, arts []job.Artifact, asJSON bool, res any, table func(io.Writer)) error {
+func emit(cmd *cobra.Command, dir string, arts []job.Artifact, res any, table func(io.Writer)) error {
 	if dir != "" {
 		if err := prepareOut(dir); err != nil {
 			return err
@@ -363,7 +365,7 @@ func emit(cmd *cobra.Command, dir string, arts []job.Artifact, asJSON bool, res 
 			return err
 		}
 	}
-	if asJSON {
+	if jsonFlag(cmd) {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
@@ -411,33 +413,6 @@ func imageFlags(fl *pflag.FlagSet, o *imagejob.ImageOptions, batch string) {
 	fl.BoolVar(&o.NoCache, "no-cache", false, "folders: neither read nor write the feature cache ($"+features.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
 }
 
-// imagesLine describes how a job's folders became features.
-func imagesLine(w io.Writer, im *imagejob.ImagesInfo) {
-	if im == nil {
-		return
-	}
-	how := "mode " + im.Mode
-	if im.Preset != "" {
-		how = "preset " + im.Preset
-	}
-	fmt.Fprintf(w, "images: %d (%d from the feature cache, %d through the network), %s, %s, %.1f s (network %.1f s, waiting for decoding %.1f s)\n",
-		im.Images, im.Cached, im.Computed, im.Embedder, how, float64(im.Seconds), float64(im.NetworkSeconds), float64(im.WaitSeconds))
-	weightsLine(w, im.Weights)
-}
-
-// weightsLine says, in one line, that Inception weights are not the
-// published FID file (nothing for the published file or a ViT's weights).
-func weightsLine(w io.Writer, wi imagejob.WeightsInfo) {
-	if !wi.Unofficial() {
-		return
-	}
-	sum := wi.SHA256
-	if len(sum) > 12 {
-		sum = sum[:12] + "…"
-	}
-	fmt.Fprintf(w, "weights: %s (sha256 %s) are not the published FID Inception weights (%s): not comparable with published FIDs\n", wi.Path, sum, inception.WeightsFile)
-}
-
 // deprecatedAlias registers old as a hidden spelling of the flag name,
 // sharing its value, that still works for one release and says on stderr
 // what replaces it. (pflag's own Deprecated notice goes to the flag set's
@@ -462,4 +437,11 @@ type aliasValue struct {
 func (v aliasValue) Set(s string) error {
 	fmt.Fprintf(deprecationOut, "genlens: warning: --%s is deprecated and will be removed; use --%s\n", v.old, v.name)
 	return v.Value.Set(s)
+}
+
+// jsonFlag reports whether cmd was given --json, which every job
+// command has (addCommands).
+func jsonFlag(cmd *cobra.Command) bool {
+	v, _ := cmd.Flags().GetBool("json")
+	return v
 }

@@ -9,10 +9,10 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/commands"
 	"github.com/genlens/genlens/job/llmjob"
 )
 
@@ -24,25 +24,11 @@ type sampleFlags struct {
 	topP float64
 }
 
-func (s *sampleFlags) register(fl *pflag.FlagSet) {
-	f := &s.req
-	fl.StringVar(&f.Prompts, "prompts", "", `prompt rows (JSONL): {"id", "prompt"|"messages", "reference"?, ...}`)
-	fl.StringVar(&f.BaseURL, "base-url", "", "API root of the OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
-	fl.StringVar(&f.Model, "model", "", "the server's model name")
-	fl.IntVar(&f.N, "n", f.N, "samples per prompt")
-	fl.Float64Var(&f.Temperature, "temperature", f.Temperature, "sampling temperature")
-	fl.IntVar(&f.MaxTokens, "max-tokens", f.MaxTokens, "tokens per answer at most")
+func (s *sampleFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
 	fl.Float64Var(&s.topP, "top-p", 1, "nucleus sampling; sent only when given")
 	fl.Int64Var(&s.seed, "seed", 0, "random seed: each prompt's requests get seeds mixed from it and the prompt's id; none sent when not given")
-	fl.StringVar(&f.API, "api", f.API, "chat (/chat/completions) or completions (/completions)")
-	fl.StringVar(&f.APIKeyEnv, "api-key-env", "", "environment variable holding the API key (never printed, logged or written)")
-	fl.BoolVar(&f.Greedy, "greedy", false, "also draw one temperature-0 answer per prompt, stored as 'answer'")
-	fl.StringVar(&f.EmbedModel, "embed-model", "", "embed every sample with this model (/embeddings), stored as 'embeddings'")
-	fl.StringVar(&f.EmbedBaseURL, "embed-base-url", "", "API root of the embedding server (default: --base-url)")
-	fl.IntVar(&f.Concurrency, "concurrency", f.Concurrency, "requests in flight")
-	fl.Float64Var(&f.RPM, "rpm", 0, "requests a minute at most (0: no limit)")
-	fl.IntVar(&f.Retries, "retries", f.Retries, "retries of a request on 429, 5xx, timeouts, connection errors and cut-off answers")
-	fl.DurationVar(&f.Timeout, "timeout", f.Timeout, "time limit of one request attempt")
+	bindFlags(cmd, &s.req)
 }
 
 // apply copies the flags that count only when given into the request.
@@ -61,26 +47,23 @@ func (s *sampleFlags) apply(cmd *cobra.Command) llmjob.SampleRequest {
 
 func newSampleCmd() *cobra.Command {
 	s := &sampleFlags{req: llmjob.NewSampleRequest()}
-	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "sample --prompts P.jsonl --base-url URL --model NAME --out ANSWERS.jsonl [flags]",
-		Short:   "Sample answers (and embeddings) from an OpenAI-compatible endpoint",
-		Long:    helpText("sample"),
-		Example: helpExamples("sample"),
-		Args:    args(cobra.NoArgs),
+		Use:   "sample --prompts P.jsonl --base-url URL --model NAME --out ANSWERS.jsonl [flags]",
+		Short: "Sample answers (and embeddings) from an OpenAI-compatible endpoint",
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := s.apply(cmd)
 			if f.Out == "" {
 				return badUsage("sample: --out ANSWERS.jsonl is required (finished prompts are appended to it)")
 			}
-			_, err := runSample(cmd, f, asJSON, cmd.OutOrStdout())
+			_, err := runSample(cmd, f, jsonFlag(cmd), cmd.OutOrStdout())
 			return err
 		},
 	}
-	s.register(cmd.Flags())
+	s.register(cmd)
 	markGivenOnly(cmd, "seed", "top-p")
 	cmd.Flags().StringVar(&s.req.Out, "out", "", "answers file (JSONL) to append to; ids already in it are skipped")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as one JSON document")
+	cmd.Flags().Bool("json", false, "print the summary as one JSON document")
 	return cmd
 }
 
@@ -106,17 +89,10 @@ func runSample(cmd *cobra.Command, f llmjob.SampleRequest, asJSON bool, w io.Wri
 		return res, err
 	}
 	if asJSON {
-		return res, emit(cmd, "", nil, true, res, nil)
+		return res, emit(cmd, "", nil, res, nil)
 	}
-	printSample(w, res)
+	commands.Named("sample").Text(w, &f, res)
 	return res, nil
-}
-
-func printSample(w io.Writer, r *llmjob.SampleResult) {
-	fmt.Fprintf(w, "prompts %d: sampled %d, skipped %d already in %s\n", r.Prompts, r.Sampled, r.Skipped, r.Out)
-	fmt.Fprintf(w, "answers %d from %d requests (%d retries)\n", r.Samples, r.Requests, r.Retries)
-	fmt.Fprintf(w, "tokens %d prompt, %d completion; %.3g prompts/s, %.4g tokens/s in %.1fs\n",
-		r.Tokens.PromptTokens, r.Tokens.CompletionTokens, float64(r.PromptsPerSecond), float64(r.TokensPerSecond), float64(r.Seconds))
 }
 
 // meterBar returns Env.Progress and Env.Meter callbacks that draw one bar

@@ -2,20 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"net"
-	"net/http"
 	"os"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/llmproxy"
 	"github.com/genlens/genlens/server"
 	"github.com/genlens/genlens/store"
@@ -28,13 +23,11 @@ func newServeCmd() *cobra.Command {
 	var maxBodyMB, maxBodiesMB, minFreeDiskMB, modelCacheMB int
 	var secretEnvs []string
 	cmd := &cobra.Command{
-		Use:     "serve",
-		Short:   "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
-		Long:    helpText("serve"),
-		Example: helpExamples("serve"),
-		Args:    args(cobra.NoArgs),
+		Use:   "serve",
+		Short: "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Jobs.Secret = secretLookup(secretEnvs)
+			opts.Jobs.Secret = server.EnvSecrets(secretEnvs)
 			for _, mb := range []struct {
 				v *int64
 				n int
@@ -83,9 +76,9 @@ func newServeCmd() *cobra.Command {
 var runServeFunc = runServe
 
 // llmFlags completes the proxy's options, which Validate checked, from
-// serve's --llm-* flags: none of them without --llm-upstream, the
-// upstream's key from the variable keyEnv names, and package llm's client
-// drawing the samples.
+// serve's --llm-* flags: none of them without --llm-upstream, and the
+// upstream's key from the variable keyEnv names (server.New makes the
+// client).
 func llmFlags(cmd *cobra.Command, o *server.LLMOptions, keyEnv string) error {
 	if o.Upstream == "" {
 		for _, name := range []string{"llm-api-key-env", "llm-score", "llm-samples", "llm-timeout"} {
@@ -101,31 +94,7 @@ func llmFlags(cmd *cobra.Command, o *server.LLMOptions, keyEnv string) error {
 			return badUsage("serve: --llm-api-key-env %s: the environment variable %s is empty or unset", keyEnv, keyEnv)
 		}
 	}
-	// One client for the upstream: its timeout is the proxy's (the
-	// answer, the sampling as a whole, a gap in a stream), and retries of
-	// the samples stay within it; 64 sample requests in flight serve 64
-	// concurrent callers without queueing (passed-through requests are
-	// not counted).
-	c, err := llm.New(llm.Config{BaseURL: o.Upstream, APIKey: o.APIKey, Name: "upstream", Timeout: o.Timeout, MaxRetries: 2, Concurrency: 64})
-	if err != nil {
-		return badUsage("serve: --llm-upstream: %v", err)
-	}
-	o.Client = c
 	return nil
-}
-
-// secretLookup reads only the listed environment variables, so that a job
-// request naming another (api_key_env) gets nothing.
-func secretLookup(names []string) func(string) (string, bool) {
-	if len(names) == 0 {
-		return nil
-	}
-	return func(name string) (string, bool) {
-		if !slices.Contains(names, name) {
-			return "", false
-		}
-		return os.LookupEnv(name)
-	}
 }
 
 // runServe serves opts (all but its Store, Token and Logger, which it
@@ -167,7 +136,6 @@ func runServe(ctx context.Context, addr, db, tokenEnv string, opts server.Option
 		srv.Close(context.Background())
 		return badUsage("serve: --addr %s: %v", addr, err)
 	}
-	hs := srv.HTTPServer(addr)
 	where := db
 	if store.IsPostgresDSN(db) {
 		where = "postgres"
@@ -176,25 +144,5 @@ func runServe(ctx context.Context, addr, db, tokenEnv string, opts server.Option
 	if llmOpts.Upstream != "" {
 		log.Info("LLM proxy", "url", "http://"+ln.Addr().String()+"/v1/chat/completions", "samples", llmOpts.Samples, "score", llmOpts.Score)
 	}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
-		srv.Close(context.Background())
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	err = hs.Shutdown(sctx)
-	err = errors.Join(err, srv.Close(sctx))
-	if e := <-done; e != nil && !errors.Is(e, http.ErrServerClosed) {
-		err = errors.Join(err, e)
-	}
-	if err != nil {
-		return fmt.Errorf("serve: shutdown: %w", err)
-	}
-	log.Info("stopped")
-	return nil
+	return srv.Serve(ctx, ln)
 }

@@ -204,7 +204,7 @@ var (
 	modelData []byte
 )
 
-// serveModel is a check model fitted by msejob.MSEFit on a synthetic
+// serveModel is a check model fitted by msejob.Fit on a synthetic
 // regression with features x0, x1.
 func serveModel(t *testing.T) json.RawMessage {
 	t.Helper()
@@ -217,9 +217,9 @@ func serveModel(t *testing.T) json.RawMessage {
 			u := 2*x0 + math.Sin(3*x1)
 			fmt.Fprintf(&b, "%v,%v,%v,%v\n", x0, x1, u+0.3*x0, u+0.5*r.NormFloat64())
 		}
-		req := msejob.NewMSEFitRequest()
+		req := msejob.NewFitRequest()
 		req.Train, req.Target, req.Prediction, req.Model, req.Epochs = "ref.csv", "y", "pred", "m.json", 50
-		res, err := msejob.MSEFit(context.Background(), job.Env{FS: fstest.MapFS{"ref.csv": {Data: []byte(b.String())}}}, req)
+		res, err := msejob.Fit(context.Background(), job.Env{FS: fstest.MapFS{"ref.csv": {Data: []byte(b.String())}}}, req)
 		if err != nil {
 			panic(err)
 		}

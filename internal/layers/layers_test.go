@@ -2,9 +2,14 @@ package layers
 
 import (
 	"encoding/json"
+	"go/parser"
+	"go/token"
 	"io"
+	"maps"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -147,6 +152,55 @@ func TestRulesBite(t *testing.T) {
 		g, h := group(c.from), group(c.to)
 		if got := g == h || slices.Contains(mayImport[g], h); got != c.ok {
 			t.Errorf("%s → %s allowed %v, want %v", c.from, c.to, got, c.ok)
+		}
+	}
+}
+
+// jobFiles lists the files of server that serve the job API (and its
+// options): only they may import the job layer, so that routes, auth,
+// metrics, the dashboard and the monitors stand without it.
+var jobFiles = map[string]bool{"jobs.go": true}
+
+func TestServerNeedsNoJobOutsideItsJobAPI(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", module+"server").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	dir := strings.TrimSpace(string(out))
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("server's files: %v, %v", files, err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		name := filepath.Base(f)
+		if strings.HasSuffix(name, "_test.go") || jobFiles[name] {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range af.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if inJobLayer(p) {
+				t.Errorf("server/%s imports %s: only the job API (%v) may import the job layer", name, p, slices.Sorted(maps.Keys(jobFiles)))
+			}
+		}
+	}
+}
+
+// inJobLayer reports whether the import path p is a package of the job
+// layer (job, job/...; not jobrun, a service).
+func inJobLayer(p string) bool {
+	rest, ok := strings.CutPrefix(p, module)
+	return ok && (rest == "job" || strings.HasPrefix(rest, "job/"))
+}
+
+func TestInJobLayer(t *testing.T) {
+	for p, want := range map[string]bool{module + "job": true, module + "job/msejob": true, module + "jobrun": false, module + "monitorsvc": false} {
+		if inJobLayer(p) != want {
+			t.Errorf("inJobLayer(%s) = %v", p, !want)
 		}
 	}
 }

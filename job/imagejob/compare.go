@@ -33,30 +33,30 @@ import (
 // (d numbers per image, never the images) when a metric needs rows.
 // Start from NewCompareRequest, which holds the command line's defaults.
 type CompareRequest struct {
-	Real    string `json:"real"`
-	Fake    string `json:"fake"`
-	RealKey string `json:"real_key,omitempty"` // array of rows in an .npz (rather than its mu, sigma)
-	FakeKey string `json:"fake_key,omitempty"`
+	Real    string `json:"real" help:"real data: folder of images, feature rows (.npy/.npz/.csv) or statistics .npz (mu, sigma)"`
+	Fake    string `json:"fake" help:"generated data: folder of images, feature rows (.npy/.npz/.csv) or statistics .npz (mu, sigma)"`
+	RealKey string `json:"real_key,omitempty" help:"array of feature rows inside an .npz {real} (rather than its mu, sigma)"` // array of rows in an .npz (rather than its mu, sigma)
+	FakeKey string `json:"fake_key,omitempty" help:"array of feature rows inside an .npz {fake} (rather than its mu, sigma)"`
 	// Metrics is a comma-separated list of fid, kid, mmd, cms, prdc,
 	// vendi and cmmd, or "all" (fid, kid, mmd and cms as far as the
 	// inputs allow; the other three are asked for by name); "" is fid
 	// alone, the one that costs seconds at any sample size.
-	Metrics string `json:"metrics,omitempty"`
+	Metrics string `json:"metrics,omitempty" help:"comma-separated subset of fid,kid,mmd,cms,prdc,vendi,cmmd, or all (fid,kid,mmd,cms; default: fid)"`
 	// Kernel and Gamma configure mmd and cms; "" is rbf and median. They
 	// are refused when neither metric is computed, so that a kernel never
 	// goes silently unused.
 	Kernel        string `json:"kernel,omitempty"`
 	Gamma         string `json:"gamma,omitempty"`
-	KIDSubsets    int    `json:"kid_subsets"`
-	KIDSubsetSize int    `json:"kid_subset_size"`
-	Seed          uint64 `json:"seed"`
-	Dims          string `json:"dims,omitempty"` // folders: 64, 192, 768 or 2048 (default)
+	KIDSubsets    int    `json:"kid_subsets" help:"KID: number of subsets"`
+	KIDSubsetSize int    `json:"kid_subset_size" help:"KID: subset size, at most the smaller side's rows (below them for a meaningful std)"`
+	Seed          uint64 `json:"seed" help:"random seed for the KID subsets and {prdc_max_rows}"`
+	Dims          string `json:"dims,omitempty" help:"folders: Inception feature, 64, 192, 768 or 2048 (default)"` // folders: 64, 192, 768 or 2048 (default)
 
 	// NearestK is prdc's k. PRDCMaxRows, when not 0, caps the rows of
 	// each side prdc uses: a larger side is subsampled without
 	// replacement, drawn with Seed.
-	NearestK    int `json:"nearest_k"`
-	PRDCMaxRows int `json:"prdc_max_rows,omitempty"`
+	NearestK    int `json:"nearest_k" help:"prdc: neighbours k of the radii"`
+	PRDCMaxRows int `json:"prdc_max_rows,omitempty" help:"prdc: use at most this many rows of each side, drawn at random with {seed} (0: all)"`
 
 	ImageOptions
 
@@ -240,6 +240,8 @@ type CompareResult struct {
 	Dim    int         `json:"dim"`
 	Kernel string      `json:"kernel,omitempty"`
 	Images *ImagesInfo `json:"images,omitempty"` // when a side was a folder
+
+	realDir, fakeDir bool // the side was a folder of images (for the text)
 }
 
 // Compare runs `genlens compare`, reading both sides through env.FS.
@@ -312,7 +314,7 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 			return nil, err
 		}
 	}
-	out := &CompareResult{NReal: real.n(), NFake: fake.n(), Dim: fake.dim(), Images: x.info(start)}
+	out := &CompareResult{NReal: real.n(), NFake: fake.n(), Dim: fake.dim(), Images: x.info(start), realDir: realDir, fakeDir: fakeDir}
 	if dr := real.dim(); dr != out.Dim {
 		what, other := "features have", fmt.Sprintf("%s has %d", req.Real, dr)
 		if fake.isStats {

@@ -26,19 +26,19 @@ type FeaturesRequest struct {
 	// preprocessing is Preset rather than Mode (both left at their
 	// defaults).
 	Embedder  string `json:"embedder,omitempty"`
-	Preset    string `json:"preset,omitempty"`
-	Dims      string `json:"dims"`               // 64, 192, 768, 2048, logits or logits_unbiased
-	Mode      string `json:"mode"`               // pytorch-fid, tf or clean
-	Weights   string `json:"weights,omitempty"`  // .pth file; default: $GENLENS_WEIGHTS, cache, download
-	Batch     int    `json:"batch"`              // images decoded and run together
-	Workers   int    `json:"workers"`            // goroutines; 0: one per CPU
-	Recursive bool   `json:"recursive"`          // descend into subfolders
-	NoCache   bool   `json:"no_cache,omitempty"` // neither read nor write the feature cache
+	Preset    string `json:"preset,omitempty" help:"DINOv2/CLIP preprocessing: dgm-eval (DINOv2 default) or torch-fidelity; clip (clip-vitb32 default) or cmmd (clip-vitl14-336 default)"`
+	Dims      string `json:"dims" help:"64, 192, 768, 2048, logits or logits_unbiased"`                                               // 64, 192, 768, 2048, logits or logits_unbiased
+	Mode      string `json:"mode" help:"Inception preprocessing: pytorch-fid, tf (torch-fidelity / TensorFlow) or clean (clean-fid)"` // pytorch-fid, tf or clean
+	Weights   string `json:"weights,omitempty"`                                                                                       // .pth file; default: $GENLENS_WEIGHTS, cache, download
+	Batch     int    `json:"batch" help:"images decoded and run together"`                                                            // images decoded and run together
+	Workers   int    `json:"workers" help:"goroutines (0: one per CPU)"`                                                              // goroutines; 0: one per CPU
+	Recursive bool   `json:"recursive" help:"include images in subfolders"`                                                           // descend into subfolders
+	NoCache   bool   `json:"no_cache,omitempty"`                                                                                      // neither read nor write the feature cache
 	// Shards > 0 computes the features of the images of shard Shard
 	// (0-based) only, split as `genlens stats --shards` splits a folder
 	// (ShardOf); the feature files of all shards, read together
 	// (parts/*.npy), hold every image once.
-	Shards int `json:"shards,omitempty"`
+	Shards int `json:"shards,omitempty" help:"split DIR into K shards and compute this process's shard only"`
 	Shard  int `json:"shard,omitempty"`
 }
 
@@ -142,6 +142,8 @@ type FeaturesResult struct {
 	Files []string `json:"-"`
 	// Features holds one row per image.
 	Features [][]float32 `json:"-"`
+	// Path is the file the transport wrote the result to, for the text.
+	Path string `json:"-"`
 }
 
 // Features runs `genlens features`: it lists the images of req.Input

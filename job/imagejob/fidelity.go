@@ -42,13 +42,13 @@ type ScoreMeanStd struct {
 // default) are streamed into the statistics batch by batch, as
 // pytorch-fid's --save-stats does, and never held all at once.
 type StatsRequest struct {
-	In   string `json:"in"`
-	Key  string `json:"key,omitempty"`  // array inside an .npz input
-	Dims string `json:"dims,omitempty"` // folders: 64, 192, 768 or 2048 (default)
+	In   string `json:"in" help:"feature rows (.npy/.npz/.csv, n x d) or a folder of images (or the argument)"`
+	Key  string `json:"key,omitempty" help:"array name inside an .npz input"`                             // array inside an .npz input
+	Dims string `json:"dims,omitempty" help:"folders: Inception feature, 64, 192, 768 or 2048 (default)"` // folders: 64, 192, 768 or 2048 (default)
 	// Shards > 0 computes the partial statistics of shard Shard (0-based)
 	// of Shards instead (see ShardOf, ShardRows): a part file for
 	// StatsMerge.
-	Shards int `json:"shards,omitempty"`
+	Shards int `json:"shards,omitempty" help:"split into K shards and write this process's partial statistics (see 'genlens stats merge')"`
 	Shard  int `json:"shard,omitempty"`
 	ImageOptions
 
@@ -238,15 +238,15 @@ func (r *StatsResult) Artifact(name string) job.Artifact {
 // probabilities are the softmax of Inception's logits without the fc
 // bias (logits_unbiased), as torch-fidelity computes its IS.
 type ISRequest struct {
-	Probs     string  `json:"probs,omitempty"`
-	Images    string  `json:"images,omitempty"`
-	Key       string  `json:"key,omitempty"`
-	Splits    int     `json:"splits"`
-	Tolerance float64 `json:"tolerance"` // how far a row may sum from 1; above the default, rows are rescaled
+	Probs     string  `json:"probs,omitempty" help:"class-probability rows (.npy/.npz/.csv), n x classes"`
+	Images    string  `json:"images,omitempty" help:"a folder of images instead of {probs}"`
+	Key       string  `json:"key,omitempty" help:"array name inside an .npz input"`
+	Splits    int     `json:"splits" help:"number of splits"`
+	Tolerance float64 `json:"tolerance" help:"how far a row may sum from 1; above the default, rows are rescaled to sum to 1"` // how far a row may sum from 1; above the default, rows are rescaled
 	// Shuffle permutes the rows before splitting as torch-fidelity does
 	// (NumPy's RandomState(2020).permutation); without it the splits are
 	// consecutive, as in the original code of Salimans et al.
-	Shuffle bool `json:"shuffle,omitempty"`
+	Shuffle bool `json:"shuffle,omitempty" help:"permute the rows before splitting as torch-fidelity does (NumPy RandomState(2020))"`
 	ImageOptions
 
 	job.CSVOptions // sep: how the fields of CSV inputs are separated

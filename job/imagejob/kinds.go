@@ -19,6 +19,7 @@ var Commands = []job.Command{
 		Weights:   func(r *FeaturesRequest) *string { return &r.Weights },
 		Named:     func(r *FeaturesResult) *string { return &r.Weights.Path },
 		Artifacts: job.ArtifactsOf[FeaturesRequest]((*FeaturesResult).Artifacts),
+		Text:      featuresText,
 	}),
 	job.Define(job.Spec[StatsRequest, StatsResult]{
 		Name: "stats", Group: "fidelity", New: NewStatsRequest, Run: Stats,
@@ -28,6 +29,7 @@ var Commands = []job.Command{
 		Artifacts: func(_ *StatsRequest, r *StatsResult) []job.Artifact {
 			return []job.Artifact{r.Artifact("stats.npz")}
 		},
+		Text: statsText,
 	}),
 	job.Define(job.Spec[StatsMergeRequest, StatsMergeResult]{
 		Name: "stats merge", Group: "fidelity", New: NewStatsMergeRequest, Run: StatsMerge,
@@ -35,6 +37,7 @@ var Commands = []job.Command{
 		Artifacts: func(_ *StatsMergeRequest, r *StatsMergeResult) []job.Artifact {
 			return []job.Artifact{r.Artifact("stats.npz")}
 		},
+		Text: statsMergeText,
 	}),
 	job.Define(job.Spec[CompareRequest, CompareResult]{
 		Name: "compare", Group: "fidelity", New: NewCompareRequest, Run: Compare,
@@ -43,6 +46,7 @@ var Commands = []job.Command{
 		},
 		Weights: func(r *CompareRequest) *string { return &r.Weights },
 		Named:   func(r *CompareResult) *string { return imagesNamed(r.Images) },
+		Text:    compareText,
 	}),
 	job.Define(job.Spec[ISRequest, ISResult]{
 		Name: "is", Group: "fidelity", New: NewISRequest, Run: IS,
@@ -51,6 +55,7 @@ var Commands = []job.Command{
 		},
 		Weights: func(r *ISRequest) *string { return &r.Weights },
 		Named:   func(r *ISResult) *string { return imagesNamed(r.Images) },
+		Text:    isText,
 	}),
 	job.Define(job.Spec[SelectRequest, SelectResult]{
 		Name: "select", Group: "fidelity", New: NewSelectRequest, Run: Select,
@@ -64,6 +69,7 @@ var Commands = []job.Command{
 		Weights:   func(r *SelectRequest) *string { return &r.Weights },
 		Named:     func(r *SelectResult) *string { return imagesNamed(r.Images) },
 		Artifacts: job.ArtifactsOf[SelectRequest]((*SelectResult).Artifacts),
+		Text:      selectText,
 	}),
 }
 

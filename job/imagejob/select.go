@@ -25,37 +25,37 @@ import (
 // package online. Start from NewSelectRequest, which holds the command
 // line's defaults.
 type SelectRequest struct {
-	Score      string   `json:"score"` // fid or is
-	Pools      []string `json:"pools"` // one sample pool per generator
-	Ref        string   `json:"ref,omitempty"`
-	RefKey     string   `json:"ref_key,omitempty"`
-	PoolsKey   string   `json:"pools_key,omitempty"`
-	Algos      string   `json:"algos,omitempty"` // comma-separated; "" is every rule of the score
-	Steps      int      `json:"steps"`
-	Batch      int      `json:"batch"`
-	Trials     int      `json:"trials"`
-	Delta      float64  `json:"delta"`
-	Tolerance  float64  `json:"tolerance"` // is: how far a row may sum from 1
-	BonusScale float64  `json:"bonus_scale"`
+	Score      string   `json:"score" help:"fid or is"`                                                                    // fid or is
+	Pools      []string `json:"pools" help:"one sample pool per generator (.npy/.npz/.csv); more may follow as arguments"` // one sample pool per generator
+	Ref        string   `json:"ref,omitempty" help:"fid: reference feature rows or statistics .npz (mu, sigma)"`
+	RefKey     string   `json:"ref_key,omitempty" help:"array of feature rows inside an .npz {ref} (rather than its mu, sigma)"`
+	PoolsKey   string   `json:"pools_key,omitempty" help:"array of rows inside each .npz pool"`
+	Algos      string   `json:"algos,omitempty" help:"comma-separated algorithms (default: fid-ucb,naive-ucb,greedy or is-ucb,naive-ucb,greedy)"` // comma-separated; "" is every rule of the score
+	Steps      int      `json:"steps" help:"steps T per trial"`
+	Batch      int      `json:"batch" help:"rows b drawn per step"`
+	Trials     int      `json:"trials" help:"independent trials"`
+	Delta      float64  `json:"delta" help:"failure probability δ of the confidence bounds"`
+	Tolerance  float64  `json:"tolerance" help:"is: how far a class-probability row may sum from 1; above the default, rows are rescaled to sum to 1"` // is: how far a row may sum from 1
+	BonusScale float64  `json:"bonus_scale" help:"multiplier of the confidence bonuses (the unspecified constant of the paper's O~(.); 1 = the proofs' explicit constants)"`
 	// FIDBonus is FID-UCB's bonus: paper (Eq. 10), code2024 (the
 	// authors' FID-eval.py) or fducb2025 (their fd_ucb.py).
-	FIDBonus string `json:"fid_bonus"`
+	FIDBonus string `json:"fid_bonus" help:"fid-ucb bonus: paper (Eq. 10), code2024 (the authors' FID-eval.py, github yannxiaoyanhu/optimism-based-eval) or fducb2025 (their algorithms/fd_ucb.py, github yannxiaoyanhu/dgm-online-eval; unit-consistent, O(d³) a step)"`
 	// TruncationRatio is τ/‖Σ_r‖₂ of the paper and code2024 bonuses.
-	TruncationRatio float64 `json:"truncation_ratio"`
-	Seed            uint64  `json:"seed"`
+	TruncationRatio float64 `json:"truncation_ratio" help:"fid-ucb: covariance entries below this fraction of ||Σ_r||₂ are zeroed (paper, code2024); the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP"`
+	Seed            uint64  `json:"seed" help:"random seed"`
 
 	// Pools and Ref may be folders of images, turned into Inception
 	// features (pool3 for fid; for is, the softmax of logits_unbiased, as
 	// torch-fidelity) with these settings; see ImageOptions, whose Batch
 	// is ImageBatch here (Batch is the samples per step).
-	Embedder   string `json:"embedder,omitempty"` // inception (default), dinov2-*, clip-*
-	Preset     string `json:"preset,omitempty"`   // ViT embedders' preprocessing
-	Mode       string `json:"mode,omitempty"`
+	Embedder   string `json:"embedder,omitempty"`                                                                                 // inception (default), dinov2-*, clip-*
+	Preset     string `json:"preset,omitempty" help:"folders, DINOv2/CLIP: preprocessing (dgm-eval, torch-fidelity; clip, cmmd)"` // ViT embedders' preprocessing
+	Mode       string `json:"mode,omitempty" help:"folders: preprocessing, pytorch-fid (default), tf (torch-fidelity's) or clean (clean-fid's)"`
 	Weights    string `json:"weights,omitempty"`
 	ImageBatch int    `json:"image_batch,omitempty"`
-	Workers    int    `json:"workers,omitempty"`
-	Recursive  bool   `json:"recursive,omitempty"`
-	NoCache    bool   `json:"no_cache,omitempty"`
+	Workers    int    `json:"workers,omitempty" help:"folders: goroutines (0: one per CPU)"`
+	Recursive  bool   `json:"recursive,omitempty" help:"folders: include images in subfolders"`
+	NoCache    bool   `json:"no_cache,omitempty" help:"folders: neither read nor write the feature cache"`
 
 	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }

@@ -213,7 +213,7 @@ type StatsMergeRequest struct {
 	// AllowMissing merges the parts present when some shard indices have
 	// no part (the result says which); without it a missing shard is an
 	// error.
-	AllowMissing bool `json:"allow_missing,omitempty"`
+	AllowMissing bool `json:"allow_missing,omitempty" help:"merge the parts present when some shards have none (the output says which)"`
 }
 
 // NewStatsMergeRequest returns a request with the command line's
@@ -245,6 +245,8 @@ type StatsMergeResult struct {
 
 	Stats frechet.Stats     `json:"-"`
 	Meta  map[string]string `json:"-"` // the provenance entries of the file
+	// Path is the file the transport wrote the result to, for the text.
+	Path string `json:"-"`
 }
 
 // StatsMerge runs `genlens stats merge`: it reads the headers of every

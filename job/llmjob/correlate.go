@@ -23,7 +23,7 @@ type CorrelateRequest struct {
 	// (in the same order in every file) x m samples x d. The command line
 	// takes them as arguments.
 	Files  []string `json:"files"`
-	Key    string   `json:"key,omitempty"` // array inside the .npz inputs, the same in every file
+	Key    string   `json:"key,omitempty" help:"array name inside the .npz inputs (applies to every input file)"` // array inside the .npz inputs, the same in every file
 	Kernel string   `json:"kernel"`
 	Gamma  string   `json:"gamma,omitempty"` // rbf, laplacian, poly: dim, median or a number; "" means median
 

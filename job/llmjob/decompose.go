@@ -21,12 +21,12 @@ import (
 type DecomposeRequest struct {
 	// Models are one file per model, (m, d) samples or (I, m, d) for I
 	// input instances, or a single stacked file (n, m, d) or (n, I, m, d).
-	Models      []string `json:"models"`
-	Targets     string   `json:"targets,omitempty"` // (l, d) or (I, l, d)
-	Key         string   `json:"key,omitempty"`     // array inside the .npz inputs, the same in every file
+	Models      []string `json:"models" help:"model sample files (.npy/.npz/.csv); more may follow as arguments"`
+	Targets     string   `json:"targets,omitempty" help:"target observations (.npy/.npz/.csv)"`                        // (l, d) or (I, l, d)
+	Key         string   `json:"key,omitempty" help:"array name inside the .npz inputs (applies to every input file)"` // array inside the .npz inputs, the same in every file
 	Kernel      string   `json:"kernel"`
-	Gamma       string   `json:"gamma,omitempty"` // rbf, laplacian, poly: dim, median or a number; "" means median
-	PerInstance bool     `json:"per_instance"`    // also report every instance's terms
+	Gamma       string   `json:"gamma,omitempty"`                                                                 // rbf, laplacian, poly: dim, median or a number; "" means median
+	PerInstance bool     `json:"per_instance" help:"also report the terms of every instance (conditional input)"` // also report every instance's terms
 
 	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }

@@ -30,15 +30,15 @@ import (
 // similarity), all of them to the kernel-entropy score; Similarity to the
 // graph scores, KLET to kle.
 type EntropyRequest struct {
-	In            string  `json:"in"`
-	Embeddings    string  `json:"embeddings,omitempty"`     // (rows, samples, d) array; else embeddings in the rows
-	EmbeddingsKey string  `json:"embeddings_key,omitempty"` // array inside an Embeddings .npz
-	Kernel        string  `json:"kernel"`                   // cs or a vector kernel (kernel.Names)
-	T             *int    `json:"t,omitempty"`              // cs: subsequence length; nil means 2
-	Cumulative    *bool   `json:"cumulative,omitempty"`     // cs: sum subsequence lengths 1..t (nil: true, as the authors' code); false: length t only, as the paper's text
-	Gamma         string  `json:"gamma,omitempty"`          // rbf, laplacian, poly: dim, median or a number; "" means dim
-	HoldoutFirst  bool    `json:"holdout_first"`            // judge samples[0], score samples[1:]
-	Threshold     float64 `json:"threshold"`                // RougeL-F above which an answer is correct, in [0, 1)
+	In            string  `json:"in" help:"answers file (.jsonl or .parquet; or the argument)"`
+	Embeddings    string  `json:"embeddings,omitempty" help:"optional .npy/.npz with a (rows, samples, d) array of sample embeddings"` // (rows, samples, d) array; else embeddings in the rows
+	EmbeddingsKey string  `json:"embeddings_key,omitempty" help:"array name inside an {embeddings} .npz"`                              // array inside an Embeddings .npz
+	Kernel        string  `json:"kernel"`                                                                                              // cs or a vector kernel (kernel.Names)
+	T             *int    `json:"t,omitempty"`                                                                                         // cs: subsequence length; nil means 2
+	Cumulative    *bool   `json:"cumulative,omitempty"`                                                                                // cs: sum subsequence lengths 1..t (nil: true, as the authors' code); false: length t only, as the paper's text
+	Gamma         string  `json:"gamma,omitempty"`                                                                                     // rbf, laplacian, poly: dim, median or a number; "" means dim
+	HoldoutFirst  bool    `json:"holdout_first" help:"judge samples[0]; score uncertainty on samples[1:]"`                             // judge samples[0], score samples[1:]
+	Threshold     float64 `json:"threshold"`                                                                                           // RougeL-F above which an answer is correct, in [0, 1)
 	// Scores is a comma-separated list of kernel-entropy, lexsim, kle,
 	// eigv and degree, or all; "" means kernel-entropy,lexsim.
 	Scores     string   `json:"scores,omitempty"`

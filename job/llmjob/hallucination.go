@@ -23,24 +23,24 @@ import (
 // NewHallucinationSimulateRequest, which holds the command line's
 // defaults.
 type HallucinationSimulateRequest struct {
-	Model       string  `json:"model"` // linear or categorical
-	Ns          string  `json:"ns"`    // context sizes, comma-separated
-	Tasks       int     `json:"tasks"` // per context size
-	Eps         float64 `json:"eps"`
-	M           int     `json:"M"`     // imagined datasets per estimate
-	K           int     `json:"K"`     // responses per THR estimate
-	Extra       int     `json:"extra"` // imagined examples N - n
-	Seed        uint64  `json:"seed"`
-	Concurrency int     `json:"concurrency"` // tasks estimated at once
+	Model       string  `json:"model"`                                                           // linear or categorical
+	Ns          string  `json:"ns" help:"context sizes n, comma-separated"`                      // context sizes, comma-separated
+	Tasks       int     `json:"tasks" help:"tasks (mechanism, context, query) per context size"` // per context size
+	Eps         float64 `json:"eps" help:"tolerance ε: responses outside the (1-ε)-likely set are hallucinations"`
+	M           int     `json:"M"`                                                  // imagined datasets per estimate
+	K           int     `json:"K"`                                                  // responses per THR estimate
+	Extra       int     `json:"extra" help:"imagined examples per dataset (N - n)"` // imagined examples N - n
+	Seed        uint64  `json:"seed" help:"random seed"`
+	Concurrency int     `json:"concurrency" help:"tasks estimated at once"` // tasks estimated at once
 
 	// The linear model (bayeslin).
-	Features   string  `json:"features"` // poly:DEG or relu:WIDTH:SEED
-	Noise      float64 `json:"noise"`
-	PriorScale float64 `json:"prior_scale"`
+	Features   string  `json:"features" help:"linear model: poly:DEG or relu:WIDTH:SEED features of x ~ U[-2, 2]"` // poly:DEG or relu:WIDTH:SEED
+	Noise      float64 `json:"noise" help:"linear model: noise standard deviation σ"`
+	PriorScale float64 `json:"prior_scale" help:"linear model: prior w ~ N(0, S² I) with this S"`
 	// The categorical model (categorical.Symmetric).
 	Groups int     `json:"groups"`
 	Labels int     `json:"labels"`
-	Alpha  float64 `json:"alpha"`
+	Alpha  float64 `json:"alpha" help:"categorical model: symmetric Dirichlet prior concentration"`
 }
 
 // NewHallucinationSimulateRequest returns a request with the command

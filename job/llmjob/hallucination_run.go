@@ -34,35 +34,35 @@ import (
 // The API key of the openai backend never travels in a request: APIKeyEnv
 // names the secret, which the job reads through Env.Secret.
 type HallucinationRunRequest struct {
-	Backend string `json:"backend"` // openai, linear or categorical
-	Context string `json:"context"` // JSONL rows {"x", "y"}
-	Queries string `json:"queries"` // JSONL rows {"id", "x"[, "y"]}
+	Backend string `json:"backend" help:"openai, linear or categorical"`                  // openai, linear or categorical
+	Context string `json:"context" help:"context examples (.jsonl rows {\"x\", \"y\"})"`  // JSONL rows {"x", "y"}
+	Queries string `json:"queries" help:"queries (.jsonl rows {\"id\", \"x\"[, \"y\"]})"` // JSONL rows {"id", "x"[, "y"]}
 
-	Eps         float64 `json:"eps"`
-	M           int     `json:"M"`     // 0: the backend's default
-	K           int     `json:"K"`     // 0: the backend's default
-	Extra       int     `json:"extra"` // 0: the backend's default
-	Concurrency int     `json:"concurrency"`
-	Seed        uint64  `json:"seed"`
+	Eps         float64 `json:"eps" help:"tolerance ε (the paper used 0.75 to compare with the error rate)"`
+	M           int     `json:"M"`                                                                         // 0: the backend's default
+	K           int     `json:"K"`                                                                         // 0: the backend's default
+	Extra       int     `json:"extra" help:"imagined examples N - n (default 5 openai, 100 exact models)"` // 0: the backend's default
+	Concurrency int     `json:"concurrency" help:"requests in flight (openai) and queries at once"`
+	Seed        uint64  `json:"seed" help:"random seed (sent to the server as per-request seeds)"`
 
 	// The openai backend (package openai).
-	BaseURL   string        `json:"base_url"`
+	BaseURL   string        `json:"base_url" help:"openai: API root, e.g. http://127.0.0.1:8000/v1"`
 	Model     string        `json:"model"`
-	APIKeyEnv string        `json:"api_key_env"` // the name of the secret holding the API key
-	Timeout   time.Duration `json:"timeout"`     // per request, in nanoseconds
-	Retries   int           `json:"retries"`
-	MaxTokens int           `json:"max_tokens"`
-	PairTopP  float64       `json:"pair_top_p"`
-	NoSeed    bool          `json:"no_seed"`
+	APIKeyEnv string        `json:"api_key_env" help:"openai: environment variable holding the API key (may be unset)"` // the name of the secret holding the API key
+	Timeout   time.Duration `json:"timeout" help:"openai: per-request timeout"`                                         // per request, in nanoseconds
+	Retries   int           `json:"retries" help:"openai: retries on 429, 5xx, timeouts and connection errors"`
+	MaxTokens int           `json:"max_tokens" help:"openai: tokens generated per answer (one line)"`
+	PairTopP  float64       `json:"pair_top_p" help:"openai: top_p when imagining examples (the paper used 0.9)"`
+	NoSeed    bool          `json:"no_seed" help:"openai: do not send per-request seeds"`
 
 	// The linear model (bayeslin).
-	Features   string  `json:"features"`
-	Noise      float64 `json:"noise"`
-	PriorScale float64 `json:"prior_scale"`
+	Features   string  `json:"features" help:"linear model: poly:DEG or relu:WIDTH:SEED features of x ~ U[-2, 2]"`
+	Noise      float64 `json:"noise" help:"linear model: noise standard deviation σ"`
+	PriorScale float64 `json:"prior_scale" help:"linear model: prior w ~ N(0, S² I) with this S"`
 	// The categorical model, with named inputs and labels.
-	Inputs string  `json:"inputs"` // comma-separated input names
-	Labels string  `json:"labels"` // comma-separated label names
-	Alpha  float64 `json:"alpha"`
+	Inputs string  `json:"inputs" help:"categorical model: comma-separated input names (one Dirichlet per input)"` // comma-separated input names
+	Labels string  `json:"labels" help:"categorical model: comma-separated label names"`                           // comma-separated label names
+	Alpha  float64 `json:"alpha" help:"categorical model: symmetric Dirichlet prior concentration"`
 }
 
 // NewHallucinationRunRequest returns a request with the command line's

@@ -18,6 +18,7 @@ var Commands = []job.Command{
 		Inputs:    func(r *SampleRequest) []job.Input { return job.FileInput("prompts", r.Prompts) },
 		Artifacts: job.ArtifactsOf[SampleRequest]((*SampleResult).Artifacts),
 		Outbound:  func(r *SampleRequest) []job.Outbound { return r.outbound() },
+		Text:      sampleText,
 	}),
 	job.Define(job.Spec[EntropyRequest, EntropyResult]{
 		Name: "entropy", Group: "kernel", New: NewEntropyRequest, Run: Entropy,
@@ -31,11 +32,13 @@ var Commands = []job.Command{
 		Inputs: func(r *DecomposeRequest) []job.Input {
 			return append(job.FileInputs("models", r.Models), job.FileInput("targets", r.Targets)...)
 		},
+		Text: decomposeText,
 	}),
 	job.Define(job.Spec[CorrelateRequest, CorrelateResult]{
 		Name: "correlate", Group: "kernel", New: NewCorrelateRequest, Run: Correlate,
 		Inputs:    func(r *CorrelateRequest) []job.Input { return job.FileInputs("files", r.Files) },
 		Artifacts: job.ArtifactsOf[CorrelateRequest]((*CorrelateResult).Artifacts),
+		Text:      correlateText,
 	}),
 	job.Define(job.Spec[HallucinationRunRequest, HallucinationRunResult]{
 		Name: "hallucination run", Group: "icl", New: NewHallucinationRunRequest, Run: HallucinationRun,
@@ -49,9 +52,11 @@ var Commands = []job.Command{
 			}
 			return nil
 		},
+		Text: runText,
 	}),
 	job.Define(job.Spec[HallucinationSimulateRequest, HallucinationSimulateResult]{
 		Name: "hallucination simulate", Group: "icl", New: NewHallucinationSimulateRequest, Run: HallucinationSimulate,
 		Artifacts: job.ArtifactsOf[HallucinationSimulateRequest]((*HallucinationSimulateResult).Artifacts),
+		Text:      simulateText,
 	}),
 }

@@ -28,25 +28,25 @@ import (
 // The API key never travels in a request: APIKeyEnv names the secret,
 // which the job reads through Env.Secret.
 type SampleRequest struct {
-	Prompts     string   `json:"prompts"` // JSONL rows {"id", "prompt"|"messages", "reference"?, ...}
-	BaseURL     string   `json:"base_url"`
-	Model       string   `json:"model"`
-	N           int      `json:"n"` // samples per prompt
-	Temperature float64  `json:"temperature"`
-	MaxTokens   int      `json:"max_tokens"`
-	TopP        *float64 `json:"top_p,omitempty"` // nil: the server's default
-	Seed        *int64   `json:"seed,omitempty"`  // nil: no seeds sent
-	API         string   `json:"api"`             // chat or completions
-	APIKeyEnv   string   `json:"api_key_env"`     // the name of the secret holding the API key; "": none
-	Greedy      bool     `json:"greedy"`          // one extra temperature-0 answer per prompt
+	Prompts     string   `json:"prompts" help:"prompt rows (JSONL): {\"id\", \"prompt\"|\"messages\", \"reference\"?, ...}"` // JSONL rows {"id", "prompt"|"messages", "reference"?, ...}
+	BaseURL     string   `json:"base_url" help:"API root of the OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1"`
+	Model       string   `json:"model" help:"the server's model name"`
+	N           int      `json:"n" help:"samples per prompt"` // samples per prompt
+	Temperature float64  `json:"temperature" help:"sampling temperature"`
+	MaxTokens   int      `json:"max_tokens" help:"tokens per answer at most"`
+	TopP        *float64 `json:"top_p,omitempty"`                                                                                // nil: the server's default
+	Seed        *int64   `json:"seed,omitempty"`                                                                                 // nil: no seeds sent
+	API         string   `json:"api" help:"chat (/chat/completions) or completions (/completions)"`                              // chat or completions
+	APIKeyEnv   string   `json:"api_key_env" help:"environment variable holding the API key (never printed, logged or written)"` // the name of the secret holding the API key; "": none
+	Greedy      bool     `json:"greedy" help:"also draw one temperature-0 answer per prompt, stored as 'answer'"`                // one extra temperature-0 answer per prompt
 
-	EmbedModel   string `json:"embed_model"`    // "": no embeddings
-	EmbedBaseURL string `json:"embed_base_url"` // "": BaseURL
+	EmbedModel   string `json:"embed_model" help:"embed every sample with this model (/embeddings), stored as 'embeddings'"` // "": no embeddings
+	EmbedBaseURL string `json:"embed_base_url" help:"API root of the embedding server (default: {base_url})"`                // "": BaseURL
 
-	Concurrency int           `json:"concurrency"` // requests in flight
-	RPM         float64       `json:"rpm"`         // requests a minute; 0: no limit
-	Retries     int           `json:"retries"`
-	Timeout     time.Duration `json:"timeout"` // per attempt, in nanoseconds
+	Concurrency int           `json:"concurrency" help:"requests in flight"`              // requests in flight
+	RPM         float64       `json:"rpm" help:"requests a minute at most (0: no limit)"` // requests a minute; 0: no limit
+	Retries     int           `json:"retries" help:"retries of a request on 429, 5xx, timeouts, connection errors and cut-off answers"`
+	Timeout     time.Duration `json:"timeout" help:"time limit of one request attempt"` // per attempt, in nanoseconds
 
 	// Out is the file finished rows are appended to, one line each,
 	// synced; ids already there are skipped. "" keeps the rows in the

@@ -17,30 +17,33 @@ const (
 
 // Commands lists the commands of this package, for job/commands.
 var Commands = []job.Command{
-	job.Define(job.Spec[MSEFitRequest, MSEFitResult]{
-		Name: "mse fit", Group: "production", New: NewMSEFitRequest, Run: MSEFit,
-		Inputs: func(r *MSEFitRequest) []job.Input { return job.FileInput("train", r.Train) },
+	job.Define(job.Spec[FitRequest, FitResult]{
+		Name: "mse fit", Group: "production", New: NewFitRequest, Run: Fit,
+		Inputs: func(r *FitRequest) []job.Input { return job.FileInput("train", r.Train) },
 		// The model is the one artifact, named by the request's model
 		// field (the command line writes it to that path).
-		Artifacts: func(q *MSEFitRequest, r *MSEFitResult) []job.Artifact {
+		Artifacts: func(q *FitRequest, r *FitResult) []job.Artifact {
 			return []job.Artifact{{Name: q.Model, Write: r.WriteModel}}
 		},
+		Text: fitText,
 	}),
-	job.Define(job.Spec[MSEEstimateRequest, MSEEstimateResult]{
-		Name: "mse estimate", Group: "production", New: NewMSEEstimateRequest, Run: MSEEstimate,
-		Inputs: func(r *MSEEstimateRequest) []job.Input {
+	job.Define(job.Spec[EstimateRequest, EstimateResult]{
+		Name: "mse estimate", Group: "production", New: NewEstimateRequest, Run: Estimate,
+		Inputs: func(r *EstimateRequest) []job.Input {
 			return append(job.FileInput("model", r.Model), job.FileInput("data", r.Data)...)
 		},
-		Artifacts: job.ArtifactsOf[MSEEstimateRequest]((*MSEEstimateResult).Artifacts),
+		Artifacts: job.ArtifactsOf[EstimateRequest]((*EstimateResult).Artifacts),
+		Text:      estimateText,
 	}),
-	job.Define(job.Spec[MSEBenchRequest, MSEBenchResult]{
-		Name: "mse bench", Group: "production", New: NewMSEBenchRequest, Run: MSEBench,
-		Inputs: func(r *MSEBenchRequest) []job.Input {
+	job.Define(job.Spec[BenchRequest, BenchResult]{
+		Name: "mse bench", Group: "production", New: NewBenchRequest, Run: Bench,
+		Inputs: func(r *BenchRequest) []job.Input {
 			if strings.HasPrefix(r.Dataset, "synthetic-") {
 				return nil // generated, no file
 			}
 			return job.FileInput("dataset", r.Dataset)
 		},
-		Artifacts: job.ArtifactsOf[MSEBenchRequest]((*MSEBenchResult).Artifacts),
+		Artifacts: job.ArtifactsOf[BenchRequest]((*BenchResult).Artifacts),
+		Text:      benchText,
 	}),
 }

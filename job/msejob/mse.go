@@ -23,54 +23,54 @@ import (
 // The MSE jobs estimate the mean squared error of a deployed regression
 // model f on operational data before its labels arrive, with a check
 // model h trained by the one-step objective of "A one-step MSE estimation
-// of models in production" (see package checkmodel): MSEFit trains and
-// saves h, MSEEstimate applies it chunk by chunk with thresholds and
-// alerts (package monitor), MSEBench reproduces the paper's comparison
+// of models in production" (see package checkmodel): Fit trains and
+// saves h, Estimate applies it chunk by chunk with thresholds and
+// alerts (package monitor), Bench reproduces the paper's comparison
 // with the two-step baselines.
 
-// MSEFitRequest is a request of `genlens mse fit`: train a check model
+// FitRequest is a request of `genlens mse fit`: train a check model
 // on labelled reference rows that hold the target and f's prediction.
-// Start from NewMSEFitRequest, which holds the command line's defaults.
-type MSEFitRequest struct {
-	Train      string   `json:"train"`
-	Target     string   `json:"target"`     // column name, or 0-based index without a header
-	Prediction string   `json:"prediction"` // the column of f(x)
-	Features   []string `json:"features,omitempty"`
-	Header     string   `json:"header"` // auto, yes or no
-	Objective  string   `json:"objective"`
-	Lambda     float64  `json:"lambda"`
+// Start from NewFitRequest, which holds the command line's defaults.
+type FitRequest struct {
+	Train      string   `json:"train" help:"labelled reference data (CSV)"`
+	Target     string   `json:"target" help:"target column (name, or 0-based index without a header)"` // column name, or 0-based index without a header
+	Prediction string   `json:"prediction" help:"column holding the deployed model's prediction f(x)"` // the column of f(x)
+	Features   []string `json:"features,omitempty" help:"feature columns (default: all other columns)"`
+	Header     string   `json:"header" help:"does the first row hold column names: auto, yes or no (estimate reads its data the same way)"` // auto, yes or no
+	Objective  string   `json:"objective" help:"training objective: kstar, k or l"`
+	Lambda     float64  `json:"lambda" help:"weight of the regulariser R in objective l"`
 	// Epochs is the number of training epochs with EpochSelection
 	// "fixed", the largest number considered with "validation".
-	Epochs int `json:"epochs"`
+	Epochs int `json:"epochs" help:"training epochs (full batch); with {epoch_selection} validation, the most tried"`
 	// EpochSelection is "fixed" (train Epochs epochs, the paper's
 	// setting) or "validation" (choose the count up to Epochs by the
 	// objective on 20% held-out reference rows, see
 	// checkmodel.ChooseEpochs).
-	EpochSelection string  `json:"epoch_selection"`
-	LR             float64 `json:"lr"`
-	Seed           uint64  `json:"seed"`
+	EpochSelection string  `json:"epoch_selection" help:"fixed: train {epochs} epochs (the paper's 200); validation: choose the count by the objective on 20% of the reference rows held out, then train on all"`
+	LR             float64 `json:"lr" help:"Adam learning rate"`
+	Seed           uint64  `json:"seed" help:"random seed (weights); the same seed gives the same model"`
 	// Folds is the number of cross-fitting folds that calibrate the
 	// estimates to the realised MSE (checkmodel.Calibration); 0 turns
 	// calibration off (the paper's raw Eq. 11).
-	Folds int `json:"folds"`
+	Folds int `json:"folds" help:"cross-fitting folds that calibrate the estimates to the realised MSE on held-out reference rows (which must not be the rows f was trained on); 0: uncalibrated (the paper's Eq. 11)"`
 	// Model names the model file; the result carries it, and the
-	// transport stores the model there (see MSEFitResult.WriteModel).
-	Model string `json:"model"`
+	// transport stores the model there (see FitResult.WriteModel).
+	Model string `json:"model" help:"where to write the check model (JSON)"`
 
 	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
-// NewMSEFitRequest returns a request with the command line's defaults:
+// NewFitRequest returns a request with the command line's defaults:
 // the paper's objective K*, λ = 100, 200 epochs of Adam at 0.01.
-func NewMSEFitRequest() MSEFitRequest {
+func NewFitRequest() FitRequest {
 	c := checkmodel.DefaultConfig()
-	return MSEFitRequest{Header: "auto", Objective: string(c.Objective), Lambda: c.Lambda,
+	return FitRequest{Header: "auto", Objective: string(c.Objective), Lambda: c.Lambda,
 		Epochs: c.Train.Epochs, EpochSelection: string(c.Epochs), LR: c.Train.LR, Seed: 1, Folds: c.Folds}
 }
 
 // Validate checks the fields that need no input file.
-func (r *MSEFitRequest) Validate() (verr error) {
-	defer func() { verr = job.WithDefault(verr, r, NewMSEFitRequest()) }()
+func (r *FitRequest) Validate() (verr error) {
+	defer func() { verr = job.WithDefault(verr, r, NewFitRequest()) }()
 	if err := job.CheckLimits("mse fit", job.Lim("features", len(r.Features), job.MaxListLen), job.Lim("epochs", r.Epochs, maxMSEEpochs), job.Lim("folds", r.Folds, maxFolds)); err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (r *MSEFitRequest) Validate() (verr error) {
 	return err
 }
 
-func (r *MSEFitRequest) options() (checkmodel.Config, dataio.Header, error) {
+func (r *FitRequest) options() (checkmodel.Config, dataio.Header, error) {
 	cfg := checkmodel.DefaultConfig()
 	for _, f := range []struct{ field, val string }{{"train", r.Train}, {"target", r.Target}, {"prediction", r.Prediction}, {"model", r.Model}} {
 		if f.val == "" {
@@ -208,9 +208,9 @@ func mseHeader(s string) (dataio.Header, error) {
 	return 0, job.Fieldf("header", "{header} %q: want auto, yes or no", s)
 }
 
-// MSEFitResult is the result of `genlens mse fit`; it marshals to the
+// FitResult is the result of `genlens mse fit`; it marshals to the
 // command's --json document.
-type MSEFitResult struct {
+type FitResult struct {
 	Model                 string   `json:"model"`
 	Rows                  int      `json:"rows"`
 	Features              []string `json:"features"`
@@ -236,14 +236,14 @@ type MSEFitResult struct {
 }
 
 // WriteModel writes the model file: the check model as indented JSON.
-func (r *MSEFitResult) WriteModel(w io.Writer) error { return dataio.EncodeJSON(w, r.Check) }
+func (r *FitResult) WriteModel(w io.Writer) error { return dataio.EncodeJSON(w, r.Check) }
 
-// MSEFit runs `genlens mse fit`: it reads the training table through
+// Fit runs `genlens mse fit`: it reads the training table through
 // env.FS, trains the check model and names its columns. A fit that
 // diverged is an error (nothing is to be saved); one whose in-sample
 // estimate is far from the realised MSE is returned with a warning
 // through env.Warn.
-func MSEFit(ctx context.Context, env job.Env, req MSEFitRequest) (*MSEFitResult, error) {
+func Fit(ctx context.Context, env job.Env, req FitRequest) (*FitResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -310,7 +310,7 @@ func MSEFit(ctx context.Context, env job.Env, req MSEFitRequest) (*MSEFitResult,
 	if m.Drift, err = monitor.FitDrift(x, m.Columns.Features); err != nil {
 		return nil, err
 	}
-	return &MSEFitResult{
+	return &FitResult{
 		Model: req.Model, Rows: len(y), Features: m.Columns.Features, Target: m.Columns.Target,
 		Prediction: m.Columns.Prediction, Objective: string(cfg.Objective), FinalLoss: job.Num(m.Training.FinalLoss),
 		ReferenceRealizedMSE: job.Num(ref.RealizedMSE), ReferenceEstimatedMSE: job.Num(ref.EstimatedMSE),
@@ -321,7 +321,7 @@ func MSEFit(ctx context.Context, env job.Env, req MSEFitRequest) (*MSEFitResult,
 
 // mseFitColumns resolves the target, prediction and feature columns of
 // a fit; the features default to every other column.
-func mseFitColumns(t *dataio.Table, req MSEFitRequest) (tc, pc int, fc []int, err error) {
+func mseFitColumns(t *dataio.Table, req FitRequest) (tc, pc int, fc []int, err error) {
 	if tc, err = mseColumn(t, req.Target, "target"); err != nil {
 		return
 	}
@@ -378,39 +378,39 @@ func mseFmt(v float64) string {
 	return strconv.FormatFloat(v+0, 'g', 6, 64)
 }
 
-// MSEEstimateRequest is a request of `genlens mse estimate`: apply a
+// EstimateRequest is a request of `genlens mse estimate`: apply a
 // check model to operational data, chunk by chunk. At most one chunking
 // is given: ChunkSize rows, Chunks of equal size, or a calendar Period
 // of the Timestamp column; none means 10 chunks (one per row for fewer
 // than 10 rows).
-type MSEEstimateRequest struct {
-	Model     string `json:"model"`
-	Data      string `json:"data"`
-	ChunkSize int    `json:"chunk_size,omitempty"`
-	Chunks    int    `json:"chunks,omitempty"`
-	Timestamp string `json:"timestamp,omitempty"`
-	Period    string `json:"period,omitempty"` // hour, day, week, month, quarter or year
+type EstimateRequest struct {
+	Model     string `json:"model" help:"check model file from 'genlens mse fit'"`
+	Data      string `json:"data" help:"operational data (CSV)"`
+	ChunkSize int    `json:"chunk_size,omitempty" help:"rows per chunk"`
+	Chunks    int    `json:"chunks,omitempty" help:"number of chunks (default 10 when no chunking is given)"`
+	Timestamp string `json:"timestamp,omitempty" help:"timestamp column, for {period} chunks"`
+	Period    string `json:"period,omitempty" help:"calendar period of a chunk: hour, day, week, month, quarter or year"` // hour, day, week, month, quarter or year
 	// Target, when some labels have arrived, adds the realised MSE over
 	// the rows whose target cell is not empty.
-	Target string `json:"target,omitempty"`
+	Target string `json:"target,omitempty" help:"target column, when some labels have arrived: adds the realised MSE"`
 	// MaxOutOfReference is the fraction of a chunk's rows with a feature
 	// outside the reference range above which the chunk's estimate is
 	// marked as an extrapolation.
-	MaxOutOfReference float64 `json:"max_out_of_reference"`
+	MaxOutOfReference float64 `json:"max_out_of_reference" help:"fraction of a chunk's rows outside the reference ranges above which its estimate is marked extrapolating"`
 
 	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
-// NewMSEEstimateRequest returns a request with the command line's
+// NewEstimateRequest returns a request with the command line's
 // defaults (10 chunks, chunks extrapolating beyond 5% of rows outside
 // the reference ranges) and no inputs.
-func NewMSEEstimateRequest() MSEEstimateRequest {
-	return MSEEstimateRequest{MaxOutOfReference: monitor.DefaultMaxOutOfReference}
+func NewEstimateRequest() EstimateRequest {
+	return EstimateRequest{MaxOutOfReference: monitor.DefaultMaxOutOfReference}
 }
 
 // Validate checks the fields that need no input file.
-func (r *MSEEstimateRequest) Validate() (verr error) {
-	defer func() { verr = job.WithDefault(verr, r, NewMSEEstimateRequest()) }()
+func (r *EstimateRequest) Validate() (verr error) {
+	defer func() { verr = job.WithDefault(verr, r, NewEstimateRequest()) }()
 	if err := job.CheckLimits("mse estimate", job.Lim("chunk_size", r.ChunkSize, maxChunkRows), job.Lim("chunks", r.Chunks, maxChunks)); err != nil {
 		return err
 	}
@@ -421,7 +421,7 @@ func (r *MSEEstimateRequest) Validate() (verr error) {
 	return err
 }
 
-func (r *MSEEstimateRequest) period() (monitor.Period, error) {
+func (r *EstimateRequest) period() (monitor.Period, error) {
 	modes := 0
 	for _, set := range []bool{r.ChunkSize != 0, r.Chunks != 0, r.Timestamp != "" || r.Period != ""} {
 		if set {
@@ -451,9 +451,9 @@ func (r *MSEEstimateRequest) period() (monitor.Period, error) {
 	return p, nil
 }
 
-// MSEEstimateResult is the result of `genlens mse estimate`; it marshals
+// EstimateResult is the result of `genlens mse estimate`; it marshals
 // to the command's --json document.
-type MSEEstimateResult struct {
+type EstimateResult struct {
 	Model          string   `json:"model"`
 	Data           string   `json:"data"`
 	Rows           int      `json:"rows"`
@@ -468,9 +468,9 @@ type MSEEstimateResult struct {
 	Alerts         int      `json:"alerts"`
 	// Extrapolating and DriftAlerts count the chunks so marked; nil for a
 	// model file without a drift model.
-	Extrapolating *int       `json:"extrapolating_chunks,omitempty"`
-	DriftAlerts   *int       `json:"drift_alerts,omitempty"`
-	Chunks        []MSEChunk `json:"chunks"`
+	Extrapolating *int    `json:"extrapolating_chunks,omitempty"`
+	DriftAlerts   *int    `json:"drift_alerts,omitempty"`
+	Chunks        []Chunk `json:"chunks"`
 
 	// Check is the check model applied.
 	Check *checkmodel.Model `json:"-"`
@@ -483,8 +483,8 @@ type MSEEstimateResult struct {
 	Report *monitor.Report `json:"-"`
 }
 
-// MSEChunk is one chunk of an MSEEstimateResult.
-type MSEChunk struct {
+// Chunk is one chunk of an EstimateResult.
+type Chunk struct {
 	Index         int     `json:"index"`
 	Start         int     `json:"start"`
 	End           int     `json:"end"`
@@ -499,64 +499,7 @@ type MSEChunk struct {
 	Alert         bool    `json:"alert"`
 	RealizedMSE   job.Num `json:"realized_mse"`
 	Labelled      *int    `json:"labelled,omitempty"`
-	*MSEChunkDrift
-}
-
-// MSEChunkDrift is a chunk's extrapolation and drift, present when the
-// model file records the reference's features (monitor.DriftModel).
-type MSEChunkDrift struct {
-	// OutOfReference is the fraction of the chunk's rows with at least
-	// one feature outside its reference range, and Extrapolating whether
-	// it exceeds max_out_of_reference; Outside counts, per feature, the
-	// rows outside its range (features with none left out), which says
-	// why.
-	OutOfReference job.Num        `json:"out_of_reference"`
-	Extrapolating  bool           `json:"extrapolating"`
-	Outside        map[string]int `json:"outside,omitempty"`
-	// ReconstructionError is the mean data reconstruction error of the
-	// chunk's rows (NannyML's multivariate drift), DriftLower and
-	// DriftUpper its thresholds from reference chunks of the same size,
-	// DriftAlert whether it lies outside them.
-	ReconstructionError job.Num `json:"reconstruction_error"`
-	DriftLower          job.Num `json:"drift_lower"`
-	DriftUpper          job.Num `json:"drift_upper"`
-	DriftAlert          bool    `json:"drift_alert"`
-	// Features holds each feature's two-sample Kolmogorov-Smirnov
-	// statistic against the reference and its p-value.
-	Features map[string]FeatureKS `json:"features"`
-}
-
-// FeatureKS is one feature's univariate drift over a chunk.
-type FeatureKS struct {
-	KS job.Num `json:"ks"`
-	P  job.Num `json:"p"`
-}
-
-// NewMSEChunkDrift returns the JSON of a chunk's drift; nil for nil.
-func NewMSEChunkDrift(d *monitor.ChunkDrift, m *monitor.DriftModel, th monitor.Thresholds) *MSEChunkDrift {
-	if d == nil {
-		return nil
-	}
-	out := &MSEChunkDrift{OutOfReference: job.Num(d.OutOfReference), Extrapolating: d.Extrapolating,
-		ReconstructionError: job.Num(d.ReconstructionError), DriftLower: job.Num(th.Lower), DriftUpper: job.Num(th.Upper),
-		DriftAlert: d.DriftAlert, Features: map[string]FeatureKS{}}
-	for j, name := range m.Features {
-		if n := d.Below[j] + d.Above[j]; n > 0 {
-			if out.Outside == nil {
-				out.Outside = map[string]int{}
-			}
-			out.Outside[name] = n
-		}
-	}
-	for _, f := range d.Features {
-		out.Features[f.Name] = FeatureKS{KS: job.Num(f.KS), P: job.Num(f.P)}
-	}
-	return out
-}
-
-// MSEDriftNote is the warning for a model file without a drift model.
-func MSEDriftNote(model string) string {
-	return fmt.Sprintf("%s records no reference ranges or drift model (written before genlens recorded them): chunks get no out_of_reference, extrapolating or drift; fit the model again with mse fit to get them", model)
+	*monitor.DriftView
 }
 
 // rowsOf returns the rows of x as slices.
@@ -569,13 +512,13 @@ func rowsOf(x *mat.Dense) [][]float64 {
 	return out
 }
 
-// MSEEstimate runs `genlens mse estimate`: it reads the model file and
+// Estimate runs `genlens mse estimate`: it reads the model file and
 // the operational data through env.FS, matches the data's columns to the
 // model's (checkmodel.Model.Inputs), cuts the rows into chunks and
 // evaluates every chunk against thresholds drawn from the reference
 // errors stored in the model, in chunks of the same size
 // (monitor.MatchedThresholds).
-func MSEEstimate(ctx context.Context, env job.Env, req MSEEstimateRequest) (*MSEEstimateResult, error) {
+func Estimate(ctx context.Context, env job.Env, req EstimateRequest) (*EstimateResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -678,7 +621,7 @@ func MSEEstimate(ctx context.Context, env job.Env, req MSEEstimateRequest) (*MSE
 	if m.Drift != nil {
 		in.Drift, in.Features = m.Drift, rowsOf(x)
 	} else {
-		env.Warning(MSEDriftNote(req.Model))
+		env.Warning(monitor.NoDriftNote(req.Model))
 	}
 	rep, err := monitor.Run(in)
 	if err != nil {
@@ -689,7 +632,7 @@ func MSEEstimate(ctx context.Context, env job.Env, req MSEEstimateRequest) (*MSE
 	for _, v := range rowEst {
 		sum += v
 	}
-	out := &MSEEstimateResult{
+	out := &EstimateResult{
 		Model: req.Model, Data: req.Data, Rows: n, Chunking: chunking, EstimatedMSE: job.Num(sum / float64(n)),
 		LowerThreshold: job.Num(th.Lower), UpperThreshold: job.Num(th.Upper), ReferenceRows: refRows, ReferenceCount: th.Chunks,
 		Check: m, Monitor: res, Thresholds: th, Report: rep,
@@ -722,7 +665,7 @@ func MSEEstimate(ctx context.Context, env job.Env, req MSEEstimateRequest) (*MSE
 		out.RealizedMSE, out.Labelled = &r, &k
 	}
 	for _, r := range res {
-		c := MSEChunk{Index: r.Index, Start: r.Start, End: r.End, Rows: r.Rows(), Period: r.Period,
+		c := Chunk{Index: r.Index, Start: r.Start, End: r.End, Rows: r.Rows(), Period: r.Period,
 			EstimatedMSE: job.Num(r.Estimate), SamplingError: job.Num(r.SamplingError), Lower: job.Num(r.Lower), Upper: job.Num(r.Upper),
 			Alert: r.Alert, RealizedMSE: job.Num(r.Realized)}
 		if !r.From.IsZero() {
@@ -735,7 +678,7 @@ func MSEEstimate(ctx context.Context, env job.Env, req MSEEstimateRequest) (*MSE
 		if r.Alert {
 			out.Alerts++
 		}
-		c.MSEChunkDrift = NewMSEChunkDrift(r.Drift, m.Drift, rep.DriftThresholds)
+		c.DriftView = monitor.NewDriftView(r.Drift, m.Drift, rep.DriftThresholds)
 		out.Chunks = append(out.Chunks, c)
 	}
 	return out, nil

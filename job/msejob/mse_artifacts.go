@@ -19,17 +19,17 @@ import (
 // Artifacts returns the files of `mse estimate --out`: chunks.csv (one
 // row per chunk), estimate.json (the --json document) and mse_chunks.png
 // (estimate, band, realised MSE and thresholds per chunk).
-func (r *MSEEstimateResult) Artifacts() []job.Artifact {
+func (r *EstimateResult) Artifacts() []job.Artifact {
 	return []job.Artifact{
 		{Name: "chunks.csv", Write: r.writeCSV},
 		{Name: "estimate.json", Write: func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
 		{Name: "mse_chunks.png", Write: func(w io.Writer) error {
-			return WriteMSEChunkChart(w, "Estimated and realised MSE per chunk", "chunk", r.Monitor, r.Thresholds)
+			return WriteChunkChart(w, "Estimated and realised MSE per chunk", "chunk", r.Monitor, r.Thresholds)
 		}},
 	}
 }
 
-func (r *MSEEstimateResult) writeCSV(w io.Writer) error {
+func (r *EstimateResult) writeCSV(w io.Writer) error {
 	cell := func(v float64) string {
 		if math.IsNaN(v) {
 			return ""
@@ -60,10 +60,10 @@ func (r *MSEEstimateResult) writeCSV(w io.Writer) error {
 	return dataio.EncodeTable(w, nil, rows)
 }
 
-// WriteMSEChunkChart draws the monitoring chart as a PNG: the estimated
+// WriteChunkChart draws the monitoring chart as a PNG: the estimated
 // MSE per chunk with its band, the realised MSE where labels exist, and
 // the thresholds when there are any.
-func WriteMSEChunkChart(w io.Writer, title, xlabel string, res []monitor.Result, th monitor.Thresholds) error {
+func WriteChunkChart(w io.Writer, title, xlabel string, res []monitor.Result, th monitor.Thresholds) error {
 	var est, real chart.Series
 	est.Name, real.Name = "estimated MSE (±3 SE)", "realised MSE"
 	band := true
@@ -103,7 +103,7 @@ func WriteMSEChunkChart(w io.Writer, title, xlabel string, res []monitor.Result,
 // Artifacts returns the files of `mse bench --out`: bench.md (the result
 // as a row of the paper's Table 1 or 3), trials.csv (every trial's
 // empirical MSE and estimates) and bench.json (the --json document).
-func (r *MSEBenchResult) Artifacts() []job.Artifact {
+func (r *BenchResult) Artifacts() []job.Artifact {
 	return []job.Artifact{
 		{Name: "bench.md", Write: func(w io.Writer) error { _, err := io.WriteString(w, r.Markdown()); return err }},
 		{Name: "trials.csv", Write: r.writeTrials},
@@ -111,7 +111,7 @@ func (r *MSEBenchResult) Artifacts() []job.Artifact {
 	}
 }
 
-func (r *MSEBenchResult) writeTrials(w io.Writer) error {
+func (r *BenchResult) writeTrials(w io.Writer) error {
 	res := r.Bench
 	header := []string{"trial", "empirical_mse"}
 	for _, m := range res.Methods {
@@ -133,7 +133,7 @@ func (r *MSEBenchResult) writeTrials(w io.Writer) error {
 // for the best and every method the Wilcoxon test cannot tell from it at
 // 5%, an asterisk on the lowest error and underline on the second, and
 // the published row below when there is one.
-func (r *MSEBenchResult) Markdown() string {
+func (r *BenchResult) Markdown() string {
 	res := r.Bench
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "Average absolute MSE estimation errors over %d trials (standard deviations in brackets). Bold: the lowest error and those not significantly different from it (Wilcoxon signed-rank test, 5%%); * lowest, underlined second lowest; NA: error above 1000.\n\n", r.Trials)
@@ -164,7 +164,7 @@ func (r *MSEBenchResult) Markdown() string {
 	}
 	fmt.Fprintf(&b, "\n| %s |", strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;").Replace(r.Dataset))
 	for _, m := range res.Methods {
-		mae, std := MSEFormatMAE(m.MAE), MSEFormatMAE(m.Std)
+		mae, std := FormatMAE(m.MAE), FormatMAE(m.Std)
 		cell := mae + " (" + std + ")"
 		switch m.Name {
 		case res.Best:

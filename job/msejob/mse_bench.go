@@ -16,31 +16,31 @@ import (
 	"github.com/genlens/genlens/job"
 )
 
-// MSEBenchRequest is a request of `genlens mse bench`: compare the
+// BenchRequest is a request of `genlens mse bench`: compare the
 // one-step check models with the two-step baselines over repeated trials
 // of a protocol of "A one-step MSE estimation of models in production"
 // (Section 4.1 on synthetic data, 4.2 on a LIBSVM regression file).
-// Start from NewMSEBenchRequest, which holds the command line's defaults.
-type MSEBenchRequest struct {
+// Start from NewBenchRequest, which holds the command line's defaults.
+type BenchRequest struct {
 	// Dataset is synthetic-a, synthetic-b, synthetic-c, or a CSV file
 	// with the target in column 0 and features after it.
-	Dataset string   `json:"dataset"`
-	Trials  int      `json:"trials"`
-	Methods []string `json:"methods"` // names of checkmodel.NewMethod
-	Seed    uint64   `json:"seed"`
+	Dataset string   `json:"dataset" help:"synthetic-a, synthetic-b, synthetic-c, or a CSV file (target in column 0)"`
+	Trials  int      `json:"trials" help:"number of trials"`
+	Methods []string `json:"methods" help:"methods to compare; kstar-cal (K* calibrated on held-out folds, as mse fit) may be added"` // names of checkmodel.NewMethod
+	Seed    uint64   `json:"seed" help:"random seed"`
 
 	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
-// NewMSEBenchRequest returns a request with the command line's defaults:
+// NewBenchRequest returns a request with the command line's defaults:
 // 100 trials of every method.
-func NewMSEBenchRequest() MSEBenchRequest {
-	return MSEBenchRequest{Trials: 100, Methods: slices.Clone(checkmodel.MethodNames), Seed: 1}
+func NewBenchRequest() BenchRequest {
+	return BenchRequest{Trials: 100, Methods: slices.Clone(checkmodel.MethodNames), Seed: 1}
 }
 
 // Validate checks the fields that need no input file.
-func (r *MSEBenchRequest) Validate() (verr error) {
-	defer func() { verr = job.WithDefault(verr, r, NewMSEBenchRequest()) }()
+func (r *BenchRequest) Validate() (verr error) {
+	defer func() { verr = job.WithDefault(verr, r, NewBenchRequest()) }()
 	if err := job.CheckLimits("mse bench", job.Lim("trials", r.Trials, maxMSETrials), job.Lim("methods", len(r.Methods), maxMSEMethods)); err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (r *MSEBenchRequest) Validate() (verr error) {
 // paper runs 100).
 const maxMSETrials = 100_000
 
-func (r *MSEBenchRequest) methods() ([]checkmodel.Method, error) {
+func (r *BenchRequest) methods() ([]checkmodel.Method, error) {
 	switch ds := strings.ToLower(r.Dataset); {
 	case r.Dataset == "":
 		return nil, job.Fieldf("dataset", "mse bench: {dataset} is required")
@@ -90,14 +90,14 @@ func mseNoise(ds string) checkmodel.Noise {
 	return ""
 }
 
-// MSEBenchResult is the result of `genlens mse bench`; it marshals to
+// BenchResult is the result of `genlens mse bench`; it marshals to
 // the command's --json document.
-type MSEBenchResult struct {
-	Dataset  string                    `json:"dataset"`
-	Trials   int                       `json:"trials"`
-	Methods  map[string]MSEMethodScore `json:"methods"`
-	Best     string                    `json:"best"`
-	Wilcoxon map[string]job.Num        `json:"wilcoxon"` // p-value against the best method
+type BenchResult struct {
+	Dataset  string                 `json:"dataset"`
+	Trials   int                    `json:"trials"`
+	Methods  map[string]MethodScore `json:"methods"`
+	Best     string                 `json:"best"`
+	Wilcoxon map[string]job.Num     `json:"wilcoxon"` // p-value against the best method
 
 	// Bench is the full comparison: every trial's estimates, the
 	// methods in the order requested, why a method failed.
@@ -107,9 +107,9 @@ type MSEBenchResult struct {
 	TableKey string `json:"-"`
 }
 
-// MSEMethodScore is one method of an MSEBenchResult: the mean and the
+// MethodScore is one method of an BenchResult: the mean and the
 // standard deviation of its absolute errors over the trials.
-type MSEMethodScore struct {
+type MethodScore struct {
 	MAE    job.Num `json:"mae"`
 	Std    job.Num `json:"std"`
 	Failed int     `json:"failed"`
@@ -123,11 +123,11 @@ const (
 	mseWindowTrain, mseWindowOp = 500, 500
 )
 
-// MSEBench runs `genlens mse bench`. A CSV data set is read through
+// Bench runs `genlens mse bench`. A CSV data set is read through
 // env.FS; trials run in parallel (checkmodel.Bench) and are reported
 // through env.Progress as they finish. The same request gives the same
 // numbers, on any number of cores.
-func MSEBench(ctx context.Context, env job.Env, req MSEBenchRequest) (*MSEBenchResult, error) {
+func Bench(ctx context.Context, env job.Env, req BenchRequest) (*BenchResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func MSEBench(ctx context.Context, env job.Env, req MSEBenchRequest) (*MSEBenchR
 		if err != nil {
 			return nil, &dataio.InputError{File: req.Dataset, Msg: fmt.Sprintf("%d rows: the protocol needs %d contiguous rows", n, mseWindowTrain+mseWindowOp)}
 		}
-		key = MSETableKey(req.Dataset)
+		key = TableKey(req.Dataset)
 	}
 	var mu sync.Mutex
 	done := 0
@@ -170,10 +170,10 @@ func MSEBench(ctx context.Context, env job.Env, req MSEBenchRequest) (*MSEBenchR
 	if err != nil {
 		return nil, err
 	}
-	out := &MSEBenchResult{Dataset: req.Dataset, Trials: req.Trials, Methods: map[string]MSEMethodScore{}, Best: res.Best,
+	out := &BenchResult{Dataset: req.Dataset, Trials: req.Trials, Methods: map[string]MethodScore{}, Best: res.Best,
 		Wilcoxon: map[string]job.Num{}, Bench: res, TableKey: key}
 	for _, m := range res.Methods {
-		out.Methods[m.Name] = MSEMethodScore{MAE: job.Num(m.MAE), Std: job.Num(m.Std), Failed: m.Failed}
+		out.Methods[m.Name] = MethodScore{MAE: job.Num(m.MAE), Std: job.Num(m.Std), Failed: m.Failed}
 	}
 	for k, p := range res.Wilcoxon {
 		out.Wilcoxon[k] = job.Num(p)
@@ -181,9 +181,9 @@ func MSEBench(ctx context.Context, env job.Env, req MSEBenchRequest) (*MSEBenchR
 	return out, nil
 }
 
-// MSETableKey maps a LIBSVM file name to its row of the paper's Table 3
+// TableKey maps a LIBSVM file name to its row of the paper's Table 3
 // ("space_ga_scale.csv" is "space-ga"), or "" for another file.
-func MSETableKey(path string) string {
+func TableKey(path string) string {
 	base := strings.ToLower(filepath.Base(path))
 	for _, k := range []string{"space_ga", "space-ga", "mg", "abalone", "cpusmall", "cadata"} {
 		if strings.HasPrefix(base, k) {
@@ -193,9 +193,9 @@ func MSETableKey(path string) string {
 	return ""
 }
 
-// MSEFormatMAE formats an error as the paper's tables print it: three
+// FormatMAE formats an error as the paper's tables print it: three
 // decimals, "NA" above 1000 or when undefined.
-func MSEFormatMAE(v float64) string {
+func FormatMAE(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v > 1000 {
 		return "NA"
 	}

@@ -93,11 +93,11 @@ func TestMSECalibrationCadata(t *testing.T) {
 	}
 	clean, degraded := cadataSplit(t, false), cadataSplit(t, true)
 	for _, folds := range []int{5, 0} {
-		req := NewMSEFitRequest()
+		req := NewFitRequest()
 		req.Train, req.Target, req.Prediction, req.Model, req.Folds = "ref.csv", "y", "y_pred", "check.json", folds
 		var warnings []string
 		env := job.Env{FS: clean, Warn: func(s string) { warnings = append(warnings, s) }}
-		fit, err := MSEFit(context.Background(), env, req)
+		fit, err := Fit(context.Background(), env, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestMSECalibrationCadata(t *testing.T) {
 			if len(warnings) == 0 || !strings.Contains(warnings[0], "off the realised") {
 				t.Errorf("uncalibrated fit %.3f x the realised MSE: warnings %q", in, warnings)
 			}
-			res, err := MSEEstimate(context.Background(), job.Env{FS: clean}, mseCadataEstimate())
+			res, err := Estimate(context.Background(), job.Env{FS: clean}, mseCadataEstimate())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func TestMSECalibrationCadata(t *testing.T) {
 		}
 		for i, fsys := range []fstest.MapFS{clean, degraded} {
 			degrade := i == 1
-			res, err := MSEEstimate(context.Background(), job.Env{FS: fsys}, mseCadataEstimate())
+			res, err := Estimate(context.Background(), job.Env{FS: fsys}, mseCadataEstimate())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,8 +172,8 @@ func TestMSECalibrationCadata(t *testing.T) {
 	}
 }
 
-func mseCadataEstimate() MSEEstimateRequest {
-	r := NewMSEEstimateRequest()
+func mseCadataEstimate() EstimateRequest {
+	r := NewEstimateRequest()
 	r.Model, r.Data, r.Target, r.Chunks = "check.json", "prod.csv", "y", 10
 	return r
 }

@@ -76,10 +76,10 @@ func BenchmarkMSEEpochSelection(b *testing.B) {
 				for b.Loop() {
 					var epochs, inErr, prodErr, alerts, inside, insideAlerts float64
 					for seed := uint64(1); seed <= seeds; seed++ {
-						req := NewMSEFitRequest()
+						req := NewFitRequest()
 						req.Train, req.Target, req.Prediction, req.Model = "ref.csv", "y", "y_pred", "check.json"
 						req.EpochSelection, req.Epochs, req.Seed = sel.sel, sel.epochs, seed
-						fit, err := MSEFit(context.Background(), job.Env{FS: fsys}, req)
+						fit, err := Fit(context.Background(), job.Env{FS: fsys}, req)
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -88,9 +88,9 @@ func BenchmarkMSEEpochSelection(b *testing.B) {
 							b.Fatal(err)
 						}
 						fsys["check.json"] = &fstest.MapFile{Data: buf.Bytes()}
-						est := NewMSEEstimateRequest()
+						est := NewEstimateRequest()
 						est.Model, est.Data, est.Target, est.Chunks = "check.json", "prod.csv", "y", 10
-						res, err := MSEEstimate(context.Background(), job.Env{FS: fsys}, est)
+						res, err := Estimate(context.Background(), job.Env{FS: fsys}, est)
 						if err != nil {
 							b.Fatal(err)
 						}

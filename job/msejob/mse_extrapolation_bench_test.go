@@ -20,10 +20,10 @@ import (
 // extrapolationRun fits a check model on ref.csv and estimates prod.csv
 // in chunks of size rows, returning the chunks. Extrapolation and drift
 // depend on the features only, so a short fit (20 epochs) serves.
-func extrapolationRun(b *testing.B, fsys fstest.MapFS, size int) *MSEEstimateResult {
-	req := NewMSEFitRequest()
+func extrapolationRun(b *testing.B, fsys fstest.MapFS, size int) *EstimateResult {
+	req := NewFitRequest()
 	req.Train, req.Target, req.Prediction, req.Model, req.Epochs, req.Folds = "ref.csv", "y", "y_pred", "check.json", 20, 0
-	fit, err := MSEFit(context.Background(), job.Env{FS: fsys}, req)
+	fit, err := Fit(context.Background(), job.Env{FS: fsys}, req)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -32,9 +32,9 @@ func extrapolationRun(b *testing.B, fsys fstest.MapFS, size int) *MSEEstimateRes
 		b.Fatal(err)
 	}
 	fsys["check.json"] = &fstest.MapFile{Data: buf.Bytes()}
-	est := NewMSEEstimateRequest()
+	est := NewEstimateRequest()
 	est.Model, est.Data, est.ChunkSize = "check.json", "prod.csv", size
-	res, err := MSEEstimate(context.Background(), job.Env{FS: fsys}, est)
+	res, err := Estimate(context.Background(), job.Env{FS: fsys}, est)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func extrapolationRun(b *testing.B, fsys fstest.MapFS, size int) *MSEEstimateRes
 // shifted.
 type extrapolationTally struct{ in, inFired, out, outFired, inKS, outKS, inRecon, outRecon float64 }
 
-func (t *extrapolationTally) add(c MSEChunk, shifted bool) {
+func (t *extrapolationTally) add(c Chunk, shifted bool) {
 	ks := 0.0
 	for _, f := range c.Features {
 		ks = math.Max(ks, float64(f.KS))

@@ -52,12 +52,12 @@ func mseFS() fstest.MapFS {
 
 // mseFitted returns mseFS with the check model of TestMSEGolden stored as
 // check.json.
-func mseFitted(t *testing.T) (fstest.MapFS, *MSEFitResult) {
+func mseFitted(t *testing.T) (fstest.MapFS, *FitResult) {
 	t.Helper()
 	fsys := mseFS()
-	req := NewMSEFitRequest()
+	req := NewFitRequest()
 	req.Train, req.Target, req.Prediction, req.Features, req.Epochs, req.Model = "ref.csv", "y", "pred", []string{"x", "noise_feature"}, 30, "check.json"
-	res, err := MSEFit(context.Background(), job.Env{FS: fsys}, req)
+	res, err := Fit(context.Background(), job.Env{FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,16 +77,16 @@ func TestMSEGolden(t *testing.T) {
 	golden.Check(t, "mse_fit", fit)
 	for _, tc := range []struct {
 		name string
-		edit func(r *MSEEstimateRequest)
+		edit func(r *EstimateRequest)
 	}{
-		{"mse_estimate_period", func(r *MSEEstimateRequest) { r.Timestamp, r.Period, r.Target = "ts", "day", "y" }},
-		{"mse_estimate_size", func(r *MSEEstimateRequest) { r.ChunkSize = 40 }},
-		{"mse_estimate_default", func(r *MSEEstimateRequest) {}},
+		{"mse_estimate_period", func(r *EstimateRequest) { r.Timestamp, r.Period, r.Target = "ts", "day", "y" }},
+		{"mse_estimate_size", func(r *EstimateRequest) { r.ChunkSize = 40 }},
+		{"mse_estimate_default", func(r *EstimateRequest) {}},
 	} {
-		req := NewMSEEstimateRequest()
+		req := NewEstimateRequest()
 		req.Model, req.Data = "check.json", "op.csv"
 		tc.edit(&req)
-		res, err := MSEEstimate(context.Background(), job.Env{FS: fsys}, req)
+		res, err := Estimate(context.Background(), job.Env{FS: fsys}, req)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -118,10 +118,10 @@ func TestMSEBenchGolden(t *testing.T) {
 		{"mse_bench_synthetic_a", "synthetic-a", []string{"kstar", "naive", "m2v"}},
 		{"mse_bench_csv", "toy_scale.csv", []string{"kstar", "l"}},
 	} {
-		req := NewMSEBenchRequest()
+		req := NewBenchRequest()
 		req.Dataset, req.Trials, req.Methods = tc.dataset, 2, tc.methods
 		var calls, last int
-		res, err := MSEBench(context.Background(), job.Env{FS: fsys, Progress: func(done, total int) { calls, last = calls+1, done }}, req)
+		res, err := Bench(context.Background(), job.Env{FS: fsys, Progress: func(done, total int) { calls, last = calls+1, done }}, req)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -149,29 +149,29 @@ func TestMSEBenchGolden(t *testing.T) {
 }
 
 func TestMSEFitValidate(t *testing.T) {
-	ok := NewMSEFitRequest()
+	ok := NewFitRequest()
 	ok.Train, ok.Target, ok.Prediction, ok.Model = "a.csv", "y", "p", "m.json"
 	for _, tc := range []struct {
 		name, field, want string
-		edit              func(r *MSEFitRequest)
+		edit              func(r *FitRequest)
 	}{
-		{"no train", "train", "{train} is required", func(r *MSEFitRequest) { r.Train = "" }},
-		{"no target", "target", "{target} is required", func(r *MSEFitRequest) { r.Target = "" }},
-		{"no prediction", "prediction", "{prediction} is required", func(r *MSEFitRequest) { r.Prediction = "" }},
-		{"no model", "model", "{model} is required", func(r *MSEFitRequest) { r.Model = "" }},
-		{"objective", "objective", "unknown objective", func(r *MSEFitRequest) { r.Objective = "q" }},
-		{"epochs", "epochs", "{epochs} 0 must be in [1, 1000000]", func(r *MSEFitRequest) { r.Epochs = 0 }},
-		{"epochs huge", "epochs", "{epochs} 9000000000000000000: at most 1000000", func(r *MSEFitRequest) { r.Epochs = 9e18 }},
-		{"epoch selection", "epoch_selection", `{epoch_selection} "auto" must be fixed or validation`, func(r *MSEFitRequest) { r.EpochSelection = "auto" }},
-		{"epoch selection empty", "epoch_selection", `{epoch_selection} "" must be`, func(r *MSEFitRequest) { r.EpochSelection = "" }},
-		{"validation bound", "epochs", "{epochs} 9 is below 10", func(r *MSEFitRequest) { r.EpochSelection, r.Epochs = "validation", 9 }},
-		{"validation bound huge", "epochs", "{epochs} 1000001: at most 1000000", func(r *MSEFitRequest) { r.EpochSelection, r.Epochs = "validation", 1_000_001 }},
-		{"folds 1", "folds", "{folds} 1 must be 0", func(r *MSEFitRequest) { r.Folds = 1 }},
-		{"lr", "lr", "{lr} -1 must be positive", func(r *MSEFitRequest) { r.LR = -1 }},
-		{"lr inf", "lr", "{lr} +Inf", func(r *MSEFitRequest) { r.LR = math.Inf(1) }},
-		{"lambda", "lambda", "{lambda} -1 must be non-negative", func(r *MSEFitRequest) { r.Lambda = -1 }},
-		{"lambda nan", "lambda", "{lambda} NaN", func(r *MSEFitRequest) { r.Lambda = math.NaN() }},
-		{"header", "header", `{header} "maybe"`, func(r *MSEFitRequest) { r.Header = "maybe" }},
+		{"no train", "train", "{train} is required", func(r *FitRequest) { r.Train = "" }},
+		{"no target", "target", "{target} is required", func(r *FitRequest) { r.Target = "" }},
+		{"no prediction", "prediction", "{prediction} is required", func(r *FitRequest) { r.Prediction = "" }},
+		{"no model", "model", "{model} is required", func(r *FitRequest) { r.Model = "" }},
+		{"objective", "objective", "unknown objective", func(r *FitRequest) { r.Objective = "q" }},
+		{"epochs", "epochs", "{epochs} 0 must be in [1, 1000000]", func(r *FitRequest) { r.Epochs = 0 }},
+		{"epochs huge", "epochs", "{epochs} 9000000000000000000: at most 1000000", func(r *FitRequest) { r.Epochs = 9e18 }},
+		{"epoch selection", "epoch_selection", `{epoch_selection} "auto" must be fixed or validation`, func(r *FitRequest) { r.EpochSelection = "auto" }},
+		{"epoch selection empty", "epoch_selection", `{epoch_selection} "" must be`, func(r *FitRequest) { r.EpochSelection = "" }},
+		{"validation bound", "epochs", "{epochs} 9 is below 10", func(r *FitRequest) { r.EpochSelection, r.Epochs = "validation", 9 }},
+		{"validation bound huge", "epochs", "{epochs} 1000001: at most 1000000", func(r *FitRequest) { r.EpochSelection, r.Epochs = "validation", 1_000_001 }},
+		{"folds 1", "folds", "{folds} 1 must be 0", func(r *FitRequest) { r.Folds = 1 }},
+		{"lr", "lr", "{lr} -1 must be positive", func(r *FitRequest) { r.LR = -1 }},
+		{"lr inf", "lr", "{lr} +Inf", func(r *FitRequest) { r.LR = math.Inf(1) }},
+		{"lambda", "lambda", "{lambda} -1 must be non-negative", func(r *FitRequest) { r.Lambda = -1 }},
+		{"lambda nan", "lambda", "{lambda} NaN", func(r *FitRequest) { r.Lambda = math.NaN() }},
+		{"header", "header", `{header} "maybe"`, func(r *FitRequest) { r.Header = "maybe" }},
 	} {
 		r := ok
 		tc.edit(&r)
@@ -191,21 +191,21 @@ func TestMSEFitValidate(t *testing.T) {
 }
 
 func TestMSEEstimateValidate(t *testing.T) {
-	ok := NewMSEEstimateRequest()
+	ok := NewEstimateRequest()
 	ok.Model, ok.Data = "m.json", "op.csv"
 	for _, tc := range []struct {
 		name, field, want string
-		edit              func(r *MSEEstimateRequest)
+		edit              func(r *EstimateRequest)
 	}{
-		{"no model", "model", "{model} and {data} are required", func(r *MSEEstimateRequest) { r.Model = "" }},
-		{"no data", "model", "{model} and {data} are required", func(r *MSEEstimateRequest) { r.Data = "" }},
-		{"two chunkings", "chunk_size", "give one of {chunk_size}", func(r *MSEEstimateRequest) { r.Chunks, r.ChunkSize = 2, 3 }},
-		{"period and chunks", "chunk_size", "give one of", func(r *MSEEstimateRequest) { r.Chunks, r.Timestamp, r.Period = 2, "ts", "day" }},
-		{"period alone", "timestamp", "{timestamp} and {period} go together", func(r *MSEEstimateRequest) { r.Period = "day" }},
-		{"timestamp alone", "timestamp", "go together", func(r *MSEEstimateRequest) { r.Timestamp = "ts" }},
-		{"negative size", "chunk_size", "must be positive", func(r *MSEEstimateRequest) { r.ChunkSize = -1 }},
-		{"negative count", "chunks", "must be positive", func(r *MSEEstimateRequest) { r.Chunks = -1 }},
-		{"period", "period", `unknown period "fortnight"`, func(r *MSEEstimateRequest) { r.Timestamp, r.Period = "ts", "fortnight" }},
+		{"no model", "model", "{model} and {data} are required", func(r *EstimateRequest) { r.Model = "" }},
+		{"no data", "model", "{model} and {data} are required", func(r *EstimateRequest) { r.Data = "" }},
+		{"two chunkings", "chunk_size", "give one of {chunk_size}", func(r *EstimateRequest) { r.Chunks, r.ChunkSize = 2, 3 }},
+		{"period and chunks", "chunk_size", "give one of", func(r *EstimateRequest) { r.Chunks, r.Timestamp, r.Period = 2, "ts", "day" }},
+		{"period alone", "timestamp", "{timestamp} and {period} go together", func(r *EstimateRequest) { r.Period = "day" }},
+		{"timestamp alone", "timestamp", "go together", func(r *EstimateRequest) { r.Timestamp = "ts" }},
+		{"negative size", "chunk_size", "must be positive", func(r *EstimateRequest) { r.ChunkSize = -1 }},
+		{"negative count", "chunks", "must be positive", func(r *EstimateRequest) { r.Chunks = -1 }},
+		{"period", "period", `unknown period "fortnight"`, func(r *EstimateRequest) { r.Timestamp, r.Period = "ts", "fortnight" }},
 	} {
 		r := ok
 		tc.edit(&r)
@@ -220,18 +220,18 @@ func TestMSEEstimateValidate(t *testing.T) {
 }
 
 func TestMSEBenchValidate(t *testing.T) {
-	ok := NewMSEBenchRequest()
+	ok := NewBenchRequest()
 	ok.Dataset = "synthetic-b"
 	for _, tc := range []struct {
 		name, field, want string
-		edit              func(r *MSEBenchRequest)
+		edit              func(r *BenchRequest)
 	}{
-		{"no dataset", "dataset", "{dataset} is required", func(r *MSEBenchRequest) { r.Dataset = "" }},
-		{"unknown synthetic", "dataset", `unknown dataset "synthetic-d"`, func(r *MSEBenchRequest) { r.Dataset = "synthetic-d" }},
-		{"trials", "trials", "{trials} 0 must be in [1, 100000]", func(r *MSEBenchRequest) { r.Trials = 0 }},
-		{"trials huge", "trials", "{trials} 9000000000000000000: at most 100000", func(r *MSEBenchRequest) { r.Trials = 9e18 }},
-		{"method", "methods", `unknown method "gp"`, func(r *MSEBenchRequest) { r.Methods = []string{"kstar", "gp"} }},
-		{"method twice", "methods", `method "kstar" given twice`, func(r *MSEBenchRequest) { r.Methods = []string{"kstar", " k* "} }},
+		{"no dataset", "dataset", "{dataset} is required", func(r *BenchRequest) { r.Dataset = "" }},
+		{"unknown synthetic", "dataset", `unknown dataset "synthetic-d"`, func(r *BenchRequest) { r.Dataset = "synthetic-d" }},
+		{"trials", "trials", "{trials} 0 must be in [1, 100000]", func(r *BenchRequest) { r.Trials = 0 }},
+		{"trials huge", "trials", "{trials} 9000000000000000000: at most 100000", func(r *BenchRequest) { r.Trials = 9e18 }},
+		{"method", "methods", `unknown method "gp"`, func(r *BenchRequest) { r.Methods = []string{"kstar", "gp"} }},
+		{"method twice", "methods", `method "kstar" given twice`, func(r *BenchRequest) { r.Methods = []string{"kstar", " k* "} }},
 	} {
 		r := ok
 		tc.edit(&r)
@@ -257,18 +257,18 @@ func TestMSEInputErrors(t *testing.T) {
 	fsys["dupnames.csv"] = &fstest.MapFile{Data: []byte("x,pred,x,y\n1,2,3,4\n2,3,4,5\n3,1,2,7\n")}
 	// The model of x and noise_feature, with noise_feature renamed x.
 	fsys["dupmodel.json"] = &fstest.MapFile{Data: bytes.ReplaceAll(fsys["check.json"].Data, []byte(`"noise_feature"`), []byte(`"x"`))}
-	est := func(edit func(r *MSEEstimateRequest)) error {
-		r := NewMSEEstimateRequest()
+	est := func(edit func(r *EstimateRequest)) error {
+		r := NewEstimateRequest()
 		r.Model, r.Data = "check.json", "op.csv"
 		edit(&r)
-		_, err := MSEEstimate(context.Background(), job.Env{FS: fsys}, r)
+		_, err := Estimate(context.Background(), job.Env{FS: fsys}, r)
 		return err
 	}
-	fit := func(edit func(r *MSEFitRequest)) error {
-		r := NewMSEFitRequest()
+	fit := func(edit func(r *FitRequest)) error {
+		r := NewFitRequest()
 		r.Train, r.Target, r.Prediction, r.Features, r.Epochs, r.Model = "ref.csv", "y", "pred", []string{"x"}, 2, "m.json"
 		edit(&r)
-		_, err := MSEFit(context.Background(), job.Env{FS: fsys}, r)
+		_, err := Fit(context.Background(), job.Env{FS: fsys}, r)
 		return err
 	}
 	for _, tc := range []struct {
@@ -278,21 +278,21 @@ func TestMSEInputErrors(t *testing.T) {
 		line       int
 		field, msg string
 	}{
-		{"other columns", est(func(r *MSEEstimateRequest) { r.Data = "other.csv" }), "other.csv", 0, "", `no column "noise_feature" (the feature of check model check.json)`},
-		{"no header", est(func(r *MSEEstimateRequest) { r.Data = "nohdr.csv" }), "nohdr.csv", 0, "", "has no header row, but the check model check.json"},
-		{"out of order", est(func(r *MSEEstimateRequest) { r.Data, r.Timestamp, r.Period = "unordered.csv", "ts", "day" }), "unordered.csv", 3, `column "ts"`, "earlier than the previous row"},
-		{"too many chunks", est(func(r *MSEEstimateRequest) { r.Chunks = 97 }), "op.csv", 0, "", "{chunks} 97: 96 data rows"},
-		{"missing target column", est(func(r *MSEEstimateRequest) { r.Target = "price" }), "op.csv", 0, "{target}", `no column "price"`},
-		{"not a model", est(func(r *MSEEstimateRequest) { r.Model = "notmodel.json" }), "notmodel.json", 0, "", `format ""`},
-		{"missing model", est(func(r *MSEEstimateRequest) { r.Model = "nope.json" }), "nope.json", 0, "", "cannot read the check model"},
-		{"timestamp feature", fit(func(r *MSEFitRequest) { r.Features = nil }), "ref.csv", 2, `column "ts"`, "is not a number"},
-		{"missing feature", fit(func(r *MSEFitRequest) { r.Features = []string{"nope"} }), "ref.csv", 0, "{features}", `no column "nope"`},
-		{"two columns named x", fit(func(r *MSEFitRequest) { r.Train, r.Features = "dupnames.csv", nil }), "dupnames.csv", 1, "", `column name "x" appears twice`},
-		{"model with a feature twice", est(func(r *MSEEstimateRequest) { r.Model = "dupmodel.json" }), "dupmodel.json", 0, "", `feature 1, "x", is also feature 0`},
+		{"other columns", est(func(r *EstimateRequest) { r.Data = "other.csv" }), "other.csv", 0, "", `no column "noise_feature" (the feature of check model check.json)`},
+		{"no header", est(func(r *EstimateRequest) { r.Data = "nohdr.csv" }), "nohdr.csv", 0, "", "has no header row, but the check model check.json"},
+		{"out of order", est(func(r *EstimateRequest) { r.Data, r.Timestamp, r.Period = "unordered.csv", "ts", "day" }), "unordered.csv", 3, `column "ts"`, "earlier than the previous row"},
+		{"too many chunks", est(func(r *EstimateRequest) { r.Chunks = 97 }), "op.csv", 0, "", "{chunks} 97: 96 data rows"},
+		{"missing target column", est(func(r *EstimateRequest) { r.Target = "price" }), "op.csv", 0, "{target}", `no column "price"`},
+		{"not a model", est(func(r *EstimateRequest) { r.Model = "notmodel.json" }), "notmodel.json", 0, "", `format ""`},
+		{"missing model", est(func(r *EstimateRequest) { r.Model = "nope.json" }), "nope.json", 0, "", "cannot read the check model"},
+		{"timestamp feature", fit(func(r *FitRequest) { r.Features = nil }), "ref.csv", 2, `column "ts"`, "is not a number"},
+		{"missing feature", fit(func(r *FitRequest) { r.Features = []string{"nope"} }), "ref.csv", 0, "{features}", `no column "nope"`},
+		{"two columns named x", fit(func(r *FitRequest) { r.Train, r.Features = "dupnames.csv", nil }), "dupnames.csv", 1, "", `column name "x" appears twice`},
+		{"model with a feature twice", est(func(r *EstimateRequest) { r.Model = "dupmodel.json" }), "dupmodel.json", 0, "", `feature 1, "x", is also feature 0`},
 		{"short bench file", func() error {
-			r := NewMSEBenchRequest()
+			r := NewBenchRequest()
 			r.Dataset, r.Methods = "short.csv", []string{"kstar"}
-			_, err := MSEBench(context.Background(), job.Env{FS: fsys}, r)
+			_, err := Bench(context.Background(), job.Env{FS: fsys}, r)
 			return err
 		}(), "short.csv", 0, "", "2 rows: the protocol needs 1000 contiguous rows"},
 	} {
@@ -305,10 +305,10 @@ func TestMSEInputErrors(t *testing.T) {
 		}
 	}
 	var fe *job.FieldError
-	if err := fit(func(r *MSEFitRequest) { r.Prediction = "y" }); !errors.As(err, &fe) || fe.Field != "target" {
+	if err := fit(func(r *FitRequest) { r.Prediction = "y" }); !errors.As(err, &fe) || fe.Field != "target" {
 		t.Errorf("target = prediction: %v", err)
 	}
-	if err := fit(func(r *MSEFitRequest) { r.Features = []string{"x", "x"} }); !errors.As(err, &fe) || fe.Field != "features" {
+	if err := fit(func(r *FitRequest) { r.Features = []string{"x", "x"} }); !errors.As(err, &fe) || fe.Field != "features" {
 		t.Errorf("feature twice: %v", err)
 	}
 }
@@ -318,16 +318,16 @@ func TestMSEInputErrors(t *testing.T) {
 // returned with a warning.
 func TestMSEFitDiverged(t *testing.T) {
 	fsys := mseFS()
-	req := NewMSEFitRequest()
+	req := NewFitRequest()
 	req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", []string{"x"}, "m.json"
 	req.LR = 1e6
-	res, err := MSEFit(context.Background(), job.Env{FS: fsys}, req)
+	res, err := Fit(context.Background(), job.Env{FS: fsys}, req)
 	if err == nil || res != nil || !strings.Contains(err.Error(), "training diverged") || job.Classify(err) != job.KindInternal {
 		t.Fatalf("lr 1e6: %v, %v", res, err)
 	}
 	req.LR, req.Epochs = 0.2, 1 // an estimate 20 times the realised MSE
 	var warnings []string
-	if _, err := MSEFit(context.Background(), job.Env{FS: fsys, Warn: func(m string) { warnings = append(warnings, m) }}, req); err != nil {
+	if _, err := Fit(context.Background(), job.Env{FS: fsys, Warn: func(m string) { warnings = append(warnings, m) }}, req); err != nil {
 		t.Fatal(err)
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "far from the realised") {
@@ -339,11 +339,11 @@ func TestMSEFitDiverged(t *testing.T) {
 // and stops within a second.
 func TestMSEBenchCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	req := NewMSEBenchRequest()
+	req := NewBenchRequest()
 	req.Dataset, req.Trials = "synthetic-a", 1000
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := MSEBench(ctx, job.Env{}, req)
+	_, err := Bench(ctx, job.Env{}, req)
 	if job.Classify(err) != job.KindCanceled {
 		t.Fatalf("err = %v, want cancelled", err)
 	}
@@ -418,9 +418,9 @@ func TestMSEFitExtremeScaleNamesColumn(t *testing.T) {
 		{"huge.csv", "column pred: squared errors against the target y overflow"},
 		{"tiny.csv", "column pred: squared errors against the target y underflow"},
 	} {
-		req := NewMSEFitRequest()
+		req := NewFitRequest()
 		req.Train, req.Target, req.Prediction, req.Model = tc.file, "y", "pred", "m.json"
-		_, err := MSEFit(context.Background(), job.Env{FS: fsys}, req)
+		_, err := Fit(context.Background(), job.Env{FS: fsys}, req)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || job.Classify(err) != job.KindInput {
 			t.Errorf("%s: %v, want bad input containing %q", tc.file, err, tc.want)
 		}
@@ -442,15 +442,15 @@ func TestMSEEstimateOldModelFile(t *testing.T) {
 	delete(doc, "drift")
 	old, _ := json.Marshal(doc)
 	fsys["old.json"] = &fstest.MapFile{Data: old}
-	req := NewMSEEstimateRequest()
+	req := NewEstimateRequest()
 	req.Model, req.Data, req.ChunkSize = "old.json", "op.csv", 40
 	var warnings []string
-	res, err := MSEEstimate(context.Background(), job.Env{FS: fsys, Warn: func(s string) { warnings = append(warnings, s) }}, req)
+	res, err := Estimate(context.Background(), job.Env{FS: fsys, Warn: func(s string) { warnings = append(warnings, s) }}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Model = "check.json"
-	cur, err := MSEEstimate(context.Background(), job.Env{FS: fsys}, req)
+	cur, err := Estimate(context.Background(), job.Env{FS: fsys}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +480,7 @@ func TestMSEEstimateOldModelFile(t *testing.T) {
 // The request refuses an extrapolation limit outside (0, 1].
 func TestMSEEstimateMaxOutOfReference(t *testing.T) {
 	for _, v := range []float64{0, -0.1, 1.5, math.NaN()} {
-		req := NewMSEEstimateRequest()
+		req := NewEstimateRequest()
 		req.Model, req.Data, req.MaxOutOfReference = "m", "d", v
 		var fe *job.FieldError
 		if err := req.Validate(); !errors.As(err, &fe) || fe.Field != "max_out_of_reference" {

@@ -21,11 +21,11 @@ import (
 // "Similarity of Neural Network Representations Revisited", ICML 2019).
 // Start from NewCKARequest, which holds the command line's defaults.
 type CKARequest struct {
-	X         string  `json:"x"`
-	Y         string  `json:"y"`
-	Kernel    string  `json:"kernel"`    // linear or rbf
-	Threshold float64 `json:"threshold"` // rbf: sigma = threshold x sqrt(median squared distance)
-	Debiased  bool    `json:"debiased"`
+	X         string  `json:"x" help:"first representation (.npy/.npz/.csv), n x d1"`
+	Y         string  `json:"y" help:"second representation, n x d2"`
+	Kernel    string  `json:"kernel" help:"linear or rbf"`                                             // linear or rbf
+	Threshold float64 `json:"threshold" help:"rbf: sigma = threshold x sqrt(median squared distance)"` // rbf: sigma = threshold x sqrt(median squared distance)
+	Debiased  bool    `json:"debiased" help:"use the unbiased HSIC estimator (needs n >= 4)"`
 
 	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }

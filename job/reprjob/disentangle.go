@@ -24,25 +24,25 @@ import (
 // see package disentangle). Start from NewDisentangleRequest, which holds
 // the command line's defaults.
 type DisentangleRequest struct {
-	Train        string   `json:"train"`
-	Test         string   `json:"test"`
-	Generated    []string `json:"generated"`
-	Names        []string `json:"names,omitempty"` // default: file names
-	TrainKey     string   `json:"train_key,omitempty"`
-	TestKey      string   `json:"test_key,omitempty"`
-	GeneratedKey string   `json:"generated_key,omitempty"`
-	Shape        string   `json:"shape,omitempty"` // HxW or HxWxC, for flattened inputs
-	PixelRange   string   `json:"pixel_range"`     // auto or LO,HI
-	Clusters     int      `json:"clusters"`
+	Train        string   `json:"train" help:"training images (file or PNG folder)"`
+	Test         string   `json:"test" help:"held-out real images"`
+	Generated    []string `json:"generated" help:"generated image sets, e.g. one per epoch; more may follow as arguments"`
+	Names        []string `json:"names,omitempty" help:"names of the generated sets (default: file names)"` // default: file names
+	TrainKey     string   `json:"train_key,omitempty" help:"array in a {train} .npz"`
+	TestKey      string   `json:"test_key,omitempty" help:"array in a {test} .npz"`
+	GeneratedKey string   `json:"generated_key,omitempty" help:"array in the {generated} .npz files"`
+	Shape        string   `json:"shape,omitempty" help:"image shape HxW or HxWxC, for flattened (N, D) inputs"` // HxW or HxWxC, for flattened inputs
+	PixelRange   string   `json:"pixel_range" help:"source pixel range mapped to [-1, 1]: auto or LO,HI"`       // auto or LO,HI
+	Clusters     int      `json:"clusters" help:"number of pixel clusters"`
 	Threshold    float64  `json:"threshold"` // > 0: cut the tree at this distance instead
-	Linkage      string   `json:"linkage"`
-	Distance     string   `json:"distance"`
-	CKABatch     int      `json:"cka_batch"`
-	CKAImages    int      `json:"cka_images"`
-	Shuffle      bool     `json:"shuffle"`
-	CMSBatch     int      `json:"cms_batch"`
-	Gamma        string   `json:"gamma"` // median or a positive number
-	Seed         uint64   `json:"seed"`
+	Linkage      string   `json:"linkage" help:"average, complete, single or ward"`
+	Distance     string   `json:"distance" help:"rows (Euclidean between CKA rows, as the authors) or one-minus-cka"`
+	CKABatch     int      `json:"cka_batch" help:"images per CKA mini-batch"`
+	CKAImages    int      `json:"cka_images" help:"training images used for CKA"`
+	Shuffle      bool     `json:"shuffle" help:"draw the CKA images at random (seeded) instead of the first ones"`
+	CMSBatch     int      `json:"cms_batch" help:"images per CMS/MMD mini-batch"`
+	Gamma        string   `json:"gamma" help:"RBF gamma: median or a positive number"` // median or a positive number
+	Seed         uint64   `json:"seed" help:"random seed ({shuffle})"`
 
 	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }

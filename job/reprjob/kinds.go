@@ -15,6 +15,7 @@ var Commands = []job.Command{
 	job.Define(job.Spec[CKARequest, CKAResult]{
 		Name: "cka", Group: "image", New: NewCKARequest, Run: CKA,
 		Inputs: func(r *CKARequest) []job.Input { return append(job.FileInput("x", r.X), job.FileInput("y", r.Y)...) },
+		Text:   ckaText,
 	}),
 	job.Define(job.Spec[DisentangleRequest, DisentangleResult]{
 		Name: "disentangle", Group: "image", New: NewDisentangleRequest, Run: Disentangle,
@@ -22,5 +23,6 @@ var Commands = []job.Command{
 			return append(append(job.FileInput("train", r.Train), job.FileInput("test", r.Test)...), job.FileInputs("generated", r.Generated)...)
 		},
 		Artifacts: job.ArtifactsOf[DisentangleRequest]((*DisentangleResult).Artifacts),
+		Text:      disentangleText,
 	}),
 }

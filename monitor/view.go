@@ -1,0 +1,66 @@
+package monitor
+
+import (
+	"fmt"
+
+	"github.com/genlens/genlens/jsonnum"
+)
+
+// DriftView is the JSON of a chunk's extrapolation and drift (ChunkDrift
+// with the names of its DriftModel's features), for mse estimate's
+// chunks and the service's monitors.
+type DriftView struct {
+	// OutOfReference is the fraction of the chunk's rows with at least
+	// one feature outside its reference range, and Extrapolating whether
+	// it exceeds max_out_of_reference; Outside counts, per feature, the
+	// rows outside its range (features with none left out), which says
+	// why.
+	OutOfReference jsonnum.Num    `json:"out_of_reference"`
+	Extrapolating  bool           `json:"extrapolating"`
+	Outside        map[string]int `json:"outside,omitempty"`
+	// ReconstructionError is the mean data reconstruction error of the
+	// chunk's rows (NannyML's multivariate drift), DriftLower and
+	// DriftUpper its thresholds from reference chunks of the same size,
+	// DriftAlert whether it lies outside them.
+	ReconstructionError jsonnum.Num `json:"reconstruction_error"`
+	DriftLower          jsonnum.Num `json:"drift_lower"`
+	DriftUpper          jsonnum.Num `json:"drift_upper"`
+	DriftAlert          bool        `json:"drift_alert"`
+	// Features holds each feature's two-sample Kolmogorov-Smirnov
+	// statistic against the reference and its p-value.
+	Features map[string]FeatureKS `json:"features"`
+}
+
+// FeatureKS is one feature's univariate drift over a chunk.
+type FeatureKS struct {
+	KS jsonnum.Num `json:"ks"`
+	P  jsonnum.Num `json:"p"`
+}
+
+// NewDriftView returns the JSON of a chunk's drift d under the model m
+// and thresholds th; nil for nil.
+func NewDriftView(d *ChunkDrift, m *DriftModel, th Thresholds) *DriftView {
+	if d == nil {
+		return nil
+	}
+	out := &DriftView{OutOfReference: jsonnum.Num(d.OutOfReference), Extrapolating: d.Extrapolating,
+		ReconstructionError: jsonnum.Num(d.ReconstructionError), DriftLower: jsonnum.Num(th.Lower), DriftUpper: jsonnum.Num(th.Upper),
+		DriftAlert: d.DriftAlert, Features: map[string]FeatureKS{}}
+	for j, name := range m.Features {
+		if n := d.Below[j] + d.Above[j]; n > 0 {
+			if out.Outside == nil {
+				out.Outside = map[string]int{}
+			}
+			out.Outside[name] = n
+		}
+	}
+	for _, f := range d.Features {
+		out.Features[f.Name] = FeatureKS{KS: jsonnum.Num(f.KS), P: jsonnum.Num(f.P)}
+	}
+	return out
+}
+
+// NoDriftNote is the warning for a model file without a drift model.
+func NoDriftNote(model string) string {
+	return fmt.Sprintf("%s records no reference ranges or drift model (written before genlens recorded them): chunks get no out_of_reference, extrapolating or drift; fit the model again with mse fit to get them", model)
+}
