@@ -105,9 +105,10 @@ type Result struct {
 	// lie in thin support; without them, the band (Lower, Upper).
 	EstimateLower, EstimateUpper float64
 	IntervalCalibrated           bool
-	// Alert is set when the estimate lies outside the thresholds, or a
-	// calibrated interval reaches above the upper threshold: the MSE
-	// may be out of bounds, and the interval says so.
+	// Alert is set when the estimate lies outside the thresholds, or,
+	// for an extrapolating chunk, when its calibrated interval reaches
+	// above the upper threshold: there the estimate cannot be trusted,
+	// and the MSE may be out of bounds.
 	Alert bool
 	// Drift is the chunk's extrapolation and drift when Run had a drift
 	// model, nil otherwise.

@@ -130,7 +130,9 @@ func Run(in Input) (*Report, error) {
 		}
 		lo, hi := iv.ratios(r.Rows(), t)
 		r.EstimateLower, r.EstimateUpper, r.IntervalCalibrated = r.Estimate*lo, r.Estimate*hi, true
-		if rep.Thresholds.Available() && r.EstimateUpper > rep.Thresholds.Upper {
+		// Where the estimate is an extrapolation, the MSE may be anywhere
+		// in the interval: alert when it reaches above the thresholds.
+		if r.Drift != nil && r.Drift.Extrapolating && rep.Thresholds.Available() && r.EstimateUpper > rep.Thresholds.Upper {
 			r.Alert = true
 		}
 	}

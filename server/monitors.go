@@ -489,6 +489,11 @@ type chunkJSON struct {
 	RealizedMSE  job.Num `json:"realized_mse"` // null until a label of the chunk arrives
 	Labelled     int     `json:"labelled"`
 	Complete     bool    `json:"complete"`
+	// EstimateLower and EstimateUpper are the interval of the chunk's
+	// MSE, as in `mse estimate --json`.
+	EstimateLower      job.Num `json:"estimate_lower"`
+	EstimateUpper      job.Num `json:"estimate_upper"`
+	IntervalCalibrated bool    `json:"interval_calibrated"`
 	// The chunk's extrapolation and drift, as in `mse estimate --json`
 	// (absent for a model file without a drift model).
 	*msejob.MSEChunkDrift
@@ -599,6 +604,7 @@ func chunkDoc(v *monitorsvc.View, c *monitor.Result, complete bool) chunkJSON {
 	j := chunkJSON{Index: c.Index, Start: c.Start, End: c.End, N: c.Rows(), Period: c.Period,
 		EstimatedMSE: job.Num(c.Estimate), Lower: job.Num(c.Lower), Upper: job.Num(c.Upper), Alert: c.Alert,
 		RealizedMSE: job.Num(c.Realized), Labelled: c.Labelled, Complete: complete,
+		EstimateLower: job.Num(c.EstimateLower), EstimateUpper: job.Num(c.EstimateUpper), IntervalCalibrated: c.IntervalCalibrated,
 		MSEChunkDrift: msejob.NewMSEChunkDrift(c.Drift, v.Drift, v.DriftTh)}
 	if !c.From.IsZero() {
 		j.From = c.From.Format(time.RFC3339)

@@ -499,6 +499,12 @@ type MSEChunk struct {
 	Alert         bool    `json:"alert"`
 	RealizedMSE   job.Num `json:"realized_mse"`
 	Labelled      *int    `json:"labelled,omitempty"`
+	// EstimateLower and EstimateUpper bound the chunk's MSE (not only
+	// the estimate's sampling noise), calibrated on the reference's
+	// held-out estimates when IntervalCalibrated, else the band.
+	EstimateLower      job.Num `json:"estimate_lower"`
+	EstimateUpper      job.Num `json:"estimate_upper"`
+	IntervalCalibrated bool    `json:"interval_calibrated"`
 	*MSEChunkDrift
 }
 
@@ -524,6 +530,19 @@ type MSEChunkDrift struct {
 	// Features holds each feature's two-sample Kolmogorov-Smirnov
 	// statistic against the reference and its p-value.
 	Features map[string]FeatureKS `json:"features"`
+	// ThinSupport is the fraction of the chunk's rows in thin support of
+	// the reference (k-nearest-neighbour density), ThinSupportLimit the
+	// fraction above which the chunk is extrapolating (null for a
+	// reference too small to tell).
+	ThinSupport      job.Num `json:"thin_support"`
+	ThinSupportLimit job.Num `json:"thin_support_limit"`
+	// KSAdjustedP is the smallest per-feature KS p-value times the
+	// number of features; KSAlert is set below monitor.DriftAlpha, and
+	// ReconstructionAlert when the reconstruction error leaves its
+	// thresholds: drift_alert is either.
+	KSAdjustedP         job.Num `json:"ks_p_adjusted"`
+	KSAlert             bool    `json:"ks_alert"`
+	ReconstructionAlert bool    `json:"reconstruction_alert"`
 }
 
 // FeatureKS is one feature's univariate drift over a chunk.
@@ -539,7 +558,9 @@ func NewMSEChunkDrift(d *monitor.ChunkDrift, m *monitor.DriftModel, th monitor.T
 	}
 	out := &MSEChunkDrift{OutOfReference: job.Num(d.OutOfReference), Extrapolating: d.Extrapolating,
 		ReconstructionError: job.Num(d.ReconstructionError), DriftLower: job.Num(th.Lower), DriftUpper: job.Num(th.Upper),
-		DriftAlert: d.DriftAlert, Features: map[string]FeatureKS{}}
+		DriftAlert: d.DriftAlert, Features: map[string]FeatureKS{},
+		ThinSupport: job.Num(d.ThinSupport), ThinSupportLimit: job.Num(d.ThinLimit), KSAdjustedP: job.Num(d.KSAdjustedP),
+		KSAlert: d.KSAlert, ReconstructionAlert: d.ReconstructionAlert}
 	for j, name := range m.Features {
 		if n := d.Below[j] + d.Above[j]; n > 0 {
 			if out.Outside == nil {
@@ -557,6 +578,12 @@ func NewMSEChunkDrift(d *monitor.ChunkDrift, m *monitor.DriftModel, th monitor.T
 // MSEDriftNote is the warning for a model file without a drift model.
 func MSEDriftNote(model string) string {
 	return fmt.Sprintf("%s records no reference ranges or drift model (written before genlens recorded them): chunks get no out_of_reference, extrapolating or drift; fit the model again with mse fit to get them", model)
+}
+
+// MSEIntervalNote is the warning for a model file without held-out
+// estimates of its reference rows.
+func MSEIntervalNote(model string) string {
+	return fmt.Sprintf("%s records no held-out estimates of its reference rows (written before genlens recorded them, or fitted without folds): estimate_lower and estimate_upper are the sampling band, which does not hold the check model's own error; fit the model again with mse fit for a calibrated interval", model)
 }
 
 // rowsOf returns the rows of x as slices.
@@ -674,11 +701,14 @@ func MSEEstimate(ctx context.Context, env job.Env, req MSEEstimateRequest) (*MSE
 		return nil, err
 	}
 	in := monitor.Input{Chunks: chunks, Estimates: rowEst, Realized: realized,
-		Reference: m.Reference.SquaredErrors, NonNegative: true, MaxOutOfReference: req.MaxOutOfReference}
+		Reference: m.Reference.SquaredErrors, HeldOut: m.Reference.HeldOutEstimates, NonNegative: true, MaxOutOfReference: req.MaxOutOfReference}
 	if m.Drift != nil {
 		in.Drift, in.Features = m.Drift, rowsOf(x)
 	} else {
 		env.Warning(MSEDriftNote(req.Model))
+	}
+	if m.Reference.HeldOutEstimates == nil {
+		env.Warning(MSEIntervalNote(req.Model))
 	}
 	rep, err := monitor.Run(in)
 	if err != nil {
@@ -724,7 +754,8 @@ func MSEEstimate(ctx context.Context, env job.Env, req MSEEstimateRequest) (*MSE
 	for _, r := range res {
 		c := MSEChunk{Index: r.Index, Start: r.Start, End: r.End, Rows: r.Rows(), Period: r.Period,
 			EstimatedMSE: job.Num(r.Estimate), SamplingError: job.Num(r.SamplingError), Lower: job.Num(r.Lower), Upper: job.Num(r.Upper),
-			Alert: r.Alert, RealizedMSE: job.Num(r.Realized)}
+			Alert: r.Alert, RealizedMSE: job.Num(r.Realized),
+			EstimateLower: job.Num(r.EstimateLower), EstimateUpper: job.Num(r.EstimateUpper), IntervalCalibrated: r.IntervalCalibrated}
 		if !r.From.IsZero() {
 			c.From, c.To = r.From.Format(time.RFC3339), r.To.Format(time.RFC3339)
 		}
