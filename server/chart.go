@@ -49,7 +49,7 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 	if !math.IsInf(hi, -1) {
 		top := hi + 0.5*(hi-math.Min(lo, 0))
 		for _, c := range v.Chunks {
-			see(math.Min(c.Upper, top))
+			see(math.Min(c.EstimateUpper, top))
 		}
 	}
 	lo = math.Min(lo, 0) // MSE: start the axis at 0
@@ -84,12 +84,13 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 	}
 	fmt.Fprintf(&b, `<text class="axis" x="%s" y="%d" text-anchor="middle">chunk</text>`, f(left+pw/2), height-6)
 
-	// Band.
+	// Band: the interval of each chunk's MSE (the sampling band for a
+	// model fitted before intervals were calibrated).
 	var up, down []string
 	for i, c := range v.Chunks {
-		if !math.IsNaN(c.Lower) && !math.IsNaN(c.Upper) {
-			up = append(up, f(x(i))+","+f(y(c.Upper)))
-			down = append([]string{f(x(i)) + "," + f(y(c.Lower))}, down...)
+		if !math.IsNaN(c.EstimateLower) && !math.IsNaN(c.EstimateUpper) {
+			up = append(up, f(x(i))+","+f(y(c.EstimateUpper)))
+			down = append([]string{f(x(i)) + "," + f(y(c.EstimateLower))}, down...)
 		}
 	}
 	if len(up) > 1 {
@@ -128,8 +129,12 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 	for i, c := range v.Chunks {
 		if c.Drift != nil && c.Drift.Extrapolating {
 			// An extrapolation: the check model has seen no data there.
-			fmt.Fprintf(&b, `<circle class="extrap" cx="%s" cy="%s" r="8"><title>chunk %d: extrapolating, %s</title></circle>`,
-				f(x(i)), f(y(c.Estimate)), c.Index, template.HTMLEscapeString(c.Drift.Why(v.Drift, c.Rows())))
+			cls := "extrap"
+			if c.Drift.ThinSupport > c.Drift.ThinLimit {
+				cls += " thin" // in thin support of the reference: a dotted ring
+			}
+			fmt.Fprintf(&b, `<circle class="%s" cx="%s" cy="%s" r="8"><title>chunk %d: extrapolating, %s</title></circle>`,
+				cls, f(x(i)), f(y(c.Estimate)), c.Index, template.HTMLEscapeString(c.Drift.Why(v.Drift, c.Rows())))
 		}
 	}
 	for i, c := range v.Chunks {
@@ -142,7 +147,7 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 		}
 		fmt.Fprintf(&b, `<circle class="%s" cx="%s" cy="%s" r="4"><title>chunk %d (%d rows%s): estimated MSE %s [%s, %s]%s</title></circle>`,
 			cls, f(x(i)), f(y(c.Estimate)), c.Index, c.Rows(), map[bool]string{true: "", false: ", incomplete"}[v.Complete[i]],
-			formatNum(c.Estimate), formatNum(c.Lower), formatNum(c.Upper), map[bool]string{true: ", ALERT", false: ""}[c.Alert])
+			formatNum(c.Estimate), formatNum(c.EstimateLower), formatNum(c.EstimateUpper), map[bool]string{true: ", ALERT", false: ""}[c.Alert])
 	}
 	// Legend.
 	lx := left + 8
@@ -154,7 +159,11 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 	for _, l := range legend {
 		switch l.cls {
 		case "extrap":
-			fmt.Fprintf(&b, `<circle class="extrap" cx="%d" cy="13" r="6"/>`, lx+8)
+			cls := "extrap"
+			if c.Drift.ThinSupport > c.Drift.ThinLimit {
+				cls += " thin" // in thin support of the reference: a dotted ring
+			}
+			fmt.Fprintf(&b, `<circle class="%s" cx="%d" cy="13" r="6"/>`, lx+8)
 		case "band":
 			fmt.Fprintf(&b, `<rect class="band" x="%d" y="8" width="16" height="10"/>`, lx)
 		case "alert":
