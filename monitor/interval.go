@@ -6,10 +6,13 @@ import (
 	"slices"
 )
 
-// IntervalLevel is the nominal coverage of a chunk's estimate interval:
-// the realised MSE of a chunk drawn like the reference lies inside it
-// this often.
-const IntervalLevel = 0.9
+// IntervalLevel is the nominal coverage of a chunk's estimate interval
+// over reference pseudo-chunks. It is above the 90% the interval is meant
+// to hold in production because the pseudo-chunks miss one source of
+// error: production estimates come from the final network, not the fold
+// networks the held-out estimates come from (at 0.9 the interval held the
+// realised MSE of 83% of iid chunks in BenchmarkMSEMonitorSupport).
+const IntervalLevel = 0.95
 
 // intervalDraws is the number of pseudo-chunks drawn from the reference
 // for one interval.

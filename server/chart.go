@@ -152,18 +152,14 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 	// Legend.
 	lx := left + 8
 	b.WriteString(`<g class="key">`)
-	legend := []struct{ cls, label string }{{"estimate", "estimated MSE"}, {"band", "±3 SE band"}, {"realized", "realised MSE"}, {"threshold", "thresholds"}, {"alert", "alert"}}
+	legend := []struct{ cls, label string }{{"estimate", "estimated MSE"}, {"band", "interval"}, {"realized", "realised MSE"}, {"threshold", "thresholds"}, {"alert", "alert"}}
 	if v.Drift != nil {
 		legend = append(legend, struct{ cls, label string }{"extrap", "extrapolating"})
 	}
 	for _, l := range legend {
 		switch l.cls {
 		case "extrap":
-			cls := "extrap"
-			if c.Drift.ThinSupport > c.Drift.ThinLimit {
-				cls += " thin" // in thin support of the reference: a dotted ring
-			}
-			fmt.Fprintf(&b, `<circle class="%s" cx="%d" cy="13" r="6"/>`, lx+8)
+			fmt.Fprintf(&b, `<circle class="extrap" cx="%d" cy="13" r="6"/>`, lx+8)
 		case "band":
 			fmt.Fprintf(&b, `<rect class="band" x="%d" y="8" width="16" height="10"/>`, lx)
 		case "alert":

@@ -147,7 +147,7 @@ func BenchmarkMSEMonitorSupport(b *testing.B) {
 			t.report(b, "synthetic")
 		}
 	})
-	for _, name := range []string{"abalone_scale", "cpusmall_scale", "space_ga_scale", "mg_scale", "cadata"} {
+	for _, name := range []string{"abalone_scale", "cpusmall_scale", "space_ga_scale", "cadata"} {
 		b.Run(name, func(b *testing.B) {
 			_, a, err := dataio.ReadCSV(shareddata.Path(b, "regression/"+name+".csv"))
 			if err != nil {
