@@ -495,7 +495,7 @@ func TestMSEEstimateOldModelFile(t *testing.T) {
 			a.Write(&csv)
 		}
 	}
-	if !strings.HasPrefix(csv.String(), "index,start,end,rows,period,estimated_mse,sampling_error,lower,upper,realized_mse,alert,out_of_reference,extrapolating,reconstruction_error,drift_alert,ks_x,p_x,ks_noise_feature,p_noise_feature\n") {
+	if !strings.HasPrefix(csv.String(), "index,start,end,rows,period,estimated_mse,sampling_error,lower,upper,realized_mse,alert,out_of_reference,extrapolating,reconstruction_error,drift_alert,ks_x,p_x,ks_noise_feature,p_noise_feature,thin_support,thin_support_limit,ks_alert,estimate_lower,estimate_upper\n") {
 		t.Errorf("chunks.csv: %s", csv.String())
 	}
 }
