@@ -66,13 +66,21 @@ func (c Calibration) factor() float64 {
 // least two rows per fold. Factor is left for the caller, which knows the
 // final network (Fit sets it).
 func CrossFit(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, folds int, rng *rand.Rand) (Calibration, error) {
+	c, _, err := crossFit(ctx, x, y, f, cfg, folds, rng)
+	return c, err
+}
+
+// crossFit is CrossFit that also returns every row's raw held-out
+// estimate 2 (h(x) - f(x))², h the network of the fold holding it out.
+func crossFit(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, folds int, rng *rand.Rand) (Calibration, []float64, error) {
 	if err := checkXYF(x, y, f); err != nil {
-		return Calibration{}, err
+		return Calibration{}, nil, err
 	}
 	n, _ := x.Dims()
 	if folds < 2 || n < 2*folds {
-		return Calibration{}, fmt.Errorf("checkmodel: %d rows cannot be cut into %d folds of at least 2", n, folds)
+		return Calibration{}, nil, fmt.Errorf("checkmodel: %d rows cannot be cut into %d folds of at least 2", n, folds)
 	}
+	held := make([]float64, n)
 	perm := rng.Perm(n)
 	var c Calibration
 	c.Folds = folds
@@ -90,9 +98,12 @@ func CrossFit(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, fol
 		xh, yh, fh := subset(x, y, f, te)
 		h, _, err := fitNet(ctx, xt, yt, ft, cfg, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
 		if err != nil {
-			return Calibration{}, err
+			return Calibration{}, nil, err
 		}
 		e, r := sums(h.Predict1(xt), yt, ft)
+		for k, v := range h.Predict1(xh) {
+			held[te[k]] = 2 * (v - fh[k]) * (v - fh[k])
+		}
 		trEst += e / float64(len(tr))
 		trReal += r / float64(len(tr))
 		e, r = sums(h.Predict1(xh), yh, fh)
@@ -105,7 +116,7 @@ func CrossFit(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, fol
 	if held, train := c.HeldOutEstimated/c.HeldOutRealized, trEst/trReal; held > 0 && train > 0 && !math.IsInf(held, 0) && !math.IsInf(train, 0) {
 		c.Optimism = held / train
 	}
-	return c, nil
+	return c, held, nil
 }
 
 // sums returns Σ 2 (h - f)² and Σ (y - f)².

@@ -107,6 +107,14 @@ type Reference struct {
 	EstimatedMSE float64 `json:"estimated_mse"`
 	// RawEstimatedMSE is the in-sample estimate before calibration.
 	RawEstimatedMSE float64 `json:"raw_estimated_mse"`
+	// HeldOutEstimates is every row's estimate by the cross-fitting
+	// network that did not train on it, in squared target units,
+	// scaled so that their mean is the realised MSE of the held-out
+	// rows (as calibration puts production estimates on that scale):
+	// monitoring calibrates the interval of a chunk's estimate on it.
+	// Files written before it was recorded, or fitted without folds,
+	// have none; their intervals are the sampling band.
+	HeldOutEstimates []float64 `json:"held_out_estimates,omitempty"`
 }
 
 // Fit trains a check model on the rows of x (raw features), targets y and
@@ -169,13 +177,22 @@ func Fit(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, seed uin
 		EpochSelection: sel, EpochBound: bound}
 	// Fewer folds on small data (each needs two rows); with fewer than
 	// four rows the estimates stay uncalibrated (Calibration.Folds 0).
+	var held []float64
 	if folds := min(cfg.Folds, n/2); folds >= 2 {
 		// The same standardised data, and a generator of its own so that
 		// the final network does not depend on the number of folds.
 		crng := rand.New(rand.NewPCG(seed, 0x63616c6962))
-		m.Calibration, err = CrossFit(ctx, m.scaleX(x), ys, fs, cfg, folds, crng)
+		m.Calibration, held, err = crossFit(ctx, m.scaleX(x), ys, fs, cfg, folds, crng)
 		if err != nil {
 			return nil, err
+		}
+		if c := m.Calibration; c.HeldOutEstimated > 0 {
+			k := c.HeldOutRealized / c.HeldOutEstimated
+			for i := range held {
+				held[i] *= k * m.YScale * m.YScale
+			}
+		} else {
+			held = nil
 		}
 		rawIn, realIn := sums(h.Predict1(m.scaleX(x)), ys, fs)
 		m.Calibration.calibrate(rawIn, realIn)
@@ -195,7 +212,7 @@ func Fit(ctx context.Context, x *mat.Dense, y, f []float64, cfg Config, seed uin
 		return nil, err
 	}
 	c := m.Calibration.factor()
-	m.Reference = Reference{SquaredErrors: sq, RealizedMSE: realized / float64(n), EstimatedMSE: est, RawEstimatedMSE: est / c}
+	m.Reference = Reference{SquaredErrors: sq, RealizedMSE: realized / float64(n), EstimatedMSE: est, RawEstimatedMSE: est / c, HeldOutEstimates: held}
 	return m, nil
 }
 
@@ -330,6 +347,16 @@ func (m *Model) problem() string {
 	for i, v := range m.Reference.SquaredErrors {
 		if !finite(v) || v < 0 {
 			return fmt.Sprintf("reference squared error %d is %v", i, v)
+		}
+	}
+	if h := m.Reference.HeldOutEstimates; h != nil {
+		if len(h) != len(m.Reference.SquaredErrors) {
+			return fmt.Sprintf("%d held-out estimates for %d reference rows", len(h), len(m.Reference.SquaredErrors))
+		}
+		for i, v := range h {
+			if !finite(v) || v < 0 {
+				return fmt.Sprintf("held-out estimate %d is %v", i, v)
+			}
 		}
 	}
 	return ""

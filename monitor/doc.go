@@ -42,6 +42,18 @@
 //     chunk against the reference and its p-value as SciPy's ks_2samp
 //     computes it with method "auto" (exact distribution up to 10,000
 //     values a side, asymptotic beyond).
+//   - thin support: per row, the distance to its 10th nearest reference
+//     row in the standardised features against the same distance among
+//     the reference rows; per chunk the share of rows beyond the
+//     reference's 95th percentile, extrapolating above a limit that chunks
+//     drawn like the reference exceed about 1% of the time (ThinLimit);
+//   - a drift test that sees a shift of independent features: the
+//     per-feature KS p-values with the Bonferroni correction at
+//     DriftAlpha; DriftAlert when it or the reconstruction error fires.
+//
+// With held-out estimates of the reference rows (Input.HeldOut), every
+// chunk gets an interval of its MSE from reference pseudo-chunks with as
+// many rows in thin support as it has.
 //
 // The package is independent of how the per-row estimates were made and
 // does no I/O.

@@ -49,9 +49,10 @@ type DriftModel struct {
 	// Reference holds every feature's reference values in row order.
 	Reference [][]float64 `json:"reference"`
 
-	once   sync.Once
-	sorted [][]float64 // Reference, each feature sorted
-	errs   []float64   // per-row reconstruction errors of the reference
+	once    sync.Once
+	sorted  [][]float64 // Reference, each feature sorted
+	errs    []float64   // per-row reconstruction errors of the reference
+	support *support    // nearest-neighbour typicality of the reference rows
 }
 
 // FitDrift fits the drift model on the reference rows x (n × d), whose
@@ -188,6 +189,7 @@ func (m *DriftModel) prepare() {
 			}
 			m.errs[i] = m.RowError(row)
 		}
+		m.support = fitSupport(m.Reference, m.Mean, m.Std)
 	})
 }
 
@@ -196,6 +198,18 @@ func (m *DriftModel) prepare() {
 func (m *DriftModel) referenceErrors() []float64 {
 	m.prepare()
 	return m.errs
+}
+
+// ReferenceThin returns, for every reference row in row order, whether it
+// lies in thin support of the others (its k-th nearest neighbour among
+// them farther than the ThinQuantile upper quantile of such distances);
+// nil when the reference is too small to tell.
+func (m *DriftModel) ReferenceThin() []bool {
+	m.prepare()
+	if m.support == nil {
+		return nil
+	}
+	return m.support.thin
 }
 
 // RowError returns the data reconstruction error of one row: the
@@ -251,11 +265,27 @@ type ChunkDrift struct {
 	Extrapolating  bool
 	// Outside counts, per feature, the rows below or above its range.
 	Below, Above []int
+	// ThinSupport is the fraction of the chunk's rows in thin support
+	// (their k-th nearest reference row farther than all but
+	// ThinQuantile of the reference rows' own), ThinLimit the fraction
+	// above which the chunk is extrapolating (ThinLimit); Thin counts
+	// those rows. Extrapolating is set when either the range or the
+	// density signal fires.
+	ThinSupport, ThinLimit float64
+	Thin                   int
 	// ReconstructionError is the mean data reconstruction error of the
-	// chunk's rows; DriftAlert is set when it lies outside the drift
-	// thresholds.
+	// chunk's rows; ReconstructionAlert is set when it lies outside the
+	// drift thresholds.
 	ReconstructionError float64
-	DriftAlert          bool
+	ReconstructionAlert bool
+	// KSAdjustedP is the smallest per-feature Kolmogorov-Smirnov
+	// p-value times the number of features (Bonferroni, capped at 1);
+	// KSAlert is set when it is below DriftAlpha. It sees what the
+	// reconstruction error cannot: a shift of independent features.
+	KSAdjustedP float64
+	KSAlert     bool
+	// DriftAlert is set when either drift signal fires.
+	DriftAlert bool
 	// Features holds, per feature, the two-sample Kolmogorov-Smirnov
 	// statistic of the chunk against the reference and its p-value.
 	Features []FeatureDrift
@@ -268,10 +298,14 @@ type FeatureDrift struct {
 	P    float64
 }
 
-// Why says in words why a chunk is extrapolating: the features whose
-// values left the reference range, with how many rows and the range.
+// Why says in words why a chunk is extrapolating: the share of its rows
+// in thin support against its limit, and the features whose values left
+// the reference range, with how many rows and the range.
 func (c *ChunkDrift) Why(m *DriftModel, rows int) string {
 	s := fmt.Sprintf("%.0f%% of rows outside the reference range", 100*c.OutOfReference)
+	if !math.IsNaN(c.ThinSupport) {
+		s = fmt.Sprintf("%.0f%% of rows in thin support (limit %.0f%%), ", 100*c.ThinSupport, 100*c.ThinLimit) + s
+	}
 	sep := ": "
 	for j, name := range m.Features {
 		if c.Below[j]+c.Above[j] == 0 {
@@ -313,9 +347,26 @@ func (m *DriftModel) Chunk(rows [][]float64, maxOut float64, th Thresholds) (*Ch
 	}
 	c.OutOfReference = float64(out) / float64(len(rows))
 	c.Extrapolating = c.OutOfReference > maxOut
+	c.ThinSupport, c.ThinLimit = math.NaN(), math.NaN()
+	if s := m.support; s != nil {
+		z := mat.NewDense(len(rows), d, nil)
+		for i, x := range rows {
+			for j, v := range x {
+				z.Set(i, j, (v-m.Mean[j])/m.Std[j])
+			}
+		}
+		for _, t := range s.thinRows(z) {
+			if t {
+				c.Thin++
+			}
+		}
+		c.ThinSupport = float64(c.Thin) / float64(len(rows))
+		c.ThinLimit = ThinLimit(s.share, len(rows), len(s.thin))
+		c.Extrapolating = c.Extrapolating || c.ThinSupport > c.ThinLimit
+	}
 	c.ReconstructionError = es / float64(len(rows))
 	if th.Available() {
-		c.DriftAlert = c.ReconstructionError < th.Lower || c.ReconstructionError > th.Upper
+		c.ReconstructionAlert = c.ReconstructionError < th.Lower || c.ReconstructionError > th.Upper
 	}
 	col := make([]float64, len(rows))
 	for j, name := range m.Features {
@@ -326,5 +377,11 @@ func (m *DriftModel) Chunk(rows [][]float64, maxOut float64, th Thresholds) (*Ch
 		ks := KSStatistic(m.sorted[j], col)
 		c.Features = append(c.Features, FeatureDrift{Name: name, KS: ks, P: KSPValue(ks, len(m.sorted[j]), len(col))})
 	}
+	c.KSAdjustedP = 1
+	for _, f := range c.Features {
+		c.KSAdjustedP = math.Min(c.KSAdjustedP, f.P*float64(d))
+	}
+	c.KSAlert = c.KSAdjustedP < DriftAlpha
+	c.DriftAlert = c.ReconstructionAlert || c.KSAlert
 	return c, nil
 }

@@ -114,17 +114,25 @@ func TestDriftChunk(t *testing.T) {
 		t.Errorf("out %v extrapolating %v below %v above %v; want 0.06 true [0 1] [6 0]", c.OutOfReference, c.Extrapolating, c.Below, c.Above)
 	}
 	// Exactly at the limit is not beyond it.
+	// Exactly at the limit is not beyond it: only the density signal
+	// (these rows are spread evenly over a's range, thinly at its ends)
+	// may make the chunk extrapolating.
 	c, _ = m.Chunk(rows[1:], 5.0/99, th)
-	if c.Extrapolating {
-		t.Errorf("5 of 99 rows outside with a limit of 5/99: extrapolating")
+	if c.Extrapolating != (c.ThinSupport > c.ThinLimit) {
+		t.Errorf("5 of 99 rows outside with a limit of 5/99: extrapolating %v, thin support %v of limit %v", c.Extrapolating, c.ThinSupport, c.ThinLimit)
 	}
 	var want float64
 	for _, row := range rows {
 		want += m.RowError(row)
 	}
 	c, _ = m.Chunk(rows, 0.05, th)
-	if math.Abs(c.ReconstructionError-want/100) > 1e-12 || c.DriftAlert {
-		t.Errorf("reconstruction error %v (alert %v), want %v inside [0, 10]", c.ReconstructionError, c.DriftAlert, want/100)
+	if math.Abs(c.ReconstructionError-want/100) > 1e-12 || c.ReconstructionAlert {
+		t.Errorf("reconstruction error %v (alert %v), want %v inside [0, 10]", c.ReconstructionError, c.ReconstructionAlert, want/100)
+	}
+	// a is uniform over its range and b constant, neither normal: the
+	// KS test sees it, Bonferroni-adjusted over the two features.
+	if !c.KSAlert || !c.DriftAlert || c.KSAdjustedP != 2*math.Min(c.Features[0].P, c.Features[1].P) {
+		t.Errorf("KS alert %v, drift alert %v, adjusted p %v (a's p %v)", c.KSAlert, c.DriftAlert, c.KSAdjustedP, c.Features[0].P)
 	}
 	if len(c.Features) != 2 || c.Features[0].Name != "a" || !(c.Features[0].P < 0.05) || c.Features[0].KS != KSStatistic(m.sorted[0], sortedCol(rows, 0)) {
 		t.Errorf("features %+v", c.Features)

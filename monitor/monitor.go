@@ -97,7 +97,18 @@ type Result struct {
 	// labelled rows, NaN when none is labelled; Labelled counts them.
 	Realized float64
 	Labelled int
-	// Alert is set when the estimate lies outside the thresholds.
+	// EstimateLower and EstimateUpper bound the chunk's MSE itself, not
+	// only the estimate's sampling noise: with held-out estimates of the
+	// reference (IntervalCalibrated) they are Estimate times the
+	// quantiles of realised over estimated MSE of reference
+	// pseudo-chunks (see Input.HeldOut), wider where the chunk's rows
+	// lie in thin support; without them, the band (Lower, Upper).
+	EstimateLower, EstimateUpper float64
+	IntervalCalibrated           bool
+	// Alert is set when the estimate lies outside the thresholds, or,
+	// for an extrapolating chunk, when its calibrated interval reaches
+	// above the upper threshold: there the estimate cannot be trusted,
+	// and the MSE may be out of bounds.
 	Alert bool
 	// Drift is the chunk's extrapolation and drift when Run had a drift
 	// model, nil otherwise.

@@ -16,6 +16,11 @@ type Input struct {
 	// Reference is the per-row realised loss of the reference period,
 	// in row order.
 	Reference []float64
+	// HeldOut, when set, is the per-row estimate of the reference rows
+	// by check models that did not train on them (cross-fitting), on the
+	// scale of Estimates; the chunks' intervals are calibrated on it.
+	// Rows of Drift's reference are Reference's rows.
+	HeldOut []float64
 	// ChunkSize, when positive, is the nominal chunk size the reference
 	// is cut into for the thresholds, so that they do not move while the
 	// last chunk fills; 0 uses the median size of Chunks
@@ -106,6 +111,29 @@ func Run(in Input) (*Report, error) {
 				return nil, fmt.Errorf("monitor: chunk %d: %w", c.Index, err)
 			}
 			res[i].Drift = d
+		}
+	}
+	var thin []bool
+	if in.Drift != nil {
+		thin = in.Drift.ReferenceThin()
+	}
+	iv := newIntervalModel(in.HeldOut, in.Reference, thin)
+	for i := range res {
+		r := &res[i]
+		r.EstimateLower, r.EstimateUpper = r.Lower, r.Upper
+		if iv == nil {
+			continue
+		}
+		t := 0
+		if r.Drift != nil {
+			t = r.Drift.Thin
+		}
+		lo, hi := iv.ratios(r.Rows(), t)
+		r.EstimateLower, r.EstimateUpper, r.IntervalCalibrated = r.Estimate*lo, r.Estimate*hi, true
+		// Where the estimate is an extrapolation, the MSE may be anywhere
+		// in the interval: alert when it reaches above the thresholds.
+		if r.Drift != nil && r.Drift.Extrapolating && rep.Thresholds.Available() && r.EstimateUpper > rep.Thresholds.Upper {
+			r.Alert = true
 		}
 	}
 	rep.Results = res

@@ -29,6 +29,19 @@ type DriftView struct {
 	// Features holds each feature's two-sample Kolmogorov-Smirnov
 	// statistic against the reference and its p-value.
 	Features map[string]FeatureKS `json:"features"`
+	// ThinSupport is the fraction of the chunk's rows in thin support of
+	// the reference (k-nearest-neighbour density), ThinSupportLimit the
+	// fraction above which the chunk is extrapolating (null for a
+	// reference too small to tell).
+	ThinSupport      jsonnum.Num `json:"thin_support"`
+	ThinSupportLimit jsonnum.Num `json:"thin_support_limit"`
+	// KSAdjustedP is the smallest per-feature KS p-value times the
+	// number of features; KSAlert is set below DriftAlpha, and
+	// ReconstructionAlert when the reconstruction error leaves its
+	// thresholds: drift_alert is either.
+	KSAdjustedP         jsonnum.Num `json:"ks_p_adjusted"`
+	KSAlert             bool        `json:"ks_alert"`
+	ReconstructionAlert bool        `json:"reconstruction_alert"`
 }
 
 // FeatureKS is one feature's univariate drift over a chunk.
@@ -45,7 +58,9 @@ func NewDriftView(d *ChunkDrift, m *DriftModel, th Thresholds) *DriftView {
 	}
 	out := &DriftView{OutOfReference: jsonnum.Num(d.OutOfReference), Extrapolating: d.Extrapolating,
 		ReconstructionError: jsonnum.Num(d.ReconstructionError), DriftLower: jsonnum.Num(th.Lower), DriftUpper: jsonnum.Num(th.Upper),
-		DriftAlert: d.DriftAlert, Features: map[string]FeatureKS{}}
+		DriftAlert: d.DriftAlert, Features: map[string]FeatureKS{},
+		ThinSupport: jsonnum.Num(d.ThinSupport), ThinSupportLimit: jsonnum.Num(d.ThinLimit), KSAdjustedP: jsonnum.Num(d.KSAdjustedP),
+		KSAlert: d.KSAlert, ReconstructionAlert: d.ReconstructionAlert}
 	for j, name := range m.Features {
 		if n := d.Below[j] + d.Above[j]; n > 0 {
 			if out.Outside == nil {

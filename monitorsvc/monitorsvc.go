@@ -151,7 +151,7 @@ func (s *Service) Chunks(ctx context.Context, m records.Monitor, last, drift int
 	}
 	v := &View{Rows: n, Drift: cm.Drift}
 	in := monitor.Input{Estimates: ser.Estimates, Realized: ser.Realized, Reference: cm.Reference.SquaredErrors,
-		ChunkSize: m.ChunkSize, NonNegative: true}
+		HeldOut: cm.Reference.HeldOutEstimates, ChunkSize: m.ChunkSize, NonNegative: true}
 	if cm.Drift != nil {
 		in.Drift, in.Features = cm.Drift, ser.Features
 	}

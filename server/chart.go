@@ -49,7 +49,7 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 	if !math.IsInf(hi, -1) {
 		top := hi + 0.5*(hi-math.Min(lo, 0))
 		for _, c := range v.Chunks {
-			see(math.Min(c.Upper, top))
+			see(math.Min(c.EstimateUpper, top))
 		}
 	}
 	lo = math.Min(lo, 0) // MSE: start the axis at 0
@@ -84,12 +84,13 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 	}
 	fmt.Fprintf(&b, `<text class="axis" x="%s" y="%d" text-anchor="middle">chunk</text>`, f(left+pw/2), height-6)
 
-	// Band.
+	// Band: the interval of each chunk's MSE (the sampling band for a
+	// model fitted before intervals were calibrated).
 	var up, down []string
 	for i, c := range v.Chunks {
-		if !math.IsNaN(c.Lower) && !math.IsNaN(c.Upper) {
-			up = append(up, f(x(i))+","+f(y(c.Upper)))
-			down = append([]string{f(x(i)) + "," + f(y(c.Lower))}, down...)
+		if !math.IsNaN(c.EstimateLower) && !math.IsNaN(c.EstimateUpper) {
+			up = append(up, f(x(i))+","+f(y(c.EstimateUpper)))
+			down = append([]string{f(x(i)) + "," + f(y(c.EstimateLower))}, down...)
 		}
 	}
 	if len(up) > 1 {
@@ -128,8 +129,12 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 	for i, c := range v.Chunks {
 		if c.Drift != nil && c.Drift.Extrapolating {
 			// An extrapolation: the check model has seen no data there.
-			fmt.Fprintf(&b, `<circle class="extrap" cx="%s" cy="%s" r="8"><title>chunk %d: extrapolating, %s</title></circle>`,
-				f(x(i)), f(y(c.Estimate)), c.Index, template.HTMLEscapeString(c.Drift.Why(v.Drift, c.Rows())))
+			cls := "extrap"
+			if c.Drift.ThinSupport > c.Drift.ThinLimit {
+				cls += " thin" // in thin support of the reference: a dotted ring
+			}
+			fmt.Fprintf(&b, `<circle class="%s" cx="%s" cy="%s" r="8"><title>chunk %d: extrapolating, %s</title></circle>`,
+				cls, f(x(i)), f(y(c.Estimate)), c.Index, template.HTMLEscapeString(c.Drift.Why(v.Drift, c.Rows())))
 		}
 	}
 	for i, c := range v.Chunks {
@@ -142,12 +147,12 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 		}
 		fmt.Fprintf(&b, `<circle class="%s" cx="%s" cy="%s" r="4"><title>chunk %d (%d rows%s): estimated MSE %s [%s, %s]%s</title></circle>`,
 			cls, f(x(i)), f(y(c.Estimate)), c.Index, c.Rows(), map[bool]string{true: "", false: ", incomplete"}[v.Complete[i]],
-			formatNum(c.Estimate), formatNum(c.Lower), formatNum(c.Upper), map[bool]string{true: ", ALERT", false: ""}[c.Alert])
+			formatNum(c.Estimate), formatNum(c.EstimateLower), formatNum(c.EstimateUpper), map[bool]string{true: ", ALERT", false: ""}[c.Alert])
 	}
 	// Legend.
 	lx := left + 8
 	b.WriteString(`<g class="key">`)
-	legend := []struct{ cls, label string }{{"estimate", "estimated MSE"}, {"band", "±3 SE band"}, {"realized", "realised MSE"}, {"threshold", "thresholds"}, {"alert", "alert"}}
+	legend := []struct{ cls, label string }{{"estimate", "estimated MSE"}, {"band", "interval"}, {"realized", "realised MSE"}, {"threshold", "thresholds"}, {"alert", "alert"}}
 	if v.Drift != nil {
 		legend = append(legend, struct{ cls, label string }{"extrap", "extrapolating"})
 	}

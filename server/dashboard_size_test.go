@@ -97,6 +97,8 @@ func TestDashboardCardMatchesAllChunks(t *testing.T) {
 			N                   int
 			EstimatedMSE        *float64 `json:"estimated_mse"`
 			Lower, Upper        *float64
+			EstimateLower       *float64 `json:"estimate_lower"`
+			EstimateUpper       *float64 `json:"estimate_upper"`
 			Alert               bool
 			ReconstructionError *float64 `json:"reconstruction_error"`
 			OutOfReference      *float64 `json:"out_of_reference"`
@@ -113,7 +115,7 @@ func TestDashboardCardMatchesAllChunks(t *testing.T) {
 	_, dash := ts.call(t, "GET", "/", nil, nil)
 	est := regexp.MustCompile(`<title>chunk (\d+) \((\d+) rows[^)]*\): estimated MSE ([^ ]+) \[([^,]+), ([^\]]+)\](, ALERT)?</title>`).FindAllStringSubmatch(string(dash), -1)
 	drift := regexp.MustCompile(`<title>chunk (\d+): reconstruction error ([^ ]+) \[[^\]]*\](?:, DRIFT)?, ([0-9.]+)% of rows out of reference</title>`).FindAllStringSubmatch(string(dash), -1)
-	extrap := regexp.MustCompile(`<circle class="extrap"[^>]*><title>chunk (\d+):`).FindAllStringSubmatch(string(dash), -1)
+	extrap := regexp.MustCompile(`<circle class="extrap(?: thin)?"[^>]*><title>chunk (\d+):`).FindAllStringSubmatch(string(dash), -1)
 	if len(all.Chunks) != 286 || len(est) != 100 || len(drift) != 100 || len(extrap) == 0 {
 		t.Fatalf("%d chunks; the card draws %d estimates, %d drift points, %d extrapolations; want 286, 100, 100, some", len(all.Chunks), len(est), len(drift), len(extrap))
 	}
@@ -121,7 +123,7 @@ func TestDashboardCardMatchesAllChunks(t *testing.T) {
 	for k, m := range est {
 		c := all.Chunks[len(all.Chunks)-100+k]
 		got := strings.Join(m[1:], " ")
-		want := strings.Join([]string{strconv.Itoa(c.Index), strconv.Itoa(c.N), num(c.EstimatedMSE), num(c.Lower), num(c.Upper), map[bool]string{true: ", ALERT"}[c.Alert]}, " ")
+		want := strings.Join([]string{strconv.Itoa(c.Index), strconv.Itoa(c.N), num(c.EstimatedMSE), num(c.EstimateLower), num(c.EstimateUpper), map[bool]string{true: ", ALERT"}[c.Alert]}, " ")
 		if got != want {
 			t.Errorf("card point %d: %q, the chunks' %q", k, got, want)
 		}

@@ -197,13 +197,18 @@ var (
 	descOutOfRef  = prometheus.NewDesc("genlens_monitor_out_of_reference", "Fraction of the latest complete chunk's rows with a feature outside its reference range.", []string{"monitor"}, nil)
 	descExtrap    = prometheus.NewDesc("genlens_monitor_extrapolating", "1 when the latest complete chunk's estimate is an extrapolation (out_of_reference above its limit).", []string{"monitor"}, nil)
 	descRecon     = prometheus.NewDesc("genlens_monitor_reconstruction_error", "Mean data reconstruction error (multivariate drift) of the latest complete chunk.", []string{"monitor"}, nil)
-	descDriftAl   = prometheus.NewDesc("genlens_monitor_drift_alert", "1 when the latest complete chunk's reconstruction error lies outside its reference thresholds.", []string{"monitor"}, nil)
+	descDriftAl   = prometheus.NewDesc("genlens_monitor_drift_alert", "1 when the latest complete chunk's inputs drifted: its reconstruction error lies outside its reference thresholds or genlens_monitor_ks_drift_alert is 1.", []string{"monitor"}, nil)
+	descThin      = prometheus.NewDesc("genlens_monitor_thin_support_ratio", "Fraction of the latest complete chunk's rows in thin support of the reference (k-nearest-neighbour density in the check model's standardised features).", []string{"monitor"}, nil)
+	descThinLim   = prometheus.NewDesc("genlens_monitor_thin_support_limit", "Fraction of rows in thin support above which the latest complete chunk is extrapolating (calibrated so that chunks like the reference exceed it about 1% of the time).", []string{"monitor"}, nil)
+	descIvLower   = prometheus.NewDesc("genlens_monitor_estimate_interval_lower", "Lower end of the 90% interval of the latest complete chunk's MSE (calibrated on held-out reference estimates, wider in thin support; the band for a model fitted before).", []string{"monitor"}, nil)
+	descIvUpper   = prometheus.NewDesc("genlens_monitor_estimate_interval_upper", "Upper end of the 90% interval of the latest complete chunk's MSE.", []string{"monitor"}, nil)
+	descKSAl      = prometheus.NewDesc("genlens_monitor_ks_drift_alert", "1 when a feature's Kolmogorov-Smirnov test of the latest complete chunk against the reference rejects at 1% after the Bonferroni correction.", []string{"monitor"}, nil)
 	descUnread    = prometheus.NewDesc("genlens_monitor_unreadable", "1 when the monitor's series could not be computed at this scrape (its stored check model does not decode, or the store failed reading its chunks; the log says which) and are absent, 0 otherwise.", []string{"monitor"}, nil)
 )
 
 // monitorDescs are the monitor collector's metrics.
 var monitorDescs = []*prometheus.Desc{descEstimated, descLower, descUpper, descAlert, descRealized, descThLower, descThUpper, descRows, descChunks,
-	descIndex, descEnd, descRecent, descRecentAl, descIncRows, descIncEst, descOutOfRef, descExtrap, descRecon, descDriftAl, descUnread}
+	descIndex, descEnd, descRecent, descRecentAl, descIncRows, descIncEst, descOutOfRef, descExtrap, descRecon, descDriftAl, descThin, descThinLim, descIvLower, descIvUpper, descKSAl, descUnread}
 
 func (c *monitorCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range monitorDescs {
@@ -269,12 +274,17 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descLower, last.Lower)
 		gauge(descUpper, last.Upper)
 		gauge(descRealized, last.Realized)
+		gauge(descIvLower, last.EstimateLower)
+		gauge(descIvUpper, last.EstimateUpper)
 		flag(descAlert, last.Alert)
 		if d := last.Drift; d != nil {
 			gauge(descOutOfRef, d.OutOfReference)
 			flag(descExtrap, d.Extrapolating)
 			gauge(descRecon, d.ReconstructionError)
 			flag(descDriftAl, d.DriftAlert)
+			gauge(descThin, d.ThinSupport)
+			gauge(descThinLim, d.ThinLimit)
+			flag(descKSAl, d.KSAlert)
 		}
 	}
 }

@@ -488,6 +488,11 @@ type chunkJSON struct {
 	RealizedMSE  jsonnum.Num `json:"realized_mse"` // null until a label of the chunk arrives
 	Labelled     int         `json:"labelled"`
 	Complete     bool        `json:"complete"`
+	// EstimateLower and EstimateUpper are the interval of the chunk's
+	// MSE, as in `mse estimate --json`.
+	EstimateLower      jsonnum.Num `json:"estimate_lower"`
+	EstimateUpper      jsonnum.Num `json:"estimate_upper"`
+	IntervalCalibrated bool        `json:"interval_calibrated"`
 	// The chunk's extrapolation and drift, as in `mse estimate --json`
 	// (absent for a model file without a drift model).
 	*monitor.DriftView
@@ -598,6 +603,7 @@ func chunkDoc(v *monitorsvc.View, c *monitor.Result, complete bool) chunkJSON {
 	j := chunkJSON{Index: c.Index, Start: c.Start, End: c.End, N: c.Rows(), Period: c.Period,
 		EstimatedMSE: jsonnum.Num(c.Estimate), Lower: jsonnum.Num(c.Lower), Upper: jsonnum.Num(c.Upper), Alert: c.Alert,
 		RealizedMSE: jsonnum.Num(c.Realized), Labelled: c.Labelled, Complete: complete,
+		EstimateLower: jsonnum.Num(c.EstimateLower), EstimateUpper: jsonnum.Num(c.EstimateUpper), IntervalCalibrated: c.IntervalCalibrated,
 		DriftView: monitor.NewDriftView(c.Drift, v.Drift, v.DriftTh)}
 	if !c.From.IsZero() {
 		j.From = c.From.Format(time.RFC3339)

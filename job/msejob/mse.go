@@ -499,7 +499,19 @@ type Chunk struct {
 	Alert         bool    `json:"alert"`
 	RealizedMSE   job.Num `json:"realized_mse"`
 	Labelled      *int    `json:"labelled,omitempty"`
+	// EstimateLower and EstimateUpper bound the chunk's MSE (not only
+	// the estimate's sampling noise), calibrated on the reference's
+	// held-out estimates when IntervalCalibrated, else the band.
+	EstimateLower      job.Num `json:"estimate_lower"`
+	EstimateUpper      job.Num `json:"estimate_upper"`
+	IntervalCalibrated bool    `json:"interval_calibrated"`
 	*monitor.DriftView
+}
+
+// IntervalNote is the warning for a model file without held-out
+// estimates of its reference rows.
+func IntervalNote(model string) string {
+	return fmt.Sprintf("%s records no held-out estimates of its reference rows (written before genlens recorded them, or fitted without folds): estimate_lower and estimate_upper are the sampling band, which does not hold the check model's own error; fit the model again with mse fit for a calibrated interval", model)
 }
 
 // rowsOf returns the rows of x as slices.
@@ -617,11 +629,14 @@ func Estimate(ctx context.Context, env job.Env, req EstimateRequest) (*EstimateR
 		return nil, err
 	}
 	in := monitor.Input{Chunks: chunks, Estimates: rowEst, Realized: realized,
-		Reference: m.Reference.SquaredErrors, NonNegative: true, MaxOutOfReference: req.MaxOutOfReference}
+		Reference: m.Reference.SquaredErrors, HeldOut: m.Reference.HeldOutEstimates, NonNegative: true, MaxOutOfReference: req.MaxOutOfReference}
 	if m.Drift != nil {
 		in.Drift, in.Features = m.Drift, rowsOf(x)
 	} else {
 		env.Warning(monitor.NoDriftNote(req.Model))
+	}
+	if m.Reference.HeldOutEstimates == nil {
+		env.Warning(IntervalNote(req.Model))
 	}
 	rep, err := monitor.Run(in)
 	if err != nil {
@@ -667,7 +682,8 @@ func Estimate(ctx context.Context, env job.Env, req EstimateRequest) (*EstimateR
 	for _, r := range res {
 		c := Chunk{Index: r.Index, Start: r.Start, End: r.End, Rows: r.Rows(), Period: r.Period,
 			EstimatedMSE: job.Num(r.Estimate), SamplingError: job.Num(r.SamplingError), Lower: job.Num(r.Lower), Upper: job.Num(r.Upper),
-			Alert: r.Alert, RealizedMSE: job.Num(r.Realized)}
+			Alert: r.Alert, RealizedMSE: job.Num(r.Realized),
+			EstimateLower: job.Num(r.EstimateLower), EstimateUpper: job.Num(r.EstimateUpper), IntervalCalibrated: r.IntervalCalibrated}
 		if !r.From.IsZero() {
 			c.From, c.To = r.From.Format(time.RFC3339), r.To.Format(time.RFC3339)
 		}

@@ -43,7 +43,11 @@ func (r *EstimateResult) writeCSV(w io.Writer) error {
 		for _, f := range r.Check.Drift.Features {
 			header = append(header, "ks_"+f, "p_"+f)
 		}
+		header = append(header, "thin_support", "thin_support_limit", "ks_alert")
 	}
+	// Appended last, so that readers of the older columns by position
+	// keep working.
+	header = append(header, "estimate_lower", "estimate_upper")
 	rows := [][]string{header}
 	for _, c := range r.Monitor {
 		row := []string{strconv.Itoa(c.Index), strconv.Itoa(c.Start), strconv.Itoa(c.End), strconv.Itoa(c.Rows()), c.Period,
@@ -54,7 +58,9 @@ func (r *EstimateResult) writeCSV(w io.Writer) error {
 			for _, f := range d.Features {
 				row = append(row, cell(f.KS), cell(f.P))
 			}
+			row = append(row, cell(d.ThinSupport), cell(d.ThinLimit), strconv.FormatBool(d.KSAlert))
 		}
+		row = append(row, cell(c.EstimateLower), cell(c.EstimateUpper))
 		rows = append(rows, row)
 	}
 	return dataio.EncodeTable(w, nil, rows)

@@ -440,6 +440,15 @@ func TestMSEEstimateOldModelFile(t *testing.T) {
 		t.Fatal("mse fit wrote no drift model")
 	}
 	delete(doc, "drift")
+	var ref map[string]json.RawMessage
+	if err := json.Unmarshal(doc["reference"], &ref); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ref["held_out_estimates"]; !ok {
+		t.Fatal("mse fit wrote no held-out estimates")
+	}
+	delete(ref, "held_out_estimates")
+	doc["reference"], _ = json.Marshal(ref)
 	old, _ := json.Marshal(doc)
 	fsys["old.json"] = &fstest.MapFile{Data: old}
 	req := NewEstimateRequest()
@@ -454,8 +463,21 @@ func TestMSEEstimateOldModelFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.EstimatedMSE != cur.EstimatedMSE || res.Alerts != cur.Alerts {
-		t.Errorf("old model file: estimate %v with %d alerts, new %v with %d", res.EstimatedMSE, res.Alerts, cur.EstimatedMSE, cur.Alerts)
+	// The new file alerts also where an extrapolating chunk's interval
+	// reaches above the thresholds; the estimates' alerts are the same.
+	outside := 0
+	for _, c := range cur.Chunks {
+		if c.EstimatedMSE < cur.LowerThreshold || c.EstimatedMSE > cur.UpperThreshold {
+			outside++
+		}
+	}
+	if res.EstimatedMSE != cur.EstimatedMSE || res.Alerts != outside || cur.Alerts < outside {
+		t.Errorf("old model file: estimate %v with %d alerts, new %v with %d (%d outside the thresholds)", res.EstimatedMSE, res.Alerts, cur.EstimatedMSE, cur.Alerts, outside)
+	}
+	for _, c := range res.Chunks {
+		if c.IntervalCalibrated || c.EstimateLower != c.Lower || c.EstimateUpper != c.Upper {
+			t.Errorf("old model file: chunk %d interval [%v, %v] calibrated %v, want the band [%v, %v]", c.Index, c.EstimateLower, c.EstimateUpper, c.IntervalCalibrated, c.Lower, c.Upper)
+		}
 	}
 	b, _ := json.Marshal(res)
 	for _, key := range []string{"out_of_reference", "extrapolating", "reconstruction_error", `"features"`} {
@@ -463,8 +485,9 @@ func TestMSEEstimateOldModelFile(t *testing.T) {
 			t.Errorf("old model file's result has %s: %s", key, b)
 		}
 	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "old.json") || !strings.Contains(warnings[0], "mse fit") {
-		t.Errorf("warnings %q: want one naming the file and mse fit", warnings)
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "old.json") || !strings.Contains(warnings[0], "mse fit") ||
+		!strings.Contains(warnings[1], "held-out estimates") || !strings.Contains(warnings[1], "mse fit") {
+		t.Errorf("warnings %q: want two naming the file and mse fit (drift, then the interval)", warnings)
 	}
 	var csv bytes.Buffer
 	for _, a := range cur.Artifacts() {
@@ -472,7 +495,7 @@ func TestMSEEstimateOldModelFile(t *testing.T) {
 			a.Write(&csv)
 		}
 	}
-	if !strings.HasPrefix(csv.String(), "index,start,end,rows,period,estimated_mse,sampling_error,lower,upper,realized_mse,alert,out_of_reference,extrapolating,reconstruction_error,drift_alert,ks_x,p_x,ks_noise_feature,p_noise_feature\n") {
+	if !strings.HasPrefix(csv.String(), "index,start,end,rows,period,estimated_mse,sampling_error,lower,upper,realized_mse,alert,out_of_reference,extrapolating,reconstruction_error,drift_alert,ks_x,p_x,ks_noise_feature,p_noise_feature,thin_support,thin_support_limit,ks_alert,estimate_lower,estimate_upper\n") {
 		t.Errorf("chunks.csv: %s", csv.String())
 	}
 }
