@@ -3,9 +3,11 @@ package bert
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/nli"
 	"github.com/genlens/genlens/wordpiece"
 )
 
@@ -121,5 +123,56 @@ func TestEmbeddersMatchReference(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestClassifierMatchesReference(t *testing.T) {
+	c, err := LoadClassifier("testdata/nli", "bert-nli-fixture", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := []nli.Pair{
+		{Premise: fixtureTexts[0], Hypothesis: fixtureTexts[1]},
+		{Premise: fixtureTexts[7], Hypothesis: "Spiders have eight legs."},
+		{Premise: fixtureTexts[5], Hypothesis: fixtureTexts[2]},
+		{Premise: fixtureTexts[6], Hypothesis: fixtureTexts[3]},
+	}
+	z := readNPZ(t, "testdata/nli/expected.npz")
+	encs := make([]wordpiece.Encoding, len(pairs))
+	for i, p := range pairs {
+		encs[i] = c.m.Tokenizer().EncodePair(p.Premise, p.Hypothesis, c.m.Config().MaxPositions)
+	}
+	checkIDs(t, encs, z)
+	lg, err := c.Logits(context.Background(), pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeTo(t, "logits", lg, z["logits"])
+	// config.json's id2label is ENTAILMENT, neutral, Contradiction.
+	pr, err := c.Classify(context.Background(), pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range pr {
+		e, n, k := math.Exp(float64(lg[i][0])), math.Exp(float64(lg[i][1])), math.Exp(float64(lg[i][2]))
+		if d := math.Abs(p[nli.Entailment] - e/(e+n+k)); d > 1e-6 {
+			t.Errorf("pair %d: P(entailment) %v, want %v", i, p[nli.Entailment], e/(e+n+k))
+		}
+		if d := math.Abs(p[nli.Contradiction] - k/(e+n+k)); d > 1e-6 {
+			t.Errorf("pair %d: P(contradiction) %v, want %v", i, p[nli.Contradiction], k/(e+n+k))
+		}
+	}
+}
+
+func TestLabelOrderRefused(t *testing.T) {
+	for _, labels := range []map[string]string{
+		{"0": "LABEL_0", "1": "LABEL_1", "2": "LABEL_2"},
+		{"0": "entailment", "1": "entailment", "2": "neutral"},
+		{"0": "entailment", "1": "neutral"},
+		{"0": "entailment", "1": "neutral", "5": "contradiction"},
+	} {
+		if _, err := (Config{ID2Label: labels}).labelOrder("config.json"); err == nil || !strings.Contains(err.Error(), "id2label") {
+			t.Errorf("%v: error %v, want one naming id2label", labels, err)
+		}
 	}
 }
