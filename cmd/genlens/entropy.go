@@ -60,6 +60,7 @@ func newEntropyCmd() *cobra.Command {
 	fl.StringVar(&f.In, "in", "", "answers file (.jsonl or .parquet; or the argument)")
 	fl.StringVar(&f.Embeddings, "embeddings", "", "optional .npy/.npz with a (rows, samples, d) array of sample embeddings")
 	fl.StringVar(&f.EmbeddingsKey, "embeddings-key", "", "array name inside an --embeddings .npz")
+	textEmbedderFlags(fl, &f.Embedder, &f.Weights)
 	fl.StringVar(&f.Kernel, "kernel", f.Kernel, "cs (word sequences) or a vector kernel: "+strings.Join(kernel.Names, ", "))
 	fl.IntVar(&t, "t", uncertainty.DefaultSequence.T, "subsequence length of the cs kernel")
 	fl.BoolVar(&cumulative, "cumulative", uncertainty.DefaultSequence.Cumulative, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
