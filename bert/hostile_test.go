@@ -27,7 +27,7 @@ func TestHostileModelDirs(t *testing.T) {
 	cfg, _ := os.ReadFile("testdata/e5/config.json")
 	for _, c := range []struct {
 		name, file, want string
-		edit         func([]byte) []byte
+		edit             func([]byte) []byte
 	}{
 		{"bad json", "config.json", "not a config.json", func([]byte) []byte { return []byte("{") }},
 		{"huge hidden", "config.json", `"hidden_size"`, func(b []byte) []byte {

@@ -42,6 +42,13 @@ func checkTextEmbedder(name, weights, embeddings string) error {
 // Only the command line's jobs read a directory of the host: a service's
 // jobs see their uploads only, and a model directory is not one.
 func loadTextEmbedder(env job.Env, name, dir string) (*bert.Embedder, error) {
+	spec, _ := bert.Lookup(name)
+	return loadTextEmbedderPrefix(env, name, dir, spec.Query)
+}
+
+// loadTextEmbedderPrefix is loadTextEmbedder with the prefix put before
+// every text.
+func loadTextEmbedderPrefix(env job.Env, name, dir, prefix string) (*bert.Embedder, error) {
 	if env.FS != nil && env.FS != dataio.HostFS {
 		return nil, job.Fieldf("embedder", "{embedder}: the service does not load text models; compute the embeddings and give them with {embeddings}")
 	}
@@ -55,7 +62,7 @@ func loadTextEmbedder(env job.Env, name, dir string) (*bert.Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := bert.NewEmbedder(spec, spec.Query, m.Config().Hidden, sum, 0, func() (*bert.Model, error) { return m, nil })
+	e := bert.NewEmbedder(spec, prefix, m.Config().Hidden, sum, 0, func() (*bert.Model, error) { return m, nil })
 	return e, e.Load()
 }
 
