@@ -43,9 +43,6 @@ sys.modules["tensorflow"] = tf
 six = types.ModuleType("six")
 six.PY2, six.PY3, six.text_type, six.binary_type = False, True, str, bytes
 sys.modules["six"] = six
-spec = importlib.util.spec_from_file_location("tokenization", sys.argv[1])
-tok = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(tok)
 
 VOCAB = "../../wordpiece/testdata/vocab.txt"
 CFG = dict(hidden_size=32, num_attention_heads=4, intermediate_size=64, num_hidden_layers=2,
@@ -234,6 +231,10 @@ def encode_pair(ft, a, b):
 
 
 def main():
+    global tok
+    spec = importlib.util.spec_from_file_location("tokenization", sys.argv[1])
+    tok = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tok)
     ft = tok.FullTokenizer(VOCAB, do_lower_case=True)
     ft.wordpiece_tokenizer.max_input_chars_per_word = 100
     nvocab = len(open(VOCAB, encoding="utf-8").read().splitlines())
@@ -286,4 +287,5 @@ def main():
                      emb=e.double().numpy())
 
 
-main()
+if __name__ == "__main__":
+    main()
