@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/genlens/genlens/fault"
 	"unicode/utf8"
+
+	"github.com/genlens/genlens/fault"
 )
 
 // DefaultMaxWordChars is the longest word, in characters, that WordPiece

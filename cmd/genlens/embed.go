@@ -19,6 +19,7 @@ func init() {
 func newEmbedCmd() *cobra.Command {
 	req := llmjob.NewEmbedRequest()
 	var out string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "embed --embedder NAME --weights DIR --in texts.jsonl|.txt --out E.npy",
 		Short: "Embed texts with a BERT sentence embedder, in process",
@@ -45,6 +46,9 @@ Vectors are cached by embedder, prefix, weights and text. See docs/text-models.m
 			if err := dataio.WriteNPY(out, arr); err != nil {
 				return err
 			}
+			if asJSON {
+				return dataio.EncodeJSON(cmd.OutOrStdout(), res)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "embedded %d texts (%d from the cache) with %s, prefix %q: %d×%d float64 in %s\nweights sha256 %s\n",
 				res.Texts, res.CacheHits, res.Embedder, res.Prefix, res.Texts, res.Dim, out, res.WeightsSHA256)
 			return nil
@@ -57,5 +61,6 @@ Vectors are cached by embedder, prefix, weights and text. See docs/text-models.m
 	fl.StringVar(&req.Prefix, "prefix", "", "query, passage or none: the model card's prefix before every text (e5: \"query: \", \"passage: \"); query by default")
 	fl.BoolVar(&req.NoCache, "no-cache", false, "neither read nor write the feature cache")
 	fl.StringVar(&out, "out", "", "the .npy to write")
+	fl.BoolVar(&asJSON, "json", false, "print one JSON document: texts, dim, embedder, prefix, weights_sha256, cache_hits")
 	return cmd
 }
