@@ -44,6 +44,11 @@ type EntropyRequest struct {
 	Scores     string   `json:"scores,omitempty"`
 	Similarity string   `json:"similarity,omitempty"` // of kle, eigv, degree: rougel ("") or embedding
 	KLET       *float64 `json:"kle_t,omitempty"`      // kle: heat-kernel time; nil means 0.3
+	// Embedder and Weights compute the samples' embeddings in process
+	// with a BERT sentence embedder (bert.Names) from a model directory,
+	// instead of reading them from the rows or Embeddings.
+	Embedder string `json:"embedder,omitempty"`
+	Weights  string `json:"weights,omitempty"`
 }
 
 // MaxKLET bounds EntropyRequest.KLET: far beyond it the heat kernel keeps
@@ -120,7 +125,12 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 			return o, notFor("embeddings", vk)
 		case r.EmbeddingsKey != "":
 			return o, notFor("embeddings_key", vk)
+		case r.Embedder != "":
+			return o, notFor("embedder", vk)
 		}
+	}
+	if err := checkTextEmbedder(r.Embedder, r.Weights, r.Embeddings); err != nil {
+		return o, err
 	}
 	if r.EmbeddingsKey != "" && r.Embeddings == "" {
 		return o, job.Fieldf("embeddings_key", "{embeddings_key} %s: give the .npz with {embeddings}", r.EmbeddingsKey)
@@ -384,7 +394,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	opt := o.opt
 	vector := req.vectorKernel(opt.Scores)
 	if vector || req.embeddingGraph(opt.Scores) {
-		if err := attachEmbeddings(env, prompts, recs, req); err != nil {
+		if err := attachEmbeddings(ctx, env, prompts, recs, req); err != nil {
 			return nil, err
 		}
 	}
@@ -466,7 +476,10 @@ func entropyLabelWarning(recs []dataio.Record, holdoutFirst bool, sum uncertaint
 // from req.Embeddings, and rejects rows a vector kernel cannot score. A
 // row with no samples gets no embeddings: it is skipped with a reason, as
 // with the cs kernel.
-func attachEmbeddings(env job.Env, prompts []uncertainty.Prompt, recs []dataio.Record, req EntropyRequest) error {
+func attachEmbeddings(ctx context.Context, env job.Env, prompts []uncertainty.Prompt, recs []dataio.Record, req EntropyRequest) error {
+	if req.Embedder != "" {
+		return embedSamples(ctx, env, prompts, recs, req.Embedder, req.Weights)
+	}
 	if req.Embeddings != "" {
 		arr, err := dataio.ReadArrayFS(env.InputFS(), req.Embeddings, dataio.ReadOptions{Key: req.EmbeddingsKey})
 		if err != nil {

@@ -1,0 +1,179 @@
+package llmjob
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/genlens/genlens/bert"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/job"
+)
+
+// EmbedRequest is a request of `genlens embed`: one vector per text of a
+// file, by a BERT sentence embedder run in process.
+type EmbedRequest struct {
+	In       string `json:"in"`       // .txt (a text a line) or .jsonl (Field of each row)
+	Field    string `json:"field"`    // the text's field of a .jsonl row
+	Embedder string `json:"embedder"` // bert.Names
+	Weights  string `json:"weights"`  // the model's directory
+	// Prefix is query, passage or none: the model card's prefix put
+	// before every text (e5's "query: ", "passage: "); "" is query for a
+	// model that has prefixes.
+	Prefix string `json:"prefix,omitempty"`
+	// NoCache skips the feature cache.
+	NoCache bool `json:"no_cache,omitempty"`
+}
+
+// NewEmbedRequest returns a request with the command line's defaults.
+func NewEmbedRequest() EmbedRequest { return EmbedRequest{Field: "text"} }
+
+// EmbedResult is the vectors and how they were made.
+type EmbedResult struct {
+	Texts         int    `json:"texts"`
+	Dim           int    `json:"dim"`
+	Embedder      string `json:"embedder"`
+	Prefix        string `json:"prefix"`
+	WeightsSHA256 string `json:"weights_sha256"`
+	CacheHits     int    `json:"cache_hits"`
+	// Embeddings are the vectors, a row per text, for the .npy.
+	Embeddings [][]float32 `json:"-"`
+}
+
+// Validate checks the fields that need no input file.
+func (r *EmbedRequest) Validate() error {
+	switch {
+	case r.In == "":
+		return job.Fieldf("in", "embed: {in} FILE is required")
+	case r.Embedder == "":
+		return job.Fieldf("embedder", "embed: {embedder} NAME is required: one of %s", strings.Join(bert.Names(), ", "))
+	case r.Prefix != "" && r.Prefix != "query" && r.Prefix != "passage" && r.Prefix != "none":
+		return job.Fieldf("prefix", "{prefix} %q: want query, passage or none", r.Prefix)
+	case r.Field == "" && strings.HasSuffix(r.In, ".jsonl"):
+		return job.Fieldf("field", "{field}: name the field of the texts in %s", r.In)
+	}
+	return checkTextEmbedder(r.Embedder, r.Weights, "")
+}
+
+// maxTexts bounds the texts of one file.
+const maxTexts = 1 << 22
+
+// readTexts reads a .txt (a text a line, the trailing newline not a
+// text) or a .jsonl (the string field of every non-blank row).
+func readTexts(fsys fs.FS, name, field string) ([]string, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, &dataio.InputError{File: name, Msg: dataio.Cause(err), Err: err}
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	jsonl := path.Ext(name) == ".jsonl"
+	var out []string
+	for line := 1; sc.Scan(); line++ {
+		if len(out) >= maxTexts {
+			return nil, &dataio.InputError{File: name, Line: line, Msg: fmt.Sprintf("more than %d texts", maxTexts)}
+		}
+		if !jsonl {
+			out = append(out, sc.Text())
+			continue
+		}
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var row map[string]json.RawMessage
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			return nil, &dataio.InputError{File: name, Line: line, Msg: "not a JSON object"}
+		}
+		raw, ok := row[field]
+		var s string
+		if !ok || json.Unmarshal(raw, &s) != nil {
+			return nil, &dataio.InputError{File: name, Line: line, Field: field, Msg: "missing or not a string"}
+		}
+		out = append(out, s)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &dataio.InputError{File: name, Msg: "cannot read: " + err.Error()}
+	}
+	return out, nil
+}
+
+// Embed runs `genlens embed`: it reads the texts, takes what the feature
+// cache has (keyed by the embedder, its prefix, weights and the text) and
+// embeds the rest in batches, reporting the texts done through
+// env.Progress.
+func Embed(ctx context.Context, env job.Env, req EmbedRequest) (*EmbedResult, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	texts, err := readTexts(env.InputFS(), req.In, req.Field)
+	if err != nil {
+		return nil, err
+	}
+	spec, _ := bert.Lookup(req.Embedder)
+	prefix := spec.Query
+	switch req.Prefix {
+	case "passage":
+		prefix = spec.Passage
+	case "none":
+		prefix = ""
+	}
+	e, err := loadTextEmbedderPrefix(env, req.Embedder, req.Weights, prefix)
+	if err != nil {
+		return nil, err
+	}
+	var cache *features.Cache
+	if !req.NoCache {
+		if dir, err := features.CacheDir(); err == nil {
+			cache = features.OpenCache(dir, features.SettingsOf[string](e))
+		}
+	}
+	res := &EmbedResult{Texts: len(texts), Dim: e.Dim(), Embedder: e.Name(), Prefix: prefix, WeightsSHA256: e.WeightsSHA256(),
+		Embeddings: make([][]float32, len(texts))}
+	key := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	var todo []int
+	for i, s := range texts {
+		if cache != nil {
+			if v, ok := cache.Get(key(s)); ok {
+				res.Embeddings[i] = v
+				res.CacheHits++
+				continue
+			}
+		}
+		todo = append(todo, i)
+	}
+	done := res.CacheHits
+	if env.Progress != nil {
+		env.Progress(done, len(texts))
+	}
+	for b := 0; b < len(todo); b += textEmbedBatch {
+		idx := todo[b:min(len(todo), b+textEmbedBatch)]
+		batch := make([]string, len(idx))
+		for j, i := range idx {
+			batch[j] = texts[i]
+		}
+		v, err := e.Forward(ctx, batch)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range idx {
+			res.Embeddings[i] = v[j]
+			if cache != nil {
+				// A cache that cannot be written costs speed, not results.
+				_ = cache.Put(key(texts[i]), v[j])
+			}
+		}
+		done += len(idx)
+		if env.Progress != nil {
+			env.Progress(done, len(texts))
+		}
+	}
+	return res, nil
+}

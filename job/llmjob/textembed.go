@@ -1,0 +1,117 @@
+package llmjob
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/genlens/genlens/bert"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/uncertainty"
+)
+
+// textEmbedBatch is the number of texts embedded at once.
+const textEmbedBatch = 64
+
+// checkTextEmbedder checks the embedder fields of a request.
+func checkTextEmbedder(name, weights, embeddings string) error {
+	switch {
+	case name == "" && weights != "":
+		return job.Fieldf("weights", "{weights} %s: give the embedder with {embedder}", weights)
+	case name == "":
+		return nil
+	case embeddings != "":
+		return job.Fieldf("embedder", "{embedder} and {embeddings} both give the embeddings: give one")
+	case weights == "":
+		return job.Fieldf("weights", "{embedder} %s needs {weights} DIR, the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin)", name)
+	}
+	if _, ok := bert.Lookup(name); !ok {
+		return job.Fieldf("embedder", "{embedder} %q: want one of %s", name, strings.Join(bert.Names(), ", "))
+	}
+	return nil
+}
+
+// loadTextEmbedder loads the embedder name from the model directory dir.
+// Only the command line's jobs read a directory of the host: a service's
+// jobs see their uploads only, and a model directory is not one.
+func loadTextEmbedder(env job.Env, name, dir string) (*bert.Embedder, error) {
+	spec, _ := bert.Lookup(name)
+	return loadTextEmbedderPrefix(env, name, dir, spec.Query)
+}
+
+// loadTextEmbedderPrefix is loadTextEmbedder with the prefix put before
+// every text.
+func loadTextEmbedderPrefix(env job.Env, name, dir, prefix string) (*bert.Embedder, error) {
+	if env.FS != nil && env.FS != dataio.HostFS {
+		return nil, job.Fieldf("embedder", "{embedder}: the service does not load text models; compute the embeddings and give them with {embeddings}")
+	}
+	spec, _ := bert.Lookup(name)
+	m, err := bert.Load(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	wf, _ := bert.WeightsFile(dir)
+	sum, err := fileSHA256(wf)
+	if err != nil {
+		return nil, err
+	}
+	e := bert.NewEmbedder(spec, prefix, m.Config().Hidden, sum, 0, func() (*bert.Model, error) { return m, nil })
+	return e, e.Load()
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", &dataio.InputError{File: path, Msg: "cannot read weights", Err: err}
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", &dataio.InputError{File: path, Msg: "cannot read weights", Err: err}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// embedSamples sets each prompt's embedding rows to the embeddings of its
+// samples, computed in process; the samples take the embedder's query
+// prefix, if it has one (e5's "query: ", for symmetric tasks).
+func embedSamples(ctx context.Context, env job.Env, prompts []uncertainty.Prompt, recs []dataio.Record, name, dir string) error {
+	e, err := loadTextEmbedder(env, name, dir)
+	if err != nil {
+		return err
+	}
+	var texts []string
+	for _, r := range recs {
+		texts = append(texts, r.Samples...)
+	}
+	vecs := make([][]float32, 0, len(texts))
+	for i := 0; i < len(texts); i += textEmbedBatch {
+		v, err := e.Forward(ctx, texts[i:min(len(texts), i+textEmbedBatch)])
+		if err != nil {
+			return fmt.Errorf("embedding the samples with %s: %w", name, err)
+		}
+		vecs = append(vecs, v...)
+	}
+	k := 0
+	for i, r := range recs {
+		if len(r.Samples) == 0 {
+			continue
+		}
+		m := mat.NewDense(len(r.Samples), e.Dim(), nil)
+		for j := range r.Samples {
+			for c, x := range vecs[k] {
+				m.Set(j, c, float64(x))
+			}
+			k++
+		}
+		prompts[i].Embeddings = m
+	}
+	return nil
+}

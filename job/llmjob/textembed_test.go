@@ -1,0 +1,162 @@
+package llmjob
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/genlens/genlens/bert"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/job"
+)
+
+const e5Fixture = "../../bert/testdata/e5"
+
+// firstLines writes the first n lines of a file to a temporary file.
+func firstLines(t *testing.T, path string, n int) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	var b strings.Builder
+	for i := 0; i < n && sc.Scan(); i++ {
+		b.WriteString(sc.Text() + "\n")
+	}
+	out := filepath.Join(t.TempDir(), "answers.jsonl")
+	if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestEntropyTextEmbedder scores TriviaQA answers with embeddings computed
+// in process and with the same embeddings computed beforehand and given
+// as a file: the entropies agree.
+func TestEntropyTextEmbedder(t *testing.T) {
+	in := firstLines(t, shareddata.Path(t, "llm/triviaqa_llama13b_500x20.jsonl"), 20)
+	req := NewEntropyRequest()
+	req.In, req.Kernel, req.Scores, req.HoldoutFirst = in, "rbf", "kernel-entropy", true
+	req.Embedder, req.Weights = "e5-small-v2", e5Fixture
+	env := job.CLIEnv(nil, nil)
+	got, err := Entropy(context.Background(), env, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	recs, err := dataio.ReadRecords(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := bert.Load(e5Fixture, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := bert.Lookup("e5-small-v2")
+	s := len(recs[0].Samples)
+	arr := &dataio.Array{Shape: []int{len(recs), s, m.Config().Hidden}}
+	for _, r := range recs {
+		v, err := m.Embed(context.Background(), spec, "query: ", r.Samples, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range v {
+			for _, x := range row {
+				arr.Data = append(arr.Data, float64(x))
+			}
+		}
+	}
+	npy := filepath.Join(t.TempDir(), "e.npy")
+	if err := dataio.WriteNPY(npy, arr); err != nil {
+		t.Fatal(err)
+	}
+	req.Embedder, req.Weights, req.Embeddings = "", "", npy
+	want, err := Entropy(context.Background(), env, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want.Items {
+		a, b := got.Items[i].KernelEntropy, want.Items[i].KernelEntropy
+		if a == nil || b == nil || *a != *b {
+			t.Fatalf("row %d: kernel entropy %v in process, %v from the file", i, a, b)
+		}
+	}
+}
+
+func TestEntropyTextEmbedderRefused(t *testing.T) {
+	base := NewEntropyRequest()
+	base.In, base.Kernel = "a.jsonl", "rbf"
+	for _, c := range []struct {
+		name  string
+		edit  func(*EntropyRequest)
+		field string
+	}{
+		{"no weights", func(r *EntropyRequest) { r.Embedder = "e5-small-v2" }, "weights"},
+		{"unknown", func(r *EntropyRequest) { r.Embedder, r.Weights = "gpt", "d" }, "embedder"},
+		{"weights alone", func(r *EntropyRequest) { r.Weights = "d" }, "weights"},
+		{"both", func(r *EntropyRequest) { r.Embedder, r.Weights, r.Embeddings = "e5-small-v2", "d", "e.npy" }, "embedder"},
+		{"cs kernel", func(r *EntropyRequest) { r.Kernel, r.Embedder, r.Weights = "cs", "e5-small-v2", "d" }, "embedder"},
+	} {
+		r := base
+		c.edit(&r)
+		err := r.Validate()
+		var fe *fault.FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%s: error %v, want one naming {%s}", c.name, err, c.field)
+		}
+	}
+	// A service's job sees its uploads only: no model directory of the host.
+	env := job.Env{FS: fstest.MapFS{"a.jsonl": {Data: []byte(`{"samples":["a","b"]}` + "\n")}}}
+	r := base
+	r.Embedder, r.Weights = "e5-small-v2", e5Fixture
+	var fe *fault.FieldError
+	if _, err := Entropy(context.Background(), env, r); !errors.As(err, &fe) || fe.Field != "embedder" {
+		t.Errorf("a service job loaded a host model directory: error %v", err)
+	}
+}
+
+// TestEmbed embeds the fixture's first texts as PyTorch did (e5, the
+// query prefix), then again from the cache.
+func TestEmbed(t *testing.T) {
+	t.Setenv("GENLENS_CACHE", t.TempDir())
+	in := filepath.Join(t.TempDir(), "texts.jsonl")
+	if err := os.WriteFile(in, []byte(`{"text":"Hello, world!"}`+"\n\n"+`{"text":"The quick brown fox jumps over the lazy dog."}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := dataio.ReadArray(e5Fixture+"/expected.npz", dataio.ReadOptions{Key: "emb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := NewEmbedRequest()
+	req.In, req.Embedder, req.Weights = in, "e5-small-v2", e5Fixture
+	for run, hits := range []int{0, 2} {
+		res, err := Embed(context.Background(), job.CLIEnv(nil, nil), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Texts != 2 || res.CacheHits != hits || res.Prefix != "query: " {
+			t.Fatalf("run %d: %d texts, %d cache hits, prefix %q; want 2, %d, \"query: \"", run, res.Texts, res.CacheHits, res.Prefix, hits)
+		}
+		for i, v := range res.Embeddings {
+			for j, x := range v {
+				if d := float64(x) - want.Data[i*want.Shape[1]+j]; d > 1e-5 || d < -1e-5 {
+					t.Fatalf("run %d text %d [%d]: %v, PyTorch %v", run, i, j, x, want.Data[i*want.Shape[1]+j])
+				}
+			}
+		}
+	}
+	req.Prefix = "sometimes"
+	if _, err := Embed(context.Background(), job.CLIEnv(nil, nil), req); err == nil {
+		t.Fatal("a bad prefix was accepted")
+	}
+}

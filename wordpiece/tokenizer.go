@@ -1,0 +1,199 @@
+package wordpiece
+
+import (
+	"fmt"
+	"strings"
+
+	"unicode/utf8"
+
+	"github.com/genlens/genlens/fault"
+)
+
+// DefaultMaxWordChars is the longest word, in characters, that WordPiece
+// splits; a longer one is [UNK], as in Hugging Face's BERT tokenizers.
+const DefaultMaxWordChars = 100
+
+// Tokenizer turns text into the token ids of a BERT vocabulary. It is
+// safe for concurrent use.
+type Tokenizer struct {
+	vocab        map[string]int32
+	size         int // one more than the largest id
+	unk          string
+	prefix       string
+	maxWordChars int
+	lower        bool
+	strip        bool
+	cls, sep     int32
+	pad, unkID   int32
+}
+
+// Options are the settings of the basic tokenizer and of WordPiece.
+type Options struct {
+	// Lower lower-cases the text (the uncased models); StripAccents
+	// decomposes it and drops the nonspacing marks. The reference
+	// tokenizer strips accents exactly when it lower-cases.
+	Lower, StripAccents bool
+	// Unknown is the token of a word WordPiece cannot split, [UNK] by
+	// default; Prefix marks a piece that continues a word, ## by default.
+	Unknown, Prefix string
+	// MaxWordChars is DefaultMaxWordChars when zero.
+	MaxWordChars int
+}
+
+// New returns the tokenizer of vocab (token → id). The vocabulary must
+// hold [CLS], [SEP], [PAD] and the unknown token; file names the source
+// in errors.
+func New(file string, vocab map[string]int32, o Options) (*Tokenizer, error) {
+	t := &Tokenizer{vocab: vocab, unk: o.Unknown, prefix: o.Prefix, maxWordChars: o.MaxWordChars, lower: o.Lower, strip: o.StripAccents}
+	if t.unk == "" {
+		t.unk = "[UNK]"
+	}
+	if t.prefix == "" {
+		t.prefix = "##"
+	}
+	if t.maxWordChars <= 0 {
+		t.maxWordChars = DefaultMaxWordChars
+	}
+	for _, id := range vocab {
+		if id < 0 {
+			return nil, &fault.InputError{File: file, Msg: fmt.Sprintf("negative token id %d", id)}
+		}
+		t.size = max(t.size, int(id)+1)
+	}
+	for _, s := range []struct {
+		tok string
+		id  *int32
+	}{{"[CLS]", &t.cls}, {"[SEP]", &t.sep}, {"[PAD]", &t.pad}, {t.unk, &t.unkID}} {
+		id, ok := vocab[s.tok]
+		if !ok {
+			return nil, &fault.InputError{File: file, Key: s.tok, Msg: "the vocabulary has no such token"}
+		}
+		*s.id = id
+	}
+	return t, nil
+}
+
+// VocabSize is one more than the largest id.
+func (t *Tokenizer) VocabSize() int { return t.size }
+
+// Pad is the id of [PAD].
+func (t *Tokenizer) Pad() int32 { return t.pad }
+
+// Tokenize returns the word pieces of text (no [CLS] or [SEP]).
+func (t *Tokenizer) Tokenize(text string) []string {
+	var out []string
+	for _, w := range t.basic(text) {
+		n := len(out)
+		if !t.walk(w, func(s string, _ int32) { out = append(out, s) }) {
+			out = append(out[:n], t.unk)
+		}
+	}
+	return out
+}
+
+// ids returns the ids of the word pieces of text.
+func (t *Tokenizer) ids(text string) []int32 {
+	var out []int32
+	for _, w := range t.basic(text) {
+		n := len(out)
+		if !t.walk(w, func(_ string, id int32) { out = append(out, id) }) {
+			out = append(out[:n], t.unkID)
+		}
+	}
+	return out
+}
+
+// walk calls f with the WordPiece pieces of one word: greedy longest
+// match first, a piece after the first looked up with the prefix. It
+// returns false, having perhaps called f for some pieces, when the word
+// is [UNK]: a position matches nothing or the word is longer than
+// MaxWordChars.
+func (t *Tokenizer) walk(w string, f func(piece string, id int32)) bool {
+	if utf8.RuneCountInString(w) > t.maxWordChars {
+		return false
+	}
+	var buf strings.Builder
+	start := 0
+	for start < len(w) {
+		end := len(w)
+		found := false
+		for end > start {
+			s := w[start:end]
+			if start > 0 {
+				buf.Reset()
+				buf.WriteString(t.prefix)
+				buf.WriteString(s)
+				s = buf.String()
+			}
+			if id, ok := t.vocab[s]; ok {
+				f(s, id)
+				found = true
+				break
+			}
+			end = prevBoundary(w, end)
+		}
+		if !found {
+			return false
+		}
+		start = end
+	}
+	return true
+}
+
+// prevBoundary is the byte offset of the rune before offset i of w.
+func prevBoundary(w string, i int) int {
+	_, size := utf8.DecodeLastRuneInString(w[:i])
+	return i - size
+}
+
+// Encoding is a tokenized input as the model reads it.
+type Encoding struct {
+	// IDs are [CLS], the first text's pieces, [SEP] (and the second's,
+	// [SEP]); Types are 0 over the first part and 1 over the second.
+	IDs   []int32
+	Types []int32
+}
+
+// Encode returns [CLS] text [SEP], cut to maxLen ids (maxLen >= 2; no
+// limit when <= 0) by dropping pieces from the end of the text.
+func (t *Tokenizer) Encode(text string, maxLen int) Encoding {
+	a := t.ids(text)
+	if maxLen > 0 && len(a) > maxLen-2 {
+		a = a[:max(0, maxLen-2)]
+	}
+	e := Encoding{IDs: make([]int32, 0, len(a)+2)}
+	e.IDs = append(e.IDs, t.cls)
+	e.IDs = append(e.IDs, a...)
+	e.IDs = append(e.IDs, t.sep)
+	e.Types = make([]int32, len(e.IDs))
+	return e
+}
+
+// EncodePair returns [CLS] a [SEP] b [SEP], cut to maxLen ids (>= 3; no
+// limit when <= 0) longest first: a piece at a time from the end of the
+// longer text, of the second on a tie.
+func (t *Tokenizer) EncodePair(a, b string, maxLen int) Encoding {
+	x, y := t.ids(a), t.ids(b)
+	if maxLen > 0 {
+		for len(x)+len(y) > max(0, maxLen-3) {
+			if len(x) > len(y) {
+				x = x[:len(x)-1]
+			} else {
+				y = y[:len(y)-1]
+			}
+		}
+	}
+	e := Encoding{IDs: make([]int32, 0, len(x)+len(y)+3), Types: make([]int32, 0, len(x)+len(y)+3)}
+	e.IDs = append(e.IDs, t.cls)
+	e.IDs = append(e.IDs, x...)
+	e.IDs = append(e.IDs, t.sep)
+	for range len(x) + 2 {
+		e.Types = append(e.Types, 0)
+	}
+	e.IDs = append(e.IDs, y...)
+	e.IDs = append(e.IDs, t.sep)
+	for range len(y) + 1 {
+		e.Types = append(e.Types, 1)
+	}
+	return e
+}
