@@ -290,3 +290,12 @@ func matchAt(rs []rune, i int) int {
 func isOther(r rune) bool {
 	return !unicode.IsSpace(r) && !unicode.IsLetter(r) && !unicode.IsNumber(r)
 }
+
+// Special returns the id of a token looked up whole in the vocabulary
+// ("[CLS]"), or -1.
+func (t *Tokenizer) Special(tok string) int {
+	if id, ok := t.vocab[tok]; ok {
+		return id
+	}
+	return -1
+}
