@@ -47,4 +47,4 @@ with torch.no_grad():
         mf.forward(sd, ids, mask)
         n += 1
     dt = time.perf_counter() - t0
-print("pytorch %s, 2 threads: %.1f pairs/s (%d batches of %d pairs, %d tokens)" % (torch.__version__, n * B / dt, n, B, L))
+print("pytorch %s, 2 threads: %.2f pairs/s (%d batches of %d pairs, %d tokens)" % (torch.__version__, n * B / dt, n, B, L))
