@@ -1,0 +1,47 @@
+package llmjob
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/deberta"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/nli"
+)
+
+// NLIModels lists the names OpenNLI accepts.
+var NLIModels = []string{"deberta-large-mnli", "deberta"}
+
+// OpenNLI opens the in-process NLI judge called name from the Hugging
+// Face model directory dir (config.json, vocab.json, merges.txt and
+// model.safetensors or pytorch_model.bin), wrapped by nli.Cached so that
+// each ordered pair is judged once. "deberta-large-mnli" insists on that
+// model's shape (24 layers, hidden 1024, 16 heads), so a directory of
+// another model is not silently taken for it; "deberta" takes any DeBERTa
+// (v1) NLI classifier.
+func OpenNLI(name, dir string) (nli.Model, error) {
+	switch name {
+	case "deberta-large-mnli", "deberta":
+	default:
+		return nil, job.Fieldf("nli", "{nli} %q: want deberta-large-mnli or deberta", name)
+	}
+	if dir == "" {
+		return nil, job.Fieldf("nli_weights", "{nli} %s needs {nli_weights} DIR, the model's directory", name)
+	}
+	if name == "deberta-large-mnli" {
+		cfg, err := deberta.LoadConfig(filepath.Join(dir, "config.json"))
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Layers != 24 || cfg.Hidden != 1024 || cfg.Heads != 16 {
+			return nil, &dataio.InputError{File: filepath.Join(dir, "config.json"), Msg: fmt.Sprintf(
+				"is a %d-layer, %d-wide, %d-head DeBERTa, not deberta-large-mnli (24, 1024, 16); use {nli} deberta for another DeBERTa", cfg.Layers, cfg.Hidden, cfg.Heads)}
+		}
+	}
+	m, err := deberta.Open(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	return nli.Cached(m), nil
+}

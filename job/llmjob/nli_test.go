@@ -1,0 +1,49 @@
+package llmjob
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/nli"
+)
+
+func TestOpenNLI(t *testing.T) {
+	dir := t.TempDir()
+	for src, dst := range map[string]string{"config.json": "config.json", "vocab.json": "vocab.json", "merges.txt": "merges.txt", "tiny.safetensors": "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "deberta", "testdata", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := OpenNLI("deberta", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(m.Name(), "deberta sha256:") {
+		t.Errorf("Name %q", m.Name())
+	}
+	p, err := m.Classify(context.Background(), []nli.Pair{{Premise: "A dog.", Hypothesis: "A cat."}})
+	if err != nil || len(p) != 1 {
+		t.Fatal(p, err)
+	}
+	_, err = OpenNLI("deberta-large-mnli", dir)
+	var ie *dataio.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "not deberta-large-mnli") {
+		t.Errorf("the tiny model taken for deberta-large-mnli: %v", err)
+	}
+	if _, err := OpenNLI("roberta", dir); fault.Classify(err) != fault.KindField {
+		t.Errorf("unknown name: %v", err)
+	}
+	if _, err := OpenNLI("deberta", ""); fault.Classify(err) != fault.KindField {
+		t.Errorf("no directory: %v", err)
+	}
+}
