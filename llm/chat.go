@@ -61,6 +61,10 @@ type ChatRequest struct {
 	TopP        *float64
 	MaxTokens   int
 	Seed        *int64
+	// Logprobs asks for the log-probability of every generated token and
+	// TopLogprobs for as many alternatives of each (0: none).
+	Logprobs    bool
+	TopLogprobs int
 	Extra       map[string]json.RawMessage
 }
 
@@ -74,6 +78,10 @@ type CompletionRequest struct {
 	TopP        *float64
 	MaxTokens   int
 	Seed        *int64
+	// Logprobs asks for the log-probability of every generated token and
+	// TopLogprobs for as many alternatives of each (0: none).
+	Logprobs    bool
+	TopLogprobs int
 	Extra       map[string]json.RawMessage
 }
 
@@ -83,6 +91,24 @@ type Choice struct {
 	// FinishReason is the server's: "stop", "length" (cut at max_tokens),
 	// ... or "" when it sent none.
 	FinishReason string
+	// Tokens are the answer's tokens with their log-probabilities, nil when
+	// the server sent none (it was not asked, or ignores the request).
+	Tokens []TokenLogprob
+}
+
+// TokenLogprob is one generated token, its natural-log probability, and
+// the most likely alternatives the server reported (Top, most likely
+// first as the server sent them; nil when none were asked).
+type TokenLogprob struct {
+	Token   string        `json:"token"`
+	Logprob float64       `json:"logprob"`
+	Top     []TokenChoice `json:"top,omitempty"`
+}
+
+// TokenChoice is one alternative of a TokenLogprob.
+type TokenChoice struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
 }
 
 // Usage counts tokens, as the server reports them.
@@ -151,7 +177,8 @@ type choicesResponse struct {
 		Message *struct {
 			Content *string `json:"content"`
 		} `json:"message"`
-		FinishReason *string `json:"finish_reason"`
+		FinishReason *string         `json:"finish_reason"`
+		Logprobs     json.RawMessage `json:"logprobs"`
 	} `json:"choices"`
 	Usage *Usage `json:"usage"`
 }
@@ -175,6 +202,11 @@ func (r *choicesResponse) choices(chat bool, where string) ([]Choice, Usage, err
 		if ch.FinishReason != nil {
 			out[i].FinishReason = *ch.FinishReason
 		}
+		toks, err := parseLogprobs(ch.Logprobs, chat)
+		if err != nil {
+			return nil, Usage{}, errorf("%s: choice %d: logprobs: %v", where, i, err)
+		}
+		out[i].Tokens = toks
 	}
 	var u Usage
 	if r.Usage != nil {
@@ -193,7 +225,16 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) ([]Choice, Usage, er
 	if len(req.Messages) == 0 {
 		return nil, Usage{}, errorf("no messages")
 	}
+	if err := checkTop(req.Logprobs, req.TopLogprobs); err != nil {
+		return nil, Usage{}, err
+	}
 	f["messages"] = req.Messages
+	if req.Logprobs {
+		f["logprobs"] = true
+		if req.TopLogprobs > 0 {
+			f["top_logprobs"] = req.TopLogprobs
+		}
+	}
 	b, err := body(req.Extra, f)
 	if err != nil {
 		return nil, Usage{}, err
@@ -212,7 +253,14 @@ func (c *Client) Complete(ctx context.Context, req CompletionRequest) ([]Choice,
 	if err != nil {
 		return nil, Usage{}, err
 	}
+	if err := checkTop(req.Logprobs, req.TopLogprobs); err != nil {
+		return nil, Usage{}, err
+	}
 	f["prompt"] = req.Prompt
+	if req.Logprobs {
+		// The completions API asks with the number of alternatives.
+		f["logprobs"] = req.TopLogprobs
+	}
 	b, err := body(req.Extra, f)
 	if err != nil {
 		return nil, Usage{}, err
@@ -323,4 +371,11 @@ func (c *Client) Embed(ctx context.Context, model string, inputs []string) ([][]
 		out[j] = d.Embedding
 	}
 	return out, nil
+}
+
+func checkTop(logprobs bool, k int) error {
+	if k < 0 || k > MaxTopLogprobs || k > 0 && !logprobs {
+		return errorf("top_logprobs %d: want 0 to %d, with logprobs", k, MaxTopLogprobs)
+	}
+	return nil
 }

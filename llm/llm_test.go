@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -70,7 +71,7 @@ func TestChatMatchesCompletions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(chat, comp) || u != u2 {
+	if !reflect.DeepEqual(chat, comp) || u != u2 {
 		t.Errorf("chat %v %v\ncompletions %v %v", chat, u, comp, u2)
 	}
 	if len(chat) != 10 {
@@ -117,7 +118,7 @@ func TestSampleTopsUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if one[0] != got[k] {
+		if !reflect.DeepEqual(one[0], got[k]) {
 			t.Errorf("sample %d = %+v, want %+v (seed TopUpSeed(7, %d))", k, got[k], one[0], k)
 		}
 	}
@@ -314,7 +315,7 @@ func TestMessagesAndExtra(t *testing.T) {
 	}
 	ch, u, err := c.Chat(context.Background(), llm.ChatRequest{Model: "m", Messages: []llm.Message{{Role: "system", Content: "be brief"}, m},
 		Extra: map[string]json.RawMessage{"stop": json.RawMessage(`["x"]`)}})
-	if err != nil || len(ch) != 1 || ch[0] != (llm.Choice{FinishReason: "tool_calls"}) || u.TotalTokens != 4 {
+	if err != nil || len(ch) != 1 || !reflect.DeepEqual(ch[0], llm.Choice{FinishReason: "tool_calls"}) || u.TotalTokens != 4 {
 		t.Fatalf("%v %v %v", ch, u, err)
 	}
 	body := got.Load().(map[string]json.RawMessage)

@@ -62,9 +62,10 @@ type ChatCompletion struct {
 
 // ChatChoice is one generated chat answer.
 type ChatChoice struct {
-	Index        int         `json:"index"`
-	Message      ChatMessage `json:"message"`
-	FinishReason string      `json:"finish_reason"`
+	Index        int           `json:"index"`
+	Message      ChatMessage   `json:"message"`
+	Logprobs     *ChatLogprobs `json:"logprobs,omitempty"`
+	FinishReason string        `json:"finish_reason"`
 }
 
 // ChatMessage is the message of a chat answer; Content is null for an
@@ -122,4 +123,26 @@ type ErrorDetail struct {
 	Type    string  `json:"type"`
 	Param   *string `json:"param"`
 	Code    any     `json:"code"`
+}
+
+// ChatLogprobs are the token log-probabilities of a chat choice
+// (choices[].logprobs when the request asked for "logprobs": true).
+type ChatLogprobs struct {
+	Content []ChatTokenLogprob `json:"content"`
+}
+
+// ChatTokenLogprob is one token of a chat answer with its log-probability
+// and, when "top_logprobs" was asked, the most likely alternatives.
+type ChatTokenLogprob struct {
+	Token       string       `json:"token"`
+	Logprob     float64      `json:"logprob"`
+	Bytes       []int        `json:"bytes,omitempty"`
+	TopLogprobs []TopLogprob `json:"top_logprobs"`
+}
+
+// TopLogprob is one alternative of a ChatTokenLogprob.
+type TopLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes,omitempty"`
 }

@@ -246,3 +246,63 @@ func (g graph) degree() float64 {
 	}
 	return 1 - s/(m*m)
 }
+
+// EccThreshold is the eigenvalue bound of Ecc: the eigenvectors of the
+// normalised Laplacian with eigenvalues below it embed the answers, as in
+// the code of Lin, Trivedi & Sun and of LM-Polygraph.
+const EccThreshold = 0.9
+
+// Ecc returns the eccentricity of Lin, Trivedi & Sun (TMLR 2024): with
+// the normalised Laplacian L = I − D^{-1/2} W D^{-1/2}, its k
+// eigenvectors u_1..u_k of eigenvalue below thres embed answer j as
+// v_j = (u_1[j], ..., u_k[j]), and
+//
+//	Ecc = sqrt(Σ_j ‖v_j − v̄‖²),
+//
+// the spread of the embedded answers about their mean: 0 when all answers
+// are alike, sqrt(m − 1) when all differ, sqrt(c − 1) for c groups of
+// mutually identical answers unrelated across groups. The value does not
+// depend on the basis a solver picks within an eigenspace: it equals
+// sqrt(k − ‖Vᵀ1‖²/m). NaN when W has a row sum that is not positive, or
+// its eigendecomposition fails.
+func Ecc(w mat.Symmetric, thres float64) float64 { return newGraph(w).ecc(thres) }
+
+func (g graph) ecc(thres float64) float64 {
+	if !g.ok {
+		return math.NaN()
+	}
+	m := g.m
+	l := mat.NewSymDense(m, nil)
+	for i := 0; i < m; i++ {
+		for j := i; j < m; j++ {
+			v := -g.w[i*m+j] / math.Sqrt(g.deg[i]*g.deg[j])
+			if i == j {
+				v++
+			}
+			l.SetSym(i, j, v)
+		}
+	}
+	var es mat.EigenSym
+	if !es.Factorize(l, true) {
+		return math.NaN()
+	}
+	vals := es.Values(nil)
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	var s float64
+	for k, lam := range vals {
+		if !(lam < thres) {
+			continue
+		}
+		var mean float64
+		for j := 0; j < m; j++ {
+			mean += vecs.At(j, k)
+		}
+		mean /= float64(m)
+		for j := 0; j < m; j++ {
+			d := vecs.At(j, k) - mean
+			s += d * d
+		}
+	}
+	return math.Sqrt(s)
+}
