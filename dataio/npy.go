@@ -11,7 +11,17 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/genlens/genlens/membudget"
 )
+
+// arrayWhat names the array of s in a budget message.
+func arrayWhat(s src) string {
+	if s.key != "" {
+		return "the array " + strconv.Quote(s.key) + " of " + s.file
+	}
+	return "the array of " + s.file
+}
 
 // npyMagic starts every NPY file.
 const npyMagic = "\x93NUMPY"
@@ -136,6 +146,12 @@ func decodeNPY(s src, r io.Reader, avail int64) (*Array, error) {
 	if int64(nelem) > MaxDecodedBytes/8 {
 		return nil, s.errf(0, "", fmt.Sprintf("shape %s needs %.1f GiB as float64, more than the limit of %.1f GiB (dataio.MaxDecodedBytes)",
 			fmtShape(h.shape), float64(nelem)*8/(1<<30), float64(MaxDecodedBytes)/(1<<30)))
+	}
+	// The raw bytes and the float64 values they become, priced against
+	// the memory budget before either is allocated: a shape is a promise
+	// of the file, and a small compressed file can declare gigabytes.
+	if err := membudget.CheckBytes(arrayWhat(s), nelem, 1, int64(nbytes)+int64(nelem)*8); err != nil {
+		return nil, &InputError{File: s.file, Key: s.key, Msg: fmt.Sprintf("shape %s: %v", fmtShape(h.shape), err), Err: err}
 	}
 
 	var raw []byte

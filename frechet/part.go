@@ -88,6 +88,12 @@ var partKeys = []string{"n", "mean", "scatter", "shard", "shards", "input_kind",
 // a 16384-d scatter matrix is 2 GiB as float64.
 const MaxPartDim = 16384
 
+// MaxShards bounds the shard count of a part: more parts than any
+// cluster job array runs, few enough that the list of missing shards of
+// a name stays printable. A part declares its shard count, so the bound
+// is checked before anything of that count is allocated.
+const MaxShards = 100000
+
 // contents returns the arrays of p's file.
 func (p *Part) contents(meta bool) dataio.NPZContents {
 	c := dataio.NPZContents{
@@ -162,6 +168,8 @@ func ReadPartInfo(fsys fs.FS, path string) (*Part, int, error) {
 	switch {
 	case p.Shards < 1:
 		return nil, 0, &dataio.InputError{File: path, Key: "shards", Msg: "want at least 1 shard"}
+	case p.Shards > MaxShards:
+		return nil, 0, &dataio.InputError{File: path, Key: "shards", Msg: fmt.Sprintf("%d shards: at most %d", p.Shards, MaxShards)}
 	case p.Shard >= p.Shards:
 		return nil, 0, &dataio.InputError{File: path, Key: "shard", Msg: fmt.Sprintf("shard %d out of range for %d shards (0-based)", p.Shard, p.Shards)}
 	case p.N > p.Listing.Count:
@@ -202,6 +210,10 @@ func ReadPart(fsys fs.FS, path string) (*Part, error) {
 		return nil, err
 	}
 	p.Mean = mean.Data
+	// The scatter's d × d float64 values, priced before they are decoded.
+	if err := CheckDim(d); err != nil {
+		return nil, err
+	}
 	sc, err := dataio.ReadArrayFS(fsys, path, dataio.ReadOptions{Key: "scatter", Ranks: []int{2}})
 	if err != nil {
 		return nil, err
@@ -223,6 +235,15 @@ func ReadPart(fsys fs.FS, path string) (*Part, error) {
 			if a != b && math.Abs(a-b) > symTolerance*scale {
 				return nil, &dataio.InputError{File: path, Key: "scatter", Field: fmt.Sprintf("scatter[%d][%d]", i, j),
 					Msg: fmt.Sprintf("not symmetric: %g vs scatter[%d][%d] = %g", a, j, i, b)}
+			}
+		}
+	}
+	if p.N < 2 {
+		// One row (or none) has no spread: a non-zero scatter would
+		// change the merged covariance from nothing.
+		for _, v := range sc.Data {
+			if v != 0 {
+				return nil, &dataio.InputError{File: path, Key: "scatter", Msg: fmt.Sprintf("non-zero scatter in a part of %d row(s)", p.N)}
 			}
 		}
 	}

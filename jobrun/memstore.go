@@ -269,6 +269,12 @@ func (m *MemStore) DeleteUploads(ctx context.Context, before time.Time) ([]strin
 				break
 			}
 		}
+		for _, sel := range m.selections {
+			if bytes.Contains(sel.Config, []byte(id)) {
+				referenced = true
+				break
+			}
+		}
 		if !referenced {
 			ids = append(ids, id)
 			delete(m.uploads, id)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -53,40 +52,75 @@ type sparse struct {
 	w  []float64
 }
 
-// featurize maps every sequence to its normalised t-gram count vector,
-// interning grams through vocab so vectors of one call share ids.
+// featurize maps every sequence to its normalised t-gram count vector.
+// A t-gram is named by the id of its (t−1)-gram prefix and its last
+// token, so each position costs one map entry per length, not a key of
+// t tokens (a key of t tokens per position is quadratic in t: a 34 KB
+// answer with t = 1000 asked for gigabytes). Vector ids are given in the
+// order grams are first met (sequence, length, position).
 func (k CS) featurize(seqs [][]string) []sparse {
-	vocab := map[string]int{}
-	intern := func(key string) int {
-		id, ok := vocab[key]
-		if !ok {
-			id = len(vocab)
-			vocab[key] = id
-		}
-		return id
-	}
+	tokens := map[string]int{}
+	type gram struct{ t, prefix, last int }
+	grams := map[gram]int{} // t-gram → its id among grams of length t
+	type key struct{ t, id int }
+	vocab := map[key]int{}
+	atoms := map[string]int{}
+	next := 0
 	lo := k.t()
 	if k.Cumulative {
 		lo = 1
 	}
 	out := make([]sparse, len(seqs))
-	var b strings.Builder
+	var level, tok []int
 	for s, seq := range seqs {
 		counts := map[int]float64{}
-		for t := lo; t <= k.t(); t++ {
-			for i := 0; i+t <= len(seq); i++ {
-				b.Reset()
-				b.WriteString(strconv.Itoa(t)) // length tag keeps 1-grams apart from 2-grams
-				for _, tok := range seq[i : i+t] {
-					b.WriteByte(0)
-					b.WriteString(tok)
+		tok = tok[:0]
+		for _, w := range seq {
+			id, ok := tokens[w]
+			if !ok {
+				id = len(tokens)
+				tokens[w] = id
+			}
+			tok = append(tok, id)
+		}
+		// level[i] is the id of the t-gram at position i.
+		level = append(level[:0], tok...)
+		for t := 1; t <= k.t() && t <= len(seq); t++ {
+			if t > 1 {
+				for i := 0; i+t <= len(seq); i++ {
+					g := gram{t, level[i], tok[i+t-1]}
+					id, ok := grams[g]
+					if !ok {
+						id = len(grams)
+						grams[g] = id
+					}
+					level[i] = id
 				}
-				counts[intern(b.String())]++
+				level = level[:len(seq)-t+1]
+			}
+			if t < lo {
+				continue
+			}
+			for _, id := range level {
+				v, ok := vocab[key{t, id}]
+				if !ok {
+					v = next
+					next++
+					vocab[key{t, id}] = v
+				}
+				counts[v]++
 			}
 		}
 		if len(counts) == 0 {
 			// Atom: the exact token sequence, in a key space no gram uses.
-			counts[intern("\x01"+strings.Join(seq, "\x00"))] = 1
+			a := strings.Join(seq, "\x00")
+			v, ok := atoms[a]
+			if !ok {
+				v = next
+				next++
+				atoms[a] = v
+			}
+			counts[v] = 1
 		}
 		v := sparse{id: make([]int, 0, len(counts)), w: make([]float64, 0, len(counts))}
 		for id := range counts {
@@ -105,6 +139,16 @@ func (k CS) featurize(seqs [][]string) []sparse {
 		out[s] = v
 	}
 	return out
+}
+
+// CostBytes is about what featurizing seqs holds at its peak: an entry
+// for each position and each length up to T.
+func (k CS) CostBytes(seqs [][]string) int64 {
+	var words int64
+	for _, s := range seqs {
+		words += int64(len(s))
+	}
+	return words * int64(k.t()) * 96
 }
 
 func dotSparse(a, b sparse) float64 {

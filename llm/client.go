@@ -437,3 +437,16 @@ func retryAfter(h string) time.Duration {
 	}
 	return min(max(d, 0), time.Minute)
 }
+
+// redacted replaces the key in text that leaves the process.
+const redacted = "[redacted]"
+
+// Redact returns s with every occurrence of the client's key replaced:
+// an upstream that echoes its Authorization header in an error must not
+// hand the key to whoever reads the error.
+func (c *Client) Redact(s string) string {
+	if c.cfg.APIKey == "" || !strings.Contains(s, c.cfg.APIKey) {
+		return s
+	}
+	return strings.ReplaceAll(s, c.cfg.APIKey, redacted)
+}

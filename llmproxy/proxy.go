@@ -41,6 +41,9 @@ const (
 	maxUpstreamBody = 32 << 20
 	// MaxStoredAnswer bounds the answer text kept in a record.
 	MaxStoredAnswer = 64 << 10
+	// MaxModelName bounds a request's model name, which is stored and
+	// logged with every request.
+	MaxModelName = 256
 )
 
 // Sampler draws the proxy's samples from the upstream: n choices of req,
@@ -393,9 +396,13 @@ func withKey(body, val []byte) ([]byte, bool) {
 var skipHeaders = map[string]bool{"Connection": true, "Keep-Alive": true, "Transfer-Encoding": true, "Upgrade": true,
 	"Proxy-Authenticate": true, "Proxy-Connection": true, "Te": true, "Trailer": true, "Content-Length": true, "Set-Cookie": true}
 
+// copyHeaders copies the upstream's headers but those skipHeaders names,
+// the proxy's own (X-Genlens-*, which only the proxy sets), the
+// upstream's CORS policy (the service's is its own) and Location (which
+// would send the caller to the upstream).
 func copyHeaders(dst, src http.Header) {
 	for k, vs := range src {
-		if !skipHeaders[k] {
+		if !skipHeaders[k] && k != "Location" && !strings.HasPrefix(k, "X-Genlens-") && !strings.HasPrefix(k, "Access-Control-") {
 			dst[k] = slices.Clone(vs)
 		}
 	}
@@ -418,6 +425,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var cr chatRequest
 	if err := json.Unmarshal(body, &cr); err != nil {
 		WriteError(w, http.StatusBadRequest, "invalid_request_error", nil, strictjson.Error(err).Error())
+		return
+	}
+	if len(cr.Model) > MaxModelName {
+		WriteError(w, http.StatusBadRequest, "invalid_request_error", nil, fmt.Sprintf("model name of %d bytes: at most %d", len(cr.Model), MaxModelName))
 		return
 	}
 	rec.Model, rec.Stream, rec.MessagesHash = cr.Model, cr.Stream, messagesHash(cr.Messages)
@@ -488,6 +499,7 @@ func (p *Proxy) upstreamFailure(uctx context.Context, err error) (int, string) {
 // fail answers the caller with an error of the proxy's own and records it.
 func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, stop context.CancelFunc, start time.Time, status int, typ, msg string) {
 	stop()
+	msg = p.client.Redact(msg)
 	WriteError(w, status, typ, nil, msg)
 	rec.Status, rec.Error = status, msg
 	p.record(w, r, rec, start)
@@ -497,6 +509,7 @@ func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, rec *records.LLMReq
 // when it is OpenAI's {"error": {...}}, else wrapped into that shape.
 func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, stop context.CancelFunc, start time.Time, resp *http.Response, b []byte) {
 	stop()
+	b = []byte(p.client.Redact(string(b)))
 	var e llm.ErrorResponse
 	msg := strings.TrimSpace(string(b))
 	// A field of another type (a numeric param) leaves the rest read.
@@ -534,6 +547,7 @@ func clip(s string, n int) string {
 // header, once the samples are scored.
 func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, result <-chan scored, start time.Time, resp *http.Response, b []byte) {
 	sc := <-result
+	b = []byte(p.client.Redact(string(b)))
 	out, ok := withKey(b, p.genlensKey(sc))
 	if !ok {
 		p.fail(w, r, rec, func() {}, start, http.StatusBadGateway, "upstream_error",
@@ -643,7 +657,8 @@ func collectDelta(b *strings.Builder, line []byte) {
 func (p *Proxy) record(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, start time.Time) {
 	http.NewResponseController(w).Flush()
 	rec.TotalSeconds = time.Since(start).Seconds()
-	rec.Answer = clip(rec.Answer, MaxStoredAnswer)
+	rec.Answer = p.client.Redact(clip(rec.Answer, MaxStoredAnswer))
+	rec.Error, rec.Model = p.client.Redact(rec.Error), p.client.Redact(rec.Model)
 	p.recMu.RLock()
 	if !p.closed {
 		p.records <- *rec

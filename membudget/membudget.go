@@ -33,12 +33,16 @@ var limit atomic.Int64
 
 // DefaultLimit is the budget when SetLimit was not called: a quarter of
 // the memory the process may use (the machine's physical memory, or a
-// lower cgroup limit of its container, or a lower GOMEMLIMIT), between
+// lower cgroup limit of its container, address-space limit (ulimit -v,
+// prlimit --as) or GOMEMLIMIT), between
 // 256 MiB and MaxDefault.
 func DefaultLimit() int64 {
 	total := physicalMemory()
 	if c := cgroupLimit(); c > 0 && (total <= 0 || c < total) {
 		total = c
+	}
+	if as := addressSpaceLimit(); as > 0 && (total <= 0 || as < total) {
+		total = as
 	}
 	if soft := debug.SetMemoryLimit(-1); soft > 0 && soft < math.MaxInt64 && (total <= 0 || soft < total) {
 		total = soft

@@ -233,3 +233,25 @@ func TestLivezIgnoresStoreAndDisk(t *testing.T) {
 		t.Errorf("livez on a closed store: %d %s; want 200", code, body)
 	}
 }
+
+// A token with a trailing newline, as a Kubernetes secret often holds,
+// matches the caller's token without it.
+func TestTokenTrimmedAtStart(t *testing.T) {
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv, err := server.New(context.Background(), server.Options{Store: db, Token: "0123456789abcdef\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	req := httptest.NewRequest("GET", "/api/v1/jobs", nil)
+	req.Header.Set("Authorization", "Bearer 0123456789abcdef")
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Errorf("the token without its newline: %d %s", rec.Code, rec.Body)
+	}
+}

@@ -126,7 +126,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		if err := CheckToken(opts.Token); err != nil {
 			return nil, err
 		}
-		s.token = []byte(opts.Token)
+		// A token read from a file or a Kubernetes secret often ends in a
+		// newline that no caller sends.
+		s.token = []byte(strings.TrimSpace(opts.Token))
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody

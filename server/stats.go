@@ -12,6 +12,8 @@ package server
 //	GET  /api/v1/stats/{name}        {"n", "mu", "sigma", "complete", "missing", ...}
 //	GET  /api/v1/stats/{name}?format=npz  the statistics file (mu, sigma, n, provenance);
 //	                                 409 while shards are missing, unless allow_missing=true
+//	DELETE /api/v1/stats/{name}      204: the name and all its parts removed (the repair of a
+//	                                 name whose parts cannot be merged); 404 for an unknown name
 //
 // The parts and their merge are package statsvc's; this file speaks
 // HTTP in front of it.
@@ -31,6 +33,19 @@ import (
 func (s *Server) routeStats(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/v1/stats/{name}/parts", s.postStatsPart)
 	mux.HandleFunc("GET /api/v1/stats/{name}", s.getStats)
+	mux.HandleFunc("DELETE /api/v1/stats/{name}", s.deleteStats)
+}
+
+func (s *Server) deleteStats(w http.ResponseWriter, r *http.Request) {
+	name, err := pathStatsName(r)
+	if err == nil {
+		err = s.stats.Delete(r.Context(), name)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func pathStatsName(r *http.Request) (string, error) {

@@ -215,3 +215,21 @@ func perturbedPart(t *testing.T, n, d, k, i int, tag string) []byte {
 	}
 	return buf.Bytes()
 }
+
+// DELETE removes a name and its parts; the name then takes new parts.
+func TestStatsDelete(t *testing.T) {
+	ts := newJobServer(t, server.JobOptions{})
+	files, _ := testParts(t, 40, 3, 2, "cc")
+	if code, out := ts.postPart(t, "gone", files[0]); code != 201 {
+		t.Fatalf("part: %d %v", code, out)
+	}
+	if code, _ := ts.call(t, "DELETE", "/api/v1/stats/gone", nil, nil); code != 204 {
+		t.Fatalf("DELETE: %d, want 204", code)
+	}
+	if code, _ := ts.call(t, "GET", "/api/v1/stats/gone", nil, nil); code != 404 {
+		t.Errorf("GET after DELETE: %d, want 404", code)
+	}
+	if code, _ := ts.call(t, "DELETE", "/api/v1/stats/gone", nil, nil); code != 404 {
+		t.Errorf("DELETE again: %d, want 404", code)
+	}
+}

@@ -87,3 +87,14 @@ func (m *MemStore) StatsParts(ctx context.Context, name string, fn func(records.
 	}
 	return nil
 }
+
+// DeleteStats implements Store.
+func (m *MemStore) DeleteStats(ctx context.Context, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sets[name] == nil {
+		return fmt.Errorf("%w: no statistics %q", records.ErrNotFound, name)
+	}
+	delete(m.sets, name)
+	return nil
+}

@@ -24,11 +24,13 @@ import (
 // the same bytes, returns records.ErrConflict for a shard held with other
 // bytes and records.ErrMismatch for a part of another shard count or key.
 // GetStatsSet returns records.ErrNotFound for an unknown name; StatsParts
-// calls fn with the parts of a name in shard order.
+// calls fn with the parts of a name in shard order. DeleteStats removes a
+// name and its parts, or returns records.ErrNotFound.
 type Store interface {
 	PutStatsPart(ctx context.Context, p records.StatsPart) (duplicate bool, err error)
 	GetStatsSet(ctx context.Context, name string) (records.StatsSet, error)
 	StatsParts(ctx context.Context, name string, fn func(records.StatsPart) error) error
+	DeleteStats(ctx context.Context, name string) error
 }
 
 // Service adds and merges parts over a Store.
@@ -114,7 +116,21 @@ func (s *Service) Set(ctx context.Context, name string) (records.StatsSet, []int
 	if err != nil {
 		return set, nil, err
 	}
+	if set.Shards < 1 || set.Shards > frechet.MaxShards {
+		// Held from before parts were bounded: refuse it whole, before
+		// listing its missing shards, and name the repair.
+		return set, nil, &fault.InputError{Msg: fmt.Sprintf("statistics %q holds parts of %d shards, outside 1 to %d; DELETE it and post its parts again",
+			name, set.Shards, frechet.MaxShards)}
+	}
 	return set, Missing(set), nil
+}
+
+// Delete removes the statistics held under name and all their parts.
+func (s *Service) Delete(ctx context.Context, name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	return s.store.DeleteStats(ctx, name)
 }
 
 // Merge merges the parts held under name in shard order.

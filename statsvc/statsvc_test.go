@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -109,6 +110,68 @@ func TestPutAndMerge(t *testing.T) {
 			}
 			if _, err := svc.Merge(ctx, "imagenet"); !errors.Is(err, records.ErrNotFound) {
 				t.Errorf("unknown name: %v", err)
+			}
+		})
+	}
+}
+
+// encodePart returns the file of p.
+func encodePart(t *testing.T, p *frechet.Part) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := frechet.EncodePart(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// A part declaring a billion shards, or one row with a spread, is
+// refused before anything is stored; a name held from before parts were
+// bounded is refused before its missing shards are listed, and DELETE
+// repairs it.
+func TestHostilePartsAndDelete(t *testing.T) {
+	prov := frechet.Provenance{Embedder: "features", Dims: "2"}
+	_, ps := parts(t, 20, 2, 2, prov)
+	huge := *ps[0]
+	huge.Shards = 1_000_000_000
+	lone := *ps[0]
+	lone.N = 1
+	hostile := map[string][]byte{"a billion shards": encodePart(t, &huge), "one row with a scatter": encodePart(t, &lone)}
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			st := open(t)
+			svc := statsvc.New(st, nil)
+			for what, f := range hostile {
+				if _, err := svc.Put(ctx, "bad", "p.npz", f); fault.Classify(err) != fault.KindInput {
+					t.Errorf("%s: %v, want an input error", what, err)
+				}
+				if _, _, err := svc.Set(ctx, "bad"); !errors.Is(err, records.ErrNotFound) {
+					t.Errorf("%s: stored (%v)", what, err)
+				}
+			}
+			// As stored by a version that did not bound the shards.
+			if _, err := st.PutStatsPart(ctx, records.StatsPart{Name: "old", Shards: 1_000_000_000, Input: "x", SHA256: "00",
+				Data: hostile["a billion shards"], Created: time.Unix(1, 0)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := svc.Set(ctx, "old"); fault.Classify(err) != fault.KindInput {
+				t.Errorf("a poisoned name: %v, want an input error", err)
+			}
+			if _, err := svc.Merge(ctx, "old"); fault.Classify(err) != fault.KindInput {
+				t.Errorf("merge of a poisoned name: %v, want an input error", err)
+			}
+			if err := svc.Delete(ctx, "old"); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := svc.Set(ctx, "old"); !errors.Is(err, records.ErrNotFound) {
+				t.Errorf("after delete: %v", err)
+			}
+			if err := svc.Delete(ctx, "old"); !errors.Is(err, records.ErrNotFound) {
+				t.Errorf("delete again: %v", err)
+			}
+			if _, err := svc.Put(ctx, "old", "p.npz", encodePart(t, ps[0])); err != nil {
+				t.Errorf("a part after the repair: %v", err)
 			}
 		})
 	}

@@ -310,11 +310,16 @@ func (d *DB) DeleteJobs(ctx context.Context, before time.Time) ([]string, error)
 // job's request per old upload: a sweep's cost, paid every few minutes at
 // most, not a request's.
 func (d *DB) DeleteUploads(ctx context.Context, before time.Time) ([]string, error) {
-	mention := "instr(CAST(jobs.request AS TEXT), uploads.id) > 0"
-	if d.Postgres() {
-		mention = "position(convert_to(uploads.id, 'UTF8') IN jobs.request) > 0"
+	// A job's request and a selection's configuration (its reference
+	// statistics) name the uploads they read.
+	mention := func(col string) string {
+		if d.Postgres() {
+			return "position(convert_to(uploads.id, 'UTF8') IN " + col + ") > 0"
+		}
+		return "instr(CAST(" + col + " AS TEXT), uploads.id) > 0"
 	}
-	rows, err := d.w.QueryContext(ctx, d.q("DELETE FROM uploads WHERE created < ? AND NOT EXISTS (SELECT 1 FROM jobs WHERE "+mention+") RETURNING id"), before.UnixNano())
+	rows, err := d.w.QueryContext(ctx, d.q("DELETE FROM uploads WHERE created < ? AND NOT EXISTS (SELECT 1 FROM jobs WHERE "+mention("jobs.request")+
+		") AND NOT EXISTS (SELECT 1 FROM selections WHERE "+mention("selections.config")+") RETURNING id"), before.UnixNano())
 	if err != nil {
 		return nil, err
 	}

@@ -133,3 +133,27 @@ func (d *DB) StatsParts(ctx context.Context, name string, fn func(StatsPart) err
 	}
 	return nil
 }
+
+// DeleteStats removes the set and every part held under name in one
+// transaction, or returns ErrNotFound. It is the repair of a name whose
+// parts cannot be merged.
+func (d *DB) DeleteStats(ctx context.Context, name string) error {
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, d.q("DELETE FROM stats_parts WHERE name = ?"), name); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, d.q("DELETE FROM stats_sets WHERE name = ?"), name)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("%w: no statistics %q", ErrNotFound, name)
+	}
+	return tx.Commit()
+}

@@ -235,6 +235,10 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 		if vectorKernel {
 			r.KernelEntropy = kscore.Entropy(opt.Kernel, emb)
 		} else {
+			// Its t-grams, priced before they are counted: t × words.
+			if err := membudget.CheckBytes("the t-grams of one prompt's samples", len(toks), opt.Sequence.T, opt.Sequence.CostBytes(toks)); err != nil {
+				return r, fmt.Errorf("uncertainty: prompt %s: %w", p.ID, err)
+			}
 			r.KernelEntropy = kscore.EntropyGram(opt.Sequence.Gram(toks))
 		}
 	}

@@ -27,10 +27,8 @@ import (
 // folder or a feature file, feature-file arguments naming several files,
 // and `genlens stats merge`.
 
-// MaxShards bounds the shard count of a request: more parts than any
-// cluster job array runs, few enough that a merge's list of missing
-// shards stays printable.
-const MaxShards = 100000
+// MaxShards bounds the shard count of a request, as of a part file.
+const MaxShards = frechet.MaxShards
 
 // Environment variables that carry the shard index of a process.
 const (

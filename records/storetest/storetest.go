@@ -440,6 +440,14 @@ func testDeleteUploads(t *testing.T, s records.Store) {
 	if err := s.CreateJob(ctx, qj); err != nil {
 		t.Fatal(err)
 	}
+	// f is named by a selection's reference only.
+	f := id('f', ".npz")
+	if err := s.PutUpload(ctx, records.Upload{ID: f, Name: "ref", Size: 1, SHA256: f[:32], Created: at(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSelection(ctx, records.Selection{ID: "sel-f", Config: []byte(`{"method":"fid","ref":"` + f + `"}`), Created: at(0)}); err != nil {
+		t.Fatal(err)
+	}
 	ids, err := s.DeleteUploads(ctx, at(30))
 	if err != nil || fmt.Sprint(ids) != fmt.Sprint([]string{a}) {
 		t.Errorf("DeleteUploads(at 30) = %v, %v; want [%s]", ids, err, a)
@@ -466,6 +474,9 @@ func testDeleteUploads(t *testing.T, s records.Store) {
 	}
 	if _, err := s.GetUpload(ctx, c); err != nil {
 		t.Errorf("GetUpload(c), named by a queued job: %v", err)
+	}
+	if _, err := s.GetUpload(ctx, f); err != nil {
+		t.Errorf("GetUpload(f), the reference of a selection: %v", err)
 	}
 	// A deleted upload recorded again is a new record.
 	if err := s.PutUpload(ctx, records.Upload{ID: a, Name: "again", Size: 1, SHA256: a[:32], Created: at(2000)}); err != nil {
