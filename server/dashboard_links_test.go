@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/genlens/genlens/server"
 	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/server"
 )
 
 // The header's links lead to what is there: a server without
