@@ -1,7 +1,6 @@
 package job_test
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,54 +11,76 @@ import (
 	"github.com/genlens/genlens/internal/shareddata"
 )
 
-// readmeProgram returns the README's library example: the Go block of
-// its section on package job that is a whole program.
-func readmeProgram(t *testing.T) string {
+// readmeProgram returns the library example: the Go block of the
+// README or of docs/library.md that is a whole program, and the text of
+// the file it is in.
+func readmeProgram(t *testing.T) (src, doc string) {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
-		if strings.Contains(m[1], "package main") && strings.Contains(m[1], "imagejob.Compare(") {
-			return m[1]
+	for _, name := range []string{"../README.md", "../docs/library.md"} {
+		b, err := os.ReadFile(name)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
+			if strings.Contains(m[1], "package main") && strings.Contains(m[1], "imagejob.Compare(") {
+				return m[1], string(b)
+			}
 		}
 	}
-	t.Fatal("README.md has no Go block that is a whole program calling imagejob.Compare")
-	return ""
+	t.Fatal("neither README.md nor docs/library.md has a Go block that is a whole program calling imagejob.Compare")
+	return "", ""
 }
 
-// The README's library example runs as pasted: it builds as a program of
-// a module that requires genlens (here a package laid over this module
-// with go build -overlay), and, with the shared data's random-weight
-// Inception file as its weights, prints a number for FID from two folders
-// named with a trailing slash.
+// The library example runs as pasted from a module of its own, the way
+// a user builds it: go mod init, a require of github.com/genlens/genlens,
+// and (standing in for the network, as the docs tell a user with a local
+// clone to do) a replace pointing at this checkout. With the shared
+// data's random-weight Inception file as its weights, it prints a number
+// for FID from two folders named with a trailing slash.
 func TestREADMELibraryExample(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go tool on PATH to build the README's example")
 	}
-	src := readmeProgram(t)
+	src, doc := readmeProgram(t)
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := t.TempDir()
-	main := filepath.Join(tmp, "main.go")
-	if err := os.WriteFile(main, []byte(src), 0o644); err != nil {
+	// The docs give the same steps to a user with a local clone.
+	for _, want := range []string{"go mod init", "go mod edit -require github.com/genlens/genlens@v0.0.0 -replace github.com/genlens/genlens=", "go get github.com/genlens/genlens"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("the library example's page does not say %q", want)
+		}
+	}
+	mod := t.TempDir()
+	if err := os.WriteFile(filepath.Join(mod, "main.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{
-		filepath.Join(root, "internal", "readmeexample", "main.go"): main}})
-	ov := filepath.Join(tmp, "overlay.json")
-	if err := os.WriteFile(ov, overlay, 0o644); err != nil {
+	// The checkout's go.sum holds the sums of genlens's own requirements,
+	// which the module cache has: no network is needed.
+	sums, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(tmp, "example")
-	build := exec.Command(goTool, "build", "-overlay", ov, "-o", bin, "./internal/readmeexample")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("the README's example does not build: %v\n%s\n%s", err, out, src)
+	if err := os.WriteFile(filepath.Join(mod, "go.sum"), sums, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	bin := filepath.Join(mod, "example")
+	for _, args := range [][]string{
+		{"mod", "init", "example"},
+		{"mod", "edit", "-require", "github.com/genlens/genlens@v0.0.0", "-replace", "github.com/genlens/genlens=" + root},
+		{"build", "-o", bin, "."},
+	} {
+		c := exec.Command(goTool, args...)
+		c.Dir, c.Env = mod, env
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("go %s in a module of its own: %v\n%s\n%s", strings.Join(args, " "), err, out, src)
+		}
 	}
 
 	fixture := shareddata.Path(t, "fixtures/inception_random")

@@ -92,10 +92,13 @@ type page struct {
 	Store   string
 	Now     string
 	Refresh int // seconds; 0: no automatic reload
+	// LLMLink: the header links the main page's LLM panel, which a
+	// server without --llm-upstream may not have.
+	LLMLink bool
 }
 
 func (s *Server) page(title string, refresh int) page {
-	return page{Title: title, Store: s.store.Backend(), Now: s.now().UTC().Format("2006-01-02 15:04 UTC"), Refresh: refresh}
+	return page{Title: title, Store: s.store.Backend(), Now: s.now().UTC().Format("2006-01-02 15:04 UTC"), Refresh: refresh, LLMLink: s.llm != nil}
 }
 
 // render executes a page into a buffer first, so that a template error

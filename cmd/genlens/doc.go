@@ -2,7 +2,7 @@
 // models) from their samples when labels are scarce:
 //
 //	entropy, decompose, correlate   kernel entropy and kernel-score decompositions (package kscore)
-//	stats, compare, is, select      FID, KID, MMD², CMS, Inception Score, online selection (frechet, online);
+//	stats, compare, fid, is, select FID, KID, MMD², CMS, Inception Score, online selection (frechet, online);
 //	                                stats --shards and stats merge split statistics over a cluster job array
 //	disentangle, cka                pixel-cluster diagnostics of image generators (disentangle)
 //	hallucination                   posterior hallucination rate of in-context learning (hallucination)

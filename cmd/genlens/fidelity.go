@@ -25,7 +25,7 @@ func newStatsCmd() *cobra.Command {
 				return err
 			}
 			if f.In == "" || out == "" {
-				return badUsage("stats: the input (FEATS|DIR, or --in) and --out STATS.npz are required")
+				return badUsage("stats: the input (FEATS|DIR, or --in) and --out STATS.npz are required (see 'genlens stats --help')")
 			}
 			var err error
 			if f.Shard, out, err = resolveShard(cmd, "stats", f.Shards, f.Shard, out); err != nil {

@@ -296,6 +296,7 @@ BLAS backend: ` + linalg.Backend(),
 	deprecationOut = stderr
 	addBudgetFlag(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		err = suggestFlag(c, err)
 		if c == root {
 			return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 		}
@@ -367,6 +368,7 @@ var parentCommands = map[string]func() *cobra.Command{
 // extraCommands are the commands that run no job, with their help
 // section (tests append their own).
 var extraCommands = []extraCommand{
+	{"fidelity", newFIDCmd},
 	{"production", newServeCmd},
 	{"other", newDemoCmd},
 	{"other", newVersionCmd},

@@ -9,12 +9,12 @@ import (
 	"testing"
 )
 
-// The files the README's serve tour writes in the root of a clone (its
+// The files the serve tour of docs/service.md writes in the root of a clone (its
 // data files and the SQLite database with its WAL companions) are ignored
 // by git, so that following the tour leaves `git status` clean.
 func TestServeTourFilesIgnored(t *testing.T) {
 	root := filepath.Join("..", "..")
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, "docs", "service.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestServeTourFilesIgnored(t *testing.T) {
 	}
 	m := regexp.MustCompile("it writes ((?:`[^`]+`(?:,\\s+|\\s+and\\s+)?)+)\\s*in the current directory").FindSubmatch(readme)
 	if m == nil {
-		t.Fatal("the README's serve tour no longer says which files it writes")
+		t.Fatal("the serve tour of docs/service.md no longer says which files it writes")
 	}
 	files := regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(string(m[1]), -1)
 	db := regexp.MustCompile(`data in \./(\S+)`).FindSubmatch(readme)
@@ -49,7 +49,7 @@ func TestServeTourFilesIgnored(t *testing.T) {
 			}
 		}
 		if !ignored {
-			t.Errorf("%s, written by the README's serve tour, is not in .gitignore", name)
+			t.Errorf("%s, written by the serve tour of docs/service.md, is not in .gitignore", name)
 		}
 	}
 }

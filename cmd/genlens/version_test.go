@@ -59,7 +59,7 @@ func TestPanicIsInternalError(t *testing.T) {
 	}
 }
 
-// The README's promise about --json and --out, command by command.
+// The promise of docs/formats.md about --json and --out, command by command.
 func TestJSONAndOutFlagsAsREADME(t *testing.T) {
 	noJSON := map[string]bool{"version": true, "serve-model": true, "serve": true, "demo": true, "completion": true, "help": true}
 	outDir := []string{"entropy", "correlate", "select", "disentangle", "simulate", "run", "estimate", "bench", "demo"}
@@ -76,23 +76,23 @@ func TestJSONAndOutFlagsAsREADME(t *testing.T) {
 		name := c.Name()
 		seen[name] = true
 		if has := c.Flags().Lookup("json") != nil; has == noJSON[name] && !c.Hidden {
-			t.Errorf("%s: --json %v, README says %v", c.CommandPath(), has, !noJSON[name])
+			t.Errorf("%s: --json %v, docs/formats.md says %v", c.CommandPath(), has, !noJSON[name])
 		}
 		for _, n := range outDir {
 			if n == name && c.Flags().Lookup("out") == nil {
-				t.Errorf("%s: no --out, README says it writes artifacts there", c.CommandPath())
+				t.Errorf("%s: no --out, docs/formats.md says it writes artifacts there", c.CommandPath())
 			}
 		}
 		for _, n := range noOut {
 			if n == name && c.Flags().Lookup("out") != nil {
-				t.Errorf("%s: has --out, README says it prints only", c.CommandPath())
+				t.Errorf("%s: has --out, docs/formats.md says it prints only", c.CommandPath())
 			}
 		}
 	}
 	visit(newRoot(&bytes.Buffer{}, &bytes.Buffer{}))
 	for _, n := range append(outDir, noOut...) {
 		if !seen[n] {
-			t.Errorf("README names %s, which is not a command", n)
+			t.Errorf("docs/formats.md names %s, which is not a command", n)
 		}
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -156,13 +158,39 @@ type SampleResult struct {
 	Retries  int64  `json:"retries"`
 	// RepairedBytes is the length of a truncated last line of Out (a run
 	// stopped mid-write) that was removed before appending.
-	RepairedBytes    int       `json:"repaired_bytes"`
-	Tokens           llm.Usage `json:"tokens"` // as the server reports them
-	Seconds          job.Num   `json:"seconds"`
-	PromptsPerSecond job.Num   `json:"prompts_per_second"`
-	TokensPerSecond  job.Num   `json:"tokens_per_second"` // completion tokens
+	RepairedBytes int `json:"repaired_bytes"`
+	// Failed are the prompts the server refused (a 4xx other than a
+	// rate limit, an unknown model or a bad key: a prompt it cannot
+	// read); the others were sampled, and a rerun samples only these.
+	Failed           []FailedPrompt `json:"failed,omitempty"`
+	Tokens           llm.Usage      `json:"tokens"` // as the server reports them
+	Seconds          job.Num        `json:"seconds"`
+	PromptsPerSecond job.Num        `json:"prompts_per_second"`
+	TokensPerSecond  job.Num        `json:"tokens_per_second"` // completion tokens
 
 	rows [][]byte // without Out
+}
+
+// FailedPrompt is a prompt the server refused, with its message.
+type FailedPrompt struct {
+	ID    string `json:"id"`
+	Line  int    `json:"line"`
+	Error string `json:"error"`
+}
+
+// promptRefused reports whether err is the server refusing one prompt
+// (400, 413, 422), which does not stop the run, rather than something
+// every prompt would meet (a wrong key or model, a server down).
+func promptRefused(err error) bool {
+	var se *llm.StatusError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.StatusCode {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		return true
+	}
+	return false
 }
 
 // Artifacts returns answers.jsonl (the rows) when the run kept them.
@@ -189,7 +217,8 @@ func (r *SampleResult) Rows() [][]byte { return r.rows }
 // req.Out as one synced line. Progress counts prompts (env.Progress) and
 // completion tokens (env.Meter "tokens"). The first prompt that fails
 // after retries stops the run; the rows already written stay, and a rerun
-// samples only the rest.
+// samples only the rest. A prompt the server refuses (promptRefused) is
+// reported as a warning and in Failed, and the run goes on.
 func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
@@ -265,6 +294,15 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if promptRefused(err) {
+				env.Warning(fmt.Sprintf("prompt %q (%s line %d) not sampled: %v", clipText(rows[i].id, 60), req.Prompts, rows[i].line, err))
+				mu.Lock()
+				res.Failed = append(res.Failed, FailedPrompt{ID: rows[i].id, Line: rows[i].line, Error: err.Error()})
+				done++
+				env.ReportProgress(done, len(rows))
+				mu.Unlock()
+				return nil
+			}
 			return fields.Errorf("prompt %q (%s line %d): %w", clipText(rows[i].id, 60), req.Prompts, rows[i].line, err)
 		}
 		if out != nil {
@@ -308,6 +346,7 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 		res.Requests += r2
 		res.Retries += t2
 	}
+	slices.SortFunc(res.Failed, func(a, b FailedPrompt) int { return a.Line - b.Line })
 	if err != nil {
 		return res, err
 	}

@@ -140,8 +140,8 @@ func TestSampleRows(t *testing.T) {
 				t.Errorf("%s: embedding %d is not the server's", id, j)
 			}
 		}
-		if r.Usage.CompletionTokens != 5*2 {
-			t.Errorf("%s: usage %+v, want 10 completion tokens (4 samples and the answer, max_tokens 2)", id, r.Usage)
+		if r.Usage.CompletionTokens != 5 || !slices.Equal(r.FinishReasons, []string{"stop", "stop", "stop", "stop"}) {
+			t.Errorf("%s: usage %+v, finish reasons %q: want 5 completion tokens (4 samples and the answer, each one label that ends it: max_tokens 2 leaves room)", id, r.Usage, r.FinishReasons)
 		}
 		total += r.Usage.TotalTokens
 		// The same draws as the client makes with the prompt's seed.
@@ -493,4 +493,40 @@ func TestSampleGolden(t *testing.T) {
 	res.Seconds, res.PromptsPerSecond, res.TokensPerSecond = 0, 0, 0
 	golden.Check(t, "sample_summary", res)
 	golden.Check(t, "sample_rows", rows)
+}
+
+// A prompt the server refuses (here one not in the model's format, a
+// 400 that says what the format is) is reported and left out; the other
+// prompts are sampled, and a rerun asks only for the refused one.
+func TestSampleGoesPastRefusedPrompt(t *testing.T) {
+	srv, h := sampleServer(t, nil)
+	req := sampleReq(srv.URL)
+	req.Out = filepath.Join(t.TempDir(), "a.jsonl")
+	prompts := append(promptsFile(3), []byte(`{"id": "bad", "prompt": "Input: banana\nLabel: sour\nInput: banana\nLabel:"}`+"\n")...)
+	prompts = append(prompts, promptsFile(6)[len(promptsFile(3)):]...)
+	var warned []string
+	env := job.Env{FS: fstest.MapFS{"p.jsonl": {Data: prompts}}, Secret: sampleSecrets, Warn: func(m string) { warned = append(warned, m) }}
+	res, err := Sample(context.Background(), env, req)
+	if err != nil {
+		t.Fatalf("one refused prompt stopped the run: %v", err)
+	}
+	if res.Sampled != 6 || len(res.Failed) != 1 || res.Failed[0].ID != "bad" || res.Failed[0].Line != 4 ||
+		!strings.Contains(res.Failed[0].Error, "the prompt format is") || len(warned) != 1 || !strings.Contains(warned[0], `"bad"`) {
+		t.Fatalf("result %+v, warnings %q", res, warned)
+	}
+	data, _ := os.ReadFile(req.Out)
+	if rows, _ := readOut(t, data); len(rows) != 6 {
+		t.Errorf("%d rows written, want the 6 good prompts", len(rows))
+	}
+	before := h.Requests()
+	res, err = Sample(context.Background(), env, req)
+	if err != nil || res.Skipped != 6 || res.Sampled != 0 || len(res.Failed) != 1 || h.Requests()-before < 1 {
+		t.Errorf("rerun: %+v %v", res, err)
+	}
+	// A server every prompt would fail on still stops the run.
+	bad := sampleReq(srv.URL)
+	bad.Model = "no-such-model"
+	if _, err := Sample(context.Background(), env, bad); err == nil {
+		t.Error("an unknown model (404) did not stop the run")
+	}
 }

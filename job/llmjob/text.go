@@ -112,6 +112,9 @@ func runText(w io.Writer, _ *HallucinationRunRequest, res *HallucinationRunResul
 func sampleText(w io.Writer, _ *SampleRequest, r *SampleResult) {
 	fmt.Fprintf(w, "prompts %d: sampled %d, skipped %d already in %s\n", r.Prompts, r.Sampled, r.Skipped, r.Out)
 	fmt.Fprintf(w, "answers %d from %d requests (%d retries)\n", r.Samples, r.Requests, r.Retries)
+	if len(r.Failed) > 0 {
+		fmt.Fprintf(w, "failed %d prompts the server refused (first: %q, line %d: %s); the others are sampled\n", len(r.Failed), r.Failed[0].ID, r.Failed[0].Line, r.Failed[0].Error)
+	}
 	fmt.Fprintf(w, "tokens %d prompt, %d completion; %.3g prompts/s, %.4g tokens/s in %.1fs\n",
 		r.Tokens.PromptTokens, r.Tokens.CompletionTokens, float64(r.PromptsPerSecond), float64(r.TokensPerSecond), float64(r.Seconds))
 }

@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -116,13 +118,157 @@ func chatPrompt(req request) (string, error) {
 	return b.String(), nil
 }
 
-func chatResponse(r *llm.CompletionResponse) llm.ChatCompletion {
-	out := llm.ChatCompletion{ID: "chat" + r.ID, Object: "chat.completion", Created: r.Created, Model: r.Model, Usage: r.Usage}
-	for _, c := range r.Choices {
-		out.Choices = append(out.Choices, llm.ChatChoice{Index: c.Index, FinishReason: c.FinishReason,
-			Message: llm.ChatMessage{Role: "assistant", Content: &c.Text}})
+// chatCompletion is llm.ChatCompletion with the chat API's
+// log-probabilities on each choice.
+type chatCompletion struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	Usage   *llm.Usage   `json:"usage,omitempty"`
+}
+
+type chatChoice struct {
+	Index        int             `json:"index"`
+	Message      llm.ChatMessage `json:"message"`
+	Logprobs     *chatLogprobs   `json:"logprobs,omitempty"`
+	FinishReason string          `json:"finish_reason"`
+}
+
+// chatLogprobs is the chat API's choices[].logprobs: one entry per
+// generated token, with its top alternatives, most likely first.
+type chatLogprobs struct {
+	Content []chatTokenLogprob `json:"content"`
+}
+
+type chatTokenLogprob struct {
+	Token       string           `json:"token"`
+	Logprob     float64          `json:"logprob"`
+	Bytes       []int            `json:"bytes"`
+	TopLogprobs []chatTopLogprob `json:"top_logprobs"`
+}
+
+type chatTopLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
+}
+
+func tokenBytes(s string) []int {
+	b := make([]int, len(s))
+	for i := range len(s) {
+		b[i] = int(s[i])
+	}
+	return b
+}
+
+// chatLogprobsOf is the chat shape of the tokens gen with k alternatives
+// each (a certain token's only alternative is itself).
+func chatLogprobsOf(gen []token, k int) *chatLogprobs {
+	lp := &chatLogprobs{Content: []chatTokenLogprob{}}
+	for _, t := range gen {
+		e := chatTokenLogprob{Token: t.text, Logprob: t.logp, Bytes: tokenBytes(t.text), TopLogprobs: []chatTopLogprob{}}
+		top := t.top
+		if top == nil && k > 0 {
+			top = map[string]float64{t.text: t.logp}
+		}
+		for tok, v := range top {
+			e.TopLogprobs = append(e.TopLogprobs, chatTopLogprob{Token: tok, Logprob: v, Bytes: tokenBytes(tok)})
+		}
+		slices.SortFunc(e.TopLogprobs, func(a, b chatTopLogprob) int {
+			if c := cmp.Compare(b.Logprob, a.Logprob); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Token, b.Token)
+		})
+		lp.Content = append(lp.Content, e)
+	}
+	return lp
+}
+
+// chatResponse is r in the chat format; with logprobs (k >= 0) each
+// choice carries its tokens' log-probabilities.
+func chatResponse(r *llm.CompletionResponse, gens [][]token, k int) chatCompletion {
+	out := chatCompletion{ID: "chat" + r.ID, Object: "chat.completion", Created: r.Created, Model: r.Model, Usage: r.Usage}
+	for i, c := range r.Choices {
+		ch := chatChoice{Index: c.Index, FinishReason: c.FinishReason, Message: llm.ChatMessage{Role: "assistant", Content: &c.Text}}
+		if k >= 0 {
+			ch.Logprobs = chatLogprobsOf(gens[i], k)
+		}
+		out.Choices = append(out.Choices, ch)
 	}
 	return out
+}
+
+// stream sends r as server-sent events, one event per generated token
+// and choice, then each choice's finish reason, then "data: [DONE]", in
+// the chat or the completions format.
+func (h *Handler) stream(w http.ResponseWriter, chat bool, r *llm.CompletionResponse, gens [][]token, k int) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	send := func(choice map[string]any) bool {
+		ev := map[string]any{"id": r.ID, "created": r.Created, "model": r.Model, "choices": []any{choice}}
+		if chat {
+			ev["id"], ev["object"] = "chat"+r.ID, "chat.completion.chunk"
+		} else {
+			ev["object"] = "text_completion"
+		}
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return false
+		}
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false // the client went away
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		return true
+	}
+	for i, c := range r.Choices {
+		if chat && !send(map[string]any{"index": c.Index, "delta": map[string]any{"role": "assistant", "content": ""}, "logprobs": nil, "finish_reason": nil}) {
+			return
+		}
+		for _, t := range gens[i] {
+			one := []token{t}
+			var ev map[string]any
+			if chat {
+				ev = map[string]any{"index": c.Index, "delta": map[string]any{"content": t.text}, "logprobs": nil, "finish_reason": nil}
+				if k >= 0 {
+					ev["logprobs"] = chatLogprobsOf(one, k)
+				}
+			} else {
+				ev = map[string]any{"index": c.Index, "text": t.text, "logprobs": nil, "finish_reason": nil}
+				if k >= 0 {
+					v := t.logp
+					lp := &llm.Logprobs{Tokens: []string{t.text}, TokenLogprobs: []*float64{&v}}
+					if k > 0 {
+						lp.TopLogprobs = []map[string]float64{t.top}
+					}
+					ev["logprobs"] = lp
+				}
+			}
+			if !send(ev) {
+				return
+			}
+		}
+		last := map[string]any{"index": c.Index, "logprobs": nil, "finish_reason": c.FinishReason}
+		if chat {
+			last["delta"] = map[string]any{}
+		} else {
+			last["text"] = ""
+		}
+		if !send(last) {
+			return
+		}
+	}
+	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
+	if fl != nil {
+		fl.Flush()
+	}
 }
 
 // maxEmbeddingInputs bounds the inputs of one embeddings request.

@@ -24,9 +24,17 @@
 // takes the next uniform. A Posterior asked directly for the same draw with
 // the same seed gives the same answer, which is what the tests compare.
 //
+// A generated answer ends by itself after its label (finish_reason
+// "stop"), as a language model's answer ends with its end-of-text token,
+// when max_tokens leaves room for one more token. A prompt outside the
+// grammar is a 400 whose message describes the format.
+//
 // /v1/chat/completions reads the prompt as the contents of the messages
 // concatenated in order (roles are not part of the grammar) and answers in
-// the chat format; echo and logprobs are refused there. /v1/embeddings
+// the chat format, with the chat API's log-probabilities ("logprobs":
+// true, "top_logprobs": k: choices[].logprobs.content[].{token, logprob,
+// top_logprobs}); echo is refused there. "stream": true answers either
+// API as server-sent events, one per token, ending with "data: [DONE]". /v1/embeddings
 // answers Embedding of every input, a hashed bag of words and character
 // trigrams, under the name Config.EmbeddingModel.
 //
@@ -38,7 +46,7 @@
 //
 // Supported request fields: model, prompt (a string), messages, max_tokens,
 // temperature (0 is greedy; otherwise the probabilities are raised to
-// 1/temperature and renormalised), top_p, n, logprobs (0..20), echo, stop,
-// seed. Reported log-probabilities are those of the model, before
+// 1/temperature and renormalised), top_p, n, logprobs (0..20; chat: true
+// with top_logprobs 0..20), echo, stop, seed, stream. Reported log-probabilities are those of the model, before
 // temperature and top_p.
 package llmtest

@@ -170,6 +170,7 @@ type request struct {
 	Stop        json.RawMessage `json:"stop"`
 	Seed        *int64          `json:"seed"`
 	Stream      bool            `json:"stream"`
+	TopLogprobs *int            `json:"top_logprobs"`
 	Messages    json.RawMessage `json:"messages"`
 }
 
@@ -232,19 +233,41 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		p.n = *req.N
 	}
 	p.logprobs = -1
-	if chat && (req.Echo || len(req.Logprobs) > 0 && string(req.Logprobs) != "null" && string(req.Logprobs) != "false") {
-		writeError(w, http.StatusBadRequest, "echo and logprobs are not supported on chat completions")
+	switch {
+	case chat && req.Echo:
+		writeError(w, http.StatusBadRequest, "echo is not supported on chat completions")
 		return
-	}
-	if len(req.Logprobs) > 0 && string(req.Logprobs) != "null" && !chat {
+	case chat:
+		// The chat API's shape: "logprobs": true, "top_logprobs": k.
+		var on bool
+		if len(req.Logprobs) > 0 && string(req.Logprobs) != "null" {
+			if err := json.Unmarshal(req.Logprobs, &on); err != nil {
+				writeError(w, http.StatusBadRequest, "logprobs must be true or false on chat completions (top_logprobs asks for alternatives)")
+				return
+			}
+		}
+		if req.TopLogprobs != nil && !on {
+			writeError(w, http.StatusBadRequest, "top_logprobs needs logprobs: true")
+			return
+		}
+		if on {
+			p.logprobs = 0
+			if req.TopLogprobs != nil {
+				p.logprobs = *req.TopLogprobs
+			}
+		}
+	case len(req.Logprobs) > 0 && string(req.Logprobs) != "null":
 		if err := json.Unmarshal(req.Logprobs, &p.logprobs); err != nil {
 			writeError(w, http.StatusBadRequest, "logprobs must be an integer")
 			return
 		}
 	}
 	switch {
-	case req.Stream:
-		writeError(w, http.StatusBadRequest, "streaming is not supported")
+	case req.Stream && p.echo:
+		writeError(w, http.StatusBadRequest, "echo is not supported with stream")
+		return
+	case p.logprobs < -1:
+		writeError(w, http.StatusBadRequest, "logprobs %d: want 0..20", p.logprobs)
 		return
 	case p.maxTokens < 0 || p.maxTokens > 4096:
 		writeError(w, http.StatusBadRequest, "max_tokens %d: want 0..4096", p.maxTokens)
@@ -287,7 +310,7 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	if fault == FewerChoices {
 		p.n = max(1, p.n/2)
 	}
-	resp, err := h.complete(prompt, p)
+	resp, gens, err := h.complete(prompt, p)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
@@ -296,9 +319,13 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	resp.ID = fmt.Sprintf("cmpl-%d", h.requests.Load())
 	resp.Object = "text_completion"
 	resp.Created = time.Now().Unix()
+	if req.Stream {
+		h.stream(w, chat, resp, gens, p.logprobs)
+		return
+	}
 	var out any = resp
 	if chat {
-		out = chatResponse(resp)
+		out = chatResponse(resp, gens, p.logprobs)
 	}
 	h.write(w, fault, out)
 }
@@ -519,16 +546,19 @@ func sampling(p []float64, temperature, topP float64) []float64 {
 	return q
 }
 
-func (h *Handler) complete(prompt string, p params) (*llm.CompletionResponse, error) {
+// complete continues prompt n times; it returns the completions and the
+// tokens each generated.
+func (h *Handler) complete(prompt string, p params) (*llm.CompletionResponse, [][]token, error) {
 	post, err := h.cfg.Model.Posterior(nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	start := reader{h: h, post: post}
 	promptToks, err := h.tokenize(prompt, &start, p.logprobs)
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("%v; %s", err, h.promptFormat())
 	}
+	var gens [][]token
 	stream := categorical.NewStream(p.seed)
 	resp := &llm.CompletionResponse{}
 	promptLen := utf8.RuneCountInString(prompt)
@@ -540,15 +570,17 @@ func (h *Handler) complete(prompt string, p params) (*llm.CompletionResponse, er
 		finish := "length"
 		for len(gen) < p.maxTokens {
 			var t token
+			answer := false // t is a label: the end of an answer
 			if fixed, ok := fixedText[rd.state]; ok {
 				t = token{text: fixed}
 				_ = rd.advance(0)
 			} else {
+				answer = rd.state == expectY
 				dist, names := rd.distribution()
 				v := categorical.Pick(sampling(dist, p.temperature, p.topP), stream.Float64())
 				t = token{text: names[v], logp: math.Log(dist[v]), top: topAlternatives(dist, names, p.logprobs)}
 				if err := rd.advance(v); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			gen = append(gen, t)
@@ -570,7 +602,16 @@ func (h *Handler) complete(prompt string, p params) (*llm.CompletionResponse, er
 				finish = "stop"
 				break
 			}
+			if answer && len(gen) < p.maxTokens {
+				// The model's end of text, which takes a token's room
+				// as a language model's end-of-text token does: an
+				// answer is one label. A client asking for an imagined
+				// example (stop "\n\n") gets the same text as before.
+				finish = "stop"
+				break
+			}
 		}
+		gens = append(gens, gen)
 		completionTokens += len(gen)
 		ch := llm.CompletionChoice{Index: c, Text: text.String(), FinishReason: finish}
 		if p.echo {
@@ -610,7 +651,16 @@ func (h *Handler) complete(prompt string, p params) (*llm.CompletionResponse, er
 		resp.Choices = append(resp.Choices, ch)
 	}
 	resp.Usage = &llm.Usage{PromptTokens: len(promptToks), CompletionTokens: completionTokens, TotalTokens: len(promptToks) + completionTokens}
-	return resp, nil
+	return resp, gens, nil
+}
+
+// promptFormat describes the prompts the model reads, for the error
+// of a prompt in another format.
+func (h *Handler) promptFormat() string {
+	ex := func(i int) string { return "Input: " + h.cfg.Inputs[i%len(h.cfg.Inputs)] }
+	return fmt.Sprintf("the prompt format is examples %q, each ended by a blank line, then the query %q "+
+		"(no blank line after it); inputs %s; labels %s",
+		ex(0)+"\nLabel: "+h.cfg.Labels[0]+"\n\n", ex(1)+"\n", strings.Join(h.cfg.Inputs, ", "), strings.Join(h.cfg.Labels, ", "))
 }
 
 // firstStop returns the index of the earliest stop sequence in s, or -1.

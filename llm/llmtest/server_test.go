@@ -136,7 +136,9 @@ func TestRequestErrors(t *testing.T) {
 		{map[string]any{"model": "genlens-categorical", "prompt": "Input: cat\nLabel: maybe"}, 400, `unknown label "maybe"`},
 		{map[string]any{"model": "genlens-categorical", "prompt": "Inp"}, 400, "ends inside"},
 		{map[string]any{"model": "genlens-categorical", "prompt": "Hello"}, 400, `want "Input:"`},
-		{map[string]any{"model": "genlens-categorical", "prompt": "x", "stream": true}, 400, "streaming"},
+		{map[string]any{"model": "genlens-categorical", "prompt": "x", "stream": true}, 400, "the prompt format is"},
+		{map[string]any{"model": "genlens-categorical", "prompt": "Input: cat\nLabel: yes\nInput: dog\nLabel:"}, 400, `blank line`},
+		{map[string]any{"model": "genlens-categorical", "prompt": "Input: cat\nLabel:", "stream": true, "echo": true}, 400, "echo is not supported with stream"},
 		{map[string]any{"model": "genlens-categorical", "prompt": "", "top_p": 0}, 400, "top_p"},
 		{map[string]any{"model": "genlens-categorical", "prompt": "", "n": 1000}, 400, "n 1000"},
 		{"{not json", 400, "malformed"},
@@ -209,7 +211,9 @@ func TestChatAndEmbeddings(t *testing.T) {
 	for _, bad := range []map[string]any{
 		{"model": "genlens-categorical", "prompt": "Input: cat\nLabel:"},
 		{"model": "genlens-categorical", "messages": []map[string]string{{"role": "robot", "content": "Input: cat\nLabel:"}}},
-		{"model": "genlens-categorical", "messages": []map[string]string{{"role": "user", "content": "Input: cat\nLabel:"}}, "logprobs": true},
+		{"model": "genlens-categorical", "messages": []map[string]string{{"role": "user", "content": "Input: cat\nLabel:"}}, "logprobs": 3},
+		{"model": "genlens-categorical", "messages": []map[string]string{{"role": "user", "content": "Input: cat\nLabel:"}}, "top_logprobs": 2},
+		{"model": "genlens-categorical", "messages": []map[string]string{{"role": "user", "content": "Input: cat\nLabel:"}}, "echo": true},
 	} {
 		if code, _ := do("/v1/chat/completions", bad); code != 400 {
 			t.Errorf("%v: status %d, want 400", bad, code)
