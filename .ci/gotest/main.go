@@ -3,7 +3,8 @@
 // -v (a line per package; the output of failing tests), then one line
 // naming the tests that skipped and why: those that found no shared data,
 // Postgres, Chromium or Node, which a plain `go test ./...` passes over
-// in silence. It exits with go test's status.
+// in silence. It exits with go test's status. Without a -timeout flag it
+// gives each package 25 minutes rather than go test's 10.
 //
 // It lives under .ci, which `./...` does not match, and runs with
 // `go run ./.ci/gotest ./...`.
@@ -30,7 +31,14 @@ type event struct {
 }
 
 func main() {
-	cmd := exec.Command("go", append([]string{"test", "-json"}, os.Args[1:]...)...)
+	args := []string{"test", "-json"}
+	if !slices.ContainsFunc(os.Args[1:], func(a string) bool { return strings.HasPrefix(a, "-timeout") || strings.HasPrefix(a, "--timeout") }) {
+		// The largest packages (the command line's end-to-end tests) run
+		// for minutes; on a loaded CI machine they can pass go test's
+		// default limit of 10 minutes a package.
+		args = append(args, "-timeout=25m")
+	}
+	cmd := exec.Command("go", append(args, os.Args[1:]...)...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
