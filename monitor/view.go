@@ -2,6 +2,8 @@ package monitor
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 
 	"github.com/genlens/genlens/jsonnum"
 )
@@ -78,4 +80,19 @@ func NewDriftView(d *ChunkDrift, m *DriftModel, th Thresholds) *DriftView {
 // NoDriftNote is the warning for a model file without a drift model.
 func NoDriftNote(model string) string {
 	return fmt.Sprintf("%s records no reference ranges or drift model (written before genlens recorded them): chunks get no out_of_reference, extrapolating or drift; fit the model again with mse fit to get them", model)
+}
+
+// ReconstructionNote says what the reconstruction error's thresholds th
+// are, in words for a report. When the error is 0 on every reference
+// chunk (uncorrelated features: their reconstruction keeps every one of
+// them) the thresholds [0, 0] would read as a bug, so it says instead
+// that this signal cannot see drift and which one does.
+func ReconstructionNote(th Thresholds) string {
+	switch {
+	case math.IsNaN(th.Lower) || math.IsNaN(th.Upper):
+		return "reconstruction error thresholds unknown (fewer than two reference chunks)"
+	case th.Upper == 0:
+		return "reconstruction error 0 on every reference chunk: the features are uncorrelated, so their reconstruction keeps every one of them and cannot see drift; the per-feature Kolmogorov-Smirnov test (Bonferroni-corrected) is the drift signal here"
+	}
+	return fmt.Sprintf("reconstruction error thresholds [%s, %s]", strconv.FormatFloat(th.Lower, 'g', 4, 64), strconv.FormatFloat(th.Upper, 'g', 4, 64))
 }

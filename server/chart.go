@@ -23,7 +23,7 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 	if n == 0 {
 		height = 60 // a line of text, not an empty plot
 	}
-	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height)
+	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d" style="max-width:%dpx" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height, width)
 	fmt.Fprintf(&b, `<title>%s</title>`, template.HTMLEscapeString(title))
 	if n == 0 {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="empty" text-anchor="middle">no rows yet</text></svg>`, width/2, height/2)
@@ -187,7 +187,7 @@ func driftChart(v *monitorsvc.View, width, height int, title string) template.HT
 	}
 	pw, ph := float64(width-left-right), float64(height-top-bottom)
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart drift" role="img" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height)
+	fmt.Fprintf(&b, `<svg class="chart drift" role="img" viewBox="0 0 %d %d" width="%d" height="%d" style="max-width:%dpx" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height, width)
 	fmt.Fprintf(&b, `<title>%s</title>`, template.HTMLEscapeString(title))
 	x := func(i int) float64 {
 		if n == 1 {
@@ -200,8 +200,11 @@ func driftChart(v *monitorsvc.View, width, height int, title string) template.HT
 	colw := pw / float64(max(1, n-1))
 	for i, c := range v.Chunks {
 		if c.Drift != nil && c.Drift.Extrapolating {
+			// A chunk's column, cut at the plot's edges: the first and
+			// last chunks sit on them.
+			x0, x1 := math.Max(x(i)-colw/2, left), math.Min(x(i)+colw/2, left+pw)
 			fmt.Fprintf(&b, `<rect class="extrap-col" x="%s" y="%d" width="%s" height="%s"><title>chunk %d: extrapolating, %s</title></rect>`,
-				f(x(i)-colw/2), top, f(colw), f(ph), c.Index, template.HTMLEscapeString(c.Drift.Why(v.Drift, c.Rows())))
+				f(x0), top, f(x1-x0), f(ph), c.Index, template.HTMLEscapeString(c.Drift.Why(v.Drift, c.Rows())))
 		}
 	}
 	for _, tk := range []float64{0, 0.25, 0.5, 0.75, 1} {

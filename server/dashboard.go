@@ -148,12 +148,12 @@ type monitorCard struct {
 	RecentChunks, RecentAlerts int
 	Chunks                     []chunkRow
 	Chart                      template.HTML
-	// DriftChart is the drift panel; DriftLower and DriftUpper the
-	// reconstruction error's thresholds; Note what the monitor cannot
-	// show.
-	DriftChart             template.HTML
-	DriftLower, DriftUpper string
-	Note                   string
+	// DriftChart is the drift panel; DriftRecon says what the
+	// reconstruction error's thresholds are, or why it cannot see drift;
+	// Note what the monitor cannot show.
+	DriftChart template.HTML
+	DriftRecon string
+	Note       string
 	// The chunks shown, First to Last (chunk indices) of Total, are a
 	// page of them: Page of Pages, newest first; Older and Newer are the
 	// neighbouring pages' numbers (0: none).
@@ -263,7 +263,7 @@ func (s *Server) monitorCard(ctx context.Context, m records.Monitor, width, heig
 		c.Incomplete = &r
 	}
 	if v.Drift != nil {
-		c.DriftLower, c.DriftUpper = formatNum(v.DriftTh.Lower), formatNum(v.DriftTh.Upper)
+		c.DriftRecon = monitor.ReconstructionNote(v.DriftTh)
 		c.DriftChart = driftChart(v, width, height*3/4, m.Name+": drift per chunk")
 	} else {
 		c.Note = monitor.NoDriftNote("the model")

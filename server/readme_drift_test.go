@@ -136,4 +136,39 @@ func TestReadmeDriftExample(t *testing.T) {
 	if bytes.Contains(card, []byte("within thresholds")) {
 		t.Errorf("the dashboard says within thresholds while chunks 3 to 5 alert")
 	}
+
+	// Charts are never drawn larger than their design width, so that
+	// their 11 px labels read the same on the dashboard's cards and on a
+	// monitor's page whatever the number of cards in a row.
+	for _, c := range regexp.MustCompile(`<svg class="chart[^"]*"[^>]*>`).FindAll(page, -1) {
+		if !regexp.MustCompile(`width="(\d+)"[^>]*style="max-width:(\d+)px"`).Match(c) {
+			t.Errorf("dashboard chart without a max-width: %s", c)
+		}
+	}
+	_, mpage := ts.call(t, "GET", fmt.Sprintf("/monitors/%d", created.ID), nil, nil)
+	for _, c := range regexp.MustCompile(`<svg class="chart[^"]*"[^>]*>`).FindAll(mpage, -1) {
+		if m := regexp.MustCompile(`width="(\d+)"[^>]*style="max-width:(\d+)px"`).FindSubmatch(c); m == nil || string(m[1]) != string(m[2]) {
+			t.Errorf("monitor page chart without a max-width of its width: %s", c)
+		}
+	}
+	// Two independent features: the reconstruction error is 0 on every
+	// reference chunk. The page says why instead of "thresholds [0, 0]".
+	if bytes.Contains(mpage, []byte("thresholds [0, 0]")) || !bytes.Contains(mpage, []byte("reconstruction error 0 on every reference chunk")) {
+		t.Errorf("monitor page does not explain the zero reconstruction error:\n%s", regexp.MustCompile(`(?s)<section class="card drift">.*?<svg`).Find(mpage))
+	}
+	// The shading of extrapolating chunks (3 to 6, the last one on the
+	// plot's right edge) stays inside the plot: x from 64 to 1100-40.
+	drift := regexp.MustCompile(`(?s)<svg class="chart drift".*?</svg>`).Find(mpage)
+	cols := regexp.MustCompile(`<rect class="extrap-col" x="([0-9.]+)" y="\d+" width="([0-9.]+)"`).FindAllSubmatch(drift, -1)
+	if len(cols) < 5 { // 4 chunks and the legend's swatch
+		t.Fatalf("drift chart shades %d columns, want the 4 extrapolating chunks", len(cols)-1)
+	}
+	for _, c := range cols[:len(cols)-1] {
+		var x, w float64
+		fmt.Sscan(string(c[1]), &x)
+		fmt.Sscan(string(c[2]), &w)
+		if x < 64-1e-9 || x+w > 1060+1e-9 {
+			t.Errorf("extrapolating column [%g, %g] runs outside the plot [64, 1060]", x, x+w)
+		}
+	}
 }
