@@ -23,7 +23,7 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 	if n == 0 {
 		height = 60 // a line of text, not an empty plot
 	}
-	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d" style="max-width:%dpx" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height, width)
+	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height)
 	fmt.Fprintf(&b, `<title>%s</title>`, template.HTMLEscapeString(title))
 	if n == 0 {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="empty" text-anchor="middle">no rows yet</text></svg>`, width/2, height/2)
@@ -187,7 +187,7 @@ func driftChart(v *monitorsvc.View, width, height int, title string) template.HT
 	}
 	pw, ph := float64(width-left-right), float64(height-top-bottom)
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart drift" role="img" viewBox="0 0 %d %d" width="%d" height="%d" style="max-width:%dpx" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height, width)
+	fmt.Fprintf(&b, `<svg class="chart drift" role="img" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height)
 	fmt.Fprintf(&b, `<title>%s</title>`, template.HTMLEscapeString(title))
 	x := func(i int) float64 {
 		if n == 1 {

@@ -83,7 +83,7 @@ func uncertaintyChart(rs []store.LLMRequest, width, height int) template.HTML {
 	if len(pts) == 0 {
 		height = 60
 	}
-	fmt.Fprintf(&b, `<svg class="chart llm" role="img" viewBox="0 0 %d %d" width="%d" height="%d" style="max-width:%dpx" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height, width)
+	fmt.Fprintf(&b, `<svg class="chart llm" role="img" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`, width, height, width, height)
 	b.WriteString(`<title>uncertainty of proxied answers over time</title>`)
 	if len(pts) == 0 {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="empty" text-anchor="middle">no scored requests yet</text></svg>`, width/2, height/2)
