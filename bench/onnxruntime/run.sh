@@ -94,7 +94,7 @@ for net in "${nets[@]}"; do
 		rm -f "$d"/genlens*.npy
 		t1=$(GOMAXPROCS=$THREADS secs "$GENLENS" features "$d/img1" --out "$d/genlens1.npy" "${flags[@]}")
 		t2=$(GOMAXPROCS=$THREADS secs "$GENLENS" features "$d/img2" --out "$d/genlens2.npy" "${flags[@]}")
-		gi=$(awk -v n="$n" -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", b > a ? n / (b - a) : 0 }')
+		gi=$(awk -v n="$n" -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", (b > a ? n / (b - a) : 0) }')
 		echo "$net round $round: ONNX Runtime $r; genlens ${t1}s for $n images, ${t2}s for $((2 * n)) ($gi images/s); load $(uptime | sed 's/.*load average: //')" >&2
 		if awk -v a="$gi" -v b="$g" 'BEGIN { exit !(a > b) }'; then g=$gi; fi
 	done
