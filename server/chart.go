@@ -149,8 +149,10 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 			cls, f(x(i)), f(y(c.Estimate)), c.Index, c.Rows(), map[bool]string{true: "", false: ", incomplete"}[v.Complete[i]],
 			formatNum(c.Estimate), formatNum(c.EstimateLower), formatNum(c.EstimateUpper), map[bool]string{true: ", ALERT", false: ""}[c.Alert])
 	}
-	// Legend.
-	lx := left + 8
+	// Legend, from the left edge: the six entries of a monitor with a
+	// drift model fit in a card's 560 px (11 px labels, about 6 px a
+	// character).
+	lx := 8
 	b.WriteString(`<g class="key">`)
 	legend := []struct{ cls, label string }{{"estimate", "estimated MSE"}, {"band", "interval"}, {"realized", "realised MSE"}, {"threshold", "thresholds"}, {"alert", "alert"}}
 	if v.Drift != nil {
@@ -168,7 +170,7 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 			fmt.Fprintf(&b, `<line class="%s" x1="%d" x2="%d" y1="13" y2="13"/>`, l.cls, lx, lx+16)
 		}
 		fmt.Fprintf(&b, `<text class="legend" x="%d" y="17">%s</text>`, lx+20, l.label)
-		lx += 28 + 7*len(l.label)
+		lx += 26 + 6*len(l.label)
 	}
 	b.WriteString(`</g></svg>`)
 	return template.HTML(b.String())

@@ -146,6 +146,19 @@ func TestReadmeDriftExample(t *testing.T) {
 	if rule == nil || regexp.MustCompile(`(^|[^-])width:\s*100%`).Match(rule) || !bytes.Contains(rule, []byte("max-width: 100%")) {
 		t.Errorf("style.css's svg.chart rule %q stretches charts beyond their width attribute", rule)
 	}
+	// The card chart's legend fits its 560 px: the last label ends
+	// before the right edge (at about 7 px a character of 11 px text).
+	cardChart := regexp.MustCompile(`(?s)<svg class="chart" .*?</svg>`).Find(card)
+	keys := regexp.MustCompile(`<text class="legend" x="(\d+)" y="\d+">([^<]*)</text>`).FindAllSubmatch(cardChart, -1)
+	if len(keys) < 6 {
+		t.Fatalf("card chart has %d legend labels, want 6", len(keys))
+	}
+	last := keys[len(keys)-1]
+	var lastX int
+	fmt.Sscan(string(last[1]), &lastX)
+	if end := lastX + 7*len(last[2]); end > 560 {
+		t.Errorf("card chart legend %q ends at about x=%d, past the chart's 560 px", last[2], end)
+	}
 	_, mpage := ts.call(t, "GET", fmt.Sprintf("/monitors/%d", created.ID), nil, nil)
 	for _, p := range [][]byte{page, mpage} {
 		for _, c := range regexp.MustCompile(`<svg class="chart[^"]*"[^>]*>`).FindAll(p, -1) {
