@@ -41,6 +41,8 @@ type SampleRequest struct {
 	API         string   `json:"api" help:"chat (/chat/completions) or completions (/completions)"`                              // chat or completions
 	APIKeyEnv   string   `json:"api_key_env" help:"environment variable holding the API key (never printed, logged or written)"` // the name of the secret holding the API key; "": none
 	Greedy      bool     `json:"greedy" help:"also draw one temperature-0 answer per prompt, stored as 'answer'"`                // one extra temperature-0 answer per prompt
+	Logprobs    bool     `json:"logprobs,omitempty" help:"ask for token log-probabilities, stored as 'logprobs' (and 'answer_logprobs')"`
+	TopLogprobs int      `json:"top_logprobs,omitempty" help:"alternatives per token with {logprobs} (0..20)"`
 
 	EmbedModel   string `json:"embed_model" help:"embed every sample with this model (/embeddings), stored as 'embeddings'"` // "": no embeddings
 	EmbedBaseURL string `json:"embed_base_url" help:"API root of the embedding server (default: {base_url})"`                // "": BaseURL
@@ -96,6 +98,8 @@ func (r *SampleRequest) clientConfig(key string) (llm.Config, error) {
 		return llm.Config{}, job.Fieldf("n", "{n} %d: want 1..%d", r.N, MaxSampleN)
 	case !(r.Temperature >= 0 && r.Temperature <= 100):
 		return llm.Config{}, job.Fieldf("temperature", "{temperature} %v: want a value in [0, 100]", r.Temperature)
+	case r.TopLogprobs < 0 || r.TopLogprobs > 20 || r.TopLogprobs > 0 && !r.Logprobs:
+		return llm.Config{}, job.Fieldf("top_logprobs", "{top_logprobs} %d: want 0..20, and only with {logprobs}", r.TopLogprobs)
 	case r.MaxTokens < 1 || r.MaxTokens > MaxSampleMaxTokens:
 		return llm.Config{}, job.Fieldf("max_tokens", "{max_tokens} %d: want 1..%d", r.MaxTokens, MaxSampleMaxTokens)
 	case r.TopP != nil && !(*r.TopP > 0 && *r.TopP <= 1):
@@ -388,11 +392,11 @@ func (s *sampler) one(ctx context.Context, row promptRow) ([]byte, llm.Usage, in
 		usage   llm.Usage
 		err     error
 	)
-	chat := llm.ChatRequest{Model: r.Model, Messages: row.messages, N: r.N, Temperature: &temp, TopP: r.TopP, MaxTokens: r.MaxTokens, Seed: seed}
+	chat := llm.ChatRequest{Model: r.Model, Messages: row.messages, N: r.N, Temperature: &temp, TopP: r.TopP, MaxTokens: r.MaxTokens, Seed: seed, Logprobs: r.Logprobs, TopLogprobs: r.TopLogprobs}
 	if chat.Messages == nil {
 		chat.Messages = []llm.Message{{Role: "user", Content: row.prompt}}
 	}
-	comp := llm.CompletionRequest{Model: r.Model, Prompt: row.prompt, N: r.N, Temperature: &temp, TopP: r.TopP, MaxTokens: r.MaxTokens, Seed: seed}
+	comp := llm.CompletionRequest{Model: r.Model, Prompt: row.prompt, N: r.N, Temperature: &temp, TopP: r.TopP, MaxTokens: r.MaxTokens, Seed: seed, Logprobs: r.Logprobs, TopLogprobs: r.TopLogprobs}
 	if r.API == "chat" {
 		choices, usage, err = s.client.Sample(ctx, chat, r.N)
 	} else {
@@ -407,6 +411,11 @@ func (s *sampler) one(ctx context.Context, row promptRow) ([]byte, llm.Usage, in
 		samples[i], reasons[i] = c.Text, c.FinishReason
 	}
 	add := []keyValue{{"samples", samples}}
+	// A server that ignores the request sends no tokens: the row then has
+	// no logprobs, so scores that need them are reported unavailable.
+	if lps, ok := choiceLogprobs(choices); ok {
+		add = append(add, keyValue{"logprobs", lps})
+	}
 	nsamples := len(samples)
 	if r.Greedy {
 		zero := 0.0
@@ -424,6 +433,9 @@ func (s *sampler) one(ctx context.Context, row promptRow) ([]byte, llm.Usage, in
 		}
 		usage = usage.Add(u)
 		add = append(add, keyValue{"answer", g[0].Text}, keyValue{"answer_finish_reason", g[0].FinishReason})
+		if g[0].Tokens != nil {
+			add = append(add, keyValue{"answer_logprobs", g[0].Tokens})
+		}
 		nsamples++
 	}
 	add = append(add, keyValue{"finish_reasons", reasons}, keyValue{"usage", usage})
@@ -498,4 +510,17 @@ func openResumable(path string) (*os.File, map[string]bool, int, error) {
 		done[id] = true
 	}
 	return f, done, repaired, nil
+}
+
+// choiceLogprobs returns the tokens of every choice, or false when any
+// choice came without them.
+func choiceLogprobs(choices []llm.Choice) ([][]llm.TokenLogprob, bool) {
+	out := make([][]llm.TokenLogprob, len(choices))
+	for i, c := range choices {
+		if c.Tokens == nil {
+			return nil, false
+		}
+		out[i] = c.Tokens
+	}
+	return out, len(choices) > 0
 }

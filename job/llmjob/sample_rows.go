@@ -26,7 +26,7 @@ const (
 // sampleOutputKeys are the keys sample writes; a prompt row may not carry
 // them, or the output row would have them twice.
 var sampleOutputKeys = map[string]bool{"samples": true, "answer": true, "answer_finish_reason": true,
-	"finish_reasons": true, "usage": true, "embeddings": true}
+	"finish_reasons": true, "usage": true, "embeddings": true, "logprobs": true, "answer_logprobs": true}
 
 // promptRow is one row of a prompts file.
 type promptRow struct {

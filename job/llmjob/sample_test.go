@@ -530,3 +530,46 @@ func TestSampleGoesPastRefusedPrompt(t *testing.T) {
 		t.Error("an unknown model (404) did not stop the run")
 	}
 }
+
+// With logprobs asked, every sample and the greedy answer keep their
+// tokens' log-probabilities and K alternatives; without, the row has none.
+func TestSampleLogprobs(t *testing.T) {
+	for _, ask := range []bool{false, true} {
+		srv, _ := sampleServer(t, nil)
+		req := sampleReq(srv.URL)
+		req.Greedy, req.Logprobs = true, ask
+		if ask {
+			req.TopLogprobs = 2
+		}
+		res, err := Sample(context.Background(), job.Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(2)}}, Secret: sampleSecrets}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range res.Rows() {
+			var r struct {
+				Samples        []string
+				Logprobs       [][]llm.TokenLogprob `json:"logprobs"`
+				AnswerLogprobs []llm.TokenLogprob   `json:"answer_logprobs"`
+			}
+			if err := json.Unmarshal(line, &r); err != nil {
+				t.Fatal(err)
+			}
+			if !ask {
+				if r.Logprobs != nil || r.AnswerLogprobs != nil {
+					t.Errorf("logprobs not asked, row %s", line)
+				}
+				continue
+			}
+			if len(r.Logprobs) != len(r.Samples) || len(r.AnswerLogprobs) == 0 {
+				t.Fatalf("row %s: want logprobs of every sample and the answer", line)
+			}
+			for _, toks := range append(r.Logprobs, r.AnswerLogprobs) {
+				for _, tok := range toks {
+					if tok.Logprob > 0 || len(tok.Top) != 2 {
+						t.Errorf("row %s: token %+v", line, tok)
+					}
+				}
+			}
+		}
+	}
+}
