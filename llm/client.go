@@ -382,7 +382,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, where string, body []byt
 		return 0, errorf("%s: response larger than %d bytes", where, c.cfg.MaxResponseBytes)
 	}
 	if resp.StatusCode != http.StatusOK {
-		se := &StatusError{Endpoint: where, StatusCode: resp.StatusCode, Status: resp.Status, Message: serverMessage(data)}
+		se := &StatusError{Endpoint: where, StatusCode: resp.StatusCode, Status: resp.Status, Message: serverMessage(RedactBytes(data, c.secrets()))}
 		if se.Transient() {
 			return retryAfter(resp.Header.Get("Retry-After")), &transientError{se}
 		}
@@ -392,7 +392,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, where string, body []byt
 		return 0, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return 0, errorf("%s: malformed JSON response (%v): %s", where, err, fault.Printable(string(data), 120))
+		return 0, errorf("%s: malformed JSON response (%v): %s", where, err, fault.Printable(Redact(string(data), c.secrets()), 120))
 	}
 	return 0, nil
 }
@@ -411,6 +411,15 @@ func (c *Client) cause(err error) error {
 		return fmt.Errorf("%s: %w", oe.Op, oe.Err)
 	}
 	return err
+}
+
+// secrets are the texts the client's errors never carry: its key, which
+// a server may echo from the Authorization header.
+func (c *Client) secrets() []string {
+	if c.cfg.APIKey == "" {
+		return nil
+	}
+	return []string{c.cfg.APIKey}
 }
 
 // serverMessage extracts the message of an OpenAI-style error body, or a

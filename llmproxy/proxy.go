@@ -83,6 +83,11 @@ type Options struct {
 	// Logger receives store failures and failed requests; nil discards
 	// them.
 	Logger *slog.Logger
+	// Secrets are texts that never leave the proxy: the upstream's key
+	// and the service's other secrets. Each is replaced by "[redacted]"
+	// in the answers, headers and errors the callers read, in the
+	// stored records and in the log.
+	Secrets []string
 }
 
 // score maps samples to an uncertainty.
@@ -139,6 +144,7 @@ type Proxy struct {
 	recorder Recorder
 	observe  func(records.LLMRequest)
 	log      *slog.Logger
+	secrets  []string
 
 	// The recorder stores requests in batches (Recorder.InsertLLMRequests):
 	// one commit per request would bound a busy proxy by the store's
@@ -200,7 +206,7 @@ func New(o Options) (*Proxy, error) {
 		return nil, errors.New("llmproxy: no upstream client")
 	}
 	p := &Proxy{client: o.Client, k: o.Samples, score: o.Score, timeout: o.Client.Timeout(), sampler: o.Sampler,
-		maxBody: o.MaxBody, recorder: o.Recorder, observe: o.Observe, log: o.Logger,
+		maxBody: o.MaxBody, recorder: o.Recorder, observe: o.Observe, log: o.Logger, secrets: slices.Clone(o.Secrets),
 		records: make(chan records.LLMRequest, 4*recordBatch), recDone: make(chan struct{})}
 	if p.k == 0 {
 		p.k = DefaultSamples
@@ -356,7 +362,7 @@ func (p *Proxy) genlensKey(sc scored) []byte {
 	if sc.err != nil {
 		v = struct {
 			Error string `json:"error"`
-		}{sc.err.Error()}
+		}{llm.Redact(sc.err.Error(), p.secrets)}
 	} else {
 		v = struct {
 			Uncertainty float64 `json:"uncertainty"`
@@ -389,16 +395,32 @@ func withKey(body, val []byte) ([]byte, bool) {
 }
 
 // hop-by-hop and recomputed headers, not copied from the upstream's
-// answer.
+// answer; nor is Location (the caller would follow it to wherever the
+// upstream points), the upstream's CORS headers (the service decides
+// who may read its answers), or its X-Genlens-* headers (only the proxy
+// speaks for genlens).
 var skipHeaders = map[string]bool{"Connection": true, "Keep-Alive": true, "Transfer-Encoding": true, "Upgrade": true,
-	"Proxy-Authenticate": true, "Proxy-Connection": true, "Te": true, "Trailer": true, "Content-Length": true, "Set-Cookie": true}
+	"Proxy-Authenticate": true, "Proxy-Connection": true, "Te": true, "Trailer": true, "Content-Length": true, "Set-Cookie": true,
+	"Location": true}
 
-func copyHeaders(dst, src http.Header) {
+func (p *Proxy) copyHeaders(dst, src http.Header) {
 	for k, vs := range src {
-		if !skipHeaders[k] {
-			dst[k] = slices.Clone(vs)
+		if skipHeaders[k] || strings.HasPrefix(k, "X-Genlens-") || strings.HasPrefix(k, "Access-Control-") {
+			continue
 		}
+		vs = slices.Clone(vs)
+		for i := range vs {
+			vs[i] = llm.Redact(vs[i], p.secrets)
+		}
+		dst[k] = vs
 	}
+}
+
+// passable reports whether the proxy passes an upstream status on: a
+// success or an error; a redirect, a 304 (the caller sent no condition)
+// or a status outside the HTTP range is the upstream's fault, a 502.
+func passable(status int) bool {
+	return (status >= 200 && status <= 299) || (status >= 400 && status <= 599)
 }
 
 // ServeHTTP serves a chat completions request.
@@ -451,9 +473,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
+	if !passable(resp.StatusCode) {
+		rec.UpstreamSeconds = time.Since(ustart).Seconds()
+		p.fail(w, r, &rec, scancel, start, http.StatusBadGateway, "upstream_error", fmt.Sprintf("upstream: status %d", resp.StatusCode))
+		return
+	}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || !cr.Stream {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody+1))
+		b = llm.RedactBytes(b, p.secrets)
 		rec.UpstreamSeconds = time.Since(ustart).Seconds()
 		switch {
 		case err != nil:
@@ -488,6 +516,7 @@ func (p *Proxy) upstreamFailure(uctx context.Context, err error) (int, string) {
 // fail answers the caller with an error of the proxy's own and records it.
 func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, stop context.CancelFunc, start time.Time, status int, typ, msg string) {
 	stop()
+	msg = llm.Redact(msg, p.secrets)
 	WriteError(w, status, typ, nil, msg)
 	rec.Status, rec.Error = status, msg
 	p.record(w, r, rec, start)
@@ -502,7 +531,7 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, rec *recor
 	// A field of another type (a numeric param) leaves the rest read.
 	var ute *json.UnmarshalTypeError
 	if err := json.Unmarshal(b, &e); (err == nil || errors.As(err, &ute)) && e.Error != nil {
-		copyHeaders(w.Header(), resp.Header)
+		p.copyHeaders(w.Header(), resp.Header)
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		w.WriteHeader(resp.StatusCode)
 		w.Write(b)
@@ -540,7 +569,7 @@ func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 			"upstream: the answer is not a JSON object: "+fault.Printable(strings.TrimSpace(string(b)), 200))
 		return
 	}
-	copyHeaders(w.Header(), resp.Header)
+	p.copyHeaders(w.Header(), resp.Header)
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	if sc.err == nil {
 		w.Header().Set("X-Genlens-Uncertainty", strconv.FormatFloat(sc.uncertainty, 'g', -1, 64))
@@ -566,7 +595,7 @@ func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 // flushing after every event, and collects the first choice's text; the
 // score goes to the store and the metrics only.
 func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, result <-chan scored, start, ustart time.Time, resp *http.Response, idle *time.Timer, uctx context.Context) {
-	copyHeaders(w.Header(), resp.Header)
+	p.copyHeaders(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	rc.Flush()
@@ -578,6 +607,7 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
 			idle.Reset(p.timeout)
+			line = llm.RedactBytes(line, p.secrets)
 			if _, werr := w.Write(line); werr != nil {
 				streamErr = fmt.Errorf("writing to the caller: %w", werr)
 				break
@@ -643,7 +673,8 @@ func collectDelta(b *strings.Builder, line []byte) {
 func (p *Proxy) record(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, start time.Time) {
 	http.NewResponseController(w).Flush()
 	rec.TotalSeconds = time.Since(start).Seconds()
-	rec.Answer = clip(rec.Answer, MaxStoredAnswer)
+	rec.Answer = clip(llm.Redact(rec.Answer, p.secrets), MaxStoredAnswer)
+	rec.Error = llm.Redact(rec.Error, p.secrets)
 	p.recMu.RLock()
 	if !p.closed {
 		p.records <- *rec

@@ -7,6 +7,7 @@ package server
 import (
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -46,7 +47,7 @@ func (s *Server) newLLMProxy(o LLMOptions) (*llmproxy.Proxy, error) {
 	labels := &modelLabels{seen: map[string]bool{}}
 	m := s.metrics
 	return llmproxy.New(llmproxy.Options{Client: o.Client, Sampler: o.Sampler, Samples: o.Samples, Score: o.Score,
-		MaxBody: s.maxBody, Recorder: s.store, Logger: s.log,
+		MaxBody: s.maxBody, Recorder: s.store, Logger: s.log, Secrets: append(slices.Clone(s.opts.Secrets), o.APIKey),
 		Observe: func(rec records.LLMRequest) {
 			model := labels.of(rec.Model)
 			m.llmRequests.WithLabelValues(model, strconv.Itoa(rec.Status)).Inc()
