@@ -41,6 +41,11 @@ const (
 	maxUpstreamBody = 32 << 20
 	// MaxStoredAnswer bounds the answer text kept in a record.
 	MaxStoredAnswer = 64 << 10
+	// MaxModel bounds the model name of a request, in bytes: it is
+	// stored, logged and a metric label.
+	MaxModel = 256
+	// MaxStoredError bounds the error text kept in a record and logged.
+	MaxStoredError = 1000
 )
 
 // Sampler draws the proxy's samples from the upstream: n choices of req,
@@ -442,6 +447,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusBadRequest, "invalid_request_error", nil, strictjson.Error(err).Error())
 		return
 	}
+	if len(cr.Model) > MaxModel {
+		WriteError(w, http.StatusBadRequest, "invalid_request_error", nil, fmt.Sprintf("model: %d bytes, over %d", len(cr.Model), MaxModel))
+		return
+	}
 	rec.Model, rec.Stream, rec.MessagesHash = cr.Model, cr.Stream, messagesHash(cr.Messages)
 	sreq, reqErr := p.sampleRequest(&cr)
 
@@ -674,7 +683,8 @@ func (p *Proxy) record(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 	http.NewResponseController(w).Flush()
 	rec.TotalSeconds = time.Since(start).Seconds()
 	rec.Answer = clip(llm.Redact(rec.Answer, p.secrets), MaxStoredAnswer)
-	rec.Error = llm.Redact(rec.Error, p.secrets)
+	rec.Error = clip(llm.Redact(rec.Error, p.secrets), MaxStoredError)
+	rec.Model = clip(rec.Model, MaxModel) // the upstream's, when the caller named none
 	p.recMu.RLock()
 	if !p.closed {
 		p.records <- *rec

@@ -142,3 +142,45 @@ func TestClientErrorsKeepKey(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// A caller's model name is bounded: a long one is refused before it is
+// stored, logged or sent upstream.
+func TestProxyBoundsModel(t *testing.T) {
+	calls := 0
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"a"}}]}`)
+	}))
+	defer up.Close()
+	c, err := llmproxy.NewClient(up.URL+"/v1", "", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &memRecorder{}
+	p, err := llmproxy.New(llmproxy.Options{Client: c, Sampler: fixedSampler{"a", "b"}, Samples: 2, Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(p)
+	defer ts.Close()
+	for _, tc := range []struct {
+		n      int
+		status int
+	}{{llmproxy.MaxModel, 200}, {llmproxy.MaxModel + 1, 400}, {1 << 20, 400}} {
+		body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"hi"}]}`, strings.Repeat("m", tc.n))
+		resp, err := http.Post(ts.URL, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || len(b) > 1000 {
+			t.Errorf("model of %d bytes: %d %.200s", tc.n, resp.StatusCode, b)
+		}
+	}
+	p.Close(t.Context())
+	if calls != 1 || len(rec.rs) != 1 || len(rec.rs[0].Model) > llmproxy.MaxModel {
+		t.Errorf("%d upstream calls, %d records", calls, len(rec.rs))
+	}
+}
