@@ -458,7 +458,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// timeout; the proxy's own timeout bounds the upstream instead.
 	rc := http.NewResponseController(w)
 	if cr.Stream {
-		rc.SetWriteDeadline(time.Time{})
+		rc.SetWriteDeadline(time.Time{}) // stream sets one per write
 	} else {
 		rc.SetWriteDeadline(time.Now().Add(2*p.timeout + time.Minute))
 	}
@@ -605,8 +605,12 @@ func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 // score goes to the store and the metrics only.
 func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, result <-chan scored, start, ustart time.Time, resp *http.Response, idle *time.Timer, uctx context.Context) {
 	p.copyHeaders(w.Header(), resp.Header)
-	w.WriteHeader(resp.StatusCode)
+	// Each write must reach the caller within the timeout: a caller that
+	// stops reading would otherwise hold the handler, and the upstream
+	// stream, for as long as it keeps its socket open.
 	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Now().Add(p.timeout))
+	w.WriteHeader(resp.StatusCode)
 	rc.Flush()
 	br := bufio.NewReaderSize(resp.Body, 64<<10)
 	var answer strings.Builder
@@ -617,6 +621,7 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 		if len(line) > 0 {
 			idle.Reset(p.timeout)
 			line = llm.RedactBytes(line, p.secrets)
+			rc.SetWriteDeadline(time.Now().Add(p.timeout))
 			if _, werr := w.Write(line); werr != nil {
 				streamErr = fmt.Errorf("writing to the caller: %w", werr)
 				break
@@ -624,7 +629,10 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 			if err == nil && whole {
 				collectDelta(&answer, line)
 				if t := bytes.TrimRight(line, "\r\n"); len(t) == 0 {
-					rc.Flush()
+					if ferr := rc.Flush(); ferr != nil {
+						streamErr = fmt.Errorf("writing to the caller: %w", ferr)
+						break
+					}
 				}
 			}
 			whole = err == nil

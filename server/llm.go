@@ -61,9 +61,10 @@ func (s *Server) newLLMProxy(o LLMOptions) (*llmproxy.Proxy, error) {
 }
 
 // routeLLM mounts the proxy; its bodies count among the bodies in
-// flight, as the API's do.
+// flight, as the API's do, for what they cost once read (a stream lasts
+// long after its body is read).
 func (s *Server) routeLLM(mux *http.ServeMux) {
-	mux.Handle("POST /v1/chat/completions", s.openAIAuth(s.limitBodies(s.llm)))
+	mux.Handle("POST /v1/chat/completions", s.openAIAuth(s.limitBodiesRead(s.llm)))
 }
 
 // openAIAuth is auth with OpenAI's error shape: client libraries send
