@@ -382,7 +382,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, where string, body []byt
 		return 0, errorf("%s: response larger than %d bytes", where, c.cfg.MaxResponseBytes)
 	}
 	if resp.StatusCode != http.StatusOK {
-		se := &StatusError{Endpoint: where, StatusCode: resp.StatusCode, Status: resp.Status, Message: serverMessage(data)}
+		se := &StatusError{Endpoint: where, StatusCode: resp.StatusCode, Status: resp.Status, Message: serverMessage(RedactBytes(data, c.secrets()))}
 		if se.Transient() {
 			return retryAfter(resp.Header.Get("Retry-After")), &transientError{se}
 		}
@@ -392,7 +392,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, where string, body []byt
 		return 0, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return 0, errorf("%s: malformed JSON response (%v): %s", where, err, fault.Printable(string(data), 120))
+		return 0, errorf("%s: malformed JSON response (%v): %s", where, err, fault.Printable(Redact(string(data), c.secrets()), 120))
 	}
 	return 0, nil
 }
@@ -411,6 +411,15 @@ func (c *Client) cause(err error) error {
 		return fmt.Errorf("%s: %w", oe.Op, oe.Err)
 	}
 	return err
+}
+
+// secrets are the texts the client's errors never carry: its key, which
+// a server may echo from the Authorization header.
+func (c *Client) secrets() []string {
+	if c.cfg.APIKey == "" {
+		return nil
+	}
+	return []string{c.cfg.APIKey}
 }
 
 // serverMessage extracts the message of an OpenAI-style error body, or a
@@ -438,15 +447,17 @@ func retryAfter(h string) time.Duration {
 	return min(max(d, 0), time.Minute)
 }
 
-// redacted replaces the key in text that leaves the process.
-const redacted = "[redacted]"
-
 // Redact returns s with every occurrence of the client's key replaced:
 // an upstream that echoes its Authorization header in an error must not
 // hand the key to whoever reads the error.
-func (c *Client) Redact(s string) string {
-	if c.cfg.APIKey == "" || !strings.Contains(s, c.cfg.APIKey) {
-		return s
+func (c *Client) Redact(s string) string { return Redact(s, c.Secrets()) }
+
+// Secrets returns what Redact hides (the key, when there is one), for a
+// caller that passes the client's traffic on and redacts it with its own
+// secrets.
+func (c *Client) Secrets() []string {
+	if c.cfg.APIKey == "" {
+		return nil
 	}
-	return strings.ReplaceAll(s, c.cfg.APIKey, redacted)
+	return []string{c.cfg.APIKey}
 }

@@ -41,9 +41,11 @@ const (
 	maxUpstreamBody = 32 << 20
 	// MaxStoredAnswer bounds the answer text kept in a record.
 	MaxStoredAnswer = 64 << 10
-	// MaxModelName bounds a request's model name, which is stored and
-	// logged with every request.
-	MaxModelName = 256
+	// MaxModel bounds the model name of a request, in bytes: it is
+	// stored, logged and a metric label.
+	MaxModel = 256
+	// MaxStoredError bounds the error text kept in a record and logged.
+	MaxStoredError = 1000
 )
 
 // Sampler draws the proxy's samples from the upstream: n choices of req,
@@ -86,6 +88,11 @@ type Options struct {
 	// Logger receives store failures and failed requests; nil discards
 	// them.
 	Logger *slog.Logger
+	// Secrets are texts that never leave the proxy: the upstream's key
+	// and the service's other secrets. Each is replaced by "[redacted]"
+	// in the answers, headers and errors the callers read, in the
+	// stored records and in the log.
+	Secrets []string
 }
 
 // score maps samples to an uncertainty.
@@ -142,6 +149,7 @@ type Proxy struct {
 	recorder Recorder
 	observe  func(records.LLMRequest)
 	log      *slog.Logger
+	secrets  []string
 
 	// The recorder stores requests in batches (Recorder.InsertLLMRequests):
 	// one commit per request would bound a busy proxy by the store's
@@ -203,7 +211,7 @@ func New(o Options) (*Proxy, error) {
 		return nil, errors.New("llmproxy: no upstream client")
 	}
 	p := &Proxy{client: o.Client, k: o.Samples, score: o.Score, timeout: o.Client.Timeout(), sampler: o.Sampler,
-		maxBody: o.MaxBody, recorder: o.Recorder, observe: o.Observe, log: o.Logger,
+		maxBody: o.MaxBody, recorder: o.Recorder, observe: o.Observe, log: o.Logger, secrets: append(slices.Clone(o.Secrets), o.Client.Secrets()...),
 		records: make(chan records.LLMRequest, 4*recordBatch), recDone: make(chan struct{})}
 	if p.k == 0 {
 		p.k = DefaultSamples
@@ -359,7 +367,7 @@ func (p *Proxy) genlensKey(sc scored) []byte {
 	if sc.err != nil {
 		v = struct {
 			Error string `json:"error"`
-		}{sc.err.Error()}
+		}{llm.Redact(sc.err.Error(), p.secrets)}
 	} else {
 		v = struct {
 			Uncertainty float64 `json:"uncertainty"`
@@ -392,20 +400,32 @@ func withKey(body, val []byte) ([]byte, bool) {
 }
 
 // hop-by-hop and recomputed headers, not copied from the upstream's
-// answer.
+// answer; nor is Location (the caller would follow it to wherever the
+// upstream points), the upstream's CORS headers (the service decides
+// who may read its answers), or its X-Genlens-* headers (only the proxy
+// speaks for genlens).
 var skipHeaders = map[string]bool{"Connection": true, "Keep-Alive": true, "Transfer-Encoding": true, "Upgrade": true,
-	"Proxy-Authenticate": true, "Proxy-Connection": true, "Te": true, "Trailer": true, "Content-Length": true, "Set-Cookie": true}
+	"Proxy-Authenticate": true, "Proxy-Connection": true, "Te": true, "Trailer": true, "Content-Length": true, "Set-Cookie": true,
+	"Location": true}
 
-// copyHeaders copies the upstream's headers but those skipHeaders names,
-// the proxy's own (X-Genlens-*, which only the proxy sets), the
-// upstream's CORS policy (the service's is its own) and Location (which
-// would send the caller to the upstream).
-func copyHeaders(dst, src http.Header) {
+func (p *Proxy) copyHeaders(dst, src http.Header) {
 	for k, vs := range src {
-		if !skipHeaders[k] && k != "Location" && !strings.HasPrefix(k, "X-Genlens-") && !strings.HasPrefix(k, "Access-Control-") {
-			dst[k] = slices.Clone(vs)
+		if skipHeaders[k] || strings.HasPrefix(k, "X-Genlens-") || strings.HasPrefix(k, "Access-Control-") {
+			continue
 		}
+		vs = slices.Clone(vs)
+		for i := range vs {
+			vs[i] = llm.Redact(vs[i], p.secrets)
+		}
+		dst[k] = vs
 	}
+}
+
+// passable reports whether the proxy passes an upstream status on: a
+// success or an error; a redirect, a 304 (the caller sent no condition)
+// or a status outside the HTTP range is the upstream's fault, a 502.
+func passable(status int) bool {
+	return (status >= 200 && status <= 299) || (status >= 400 && status <= 599)
 }
 
 // ServeHTTP serves a chat completions request.
@@ -427,8 +447,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusBadRequest, "invalid_request_error", nil, strictjson.Error(err).Error())
 		return
 	}
-	if len(cr.Model) > MaxModelName {
-		WriteError(w, http.StatusBadRequest, "invalid_request_error", nil, fmt.Sprintf("model name of %d bytes: at most %d", len(cr.Model), MaxModelName))
+	if len(cr.Model) > MaxModel {
+		WriteError(w, http.StatusBadRequest, "invalid_request_error", nil, fmt.Sprintf("model: %d bytes, over %d", len(cr.Model), MaxModel))
 		return
 	}
 	rec.Model, rec.Stream, rec.MessagesHash = cr.Model, cr.Stream, messagesHash(cr.Messages)
@@ -438,7 +458,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// timeout; the proxy's own timeout bounds the upstream instead.
 	rc := http.NewResponseController(w)
 	if cr.Stream {
-		rc.SetWriteDeadline(time.Time{})
+		rc.SetWriteDeadline(time.Time{}) // stream sets one per write
 	} else {
 		rc.SetWriteDeadline(time.Now().Add(2*p.timeout + time.Minute))
 	}
@@ -462,9 +482,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
+	if !passable(resp.StatusCode) {
+		rec.UpstreamSeconds = time.Since(ustart).Seconds()
+		p.fail(w, r, &rec, scancel, start, http.StatusBadGateway, "upstream_error", fmt.Sprintf("upstream: status %d", resp.StatusCode))
+		return
+	}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || !cr.Stream {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody+1))
+		b = llm.RedactBytes(b, p.secrets)
 		rec.UpstreamSeconds = time.Since(ustart).Seconds()
 		switch {
 		case err != nil:
@@ -499,7 +525,7 @@ func (p *Proxy) upstreamFailure(uctx context.Context, err error) (int, string) {
 // fail answers the caller with an error of the proxy's own and records it.
 func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, stop context.CancelFunc, start time.Time, status int, typ, msg string) {
 	stop()
-	msg = p.client.Redact(msg)
+	msg = llm.Redact(msg, p.secrets)
 	WriteError(w, status, typ, nil, msg)
 	rec.Status, rec.Error = status, msg
 	p.record(w, r, rec, start)
@@ -509,13 +535,12 @@ func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, rec *records.LLMReq
 // when it is OpenAI's {"error": {...}}, else wrapped into that shape.
 func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, stop context.CancelFunc, start time.Time, resp *http.Response, b []byte) {
 	stop()
-	b = []byte(p.client.Redact(string(b)))
 	var e llm.ErrorResponse
 	msg := strings.TrimSpace(string(b))
 	// A field of another type (a numeric param) leaves the rest read.
 	var ute *json.UnmarshalTypeError
 	if err := json.Unmarshal(b, &e); (err == nil || errors.As(err, &ute)) && e.Error != nil {
-		copyHeaders(w.Header(), resp.Header)
+		p.copyHeaders(w.Header(), resp.Header)
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		w.WriteHeader(resp.StatusCode)
 		w.Write(b)
@@ -547,14 +572,13 @@ func clip(s string, n int) string {
 // header, once the samples are scored.
 func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, result <-chan scored, start time.Time, resp *http.Response, b []byte) {
 	sc := <-result
-	b = []byte(p.client.Redact(string(b)))
 	out, ok := withKey(b, p.genlensKey(sc))
 	if !ok {
 		p.fail(w, r, rec, func() {}, start, http.StatusBadGateway, "upstream_error",
 			"upstream: the answer is not a JSON object: "+fault.Printable(strings.TrimSpace(string(b)), 200))
 		return
 	}
-	copyHeaders(w.Header(), resp.Header)
+	p.copyHeaders(w.Header(), resp.Header)
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	if sc.err == nil {
 		w.Header().Set("X-Genlens-Uncertainty", strconv.FormatFloat(sc.uncertainty, 'g', -1, 64))
@@ -580,9 +604,13 @@ func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 // flushing after every event, and collects the first choice's text; the
 // score goes to the store and the metrics only.
 func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, result <-chan scored, start, ustart time.Time, resp *http.Response, idle *time.Timer, uctx context.Context) {
-	copyHeaders(w.Header(), resp.Header)
-	w.WriteHeader(resp.StatusCode)
+	p.copyHeaders(w.Header(), resp.Header)
+	// Each write must reach the caller within the timeout: a caller that
+	// stops reading would otherwise hold the handler, and the upstream
+	// stream, for as long as it keeps its socket open.
 	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Now().Add(p.timeout))
+	w.WriteHeader(resp.StatusCode)
 	rc.Flush()
 	br := bufio.NewReaderSize(resp.Body, 64<<10)
 	var answer strings.Builder
@@ -592,6 +620,8 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
 			idle.Reset(p.timeout)
+			line = llm.RedactBytes(line, p.secrets)
+			rc.SetWriteDeadline(time.Now().Add(p.timeout))
 			if _, werr := w.Write(line); werr != nil {
 				streamErr = fmt.Errorf("writing to the caller: %w", werr)
 				break
@@ -599,7 +629,10 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 			if err == nil && whole {
 				collectDelta(&answer, line)
 				if t := bytes.TrimRight(line, "\r\n"); len(t) == 0 {
-					rc.Flush()
+					if ferr := rc.Flush(); ferr != nil {
+						streamErr = fmt.Errorf("writing to the caller: %w", ferr)
+						break
+					}
 				}
 			}
 			whole = err == nil
@@ -657,8 +690,9 @@ func collectDelta(b *strings.Builder, line []byte) {
 func (p *Proxy) record(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, start time.Time) {
 	http.NewResponseController(w).Flush()
 	rec.TotalSeconds = time.Since(start).Seconds()
-	rec.Answer = p.client.Redact(clip(rec.Answer, MaxStoredAnswer))
-	rec.Error, rec.Model = p.client.Redact(rec.Error), p.client.Redact(rec.Model)
+	rec.Answer = clip(llm.Redact(rec.Answer, p.secrets), MaxStoredAnswer)
+	rec.Error = clip(llm.Redact(rec.Error, p.secrets), MaxStoredError)
+	rec.Model = clip(rec.Model, MaxModel) // the upstream's, when the caller named none
 	p.recMu.RLock()
 	if !p.closed {
 		p.records <- *rec

@@ -2,78 +2,185 @@ package llmproxy_test
 
 import (
 	"bytes"
-	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/llmproxy"
 )
 
-// An upstream that echoes its Authorization header in an error, and
-// sets the proxy's own header, CORS and Location: the key reaches no
-// answer, row or log line, and none of those headers reaches the caller.
-func TestUpstreamKeyAndHeadersStayInside(t *testing.T) {
-	const key = "sk-upstream-secret-0123456789"
+// An upstream that echoes the Authorization header (and another secret
+// of the service) in its answers, errors and headers: neither reaches the
+// caller, the stored record or the log; nor do the upstream's own
+// X-Genlens-*, CORS and Location headers; a redirect, a 304 or a status
+// outside HTTP's range is a 502.
+func TestProxyKeepsSecrets(t *testing.T) {
+	const key, other = "sk-upstream-0123456789", "other-secret-value"
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("a request reached another origin, Authorization %q", r.Header.Get("Authorization"))
+	}))
+	defer elsewhere.Close()
+	mode := ""
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		echo := r.Header.Get("Authorization") + " " + other
 		h := w.Header()
 		h.Set("X-Genlens-Uncertainty", "0.5")
 		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Location", "https://elsewhere.example/")
-		h.Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		io.WriteString(w, `{"error":{"message":"bad key: `+r.Header.Get("Authorization")+`","type":"auth"}}`)
+		h.Set("Location", "http://evil.example/")
+		h.Set("X-Echo", echo)
+		sampling := bytes.Contains(b, []byte(`"n":`))
+		switch {
+		case sampling:
+			h.Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error"}}`, "bad key "+echo)
+		case mode == "error":
+			h.Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error"}}`, "bad key "+echo)
+		case mode == "text":
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, "no: "+echo)
+		case mode == "answer":
+			h.Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"id":"x","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":%q}}]}`, echo)
+		case mode == "stream":
+			h.Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\ndata: [DONE]\n\n", echo)
+		case mode == "redirect":
+			http.Redirect(w, r, elsewhere.URL+"/v1/chat/completions", http.StatusTemporaryRedirect)
+		case mode == "304":
+			w.WriteHeader(http.StatusNotModified)
+		case mode == "999":
+			w.WriteHeader(999)
+		}
 	}))
 	defer up.Close()
-	c, err := llm.New(llm.Config{BaseURL: up.URL + "/v1", APIKey: key})
+	c, err := llmproxy.NewClient(up.URL+"/v1", key, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
 	rec := &memRecorder{}
-	p, err := llmproxy.New(llmproxy.Options{Client: c, Sampler: fixedSampler{"a", "b"}, Samples: 2, Recorder: rec,
+	p, err := llmproxy.New(llmproxy.Options{Client: c, Samples: 2, Recorder: rec, Secrets: []string{other, key},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(p)
 	defer ts.Close()
-	post := func(body string) (*http.Response, string) {
+	for _, tc := range []struct {
+		mode   string
+		stream bool
+		status int
+	}{
+		{"error", false, 401}, {"text", false, 500}, {"answer", false, 200}, {"stream", true, 200},
+		{"redirect", false, 502}, {"304", false, 502}, {"999", false, 502},
+	} {
+		mode = tc.mode
+		body := fmt.Sprintf(`{"model":"m","stream":%v,"messages":[{"role":"user","content":"hi"}]}`, tc.stream)
 		resp, err := http.Post(ts.URL, "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		return resp, string(b)
-	}
-	resp, b := post(`{"model":"tiny","messages":[{"role":"user","content":"hi"}]}`)
-	if resp.StatusCode != http.StatusUnauthorized || strings.Contains(b, key) {
-		t.Errorf("answer: %d %s", resp.StatusCode, b)
-	}
-	for _, h := range []string{"X-Genlens-Uncertainty", "Access-Control-Allow-Origin", "Location"} {
-		if v := resp.Header.Get(h); v != "" {
-			t.Errorf("the upstream's %s reached the caller: %q", h, v)
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: status %d, want %d: %s", tc.mode, resp.StatusCode, tc.status, b)
+		}
+		var hs bytes.Buffer
+		resp.Header.Write(&hs)
+		for _, s := range []string{key, other} {
+			if strings.Contains(string(b), s) || strings.Contains(hs.String(), s) {
+				t.Errorf("%s: a secret reaches the caller: %s\n%s", tc.mode, hs.String(), b)
+			}
+		}
+		for _, h := range []string{"Access-Control-Allow-Origin", "Location"} {
+			if resp.Header.Get(h) != "" {
+				t.Errorf("%s: upstream's %s passed on", tc.mode, h)
+			}
+		}
+		if u := resp.Header.Get("X-Genlens-Uncertainty"); u == "0.5" {
+			t.Errorf("%s: upstream's X-Genlens-Uncertainty passed on", tc.mode)
 		}
 	}
-	resp, b = post(`{"model":"` + strings.Repeat("m", llmproxy.MaxModelName+1) + `","messages":[{"role":"user","content":"hi"}]}`)
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("an overlong model name: %d %s, want 400", resp.StatusCode, b)
+	p.Close(t.Context())
+	stored, _ := json.Marshal(rec.rs)
+	for _, s := range []string{key, other} {
+		if strings.Contains(string(stored), s) || strings.Contains(logs.String(), s) {
+			t.Errorf("a secret is stored or logged:\n%s\n%s", stored, logs.String())
+		}
 	}
-	if err := p.Close(context.Background()); err != nil {
+	if len(rec.rs) != 7 {
+		t.Errorf("%d records, want 7", len(rec.rs))
+	}
+}
+
+// The client's own errors never carry its key, whatever the server
+// echoes: `sample` and the proxy's samples report them.
+func TestClientErrorsKeepKey(t *testing.T) {
+	const key = "sk-client-abcdef0123"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, "denied: "+r.Header.Get("Authorization"))
+	}))
+	defer up.Close()
+	c, err := llm.New(llm.Config{BaseURL: up.URL, APIKey: key})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.rs) != 1 {
-		t.Fatalf("%d rows stored, want 1 (the overlong model is refused before anything is stored)", len(rec.rs))
+	_, _, err = c.Sample(t.Context(), llm.ChatRequest{Model: "m", Messages: []llm.Message{{Role: "user", Content: "hi"}}}, 2)
+	if err == nil || strings.Contains(err.Error(), key) {
+		t.Fatalf("error %v", err)
 	}
-	if r := rec.rs[0]; strings.Contains(r.Error+r.Answer+r.Model, key) {
-		t.Errorf("the stored row holds the key: %+v", r)
+}
+
+// A caller's model name is bounded: a long one is refused before it is
+// stored, logged or sent upstream.
+func TestProxyBoundsModel(t *testing.T) {
+	calls := 0
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"a"}}]}`)
+	}))
+	defer up.Close()
+	c, err := llmproxy.NewClient(up.URL+"/v1", "", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(logs.String(), key) {
-		t.Errorf("the log holds the key: %s", logs.String())
+	rec := &memRecorder{}
+	p, err := llmproxy.New(llmproxy.Options{Client: c, Sampler: fixedSampler{"a", "b"}, Samples: 2, Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(p)
+	defer ts.Close()
+	for _, tc := range []struct {
+		n      int
+		status int
+	}{{llmproxy.MaxModel, 200}, {llmproxy.MaxModel + 1, 400}, {1 << 20, 400}} {
+		body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"hi"}]}`, strings.Repeat("m", tc.n))
+		resp, err := http.Post(ts.URL, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || len(b) > 1000 {
+			t.Errorf("model of %d bytes: %d %.200s", tc.n, resp.StatusCode, b)
+		}
+	}
+	p.Close(t.Context())
+	if calls != 1 || len(rec.rs) != 1 || len(rec.rs[0].Model) > llmproxy.MaxModel {
+		t.Errorf("%d upstream calls, %d records", calls, len(rec.rs))
 	}
 }

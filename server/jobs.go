@@ -446,6 +446,18 @@ func summary(b []byte, n int) string {
 	return s[:cut] + "…"
 }
 
+// SecretValues returns the values of the environment variables names
+// lists that are set and not empty: Options.Secrets.
+func SecretValues(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if v, ok := os.LookupEnv(n); ok && v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // EnvSecrets is a JobOptions.Secret that reads only the environment
 // variables names lists, so that a job request naming another
 // (api_key_env) gets nothing; nil for none.

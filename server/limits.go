@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -54,6 +55,19 @@ const DefaultBodyWait = 30 * time.Second
 // made within Options.BodyWait. Multipart uploads stream to disk and are not
 // counted.
 func (s *Server) limitBodies(next http.Handler) http.Handler {
+	return s.limitBodiesUntil(next, false)
+}
+
+// limitBodiesRead is limitBodies for a handler that reads its body whole
+// into a byte slice and then decodes only a few fields (the LLM proxy):
+// once the body is read, its reservation shrinks to twice the bytes read
+// (the slice, and the message text decoded from it), so that a long
+// exchange such as a stream holds no more than its body costs.
+func (s *Server) limitBodiesRead(next http.Handler) http.Handler {
+	return s.limitBodiesUntil(next, true)
+}
+
+func (s *Server) limitBodiesUntil(next http.Handler, shrinkAtEOF bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 ||
 			strings.HasPrefix(strings.ToLower(r.Header.Get("Content-Type")), "multipart/") {
@@ -76,9 +90,63 @@ func (s *Server) limitBodies(next http.Handler) http.Handler {
 			s.writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the server is decoding as many request bodies as its memory allows; retry later"})
 			return
 		}
-		defer s.bodies.Release(n)
+		if !shrinkAtEOF {
+			defer s.bodies.Release(n)
+			next.ServeHTTP(w, r)
+			return
+		}
+		b := &budgetBody{ReadCloser: r.Body, held: n, sem: s.bodies}
+		defer b.release(0)
+		r.Body = b
 		next.ServeHTTP(w, r)
 	})
+}
+
+// budgetBody is a request body whose reservation among the bodies in
+// flight shrinks to twice the bytes read at its end (EOF, an error or
+// Close).
+type budgetBody struct {
+	io.ReadCloser
+	sem  *semaphore.Weighted
+	mu   sync.Mutex
+	held int64 // bytes reserved
+	read int64
+	done bool
+}
+
+func (b *budgetBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.mu.Lock()
+	b.read += int64(n)
+	read := b.read
+	b.mu.Unlock()
+	if err != nil {
+		b.release(2 * read)
+	}
+	return n, err
+}
+
+func (b *budgetBody) Close() error {
+	b.mu.Lock()
+	read := b.read
+	b.mu.Unlock()
+	b.release(2 * read)
+	return b.ReadCloser.Close()
+}
+
+// release keeps at most keep bytes reserved, once the body is done; 0
+// releases them all, as the handler ends.
+func (b *budgetBody) release(keep int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done && keep > 0 {
+		return
+	}
+	b.done = true
+	if keep < b.held {
+		b.sem.Release(b.held - keep)
+		b.held = keep
+	}
 }
 
 // newBodies returns the semaphore of body bytes in flight: limit, at

@@ -7,6 +7,7 @@ package server
 import (
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -46,7 +47,7 @@ func (s *Server) newLLMProxy(o LLMOptions) (*llmproxy.Proxy, error) {
 	labels := &modelLabels{seen: map[string]bool{}}
 	m := s.metrics
 	return llmproxy.New(llmproxy.Options{Client: o.Client, Sampler: o.Sampler, Samples: o.Samples, Score: o.Score,
-		MaxBody: s.maxBody, Recorder: s.store, Logger: s.log,
+		MaxBody: s.maxBody, Recorder: s.store, Logger: s.log, Secrets: append(slices.Clone(s.opts.Secrets), o.APIKey),
 		Observe: func(rec records.LLMRequest) {
 			model := labels.of(rec.Model)
 			m.llmRequests.WithLabelValues(model, strconv.Itoa(rec.Status)).Inc()
@@ -60,9 +61,10 @@ func (s *Server) newLLMProxy(o LLMOptions) (*llmproxy.Proxy, error) {
 }
 
 // routeLLM mounts the proxy; its bodies count among the bodies in
-// flight, as the API's do.
+// flight, as the API's do, for what they cost once read (a stream lasts
+// long after its body is read).
 func (s *Server) routeLLM(mux *http.ServeMux) {
-	mux.Handle("POST /v1/chat/completions", s.openAIAuth(s.limitBodies(s.llm)))
+	mux.Handle("POST /v1/chat/completions", s.openAIAuth(s.limitBodiesRead(s.llm)))
 }
 
 // openAIAuth is auth with OpenAI's error shape: client libraries send

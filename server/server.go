@@ -86,6 +86,10 @@ type Options struct {
 	// LLM configures the OpenAI-compatible uncertainty proxy at
 	// /v1/chat/completions (llm.go); off without a Client.
 	LLM LLMOptions
+	// Secrets are texts that never leave the service: the values of the
+	// jobs' secret variables (SecretValues). The proxy replaces each, and
+	// LLM.APIKey, by "[redacted]" in its answers, records and log.
+	Secrets []string
 	// Now returns the current time; nil means time.Now. Tests set it to
 	// decide whether the last period chunk is complete.
 	Now func() time.Time

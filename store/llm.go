@@ -92,7 +92,10 @@ func (d *DB) LLMRequests(ctx context.Context, q LLMQuery) ([]LLMRequest, error) 
 	if limit <= 0 {
 		limit = 100
 	}
-	query := `SELECT id, created_at, model, messages_hash, answer, stream, status, score, uncertainty, samples, error,
+	// Texts are cut as they are read: rows stored before the proxy
+	// bounded them may be of any length.
+	query := `SELECT id, created_at, substr(model, 1, 256), messages_hash, substr(answer, 1, 65537), stream, status, score, uncertainty, samples,
+		substr(error, 1, 1001),
 		upstream_seconds, sample_seconds, total_seconds FROM llm_requests WHERE created_at >= ?`
 	args := []any{int64(math.MinInt64)}
 	switch {

@@ -28,6 +28,7 @@ func newServeCmd() *cobra.Command {
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Jobs.Secret = server.EnvSecrets(secretEnvs)
+			opts.Secrets = server.SecretValues(secretEnvs)
 			for _, mb := range []struct {
 				v *int64
 				n int
