@@ -8,6 +8,7 @@ import (
 
 	"github.com/genlens/genlens/demo"
 	"github.com/genlens/genlens/internal/buildinfo"
+	"github.com/genlens/genlens/internal/console"
 
 	"github.com/spf13/cobra"
 )
@@ -32,7 +33,7 @@ func runDemo(ctx context.Context, w, stderr io.Writer, dir string, seed uint64) 
 	if err := prepareOut(dir); err != nil {
 		return err
 	}
-	report, finish := stageBars(stderr, "demo")
+	report, finish := console.Stages(stderr, "demo")
 	defer finish()
 	err := demo.Run(ctx, w, dir, demo.Options{
 		Seed:     seed,

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/genlens/genlens/bert"
 	"github.com/genlens/genlens/dataio"
@@ -55,12 +56,16 @@ Vectors are cached by embedder, prefix, weights and text. See docs/text-models.m
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&req.In, "in", "", "texts: a .txt (a text a line) or a .jsonl")
-	fl.StringVar(&req.Field, "field", req.Field, "the field of the texts in a .jsonl row")
 	textEmbedderFlags(fl, &req.Embedder, &req.Weights)
-	fl.StringVar(&req.Prefix, "prefix", "", "query, passage or none: the model card's prefix before every text (e5: \"query: \", \"passage: \"); query by default")
-	fl.BoolVar(&req.NoCache, "no-cache", false, "neither read nor write the feature cache")
 	fl.StringVar(&out, "out", "", "the .npy to write")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document: texts, dim, embedder, prefix, weights_sha256, cache_hits")
+	bindFlags(cmd, &req)
 	return cmd
+}
+
+// textEmbedderFlags binds --embedder and --weights of the commands whose
+// sample embeddings a BERT sentence embedder can compute in process.
+func textEmbedderFlags(fl *pflag.FlagSet, name, weights *string) {
+	fl.StringVar(name, "embedder", "", "compute the samples' embeddings in process with a sentence embedder: "+strings.Join(bert.Names(), ", ")+" (see docs/text-models.md)")
+	fl.StringVar(weights, "weights", "", "with --embedder: the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin)")
 }

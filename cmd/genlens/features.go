@@ -9,9 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/genlens/genlens/features"
 	"github.com/genlens/genlens/inception"
@@ -67,29 +65,6 @@ func runFeatures(cmd *cobra.Command, f imagejob.FeaturesRequest, out string) err
 	}
 	res.Path = out
 	return emit(cmd, "", nil, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
-}
-
-// downloadBar returns a byte progress callback for the one-time weights
-// download: a bar on a terminal, one line otherwise.
-func downloadBar(stderr io.Writer) func(done, total int64) {
-	var bar *progressbar.ProgressBar
-	announced := false
-	return func(done, total int64) {
-		if !announced {
-			announced = true
-			fmt.Fprintf(stderr, "genlens: downloading the Inception weights (once) from %s\n", inception.WeightsURL)
-			// stderr is the run's console writer (one bar at a time), so
-			// the terminal test looks at the file underneath.
-			cw, _ := stderr.(consoleWriter)
-			if fl, ok := cw.w.(*os.File); ok && term.IsTerminal(int(fl.Fd())) {
-				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(fl), progressbar.OptionShowBytes(true),
-					progressbar.OptionSetDescription(strings.TrimSuffix(inception.WeightsFile, ".pth")), progressbar.OptionClearOnFinish())
-			}
-		}
-		if bar != nil {
-			_ = bar.Set64(done)
-		}
-	}
 }
 
 // resolveShard settles the shard of a sharded run (--shards K): the index

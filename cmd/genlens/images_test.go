@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/console"
 	"github.com/genlens/genlens/internal/shareddata"
 )
 
@@ -160,8 +161,8 @@ func TestCompareFoldersUnderPTY(t *testing.T) {
 	// however fast the network runs.
 	var ticks atomic.Int64
 	start := time.Now()
-	barClock = func() time.Time { return start.Add(time.Duration(ticks.Add(1)) * 400 * time.Millisecond) }
-	t.Cleanup(func() { barClock = time.Now })
+	console.Clock = func() time.Time { return start.Add(time.Duration(ticks.Add(1)) * 400 * time.Millisecond) }
+	t.Cleanup(func() { console.Clock = time.Now })
 	var code int
 	out := underPTY(t, func(tty *os.File) {
 		code = run([]string{"compare", "--real", filepath.Join(dir, "real"), "--fake", filepath.Join(dir, "fake"),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/genlens/genlens/internal/atomicfile"
 	"github.com/genlens/genlens/internal/buildinfo"
+	"github.com/genlens/genlens/internal/console"
 	"github.com/genlens/genlens/internal/fields"
 	"github.com/genlens/genlens/job/commands"
 
@@ -91,7 +92,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 			code = exitFailure
 		}
 	}()
-	stdout, stderr = newConsole(stdout, stderr)
+	stdout, stderr = console.New(stdout, stderr)
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	var ran *cobra.Command

@@ -7,22 +7,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
-	"sync"
-	"time"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/genlens/genlens/features"
 	"github.com/genlens/genlens/inception"
 	"github.com/genlens/genlens/internal/atomicfile"
+	"github.com/genlens/genlens/internal/console"
 	"github.com/genlens/genlens/internal/fields"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/commands"
@@ -117,156 +110,6 @@ func sameFileAs(path string, inputs ...string) string {
 	return ""
 }
 
-// console keeps a progress bar (on stderr) and text (on stdout, or
-// warnings on stderr) off each other's lines when they share a terminal:
-// every write first erases the bar, which its next tick draws again below
-// the text. Without it a bar drawn without a newline is glued to the next
-// line a command prints ("demo 14% |███| (1/7)decomposition of ...").
-type console struct {
-	mu    sync.Mutex
-	bar   *progressbar.ProgressBar
-	shown bool // the bar may be on the screen
-}
-
-// consoleWriter is stdout or stderr of one run of the command line.
-type consoleWriter struct {
-	c *console
-	w io.Writer
-}
-
-// Write writes p with its control characters escaped (see
-// escapeControls): every message, warning and table of the command line
-// passes here, and names a user gave (file names, ids, labels) reach them
-// verbatim.
-func (cw consoleWriter) Write(p []byte) (int, error) {
-	cw.c.mu.Lock()
-	if cw.c.bar != nil && cw.c.shown {
-		_ = cw.c.bar.Clear()
-		cw.c.shown = false
-	}
-	cw.c.mu.Unlock()
-	if _, err := cw.w.Write(escapeControls(p)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// escapeControls returns p with every control character but newline and
-// tab written as Go writes it in a quoted string (\x1b, \r, \u009b): a
-// file named with a terminal escape sequence must print as its name, not
-// recolour, move or retitle the terminal. p itself is returned when it has
-// none, as nearly always.
-func escapeControls(p []byte) []byte {
-	if !slices.ContainsFunc(p, func(b byte) bool { return b < 0x20 && b != '\n' && b != '\t' || b == 0x7f || b == 0xc2 }) {
-		return p
-	}
-	out := make([]byte, 0, len(p)+16)
-	for i := 0; i < len(p); {
-		r, size := utf8.DecodeRune(p[i:])
-		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
-			out = append(out, p[i:i+size]...)
-		} else {
-			q := strconv.QuoteRune(r) // '\x1b'
-			out = append(out, q[1:len(q)-1]...)
-		}
-		i += size
-	}
-	return out
-}
-
-// newConsole wraps a run's stdout and stderr so that they share one bar.
-func newConsole(stdout, stderr io.Writer) (out, errw io.Writer) {
-	c := &console{}
-	return consoleWriter{c, stdout}, consoleWriter{c, stderr}
-}
-
-// stageBars returns an Env.Progress callback that draws one bar per stage
-// of a job on stderr when stderr is a terminal, and nothing otherwise (CI
-// logs and pipes stay clean). A stage ends when its total changes or its
-// count goes back; labels name the stages in order, the last one any
-// further; a stage labelled "images" or "features" shows images/s once
-// the rate means something (rateText), and a stage of fewer than 2 steps
-// draws no bar.
-func stageBars(stderr io.Writer, labels ...string) (report func(done, total int), finish func()) {
-	cw, _ := stderr.(consoleWriter)
-	f, ok := cw.w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return func(int, int) {}, func() {}
-	}
-	var bar, prev *progressbar.ProgressBar
-	open, stage, ticked, last := false, -1, 0, -1
-	var label string
-	var started, described time.Time
-	rate := false // the stage shows images/s
-	finish = func() {
-		cw.c.mu.Lock()
-		defer cw.c.mu.Unlock()
-		if bar != nil {
-			_ = bar.Finish()
-			cw.c.bar, cw.c.shown = prev, false
-		}
-		bar, open = nil, false
-	}
-	report = func(d, total int) {
-		if !open || total != last || d < ticked {
-			finish()
-			stage++
-			open, ticked, last = true, 0, total
-			label = labels[min(stage, len(labels)-1)]
-			started, described = barClock(), time.Time{}
-			rate = label == "images" || label == "features"
-			opts := []progressbar.Option{
-				progressbar.OptionSetWriter(f),
-				progressbar.OptionSetDescription(label),
-				progressbar.OptionShowCount(),
-				progressbar.OptionThrottle(100_000_000),
-				progressbar.OptionClearOnFinish(),
-			}
-			if total >= 2 {
-				cw.c.mu.Lock()
-				bar, prev = progressbar.NewOptions(total, opts...), cw.c.bar
-				cw.c.bar = bar
-				cw.c.mu.Unlock()
-			}
-		}
-		cw.c.mu.Lock()
-		defer cw.c.mu.Unlock()
-		if now := barClock(); bar != nil && rate && d > ticked && now.Sub(described) >= 500*time.Millisecond {
-			if txt := rateText(d, now.Sub(started)); txt != "" {
-				bar.Describe(label + " (" + txt + ")") // drawn by the next Add
-				described = now
-			}
-		}
-		for ; ticked < d; ticked++ {
-			if bar != nil {
-				_ = bar.Add(1)
-				cw.c.shown = true
-			}
-		}
-	}
-	return report, finish
-}
-
-// barClock is the progress bars' clock (a test sets its own).
-var barClock = time.Now
-
-// Thresholds below which a stage shows no rate: the first batch of a
-// stage may come from the feature cache within microseconds, and a rate
-// over it ("70567 images/s") says nothing of the run.
-const (
-	minRateElapsed = time.Second
-	minRateItems   = 4
-)
-
-// rateText is the images/s of done images in elapsed time, or "" until
-// both thresholds are passed.
-func rateText(done int, elapsed time.Duration) string {
-	if elapsed < minRateElapsed || done < minRateItems {
-		return ""
-	}
-	return fmt.Sprintf("%.3g images/s", float64(done)/elapsed.Seconds())
-}
-
 // warnings returns the Env warning callback of cmd: a line on its stderr,
 // the request fields it names spelled as cmd's flags.
 func warnings(cmd *cobra.Command) func(string) {
@@ -281,16 +124,17 @@ var models = job.NewModelCache(job.DefaultModelCacheBytes)
 
 // runJob runs the job function fn on req with the command line's Env:
 // inputs from the host, warnings on stderr, and (given labels) a progress
-// bar on stderr per stage of the job, as stageBars draws them.
+// bar on stderr per stage of the job, as console.Stages draws them.
 func runJob[Req, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, Req) (Res, error), req Req, labels ...string) (Res, error) {
 	var report func(done, total int)
 	if len(labels) > 0 {
 		var finish func()
-		report, finish = stageBars(cmd.ErrOrStderr(), labels...)
+		report, finish = console.Stages(cmd.ErrOrStderr(), labels...)
 		defer finish()
 	}
 	env := job.CLIEnv(report, warnings(cmd))
-	env.Models, env.Download = models, downloadBar(cmd.ErrOrStderr())
+	env.Models, env.Download = models, console.Download(cmd.ErrOrStderr(),
+		"genlens: downloading the Inception weights (once) from "+inception.WeightsURL, strings.TrimSuffix(inception.WeightsFile, ".pth"))
 	return fn(cmd.Context(), env, req)
 }
 
@@ -300,7 +144,7 @@ func runJob[Req, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, 
 // request's inputs (as commands.All declares them); the result's
 // artifacts go under out; the result prints as JSON (--json) or as the
 // job's text (job.Command.Text). Labels name the stages' progress bars
-// (see stageBars).
+// (see console.Stages).
 func runEmit(cmd *cobra.Command, req job.Request, out string, outputs, labels []string) error {
 	if err := checkOut(cmd, req, out, outputs); err != nil {
 		return err

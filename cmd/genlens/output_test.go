@@ -113,18 +113,3 @@ func TestControlCharactersInNamesAreEscaped(t *testing.T) {
 		t.Errorf("stderr %q: the newline was escaped too", got)
 	}
 }
-
-func TestEscapeControls(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain\ttext\n":     "plain\ttext\n",
-		"é ü 日本":            "é ü 日本",
-		"\x1b]0;title\x07":  `\x1b]0;title\a`,
-		"a\x00b\x7fc":       `a\x00b\x7fc`,
-		"bad \xff utf-8":    "bad \xff utf-8",
-		"csi \u009b1m done": `csi \u009b1m done`,
-	} {
-		if got := string(escapeControls([]byte(in))); got != want {
-			t.Errorf("escapeControls(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -5,12 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
+	"github.com/genlens/genlens/internal/console"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/commands"
 	"github.com/genlens/genlens/job/llmjob"
@@ -76,7 +74,7 @@ func runSample(cmd *cobra.Command, f llmjob.SampleRequest, asJSON bool, w io.Wri
 	if in := sameFileAs(f.Out, f.Prompts); in != "" {
 		return nil, badUsage("--out %s is the prompts file", f.Out)
 	}
-	report, meter, finish := meterBar(cmd.ErrOrStderr(), "sample", "prompts", "tokens")
+	report, meter, finish := console.Meter(cmd.ErrOrStderr(), "sample", "prompts", "tokens")
 	env := job.CLIEnv(report, warnings(cmd))
 	env.Models = models
 	env.Meter = meter
@@ -93,64 +91,6 @@ func runSample(cmd *cobra.Command, f llmjob.SampleRequest, asJSON bool, w io.Wri
 	}
 	commands.Named("sample").Text(w, &f, res)
 	return res, nil
-}
-
-// meterBar returns Env.Progress and Env.Meter callbacks that draw one bar
-// of steps (unit, a rate a second, and the time left) with the rate of
-// the metered quantity in its description, on stderr when stderr is a
-// terminal, and nothing otherwise.
-func meterBar(stderr io.Writer, label, unit, metered string) (report func(done, total int), meter func(string, int64), finish func()) {
-	cw, _ := stderr.(consoleWriter)
-	f, ok := cw.w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return func(int, int) {}, func(string, int64) {}, func() {}
-	}
-	var (
-		bar   *progressbar.ProgressBar
-		prev  *progressbar.ProgressBar
-		count int64
-		start = time.Now()
-		shown int
-	)
-	finish = func() {
-		cw.c.mu.Lock()
-		defer cw.c.mu.Unlock()
-		if bar != nil {
-			_ = bar.Finish()
-			cw.c.bar, cw.c.shown = prev, false
-		}
-		bar = nil
-	}
-	report = func(done, total int) {
-		cw.c.mu.Lock()
-		defer cw.c.mu.Unlock()
-		if bar == nil {
-			if total < 1 {
-				return
-			}
-			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription(label),
-				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(unit),
-				progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-			prev, cw.c.bar = cw.c.bar, bar
-			start = time.Now()
-		}
-		if done > shown {
-			if el := time.Since(start).Seconds(); el > 0 {
-				bar.Describe(fmt.Sprintf("%s %.0f %s/s", label, float64(count)/el, metered))
-			}
-			_ = bar.Add(done - shown)
-			shown = done
-			cw.c.shown = true
-		}
-	}
-	meter = func(name string, delta int64) {
-		if name == metered {
-			cw.c.mu.Lock()
-			count += delta
-			cw.c.mu.Unlock()
-		}
-	}
-	return report, meter, finish
 }
 
 // oneStepAnswers is where entropy's one-step form writes its samples

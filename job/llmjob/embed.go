@@ -20,16 +20,16 @@ import (
 // EmbedRequest is a request of `genlens embed`: one vector per text of a
 // file, by a BERT sentence embedder run in process.
 type EmbedRequest struct {
-	In       string `json:"in"`       // .txt (a text a line) or .jsonl (Field of each row)
-	Field    string `json:"field"`    // the text's field of a .jsonl row
+	In       string `json:"in" help:"texts: a .txt (a text a line) or a .jsonl"`
+	Field    string `json:"field" help:"the field of the texts in a .jsonl row"`
 	Embedder string `json:"embedder"` // bert.Names
 	Weights  string `json:"weights"`  // the model's directory
 	// Prefix is query, passage or none: the model card's prefix put
 	// before every text (e5's "query: ", "passage: "); "" is query for a
 	// model that has prefixes.
-	Prefix string `json:"prefix,omitempty"`
+	Prefix string `json:"prefix,omitempty" help:"query, passage or none: the model card's prefix before every text (e5: \"query: \", \"passage: \"); query by default"`
 	// NoCache skips the feature cache.
-	NoCache bool `json:"no_cache,omitempty"`
+	NoCache bool `json:"no_cache,omitempty" help:"neither read nor write the feature cache"`
 }
 
 // NewEmbedRequest returns a request with the command line's defaults.
