@@ -70,6 +70,9 @@ const (
 	MaxSampleMaxTokens   = 1 << 17
 	MaxSampleConcurrency = 1024
 	MaxSampleRetries     = 100
+	// MaxSampleTopLogprobs is the most alternatives per token OpenAI's
+	// API returns.
+	MaxSampleTopLogprobs = 20
 	MaxSampleRPM         = 1e6
 	MaxSampleTimeout     = time.Hour
 )
@@ -78,7 +81,7 @@ const (
 func (r *SampleRequest) Validate() (verr error) {
 	defer func() { verr = job.WithDefault(verr, r, NewSampleRequest()) }()
 	if err := job.CheckLimits("sample", job.Lim("n", r.N, MaxSampleN), job.Lim("max_tokens", r.MaxTokens, MaxSampleMaxTokens), job.Lim("concurrency", r.Concurrency, MaxSampleConcurrency),
-		job.Lim("retries", r.Retries, MaxSampleRetries)); err != nil {
+		job.Lim("retries", r.Retries, MaxSampleRetries), job.Lim("top_logprobs", r.TopLogprobs, MaxSampleTopLogprobs)); err != nil {
 		return err
 	}
 	if err := job.CheckTimeout("timeout", r.Timeout, MaxSampleTimeout); err != nil {
@@ -98,8 +101,8 @@ func (r *SampleRequest) clientConfig(key string) (llm.Config, error) {
 		return llm.Config{}, job.Fieldf("n", "{n} %d: want 1..%d", r.N, MaxSampleN)
 	case !(r.Temperature >= 0 && r.Temperature <= 100):
 		return llm.Config{}, job.Fieldf("temperature", "{temperature} %v: want a value in [0, 100]", r.Temperature)
-	case r.TopLogprobs < 0 || r.TopLogprobs > 20 || r.TopLogprobs > 0 && !r.Logprobs:
-		return llm.Config{}, job.Fieldf("top_logprobs", "{top_logprobs} %d: want 0..20, and only with {logprobs}", r.TopLogprobs)
+	case r.TopLogprobs < 0 || r.TopLogprobs > MaxSampleTopLogprobs || r.TopLogprobs > 0 && !r.Logprobs:
+		return llm.Config{}, job.Fieldf("top_logprobs", "{top_logprobs} %d: want 0..%d, and only with {logprobs}", r.TopLogprobs, MaxSampleTopLogprobs)
 	case r.MaxTokens < 1 || r.MaxTokens > MaxSampleMaxTokens:
 		return llm.Config{}, job.Fieldf("max_tokens", "{max_tokens} %d: want 1..%d", r.MaxTokens, MaxSampleMaxTokens)
 	case r.TopP != nil && !(*r.TopP > 0 && *r.TopP <= 1):
