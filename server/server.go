@@ -127,9 +127,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	// A token read from a file or a Kubernetes secret often ends with a
 	// newline that no client sends; so may the upstream's key.
+	// A token of white space only is refused, not taken for none.
+	given := opts.Token != ""
 	opts.Token, opts.LLM.APIKey = strings.TrimSpace(opts.Token), strings.TrimSpace(opts.LLM.APIKey)
 	s := &Server{store: opts.Store, maxBody: opts.MaxBody, log: opts.Logger, now: opts.Now, opts: opts}
-	if opts.Token != "" {
+	if given {
 		if err := CheckToken(opts.Token); err != nil {
 			return nil, err
 		}
