@@ -166,7 +166,7 @@ func configMsg(err error) string {
 // outbound returns the servers the request calls, for a service's
 // allow-list.
 func (r *SampleRequest) outbound() []job.Outbound {
-	out := []job.Outbound{{Field: "base_url", URL: r.BaseURL}}
+	out := []job.Outbound{{Field: "base_url", URL: r.BaseURL, SecretField: "api_key_env", Secret: r.APIKeyEnv}}
 	if r.EmbedBaseURL != "" && r.EmbedBaseURL != r.BaseURL {
 		out = append(out, job.Outbound{Field: "embed_base_url", URL: r.EmbedBaseURL})
 	}
