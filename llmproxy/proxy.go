@@ -54,6 +54,13 @@ const (
 	// long its answers are. A longer sample is scored on its beginning.
 	MaxSampleBytes = 8 << 10
 	MaxSampleWords = 1000
+	// samplingSlots bounds the samplings in flight, as many as the
+	// client's requests (NewClient); samplingWait is how long a request
+	// waits for one before it is answered without a score, so that
+	// samplings an upstream holds until the timeout delay no other
+	// caller's answer by more.
+	samplingSlots = 64
+	samplingWait  = time.Second
 	// maxUpstreamReads bounds the non-streamed upstream answers read at
 	// once (each up to maxUpstreamBody).
 	maxUpstreamReads = 4
@@ -189,6 +196,9 @@ type Proxy struct {
 	log      *slog.Logger
 	secrets  []string
 	reads    chan struct{} // the non-streamed upstream answers being read
+	// samplings are the samplings in flight: Sample holds the client's
+	// request slots until the upstream answers or the timeout.
+	samplings chan struct{}
 
 	// The recorder stores requests in batches (Recorder.InsertLLMRequests):
 	// one commit per request would bound a busy proxy by the store's
@@ -252,7 +262,7 @@ func New(o Options) (*Proxy, error) {
 	p := &Proxy{client: o.Client, k: o.Samples, score: o.Score, timeout: o.Client.Timeout(), sampler: o.Sampler,
 		maxBody: o.MaxBody, recorder: o.Recorder, observe: o.Observe, log: o.Logger, secrets: slices.Clone(o.Secrets),
 		records: make(chan records.LLMRequest, 4*recordBatch), recDone: make(chan struct{}),
-		reads: make(chan struct{}, maxUpstreamReads)}
+		reads: make(chan struct{}, maxUpstreamReads), samplings: make(chan struct{}, samplingSlots)}
 	if p.k == 0 {
 		p.k = DefaultSamples
 	}
@@ -381,7 +391,18 @@ func (p *Proxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error) <-c
 }
 
 func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float64, error) {
+	wait := time.NewTimer(samplingWait)
+	select {
+	case p.samplings <- struct{}{}:
+		wait.Stop()
+	case <-wait.C:
+		return math.NaN(), fmt.Errorf("sampling: all %d sampling slots busy for %s (the upstream is slow to answer them)", samplingSlots, samplingWait)
+	case <-ctx.Done():
+		wait.Stop()
+		return math.NaN(), fmt.Errorf("sampling: %w", ctx.Err())
+	}
 	choices, _, err := p.sampler.Sample(ctx, req, p.k)
+	<-p.samplings
 	if err != nil {
 		// The caller sees this message: a client made with
 		// llm.Config.Name tells no address (see Options.Client).
@@ -552,15 +573,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || !cr.Stream {
+		// The slot is held while the answer is read, not while it
+		// waits for its score: that wait would queue every other read.
 		select {
 		case p.reads <- struct{}{}:
-			defer func() { <-p.reads }()
 		case <-uctx.Done():
 			status, msg := p.upstreamFailure(uctx, uctx.Err())
 			p.fail(w, r, &rec, scancel, start, status, "upstream_error", msg)
 			return
 		}
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody+1))
+		<-p.reads
 		b = llm.RedactBytes(b, p.secrets)
 		rec.UpstreamSeconds = time.Since(ustart).Seconds()
 		switch {
@@ -786,6 +809,6 @@ const maxSampleResponse = 8 << 20
 // flight serve 64 concurrent callers without queueing (passed-through
 // requests are not counted).
 func NewClient(upstream, apiKey string, timeout time.Duration) (*llm.Client, error) {
-	return llm.New(llm.Config{BaseURL: upstream, APIKey: apiKey, Name: "upstream", Timeout: timeout, MaxRetries: 2, Concurrency: 64,
+	return llm.New(llm.Config{BaseURL: upstream, APIKey: apiKey, Name: "upstream", Timeout: timeout, MaxRetries: 2, Concurrency: samplingSlots,
 		MaxResponseBytes: maxSampleResponse})
 }

@@ -268,3 +268,63 @@ func TestProxyBoundsScoring(t *testing.T) {
 		})
 	}
 }
+
+// Samplings an upstream holds until the timeout do not delay other
+// callers: once every sampling slot is taken, a request is answered
+// without a score after a short wait, not after the timeout.
+func TestProxySamplingSlots(t *testing.T) {
+	release := make(chan struct{})
+	held := make(chan struct{}, 100)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if bytes.Contains(b, []byte(`"n":`)) { // a sampling: held
+			held <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"a"}}]}`)
+	}))
+	defer up.Close()
+	const timeout = 10 * time.Second
+	c, err := llmproxy.NewClient(up.URL+"/v1", "", timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := llmproxy.New(llmproxy.Options{Client: c, Samples: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(p)
+	defer ts.Close()
+	defer close(release) // before ts.Close, which waits for the handlers
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	for range 64 {
+		go func() {
+			resp, err := http.Post(ts.URL, "application/json", strings.NewReader(body))
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	for range 64 { // the 64 samplings are in flight
+		select {
+		case <-held:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the samplings did not reach the upstream")
+		}
+	}
+	start := time.Now()
+	resp, err := (&http.Client{Timeout: 15 * time.Second}).Post(ts.URL, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if d := time.Since(start); d > 5*time.Second || resp.StatusCode != 200 || !strings.Contains(string(b), "sampling slots busy") {
+		t.Errorf("after %v: %d %s", d, resp.StatusCode, b)
+	}
+}
