@@ -53,6 +53,11 @@ type Command struct {
 type Outbound struct {
 	Field string // "base_url"
 	URL   string
+	// SecretField and Secret, when Secret is not empty, are the field
+	// naming the secret sent to URL and its name, which must be one the
+	// server holds ("api_key_env", "OPENAI_API_KEY"): a request naming
+	// another is refused when it is submitted, not when it runs.
+	SecretField, Secret string
 }
 
 // Slug is the kind's name with hyphens for spaces ("mse-fit"): the URL

@@ -346,6 +346,14 @@ func (s *Service) checkTask(ctx context.Context, t *task) error {
 		}
 	}
 	for _, o := range t.outbound {
+		if o.Secret != "" {
+			if s.cfg.Secret == nil {
+				return job.Fieldf(o.SecretField, "{%s} %s: this server holds no secrets (its configuration lists none)", o.SecretField, o.Secret)
+			}
+			if _, ok := s.cfg.Secret(o.Secret); !ok {
+				return job.Fieldf(o.SecretField, "{%s} %s: not a secret this server holds", o.SecretField, o.Secret)
+			}
+		}
 		if allowedURL(o.URL, s.cfg.AllowedBaseURLs) {
 			continue
 		}

@@ -211,6 +211,7 @@ func TestSubmitErrors(t *testing.T) {
 		{"model artifact name", "mse-fit", `{"train":"` + real + `","target":"y","prediction":"p","model":"../m.json"}`, "model"},
 		{"base url not allowed", "hallucination-run", `{"backend":"openai","base_url":"http://169.254.169.254/v1","model":"m","context":"` + real + `","queries":"` + real + `"}`, "base_url"},
 		{"base url other port", "hallucination-run", `{"backend":"openai","base_url":"http://127.0.0.1:8080/v1","model":"m","context":"` + real + `","queries":"` + real + `"}`, "base_url"},
+		{"secret not held", "sample", `{"prompts":"` + real + `","base_url":"http://127.0.0.1:9/v1","model":"m","api_key_env":"HOME"}`, "api_key_env"},
 		{"base url user info", "hallucination-run", `{"backend":"openai","base_url":"http://x@127.0.0.1:9/v1","model":"m","context":"` + real + `","queries":"` + real + `"}`, "base_url"},
 	} {
 		_, err := s.Submit(ctx, c.kind, []byte(c.body))

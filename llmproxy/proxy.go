@@ -14,11 +14,13 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/llm"
@@ -46,7 +48,50 @@ const (
 	MaxModel = 256
 	// MaxStoredError bounds the error text kept in a record and logged.
 	MaxStoredError = 1000
+	// MaxSampleBytes and MaxSampleWords bound the text of a sample that
+	// is scored: the scores compare every pair of samples word by word,
+	// so their cost grows with k² × words², and an upstream decides how
+	// long its answers are. A longer sample is scored on its beginning.
+	MaxSampleBytes = 8 << 10
+	MaxSampleWords = 1000
+	// samplingSlots bounds the samplings in flight, as many as the
+	// client's requests (NewClient); samplingWait is how long a request
+	// waits for one before it is answered without a score, so that
+	// samplings an upstream holds until the timeout delay no other
+	// caller's answer by more.
+	samplingSlots = 64
+	samplingWait  = time.Second
+	// maxUpstreamReads bounds the non-streamed upstream answers read at
+	// once (each up to maxUpstreamBody).
+	maxUpstreamReads = 4
 )
+
+// scoreSlots bounds the scorings that run at once: one per CPU.
+var scoreSlots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+
+// cutSample returns the first MaxSampleWords words of s, at most
+// MaxSampleBytes bytes of it, cut on a rune boundary.
+func cutSample(s string) string {
+	if len(s) > MaxSampleBytes {
+		n := MaxSampleBytes
+		for n > 0 && s[n]&0xC0 == 0x80 {
+			n--
+		}
+		s = s[:n]
+	}
+	words, inWord := 0, false
+	for i, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && !inWord {
+			if words == MaxSampleWords {
+				return s[:i]
+			}
+			words++
+		}
+		inWord = !space
+	}
+	return s
+}
 
 // Sampler draws the proxy's samples from the upstream: n choices of req,
 // asking again for the missing ones when the server returns fewer. An
@@ -150,6 +195,10 @@ type Proxy struct {
 	observe  func(records.LLMRequest)
 	log      *slog.Logger
 	secrets  []string
+	reads    chan struct{} // the non-streamed upstream answers being read
+	// samplings are the samplings in flight: Sample holds the client's
+	// request slots until the upstream answers or the timeout.
+	samplings chan struct{}
 
 	// The recorder stores requests in batches (Recorder.InsertLLMRequests):
 	// one commit per request would bound a busy proxy by the store's
@@ -212,7 +261,8 @@ func New(o Options) (*Proxy, error) {
 	}
 	p := &Proxy{client: o.Client, k: o.Samples, score: o.Score, timeout: o.Client.Timeout(), sampler: o.Sampler,
 		maxBody: o.MaxBody, recorder: o.Recorder, observe: o.Observe, log: o.Logger, secrets: append(slices.Clone(o.Secrets), o.Client.Secrets()...),
-		records: make(chan records.LLMRequest, 4*recordBatch), recDone: make(chan struct{})}
+		records: make(chan records.LLMRequest, 4*recordBatch), recDone: make(chan struct{}),
+		reads: make(chan struct{}, maxUpstreamReads), samplings: make(chan struct{}, samplingSlots)}
 	if p.k == 0 {
 		p.k = DefaultSamples
 	}
@@ -341,7 +391,18 @@ func (p *Proxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error) <-c
 }
 
 func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float64, error) {
+	wait := time.NewTimer(samplingWait)
+	select {
+	case p.samplings <- struct{}{}:
+		wait.Stop()
+	case <-wait.C:
+		return math.NaN(), fmt.Errorf("sampling: all %d sampling slots busy for %s (the upstream is slow to answer them)", samplingSlots, samplingWait)
+	case <-ctx.Done():
+		wait.Stop()
+		return math.NaN(), fmt.Errorf("sampling: %w", ctx.Err())
+	}
 	choices, _, err := p.sampler.Sample(ctx, req, p.k)
+	<-p.samplings
 	if err != nil {
 		// The caller sees this message: a client made with
 		// llm.Config.Name tells no address (see Options.Client).
@@ -352,13 +413,36 @@ func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float6
 	}
 	texts := make([]string, len(choices))
 	for i, c := range choices {
-		texts[i] = c.Text
+		texts[i] = cutSample(c.Text)
 	}
+	select {
+	case scoreSlots <- struct{}{}:
+	case <-ctx.Done():
+		return math.NaN(), fmt.Errorf("scoring: no free scoring slot within the proxy's timeout (%s)", p.timeout)
+	}
+	defer func() { <-scoreSlots }()
 	u, err := p.scoreFn(ctx, texts)
 	if err != nil {
 		return math.NaN(), fmt.Errorf("scoring: %w", err)
 	}
 	return u, nil
+}
+
+// outcome waits for the samples' score until ctx, the proxy's timeout
+// from the request's start, ends: an answer is never held longer for its
+// score, which is then an error saying so.
+func (p *Proxy) outcome(ctx context.Context, result <-chan scored) scored {
+	select {
+	case sc := <-result:
+		return sc
+	case <-ctx.Done():
+	}
+	select {
+	case sc := <-result: // both ready: the result wins
+		return sc
+	default:
+	}
+	return scored{uncertainty: math.NaN(), err: fmt.Errorf("sampling and scoring cut at the proxy's timeout (%s)", p.timeout)}
 }
 
 // genlensKey is the value of the added "genlens" key.
@@ -489,7 +573,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || !cr.Stream {
+		// The slot is held while the answer is read, not while it
+		// waits for its score: that wait would queue every other read.
+		select {
+		case p.reads <- struct{}{}:
+		case <-uctx.Done():
+			status, msg := p.upstreamFailure(uctx, uctx.Err())
+			p.fail(w, r, &rec, scancel, start, status, "upstream_error", msg)
+			return
+		}
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody+1))
+		<-p.reads
 		b = llm.RedactBytes(b, p.secrets)
 		rec.UpstreamSeconds = time.Since(ustart).Seconds()
 		switch {
@@ -502,11 +596,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.upstreamError(w, r, &rec, scancel, start, resp, b)
 		default:
 			idle.Stop()
-			p.answer(w, r, &rec, result, start, resp, b)
+			p.answer(w, r, &rec, p.outcome(sctx, result), start, resp, b)
 		}
 		return
 	}
-	p.stream(w, r, &rec, result, start, ustart, resp, idle, uctx)
+	p.stream(w, r, &rec, sctx, result, start, ustart, resp, idle, uctx)
 }
 
 // upstreamFailure maps a failed exchange with the upstream to a status:
@@ -570,8 +664,7 @@ func clip(s string, n int) string {
 
 // answer returns a complete upstream answer with the "genlens" key and
 // header, once the samples are scored.
-func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, result <-chan scored, start time.Time, resp *http.Response, b []byte) {
-	sc := <-result
+func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, sc scored, start time.Time, resp *http.Response, b []byte) {
 	out, ok := withKey(b, p.genlensKey(sc))
 	if !ok {
 		p.fail(w, r, rec, func() {}, start, http.StatusBadGateway, "upstream_error",
@@ -603,7 +696,7 @@ func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 // stream passes a server-sent event stream through line by line,
 // flushing after every event, and collects the first choice's text; the
 // score goes to the store and the metrics only.
-func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, result <-chan scored, start, ustart time.Time, resp *http.Response, idle *time.Timer, uctx context.Context) {
+func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, sctx context.Context, result <-chan scored, start, ustart time.Time, resp *http.Response, idle *time.Timer, uctx context.Context) {
 	p.copyHeaders(w.Header(), resp.Header)
 	// Each write must reach the caller within the timeout: a caller that
 	// stops reading would otherwise hold the handler, and the upstream
@@ -651,7 +744,7 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 	rc.Flush()
 	idle.Stop()
 	rec.UpstreamSeconds = time.Since(ustart).Seconds()
-	sc := <-result
+	sc := p.outcome(sctx, result)
 	rec.Answer, rec.Status, rec.Uncertainty, rec.SampleSeconds = answer.String(), resp.StatusCode, sc.uncertainty, sc.seconds
 	switch {
 	case streamErr != nil:
@@ -706,11 +799,16 @@ func (p *Proxy) record(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 	}
 }
 
+// maxSampleResponse bounds an answer of k samples: 64 samples of 128 KiB,
+// far more than is scored of them (MaxSampleBytes each).
+const maxSampleResponse = 8 << 20
+
 // NewClient returns the one client of a proxy's upstream: its timeout is
 // the proxy's (the answer, the sampling as a whole, a gap in a stream),
 // and retries of the samples stay within it; 64 sample requests in
 // flight serve 64 concurrent callers without queueing (passed-through
 // requests are not counted).
 func NewClient(upstream, apiKey string, timeout time.Duration) (*llm.Client, error) {
-	return llm.New(llm.Config{BaseURL: upstream, APIKey: apiKey, Name: "upstream", Timeout: timeout, MaxRetries: 2, Concurrency: 64})
+	return llm.New(llm.Config{BaseURL: upstream, APIKey: apiKey, Name: "upstream", Timeout: timeout, MaxRetries: 2, Concurrency: samplingSlots,
+		MaxResponseBytes: maxSampleResponse})
 }

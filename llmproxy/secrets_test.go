@@ -2,6 +2,7 @@ package llmproxy_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -112,6 +113,7 @@ func TestProxyKeepsSecrets(t *testing.T) {
 			t.Errorf("%s: upstream's X-Genlens-Uncertainty passed on", tc.mode)
 		}
 	}
+	ts.Close() // its handlers have recorded
 	p.Close(t.Context())
 	stored, _ := json.Marshal(rec.rs)
 	for _, s := range []string{key, other} {
@@ -179,8 +181,150 @@ func TestProxyBoundsModel(t *testing.T) {
 			t.Errorf("model of %d bytes: %d %.200s", tc.n, resp.StatusCode, b)
 		}
 	}
+	ts.Close()
 	p.Close(t.Context())
 	if calls != 1 || len(rec.rs) != 1 || len(rec.rs[0].Model) > llmproxy.MaxModel {
 		t.Errorf("%d upstream calls, %d records", calls, len(rec.rs))
+	}
+}
+
+// wordsSampler answers n samples of many words each, different per
+// sample, after delay, whatever its context says.
+type wordsSampler struct {
+	words int
+	delay time.Duration
+}
+
+func (s wordsSampler) Sample(ctx context.Context, req llm.ChatRequest, n int) ([]llm.Choice, llm.Usage, error) {
+	time.Sleep(s.delay)
+	out := make([]llm.Choice, n)
+	for i := range out {
+		var b strings.Builder
+		for j := range s.words {
+			fmt.Fprintf(&b, "w%d ", (i*7+j)%97)
+		}
+		out[i].Text = b.String()
+	}
+	return out, llm.Usage{}, nil
+}
+
+// Samples of any length are scored within bounds, and a scoring that
+// outlasts the proxy's timeout does not hold the answer: the caller gets
+// it with an error in place of the uncertainty, and the record says so.
+func TestProxyBoundsScoring(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"a"}}]}`)
+	}))
+	defer up.Close()
+	for _, tc := range []struct {
+		name    string
+		sampler wordsSampler
+		timeout time.Duration
+		wantErr string
+	}{
+		{"long samples", wordsSampler{words: 30_000}, 20 * time.Second, ""},
+		{"slow sampling", wordsSampler{words: 3, delay: 3 * time.Second}, 300 * time.Millisecond, "cut at the proxy's timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := llmproxy.NewClient(up.URL+"/v1", "", tc.timeout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &memRecorder{}
+			p, err := llmproxy.New(llmproxy.Options{Client: c, Sampler: tc.sampler, Samples: 5, Score: "kle", Recorder: rec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(p)
+			defer ts.Close()
+			start := time.Now()
+			resp, err := (&http.Client{Timeout: 15 * time.Second}).Post(ts.URL, "application/json",
+				strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var out struct {
+				Genlens struct {
+					Uncertainty *float64
+					Error       string
+				}
+			}
+			json.Unmarshal(b, &out)
+			g := out.Genlens
+			if resp.StatusCode != 200 || (tc.wantErr == "") != (g.Uncertainty != nil) || !strings.Contains(g.Error, tc.wantErr) {
+				t.Errorf("%d %s", resp.StatusCode, b)
+			}
+			if tc.wantErr != "" && time.Since(start) > 2*time.Second {
+				t.Errorf("answered after %v, the timeout is %v", time.Since(start), tc.timeout)
+			}
+			ts.Close() // its handlers have recorded
+			p.Close(t.Context())
+			if len(rec.rs) != 1 || !strings.Contains(rec.rs[0].Error, tc.wantErr) || rec.rs[0].Status != 200 {
+				t.Errorf("records %+v", rec.rs)
+			}
+		})
+	}
+}
+
+// Samplings an upstream holds until the timeout do not delay other
+// callers: once every sampling slot is taken, a request is answered
+// without a score after a short wait, not after the timeout.
+func TestProxySamplingSlots(t *testing.T) {
+	release := make(chan struct{})
+	held := make(chan struct{}, 100)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if bytes.Contains(b, []byte(`"n":`)) { // a sampling: held
+			held <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"a"}}]}`)
+	}))
+	defer up.Close()
+	const timeout = 10 * time.Second
+	c, err := llmproxy.NewClient(up.URL+"/v1", "", timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := llmproxy.New(llmproxy.Options{Client: c, Samples: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(p)
+	defer ts.Close()
+	defer close(release) // before ts.Close, which waits for the handlers
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	for range 64 {
+		go func() {
+			resp, err := http.Post(ts.URL, "application/json", strings.NewReader(body))
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	for range 64 { // the 64 samplings are in flight
+		select {
+		case <-held:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the samplings did not reach the upstream")
+		}
+	}
+	start := time.Now()
+	resp, err := (&http.Client{Timeout: 15 * time.Second}).Post(ts.URL, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if d := time.Since(start); d > 5*time.Second || resp.StatusCode != 200 || !strings.Contains(string(b), "sampling slots busy") {
+		t.Errorf("after %v: %d %s", d, resp.StatusCode, b)
 	}
 }

@@ -78,3 +78,20 @@ func TestLLMStreamCallerNeverReads(t *testing.T) {
 		t.Errorf("stored %+v", g)
 	}
 }
+
+// A token given with a trailing newline, as a Kubernetes secret often
+// holds it, is the token without it.
+func TestTokenTrimmed(t *testing.T) {
+	const tok = "0123456789abcdef0123456789abcdef"
+	ts := newTestServer(t, dbtest.SQLite(t), server.Options{Token: tok + "\n"})
+	req, _ := http.NewRequest("GET", ts.URL+"/api/v1/monitors", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the token without its newline: %d", resp.StatusCode)
+	}
+}

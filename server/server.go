@@ -63,7 +63,7 @@ type Options struct {
 	Store *store.DB
 	// Token, when not empty, is the bearer token every endpoint but
 	// /livez and /healthz requires: at least MinTokenLen characters other than
-	// spaces (see CheckToken).
+	// spaces (see CheckToken). Surrounding white space is not part of it.
 	Token string
 	// MaxBody bounds a JSON request body in bytes; 0 means DefaultMaxBody.
 	MaxBody int64
@@ -125,8 +125,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no store")
 	}
+	// A token read from a file or a Kubernetes secret often ends with a
+	// newline that no client sends; so may the upstream's key.
+	// A token of white space only is refused, not taken for none.
+	given := opts.Token != ""
+	opts.Token, opts.LLM.APIKey = strings.TrimSpace(opts.Token), strings.TrimSpace(opts.LLM.APIKey)
 	s := &Server{store: opts.Store, maxBody: opts.MaxBody, log: opts.Logger, now: opts.Now, opts: opts}
-	if opts.Token != "" {
+	if given {
 		if err := CheckToken(opts.Token); err != nil {
 			return nil, err
 		}

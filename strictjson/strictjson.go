@@ -84,7 +84,12 @@ func fieldError(err error, data []byte, dst any) error {
 	if name, ok := unknownField(data, dst); ok {
 		return fault.Fieldf(name, "{%s}: unknown field", name)
 	}
-	// A field's own UnmarshalJSON, or an unknown key below the top level.
+	// A field's own UnmarshalJSON, which may have named the field at
+	// fault already (through this package), or an unknown key below the
+	// top level.
+	if fe := (*fault.FieldError)(nil); errors.As(err, &fe) {
+		return fe
+	}
 	return fault.Fieldf(Body, "request body: %v", err)
 }
 

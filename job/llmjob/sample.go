@@ -75,7 +75,32 @@ const (
 	MaxSampleTopLogprobs = 20
 	MaxSampleRPM         = 1e6
 	MaxSampleTimeout     = time.Hour
+	// MaxSampleAnswerBytes bounds the bytes of the answers in flight:
+	// {concurrency} answers of {n} choices of {max_tokens} tokens, each
+	// token priced at SampleTokenBytes, plus SampleAnswerOverhead each. A
+	// request that could need more is refused before it starts, and an
+	// answer longer than its price is not read past it.
+	MaxSampleAnswerBytes = 512 << 20
+	// SampleTokenBytes is the bytes a token may take in an answer's JSON:
+	// a few characters, escaped.
+	SampleTokenBytes = 32
+	// SampleAnswerOverhead is the bytes of an answer besides its texts.
+	SampleAnswerOverhead = 1 << 20
 )
+
+// answerBytes is the bytes one answer of r may take: its samples, or
+// llm's bound of a response when the same server embeds them too.
+func (r *SampleRequest) answerBytes() int64 {
+	n := int64(r.N)*int64(r.MaxTokens)*SampleTokenBytes + SampleAnswerOverhead
+	if r.EmbedBaseURL != "" && r.EmbedBaseURL == r.BaseURL {
+		n = max(n, llmResponseBytes)
+	}
+	return n
+}
+
+// llmResponseBytes is llm's default bound of a response
+// (llm.Config.MaxResponseBytes).
+const llmResponseBytes = 32 << 20
 
 // Validate checks the fields that need no input file.
 func (r *SampleRequest) Validate() (verr error) {
@@ -119,9 +144,12 @@ func (r *SampleRequest) clientConfig(key string) (llm.Config, error) {
 		return llm.Config{}, job.Fieldf("timeout", "{timeout} %v: want a positive duration up to %v", r.Timeout, MaxSampleTimeout)
 	case r.EmbedBaseURL != "" && r.EmbedModel == "":
 		return llm.Config{}, job.Fieldf("embed_base_url", "{embed_base_url} needs {embed_model} NAME")
+	case r.answerBytes()*int64(r.Concurrency) > MaxSampleAnswerBytes:
+		return llm.Config{}, job.Fieldf("concurrency", "{n} %d × {max_tokens} %d × {concurrency} %d: answers of up to %d MiB in flight, over the bound of %d MiB (%d bytes a token, %d MiB an answer besides): lower one of them",
+			r.N, r.MaxTokens, r.Concurrency, r.answerBytes()*int64(r.Concurrency)>>20, MaxSampleAnswerBytes>>20, SampleTokenBytes, SampleAnswerOverhead>>20)
 	}
 	cfg := llm.Config{BaseURL: r.BaseURL, APIKey: key, Timeout: r.Timeout, MaxRetries: r.Retries, RetryBase: 500 * time.Millisecond,
-		Concurrency: r.Concurrency, RPM: r.RPM}
+		Concurrency: r.Concurrency, RPM: r.RPM, MaxResponseBytes: r.answerBytes()}
 	if _, err := llm.New(cfg); err != nil {
 		return cfg, job.Fieldf("base_url", "{base_url}: %s", configMsg(err))
 	}
@@ -147,7 +175,7 @@ func configMsg(err error) string {
 // outbound returns the servers the request calls, for a service's
 // allow-list.
 func (r *SampleRequest) outbound() []job.Outbound {
-	out := []job.Outbound{{Field: "base_url", URL: r.BaseURL}}
+	out := []job.Outbound{{Field: "base_url", URL: r.BaseURL, SecretField: "api_key_env", Secret: r.APIKeyEnv}}
 	if r.EmbedBaseURL != "" && r.EmbedBaseURL != r.BaseURL {
 		out = append(out, job.Outbound{Field: "embed_base_url", URL: r.EmbedBaseURL})
 	}
@@ -250,7 +278,7 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 	embedder := client
 	if req.EmbedBaseURL != "" && req.EmbedBaseURL != req.BaseURL {
 		ecfg := cfg
-		ecfg.BaseURL = req.EmbedBaseURL
+		ecfg.BaseURL, ecfg.MaxResponseBytes = req.EmbedBaseURL, 0 // embeddings: llm's bound
 		if embedder, err = llm.New(ecfg); err != nil {
 			return nil, job.Fieldf("embed_base_url", "{embed_base_url}: %s", configMsg(err))
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/hallucination/categorical"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/internal/golden"
@@ -571,5 +573,32 @@ func TestSampleLogprobs(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A request whose answers could exceed the bytes allowed in flight is
+// refused before it starts, naming the bound; an answer longer than its
+// price is not read past it.
+func TestSampleAnswerBytes(t *testing.T) {
+	big := NewSampleRequest()
+	big.Prompts, big.BaseURL, big.Model = "p.jsonl", "http://127.0.0.1:1/v1", "m"
+	big.N, big.MaxTokens, big.Concurrency = MaxSampleN, MaxSampleMaxTokens, 1
+	err := big.Validate()
+	var fe *fault.FieldError
+	if !errors.As(err, &fe) || fe.Field != "concurrency" || !strings.Contains(err.Error(), "512 MiB") {
+		t.Errorf("n %d × max_tokens %d: %v", big.N, big.MaxTokens, err)
+	}
+	huge := strings.Repeat("word ", 6<<20) // 30 MiB a choice
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"x","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}]}`, huge)
+	}))
+	defer srv.Close()
+	req := sampleReq(srv.URL)
+	req.Out, req.N, req.Retries = filepath.Join(t.TempDir(), "a.jsonl"), 1, 0
+	env := job.Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(1)}}, Secret: sampleSecrets}
+	_, err = Sample(context.Background(), env, req)
+	if err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("a 30 MiB choice: %v", err)
 	}
 }
