@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/nli"
@@ -106,15 +105,8 @@ func (c Config) labelOrder(path string) ([3]nli.Label, error) {
 		if !ok {
 			return order, &fault.InputError{File: path, Key: "id2label", Msg: fmt.Sprintf("has no label %d", i)}
 		}
-		var l nli.Label
-		switch strings.ToLower(name) {
-		case "contradiction":
-			l = nli.Contradiction
-		case "neutral":
-			l = nli.Neutral
-		case "entailment":
-			l = nli.Entailment
-		default:
+		l, ok := nli.ParseLabel(name)
+		if !ok {
 			return order, &fault.InputError{File: path, Key: "id2label", Msg: fmt.Sprintf("label %d is %q; an NLI model has contradiction, neutral and entailment", i, fault.Printable(name, 40))}
 		}
 		if seen[l] {

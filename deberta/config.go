@@ -151,15 +151,8 @@ func ParseConfig(file string, b []byte) (Config, error) {
 		if err != nil || i < 0 || i > 2 {
 			return bad("id2label", "has key %q, want 0, 1 or 2", k)
 		}
-		var l nli.Label
-		switch strings.ToLower(v) {
-		case "contradiction":
-			l = nli.Contradiction
-		case "neutral":
-			l = nli.Neutral
-		case "entailment":
-			l = nli.Entailment
-		default:
+		l, ok := nli.ParseLabel(v)
+		if !ok {
 			return bad("id2label", "label %q is not contradiction, neutral or entailment", v)
 		}
 		if seen[l] {

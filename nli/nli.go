@@ -1,6 +1,9 @@
 package nli
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Label is one of the three classes of natural language inference, in the
 // order the MNLI-trained models of the field emit their logits.
@@ -52,4 +55,18 @@ func Predict(p [3]float64) Label {
 		}
 	}
 	return best
+}
+
+// ParseLabel reads a label as model configurations name it (id2label's
+// "CONTRADICTION", "Neutral", "entailment"), in any case.
+func ParseLabel(name string) (Label, bool) {
+	switch strings.ToLower(name) {
+	case "contradiction":
+		return Contradiction, true
+	case "neutral":
+		return Neutral, true
+	case "entailment":
+		return Entailment, true
+	}
+	return 0, false
 }

@@ -22,3 +22,16 @@ func TestPredict(t *testing.T) {
 		t.Error("Label.String")
 	}
 }
+
+func TestParseLabel(t *testing.T) {
+	for name, want := range map[string]Label{"CONTRADICTION": Contradiction, "Neutral": Neutral, "entailment": Entailment} {
+		if got, ok := ParseLabel(name); !ok || got != want {
+			t.Errorf("ParseLabel(%q) = %v, %v; want %v", name, got, ok, want)
+		}
+	}
+	for _, name := range []string{"", "entails", "LABEL_0"} {
+		if _, ok := ParseLabel(name); ok {
+			t.Errorf("ParseLabel(%q) accepted", name)
+		}
+	}
+}
