@@ -399,10 +399,16 @@ func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float6
 		return math.NaN(), fmt.Errorf("sampling: all %d sampling slots busy for %s (the upstream is slow to answer them)", samplingSlots, samplingWait)
 	case <-ctx.Done():
 		wait.Stop()
+		if ctx.Err() == context.DeadlineExceeded {
+			return math.NaN(), p.cutErr()
+		}
 		return math.NaN(), fmt.Errorf("sampling: %w", ctx.Err())
 	}
 	choices, _, err := p.sampler.Sample(ctx, req, p.k)
 	<-p.samplings
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return math.NaN(), p.cutErr()
+	}
 	if err != nil {
 		// The caller sees this message: a client made with
 		// llm.Config.Name tells no address (see Options.Client).
@@ -422,6 +428,9 @@ func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float6
 	}
 	defer func() { <-scoreSlots }()
 	u, err := p.scoreFn(ctx, texts)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return math.NaN(), p.cutErr()
+	}
 	if err != nil {
 		return math.NaN(), fmt.Errorf("scoring: %w", err)
 	}
@@ -442,7 +451,14 @@ func (p *Proxy) outcome(ctx context.Context, result <-chan scored) scored {
 		return sc
 	default:
 	}
-	return scored{uncertainty: math.NaN(), err: fmt.Errorf("sampling and scoring cut at the proxy's timeout (%s)", p.timeout)}
+	return scored{uncertainty: math.NaN(), err: p.cutErr()}
+}
+
+// cutErr is the one message for samples or scores the proxy's timeout
+// cut: whether the sampler or the waiting answer notices the deadline
+// first is a race, and the caller must read the same words either way.
+func (p *Proxy) cutErr() error {
+	return fmt.Errorf("sampling and scoring cut at the proxy's timeout (%s)", p.timeout)
 }
 
 // genlensKey is the value of the added "genlens" key.
