@@ -1,18 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"math"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/llmjob"
 	"github.com/genlens/genlens/kernel"
 	"github.com/genlens/genlens/uncertainty"
@@ -131,71 +125,8 @@ func runEntropy(cmd *cobra.Command, f llmjob.EntropyRequest, out string) error {
 		return err
 	}
 	res.Warnings = res.Warnings.Render(flagOf(cmd))
-	return emit(cmd, out, res.Artifacts(), res, func(w io.Writer) { printEntropy(w, res, out) })
-}
-
-// printEntropy prints the table of a result; dir is --out ("" when not
-// given), where the per-prompt scores of a long table are.
-func printEntropy(w io.Writer, out *llmjob.EntropyResult, dir string) {
-	scores := out.Scores()
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	const maxRows = 40
-	if len(out.Items) <= maxRows {
-		fmt.Fprint(tw, "id\t")
-		for _, s := range scores {
-			fmt.Fprintf(tw, "%s\t", s.Key())
-		}
-		fmt.Fprintln(tw, "correct\t")
-		for _, it := range out.Items {
-			c := "-"
-			if it.Correct != nil {
-				c = strconv.FormatBool(*it.Correct)
-			}
-			fmt.Fprintf(tw, "%s\t", it.ID)
-			for _, s := range scores {
-				fmt.Fprintf(tw, "%s\t", fmtNum(numValue(it.Score(s))))
-			}
-			fmt.Fprintf(tw, "%s\t%s\n", c, it.Reason)
-		}
-		tw.Flush()
-		fmt.Fprintln(w)
-	}
-	s := out.Summary
-	fmt.Fprintf(w, "prompts %d (skipped %d, labelled %d)", s.N, s.Skipped, s.Labelled)
-	if s.Kernel != "" {
-		fmt.Fprintf(w, ", kernel %s", s.Kernel)
-	}
-	if s.Similarity != "" {
-		fmt.Fprintf(w, ", similarity %s", s.Similarity)
-	}
-	if s.KLET != nil {
-		fmt.Fprintf(w, ", kle t %s", fmtNum(float64(*s.KLET)))
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "accuracy of the answers under test: %s\n", fmtNum(float64(s.Accuracy)))
-	fmt.Fprintln(w, "AUROC for detecting incorrect answers:")
-	for _, sc := range scores {
-		fmt.Fprintf(w, "  %-20s%s\n", entropyScoreLabels[sc], fmtNum(numValue(s.AUROC.Score(sc))))
-	}
-	if len(out.Items) > maxRows {
-		if dir != "" {
-			fmt.Fprintf(w, "(%d per-prompt scores in %s)\n", len(out.Items), filepath.Join(dir, "items.csv"))
-		} else {
-			fmt.Fprintf(w, "(%d per-prompt scores: use --json or --out DIR)\n", len(out.Items))
-		}
-	}
-	for _, m := range out.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", m)
-	}
-}
-
-// entropyScoreLabels name the scores in the AUROC lines.
-var entropyScoreLabels = map[uncertainty.Score]string{
-	uncertainty.ScoreKernelEntropy: "kernel entropy",
-	uncertainty.ScoreLexSim:        "lexical similarity",
-	uncertainty.ScoreKLE:           "kle",
-	uncertainty.ScoreEigV:          "eigv",
-	uncertainty.ScoreDegree:        "degree",
+	res.OutDir = out
+	return emit(cmd, out, res.Artifacts(), res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
 }
 
 func joinScores(s []uncertainty.Score) string {
@@ -204,12 +135,4 @@ func joinScores(s []uncertainty.Score) string {
 		names[i] = string(sc)
 	}
 	return strings.Join(names, ",")
-}
-
-// numValue returns *n as a float64, NaN (printed "-") for nil.
-func numValue(n *job.Num) float64 {
-	if n == nil {
-		return math.NaN()
-	}
-	return float64(*n)
 }

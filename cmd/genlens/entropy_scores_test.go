@@ -213,12 +213,12 @@ func TestEntropyLongTablePointsAtOut(t *testing.T) {
 	}
 	in := writeFile(t, dir, "a.jsonl", b.String())
 	_, stdout, _ := cli(t, "entropy", "--in", in)
-	if !strings.Contains(stdout, "(45 per-prompt scores: use --json or --out DIR)") {
+	if !strings.Contains(stdout, "(45 per-prompt scores: in the JSON output, or in items.csv of an output directory)") {
 		t.Errorf("without --out:\n%s", stdout)
 	}
 	out := filepath.Join(dir, "out")
 	code, stdout, stderr := cli(t, "entropy", "--in", in, "--out", out)
-	if want := "(45 per-prompt scores in " + filepath.Join(out, "items.csv") + ")"; code != 0 || !strings.Contains(stdout, want) || strings.Contains(stdout, "use --json") {
+	if want := "(45 per-prompt scores in " + filepath.Join(out, "items.csv") + ")"; code != 0 || !strings.Contains(stdout, want) || strings.Contains(stdout, "in the JSON output") {
 		t.Errorf("with --out: exit %d (%s)\n%s\nwant %s", code, stderr, stdout, want)
 	}
 }

@@ -250,6 +250,9 @@ type EntropyResult struct {
 	// labelled prompt, so no AUROC), naming request fields in braces;
 	// absent when there is nothing to say.
 	Warnings job.Messages `json:"warnings,omitempty"`
+	// OutDir is where the command line wrote the artifacts ("" for
+	// none), for the text to point at the per-prompt scores.
+	OutDir string `json:"-"`
 }
 
 // EntropyItem is one prompt's scores, a key for each score asked for

@@ -5,9 +5,11 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/uncertainty"
 )
 
 var num = job.FormatNum
@@ -117,4 +119,76 @@ func sampleText(w io.Writer, _ *SampleRequest, r *SampleResult) {
 	}
 	fmt.Fprintf(w, "tokens %d prompt, %d completion; %.3g prompts/s, %.4g tokens/s in %.1fs\n",
 		r.Tokens.PromptTokens, r.Tokens.CompletionTokens, float64(r.PromptsPerSecond), float64(r.TokensPerSecond), float64(r.Seconds))
+}
+
+// entropyText prints the table of a result: every prompt's scores when
+// they fit on a screen, the summary and the AUROC of each score.
+func entropyText(w io.Writer, _ *EntropyRequest, out *EntropyResult) {
+	scores := out.Scores()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	const maxRows = 40
+	if len(out.Items) <= maxRows {
+		fmt.Fprint(tw, "id\t")
+		for _, s := range scores {
+			fmt.Fprintf(tw, "%s\t", s.Key())
+		}
+		fmt.Fprintln(tw, "correct\t")
+		for _, it := range out.Items {
+			c := "-"
+			if it.Correct != nil {
+				c = strconv.FormatBool(*it.Correct)
+			}
+			fmt.Fprintf(tw, "%s\t", it.ID)
+			for _, s := range scores {
+				fmt.Fprintf(tw, "%s\t", num(numValue(it.Score(s))))
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", c, it.Reason)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	s := out.Summary
+	fmt.Fprintf(w, "prompts %d (skipped %d, labelled %d)", s.N, s.Skipped, s.Labelled)
+	if s.Kernel != "" {
+		fmt.Fprintf(w, ", kernel %s", s.Kernel)
+	}
+	if s.Similarity != "" {
+		fmt.Fprintf(w, ", similarity %s", s.Similarity)
+	}
+	if s.KLET != nil {
+		fmt.Fprintf(w, ", kle t %s", num(float64(*s.KLET)))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "accuracy of the answers under test: %s\n", num(float64(s.Accuracy)))
+	fmt.Fprintln(w, "AUROC for detecting incorrect answers:")
+	for _, sc := range scores {
+		fmt.Fprintf(w, "  %-20s%s\n", entropyScoreLabels[sc], num(numValue(s.AUROC.Score(sc))))
+	}
+	if len(out.Items) > maxRows {
+		if out.OutDir != "" {
+			fmt.Fprintf(w, "(%d per-prompt scores in %s)\n", len(out.Items), filepath.Join(out.OutDir, "items.csv"))
+		} else {
+			fmt.Fprintf(w, "(%d per-prompt scores: in the JSON output, or in items.csv of an output directory)\n", len(out.Items))
+		}
+	}
+	for _, m := range out.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", m)
+	}
+}
+
+// entropyScoreLabels name the scores in the AUROC lines.
+var entropyScoreLabels = map[uncertainty.Score]string{
+	uncertainty.ScoreKernelEntropy: "kernel entropy",
+	uncertainty.ScoreLexSim:        "lexical similarity",
+	uncertainty.ScoreKLE:           "kle",
+	uncertainty.ScoreEigV:          "eigv",
+	uncertainty.ScoreDegree:        "degree",
+}
+
+// numValue returns *n as a float64, NaN (printed "-") for nil.
+func numValue(n *job.Num) float64 {
+	if n == nil {
+		return math.NaN()
+	}
+	return float64(*n)
 }
