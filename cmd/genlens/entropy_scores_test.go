@@ -84,7 +84,7 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 		t.Errorf("p1 = %v, want eigv 1, degree 0, kle %v", p1, kle)
 	}
 	csvText, err := os.ReadFile(filepath.Join(outDir, "items.csv"))
-	if err != nil || !strings.HasPrefix(string(csvText), "id,kernel_entropy,lexical_similarity,kle,eigv,degree,correct,reason\n") {
+	if err != nil || !strings.HasPrefix(string(csvText), "id,kernel_entropy,lexical_similarity,kle,eigv,degree,ecc,correct,reason\n") {
 		t.Errorf("items.csv = %q (%v)", csvText, err)
 	}
 	checkOutputs(t, outDir, entropyOutputs)
@@ -95,9 +95,10 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"id  kernel_entropy  lexical_similarity  kle       eigv  degree    correct",
+		"id  kernel_entropy  lexical_similarity  kle       eigv  degree    ecc          correct",
 		"prompts 3 (skipped 1, labelled 2), kernel cs(t=1..2), similarity rougel, kle t 0.3\n",
-		"  kle                 1\n  eigv                1\n  degree              1\n",
+		"  kle                 1\n  eigv                1\n  degree              1\n  ecc                 1\n",
+		"warning: left out, unavailable on every scored row: pe, ne: no token logprobs (sample with --logprobs;",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
@@ -117,7 +118,7 @@ func TestEntropyScoresFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--scores", "kle,semantic-entropy"}, `--scores: unknown score "semantic-entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, or all)`},
+		{[]string{"--scores", "kle,semantic-entropy"}, `--scores: unknown score "semantic-entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, ecc, pe,`},
 		{[]string{"--similarity", "embedding"}, "--similarity applies only to --scores kle, eigv and degree"},
 		{[]string{"--scores", "eigv", "--similarity", "nli"}, `--similarity "nli": want rougel or embedding`},
 		{[]string{"--scores", "eigv", "--kle-t", "1"}, "--kle-t applies only to --scores kle"},

@@ -32,7 +32,7 @@ func (r *EntropyResult) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	header := []string{"id"}
 	for _, s := range scores {
-		header = append(header, s.Key())
+		header = append(header, s)
 	}
 	if err := cw.Write(append(header, "correct", "reason")); err != nil {
 		return err
@@ -67,7 +67,7 @@ func numOr(n *job.Num) job.Num {
 func (r *EntropyResult) entropyByCorrectness() map[string][]float64 {
 	byClass := map[string][]float64{}
 	for _, it := range r.Items {
-		v := float64(numOr(it.KernelEntropy))
+		v := float64(numOr(it.Score("kernel_entropy")))
 		if it.Correct == nil || math.IsNaN(v) {
 			continue
 		}
