@@ -9,10 +9,12 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/genlens/genlens/chatnli"
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/evalstat"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/nli"
 	"github.com/genlens/genlens/uncertainty"
 )
 
@@ -53,6 +55,16 @@ type EntropyRequest struct {
 	// instead of reading them from the rows or Embeddings.
 	Embedder string `json:"embedder,omitempty"`
 	Weights  string `json:"weights,omitempty"`
+
+	// The entailment judge of se, se-discrete and numsets: an NLI model
+	// in process (NLI, one of NLIModels, from the directory NLIWeights;
+	// see OpenNLI), or an OpenAI-compatible chat model (NLIBaseURL,
+	// NLIModel; chatnli.Judge).
+	NLI          string `json:"nli,omitempty" help:"NLI model judging entailment for se, se-discrete, numsets: deberta-large-mnli or deberta (with {nli_weights})"`
+	NLIWeights   string `json:"nli_weights,omitempty" help:"directory of the {nli} model (config.json, vocab.json, merges.txt, weights)"`
+	NLIBaseURL   string `json:"nli_base_url,omitempty" help:"API root of an OpenAI-compatible chat model judging entailment for se, se-discrete, numsets"`
+	NLIModel     string `json:"nli_model,omitempty" help:"the entailment judge's model name on {nli_base_url}"`
+	NLIAPIKeyEnv string `json:"nli_api_key_env,omitempty" help:"environment variable holding the API key of {nli_base_url}"`
 }
 
 // MaxKLET bounds EntropyRequest.KLET: far beyond it the heat kernel keeps
@@ -108,6 +120,9 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 	}
 	scores := simScores(defs)
 	if err := r.checkScoreFields(scores); err != nil {
+		return o, err
+	}
+	if err := r.checkNLIFields(defs); err != nil {
 		return o, err
 	}
 	notFor := func(field, appliesTo string) error {
@@ -356,14 +371,44 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		}
 	}
 	opt.Progress = env.Progress
-	defs := o.defs
+	// A score whose source is not given is left out.
+	given := map[scoreSource]bool{"": true, sourceNLI: req.hasNLI()}
+	var defs []*scoreDef
 	var leftOut, leftReasons []string
+	for _, d := range o.defs {
+		if !given[d.source] {
+			leftOut = append(leftOut, d.name)
+			leftReasons = append(leftReasons, sourceMissing[d.source])
+			continue
+		}
+		defs = append(defs, d)
+	}
 	if len(defs) == 0 {
-		return nil, job.Fieldf("scores", "{scores}: no score can be computed from what is given")
+		return nil, job.Fieldf("scores", "{scores}: no score can be computed from what is given: %s", scoreReasonGroups(leftOut, leftReasons))
 	}
 	results, err := entropyResults(ctx, prompts, opt)
 	if err != nil {
 		return nil, err
+	}
+	ps := make([]*promptScores, len(recs))
+	scoredRow := make([]bool, len(recs))
+	for i := range recs {
+		ps[i] = newPromptScores(recs[i], req.HoldoutFirst)
+		scoredRow[i] = results[i].Reason == ""
+	}
+	var chat *chatnli.Judge
+	if slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.source == sourceNLI }) {
+		var m nli.Model
+		if m, chat, err = entailmentJudge(env, &req); err != nil {
+			return nil, err
+		}
+		workers := 0 // an in-process model: one prompt per CPU
+		if chat != nil {
+			workers = 8 // a server: requests in flight
+		}
+		if err := clusterAnswers(ctx, m, req.In, recs, ps, scoredRow, workers); err != nil {
+			return nil, err
+		}
 	}
 	out := &EntropyResult{Items: make([]EntropyItem, len(results))}
 	for i, r := range results {
@@ -375,7 +420,8 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		}
 	}
 	// The scores computed here: a score unavailable on every scored row
-	// is left out; one unavailable on some is null there, with why.
+	// is left out (with the first row's reason); one unavailable on some
+	// is null there, with why.
 	type failure struct {
 		rows  int
 		first string
@@ -383,8 +429,8 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	var failed []failure
 	var computed []*scoreDef
 	scored := 0
-	for _, r := range results {
-		if r.Reason == "" {
+	for _, ok := range scoredRow {
+		if ok {
 			scored++
 		}
 	}
@@ -402,7 +448,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 			if r.Reason != "" {
 				continue
 			}
-			v, err := d.value(newPromptScores(recs[i], req.HoldoutFirst))
+			v, err := d.value(ps[i])
 			if err != nil {
 				reasons[i] = err.Error()
 				if f.rows == 0 {
@@ -456,7 +502,10 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		out.Warnings = append(out.Warnings, w)
 	}
 	if len(leftOut) > 0 {
-		out.Warnings = append(out.Warnings, "left out, unavailable on every scored row: "+scoreReasonGroups(leftOut, leftReasons))
+		out.Warnings = append(out.Warnings, "left out: "+scoreReasonGroups(leftOut, leftReasons))
+	}
+	if chat != nil && chat.Refused() > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("the entailment judge answered %d ordered pairs with something other than entailment, contradiction or neutral; those pairs count as not entailing", chat.Refused()))
 	}
 	for k, d := range computed {
 		if f := failed[k]; f.rows > 0 {

