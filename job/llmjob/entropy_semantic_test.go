@@ -159,7 +159,9 @@ func TestEntropyValidateNLI(t *testing.T) {
 		name, field, want string
 		edit              func(r *EntropyRequest)
 	}{
-		{"both", "nli", "give {nli} or {nli_base_url}, not both", func(r *EntropyRequest) { r.Scores, r.NLI, r.NLIWeights, r.NLIBaseURL, r.NLIModel = "se", "deberta", "d", "http://x/v1", "m" }},
+		{"both", "nli", "give {nli} or {nli_base_url}, not both", func(r *EntropyRequest) {
+			r.Scores, r.NLI, r.NLIWeights, r.NLIBaseURL, r.NLIModel = "se", "deberta", "d", "http://x/v1", "m"
+		}},
 		{"unused", "nli", "{nli} applies only to {scores} se, se-discrete and numsets", func(r *EntropyRequest) { r.NLI, r.NLIWeights = "deberta", "d" }},
 		{"no weights", "nli_weights", "{nli} deberta needs {nli_weights} DIR", func(r *EntropyRequest) { r.Scores, r.NLI = "se", "deberta" }},
 		{"unknown model", "nli", `{nli} "roberta": want deberta-large-mnli or deberta`, func(r *EntropyRequest) { r.Scores, r.NLI, r.NLIWeights = "se", "roberta", "d" }},
