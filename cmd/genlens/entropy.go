@@ -13,7 +13,7 @@ import (
 )
 
 // entropyOutputs are the files 'entropy --out' writes.
-var entropyOutputs = []string{"items.csv", "entropy.json", "kernel_entropy_by_correctness.png"}
+var entropyOutputs = []string{"items.csv", "entropy.json", "kernel_entropy_by_correctness.png", "accuracy_rejection.png"}
 
 func newEntropyCmd() *cobra.Command {
 	f := llmjob.NewEntropyRequest()

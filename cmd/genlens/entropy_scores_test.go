@@ -45,7 +45,7 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 	dir := t.TempDir()
 	in := writeFile(t, dir, "a.jsonl", entropyScoresInput)
 	outDir := filepath.Join(dir, "out")
-	code, stdout, stderr := cli(t, "entropy", "--in", in, "--scores", "all", "--kle-t", "1", "--json", "--out", outDir)
+	code, stdout, stderr := cli(t, "entropy", "--in", in, "--scores", "all", "--kle-t", "1", "--auarc", "--json", "--out", outDir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -56,7 +56,7 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
 	}
-	keys := []string{"kernel_entropy", "lexical_similarity", "kle", "eigv", "degree"}
+	keys := []string{"kernel_entropy", "lexical_similarity", "kle", "eigv", "degree", "ecc"}
 	for _, it := range out.Items {
 		for _, k := range keys {
 			if _, ok := it[k]; !ok {
@@ -70,6 +70,10 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 		// separates them.
 		if auroc[k] != 1.0 {
 			t.Errorf("auroc[%s] = %v, want 1", k, auroc[k])
+		}
+		// Kept: both at rejection 0 (accuracy 1/2), p1 at 1/2 (1).
+		if a := out.Summary["auarc"].(map[string]any)[k]; a != 0.75 {
+			t.Errorf("auarc[%s] = %v, want 0.75", k, a)
 		}
 	}
 	if out.Summary["similarity"] != "rougel" || out.Summary["kle_t"] != 1.0 {

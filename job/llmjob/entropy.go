@@ -65,6 +65,10 @@ type EntropyRequest struct {
 	NLIBaseURL   string `json:"nli_base_url,omitempty" help:"API root of an OpenAI-compatible chat model judging entailment for se, se-discrete, numsets"`
 	NLIModel     string `json:"nli_model,omitempty" help:"the entailment judge's model name on {nli_base_url}"`
 	NLIAPIKeyEnv string `json:"nli_api_key_env,omitempty" help:"environment variable holding the API key of {nli_base_url}"`
+
+	// AUARC adds the area under each score's accuracy–rejection curve to
+	// the summary (and the curves' chart to the artifacts).
+	AUARC bool `json:"auarc,omitempty" help:"also report each score's area under the accuracy-rejection curve (AUARC), and chart the curves with --out"`
 }
 
 // MaxKLET bounds EntropyRequest.KLET: far beyond it the heat kernel keeps
@@ -283,6 +287,8 @@ type EntropyResult struct {
 	// OutDir is where the command line wrote the artifacts ("" for
 	// none), for the text to point at the per-prompt scores.
 	OutDir string `json:"-"`
+
+	curves []rejectionCurve // with {auarc}, for the chart
 }
 
 // EntropyItem is one prompt's scores, an entry of Scores for each score
@@ -312,6 +318,11 @@ type EntropySummary struct {
 	Labelled   int         `json:"labelled"`
 	Accuracy   job.Num     `json:"accuracy"`
 	AUROC      ScoreValues `json:"auroc"`
+	// AUARC is each score's area under the accuracy–rejection curve
+	// (evalstat.AUARC) over the same prompts, with {auarc}: the mean
+	// accuracy of the answers kept when the most uncertain are rejected,
+	// at every rejection rate (null with no labelled prompt).
+	AUARC      ScoreValues `json:"auarc,omitempty"`
 	Kernel     string      `json:"kernel,omitempty"`
 	Similarity string      `json:"similarity,omitempty"`
 	KLET       *job.Num    `json:"kle_t,omitempty"`
@@ -485,7 +496,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 			kept = append(kept, d)
 		}
 	}
-	out.Summary = summarizeEntropy(out.Items, kept)
+	out.Summary, out.curves = summarizeEntropy(out.Items, kept, req.AUARC)
 	if slices.Contains(opt.Scores, uncertainty.ScoreKernelEntropy) {
 		out.Summary.Kernel = opt.Sequence.String()
 		if opt.Kernel != nil {
@@ -556,11 +567,18 @@ func entropyResults(ctx context.Context, prompts []uncertainty.Prompt, opt uncer
 
 // summarizeEntropy aggregates the items over the scores defs: a prompt
 // is skipped when one of its scores is null, and the AUROC of each score
-// is over the labelled prompts left.
-func summarizeEntropy(items []EntropyItem, defs []*scoreDef) EntropySummary {
+// (and with auarc its AUARC and accuracy–rejection curve) is over the
+// labelled prompts left.
+func summarizeEntropy(items []EntropyItem, defs []*scoreDef, auarc bool) (EntropySummary, []rejectionCurve) {
 	s := EntropySummary{N: len(items), Accuracy: job.Num(math.NaN()), AUROC: ScoreValues{}}
+	if auarc {
+		s.AUARC = ScoreValues{}
+	}
 	for _, d := range defs {
 		s.AUROC[d.key] = numOf(math.NaN())
+		if auarc {
+			s.AUARC[d.key] = numOf(math.NaN())
+		}
 	}
 	values := make([][]float64, len(defs))
 	var wrong []bool
@@ -590,15 +608,34 @@ items:
 		wrong = append(wrong, !*it.Correct)
 	}
 	if s.Labelled == 0 {
-		return s
+		return s, nil
 	}
 	s.Accuracy = job.Num(float64(correct) / float64(s.Labelled))
+	right := make([]bool, len(wrong))
+	for i, w := range wrong {
+		right[i] = !w
+	}
+	var curves []rejectionCurve
 	for k, d := range defs {
 		if a, err := evalstat.AUROC(values[k], wrong); err == nil {
 			s.AUROC[d.key] = numOf(a)
 		}
+		if !auarc {
+			continue
+		}
+		if x, y, err := evalstat.AccuracyRejection(values[k], right); err == nil {
+			a, _ := evalstat.AUARC(values[k], right)
+			s.AUARC[d.key] = numOf(a)
+			curves = append(curves, rejectionCurve{label: d.label, rejected: x, accuracy: y})
+		}
 	}
-	return s
+	return s, curves
+}
+
+// rejectionCurve is one score's accuracy–rejection curve, for the chart.
+type rejectionCurve struct {
+	label              string
+	rejected, accuracy []float64
 }
 
 // entropyLabelWarning says why the AUROCs are empty, or "": a prompt is

@@ -24,6 +24,15 @@ func (r *EntropyResult) Artifacts() []job.Artifact {
 			return job.PNGTo(w)(chart.NewHistograms("Kernel entropy by correctness", "kernel entropy", byClass, 30))
 		}})
 	}
+	if len(r.curves) > 0 {
+		arts = append(arts, job.Artifact{Name: "accuracy_rejection.png", Write: func(w io.Writer) error {
+			series := make([]chart.Series, len(r.curves))
+			for i, c := range r.curves {
+				series[i] = chart.Series{Name: c.label, X: c.rejected, Y: c.accuracy}
+			}
+			return job.PNGTo(w)(chart.NewLines("Accuracy of the answers kept", "rejection rate (most uncertain first)", "accuracy", series))
+		}})
+	}
 	return arts
 }
 

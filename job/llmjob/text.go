@@ -159,9 +159,17 @@ func entropyText(w io.Writer, _ *EntropyRequest, out *EntropyResult) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "accuracy of the answers under test: %s\n", num(float64(s.Accuracy)))
-	fmt.Fprintln(w, "AUROC for detecting incorrect answers:")
-	for _, sc := range scores {
-		fmt.Fprintf(w, "  %-20s%s\n", scoreByKey(sc).label, num(numValue(s.AUROC[sc])))
+	if s.AUARC == nil {
+		fmt.Fprintln(w, "AUROC for detecting incorrect answers:")
+		for _, sc := range scores {
+			fmt.Fprintf(w, "  %-20s%s\n", scoreByKey(sc).label, num(numValue(s.AUROC[sc])))
+		}
+	} else {
+		fmt.Fprintln(w, "AUROC for detecting incorrect answers, AUARC (area under the accuracy-rejection curve):")
+		fmt.Fprintf(w, "  %-20s%-10s%s\n", "score", "AUROC", "AUARC")
+		for _, sc := range scores {
+			fmt.Fprintf(w, "  %-20s%-10s%s\n", scoreByKey(sc).label, num(numValue(s.AUROC[sc])), num(numValue(s.AUARC[sc])))
+		}
 	}
 	if len(out.Items) > maxRows {
 		if out.OutDir != "" {
