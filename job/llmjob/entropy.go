@@ -313,11 +313,11 @@ type EntropyItem struct {
 // Similarity and KLET those of the graph scores; each is absent when no
 // score asked for uses it.
 type EntropySummary struct {
-	N          int         `json:"n"`
-	Skipped    int         `json:"skipped"`
-	Labelled   int         `json:"labelled"`
-	Accuracy   job.Num     `json:"accuracy"`
-	AUROC      ScoreValues `json:"auroc"`
+	N        int         `json:"n"`
+	Skipped  int         `json:"skipped"`
+	Labelled int         `json:"labelled"`
+	Accuracy job.Num     `json:"accuracy"`
+	AUROC    ScoreValues `json:"auroc"`
 	// AUARC is each score's area under the accuracy–rejection curve
 	// (evalstat.AUARC) over the same prompts, with {auarc}: the mean
 	// accuracy of the answers kept when the most uncertain are rejected,
