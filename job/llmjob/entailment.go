@@ -78,6 +78,9 @@ func (r *EntropyRequest) checkNLIFields(defs []*scoreDef) error {
 // allow-list.
 func (r *EntropyRequest) outbound() []job.Outbound {
 	var out []job.Outbound
+	if defs, _ := r.scores(); r.BaseURL != "" && (r.allScores() || containsScore(defs, "ptrue")) {
+		out = append(out, job.Outbound{Field: "base_url", URL: r.BaseURL, SecretField: "api_key_env", Secret: r.APIKeyEnv})
+	}
 	if r.NLIBaseURL != "" {
 		out = append(out, job.Outbound{Field: "nli_base_url", URL: r.NLIBaseURL, SecretField: "nli_api_key_env", Secret: r.NLIAPIKeyEnv})
 	}

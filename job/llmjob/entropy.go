@@ -66,6 +66,17 @@ type EntropyRequest struct {
 	NLIModel     string `json:"nli_model,omitempty" help:"the entailment judge's model name on {nli_base_url}"`
 	NLIAPIKeyEnv string `json:"nli_api_key_env,omitempty" help:"environment variable holding the API key of {nli_base_url}"`
 
+	// BaseURL, Model, APIKeyEnv and API name the model p(True) asks (the
+	// model that sampled the answers) as SampleRequest's fields do; the
+	// command line sets them from its sampling flags.
+	BaseURL   string `json:"base_url,omitempty"`
+	Model     string `json:"model,omitempty"`
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	API       string `json:"api,omitempty"` // chat ("") or completions
+	// PTruePrompt is a file holding the p(True) question's template
+	// (see PTruePrompt); "" uses PTruePrompt.
+	PTruePrompt string `json:"ptrue_prompt,omitempty" help:"file holding the p(True) question's template, with {answer} and optionally {question} and {samples} (default: Kadavath et al.'s)"`
+
 	// AUARC adds the area under each score's accuracy–rejection curve to
 	// the summary (and the curves' chart to the artifacts).
 	AUARC bool `json:"auarc,omitempty" help:"also report each score's area under the accuracy-rejection curve (AUARC), and chart the curves with --out"`
@@ -127,6 +138,9 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		return o, err
 	}
 	if err := r.checkNLIFields(defs); err != nil {
+		return o, err
+	}
+	if err := r.checkPTrueFields(defs); err != nil {
 		return o, err
 	}
 	notFor := func(field, appliesTo string) error {
@@ -383,7 +397,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	}
 	opt.Progress = env.Progress
 	// A score whose source is not given is left out.
-	given := map[scoreSource]bool{"": true, sourceNLI: req.hasNLI()}
+	given := map[scoreSource]bool{"": true, sourceNLI: req.hasNLI(), sourceModel: req.BaseURL != "" && req.Model != ""}
 	var defs []*scoreDef
 	var leftOut, leftReasons []string
 	for _, d := range o.defs {
@@ -418,6 +432,19 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 			workers = 8 // a server: requests in flight
 		}
 		if err := clusterAnswers(ctx, m, req.In, recs, ps, scoredRow, workers); err != nil {
+			return nil, err
+		}
+	}
+	if containsScore(defs, "ptrue") {
+		template, err := readPTruePrompt(env.InputFS(), req.PTruePrompt)
+		if err != nil {
+			return nil, err
+		}
+		client, err := ptrueClient(env, &req)
+		if err != nil {
+			return nil, err
+		}
+		if err := askPTrue(ctx, client, &req, template, recs, ps, scoredRow); err != nil {
 			return nil, err
 		}
 	}

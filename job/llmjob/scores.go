@@ -87,6 +87,9 @@ var entropyScores = []scoreDef{
 	{name: "numsets", key: "numsets", label: "numsets", source: sourceNLI, value: func(p *promptScores) (float64, error) {
 		return float64(semantic.NumSets(p.clusters)), nil
 	}},
+	{name: "ptrue", key: "ptrue", label: "p(True)", source: sourceModel, value: func(p *promptScores) (float64, error) {
+		return p.ptrue, p.ptrueErr
+	}},
 }
 
 // defaultScoreNames are the scores of a request without {scores}.
@@ -143,6 +146,10 @@ type promptScores struct {
 	// clusters are the samples' clusters by bidirectional entailment;
 	// nil unless a score needs them.
 	clusters []int
+	// ptrue is 1 − p(True) of the answer under test, or ptrueErr why
+	// not.
+	ptrue    float64
+	ptrueErr error
 }
 
 // Reasons a score is unavailable for a prompt, rendered for the reader.
