@@ -39,14 +39,15 @@ func newEntropyCmd() *cobra.Command {
 			ifGiven(cmd, "scores", &f.Scores, scores)
 			ifGiven(cmd, "similarity", &f.Similarity, similarity)
 			ifGiven(cmd, "kle-t", &f.KLET, &kleT)
-			// The sampling model is the one p(True) asks.
 			s := sf.apply(cmd)
-			f.BaseURL, f.Model, f.APIKeyEnv, f.API = s.BaseURL, s.Model, s.APIKeyEnv, s.API
+			if f.AsksPTrue() { // the sampling model is also the one ptrue asks
+				f.BaseURL, f.Model, f.APIKeyEnv, f.API = s.BaseURL, s.Model, s.APIKeyEnv, s.API
+			}
 			if cmd.Flags().Changed("prompts") {
 				return runEntropyOneStep(cmd, f, s, outAnswers, out)
 			}
 			for _, name := range sampleFlagNames(cmd) {
-				if !ptrueModelFlags[name] {
+				if f.BaseURL == "" || !strings.Contains(" base-url model api-key-env api ", " "+name+" ") {
 					return badUsage("entropy: --%s samples answers and needs --prompts P.jsonl", name)
 				}
 			}
@@ -71,18 +72,10 @@ func newEntropyCmd() *cobra.Command {
 	sf.register(cmd)
 	fl.StringVar(&outAnswers, "out-answers", "", "with --prompts: keep the sampled answers in this file (and resume from it)")
 	for _, name := range sampleFlagNames(nil) {
-		prefix := "with --prompts: "
-		if ptrueModelFlags[name] {
-			prefix = "with --prompts, and for ptrue: "
-		}
-		fl.Lookup(name).Usage = prefix + fl.Lookup(name).Usage
+		fl.Lookup(name).Usage = "with --prompts: " + fl.Lookup(name).Usage
 	}
 	return cmd
 }
-
-// ptrueModelFlags are the sample flags that, with --in, name the model
-// p(True) asks.
-var ptrueModelFlags = map[string]bool{"base-url": true, "model": true, "api-key-env": true, "api": true}
 
 // sampleFlagNames lists the sample flags of entropy's one-step form: all
 // of them (cmd nil), or those given.

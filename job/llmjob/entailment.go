@@ -78,7 +78,7 @@ func (r *EntropyRequest) checkNLIFields(defs []*scoreDef) error {
 // allow-list.
 func (r *EntropyRequest) outbound() []job.Outbound {
 	var out []job.Outbound
-	if defs, _ := r.scores(); r.BaseURL != "" && (r.allScores() || containsScore(defs, "ptrue")) {
+	if r.BaseURL != "" && r.AsksPTrue() {
 		out = append(out, job.Outbound{Field: "base_url", URL: r.BaseURL, SecretField: "api_key_env", Secret: r.APIKeyEnv})
 	}
 	if r.NLIBaseURL != "" {

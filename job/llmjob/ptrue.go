@@ -90,12 +90,21 @@ func PTrueOf(toks []llm.TokenLogprob) (float64, error) {
 	return min(p, 1), nil
 }
 
+// AsksPTrue reports whether the request asks for ptrue, by name or as
+// one of all.
+func (r *EntropyRequest) AsksPTrue() bool {
+	defs, _ := r.scores()
+	return r.allScores() || containsScore(defs, "ptrue")
+}
+
 // checkPTrueFields checks the fields of the model p(True) asks.
 func (r *EntropyRequest) checkPTrueFields(defs []*scoreDef) error {
 	asked := r.allScores() || containsScore(defs, "ptrue")
 	switch {
 	case r.PTruePrompt != "" && !asked:
 		return job.Fieldf("ptrue_prompt", "{ptrue_prompt} applies only to {scores} ptrue")
+	case (r.BaseURL != "" || r.Model != "" || r.APIKeyEnv != "" || r.API != "") && !asked:
+		return job.Fieldf("base_url", "{base_url}, {model}, {api_key_env} and {api} name the model {scores} ptrue asks, which is not asked for")
 	case r.API != "" && r.API != "chat" && r.API != "completions":
 		return job.Fieldf("api", "{api} %q: want chat or completions", r.API)
 	case !asked || r.BaseURL == "" && r.Model == "":
