@@ -27,14 +27,14 @@ func judgeReply(calls *atomic.Int64) func(string) (llmtest.Reply, bool) {
 			return nil, false
 		}
 		calls.Add(1)
-		last := func(tag string) string {
-			i := strings.Index(prompt, tag)
-			line := prompt[i+len(tag):]
-			line = line[:strings.IndexByte(line, '\n')]
-			f := strings.Fields(line)
+		// The premise and the hypothesis, each on its lines (a question
+		// may hold several).
+		last := func(from, to string) string {
+			text := prompt[strings.Index(prompt, from)+len(from) : strings.Index(prompt, to)]
+			f := strings.Fields(text)
 			return f[len(f)-1]
 		}
-		a, b := last("Possible Answer 1: "), last("Possible Answer 2: ")
+		a, b := last("Possible Answer 1: ", "\nPossible Answer 2: "), last("Possible Answer 2: ", "\nDoes Possible Answer 1")
 		ans := "neutral"
 		switch {
 		case a == "garbled":
