@@ -349,9 +349,15 @@ func numOf(v float64) *job.Num {
 	return &n
 }
 
-// Score returns the item's value of the score with key key (nil when not
-// asked for, or null).
-func (it *EntropyItem) Score(key string) *job.Num { return it.Scores[key] }
+// Score returns the item's value of a score, named by its key
+// ("kernel_entropy") or its {scores} name ("kernel-entropy"); nil when
+// not in the result.
+func (it *EntropyItem) Score(name string) *job.Num {
+	if d := scoreByName(name); d != nil {
+		name = d.key
+	}
+	return it.Scores[name]
+}
 
 // Scores returns the keys of the scores the result holds, in the order
 // of the score table: those with an AUROC entry (which is there, null or
