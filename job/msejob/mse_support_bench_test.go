@@ -3,9 +3,12 @@ package msejob
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"testing/fstest"
@@ -78,19 +81,39 @@ func (t *supportTally) report(b *testing.B, name string) {
 }
 
 // supportRun fits a check model (mse fit's defaults) on ref.csv and
-// estimates prod.csv with its target in chunks of size rows.
+// estimates prod.csv with its target in chunks of size rows. With
+// GENLENS_BENCH_CACHE set to a directory, the fitted model is kept there
+// under a digest of the reference rows and the seed, so that a second run
+// (of changed monitoring code) measures the same check models without
+// training them again.
 func supportRun(b *testing.B, fsys fstest.MapFS, size int, seed uint64) *EstimateResult {
 	req := NewFitRequest()
 	req.Train, req.Target, req.Prediction, req.Model, req.Seed = "ref.csv", "y", "y_pred", "check.json", seed
-	fit, err := Fit(context.Background(), job.Env{FS: fsys}, req)
-	if err != nil {
-		b.Fatal(err)
+	var cached string
+	if dir := os.Getenv("GENLENS_BENCH_CACHE"); dir != "" {
+		h := sha256.New()
+		h.Write(fsys["ref.csv"].Data)
+		fmt.Fprintf(h, "%+v", req)
+		cached = filepath.Join(dir, fmt.Sprintf("check-%x.json", h.Sum(nil)[:12]))
 	}
-	var buf bytes.Buffer
-	if err := fit.WriteModel(&buf); err != nil {
-		b.Fatal(err)
+	if data, err := os.ReadFile(cached); cached != "" && err == nil {
+		fsys["check.json"] = &fstest.MapFile{Data: data}
+	} else {
+		fit, err := Fit(context.Background(), job.Env{FS: fsys}, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := fit.WriteModel(&buf); err != nil {
+			b.Fatal(err)
+		}
+		fsys["check.json"] = &fstest.MapFile{Data: buf.Bytes()}
+		if cached != "" {
+			if err := os.WriteFile(cached, buf.Bytes(), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
-	fsys["check.json"] = &fstest.MapFile{Data: buf.Bytes()}
 	est := NewEstimateRequest()
 	est.Model, est.Data, est.ChunkSize, est.Target = "check.json", "prod.csv", size, "y"
 	res, err := Estimate(context.Background(), job.Env{FS: fsys}, est)
@@ -98,6 +121,57 @@ func supportRun(b *testing.B, fsys fstest.MapFS, size int, seed uint64) *Estimat
 		b.Fatal(err)
 	}
 	return res
+}
+
+// groupTally summarises chunks of one kind (a shift, iid or shifted)
+// over draws: the table.
+type groupTally struct {
+	chunks, extrapolating, drift, covered, alerts int
+	ratio, thin                                   []float64
+}
+
+// groups keeps the tallies of a set by group label, in first-seen order.
+type groups struct {
+	order []string
+	by    map[string]*groupTally
+}
+
+func (g *groups) add(label string, c Chunk) {
+	if g.by == nil {
+		g.by = map[string]*groupTally{}
+	}
+	t := g.by[label]
+	if t == nil {
+		t = &groupTally{}
+		g.by[label] = t
+		g.order = append(g.order, label)
+	}
+	est, real := float64(c.EstimatedMSE), float64(c.RealizedMSE)
+	t.chunks++
+	t.extrapolating += b2i(c.DriftView != nil && c.Extrapolating)
+	t.drift += b2i(c.DriftView != nil && c.DriftAlert)
+	t.covered += b2i(float64(c.EstimateLower) <= real && real <= float64(c.EstimateUpper))
+	t.alerts += b2i(c.Alert)
+	t.ratio = append(t.ratio, est/real)
+	if c.DriftView != nil {
+		t.thin = append(t.thin, float64(c.ThinSupport))
+	}
+}
+
+func (g *groups) report(b *testing.B, name string) {
+	b.Logf("%s: | chunks | estimated / realised MSE (min-median-max) | thin support (min-max) | extrapolating | drift_alert | interval holds realised | MSE alert |", name)
+	for _, l := range g.order {
+		t := g.by[l]
+		slices.Sort(t.ratio)
+		slices.Sort(t.thin)
+		thin := "-"
+		if len(t.thin) > 0 {
+			thin = fmt.Sprintf("%.1f-%.1f%%", 100*t.thin[0], 100*t.thin[len(t.thin)-1])
+		}
+		b.Logf("%s: | %s | %d | %.2f-%.2f-%.2f | %s | %s | %s | %s | %s |", name, l, t.chunks,
+			t.ratio[0], t.ratio[len(t.ratio)/2], t.ratio[len(t.ratio)-1], thin,
+			pct(t.extrapolating, t.chunks), pct(t.drift, t.chunks), pct(t.covered, t.chunks), pct(t.alerts, t.chunks))
+	}
 }
 
 // BenchmarkMSEMonitorSupport measures the monitor's signals on shifted
@@ -112,16 +186,24 @@ func supportRun(b *testing.B, fsys fstest.MapFS, size int, seed uint64) *Estimat
 //     one per draw): 1,000 reference rows at random from the lower 70%,
 //     the deployed model least squares on them; production is the other
 //     lower-70% rows shuffled (iid chunks) and the top 30% in the
-//     feature's order (shifted chunks), chunks of 250.
+//     feature's order (shifted chunks), chunks of 250;
+//   - cadata-income: cadata sorted by median income, 6,000 reference rows
+//     at random from the lower 85%, the deployed model least squares on
+//     them; iid chunks of 500 from the other lower-85% rows and shifted
+//     chunks of 500 from the top 15% of incomes (3 draws).
 //
 // Run with
 //
-//	GENLENS_SHARED_DATA=/work/shared/data go test ./job/msejob -run '^$' -bench MSEMonitorSupport -benchtime 1x -v -timeout 60m
+//	GENLENS_SHARED_DATA=/work/shared/data go test ./job/msejob -run '^$' -bench MSEMonitorSupport -benchtime 1x -v -timeout 120m
+//
+// and GENLENS_BENCH_CACHE=DIR to keep the fitted check models for a
+// second run.
 func BenchmarkMSEMonitorSupport(b *testing.B) {
 	const draws = 6
 	b.Run("synthetic", func(b *testing.B) {
 		for b.Loop() {
 			var t supportTally
+			var g groups
 			for seed := uint64(1); seed <= draws; seed++ {
 				r := rand.New(rand.NewPCG(seed, 33))
 				shifts := []float64{0, 0, 0.4, 0.4, 0.8, 0.8, 1.2, 1.2}
@@ -142,37 +224,46 @@ func BenchmarkMSEMonitorSupport(b *testing.B) {
 				fsys := fstest.MapFS{"ref.csv": {Data: table(800, 0)}, "prod.csv": {Data: table(500*len(shifts), 500)}}
 				for _, c := range supportRun(b, fsys, 500, seed).Chunks {
 					t.add(c, shifts[c.Index] == 0, shifts[c.Index] == 0.8)
+					g.add(fmt.Sprintf("shift %.1f", shifts[c.Index]), c)
 				}
 			}
 			t.report(b, "synthetic")
+			g.report(b, "synthetic")
 		}
 	})
-	for _, name := range []string{"abalone_scale", "cpusmall_scale", "space_ga_scale", "cadata"} {
+	for _, name := range []string{"abalone_scale", "space_ga_scale", "cpusmall_scale", "cadata", "cadata-income"} {
 		b.Run(name, func(b *testing.B) {
-			_, a, err := dataio.ReadCSV(shareddata.Path(b, "regression/"+name+".csv"))
+			file, nref, size, cut, feature, ndraws := name, 1000, 250, 0.7, -1, draws
+			if name == "cadata-income" {
+				file, nref, size, cut, feature, ndraws = "cadata", 6000, 500, 0.85, 1, 3
+			}
+			_, a, err := dataio.ReadCSV(shareddata.Path(b, "regression/"+file+".csv"))
 			if err != nil {
 				b.Fatal(err)
 			}
 			n, d := a.Shape[0], a.Shape[1]-1
 			scale := 1.0
-			if name == "cadata" {
+			if file == "cadata" {
 				scale = 1e5
 			}
 			row := func(i int) []float64 { return a.Data[i*(d+1) : (i+1)*(d+1)] }
 			for b.Loop() {
 				var t supportTally
-				for seed := uint64(1); seed <= draws; seed++ {
+				var g groups
+				for seed := uint64(1); seed <= uint64(ndraws); seed++ {
 					r := rand.New(rand.NewPCG(seed, 34))
-					feat := 1 + int(seed-1)%d
+					feat := feature
+					if feat < 0 {
+						feat = 1 + int(seed-1)%d
+					}
 					order := make([]int, n)
 					for i := range order {
 						order[i] = i
 					}
 					slices.SortStableFunc(order, func(p, q int) int { return cmpFloat(row(p)[feat], row(q)[feat]) })
-					cut := n * 7 / 10
+					cut := int(float64(n) * cut)
 					low := slices.Clone(order[:cut])
 					r.Shuffle(len(low), func(i, j int) { low[i], low[j] = low[j], low[i] })
-					const nref, size = 1000, 250
 					ref := low[:nref]
 					iid := low[nref:]
 					iid = iid[:len(iid)/size*size]
@@ -209,13 +300,25 @@ func BenchmarkMSEMonitorSupport(b *testing.B) {
 						return buf.Bytes()
 					}
 					fsys := fstest.MapFS{"ref.csv": {Data: table(ref)}, "prod.csv": {Data: table(prod)}}
+					nshift := (n - cut) / size
 					for _, c := range supportRun(b, fsys, size, seed).Chunks {
-						if c.Rows == size {
-							t.add(c, c.End <= len(iid), false)
+						if c.Rows != size {
+							continue
+						}
+						iidChunk := c.End <= len(iid)
+						t.add(c, iidChunk, false)
+						switch k := (c.Start - len(iid)) / size; {
+						case iidChunk:
+							g.add("iid", c)
+						case k < nshift/2:
+							g.add("shifted, nearer half", c)
+						default:
+							g.add("shifted, farther half", c)
 						}
 					}
 				}
 				t.report(b, name)
+				g.report(b, name)
 			}
 		})
 	}
