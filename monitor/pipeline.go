@@ -122,6 +122,9 @@ func Run(in Input) (*Report, error) {
 		thin = in.Drift.ReferenceThin()
 	}
 	iv := newIntervalModel(in.HeldOut, in.Reference, thin)
+	if iv != nil {
+		iv.calibrate(size)
+	}
 	for i := range res {
 		r := &res[i]
 		r.EstimateLower, r.EstimateUpper = r.Lower, r.Upper

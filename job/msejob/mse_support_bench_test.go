@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -131,12 +132,37 @@ type groupTally struct {
 }
 
 // groups keeps the tallies of a set by group label, in first-seen order.
+// With GENLENS_BENCH_OUT set to a file, every chunk is also written there
+// as a JSON line.
 type groups struct {
 	order []string
 	by    map[string]*groupTally
+	name  string
+	draw  uint64
+	out   *json.Encoder
+}
+
+func newGroups(b *testing.B, name string) *groups {
+	g := &groups{name: name}
+	if p := os.Getenv("GENLENS_BENCH_OUT"); p != "" {
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { f.Close() })
+		g.out = json.NewEncoder(f)
+	}
+	return g
 }
 
 func (g *groups) add(label string, c Chunk) {
+	if g.out != nil {
+		if err := g.out.Encode(map[string]any{"set": g.name, "draw": g.draw, "group": label, "estimate": c.EstimatedMSE,
+			"realised": c.RealizedMSE, "lower": c.EstimateLower, "upper": c.EstimateUpper, "extrapolating": c.DriftView != nil && c.Extrapolating,
+			"drift": c.DriftView != nil && c.DriftAlert, "thin": c.ThinSupport}); err != nil {
+			panic(err)
+		}
+	}
 	if g.by == nil {
 		g.by = map[string]*groupTally{}
 	}
@@ -190,7 +216,7 @@ func (g *groups) report(b *testing.B, name string) {
 //   - cadata-income: cadata sorted by median income, 6,000 reference rows
 //     at random from the lower 85%, the deployed model least squares on
 //     them; iid chunks of 500 from the other lower-85% rows and shifted
-//     chunks of 500 from the top 15% of incomes (3 draws).
+//     chunks of 500 from the top 15% of incomes (6 draws; 12 for the others).
 //
 // Run with
 //
@@ -199,12 +225,13 @@ func (g *groups) report(b *testing.B, name string) {
 // and GENLENS_BENCH_CACHE=DIR to keep the fitted check models for a
 // second run.
 func BenchmarkMSEMonitorSupport(b *testing.B) {
-	const draws = 6
+	const draws = 12
 	b.Run("synthetic", func(b *testing.B) {
 		for b.Loop() {
 			var t supportTally
-			var g groups
+			g := newGroups(b, "synthetic")
 			for seed := uint64(1); seed <= draws; seed++ {
+				g.draw = seed
 				r := rand.New(rand.NewPCG(seed, 33))
 				shifts := []float64{0, 0, 0.4, 0.4, 0.8, 0.8, 1.2, 1.2}
 				table := func(n, chunk int) []byte {
@@ -235,7 +262,7 @@ func BenchmarkMSEMonitorSupport(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			file, nref, size, cut, feature, ndraws := name, 1000, 250, 0.7, -1, draws
 			if name == "cadata-income" {
-				file, nref, size, cut, feature, ndraws = "cadata", 6000, 500, 0.85, 1, 3
+				file, nref, size, cut, feature, ndraws = "cadata", 6000, 500, 0.85, 1, 6
 			}
 			_, a, err := dataio.ReadCSV(shareddata.Path(b, "regression/"+file+".csv"))
 			if err != nil {
@@ -249,8 +276,9 @@ func BenchmarkMSEMonitorSupport(b *testing.B) {
 			row := func(i int) []float64 { return a.Data[i*(d+1) : (i+1)*(d+1)] }
 			for b.Loop() {
 				var t supportTally
-				var g groups
+				g := newGroups(b, name)
 				for seed := uint64(1); seed <= uint64(ndraws); seed++ {
+					g.draw = seed
 					r := rand.New(rand.NewPCG(seed, 34))
 					feat := feature
 					if feat < 0 {
