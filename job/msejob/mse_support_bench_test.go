@@ -81,15 +81,18 @@ func (t *supportTally) report(b *testing.B, name string) {
 		pct(t.shiftedFlagged, t.shifted), pct(t.shift08Drift, t.shift08), t.relErr[len(t.relErr)/2])
 }
 
-// supportRun fits a check model (mse fit's defaults) on ref.csv and
+// supportRun fits a check model (mse fit's defaults, or objective) on ref.csv and
 // estimates prod.csv with its target in chunks of size rows. With
 // GENLENS_BENCH_CACHE set to a directory, the fitted model is kept there
 // under a digest of the reference rows and the seed, so that a second run
 // (of changed monitoring code) measures the same check models without
 // training them again.
-func supportRun(b *testing.B, fsys fstest.MapFS, size int, seed uint64) *EstimateResult {
+func supportRun(b *testing.B, fsys fstest.MapFS, size int, seed uint64, objective string) *EstimateResult {
 	req := NewFitRequest()
 	req.Train, req.Target, req.Prediction, req.Model, req.Seed = "ref.csv", "y", "y_pred", "check.json", seed
+	if objective != "" {
+		req.Objective = objective
+	}
 	var cached string
 	if dir := os.Getenv("GENLENS_BENCH_CACHE"); dir != "" {
 		h := sha256.New()
@@ -140,6 +143,8 @@ type groups struct {
 	name  string
 	draw  uint64
 	out   *json.Encoder
+	// weights compares importance-weighted estimates, by label.
+	weights map[string]*weightTally
 }
 
 func newGroups(b *testing.B, name string) *groups {
@@ -184,7 +189,29 @@ func (g *groups) add(label string, c Chunk) {
 	}
 }
 
+// weigh tallies the importance-weighted estimates of chunk c beside
+// the product's.
+func (g *groups) weigh(label string, res *EstimateResult, feats [][]float64, c Chunk) {
+	if g.weights == nil {
+		g.weights = map[string]*weightTally{}
+	}
+	w := g.weights[label]
+	if w == nil {
+		w = &weightTally{}
+		g.weights[label] = w
+	}
+	direct, recal, ess := weightedEstimates(res, feats[c.Start:c.End], float64(c.EstimatedMSE))
+	w.add(float64(c.EstimatedMSE), direct, recal, float64(c.RealizedMSE), ess)
+}
+
 func (g *groups) report(b *testing.B, name string) {
+	defer func() {
+		for _, l := range g.order {
+			if w := g.weights[l]; w != nil {
+				b.Logf("%s: importance weighting: %s", name, w.line(l))
+			}
+		}
+	}()
 	b.Logf("%s: | chunks | estimated / realised MSE (min-median-max) | thin support (min-max) | extrapolating | drift_alert | interval holds realised | MSE alert |", name)
 	for _, l := range g.order {
 		t := g.by[l]
@@ -207,7 +234,7 @@ func (g *groups) report(b *testing.B, name string) {
 //     rows of x0, x1 ~ N(0, 1), y = 2 x0 + sin(3 x1) + (0.3 + 0.5|x0|) ε,
 //     the deployed model off by 0.3 x0; production chunks of 500 rows
 //     whose features are shifted by 0, 0.4, 0.8 and 1.2 sd, 2 chunks of
-//     each per draw;
+//     each per draw; synthetic-l the same with the L objective (--objective l);
 //   - each LIBSVM set of regression/ sorted by one feature (a different
 //     one per draw): 1,000 reference rows at random from the lower 70%,
 //     the deployed model least squares on them; production is the other
@@ -226,38 +253,48 @@ func (g *groups) report(b *testing.B, name string) {
 // second run.
 func BenchmarkMSEMonitorSupport(b *testing.B) {
 	const draws = 12
-	b.Run("synthetic", func(b *testing.B) {
-		for b.Loop() {
-			var t supportTally
-			g := newGroups(b, "synthetic")
-			for seed := uint64(1); seed <= draws; seed++ {
-				g.draw = seed
-				r := rand.New(rand.NewPCG(seed, 33))
-				shifts := []float64{0, 0, 0.4, 0.4, 0.8, 0.8, 1.2, 1.2}
-				table := func(n, chunk int) []byte {
-					var buf bytes.Buffer
-					buf.WriteString("x0,x1,y_pred,y\n")
-					for i := range n {
-						s := 0.0
-						if chunk > 0 {
-							s = shifts[i/chunk]
-						}
-						x0, x1 := r.NormFloat64()+s, r.NormFloat64()+s
-						m := 2*x0 + math.Sin(3*x1)
-						fmt.Fprintf(&buf, "%v,%v,%v,%v\n", x0, x1, m+0.3*x0, m+(0.3+0.5*math.Abs(x0))*r.NormFloat64())
-					}
-					return buf.Bytes()
-				}
-				fsys := fstest.MapFS{"ref.csv": {Data: table(800, 0)}, "prod.csv": {Data: table(500*len(shifts), 500)}}
-				for _, c := range supportRun(b, fsys, 500, seed).Chunks {
-					t.add(c, shifts[c.Index] == 0, shifts[c.Index] == 0.8)
-					g.add(fmt.Sprintf("shift %.1f", shifts[c.Index]), c)
-				}
-			}
-			t.report(b, "synthetic")
-			g.report(b, "synthetic")
+	for _, objective := range []string{"", "l"} {
+		name := "synthetic"
+		if objective != "" {
+			name += "-" + objective
 		}
-	})
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				var t supportTally
+				g := newGroups(b, name)
+				for seed := uint64(1); seed <= draws; seed++ {
+					g.draw = seed
+					r := rand.New(rand.NewPCG(seed, 33))
+					shifts := []float64{0, 0, 0.4, 0.4, 0.8, 0.8, 1.2, 1.2}
+					table := func(n, chunk int) []byte {
+						var buf bytes.Buffer
+						buf.WriteString("x0,x1,y_pred,y\n")
+						for i := range n {
+							s := 0.0
+							if chunk > 0 {
+								s = shifts[i/chunk]
+							}
+							x0, x1 := r.NormFloat64()+s, r.NormFloat64()+s
+							m := 2*x0 + math.Sin(3*x1)
+							fmt.Fprintf(&buf, "%v,%v,%v,%v\n", x0, x1, m+0.3*x0, m+(0.3+0.5*math.Abs(x0))*r.NormFloat64())
+						}
+						return buf.Bytes()
+					}
+					fsys := fstest.MapFS{"ref.csv": {Data: table(800, 0)}, "prod.csv": {Data: table(500*len(shifts), 500)}}
+					res := supportRun(b, fsys, 500, seed, objective)
+					feats := prodFeatures(b, fsys, res)
+					for _, c := range res.Chunks {
+						t.add(c, shifts[c.Index] == 0, shifts[c.Index] == 0.8)
+						label := fmt.Sprintf("shift %.1f", shifts[c.Index])
+						g.add(label, c)
+						g.weigh(label, res, feats, c)
+					}
+				}
+				t.report(b, name)
+				g.report(b, name)
+			}
+		})
+	}
 	for _, name := range []string{"abalone_scale", "space_ga_scale", "cpusmall_scale", "cadata", "cadata-income"} {
 		b.Run(name, func(b *testing.B) {
 			file, nref, size, cut, feature, ndraws := name, 1000, 250, 0.7, -1, draws
@@ -329,20 +366,23 @@ func BenchmarkMSEMonitorSupport(b *testing.B) {
 					}
 					fsys := fstest.MapFS{"ref.csv": {Data: table(ref)}, "prod.csv": {Data: table(prod)}}
 					nshift := (n - cut) / size
-					for _, c := range supportRun(b, fsys, size, seed).Chunks {
+					res := supportRun(b, fsys, size, seed, "")
+					feats := prodFeatures(b, fsys, res)
+					for _, c := range res.Chunks {
 						if c.Rows != size {
 							continue
 						}
 						iidChunk := c.End <= len(iid)
 						t.add(c, iidChunk, false)
+						label := "shifted, farther half"
 						switch k := (c.Start - len(iid)) / size; {
 						case iidChunk:
-							g.add("iid", c)
+							label = "iid"
 						case k < nshift/2:
-							g.add("shifted, nearer half", c)
-						default:
-							g.add("shifted, farther half", c)
+							label = "shifted, nearer half"
 						}
+						g.add(label, c)
+						g.weigh(label, res, feats, c)
 					}
 				}
 				t.report(b, name)
