@@ -18,6 +18,7 @@ var Commands = []job.Command{
 		Inputs:    func(r *SampleRequest) []job.Input { return job.FileInput("prompts", r.Prompts) },
 		Artifacts: job.ArtifactsOf[SampleRequest]((*SampleResult).Artifacts),
 		Outbound:  func(r *SampleRequest) []job.Outbound { return r.outbound() },
+		ModelDir:  func(r *SampleRequest) *string { return &r.Weights },
 		Text:      sampleText,
 	}),
 	job.Define(job.Spec[EntropyRequest, EntropyResult]{
@@ -26,6 +27,7 @@ var Commands = []job.Command{
 			return append(job.FileInput("in", r.In), job.FileInput("embeddings", r.Embeddings)...)
 		},
 		Artifacts: job.ArtifactsOf[EntropyRequest]((*EntropyResult).Artifacts),
+		ModelDir:  func(r *EntropyRequest) *string { return &r.Weights },
 		Text:      entropyText,
 	}),
 	job.Define(job.Spec[DecomposeRequest, DecomposeResult]{

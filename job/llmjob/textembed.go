@@ -34,9 +34,10 @@ func checkTextEmbedder(name, weights, embeddings string) error {
 	return nil
 }
 
-// loadTextEmbedder loads the embedder name from the model directory dir.
-// Only the command line's jobs read a directory of the host: a service's
-// jobs see their uploads only, and a model directory is not one.
+// loadTextEmbedder loads the embedder name from the model directory dir,
+// a directory of the host: the command line's, or one the service's
+// operator allowed (its jobs name it, and the service resolves the name
+// before the job runs; see job.Command.ModelDir).
 func loadTextEmbedder(env job.Env, name, dir string) (*bert.Embedder, error) {
 	spec, _ := bert.Lookup(name)
 	return loadTextEmbedderPrefix(env, name, dir, spec.Query)
@@ -45,9 +46,6 @@ func loadTextEmbedder(env job.Env, name, dir string) (*bert.Embedder, error) {
 // loadTextEmbedderPrefix is loadTextEmbedder with the prefix put before
 // every text.
 func loadTextEmbedderPrefix(env job.Env, name, dir, prefix string) (*bert.Embedder, error) {
-	if env.FS != nil && env.FS != dataio.HostFS {
-		return nil, job.Fieldf("embedder", "{embedder}: the service does not load text models; compute the embeddings and give them with {embeddings}")
-	}
 	return bert.OpenEmbedder(name, dir, prefix)
 }
 
