@@ -13,6 +13,7 @@ import (
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/commands"
+	"github.com/genlens/genlens/job/icljob"
 	"github.com/genlens/genlens/job/llmjob"
 	"github.com/genlens/genlens/job/msejob"
 	"github.com/genlens/genlens/strictjson"
@@ -217,7 +218,7 @@ var policies = map[string]policy{
 		// groups: 10^8 groups allocate 0.8 GB before any job runs. A
 		// server bounds it first, so that one request cannot exhaust its
 		// memory.
-		r := q.(*llmjob.HallucinationSimulateRequest)
+		r := q.(*icljob.HallucinationSimulateRequest)
 		if r.Model == "categorical" && (r.Groups > maxCategorical || r.Labels > maxCategorical) {
 			return job.Fieldf("groups", "{groups} %d, {labels} %d: this server accepts at most %d of each", r.Groups, r.Labels, maxCategorical)
 		}

@@ -172,13 +172,16 @@ func scoreWith(score uncertainty.Score) scoreFunc {
 	opt := uncertainty.Options{Sequence: uncertainty.DefaultSequence, Scores: []uncertainty.Score{score},
 		Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime}
 	return func(ctx context.Context, samples []string) (float64, error) {
-		res, _, err := uncertainty.Evaluate(ctx, []uncertainty.Prompt{{ID: "request", Samples: samples}}, opt)
+		if err := ctx.Err(); err != nil {
+			return math.NaN(), err
+		}
+		res, err := uncertainty.EvaluateOne(uncertainty.Prompt{ID: "request", Samples: samples}, opt)
 		if err != nil {
 			return math.NaN(), err
 		}
-		u := res[0].Value(score)
+		u := res.Value(score)
 		if math.IsNaN(u) {
-			return math.NaN(), errors.New(res[0].Reason)
+			return math.NaN(), errors.New(res.Reason)
 		}
 		return u, nil
 	}

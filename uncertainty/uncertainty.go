@@ -106,26 +106,9 @@ func Evaluate(ctx context.Context, prompts []Prompt, opt Options) ([]Result, Sum
 	if len(prompts) == 0 {
 		return nil, Summary{}, errors.New("uncertainty: no prompts")
 	}
-	thr := DefaultRougeThreshold
-	if opt.RougeThreshold != nil {
-		thr = *opt.RougeThreshold
-	}
-	set, err := newScoreSet(opt.Scores)
+	opt, set, thr, err := opt.settled()
 	if err != nil {
 		return nil, Summary{}, err
-	}
-	switch opt.Similarity {
-	case "":
-		opt.Similarity = SimilarityRougeL
-	case SimilarityRougeL, SimilarityEmbedding:
-	default:
-		return nil, Summary{}, fmt.Errorf("uncertainty: unknown similarity %q (want %s or %s)", string(opt.Similarity), SimilarityRougeL, SimilarityEmbedding)
-	}
-	if opt.KLETime == 0 {
-		opt.KLETime = DefaultKLETime
-	}
-	if !(opt.KLETime > 0) || math.IsInf(opt.KLETime, 1) {
-		return nil, Summary{}, fmt.Errorf("uncertainty: KLE time %v: want a positive finite number", opt.KLETime)
 	}
 	results := make([]Result, len(prompts))
 	errs := make([]error, len(prompts))
@@ -150,6 +133,44 @@ func Evaluate(ctx context.Context, prompts []Prompt, opt Options) ([]Result, Sum
 		}
 	}
 	return results, summarize(results, set), nil
+}
+
+// EvaluateOne scores one prompt as Evaluate scores each, on the
+// caller's goroutine and without a summary: for a caller that scores
+// prompts one at a time as they come (an online proxy).
+func EvaluateOne(p Prompt, opt Options) (Result, error) {
+	opt, set, thr, err := opt.settled()
+	if err != nil {
+		return Result{}, err
+	}
+	return evaluate(&p, opt, set, thr)
+}
+
+// settled returns opt with its defaults filled in, its scores and its
+// RougeL threshold of correctness, or why opt is not valid.
+func (opt Options) settled() (Options, scoreSet, float64, error) {
+	thr := DefaultRougeThreshold
+	if opt.RougeThreshold != nil {
+		thr = *opt.RougeThreshold
+	}
+	set, err := newScoreSet(opt.Scores)
+	if err != nil {
+		return opt, set, thr, err
+	}
+	switch opt.Similarity {
+	case "":
+		opt.Similarity = SimilarityRougeL
+	case SimilarityRougeL, SimilarityEmbedding:
+	default:
+		return opt, set, thr, fmt.Errorf("uncertainty: unknown similarity %q (want %s or %s)", string(opt.Similarity), SimilarityRougeL, SimilarityEmbedding)
+	}
+	if opt.KLETime == 0 {
+		opt.KLETime = DefaultKLETime
+	}
+	if !(opt.KLETime > 0) || math.IsInf(opt.KLETime, 1) {
+		return opt, set, thr, fmt.Errorf("uncertainty: KLE time %v: want a positive finite number", opt.KLETime)
+	}
+	return opt, set, thr, nil
 }
 
 func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error) {

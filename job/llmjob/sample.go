@@ -73,14 +73,14 @@ func NewSampleRequest() SampleRequest {
 // Bounds of a sample request.
 const (
 	MaxSampleN           = 1024
-	MaxSampleMaxTokens   = 1 << 17
+	MaxSampleMaxTokens   = llm.MaxMaxTokens
 	MaxSampleConcurrency = 1024
-	MaxSampleRetries     = 100
+	MaxSampleRetries     = llm.MaxRetries
 	// MaxSampleTopLogprobs is the most alternatives per token OpenAI's
 	// API returns.
 	MaxSampleTopLogprobs = 20
 	MaxSampleRPM         = 1e6
-	MaxSampleTimeout     = time.Hour
+	MaxSampleTimeout     = llm.MaxTimeout
 	// MaxSampleAnswerBytes bounds the bytes of the answers in flight:
 	// {concurrency} answers of {n} choices of {max_tokens} tokens, each
 	// token priced at SampleTokenBytes, plus SampleAnswerOverhead each. A
