@@ -55,13 +55,13 @@ func embeddingScore(score string, e Embedder) scoreFunc {
 		}
 		opt := uncertainty.Options{Kernel: kernel.RBF{Gamma: 1 / float64(d)}, Scores: []uncertainty.Score{s},
 			Similarity: uncertainty.SimilarityEmbedding, KLETime: uncertainty.DefaultKLETime}
-		res, _, err := uncertainty.Evaluate(ctx, []uncertainty.Prompt{{ID: "request", Samples: samples, Embeddings: m}}, opt)
+		res, err := uncertainty.EvaluateOne(uncertainty.Prompt{ID: "request", Samples: samples, Embeddings: m}, opt)
 		if err != nil {
 			return math.NaN(), err
 		}
-		u := res[0].Value(s)
+		u := res.Value(s)
 		if math.IsNaN(u) {
-			return math.NaN(), errors.New(res[0].Reason)
+			return math.NaN(), errors.New(res.Reason)
 		}
 		return u, nil
 	}
