@@ -133,6 +133,9 @@ type Options struct {
 	// Logger receives store failures and failed requests; nil discards
 	// them.
 	Logger *slog.Logger
+	// Embedder, when not nil, embeds the samples in process for the
+	// scores (see Embedder); Score must then be one that uses them.
+	Embedder Embedder
 	// Secrets are texts that never leave the proxy: the upstream's key
 	// and the service's other secrets. Each is replaced by "[redacted]"
 	// in the answers, headers and errors the callers read, in the
@@ -277,6 +280,11 @@ func New(o Options) (*Proxy, error) {
 	}
 	if p.scoreFn = scores[p.score]; p.scoreFn == nil {
 		return nil, fmt.Errorf("llmproxy: score %q: want one of %s", p.score, strings.Join(Scores(), ", "))
+	}
+	if o.Embedder != nil {
+		if p.scoreFn = embeddingScore(p.score, o.Embedder); p.scoreFn == nil {
+			return nil, fmt.Errorf("llmproxy: score %q does not use embeddings: drop the embedder or choose kernel-entropy, kle, eigv or degree", p.score)
+		}
 	}
 	if p.sampler == nil {
 		p.sampler = o.Client
