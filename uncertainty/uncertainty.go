@@ -51,7 +51,7 @@ type Options struct {
 	// not asked for are NaN in every Result and Summary.
 	Scores []Score
 	// Similarity is the similarity of the graph scores (KLE, EigV,
-	// Degree); "" means SimilarityRougeL. SimilarityEmbedding needs
+	// Degree, Ecc); "" means SimilarityRougeL. SimilarityEmbedding needs
 	// Embeddings.
 	Similarity Similarity
 	// KLETime is the heat-kernel time t of KLE; 0 means DefaultKLETime.
@@ -73,6 +73,7 @@ type Result struct {
 	KLE               float64 // kernel language entropy of the similarity graph (see KLE)
 	EigV              float64 // see EigV
 	Degree            float64 // see Degree
+	Ecc               float64 // see Ecc
 	Correct           *bool
 	Reason            string
 }
@@ -95,6 +96,7 @@ type Summary struct {
 	AUROCKLE               float64
 	AUROCEigV              float64
 	AUROCDegree            float64
+	AUROCEcc               float64
 }
 
 // Evaluate scores every prompt (concurrently, through par.For) and
@@ -175,17 +177,14 @@ func (opt Options) settled() (Options, scoreSet, float64, error) {
 
 func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error) {
 	nan := math.NaN()
-	r := Result{ID: p.ID, KernelEntropy: nan, LexicalSimilarity: nan, KLE: nan, EigV: nan, Degree: nan}
+	r := Result{ID: p.ID, KernelEntropy: nan, LexicalSimilarity: nan, KLE: nan, EigV: nan, Degree: nan, Ecc: nan}
 	samples, emb := p.Samples, p.Embeddings
 	if emb != nil {
 		if n, _ := emb.Dims(); n != len(samples) {
 			return r, fmt.Errorf("uncertainty: prompt %s: %d embeddings for %d samples", p.ID, n, len(samples))
 		}
 	}
-	var answer *string
-	switch {
-	case opt.HoldoutFirst && len(samples) > 0:
-		answer = &samples[0]
+	if opt.HoldoutFirst && len(samples) > 0 {
 		samples = samples[1:]
 		if emb != nil {
 			_, d := emb.Dims()
@@ -195,24 +194,8 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 				emb = nil
 			}
 		}
-	case !opt.HoldoutFirst:
-		answer = p.Answer
 	}
-	switch {
-	case p.Correct != nil:
-		c := *p.Correct
-		r.Correct = &c
-	case answer != nil && len(p.References) > 0:
-		c := false
-		a := tokenize.Words(*answer)
-		for _, ref := range p.References {
-			if evalstat.RougeLF(a, tokenize.Words(ref)) > thr {
-				c = true
-				break
-			}
-		}
-		r.Correct = &c
-	}
+	r.Correct = Correctness(p, opt.HoldoutFirst, thr)
 	if len(samples) < 2 {
 		what := "kernel entropy needs"
 		if !set.has(ScoreKernelEntropy) {
@@ -278,8 +261,39 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 		if set.has(ScoreDegree) {
 			r.Degree = g.degree()
 		}
+		if set.has(ScoreEcc) {
+			r.Ecc = g.ecc(EccThreshold)
+		}
 	}
 	return r, nil
+}
+
+// Correctness judges the answer under test of p: its given label, else
+// whether its RougeL-F with one of the references exceeds thr; nil when
+// neither is known. The answer under test is Samples[0] with
+// holdoutFirst, p.Answer otherwise.
+func Correctness(p *Prompt, holdoutFirst bool, thr float64) *bool {
+	answer := p.Answer
+	if holdoutFirst {
+		answer = nil
+		if len(p.Samples) > 0 {
+			answer = &p.Samples[0]
+		}
+	}
+	switch {
+	case p.Correct != nil:
+		c := *p.Correct
+		return &c
+	case answer != nil && len(p.References) > 0:
+		a := tokenize.Words(*answer)
+		for _, ref := range p.References {
+			if evalstat.RougeLF(a, tokenize.Words(ref)) > thr {
+				return new(true)
+			}
+		}
+		return new(false)
+	}
+	return nil
 }
 
 // meanUpper returns the mean of w above the diagonal: with the RougeL-F
@@ -314,7 +328,7 @@ func Summarize(results []Result, scores ...Score) Summary {
 func summarize(results []Result, set scoreSet) Summary {
 	nan := math.NaN()
 	s := Summary{N: len(results), Accuracy: nan,
-		AUROCKernelEntropy: nan, AUROCLexicalSimilarity: nan, AUROCKLE: nan, AUROCEigV: nan, AUROCDegree: nan}
+		AUROCKernelEntropy: nan, AUROCLexicalSimilarity: nan, AUROCKLE: nan, AUROCEigV: nan, AUROCDegree: nan, AUROCEcc: nan}
 	var scores []Score
 	for _, sc := range AllScores {
 		if set.has(sc) {

@@ -69,43 +69,19 @@ func guardOut(dir string, names []string, inputs ...string) error {
 }
 
 // guardOutFile refuses, before any work is done, an output file (flag
-// names it in the message) that is a directory or whose parent directory
-// does not exist.
+// names it in the message) that cannot be written (atomicfile.CheckTarget).
 func guardOutFile(flag, path string) error {
 	if path == "" {
 		return nil
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return badUsage("%s %s is a directory; give a file name", flag, path)
-	}
-	parent := filepath.Dir(path)
-	st, err := os.Stat(parent)
-	switch {
-	case err != nil:
-		return badUsage("%s %s: the directory %s does not exist", flag, path, parent)
-	case !st.IsDir():
-		return badUsage("%s %s: %s is not a directory", flag, path, parent)
+	if err := atomicfile.CheckTarget(path); err != nil {
+		return badUsage("%s %v", flag, err)
 	}
 	return nil
 }
 
-// sameFileAs returns the first of inputs that names the existing file
-// path (through links and different spellings of the path), or "".
-func sameFileAs(path string, inputs ...string) string {
-	sp, err := os.Stat(path)
-	if err != nil {
-		return ""
-	}
-	for _, in := range inputs {
-		if in == "" {
-			continue
-		}
-		if si, err := os.Stat(in); err == nil && os.SameFile(sp, si) {
-			return in
-		}
-	}
-	return ""
-}
+// sameFileAs is atomicfile.SameAs.
+var sameFileAs = atomicfile.SameAs
 
 // warnings returns the Env warning callback of cmd: a line on its stderr,
 // the request fields it names spelled as cmd's flags.

@@ -1,6 +1,10 @@
 package llmjob
 
-import "github.com/genlens/genlens/job"
+import (
+	"slices"
+
+	"github.com/genlens/genlens/job"
+)
 
 // Upper bounds on size-like fields of this package's requests (see
 // job.MaxListLen): far above real use, noted beside each.
@@ -21,9 +25,10 @@ var Commands = []job.Command{
 	job.Define(job.Spec[EntropyRequest, EntropyResult]{
 		Name: "entropy", Group: "kernel", New: NewEntropyRequest, Run: Entropy,
 		Inputs: func(r *EntropyRequest) []job.Input {
-			return append(job.FileInput("in", r.In), job.FileInput("embeddings", r.Embeddings)...)
+			return slices.Concat(job.FileInput("in", r.In), job.FileInput("embeddings", r.Embeddings), job.FileInput("ptrue_prompt", r.PTruePrompt))
 		},
 		Artifacts: job.ArtifactsOf[EntropyRequest]((*EntropyResult).Artifacts),
+		Outbound:  func(r *EntropyRequest) []job.Outbound { return r.outbound() },
 		ModelDir:  func(r *EntropyRequest) *string { return &r.Weights },
 		Text:      entropyText,
 	}),

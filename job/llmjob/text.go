@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/uncertainty"
 )
 
 var num = job.FormatNum
@@ -80,7 +79,7 @@ func entropyText(w io.Writer, _ *EntropyRequest, out *EntropyResult) {
 	if len(out.Items) <= maxRows {
 		fmt.Fprint(tw, "id\t")
 		for _, s := range scores {
-			fmt.Fprintf(tw, "%s\t", s.Key())
+			fmt.Fprintf(tw, "%s\t", s)
 		}
 		fmt.Fprintln(tw, "correct\t")
 		for _, it := range out.Items {
@@ -110,9 +109,17 @@ func entropyText(w io.Writer, _ *EntropyRequest, out *EntropyResult) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "accuracy of the answers under test: %s\n", num(float64(s.Accuracy)))
-	fmt.Fprintln(w, "AUROC for detecting incorrect answers:")
-	for _, sc := range scores {
-		fmt.Fprintf(w, "  %-20s%s\n", entropyScoreLabels[sc], num(numValue(s.AUROC.Score(sc))))
+	if s.AUARC == nil {
+		fmt.Fprintln(w, "AUROC for detecting incorrect answers:")
+		for _, sc := range scores {
+			fmt.Fprintf(w, "  %-20s%s\n", scoreByKey(sc).label, num(numValue(s.AUROC[sc])))
+		}
+	} else {
+		fmt.Fprintln(w, "AUROC for detecting incorrect answers, AUARC (area under the accuracy-rejection curve):")
+		fmt.Fprintf(w, "  %-20s%-10s%s\n", "score", "AUROC", "AUARC")
+		for _, sc := range scores {
+			fmt.Fprintf(w, "  %-20s%-10s%s\n", scoreByKey(sc).label, num(numValue(s.AUROC[sc])), num(numValue(s.AUARC[sc])))
+		}
 	}
 	if len(out.Items) > maxRows {
 		if out.OutDir != "" {
@@ -124,15 +131,6 @@ func entropyText(w io.Writer, _ *EntropyRequest, out *EntropyResult) {
 	for _, m := range out.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", m)
 	}
-}
-
-// entropyScoreLabels name the scores in the AUROC lines.
-var entropyScoreLabels = map[uncertainty.Score]string{
-	uncertainty.ScoreKernelEntropy: "kernel entropy",
-	uncertainty.ScoreLexSim:        "lexical similarity",
-	uncertainty.ScoreKLE:           "kle",
-	uncertainty.ScoreEigV:          "eigv",
-	uncertainty.ScoreDegree:        "degree",
 }
 
 // numValue returns *n as a float64, NaN (printed "-") for nil.
