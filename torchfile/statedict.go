@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/membudget"
 
 	"github.com/nlpodyssey/gopickle/pytorch"
 	"github.com/nlpodyssey/gopickle/types"
@@ -45,7 +46,7 @@ func LoadStateDict(path string) (map[string]*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return float64s(views), nil
+	return float64s(path, views)
 }
 
 // OpenStateDict reads a state dict as LoadStateDict does, but copies no
@@ -426,13 +427,33 @@ func openViews(path string, raw map[string]*pytorch.Tensor) (map[string]*View, e
 	return out, nil
 }
 
-// float64s copies every view out as float64, dropping each view's entry
-// as it goes.
-func float64s(views map[string]*View) map[string]*Tensor {
+// float64s copies every view of the file at path out as float64,
+// dropping each view's entry as it goes, once the copies and the file's
+// bytes (which hold the storages) are priced against the matrix budget:
+// views of one storage may ask for several copies of it, each 8 bytes an
+// element whatever the storage's dtype.
+func float64s(path string, views map[string]*View) (map[string]*Tensor, error) {
+	keys := make([]string, 0, len(views))
+	for k := range views {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var used int64
+	if st, err := os.Stat(path); err == nil {
+		used = st.Size()
+	}
+	limit := membudget.Limit()
+	for _, k := range keys {
+		used += 8 * int64(views[k].Len())
+		if used > limit {
+			return nil, membudget.CheckBytes(fmt.Sprintf("the weights %s up to tensor %s", path, k), 1, views[k].Len(), used)
+		}
+	}
 	out := make(map[string]*Tensor, len(views))
-	for k, v := range views {
+	for _, k := range keys {
+		v := views[k]
 		out[k] = &Tensor{Shape: v.Shape, DType: v.DType, Data: v.Float64()}
 		delete(views, k)
 	}
-	return out
+	return out, nil
 }

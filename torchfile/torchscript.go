@@ -108,7 +108,7 @@ func ReadTorchScript(path string) (map[string]*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return float64s(views), nil
+	return float64s(path, views)
 }
 
 // OpenTorchScript reads a TorchScript archive as ReadTorchScript does,

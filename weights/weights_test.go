@@ -101,3 +101,43 @@ func TestStoragesPriced(t *testing.T) {
 		t.Fatalf("err = %v, want a budget error on the storages of views.pth", err)
 	}
 }
+
+// FuzzLoad: whatever the file, Load returns tensors whose shapes hold
+// their values, or an error; and it holds no more values than the file's
+// storages allow (a few reads of each).
+func FuzzLoad(f *testing.F) {
+	for _, p := range []string{filepath.Join("testdata", "views.pth"), filepath.Join("..", "deberta", "testdata", "tiny.safetensors")} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), "w")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sd, err := Load(path)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("a message of several lines: %q", err)
+			}
+			return
+		}
+		total := 0
+		for k, tt := range sd {
+			n := 1
+			for _, d := range tt.Shape {
+				n *= d
+			}
+			if n != len(tt.Data) {
+				t.Fatalf("%s: shape %v but %d values", k, tt.Shape, len(tt.Data))
+			}
+			total += n
+		}
+		if total > 4*len(b)+1024 {
+			t.Fatalf("%d values from a %d-byte file", total, len(b))
+		}
+	})
+}

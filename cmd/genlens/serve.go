@@ -59,7 +59,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&maxBodiesMB, "max-bodies-mb", 0, "MiB of JSON request bodies read and decoded at once, over all endpoints (JSON decodes into many times its size); at least --max-body-mb (0: twice --max-body-mb)")
 	f.DurationVar(&opts.BodyWait, "body-wait", opts.BodyWait, "how long a request waits for room under --max-bodies-mb before it gets 503 with Retry-After")
 	f.IntVar(&minFreeDiskMB, "min-free-disk-mb", int(opts.MinFreeDisk>>20), "free MiB under --data-dir below which /healthz (readiness) reports the disk full")
-	f.IntVar(&modelCacheMB, "model-cache-mb", int(opts.Jobs.ModelCacheBytes>>20), "MiB of network weights (Inception, ViT) kept loaded between jobs; least recently used dropped first; a network larger than this is loaded for its job and not kept")
+	f.IntVar(&modelCacheMB, "model-cache-mb", int(opts.Jobs.ModelCacheBytes>>20), "MiB of network weights (Inception, ViT, text embedders) kept loaded between jobs; least recently used dropped first; a network larger than this is loaded for its job and not kept")
 	f.StringSliceVar(&opts.Jobs.AllowedBaseURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
 	f.StringSliceVar(&opts.Jobs.ModelDirs, "model-dir", nil, "a text model's directory (config.json, tokenizer, weights) entropy and sample jobs may run as their embedder, named in their weights by its base name; none: no text models")
 	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")

@@ -46,7 +46,15 @@ func loadTextEmbedder(env job.Env, name, dir string) (*bert.Embedder, error) {
 // loadTextEmbedderPrefix is loadTextEmbedder with the prefix put before
 // every text.
 func loadTextEmbedderPrefix(env job.Env, name, dir, prefix string) (*bert.Embedder, error) {
-	return bert.OpenEmbedder(name, dir, prefix)
+	wf, err := bert.WeightsFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	// Kept loaded for the next jobs, keyed by the weights file as image
+	// networks are.
+	return job.CachedLoad(env.Models, "text:"+name+" prefix:"+prefix, wf, func(string) (*bert.Embedder, error) {
+		return bert.OpenEmbedder(name, dir, prefix)
+	})
 }
 
 // embedSamples sets each prompt's embedding rows to the embeddings of its

@@ -231,3 +231,25 @@ func TestSampleTextEmbedder(t *testing.T) {
 		}
 	}
 }
+
+// A text embedder is kept in the job's model cache: a second job with
+// the same weights does not load them again.
+func TestTextEmbedderCached(t *testing.T) {
+	env := job.CLIEnv(nil, nil)
+	env.Models = job.NewModelCache(0)
+	a, err := loadTextEmbedder(env, "e5-small-v2", e5Fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := loadTextEmbedder(env, "e5-small-v2", e5Fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadTextEmbedderPrefix(env, "e5-small-v2", e5Fixture, "passage: ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := env.Models.Len(); a != b || a == c || n != 2 {
+		t.Errorf("same embedder twice: %v; other prefix apart: %v; %d kept, want 2", a == b, a != c, n)
+	}
+}
