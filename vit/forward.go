@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/internal/simdblas"
 	"github.com/genlens/genlens/linalg"
 )
 
@@ -229,12 +230,7 @@ func (m *Model) attention(ctx context.Context, qkv []float32, B int, att []float
 			}
 			clear(sum)
 			for j := 0; j < T; j++ {
-				row := s[j*qb : (j+1)*qb]
-				for i, v := range row {
-					e := exp32(v - mx[i])
-					row[i] = e
-					sum[i] += float64(e)
-				}
+				simdblas.SoftmaxExp(s[j*qb:(j+1)*qb], mx, sum)
 			}
 			o := sc.o[:dh*qb]
 			linalg.Sgemm(false, false, dh, qb, T, 1, v, n, s, qb, 0, o, qb)

@@ -73,3 +73,9 @@ func winogradInputAVX512(src *float32, lds, groups int, dst *float32, ldd int)
 
 //go:noescape
 func winogradOutputAVX512(m *float32, ldm, groups int, bias float32, dst *float32, ldd int)
+
+// softmaxExpAVX512 is SoftmaxExp over 16·groups columns
+// (kernels_amd64.s).
+//
+//go:noescape
+func softmaxExpAVX512(x, m *float32, sum *float64, groups int)

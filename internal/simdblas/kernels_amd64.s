@@ -1279,3 +1279,96 @@ sgemm12x32brelu:
 	VMOVUPS Z27, 64(DX)
 	VZEROUPPER
 	RET
+
+// The constants of Exp32, as float32 bits (the last, 127, an int32).
+DATA expConst<>+0(SB)/4, $0x3fb8aa3b  // log2(e)
+DATA expConst<>+4(SB)/4, $0x4b400000  // 1.5·2²³
+DATA expConst<>+8(SB)/4, $0x3f318000  // 0.693359375
+DATA expConst<>+12(SB)/4, $0x395e8083 // 2.12194440e-4
+DATA expConst<>+16(SB)/4, $0x39506967 // the polynomial, highest degree first
+DATA expConst<>+20(SB)/4, $0x3ab743ce
+DATA expConst<>+24(SB)/4, $0x3c088908
+DATA expConst<>+28(SB)/4, $0x3d2aa9c1
+DATA expConst<>+32(SB)/4, $0x3e2aaaaa
+DATA expConst<>+36(SB)/4, $0x3f000000
+DATA expConst<>+40(SB)/4, $0x3f800000 // 1
+DATA expConst<>+44(SB)/4, $0xc2aeac4f // below this, 0
+DATA expConst<>+48(SB)/4, $0x42b0999a // above this, +Inf
+DATA expConst<>+52(SB)/4, $0x7f800000 // +Inf
+DATA expConst<>+56(SB)/4, $127
+GLOBL expConst<>(SB), RODATA|NOPTR, $60
+
+// func softmaxExpAVX512(x, m *float32, sum *float64, groups int)
+//
+// x[i] = Exp32(x[i] − m[i]) and sum[i] += float64(x[i]) for i < 16·groups,
+// each step the scalar code's, in its order, products and sums rounded
+// separately. NaN stays NaN.
+TEXT ·softmaxExpAVX512(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ m+8(FP), DX
+	MOVQ sum+16(FP), DI
+	MOVQ groups+24(FP), CX
+	VBROADCASTSS expConst<>+0(SB), Z16
+	VBROADCASTSS expConst<>+4(SB), Z17
+	VBROADCASTSS expConst<>+8(SB), Z18
+	VBROADCASTSS expConst<>+12(SB), Z19
+	VBROADCASTSS expConst<>+16(SB), Z20
+	VBROADCASTSS expConst<>+20(SB), Z21
+	VBROADCASTSS expConst<>+24(SB), Z22
+	VBROADCASTSS expConst<>+28(SB), Z23
+	VBROADCASTSS expConst<>+32(SB), Z24
+	VBROADCASTSS expConst<>+36(SB), Z25
+	VBROADCASTSS expConst<>+40(SB), Z26
+	VBROADCASTSS expConst<>+44(SB), Z27
+	VBROADCASTSS expConst<>+48(SB), Z28
+	VBROADCASTSS expConst<>+52(SB), Z29
+	VPBROADCASTD expConst<>+56(SB), Z30
+	VPXORD Z31, Z31, Z31
+
+expLoop:
+	VMOVUPS (SI), Z0
+	VSUBPS  (DX), Z0, Z0  // x − m
+	VMULPS  Z16, Z0, Z1
+	VADDPS  Z17, Z1, Z1
+	VSUBPS  Z17, Z1, Z1   // k
+	VMULPS  Z18, Z1, Z2
+	VSUBPS  Z2, Z0, Z2
+	VMULPS  Z19, Z1, Z3
+	VADDPS  Z3, Z2, Z2    // r
+	VMULPS  Z20, Z2, Z3
+	VADDPS  Z21, Z3, Z3
+	VMULPS  Z2, Z3, Z3
+	VADDPS  Z22, Z3, Z3
+	VMULPS  Z2, Z3, Z3
+	VADDPS  Z23, Z3, Z3
+	VMULPS  Z2, Z3, Z3
+	VADDPS  Z24, Z3, Z3
+	VMULPS  Z2, Z3, Z3
+	VADDPS  Z25, Z3, Z3   // p
+	VMULPS  Z2, Z3, Z3
+	VMULPS  Z2, Z3, Z3
+	VADDPS  Z2, Z3, Z3
+	VADDPS  Z26, Z3, Z3   // y = p·r·r + r + 1
+	VCVTTPS2DQ Z1, Z4
+	VPADDD  Z30, Z4, Z4
+	VPSLLD  $23, Z4, Z4   // 2^k
+	VMULPS  Z4, Z3, Z3
+	VCMPPS  $0x01, Z27, Z0, K1 // x < low
+	VMOVAPS Z31, K1, Z3
+	VCMPPS  $0x1e, Z28, Z0, K2 // x > high
+	VMOVAPS Z29, K2, Z3
+	VMOVUPS Z3, (SI)
+	VCVTPS2PD Y3, Z5
+	VADDPD  (DI), Z5, Z5
+	VMOVUPD Z5, (DI)
+	VEXTRACTF64X4 $1, Z3, Y6
+	VCVTPS2PD Y6, Z6
+	VADDPD  64(DI), Z6, Z6
+	VMOVUPD Z6, 64(DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  expLoop
+	VZEROUPPER
+	RET

@@ -45,3 +45,7 @@ func winogradOutputAVX512(m *float32, ldm, groups int, bias float32, dst *float3
 func sgemmKernel12x32Bias(k int, a, b, c *float32, ldc int, bias *float32, relu bool) {
 	panic("simdblas: no SGEMM micro-kernel on this platform")
 }
+
+func softmaxExpAVX512(x, m *float32, sum *float64, groups int) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}

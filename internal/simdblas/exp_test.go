@@ -1,0 +1,92 @@
+package simdblas
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestExp32(t *testing.T) {
+	var worst float64
+	for x := -87.0; x < 88.3; x += 0.001 {
+		f := float32(x)
+		want := math.Exp(float64(f))
+		got := float64(Exp32(f))
+		worst = math.Max(worst, math.Abs(got-want)/want)
+	}
+	// float32's unit roundoff is 6e-8: a few units at most.
+	if worst > 2.5e-7 {
+		t.Errorf("Exp32: relative error %.3g", worst)
+	}
+	for _, tc := range []struct{ x, want float32 }{{-100, 0}, {0, 1}, {float32(math.Inf(-1)), 0}, {100, float32(math.Inf(1))}} {
+		if got := Exp32(tc.x); got != tc.want {
+			t.Errorf("Exp32(%v) = %v, want %v", tc.x, got, tc.want)
+		}
+	}
+	if got := Exp32(float32(math.NaN())); got == got {
+		t.Errorf("Exp32(NaN) = %v", got)
+	}
+}
+
+// TestSoftmaxExp runs the Go loop and the AVX-512 kernel (where the CPU
+// has it) on the same inputs, lengths around the groups of 16, with the
+// edge cases (below the smallest exponential, above the largest, ±Inf,
+// NaN) among them: the bits must agree, and agree with Exp32.
+func TestSoftmaxExp(t *testing.T) {
+	defer func(v bool) { expAVX512 = v }(expAVX512)
+	rng := rand.New(rand.NewPCG(7, 7))
+	special := []float32{-87.33654, -87.3366, -88, -100, 88.3, 88.31, 100, 0, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	for _, n := range []int{1, 15, 16, 17, 33, 129, 257} {
+		x := make([]float32, n)
+		m := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * 30)
+			m[i] = float32(rng.NormFloat64() * 10)
+			if i%5 == 0 {
+				x[i], m[i] = special[(i/5)%len(special)], 0
+			}
+		}
+		sum0 := make([]float64, n)
+		for i := range sum0 {
+			sum0[i] = rng.Float64()
+		}
+		var results [][]float32
+		var sums [][]float64
+		for _, avx := range []bool{false, hasAVX512} {
+			expAVX512 = avx
+			xc, s := append([]float32(nil), x...), append([]float64(nil), sum0...)
+			SoftmaxExp(xc, m, s)
+			results, sums = append(results, xc), append(sums, s)
+		}
+		for i := range x {
+			want := Exp32(x[i] - m[i])
+			for p, r := range results {
+				if got := r[i]; math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+					t.Fatalf("n=%d path %d: exp(%v − %v) = %v, want %v", n, p, x[i], m[i], got, want)
+				}
+				if s, w := sums[p][i], sum0[i]+float64(want); s != w && !(s != s && w != w) {
+					t.Fatalf("n=%d path %d: sum[%d] = %v, want %v", n, p, i, s, w)
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkSoftmaxExp(b *testing.B) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	x := randF32(rng, 129)
+	m := make([]float32, len(x))
+	sum := make([]float64, len(x))
+	for _, avx := range []bool{false, hasAVX512} {
+		expAVX512 = avx
+		b.Run(map[bool]string{false: "go", true: "avx512"}[avx], func(b *testing.B) {
+			for b.Loop() {
+				for i := range x {
+					x[i] = -x[i] * x[i]
+				}
+				SoftmaxExp(x, m, sum)
+			}
+		})
+	}
+	expAVX512 = hasAVX512
+}
