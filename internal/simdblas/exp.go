@@ -53,3 +53,41 @@ func SoftmaxExp(x, m []float32, sum []float64) {
 		sum[i] += float64(e)
 	}
 }
+
+// GELU sets x[i] to the exact GELU, x·Φ(x) = x/2·(1 + erf(x/√2)),
+// nn.GELU's default, with erf as Abramowitz and Stegun's 7.1.26
+// (absolute error below 1.5e-7, the approximation PyTorch's vectorised
+// CPU kernel uses). For x < 0 it computes 1 + erf(x/√2) = erfc(|x|/√2)
+// directly, not by a cancelling float32 sum, which in the tail would
+// lose more digits than the approximation does. Sixteen values at a time
+// where the CPU has AVX-512, with the same bits as the Go loop.
+func GELU(x []float32) {
+	done := 0
+	if expAVX512 && len(x) >= 16 {
+		geluAVX512(&x[0], len(x)/16)
+		done = len(x) &^ 15
+	}
+	for i := done; i < len(x); i++ {
+		x[i] = gelu(x[i])
+	}
+}
+
+// gelu is GELU of one value, each product rounded before its sum.
+func gelu(v float32) float32 {
+	z := v * 0.70710678118654752
+	a := z
+	if a < 0 {
+		a = -a
+	}
+	t := 1 / (1 + float32(0.3275911*a))
+	p := float32(1.061405429)
+	p = float32(p*t) - 1.453152027
+	p = float32(p*t) + 1.421413741
+	p = float32(p*t) - 0.284496736
+	p = float32(p*t) + 0.254829592
+	erfc := float32(p*t) * Exp32(-a*a) // erfc(|z|)
+	if v >= 0 {
+		return 0.5 * v * (2 - erfc)
+	}
+	return 0.5 * v * erfc
+}

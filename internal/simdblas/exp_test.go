@@ -90,3 +90,57 @@ func BenchmarkSoftmaxExp(b *testing.B) {
 	}
 	expAVX512 = hasAVX512
 }
+
+// TestGELU runs the Go loop and the AVX-512 kernel (where the CPU has
+// it) on the same inputs, edge cases among them, and wants the same bits
+// and a GELU within 2e-7·max(1, |x|) of the float64 one (the erf
+// approximation is within 1.5e-7).
+func TestGELU(t *testing.T) {
+	defer func(v bool) { expAVX512 = v }(expAVX512)
+	rng := rand.New(rand.NewPCG(9, 9))
+	special := []float32{0, float32(math.Copysign(0, -1)), 13, -13, 14, -14, 100, -100, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-30, -1e-30}
+	for _, n := range []int{1, 15, 16, 17, 33, 1000} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * 3)
+			if i%4 == 0 {
+				x[i] = special[(i/4)%len(special)]
+			}
+		}
+		var results [][]float32
+		for _, avx := range []bool{false, hasAVX512} {
+			expAVX512 = avx
+			y := append([]float32(nil), x...)
+			GELU(y)
+			results = append(results, y)
+		}
+		for i, v := range x {
+			w := 0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2))
+			for p, r := range results {
+				got := r[i]
+				if math.Float32bits(got) != math.Float32bits(results[0][i]) && !(got != got && results[0][i] != results[0][i]) {
+					t.Fatalf("n=%d path %d: GELU(%v) = %v, the Go loop %v", n, p, v, got, results[0][i])
+				}
+				if !math.IsInf(float64(v), 0) && v == v && math.Abs(float64(got)-w) > 2e-7*math.Max(1, math.Abs(float64(v))) {
+					t.Fatalf("n=%d path %d: GELU(%v) = %v, want %v", n, p, v, got, w)
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkGELU(b *testing.B) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	x := randF32(rng, 4096)
+	y := make([]float32, len(x))
+	for _, avx := range []bool{false, hasAVX512} {
+		expAVX512 = avx
+		b.Run(map[bool]string{false: "go", true: "avx512"}[avx], func(b *testing.B) {
+			for b.Loop() {
+				copy(y, x)
+				GELU(y)
+			}
+		})
+	}
+	expAVX512 = hasAVX512
+}

@@ -79,3 +79,8 @@ func winogradOutputAVX512(m *float32, ldm, groups int, bias float32, dst *float3
 //
 //go:noescape
 func softmaxExpAVX512(x, m *float32, sum *float64, groups int)
+
+// geluAVX512 is GELU over 16·groups values (kernels_amd64.s).
+//
+//go:noescape
+func geluAVX512(x *float32, groups int)

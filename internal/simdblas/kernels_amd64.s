@@ -1298,64 +1298,73 @@ DATA expConst<>+52(SB)/4, $0x7f800000 // +Inf
 DATA expConst<>+56(SB)/4, $127
 GLOBL expConst<>(SB), RODATA|NOPTR, $60
 
+// EXP_CONSTS loads Exp32's constants: Z16-Z30, and zero in Z31.
+#define EXP_CONSTS \
+	VBROADCASTSS expConst<>+0(SB), Z16; \
+	VBROADCASTSS expConst<>+4(SB), Z17; \
+	VBROADCASTSS expConst<>+8(SB), Z18; \
+	VBROADCASTSS expConst<>+12(SB), Z19; \
+	VBROADCASTSS expConst<>+16(SB), Z20; \
+	VBROADCASTSS expConst<>+20(SB), Z21; \
+	VBROADCASTSS expConst<>+24(SB), Z22; \
+	VBROADCASTSS expConst<>+28(SB), Z23; \
+	VBROADCASTSS expConst<>+32(SB), Z24; \
+	VBROADCASTSS expConst<>+36(SB), Z25; \
+	VBROADCASTSS expConst<>+40(SB), Z26; \
+	VBROADCASTSS expConst<>+44(SB), Z27; \
+	VBROADCASTSS expConst<>+48(SB), Z28; \
+	VBROADCASTSS expConst<>+52(SB), Z29; \
+	VPBROADCASTD expConst<>+56(SB), Z30; \
+	VPXORD       Z31, Z31, Z31
+
+// EXP sets Z3 to Exp32(Z0) but for the clamp above 88.3 (its callers'
+// arguments are never above 0); Z1, Z2, Z4 and K1 are clobbered. The
+// steps are Exp32's, in its order, products and sums rounded separately.
+#define EXP \
+	VMULPS     Z16, Z0, Z1; \
+	VADDPS     Z17, Z1, Z1; \
+	VSUBPS     Z17, Z1, Z1; \
+	VMULPS     Z18, Z1, Z2; \
+	VSUBPS     Z2, Z0, Z2; \
+	VMULPS     Z19, Z1, Z3; \
+	VADDPS     Z3, Z2, Z2; \
+	VMULPS     Z20, Z2, Z3; \
+	VADDPS     Z21, Z3, Z3; \
+	VMULPS     Z2, Z3, Z3; \
+	VADDPS     Z22, Z3, Z3; \
+	VMULPS     Z2, Z3, Z3; \
+	VADDPS     Z23, Z3, Z3; \
+	VMULPS     Z2, Z3, Z3; \
+	VADDPS     Z24, Z3, Z3; \
+	VMULPS     Z2, Z3, Z3; \
+	VADDPS     Z25, Z3, Z3; \
+	VMULPS     Z2, Z3, Z3; \
+	VMULPS     Z2, Z3, Z3; \
+	VADDPS     Z2, Z3, Z3; \
+	VADDPS     Z26, Z3, Z3; \
+	VCVTTPS2DQ Z1, Z4; \
+	VPADDD     Z30, Z4, Z4; \
+	VPSLLD     $23, Z4, Z4; \
+	VMULPS     Z4, Z3, Z3; \
+	VCMPPS     $0x01, Z27, Z0, K1; \
+	VMOVAPS    Z31, K1, Z3
+
 // func softmaxExpAVX512(x, m *float32, sum *float64, groups int)
 //
-// x[i] = Exp32(x[i] − m[i]) and sum[i] += float64(x[i]) for i < 16·groups,
-// each step the scalar code's, in its order, products and sums rounded
-// separately. NaN stays NaN.
+// x[i] = Exp32(x[i] − m[i]) and sum[i] += float64(x[i]) for i < 16·groups.
+// NaN stays NaN.
 TEXT ·softmaxExpAVX512(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), SI
 	MOVQ m+8(FP), DX
 	MOVQ sum+16(FP), DI
 	MOVQ groups+24(FP), CX
-	VBROADCASTSS expConst<>+0(SB), Z16
-	VBROADCASTSS expConst<>+4(SB), Z17
-	VBROADCASTSS expConst<>+8(SB), Z18
-	VBROADCASTSS expConst<>+12(SB), Z19
-	VBROADCASTSS expConst<>+16(SB), Z20
-	VBROADCASTSS expConst<>+20(SB), Z21
-	VBROADCASTSS expConst<>+24(SB), Z22
-	VBROADCASTSS expConst<>+28(SB), Z23
-	VBROADCASTSS expConst<>+32(SB), Z24
-	VBROADCASTSS expConst<>+36(SB), Z25
-	VBROADCASTSS expConst<>+40(SB), Z26
-	VBROADCASTSS expConst<>+44(SB), Z27
-	VBROADCASTSS expConst<>+48(SB), Z28
-	VBROADCASTSS expConst<>+52(SB), Z29
-	VPBROADCASTD expConst<>+56(SB), Z30
-	VPXORD Z31, Z31, Z31
+	EXP_CONSTS
 
 expLoop:
 	VMOVUPS (SI), Z0
-	VSUBPS  (DX), Z0, Z0  // x − m
-	VMULPS  Z16, Z0, Z1
-	VADDPS  Z17, Z1, Z1
-	VSUBPS  Z17, Z1, Z1   // k
-	VMULPS  Z18, Z1, Z2
-	VSUBPS  Z2, Z0, Z2
-	VMULPS  Z19, Z1, Z3
-	VADDPS  Z3, Z2, Z2    // r
-	VMULPS  Z20, Z2, Z3
-	VADDPS  Z21, Z3, Z3
-	VMULPS  Z2, Z3, Z3
-	VADDPS  Z22, Z3, Z3
-	VMULPS  Z2, Z3, Z3
-	VADDPS  Z23, Z3, Z3
-	VMULPS  Z2, Z3, Z3
-	VADDPS  Z24, Z3, Z3
-	VMULPS  Z2, Z3, Z3
-	VADDPS  Z25, Z3, Z3   // p
-	VMULPS  Z2, Z3, Z3
-	VMULPS  Z2, Z3, Z3
-	VADDPS  Z2, Z3, Z3
-	VADDPS  Z26, Z3, Z3   // y = p·r·r + r + 1
-	VCVTTPS2DQ Z1, Z4
-	VPADDD  Z30, Z4, Z4
-	VPSLLD  $23, Z4, Z4   // 2^k
-	VMULPS  Z4, Z3, Z3
-	VCMPPS  $0x01, Z27, Z0, K1 // x < low
-	VMOVAPS Z31, K1, Z3
-	VCMPPS  $0x1e, Z28, Z0, K2 // x > high
+	VSUBPS  (DX), Z0, Z0 // x − m
+	EXP
+	VCMPPS  $0x1e, Z28, Z0, K2 // x > 88.3
 	VMOVAPS Z29, K2, Z3
 	VMOVUPS Z3, (SI)
 	VCVTPS2PD Y3, Z5
@@ -1370,5 +1379,71 @@ expLoop:
 	ADDQ $128, DI
 	DECQ CX
 	JNZ  expLoop
+	VZEROUPPER
+	RET
+
+// GELU's constants as float32 bits.
+DATA geluConst<>+0(SB)/4, $0x3f3504f3  // 1/√2
+DATA geluConst<>+4(SB)/4, $0x7fffffff  // all but the sign
+DATA geluConst<>+8(SB)/4, $0x3ea7ba05  // 0.3275911
+DATA geluConst<>+12(SB)/4, $0x3f87dc22 // the polynomial, highest degree first
+DATA geluConst<>+16(SB)/4, $0x3fba00e3 // (subtracted)
+DATA geluConst<>+20(SB)/4, $0x3fb5f0e3
+DATA geluConst<>+24(SB)/4, $0x3e91a98e // (subtracted)
+DATA geluConst<>+28(SB)/4, $0x3e827906
+DATA geluConst<>+32(SB)/4, $0x3f000000 // ½
+DATA geluConst<>+36(SB)/4, $0x40000000 // 2
+DATA geluConst<>+40(SB)/4, $0x80000000 // the sign
+GLOBL geluConst<>(SB), RODATA|NOPTR, $44
+
+// func geluAVX512(x *float32, groups int)
+//
+// GELU's steps on x[i] for i < 16·groups, in place, in its order,
+// products and sums rounded separately.
+TEXT ·geluAVX512(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ groups+8(FP), CX
+	EXP_CONSTS
+	VBROADCASTSS geluConst<>+0(SB), Z9
+	VPBROADCASTD geluConst<>+4(SB), Z10
+	VBROADCASTSS geluConst<>+8(SB), Z11
+	VBROADCASTSS geluConst<>+12(SB), Z12
+	VBROADCASTSS geluConst<>+32(SB), Z13
+	VBROADCASTSS geluConst<>+36(SB), Z14
+	VPBROADCASTD geluConst<>+40(SB), Z15
+
+geluLoop:
+	VMOVUPS (SI), Z6     // v
+	VMULPS  Z9, Z6, Z5   // z = v/√2
+	VPANDD  Z10, Z5, Z5  // a = |z|
+	VMULPS  Z11, Z5, Z7
+	VADDPS  Z26, Z7, Z7
+	VDIVPS  Z7, Z26, Z7  // t = 1/(1 + 0.3275911·a)
+	VMULPS  Z7, Z12, Z8
+	VBROADCASTSS geluConst<>+16(SB), Z1
+	VSUBPS  Z1, Z8, Z8
+	VMULPS  Z7, Z8, Z8
+	VBROADCASTSS geluConst<>+20(SB), Z1
+	VADDPS  Z1, Z8, Z8
+	VMULPS  Z7, Z8, Z8
+	VBROADCASTSS geluConst<>+24(SB), Z1
+	VSUBPS  Z1, Z8, Z8
+	VMULPS  Z7, Z8, Z8
+	VBROADCASTSS geluConst<>+28(SB), Z1
+	VADDPS  Z1, Z8, Z8   // p
+	VMULPS  Z7, Z8, Z8   // p·t
+	VMULPS  Z5, Z5, Z0
+	VPXORD  Z15, Z0, Z0  // −a·a
+	EXP
+	VMULPS  Z3, Z8, Z8   // erfc(|z|)
+	VMULPS  Z13, Z6, Z5  // ½v
+	VSUBPS  Z8, Z14, Z7  // 2 − erfc
+	VCMPPS  $0x1d, Z31, Z6, K2 // v >= 0
+	VMOVAPS Z7, K2, Z8
+	VMULPS  Z8, Z5, Z5
+	VMOVUPS Z5, (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  geluLoop
 	VZEROUPPER
 	RET

@@ -49,3 +49,7 @@ func sgemmKernel12x32Bias(k int, a, b, c *float32, ldc int, bias *float32, relu 
 func softmaxExpAVX512(x, m *float32, sum *float64, groups int) {
 	panic("simdblas: no AVX-512 kernel on this platform")
 }
+
+func geluAVX512(x *float32, groups int) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
