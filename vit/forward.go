@@ -224,9 +224,7 @@ func (m *Model) attention(ctx context.Context, qkv []float32, B int, att []float
 			mx, sum := sc.mx[:qb], sc.sum[:qb]
 			copy(mx, s[:qb])
 			for j := 1; j < T; j++ {
-				for i, v := range s[j*qb : (j+1)*qb] {
-					mx[i] = max(mx[i], v)
-				}
+				simdblas.MaxInto(mx, s[j*qb:(j+1)*qb])
 			}
 			clear(sum)
 			for j := 0; j < T; j++ {

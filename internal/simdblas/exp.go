@@ -91,3 +91,19 @@ func gelu(v float32) float32 {
 	}
 	return 0.5 * v * erfc
 }
+
+// MaxInto sets m[i] = max(m[i], x[i]) for i < len(x) (m at least as
+// long), as Go's max: NaN wins. Sixteen at a time where the CPU has
+// AVX-512; equal zeros of opposite sign may keep either sign there.
+func MaxInto(m, x []float32) {
+	n := len(x)
+	m = m[:n]
+	done := 0
+	if expAVX512 && n >= 16 {
+		maxIntoAVX512(&m[0], &x[0], n/16)
+		done = n &^ 15
+	}
+	for i := done; i < n; i++ {
+		m[i] = max(m[i], x[i])
+	}
+}

@@ -144,3 +144,31 @@ func BenchmarkGELU(b *testing.B) {
 	}
 	expAVX512 = hasAVX512
 }
+
+// TestMaxInto runs the Go loop and the AVX-512 kernel (where the CPU
+// has it) on the same inputs, NaN in either operand among them.
+func TestMaxInto(t *testing.T) {
+	defer func(v bool) { expAVX512 = v }(expAVX512)
+	rng := rand.New(rand.NewPCG(11, 11))
+	nan := float32(math.NaN())
+	for _, n := range []int{1, 15, 16, 17, 129} {
+		m, x := randF32(rng, n), randF32(rng, n)
+		for i := 0; i < n; i += 7 {
+			m[i] = nan
+		}
+		for i := 3; i < n; i += 5 {
+			x[i] = nan
+		}
+		for _, avx := range []bool{false, hasAVX512} {
+			expAVX512 = avx
+			got := append([]float32(nil), m...)
+			MaxInto(got, x)
+			for i := range x {
+				want := max(m[i], x[i])
+				if got[i] != want && !(got[i] != got[i] && want != want) {
+					t.Fatalf("n=%d avx512=%v: max(%v, %v) = %v, want %v", n, avx, m[i], x[i], got[i], want)
+				}
+			}
+		}
+	}
+}

@@ -84,3 +84,8 @@ func softmaxExpAVX512(x, m *float32, sum *float64, groups int)
 //
 //go:noescape
 func geluAVX512(x *float32, groups int)
+
+// maxIntoAVX512 is MaxInto over 16·groups values (kernels_amd64.s).
+//
+//go:noescape
+func maxIntoAVX512(m, x *float32, groups int)

@@ -1447,3 +1447,25 @@ geluLoop:
 	JNZ  geluLoop
 	VZEROUPPER
 	RET
+
+// func maxIntoAVX512(m, x *float32, groups int)
+//
+// m[i] = max(m[i], x[i]) for i < 16·groups, NaN in either giving NaN
+// (VMAXPS alone returns x where m is NaN).
+TEXT ·maxIntoAVX512(SB), NOSPLIT, $0-24
+	MOVQ m+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ groups+16(FP), CX
+
+maxLoop:
+	VMOVUPS (DI), Z0
+	VMAXPS  (SI), Z0, Z1
+	VCMPPS  $0x03, Z0, Z0, K1 // m is NaN
+	VMOVAPS Z0, K1, Z1
+	VMOVUPS Z1, (DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  maxLoop
+	VZEROUPPER
+	RET

@@ -53,3 +53,7 @@ func softmaxExpAVX512(x, m *float32, sum *float64, groups int) {
 func geluAVX512(x *float32, groups int) {
 	panic("simdblas: no AVX-512 kernel on this platform")
 }
+
+func maxIntoAVX512(m, x *float32, groups int) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
