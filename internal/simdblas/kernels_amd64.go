@@ -89,3 +89,16 @@ func geluAVX512(x *float32, groups int)
 //
 //go:noescape
 func maxIntoAVX512(m, x *float32, groups int)
+
+// colSums64, colSqDev64 and layerNormApply64 are the three passes of
+// LayerNormCols over a band of 64 columns and rows ≥ 1 rows
+// (kernels_amd64.s).
+//
+//go:noescape
+func colSums64(x *float32, ldx, rows int, s *float64)
+
+//go:noescape
+func colSqDev64(x *float32, ldx, rows int, mean, q *float64)
+
+//go:noescape
+func layerNormApply64(x *float32, ldx, rows int, mean, inv *float64, gamma, beta, dst *float32)

@@ -57,3 +57,15 @@ func geluAVX512(x *float32, groups int) {
 func maxIntoAVX512(m, x *float32, groups int) {
 	panic("simdblas: no AVX-512 kernel on this platform")
 }
+
+func colSums64(x *float32, ldx, rows int, s *float64) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
+
+func colSqDev64(x *float32, ldx, rows int, mean, q *float64) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
+
+func layerNormApply64(x *float32, ldx, rows int, mean, inv *float64, gamma, beta, dst *float32) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
