@@ -16,7 +16,7 @@ import (
 	"github.com/genlens/genlens/internal/simdblas"
 	"github.com/genlens/genlens/linalg"
 	"github.com/genlens/genlens/nli"
-	"github.com/genlens/genlens/vit"
+	"github.com/genlens/genlens/weights"
 )
 
 // linear is y = W·x + b, W out×in as nn.Linear keeps it, packed for the
@@ -104,7 +104,7 @@ func Open(dir, name string) (*Model, error) {
 	if _, err := os.Stat(wpath); err != nil {
 		wpath = filepath.Join(dir, "pytorch_model.bin")
 	}
-	sd, err := vit.LoadWeights(wpath)
+	sd, err := weights.Load(wpath)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func fileSHA256(path string) (string, error) {
 
 type loader struct {
 	file string
-	sd   map[string]*vit.Tensor
+	sd   map[string]*weights.Tensor
 }
 
 func (l *loader) get(key string, shape ...int) ([]float32, error) {
@@ -177,7 +177,7 @@ func (l *loader) norm(key string, w int) (norm, error) {
 
 // New builds the model from a state dict with Hugging Face's key names;
 // file names the weights in errors, name identifies them in Name.
-func New(file, name string, cfg Config, tok *bpe.Tokenizer, sd map[string]*vit.Tensor) (*Model, error) {
+func New(file, name string, cfg Config, tok *bpe.Tokenizer, sd map[string]*weights.Tensor) (*Model, error) {
 	l := &loader{file: file, sd: sd}
 	H, M := cfg.Hidden, cfg.MaxRelative
 	m := &Model{cfg: cfg, name: name, tok: tok}

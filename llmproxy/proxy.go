@@ -133,6 +133,9 @@ type Options struct {
 	// Logger receives store failures and failed requests; nil discards
 	// them.
 	Logger *slog.Logger
+	// Embedder, when not nil, embeds the samples in process for the
+	// scores (see Embedder); Score must then be one that uses them.
+	Embedder Embedder
 	// Secrets are texts that never leave the proxy: the upstream's key
 	// and the service's other secrets. Each is replaced by "[redacted]"
 	// in the answers, headers and errors the callers read, in the
@@ -169,13 +172,16 @@ func scoreWith(score uncertainty.Score) scoreFunc {
 	opt := uncertainty.Options{Sequence: uncertainty.DefaultSequence, Scores: []uncertainty.Score{score},
 		Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime}
 	return func(ctx context.Context, samples []string) (float64, error) {
-		res, _, err := uncertainty.Evaluate(ctx, []uncertainty.Prompt{{ID: "request", Samples: samples}}, opt)
+		if err := ctx.Err(); err != nil {
+			return math.NaN(), err
+		}
+		res, err := uncertainty.EvaluateOne(uncertainty.Prompt{ID: "request", Samples: samples}, opt)
 		if err != nil {
 			return math.NaN(), err
 		}
-		u := res[0].Value(score)
+		u := res.Value(score)
 		if math.IsNaN(u) {
-			return math.NaN(), errors.New(res[0].Reason)
+			return math.NaN(), errors.New(res.Reason)
 		}
 		return u, nil
 	}
@@ -274,6 +280,11 @@ func New(o Options) (*Proxy, error) {
 	}
 	if p.scoreFn = scores[p.score]; p.scoreFn == nil {
 		return nil, fmt.Errorf("llmproxy: score %q: want one of %s", p.score, strings.Join(Scores(), ", "))
+	}
+	if o.Embedder != nil {
+		if p.scoreFn = embeddingScore(p.score, o.Embedder); p.scoreFn == nil {
+			return nil, fmt.Errorf("llmproxy: score %q does not use embeddings: drop the embedder or choose kernel-entropy, kle, eigv or degree", p.score)
+		}
 	}
 	if p.sampler == nil {
 		p.sampler = o.Client

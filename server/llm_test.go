@@ -22,7 +22,6 @@ import (
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/llmproxy"
 	"github.com/genlens/genlens/server"
-	"github.com/genlens/genlens/uncertainty"
 )
 
 // fakeUpstream is an OpenAI-compatible /chat/completions whose answer
@@ -191,7 +190,7 @@ func scoreOf(t *testing.T, score string, samples []string) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := res.Items[0].Score(uncertainty.Score(score))
+	v := res.Items[0].Score(score)
 	if v == nil {
 		t.Fatalf("entropy gave no %s for %q", score, samples)
 	}
