@@ -107,3 +107,32 @@ func MaxInto(m, x []float32) {
 		m[i] = max(m[i], x[i])
 	}
 }
+
+// Swish sets a[i] = a[i]·σ(beta·a[i]) = a[i]/(1 + Exp32(−beta·a[i])),
+// times b[i] when b is not nil (b at least as long as a): CLIP's
+// QuickGELU is beta 1.702, a SwiGLU gate SiLU (beta 1) times b. Sixteen
+// values at a time where the CPU has AVX-512, with the same bits as the
+// Go loop.
+func Swish(a []float32, beta float32, b []float32) {
+	n := len(a)
+	gated := b != nil
+	if gated {
+		b = b[:n]
+	}
+	done := 0
+	if expAVX512 && n >= 16 {
+		var bp *float32
+		if gated {
+			bp = &b[0]
+		}
+		swishAVX512(&a[0], n/16, -beta, bp, gated)
+		done = n &^ 15
+	}
+	for i := done; i < n; i++ {
+		v := a[i] / (1 + Exp32(-beta*a[i]))
+		if gated {
+			v *= b[i]
+		}
+		a[i] = v
+	}
+}

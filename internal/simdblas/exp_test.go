@@ -172,3 +172,49 @@ func TestMaxInto(t *testing.T) {
 		}
 	}
 }
+
+// TestSwish runs the Go loop and the AVX-512 kernel (where the CPU has
+// it) on the same inputs, edge cases among them, gated and not, with
+// QuickGELU's and SiLU's beta, and wants the same bits and values within
+// float32 rounding of the float64 formula.
+func TestSwish(t *testing.T) {
+	defer func(v bool) { expAVX512 = v }(expAVX512)
+	rng := rand.New(rand.NewPCG(13, 13))
+	special := []float32{0, 60, -60, 100, -100, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	for _, n := range []int{1, 15, 16, 17, 100} {
+		a := make([]float32, n)
+		for i := range a {
+			a[i] = float32(rng.NormFloat64() * 4)
+			if i%3 == 0 {
+				a[i] = special[(i/3)%len(special)]
+			}
+		}
+		b := randF32(rng, n)
+		for _, beta := range []float32{1.702, 1} {
+			for _, gate := range [][]float32{nil, b} {
+				var results [][]float32
+				for _, avx := range []bool{false, hasAVX512} {
+					expAVX512 = avx
+					y := append([]float32(nil), a...)
+					Swish(y, beta, gate)
+					results = append(results, y)
+				}
+				for i, v := range a {
+					w := float64(v) / (1 + math.Exp(-float64(beta)*float64(v)))
+					if gate != nil {
+						w *= float64(gate[i])
+					}
+					for p, r := range results {
+						got := r[i]
+						if math.Float32bits(got) != math.Float32bits(results[0][i]) && !(got != got && results[0][i] != results[0][i]) {
+							t.Fatalf("n=%d beta=%v gated=%v path %d: Swish(%v) = %v, the Go loop %v", n, beta, gate != nil, p, v, got, results[0][i])
+						}
+						if !math.IsInf(float64(v), 0) && v == v && math.Abs(float64(got)-w) > 1e-6*math.Max(1, math.Abs(w)) {
+							t.Fatalf("n=%d beta=%v gated=%v path %d: Swish(%v) = %v, want %v", n, beta, gate != nil, p, v, got, w)
+						}
+					}
+				}
+			}
+		}
+	}
+}

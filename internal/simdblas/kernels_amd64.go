@@ -102,3 +102,8 @@ func colSqDev64(x *float32, ldx, rows int, mean, q *float64)
 
 //go:noescape
 func layerNormApply64(x *float32, ldx, rows int, mean, inv *float64, gamma, beta, dst *float32)
+
+// swishAVX512 is Swish over 16·groups values (kernels_amd64.s).
+//
+//go:noescape
+func swishAVX512(a *float32, groups int, negBeta float32, b *float32, gated bool)

@@ -1691,3 +1691,36 @@ layerNormApplyLoop:
 	JNZ  layerNormApplyLoop
 	VZEROUPPER
 	RET
+
+// func swishAVX512(a *float32, groups int, negBeta float32, b *float32, gated bool)
+//
+// a[i] = a[i] / (1 + Exp32(negBeta·a[i])), times b[i] if gated, for
+// i < 16·groups, in Swish's order, products and sums rounded separately.
+TEXT ·swishAVX512(SB), NOSPLIT, $0-33
+	MOVQ a+0(FP), SI
+	MOVQ groups+8(FP), CX
+	VBROADCASTSS negBeta+16(FP), Z9
+	MOVQ b+24(FP), DX
+	MOVBLZX gated+32(FP), R9
+	EXP_CONSTS
+
+swishLoop:
+	VMOVUPS (SI), Z6
+	VMULPS  Z6, Z9, Z0 // negBeta·a
+	EXP
+	VCMPPS  $0x1e, Z28, Z0, K2 // above 88.3: +Inf
+	VMOVAPS Z29, K2, Z3
+	VADDPS  Z26, Z3, Z3
+	VDIVPS  Z3, Z6, Z6 // a/(1 + e)
+	TESTQ   R9, R9
+	JZ      swishStore
+	VMULPS  (DX), Z6, Z6
+	ADDQ    $64, DX
+
+swishStore:
+	VMOVUPS Z6, (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  swishLoop
+	VZEROUPPER
+	RET

@@ -69,3 +69,7 @@ func colSqDev64(x *float32, ldx, rows int, mean, q *float64) {
 func layerNormApply64(x *float32, ldx, rows int, mean, inv *float64, gamma, beta, dst *float32) {
 	panic("simdblas: no AVX-512 kernel on this platform")
 }
+
+func swishAVX512(a *float32, groups int, negBeta float32, b *float32, gated bool) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
