@@ -224,6 +224,14 @@ var policies = map[string]policy{
 		}
 		return nil
 	}},
+	"entropy": {before: func(q job.Request) error {
+		// An NLI model's directory would be a path on the server: the
+		// service judges entailment with a chat model only.
+		if q.(*llmjob.EntropyRequest).NLIWeights != "" {
+			return job.Fieldf("nli_weights", "{nli_weights}: this service runs no NLI model in process; judge entailment with {nli_base_url} and {nli_model}")
+		}
+		return nil
+	}},
 	"sample": {before: func(q job.Request) error {
 		if q.(*llmjob.SampleRequest).Out != "" {
 			return job.Fieldf("out", "{out}: the service keeps the rows as the job's answers.jsonl artifact; leave {out} out")

@@ -97,6 +97,13 @@ func TestTextModelRefused(t *testing.T) {
 			}
 		}
 	}
+	// Nor does an NLI model's directory: the service refuses it.
+	in := upload(t, allowed, "answers.jsonl", []byte(textAnswers))
+	_, err := allowed.Submit(ctx, "entropy", []byte(`{"in":"`+in+`","scores":"numsets","nli":"deberta","nli_weights":"`+e5+`"}`))
+	var fe *job.FieldError
+	if !errors.As(err, &fe) || fe.Field != "nli_weights" {
+		t.Errorf("nli_weights: %v, want a field error on nli_weights", err)
+	}
 	if _, err := New(Config{Store: NewMemStore(), DataDir: t.TempDir(), ModelDirs: []string{e5, t.TempDir() + "/e5"}}); err == nil {
 		t.Error("two model directories of one name accepted")
 	}

@@ -72,14 +72,14 @@ type EntropyRequest struct {
 	BaseURL   string `json:"base_url,omitempty"`
 	Model     string `json:"model,omitempty"`
 	APIKeyEnv string `json:"api_key_env,omitempty"`
-	API       string `json:"api,omitempty"` // chat ("") or completions
+	API       string `json:"api,omitempty"` // chat (or "") or completions
 	// PTruePrompt is a file holding the p(True) question's template
 	// (see PTruePrompt); "" uses PTruePrompt.
 	PTruePrompt string `json:"ptrue_prompt,omitempty" help:"file holding the p(True) question's template, with {answer} and optionally {question} and {samples} (default: Kadavath et al.'s)"`
 
 	// AUARC adds the area under each score's accuracy–rejection curve to
 	// the summary (and the curves' chart to the artifacts).
-	AUARC bool `json:"auarc,omitempty" help:"also report each score's area under the accuracy-rejection curve (AUARC), and chart the curves with --out"`
+	AUARC bool `json:"auarc,omitempty" help:"also report each score's area under the accuracy-rejection curve (AUARC), and chart the curves (accuracy_rejection.png)"`
 }
 
 // MaxKLET bounds EntropyRequest.KLET: far beyond it the heat kernel keeps
@@ -94,7 +94,7 @@ const MaxGraphSamples = 1000
 
 // NewEntropyRequest returns a request with the command line's defaults.
 func NewEntropyRequest() EntropyRequest {
-	return EntropyRequest{Kernel: "cs", Threshold: uncertainty.DefaultRougeThreshold}
+	return EntropyRequest{Kernel: "cs", Threshold: uncertainty.DefaultRougeThreshold, API: "chat"}
 }
 
 // Validate checks the fields that need no input file.
@@ -349,9 +349,15 @@ func numOf(v float64) *job.Num {
 	return &n
 }
 
-// Score returns the item's value of the score with key key (nil when not
-// asked for, or null).
-func (it *EntropyItem) Score(key string) *job.Num { return it.Scores[key] }
+// Score returns the item's value of a score, named by its key
+// ("kernel_entropy") or its {scores} name ("kernel-entropy"); nil when
+// not in the result.
+func (it *EntropyItem) Score(name string) *job.Num {
+	if d := scoreByName(name); d != nil {
+		name = d.key
+	}
+	return it.Scores[name]
+}
 
 // Scores returns the keys of the scores the result holds, in the order
 // of the score table: those with an AUROC entry (which is there, null or

@@ -39,10 +39,7 @@ func (r *EntropyResult) Artifacts() []job.Artifact {
 func (r *EntropyResult) writeCSV(w io.Writer) error {
 	scores := r.Scores()
 	cw := csv.NewWriter(w)
-	header := []string{"id"}
-	for _, s := range scores {
-		header = append(header, s)
-	}
+	header := append([]string{"id"}, scores...)
 	if err := cw.Write(append(header, "correct", "reason")); err != nil {
 		return err
 	}

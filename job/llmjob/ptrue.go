@@ -103,7 +103,7 @@ func (r *EntropyRequest) checkPTrueFields(defs []*scoreDef) error {
 	switch {
 	case r.PTruePrompt != "" && !asked:
 		return job.Fieldf("ptrue_prompt", "{ptrue_prompt} applies only to {scores} ptrue")
-	case (r.BaseURL != "" || r.Model != "" || r.APIKeyEnv != "" || r.API != "") && !asked:
+	case (r.BaseURL != "" || r.Model != "" || r.APIKeyEnv != "" || r.API != "" && r.API != "chat") && !asked:
 		return job.Fieldf("base_url", "{base_url}, {model}, {api_key_env} and {api} name the model {scores} ptrue asks, which is not asked for")
 	case r.API != "" && r.API != "chat" && r.API != "completions":
 		return job.Fieldf("api", "{api} %q: want chat or completions", r.API)
