@@ -47,7 +47,7 @@ func TestLLMProxyEmbedder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := float64(*res.Items[0].Score("kernel-entropy"))
+	want := float64(*res.Items[0].Score("kernel_entropy"))
 	if math.Abs(a.Genlens.Uncertainty-want) > 1e-9 {
 		t.Errorf("uncertainty %v, entropy --embedder gives %v", a.Genlens.Uncertainty, want)
 	}
