@@ -293,6 +293,7 @@ func (s *Service) Page(ctx context.Context, m records.Monitor, bounds func(chunk
 	features := len(cm.Columns.Features)
 	var all []monitor.Chunk // by period: every chunk
 	lo, hi := 0, 0
+	var release func()
 	span := func(n int, times []time.Time) (int, int, error) {
 		if n == 0 {
 			return 0, 0, nil
@@ -312,11 +313,22 @@ func (s *Service) Page(ctx context.Context, m records.Monitor, bounds func(chunk
 			lo, hi = bounds((n + m.ChunkSize - 1) / m.ChunkSize)
 			from, to = lo*m.ChunkSize, min(n, hi*m.ChunkSize)
 		}
-		if need, l := int64(to-from)*int64(features)*8, membudget.Limit(); need > l {
+		need, l := int64(to-from)*int64(features)*8, membudget.Limit()
+		if need > l {
 			return 0, 0, &PageCostError{Chunks: hi - lo, Rows: to - from, Features: features, Bytes: need, Limit: l}
 		}
+		// Held until the page is evaluated: concurrent pages, jobs and
+		// requests count it (a *membudget.BusyError when they fill the
+		// process).
+		rel, err := membudget.Reserve("the features of a page of chunks", to-from, features, need)
+		if err != nil {
+			return 0, 0, err
+		}
+		release = rel
 		return from, to, nil
 	}
+	release = func() {}
+	defer func() { release() }()
 	n, ser, err := s.SeriesPage(ctx, m.ID, byTime, span)
 	if err != nil {
 		return nil, err

@@ -216,3 +216,16 @@ func TestChunksPagePriced(t *testing.T) {
 		t.Errorf("within the budget: %d %s", code, body)
 	}
 }
+
+// A page that fits the budget but not beside the work the process holds
+// is refused with 503 and Retry-After, not evaluated into the memory's
+// end.
+func TestChunksPageBusy(t *testing.T) {
+	s, m := pageServer(t, dbtest.SQLite(t), 50, 1, "")
+	defer membudget.SetProcessLimit(membudget.SetProcessLimit(1))
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/v1/monitors/%d/chunks?limit=10", m.ID), nil))
+	if rec.Code != 503 || rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Body.String(), "memory bound of") {
+		t.Errorf("%d %q %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+	}
+}

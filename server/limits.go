@@ -237,6 +237,11 @@ func retryAfter(d time.Duration) string {
 const (
 	// diskFullFor is how long /healthz reports a failed write.
 	diskFullFor = time.Minute
+	// DefaultMaxJobRuntime is serve's default --max-job-runtime: a job
+	// that loops or crawls (an input priced within every bound but slow)
+	// does not hold a worker forever. Options.Jobs.MaxRuntime itself
+	// keeps 0 (no bound) for programs that build a server.
+	DefaultMaxJobRuntime = 6 * time.Hour
 	// DefaultMinFreeDisk is the default of Options.MinFreeDisk.
 	DefaultMinFreeDisk = 64 << 20
 )

@@ -51,7 +51,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&opts.Jobs.DataDir, "data-dir", "", "directory of uploaded job inputs; replicas share it (default: DB.data beside a SQLite file, ./genlens-data with Postgres)")
 	f.IntVar(&opts.Jobs.Workers, "workers", opts.Jobs.Workers, "jobs this process runs at once")
 	f.IntVar(&opts.Jobs.MaxQueued, "max-queued", opts.Jobs.MaxQueued, "jobs that may wait, over all replicas; more are refused with 503 and Retry-After")
-	f.DurationVar(&opts.Jobs.MaxRuntime, "max-job-runtime", 0, "longest a job may run before it is stopped and failed, e.g. 2h (0: no bound)")
+	f.DurationVar(&opts.Jobs.MaxRuntime, "max-job-runtime", server.DefaultMaxJobRuntime, "longest a job may run before it is stopped and failed, e.g. 2h (0: no bound)")
 	f.DurationVar(&opts.Jobs.RetainJobs, "retain-jobs", 0, "delete finished jobs (succeeded, failed, canceled) and their artifacts this long after they finished, e.g. 720h (0: keep forever; queued and running jobs are never deleted)")
 	f.DurationVar(&opts.Jobs.RetainUploads, "retain-uploads", 0, "delete uploads this long after their bytes were last uploaded, once no remaining job names them, e.g. 168h (0: keep forever)")
 	f.IntVar(&maxBodyMB, "max-body-mb", int(opts.MaxBody>>20), "largest JSON request body in MiB (a rows batch, a monitor with its model file)")
