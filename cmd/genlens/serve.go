@@ -27,7 +27,7 @@ func newServeCmd() *cobra.Command {
 		Short: "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Jobs.Secret = server.EnvSecrets(secretEnvs)
+			opts.Jobs.Secret, opts.Jobs.SecretBaseURLs = server.EnvSecrets(secretEnvs), server.SecretBaseURLs(secretEnvs)
 			opts.Secrets = server.SecretValues(secretEnvs)
 			for _, mb := range []struct {
 				v *int64
@@ -60,7 +60,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&minFreeDiskMB, "min-free-disk-mb", int(opts.MinFreeDisk>>20), "free MiB under --data-dir below which /healthz (readiness) reports the disk full")
 	f.IntVar(&modelCacheMB, "model-cache-mb", int(opts.Jobs.ModelCacheBytes>>20), "MiB of network weights (Inception, ViT) kept loaded between jobs; least recently used dropped first; a network larger than this is loaded for its job and not kept")
 	f.StringSliceVar(&opts.Jobs.AllowedBaseURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
-	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")
+	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env), NAME or NAME=URL to send it only to base URLs under URL; none: no secrets")
 	f.StringVar(&opts.LLM.Upstream, "llm-upstream", "", "API root of an OpenAI-compatible server to proxy at /v1/chat/completions (e.g. http://127.0.0.1:8000/v1); none: no proxy")
 	f.IntVar(&opts.LLM.Samples, "llm-samples", llmproxy.DefaultSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", llmproxy.MaxSamples))
 	f.StringVar(&opts.LLM.Score, "llm-score", llmproxy.DefaultScore, "uncertainty score of the samples: "+strings.Join(llmproxy.Scores(), ", "))
