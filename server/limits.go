@@ -160,17 +160,32 @@ func newBodies(limit, maxBody int64) *semaphore.Weighted {
 }
 
 // Sign-in attempts: a token bucket per client address, so that the form
-// cannot be used to guess the token at network speed.
+// cannot be used to guess the token at network speed; and one bucket of
+// failed attempts for the token itself (the account), so that an attacker
+// rotating addresses (or behind the same load balancer as everyone) gets
+// no more guesses than loginAccountBurst and one per loginAccountRefill
+// over all of them. While the account's bucket is empty, only addresses
+// that signed in before (loginKnown of them, for loginKnownFor) may try:
+// an attack delays new addresses by at most one refill per failure and
+// never locks out an address the token was given from.
 const (
 	loginBurst   = 10              // attempts at once
 	loginRefill  = 6 * time.Second // one more attempt every 6 s
 	loginClients = 10_000          // addresses remembered; full buckets are forgotten first
+
+	loginAccountBurst  = 30               // failures over all addresses at once
+	loginAccountRefill = 10 * time.Second // one more every 10 s
+	loginKnown         = 1000             // addresses that signed in, remembered
+	loginKnownFor      = 30 * 24 * time.Hour
 )
 
-// loginLimiter holds the buckets of sign-in attempts per client address.
+// loginLimiter holds the buckets of sign-in attempts per client address,
+// the account's bucket of failures and the addresses that signed in.
 type loginLimiter struct {
 	mu      sync.Mutex
 	buckets map[string]*bucket
+	account *bucket
+	known   map[string]time.Time // address → last successful sign-in
 }
 
 type bucket struct {
@@ -178,13 +193,22 @@ type bucket struct {
 	at     time.Time
 }
 
-// allow takes one attempt from addr's bucket at now; when it is empty it
+// fill adds what the bucket gained since its last use, up to burst.
+func (b *bucket) fill(now time.Time, burst float64, refill time.Duration) {
+	b.tokens = math.Min(burst, b.tokens+float64(now.Sub(b.at))/float64(refill))
+	b.at = now
+}
+
+// allow takes one attempt from addr's bucket at now; when it is empty,
+// or the account's bucket of failures is and addr never signed in, it
 // returns false and how long until the next attempt.
 func (l *loginLimiter) allow(addr string, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.buckets == nil {
 		l.buckets = map[string]*bucket{}
+		l.known = map[string]time.Time{}
+		l.account = &bucket{tokens: loginAccountBurst, at: now}
 	}
 	b := l.buckets[addr]
 	if b == nil {
@@ -194,13 +218,41 @@ func (l *loginLimiter) allow(addr string, now time.Time) (bool, time.Duration) {
 		b = &bucket{tokens: loginBurst, at: now}
 		l.buckets[addr] = b
 	}
-	b.tokens = math.Min(loginBurst, b.tokens+float64(now.Sub(b.at))/float64(loginRefill))
-	b.at = now
+	b.fill(now, loginBurst, loginRefill)
 	if b.tokens < 1 {
 		return false, time.Duration((1 - b.tokens) * float64(loginRefill))
 	}
+	l.account.fill(now, loginAccountBurst, loginAccountRefill)
+	if t, ok := l.known[addr]; (!ok || now.Sub(t) > loginKnownFor) && l.account.tokens < 1 {
+		return false, time.Duration((1 - l.account.tokens) * float64(loginAccountRefill))
+	}
 	b.tokens--
 	return true, 0
+}
+
+// failed counts a wrong token against the account.
+func (l *loginLimiter) failed(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.account.fill(now, loginAccountBurst, loginAccountRefill)
+	l.account.tokens = math.Max(0, l.account.tokens-1)
+}
+
+// succeeded remembers addr as one the token was given from.
+func (l *loginLimiter) succeeded(addr string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.known) >= loginKnown {
+		for k, t := range l.known {
+			if now.Sub(t) > loginKnownFor {
+				delete(l.known, k)
+			}
+		}
+		if len(l.known) >= loginKnown {
+			clear(l.known)
+		}
+	}
+	l.known[addr] = now
 }
 
 // prune forgets the buckets that have refilled, then, if that is not
@@ -237,6 +289,11 @@ func retryAfter(d time.Duration) string {
 const (
 	// diskFullFor is how long /healthz reports a failed write.
 	diskFullFor = time.Minute
+	// DefaultMaxJobRuntime is serve's default --max-job-runtime: a job
+	// that loops or crawls (an input priced within every bound but slow)
+	// does not hold a worker forever. Options.Jobs.MaxRuntime itself
+	// keeps 0 (no bound) for programs that build a server.
+	DefaultMaxJobRuntime = 6 * time.Hour
 	// DefaultMinFreeDisk is the default of Options.MinFreeDisk.
 	DefaultMinFreeDisk = 64 << 20
 )

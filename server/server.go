@@ -45,6 +45,7 @@ import (
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/llmproxy"
+	"github.com/genlens/genlens/membudget"
 	"github.com/genlens/genlens/monitorsvc"
 	"github.com/genlens/genlens/statsvc"
 	"github.com/genlens/genlens/store"
@@ -345,9 +346,16 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var he *httpError
 	var fe *fault.FieldError
 	var mbe *http.MaxBytesError
+	var busy *membudget.BusyError
 	switch {
 	case errors.As(err, &he):
 		s.writeJSON(w, he.status, he.body)
+		return
+	case errors.As(err, &busy):
+		// Work that fits its budget but not beside what the process
+		// holds now: refused before it allocates, retried later.
+		w.Header().Set("Retry-After", "10")
+		s.writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: busy.Error(), Kind: "busy"})
 		return
 	case errors.As(err, &mbe):
 		s.writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: fmt.Sprintf("request body over %d bytes", mbe.Limit)})
