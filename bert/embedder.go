@@ -2,10 +2,18 @@ package bert
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
+	"strings"
+
 	"fmt"
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/genlens/genlens/fault"
 
 	"github.com/genlens/genlens/features"
 	"github.com/genlens/genlens/wordpiece"
@@ -85,6 +93,43 @@ var _ features.Embedder[string] = (*Embedder)(nil)
 // SHA-256 weightsSHA256.
 func NewEmbedder(spec Spec, prefix string, dim int, weightsSHA256 string, workers int, load func() (*Model, error)) *Embedder {
 	return &Embedder{spec: spec, prefix: prefix, dim: dim, weights: weightsSHA256, workers: workers, load: load}
+}
+
+// OpenEmbedder loads the embedder name (one of Names) from the model
+// directory dir (see Load), with prefix put before every text; its
+// identity includes the SHA-256 of the weights file.
+func OpenEmbedder(name, dir, prefix string) (*Embedder, error) {
+	spec, ok := Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("bert: no embedder %q: want one of %s", name, strings.Join(Names(), ", "))
+	}
+	m, err := Load(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	wf, err := WeightsFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := fileSHA256(wf)
+	if err != nil {
+		return nil, err
+	}
+	e := NewEmbedder(spec, prefix, m.Config().Hidden, sum, 0, func() (*Model, error) { return m, nil })
+	return e, e.Load()
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", &fault.InputError{File: path, Msg: "cannot read weights", Err: err}
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", &fault.InputError{File: path, Msg: "cannot read weights", Err: err}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Name returns the embedder's name.

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/internal/simdblas"
 	"github.com/genlens/genlens/linalg"
 	"github.com/genlens/genlens/wordpiece"
 )
@@ -118,7 +119,7 @@ func (m *Model) group(ctx context.Context, encs []wordpiece.Encoding) (*States, 
 		}
 	}
 	eps := c.Eps
-	layerNormCols(x, W, n, m.embLN, eps, x)
+	simdblas.LayerNormCols(x, W, n, m.embLN.g, m.embLN.b, float32(eps), x)
 	h := make([]float32, W*n)
 	qkv := make([]float32, 3*W*n)
 	u := make([]float32, max(I, W)*n)
@@ -131,12 +132,12 @@ func (m *Model) group(ctx context.Context, encs []wordpiece.Encoding) (*States, 
 		m.attention(qkv, off, h)
 		ly.proj.mul(h, n, n, u[:W*n], n)
 		addInto(x, u[:W*n])
-		layerNormCols(x, W, n, ly.ln1, eps, x)
+		simdblas.LayerNormCols(x, W, n, ly.ln1.g, ly.ln1.b, float32(eps), x)
 		ly.fc1.mul(x, n, n, u, n)
-		gelu(u)
+		simdblas.GELU(u)
 		ly.fc2.mul(u, n, n, h, n)
 		addInto(x, h)
-		layerNormCols(x, W, n, ly.ln2, eps, x)
+		simdblas.LayerNormCols(x, W, n, ly.ln2.g, ly.ln2.b, float32(eps), x)
 	}
 	return &States{X: x, Hidden: W, Off: off}, nil
 }
@@ -194,50 +195,6 @@ func (m *Model) attention(qkv []float32, off []int, att []float32) {
 				for i, val := range oo[d*T : (d+1)*T] {
 					dst[i] = float32(float64(val) / sum[i])
 				}
-			}
-		}
-	}
-}
-
-// gelu is the exact GELU, x·Φ(x).
-func gelu(x []float32) {
-	for i, v := range x {
-		x[i] = float32(0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2)))
-	}
-}
-
-// layerNormCols normalises every column of the w×n matrix x into dst
-// (which may be x), statistics in float64.
-func layerNormCols(x []float32, w, n int, nm norm, eps float64, dst []float32) {
-	const band = 64
-	var sum, ss [band]float64
-	for c0 := 0; c0 < n; c0 += band {
-		cw := min(band, n-c0)
-		s, q := sum[:cw], ss[:cw]
-		clear(s)
-		clear(q)
-		for r := 0; r < w; r++ {
-			for j, v := range x[r*n+c0:][:cw] {
-				s[j] += float64(v)
-			}
-		}
-		for j := range s {
-			s[j] /= float64(w)
-		}
-		for r := 0; r < w; r++ {
-			for j, v := range x[r*n+c0:][:cw] {
-				d := float64(v) - s[j]
-				q[j] += d * d
-			}
-		}
-		for j := range q {
-			q[j] = 1 / math.Sqrt(q[j]/float64(w)+eps)
-		}
-		for r := 0; r < w; r++ {
-			g, b := nm.g[r], nm.b[r]
-			out := dst[r*n+c0:][:cw]
-			for j, v := range x[r*n+c0:][:cw] {
-				out[j] = float32((float64(v)-s[j])*q[j])*g + b
 			}
 		}
 	}

@@ -5,11 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/simdblas"
 	"github.com/genlens/genlens/linalg"
-	"github.com/genlens/genlens/vit"
+	"github.com/genlens/genlens/weights"
 	"github.com/genlens/genlens/wordpiece"
 )
 
@@ -83,7 +84,9 @@ func Load(dir string, classifier bool) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	sd, err := vit.LoadWeights(wf)
+	// BertForPreTraining checkpoints carry the masked-LM head (cls.*, a
+	// vocabulary-sized matrix) that no use here needs.
+	sd, err := weights.LoadKeys(wf, func(k string) bool { return !strings.HasPrefix(k, "cls.") })
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +96,7 @@ func Load(dir string, classifier bool) (*Model, error) {
 type loader struct {
 	file   string
 	prefix string
-	sd     map[string]*vit.Tensor
+	sd     map[string]*weights.Tensor
 }
 
 func (l *loader) get(key string, shape ...int) ([]float32, error) {
@@ -139,7 +142,7 @@ func (l *loader) norm(key string, w int) (norm, error) {
 // New builds a model from a state dict with Hugging Face's BertModel key
 // names, with or without the "bert." prefix of the task heads; file
 // names the weights in errors.
-func New(file string, cfg Config, tok *wordpiece.Tokenizer, sd map[string]*vit.Tensor, classifier bool) (*Model, error) {
+func New(file string, cfg Config, tok *wordpiece.Tokenizer, sd map[string]*weights.Tensor, classifier bool) (*Model, error) {
 	l := &loader{file: file, sd: sd}
 	if _, ok := sd["bert.embeddings.word_embeddings.weight"]; ok {
 		l.prefix = "bert."

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +22,27 @@ import (
 
 // FormatVersion identifies the layout of a serialised Model.
 const FormatVersion = "genlens-checkmodel/1"
+
+// Probe reports whether a file exists at path and, if so, whether it
+// holds a serialised Model (its "format" is FormatVersion), so that a
+// writer can refuse to replace a file that is not one. The error, if
+// any, is the reason the file could not be read, without its path.
+func Probe(path string) (exists, model bool, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, false, nil
+	}
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return true, false, pe.Err
+	}
+	if err != nil {
+		return true, false, err
+	}
+	var probe struct {
+		Format string `json:"format"`
+	}
+	return true, json.Unmarshal(b, &probe) == nil && probe.Format == FormatVersion, nil
+}
 
 // Model is a trained check model with everything needed to apply it to
 // new data: the network, the scaling learnt from the training data and

@@ -30,7 +30,17 @@ type Record struct {
 	Reference   []string    // JSON field "reference" may be a string or a list of strings; nil when absent
 	Correct     *bool       // optional
 	JudgeScores []*float64  // optional JSON field "judge_scores" (entries may be null)
-	Line        int         // 1-based line (JSONL) or row (Parquet) it came from, for error messages
+	// Question is the row's "prompt", or the content of the last user
+	// message of its "messages" ("" when it has neither): what the
+	// answers answer, for entailment judges and p(True).
+	Question string
+	// Logprobs holds each sample's tokens (JSON "logprobs", as `genlens
+	// sample --logprobs` writes it); nil when the row has none.
+	Logprobs [][]Token
+	// AnswerLogprobs holds the answer's tokens (JSON "answer_logprobs");
+	// nil when absent.
+	AnswerLogprobs []Token
+	Line           int // 1-based line (JSONL) or row (Parquet) it came from, for error messages
 }
 
 // ReadRecords reads prompts with sampled answers from a JSON Lines file
@@ -42,7 +52,10 @@ type Record struct {
 // "embeddings" (a list of one numeric vector per sample, all of the same
 // length in the whole file), "answer" (string), "reference" (string or
 // list of strings), "correct" (boolean), "judge_scores" (list of numbers
-// or nulls). Unknown fields are ignored; null or an empty list counts as
+// or nulls), "prompt" or "messages" (the question, see Record.Question),
+// "logprobs" (one list of tokens {"token", "logprob", "top"?} per sample)
+// and "answer_logprobs" (the answer's tokens; both from JSON Lines only,
+// not Parquet). Unknown fields are ignored; null or an empty list counts as
 // absent for the optional fields. Blank lines are skipped.
 //
 // Python's json module writes NaN and Infinity, which are not JSON; they
@@ -349,6 +362,10 @@ func (d *recordDecoder) record(line int, m map[string]any) (Record, error) {
 	if err := d.embeddings(line, m["embeddings"], &rec); err != nil {
 		return Record{}, err
 	}
+	if err := d.logprobs(line, m, &rec); err != nil {
+		return Record{}, err
+	}
+	rec.Question = question(m)
 
 	switch a := m["answer"].(type) {
 	case nil:

@@ -16,7 +16,7 @@ import (
 	"github.com/genlens/genlens/internal/simdblas"
 	"github.com/genlens/genlens/linalg"
 	"github.com/genlens/genlens/nli"
-	"github.com/genlens/genlens/vit"
+	"github.com/genlens/genlens/weights"
 )
 
 // linear is y = W·x + b, W out×in as nn.Linear keeps it, packed for the
@@ -104,7 +104,7 @@ func Open(dir, name string) (*Model, error) {
 	if _, err := os.Stat(wpath); err != nil {
 		wpath = filepath.Join(dir, "pytorch_model.bin")
 	}
-	sd, err := vit.LoadWeights(wpath)
+	sd, err := weights.Load(wpath)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func fileSHA256(path string) (string, error) {
 
 type loader struct {
 	file string
-	sd   map[string]*vit.Tensor
+	sd   map[string]*weights.Tensor
 }
 
 func (l *loader) get(key string, shape ...int) ([]float32, error) {
@@ -177,7 +177,7 @@ func (l *loader) norm(key string, w int) (norm, error) {
 
 // New builds the model from a state dict with Hugging Face's key names;
 // file names the weights in errors, name identifies them in Name.
-func New(file, name string, cfg Config, tok *bpe.Tokenizer, sd map[string]*vit.Tensor) (*Model, error) {
+func New(file, name string, cfg Config, tok *bpe.Tokenizer, sd map[string]*weights.Tensor) (*Model, error) {
 	l := &loader{file: file, sd: sd}
 	H, M := cfg.Hidden, cfg.MaxRelative
 	m := &Model{cfg: cfg, name: name, tok: tok}
@@ -406,7 +406,7 @@ func (m *Model) Logits(ctx context.Context, seqs [][]int) ([][3]float32, error) 
 		}
 	}
 	eps := float64(c.Eps)
-	layerNormCols(x, H, n, m.lnEmb, eps)
+	simdblas.LayerNormCols(x, H, n, m.lnEmb.g, m.lnEmb.b, float32(eps), x)
 	qkv := make([]float32, 3*H*n)
 	att := make([]float32, H*n)
 	u := make([]float32, c.Intermediate*n)
@@ -422,11 +422,11 @@ func (m *Model) Logits(ctx context.Context, seqs [][]int) ([][3]float32, error) 
 			off += len(s)
 		}
 		y.out.apply(att, n, x, true)
-		layerNormCols(x, H, n, y.ln1, eps)
+		simdblas.LayerNormCols(x, H, n, y.ln1.g, y.ln1.b, float32(eps), x)
 		y.fc1.apply(x, n, u, false)
-		gelu(u)
+		simdblas.GELU(u)
 		y.fc2.apply(u, n, x, true)
-		layerNormCols(x, H, n, y.ln2, eps)
+		simdblas.LayerNormCols(x, H, n, y.ln2.g, y.ln2.b, float32(eps), x)
 	}
 	// Pooler on each first token, then the classifier.
 	B := len(seqs)
@@ -440,7 +440,7 @@ func (m *Model) Logits(ctx context.Context, seqs [][]int) ([][3]float32, error) 
 	}
 	pooled := make([]float32, H*B)
 	m.pooler.apply(first, B, pooled, false)
-	gelu(pooled)
+	simdblas.GELU(pooled)
 	lg := make([]float32, 3*B)
 	m.classifer.apply(pooled, B, lg, false)
 	out := make([][3]float32, B)
@@ -496,43 +496,5 @@ func (m *Model) attention(y *layer, qkv []float32, n, off, L int, att []float32)
 		for d := 0; d < dh; d++ {
 			copy(att[(h*dh+d)*n+off:][:L], ctx[d*L:][:L])
 		}
-	}
-}
-
-// layerNormCols normalises every column of the w×n matrix x in place,
-// statistics in float64.
-func layerNormCols(x []float32, w, n int, nm norm, eps float64) {
-	mean := make([]float64, n)
-	vr := make([]float64, n)
-	for r := 0; r < w; r++ {
-		for j, v := range x[r*n:][:n] {
-			mean[j] += float64(v)
-		}
-	}
-	for j := range mean {
-		mean[j] /= float64(w)
-	}
-	for r := 0; r < w; r++ {
-		for j, v := range x[r*n:][:n] {
-			d := float64(v) - mean[j]
-			vr[j] += d * d
-		}
-	}
-	for j := range vr {
-		vr[j] = 1 / math.Sqrt(vr[j]/float64(w)+eps)
-	}
-	for r := 0; r < w; r++ {
-		g, b := nm.g[r], nm.b[r]
-		row := x[r*n:][:n]
-		for j, v := range row {
-			row[j] = float32((float64(v)-mean[j])*vr[j])*g + b
-		}
-	}
-}
-
-// gelu is the exact GELU, x·Φ(x).
-func gelu(x []float32) {
-	for i, v := range x {
-		x[i] = float32(0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2)))
 	}
 }

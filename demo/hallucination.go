@@ -11,7 +11,7 @@ import (
 	"github.com/genlens/genlens/hallucination"
 	"github.com/genlens/genlens/hallucination/bayeslin"
 	"github.com/genlens/genlens/internal/atomicfile"
-	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/job/icljob"
 	"github.com/genlens/genlens/report"
 )
 
@@ -26,7 +26,7 @@ func hallucinationSection(ctx context.Context, w io.Writer, dir string, r *rand.
 	if err != nil {
 		return report.Section{}, err
 	}
-	res := llmjob.NewHallucinationSimulateResult(tasks, llmjob.HallucinationSimulateSettings{})
+	res := icljob.NewHallucinationSimulateResult(tasks, icljob.HallucinationSimulateSettings{})
 	table := report.Table{
 		Caption: fmt.Sprintf("Means over %d tasks per context size (ε = 0.05, M = %d, K = %d, N-n = %d)", count, opt.M, opt.K, opt.Extra),
 		Header:  []string{"n", "PHR (Algorithm 1)", "exact PHR", "true hallucination rate", "mean |PHR - exact|"},

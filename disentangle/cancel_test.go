@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,8 +13,11 @@ import (
 )
 
 // TestCancelStopsPixelCKA runs the pixel CKA of 64x64 images (4096 pixels,
-// a P×P product of several seconds) and cancels it after 100 ms: it must
-// return context.Canceled within a second of the cancel.
+// one batch of all 300 images: a P×P product of several seconds) and
+// cancels it after 100 ms: it must return context.Canceled without
+// finishing the batch, that is from inside the product, not between
+// batches. Whether it stops is asked of the work done, not of a clock,
+// so a loaded machine cannot fail it.
 func TestCancelStopsPixelCKA(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates ~300 MB")
@@ -25,38 +29,38 @@ func TestCancelStopsPixelCKA(t *testing.T) {
 	for i := range raw {
 		raw[i] = 2*r.Float64() - 1
 	}
+	var finished atomic.Int32 // batches done
+	progress := func(done, total int) { finished.Store(int32(done)) }
 	for _, tc := range []struct {
 		name string
 		run  func(ctx context.Context) error
 	}{
 		{"PixelCKA", func(ctx context.Context) error {
-			_, err := PixelCKA(ctx, x, Grid{side, side, 1}, 1e-3, 100, nil)
+			_, err := PixelCKA(ctx, x, Grid{side, side, 1}, 1e-3, n, progress)
 			return err
 		}},
 		{"Analyze", func(ctx context.Context) error {
-			_, err := Analyze(ctx, x, x, []*mat.Dense{x}, Grid{side, side, 1}, Options{CKABatch: 100})
+			_, err := Analyze(ctx, x, x, []*mat.Dense{x}, Grid{side, side, 1}, Options{CKABatch: n, Progress: progress})
 			return err
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			finished.Store(0)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- tc.run(ctx) }()
 			time.Sleep(100 * time.Millisecond)
 			cancel()
-			start := time.Now()
 			select {
 			case err := <-done:
 				if !errors.Is(err, context.Canceled) {
 					t.Fatalf("err = %v, want context.Canceled", err)
 				}
-				// Room for a loaded CI machine; uncancelled, each run
-				// takes far longer than this.
-				if d := time.Since(start); d > 3*time.Second {
-					t.Errorf("returned %v after the cancel, want within 3s", d)
+				if b := finished.Load(); b != 0 {
+					t.Errorf("the one batch finished (progress %d) before the cancel took effect", b)
 				}
-			case <-time.After(20 * time.Second):
-				t.Fatal("still running 20s after the cancel")
+			case <-time.After(60 * time.Second):
+				t.Fatal("still running 60s after the cancel")
 			}
 		})
 	}

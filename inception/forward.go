@@ -203,6 +203,15 @@ func im2col(in fmap, cv *conv, wo, j0, j1 int, scratch *[]float32) []float32 {
 // the columns past nc zero. A row of a sliver is filled by runs that end
 // at the sliver's edge or at the end of an output row.
 func im2colPanel(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, nr int) {
+	if cv.stride == 1 && wo == in.w && outSize(in.h, cv.kh, 1, cv.ph) == in.h {
+		im2colPanelSame(in, cv, dst, p0, kc, j0, nc, nr)
+		return
+	}
+	im2colPanelAny(in, cv, wo, dst, p0, kc, j0, nc, nr)
+}
+
+// im2colPanelAny is im2colPanel for any stride and padding.
+func im2colPanelAny(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, nr int) {
 	s, khw := cv.stride, cv.kh*cv.kw
 	oy0, ox0 := j0/wo, j0%wo
 	for r := p0; r < p0+kc; r++ {
@@ -251,6 +260,57 @@ func im2colPanel(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, nr in
 					d[x-x0] = src[ix]
 				} else {
 					d[x-x0] = 0
+				}
+			}
+		}
+		if rem := nc % nr; rem != 0 {
+			clear(row[(nc/nr)*kc*nr+rem:][:nr-rem])
+		}
+	}
+}
+
+// im2colPanelSame is im2colPanel for a stride-1 convolution whose
+// output has the input's size (the padding half the kernel): there the
+// tap (i, j) of output pixel p reads input pixel p + (i−ph)·w + (j−pw)
+// of the flattened plane, so a sliver's row is one contiguous run of the
+// plane, zero where it leaves the plane (the rows above and below), with
+// the |j−pw| pixels at each output row's left or right edge, which wrap
+// to the neighbouring row, set to zero afterwards. The general path
+// splits every sliver at each output row and copies the pieces, which on
+// the 17- and 8-wide maps of the later blocks took longer than the copy.
+func im2colPanelSame(in fmap, cv *conv, dst []float32, p0, kc, j0, nc, nr int) {
+	w, hw, khw := in.w, in.h*in.w, cv.kh*cv.kw
+	for r := p0; r < p0+kc; r++ {
+		c, ij := r/khw, r%khw
+		di, dj := ij/cv.kw-cv.ph, ij%cv.kw-cv.pw
+		plane := in.d[c*hw : (c+1)*hw]
+		row := dst[(r-p0)*nr:]
+		for q0 := 0; q0 < nc; q0 += nr {
+			cnt := min(nr, nc-q0)
+			d := row[q0/nr*kc*nr:][:cnt]
+			p := j0 + q0
+			src := p + di*w + dj // the input pixel of column q0
+			lo, hi := max(src, 0), min(src+cnt, hw)
+			if lo >= hi {
+				clear(d)
+				continue
+			}
+			clear(d[:lo-src])
+			copy(d[lo-src:hi-src], plane[lo:hi])
+			clear(d[hi-src:])
+			if dj == 0 {
+				continue
+			}
+			// Zero the columns whose tap falls left of the map (dj < 0,
+			// the first −dj of each output row) or right of it (dj > 0,
+			// the last dj).
+			for rs := p - p%w; rs < p+cnt; rs += w {
+				a, b := rs, rs-dj
+				if dj > 0 {
+					a, b = rs+w-dj, rs+w
+				}
+				for x := max(a, p); x < min(b, p+cnt); x++ {
+					d[x-p] = 0
 				}
 			}
 		}

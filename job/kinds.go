@@ -42,6 +42,7 @@ type Command struct {
 	run       func(ctx context.Context, env Env, req Request) (any, error)
 	inputs    func(req Request) []Input
 	weights   func(req Request) *string
+	modelDir  func(req Request) *string
 	named     func(res any) *string
 	artifacts func(req Request, res any) []Artifact
 	outbound  func(req Request) []Outbound
@@ -95,6 +96,18 @@ func (k *Command) Weights(req Request) *string {
 	return k.weights(req)
 }
 
+// ModelDir returns req's field naming the directory of a text model
+// (config, tokenizer and weights of an embedder the job runs in process)
+// when the kind has one, nil otherwise: the command line passes a
+// directory of its host, the service resolves the name of a directory
+// its operator allowed.
+func (k *Command) ModelDir(req Request) *string {
+	if k.modelDir == nil {
+		return nil
+	}
+	return k.modelDir(req)
+}
+
 // WeightsName returns the field of res that names the weights the job
 // used (nil when the kind reads no images, or res used none), for a
 // transport to name them as its client knows them.
@@ -145,6 +158,7 @@ type Spec[Req, Res any] struct {
 	Run         func(context.Context, Env, Req) (*Res, error)
 	Inputs      func(*Req) []Input
 	Weights     func(*Req) *string
+	ModelDir    func(*Req) *string
 	Named       func(*Res) *string
 	Artifacts   func(*Req, *Res) []Artifact
 	Outbound    func(*Req) []Outbound
@@ -176,6 +190,9 @@ func Define[Req any, P interface {
 	}
 	if s.Weights != nil {
 		k.weights = func(req Request) *string { return s.Weights(req.(P)) }
+	}
+	if s.ModelDir != nil {
+		k.modelDir = func(req Request) *string { return s.ModelDir(req.(P)) }
 	}
 	if s.Named != nil {
 		k.named = func(res any) *string { return s.Named(res.(*Res)) }

@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/commands"
+	"github.com/genlens/genlens/job/icljob"
 	"github.com/genlens/genlens/job/llmjob"
 	"github.com/genlens/genlens/job/msejob"
 	"github.com/genlens/genlens/strictjson"
@@ -67,8 +69,30 @@ type input struct {
 
 // prepEnv is what preparing a request needs from the service.
 type prepEnv struct {
-	uploadsDir string // the host folder of the uploads
-	weights    string // the server's Inception weights file; "" for none
+	uploadsDir string   // the host folder of the uploads
+	weights    string   // the server's Inception weights file; "" for none
+	modelDirs  []string // the text models' directories jobs may name
+}
+
+// modelDir applies the service's rule of text models to a request's
+// model directory field (the weights of an embedder run in process): a
+// directory the server allows, named by its base name (or "server:" and
+// it; *dir becomes its host path), never another path on the server, an
+// upload or a download.
+func (pe prepEnv) modelDir(dir *string) error {
+	name := strings.TrimPrefix(*dir, "server:")
+	var names []string
+	for _, d := range pe.modelDirs {
+		if filepath.Base(d) == name {
+			*dir = d
+			return nil
+		}
+		names = append(names, filepath.Base(d))
+	}
+	if len(names) == 0 {
+		return job.Fieldf("weights", "{weights} %q: this server allows no text model directories", fault.Printable(*dir, 80))
+	}
+	return job.Fieldf("weights", "{weights} %q: want the name of a text model directory this server allows: %s", fault.Printable(*dir, 80), strings.Join(names, ", "))
 }
 
 // imageWeights applies the service's weights rule to a job whose inputs
@@ -160,6 +184,11 @@ func prepare(kind string, raw []byte, pe prepEnv) (*task, error) {
 			inputs = append(inputs, input{"weights", weights})
 		}
 	}
+	if d := c.ModelDir(req); d != nil && *d != "" {
+		if err := pe.modelDir(d); err != nil {
+			return nil, err
+		}
+	}
 	return &task{
 		inputs:   inputs,
 		outbound: c.Outbound(req),
@@ -189,9 +218,17 @@ var policies = map[string]policy{
 		// groups: 10^8 groups allocate 0.8 GB before any job runs. A
 		// server bounds it first, so that one request cannot exhaust its
 		// memory.
-		r := q.(*llmjob.HallucinationSimulateRequest)
+		r := q.(*icljob.HallucinationSimulateRequest)
 		if r.Model == "categorical" && (r.Groups > maxCategorical || r.Labels > maxCategorical) {
 			return job.Fieldf("groups", "{groups} %d, {labels} %d: this server accepts at most %d of each", r.Groups, r.Labels, maxCategorical)
+		}
+		return nil
+	}},
+	"entropy": {before: func(q job.Request) error {
+		// An NLI model's directory would be a path on the server: the
+		// service judges entailment with a chat model only.
+		if q.(*llmjob.EntropyRequest).NLIWeights != "" {
+			return job.Fieldf("nli_weights", "{nli_weights}: this service runs no NLI model in process; judge entailment with {nli_base_url} and {nli_model}")
 		}
 		return nil
 	}},

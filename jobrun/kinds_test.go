@@ -16,6 +16,7 @@ import (
 	"github.com/genlens/genlens/frechet"
 	"github.com/genlens/genlens/imagesynth"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/icljob"
 	"github.com/genlens/genlens/job/imagejob"
 	"github.com/genlens/genlens/job/llmjob"
 	"github.com/genlens/genlens/job/msejob"
@@ -194,17 +195,17 @@ func kindCases() []kindCase {
 			return arts(res, err, (*reprjob.DisentangleResult).Artifacts)
 		}},
 		{"hallucination-run", `{"backend":"categorical","inputs":"cat,dog,bird","labels":"yes,no","context":"{{ctx.jsonl}}","queries":"{{q.jsonl}}","M":5,"K":20,"extra":4,"seed":3,"concurrency":2}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := llmjob.NewHallucinationRunRequest()
+			r := icljob.NewHallucinationRunRequest()
 			r.Backend, r.Inputs, r.Labels, r.Context, r.Queries = "categorical", "cat,dog,bird", "yes,no", id("ctx.jsonl"), id("q.jsonl")
 			r.M, r.K, r.Extra, r.Seed, r.Concurrency = 5, 20, 4, 3, 2
-			res, err := llmjob.HallucinationRun(ctx, env, r)
-			return arts(res, err, (*llmjob.HallucinationRunResult).Artifacts)
+			res, err := icljob.HallucinationRun(ctx, env, r)
+			return arts(res, err, (*icljob.HallucinationRunResult).Artifacts)
 		}},
 		{"hallucination-simulate", `{"model":"categorical","ns":"1,8","tasks":6,"M":8,"K":100,"extra":20,"seed":7,"concurrency":2}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
-			r := llmjob.NewHallucinationSimulateRequest()
+			r := icljob.NewHallucinationSimulateRequest()
 			r.Model, r.Ns, r.Tasks, r.M, r.K, r.Extra, r.Seed, r.Concurrency = "categorical", "1,8", 6, 8, 100, 20, 7, 2
-			res, err := llmjob.HallucinationSimulate(ctx, env, r)
-			return arts(res, err, (*llmjob.HallucinationSimulateResult).Artifacts)
+			res, err := icljob.HallucinationSimulate(ctx, env, r)
+			return arts(res, err, (*icljob.HallucinationSimulateResult).Artifacts)
 		}},
 		{"mse-fit", `{"train":"{{ref.csv}}","target":"y","prediction":"pred","features":["x","noise_feature"],"epochs":30,"model":"check.json"}`, func(ctx context.Context, env job.Env, id func(string) string) (any, []job.Artifact, error) {
 			r := msejob.NewFitRequest()

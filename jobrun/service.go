@@ -76,6 +76,11 @@ type Config struct {
 	// uses when its request names none; "" means requests must upload
 	// theirs. The service never downloads weights.
 	Weights string
+	// ModelDirs are the directories of text models (an embedder's
+	// config, tokenizer and weights) that entropy and sample jobs may
+	// name in their weights field, by base name (or "server:" and it);
+	// any other value is refused. None: jobs load no text model.
+	ModelDirs []string
 	// Models keeps the networks jobs load (Inception's weights) across
 	// this service's jobs [a cache of its own, bounded by
 	// job.DefaultModelCacheBytes]. Two services share one only when
@@ -156,6 +161,18 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.DataDir == "" {
 		return nil, errors.New("jobrun: no data directory")
+	}
+	seen := map[string]string{}
+	for _, d := range cfg.ModelDirs {
+		st, err := os.Stat(d)
+		if err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("jobrun: model directory %s: not a directory", d)
+		}
+		b := filepath.Base(d)
+		if other, ok := seen[b]; ok {
+			return nil, fmt.Errorf("jobrun: model directories %s and %s have the same name %q, by which jobs name them", other, d, b)
+		}
+		seen[b] = d
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 1
@@ -336,7 +353,7 @@ func (s *Service) Submit(ctx context.Context, kind string, body []byte) (Job, er
 
 // prepEnv is what preparing a request needs from the service.
 func (s *Service) prepEnv() prepEnv {
-	return prepEnv{uploadsDir: filepath.Join(s.cfg.DataDir, "uploads"), weights: s.cfg.Weights}
+	return prepEnv{uploadsDir: filepath.Join(s.cfg.DataDir, "uploads"), weights: s.cfg.Weights, modelDirs: s.cfg.ModelDirs}
 }
 
 func compactJSON(b []byte) ([]byte, error) {

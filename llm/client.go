@@ -26,6 +26,15 @@ func errorf(format string, a ...any) error { return fmt.Errorf("llm: "+format, a
 // retries with back-off from 500ms ride out about 8 s of overload.
 const DefaultMaxRetries = 4
 
+// Bounds of what a command may ask of an endpoint per request, far above
+// real use: retries of one request, the timeout of one attempt, and the
+// tokens of one answer.
+const (
+	MaxRetries   = 100
+	MaxTimeout   = time.Hour
+	MaxMaxTokens = 1 << 17
+)
+
 // Config configures a Client. Zero fields take the defaults in brackets.
 type Config struct {
 	// BaseURL is the API root, e.g. "http://127.0.0.1:8000/v1"; requests

@@ -23,6 +23,7 @@ import (
 	"unicode"
 
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/likelihood"
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/records"
 	"github.com/genlens/genlens/strictjson"
@@ -133,6 +134,9 @@ type Options struct {
 	// Logger receives store failures and failed requests; nil discards
 	// them.
 	Logger *slog.Logger
+	// Embedder, when not nil, embeds the samples in process for the
+	// scores (see Embedder); Score must then be one that uses them.
+	Embedder Embedder
 	// Secrets are texts that never leave the proxy: the upstream's key
 	// and the service's other secrets. Each is replaced by "[redacted]"
 	// in the answers, headers and errors the callers read, in the
@@ -155,10 +159,24 @@ var scores = map[string]scoreFunc{
 	string(uncertainty.ScoreDegree):        scoreWith(uncertainty.ScoreDegree),
 }
 
+// tokenScores are the scores of the samples' token log-probabilities
+// (package likelihood), as `genlens entropy` computes them; the proxy
+// asks the upstream for logprobs of its own samples only for them.
+// Those of the answer under test (msp, perplexity, mte) are not among
+// them: the caller's answer passes through as it came, without the
+// logprobs they would need.
+var tokenScores = map[string]func([][]likelihood.Token) (float64, error){
+	"pe": likelihood.PE,
+	"ne": likelihood.NE,
+}
+
 // Scores lists the uncertainty scores the proxy computes.
 func Scores() []string {
-	names := make([]string, 0, len(scores))
+	names := make([]string, 0, len(scores)+len(tokenScores))
 	for n := range scores {
+		names = append(names, n)
+	}
+	for n := range tokenScores {
 		names = append(names, n)
 	}
 	slices.Sort(names)
@@ -169,13 +187,16 @@ func scoreWith(score uncertainty.Score) scoreFunc {
 	opt := uncertainty.Options{Sequence: uncertainty.DefaultSequence, Scores: []uncertainty.Score{score},
 		Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime}
 	return func(ctx context.Context, samples []string) (float64, error) {
-		res, _, err := uncertainty.Evaluate(ctx, []uncertainty.Prompt{{ID: "request", Samples: samples}}, opt)
+		if err := ctx.Err(); err != nil {
+			return math.NaN(), err
+		}
+		res, err := uncertainty.EvaluateOne(uncertainty.Prompt{ID: "request", Samples: samples}, opt)
 		if err != nil {
 			return math.NaN(), err
 		}
-		u := res[0].Value(score)
+		u := res.Value(score)
 		if math.IsNaN(u) {
-			return math.NaN(), errors.New(res[0].Reason)
+			return math.NaN(), errors.New(res.Reason)
 		}
 		return u, nil
 	}
@@ -188,6 +209,7 @@ type Proxy struct {
 	k        int
 	score    string
 	scoreFn  scoreFunc
+	tokenFn  func([][]likelihood.Token) (float64, error) // a score of the samples' logprobs, or nil
 	timeout  time.Duration
 	sampler  Sampler
 	maxBody  int64
@@ -272,8 +294,14 @@ func New(o Options) (*Proxy, error) {
 	if p.score == "" {
 		p.score = DefaultScore
 	}
-	if p.scoreFn = scores[p.score]; p.scoreFn == nil {
+	p.tokenFn = tokenScores[p.score]
+	if p.scoreFn = scores[p.score]; p.scoreFn == nil && p.tokenFn == nil {
 		return nil, fmt.Errorf("llmproxy: score %q: want one of %s", p.score, strings.Join(Scores(), ", "))
+	}
+	if o.Embedder != nil {
+		if p.scoreFn = embeddingScore(p.score, o.Embedder); p.scoreFn == nil {
+			return nil, fmt.Errorf("llmproxy: score %q does not use embeddings: drop the embedder or choose kernel-entropy, kle, eigv or degree", p.score)
+		}
 	}
 	if p.sampler == nil {
 		p.sampler = o.Client
@@ -328,6 +356,27 @@ type chatRequest struct {
 	Stop                json.RawMessage `json:"stop"`
 }
 
+// tokenScore is the score of the samples' token log-probabilities; an
+// upstream that sent none (it ignores "logprobs") leaves it unavailable,
+// never 0.
+func (p *Proxy) tokenScore(choices []llm.Choice) (float64, error) {
+	toks := make([][]likelihood.Token, len(choices))
+	for i, c := range choices {
+		if c.Tokens == nil {
+			return math.NaN(), fmt.Errorf("scoring: the upstream sent no logprobs with its samples, and %s needs them", p.score)
+		}
+		toks[i] = make([]likelihood.Token, len(c.Tokens))
+		for j, t := range c.Tokens {
+			toks[i][j].Logprob = t.Logprob
+		}
+	}
+	u, err := p.tokenFn(toks)
+	if err != nil {
+		return math.NaN(), fmt.Errorf("scoring: %w", err)
+	}
+	return u, nil
+}
+
 // sampleRequest is the request of the k samples: the caller's messages
 // (each sent as it came, content parts included), model and length
 // limits, at temperature 1.
@@ -340,7 +389,7 @@ func (p *Proxy) sampleRequest(cr *chatRequest) (llm.ChatRequest, error) {
 		return llm.ChatRequest{}, errors.New("no messages")
 	}
 	one := 1.0
-	req := llm.ChatRequest{Model: cr.Model, N: p.k, Temperature: &one, Messages: msgs}
+	req := llm.ChatRequest{Model: cr.Model, N: p.k, Temperature: &one, Messages: msgs, Logprobs: p.tokenFn != nil}
 	if cr.MaxTokens != nil {
 		req.MaxTokens = *cr.MaxTokens
 	}
@@ -416,6 +465,9 @@ func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float6
 	}
 	if len(choices) != p.k {
 		return math.NaN(), fmt.Errorf("sampling: %d samples, want %d", len(choices), p.k)
+	}
+	if p.tokenFn != nil {
+		return p.tokenScore(choices)
 	}
 	texts := make([]string, len(choices))
 	for i, c := range choices {

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -186,9 +185,7 @@ func TestRunDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := m.referenceErrors()
-	means := ChunkMeans(errs, []Chunk{{0, 0, 100, "", time.Time{}, time.Time{}}, {1, 100, 200, "", time.Time{}, time.Time{}}, {2, 200, 300, "", time.Time{}, time.Time{}}, {3, 300, 400, "", time.Time{}, time.Time{}}})
-	want := ReferenceThresholds(means, DefaultWidth, true)
+	want := resampledThresholds(m2.referenceErrors(), 100, DefaultWidth, true)
 	if rep.DriftThresholds != want {
 		t.Errorf("drift thresholds %+v, want %+v", rep.DriftThresholds, want)
 	}
@@ -198,5 +195,100 @@ func TestRunDrift(t *testing.T) {
 		if d.Extrapolating != shifted || d.DriftAlert != shifted {
 			t.Errorf("chunk %d: out %.2f extrapolating %v, reconstruction %.3f alert %v", i, d.OutOfReference, d.Extrapolating, d.ReconstructionError, d.DriftAlert)
 		}
+	}
+}
+
+// TestDriftThresholdsFalseAlarms: chunks of 250 rows drawn like a
+// reference of 1,000 rows (three features, two of them correlated, so
+// that the reconstruction error is not 0) raise the reconstruction alert
+// about as often as ±3 standard deviations allow (0.3%), not the 10% or
+// so that thresholds from four consecutive reference chunks raised.
+func TestDriftThresholdsFalseAlarms(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 1))
+	row := func(z []float64) []float64 { return []float64{z[0], 0.8*z[0] + 0.6*z[1], z[2]} }
+	const refs, chunks, size = 40, 10, 250
+	alerts := 0
+	for range refs {
+		m, err := FitDrift(normalRows(r, 1000, row), []string{"a", "b", "c"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Components) == 3 {
+			t.Fatal("every principal axis kept: the reconstruction error would be 0")
+		}
+		feats := make([][]float64, chunks*size)
+		x := normalRows(r, chunks*size, row)
+		for i := range feats {
+			feats[i] = x.RawRowView(i)
+		}
+		cs, _ := BySize(chunks*size, size)
+		rep, err := Run(Input{Chunks: cs, Estimates: make([]float64, chunks*size), Reference: make([]float64, 1000), Drift: m, Features: feats, NonNegative: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range rep.Results {
+			alerts += b2i(c.Drift.ReconstructionAlert)
+		}
+	}
+	if alerts > refs*chunks*2/100 {
+		t.Errorf("reconstruction alert on %d of %d chunks drawn like the reference", alerts, refs*chunks)
+	}
+}
+
+// TestResampledThresholds checks the spread of a chunk mean against its
+// closed form and that a reference too small for it has none.
+func TestResampledThresholds(t *testing.T) {
+	ref := []float64{1, 2, 3, 4, 5, 6, 7, 8, math.NaN()}
+	th := resampledThresholds(ref, 4, 3, true)
+	sd := math.Sqrt(42.0 / 8)
+	want := sd * math.Sqrt(1.0/4+1.0/8)
+	if th.Mean != 4.5 || math.Abs(th.Std-want) > 1e-12 || math.Abs(th.Lower-(4.5-3*want)) > 1e-12 || math.Abs(th.Upper-(4.5+3*want)) > 1e-12 {
+		t.Errorf("thresholds %+v, want mean 4.5 and std %v", th, want)
+	}
+	if th := resampledThresholds([]float64{1}, 4, 3, true); th.Available() {
+		t.Errorf("thresholds %+v from one reference row", th)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestReferenceErrorsHeldOut: the principal axes fitted on the reference
+// reconstruct its own rows better than fresh ones (60 rows of 6
+// correlated features: 5% lower in sample); the cross-fitted errors the
+// thresholds come from match those of fresh rows.
+func TestReferenceErrorsHeldOut(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const d, n, fresh, refs = 6, 60, 5000, 20
+	rows := func(k int) *mat.Dense {
+		x := mat.NewDense(k, d, nil)
+		for i := range k {
+			z := r.NormFloat64()
+			for j := range d {
+				x.Set(i, j, 0.8*z+0.6*r.NormFloat64())
+			}
+		}
+		return x
+	}
+	var ref, out float64
+	for range refs {
+		m, err := FitDrift(rows(n), []string{"a", "b", "c", "d", "e", "f"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range m.referenceErrors() {
+			ref += e / n
+		}
+		x := rows(fresh)
+		for i := range fresh {
+			out += m.RowError(x.RawRowView(i)) / fresh
+		}
+	}
+	if math.Abs(ref/out-1) > 0.02 {
+		t.Errorf("mean reference reconstruction error %.4f, fresh rows' %.4f", ref/refs, out/refs)
 	}
 }

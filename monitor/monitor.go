@@ -101,8 +101,10 @@ type Result struct {
 	// only the estimate's sampling noise: with held-out estimates of the
 	// reference (IntervalCalibrated) they are Estimate times the
 	// quantiles of realised over estimated MSE of reference
-	// pseudo-chunks (see Input.HeldOut), wider where the chunk's rows
-	// lie in thin support; without them, the band (Lower, Upper).
+	// pseudo-chunks (see Input.HeldOut), with the calibration's own
+	// error, stretched to hold IntervalLevel of pseudo-chunks of held-out
+	// reference rows, and wider where the chunk's rows lie in thin
+	// support; without them, the band (Lower, Upper).
 	EstimateLower, EstimateUpper float64
 	IntervalCalibrated           bool
 	// Alert is set when the estimate lies outside the thresholds, or,

@@ -75,6 +75,11 @@ type JobOptions struct {
 	// jobs use when their request names none (say, $GENLENS_WEIGHTS);
 	// "": requests upload theirs. The server never downloads weights.
 	Weights string
+	// ModelDirs are the text models' directories (an embedder's config,
+	// tokenizer and weights) that entropy and sample jobs may name in
+	// their weights field by base name; none: jobs load no text model.
+	// See jobrun.Config.
+	ModelDirs []string
 	// Store, when not nil, replaces the server's store for jobs, uploads
 	// and selections (tests use jobrun.NewMemStore()).
 	Store jobrun.Store
@@ -140,6 +145,7 @@ func (s *Server) initJobs(ctx context.Context) error {
 		Store: st, DataDir: dir, Workers: o.Workers, MaxQueued: o.MaxQueued, Replica: o.Replica, Exclusive: exclusive,
 		Lease: o.Lease, Heartbeat: o.Heartbeat, Poll: o.Poll,
 		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, SecretBaseURLs: o.SecretBaseURLs, Redact: s.opts.Secrets, MaxUploadBytes: o.MaxUploadBytes, MaxRuntime: o.MaxRuntime, Weights: o.Weights,
+		ModelDirs:  o.ModelDirs,
 		Models:     job.NewModelCache(o.ModelCacheBytes), // 0: the default bound
 		RetainJobs: o.RetainJobs, RetainUploads: o.RetainUploads,
 		OnDelete: func(kind string, n int) { s.metrics.retentionDeleted.WithLabelValues(kind).Add(float64(n)) },

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/genlens/genlens/bert"
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/llmproxy"
@@ -37,6 +38,11 @@ type LLMOptions struct {
 	// Score names the uncertainty score (llmproxy.Scores; "":
 	// llmproxy.DefaultScore).
 	Score string
+	// Embedder names a BERT sentence embedder (bert.Names) that embeds
+	// the samples in process for the score (llmproxy.Embedder), from the
+	// model directory Weights; "" scores the words.
+	Embedder string
+	Weights  string
 }
 
 // maxModelLabels bounds the distinct model names in metric labels;
@@ -46,7 +52,16 @@ const maxModelLabels = 64
 func (s *Server) newLLMProxy(o LLMOptions) (*llmproxy.Proxy, error) {
 	labels := &modelLabels{seen: map[string]bool{}}
 	m := s.metrics
-	return llmproxy.New(llmproxy.Options{Client: o.Client, Sampler: o.Sampler, Samples: o.Samples, Score: o.Score,
+	var emb llmproxy.Embedder
+	if o.Embedder != "" {
+		spec, _ := bert.Lookup(o.Embedder)
+		e, err := bert.OpenEmbedder(o.Embedder, o.Weights, spec.Query)
+		if err != nil {
+			return nil, fault.Fieldf("llm_weights", "{llm_weights} %s: %v", o.Weights, err)
+		}
+		emb = e
+	}
+	return llmproxy.New(llmproxy.Options{Client: o.Client, Sampler: o.Sampler, Samples: o.Samples, Score: o.Score, Embedder: emb,
 		MaxBody: s.maxBody, Recorder: s.store, Logger: s.log, Secrets: append(slices.Clone(s.opts.Secrets), o.APIKey),
 		Observe: func(rec records.LLMRequest) {
 			model := labels.of(rec.Model)

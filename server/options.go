@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/genlens/genlens/bert"
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/llmproxy"
 )
@@ -112,6 +113,16 @@ func (o *LLMOptions) Validate() error {
 		return fault.Fieldf("llm_score", "{llm_score} %q: want %s", o.Score, strings.Join(llmproxy.Scores(), ", "))
 	case o.Timeout <= 0:
 		return fault.Fieldf("llm_timeout", "{llm_timeout} %v: want a positive duration", o.Timeout)
+	case o.Embedder == "" && o.Weights != "":
+		return fault.Fieldf("llm_weights", "{llm_weights} %s: give the embedder with {llm_embedder}", o.Weights)
+	case o.Embedder == "":
+		return nil
+	case !slices.Contains(bert.Names(), o.Embedder):
+		return fault.Fieldf("llm_embedder", "{llm_embedder} %q: want one of %s", o.Embedder, strings.Join(bert.Names(), ", "))
+	case o.Weights == "":
+		return fault.Fieldf("llm_weights", "{llm_embedder} %s needs {llm_weights} DIR, the model's directory", o.Embedder)
+	case !slices.Contains(llmproxy.EmbeddingScores(), o.Score):
+		return fault.Fieldf("llm_score", "{llm_score} %q does not use embeddings: with {llm_embedder}, want %s", o.Score, strings.Join(llmproxy.EmbeddingScores(), ", "))
 	}
 	return nil
 }

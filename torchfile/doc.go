@@ -3,8 +3,11 @@
 // format before torch 1.6 and the zip format after it) and the
 // parameters of TorchScript archives (torch.jit.save, such as OpenAI's
 // released CLIP .pt files), as float64 tensors in row-major order whatever
-// the stored dtype. The networks that use them (packages inception, vit)
-// only map names to layers.
+// the stored dtype (LoadStateDict, ReadTorchScript; package inception), or
+// as Views still inside their storages (OpenStateDict, OpenTorchScript),
+// which say what copying them out costs before any copy is made, and give
+// float32 without a float64 step (package weights, for the ViTs and the
+// text models). The networks only map names to layers.
 //
 // # Formats
 //
@@ -40,7 +43,8 @@
 //     opcode is an error, and a pickle is at most 64 MiB.
 //   - Storages are allocated here, not by gopickle: an element count must
 //     fill its zip record exactly, or fit in what remains of a legacy
-//     file, before anything is allocated; a zip record may not claim to
+//     file, and the storages of a file fit in the matrix budget
+//     (membudget), before anything is allocated; a zip record may not claim to
 //     decompress by more than dataio.MaxCompressionRatio.
 //   - A tensor's shape, strides and offset must stay inside its storage
 //     (no overflow, no broadcast views), and the tensors of a file may

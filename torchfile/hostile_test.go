@@ -14,6 +14,7 @@ import (
 
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/membudget"
 )
 
 // pk writes pickle opcodes by hand, as torch.save would for a state dict.
@@ -262,4 +263,32 @@ func FuzzLoadStateDict(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Views that read one storage several times over ask for a float64 copy
+// each: the copies are priced against the matrix budget before any is
+// made, and the refusal names the file and the tensor. (Four views of a
+// 168 MB uint8 storage once took 48 times the file.)
+func TestLoadStateDictPriced(t *testing.T) {
+	const n = 4096
+	views := make([]tensor, 4)
+	for i := range views {
+		views[i] = tensor{name: "u" + string(rune('0'+i)), class: "ByteStorage", key: "0", elements: n, shape: []int64{n}, stride: []int64{1}}
+	}
+	path := filepath.Join(t.TempDir(), "views.pth")
+	b := zipPth(t, statePickle(views, false), map[string][]byte{"0": make([]byte, n)})
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prev := membudget.SetLimit(int64(len(b)) + 2*8*n + 100)
+	defer membudget.SetLimit(prev)
+	_, err := LoadStateDict(path)
+	var be *membudget.Error
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "views.pth up to tensor u2") {
+		t.Fatalf("err = %v, want a budget error naming views.pth and u2", err)
+	}
+	membudget.SetLimit(int64(len(b)) + 4*8*n)
+	if sd, err := LoadStateDict(path); err != nil || len(sd) != 4 || sd["u3"].Data[n-1] != 0 {
+		t.Fatalf("within the budget: %d tensors, %v", len(sd), err)
+	}
 }

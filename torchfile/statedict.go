@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/membudget"
 
 	"github.com/nlpodyssey/gopickle/pytorch"
 	"github.com/nlpodyssey/gopickle/types"
@@ -40,7 +41,21 @@ var (
 // file, a TorchScript archive (torch.jit.save; it holds code, not a plain
 // state dict), a truncated file, an entry that is not a tensor, a size
 // the file claims but does not hold.
-func LoadStateDict(path string) (sd map[string]*Tensor, err error) {
+func LoadStateDict(path string) (map[string]*Tensor, error) {
+	views, err := OpenStateDict(path)
+	if err != nil {
+		return nil, err
+	}
+	return float64s(path, views)
+}
+
+// OpenStateDict reads a state dict as LoadStateDict does, but copies no
+// tensor out of its storages: each View says what it holds and costs, and
+// copies itself out (Float32, Float64) when asked, so that a caller can
+// price the copies and make only those it needs. The storages are read;
+// what they take is priced against the matrix budget (membudget) before
+// each is allocated.
+func OpenStateDict(path string) (sd map[string]*View, err error) {
 	bad := func(msg string, cause error) error {
 		return &dataio.InputError{File: path, Msg: msg, Err: cause}
 	}
@@ -79,10 +94,14 @@ func LoadStateDict(path string) (sd map[string]*Tensor, err error) {
 		}
 	}()
 	var obj any
+	b := &budget{file: path}
 	if bytes.HasPrefix(head, zipMagic) {
-		obj, err = loadZipPickle(path, st.Size())
+		obj, err = loadZipPickle(path, st.Size(), b)
 	} else {
-		obj, err = loadLegacyPickle(path, st.Size())
+		obj, err = loadLegacyPickle(path, st.Size(), b)
+	}
+	if b.err != nil {
+		return nil, b.err
 	}
 	if err != nil {
 		msg := err.Error()
@@ -118,7 +137,7 @@ func checkZip(path string, size int64) error {
 
 // stateDict converts the unpickled object into tensors. torch.save of a
 // state dict gives an OrderedDict; a plain dict is accepted too.
-func stateDict(path string, obj any) (map[string]*Tensor, error) {
+func stateDict(path string, obj any) (map[string]*View, error) {
 	entries := map[string]any{}
 	switch d := obj.(type) {
 	case *types.OrderedDict:
@@ -147,7 +166,7 @@ func stateDict(path string, obj any) (map[string]*Tensor, error) {
 		}
 		// Non-tensor entries (metadata) are not weights; skip them.
 	}
-	return materialiseAll(path, tensors)
+	return openViews(path, tensors)
 }
 
 // maxReads bounds the elements the tensors of a file may copy out of
@@ -208,10 +227,111 @@ func storageLen(s pytorch.StorageInterface) int {
 	return 0
 }
 
-// materialise walks the tensor's strides from its storage offset, so
-// views (a slice with an offset, a transpose) come out as the values
-// torch would print, in row-major order.
-func materialise(t *pytorch.Tensor) (*Tensor, error) {
+// View is a tensor of a state dict (or a parameter of a TorchScript
+// module) still inside its storage, checked to lie inside it: its shape,
+// the storage's dtype, and what copying it out takes.
+type View struct {
+	Shape []int
+	DType string // "float16", "bfloat16", "float32", "float64", "int64", ...
+	t     *pytorch.Tensor
+	get   func(i int) float64
+	n     int // elements
+}
+
+// Len returns the number of elements of the tensor.
+func (v *View) Len() int { return v.n }
+
+// IsFloat reports whether the storage holds floating-point numbers (a
+// weight; integer tensors are buffers such as position ids).
+func (v *View) IsFloat() bool {
+	switch v.DType {
+	case "float16", "bfloat16", "float32", "float64":
+		return true
+	}
+	return false
+}
+
+// Float64 copies the tensor out in row-major order as float64, exact for
+// every dtype read.
+func (v *View) Float64() []float64 {
+	out := make([]float64, v.n)
+	v.each(func(i, off int) { out[i] = v.get(off) })
+	return out
+}
+
+// Float32 returns the tensor in row-major order as float32: exact for
+// float16, bfloat16 and float32, rounded for float64 and large integers.
+// When InPlace, it is the storage's own memory (shared with the views of
+// that storage that also are), else a copy.
+func (v *View) Float32() []float32 {
+	if v.InPlace() {
+		o := v.t.StorageOffset
+		return float32Data(v.t.Source)[o : o+v.n : o+v.n]
+	}
+	out := make([]float32, v.n)
+	v.each(func(i, off int) { out[i] = float32(v.get(off)) })
+	return out
+}
+
+// InPlace reports whether Float32 returns the storage's memory rather
+// than a copy: a storage held as float32 (float32, and float16 and
+// bfloat16, converted when read) read in row-major order.
+func (v *View) InPlace() bool {
+	return float32Data(v.t.Source) != nil && v.contiguous()
+}
+
+// float32Data returns the elements of a storage held as float32, nil for
+// the others.
+func float32Data(s pytorch.StorageInterface) []float32 {
+	switch s := s.(type) {
+	case *pytorch.FloatStorage:
+		return s.Data
+	case *pytorch.HalfStorage:
+		return s.Data
+	case *pytorch.BFloat16Storage:
+		return s.Data
+	}
+	return nil
+}
+
+// contiguous reports whether the view is its storage's elements in
+// row-major order from its offset.
+func (v *View) contiguous() bool {
+	step := 1
+	for a := len(v.Shape) - 1; a >= 0; a-- {
+		if v.Shape[a] != 1 && v.t.Stride[a] != step {
+			return false
+		}
+		step *= v.Shape[a]
+	}
+	return true
+}
+
+// each calls f with each element's row-major index and storage offset,
+// walking the strides from the storage offset, so views (a slice with an
+// offset, a transpose) come out as the values torch would print.
+func (v *View) each(f func(i, off int)) {
+	t := v.t
+	idx := make([]int, len(t.Size))
+	for flat := 0; flat < v.n; flat++ {
+		off := t.StorageOffset
+		for a, i := range idx {
+			off += i * t.Stride[a]
+		}
+		f(flat, off)
+		for a := len(idx) - 1; a >= 0; a-- {
+			idx[a]++
+			if idx[a] < t.Size[a] {
+				break
+			}
+			idx[a] = 0
+		}
+	}
+}
+
+// newView checks that the tensor's view lies inside its storage and
+// returns it, nothing copied.
+func newView(t *pytorch.Tensor) (*View, error) {
 	var (
 		get   func(i int) float64
 		n     int
@@ -260,8 +380,9 @@ func materialise(t *pytorch.Tensor) (*Tensor, error) {
 	if size > n {
 		return nil, fmt.Errorf("shape %v holds %d elements, more than its storage of %d (truncated file?)", t.Size, size, n)
 	}
+	v := &View{Shape: append([]int(nil), t.Size...), DType: dtype, t: t, get: get, n: size}
 	if size == 0 {
-		return &Tensor{Shape: append([]int(nil), t.Size...), DType: dtype, Data: []float64{}}, nil
+		return v, nil
 	}
 	// The largest storage index the view touches must exist.
 	if t.StorageOffset < 0 || t.StorageOffset >= n {
@@ -280,30 +401,13 @@ func materialise(t *pytorch.Tensor) (*Tensor, error) {
 	if last >= n {
 		return nil, fmt.Errorf("view of shape %v, strides %v, offset %d reaches past its storage of %d elements (truncated file?)", t.Size, t.Stride, t.StorageOffset, n)
 	}
-	out := &Tensor{Shape: append([]int(nil), t.Size...), DType: dtype, Data: make([]float64, size)}
-	idx := make([]int, len(t.Size))
-	for flat := 0; flat < size; flat++ {
-		off := t.StorageOffset
-		for a, i := range idx {
-			off += i * t.Stride[a]
-		}
-		out.Data[flat] = get(off)
-		for a := len(idx) - 1; a >= 0; a-- {
-			idx[a]++
-			if idx[a] < t.Size[a] {
-				break
-			}
-			idx[a] = 0
-		}
-	}
-	return out, nil
+	return v, nil
 }
 
-// materialiseAll copies out the tensors of a state dict or a TorchScript
-// module tree, keyed by name, after checking that they read their
-// storages a few times at most (checkReads); every view must lie inside
-// its storage (materialise).
-func materialiseAll(path string, raw map[string]*pytorch.Tensor) (map[string]*Tensor, error) {
+// openViews checks the tensors of a state dict or a TorchScript module
+// tree, keyed by name: together they read their storages a few times at
+// most (checkReads), and every view lies inside its storage (newView).
+func openViews(path string, raw map[string]*pytorch.Tensor) (map[string]*View, error) {
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
 		keys = append(keys, k)
@@ -312,13 +416,44 @@ func materialiseAll(path string, raw map[string]*pytorch.Tensor) (map[string]*Te
 	if err := checkReads(path, keys, raw); err != nil {
 		return nil, err
 	}
-	out := make(map[string]*Tensor, len(raw))
+	out := make(map[string]*View, len(raw))
 	for _, k := range keys {
-		t, err := materialise(raw[k])
+		v, err := newView(raw[k])
 		if err != nil {
 			return nil, &dataio.InputError{File: path, Key: k, Msg: err.Error()}
 		}
-		out[k] = t
+		out[k] = v
+	}
+	return out, nil
+}
+
+// float64s copies every view of the file at path out as float64,
+// dropping each view's entry as it goes, once the copies and the file's
+// bytes (which hold the storages) are priced against the matrix budget:
+// views of one storage may ask for several copies of it, each 8 bytes an
+// element whatever the storage's dtype.
+func float64s(path string, views map[string]*View) (map[string]*Tensor, error) {
+	keys := make([]string, 0, len(views))
+	for k := range views {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var used int64
+	if st, err := os.Stat(path); err == nil {
+		used = st.Size()
+	}
+	limit := membudget.Limit()
+	for _, k := range keys {
+		used += 8 * int64(views[k].Len())
+		if used > limit {
+			return nil, membudget.CheckBytes(fmt.Sprintf("the weights %s up to tensor %s", path, k), 1, views[k].Len(), used)
+		}
+	}
+	out := make(map[string]*Tensor, len(views))
+	for _, k := range keys {
+		v := views[k]
+		out[k] = &Tensor{Shape: v.Shape, DType: v.DType, Data: v.Float64()}
+		delete(views, k)
 	}
 	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/nlpodyssey/gopickle/types"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/membudget"
 )
 
 // The loaders below read torch.save files through gopickle's unpickler
@@ -76,6 +77,38 @@ func torchClass(module, name string) (any, error) {
 		return &pytorch.BFloat16StorageClass{}, nil
 	}
 	return nil, fmt.Errorf("class %s.%s not expected in a state dict", module, name)
+}
+
+// budget prices the storages of one file against the matrix budget
+// (membudget) before each is allocated: a zip record may decompress to
+// MaxCompressionRatio times its size, and float16 storages are held as
+// float32, so a file's storages can take more than the file.
+type budget struct {
+	file  string
+	used  int64
+	limit int64 // membudget.Limit, read once (the default reads /proc)
+	err   error // the refusal, kept because the unpickler's errors lose its kind
+}
+
+// add prices the storage of ref, in the bytes it takes once read.
+func (b *budget) add(ref storageRef) error {
+	es := storageElem(ref.class)
+	switch ref.class.(type) {
+	case *pytorch.HalfStorageClass, *pytorch.BFloat16StorageClass:
+		es = 4 // held as float32
+	}
+	b.used += int64(ref.n) * es
+	if b.limit == 0 {
+		b.limit = membudget.Limit()
+	}
+	if b.used <= b.limit {
+		return nil
+	}
+	if err := membudget.CheckBytes(fmt.Sprintf("the storages of the weights %s up to storage %s", b.file, ref.key), 1, ref.n, b.used); err != nil {
+		b.err = err
+		return err
+	}
+	return nil
 }
 
 // storageRef is a storage a pickle refers to: (class, key, location, n).
@@ -209,7 +242,7 @@ func max64(a, b uint64) uint64 {
 // loadZipPickle loads the zip serialisation (torch 1.6 on): a data.pkl
 // whose persistent ids name records data/<key>, each the raw elements
 // of one storage. A storage must fill its record exactly.
-func loadZipPickle(name string, size int64) (any, error) {
+func loadZipPickle(name string, size int64, b *budget) (any, error) {
 	zr, err := zip.OpenReader(name)
 	if err != nil {
 		return nil, err
@@ -228,14 +261,14 @@ func loadZipPickle(name string, size int64) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return unpickleChecked(data, torchClass, zipStorages(records, size))
+	return unpickleChecked(data, torchClass, zipStorages(records, size, b))
 }
 
 // zipStorages returns the persistent load of a zip archive's pickle:
 // each storage reference is read from records[key] (the record
 // <archive>/data/<key>), once, after its claimed size is checked
 // against the record's and the record's against the file's size.
-func zipStorages(records map[string]*zip.File, size int64) func(id any) (any, error) {
+func zipStorages(records map[string]*zip.File, size int64, b *budget) func(id any) (any, error) {
 	storages := map[string]pytorch.StorageInterface{}
 	return func(id any) (any, error) {
 		ref, err := parseStorageRef(id, false)
@@ -260,6 +293,9 @@ func zipStorages(records map[string]*zip.File, size int64) func(id any) (any, er
 		if rec.UncompressedSize64 > uint64(max64(rec.CompressedSize64, 1))*uint64(dataio.MaxCompressionRatio) || rec.CompressedSize64 > uint64(size) {
 			return nil, fmt.Errorf("storage %s: its record claims %d bytes from %d compressed in a file of %d", ref.key, rec.UncompressedSize64, rec.CompressedSize64, size)
 		}
+		if err := b.add(ref); err != nil {
+			return nil, err
+		}
 		rc, err := rec.Open()
 		if err != nil {
 			return nil, err
@@ -281,7 +317,7 @@ var legacyMagicNumber, _ = new(big.Int).SetString("1950a86a20f9469cfc6c", 16)
 // pickles of the magic number, the protocol version, system information,
 // the object and the list of storage keys, then each storage as an 8-byte
 // element count and its elements, up to the end of the file.
-func loadLegacyPickle(name string, size int64) (any, error) {
+func loadLegacyPickle(name string, size int64, b *budget) (any, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -363,6 +399,10 @@ func loadLegacyPickle(name string, size int64) (any, error) {
 		es := uint64(storageElem(ref.class))
 		if n > uint64(size-off)/es {
 			return nil, fmt.Errorf("storage %s claims %d elements of %d bytes, but the file has %d bytes left: %w", key, n, es, size-off, io.ErrUnexpectedEOF)
+		}
+		ref.n = int(n)
+		if err := b.add(ref); err != nil {
+			return nil, err
 		}
 		s, err := readStorage(ref, int(n), io.NewSectionReader(f, off, int64(n*es)))
 		if err != nil {

@@ -103,7 +103,17 @@ func torchScriptPrefix(path string) (prefix string, ok bool) {
 // is scanned before it is unpickled, every storage's claimed size must
 // fill its record, every view must lie inside its storage. A damaged
 // archive is a one-line *dataio.InputError naming it.
-func ReadTorchScript(path string) (sd map[string]*Tensor, err error) {
+func ReadTorchScript(path string) (map[string]*Tensor, error) {
+	views, err := OpenTorchScript(path)
+	if err != nil {
+		return nil, err
+	}
+	return float64s(path, views)
+}
+
+// OpenTorchScript reads a TorchScript archive as ReadTorchScript does,
+// but copies no tensor out of its storages (see OpenStateDict).
+func OpenTorchScript(path string) (sd map[string]*View, err error) {
 	bad := func(msg string) error { return &dataio.InputError{File: path, Msg: msg} }
 	prefix, ok := torchScriptPrefix(path)
 	if !ok {
@@ -141,7 +151,11 @@ func ReadTorchScript(path string) (sd map[string]*Tensor, err error) {
 			sd, err = nil, bad(fmt.Sprintf("corrupt TorchScript archive: %v", p))
 		}
 	}()
-	root, err := unpickleChecked(pkl, moduleClass, zipStorages(storages, st.Size()))
+	b := &budget{file: path}
+	root, err := unpickleChecked(pkl, moduleClass, zipStorages(storages, st.Size(), b))
+	if b.err != nil {
+		return nil, b.err
+	}
 	if err != nil {
 		return nil, bad("cannot decode the TorchScript module: " + err.Error())
 	}
@@ -170,5 +184,5 @@ func ReadTorchScript(path string) (sd map[string]*Tensor, err error) {
 		}
 	}
 	walk("", obj, 0)
-	return materialiseAll(path, raw)
+	return openViews(path, raw)
 }

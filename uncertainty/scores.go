@@ -27,10 +27,12 @@ const (
 	ScoreEigV Score = "eigv"
 	// ScoreDegree is the degree-matrix uncertainty (Degree).
 	ScoreDegree Score = "degree"
+	// ScoreEcc is the eccentricity of the similarity graph (Ecc).
+	ScoreEcc Score = "ecc"
 )
 
 // AllScores lists every score in the order of the result columns.
-var AllScores = []Score{ScoreKernelEntropy, ScoreLexSim, ScoreKLE, ScoreEigV, ScoreDegree}
+var AllScores = []Score{ScoreKernelEntropy, ScoreLexSim, ScoreKLE, ScoreEigV, ScoreDegree, ScoreEcc}
 
 // DefaultSequence is the sequence kernel `genlens entropy` and the LLM
 // proxy use unless told otherwise: common contiguous subsequences of
@@ -46,11 +48,13 @@ var DefaultScores = []Score{ScoreKernelEntropy, ScoreLexSim}
 func (s Score) Valid() bool { return s.index() >= 0 }
 
 // Graph reports whether s is computed from the similarity graph W of the
-// samples (KLE, EigV, Degree), and so depends on Options.Similarity.
-func (s Score) Graph() bool { return s == ScoreKLE || s == ScoreEigV || s == ScoreDegree }
+// samples (KLE, EigV, Degree, Ecc), and so depends on Options.Similarity.
+func (s Score) Graph() bool {
+	return s == ScoreKLE || s == ScoreEigV || s == ScoreDegree || s == ScoreEcc
+}
 
 // Key is the score's name as a JSON key and CSV column: kernel_entropy,
-// lexical_similarity, kle, eigv, degree.
+// lexical_similarity, kle, eigv, degree, ecc.
 func (s Score) Key() string {
 	switch s {
 	case ScoreKernelEntropy:
@@ -94,7 +98,7 @@ func newScoreSet(scores []Score) (scoreSet, error) {
 func (set scoreSet) has(s Score) bool { return set&(1<<s.index()) != 0 }
 
 func (set scoreSet) graph() bool {
-	return set.has(ScoreKLE) || set.has(ScoreEigV) || set.has(ScoreDegree)
+	return set.has(ScoreKLE) || set.has(ScoreEigV) || set.has(ScoreDegree) || set.has(ScoreEcc)
 }
 
 // ScoreNames returns the names of AllScores, comma-separated.
@@ -136,6 +140,8 @@ func (r Result) Value(s Score) float64 {
 		return r.EigV
 	case ScoreDegree:
 		return r.Degree
+	case ScoreEcc:
+		return r.Ecc
 	}
 	return math.NaN()
 }
@@ -153,6 +159,8 @@ func (s Summary) AUROC(score Score) float64 {
 		return s.AUROCEigV
 	case ScoreDegree:
 		return s.AUROCDegree
+	case ScoreEcc:
+		return s.AUROCEcc
 	}
 	return math.NaN()
 }
@@ -169,5 +177,7 @@ func (s *Summary) setAUROC(score Score, v float64) {
 		s.AUROCEigV = v
 	case ScoreDegree:
 		s.AUROCDegree = v
+	case ScoreEcc:
+		s.AUROCEcc = v
 	}
 }

@@ -51,7 +51,7 @@ type Options struct {
 	// not asked for are NaN in every Result and Summary.
 	Scores []Score
 	// Similarity is the similarity of the graph scores (KLE, EigV,
-	// Degree); "" means SimilarityRougeL. SimilarityEmbedding needs
+	// Degree, Ecc); "" means SimilarityRougeL. SimilarityEmbedding needs
 	// Embeddings.
 	Similarity Similarity
 	// KLETime is the heat-kernel time t of KLE; 0 means DefaultKLETime.
@@ -73,6 +73,7 @@ type Result struct {
 	KLE               float64 // kernel language entropy of the similarity graph (see KLE)
 	EigV              float64 // see EigV
 	Degree            float64 // see Degree
+	Ecc               float64 // see Ecc
 	Correct           *bool
 	Reason            string
 }
@@ -95,6 +96,7 @@ type Summary struct {
 	AUROCKLE               float64
 	AUROCEigV              float64
 	AUROCDegree            float64
+	AUROCEcc               float64
 }
 
 // Evaluate scores every prompt (concurrently, through par.For) and
@@ -106,26 +108,9 @@ func Evaluate(ctx context.Context, prompts []Prompt, opt Options) ([]Result, Sum
 	if len(prompts) == 0 {
 		return nil, Summary{}, errors.New("uncertainty: no prompts")
 	}
-	thr := DefaultRougeThreshold
-	if opt.RougeThreshold != nil {
-		thr = *opt.RougeThreshold
-	}
-	set, err := newScoreSet(opt.Scores)
+	opt, set, thr, err := opt.settled()
 	if err != nil {
 		return nil, Summary{}, err
-	}
-	switch opt.Similarity {
-	case "":
-		opt.Similarity = SimilarityRougeL
-	case SimilarityRougeL, SimilarityEmbedding:
-	default:
-		return nil, Summary{}, fmt.Errorf("uncertainty: unknown similarity %q (want %s or %s)", string(opt.Similarity), SimilarityRougeL, SimilarityEmbedding)
-	}
-	if opt.KLETime == 0 {
-		opt.KLETime = DefaultKLETime
-	}
-	if !(opt.KLETime > 0) || math.IsInf(opt.KLETime, 1) {
-		return nil, Summary{}, fmt.Errorf("uncertainty: KLE time %v: want a positive finite number", opt.KLETime)
 	}
 	results := make([]Result, len(prompts))
 	errs := make([]error, len(prompts))
@@ -152,19 +137,54 @@ func Evaluate(ctx context.Context, prompts []Prompt, opt Options) ([]Result, Sum
 	return results, summarize(results, set), nil
 }
 
+// EvaluateOne scores one prompt as Evaluate scores each, on the
+// caller's goroutine and without a summary: for a caller that scores
+// prompts one at a time as they come (an online proxy).
+func EvaluateOne(p Prompt, opt Options) (Result, error) {
+	opt, set, thr, err := opt.settled()
+	if err != nil {
+		return Result{}, err
+	}
+	return evaluate(&p, opt, set, thr)
+}
+
+// settled returns opt with its defaults filled in, its scores and its
+// RougeL threshold of correctness, or why opt is not valid.
+func (opt Options) settled() (Options, scoreSet, float64, error) {
+	thr := DefaultRougeThreshold
+	if opt.RougeThreshold != nil {
+		thr = *opt.RougeThreshold
+	}
+	set, err := newScoreSet(opt.Scores)
+	if err != nil {
+		return opt, set, thr, err
+	}
+	switch opt.Similarity {
+	case "":
+		opt.Similarity = SimilarityRougeL
+	case SimilarityRougeL, SimilarityEmbedding:
+	default:
+		return opt, set, thr, fmt.Errorf("uncertainty: unknown similarity %q (want %s or %s)", string(opt.Similarity), SimilarityRougeL, SimilarityEmbedding)
+	}
+	if opt.KLETime == 0 {
+		opt.KLETime = DefaultKLETime
+	}
+	if !(opt.KLETime > 0) || math.IsInf(opt.KLETime, 1) {
+		return opt, set, thr, fmt.Errorf("uncertainty: KLE time %v: want a positive finite number", opt.KLETime)
+	}
+	return opt, set, thr, nil
+}
+
 func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error) {
 	nan := math.NaN()
-	r := Result{ID: p.ID, KernelEntropy: nan, LexicalSimilarity: nan, KLE: nan, EigV: nan, Degree: nan}
+	r := Result{ID: p.ID, KernelEntropy: nan, LexicalSimilarity: nan, KLE: nan, EigV: nan, Degree: nan, Ecc: nan}
 	samples, emb := p.Samples, p.Embeddings
 	if emb != nil {
 		if n, _ := emb.Dims(); n != len(samples) {
 			return r, fmt.Errorf("uncertainty: prompt %s: %d embeddings for %d samples", p.ID, n, len(samples))
 		}
 	}
-	var answer *string
-	switch {
-	case opt.HoldoutFirst && len(samples) > 0:
-		answer = &samples[0]
+	if opt.HoldoutFirst && len(samples) > 0 {
 		samples = samples[1:]
 		if emb != nil {
 			_, d := emb.Dims()
@@ -174,24 +194,8 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 				emb = nil
 			}
 		}
-	case !opt.HoldoutFirst:
-		answer = p.Answer
 	}
-	switch {
-	case p.Correct != nil:
-		c := *p.Correct
-		r.Correct = &c
-	case answer != nil && len(p.References) > 0:
-		c := false
-		a := tokenize.Words(*answer)
-		for _, ref := range p.References {
-			if evalstat.RougeLF(a, tokenize.Words(ref)) > thr {
-				c = true
-				break
-			}
-		}
-		r.Correct = &c
-	}
+	r.Correct = Correctness(p, opt.HoldoutFirst, thr)
 	if len(samples) < 2 {
 		what := "kernel entropy needs"
 		if !set.has(ScoreKernelEntropy) {
@@ -257,8 +261,39 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 		if set.has(ScoreDegree) {
 			r.Degree = g.degree()
 		}
+		if set.has(ScoreEcc) {
+			r.Ecc = g.ecc(EccThreshold)
+		}
 	}
 	return r, nil
+}
+
+// Correctness judges the answer under test of p: its given label, else
+// whether its RougeL-F with one of the references exceeds thr; nil when
+// neither is known. The answer under test is Samples[0] with
+// holdoutFirst, p.Answer otherwise.
+func Correctness(p *Prompt, holdoutFirst bool, thr float64) *bool {
+	answer := p.Answer
+	if holdoutFirst {
+		answer = nil
+		if len(p.Samples) > 0 {
+			answer = &p.Samples[0]
+		}
+	}
+	switch {
+	case p.Correct != nil:
+		c := *p.Correct
+		return &c
+	case answer != nil && len(p.References) > 0:
+		a := tokenize.Words(*answer)
+		for _, ref := range p.References {
+			if evalstat.RougeLF(a, tokenize.Words(ref)) > thr {
+				return new(true)
+			}
+		}
+		return new(false)
+	}
+	return nil
 }
 
 // meanUpper returns the mean of w above the diagonal: with the RougeL-F
@@ -293,7 +328,7 @@ func Summarize(results []Result, scores ...Score) Summary {
 func summarize(results []Result, set scoreSet) Summary {
 	nan := math.NaN()
 	s := Summary{N: len(results), Accuracy: nan,
-		AUROCKernelEntropy: nan, AUROCLexicalSimilarity: nan, AUROCKLE: nan, AUROCEigV: nan, AUROCDegree: nan}
+		AUROCKernelEntropy: nan, AUROCLexicalSimilarity: nan, AUROCKLE: nan, AUROCEigV: nan, AUROCDegree: nan, AUROCEcc: nan}
 	var scores []Score
 	for _, sc := range AllScores {
 		if set.has(sc) {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -284,5 +285,27 @@ func TestLexSimFromGraphBitForBit(t *testing.T) {
 		if math.Float64bits(def[i].LexicalSimilarity) != math.Float64bits(all[i].LexicalSimilarity) {
 			t.Errorf("%s: lexical similarity %v alone, %v beside the graph", prompts[i].ID, def[i].LexicalSimilarity, all[i].LexicalSimilarity)
 		}
+	}
+}
+
+// EvaluateOne is Evaluate's result for one prompt, and refuses the
+// options Evaluate refuses.
+func TestEvaluateOne(t *testing.T) {
+	p := Prompt{ID: "q", Samples: []string{"Paris", "Paris is", "Lyon", "the capital is Paris"}}
+	opt := Options{Sequence: DefaultSequence, Scores: AllScores} // none NaN, which DeepEqual would tell apart
+	all, _, err := Evaluate(context.Background(), []Prompt{p}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := EvaluateOne(p, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(one, all[0]) {
+		t.Errorf("EvaluateOne = %+v, Evaluate's = %+v", one, all[0])
+	}
+	opt.Similarity = "cosine"
+	if _, err := EvaluateOne(p, opt); err == nil {
+		t.Errorf("unknown similarity accepted")
 	}
 }

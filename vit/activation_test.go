@@ -9,28 +9,6 @@ import (
 	"github.com/genlens/genlens/linalg"
 )
 
-func TestExp32(t *testing.T) {
-	var worst float64
-	for x := -87.0; x < 88.3; x += 0.001 {
-		f := float32(x)
-		want := math.Exp(float64(f))
-		got := float64(exp32(f))
-		worst = math.Max(worst, math.Abs(got-want)/want)
-	}
-	// float32's unit roundoff is 6e-8: a few units at most.
-	if worst > 2.5e-7 {
-		t.Errorf("exp32: relative error %.3g", worst)
-	}
-	for _, tc := range []struct{ x, want float32 }{{-100, 0}, {0, 1}, {float32(math.Inf(-1)), 0}, {100, float32(math.Inf(1))}} {
-		if got := exp32(tc.x); got != tc.want {
-			t.Errorf("exp32(%v) = %v, want %v", tc.x, got, tc.want)
-		}
-	}
-	if got := exp32(float32(math.NaN())); got == got {
-		t.Errorf("exp32(NaN) = %v", got)
-	}
-}
-
 func TestActivations(t *testing.T) {
 	exactGELU := func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
 	quick := func(x float64) float64 { return x / (1 + math.Exp(-1.702*x)) }

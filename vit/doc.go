@@ -67,13 +67,14 @@
 // State dicts with the reference key names: the .pth files torch hub
 // downloads for DINOv2 (dinov2_vitl14_pretrain.pth), or a CLIP state
 // dict with OpenAI's names (visual.conv1.weight, ...; the "visual."
-// prefix is optional), read by torchfile.LoadStateDict; and Hugging
+// prefix is optional); and Hugging
 // Face's model.safetensors of openai/clip-vit-*, whose names are mapped
 // to OpenAI's (q, k and v projections concatenated into in_proj,
 // visual_projection transposed into proj); and OpenAI's released .pt
 // files, TorchScript archives in float16, whose module tree gives the
-// state-dict names (ReadTorchScript, over torchfile.ReadTorchScript; the
-// archive's code is not read).
+// state-dict names (ReadTorchScript; the archive's code is not read).
+// Every file is read by package weights, as float32, priced against the
+// matrix budget before it is allocated.
 //
 // # Images
 //

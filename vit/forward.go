@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/internal/simdblas"
 	"github.com/genlens/genlens/linalg"
 )
 
@@ -223,18 +224,11 @@ func (m *Model) attention(ctx context.Context, qkv []float32, B int, att []float
 			mx, sum := sc.mx[:qb], sc.sum[:qb]
 			copy(mx, s[:qb])
 			for j := 1; j < T; j++ {
-				for i, v := range s[j*qb : (j+1)*qb] {
-					mx[i] = max(mx[i], v)
-				}
+				simdblas.MaxInto(mx, s[j*qb:(j+1)*qb])
 			}
 			clear(sum)
 			for j := 0; j < T; j++ {
-				row := s[j*qb : (j+1)*qb]
-				for i, v := range row {
-					e := exp32(v - mx[i])
-					row[i] = e
-					sum[i] += float64(e)
-				}
+				simdblas.SoftmaxExp(s[j*qb:(j+1)*qb], mx, sum)
 			}
 			o := sc.o[:dh*qb]
 			linalg.Sgemm(false, false, dh, qb, T, 1, v, n, s, qb, 0, o, qb)
@@ -305,41 +299,10 @@ func (l *linear) mul(x []float32, ldx, n int, c []float32, ldc int, add bool, sp
 
 // layerNormCols normalises every column of the w×n matrix x into dst
 // (which may be x): (x − mean)/√(var + eps)·g + b over the column, with
-// the biased variance and the statistics in float64. It goes through
-// the matrix in bands of columns that stay in cache for its three passes.
+// the biased variance and the statistics in float64
+// (simdblas.LayerNormCols).
 func layerNormCols(x []float32, w, n int, nm norm, eps float32, dst []float32) {
-	const band = 64
-	var sum, ss [band]float64
-	for c0 := 0; c0 < n; c0 += band {
-		cw := min(band, n-c0)
-		s, q := sum[:cw], ss[:cw]
-		clear(s)
-		clear(q)
-		for r := 0; r < w; r++ {
-			for j, v := range x[r*n+c0:][:cw] {
-				s[j] += float64(v)
-			}
-		}
-		for j := range s {
-			s[j] /= float64(w) // the mean
-		}
-		for r := 0; r < w; r++ {
-			for j, v := range x[r*n+c0:][:cw] {
-				d := float64(v) - s[j]
-				q[j] += d * d
-			}
-		}
-		for j := range q {
-			q[j] = 1 / math.Sqrt(q[j]/float64(w)+float64(eps))
-		}
-		for r := 0; r < w; r++ {
-			g, b := nm.g[r], nm.b[r]
-			out := dst[r*n+c0:][:cw]
-			for j, v := range x[r*n+c0:][:cw] {
-				out[j] = float32((float64(v)-s[j])*q[j])*g + b
-			}
-		}
-	}
+	simdblas.LayerNormCols(x, w, n, nm.g, nm.b, eps, dst)
 }
 
 // layerNorm normalises every w-wide row of x into dst (which may be x),

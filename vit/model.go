@@ -8,13 +8,11 @@ import (
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/internal/simdblas"
 	"github.com/genlens/genlens/linalg"
+	"github.com/genlens/genlens/weights"
 )
 
 // Tensor is one weight, row-major float32, with its shape.
-type Tensor struct {
-	Shape []int
-	Data  []float32
-}
+type Tensor = weights.Tensor
 
 // linear is y = W·x + b with W out×in in PyTorch's nn.Linear layout; b is
 // nil for a layer without bias. Once the model is prepared, pw holds W

@@ -1,16 +1,19 @@
 package vit
 
-import "github.com/genlens/genlens/torchfile"
+import (
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/torchfile"
+	"github.com/genlens/genlens/weights"
+)
 
 // ReadTorchScript reads the parameters and buffers of a TorchScript
 // archive (OpenAI's released CLIP .pt files) as a float32 state dict
-// (torchfile.ReadTorchScript: the module tree gives the names, the
-// archive's code is not read). A damaged archive is a one-line error
-// naming it.
+// (torchfile.OpenTorchScript: the module tree gives the names, the
+// archive's code is not read; weights.Load prices and copies). A damaged
+// archive, or a file that is not one, is a one-line error naming it.
 func ReadTorchScript(path string) (map[string]*Tensor, error) {
-	pt, err := torchfile.ReadTorchScript(path)
-	if err != nil {
-		return nil, err
+	if !torchfile.IsTorchScript(path) {
+		return nil, &dataio.InputError{File: path, Msg: "is not a TorchScript archive"}
 	}
-	return toFloat32(pt), nil
+	return weights.Load(path)
 }

@@ -1,45 +1,22 @@
 package vit
 
 import (
-	"encoding/binary"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/torchfile"
+	"github.com/genlens/genlens/weights"
 )
 
 // LoadWeights reads a state dict from a .pth file (torch.save, legacy or
-// zip serialisation, read by torchfile.LoadStateDict), a TorchScript archive (OpenAI's CLIP .pt; its
-// parameters, see ReadTorchScript) or a safetensors file, told apart by
-// their first bytes, as float32 tensors. Hugging Face's CLIP names are mapped to
-// OpenAI's (see hfToOpenAI).
+// zip serialisation), a TorchScript archive (OpenAI's CLIP .pt; its
+// parameters) or a safetensors file as float32 tensors (weights.Load,
+// priced against the matrix budget). Hugging Face's CLIP names are
+// mapped to OpenAI's (see hfToOpenAI).
 func LoadWeights(path string) (map[string]*Tensor, error) {
-	if isSafetensors(path) {
-		sd, err := ReadSafetensors(path)
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := sd[hfVision+"embeddings.patch_embedding.weight"]; ok {
-			return hfToOpenAI(path, sd)
-		}
-		return sd, nil
-	}
-	var sd map[string]*Tensor
-	if torchfile.IsTorchScript(path) {
-		// OpenAI's released CLIP .pt files.
-		var err error
-		if sd, err = ReadTorchScript(path); err != nil {
-			return nil, err
-		}
-	} else {
-		pt, err := torchfile.LoadStateDict(path)
-		if err != nil {
-			return nil, err
-		}
-		sd = toFloat32(pt)
+	sd, err := weights.Load(path)
+	if err != nil {
+		return nil, err
 	}
 	if _, ok := sd[hfVision+"embeddings.patch_embedding.weight"]; ok {
 		return hfToOpenAI(path, sd)
@@ -47,39 +24,10 @@ func LoadWeights(path string) (map[string]*Tensor, error) {
 	return sd, nil
 }
 
-// toFloat32 converts a state dict to float32, dropping each float64
-// tensor as it goes.
-func toFloat32(pt map[string]*torchfile.Tensor) map[string]*Tensor {
-	sd := make(map[string]*Tensor, len(pt))
-	for k, t := range pt {
-		d := make([]float32, len(t.Data))
-		for i, v := range t.Data {
-			d[i] = float32(v)
-		}
-		sd[k] = &Tensor{Shape: t.Shape, Data: d}
-		delete(pt, k)
-	}
-	return sd
-}
-
-// isSafetensors reports whether the file starts like a safetensors file:
-// a header length that fits in the file, then a JSON object.
-func isSafetensors(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var b [9]byte
-	if _, err := io.ReadFull(f, b[:]); err != nil {
-		return false
-	}
-	st, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	n := binary.LittleEndian.Uint64(b[:8])
-	return b[8] == '{' && n <= uint64(st.Size()-8)
+// ReadSafetensors reads the floating-point tensors of a safetensors file
+// as float32 (weights.ReadSafetensors).
+func ReadSafetensors(path string) (map[string]*Tensor, error) {
+	return weights.ReadSafetensors(path)
 }
 
 // Load reads weights and builds the network of cfg.

@@ -13,7 +13,7 @@ import (
 )
 
 // entropyOutputs are the files 'entropy --out' writes.
-var entropyOutputs = []string{"items.csv", "entropy.json", "kernel_entropy_by_correctness.png"}
+var entropyOutputs = []string{"items.csv", "entropy.json", "kernel_entropy_by_correctness.png", "accuracy_rejection.png"}
 
 func newEntropyCmd() *cobra.Command {
 	f := llmjob.NewEntropyRequest()
@@ -39,11 +39,17 @@ func newEntropyCmd() *cobra.Command {
 			ifGiven(cmd, "scores", &f.Scores, scores)
 			ifGiven(cmd, "similarity", &f.Similarity, similarity)
 			ifGiven(cmd, "kle-t", &f.KLET, &kleT)
+			s := sf.apply(cmd)
+			if f.AsksPTrue() { // the sampling model is also the one ptrue asks
+				f.BaseURL, f.Model, f.APIKeyEnv, f.API = s.BaseURL, s.Model, s.APIKeyEnv, s.API
+			}
 			if cmd.Flags().Changed("prompts") {
-				return runEntropyOneStep(cmd, f, sf.apply(cmd), outAnswers, out)
+				return runEntropyOneStep(cmd, f, s, outAnswers, out)
 			}
 			for _, name := range sampleFlagNames(cmd) {
-				return badUsage("entropy: --%s samples answers and needs --prompts P.jsonl", name)
+				if f.BaseURL == "" || !strings.Contains(" base-url model api-key-env api ", " "+name+" ") {
+					return badUsage("entropy: --%s samples answers and needs --prompts P.jsonl", name)
+				}
 			}
 			return runEntropy(cmd, f, out)
 		},
@@ -54,7 +60,7 @@ func newEntropyCmd() *cobra.Command {
 	fl.IntVar(&t, "t", uncertainty.DefaultSequence.T, "subsequence length of the cs kernel")
 	fl.BoolVar(&cumulative, "cumulative", uncertainty.DefaultSequence.Cumulative, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
 	fl.StringVar(&gamma, "gamma", "dim", "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number; dim by default here, a scale fixed by the dimension alone, so entropies of different files stay comparable (the commands comparing two sets default to median)")
-	fl.StringVar(&scores, "scores", joinScores(uncertainty.DefaultScores), "comma-separated scores: kernel-entropy, lexsim, kle, eigv, degree, or all")
+	fl.StringVar(&scores, "scores", joinScores(uncertainty.DefaultScores), "comma-separated scores: "+llmjob.ScoreNames()+"; or all, every score computable from what is given")
 	fl.StringVar(&similarity, "similarity", string(uncertainty.SimilarityRougeL), "similarity of two samples for kle, eigv, degree: rougel (RougeL-F of the words) or embedding (max(0, cosine) of the embeddings)")
 	fl.Float64Var(&kleT, "kle-t", uncertainty.DefaultKLETime, "heat-kernel time t of kle")
 	markGivenOnly(cmd, "t", "cumulative", "gamma", "scores", "similarity", "kle-t")

@@ -45,7 +45,7 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 	dir := t.TempDir()
 	in := writeFile(t, dir, "a.jsonl", entropyScoresInput)
 	outDir := filepath.Join(dir, "out")
-	code, stdout, stderr := cli(t, "entropy", "--in", in, "--scores", "all", "--kle-t", "1", "--json", "--out", outDir)
+	code, stdout, stderr := cli(t, "entropy", "--in", in, "--scores", "all", "--kle-t", "1", "--auarc", "--json", "--out", outDir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -56,7 +56,7 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
 	}
-	keys := []string{"kernel_entropy", "lexical_similarity", "kle", "eigv", "degree"}
+	keys := []string{"kernel_entropy", "lexical_similarity", "kle", "eigv", "degree", "ecc"}
 	for _, it := range out.Items {
 		for _, k := range keys {
 			if _, ok := it[k]; !ok {
@@ -71,6 +71,10 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 		if auroc[k] != 1.0 {
 			t.Errorf("auroc[%s] = %v, want 1", k, auroc[k])
 		}
+		// Kept: both at rejection 0 (accuracy 1/2), p1 at 1/2 (1).
+		if a := out.Summary["auarc"].(map[string]any)[k]; a != 0.75 {
+			t.Errorf("auarc[%s] = %v, want 0.75", k, a)
+		}
 	}
 	if out.Summary["similarity"] != "rougel" || out.Summary["kle_t"] != 1.0 {
 		t.Errorf("summary %v", out.Summary)
@@ -84,7 +88,7 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 		t.Errorf("p1 = %v, want eigv 1, degree 0, kle %v", p1, kle)
 	}
 	csvText, err := os.ReadFile(filepath.Join(outDir, "items.csv"))
-	if err != nil || !strings.HasPrefix(string(csvText), "id,kernel_entropy,lexical_similarity,kle,eigv,degree,correct,reason\n") {
+	if err != nil || !strings.HasPrefix(string(csvText), "id,kernel_entropy,lexical_similarity,kle,eigv,degree,ecc,correct,reason\n") {
 		t.Errorf("items.csv = %q (%v)", csvText, err)
 	}
 	checkOutputs(t, outDir, entropyOutputs)
@@ -95,9 +99,10 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"id  kernel_entropy  lexical_similarity  kle       eigv  degree    correct",
+		"id  kernel_entropy  lexical_similarity  kle       eigv  degree    ecc          correct",
 		"prompts 3 (skipped 1, labelled 2), kernel cs(t=1..2), similarity rougel, kle t 0.3\n",
-		"  kle                 1\n  eigv                1\n  degree              1\n",
+		"  kle                 1\n  eigv                1\n  degree              1\n  ecc                 1\n",
+		"pe, ne: no token logprobs (sample with --logprobs;",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
@@ -117,7 +122,7 @@ func TestEntropyScoresFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--scores", "kle,semantic-entropy"}, `--scores: unknown score "semantic-entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, or all)`},
+		{[]string{"--scores", "kle,semantic-entropy"}, `--scores: unknown score "semantic-entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, ecc, pe,`},
 		{[]string{"--similarity", "embedding"}, "--similarity applies only to --scores kle, eigv and degree"},
 		{[]string{"--scores", "eigv", "--similarity", "nli"}, `--similarity "nli": want rougel or embedding`},
 		{[]string{"--scores", "eigv", "--kle-t", "1"}, "--kle-t applies only to --scores kle"},

@@ -11,11 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/genlens/genlens/features"
-	"github.com/genlens/genlens/inception"
 	"github.com/genlens/genlens/internal/atomicfile"
 	"github.com/genlens/genlens/job/imagejob"
-	"github.com/genlens/genlens/vit"
 )
 
 func newFeaturesCmd() *cobra.Command {
@@ -32,9 +29,6 @@ func newFeaturesCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&out, "out", "", "output .npy file (float32, images x dims); must not exist")
-	fl.StringVar(&f.Embedder, "embedder", "", "network: inception (default) or "+strings.Join(vit.Names(), ", ")+" (these need --weights)")
-	fl.StringVar(&f.Weights, "weights", "", "FID Inception weights (.pth); default $"+inception.WeightsEnv+", cache, download")
-	fl.BoolVar(&f.NoCache, "no-cache", false, "neither read nor write the feature cache ($"+features.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
 	fl.Bool("json", false, "print a JSON summary")
 	fl.IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+imagejob.EnvJobCompletionIndex+", else $"+imagejob.EnvSlurmArrayTaskID+" - $"+imagejob.EnvSlurmArrayTaskMin+")")
 	bindFlags(cmd, &f)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/genlens/genlens/internal/atomicfile"
+	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/imagejob"
 )
 
@@ -31,32 +33,16 @@ func newStatsCmd() *cobra.Command {
 			if f.Shard, out, err = resolveShard(cmd, "stats", f.Shards, f.Shard, out); err != nil {
 				return err
 			}
-			if !strings.HasSuffix(strings.ToLower(out), ".npz") {
-				return badUsage("stats: --out %s: want an .npz path", out)
-			}
-			if sameFileAs(out, f.In) != "" {
-				return badUsage("stats: --out %s is the input; refusing to overwrite it", out)
-			}
-			// What the statistics are of: the bar's label.
-			what := "rows"
+			what := "rows" // what the statistics are of: the bar's label
 			if anyFolder(f.In) {
 				what = "images"
 			}
-			res, err := runJob(cmd, imagejob.Stats, f, what)
-			if err != nil {
-				return err
-			}
-			if err := atomicfile.Write(out, res.Artifact(filepath.Base(out)).Write); err != nil {
-				return fmt.Errorf("writing %s: %w", out, err)
-			}
-			res.Path = out
-			return emit(cmd, "", nil, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
+			return runToNPZ(cmd, imagejob.Stats, &f, out, what, func(r *imagejob.StatsResult) { r.Path = out }, f.In)
 		},
 	}
 	cmd.Flags().Bool("json", false, "print a JSON summary of the file written")
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
 	cmd.Flags().IntVar(&f.Shard, "shard", 0, "with --shards: this process's 0-based shard index (default $"+imagejob.EnvJobCompletionIndex+", else $"+imagejob.EnvSlurmArrayTaskID+" - $"+imagejob.EnvSlurmArrayTaskMin+")")
-	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
 	bindFlags(cmd, &f)
 	return cmd
 }
@@ -77,9 +63,6 @@ func newStatsMergeCmd() *cobra.Command {
 			if out == "" {
 				return badUsage("stats merge: --out STATS.npz is required")
 			}
-			if !strings.HasSuffix(strings.ToLower(out), ".npz") {
-				return badUsage("stats merge: --out %s: want an .npz path", out)
-			}
 			for _, p := range a {
 				if strings.ContainsAny(p, "*?[") {
 					if _, err := os.Stat(p); err != nil {
@@ -93,24 +76,38 @@ func newStatsMergeCmd() *cobra.Command {
 				}
 				f.Parts = append(f.Parts, p)
 			}
-			if in := sameFileAs(out, f.Parts...); in != "" {
-				return badUsage("stats merge: --out %s is the part %s; refusing to overwrite it", out, in)
-			}
-			res, err := runJob(cmd, imagejob.StatsMerge, f, "parts")
-			if err != nil {
-				return err
-			}
-			if err := atomicfile.Write(out, res.Artifact(filepath.Base(out)).Write); err != nil {
-				return fmt.Errorf("writing %s: %w", out, err)
-			}
-			res.Path = out
-			return emit(cmd, "", nil, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
+			return runToNPZ(cmd, imagejob.StatsMerge, &f, out, "parts", nil, f.Parts...)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")
 	cmd.Flags().Bool("json", false, "print a JSON summary")
 	bindFlags(cmd, &f)
 	return cmd
+}
+
+// runToNPZ runs the job of cmd, fn, on req with a progress bar (label),
+// writes the statistics file of its result to out, and prints the
+// result (after setPath, if not nil, has recorded out in it). An out
+// that is not .npz, or is one of the inputs, is refused before any work.
+func runToNPZ[Req any, Res interface{ Artifact(string) job.Artifact }](cmd *cobra.Command, fn func(context.Context, job.Env, Req) (Res, error),
+	req *Req, out, label string, setPath func(Res), inputs ...string) error {
+	if !strings.HasSuffix(strings.ToLower(out), ".npz") {
+		return badUsage("%s: --out %s: want an .npz path", cmd.CommandPath()[len(cmd.Root().Name())+1:], out)
+	}
+	if in := sameFileAs(out, inputs...); in != "" {
+		return badUsage("%s: --out %s is the input %s; refusing to overwrite it", cmd.CommandPath()[len(cmd.Root().Name())+1:], out, in)
+	}
+	res, err := runJob(cmd, fn, *req, label)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(out, res.Artifact(filepath.Base(out)).Write); err != nil {
+		return fmt.Errorf("writing %s: %w", out, err)
+	}
+	if setPath != nil {
+		setPath(res)
+	}
+	return emit(cmd, "", nil, res, func(w io.Writer) { jobOf(cmd).Text(w, any(req).(job.Request), res) })
 }
 
 func newCompareCmd() *cobra.Command {
@@ -137,7 +134,6 @@ func newCompareCmd() *cobra.Command {
 	fl.StringVar(&kernelName, "kernel", "rbf", "mmd, cms: kernel, rbf, laplacian, poly, cosine or linear")
 	fl.StringVar(&gamma, "gamma", "median", "mmd, cms: bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number")
 	markGivenOnly(cmd, "kernel", "gamma")
-	imageFlags(fl, &f.ImageOptions, "batch")
 	bindFlags(cmd, &f)
 	return cmd
 }
@@ -159,7 +155,6 @@ func newISCmd() *cobra.Command {
 			return runEmit(cmd, &f, "", nil, []string{"images"})
 		},
 	}
-	imageFlags(cmd.Flags(), &f.ImageOptions, "batch")
 	bindFlags(cmd, &f)
 	return cmd
 }

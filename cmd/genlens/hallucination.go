@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/job/icljob"
 	"github.com/genlens/genlens/llm/llmtest"
 	"github.com/genlens/genlens/server"
 )
@@ -46,7 +46,7 @@ func registerNamedCategorical(fl *pflag.FlagSet, inputs, labels *string, alpha *
 // ---------------------------------------------------------------- simulate
 
 func newPHRSimulateCmd() *cobra.Command {
-	f := llmjob.NewHallucinationSimulateRequest()
+	f := icljob.NewHallucinationSimulateRequest()
 	var out string
 	cmd := &cobra.Command{
 		Use:   "simulate [--backend linear|categorical] [flags]",
@@ -75,7 +75,7 @@ func newPHRSimulateCmd() *cobra.Command {
 // --------------------------------------------------------------------- run
 
 func newPHRRunCmd() *cobra.Command {
-	f := llmjob.NewHallucinationRunRequest()
+	f := icljob.NewHallucinationRunRequest()
 	var out string
 	cmd := &cobra.Command{
 		Use:   "run --backend openai|linear|categorical --context CTX.jsonl --queries Q.jsonl [flags]",
@@ -98,11 +98,11 @@ func newPHRRunCmd() *cobra.Command {
 // phrRunOutputs are the files 'hallucination run --out' writes.
 var phrRunOutputs = []string{"items.csv", "run.json"}
 
-func runPHRRun(cmd *cobra.Command, f llmjob.HallucinationRunRequest, out string) error {
+func runPHRRun(cmd *cobra.Command, f icljob.HallucinationRunRequest, out string) error {
 	if err := checkOut(cmd, &f, out, phrRunOutputs); err != nil {
 		return err
 	}
-	res, err := runJob(cmd, llmjob.HallucinationRun, f, "queries")
+	res, err := runJob(cmd, icljob.HallucinationRun, f, "queries")
 	if err != nil && res != nil && res.Incomplete && out != "" {
 		// Interrupted: keep what finished in --out, then report the
 		// interruption.
@@ -121,7 +121,7 @@ func runPHRRun(cmd *cobra.Command, f llmjob.HallucinationRunRequest, out string)
 // ------------------------------------------------------------- serve-model
 
 // phrModelFlags describe the served model: the categorical classifier
-// with named inputs and labels (llmjob.NamedCategorical).
+// with named inputs and labels (icljob.NamedCategorical).
 type phrModelFlags struct {
 	inputNames, labelNames string
 	alpha                  float64
@@ -134,7 +134,7 @@ type phrServeFlags struct {
 }
 
 func newPHRServeCmd() *cobra.Command {
-	d := llmjob.NewHallucinationRunRequest()
+	d := icljob.NewHallucinationRunRequest()
 	f := phrServeFlags{mf: phrModelFlags{inputNames: d.Inputs, labelNames: d.Labels, alpha: d.Alpha}}
 	cmd := &cobra.Command{
 		Use:   "serve-model [--addr 127.0.0.1:PORT] [flags]",
@@ -164,7 +164,7 @@ func runPHRServe(ctx context.Context, w io.Writer, f phrServeFlags, ready func(a
 	if f.latency < 0 {
 		return badUsage("--latency %v: want a non-negative duration", f.latency)
 	}
-	m, inputs, labels, err := llmjob.NamedCategorical(f.mf.inputNames, f.mf.labelNames, f.mf.alpha)
+	m, inputs, labels, err := icljob.NamedCategorical(f.mf.inputNames, f.mf.labelNames, f.mf.alpha)
 	if err != nil {
 		return err
 	}

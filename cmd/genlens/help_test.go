@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/vit"
 	"github.com/spf13/cobra"
 )
 
@@ -36,6 +39,31 @@ func TestHelpFiles(t *testing.T) {
 			t.Errorf("%s: not the help of %q", f, c.CommandPath())
 		case !strings.HasPrefix(long, c.Name()+" "):
 			t.Errorf("%s: the description does not start with the command's name", f)
+		}
+	}
+}
+
+// The usage of the image flags is written out in the requests' tags: it
+// must name every network --embedder accepts and the environment
+// variables genlens reads.
+func TestImageFlagsUsageIsCurrent(t *testing.T) {
+	root := newRoot(io.Discard, io.Discard)
+	for _, name := range []string{"features", "stats", "compare", "is"} {
+		c, _, err := root.Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fl := c.Flags()
+		for _, n := range vit.Names() {
+			if !strings.Contains(fl.Lookup("embedder").Usage, n) {
+				t.Errorf("%s --embedder: %q does not name %s", name, fl.Lookup("embedder").Usage, n)
+			}
+		}
+		if u := fl.Lookup("weights").Usage; !strings.Contains(u, "$"+inception.WeightsEnv+",") {
+			t.Errorf("%s --weights: %q does not name $%s", name, u, inception.WeightsEnv)
+		}
+		if u := fl.Lookup("no-cache").Usage; !strings.Contains(u, "$"+features.CacheEnv+",") {
+			t.Errorf("%s --no-cache: %q does not name $%s", name, u, features.CacheEnv)
 		}
 	}
 }

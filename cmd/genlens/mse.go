@@ -1,12 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -47,8 +43,11 @@ func runMSEFit(cmd *cobra.Command, f msejob.FitRequest) error {
 	if sameFileAs(f.Model, f.Train) != "" {
 		return badUsage("mse fit: --model %s is the training file; refusing to overwrite it", f.Model)
 	}
-	if err := mseRefuseForeign(f.Model); err != nil {
-		return err
+	// A mistyped --model pointing at data must not replace it.
+	if exists, model, err := checkmodel.Probe(f.Model); err != nil {
+		return badUsage("mse fit: --model %s: %v", f.Model, err)
+	} else if exists && !model {
+		return badUsage("mse fit: --model %s exists and is not a genlens check model; refusing to overwrite it", f.Model)
 	}
 	if err := guardOutFile("--model", f.Model); err != nil {
 		return err
@@ -61,29 +60,6 @@ func runMSEFit(cmd *cobra.Command, f msejob.FitRequest) error {
 		return fmt.Errorf("--model: %w", err)
 	}
 	return emit(cmd, "", nil, res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })
-}
-
-// mseRefuseForeign refuses to overwrite an existing file that is not a
-// genlens check model (a mistyped --model pointing at data, say).
-func mseRefuseForeign(path string) error {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return badUsage("mse fit: --model %s: %v", path, pe.Err)
-	}
-	if err != nil {
-		return badUsage("mse fit: --model %s: %v", path, err)
-	}
-	var probe struct {
-		Format string `json:"format"`
-	}
-	if json.Unmarshal(b, &probe) != nil || probe.Format != checkmodel.FormatVersion {
-		return badUsage("mse fit: --model %s exists and is not a genlens check model; refusing to overwrite it", path)
-	}
-	return nil
 }
 
 // ---------------------------------------------------------------- estimate

@@ -12,15 +12,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/genlens/genlens/features"
 	"github.com/genlens/genlens/inception"
 	"github.com/genlens/genlens/internal/atomicfile"
 	"github.com/genlens/genlens/internal/console"
 	"github.com/genlens/genlens/internal/fields"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/commands"
-	"github.com/genlens/genlens/job/imagejob"
-	"github.com/genlens/genlens/vit"
 )
 
 // num is job.Num: NaN and ±Inf marshal as JSON null, -0 as 0.
@@ -72,43 +69,19 @@ func guardOut(dir string, names []string, inputs ...string) error {
 }
 
 // guardOutFile refuses, before any work is done, an output file (flag
-// names it in the message) that is a directory or whose parent directory
-// does not exist.
+// names it in the message) that cannot be written (atomicfile.CheckTarget).
 func guardOutFile(flag, path string) error {
 	if path == "" {
 		return nil
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return badUsage("%s %s is a directory; give a file name", flag, path)
-	}
-	parent := filepath.Dir(path)
-	st, err := os.Stat(parent)
-	switch {
-	case err != nil:
-		return badUsage("%s %s: the directory %s does not exist", flag, path, parent)
-	case !st.IsDir():
-		return badUsage("%s %s: %s is not a directory", flag, path, parent)
+	if err := atomicfile.CheckTarget(path); err != nil {
+		return badUsage("%s %v", flag, err)
 	}
 	return nil
 }
 
-// sameFileAs returns the first of inputs that names the existing file
-// path (through links and different spellings of the path), or "".
-func sameFileAs(path string, inputs ...string) string {
-	sp, err := os.Stat(path)
-	if err != nil {
-		return ""
-	}
-	for _, in := range inputs {
-		if in == "" {
-			continue
-		}
-		if si, err := os.Stat(in); err == nil && os.SameFile(sp, si) {
-			return in
-		}
-	}
-	return ""
-}
+// sameFileAs is atomicfile.SameAs.
+var sameFileAs = atomicfile.SameAs
 
 // warnings returns the Env warning callback of cmd: a line on its stderr,
 // the request fields it names spelled as cmd's flags.
@@ -242,19 +215,6 @@ func anyFolder(paths ...string) bool {
 		}
 	}
 	return false
-}
-
-// imageFlags adds the flags of imagejob.ImageOptions to fl; batch is the name
-// of the flag of o.Batch.
-func imageFlags(fl *pflag.FlagSet, o *imagejob.ImageOptions, batch string) {
-	fl.StringVar(&o.Embedder, "embedder", "", "folders: network, inception (default) or "+strings.Join(vit.Names(), ", ")+" (these need --weights)")
-	fl.StringVar(&o.Preset, "preset", "", "folders, DINOv2/CLIP: preprocessing, dgm-eval (DINOv2 default) or torch-fidelity; clip (clip-vitb32 default, clean-fid's CLIP-FID) or cmmd (clip-vitl14-336 default)")
-	fl.StringVar(&o.Mode, "mode", "", "folders: preprocessing, pytorch-fid (default; pytorch-fid's numbers), tf (torch-fidelity's / TensorFlow's) or clean (clean-fid's)")
-	fl.StringVar(&o.Weights, "weights", "", "folders: FID Inception weights (.pth); default $"+inception.WeightsEnv+", the cache, else a one-time download")
-	fl.IntVar(&o.Batch, batch, 0, fmt.Sprintf("folders: images run through the network together (0: %d)", imagejob.DefaultFeaturesBatch))
-	fl.IntVar(&o.Workers, "workers", 0, "folders: goroutines (0: one per CPU)")
-	fl.BoolVar(&o.Recursive, "recursive", false, "folders: include images in subfolders")
-	fl.BoolVar(&o.NoCache, "no-cache", false, "folders: neither read nor write the feature cache ($"+features.CacheEnv+", default <user cache dir>/genlens, e.g. ~/.cache/genlens)")
 }
 
 // deprecatedAlias registers old as a hidden spelling of the flag name,

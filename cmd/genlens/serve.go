@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/genlens/genlens/bert"
 	"github.com/genlens/genlens/llmproxy"
 	"github.com/genlens/genlens/server"
 	"github.com/genlens/genlens/store"
@@ -58,12 +59,15 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&maxBodiesMB, "max-bodies-mb", 0, "MiB of JSON request bodies read and decoded at once, over all endpoints (JSON decodes into many times its size); at least --max-body-mb (0: twice --max-body-mb)")
 	f.DurationVar(&opts.BodyWait, "body-wait", opts.BodyWait, "how long a request waits for room under --max-bodies-mb before it gets 503 with Retry-After")
 	f.IntVar(&minFreeDiskMB, "min-free-disk-mb", int(opts.MinFreeDisk>>20), "free MiB under --data-dir below which /healthz (readiness) reports the disk full")
-	f.IntVar(&modelCacheMB, "model-cache-mb", int(opts.Jobs.ModelCacheBytes>>20), "MiB of network weights (Inception, ViT) kept loaded between jobs; least recently used dropped first; a network larger than this is loaded for its job and not kept")
+	f.IntVar(&modelCacheMB, "model-cache-mb", int(opts.Jobs.ModelCacheBytes>>20), "MiB of network weights (Inception, ViT, text embedders) kept loaded between jobs; least recently used dropped first; a network larger than this is loaded for its job and not kept")
 	f.StringSliceVar(&opts.Jobs.AllowedBaseURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
+	f.StringSliceVar(&opts.Jobs.ModelDirs, "model-dir", nil, "a text model's directory (config.json, tokenizer, weights) entropy and sample jobs may run as their embedder, named in their weights by its base name; none: no text models")
 	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env), NAME or NAME=URL to send it only to base URLs under URL; none: no secrets")
 	f.StringVar(&opts.LLM.Upstream, "llm-upstream", "", "API root of an OpenAI-compatible server to proxy at /v1/chat/completions (e.g. http://127.0.0.1:8000/v1); none: no proxy")
 	f.IntVar(&opts.LLM.Samples, "llm-samples", llmproxy.DefaultSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", llmproxy.MaxSamples))
 	f.StringVar(&opts.LLM.Score, "llm-score", llmproxy.DefaultScore, "uncertainty score of the samples: "+strings.Join(llmproxy.Scores(), ", "))
+	f.StringVar(&opts.LLM.Embedder, "llm-embedder", "", "score the proxy's samples on their embeddings, computed in process by this sentence embedder: "+strings.Join(bert.Names(), ", ")+" (kernel-entropy: rbf; kle, eigv, degree: cosine)")
+	f.StringVar(&opts.LLM.Weights, "llm-weights", "", "with --llm-embedder: the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin)")
 	f.StringVar(&llmKeyEnv, "llm-api-key-env", "", "name of the environment variable holding the upstream's API key (sent upstream only)")
 	f.DurationVar(&opts.LLM.Timeout, "llm-timeout", llmproxy.DefaultTimeout, "cut an upstream silent this long (a whole answer, the samples, or a gap in a stream)")
 	// The options' fields, as Validate names them, are these flags.
@@ -82,7 +86,7 @@ var runServeFunc = runServe
 // client).
 func llmFlags(cmd *cobra.Command, o *server.LLMOptions, keyEnv string) error {
 	if o.Upstream == "" {
-		for _, name := range []string{"llm-api-key-env", "llm-score", "llm-samples", "llm-timeout"} {
+		for _, name := range []string{"llm-api-key-env", "llm-score", "llm-samples", "llm-timeout", "llm-embedder", "llm-weights"} {
 			if cmd.Flags().Changed(name) {
 				return badUsage("serve: --%s needs --llm-upstream", name)
 			}

@@ -113,3 +113,27 @@ func TestServeMemoryFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// The text-model flags reach their options: --model-dir the jobs'
+// allowed directories, --llm-embedder and --llm-weights the proxy's; the
+// proxy's need --llm-upstream, and name an embedder and a score that uses
+// embeddings.
+func TestServeTextModelFlags(t *testing.T) {
+	opts, err := serveOptions(t, "--model-dir", "/m/e5", "--model-dir", "/m/bge", "--llm-upstream", "http://127.0.0.1:1/v1",
+		"--llm-embedder", "e5-small-v2", "--llm-weights", "/m/e5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(opts.Jobs.ModelDirs, ",") != "/m/e5,/m/bge" || opts.LLM.Embedder != "e5-small-v2" || opts.LLM.Weights != "/m/e5" {
+		t.Errorf("model dirs %q, embedder %q, weights %q", opts.Jobs.ModelDirs, opts.LLM.Embedder, opts.LLM.Weights)
+	}
+	for _, args := range [][]string{
+		{"--llm-embedder", "e5-small-v2", "--llm-weights", "/m/e5"},
+		{"--llm-upstream", "http://127.0.0.1:1/v1", "--llm-embedder", "gpt", "--llm-weights", "/m/e5"},
+		{"--llm-upstream", "http://127.0.0.1:1/v1", "--llm-weights", "/m/e5"},
+	} {
+		if _, err := serveOptions(t, args...); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -201,6 +202,44 @@ func TestInJobLayer(t *testing.T) {
 	for p, want := range map[string]bool{module + "job": true, module + "job/msejob": true, module + "jobrun": false, module + "monitorsvc": false} {
 		if inJobLayer(p) != want {
 			t.Errorf("inJobLayer(%s) = %v", p, !want)
+		}
+	}
+}
+
+// Sizes: a package over 4,000 lines of non-test code holds more than one
+// concept, and the command line stays a thin transport over the jobs.
+func TestPackageSizes(t *testing.T) {
+	cmd := exec.Command("go", "list", "-json=ImportPath,Dir,GoFiles", "github.com/genlens/genlens/...")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p struct {
+			ImportPath, Dir string
+			GoFiles         []string
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		lines := 0
+		for _, f := range p.GoFiles {
+			b, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines += strings.Count(string(b), "\n")
+		}
+		name := strings.TrimPrefix(p.ImportPath, module)
+		limit := 4000
+		if name == "cmd/genlens" {
+			limit = 2500
+		}
+		if lines >= limit {
+			t.Errorf("%s: %d lines of non-test code, want fewer than %d", name, lines, limit)
 		}
 	}
 }

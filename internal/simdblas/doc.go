@@ -7,6 +7,12 @@
 // output so that the result never depends on the number of workers; and
 // DSYMV, one fused pass per row of the triangle in fixed bands.
 //
+// Beside the products it holds the element-wise steps around them in
+// the networks, with AVX-512 where the CPU has it and a Go loop giving
+// the same bits elsewhere: ReLU, the Winograd transforms, Exp32 and the
+// softmax's exponentials and column maxima, GELU, Swish (QuickGELU,
+// SiLU gates) and the column layer norm.
+//
 // Implementation plugs them in under gonum: it embeds gonum's native
 // BLAS and overrides the routines accelerated here, so gonum's LAPACK
 // (Cholesky, tridiagonalisation) speeds up with them. Package linalg is

@@ -73,3 +73,37 @@ func winogradInputAVX512(src *float32, lds, groups int, dst *float32, ldd int)
 
 //go:noescape
 func winogradOutputAVX512(m *float32, ldm, groups int, bias float32, dst *float32, ldd int)
+
+// softmaxExpAVX512 is SoftmaxExp over 16·groups columns
+// (kernels_amd64.s).
+//
+//go:noescape
+func softmaxExpAVX512(x, m *float32, sum *float64, groups int)
+
+// geluAVX512 is GELU over 16·groups values (kernels_amd64.s).
+//
+//go:noescape
+func geluAVX512(x *float32, groups int)
+
+// maxIntoAVX512 is MaxInto over 16·groups values (kernels_amd64.s).
+//
+//go:noescape
+func maxIntoAVX512(m, x *float32, groups int)
+
+// colSums64, colSqDev64 and layerNormApply64 are the three passes of
+// LayerNormCols over a band of 64 columns and rows ≥ 1 rows
+// (kernels_amd64.s).
+//
+//go:noescape
+func colSums64(x *float32, ldx, rows int, s *float64)
+
+//go:noescape
+func colSqDev64(x *float32, ldx, rows int, mean, q *float64)
+
+//go:noescape
+func layerNormApply64(x *float32, ldx, rows int, mean, inv *float64, gamma, beta, dst *float32)
+
+// swishAVX512 is Swish over 16·groups values (kernels_amd64.s).
+//
+//go:noescape
+func swishAVX512(a *float32, groups int, negBeta float32, b *float32, gated bool)

@@ -1279,3 +1279,448 @@ sgemm12x32brelu:
 	VMOVUPS Z27, 64(DX)
 	VZEROUPPER
 	RET
+
+// The constants of Exp32, as float32 bits (the last, 127, an int32).
+DATA expConst<>+0(SB)/4, $0x3fb8aa3b  // log2(e)
+DATA expConst<>+4(SB)/4, $0x4b400000  // 1.5·2²³
+DATA expConst<>+8(SB)/4, $0x3f318000  // 0.693359375
+DATA expConst<>+12(SB)/4, $0x395e8083 // 2.12194440e-4
+DATA expConst<>+16(SB)/4, $0x39506967 // the polynomial, highest degree first
+DATA expConst<>+20(SB)/4, $0x3ab743ce
+DATA expConst<>+24(SB)/4, $0x3c088908
+DATA expConst<>+28(SB)/4, $0x3d2aa9c1
+DATA expConst<>+32(SB)/4, $0x3e2aaaaa
+DATA expConst<>+36(SB)/4, $0x3f000000
+DATA expConst<>+40(SB)/4, $0x3f800000 // 1
+DATA expConst<>+44(SB)/4, $0xc2aeac4f // below this, 0
+DATA expConst<>+48(SB)/4, $0x42b0999a // above this, +Inf
+DATA expConst<>+52(SB)/4, $0x7f800000 // +Inf
+DATA expConst<>+56(SB)/4, $127
+GLOBL expConst<>(SB), RODATA|NOPTR, $60
+
+// EXP_CONSTS loads Exp32's constants: Z16-Z30, and zero in Z31.
+#define EXP_CONSTS \
+	VBROADCASTSS expConst<>+0(SB), Z16; \
+	VBROADCASTSS expConst<>+4(SB), Z17; \
+	VBROADCASTSS expConst<>+8(SB), Z18; \
+	VBROADCASTSS expConst<>+12(SB), Z19; \
+	VBROADCASTSS expConst<>+16(SB), Z20; \
+	VBROADCASTSS expConst<>+20(SB), Z21; \
+	VBROADCASTSS expConst<>+24(SB), Z22; \
+	VBROADCASTSS expConst<>+28(SB), Z23; \
+	VBROADCASTSS expConst<>+32(SB), Z24; \
+	VBROADCASTSS expConst<>+36(SB), Z25; \
+	VBROADCASTSS expConst<>+40(SB), Z26; \
+	VBROADCASTSS expConst<>+44(SB), Z27; \
+	VBROADCASTSS expConst<>+48(SB), Z28; \
+	VBROADCASTSS expConst<>+52(SB), Z29; \
+	VPBROADCASTD expConst<>+56(SB), Z30; \
+	VPXORD       Z31, Z31, Z31
+
+// EXP sets Z3 to Exp32(Z0) but for the clamp above 88.3 (its callers'
+// arguments are never above 0); Z1, Z2, Z4 and K1 are clobbered. The
+// steps are Exp32's, in its order, products and sums rounded separately.
+#define EXP \
+	VMULPS     Z16, Z0, Z1; \
+	VADDPS     Z17, Z1, Z1; \
+	VSUBPS     Z17, Z1, Z1; \
+	VMULPS     Z18, Z1, Z2; \
+	VSUBPS     Z2, Z0, Z2; \
+	VMULPS     Z19, Z1, Z3; \
+	VADDPS     Z3, Z2, Z2; \
+	VMULPS     Z20, Z2, Z3; \
+	VADDPS     Z21, Z3, Z3; \
+	VMULPS     Z2, Z3, Z3; \
+	VADDPS     Z22, Z3, Z3; \
+	VMULPS     Z2, Z3, Z3; \
+	VADDPS     Z23, Z3, Z3; \
+	VMULPS     Z2, Z3, Z3; \
+	VADDPS     Z24, Z3, Z3; \
+	VMULPS     Z2, Z3, Z3; \
+	VADDPS     Z25, Z3, Z3; \
+	VMULPS     Z2, Z3, Z3; \
+	VMULPS     Z2, Z3, Z3; \
+	VADDPS     Z2, Z3, Z3; \
+	VADDPS     Z26, Z3, Z3; \
+	VCVTTPS2DQ Z1, Z4; \
+	VPADDD     Z30, Z4, Z4; \
+	VPSLLD     $23, Z4, Z4; \
+	VMULPS     Z4, Z3, Z3; \
+	VCMPPS     $0x01, Z27, Z0, K1; \
+	VMOVAPS    Z31, K1, Z3
+
+// func softmaxExpAVX512(x, m *float32, sum *float64, groups int)
+//
+// x[i] = Exp32(x[i] − m[i]) and sum[i] += float64(x[i]) for i < 16·groups.
+// NaN stays NaN.
+TEXT ·softmaxExpAVX512(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ m+8(FP), DX
+	MOVQ sum+16(FP), DI
+	MOVQ groups+24(FP), CX
+	EXP_CONSTS
+
+expLoop:
+	VMOVUPS (SI), Z0
+	VSUBPS  (DX), Z0, Z0 // x − m
+	EXP
+	VCMPPS  $0x1e, Z28, Z0, K2 // x > 88.3
+	VMOVAPS Z29, K2, Z3
+	VMOVUPS Z3, (SI)
+	VCVTPS2PD Y3, Z5
+	VADDPD  (DI), Z5, Z5
+	VMOVUPD Z5, (DI)
+	VEXTRACTF64X4 $1, Z3, Y6
+	VCVTPS2PD Y6, Z6
+	VADDPD  64(DI), Z6, Z6
+	VMOVUPD Z6, 64(DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  expLoop
+	VZEROUPPER
+	RET
+
+// GELU's constants as float32 bits.
+DATA geluConst<>+0(SB)/4, $0x3f3504f3  // 1/√2
+DATA geluConst<>+4(SB)/4, $0x7fffffff  // all but the sign
+DATA geluConst<>+8(SB)/4, $0x3ea7ba05  // 0.3275911
+DATA geluConst<>+12(SB)/4, $0x3f87dc22 // the polynomial, highest degree first
+DATA geluConst<>+16(SB)/4, $0x3fba00e3 // (subtracted)
+DATA geluConst<>+20(SB)/4, $0x3fb5f0e3
+DATA geluConst<>+24(SB)/4, $0x3e91a98e // (subtracted)
+DATA geluConst<>+28(SB)/4, $0x3e827906
+DATA geluConst<>+32(SB)/4, $0x3f000000 // ½
+DATA geluConst<>+36(SB)/4, $0x40000000 // 2
+DATA geluConst<>+40(SB)/4, $0x80000000 // the sign
+GLOBL geluConst<>(SB), RODATA|NOPTR, $44
+
+// func geluAVX512(x *float32, groups int)
+//
+// GELU's steps on x[i] for i < 16·groups, in place, in its order,
+// products and sums rounded separately.
+TEXT ·geluAVX512(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ groups+8(FP), CX
+	EXP_CONSTS
+	VBROADCASTSS geluConst<>+0(SB), Z9
+	VPBROADCASTD geluConst<>+4(SB), Z10
+	VBROADCASTSS geluConst<>+8(SB), Z11
+	VBROADCASTSS geluConst<>+12(SB), Z12
+	VBROADCASTSS geluConst<>+32(SB), Z13
+	VBROADCASTSS geluConst<>+36(SB), Z14
+	VPBROADCASTD geluConst<>+40(SB), Z15
+
+geluLoop:
+	VMOVUPS (SI), Z6     // v
+	VMULPS  Z9, Z6, Z5   // z = v/√2
+	VPANDD  Z10, Z5, Z5  // a = |z|
+	VMULPS  Z11, Z5, Z7
+	VADDPS  Z26, Z7, Z7
+	VDIVPS  Z7, Z26, Z7  // t = 1/(1 + 0.3275911·a)
+	VMULPS  Z7, Z12, Z8
+	VBROADCASTSS geluConst<>+16(SB), Z1
+	VSUBPS  Z1, Z8, Z8
+	VMULPS  Z7, Z8, Z8
+	VBROADCASTSS geluConst<>+20(SB), Z1
+	VADDPS  Z1, Z8, Z8
+	VMULPS  Z7, Z8, Z8
+	VBROADCASTSS geluConst<>+24(SB), Z1
+	VSUBPS  Z1, Z8, Z8
+	VMULPS  Z7, Z8, Z8
+	VBROADCASTSS geluConst<>+28(SB), Z1
+	VADDPS  Z1, Z8, Z8   // p
+	VMULPS  Z7, Z8, Z8   // p·t
+	VMULPS  Z5, Z5, Z0
+	VPXORD  Z15, Z0, Z0  // −a·a
+	EXP
+	VMULPS  Z3, Z8, Z8   // erfc(|z|)
+	VMULPS  Z13, Z6, Z5  // ½v
+	VSUBPS  Z8, Z14, Z7  // 2 − erfc
+	VCMPPS  $0x1d, Z31, Z6, K2 // v >= 0
+	VMOVAPS Z7, K2, Z8
+	VMULPS  Z8, Z5, Z5
+	VMOVUPS Z5, (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  geluLoop
+	VZEROUPPER
+	RET
+
+// func maxIntoAVX512(m, x *float32, groups int)
+//
+// m[i] = max(m[i], x[i]) for i < 16·groups, NaN in either giving NaN
+// (VMAXPS alone returns x where m is NaN).
+TEXT ·maxIntoAVX512(SB), NOSPLIT, $0-24
+	MOVQ m+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ groups+16(FP), CX
+
+maxLoop:
+	VMOVUPS (DI), Z0
+	VMAXPS  (SI), Z0, Z1
+	VCMPPS  $0x03, Z0, Z0, K1 // m is NaN
+	VMOVAPS Z0, K1, Z1
+	VMOVUPS Z1, (DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  maxLoop
+	VZEROUPPER
+	RET
+
+// func colSums64(x *float32, ldx, rows int, s *float64)
+//
+// s[j] = Σ_r float64(x[r·ldx + j]) for j < 64, summed in row order.
+TEXT ·colSums64(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ ldx+8(FP), R8
+	SHLQ $2, R8
+	MOVQ rows+16(FP), CX
+	MOVQ s+24(FP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+colSumsLoop:
+	VCVTPS2PD 0(SI), Z8
+	VADDPD Z8, Z0, Z0
+	VCVTPS2PD 32(SI), Z9
+	VADDPD Z9, Z1, Z1
+	VCVTPS2PD 64(SI), Z10
+	VADDPD Z10, Z2, Z2
+	VCVTPS2PD 96(SI), Z11
+	VADDPD Z11, Z3, Z3
+	VCVTPS2PD 128(SI), Z12
+	VADDPD Z12, Z4, Z4
+	VCVTPS2PD 160(SI), Z13
+	VADDPD Z13, Z5, Z5
+	VCVTPS2PD 192(SI), Z14
+	VADDPD Z14, Z6, Z6
+	VCVTPS2PD 224(SI), Z15
+	VADDPD Z15, Z7, Z7
+	ADDQ R8, SI
+	DECQ CX
+	JNZ  colSumsLoop
+	VMOVUPD Z0, 0(DI)
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD Z3, 192(DI)
+	VMOVUPD Z4, 256(DI)
+	VMOVUPD Z5, 320(DI)
+	VMOVUPD Z6, 384(DI)
+	VMOVUPD Z7, 448(DI)
+	VZEROUPPER
+	RET
+
+// func colSqDev64(x *float32, ldx, rows int, mean, q *float64)
+//
+// q[j] = Σ_r (float64(x[r·ldx + j]) − mean[j])² for j < 64, in row order.
+TEXT ·colSqDev64(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), SI
+	MOVQ ldx+8(FP), R8
+	SHLQ $2, R8
+	MOVQ rows+16(FP), CX
+	MOVQ mean+24(FP), DX
+	MOVQ q+32(FP), DI
+	VPXORD Z0, Z0, Z0
+	VMOVUPD 0(DX), Z8
+	VPXORD Z1, Z1, Z1
+	VMOVUPD 64(DX), Z9
+	VPXORD Z2, Z2, Z2
+	VMOVUPD 128(DX), Z10
+	VPXORD Z3, Z3, Z3
+	VMOVUPD 192(DX), Z11
+	VPXORD Z4, Z4, Z4
+	VMOVUPD 256(DX), Z12
+	VPXORD Z5, Z5, Z5
+	VMOVUPD 320(DX), Z13
+	VPXORD Z6, Z6, Z6
+	VMOVUPD 384(DX), Z14
+	VPXORD Z7, Z7, Z7
+	VMOVUPD 448(DX), Z15
+
+colSqDevLoop:
+	VCVTPS2PD 0(SI), Z16
+	VSUBPD Z8, Z16, Z16
+	VMULPD Z16, Z16, Z16
+	VADDPD Z16, Z0, Z0
+	VCVTPS2PD 32(SI), Z17
+	VSUBPD Z9, Z17, Z17
+	VMULPD Z17, Z17, Z17
+	VADDPD Z17, Z1, Z1
+	VCVTPS2PD 64(SI), Z18
+	VSUBPD Z10, Z18, Z18
+	VMULPD Z18, Z18, Z18
+	VADDPD Z18, Z2, Z2
+	VCVTPS2PD 96(SI), Z19
+	VSUBPD Z11, Z19, Z19
+	VMULPD Z19, Z19, Z19
+	VADDPD Z19, Z3, Z3
+	VCVTPS2PD 128(SI), Z20
+	VSUBPD Z12, Z20, Z20
+	VMULPD Z20, Z20, Z20
+	VADDPD Z20, Z4, Z4
+	VCVTPS2PD 160(SI), Z21
+	VSUBPD Z13, Z21, Z21
+	VMULPD Z21, Z21, Z21
+	VADDPD Z21, Z5, Z5
+	VCVTPS2PD 192(SI), Z22
+	VSUBPD Z14, Z22, Z22
+	VMULPD Z22, Z22, Z22
+	VADDPD Z22, Z6, Z6
+	VCVTPS2PD 224(SI), Z23
+	VSUBPD Z15, Z23, Z23
+	VMULPD Z23, Z23, Z23
+	VADDPD Z23, Z7, Z7
+	ADDQ R8, SI
+	DECQ CX
+	JNZ  colSqDevLoop
+	VMOVUPD Z0, 0(DI)
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD Z3, 192(DI)
+	VMOVUPD Z4, 256(DI)
+	VMOVUPD Z5, 320(DI)
+	VMOVUPD Z6, 384(DI)
+	VMOVUPD Z7, 448(DI)
+	VZEROUPPER
+	RET
+
+// func layerNormApply64(x *float32, ldx, rows int, mean, inv *float64, gamma, beta, dst *float32)
+//
+// dst[r·ldx + j] = float32((float64(x[r·ldx + j]) − mean[j])·inv[j])·gamma[r] + beta[r]
+// for r < rows, j < 64.
+TEXT ·layerNormApply64(SB), NOSPLIT, $0-64
+	MOVQ x+0(FP), SI
+	MOVQ ldx+8(FP), R8
+	SHLQ $2, R8
+	MOVQ rows+16(FP), CX
+	MOVQ mean+24(FP), DX
+	MOVQ inv+32(FP), BX
+	MOVQ gamma+40(FP), R10
+	MOVQ beta+48(FP), R11
+	MOVQ dst+56(FP), DI
+	VMOVUPD 0(DX), Z16
+	VMOVUPD 0(BX), Z24
+	VMOVUPD 64(DX), Z17
+	VMOVUPD 64(BX), Z25
+	VMOVUPD 128(DX), Z18
+	VMOVUPD 128(BX), Z26
+	VMOVUPD 192(DX), Z19
+	VMOVUPD 192(BX), Z27
+	VMOVUPD 256(DX), Z20
+	VMOVUPD 256(BX), Z28
+	VMOVUPD 320(DX), Z21
+	VMOVUPD 320(BX), Z29
+	VMOVUPD 384(DX), Z22
+	VMOVUPD 384(BX), Z30
+	VMOVUPD 448(DX), Z23
+	VMOVUPD 448(BX), Z31
+
+layerNormApplyLoop:
+	VBROADCASTSS (R10), Y14
+	VBROADCASTSS (R11), Y15
+	VCVTPS2PD 0(SI), Z0
+	VSUBPD Z16, Z0, Z0
+	VMULPD Z24, Z0, Z0
+	VCVTPD2PS Z0, Y0
+	VMULPS Y14, Y0, Y0
+	VADDPS Y15, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	VCVTPS2PD 32(SI), Z1
+	VSUBPD Z17, Z1, Z1
+	VMULPD Z25, Z1, Z1
+	VCVTPD2PS Z1, Y1
+	VMULPS Y14, Y1, Y1
+	VADDPS Y15, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	VCVTPS2PD 64(SI), Z2
+	VSUBPD Z18, Z2, Z2
+	VMULPD Z26, Z2, Z2
+	VCVTPD2PS Z2, Y2
+	VMULPS Y14, Y2, Y2
+	VADDPS Y15, Y2, Y2
+	VMOVUPS Y2, 64(DI)
+	VCVTPS2PD 96(SI), Z3
+	VSUBPD Z19, Z3, Z3
+	VMULPD Z27, Z3, Z3
+	VCVTPD2PS Z3, Y3
+	VMULPS Y14, Y3, Y3
+	VADDPS Y15, Y3, Y3
+	VMOVUPS Y3, 96(DI)
+	VCVTPS2PD 128(SI), Z4
+	VSUBPD Z20, Z4, Z4
+	VMULPD Z28, Z4, Z4
+	VCVTPD2PS Z4, Y4
+	VMULPS Y14, Y4, Y4
+	VADDPS Y15, Y4, Y4
+	VMOVUPS Y4, 128(DI)
+	VCVTPS2PD 160(SI), Z5
+	VSUBPD Z21, Z5, Z5
+	VMULPD Z29, Z5, Z5
+	VCVTPD2PS Z5, Y5
+	VMULPS Y14, Y5, Y5
+	VADDPS Y15, Y5, Y5
+	VMOVUPS Y5, 160(DI)
+	VCVTPS2PD 192(SI), Z6
+	VSUBPD Z22, Z6, Z6
+	VMULPD Z30, Z6, Z6
+	VCVTPD2PS Z6, Y6
+	VMULPS Y14, Y6, Y6
+	VADDPS Y15, Y6, Y6
+	VMOVUPS Y6, 192(DI)
+	VCVTPS2PD 224(SI), Z7
+	VSUBPD Z23, Z7, Z7
+	VMULPD Z31, Z7, Z7
+	VCVTPD2PS Z7, Y7
+	VMULPS Y14, Y7, Y7
+	VADDPS Y15, Y7, Y7
+	VMOVUPS Y7, 224(DI)
+	ADDQ R8, SI
+	ADDQ R8, DI
+	ADDQ $4, R10
+	ADDQ $4, R11
+	DECQ CX
+	JNZ  layerNormApplyLoop
+	VZEROUPPER
+	RET
+
+// func swishAVX512(a *float32, groups int, negBeta float32, b *float32, gated bool)
+//
+// a[i] = a[i] / (1 + Exp32(negBeta·a[i])), times b[i] if gated, for
+// i < 16·groups, in Swish's order, products and sums rounded separately.
+TEXT ·swishAVX512(SB), NOSPLIT, $0-33
+	MOVQ a+0(FP), SI
+	MOVQ groups+8(FP), CX
+	VBROADCASTSS negBeta+16(FP), Z9
+	MOVQ b+24(FP), DX
+	MOVBLZX gated+32(FP), R9
+	EXP_CONSTS
+
+swishLoop:
+	VMOVUPS (SI), Z6
+	VMULPS  Z6, Z9, Z0 // negBeta·a
+	EXP
+	VCMPPS  $0x1e, Z28, Z0, K2 // above 88.3: +Inf
+	VMOVAPS Z29, K2, Z3
+	VADDPS  Z26, Z3, Z3
+	VDIVPS  Z3, Z6, Z6 // a/(1 + e)
+	TESTQ   R9, R9
+	JZ      swishStore
+	VMULPS  (DX), Z6, Z6
+	ADDQ    $64, DX
+
+swishStore:
+	VMOVUPS Z6, (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  swishLoop
+	VZEROUPPER
+	RET

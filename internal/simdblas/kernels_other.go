@@ -45,3 +45,31 @@ func winogradOutputAVX512(m *float32, ldm, groups int, bias float32, dst *float3
 func sgemmKernel12x32Bias(k int, a, b, c *float32, ldc int, bias *float32, relu bool) {
 	panic("simdblas: no SGEMM micro-kernel on this platform")
 }
+
+func softmaxExpAVX512(x, m *float32, sum *float64, groups int) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
+
+func geluAVX512(x *float32, groups int) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
+
+func maxIntoAVX512(m, x *float32, groups int) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
+
+func colSums64(x *float32, ldx, rows int, s *float64) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
+
+func colSqDev64(x *float32, ldx, rows int, mean, q *float64) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
+
+func layerNormApply64(x *float32, ldx, rows int, mean, inv *float64, gamma, beta, dst *float32) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}
+
+func swishAVX512(a *float32, groups int, negBeta float32, b *float32, gated bool) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}

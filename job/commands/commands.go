@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/icljob"
 	"github.com/genlens/genlens/job/imagejob"
 	"github.com/genlens/genlens/job/llmjob"
 	"github.com/genlens/genlens/job/msejob"
@@ -19,7 +20,7 @@ import (
 // command of the command line (cmd/genlens builds its flags and output)
 // and a kind of the service (jobrun decodes its JSON body over New's
 // defaults and handles the inputs and weights it declares).
-var All = slices.Concat(llmjob.Commands, imagejob.Commands, reprjob.Commands, msejob.Commands)
+var All = slices.Concat(llmjob.Commands, icljob.Commands, imagejob.Commands, reprjob.Commands, msejob.Commands)
 
 // Named returns the command of a name ("mse fit") or slug ("mse-fit"),
 // nil for none.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/job/icljob"
 )
 
 // notSizes are the numeric fields of requests that size nothing: a seed,
@@ -166,9 +166,9 @@ func TestSizesInStringsAreBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		switch r := req.(type) {
-		case *llmjob.HallucinationSimulateRequest:
+		case *icljob.HallucinationSimulateRequest:
 			r.Ns, r.Tasks = many(20_000), 1
-		case *llmjob.HallucinationRunRequest:
+		case *icljob.HallucinationRunRequest:
 			r.Backend = "categorical"
 			if tc.field == "inputs" {
 				r.Inputs = many(1 << 17)

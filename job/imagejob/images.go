@@ -35,14 +35,17 @@ type ImageOptions struct {
 	// Embedder is the network: inception (the default; Mode picks its
 	// preprocessing) or one of package vit's DINOv2 and CLIP networks
 	// (Preset picks theirs, and Weights must name their file).
-	Embedder  string `json:"embedder,omitempty"`
-	Preset    string `json:"preset,omitempty"`    // ViT embedders: dgm-eval, torch-fidelity, clip or cmmd
-	Mode      string `json:"mode,omitempty"`      // pytorch-fid (default), tf or clean
-	Weights   string `json:"weights,omitempty"`   // .pth file; default: $GENLENS_WEIGHTS, cache, download
-	Batch     int    `json:"batch,omitempty"`     // images run together; 0: 50, as pytorch-fid
-	Workers   int    `json:"workers,omitempty"`   // goroutines; 0: one per CPU
-	Recursive bool   `json:"recursive,omitempty"` // descend into subfolders
-	NoCache   bool   `json:"no_cache,omitempty"`  // neither read nor write the feature cache
+	Embedder string `json:"embedder,omitempty" help:"folders: network, inception (default) or clip-vitb32, clip-vitl14-336, dinov2-vitb14, dinov2-vitg14, dinov2-vitl14, dinov2-vits14 (these need {weights})"`
+	// Preset is the ViT embedders' preprocessing.
+	Preset string `json:"preset,omitempty" help:"folders, DINOv2/CLIP: preprocessing, dgm-eval (DINOv2 default) or torch-fidelity; clip (clip-vitb32 default, clean-fid's CLIP-FID) or cmmd (clip-vitl14-336 default)"`
+	// Mode is Inception's preprocessing.
+	Mode    string `json:"mode,omitempty" help:"folders: preprocessing, pytorch-fid (default; pytorch-fid's numbers), tf (torch-fidelity's / TensorFlow's) or clean (clean-fid's)"`
+	Weights string `json:"weights,omitempty" help:"folders: the network's weights file; Inception's (.pth) default to $GENLENS_WEIGHTS, the cache, else a one-time download"`
+	Batch   int    `json:"batch,omitempty" help:"folders: images run through the network together (0: 50)"`
+	Workers int    `json:"workers,omitempty" help:"folders: goroutines (0: one per CPU)"`
+	// Recursive descends into subfolders.
+	Recursive bool `json:"recursive,omitempty" help:"folders: include images in subfolders"`
+	NoCache   bool `json:"no_cache,omitempty" help:"folders: neither read nor write the feature cache ($GENLENS_CACHE, default <user cache dir>/genlens, e.g. ~/.cache/genlens)"`
 }
 
 // EmbedderInception is the default embedder, the FID Inception-v3.

@@ -3,14 +3,18 @@ package llmjob
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/genlens/genlens/chatnli"
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/evalstat"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/nli"
 	"github.com/genlens/genlens/uncertainty"
 )
 
@@ -39,8 +43,10 @@ type EntropyRequest struct {
 	Gamma         string  `json:"gamma,omitempty"`                                                                                     // rbf, laplacian, poly: dim, median or a number; "" means dim
 	HoldoutFirst  bool    `json:"holdout_first" help:"judge samples[0]; score uncertainty on samples[1:]"`                             // judge samples[0], score samples[1:]
 	Threshold     float64 `json:"threshold"`                                                                                           // RougeL-F above which an answer is correct, in [0, 1)
-	// Scores is a comma-separated list of kernel-entropy, lexsim, kle,
-	// eigv and degree, or all; "" means kernel-entropy,lexsim.
+	// Scores is a comma-separated list of the names of the score table
+	// (kernel-entropy, lexsim, kle, eigv, degree, ecc, pe, ne, msp,
+	// perplexity, mte, ...), or all: every score computable from what is
+	// given; "" means kernel-entropy,lexsim.
 	Scores     string   `json:"scores,omitempty"`
 	Similarity string   `json:"similarity,omitempty"` // of kle, eigv, degree: rougel ("") or embedding
 	KLET       *float64 `json:"kle_t,omitempty"`      // kle: heat-kernel time; nil means 0.3
@@ -49,6 +55,31 @@ type EntropyRequest struct {
 	// instead of reading them from the rows or Embeddings.
 	Embedder string `json:"embedder,omitempty"`
 	Weights  string `json:"weights,omitempty"`
+
+	// The entailment judge of se, se-discrete and numsets: an NLI model
+	// in process (NLI, one of NLIModels, from the directory NLIWeights;
+	// see OpenNLI), or an OpenAI-compatible chat model (NLIBaseURL,
+	// NLIModel; chatnli.Judge).
+	NLI          string `json:"nli,omitempty" help:"NLI model judging entailment for se, se-discrete, numsets: deberta-large-mnli or deberta (with {nli_weights})"`
+	NLIWeights   string `json:"nli_weights,omitempty" help:"directory of the {nli} model (config.json, vocab.json, merges.txt, weights)"`
+	NLIBaseURL   string `json:"nli_base_url,omitempty" help:"API root of an OpenAI-compatible chat model judging entailment for se, se-discrete, numsets"`
+	NLIModel     string `json:"nli_model,omitempty" help:"the entailment judge's model name on {nli_base_url}"`
+	NLIAPIKeyEnv string `json:"nli_api_key_env,omitempty" help:"environment variable holding the API key of {nli_base_url}"`
+
+	// BaseURL, Model, APIKeyEnv and API name the model p(True) asks (the
+	// model that sampled the answers) as SampleRequest's fields do; the
+	// command line sets them from its sampling flags.
+	BaseURL   string `json:"base_url,omitempty"`
+	Model     string `json:"model,omitempty"`
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	API       string `json:"api,omitempty"` // chat (or "") or completions
+	// PTruePrompt is a file holding the p(True) question's template
+	// (see PTruePrompt); "" uses PTruePrompt.
+	PTruePrompt string `json:"ptrue_prompt,omitempty" help:"file holding the p(True) question's template, with {answer} and optionally {question} and {samples} (default: Kadavath et al.'s)"`
+
+	// AUARC adds the area under each score's accuracy–rejection curve to
+	// the summary (and the curves' chart to the artifacts).
+	AUARC bool `json:"auarc,omitempty" help:"also report each score's area under the accuracy-rejection curve (AUARC), and chart the curves (accuracy_rejection.png)"`
 }
 
 // MaxKLET bounds EntropyRequest.KLET: far beyond it the heat kernel keeps
@@ -63,7 +94,7 @@ const MaxGraphSamples = 1000
 
 // NewEntropyRequest returns a request with the command line's defaults.
 func NewEntropyRequest() EntropyRequest {
-	return EntropyRequest{Kernel: "cs", Threshold: uncertainty.DefaultRougeThreshold}
+	return EntropyRequest{Kernel: "cs", Threshold: uncertainty.DefaultRougeThreshold, API: "chat"}
 }
 
 // Validate checks the fields that need no input file.
@@ -98,11 +129,18 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 	case vector && !slices.Contains(kernel.Names, r.Kernel):
 		return o, job.Fieldf("kernel", "{kernel} %q: want cs, %s", r.Kernel, strings.Join(kernel.Names, ", "))
 	}
-	scores, err := r.scores()
+	defs, err := r.scores()
 	if err != nil {
 		return o, err
 	}
+	scores := simScores(defs)
 	if err := r.checkScoreFields(scores); err != nil {
+		return o, err
+	}
+	if err := r.checkNLIFields(defs); err != nil {
+		return o, err
+	}
+	if err := r.checkPTrueFields(defs); err != nil {
 		return o, err
 	}
 	notFor := func(field, appliesTo string) error {
@@ -140,6 +178,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 	if r.Cumulative != nil {
 		cumulative = *r.Cumulative
 	}
+	o.defs = defs
 	o.opt = uncertainty.Options{Sequence: kernel.CS{T: t, Cumulative: cumulative},
 		HoldoutFirst: r.HoldoutFirst, RougeThreshold: &thr, Scores: scores,
 		Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime}
@@ -158,37 +197,45 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 }
 
 // scores parses Scores: a comma-separated list of score names, or all.
-// The scores come back in the order of uncertainty.AllScores (the order
-// of the result's columns), each once.
-func (r *EntropyRequest) scores() ([]uncertainty.Score, error) {
+// The scores come back in the order of the score table (the order of the
+// result's keys), each once.
+func (r *EntropyRequest) scores() ([]*scoreDef, error) {
 	list := strings.TrimSpace(r.Scores)
+	var want []string
 	switch strings.ToLower(list) {
 	case "":
-		return uncertainty.DefaultScores, nil
+		want = defaultScoreNames
 	case "all":
-		return uncertainty.AllScores, nil
-	}
-	var want []uncertainty.Score
-	for _, name := range strings.Split(list, ",") {
-		s := uncertainty.Score(strings.ToLower(strings.TrimSpace(name)))
-		switch {
-		case s == "":
-		case !s.Valid():
-			return nil, job.Fieldf("scores", "{scores}: unknown score %q (want a comma-separated list of %s, or all)", strings.TrimSpace(name), uncertainty.ScoreNames())
-		default:
-			want = append(want, s)
+		for _, d := range entropyScores {
+			want = append(want, d.name)
+		}
+	default:
+		for _, name := range strings.Split(list, ",") {
+			n := strings.ToLower(strings.TrimSpace(name))
+			switch {
+			case n == "":
+			case scoreByName(n) == nil:
+				return nil, job.Fieldf("scores", "{scores}: unknown score %q (want a comma-separated list of %s, or all)", strings.TrimSpace(name), ScoreNames())
+			default:
+				want = append(want, n)
+			}
 		}
 	}
 	if len(want) == 0 {
-		return nil, job.Fieldf("scores", "{scores} %q names no score (want a comma-separated list of %s, or all)", r.Scores, uncertainty.ScoreNames())
+		return nil, job.Fieldf("scores", "{scores} %q names no score (want a comma-separated list of %s, or all)", r.Scores, ScoreNames())
 	}
-	var scores []uncertainty.Score
-	for _, s := range uncertainty.AllScores {
-		if slices.Contains(want, s) {
-			scores = append(scores, s)
+	var defs []*scoreDef
+	for i, d := range entropyScores {
+		if slices.Contains(want, d.name) {
+			defs = append(defs, &entropyScores[i])
 		}
 	}
-	return scores, nil
+	return defs, nil
+}
+
+// allScores reports whether the request asks for every computable score.
+func (r *EntropyRequest) allScores() bool {
+	return strings.EqualFold(strings.TrimSpace(r.Scores), "all")
 }
 
 // checkScoreFields refuses the fields that no asked-for score uses, and
@@ -237,8 +284,9 @@ func (r *EntropyRequest) embeddingGraph(scores []uncertainty.Score) bool {
 }
 
 type entropyOptions struct {
-	opt uncertainty.Options
-	bw  kernel.Bandwidth
+	opt  uncertainty.Options
+	bw   kernel.Bandwidth
+	defs []*scoreDef // the scores asked for, in the table's order
 }
 
 // EntropyResult is the result of `genlens entropy`; it marshals to the
@@ -253,50 +301,45 @@ type EntropyResult struct {
 	// OutDir is where the command line wrote the artifacts ("" for
 	// none), for the text to point at the per-prompt scores.
 	OutDir string `json:"-"`
+
+	curves []rejectionCurve // with {auarc}, for the chart
 }
 
-// EntropyItem is one prompt's scores, a key for each score asked for
-// (nil and absent otherwise). They are null, with a reason, when the
-// prompt has fewer than two usable samples; Correct is null when
-// correctness is unknown (no label, and no answer or no reference).
+// EntropyItem is one prompt's scores, an entry of Scores for each score
+// of the result (absent otherwise), marshalled between the id and
+// correct. They are null, with a reason, when the prompt has fewer than
+// two usable samples, or when a score is unavailable for it (its row
+// lacks the logprobs); Correct is null when correctness is unknown (no
+// label, and no answer or no reference).
 type EntropyItem struct {
-	ID                string   `json:"id"`
-	KernelEntropy     *job.Num `json:"kernel_entropy,omitempty"`
-	LexicalSimilarity *job.Num `json:"lexical_similarity,omitempty"`
-	KLE               *job.Num `json:"kle,omitempty"`
-	EigV              *job.Num `json:"eigv,omitempty"`
-	Degree            *job.Num `json:"degree,omitempty"`
-	Correct           *bool    `json:"correct"`
-	Reason            string   `json:"reason,omitempty"`
+	ID      string
+	Scores  ScoreValues
+	Correct *bool
+	Reason  string
 }
 
 // EntropySummary aggregates the items: AUROC of each score for detecting
-// incorrect answers over the labelled prompts with scores (null when they
-// are all correct or all incorrect). Kernel is the kernel of the kernel
-// entropy, Similarity and KLET those of the graph scores; each is absent
-// when no score asked for uses it.
+// incorrect answers over the labelled prompts with every score (null
+// when they are all correct or all incorrect). The uncertainties rank as
+// they are, lexical similarity, a confidence, negated: 1 means every
+// incorrect answer is more uncertain than every correct one, 0.5 chance,
+// for every score. Kernel is the kernel of the kernel entropy,
+// Similarity and KLET those of the graph scores; each is absent when no
+// score asked for uses it.
 type EntropySummary struct {
-	N          int          `json:"n"`
-	Skipped    int          `json:"skipped"`
-	Labelled   int          `json:"labelled"`
-	Accuracy   job.Num      `json:"accuracy"`
-	AUROC      EntropyAUROC `json:"auroc"`
-	Kernel     string       `json:"kernel,omitempty"`
-	Similarity string       `json:"similarity,omitempty"`
-	KLET       *job.Num     `json:"kle_t,omitempty"`
-}
-
-// EntropyAUROC holds the AUROC of each uncertainty score asked for (nil
-// and absent otherwise). The uncertainties (kernel entropy, kle, eigv,
-// degree) rank as they are, lexical similarity, a confidence, negated: 1
-// means every incorrect answer is more uncertain than every correct one,
-// 0.5 chance, for every score.
-type EntropyAUROC struct {
-	KernelEntropy     *job.Num `json:"kernel_entropy,omitempty"`
-	LexicalSimilarity *job.Num `json:"lexical_similarity,omitempty"`
-	KLE               *job.Num `json:"kle,omitempty"`
-	EigV              *job.Num `json:"eigv,omitempty"`
-	Degree            *job.Num `json:"degree,omitempty"`
+	N        int         `json:"n"`
+	Skipped  int         `json:"skipped"`
+	Labelled int         `json:"labelled"`
+	Accuracy job.Num     `json:"accuracy"`
+	AUROC    ScoreValues `json:"auroc"`
+	// AUARC is each score's area under the accuracy–rejection curve
+	// (evalstat.AUARC) over the same prompts, with {auarc}: the mean
+	// accuracy of the answers kept when the most uncertain are rejected,
+	// at every rejection rate (null with no labelled prompt).
+	AUARC      ScoreValues `json:"auarc,omitempty"`
+	Kernel     string      `json:"kernel,omitempty"`
+	Similarity string      `json:"similarity,omitempty"`
+	KLET       *job.Num    `json:"kle_t,omitempty"`
 }
 
 // numOf returns a pointer to v as a Num; +0 keeps a zero computed as -0
@@ -306,68 +349,20 @@ func numOf(v float64) *job.Num {
 	return &n
 }
 
-// field returns the field of the item that holds score s, nil for a
-// score that is none of uncertainty.AllScores.
-func (it *EntropyItem) field(s uncertainty.Score) **job.Num {
-	switch s {
-	case uncertainty.ScoreKernelEntropy:
-		return &it.KernelEntropy
-	case uncertainty.ScoreLexSim:
-		return &it.LexicalSimilarity
-	case uncertainty.ScoreKLE:
-		return &it.KLE
-	case uncertainty.ScoreEigV:
-		return &it.EigV
-	case uncertainty.ScoreDegree:
-		return &it.Degree
+// Score returns the item's value of a score, named by its key
+// ("kernel_entropy") or its {scores} name ("kernel-entropy"); nil when
+// not in the result.
+func (it *EntropyItem) Score(name string) *job.Num {
+	if d := scoreByName(name); d != nil {
+		name = d.key
 	}
-	return nil
+	return it.Scores[name]
 }
 
-// Score returns the item's value of score s, nil when not asked for.
-func (it *EntropyItem) Score(s uncertainty.Score) *job.Num {
-	if f := it.field(s); f != nil {
-		return *f
-	}
-	return nil
-}
-
-func (a *EntropyAUROC) field(s uncertainty.Score) **job.Num {
-	switch s {
-	case uncertainty.ScoreKernelEntropy:
-		return &a.KernelEntropy
-	case uncertainty.ScoreLexSim:
-		return &a.LexicalSimilarity
-	case uncertainty.ScoreKLE:
-		return &a.KLE
-	case uncertainty.ScoreEigV:
-		return &a.EigV
-	case uncertainty.ScoreDegree:
-		return &a.Degree
-	}
-	return nil
-}
-
-// Score returns the AUROC of score s, nil when not asked for.
-func (a *EntropyAUROC) Score(s uncertainty.Score) *job.Num {
-	if f := a.field(s); f != nil {
-		return *f
-	}
-	return nil
-}
-
-// Scores returns the scores the result holds, in the order of
-// uncertainty.AllScores: those with an AUROC entry (which is there, null
-// or not, for every score asked for).
-func (r *EntropyResult) Scores() []uncertainty.Score {
-	var out []uncertainty.Score
-	for _, s := range uncertainty.AllScores {
-		if r.Summary.AUROC.Score(s) != nil {
-			out = append(out, s)
-		}
-	}
-	return out
-}
+// Scores returns the keys of the scores the result holds, in the order
+// of the score table: those with an AUROC entry (which is there, null or
+// not, for every score of the result).
+func (r *EntropyResult) Scores() []string { return r.Summary.AUROC.keys() }
 
 // Entropy runs `genlens entropy`: it reads the answers (and embeddings)
 // through env.FS, scores every prompt with uncertainty.Evaluate and
@@ -407,21 +402,134 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		}
 	}
 	opt.Progress = env.Progress
-	results, sum, err := uncertainty.Evaluate(ctx, prompts, opt)
+	// A score whose source is not given is left out.
+	given := map[scoreSource]bool{"": true, sourceNLI: req.hasNLI(), sourceModel: req.BaseURL != "" && req.Model != ""}
+	var defs []*scoreDef
+	var leftOut, leftReasons []string
+	for _, d := range o.defs {
+		if !given[d.source] {
+			leftOut = append(leftOut, d.name)
+			leftReasons = append(leftReasons, sourceMissing[d.source])
+			continue
+		}
+		defs = append(defs, d)
+	}
+	if len(defs) == 0 {
+		return nil, job.Fieldf("scores", "{scores}: no score can be computed from what is given: %s", scoreReasonGroups(leftOut, leftReasons))
+	}
+	results, err := entropyResults(ctx, prompts, opt)
 	if err != nil {
 		return nil, err
 	}
-	out := &EntropyResult{Items: make([]EntropyItem, len(results))}
-	for i, r := range results {
-		out.Items[i] = EntropyItem{ID: r.ID, Correct: r.Correct, Reason: r.Reason}
-		for _, s := range opt.Scores {
-			*out.Items[i].field(s) = numOf(r.Value(s))
+	ps := make([]*promptScores, len(recs))
+	scoredRow := make([]bool, len(recs))
+	for i := range recs {
+		ps[i] = newPromptScores(recs[i], req.HoldoutFirst)
+		scoredRow[i] = results[i].Reason == ""
+	}
+	var chat *chatnli.Judge
+	if slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.source == sourceNLI }) {
+		var m nli.Model
+		if m, chat, err = entailmentJudge(env, &req); err != nil {
+			return nil, err
+		}
+		workers := 0 // an in-process model: one prompt per CPU
+		if chat != nil {
+			workers = 8 // a server: requests in flight
+		}
+		if err := clusterAnswers(ctx, m, req.In, recs, ps, scoredRow, workers); err != nil {
+			return nil, err
 		}
 	}
-	out.Summary = EntropySummary{N: sum.N, Skipped: sum.Skipped, Labelled: sum.Labelled, Accuracy: job.Num(sum.Accuracy)}
-	for _, s := range opt.Scores {
-		*out.Summary.AUROC.field(s) = numOf(sum.AUROC(s))
+	if containsScore(defs, "ptrue") {
+		template, err := readPTruePrompt(env.InputFS(), req.PTruePrompt)
+		if err != nil {
+			return nil, err
+		}
+		client, err := ptrueClient(env, &req)
+		if err != nil {
+			return nil, err
+		}
+		if err := askPTrue(ctx, client, &req, template, recs, ps, scoredRow); err != nil {
+			return nil, err
+		}
 	}
+	out := &EntropyResult{Items: make([]EntropyItem, len(results))}
+	for i, r := range results {
+		out.Items[i] = EntropyItem{ID: r.ID, Scores: ScoreValues{}, Correct: r.Correct, Reason: r.Reason}
+		for _, d := range defs {
+			if d.sim != "" {
+				out.Items[i].Scores[d.key] = numOf(r.Value(d.sim))
+			}
+		}
+	}
+	// The scores computed here: a score unavailable on every scored row
+	// is left out (with the first row's reason); one unavailable on some
+	// is null there, with why.
+	type failure struct {
+		rows  int
+		first string
+	}
+	var failed []failure
+	var computed []*scoreDef
+	scored := 0
+	for _, ok := range scoredRow {
+		if ok {
+			scored++
+		}
+	}
+	itemReasons := make([][]string, len(results))
+	itemFailed := make([][]string, len(results))
+	for _, d := range defs {
+		if d.value == nil {
+			continue
+		}
+		var f failure
+		vals := make([]float64, len(results))
+		reasons := make([]string, len(results))
+		for i, r := range results {
+			vals[i] = math.NaN()
+			if r.Reason != "" {
+				continue
+			}
+			v, err := d.value(ps[i])
+			if err != nil {
+				reasons[i] = err.Error()
+				if f.rows == 0 {
+					f.first = fmt.Sprintf("line %d: %s", recs[i].Line, err)
+				}
+				f.rows++
+				continue
+			}
+			vals[i] = v
+		}
+		if scored > 0 && f.rows == scored {
+			leftOut = append(leftOut, d.name)
+			leftReasons = append(leftReasons, firstReason(reasons))
+			continue
+		}
+		computed = append(computed, d)
+		failed = append(failed, f)
+		for i := range results {
+			out.Items[i].Scores[d.key] = numOf(vals[i])
+			if reasons[i] != "" {
+				itemFailed[i] = append(itemFailed[i], d.name)
+				itemReasons[i] = append(itemReasons[i], reasons[i])
+			}
+		}
+	}
+	for i := range out.Items {
+		if len(itemFailed[i]) > 0 {
+			out.Items[i].Reason = scoreReasonGroups(itemFailed[i], itemReasons[i])
+		}
+	}
+	kept := defs[:0:0]
+	for _, d := range defs {
+		if !slices.Contains(leftOut, d.name) {
+			kept = append(kept, d)
+		}
+	}
+	out.Summary, out.curves = summarizeEntropy(out.Items, kept, req.AUARC)
 	if slices.Contains(opt.Scores, uncertainty.ScoreKernelEntropy) {
 		out.Summary.Kernel = opt.Sequence.String()
 		if opt.Kernel != nil {
@@ -434,10 +542,133 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	if slices.Contains(opt.Scores, uncertainty.ScoreKLE) {
 		out.Summary.KLET = numOf(opt.KLETime)
 	}
-	if w := entropyLabelWarning(recs, req.HoldoutFirst, sum); w != "" {
+	if w := entropyLabelWarning(recs, req.HoldoutFirst, out.Summary); w != "" {
 		out.Warnings = append(out.Warnings, w)
 	}
+	if len(leftOut) > 0 {
+		out.Warnings = append(out.Warnings, "left out: "+scoreReasonGroups(leftOut, leftReasons))
+	}
+	if chat != nil && chat.Refused() > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("the entailment judge answered %d ordered pairs with something other than entailment, contradiction or neutral; those pairs count as not entailing", chat.Refused()))
+	}
+	for k, d := range computed {
+		if f := failed[k]; f.rows > 0 {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: unavailable on %d of %d scored rows, which are skipped (first, %s)", d.name, f.rows, scored, f.first))
+		}
+	}
 	return out, nil
+}
+
+// firstReason returns the first non-empty reason.
+func firstReason(reasons []string) string {
+	for _, r := range reasons {
+		if r != "" {
+			return r
+		}
+	}
+	return ""
+}
+
+// entropyResults scores the prompts with uncertainty.Evaluate, or, when
+// no score of it is asked for, judges their answers and checks their
+// samples as it does.
+func entropyResults(ctx context.Context, prompts []uncertainty.Prompt, opt uncertainty.Options) ([]uncertainty.Result, error) {
+	if len(opt.Scores) > 0 {
+		results, _, err := uncertainty.Evaluate(ctx, prompts, opt)
+		return results, err
+	}
+	nan := math.NaN()
+	results := make([]uncertainty.Result, len(prompts))
+	for i := range prompts {
+		p := &prompts[i]
+		r := uncertainty.Result{ID: p.ID, KernelEntropy: nan, LexicalSimilarity: nan, KLE: nan, EigV: nan, Degree: nan, Ecc: nan}
+		r.Correct = uncertainty.Correctness(p, opt.HoldoutFirst, *opt.RougeThreshold)
+		n := len(p.Samples)
+		if opt.HoldoutFirst && n > 0 {
+			n--
+		}
+		if n < 2 {
+			r.Reason = fmt.Sprintf("%d usable sample(s); the scores need at least 2", n)
+		}
+		results[i] = r
+	}
+	if opt.Progress != nil {
+		opt.Progress(len(prompts), len(prompts))
+	}
+	return results, nil
+}
+
+// summarizeEntropy aggregates the items over the scores defs: a prompt
+// is skipped when one of its scores is null, and the AUROC of each score
+// (and with auarc its AUARC and accuracy–rejection curve) is over the
+// labelled prompts left.
+func summarizeEntropy(items []EntropyItem, defs []*scoreDef, auarc bool) (EntropySummary, []rejectionCurve) {
+	s := EntropySummary{N: len(items), Accuracy: job.Num(math.NaN()), AUROC: ScoreValues{}}
+	if auarc {
+		s.AUARC = ScoreValues{}
+	}
+	for _, d := range defs {
+		s.AUROC[d.key] = numOf(math.NaN())
+		if auarc {
+			s.AUARC[d.key] = numOf(math.NaN())
+		}
+	}
+	values := make([][]float64, len(defs))
+	var wrong []bool
+	correct := 0
+items:
+	for _, it := range items {
+		for _, d := range defs {
+			if n := it.Scores[d.key]; n == nil || math.IsNaN(float64(*n)) {
+				s.Skipped++
+				continue items
+			}
+		}
+		if it.Correct == nil {
+			continue
+		}
+		s.Labelled++
+		if *it.Correct {
+			correct++
+		}
+		for k, d := range defs {
+			v := float64(*it.Scores[d.key])
+			if d.confidence {
+				v = -v // low confidence flags a wrong answer
+			}
+			values[k] = append(values[k], v)
+		}
+		wrong = append(wrong, !*it.Correct)
+	}
+	if s.Labelled == 0 {
+		return s, nil
+	}
+	s.Accuracy = job.Num(float64(correct) / float64(s.Labelled))
+	right := make([]bool, len(wrong))
+	for i, w := range wrong {
+		right[i] = !w
+	}
+	var curves []rejectionCurve
+	for k, d := range defs {
+		if a, err := evalstat.AUROC(values[k], wrong); err == nil {
+			s.AUROC[d.key] = numOf(a)
+		}
+		if !auarc {
+			continue
+		}
+		if x, y, err := evalstat.AccuracyRejection(values[k], right); err == nil {
+			a, _ := evalstat.AUARC(values[k], right)
+			s.AUARC[d.key] = numOf(a)
+			curves = append(curves, rejectionCurve{label: d.label, rejected: x, accuracy: y})
+		}
+	}
+	return s, curves
+}
+
+// rejectionCurve is one score's accuracy–rejection curve, for the chart.
+type rejectionCurve struct {
+	label              string
+	rejected, accuracy []float64
 }
 
 // entropyLabelWarning says why the AUROCs are empty, or "": a prompt is
@@ -445,16 +676,16 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 // reference. The answer under test is the row's answer, or with
 // holdoutFirst its first sample; rows with references and samples but no
 // answer are the common case of the latter left unset.
-func entropyLabelWarning(recs []dataio.Record, holdoutFirst bool, sum uncertainty.Summary) string {
+func entropyLabelWarning(recs []dataio.Record, holdoutFirst bool, sum EntropySummary) string {
 	scored := sum.N - sum.Skipped
 	switch {
 	case scored == 0:
 		return "" // every row is skipped, each with its reason
-	case sum.Labelled > 0 && sum.Accuracy > 0 && sum.Accuracy < 1:
+	case sum.Labelled > 0 && float64(sum.Accuracy) > 0 && float64(sum.Accuracy) < 1:
 		return ""
 	case sum.Labelled > 0:
 		what := "correct"
-		if sum.Accuracy == 0 {
+		if float64(sum.Accuracy) == 0 {
 			what = "incorrect"
 		}
 		return fmt.Sprintf("every one of the %d labelled answers is %s: an AUROC needs correct and incorrect answers, so it is empty", sum.Labelled, what)
@@ -512,7 +743,7 @@ func attachEmbeddings(ctx context.Context, env job.Env, prompts []uncertainty.Pr
 		}
 		if len(r.Embeddings) == 0 {
 			msg := fmt.Sprintf("missing; {kernel} %s needs one embedding per sample (or give {embeddings} E.npy)", req.Kernel)
-			if scores, _ := req.scores(); !req.vectorKernel(scores) {
+			if defs, _ := req.scores(); !req.vectorKernel(simScores(defs)) {
 				msg = "missing; the embedding similarity needs one embedding per sample (in the rows or an embeddings file)"
 			}
 			return &dataio.InputError{File: req.In, Line: r.Line, Field: "embeddings", Msg: msg}

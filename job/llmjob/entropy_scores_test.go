@@ -118,10 +118,10 @@ func TestEntropyAllScores(t *testing.T) {
 		got       *job.Num
 		want, tol float64
 	}{
-		{"degree", q1.Degree, 0.525, 1e-15},
-		{"eigv", q1.EigV, 43.0 / 18, 1e-12},
-		{"kle", q1.KLE, h, 1e-12},
-		{"lexical similarity", q1.LexicalSimilarity, 0.3, 1e-15},
+		{"degree", q1.Score("degree"), 0.525, 1e-15},
+		{"eigv", q1.Score("eigv"), 43.0 / 18, 1e-12},
+		{"kle", q1.Score("kle"), h, 1e-12},
+		{"lexical similarity", q1.Score("lexical_similarity"), 0.3, 1e-15},
 	} {
 		if c.got == nil || math.Abs(float64(*c.got)-c.want) > c.tol {
 			t.Errorf("q1 %s = %v, want %v", c.name, c.got, c.want)
@@ -142,9 +142,9 @@ func TestEntropyAllScores(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(c.String(), "\n")
-	if lines[0] != "id,kernel_entropy,lexical_similarity,kle,eigv,degree,correct,reason" ||
-		!strings.HasPrefix(lines[1], "q1,-0.2926548243364091,0.3,") || !strings.HasSuffix(lines[1], ",0.525,true,") ||
-		lines[6] != "q6,,,,,,,0 usable sample(s); kernel entropy needs at least 2" {
+	if lines[0] != "id,kernel_entropy,lexical_similarity,kle,eigv,degree,ecc,correct,reason" ||
+		!strings.HasPrefix(lines[1], "q1,-0.2926548243364091,0.3,") || !strings.HasSuffix(lines[1], ",0.525,1.414213562373095,true,") ||
+		lines[6] != "q6,,,,,,,,0 usable sample(s); kernel entropy needs at least 2" {
 		t.Errorf("items.csv:\n%s", c.String())
 	}
 }
@@ -169,10 +169,10 @@ func TestEntropyHoldoutFirstGraphScores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := float64(*res.Items[0].Degree); math.Abs(got-c.want) > 1e-15 {
+		if got := float64(*res.Items[0].Score("degree")); math.Abs(got-c.want) > 1e-15 {
 			t.Errorf("holdout %v: degree %v, want %v", c.holdout, got, c.want)
 		}
-		if res.Items[0].KernelEntropy != nil || res.Summary.Kernel != "" {
+		if res.Items[0].Score("kernel_entropy") != nil || res.Summary.Kernel != "" {
 			t.Errorf("kernel entropy not asked for: %+v %+v", res.Items[0], res.Summary)
 		}
 	}
@@ -205,10 +205,10 @@ func TestEntropyEmbeddingSimilarity(t *testing.T) {
 		// W = I, degree 1 − 3/9, although its words all agree (the cs
 		// kernel entropy is −1).
 		a, b := res.Items[0], res.Items[1]
-		if math.Abs(float64(*a.Degree)-4.0/9) > 1e-15 || math.Abs(float64(*b.Degree)-6.0/9) > 1e-15 || float64(*b.KernelEntropy) != -1 {
-			t.Errorf("degrees %v %v, kernel entropy %v", *a.Degree, *b.Degree, *b.KernelEntropy)
+		if math.Abs(float64(*a.Score("degree"))-4.0/9) > 1e-15 || math.Abs(float64(*b.Score("degree"))-6.0/9) > 1e-15 || float64(*b.Score("kernel_entropy")) != -1 {
+			t.Errorf("degrees %v %v, kernel entropy %v", *a.Score("degree"), *b.Score("degree"), *b.Score("kernel_entropy"))
 		}
-		if *res.Summary.AUROC.EigV != 1 || *res.Summary.AUROC.KernelEntropy != 0 {
+		if *res.Summary.AUROC["eigv"] != 1 || *res.Summary.AUROC["kernel_entropy"] != 0 {
 			t.Errorf("AUROC %+v", res.Summary.AUROC)
 		}
 		b2, _ := json.Marshal(res)
@@ -233,7 +233,7 @@ func TestEntropyValidateScores(t *testing.T) {
 		name, field, want string
 		edit              func(r *EntropyRequest)
 	}{
-		{"unknown score", "scores", `{scores}: unknown score "entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, or all)`, func(r *EntropyRequest) { r.Scores = "kle,entropy" }},
+		{"unknown score", "scores", `{scores}: unknown score "entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, ecc, pe,`, func(r *EntropyRequest) { r.Scores = "kle,entropy" }},
 		{"no score", "scores", `{scores} " , " names no score`, func(r *EntropyRequest) { r.Scores = " , " }},
 		{"similarity without graph", "similarity", "{similarity} applies only to {scores} kle, eigv and degree", func(r *EntropyRequest) { r.Similarity = "embedding" }},
 		{"unknown similarity", "similarity", `{similarity} "nli": want rougel or embedding`, func(r *EntropyRequest) { r.Scores, r.Similarity = "eigv", "nli" }},

@@ -1,14 +1,15 @@
 package llmjob
 
-import "github.com/genlens/genlens/job"
+import (
+	"slices"
+
+	"github.com/genlens/genlens/job"
+)
 
 // Upper bounds on size-like fields of this package's requests (see
 // job.MaxListLen): far above real use, noted beside each.
 const (
-	maxCSLength  = 1000       // entropy's cs subsequence length, default 2
-	maxDrawsEach = 10_000_000 // hallucination M, K: 40 and 2000 (M x K is bounded too)
-	maxRetries   = MaxSampleRetries
-	maxTimeout   = MaxSampleTimeout
+	maxCSLength = 1000 // entropy's cs subsequence length, default 2
 )
 
 // Commands lists the commands of this package, for job/commands.
@@ -18,14 +19,17 @@ var Commands = []job.Command{
 		Inputs:    func(r *SampleRequest) []job.Input { return job.FileInput("prompts", r.Prompts) },
 		Artifacts: job.ArtifactsOf[SampleRequest]((*SampleResult).Artifacts),
 		Outbound:  func(r *SampleRequest) []job.Outbound { return r.outbound() },
+		ModelDir:  func(r *SampleRequest) *string { return &r.Weights },
 		Text:      sampleText,
 	}),
 	job.Define(job.Spec[EntropyRequest, EntropyResult]{
 		Name: "entropy", Group: "kernel", New: NewEntropyRequest, Run: Entropy,
 		Inputs: func(r *EntropyRequest) []job.Input {
-			return append(job.FileInput("in", r.In), job.FileInput("embeddings", r.Embeddings)...)
+			return slices.Concat(job.FileInput("in", r.In), job.FileInput("embeddings", r.Embeddings), job.FileInput("ptrue_prompt", r.PTruePrompt))
 		},
 		Artifacts: job.ArtifactsOf[EntropyRequest]((*EntropyResult).Artifacts),
+		Outbound:  func(r *EntropyRequest) []job.Outbound { return r.outbound() },
+		ModelDir:  func(r *EntropyRequest) *string { return &r.Weights },
 		Text:      entropyText,
 	}),
 	job.Define(job.Spec[DecomposeRequest, DecomposeResult]{
@@ -40,24 +44,5 @@ var Commands = []job.Command{
 		Inputs:    func(r *CorrelateRequest) []job.Input { return job.FileInputs("files", r.Files) },
 		Artifacts: job.ArtifactsOf[CorrelateRequest]((*CorrelateResult).Artifacts),
 		Text:      correlateText,
-	}),
-	job.Define(job.Spec[HallucinationRunRequest, HallucinationRunResult]{
-		Name: "hallucination run", Group: "icl", New: NewHallucinationRunRequest, Run: HallucinationRun,
-		Inputs: func(r *HallucinationRunRequest) []job.Input {
-			return append(job.FileInput("context", r.Context), job.FileInput("queries", r.Queries)...)
-		},
-		Artifacts: job.ArtifactsOf[HallucinationRunRequest]((*HallucinationRunResult).Artifacts),
-		Outbound: func(r *HallucinationRunRequest) []job.Outbound {
-			if r.Backend == "openai" {
-				return []job.Outbound{{Field: "base_url", URL: r.BaseURL}}
-			}
-			return nil
-		},
-		Text: runText,
-	}),
-	job.Define(job.Spec[HallucinationSimulateRequest, HallucinationSimulateResult]{
-		Name: "hallucination simulate", Group: "icl", New: NewHallucinationSimulateRequest, Run: HallucinationSimulate,
-		Artifacts: job.ArtifactsOf[HallucinationSimulateRequest]((*HallucinationSimulateResult).Artifacts),
-		Text:      simulateText,
 	}),
 }

@@ -24,16 +24,22 @@ func (r *EntropyResult) Artifacts() []job.Artifact {
 			return job.PNGTo(w)(chart.NewHistograms("Kernel entropy by correctness", "kernel entropy", byClass, 30))
 		}})
 	}
+	if len(r.curves) > 0 {
+		arts = append(arts, job.Artifact{Name: "accuracy_rejection.png", Write: func(w io.Writer) error {
+			series := make([]chart.Series, len(r.curves))
+			for i, c := range r.curves {
+				series[i] = chart.Series{Name: c.label, X: c.rejected, Y: c.accuracy}
+			}
+			return job.PNGTo(w)(chart.NewLines("Accuracy of the answers kept", "rejection rate (most uncertain first)", "accuracy", series))
+		}})
+	}
 	return arts
 }
 
 func (r *EntropyResult) writeCSV(w io.Writer) error {
 	scores := r.Scores()
 	cw := csv.NewWriter(w)
-	header := []string{"id"}
-	for _, s := range scores {
-		header = append(header, s.Key())
-	}
+	header := append([]string{"id"}, scores...)
 	if err := cw.Write(append(header, "correct", "reason")); err != nil {
 		return err
 	}
@@ -67,7 +73,7 @@ func numOr(n *job.Num) job.Num {
 func (r *EntropyResult) entropyByCorrectness() map[string][]float64 {
 	byClass := map[string][]float64{}
 	for _, it := range r.Items {
-		v := float64(numOr(it.KernelEntropy))
+		v := float64(numOr(it.Score("kernel_entropy")))
 		if it.Correct == nil || math.IsNaN(v) {
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/genlens/genlens/bert"
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/internal/fields"
 	"github.com/genlens/genlens/internal/par"
@@ -46,6 +47,11 @@ type SampleRequest struct {
 
 	EmbedModel   string `json:"embed_model" help:"embed every sample with this model (/embeddings), stored as 'embeddings'"` // "": no embeddings
 	EmbedBaseURL string `json:"embed_base_url" help:"API root of the embedding server (default: {base_url})"`                // "": BaseURL
+	// Embedder and Weights embed every sample in process with a BERT
+	// sentence embedder (bert.Names) from a model directory, instead of
+	// an /embeddings endpoint; stored as 'embeddings' all the same.
+	Embedder string `json:"embedder,omitempty"`
+	Weights  string `json:"weights,omitempty"`
 
 	Concurrency int           `json:"concurrency" help:"requests in flight"`              // requests in flight
 	RPM         float64       `json:"rpm" help:"requests a minute at most (0: no limit)"` // requests a minute; 0: no limit
@@ -67,14 +73,14 @@ func NewSampleRequest() SampleRequest {
 // Bounds of a sample request.
 const (
 	MaxSampleN           = 1024
-	MaxSampleMaxTokens   = 1 << 17
+	MaxSampleMaxTokens   = llm.MaxMaxTokens
 	MaxSampleConcurrency = 1024
-	MaxSampleRetries     = 100
+	MaxSampleRetries     = llm.MaxRetries
 	// MaxSampleTopLogprobs is the most alternatives per token OpenAI's
 	// API returns.
 	MaxSampleTopLogprobs = 20
 	MaxSampleRPM         = 1e6
-	MaxSampleTimeout     = time.Hour
+	MaxSampleTimeout     = llm.MaxTimeout
 	// MaxSampleAnswerBytes bounds the bytes of the answers in flight:
 	// {concurrency} answers of {n} choices of {max_tokens} tokens, each
 	// token priced at SampleTokenBytes, plus SampleAnswerOverhead each. A
@@ -110,6 +116,12 @@ func (r *SampleRequest) Validate() (verr error) {
 		return err
 	}
 	if err := job.CheckTimeout("timeout", r.Timeout, MaxSampleTimeout); err != nil {
+		return err
+	}
+	if r.Embedder != "" && r.EmbedModel != "" {
+		return job.Fieldf("embedder", "{embedder} and {embed_model} both embed the samples: give one")
+	}
+	if err := checkTextEmbedder(r.Embedder, r.Weights, ""); err != nil {
 		return err
 	}
 	_, err := r.clientConfig("")
@@ -287,6 +299,12 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 	if err != nil {
 		return nil, err
 	}
+	var text *bert.Embedder
+	if req.Embedder != "" {
+		if text, err = loadTextEmbedder(env, req.Embedder, req.Weights); err != nil {
+			return nil, err
+		}
+	}
 	if req.API == "completions" {
 		for _, r := range rows {
 			if r.messages != nil {
@@ -315,7 +333,7 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 		res.Skipped = len(rows) - len(todo)
 		rows = todo
 	}
-	s := &sampler{req: req, client: client, embedder: embedder, env: env}
+	s := &sampler{req: req, client: client, embedder: embedder, text: text, env: env}
 	var (
 		mu     sync.Mutex
 		done   int
@@ -392,7 +410,11 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 type sampler struct {
 	req              SampleRequest
 	client, embedder *llm.Client
-	env              job.Env
+	// text embeds in process (req.Embedder), one batch at a time: the
+	// model's forward pass uses every core already.
+	text   *bert.Embedder
+	textMu sync.Mutex
+	env    job.Env
 }
 
 // PromptSeed is the seed of a prompt's first request under the run's
@@ -474,6 +496,15 @@ func (s *sampler) one(ctx context.Context, row promptRow) ([]byte, llm.Usage, in
 		emb, err := s.embedder.Embed(ctx, r.EmbedModel, samples)
 		if err != nil {
 			return nil, usage, 0, fmt.Errorf("embeddings: %w", err)
+		}
+		add = append(add, keyValue{"embeddings", emb})
+	}
+	if s.text != nil {
+		s.textMu.Lock()
+		emb, err := s.text.Forward(ctx, samples)
+		s.textMu.Unlock()
+		if err != nil {
+			return nil, usage, 0, fmt.Errorf("embeddings by %s: %w", r.Embedder, err)
 		}
 		add = append(add, keyValue{"embeddings", emb})
 	}

@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/uncertainty"
 )
 
 var num = job.FormatNum
@@ -61,56 +60,6 @@ func decomposeText(w io.Writer, _ *DecomposeRequest, d *DecomposeResult) {
 	}
 }
 
-func simulateText(w io.Writer, _ *HallucinationSimulateRequest, res *HallucinationSimulateResult) {
-	s := res.Settings
-	fmt.Fprintf(w, "model %v", s.Model)
-	if s.Model == "linear" {
-		fmt.Fprintf(w, ", features %v, noise %v, prior_scale %v", s.Features, s.Noise, s.PriorScale)
-	} else {
-		fmt.Fprintf(w, ", groups %v, labels %v, alpha %v", s.Groups, s.Labels, s.Alpha)
-	}
-	fmt.Fprintf(w, "; %v tasks per n; eps %v, M %v, K %v, N-n %v\n\n", s.Tasks, s.Eps, s.M, s.K, s.Extra)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "n\tPHR (Alg. 1)\texact PHR\tTHR\tMAE vs exact\tMAE vs THR\tR² vs THR\t")
-	for _, r := range res.Rows {
-		r2 := "-"
-		if v := float64(r.R2PHRTHR); !math.IsNaN(v) {
-			r2 = fmt.Sprintf("%.3f", v)
-		}
-		fmt.Fprintf(tw, "%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%s\t\n", r.N, float64(r.PHRMean), float64(r.ExactPHRMean), float64(r.THRMean),
-			float64(r.MAEPHRExact), float64(r.MAEPHRTHR), r2)
-	}
-	tw.Flush()
-}
-
-func runText(w io.Writer, _ *HallucinationRunRequest, res *HallucinationRunResult) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	exact := len(res.Items) > 0 && res.Items[0].ExactPHR != nil
-	header := "id\tphr\t± se\ttotal\taleatoric\tepistemic\terror_rate\t"
-	if exact {
-		header += "exact_phr\t"
-	}
-	fmt.Fprintln(tw, header)
-	for _, it := range res.Items {
-		if it.Error != "" {
-			fmt.Fprintf(tw, "%s\tfailed: %s\t\n", it.ID, it.Error)
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%s\t%s\t%s\t%s\t", it.ID, float64(it.PHR), float64(it.PHRStdErr), num(float64(it.Total)),
-			num(float64(it.Aleatoric)), num(float64(it.Epistemic)), num(float64(it.ErrorRate)))
-		if exact {
-			fmt.Fprintf(tw, "%.4f\t", float64(*it.ExactPHR))
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
-	s := res.Settings
-	fmt.Fprintf(w, "\nbackend %v; eps %v, M %v, K %v, N-n %v; %v context examples\n", s.Backend, s.Eps, s.M, s.K, s.Extra, s.ContextExamples)
-	if st := res.Stats; st != nil {
-		fmt.Fprintf(w, "%d requests (%d retries) in %.1f s: %.1f requests/s\n", st.Requests, st.Retries, st.Seconds, st.RequestsPerSec)
-	}
-}
-
 func sampleText(w io.Writer, _ *SampleRequest, r *SampleResult) {
 	fmt.Fprintf(w, "prompts %d: sampled %d, skipped %d already in %s\n", r.Prompts, r.Sampled, r.Skipped, r.Out)
 	fmt.Fprintf(w, "answers %d from %d requests (%d retries)\n", r.Samples, r.Requests, r.Retries)
@@ -130,7 +79,7 @@ func entropyText(w io.Writer, _ *EntropyRequest, out *EntropyResult) {
 	if len(out.Items) <= maxRows {
 		fmt.Fprint(tw, "id\t")
 		for _, s := range scores {
-			fmt.Fprintf(tw, "%s\t", s.Key())
+			fmt.Fprintf(tw, "%s\t", s)
 		}
 		fmt.Fprintln(tw, "correct\t")
 		for _, it := range out.Items {
@@ -160,9 +109,17 @@ func entropyText(w io.Writer, _ *EntropyRequest, out *EntropyResult) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "accuracy of the answers under test: %s\n", num(float64(s.Accuracy)))
-	fmt.Fprintln(w, "AUROC for detecting incorrect answers:")
-	for _, sc := range scores {
-		fmt.Fprintf(w, "  %-20s%s\n", entropyScoreLabels[sc], num(numValue(s.AUROC.Score(sc))))
+	if s.AUARC == nil {
+		fmt.Fprintln(w, "AUROC for detecting incorrect answers:")
+		for _, sc := range scores {
+			fmt.Fprintf(w, "  %-20s%s\n", scoreByKey(sc).label, num(numValue(s.AUROC[sc])))
+		}
+	} else {
+		fmt.Fprintln(w, "AUROC for detecting incorrect answers, AUARC (area under the accuracy-rejection curve):")
+		fmt.Fprintf(w, "  %-20s%-10s%s\n", "score", "AUROC", "AUARC")
+		for _, sc := range scores {
+			fmt.Fprintf(w, "  %-20s%-10s%s\n", scoreByKey(sc).label, num(numValue(s.AUROC[sc])), num(numValue(s.AUARC[sc])))
+		}
 	}
 	if len(out.Items) > maxRows {
 		if out.OutDir != "" {
@@ -174,15 +131,6 @@ func entropyText(w io.Writer, _ *EntropyRequest, out *EntropyResult) {
 	for _, m := range out.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", m)
 	}
-}
-
-// entropyScoreLabels name the scores in the AUROC lines.
-var entropyScoreLabels = map[uncertainty.Score]string{
-	uncertainty.ScoreKernelEntropy: "kernel entropy",
-	uncertainty.ScoreLexSim:        "lexical similarity",
-	uncertainty.ScoreKLE:           "kle",
-	uncertainty.ScoreEigV:          "eigv",
-	uncertainty.ScoreDegree:        "degree",
 }
 
 // numValue returns *n as a float64, NaN (printed "-") for nil.

@@ -2,11 +2,7 @@ package llmjob
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -38,9 +34,10 @@ func checkTextEmbedder(name, weights, embeddings string) error {
 	return nil
 }
 
-// loadTextEmbedder loads the embedder name from the model directory dir.
-// Only the command line's jobs read a directory of the host: a service's
-// jobs see their uploads only, and a model directory is not one.
+// loadTextEmbedder loads the embedder name from the model directory dir,
+// a directory of the host: the command line's, or one the service's
+// operator allowed (its jobs name it, and the service resolves the name
+// before the job runs; see job.Command.ModelDir).
 func loadTextEmbedder(env job.Env, name, dir string) (*bert.Embedder, error) {
 	spec, _ := bert.Lookup(name)
 	return loadTextEmbedderPrefix(env, name, dir, spec.Query)
@@ -49,34 +46,15 @@ func loadTextEmbedder(env job.Env, name, dir string) (*bert.Embedder, error) {
 // loadTextEmbedderPrefix is loadTextEmbedder with the prefix put before
 // every text.
 func loadTextEmbedderPrefix(env job.Env, name, dir, prefix string) (*bert.Embedder, error) {
-	if env.FS != nil && env.FS != dataio.HostFS {
-		return nil, job.Fieldf("embedder", "{embedder}: the service does not load text models; compute the embeddings and give them with {embeddings}")
-	}
-	spec, _ := bert.Lookup(name)
-	m, err := bert.Load(dir, false)
+	wf, err := bert.WeightsFile(dir)
 	if err != nil {
 		return nil, err
 	}
-	wf, _ := bert.WeightsFile(dir)
-	sum, err := fileSHA256(wf)
-	if err != nil {
-		return nil, err
-	}
-	e := bert.NewEmbedder(spec, prefix, m.Config().Hidden, sum, 0, func() (*bert.Model, error) { return m, nil })
-	return e, e.Load()
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", &dataio.InputError{File: path, Msg: "cannot read weights", Err: err}
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", &dataio.InputError{File: path, Msg: "cannot read weights", Err: err}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	// Kept loaded for the next jobs, keyed by the weights file as image
+	// networks are.
+	return job.CachedLoad(env.Models, "text:"+name+" prefix:"+prefix, wf, func(string) (*bert.Embedder, error) {
+		return bert.OpenEmbedder(name, dir, prefix)
+	})
 }
 
 // embedSamples sets each prompt's embedding rows to the embeddings of its

@@ -2,6 +2,7 @@ package llmjob
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -9,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/genlens/genlens/bert"
 	"github.com/genlens/genlens/dataio"
@@ -88,7 +88,7 @@ func TestEntropyTextEmbedder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range want.Items {
-		a, b := got.Items[i].KernelEntropy, want.Items[i].KernelEntropy
+		a, b := got.Items[i].Score("kernel_entropy"), want.Items[i].Score("kernel_entropy")
 		// The same vectors either way on the pure-Go build. Under -tags
 		// openblas the encoder's products are split by OpenBLAS by the
 		// batch's shape, so the file's vectors (embedded in another batch)
@@ -125,14 +125,8 @@ func TestEntropyTextEmbedderRefused(t *testing.T) {
 			t.Errorf("%s: error %v, want one naming {%s}", c.name, err, c.field)
 		}
 	}
-	// A service's job sees its uploads only: no model directory of the host.
-	env := job.Env{FS: fstest.MapFS{"a.jsonl": {Data: []byte(`{"samples":["a","b"]}` + "\n")}}}
-	r := base
-	r.Embedder, r.Weights = "e5-small-v2", e5Fixture
-	var fe *fault.FieldError
-	if _, err := Entropy(context.Background(), env, r); !errors.As(err, &fe) || fe.Field != "embedder" {
-		t.Errorf("a service job loaded a host model directory: error %v", err)
-	}
+	// Which directories a service's job may load is the service's rule
+	// (jobrun's TestTextModelRefused), applied before the job runs.
 }
 
 // TestEmbed embeds the fixture's first texts as PyTorch did (e5, the
@@ -168,5 +162,94 @@ func TestEmbed(t *testing.T) {
 	req.Prefix = "sometimes"
 	if _, err := Embed(context.Background(), job.CLIEnv(nil, nil), req); err == nil {
 		t.Fatal("a bad prefix was accepted")
+	}
+}
+
+// TestSampleTextEmbedder: sample --embedder stores the embeddings the
+// embedder computes in process (with its query prefix) for every sample,
+// where --embed-model would store the endpoint's.
+func TestSampleTextEmbedder(t *testing.T) {
+	srv, _ := sampleServer(t, nil)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "p.jsonl"), promptsFile(6), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := sampleReq(srv.URL)
+	req.Prompts = filepath.Join(dir, "p.jsonl")
+	req.Embedder, req.Weights = "e5-small-v2", e5Fixture
+	env := job.CLIEnv(nil, nil)
+	env.Secret = sampleSecrets
+	res, err := Sample(context.Background(), env, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := bert.OpenEmbedder("e5-small-v2", e5Fixture, "query: ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all bytes.Buffer
+	for _, r := range res.Rows() {
+		all.Write(r)
+	}
+	rows, _ := readOut(t, all.Bytes())
+	if len(rows) != 6 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		want, err := e.Forward(context.Background(), r.Samples)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Embeddings) != len(r.Samples) {
+			t.Fatalf("%d embeddings of %d samples", len(r.Embeddings), len(r.Samples))
+		}
+		for j := range want {
+			if len(r.Embeddings[j]) != len(want[j]) {
+				t.Fatalf("embedding of dim %d, want %d", len(r.Embeddings[j]), len(want[j]))
+			}
+			for c, x := range want[j] {
+				if float32(r.Embeddings[j][c]) != x {
+					t.Fatalf("sample %q: embedding[%d] = %v, want %v", r.Samples[j], c, r.Embeddings[j][c], x)
+				}
+			}
+		}
+	}
+
+	for _, tc := range []struct {
+		field string
+		edit  func(*SampleRequest)
+	}{
+		{"embedder", func(r *SampleRequest) { r.EmbedModel = "genlens-embedding" }},
+		{"weights", func(r *SampleRequest) { r.Weights = "" }},
+		{"embedder", func(r *SampleRequest) { r.Embedder = "nope" }},
+	} {
+		bad := req
+		tc.edit(&bad)
+		var fe *fault.FieldError
+		if err := bad.Validate(); !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%+v: err = %v, want a field error on %s", tc, err, tc.field)
+		}
+	}
+}
+
+// A text embedder is kept in the job's model cache: a second job with
+// the same weights does not load them again.
+func TestTextEmbedderCached(t *testing.T) {
+	env := job.CLIEnv(nil, nil)
+	env.Models = job.NewModelCache(0)
+	a, err := loadTextEmbedder(env, "e5-small-v2", e5Fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := loadTextEmbedder(env, "e5-small-v2", e5Fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadTextEmbedderPrefix(env, "e5-small-v2", e5Fixture, "passage: ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := env.Models.Len(); a != b || a == c || n != 2 {
+		t.Errorf("same embedder twice: %v; other prefix apart: %v; %d kept, want 2", a == b, a != c, n)
 	}
 }

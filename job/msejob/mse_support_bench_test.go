@@ -3,9 +3,13 @@ package msejob
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"testing/fstest"
@@ -77,20 +81,43 @@ func (t *supportTally) report(b *testing.B, name string) {
 		pct(t.shiftedFlagged, t.shifted), pct(t.shift08Drift, t.shift08), t.relErr[len(t.relErr)/2])
 }
 
-// supportRun fits a check model (mse fit's defaults) on ref.csv and
-// estimates prod.csv with its target in chunks of size rows.
-func supportRun(b *testing.B, fsys fstest.MapFS, size int, seed uint64) *EstimateResult {
+// supportRun fits a check model (mse fit's defaults, or objective) on ref.csv and
+// estimates prod.csv with its target in chunks of size rows. With
+// GENLENS_BENCH_CACHE set to a directory, the fitted model is kept there
+// under a digest of the reference rows and the seed, so that a second run
+// (of changed monitoring code) measures the same check models without
+// training them again.
+func supportRun(b *testing.B, fsys fstest.MapFS, size int, seed uint64, objective string) *EstimateResult {
 	req := NewFitRequest()
 	req.Train, req.Target, req.Prediction, req.Model, req.Seed = "ref.csv", "y", "y_pred", "check.json", seed
-	fit, err := Fit(context.Background(), job.Env{FS: fsys}, req)
-	if err != nil {
-		b.Fatal(err)
+	if objective != "" {
+		req.Objective = objective
 	}
-	var buf bytes.Buffer
-	if err := fit.WriteModel(&buf); err != nil {
-		b.Fatal(err)
+	var cached string
+	if dir := os.Getenv("GENLENS_BENCH_CACHE"); dir != "" {
+		h := sha256.New()
+		h.Write(fsys["ref.csv"].Data)
+		fmt.Fprintf(h, "%+v", req)
+		cached = filepath.Join(dir, fmt.Sprintf("check-%x.json", h.Sum(nil)[:12]))
 	}
-	fsys["check.json"] = &fstest.MapFile{Data: buf.Bytes()}
+	if data, err := os.ReadFile(cached); cached != "" && err == nil {
+		fsys["check.json"] = &fstest.MapFile{Data: data}
+	} else {
+		fit, err := Fit(context.Background(), job.Env{FS: fsys}, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := fit.WriteModel(&buf); err != nil {
+			b.Fatal(err)
+		}
+		fsys["check.json"] = &fstest.MapFile{Data: buf.Bytes()}
+		if cached != "" {
+			if err := os.WriteFile(cached, buf.Bytes(), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	est := NewEstimateRequest()
 	est.Model, est.Data, est.ChunkSize, est.Target = "check.json", "prod.csv", size, "y"
 	res, err := Estimate(context.Background(), job.Env{FS: fsys}, est)
@@ -100,6 +127,106 @@ func supportRun(b *testing.B, fsys fstest.MapFS, size int, seed uint64) *Estimat
 	return res
 }
 
+// groupTally summarises chunks of one kind (a shift, iid or shifted)
+// over draws: the table.
+type groupTally struct {
+	chunks, extrapolating, drift, covered, alerts int
+	ratio, thin                                   []float64
+}
+
+// groups keeps the tallies of a set by group label, in first-seen order.
+// With GENLENS_BENCH_OUT set to a file, every chunk is also written there
+// as a JSON line.
+type groups struct {
+	order []string
+	by    map[string]*groupTally
+	name  string
+	draw  uint64
+	out   *json.Encoder
+	// weights compares importance-weighted estimates, by label.
+	weights map[string]*weightTally
+}
+
+func newGroups(b *testing.B, name string) *groups {
+	g := &groups{name: name}
+	if p := os.Getenv("GENLENS_BENCH_OUT"); p != "" {
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { f.Close() })
+		g.out = json.NewEncoder(f)
+	}
+	return g
+}
+
+func (g *groups) add(label string, c Chunk) {
+	if g.out != nil {
+		if err := g.out.Encode(map[string]any{"set": g.name, "draw": g.draw, "group": label, "estimate": c.EstimatedMSE,
+			"realised": c.RealizedMSE, "lower": c.EstimateLower, "upper": c.EstimateUpper, "extrapolating": c.DriftView != nil && c.Extrapolating,
+			"drift": c.DriftView != nil && c.DriftAlert, "thin": c.ThinSupport}); err != nil {
+			panic(err)
+		}
+	}
+	if g.by == nil {
+		g.by = map[string]*groupTally{}
+	}
+	t := g.by[label]
+	if t == nil {
+		t = &groupTally{}
+		g.by[label] = t
+		g.order = append(g.order, label)
+	}
+	est, real := float64(c.EstimatedMSE), float64(c.RealizedMSE)
+	t.chunks++
+	t.extrapolating += b2i(c.DriftView != nil && c.Extrapolating)
+	t.drift += b2i(c.DriftView != nil && c.DriftAlert)
+	t.covered += b2i(float64(c.EstimateLower) <= real && real <= float64(c.EstimateUpper))
+	t.alerts += b2i(c.Alert)
+	t.ratio = append(t.ratio, est/real)
+	if c.DriftView != nil {
+		t.thin = append(t.thin, float64(c.ThinSupport))
+	}
+}
+
+// weigh tallies the importance-weighted estimates of chunk c beside
+// the product's.
+func (g *groups) weigh(label string, res *EstimateResult, feats [][]float64, c Chunk) {
+	if g.weights == nil {
+		g.weights = map[string]*weightTally{}
+	}
+	w := g.weights[label]
+	if w == nil {
+		w = &weightTally{}
+		g.weights[label] = w
+	}
+	direct, recal, ess := weightedEstimates(res, feats[c.Start:c.End], float64(c.EstimatedMSE))
+	w.add(float64(c.EstimatedMSE), direct, recal, float64(c.RealizedMSE), ess)
+}
+
+func (g *groups) report(b *testing.B, name string) {
+	defer func() {
+		for _, l := range g.order {
+			if w := g.weights[l]; w != nil {
+				b.Logf("%s: importance weighting: %s", name, w.line(l))
+			}
+		}
+	}()
+	b.Logf("%s: | chunks | estimated / realised MSE (min-median-max) | thin support (min-max) | extrapolating | drift_alert | interval holds realised | MSE alert |", name)
+	for _, l := range g.order {
+		t := g.by[l]
+		slices.Sort(t.ratio)
+		slices.Sort(t.thin)
+		thin := "-"
+		if len(t.thin) > 0 {
+			thin = fmt.Sprintf("%.1f-%.1f%%", 100*t.thin[0], 100*t.thin[len(t.thin)-1])
+		}
+		b.Logf("%s: | %s | %d | %.2f-%.2f-%.2f | %s | %s | %s | %s | %s |", name, l, t.chunks,
+			t.ratio[0], t.ratio[len(t.ratio)/2], t.ratio[len(t.ratio)-1], thin,
+			pct(t.extrapolating, t.chunks), pct(t.drift, t.chunks), pct(t.covered, t.chunks), pct(t.alerts, t.chunks))
+	}
+}
+
 // BenchmarkMSEMonitorSupport measures the monitor's signals on shifted
 // data, with mse fit's default check model:
 //
@@ -107,72 +234,101 @@ func supportRun(b *testing.B, fsys fstest.MapFS, size int, seed uint64) *Estimat
 //     rows of x0, x1 ~ N(0, 1), y = 2 x0 + sin(3 x1) + (0.3 + 0.5|x0|) ε,
 //     the deployed model off by 0.3 x0; production chunks of 500 rows
 //     whose features are shifted by 0, 0.4, 0.8 and 1.2 sd, 2 chunks of
-//     each per draw;
+//     each per draw; synthetic-l the same with the L objective (--objective l);
 //   - each LIBSVM set of regression/ sorted by one feature (a different
 //     one per draw): 1,000 reference rows at random from the lower 70%,
 //     the deployed model least squares on them; production is the other
 //     lower-70% rows shuffled (iid chunks) and the top 30% in the
-//     feature's order (shifted chunks), chunks of 250.
+//     feature's order (shifted chunks), chunks of 250;
+//   - cadata-income: cadata sorted by median income, 6,000 reference rows
+//     at random from the lower 85%, the deployed model least squares on
+//     them; iid chunks of 500 from the other lower-85% rows and shifted
+//     chunks of 500 from the top 15% of incomes (6 draws; 12 for the others).
 //
 // Run with
 //
-//	GENLENS_SHARED_DATA=/work/shared/data go test ./job/msejob -run '^$' -bench MSEMonitorSupport -benchtime 1x -v -timeout 60m
+//	GENLENS_SHARED_DATA=/work/shared/data go test ./job/msejob -run '^$' -bench MSEMonitorSupport -benchtime 1x -v -timeout 120m
+//
+// and GENLENS_BENCH_CACHE=DIR to keep the fitted check models for a
+// second run.
 func BenchmarkMSEMonitorSupport(b *testing.B) {
-	const draws = 6
-	b.Run("synthetic", func(b *testing.B) {
-		for b.Loop() {
-			var t supportTally
-			for seed := uint64(1); seed <= draws; seed++ {
-				r := rand.New(rand.NewPCG(seed, 33))
-				shifts := []float64{0, 0, 0.4, 0.4, 0.8, 0.8, 1.2, 1.2}
-				table := func(n, chunk int) []byte {
-					var buf bytes.Buffer
-					buf.WriteString("x0,x1,y_pred,y\n")
-					for i := range n {
-						s := 0.0
-						if chunk > 0 {
-							s = shifts[i/chunk]
-						}
-						x0, x1 := r.NormFloat64()+s, r.NormFloat64()+s
-						m := 2*x0 + math.Sin(3*x1)
-						fmt.Fprintf(&buf, "%v,%v,%v,%v\n", x0, x1, m+0.3*x0, m+(0.3+0.5*math.Abs(x0))*r.NormFloat64())
-					}
-					return buf.Bytes()
-				}
-				fsys := fstest.MapFS{"ref.csv": {Data: table(800, 0)}, "prod.csv": {Data: table(500*len(shifts), 500)}}
-				for _, c := range supportRun(b, fsys, 500, seed).Chunks {
-					t.add(c, shifts[c.Index] == 0, shifts[c.Index] == 0.8)
-				}
-			}
-			t.report(b, "synthetic")
+	const draws = 12
+	for _, objective := range []string{"", "l"} {
+		name := "synthetic"
+		if objective != "" {
+			name += "-" + objective
 		}
-	})
-	for _, name := range []string{"abalone_scale", "cpusmall_scale", "space_ga_scale", "cadata"} {
 		b.Run(name, func(b *testing.B) {
-			_, a, err := dataio.ReadCSV(shareddata.Path(b, "regression/"+name+".csv"))
+			for b.Loop() {
+				var t supportTally
+				g := newGroups(b, name)
+				for seed := uint64(1); seed <= draws; seed++ {
+					g.draw = seed
+					r := rand.New(rand.NewPCG(seed, 33))
+					shifts := []float64{0, 0, 0.4, 0.4, 0.8, 0.8, 1.2, 1.2}
+					table := func(n, chunk int) []byte {
+						var buf bytes.Buffer
+						buf.WriteString("x0,x1,y_pred,y\n")
+						for i := range n {
+							s := 0.0
+							if chunk > 0 {
+								s = shifts[i/chunk]
+							}
+							x0, x1 := r.NormFloat64()+s, r.NormFloat64()+s
+							m := 2*x0 + math.Sin(3*x1)
+							fmt.Fprintf(&buf, "%v,%v,%v,%v\n", x0, x1, m+0.3*x0, m+(0.3+0.5*math.Abs(x0))*r.NormFloat64())
+						}
+						return buf.Bytes()
+					}
+					fsys := fstest.MapFS{"ref.csv": {Data: table(800, 0)}, "prod.csv": {Data: table(500*len(shifts), 500)}}
+					res := supportRun(b, fsys, 500, seed, objective)
+					feats := prodFeatures(b, fsys, res)
+					for _, c := range res.Chunks {
+						t.add(c, shifts[c.Index] == 0, shifts[c.Index] == 0.8)
+						label := fmt.Sprintf("shift %.1f", shifts[c.Index])
+						g.add(label, c)
+						g.weigh(label, res, feats, c)
+					}
+				}
+				t.report(b, name)
+				g.report(b, name)
+			}
+		})
+	}
+	for _, name := range []string{"abalone_scale", "space_ga_scale", "cpusmall_scale", "cadata", "cadata-income"} {
+		b.Run(name, func(b *testing.B) {
+			file, nref, size, cut, feature, ndraws := name, 1000, 250, 0.7, -1, draws
+			if name == "cadata-income" {
+				file, nref, size, cut, feature, ndraws = "cadata", 6000, 500, 0.85, 1, 6
+			}
+			_, a, err := dataio.ReadCSV(shareddata.Path(b, "regression/"+file+".csv"))
 			if err != nil {
 				b.Fatal(err)
 			}
 			n, d := a.Shape[0], a.Shape[1]-1
 			scale := 1.0
-			if name == "cadata" {
+			if file == "cadata" {
 				scale = 1e5
 			}
 			row := func(i int) []float64 { return a.Data[i*(d+1) : (i+1)*(d+1)] }
 			for b.Loop() {
 				var t supportTally
-				for seed := uint64(1); seed <= draws; seed++ {
+				g := newGroups(b, name)
+				for seed := uint64(1); seed <= uint64(ndraws); seed++ {
+					g.draw = seed
 					r := rand.New(rand.NewPCG(seed, 34))
-					feat := 1 + int(seed-1)%d
+					feat := feature
+					if feat < 0 {
+						feat = 1 + int(seed-1)%d
+					}
 					order := make([]int, n)
 					for i := range order {
 						order[i] = i
 					}
 					slices.SortStableFunc(order, func(p, q int) int { return cmpFloat(row(p)[feat], row(q)[feat]) })
-					cut := n * 7 / 10
+					cut := int(float64(n) * cut)
 					low := slices.Clone(order[:cut])
 					r.Shuffle(len(low), func(i, j int) { low[i], low[j] = low[j], low[i] })
-					const nref, size = 1000, 250
 					ref := low[:nref]
 					iid := low[nref:]
 					iid = iid[:len(iid)/size*size]
@@ -209,13 +365,28 @@ func BenchmarkMSEMonitorSupport(b *testing.B) {
 						return buf.Bytes()
 					}
 					fsys := fstest.MapFS{"ref.csv": {Data: table(ref)}, "prod.csv": {Data: table(prod)}}
-					for _, c := range supportRun(b, fsys, size, seed).Chunks {
-						if c.Rows == size {
-							t.add(c, c.End <= len(iid), false)
+					nshift := (n - cut) / size
+					res := supportRun(b, fsys, size, seed, "")
+					feats := prodFeatures(b, fsys, res)
+					for _, c := range res.Chunks {
+						if c.Rows != size {
+							continue
 						}
+						iidChunk := c.End <= len(iid)
+						t.add(c, iidChunk, false)
+						label := "shifted, farther half"
+						switch k := (c.Start - len(iid)) / size; {
+						case iidChunk:
+							label = "iid"
+						case k < nshift/2:
+							label = "shifted, nearer half"
+						}
+						g.add(label, c)
+						g.weigh(label, res, feats, c)
 					}
 				}
 				t.report(b, name)
+				g.report(b, name)
 			}
 		})
 	}

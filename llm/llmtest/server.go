@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -49,6 +50,78 @@ type Config struct {
 	Fault func(n int64) Fault
 	// RetryAfter is the Retry-After header of a RateLimit fault ["1"].
 	RetryAfter string
+	// Reply, when not nil, is asked first about the prompt of every
+	// completions or chat request (a chat request's messages
+	// concatenated): when it answers ok, each choice is that Reply
+	// instead of the model's continuation. Tests script with it the
+	// prompts outside the model's grammar that a client sends besides
+	// its samples: an entailment judge's question, p(True)'s.
+	Reply func(prompt string) (Reply, bool)
+}
+
+// Reply is a scripted answer: its tokens in order.
+type Reply []ReplyToken
+
+// ReplyToken is one token of a Reply, its log-probability and its
+// alternatives (token → log-probability, the token itself usually among
+// them); the most likely Top are reported when alternatives are asked.
+type ReplyToken struct {
+	Text    string
+	Logprob float64
+	Top     map[string]float64
+}
+
+// scripted is the response of the Reply rep to a request with params p:
+// n copies, cut at max_tokens, with the log-probabilities asked for.
+func scripted(rep Reply, p params) (*llm.CompletionResponse, [][]token) {
+	var gen []token
+	var text strings.Builder
+	finish := "stop"
+	for i, t := range rep {
+		if i == p.maxTokens {
+			finish = "length"
+			break
+		}
+		var top map[string]float64
+		if p.logprobs > 0 {
+			top = map[string]float64{}
+			names := make([]string, 0, len(t.Top))
+			for name := range t.Top {
+				names = append(names, name)
+			}
+			slices.SortFunc(names, func(a, b string) int {
+				if c := cmp.Compare(t.Top[b], t.Top[a]); c != 0 {
+					return c
+				}
+				return strings.Compare(a, b)
+			})
+			for _, name := range names[:min(len(names), p.logprobs)] {
+				top[name] = t.Top[name]
+			}
+		}
+		gen = append(gen, token{text: t.Text, logp: t.Logprob, top: top})
+		text.WriteString(t.Text)
+	}
+	resp := &llm.CompletionResponse{Usage: &llm.Usage{CompletionTokens: len(gen) * p.n, TotalTokens: len(gen) * p.n}}
+	var gens [][]token
+	for c := range p.n {
+		ch := llm.CompletionChoice{Index: c, Text: text.String(), FinishReason: finish}
+		if p.logprobs >= 0 {
+			lp := &llm.Logprobs{}
+			for _, t := range gen {
+				v := t.logp
+				lp.Tokens = append(lp.Tokens, t.text)
+				lp.TokenLogprobs = append(lp.TokenLogprobs, &v)
+				if p.logprobs > 0 {
+					lp.TopLogprobs = append(lp.TopLogprobs, t.top)
+				}
+			}
+			ch.Logprobs = lp
+		}
+		resp.Choices = append(resp.Choices, ch)
+		gens = append(gens, gen)
+	}
+	return resp, gens
 }
 
 // Handler serves /v1/completions, /v1/chat/completions, /v1/embeddings
@@ -310,8 +383,14 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	if fault == FewerChoices {
 		p.n = max(1, p.n/2)
 	}
-	resp, gens, err := h.complete(prompt, p)
-	if err != nil {
+	var (
+		resp *llm.CompletionResponse
+		gens [][]token
+		err  error
+	)
+	if rep, ok := h.reply(prompt); ok {
+		resp, gens = scripted(rep, p)
+	} else if resp, gens, err = h.complete(prompt, p); err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
@@ -328,6 +407,13 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		out = chatResponse(resp, gens, p.logprobs)
 	}
 	h.write(w, fault, out)
+}
+
+func (h *Handler) reply(prompt string) (Reply, bool) {
+	if h.cfg.Reply == nil {
+		return nil, false
+	}
+	return h.cfg.Reply(prompt)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -1,4 +1,4 @@
-package llmjob
+package icljob
 
 import (
 	"bufio"
@@ -23,6 +23,7 @@ import (
 	"github.com/genlens/genlens/internal/par"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/linalg"
+	"github.com/genlens/genlens/llm"
 )
 
 // HallucinationRunRequest is a request of `genlens hallucination run`: the
@@ -77,10 +78,10 @@ func NewHallucinationRunRequest() HallucinationRunRequest {
 func (r *HallucinationRunRequest) Validate() (verr error) {
 	defer func() { verr = job.WithDefault(verr, r, NewHallucinationRunRequest()) }()
 	if err := job.CheckLimits("", job.Lim("M", r.M, maxDrawsEach), job.Lim("K", r.K, maxDrawsEach), job.Lim("extra", r.Extra, maxExtra),
-		job.Lim("concurrency", r.Concurrency, job.MaxWorkers), job.Lim("retries", r.Retries, maxRetries), job.Lim("max_tokens", r.MaxTokens, MaxSampleMaxTokens)); err != nil {
+		job.Lim("concurrency", r.Concurrency, job.MaxWorkers), job.Lim("retries", r.Retries, llm.MaxRetries), job.Lim("max_tokens", r.MaxTokens, llm.MaxMaxTokens)); err != nil {
 		return err
 	}
-	if err := job.CheckTimeout("timeout", r.Timeout, maxTimeout); err != nil {
+	if err := job.CheckTimeout("timeout", r.Timeout, llm.MaxTimeout); err != nil {
 		return err
 	}
 	switch {

@@ -1,4 +1,4 @@
-package llmjob
+package icljob
 
 import (
 	"bytes"

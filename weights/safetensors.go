@@ -1,4 +1,4 @@
-package vit
+package weights
 
 import (
 	"cmp"
@@ -20,6 +20,16 @@ import (
 // reader does (100 MB).
 const maxSafetensorsHeader = 100 << 20
 
+// isFloat reports whether a safetensors dtype is one of the floating-point
+// types read (the 8-bit float types are not).
+func isFloat(dtype string) bool {
+	switch dtype {
+	case "F64", "F32", "F16", "BF16":
+		return true
+	}
+	return false
+}
+
 // stEntry is one tensor of a safetensors header.
 type stEntry struct {
 	DType   string   `json:"dtype"`
@@ -39,9 +49,14 @@ var stElemSize = map[string]int64{
 // (an 8-byte little-endian header length, a JSON header naming every
 // tensor's dtype, shape and byte range, then the raw little-endian data)
 // as float32. Every size the header claims is checked against the file's
-// length before anything is allocated; integer tensors (Hugging Face's
-// position_ids) are checked and skipped.
+// length, and what the tensors take against the matrix budget, before
+// anything is allocated; integer tensors (Hugging Face's position_ids)
+// are checked and skipped.
 func ReadSafetensors(path string) (map[string]*Tensor, error) {
+	return readSafetensors(path, nil)
+}
+
+func readSafetensors(path string, keep func(string) bool) (map[string]*Tensor, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &dataio.InputError{File: path, Msg: "cannot read weights", Err: err}
@@ -54,10 +69,13 @@ func ReadSafetensors(path string) (map[string]*Tensor, error) {
 	if !st.Mode().IsRegular() {
 		return nil, &dataio.InputError{File: path, Msg: "is not a regular file"}
 	}
-	return parseSafetensors(path, f, st.Size())
+	return ParseSafetensors(path, f, st.Size(), keep)
 }
 
-func parseSafetensors(path string, r io.ReaderAt, size int64) (map[string]*Tensor, error) {
+// ParseSafetensors reads the safetensors file of size bytes in r (named
+// path in errors) as ReadSafetensors does, keeping the tensors whose
+// names keep accepts (all when keep is nil).
+func ParseSafetensors(path string, r io.ReaderAt, size int64, keep func(key string) bool) (map[string]*Tensor, error) {
 	bad := func(key, format string, a ...any) error {
 		return &dataio.InputError{File: path, Key: key, Msg: fmt.Sprintf(format, a...)}
 	}
@@ -129,9 +147,26 @@ func parseSafetensors(path string, r io.ReaderAt, size int64) (map[string]*Tenso
 			return nil, bad(byStart[i], "data offsets [%d, %d] overlap those of %q [%d, %d]", cur.Offsets[0], cur.Offsets[1], byStart[i-1], prev.Offsets[0], prev.Offsets[1])
 		}
 	}
-	out := make(map[string]*Tensor, len(entries))
-	base := 8 + int64(n)
+	// Price what will be copied before any of it is allocated.
+	var read []string
+	p := pricer{file: path}
 	for _, k := range keys {
+		e := entries[k]
+		if !isFloat(e.DType) || (keep != nil && !keep(k)) {
+			continue
+		}
+		shape := make([]int, len(e.Shape))
+		for i, d := range e.Shape {
+			shape[i] = int(d)
+		}
+		if err := p.add(k, shape, (e.Offsets[1]-e.Offsets[0])/stElemSize[e.DType]); err != nil {
+			return nil, err
+		}
+		read = append(read, k)
+	}
+	out := make(map[string]*Tensor, len(read))
+	base := 8 + int64(n)
+	for _, k := range read {
 		e := entries[k]
 		var conv func([]byte, []float32)
 		switch e.DType {

@@ -1,0 +1,151 @@
+package llmjob
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/genlens/genlens/chatnli"
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/nli"
+	"github.com/genlens/genlens/semantic"
+)
+
+// The sources a score may need besides the rows.
+const (
+	sourceNLI   scoreSource = "nli"   // an entailment judge: {nli} or {nli_base_url}
+	sourceModel scoreSource = "model" // the model that sampled: {base_url} and {model}
+)
+
+// sourceMissing says why a score needing source cannot be computed.
+var sourceMissing = map[scoreSource]string{
+	sourceNLI:   "no entailment judge (give {nli} with {nli_weights}, or {nli_base_url} with {nli_model})",
+	sourceModel: "no model to ask (give {base_url} and {model})",
+}
+
+// judgeTimeout bounds one request to a chat entailment judge.
+const judgeTimeout = 60 * time.Second
+
+// hasNLI reports whether the request names an entailment judge.
+func (r *EntropyRequest) hasNLI() bool { return r.NLI != "" || r.NLIBaseURL != "" }
+
+// checkNLIFields checks the entailment judge's fields: one judge, whole,
+// and only for a score that uses it.
+func (r *EntropyRequest) checkNLIFields(defs []*scoreDef) error {
+	uses := r.allScores()
+	for _, d := range defs {
+		uses = uses || d.source == sourceNLI
+	}
+	switch {
+	case r.NLI != "" && r.NLIBaseURL != "":
+		return job.Fieldf("nli", "give {nli} or {nli_base_url}, not both")
+	case r.hasNLI() && !uses:
+		field := "nli"
+		if r.NLI == "" {
+			field = "nli_base_url"
+		}
+		return job.Fieldf(field, "{%s} applies only to {scores} se, se-discrete and numsets", field)
+	case r.NLIWeights != "" && r.NLI == "":
+		return job.Fieldf("nli_weights", "{nli_weights} needs {nli} NAME")
+	case r.NLI != "" && r.NLIWeights == "":
+		return job.Fieldf("nli_weights", "{nli} %s needs {nli_weights} DIR, the model's directory", r.NLI)
+	case r.NLIBaseURL != "" && r.NLIModel == "":
+		return job.Fieldf("nli_model", "{nli_base_url} needs {nli_model} NAME")
+	case r.NLIModel != "" && r.NLIBaseURL == "":
+		return job.Fieldf("nli_model", "{nli_model} needs {nli_base_url} URL")
+	case r.NLIAPIKeyEnv != "" && r.NLIBaseURL == "":
+		return job.Fieldf("nli_api_key_env", "{nli_api_key_env} needs {nli_base_url} URL")
+	}
+	if r.NLIBaseURL != "" {
+		if _, err := llm.New(r.judgeConfig("")); err != nil {
+			return job.Fieldf("nli_base_url", "{nli_base_url}: %s", configMsg(err))
+		}
+	}
+	if r.NLI != "" {
+		switch r.NLI {
+		case "deberta-large-mnli", "deberta":
+		default:
+			return job.Fieldf("nli", "{nli} %q: want deberta-large-mnli or deberta", r.NLI)
+		}
+	}
+	return nil
+}
+
+// outbound returns the servers the request calls, for a service's
+// allow-list.
+func (r *EntropyRequest) outbound() []job.Outbound {
+	var out []job.Outbound
+	if r.BaseURL != "" && r.AsksPTrue() {
+		out = append(out, job.Outbound{Field: "base_url", URL: r.BaseURL, SecretField: "api_key_env", Secret: r.APIKeyEnv})
+	}
+	if r.NLIBaseURL != "" {
+		out = append(out, job.Outbound{Field: "nli_base_url", URL: r.NLIBaseURL, SecretField: "nli_api_key_env", Secret: r.NLIAPIKeyEnv})
+	}
+	return out
+}
+
+func (r *EntropyRequest) judgeConfig(key string) llm.Config {
+	return llm.Config{BaseURL: r.NLIBaseURL, APIKey: key, Timeout: judgeTimeout, MaxRetries: llm.DefaultMaxRetries,
+		RetryBase: 500 * time.Millisecond, Concurrency: 8}
+}
+
+// entailmentJudge opens the request's judge: the in-process NLI model
+// (OpenNLI, its pairs cached) or the chat judge (chatnli.Judge, which
+// caches its pairs itself); chat is the chat judge, to count its refused
+// answers.
+func entailmentJudge(env job.Env, r *EntropyRequest) (m nli.Model, chat *chatnli.Judge, err error) {
+	if r.NLI != "" {
+		m, err := OpenNLI(r.NLI, r.NLIWeights)
+		return m, nil, err
+	}
+	key := ""
+	if r.NLIAPIKeyEnv != "" {
+		k, ok := env.LookupSecret(r.NLIAPIKeyEnv)
+		if !ok {
+			return nil, nil, job.Fieldf("nli_api_key_env", "{nli_api_key_env} %s: no such secret (set the variable, or leave {nli_api_key_env} empty for a server without keys)", r.NLIAPIKeyEnv)
+		}
+		key = k
+	}
+	cfg := r.judgeConfig(key)
+	cfg.HTTPClient = env.HTTPClient
+	client, err := llm.New(cfg)
+	if err != nil {
+		return nil, nil, job.Fieldf("nli_base_url", "{nli_base_url}: %s", configMsg(err))
+	}
+	j := chatnli.New(client, r.NLIModel)
+	return j, j, nil
+}
+
+// clusterAnswers groups the scored samples of every row with scored true
+// by bidirectional entailment (semantic.Clusters), each answer prefixed
+// with its row's question as Kuhn et al. do. A judge's failure (its
+// server down after retries) fails the run.
+func clusterAnswers(ctx context.Context, m nli.Model, file string, recs []dataio.Record, ps []*promptScores, scored []bool, workers int) error {
+	return par.For(ctx, len(recs), workers, func(ctx context.Context, i int) error {
+		if !scored[i] {
+			return nil
+		}
+		q := recs[i].Question
+		text := func(k int) string {
+			if q == "" {
+				return ps[i].samples[k]
+			}
+			return q + " " + ps[i].samples[k]
+		}
+		c, err := semantic.Clusters(len(ps[i].samples), func(a, b int) (bool, error) {
+			v, err := m.Classify(ctx, []nli.Pair{{Premise: text(a), Hypothesis: text(b)}})
+			if err != nil {
+				return false, err
+			}
+			return nli.Predict(v[0]) == nli.Entailment, nil
+		})
+		if err != nil {
+			return fmt.Errorf("entailment of the answers of %s line %d (id %s): %w", file, recs[i].Line, recs[i].ID, err)
+		}
+		ps[i].clusters = c
+		return nil
+	})
+}

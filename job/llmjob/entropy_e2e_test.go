@@ -1,0 +1,161 @@
+package llmjob
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/fstest"
+
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/llm/llmtest"
+)
+
+// TestEntropyAllScoresEndToEnd: the fake server samples answers with
+// logprobs (and a greedy answer), then entropy --scores all, with the
+// same server as entailment judge and as the model p(True) asks, gives
+// every score, each equal to its value computed here by hand from the
+// stored rows.
+func TestEntropyAllScoresEndToEnd(t *testing.T) {
+	var judged atomic.Int64
+	var mu sync.Mutex
+	var asked []string
+	judge, ptrue := judgeReply(&judged), ptrueReply(&mu, &asked)
+	srv, _ := sampleServer(t, func(c *llmtest.Config) {
+		c.Reply = func(p string) (llmtest.Reply, bool) {
+			if r, ok := judge(p); ok {
+				return r, true
+			}
+			return ptrue(p)
+		}
+	})
+	sreq := sampleReq(srv.URL)
+	sreq.N, sreq.Greedy, sreq.Logprobs, sreq.TopLogprobs = 6, true, true, 3
+	sres, err := Sample(context.Background(), job.Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(6)}}, Secret: sampleSecrets}, sreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows bytes.Buffer
+	for _, r := range sres.Rows() {
+		rows.Write(r)
+	}
+	req := NewEntropyRequest()
+	req.In, req.Scores, req.AUARC = "answers.jsonl", "all", true
+	req.NLIBaseURL, req.NLIModel, req.NLIAPIKeyEnv = srv.URL+"/v1", "genlens-categorical", "SAMPLE_KEY"
+	req.BaseURL, req.Model, req.APIKeyEnv = srv.URL+"/v1", "genlens-categorical", "SAMPLE_KEY"
+	res, err := Entropy(context.Background(), job.Env{FS: fstest.MapFS{"answers.jsonl": {Data: rows.Bytes()}}, Secret: sampleSecrets}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, d := range entropyScores {
+		keys = append(keys, d.key)
+	}
+	if got := res.Scores(); strings.Join(got, ",") != strings.Join(keys, ",") {
+		t.Fatalf("scores %v, want every one: %v (warnings %q)", got, keys, res.Warnings)
+	}
+	for _, k := range keys {
+		if res.Summary.AUROC[k] == nil || res.Summary.AUARC[k] == nil {
+			t.Errorf("summary lacks %s", k)
+		}
+	}
+
+	// By hand, from the rows as a reader of the file sees them.
+	type tok struct {
+		Logprob float64 `json:"logprob"`
+		Top     []struct {
+			Logprob float64 `json:"logprob"`
+		} `json:"top"`
+	}
+	type row struct {
+		Prompt         string   `json:"prompt"`
+		Samples        []string `json:"samples"`
+		Answer         string   `json:"answer"`
+		Logprobs       [][]tok  `json:"logprobs"`
+		AnswerLogprobs []tok    `json:"answer_logprobs"`
+	}
+	for i, line := range strings.Split(strings.TrimSpace(rows.String()), "\n") {
+		var r row
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		m := float64(len(r.Samples))
+		var pe, ne float64
+		seq := make([]float64, len(r.Samples))
+		for j, toks := range r.Logprobs {
+			for _, x := range toks {
+				seq[j] += x.Logprob
+			}
+			pe -= seq[j] / m
+			ne -= seq[j] / float64(len(toks)) / m
+		}
+		var ans, mte float64
+		for _, x := range r.AnswerLogprobs {
+			ans += x.Logprob
+			var z float64
+			for _, a := range x.Top {
+				z += math.Exp(a.Logprob)
+			}
+			for _, a := range x.Top {
+				q := math.Exp(a.Logprob) / z
+				mte -= q * math.Log(q) / float64(len(r.AnswerLogprobs))
+			}
+		}
+		// The judge's relation is an equivalence (same word but for
+		// case): the clusters are its classes.
+		mass, count := map[string]float64{}, map[string]float64{}
+		var total float64
+		for j, s := range r.Samples {
+			c := strings.ToLower(strings.TrimSpace(s))
+			mass[c] += math.Exp(seq[j])
+			count[c]++
+			total += math.Exp(seq[j])
+		}
+		var se, sed float64
+		for c := range mass {
+			p, q := mass[c]/total, count[c]/m
+			se -= p * math.Log(p)
+			sed -= q * math.Log(q)
+		}
+		pTrue := 0.2
+		if strings.TrimSpace(r.Answer) == "paris" {
+			pTrue = 0.85
+		}
+		it := res.Items[i]
+		for _, c := range []struct {
+			key  string
+			want float64
+		}{
+			{"pe", pe}, {"ne", ne}, {"msp", 1 - math.Exp(ans)}, {"perplexity", math.Exp(-ans / float64(len(r.AnswerLogprobs)))},
+			{"mte", mte}, {"se", se}, {"se_discrete", sed}, {"numsets", float64(len(mass))}, {"ptrue", 1 - pTrue},
+		} {
+			if v := it.Score(c.key); v == nil || math.Abs(float64(*v)-c.want) > 1e-9 {
+				t.Errorf("%s %s = %v, want %v", it.ID, c.key, v, c.want)
+			}
+		}
+		for _, k := range keys {
+			if v := it.Score(k); v == nil || math.IsNaN(float64(*v)) {
+				t.Errorf("%s %s = %v, want a value", it.ID, k, v)
+			}
+		}
+	}
+	if len(asked) != len(res.Items) || judged.Load() == 0 {
+		t.Errorf("p(True) asked %d times for %d prompts; judge asked %d times", len(asked), len(res.Items), judged.Load())
+	}
+	var table bytes.Buffer
+	entropyText(&table, &req, res)
+	if !strings.Contains(table.String(), "  score               AUROC     AUARC\n") || !strings.Contains(table.String(), "  p(True)  ") {
+		t.Errorf("table:\n%s", table.String())
+	}
+	var csv bytes.Buffer
+	if err := res.Artifacts()[0].Write(&csv); err != nil {
+		t.Fatal(err)
+	}
+	if want := "id," + strings.Join(keys, ",") + ",correct,reason\n"; !strings.HasPrefix(csv.String(), want) {
+		t.Errorf("items.csv header %q, want %q", strings.SplitN(csv.String(), "\n", 2)[0], want)
+	}
+}

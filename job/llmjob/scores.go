@@ -1,0 +1,345 @@
+package llmjob
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/likelihood"
+	"github.com/genlens/genlens/semantic"
+	"github.com/genlens/genlens/uncertainty"
+)
+
+// scoreDef is one score of `genlens entropy`: its {scores} name, its key
+// (in the JSON items and summary, and the items.csv column), its label in
+// the text, and how it is computed. The table entropyScores is the one
+// place a score is declared; everything else reads it.
+type scoreDef struct {
+	name  string
+	key   string
+	label string
+	// confidence marks a score that is higher for surer answers (lexical
+	// similarity): the AUROC and the rejection order negate it.
+	confidence bool
+	// sim is the score of uncertainty.Evaluate this is, "" for a score
+	// computed here from value.
+	sim uncertainty.Score
+	// source is what the score needs besides the rows ("" for nothing):
+	// a source missing leaves the score out with a warning.
+	source scoreSource
+	// value computes the score of one prompt; an error is the reason it
+	// is unavailable for that prompt (the rows lack its logprobs).
+	value func(p *promptScores) (float64, error)
+}
+
+// scoreSource is a source of information a score needs besides the rows.
+type scoreSource string
+
+// entropyScores lists every score, in the order of the result's keys and
+// columns.
+var entropyScores = []scoreDef{
+	{name: "kernel-entropy", key: "kernel_entropy", label: "kernel entropy", sim: uncertainty.ScoreKernelEntropy},
+	{name: "lexsim", key: "lexical_similarity", label: "lexical similarity", confidence: true, sim: uncertainty.ScoreLexSim},
+	{name: "kle", key: "kle", label: "kle", sim: uncertainty.ScoreKLE},
+	{name: "eigv", key: "eigv", label: "eigv", sim: uncertainty.ScoreEigV},
+	{name: "degree", key: "degree", label: "degree", sim: uncertainty.ScoreDegree},
+	{name: "ecc", key: "ecc", label: "ecc", sim: uncertainty.ScoreEcc},
+	{name: "pe", key: "pe", label: "pe", value: func(p *promptScores) (float64, error) {
+		if err := p.needSamples(); err != nil {
+			return 0, err
+		}
+		return likelihood.PE(p.logprobs)
+	}},
+	{name: "ne", key: "ne", label: "ne", value: func(p *promptScores) (float64, error) {
+		if err := p.needSamples(); err != nil {
+			return 0, err
+		}
+		return likelihood.NE(p.logprobs)
+	}},
+	{name: "msp", key: "msp", label: "msp", value: answerScore(likelihood.MSP)},
+	{name: "perplexity", key: "perplexity", label: "perplexity", value: answerScore(likelihood.Perplexity)},
+	{name: "mte", key: "mte", label: "mte", value: answerScore(likelihood.MTE)},
+	{name: "se", key: "se", label: "se", source: sourceNLI, value: func(p *promptScores) (float64, error) {
+		if err := p.needSamples(); err != nil {
+			return 0, err
+		}
+		logp := make([]float64, len(p.logprobs))
+		for i, t := range p.logprobs {
+			lp, err := likelihood.Sequence(t)
+			if errors.Is(err, likelihood.ErrNoLogprobs) {
+				return 0, fmt.Errorf("sample %d: %w", i, errNoLogprobs)
+			}
+			if err != nil {
+				return 0, fmt.Errorf("sample %d: %w", i, err)
+			}
+			logp[i] = lp
+		}
+		return semantic.SE(p.clusters, logp)
+	}},
+	{name: "se-discrete", key: "se_discrete", label: "se-discrete", source: sourceNLI, value: func(p *promptScores) (float64, error) {
+		return semantic.SEDiscrete(p.clusters)
+	}},
+	{name: "numsets", key: "numsets", label: "numsets", source: sourceNLI, value: func(p *promptScores) (float64, error) {
+		return float64(semantic.NumSets(p.clusters)), nil
+	}},
+	{name: "ptrue", key: "ptrue", label: "p(True)", source: sourceModel, value: func(p *promptScores) (float64, error) {
+		return p.ptrue, p.ptrueErr
+	}},
+}
+
+// defaultScoreNames are the scores of a request without {scores}.
+var defaultScoreNames = []string{"kernel-entropy", "lexsim"}
+
+// scoreByName returns the table entry of a {scores} name, nil for none.
+func scoreByName(name string) *scoreDef {
+	for i := range entropyScores {
+		if entropyScores[i].name == name {
+			return &entropyScores[i]
+		}
+	}
+	return nil
+}
+
+// scoreByKey returns the table entry of a result key, nil for none.
+func scoreByKey(key string) *scoreDef {
+	for i := range entropyScores {
+		if entropyScores[i].key == key {
+			return &entropyScores[i]
+		}
+	}
+	return nil
+}
+
+// ScoreNames returns the names of the score table, comma-separated.
+func ScoreNames() string {
+	names := make([]string, len(entropyScores))
+	for i, s := range entropyScores {
+		names[i] = s.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// simScores returns the scores of uncertainty.Evaluate among defs.
+func simScores(defs []*scoreDef) []uncertainty.Score {
+	var out []uncertainty.Score
+	for _, d := range defs {
+		if d.sim != "" {
+			out = append(out, d.sim)
+		}
+	}
+	return out
+}
+
+// promptScores is what the scores computed here read of one prompt: the
+// scored samples and their tokens, the tokens of the answer under test.
+type promptScores struct {
+	samples  []string
+	logprobs [][]likelihood.Token // of samples; nil when the row has none
+	answer   []likelihood.Token   // of the answer under test; nil when unknown
+	// answerMissing says why answer is nil.
+	answerMissing error
+	// clusters are the samples' clusters by bidirectional entailment;
+	// nil unless a score needs them.
+	clusters []int
+	// ptrue is 1 − p(True) of the answer under test, or ptrueErr why
+	// not.
+	ptrue    float64
+	ptrueErr error
+}
+
+// Reasons a score is unavailable for a prompt, rendered for the reader.
+var (
+	errNoLogprobs       = errors.New("no token logprobs (sample with {logprobs}; the endpoint may ignore it)")
+	errNoAnswerLogprobs = errors.New("no answer_logprobs for the answer under test (sample with {greedy} and {logprobs}, or set {holdout_first} to test the first sample)")
+	errNoTop            = errors.New("no top-K alternatives of the tokens (sample with {top_logprobs} K)")
+)
+
+func (p *promptScores) needSamples() error {
+	if p.logprobs == nil {
+		return errNoLogprobs
+	}
+	return nil
+}
+
+// answerScore is a score of the answer under test's tokens.
+func answerScore(f func([]likelihood.Token) (float64, error)) func(p *promptScores) (float64, error) {
+	return func(p *promptScores) (float64, error) {
+		if p.answer == nil {
+			return 0, p.answerMissing
+		}
+		v, err := f(p.answer)
+		if errors.Is(err, likelihood.ErrNoTop) {
+			return 0, errNoTop
+		}
+		return v, err
+	}
+}
+
+// newPromptScores reads the tokens of one row. With holdoutFirst the
+// answer under test is the first sample and the others are scored.
+func newPromptScores(r dataio.Record, holdoutFirst bool) *promptScores {
+	p := &promptScores{samples: r.Samples, answerMissing: errNoAnswerLogprobs}
+	lps := r.Logprobs
+	if holdoutFirst && len(p.samples) > 0 {
+		p.samples = p.samples[1:]
+		if lps != nil {
+			p.answer = tokens(lps[0])
+			lps = lps[1:]
+		} else {
+			p.answerMissing = errNoLogprobs
+		}
+	} else if r.AnswerLogprobs != nil {
+		p.answer = tokens(r.AnswerLogprobs)
+	}
+	if lps != nil {
+		p.logprobs = make([][]likelihood.Token, len(lps))
+		for i, t := range lps {
+			p.logprobs[i] = tokens(t)
+		}
+	}
+	return p
+}
+
+func tokens(ts []dataio.Token) []likelihood.Token {
+	out := make([]likelihood.Token, len(ts))
+	for i, t := range ts {
+		out[i] = likelihood.Token{Logprob: t.Logprob, Top: t.Top}
+	}
+	return out
+}
+
+// ScoreValues holds a value for each score of a result, by key (nil for
+// null); a score not asked for, or left out, has no entry. It marshals in
+// the order of the score table.
+type ScoreValues map[string]*job.Num
+
+// MarshalJSON writes the entries in the order of the score table.
+func (v ScoreValues) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	if err := v.appendEntries(&b, false); err != nil {
+		return nil, err
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func (v ScoreValues) appendEntries(b *bytes.Buffer, comma bool) error {
+	for _, d := range entropyScores {
+		n, ok := v[d.key]
+		if !ok {
+			continue
+		}
+		if comma {
+			b.WriteByte(',')
+		}
+		comma = true
+		nb, err := json.Marshal(n)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.key, err)
+		}
+		b.WriteString(`"` + d.key + `":`)
+		b.Write(nb)
+	}
+	return nil
+}
+
+// keys returns the keys of the entries, in the order of the score table.
+func (v ScoreValues) keys() []string {
+	var out []string
+	for _, d := range entropyScores {
+		if _, ok := v[d.key]; ok {
+			out = append(out, d.key)
+		}
+	}
+	return out
+}
+
+// MarshalJSON writes the item's id, its scores in the order of the score
+// table, then correct and reason.
+func (it EntropyItem) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	id, err := json.Marshal(it.ID)
+	if err != nil {
+		return nil, err
+	}
+	b.WriteString(`{"id":`)
+	b.Write(id)
+	if err := it.Scores.appendEntries(&b, true); err != nil {
+		return nil, err
+	}
+	c, _ := json.Marshal(it.Correct)
+	b.WriteString(`,"correct":`)
+	b.Write(c)
+	if it.Reason != "" {
+		r, _ := json.Marshal(it.Reason)
+		b.WriteString(`,"reason":`)
+		b.Write(r)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; keys that are no score are
+// ignored.
+func (it *EntropyItem) UnmarshalJSON(data []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	*it = EntropyItem{}
+	for k, raw := range m {
+		var err error
+		switch k {
+		case "id":
+			err = json.Unmarshal(raw, &it.ID)
+		case "correct":
+			err = json.Unmarshal(raw, &it.Correct)
+		case "reason":
+			err = json.Unmarshal(raw, &it.Reason)
+		default:
+			if scoreByKey(k) == nil {
+				continue
+			}
+			var n *job.Num
+			if err = json.Unmarshal(raw, &n); err == nil {
+				if it.Scores == nil {
+					it.Scores = ScoreValues{}
+				}
+				it.Scores[k] = n
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// scoreReasonGroups joins the scores unavailable for the same reason:
+// "pe, ne: reason; se: reason".
+func scoreReasonGroups(names []string, reasons []string) string {
+	var order []string
+	by := map[string][]string{}
+	for i, n := range names {
+		if _, ok := by[reasons[i]]; !ok {
+			order = append(order, reasons[i])
+		}
+		by[reasons[i]] = append(by[reasons[i]], n)
+	}
+	parts := make([]string, len(order))
+	for i, r := range order {
+		parts[i] = strings.Join(by[r], ", ") + ": " + r
+	}
+	return strings.Join(parts, "; ")
+}
+
+// containsScore reports whether defs holds the score called name.
+func containsScore(defs []*scoreDef, name string) bool {
+	return slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.name == name })
+}

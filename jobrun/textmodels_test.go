@@ -1,0 +1,110 @@
+package jobrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/llmjob"
+)
+
+const textAnswers = `{"id":"a","samples":["Paris","It is Paris.","Paris, France","Lyon"],"reference":"Paris"}
+{"id":"b","samples":["blue","the sky is blue","green","a deep red"],"reference":"blue"}
+{"id":"c","samples":["42","forty-two","42.","the answer is 42"],"reference":"42"}
+`
+
+// An entropy job runs a text embedder from a model directory the
+// server allows, named by its base name: its scores are the command
+// line's on the same rows with the directory's path.
+func TestEntropyTextModel(t *testing.T) {
+	e5, err := filepath.Abs("../bert/testdata/e5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestService(t, nil, Config{ModelDirs: []string{e5}})
+	ctx := context.Background()
+	in := upload(t, s, "answers.jsonl", []byte(textAnswers))
+	for _, name := range []string{"e5", "server:e5"} {
+		j, err := s.Submit(ctx, "entropy", []byte(`{"in":"`+in+`","embedder":"e5-small-v2","weights":"`+name+`","kernel":"rbf","scores":"kernel-entropy,kle","similarity":"embedding"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		j = waitJob(t, s, j.ID, time.Minute)
+		if j.Status != StatusSucceeded {
+			t.Fatalf("%s: %s", j.Status, j.Error)
+		}
+
+		local := filepath.Join(t.TempDir(), "answers.jsonl")
+		if err := os.WriteFile(local, []byte(textAnswers), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		req := llmjob.NewEntropyRequest()
+		req.In, req.Embedder, req.Weights, req.Kernel, req.Scores, req.Similarity = local, "e5-small-v2", e5, "rbf", "kernel-entropy,kle", "embedding"
+		res, err := llmjob.Entropy(ctx, job.CLIEnv(nil, nil), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want struct{ Items json.RawMessage }
+		if err := json.Unmarshal(j.Result, &got); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Items) != string(want.Items) || len(want.Items) < 10 {
+			t.Errorf("the job's items %s, the command line's %s", got.Items, want.Items)
+		}
+		if strings.Contains(string(j.Result), e5) {
+			t.Errorf("the result names the server's path: %s", j.Result)
+		}
+	}
+}
+
+// Weights name only a directory the server allows: never a path of the
+// server, an upload, nor anything when it allows none.
+func TestTextModelRefused(t *testing.T) {
+	e5, _ := filepath.Abs("../bert/testdata/e5")
+	allowed := newTestService(t, nil, Config{ModelDirs: []string{e5}})
+	none := newTestService(t, nil, Config{})
+	ctx := context.Background()
+	for _, c := range []struct {
+		s       *Service
+		weights string
+	}{
+		{allowed, e5},
+		{allowed, "../bert/testdata/e5"},
+		{allowed, "minilm"},
+		{allowed, "server:../e5"},
+		{none, "e5"},
+	} {
+		in := upload(t, c.s, "answers.jsonl", []byte(textAnswers))
+		for _, kind := range []string{"entropy", "sample"} {
+			body := `{"in":"` + in + `","kernel":"rbf","embedder":"e5-small-v2","weights":"` + c.weights + `"}`
+			if kind == "sample" {
+				body = `{"prompts":"` + in + `","base_url":"http://127.0.0.1:1/v1","model":"m","embedder":"e5-small-v2","weights":"` + c.weights + `"}`
+			}
+			_, err := c.s.Submit(ctx, kind, []byte(body))
+			var fe *job.FieldError
+			if !errors.As(err, &fe) || fe.Field != "weights" {
+				t.Errorf("%s %s: %v, want a field error on weights", kind, c.weights, err)
+			}
+		}
+	}
+	// Nor does an NLI model's directory: the service refuses it.
+	in := upload(t, allowed, "answers.jsonl", []byte(textAnswers))
+	_, err := allowed.Submit(ctx, "entropy", []byte(`{"in":"`+in+`","scores":"numsets","nli":"deberta","nli_weights":"`+e5+`"}`))
+	var fe *job.FieldError
+	if !errors.As(err, &fe) || fe.Field != "nli_weights" {
+		t.Errorf("nli_weights: %v, want a field error on nli_weights", err)
+	}
+	if _, err := New(Config{Store: NewMemStore(), DataDir: t.TempDir(), ModelDirs: []string{e5, t.TempDir() + "/e5"}}); err == nil {
+		t.Error("two model directories of one name accepted")
+	}
+}
