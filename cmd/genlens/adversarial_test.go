@@ -178,7 +178,9 @@ func TestServeAdversarial(t *testing.T) {
 	// A secret bound to one base URL, named with another: refused at
 	// submission; the secret's value appears nowhere.
 	ct, body = multipartOf("prompts.jsonl", []byte(`{"id":"a","prompt":"hi"}`+"\n"))
-	code, out = do("POST", "/api/v1/files", ct, body)
+	if code, out = do("POST", "/api/v1/files", ct, body); code != 201 && code != 200 {
+		t.Fatalf("upload: %d %s", code, out)
+	}
 	json.Unmarshal([]byte(out), &up)
 	code, out = do("POST", "/api/v1/jobs/sample", "application/json",
 		[]byte(`{"prompts":"`+up.ID+`","base_url":"http://127.0.0.1:10/v1","model":"m","api_key_env":"GENLENS_TEST_SECRET"}`))
