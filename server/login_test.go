@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/internal/signin"
 	"github.com/genlens/genlens/store"
 )
 
@@ -61,7 +62,7 @@ func TestLoginLimitedPerAccount(t *testing.T) {
 		t.Errorf("the user's address during the attack: %d, want 303", code)
 	}
 	mu.Lock()
-	now = now.Add(loginAccountRefill)
+	now = now.Add(signin.AccountRefill)
 	mu.Unlock()
 	if code := post("203.0.113.8", token); code != http.StatusSeeOther {
 		t.Errorf("a new address once the account's bucket refilled: %d, want 303", code)

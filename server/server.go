@@ -44,6 +44,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/signin"
 	"github.com/genlens/genlens/llmproxy"
 	"github.com/genlens/genlens/membudget"
 	"github.com/genlens/genlens/monitorsvc"
@@ -115,7 +116,7 @@ type Server struct {
 	stats    *statsvc.Service
 
 	bodies  *semaphore.Weighted // bytes of request bodies in flight
-	logins  loginLimiter
+	logins  signin.Limiter
 	disk    diskState
 	dataDir string // the uploads' directory, whose free space /healthz checks
 }
