@@ -42,7 +42,7 @@ type Command struct {
 	run       func(ctx context.Context, env Env, req Request) (any, error)
 	inputs    func(req Request) []Input
 	weights   func(req Request) *string
-	modelDir  func(req Request) *string
+	modelDirs func(req Request) map[string]*string
 	named     func(res any) *string
 	artifacts func(req Request, res any) []Artifact
 	outbound  func(req Request) []Outbound
@@ -96,16 +96,16 @@ func (k *Command) Weights(req Request) *string {
 	return k.weights(req)
 }
 
-// ModelDir returns req's field naming the directory of a text model
-// (config, tokenizer and weights of an embedder the job runs in process)
-// when the kind has one, nil otherwise: the command line passes a
-// directory of its host, the service resolves the name of a directory
-// its operator allowed.
-func (k *Command) ModelDir(req Request) *string {
-	if k.modelDir == nil {
+// ModelDirs returns req's fields naming the directory of a text model
+// (config, tokenizer and weights of an embedder or an NLI model the job
+// runs in process), by field name, nil when the kind has none: the
+// command line passes a directory of its host, the service resolves the
+// name of a directory its operator allowed.
+func (k *Command) ModelDirs(req Request) map[string]*string {
+	if k.modelDirs == nil {
 		return nil
 	}
-	return k.modelDir(req)
+	return k.modelDirs(req)
 }
 
 // WeightsName returns the field of res that names the weights the job
@@ -158,7 +158,7 @@ type Spec[Req, Res any] struct {
 	Run         func(context.Context, Env, Req) (*Res, error)
 	Inputs      func(*Req) []Input
 	Weights     func(*Req) *string
-	ModelDir    func(*Req) *string
+	ModelDirs   func(*Req) map[string]*string
 	Named       func(*Res) *string
 	Artifacts   func(*Req, *Res) []Artifact
 	Outbound    func(*Req) []Outbound
@@ -191,8 +191,8 @@ func Define[Req any, P interface {
 	if s.Weights != nil {
 		k.weights = func(req Request) *string { return s.Weights(req.(P)) }
 	}
-	if s.ModelDir != nil {
-		k.modelDir = func(req Request) *string { return s.ModelDir(req.(P)) }
+	if s.ModelDirs != nil {
+		k.modelDirs = func(req Request) map[string]*string { return s.ModelDirs(req.(P)) }
 	}
 	if s.Named != nil {
 		k.named = func(res any) *string { return s.Named(res.(*Res)) }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/genlens/genlens/fault"
@@ -75,11 +77,12 @@ type prepEnv struct {
 }
 
 // modelDir applies the service's rule of text models to a request's
-// model directory field (the weights of an embedder run in process): a
+// model directory field (the weights of an embedder or an NLI model run
+// in process): a
 // directory the server allows, named by its base name (or "server:" and
 // it; *dir becomes its host path), never another path on the server, an
 // upload or a download.
-func (pe prepEnv) modelDir(dir *string) error {
+func (pe prepEnv) modelDir(field string, dir *string) error {
 	name := strings.TrimPrefix(*dir, "server:")
 	var names []string
 	for _, d := range pe.modelDirs {
@@ -90,9 +93,9 @@ func (pe prepEnv) modelDir(dir *string) error {
 		names = append(names, filepath.Base(d))
 	}
 	if len(names) == 0 {
-		return job.Fieldf("weights", "{weights} %q: this server allows no text model directories", fault.Printable(*dir, 80))
+		return job.Fieldf(field, "{%s} %q: this server allows no text model directories", field, fault.Printable(*dir, 80))
 	}
-	return job.Fieldf("weights", "{weights} %q: want the name of a text model directory this server allows: %s", fault.Printable(*dir, 80), strings.Join(names, ", "))
+	return job.Fieldf(field, "{%s} %q: want the name of a text model directory this server allows: %s", field, fault.Printable(*dir, 80), strings.Join(names, ", "))
 }
 
 // imageWeights applies the service's weights rule to a job whose inputs
@@ -184,9 +187,12 @@ func prepare(kind string, raw []byte, pe prepEnv) (*task, error) {
 			inputs = append(inputs, input{"weights", weights})
 		}
 	}
-	if d := c.ModelDir(req); d != nil && *d != "" {
-		if err := pe.modelDir(d); err != nil {
-			return nil, err
+	dirs := c.ModelDirs(req)
+	for _, field := range slices.Sorted(maps.Keys(dirs)) {
+		if d := dirs[field]; *d != "" {
+			if err := pe.modelDir(field, d); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return &task{
@@ -221,14 +227,6 @@ var policies = map[string]policy{
 		r := q.(*icljob.HallucinationSimulateRequest)
 		if r.Model == "categorical" && (r.Groups > maxCategorical || r.Labels > maxCategorical) {
 			return job.Fieldf("groups", "{groups} %d, {labels} %d: this server accepts at most %d of each", r.Groups, r.Labels, maxCategorical)
-		}
-		return nil
-	}},
-	"entropy": {before: func(q job.Request) error {
-		// An NLI model's directory would be a path on the server: the
-		// service judges entailment with a chat model only.
-		if q.(*llmjob.EntropyRequest).NLIWeights != "" {
-			return job.Fieldf("nli_weights", "{nli_weights}: this service runs no NLI model in process; judge entailment with {nli_base_url} and {nli_model}")
 		}
 		return nil
 	}},

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,6 +63,15 @@ type Config struct {
 	// Secret returns a named secret (an API key) from the server's own
 	// configuration; requests only name secrets. nil: none.
 	Secret func(name string) (string, bool)
+	// SecretBaseURLs binds secrets to the base URLs they may be sent
+	// to: a request naming a secret listed here with a base URL outside
+	// its list is refused at submission. A secret not listed may go to
+	// any allowed base URL.
+	SecretBaseURLs map[string][]string
+	// Redact are texts never stored in a job's error (the values of the
+	// secrets): an upstream that echoes its request's key puts it into
+	// the error the job fails with, which any token holder reads.
+	Redact []string
 	// Weights is the FID Inception weights file (.pth) a features job
 	// uses when its request names none; "" means requests must upload
 	// theirs. The service never downloads weights.
@@ -370,6 +380,9 @@ func (s *Service) checkTask(ctx context.Context, t *task) error {
 			if _, ok := s.cfg.Secret(o.Secret); !ok {
 				return job.Fieldf(o.SecretField, "{%s} %s: not a secret this server holds", o.SecretField, o.Secret)
 			}
+			if bound := s.cfg.SecretBaseURLs[o.Secret]; len(bound) > 0 && !allowedURL(o.URL, bound) {
+				return job.Fieldf(o.Field, "{%s} %q: the secret {%s} %s may be sent only to %s", o.Field, o.URL, o.SecretField, o.Secret, strings.Join(bound, ", "))
+			}
 		}
 		if allowedURL(o.URL, s.cfg.AllowedBaseURLs) {
 			continue
@@ -532,6 +545,7 @@ func (s *Service) execute(wctx context.Context, worker string, j Job) {
 		s.store.Touch(fctx, j.ID, worker, int(int32(p>>32)), int(int32(p)), s.now())
 	}
 	o := s.outcome(ctx, j, res, err)
+	o.Error = redact(o.Error, s.cfg.Redact)
 	if o.Status == StatusSucceeded {
 		if aerr := s.storeArtifacts(fctx, j.ID, arts, warnings); aerr != nil {
 			o = Outcome{Status: StatusFailed, ErrorKind: job.KindInternal.String(), Error: "storing the artifacts: " + aerr.Error()}
@@ -600,6 +614,23 @@ func (s *Service) heartbeat(ctx context.Context, worker, id string, prog *atomic
 			return
 		}
 	}
+}
+
+// redact replaces every non-empty text of secrets in s by "[redacted]",
+// the longest first (a secret that contains another is not left half
+// shown).
+func redact(s string, secrets []string) string {
+	if s == "" || len(secrets) == 0 {
+		return s
+	}
+	sorted := slices.Clone(secrets)
+	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
+	for _, v := range sorted {
+		if v != "" {
+			s = strings.ReplaceAll(s, v, "[redacted]")
+		}
+	}
+	return s
 }
 
 // outcome classifies how a job ended.

@@ -97,14 +97,58 @@ func TestTextModelRefused(t *testing.T) {
 			}
 		}
 	}
-	// Nor does an NLI model's directory: the service refuses it.
+	// An NLI model's directory follows the same rule, refused on its own
+	// field.
 	in := upload(t, allowed, "answers.jsonl", []byte(textAnswers))
-	_, err := allowed.Submit(ctx, "entropy", []byte(`{"in":"`+in+`","scores":"numsets","nli":"deberta","nli_weights":"`+e5+`"}`))
+	_, err := allowed.Submit(ctx, "entropy", []byte(`{"in":"`+in+`","scores":"numsets","nli":"bert","nli_weights":"../bert/testdata/nli"}`))
 	var fe *job.FieldError
 	if !errors.As(err, &fe) || fe.Field != "nli_weights" {
 		t.Errorf("nli_weights: %v, want a field error on nli_weights", err)
 	}
 	if _, err := New(Config{Store: NewMemStore(), DataDir: t.TempDir(), ModelDirs: []string{e5, t.TempDir() + "/e5"}}); err == nil {
 		t.Error("two model directories of one name accepted")
+	}
+}
+
+// Semantic entropy's clusters from a BERT cross-encoder in a directory
+// the server allows: the job's items are the command line's.
+func TestEntropyNLIModel(t *testing.T) {
+	dir, err := filepath.Abs("../bert/testdata/nli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestService(t, nil, Config{ModelDirs: []string{dir}})
+	ctx := context.Background()
+	in := upload(t, s, "answers.jsonl", []byte(textAnswers))
+	j, err := s.Submit(ctx, "entropy", []byte(`{"in":"`+in+`","scores":"numsets,se-discrete","nli":"bert","nli_weights":"nli"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j = waitJob(t, s, j.ID, time.Minute); j.Status != StatusSucceeded {
+		t.Fatalf("%s: %s", j.Status, j.Error)
+	}
+	local := filepath.Join(t.TempDir(), "answers.jsonl")
+	if err := os.WriteFile(local, []byte(textAnswers), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := llmjob.NewEntropyRequest()
+	req.In, req.Scores, req.NLI, req.NLIWeights = local, "numsets,se-discrete", "bert", dir
+	res, err := llmjob.Entropy(ctx, job.CLIEnv(nil, nil), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want struct{ Items json.RawMessage }
+	if err := json.Unmarshal(j.Result, &got); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Items) != string(want.Items) || !strings.Contains(string(want.Items), `"numsets"`) {
+		t.Errorf("the job's items %s, the command line's %s", got.Items, want.Items)
+	}
+	if strings.Contains(string(j.Result), dir) {
+		t.Errorf("the result names the server's path: %s", j.Result)
 	}
 }

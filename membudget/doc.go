@@ -10,6 +10,11 @@
 //
 // The budget is one per process: SetLimit sets it (the command line's
 // and the service's {matrix_budget_mb}); its default is DefaultLimit.
-// It bounds each allocation, not their sum: the estimators hold a few
-// such matrices at once, so the budget is a fraction of the memory.
+// It bounds each allocation: the estimators hold a few such matrices at
+// once, so the budget is a fraction of the memory. Their sum over the
+// jobs and requests a process runs at once is bounded too: every check
+// also admits the bytes only beside what the process's heap holds and
+// what Reserve promised to work in flight, within ProcessLimit (three
+// quarters of the memory the process may use); work that does not fit
+// now is refused with a *BusyError, which the service answers with 503.
 package membudget

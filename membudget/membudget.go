@@ -37,6 +37,17 @@ var limit atomic.Int64
 // prlimit --as) or GOMEMLIMIT), between
 // 256 MiB and MaxDefault.
 func DefaultLimit() int64 {
+	total := processMemory()
+	if total <= 0 {
+		return MaxDefault
+	}
+	return min(MaxDefault, max(minDefault, total/4))
+}
+
+// processMemory returns the memory the process may use: the machine's,
+// or the lower of its cgroup limit, its address-space limit and
+// GOMEMLIMIT; 0 when none is known.
+func processMemory() int64 {
 	total := physicalMemory()
 	if c := cgroupLimit(); c > 0 && (total <= 0 || c < total) {
 		total = c
@@ -47,10 +58,7 @@ func DefaultLimit() int64 {
 	if soft := debug.SetMemoryLimit(-1); soft > 0 && soft < math.MaxInt64 && (total <= 0 || soft < total) {
 		total = soft
 	}
-	if total <= 0 {
-		return MaxDefault
-	}
-	return min(MaxDefault, max(minDefault, total/4))
+	return max(total, 0)
 }
 
 // physicalMemory returns the machine's memory in bytes from
@@ -160,6 +168,16 @@ func CheckBytes(what string, rows, cols int, bytes int64) error {
 }
 
 func check(what string, rows, cols, count int64, need uint64) error {
+	if err := checkLimit(what, rows, cols, count, need); err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return admit(what, int64(need), false)
+}
+
+// checkLimit checks need against the budget alone.
+func checkLimit(what string, rows, cols, count int64, need uint64) error {
 	l := Limit()
 	if need <= uint64(l) {
 		return nil

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/genlens/genlens/checkmodel"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/membudget"
 	"github.com/genlens/genlens/monitor"
 	"github.com/genlens/genlens/records"
 )
@@ -32,6 +34,10 @@ type Store interface {
 	// LastChunks returns the row count and the rows of the last k chunks
 	// of size, with the features of the last withFeatures of them.
 	LastChunks(ctx context.Context, monitor int64, size, k, withFeatures int) (int, *records.Series, error)
+	// SeriesPage returns the row count and the rows [from, to) that
+	// span picks from it, with their features; by time, every row's
+	// estimate, realised value and time besides (see store.DB).
+	SeriesPage(ctx context.Context, monitor int64, byTime bool, span func(n int, times []time.Time) (from, to int, err error)) (int, *records.Series, error)
 }
 
 // Service evaluates monitors over a Store, whose methods it exposes, and
@@ -248,4 +254,162 @@ func (v *View) Summary() Summary {
 		}
 	}
 	return s
+}
+
+// PageCostError reports a page of chunks whose rows' features take more
+// memory than the budget (package membudget): the caller asks for fewer
+// chunks at once (the request's limit).
+type PageCostError struct {
+	Chunks, Rows, Features int
+	Bytes, Limit           int64
+}
+
+// Kind is fault.KindInput: the page asked for is too large for this
+// process.
+func (e *PageCostError) Kind() fault.Kind { return fault.KindInput }
+
+func (e *PageCostError) Error() string {
+	return fmt.Sprintf("limit: a page of %d chunks holds %d rows of %d features, %s to evaluate their drift, over the memory budget of %s; ask for fewer chunks with limit",
+		e.Chunks, e.Rows, e.Features, membudget.FormatBytes(e.Bytes), membudget.FormatBytes(e.Limit))
+}
+
+// Page evaluates the chunks [lo, hi) that bounds picks once it knows how
+// many chunks the monitor has, as Chunks(ctx, m, 0, 0) followed by
+// cutting them would, but reads the features of the page's rows only,
+// after pricing them (rows × features × 8 bytes) against the memory
+// budget: a *PageCostError when over. The View's Chunks and Complete
+// hold the page, its Total every chunk.
+//
+// Chunked by size, only the page's rows are read (the thresholds use the
+// nominal size); by period, every row's estimate and time are read too,
+// since the chunks and their median size, which the thresholds use,
+// depend on all of them.
+func (s *Service) Page(ctx context.Context, m records.Monitor, bounds func(chunks int) (lo, hi int)) (*View, error) {
+	cm, err := s.Model(&m)
+	if err != nil {
+		return nil, err
+	}
+	byTime := m.Period != ""
+	features := len(cm.Columns.Features)
+	var all []monitor.Chunk // by period: every chunk
+	lo, hi := 0, 0
+	var release func()
+	span := func(n int, times []time.Time) (int, int, error) {
+		if n == 0 {
+			return 0, 0, nil
+		}
+		var from, to int
+		if byTime {
+			var err error
+			if all, err = monitor.ByPeriod(times, monitor.Period(m.Period)); err != nil {
+				return 0, 0, err
+			}
+			lo, hi = bounds(len(all))
+			if lo >= hi {
+				return 0, 0, nil
+			}
+			from, to = all[lo].Start, all[hi-1].End
+		} else {
+			lo, hi = bounds((n + m.ChunkSize - 1) / m.ChunkSize)
+			from, to = lo*m.ChunkSize, min(n, hi*m.ChunkSize)
+		}
+		need, l := int64(to-from)*int64(features)*8, membudget.Limit()
+		if need > l {
+			return 0, 0, &PageCostError{Chunks: hi - lo, Rows: to - from, Features: features, Bytes: need, Limit: l}
+		}
+		// Held until the page is evaluated: concurrent pages, jobs and
+		// requests count it (a *membudget.BusyError when they fill the
+		// process).
+		rel, err := membudget.Reserve("the features of a page of chunks", to-from, features, need)
+		if err != nil {
+			return 0, 0, err
+		}
+		release = rel
+		return from, to, nil
+	}
+	release = func() {}
+	defer func() { release() }()
+	n, ser, err := s.SeriesPage(ctx, m.ID, byTime, span)
+	if err != nil {
+		return nil, err
+	}
+	v := &View{Rows: n, Drift: cm.Drift}
+	in := monitor.Input{Reference: cm.Reference.SquaredErrors, HeldOut: cm.Reference.HeldOutEstimates,
+		ChunkSize: m.ChunkSize, NonNegative: true, Drift: cm.Drift}
+	if n == 0 {
+		if m.ChunkSize == 0 {
+			v.Th = monitor.ReferenceThresholds(nil, monitor.DefaultWidth, true)
+			v.DriftTh = v.Th
+			return v, nil
+		}
+	}
+	offset := 0 // the row of the page's first in the monitor
+	if byTime && n > 0 {
+		// The thresholds of reference chunks of the median size of
+		// every chunk, as Run would derive them from all of them.
+		_, in.ChunkSize = monitor.MatchedThresholds(in.Reference, all, monitor.DefaultWidth, true)
+		v.Total = len(all)
+		if lo < hi {
+			offset = all[lo].Start
+			for _, c := range all[lo:hi] {
+				c.Start -= offset
+				c.End -= offset
+				in.Chunks = append(in.Chunks, c)
+			}
+			v.Complete = make([]bool, hi-lo)
+			for i := range v.Complete {
+				v.Complete[i] = true
+			}
+			if hi == len(all) {
+				v.Complete[hi-lo-1] = monitor.Period(m.Period).Label(s.now().UTC()) > all[hi-1].Period
+			}
+		}
+	} else if n > 0 {
+		v.Total = (n + m.ChunkSize - 1) / m.ChunkSize
+		offset = lo * m.ChunkSize
+		if lo < hi {
+			if in.Chunks, err = monitor.BySize(len(ser.Estimates), m.ChunkSize); err != nil {
+				return nil, err
+			}
+			v.Complete = make([]bool, len(in.Chunks))
+			for i, c := range in.Chunks {
+				v.Complete[i] = c.Rows() == m.ChunkSize
+			}
+		}
+	}
+	stamps := ser.Stamps
+	switch {
+	case len(in.Chunks) == 0:
+	case byTime:
+		// ser holds every row; the page is rows [offset, end).
+		end := offset + in.Chunks[len(in.Chunks)-1].End
+		in.Estimates, in.Realized = ser.Estimates[offset:end], ser.Realized[offset:end]
+		in.Features, stamps = ser.Features[offset:end], nil
+	default:
+		// ser holds the page's rows only.
+		in.Estimates, in.Realized, in.Features = ser.Estimates, ser.Realized, ser.Features
+	}
+	if in.Drift == nil {
+		in.Features = nil
+	}
+	rep, err := monitor.Run(in)
+	if err != nil {
+		return nil, err
+	}
+	v.Chunks, v.Th, v.RefRows, v.DriftTh = rep.Results, rep.Thresholds, rep.ReferenceRows, rep.DriftThresholds
+	for i := range v.Chunks {
+		c := &v.Chunks[i]
+		if !byTime {
+			if t := stamps[c.Start]; !t.IsZero() {
+				c.From = t
+			}
+			if t := stamps[c.End-1]; !t.IsZero() {
+				c.To = t
+			}
+			c.Index += lo
+		}
+		c.Start += offset
+		c.End += offset
+	}
+	return v, nil
 }

@@ -56,7 +56,8 @@ func (s *Server) routePublic(mux *http.ServeMux) {
 const tokenCookie = "genlens_token"
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	if ok, wait := s.logins.allow(clientAddr(r), s.now()); !ok {
+	addr := clientAddr(r)
+	if ok, wait := s.logins.Allow(addr, s.now()); !ok {
 		w.Header().Set("Retry-After", retryAfter(wait))
 		s.loginPage(w, r, http.StatusTooManyRequests, "too many attempts; wait "+retryAfter(wait)+" s")
 		return
@@ -71,9 +72,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("token")), s.token) != 1 {
+		s.logins.Failed(s.now())
 		s.loginPage(w, r, http.StatusUnauthorized, "wrong token")
 		return
 	}
+	s.logins.Succeeded(addr, s.now())
 	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: string(s.token), Path: "/", HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: 7 * 24 * 3600})
 	http.Redirect(w, r, "/", http.StatusSeeOther)

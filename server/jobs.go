@@ -54,6 +54,10 @@ type JobOptions struct {
 	// os.LookupEnv itself, or any request could read any variable of the
 	// server's environment... and send it to an allowed URL.
 	Secret func(name string) (string, bool)
+	// SecretBaseURLs binds each secret it lists to the base URLs it may
+	// be sent to (see SecretBaseURLs); a secret not listed may go to any
+	// of AllowedBaseURLs.
+	SecretBaseURLs map[string][]string
 	// MaxUploadBytes bounds one upload [1 GiB].
 	MaxUploadBytes int64
 	// MaxRuntime bounds how long one job may run (0: no bound).
@@ -140,7 +144,7 @@ func (s *Server) initJobs(ctx context.Context) error {
 	svc, err := jobrun.New(jobrun.Config{
 		Store: st, DataDir: dir, Workers: o.Workers, MaxQueued: o.MaxQueued, Replica: o.Replica, Exclusive: exclusive,
 		Lease: o.Lease, Heartbeat: o.Heartbeat, Poll: o.Poll,
-		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, MaxUploadBytes: o.MaxUploadBytes, MaxRuntime: o.MaxRuntime, Weights: o.Weights,
+		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, SecretBaseURLs: o.SecretBaseURLs, Redact: s.opts.Secrets, MaxUploadBytes: o.MaxUploadBytes, MaxRuntime: o.MaxRuntime, Weights: o.Weights,
 		ModelDirs:  o.ModelDirs,
 		Models:     job.NewModelCache(o.ModelCacheBytes), // 0: the default bound
 		RetainJobs: o.RetainJobs, RetainUploads: o.RetainUploads,
@@ -452,24 +456,56 @@ func summary(b []byte, n int) string {
 	return s[:cut] + "…"
 }
 
-// SecretValues returns the values of the environment variables names
-// lists that are set and not empty: Options.Secrets.
-func SecretValues(names []string) []string {
+// The specs of --secret-env: NAME, a variable jobs may read as an API
+// key and send to any allowed base URL, or NAME=URL, one they may send
+// only to base URLs under URL (a name given several times with URLs may
+// go to each).
+
+// secretName is the variable's name of spec.
+func secretName(spec string) string {
+	name, _, _ := strings.Cut(spec, "=")
+	return strings.TrimSpace(name)
+}
+
+// SecretValues returns the values of the environment variables specs
+// name that are set and not empty: Options.Secrets.
+func SecretValues(specs []string) []string {
 	var out []string
-	for _, n := range names {
-		if v, ok := os.LookupEnv(n); ok && v != "" {
+	for _, sp := range specs {
+		if v, ok := os.LookupEnv(secretName(sp)); ok && v != "" {
 			out = append(out, v)
 		}
 	}
 	return out
 }
 
+// SecretBaseURLs returns the bindings of specs (NAME=URL) as
+// JobOptions.SecretBaseURLs; nil when none binds a URL.
+func SecretBaseURLs(specs []string) map[string][]string {
+	var out map[string][]string
+	for _, sp := range specs {
+		name, u, ok := strings.Cut(sp, "=")
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = map[string][]string{}
+		}
+		out[strings.TrimSpace(name)] = append(out[strings.TrimSpace(name)], strings.TrimSpace(u))
+	}
+	return out
+}
+
 // EnvSecrets is a JobOptions.Secret that reads only the environment
-// variables names lists, so that a job request naming another
+// variables specs name, so that a job request naming another
 // (api_key_env) gets nothing; nil for none.
-func EnvSecrets(names []string) func(string) (string, bool) {
-	if len(names) == 0 {
+func EnvSecrets(specs []string) func(string) (string, bool) {
+	if len(specs) == 0 {
 		return nil
+	}
+	names := make([]string, len(specs))
+	for i, sp := range specs {
+		names[i] = secretName(sp)
 	}
 	return func(name string) (string, bool) {
 		if !slices.Contains(names, name) {

@@ -159,64 +159,6 @@ func newBodies(limit, maxBody int64) *semaphore.Weighted {
 	return semaphore.NewWeighted(max(limit, maxBody))
 }
 
-// Sign-in attempts: a token bucket per client address, so that the form
-// cannot be used to guess the token at network speed.
-const (
-	loginBurst   = 10              // attempts at once
-	loginRefill  = 6 * time.Second // one more attempt every 6 s
-	loginClients = 10_000          // addresses remembered; full buckets are forgotten first
-)
-
-// loginLimiter holds the buckets of sign-in attempts per client address.
-type loginLimiter struct {
-	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	at     time.Time
-}
-
-// allow takes one attempt from addr's bucket at now; when it is empty it
-// returns false and how long until the next attempt.
-func (l *loginLimiter) allow(addr string, now time.Time) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.buckets == nil {
-		l.buckets = map[string]*bucket{}
-	}
-	b := l.buckets[addr]
-	if b == nil {
-		if len(l.buckets) >= loginClients {
-			l.prune(now)
-		}
-		b = &bucket{tokens: loginBurst, at: now}
-		l.buckets[addr] = b
-	}
-	b.tokens = math.Min(loginBurst, b.tokens+float64(now.Sub(b.at))/float64(loginRefill))
-	b.at = now
-	if b.tokens < 1 {
-		return false, time.Duration((1 - b.tokens) * float64(loginRefill))
-	}
-	b.tokens--
-	return true, 0
-}
-
-// prune forgets the buckets that have refilled, then, if that is not
-// enough, all of them: an attacker with many addresses must not grow the
-// map without bound.
-func (l *loginLimiter) prune(now time.Time) {
-	for k, b := range l.buckets {
-		if b.tokens+float64(now.Sub(b.at))/float64(loginRefill) >= loginBurst {
-			delete(l.buckets, k)
-		}
-	}
-	if len(l.buckets) >= loginClients {
-		clear(l.buckets)
-	}
-}
-
 // clientAddr is the address a request came from, without its port. The
 // connection's address, never a header a client can write.
 func clientAddr(r *http.Request) string {
@@ -237,6 +179,11 @@ func retryAfter(d time.Duration) string {
 const (
 	// diskFullFor is how long /healthz reports a failed write.
 	diskFullFor = time.Minute
+	// DefaultMaxJobRuntime is serve's default --max-job-runtime: a job
+	// that loops or crawls (an input priced within every bound but slow)
+	// does not hold a worker forever. Options.Jobs.MaxRuntime itself
+	// keeps 0 (no bound) for programs that build a server.
+	DefaultMaxJobRuntime = 6 * time.Hour
 	// DefaultMinFreeDisk is the default of Options.MinFreeDisk.
 	DefaultMinFreeDisk = 64 << 20
 )

@@ -577,7 +577,17 @@ func (s *Server) getChunks(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	v, err := s.monitors.Chunks(r.Context(), *m, 0, 2)
+	// Only the page's rows are read, their features priced first: a
+	// monitor of thousands of features and chunks is paged, not loaded.
+	v, err := s.monitors.Page(r.Context(), *m, func(n int) (int, int) {
+		lo, hi, _ := page.bounds(n)
+		return lo, hi
+	})
+	var pe *monitorsvc.PageCostError
+	if errors.As(err, &pe) {
+		s.writeJSON(w, http.StatusUnprocessableEntity, errorBody{Error: pe.Error(), Kind: fault.KindInput.String(), Field: "limit"})
+		return
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -585,15 +595,16 @@ func (s *Server) getChunks(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, chunksDoc(*m, v, page))
 }
 
+// chunksDoc is the answer of GET .../chunks from v, the page's chunks
+// (monitorsvc.Service.Page).
 func chunksDoc(m records.Monitor, v *monitorsvc.View, page chunkPage) chunksJSON {
 	out := chunksJSON{Monitor: monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period},
 		Rows: v.Rows, LowerThreshold: jsonnum.Num(v.Th.Lower), UpperThreshold: jsonnum.Num(v.Th.Upper),
-		ReferenceRows: v.RefRows, ReferenceCount: v.Th.Chunks, TotalChunks: len(v.Chunks), Chunks: []chunkJSON{}}
-	lo, hi, next := page.bounds(len(v.Chunks))
-	if next >= 0 {
+		ReferenceRows: v.RefRows, ReferenceCount: v.Th.Chunks, TotalChunks: v.Total, Chunks: []chunkJSON{}}
+	if _, _, next := page.bounds(v.Total); next >= 0 {
 		out.NextBefore = &next
 	}
-	for i := lo; i < hi; i++ {
+	for i := range v.Chunks {
 		out.Chunks = append(out.Chunks, chunkDoc(v, &v.Chunks[i], v.Complete[i]))
 	}
 	return out

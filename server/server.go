@@ -44,7 +44,9 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/signin"
 	"github.com/genlens/genlens/llmproxy"
+	"github.com/genlens/genlens/membudget"
 	"github.com/genlens/genlens/monitorsvc"
 	"github.com/genlens/genlens/statsvc"
 	"github.com/genlens/genlens/store"
@@ -114,7 +116,7 @@ type Server struct {
 	stats    *statsvc.Service
 
 	bodies  *semaphore.Weighted // bytes of request bodies in flight
-	logins  loginLimiter
+	logins  signin.Limiter
 	disk    diskState
 	dataDir string // the uploads' directory, whose free space /healthz checks
 }
@@ -345,9 +347,16 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var he *httpError
 	var fe *fault.FieldError
 	var mbe *http.MaxBytesError
+	var busy *membudget.BusyError
 	switch {
 	case errors.As(err, &he):
 		s.writeJSON(w, he.status, he.body)
+		return
+	case errors.As(err, &busy):
+		// Work that fits its budget but not beside what the process
+		// holds now: refused before it allocates, retried later.
+		w.Header().Set("Retry-After", "10")
+		s.writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: busy.Error(), Kind: "busy"})
 		return
 	case errors.As(err, &mbe):
 		s.writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: fmt.Sprintf("request body over %d bytes", mbe.Limit)})

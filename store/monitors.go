@@ -586,6 +586,101 @@ func (d *DB) LastChunks(ctx context.Context, monitor int64, size, k, withFeature
 	return n, s, nil
 }
 
+// SeriesPage returns the number n of the monitor's rows and, in chunk
+// order (as Series), the rows [from, to) that span picks once it knows n,
+// all from one snapshot of the database. Chunked by size (!byTime), only
+// those rows are read, and span gets times nil; chunked by time, span
+// gets every row's timestamp (the period chunks need them), and the
+// Series holds every row's estimate, realised value and time (Times),
+// with Features and Stamps only for [from, to) (nil and zero elsewhere):
+// the features, which make most of a row's bytes, are read for the page
+// only. An error from span is returned as it is.
+func (d *DB) SeriesPage(ctx context.Context, monitor int64, byTime bool, span func(n int, times []time.Time) (from, to int, err error)) (int, *Series, error) {
+	var opts *sql.TxOptions
+	if d.Postgres() {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := d.r.BeginTx(ctx, opts)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer tx.Rollback()
+	s := &Series{}
+	var n int
+	// Rows without a timestamp first on both backends (Series moves
+	// Postgres's, which it sorts last, to the front).
+	const byTs = "ts IS NOT NULL, ts, seq"
+	if byTime {
+		rows, err := tx.QueryContext(ctx, d.q("SELECT estimate, realized, ts FROM monitor_rows WHERE monitor_id = ? ORDER BY "+byTs), monitor)
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := scanTimed(s, rows); err != nil {
+			return 0, nil, err
+		}
+		n = len(s.Estimates)
+	} else if err := tx.QueryRowContext(ctx, d.q("SELECT COUNT(*) FROM monitor_rows WHERE monitor_id = ?"), monitor).Scan(&n); err != nil {
+		return 0, nil, err
+	}
+	from, to, err := span(n, s.Times)
+	if err != nil {
+		return 0, nil, err
+	}
+	from, to = max(0, from), min(n, to)
+	if from >= to {
+		return n, s, nil
+	}
+	order := "seq"
+	if byTime {
+		order = byTs
+	}
+	rows, err := tx.QueryContext(ctx, d.q("SELECT estimate, realized, ts, features FROM monitor_rows WHERE monitor_id = ? ORDER BY "+order+" LIMIT ? OFFSET ?"), monitor, to-from, from)
+	if err != nil {
+		return 0, nil, err
+	}
+	page := &Series{}
+	if err := scanSeries(page, rows, false); err != nil {
+		return 0, nil, err
+	}
+	if len(page.Estimates) != to-from {
+		return 0, nil, fmt.Errorf("store: monitor %d: read %d rows of [%d, %d)", monitor, len(page.Estimates), from, to)
+	}
+	if !byTime {
+		return n, page, nil
+	}
+	copy(s.Features[from:to], page.Features)
+	copy(s.Stamps[from:to], page.Stamps)
+	return n, s, nil
+}
+
+// scanTimed appends rows of (estimate, realized, ts) to s, with nil
+// features and zero stamps, and closes them.
+func scanTimed(s *Series, rows *sql.Rows) error {
+	defer rows.Close()
+	for rows.Next() {
+		var est float64
+		var real sql.NullFloat64
+		var ts sql.NullInt64
+		if err := rows.Scan(&est, &real, &ts); err != nil {
+			return err
+		}
+		r := math.NaN()
+		if real.Valid {
+			r = real.Float64
+		}
+		var t time.Time
+		if ts.Valid {
+			t = time.Unix(0, ts.Int64).UTC()
+		}
+		s.Estimates = append(s.Estimates, est)
+		s.Realized = append(s.Realized, r)
+		s.Times = append(s.Times, t)
+		s.Features = append(s.Features, nil)
+		s.Stamps = append(s.Stamps, time.Time{})
+	}
+	return rows.Err()
+}
+
 // DeleteMonitor removes a monitor with its rows and labels, in one
 // transaction; a missing one is an error wrapping ErrNotFound.
 func (d *DB) DeleteMonitor(ctx context.Context, id int64) error {

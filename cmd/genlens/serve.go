@@ -28,7 +28,7 @@ func newServeCmd() *cobra.Command {
 		Short: "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Jobs.Secret = server.EnvSecrets(secretEnvs)
+			opts.Jobs.Secret, opts.Jobs.SecretBaseURLs = server.EnvSecrets(secretEnvs), server.SecretBaseURLs(secretEnvs)
 			opts.Secrets = server.SecretValues(secretEnvs)
 			for _, mb := range []struct {
 				v *int64
@@ -52,7 +52,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&opts.Jobs.DataDir, "data-dir", "", "directory of uploaded job inputs; replicas share it (default: DB.data beside a SQLite file, ./genlens-data with Postgres)")
 	f.IntVar(&opts.Jobs.Workers, "workers", opts.Jobs.Workers, "jobs this process runs at once")
 	f.IntVar(&opts.Jobs.MaxQueued, "max-queued", opts.Jobs.MaxQueued, "jobs that may wait, over all replicas; more are refused with 503 and Retry-After")
-	f.DurationVar(&opts.Jobs.MaxRuntime, "max-job-runtime", 0, "longest a job may run before it is stopped and failed, e.g. 2h (0: no bound)")
+	f.DurationVar(&opts.Jobs.MaxRuntime, "max-job-runtime", server.DefaultMaxJobRuntime, "longest a job may run before it is stopped and failed, e.g. 2h (0: no bound)")
 	f.DurationVar(&opts.Jobs.RetainJobs, "retain-jobs", 0, "delete finished jobs (succeeded, failed, canceled) and their artifacts this long after they finished, e.g. 720h (0: keep forever; queued and running jobs are never deleted)")
 	f.DurationVar(&opts.Jobs.RetainUploads, "retain-uploads", 0, "delete uploads this long after their bytes were last uploaded, once no remaining job names them, e.g. 168h (0: keep forever)")
 	f.IntVar(&maxBodyMB, "max-body-mb", int(opts.MaxBody>>20), "largest JSON request body in MiB (a rows batch, a monitor with its model file)")
@@ -61,8 +61,8 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&minFreeDiskMB, "min-free-disk-mb", int(opts.MinFreeDisk>>20), "free MiB under --data-dir below which /healthz (readiness) reports the disk full")
 	f.IntVar(&modelCacheMB, "model-cache-mb", int(opts.Jobs.ModelCacheBytes>>20), "MiB of network weights (Inception, ViT, text embedders) kept loaded between jobs; least recently used dropped first; a network larger than this is loaded for its job and not kept")
 	f.StringSliceVar(&opts.Jobs.AllowedBaseURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
-	f.StringSliceVar(&opts.Jobs.ModelDirs, "model-dir", nil, "a text model's directory (config.json, tokenizer, weights) entropy and sample jobs may run as their embedder, named in their weights by its base name; none: no text models")
-	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env); none: no secrets")
+	f.StringSliceVar(&opts.Jobs.ModelDirs, "model-dir", nil, "a text model's directory (config.json, tokenizer, weights) entropy and sample jobs may run as their embedder (weights) or NLI model (nli_weights), named by its base name; none: no text models")
+	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env), NAME or NAME=URL to send it only to base URLs under URL; none: no secrets")
 	f.StringVar(&opts.LLM.Upstream, "llm-upstream", "", "API root of an OpenAI-compatible server to proxy at /v1/chat/completions (e.g. http://127.0.0.1:8000/v1); none: no proxy")
 	f.IntVar(&opts.LLM.Samples, "llm-samples", llmproxy.DefaultSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", llmproxy.MaxSamples))
 	f.StringVar(&opts.LLM.Score, "llm-score", llmproxy.DefaultScore, "uncertainty score of the samples: "+strings.Join(llmproxy.Scores(), ", "))

@@ -35,6 +35,25 @@ func serveOptions(t *testing.T, args ...string) (server.Options, error) {
 	return got, err
 }
 
+// serve bounds a job's runtime by default; 0 lifts the bound.
+func TestServeDefaultMaxJobRuntime(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want time.Duration
+	}{{nil, server.DefaultMaxJobRuntime}, {[]string{"--max-job-runtime", "0"}, 0}, {[]string{"--max-job-runtime", "90m"}, 90 * time.Minute}} {
+		opts, err := serveOptions(t, c.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opts.Jobs.MaxRuntime != c.want {
+			t.Errorf("serve %v: max runtime %v, want %v", c.args, opts.Jobs.MaxRuntime, c.want)
+		}
+	}
+	if server.DefaultMaxJobRuntime <= 0 {
+		t.Errorf("no default bound: %v", server.DefaultMaxJobRuntime)
+	}
+}
+
 // Each memory and disk flag of serve reaches its server option; left
 // out, each keeps the server's default.
 func TestServeMemoryFlagsReachOptions(t *testing.T) {

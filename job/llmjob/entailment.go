@@ -3,6 +3,8 @@ package llmjob
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/genlens/genlens/chatnli"
@@ -64,12 +66,8 @@ func (r *EntropyRequest) checkNLIFields(defs []*scoreDef) error {
 			return job.Fieldf("nli_base_url", "{nli_base_url}: %s", configMsg(err))
 		}
 	}
-	if r.NLI != "" {
-		switch r.NLI {
-		case "deberta-large-mnli", "deberta":
-		default:
-			return job.Fieldf("nli", "{nli} %q: want deberta-large-mnli or deberta", r.NLI)
-		}
+	if r.NLI != "" && !slices.Contains(NLIModels, r.NLI) {
+		return job.Fieldf("nli", "{nli} %q: want %s", r.NLI, strings.Join(NLIModels, ", "))
 	}
 	return nil
 }

@@ -60,8 +60,8 @@ type EntropyRequest struct {
 	// in process (NLI, one of NLIModels, from the directory NLIWeights;
 	// see OpenNLI), or an OpenAI-compatible chat model (NLIBaseURL,
 	// NLIModel; chatnli.Judge).
-	NLI          string `json:"nli,omitempty" help:"NLI model judging entailment for se, se-discrete, numsets: deberta-large-mnli or deberta (with {nli_weights})"`
-	NLIWeights   string `json:"nli_weights,omitempty" help:"directory of the {nli} model (config.json, vocab.json, merges.txt, weights)"`
+	NLI          string `json:"nli,omitempty" help:"NLI model judging entailment for se, se-discrete, numsets: deberta-large-mnli, deberta or bert (a BERT cross-encoder; all with {nli_weights})"`
+	NLIWeights   string `json:"nli_weights,omitempty" help:"directory of the {nli} model (config.json, its tokenizer files, weights)"`
 	NLIBaseURL   string `json:"nli_base_url,omitempty" help:"API root of an OpenAI-compatible chat model judging entailment for se, se-discrete, numsets"`
 	NLIModel     string `json:"nli_model,omitempty" help:"the entailment judge's model name on {nli_base_url}"`
 	NLIAPIKeyEnv string `json:"nli_api_key_env,omitempty" help:"environment variable holding the API key of {nli_base_url}"`

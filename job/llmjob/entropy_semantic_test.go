@@ -164,7 +164,7 @@ func TestEntropyValidateNLI(t *testing.T) {
 		}},
 		{"unused", "nli", "{nli} applies only to {scores} se, se-discrete and numsets", func(r *EntropyRequest) { r.NLI, r.NLIWeights = "deberta", "d" }},
 		{"no weights", "nli_weights", "{nli} deberta needs {nli_weights} DIR", func(r *EntropyRequest) { r.Scores, r.NLI = "se", "deberta" }},
-		{"unknown model", "nli", `{nli} "roberta": want deberta-large-mnli or deberta`, func(r *EntropyRequest) { r.Scores, r.NLI, r.NLIWeights = "se", "roberta", "d" }},
+		{"unknown model", "nli", `{nli} "roberta": want deberta-large-mnli, deberta, bert`, func(r *EntropyRequest) { r.Scores, r.NLI, r.NLIWeights = "se", "roberta", "d" }},
 		{"no judge model", "nli_model", "{nli_base_url} needs {nli_model} NAME", func(r *EntropyRequest) { r.Scores, r.NLIBaseURL = "numsets", "http://x/v1" }},
 		{"bad url", "nli_base_url", "{nli_base_url}:", func(r *EntropyRequest) { r.Scores, r.NLIBaseURL, r.NLIModel = "numsets", "ftp://x", "m" }},
 		{"base_url without ptrue", "base_url", "name the model {scores} ptrue asks, which is not asked for", func(r *EntropyRequest) { r.BaseURL = "http://x/v1" }},

@@ -19,7 +19,7 @@ var Commands = []job.Command{
 		Inputs:    func(r *SampleRequest) []job.Input { return job.FileInput("prompts", r.Prompts) },
 		Artifacts: job.ArtifactsOf[SampleRequest]((*SampleResult).Artifacts),
 		Outbound:  func(r *SampleRequest) []job.Outbound { return r.outbound() },
-		ModelDir:  func(r *SampleRequest) *string { return &r.Weights },
+		ModelDirs: func(r *SampleRequest) map[string]*string { return map[string]*string{"weights": &r.Weights} },
 		Text:      sampleText,
 	}),
 	job.Define(job.Spec[EntropyRequest, EntropyResult]{
@@ -29,8 +29,10 @@ var Commands = []job.Command{
 		},
 		Artifacts: job.ArtifactsOf[EntropyRequest]((*EntropyResult).Artifacts),
 		Outbound:  func(r *EntropyRequest) []job.Outbound { return r.outbound() },
-		ModelDir:  func(r *EntropyRequest) *string { return &r.Weights },
-		Text:      entropyText,
+		ModelDirs: func(r *EntropyRequest) map[string]*string {
+			return map[string]*string{"weights": &r.Weights, "nli_weights": &r.NLIWeights}
+		},
+		Text: entropyText,
 	}),
 	job.Define(job.Spec[DecomposeRequest, DecomposeResult]{
 		Name: "decompose", Group: "kernel", New: NewDecomposeRequest, Run: Decompose,

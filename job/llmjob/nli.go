@@ -3,15 +3,19 @@ package llmjob
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/genlens/genlens/bert"
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/deberta"
+	"github.com/genlens/genlens/features"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/nli"
 )
 
 // NLIModels lists the names OpenNLI accepts.
-var NLIModels = []string{"deberta-large-mnli", "deberta"}
+var NLIModels = []string{"deberta-large-mnli", "deberta", "bert"}
 
 // OpenNLI opens the in-process NLI judge called name from the Hugging
 // Face model directory dir (config.json, vocab.json, merges.txt and
@@ -19,12 +23,12 @@ var NLIModels = []string{"deberta-large-mnli", "deberta"}
 // each ordered pair is judged once. "deberta-large-mnli" insists on that
 // model's shape (24 layers, hidden 1024, 16 heads), so a directory of
 // another model is not silently taken for it; "deberta" takes any DeBERTa
-// (v1) NLI classifier.
+// (v1) NLI classifier; "bert" a BERT-architecture cross-encoder
+// (BertForSequenceClassification: config.json, vocab.txt, weights), its
+// labels read from its config.
 func OpenNLI(name, dir string) (nli.Model, error) {
-	switch name {
-	case "deberta-large-mnli", "deberta":
-	default:
-		return nil, job.Fieldf("nli", "{nli} %q: want deberta-large-mnli or deberta", name)
+	if !slices.Contains(NLIModels, name) {
+		return nil, job.Fieldf("nli", "{nli} %q: want %s", name, strings.Join(NLIModels, ", "))
 	}
 	if dir == "" {
 		return nil, job.Fieldf("nli_weights", "{nli} %s needs {nli_weights} DIR, the model's directory", name)
@@ -38,6 +42,21 @@ func OpenNLI(name, dir string) (nli.Model, error) {
 			return nil, &dataio.InputError{File: filepath.Join(dir, "config.json"), Msg: fmt.Sprintf(
 				"is a %d-layer, %d-wide, %d-head DeBERTa, not deberta-large-mnli (24, 1024, 16); use {nli} deberta for another DeBERTa", cfg.Layers, cfg.Hidden, cfg.Heads)}
 		}
+	}
+	if name == "bert" {
+		wpath, err := bert.WeightsFile(dir)
+		if err != nil {
+			return nil, err
+		}
+		sum, err := features.HashWeights(wpath)
+		if err != nil {
+			return nil, err
+		}
+		c, err := bert.LoadClassifier(dir, name+" sha256:"+sum, 0)
+		if err != nil {
+			return nil, err
+		}
+		return nli.Cached(c), nil
 	}
 	m, err := deberta.Open(dir, name)
 	if err != nil {

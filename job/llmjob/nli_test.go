@@ -3,6 +3,7 @@ package llmjob
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,5 +46,16 @@ func TestOpenNLI(t *testing.T) {
 	}
 	if _, err := OpenNLI("deberta", ""); fault.Classify(err) != fault.KindField {
 		t.Errorf("no directory: %v", err)
+	}
+	// A BERT cross-encoder: the tiny fixture, labels from its config.
+	b, err := OpenNLI("bert", filepath.Join("..", "..", "bert", "testdata", "nli"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.Name(), "bert sha256:") {
+		t.Errorf("Name %q", b.Name())
+	}
+	if p, err := b.Classify(context.Background(), []nli.Pair{{Premise: "A dog.", Hypothesis: "A cat."}}); err != nil || len(p) != 1 || math.Abs(p[0][0]+p[0][1]+p[0][2]-1) > 1e-9 {
+		t.Errorf("bert Classify = %v, %v; want one distribution", p, err)
 	}
 }

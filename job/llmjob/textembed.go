@@ -37,7 +37,7 @@ func checkTextEmbedder(name, weights, embeddings string) error {
 // loadTextEmbedder loads the embedder name from the model directory dir,
 // a directory of the host: the command line's, or one the service's
 // operator allowed (its jobs name it, and the service resolves the name
-// before the job runs; see job.Command.ModelDir).
+// before the job runs; see job.Command.ModelDirs).
 func loadTextEmbedder(env job.Env, name, dir string) (*bert.Embedder, error) {
 	spec, _ := bert.Lookup(name)
 	return loadTextEmbedderPrefix(env, name, dir, spec.Query)

@@ -1,0 +1,231 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/jsonnum"
+	"github.com/genlens/genlens/membudget"
+	"github.com/genlens/genlens/monitorsvc"
+	"github.com/genlens/genlens/records"
+	"github.com/genlens/genlens/store"
+)
+
+// pageModel fits the check model (with its drift model) of a toy
+// deployment of one feature x.
+func pageModel(t *testing.T) []byte {
+	t.Helper()
+	r := rand.New(rand.NewPCG(1, 7))
+	var b bytes.Buffer
+	b.WriteString("x,pred,y\n")
+	for range 300 {
+		x := r.NormFloat64()
+		u := (3*x + 5) * math.Sin(3*x+5)
+		fmt.Fprintf(&b, "%v,%v,%v\n", x, u+0.5*x, u+0.3*r.NormFloat64())
+	}
+	req := msejob.NewFitRequest()
+	req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", []string{"x"}, "check.json"
+	res, err := msejob.Fit(context.Background(), job.Env{FS: fstest.MapFS{"ref.csv": {Data: b.Bytes()}}}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := res.WriteModel(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// pageServer is a server over a fresh store holding one monitor of n rows
+// (chunked by size, or by day when period), a tenth of them labelled.
+func pageServer(t *testing.T, dsn string, n, size int, period string) (*Server, records.Monitor) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	s, err := New(ctx, Options{Store: db, Now: func() time.Time { return t0.AddDate(0, 0, 20) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(ctx); db.Close() })
+	m := records.Monitor{Name: "m", Model: pageModel(t), ChunkSize: size, Period: period}
+	if err := s.monitors.CreateMonitor(ctx, &m); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, uint64(n)))
+	rows := make([]records.Row, n)
+	var labels []records.Label
+	for i := range rows {
+		x := r.NormFloat64() + float64(i)/float64(n)
+		rows[i] = records.Row{ID: fmt.Sprint(i), Features: []float64{x}, Prediction: x, Estimate: r.ExpFloat64()}
+		if i%3 != 0 || period != "" {
+			// Out of order in time: the period chunks sort them.
+			rows[i].Time = t0.Add(time.Duration((i*7919)%n) * 19 * 24 * time.Hour / time.Duration(n))
+		}
+		if i%10 == 0 {
+			labels = append(labels, records.Label{ID: rows[i].ID, Target: x + r.NormFloat64()})
+		}
+	}
+	if err := s.monitors.InsertRows(ctx, m.ID, rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.monitors.SetLabels(ctx, m.ID, labels); err != nil {
+		t.Fatal(err)
+	}
+	return s, m
+}
+
+// wholeChunksDoc is GET .../chunks as it was answered before pages were
+// read alone: every chunk evaluated, the page cut out afterwards.
+func wholeChunksDoc(m records.Monitor, v *monitorsvc.View, page chunkPage) chunksJSON {
+	out := chunksJSON{Monitor: monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period},
+		Rows: v.Rows, LowerThreshold: jsonnum.Num(v.Th.Lower), UpperThreshold: jsonnum.Num(v.Th.Upper),
+		ReferenceRows: v.RefRows, ReferenceCount: v.Th.Chunks, TotalChunks: len(v.Chunks), Chunks: []chunkJSON{}}
+	lo, hi, next := page.bounds(len(v.Chunks))
+	if next >= 0 {
+		out.NextBefore = &next
+	}
+	for i := lo; i < hi; i++ {
+		out.Chunks = append(out.Chunks, chunkDoc(v, &v.Chunks[i], v.Complete[i]))
+	}
+	return out
+}
+
+// A page read alone answers the bytes the whole monitor's evaluation cut
+// to the page answered, chunked by size and by period, on every backend.
+func TestChunksPageUnchanged(t *testing.T) {
+	pages := []chunkPage{{before: -1}, {limit: 1, before: -1}, {limit: 5, before: -1}, {limit: 5, before: 3},
+		{limit: 3, before: 9}, {limit: 2, before: 0}, {limit: 4, before: 1000}, {limit: 10000, before: -1}}
+	for _, b := range dbtest.Backends(t) {
+		for _, c := range []struct {
+			name, period string
+			n, size      int
+		}{{"size", "", 103, 7}, {"size1", "", 20, 1}, {"day", "day", 150, 0}, {"empty", "", 0, 5}, {"empty-day", "day", 0, 0}} {
+			t.Run(b.Name+"/"+c.name, func(t *testing.T) {
+				s, m := pageServer(t, b.DSN(t), c.n, c.size, c.period)
+				ctx := context.Background()
+				if err := s.monitors.Counts(ctx, &m); err != nil {
+					t.Fatal(err)
+				}
+				whole, err := s.monitors.Chunks(ctx, m, 0, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range pages {
+					want, err := json.Marshal(wholeChunksDoc(m, whole, p))
+					if err != nil {
+						t.Fatal(err)
+					}
+					v, err := s.monitors.Page(ctx, m, func(n int) (int, int) {
+						lo, hi, _ := p.bounds(n)
+						return lo, hi
+					})
+					if err != nil {
+						t.Fatalf("%+v: %v", p, err)
+					}
+					got, err := json.Marshal(chunksDoc(m, v, p))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(got, want) {
+						t.Errorf("page %+v:\n got %s\nwant %s", p, got, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// getChunks serves path on s and returns the status, the body and the
+// bytes allocated meanwhile.
+func getChunks(t *testing.T, s *Server, path string) (int, []byte, uint64) {
+	t.Helper()
+	h := s.Handler()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	runtime.ReadMemStats(&after)
+	return rec.Code, rec.Body.Bytes(), after.TotalAlloc - before.TotalAlloc
+}
+
+// A page of a monitor of many chunks costs what the page holds, not what
+// the monitor holds: every row's features were read and every chunk's
+// drift computed for a page of ten chunks.
+func TestChunksPageReadsItsRows(t *testing.T) {
+	s, m := pageServer(t, dbtest.SQLite(t), 20000, 1, "")
+	path := fmt.Sprintf("/api/v1/monitors/%d/chunks?limit=10", m.ID)
+	getChunks(t, s, path) // the model decoded and cached
+	code, body, page := getChunks(t, s, path)
+	if code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	var doc chunksJSON
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.TotalChunks != 20000 || len(doc.Chunks) != 10 || doc.Chunks[9].Index != 19999 {
+		t.Fatalf("total %d, %d chunks: %s", doc.TotalChunks, len(doc.Chunks), body)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if _, err := s.monitors.Chunks(context.Background(), m, 0, 2); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	whole := after.TotalAlloc - before.TotalAlloc
+	t.Logf("page of 10 chunks: %d bytes allocated; all 20000 chunks: %d", page, whole)
+	if page > 2<<20 || page*20 > whole {
+		t.Errorf("a page of 10 of 20000 chunks allocated %d bytes (the whole monitor %d)", page, whole)
+	}
+}
+
+// A page whose rows' features are over the memory budget is refused with
+// 422 naming limit, before they are read; a smaller page is answered.
+func TestChunksPagePriced(t *testing.T) {
+	s, m := pageServer(t, dbtest.SQLite(t), 500, 1, "")
+	defer membudget.SetLimit(membudget.SetLimit(100 * 8))
+	code, body, _ := getChunks(t, s, fmt.Sprintf("/api/v1/monitors/%d/chunks?limit=101", m.ID))
+	var e errorBody
+	if err := json.Unmarshal(body, &e); err != nil || code != 422 || e.Field != "limit" || !strings.Contains(e.Error, "101 chunks") || !strings.Contains(e.Error, "800 bytes") {
+		t.Errorf("over the budget: %d %s", code, body)
+	}
+	if code, body, _ := getChunks(t, s, fmt.Sprintf("/api/v1/monitors/%d/chunks", m.ID)); code != 422 {
+		t.Errorf("every chunk, over the budget: %d %s", code, body)
+	}
+	if code, body, _ := getChunks(t, s, fmt.Sprintf("/api/v1/monitors/%d/chunks?limit=100", m.ID)); code != 200 {
+		t.Errorf("within the budget: %d %s", code, body)
+	}
+}
+
+// A page that fits the budget but not beside the work the process holds
+// is refused with 503 and Retry-After, not evaluated into the memory's
+// end.
+func TestChunksPageBusy(t *testing.T) {
+	s, m := pageServer(t, dbtest.SQLite(t), 50, 1, "")
+	defer membudget.SetProcessLimit(membudget.SetProcessLimit(1))
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/v1/monitors/%d/chunks?limit=10", m.ID), nil))
+	if rec.Code != 503 || rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Body.String(), "memory bound of") {
+		t.Errorf("%d %q %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+	}
+}
