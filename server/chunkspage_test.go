@@ -194,7 +194,10 @@ func TestChunksPageReadsItsRows(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	whole := after.TotalAlloc - before.TotalAlloc
 	t.Logf("page of 10 chunks: %d bytes allocated; all 20000 chunks: %d", page, whole)
-	if page > 2<<20 || page*20 > whole {
+	// Relative, not absolute: the race detector's build allocates about
+	// four times more than the plain one (2.6 MB against 0.69 MB for the
+	// page), and the page is under 1/100 of the whole in both.
+	if page*20 > whole {
 		t.Errorf("a page of 10 of 20000 chunks allocated %d bytes (the whole monitor %d)", page, whole)
 	}
 }
