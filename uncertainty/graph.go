@@ -290,10 +290,12 @@ func (g graph) ecc(thres float64) float64 {
 	var vecs mat.Dense
 	es.VectorsTo(&vecs)
 	var s float64
+	used := 0
 	for k, lam := range vals {
 		if !(lam < thres) {
 			continue
 		}
+		used++
 		var mean float64
 		for j := 0; j < m; j++ {
 			mean += vecs.At(j, k)
@@ -303,6 +305,13 @@ func (g graph) ecc(thres float64) float64 {
 			d := vecs.At(j, k) - mean
 			s += d * d
 		}
+	}
+	// Each deviation of a unit eigenvector's entries from their mean is
+	// rounded by about ε, so a spread within a few ε per entry is 0 (all
+	// answers alike) read through rounding, which differs from one
+	// eigensolver (and LAPACK) to another; report it as the 0 it is.
+	if eps := 0x1p-52; s <= 64*eps*eps*float64(m*used) {
+		return 0
 	}
 	return math.Sqrt(s)
 }

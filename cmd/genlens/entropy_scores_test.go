@@ -99,7 +99,7 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"id  kernel_entropy  lexical_similarity  kle       eigv  degree    ecc          correct",
+		"id  kernel_entropy  lexical_similarity  kle       eigv  degree    ecc      correct",
 		"prompts 3 (skipped 1, labelled 2), kernel cs(t=1..2), similarity rougel, kle t 0.3\n",
 		"  kle                 1\n  eigv                1\n  degree              1\n  ecc                 1\n",
 		"pe, ne: no token logprobs (sample with --logprobs;",
