@@ -26,19 +26,27 @@ import (
 )
 
 // pageModel fits the check model (with its drift model) of a toy
-// deployment of one feature x.
-func pageModel(t *testing.T) []byte {
+// deployment of d features, x and, past the first, x1, x2, ... (noise).
+func pageModel(t testing.TB, d int) []byte {
 	t.Helper()
 	r := rand.New(rand.NewPCG(1, 7))
 	var b bytes.Buffer
-	b.WriteString("x,pred,y\n")
+	features := []string{"x"}
+	for j := 1; j < d; j++ {
+		features = append(features, fmt.Sprint("x", j))
+	}
+	b.WriteString(strings.Join(features, ",") + ",pred,y\n")
 	for range 300 {
 		x := r.NormFloat64()
 		u := (3*x + 5) * math.Sin(3*x+5)
-		fmt.Fprintf(&b, "%v,%v,%v\n", x, u+0.5*x, u+0.3*r.NormFloat64())
+		fmt.Fprintf(&b, "%v,", x)
+		for j := 1; j < d; j++ {
+			fmt.Fprintf(&b, "%.4f,", r.NormFloat64())
+		}
+		fmt.Fprintf(&b, "%v,%v\n", u+0.5*x, u+0.3*r.NormFloat64())
 	}
 	req := msejob.NewFitRequest()
-	req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", []string{"x"}, "check.json"
+	req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", features, "check.json"
 	res, err := msejob.Fit(context.Background(), job.Env{FS: fstest.MapFS{"ref.csv": {Data: b.Bytes()}}}, req)
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +61,11 @@ func pageModel(t *testing.T) []byte {
 // pageServer is a server over a fresh store holding one monitor of n rows
 // (chunked by size, or by day when period), a tenth of them labelled.
 func pageServer(t *testing.T, dsn string, n, size int, period string) (*Server, records.Monitor) {
+	return widePageServer(t, dsn, n, size, period, 1)
+}
+
+// widePageServer is pageServer with rows of d features.
+func widePageServer(t testing.TB, dsn string, n, size int, period string, d int) (*Server, records.Monitor) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, dsn)
@@ -65,26 +78,37 @@ func pageServer(t *testing.T, dsn string, n, size int, period string) (*Server, 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close(ctx); db.Close() })
-	m := records.Monitor{Name: "m", Model: pageModel(t), ChunkSize: size, Period: period}
+	m := records.Monitor{Name: "m", Model: pageModel(t, d), ChunkSize: size, Period: period}
 	if err := s.monitors.CreateMonitor(ctx, &m); err != nil {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(3, uint64(n)))
-	rows := make([]records.Row, n)
+	// In batches: a wide monitor's rows all at once would take gigabytes.
+	const batch = 500
+	rows := make([]records.Row, 0, batch)
 	var labels []records.Label
-	for i := range rows {
+	for i := range n {
 		x := r.NormFloat64() + float64(i)/float64(n)
-		rows[i] = records.Row{ID: fmt.Sprint(i), Features: []float64{x}, Prediction: x, Estimate: r.ExpFloat64()}
+		f := make([]float64, d)
+		f[0] = x
+		for j := 1; j < d; j++ {
+			f[j] = r.NormFloat64()
+		}
+		row := records.Row{ID: fmt.Sprint(i), Features: f, Prediction: x, Estimate: r.ExpFloat64()}
 		if i%3 != 0 || period != "" {
 			// Out of order in time: the period chunks sort them.
-			rows[i].Time = t0.Add(time.Duration((i*7919)%n) * 19 * 24 * time.Hour / time.Duration(n))
+			row.Time = t0.Add(time.Duration((i*7919)%n) * 19 * 24 * time.Hour / time.Duration(n))
 		}
 		if i%10 == 0 {
-			labels = append(labels, records.Label{ID: rows[i].ID, Target: x + r.NormFloat64()})
+			labels = append(labels, records.Label{ID: row.ID, Target: x + r.NormFloat64()})
 		}
-	}
-	if err := s.monitors.InsertRows(ctx, m.ID, rows); err != nil {
-		t.Fatal(err)
+		rows = append(rows, row)
+		if len(rows) == batch || i == n-1 {
+			if err := s.monitors.InsertRows(ctx, m.ID, rows); err != nil {
+				t.Fatal(err)
+			}
+			rows = rows[:0]
+		}
 	}
 	if err := s.monitors.SetLabels(ctx, m.ID, labels); err != nil {
 		t.Fatal(err)
@@ -202,6 +226,30 @@ func TestChunksPageReadsItsRows(t *testing.T) {
 	}
 }
 
+// BenchmarkChunksPage4000x10500 times GET .../chunks?limit=100 on a
+// monitor of 4,000 features and 10,500 chunks of one row: the page's
+// 100 rows are read and evaluated, not the monitor's 10,500.
+func BenchmarkChunksPage4000x10500(b *testing.B) {
+	s, m := widePageServer(b, dbtest.SQLite(b), 10500, 1, "", 4000)
+	h := s.Handler()
+	path := fmt.Sprintf("/api/v1/monitors/%d/chunks?limit=100", m.ID)
+	// The first request also decodes the monitor's model.
+	start := time.Now()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	if rec.Code != 200 {
+		b.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	b.Logf("first page (model decoded): %v", time.Since(start))
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != 200 {
+			b.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+	}
+}
+
 // A page whose rows' features are over the memory budget is refused with
 // 422 naming limit, before they are read; a smaller page is answered.
 func TestChunksPagePriced(t *testing.T) {
@@ -230,5 +278,33 @@ func TestChunksPageBusy(t *testing.T) {
 	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/v1/monitors/%d/chunks?limit=10", m.ID), nil))
 	if rec.Code != 503 || rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Body.String(), "memory bound of") {
 		t.Errorf("%d %q %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+	}
+}
+
+// A dashboard monitor page other than the newest reads its own chunks'
+// rows (and the latest chunks' for the summary), not every row's: the
+// pages past the first evaluated the whole monitor.
+func TestMonitorPageReadsItsRows(t *testing.T) {
+	s, m := pageServer(t, dbtest.SQLite(t), 20000, 1, "")
+	for _, page := range []int{2, 40} {
+		path := fmt.Sprintf("/monitors/%d?page=%d", m.ID, page)
+		getChunks(t, s, path) // the model decoded and cached
+		code, body, alloc := getChunks(t, s, path)
+		if code != 200 || !bytes.Contains(body, fmt.Appendf(nil, "chunks %d to %d of 20000", 20000-page*250, 20000-(page-1)*250-1)) {
+			t.Fatalf("page %d: %d %.300s", page, code, body)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if _, err := s.monitors.Chunks(context.Background(), m, 0, 2); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		whole := after.TotalAlloc - before.TotalAlloc
+		t.Logf("page %d of 250 chunks: %d bytes allocated; all 20000 chunks evaluated: %d", page, alloc, whole)
+		// Relative, as in TestChunksPageReadsItsRows.
+		if alloc*5 > whole {
+			t.Errorf("page %d of 250 of 20000 chunks allocated %d bytes (the whole monitor's evaluation %d)", page, alloc, whole)
+		}
 	}
 }

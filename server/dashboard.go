@@ -175,14 +175,6 @@ const (
 	cardChunks        = 100
 )
 
-// window returns the view of chunks [lo, hi) only, with the thresholds
-// and drift model of the whole.
-func window(v *monitorsvc.View, lo, hi int) *monitorsvc.View {
-	w := *v
-	w.Chunks, w.Complete = v.Chunks[lo:hi], v.Complete[lo:hi]
-	return &w
-}
-
 func newChunkRow(v *monitorsvc.View, r *monitor.Result, complete bool) chunkRow {
 	c := chunkRow{Index: r.Index, N: r.Rows(), Labelled: r.Labelled, Period: r.Period,
 		Estimate: formatNum(r.Estimate), Lower: formatNum(r.Lower), Upper: formatNum(r.Upper), Realized: formatNum(r.Realized),
@@ -204,34 +196,41 @@ func newChunkRow(v *monitorsvc.View, r *monitor.Result, complete bool) chunkRow 
 }
 
 // monitorCard renders page (1: the newest) of a monitor's chunks,
-// perPage chunks a page; a page past the last is the last. The first
-// page of a monitor chunked by size reads only its chunks' rows (and
-// those of the summary's chunks, which are among them).
+// perPage chunks a page; a page past the last is the last. Only the
+// page's rows are read with their features (monitorsvc.Page), and for
+// the summary, on a page other than the newest, the latest chunks'.
 func (s *Server) monitorCard(ctx context.Context, m records.Monitor, width, height, page, perPage int) (monitorCard, error) {
-	var all *monitorsvc.View
-	var err error
-	if page <= 1 && m.ChunkSize > 0 && perPage > monitorsvc.RecentChunks {
-		all, err = s.monitors.Chunks(ctx, m, perPage, perPage)
-	} else {
-		all, err = s.monitors.Chunks(ctx, m, 0, 2)
-	}
+	c := monitorCard{Page: 1, Pages: 1}
+	v, err := s.monitors.Page(ctx, m, func(n int) (int, int) {
+		c.Pages = max(1, (n+perPage-1)/perPage)
+		c.Page = min(max(page, 1), c.Pages)
+		hi := n - (c.Page-1)*perPage
+		return max(0, hi-perPage), hi
+	})
 	if err != nil {
 		return monitorCard{}, err
+	}
+	// The summary counts the latest complete chunks, which the newest
+	// page holds (perPage is more than RecentChunks).
+	latest := v
+	if c.Page > 1 {
+		if m.Period == "" {
+			latest, err = s.monitors.Chunks(ctx, m, monitorsvc.RecentChunks+1, 2)
+		} else {
+			latest, err = s.monitors.Page(ctx, m, func(n int) (int, int) { return max(0, n-monitorsvc.RecentChunks-1), n })
+		}
+		if err != nil {
+			return monitorCard{}, err
+		}
 	}
 	cm, err := s.monitors.Model(&m)
 	if err != nil {
 		return monitorCard{}, err
 	}
-	c := monitorCard{ID: m.ID, Name: m.Name, Rows: m.Rows, Labelled: m.Labelled,
-		Features: strings.Join(cm.Columns.Features, ", "), Prediction: cm.Columns.Prediction,
-		ThLower: formatNum(all.Th.Lower), ThUpper: formatNum(all.Th.Upper), RefRows: all.RefRows, RefCount: all.Th.Chunks}
-	// all holds the last len(all.Chunks) of all.Total chunks.
-	n, skipped := all.Total, all.Total-len(all.Chunks)
-	c.Pages = max(1, (n+perPage-1)/perPage)
-	c.Page = min(max(page, 1), c.Pages)
-	hi := n - (c.Page-1)*perPage - skipped
-	lo := max(0, hi-perPage)
-	v := window(all, lo, hi)
+	c.ID, c.Name, c.Rows, c.Labelled = m.ID, m.Name, m.Rows, m.Labelled
+	c.Features, c.Prediction = strings.Join(cm.Columns.Features, ", "), cm.Columns.Prediction
+	c.ThLower, c.ThUpper, c.RefRows, c.RefCount = formatNum(v.Th.Lower), formatNum(v.Th.Upper), v.RefRows, v.Th.Chunks
+	n := v.Total
 	c.Total, c.Paged = n, n > perPage
 	if c.Page < c.Pages {
 		c.Older = c.Page + 1
@@ -239,7 +238,7 @@ func (s *Server) monitorCard(ctx context.Context, m records.Monitor, width, heig
 	if c.Page > 1 {
 		c.Newer = c.Page - 1
 	}
-	if hi > lo {
+	if len(v.Chunks) > 0 {
 		c.First, c.Last = v.Chunks[0].Index, v.Chunks[len(v.Chunks)-1].Index
 	}
 	title := m.Name + ": estimated MSE per chunk"
@@ -255,14 +254,14 @@ func (s *Server) monitorCard(ctx context.Context, m records.Monitor, width, heig
 	for i := range v.Chunks {
 		c.Chunks = append(c.Chunks, newChunkRow(v, &v.Chunks[i], v.Complete[i]))
 	}
-	sum := all.Summary()
+	sum := latest.Summary()
 	c.RecentChunks, c.RecentAlerts = sum.Recent, sum.RecentAlerts
 	if sum.Latest != nil {
-		r := newChunkRow(all, sum.Latest, true)
+		r := newChunkRow(latest, sum.Latest, true)
 		c.Latest = &r
 	}
 	if sum.Incomplete != nil {
-		r := newChunkRow(all, sum.Incomplete, false)
+		r := newChunkRow(latest, sum.Incomplete, false)
 		c.Incomplete = &r
 	}
 	if v.Drift != nil {
