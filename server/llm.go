@@ -89,13 +89,18 @@ func (s *Server) openAIAuth(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.authorized(r) {
+		switch status, wait := s.authorize(r); status {
+		case http.StatusOK:
+			next.ServeHTTP(w, r)
+		case http.StatusTooManyRequests:
+			w.Header().Set("Retry-After", retryAfter(wait))
+			llmproxy.WriteError(w, status, "requests", "rate_limit_exceeded",
+				"too many wrong API keys from this address; retry after "+retryAfter(wait)+" s")
+		default:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="genlens"`)
 			llmproxy.WriteError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key",
 				"missing or wrong bearer token: send the genlens server's token as the API key")
-			return
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 

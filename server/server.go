@@ -282,37 +282,69 @@ func (s *Server) diskLow() bool {
 // auth requires "Authorization: Bearer <token>" (scheme in any case)
 // when a token is set, compared in constant time. A browser's GET may
 // carry the token in the dashboard's cookie instead (set by /login); an
-// HTML request without it is sent to the sign-in form.
+// HTML request without it is sent to the sign-in form. Wrong tokens are
+// limited as the sign-in form's are (see authorize).
 func (s *Server) auth(next http.Handler) http.Handler {
 	if s.token == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.authorized(r) {
+		switch status, wait := s.authorize(r); status {
+		case http.StatusOK:
+			next.ServeHTTP(w, r)
+		case http.StatusTooManyRequests:
+			w.Header().Set("Retry-After", retryAfter(wait))
+			s.writeJSON(w, status, errorBody{Error: "too many wrong bearer tokens from this address; retry after " + retryAfter(wait) + " s"})
+		default:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="genlens"`)
 			if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html") {
 				http.Redirect(w, r, "/login", http.StatusSeeOther)
 				return
 			}
 			s.writeJSON(w, http.StatusUnauthorized, errorBody{Error: "missing or wrong bearer token"})
-			return
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 
-func (s *Server) authorized(r *http.Request) bool {
+// authorize says whether r carries the token: 200, 401, or 429 with the
+// wait when its address sent too many wrong ones (the sign-in form's
+// limiter, which counts only the failures here, so that a client holding
+// the token never runs out). The limit is asked before the token is
+// compared: an address over it learns nothing of its guesses. A request
+// without any token is not a guess and is not counted.
+func (s *Server) authorize(r *http.Request) (int, time.Duration) {
+	addr, now := clientAddr(r), s.now()
+	if wait := s.logins.Wait(addr, now); wait > 0 {
+		return http.StatusTooManyRequests, wait
+	}
+	ok, sent := s.authorized(r)
+	switch {
+	case ok:
+		s.logins.Succeeded(addr, now)
+		return http.StatusOK, 0
+	case sent:
+		s.logins.FailedFrom(addr, now)
+	}
+	return http.StatusUnauthorized, 0
+}
+
+// authorized says whether r carries the token, and whether it carries
+// any.
+func (s *Server) authorized(r *http.Request) (ok, sent bool) {
 	h := r.Header.Get("Authorization")
 	if h == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		if c, err := r.Cookie(tokenCookie); err == nil {
-			return subtle.ConstantTimeCompare([]byte(c.Value), s.token) == 1
+			return subtle.ConstantTimeCompare([]byte(c.Value), s.token) == 1, true
 		}
+	}
+	if h == "" {
+		return false, false
 	}
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "bearer") {
-		return false
+		return false, true
 	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), s.token) == 1
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), s.token) == 1, true
 }
 
 // errorBody is every error response: the message, and the request field

@@ -53,11 +53,53 @@ func (b *bucket) fill(now time.Time, burst float64, refill time.Duration) {
 func (l *Limiter) Allow(addr string, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	b := l.bucket(addr, now)
+	if wait := l.wait(b, addr, now); wait > 0 {
+		return false, wait
+	}
+	b.tokens--
+	return true, 0
+}
+
+// Wait is how long addr must wait before its next attempt at now (0: it
+// may try), as Allow decides, without taking an attempt: for a check
+// that counts only the failures (FailedFrom), such as a bearer token on
+// every request, where a client holding the token must not run out.
+func (l *Limiter) Wait(addr string, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.init(now)
+	// An address without a bucket has a full one: none is made for it,
+	// so that the requests of many addresses cost no memory here.
+	b := l.buckets[addr]
+	if b == nil {
+		b = &bucket{tokens: loginBurst, at: now}
+	}
+	return l.wait(b, addr, now)
+}
+
+// FailedFrom counts a wrong token from addr against its bucket and the
+// account's.
+func (l *Limiter) FailedFrom(addr string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucket(addr, now)
+	b.fill(now, loginBurst, loginRefill)
+	b.tokens = math.Max(0, b.tokens-1)
+	l.failed(now)
+}
+
+func (l *Limiter) init(now time.Time) {
 	if l.buckets == nil {
 		l.buckets = map[string]*bucket{}
 		l.known = map[string]time.Time{}
 		l.account = &bucket{tokens: loginAccountBurst, at: now}
 	}
+}
+
+// bucket returns addr's bucket, made full when it has none.
+func (l *Limiter) bucket(addr string, now time.Time) *bucket {
+	l.init(now)
 	b := l.buckets[addr]
 	if b == nil {
 		if len(l.buckets) >= loginClients {
@@ -66,22 +108,32 @@ func (l *Limiter) Allow(addr string, now time.Time) (bool, time.Duration) {
 		b = &bucket{tokens: loginBurst, at: now}
 		l.buckets[addr] = b
 	}
+	return b
+}
+
+// wait fills b, addr's bucket, and the account's to now and says how
+// long addr must wait for its next attempt.
+func (l *Limiter) wait(b *bucket, addr string, now time.Time) time.Duration {
 	b.fill(now, loginBurst, loginRefill)
 	if b.tokens < 1 {
-		return false, time.Duration((1 - b.tokens) * float64(loginRefill))
+		return time.Duration((1 - b.tokens) * float64(loginRefill))
 	}
 	l.account.fill(now, loginAccountBurst, AccountRefill)
 	if t, ok := l.known[addr]; (!ok || now.Sub(t) > loginKnownFor) && l.account.tokens < 1 {
-		return false, time.Duration((1 - l.account.tokens) * float64(AccountRefill))
+		return time.Duration((1 - l.account.tokens) * float64(AccountRefill))
 	}
-	b.tokens--
-	return true, 0
+	return 0
 }
 
 // Failed counts a wrong token against the account.
 func (l *Limiter) Failed(now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.init(now)
+	l.failed(now)
+}
+
+func (l *Limiter) failed(now time.Time) {
 	l.account.fill(now, loginAccountBurst, AccountRefill)
 	l.account.tokens = math.Max(0, l.account.tokens-1)
 }
@@ -90,6 +142,10 @@ func (l *Limiter) Failed(now time.Time) {
 func (l *Limiter) Succeeded(addr string, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.init(now)
+	if t, ok := l.known[addr]; ok && now.Sub(t) < time.Minute {
+		return // remembered a moment ago: every request of a client calls this
+	}
 	if len(l.known) >= loginKnown {
 		for k, t := range l.known {
 			if now.Sub(t) > loginKnownFor {
