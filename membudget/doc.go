@@ -13,8 +13,11 @@
 // It bounds each allocation: the estimators hold a few such matrices at
 // once, so the budget is a fraction of the memory. Their sum over the
 // jobs and requests a process runs at once is bounded too: every check
-// also admits the bytes only beside what the process's heap holds and
-// what Reserve promised to work in flight, within ProcessLimit (three
+// also admits the bytes only beside what the process's heap holds, what
+// Reserve promised to work in flight and what the checks just before it
+// admitted and the heap does not show yet (the test and the promise made
+// under one lock, so that two checks at once cannot both take the same
+// room), within ProcessLimit (three
 // quarters of the memory the process may use); work that does not fit
 // now is refused with a *BusyError, which the service answers with 503.
 package membudget

@@ -7,6 +7,7 @@ import (
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/fields"
@@ -16,12 +17,59 @@ import (
 // jobs and requests each within it could still together take the process
 // past its memory. Every admission (Check, CheckBytes, Reserve) therefore
 // also asks whether the bytes fit beside what the process's heap holds
-// now and what Reserve has promised to work in flight.
+// now, what Reserve has promised to work in flight, and what the checks
+// just before it admitted and the heap does not show yet; the test and
+// the promise are made under one lock.
 var (
 	processLimit atomic.Int64 // 0: DefaultProcessLimit
-	mu           sync.Mutex   // reserved, and admissions against it
+	mu           sync.Mutex   // reserved, pending, and admissions against them
 	reserved     int64
+	pending      []promise // oldest first
+	clock        = time.Now
 )
+
+// A promise is what Check admitted: need bytes, when the heap held heap.
+// Check's caller allocates right after it, and until the heap shows the
+// bytes (or checkGrace has passed) they are counted as promised, so that
+// two checks at the same instant cannot both be admitted into the same
+// room.
+type promise struct {
+	need, heap int64
+	at         time.Time
+}
+
+// checkGrace is how long a check's bytes stay promised when the heap does
+// not show them (its caller allocated less than it asked, or failed).
+const checkGrace = 2 * time.Second
+
+// maxPending bounds the promises kept; past it the oldest are forgotten.
+const maxPending = 1024
+
+// outstanding is the bytes of the promises the heap, holding h bytes now,
+// does not show yet; it forgets the others. The heap's growth since the
+// oldest promise is ascribed to the promises in order, each up to what it
+// asked and to the growth since it was made: growth counts once, so two
+// promises are not both taken as kept by one allocation. The caller
+// holds mu.
+func outstanding(h int64, now time.Time) int64 {
+	if len(pending) == 0 {
+		return 0
+	}
+	pool := max(0, h-pending[0].heap)
+	var sum int64
+	kept := pending[:0]
+	for _, p := range pending {
+		used := min(p.need, pool, max(0, h-p.heap))
+		pool -= used
+		if rest := p.need - used; rest > 0 && now.Sub(p.at) < checkGrace {
+			sum += rest
+			kept = append(kept, p)
+		}
+	}
+	clear(pending[len(kept):])
+	pending = kept
+	return sum
+}
 
 // DefaultProcessLimit is the process-wide bound when SetProcessLimit was
 // not called: three quarters of the memory the process may use (the
@@ -87,9 +135,11 @@ func heapBytes() int64 {
 	return int64(min(s[0].Value.Uint64(), math.MaxInt64))
 }
 
-// admit reports whether need bytes (and promise of them, when reserve)
-// fit within the process-wide bound l beside the heap and the bytes
-// promised; the caller holds mu. A first refusal collects the garbage
+// admit reports whether need bytes fit within the process-wide bound
+// beside the heap, the bytes reserved and those checks promised that the
+// heap does not show yet, and promises them in the same hold of mu, which
+// the caller holds: as a reservation when reserve, else for the check's
+// caller to allocate (see promise). A first refusal collects the garbage
 // and measures again: the heap's dead objects are not held.
 func admit(what string, need int64, reserve bool) error {
 	l := ProcessLimit()
@@ -99,16 +149,25 @@ func admit(what string, need int64, reserve bool) error {
 		}
 		return nil
 	}
-	held := heapBytes() + reserved
+	now := clock()
+	h := heapBytes()
+	held := h + reserved + outstanding(h, now)
 	if need > l-held {
 		runtime.GC()
-		held = heapBytes() + reserved
+		h = heapBytes()
+		held = h + reserved + outstanding(h, now)
 	}
 	if need > l-held {
 		return &BusyError{What: what, Bytes: need, Held: held, Limit: l}
 	}
-	if reserve {
+	switch {
+	case reserve:
 		reserved += need
+	case need > 0:
+		if len(pending) == maxPending {
+			pending = append(pending[:0], pending[1:]...)
+		}
+		pending = append(pending, promise{need: need, heap: h, at: now})
 	}
 	return nil
 }
