@@ -118,8 +118,17 @@ func FitDrift(x *mat.Dense, features []string) (*DriftModel, error) {
 
 // principalAxes returns the eigenvalues of the covariance (ddof 1) of the
 // rows of z, largest first, and their unit eigenvectors.
+//
+// With fewer rows than columns (n < d) only the n largest are returned,
+// from the n × n Gram matrix: the others are 0, and the d × d
+// decomposition (minutes for 4,000 features) is not needed for them.
 func principalAxes(z *mat.Dense) ([]float64, [][]float64, error) {
-	n, _ := z.Dims()
+	n, d := z.Dims()
+	if n < d {
+		if vals, vecs, ok := gramAxes(z); ok {
+			return vals, vecs, nil
+		}
+	}
 	var cov mat.SymDense
 	cov.SymOuterK(1/float64(n-1), z.T())
 	var eig mat.EigenSym
@@ -139,6 +148,43 @@ func principalAxes(z *mat.Dense) ([]float64, [][]float64, error) {
 		sv[k], sx[k] = vals[i], mat.Col(nil, i, &vecs)
 	}
 	return sv, sx, nil
+}
+
+// gramAxes is principalAxes from the Gram matrix z zᵀ/(n-1), whose
+// nonzero eigenvalues are the covariance's: an eigenvector u of it gives
+// the covariance's zᵀu, normalised. It returns the n eigenvalues and
+// vectors, false when the largest is not positive (a constant reference,
+// whose axes the Gram matrix cannot give).
+func gramAxes(z *mat.Dense) ([]float64, [][]float64, bool) {
+	n, _ := z.Dims()
+	var gram mat.SymDense
+	gram.SymOuterK(1/float64(n-1), z)
+	var eig mat.EigenSym
+	if !eig.Factorize(&gram, true) {
+		return nil, nil, false
+	}
+	vals := eig.Values(nil)
+	var u mat.Dense
+	eig.VectorsTo(&u)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return vals[order[a]] > vals[order[b]] })
+	if vals[order[0]] <= 0 {
+		return nil, nil, false
+	}
+	sv, sx := make([]float64, n), make([][]float64, n)
+	var v mat.VecDense
+	for k, i := range order {
+		sv[k] = vals[i]
+		v.MulVec(z.T(), u.ColView(i))
+		if norm := mat.Norm(&v, 2); norm > 0 {
+			v.ScaleVec(1/norm, &v)
+		}
+		sx[k] = slices.Clone(v.RawVector().Data)
+	}
+	return sv, sx, true
 }
 
 // driftFolds is the number of folds the reference rows' reconstruction
