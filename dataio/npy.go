@@ -154,7 +154,6 @@ func decodeNPY(s src, r io.Reader, avail int64) (*Array, error) {
 		return nil, &InputError{File: s.file, Key: s.key, Msg: fmt.Sprintf("shape %s: %v", fmtShape(h.shape), err), Err: err}
 	}
 
-	var raw []byte
 	switch {
 	case avail >= 0:
 		if int64(nbytes) > avail {
@@ -163,32 +162,39 @@ func decodeNPY(s src, r io.Reader, avail int64) (*Array, error) {
 		if int64(nbytes) < avail {
 			return nil, s.errf(0, "", fmt.Sprintf("%d unexpected bytes after the data of shape %s (wrong shape in header?)", avail-int64(nbytes), fmtShape(h.shape)))
 		}
-		raw = make([]byte, nbytes)
-		if _, err := io.ReadFull(r, raw); err != nil {
+	case s.compressed > 0 && int64(nbytes) > decompressedLimit(s.compressed):
+		return nil, bombError(s, s.compressed, fmt.Sprintf("shape %s declares %s of data,", fmtShape(h.shape), fmtBytes(int64(nbytes))))
+	}
+	// The values, decoded a chunk of bytes at a time as they arrive: the
+	// raw bytes are never held whole beside them (a 2 GiB matrix read
+	// from an .npz member took 6 GiB while its buffer grew). The shape
+	// was priced above; memory is touched only as data arrives.
+	data := make([]float64, nelem)
+	chunk := make([]byte, min(nbytes, (1<<20)/dt.size*dt.size))
+	for off := 0; off < nelem; {
+		k := min(len(chunk)/dt.size, nelem-off)
+		got, err := io.ReadFull(r, chunk[:k*dt.size])
+		if err != nil {
+			if isEOF(err) && avail < 0 {
+				return nil, s.errf(0, "", fmt.Sprintf("truncated data: shape %s of %s needs %d bytes, got %d", fmtShape(h.shape), h.descr, nbytes, off*dt.size+got))
+			}
 			return nil, readErr(s, err, "truncated data")
 		}
-	default:
-		if s.compressed > 0 && int64(nbytes) > decompressedLimit(s.compressed) {
-			return nil, bombError(s, s.compressed, fmt.Sprintf("shape %s declares %s of data,", fmtShape(h.shape), fmtBytes(int64(nbytes))))
-		}
-		// Size unknown: grow the buffer as bytes actually arrive, so a
-		// corrupt shape cannot trigger a huge allocation. Reading one byte
-		// past the end detects trailing garbage and, for zip members,
-		// makes archive/zip verify the checksum at EOF.
-		raw, err = io.ReadAll(io.LimitReader(r, int64(nbytes)+1))
-		if err != nil {
+		convert(data[off:off+k], chunk[:k*dt.size], dt)
+		off += k
+	}
+	if avail < 0 {
+		// Size unknown: one byte past the end detects trailing garbage
+		// and, for zip members, makes archive/zip verify the checksum at
+		// EOF.
+		var one [1]byte
+		if n, err := io.ReadFull(r, one[:]); n > 0 {
+			return nil, s.errf(0, "", fmt.Sprintf("unexpected bytes after the data of shape %s (wrong shape in header?)", fmtShape(h.shape)))
+		} else if err != io.EOF {
+			// A truncated gzip stream's io.ErrUnexpectedEOF among them.
 			return nil, readErr(s, err, "cannot read data")
 		}
-		if len(raw) < nbytes {
-			return nil, s.errf(0, "", fmt.Sprintf("truncated data: shape %s of %s needs %d bytes, got %d", fmtShape(h.shape), h.descr, nbytes, len(raw)))
-		}
-		if len(raw) > nbytes {
-			return nil, s.errf(0, "", fmt.Sprintf("unexpected bytes after the data of shape %s (wrong shape in header?)", fmtShape(h.shape)))
-		}
 	}
-
-	data := make([]float64, nelem)
-	convert(data, raw, dt)
 	if h.fortran && len(h.shape) > 1 {
 		data = fortranToC(data, h.shape)
 	}
