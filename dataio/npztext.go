@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // NPZContents is an .npz archive of float64 arrays, integer scalars and
@@ -22,6 +25,10 @@ type NPZContents struct {
 	Arrays map[string]*Array // float64, any shape ('<f8')
 	Ints   map[string]int64  // 0-d int64 ('<i8')
 	Texts  map[string]string // 0-d unicode ('<U<length>')
+	// Symmetric are float64 (d, d) arrays ('<f8') written from a
+	// symmetric matrix's upper triangle a row at a time: a covariance of
+	// 16384 features is not copied whole (2 GiB) to be written.
+	Symmetric map[string]*mat.SymDense
 }
 
 // MaxNPZText bounds the length, in code points, of a text scalar
@@ -62,6 +69,14 @@ func EncodeNPZContents(w io.Writer, c NPZContents) error {
 			return err
 		}
 	}
+	for k, m := range c.Symmetric {
+		if m == nil {
+			return fmt.Errorf("dataio: nil symmetric matrix (key %q)", k)
+		}
+		if err := add(k, 's'); err != nil {
+			return err
+		}
+	}
 	for k, t := range c.Texts {
 		if !utf8.ValidString(t) {
 			return fmt.Errorf("dataio: .npz text %q is not valid UTF-8", k)
@@ -84,6 +99,8 @@ func EncodeNPZContents(w io.Writer, c NPZContents) error {
 		switch kinds[k] {
 		case 'f':
 			err = encodeNPY(fw, c.Arrays[k])
+		case 's':
+			err = encodeSymNPY(fw, c.Symmetric[k])
 		case 'i':
 			if err = encodeNPYHeader(fw, "<i8", nil); err == nil {
 				_, err = fw.Write(binary.LittleEndian.AppendUint64(nil, uint64(c.Ints[k])))
@@ -96,6 +113,30 @@ func EncodeNPZContents(w io.Writer, c NPZContents) error {
 		}
 	}
 	return zw.Close()
+}
+
+// encodeSymNPY writes m as a C-order (d, d) float64 array, each row
+// assembled from the upper triangle (the column above the diagonal, then
+// the row from it).
+func encodeSymNPY(w io.Writer, m *mat.SymDense) error {
+	d := m.SymmetricDim()
+	if err := encodeNPYHeader(w, "<f8", []int{d, d}); err != nil {
+		return err
+	}
+	raw := m.RawSymmetric()
+	buf := make([]byte, 8*d)
+	for i := range d {
+		for j := range i {
+			binary.LittleEndian.PutUint64(buf[8*j:], math.Float64bits(raw.Data[j*raw.Stride+i]))
+		}
+		for j := i; j < d; j++ {
+			binary.LittleEndian.PutUint64(buf[8*j:], math.Float64bits(raw.Data[i*raw.Stride+j]))
+		}
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // encodeText writes t as a 0-d NumPy unicode array: UTF-32LE code points,

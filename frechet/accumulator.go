@@ -285,6 +285,26 @@ func (a *Accumulator) Stats(ddof int) Stats {
 	return Stats{N: a.n, Mu: a.Mean(), Sigma: a.Cov(ddof)}
 }
 
+// TakeStats is Stats without copying the covariance: the accumulator's
+// own scatter matrix is scaled into it (a 16384-d covariance is 2 GiB),
+// so a must not be used afterwards.
+func (a *Accumulator) TakeStats(ddof int) Stats {
+	den := float64(a.n - ddof)
+	if den <= 0 {
+		return a.Stats(ddof)
+	}
+	raw, inv := a.m2.RawSymmetric(), 1/den
+	for i := 0; i < a.d; i++ {
+		r := raw.Data[i*raw.Stride : i*raw.Stride+a.d]
+		for j := i; j < a.d; j++ {
+			r[j] *= inv
+		}
+	}
+	s := Stats{N: a.n, Mu: a.Mean(), Sigma: a.m2}
+	a.m2 = nil
+	return s
+}
+
 // addGramUpper adds T Tᵀ to the upper triangle of c, for T of size d×k.
 // Entries below the diagonal of c's storage may be overwritten; a
 // blas.Upper symmetric matrix never reads them.

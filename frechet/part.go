@@ -106,10 +106,8 @@ func (p *Part) contents(meta bool) dataio.NPZContents {
 		return c
 	}
 	d := p.Dim()
-	c.Arrays = map[string]*dataio.Array{
-		"mean":    {Shape: []int{d}, Data: slices.Clone(p.Mean)},
-		"scatter": {Shape: []int{d, d}, Data: symToDense(p.Scatter).RawMatrix().Data},
-	}
+	c.Arrays = map[string]*dataio.Array{"mean": {Shape: []int{d}, Data: slices.Clone(p.Mean)}}
+	c.Symmetric = map[string]*mat.SymDense{"scatter": p.Scatter}
 	return c
 }
 
@@ -353,10 +351,8 @@ func statsContents(s Stats, meta map[string]string) (dataio.NPZContents, error) 
 		return dataio.NPZContents{}, err
 	}
 	d := s.Dim()
-	c := dataio.NPZContents{Arrays: map[string]*dataio.Array{
-		"mu":    {Shape: []int{d}, Data: slices.Clone(s.Mu)},
-		"sigma": {Shape: []int{d, d}, Data: symToDense(s.Sigma).RawMatrix().Data},
-	}, Texts: meta}
+	c := dataio.NPZContents{Arrays: map[string]*dataio.Array{"mu": {Shape: []int{d}, Data: slices.Clone(s.Mu)}},
+		Symmetric: map[string]*mat.SymDense{"sigma": s.Sigma}, Texts: meta}
 	if s.N > 0 {
 		c.Arrays["n"] = &dataio.Array{Shape: []int{1}, Data: []float64{float64(s.N)}}
 	}

@@ -344,7 +344,7 @@ func StatsMerge(ctx context.Context, env job.Env, req StatsMergeRequest) (*Stats
 	if acc.N() < 2 {
 		return nil, &dataio.InputError{File: first.path, Msg: fmt.Sprintf("the parts hold %d row(s) in all; a covariance needs 2", acc.N())}
 	}
-	st := acc.Stats(1)
+	st := acc.TakeStats(1)
 	if w := singularWarning("stats merge", fmt.Sprintf("the merge of %d part%s", len(es), plural(len(es))), st.N, st.Dim(), "a Fréchet distance (FID) from these statistics"); w != "" {
 		env.Warning(w)
 	}

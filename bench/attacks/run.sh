@@ -1,0 +1,58 @@
+#!/bin/sh
+# Runs the command-line form of each attack on genlens that has one (a
+# stats part of 16384 dimensions or of a billion shards, entropy's cs
+# kernel at t = 1000, RougeL on 978 KB of answers, weights whose tensors
+# view one storage, compare against 16384-d statistics, sample against an
+# upstream answering 30 MB per choice) under /usr/bin/time -v, and prints
+# each one's exit status, wall time and peak resident memory. Every case
+# should end with a clear refusal (exit 2) or a result, under 2.5 GB.
+#
+#   bench/attacks/run.sh
+#
+# It needs GNU time (/usr/bin/time), about 200 MB of disk for the inputs,
+# port 18441 free, and for the weights cases PyTorch under /usr/bin/python3
+# (skipped without it). The inputs are written by `go run ./bench/attacks
+# gen`.
+set -eu
+cd "$(dirname "$0")/../.."
+T=$(mktemp -d)
+trap 'kill $(cat $T/pids 2>/dev/null) 2>/dev/null; rm -rf $T' EXIT
+go build -o $T/genlens ./cmd/genlens
+go build -o $T/attacks ./bench/attacks
+export GENLENS_CACHE=$T/cache
+A=$T/in
+$T/attacks gen $A
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+	/usr/bin/python3 - "$A" <<'PY'
+import sys, torch
+# 168 MB of one storage, viewed by four of DINOv2's keys.
+for name, s in (("u8", torch.zeros(168_000_000, dtype=torch.uint8)), ("f16", torch.zeros(84_000_000, dtype=torch.float16))):
+    keys = ["patch_embed.proj.weight", "blocks.0.attn.qkv.weight", "blocks.0.mlp.fc1.weight", "pos_embed"]
+    torch.save({k: s[i:] for i, k in enumerate(keys)}, f"{sys.argv[1]}/shared-{name}.pth")
+PY
+fi
+$T/attacks upstream 127.0.0.1:18441 & echo $! >>$T/pids
+
+printf '%-24s %5s %9s %10s  %s\n' case exit seconds "peak MB" "first line of stderr"
+run() {
+	name=$1
+	shift
+	/usr/bin/time -v -o $T/time "$@" >$T/out 2>$T/err && code=0 || code=$?
+	rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2/1024}' $T/time)
+	wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2, p, ":"); s=0; for (i=1; i<=n; i++) s=s*60+p[i]; printf "%.1f", s}' $T/time)
+	code=$(awk -F': ' '/Exit status/ {print $2}' $T/time)
+	printf '%-24s %5s %9s %10s  %.90s\n' "$name" "$code" "$wall" "$rss" "$(grep -v '^Command exited' $T/err | head -1)"
+}
+G=$T/genlens
+run merge-16384-budget100 $G stats merge --matrix-budget-mb 100 $A/part-16384.npz --out $T/m1.npz
+run merge-16384 $G stats merge $A/part-16384.npz --out $T/m2.npz
+run merge-1e9-shards $G stats merge $A/part-1e9-shards.npz --out $T/m3.npz
+run entropy-cs-t1000 $G entropy --in $A/answers-34k.jsonl --t 1000 --scores kernel-entropy --out $T/e1
+run entropy-t1000-default $G entropy --in $A/answers-34k.jsonl --t 1000 --out $T/e2
+run entropy-978k-rougel $G entropy --in $A/answers-978k.jsonl --out $T/e3
+for w in u8 f16; do
+	[ -f $A/shared-$w.pth ] && run weights-shared-$w $G features $A/img --embedder dinov2-vits14 --weights $A/shared-$w.pth --no-cache --out $T/f-$w.npy
+done
+run compare-16384-budget100 $G compare --matrix-budget-mb 100 --real $A/ref-16384.npz --fake $A/fake-16384.npy
+run compare-16384 $G compare --real $A/ref-16384.npz --fake $A/fake-16384.npy
+run sample-30MB-choices $G sample --prompts $A/prompts-8.jsonl --base-url http://127.0.0.1:18441/v1 --model m --n 10 --retries 0 --out $T/answers.jsonl
