@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"math"
+	"sort"
 	"sync"
 )
 
@@ -15,7 +16,46 @@ const MaxExactKS = 10000
 // sup_x |F_a(x) - F_b(x)| of two sorted samples, the empirical
 // distribution functions being right-continuous (tied values step
 // together). Both samples must be non-empty.
+//
+// When one sample is much smaller (a chunk of a few rows against the
+// reference) the statistic is evaluated at its values alone, with binary
+// searches in the other: the same value, without walking the larger one.
 func KSStatistic(a, b []float64) float64 {
+	switch {
+	case len(b)*16 <= len(a):
+		return ksFew(a, b)
+	case len(a)*16 <= len(b):
+		return ksFew(b, a)
+	}
+	return ksWalk(a, b)
+}
+
+// ksFew is KSStatistic of a large sorted sample l and a small one s.
+// Between two consecutive distinct values of s, F_s is constant and F_l
+// grows, so |F_s - F_l| is largest at one end: at the first value (F_l
+// counting l's values up to it) or just before the next (counting those
+// below it); before s's first value F_s is 0.
+func ksFew(l, s []float64) float64 {
+	nl, ns := float64(len(l)), float64(len(s))
+	d := float64(sort.SearchFloat64s(l, s[0])) / nl
+	for k := 0; k < len(s); {
+		x := s[k]
+		for k < len(s) && s[k] <= x {
+			k++
+		}
+		upTo := sort.Search(len(l), func(i int) bool { return l[i] > x })
+		d = math.Max(d, math.Abs(float64(upTo)/nl-float64(k)/ns))
+		below := len(l)
+		if k < len(s) {
+			below = sort.SearchFloat64s(l, s[k])
+		}
+		d = math.Max(d, math.Abs(float64(below)/nl-float64(k)/ns))
+	}
+	return d
+}
+
+// ksWalk is KSStatistic by one walk through both samples.
+func ksWalk(a, b []float64) float64 {
 	na, nb := float64(len(a)), float64(len(b))
 	var i, j int
 	var d float64

@@ -174,3 +174,55 @@ func countLE(v []float64, x float64) int {
 	}
 	return n
 }
+
+// KSStatistic of a small sample against a large one (binary searches)
+// is bit for bit the walk through both, with ties within and across the
+// samples, either way round.
+func TestKSFewIsTheWalk(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for trial := range 2000 {
+		nl, ns := 16+r.IntN(400), 1+r.IntN(20)
+		grid := float64(1 + r.IntN(50)) // coarse values: many ties
+		draw := func(n int, shift float64) []float64 {
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = math.Round((r.NormFloat64()+shift)*grid) / grid
+			}
+			slices.Sort(v)
+			return v
+		}
+		l, s := draw(nl, 0), draw(ns, r.NormFloat64())
+		if ns*16 > nl {
+			continue
+		}
+		if got, want := KSStatistic(l, s), ksWalk(l, s); got != want {
+			t.Fatalf("trial %d: KSStatistic(l, s) = %v, the walk %v\nl %v\ns %v", trial, got, want, l, s)
+		}
+		if got, want := KSStatistic(s, l), ksWalk(s, l); got != want {
+			t.Fatalf("trial %d: KSStatistic(s, l) = %v, the walk %v", trial, got, want)
+		}
+	}
+}
+
+// BenchmarkKSStatisticChunkOfOne: one row's feature against 300
+// reference values, as a monitor chunked by single rows asks 4,000
+// features × 100 chunks of it for a page.
+func BenchmarkKSStatisticChunkOfOne(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	l := make([]float64, 300)
+	for i := range l {
+		l[i] = r.NormFloat64()
+	}
+	slices.Sort(l)
+	s := []float64{0.7}
+	b.Run("walk", func(b *testing.B) {
+		for b.Loop() {
+			ksWalk(l, s)
+		}
+	})
+	b.Run("few", func(b *testing.B) {
+		for b.Loop() {
+			KSStatistic(l, s)
+		}
+	})
+}
