@@ -258,7 +258,7 @@ func BenchmarkChunksPage4000x10500(b *testing.B) {
 		}
 		n++
 	}
-	b.ReportMetric((cpuTime() - cpu).Seconds()/float64(n), "cpu-s/op")
+	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(n), "cpu-s/op")
 }
 
 // A page whose rows' features are over the memory budget is refused with

@@ -7,13 +7,20 @@
 # each one's exit status, wall time and peak resident memory. Every case
 # should end with a clear refusal (exit 2) or a result, under 2.5 GB.
 #
-#   bench/attacks/run.sh
+#   bench/attacks/run.sh            # under a 6 GB address-space cap, as attacked
+#   CAP= bench/attacks/run.sh       # uncapped: the budget follows the machine
+#
+# The cap (prlimit --as, as TestServeAdversarial runs serve) matters: the
+# default matrix budget is a quarter of the memory the process may use,
+# so under 6 GB a 16384-d covariance (2 GiB) is refused before it is read,
+# while uncapped on a large machine it is admitted and worked on.
 #
 # It needs GNU time (/usr/bin/time), about 200 MB of disk for the inputs,
 # port 18441 free, and for the weights cases PyTorch under /usr/bin/python3
 # (skipped without it). The inputs are written by `go run ./bench/attacks
 # gen`.
 set -eu
+CAP=${CAP-6G}
 cd "$(dirname "$0")/../.."
 T=$(mktemp -d)
 trap 'kill $(cat $T/pids 2>/dev/null) 2>/dev/null; rm -rf $T' EXIT
@@ -33,11 +40,15 @@ PY
 fi
 $T/attacks upstream 127.0.0.1:18441 & echo $! >>$T/pids
 
+echo "address-space cap: ${CAP:-none}"
 printf '%-24s %5s %9s %10s  %s\n' case exit seconds "peak MB" "first line of stderr"
 run() {
 	name=$1
 	shift
-	/usr/bin/time -v -o $T/time "$@" >$T/out 2>$T/err && code=0 || code=$?
+	if [ -n "$CAP" ]; then
+		set -- prlimit --as=$CAP -- "$@"
+	fi
+	/usr/bin/time -v -o $T/time "$@" >$T/out 2>$T/err || true
 	rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2/1024}' $T/time)
 	wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2, p, ":"); s=0; for (i=1; i<=n; i++) s=s*60+p[i]; printf "%.1f", s}' $T/time)
 	code=$(awk -F': ' '/Exit status/ {print $2}' $T/time)
@@ -56,3 +67,5 @@ done
 run compare-16384-budget100 $G compare --matrix-budget-mb 100 --real $A/ref-16384.npz --fake $A/fake-16384.npy
 run compare-16384 $G compare --real $A/ref-16384.npz --fake $A/fake-16384.npy
 run sample-30MB-choices $G sample --prompts $A/prompts-8.jsonl --base-url http://127.0.0.1:18441/v1 --model m --n 10 --retries 0 --out $T/answers.jsonl
+run sample-30MB-long $G sample --prompts $A/prompts-8.jsonl --base-url http://127.0.0.1:18441/v1 --model m --n 10 --max-tokens 131072 --retries 0 --out $T/answers2.jsonl
+run sample-n1024-131072 $G sample --prompts $A/prompts-8.jsonl --base-url http://127.0.0.1:18441/v1 --model m --n 1024 --max-tokens 131072 --retries 0 --out $T/answers3.jsonl
