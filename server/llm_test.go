@@ -646,7 +646,7 @@ func TestLLMOptionsRefused(t *testing.T) {
 	for _, o := range []server.LLMOptions{
 		{Client: c, Sampler: fs, Samples: 1},
 		{Client: c, Sampler: fs, Samples: llmproxy.MaxSamples + 1},
-		{Client: c, Sampler: fs, Score: "perplexity"},
+		{Client: c, Sampler: fs, Score: "lexical-similarity"},
 		{Sampler: fs}, // samples without an upstream
 	} {
 		opts := server.Options{LLM: o}
