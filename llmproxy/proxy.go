@@ -168,6 +168,7 @@ var scores = map[string]scoreFunc{
 	string(uncertainty.ScoreKLE):           scoreWith(uncertainty.ScoreKLE),
 	string(uncertainty.ScoreEigV):          scoreWith(uncertainty.ScoreEigV),
 	string(uncertainty.ScoreDegree):        scoreWith(uncertainty.ScoreDegree),
+	string(uncertainty.ScoreEcc):           scoreWith(uncertainty.ScoreEcc),
 }
 
 // tokenScores are the scores of the samples' token log-probabilities
@@ -327,7 +328,7 @@ func New(o Options) (*Proxy, error) {
 	}
 	if o.Embedder != nil {
 		if p.scoreFn = embeddingScore(p.score, o.Embedder); p.scoreFn == nil {
-			return nil, fmt.Errorf("llmproxy: score %q does not use embeddings: drop the embedder or choose kernel-entropy, kle, eigv or degree", p.score)
+			return nil, fmt.Errorf("llmproxy: score %q does not use embeddings: drop the embedder or choose one of %s", p.score, strings.Join(EmbeddingScores(), ", "))
 		}
 	}
 	if p.sampler == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/llm/llmtest"
 	"github.com/genlens/genlens/llmproxy"
+	"github.com/genlens/genlens/uncertainty"
 )
 
 // capturing draws the samples through the client and keeps them.
@@ -252,5 +253,34 @@ func TestProxySemanticAndPTrue(t *testing.T) {
 	}
 	if len(prompts) != 1 || !strings.Contains(prompts[0], "Proposed Answer:  yes\n") || !strings.Contains(prompts[0], "Question: Input: cat\nLabel: yes") {
 		t.Errorf("p(True) asked %q", prompts)
+	}
+}
+
+// ecc, the eccentricity of the samples' similarity graph, is served as
+// the other graph scores are: what package uncertainty gives the samples.
+func TestProxyEcc(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","model":"tiny","choices":[{"index":0,"message":{"role":"assistant","content":"Paris"}}]}`+"\n")
+	}))
+	defer up.Close()
+	c, err := llm.New(llm.Config{BaseURL: up.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := fixedSampler{"Paris is the capital", "Lyon", "Paris", "the capital is Paris"}
+	p, err := llmproxy.New(llmproxy.Options{Client: c, Sampler: samples, Samples: 4, Score: "ecc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	out := callProxy(t, p, `{"model":"tiny","messages":[{"role":"user","content":"Capital of France?"}]}`)
+	res, err := uncertainty.EvaluateOne(uncertainty.Prompt{ID: "x", Samples: samples}, uncertainty.Options{Sequence: uncertainty.DefaultSequence,
+		Scores: []uncertainty.Score{uncertainty.ScoreEcc}, Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := res.Ecc; out.Genlens.Uncertainty == nil || *out.Genlens.Uncertainty != want || want <= 0 {
+		t.Errorf("ecc %+v, want %v", out.Genlens, want)
 	}
 }

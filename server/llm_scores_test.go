@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/genlens/genlens/fault"
-	"github.com/genlens/genlens/server"
 	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/server"
 )
 
 // Each option of the scores beyond the samples' words is checked, a bad

@@ -66,7 +66,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&opts.LLM.Upstream, "llm-upstream", "", "API root of an OpenAI-compatible server to proxy at /v1/chat/completions (e.g. http://127.0.0.1:8000/v1); none: no proxy")
 	f.IntVar(&opts.LLM.Samples, "llm-samples", llmproxy.DefaultSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", llmproxy.MaxSamples))
 	f.StringVar(&opts.LLM.Score, "llm-score", llmproxy.DefaultScore, "uncertainty score of the samples: "+strings.Join(llmproxy.Scores(), ", "))
-	f.StringVar(&opts.LLM.Embedder, "llm-embedder", "", "score the proxy's samples on their embeddings, computed in process by this sentence embedder: "+strings.Join(bert.Names(), ", ")+" (kernel-entropy: rbf; kle, eigv, degree: cosine)")
+	f.StringVar(&opts.LLM.Embedder, "llm-embedder", "", "score the proxy's samples on their embeddings, computed in process by this sentence embedder: "+strings.Join(bert.Names(), ", ")+" (kernel-entropy: rbf; kle, eigv, degree, ecc: cosine)")
 	f.StringVar(&opts.LLM.Weights, "llm-weights", "", "with --llm-embedder: the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin)")
 	f.StringVar(&opts.LLM.NLI, "llm-nli", "", "se, se-discrete, numsets: the NLI model judging entailment of the samples, in process: "+strings.Join(llmproxy.NLIModels(), ", "))
 	f.StringVar(&opts.LLM.NLIWeights, "llm-nli-weights", "", "with --llm-nli: the model's directory")
