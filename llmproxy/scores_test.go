@@ -7,15 +7,18 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/job/llmjob"
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/llm/llmtest"
 	"github.com/genlens/genlens/llmproxy"
+	"github.com/genlens/genlens/semantic"
 	"github.com/genlens/genlens/uncertainty"
 )
 
@@ -282,5 +285,38 @@ func TestProxyEcc(t *testing.T) {
 	}
 	if want := res.Ecc; out.Genlens.Uncertainty == nil || *out.Genlens.Uncertainty != want || want <= 0 {
 		t.Errorf("ecc %+v, want %v", out.Genlens, want)
+	}
+}
+
+// The in-process NLI judge clusters the samples as the entropy job's
+// judge does, each sample after the question.
+func TestProxyNLIModelJudge(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","model":"tiny","choices":[{"index":0,"message":{"role":"assistant","content":"Paris"}}]}`+"\n")
+	}))
+	defer up.Close()
+	c, err := llm.New(llm.Config{BaseURL: up.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("..", "bert", "testdata", "nli")
+	samples := fixedSampler{"The capital is Paris.", "Paris.", "It is Lyon, not Paris.", "A dog runs in the park."}
+	p, err := llmproxy.New(llmproxy.Options{Client: c, Sampler: samples, Samples: 4, Score: "numsets", Judge: llmproxy.Judge{NLI: "bert", Weights: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	out := callProxy(t, p, `{"model":"tiny","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"Capital of"},{"type":"text","text":"France?"}]}]}`)
+	m, err := llmjob.OpenNLI("bert", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusters, err := llmjob.ClusterAnswers(context.Background(), m, "Capital of France?", samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := float64(semantic.NumSets(clusters)); out.Genlens.Uncertainty == nil || *out.Genlens.Uncertainty != want {
+		t.Errorf("numsets %+v, want %v (clusters %v)", out.Genlens, want, clusters)
 	}
 }
