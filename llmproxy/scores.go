@@ -188,6 +188,9 @@ func (p *Proxy) wantsAnswerLogprobs(body []byte, cr *chatRequest) ([]byte, bool)
 // upstream's answer, a chat completion), and blanks its logprobs when
 // the caller did not ask for them; sc is the outcome of the samples.
 func (p *Proxy) scoreAnswer(ctx context.Context, req llm.ChatRequest, sc scored, b []byte, blank bool) ([]byte, scored) {
+	if p.answerFn == nil && !p.ptrue {
+		return b, sc
+	}
 	choices, perr := llm.ChatChoices(b)
 	if blank {
 		if nb, err := blankLogprobs(b); err == nil {
@@ -195,7 +198,7 @@ func (p *Proxy) scoreAnswer(ctx context.Context, req llm.ChatRequest, sc scored,
 		}
 	}
 	switch {
-	case sc.err != nil || p.answerFn == nil && !p.ptrue:
+	case sc.err != nil:
 		return b, sc
 	case perr != nil:
 		return b, scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: %w", perr)}
