@@ -13,8 +13,8 @@ import (
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/hallucination/categorical"
-	"github.com/genlens/genlens/llm/llmtest"
 	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/llm/llmtest"
 	"github.com/genlens/genlens/server"
 )
 
@@ -99,7 +99,9 @@ func TestLLMProxyJudgeOptions(t *testing.T) {
 			NLIBaseURL: up.URL + "/v1", NLIModel: "genlens-categorical", NLIAPIKey: "sk-judge"}})
 	body := `{"model":"genlens-categorical","messages":[{"role":"user","content":"Input: cat\nLabel: yes\n\nInput: cat\nLabel:"}],"max_tokens":1}`
 	resp, b := post(t, ts.URL, "genlens-token-for-tests", body)
-	var a struct{ Genlens struct{ Uncertainty *float64 } }
+	var a struct {
+		Genlens struct{ Uncertainty *float64 }
+	}
 	if err := json.Unmarshal(b, &a); err != nil || resp.StatusCode != 200 || a.Genlens.Uncertainty == nil {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
