@@ -320,3 +320,47 @@ func TestProxyNLIModelJudge(t *testing.T) {
 		t.Errorf("numsets %+v, want %v (clusters %v)", out.Genlens, want, clusters)
 	}
 }
+
+// se without the samples' logprobs is unavailable, with the reason; a
+// stream's answer gets its p(True) in the record.
+func TestProxyUnavailableAndStreams(t *testing.T) {
+	var mu sync.Mutex
+	var prompts []string
+	c := scoresUpstream(t, &prompts, &mu)
+	p, err := llmproxy.New(llmproxy.Options{Client: c, Sampler: &tokenSampler{}, Samples: 3, Score: "se",
+		Judge: llmproxy.Judge{BaseURL: c.BaseURL(), Model: "genlens-categorical"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := callProxy(t, p, `{"model":"genlens-categorical",`+catPrompt+`,"max_tokens":1}`)
+	p.Close(context.Background())
+	if out.Genlens.Uncertainty != nil || !strings.Contains(out.Genlens.Error, "sent no logprobs with its samples, and se needs them") || out.header != "" {
+		t.Errorf("se without logprobs: %+v, header %q", out.Genlens, out.header)
+	}
+	for score, want := range map[string]string{"ptrue": "", "msp": "a stream passes through as the caller asked it"} {
+		rec := &memRecorder{}
+		p, err = llmproxy.New(llmproxy.Options{Client: c, Samples: 3, Score: score, Recorder: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(p)
+		resp, err := http.Post(ts.URL, "application/json", strings.NewReader(`{"model":"genlens-categorical","stream":true,`+catPrompt+`,"max_tokens":1,"temperature":0}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ts.Close()
+		p.Close(context.Background())
+		if strings.Contains(string(b), `"logprobs":{`) {
+			t.Errorf("%s: the stream gained logprobs: %s", score, b)
+		}
+		if len(rec.rs) != 1 {
+			t.Fatalf("%s: records %+v", score, rec.rs)
+		}
+		r := rec.rs[0]
+		if want == "" && (math.Abs(r.Uncertainty-0.25) > 1e-9 || r.Error != "") || want != "" && (!math.IsNaN(r.Uncertainty) || !strings.Contains(r.Error, want)) {
+			t.Errorf("%s: recorded uncertainty %v, error %q", score, r.Uncertainty, r.Error)
+		}
+	}
+}
