@@ -231,17 +231,19 @@ type Proxy struct {
 	semFn    func([]int, []float64) (float64, error)     // a score of the samples' clusters, or nil
 	judge    func() (nli.Model, *chatnli.Judge)          // a judge for one request's pairs
 	ptrue    bool
+	timeout  time.Duration
+	sampler  Sampler
+	maxBody  int64
+	recorder Recorder
+	observe  func(records.LLMRequest)
+	log      *slog.Logger
+	secrets  []string
+	reads    chan struct{} // the non-streamed upstream answers being read
+
 	// ptruePrompt is ptrue's template; topK the alternatives asked for mte.
 	ptruePrompt string
 	topK        int
-	timeout     time.Duration
-	sampler     Sampler
-	maxBody     int64
-	recorder    Recorder
-	observe     func(records.LLMRequest)
-	log         *slog.Logger
-	secrets     []string
-	reads       chan struct{} // the non-streamed upstream answers being read
+
 	// samplings are the samplings in flight: Sample holds the client's
 	// request slots until the upstream answers or the timeout.
 	samplings chan struct{}
@@ -467,56 +469,57 @@ func (p *Proxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error) <-c
 	}
 	go func() {
 		start := time.Now()
-		u, texts, err := p.sampleAndScore(ctx, req)
+		var texts []string
+		u, err := p.sampleAndScore(ctx, req, &texts)
 		out <- scored{uncertainty: u, err: err, seconds: time.Since(start).Seconds(), samples: texts}
 	}()
 	return out
 }
 
-// sampleAndScore draws the samples and scores them; p(True) has its
-// texts, to score with the answer.
-func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float64, []string, error) {
+// sampleAndScore draws the samples and scores them; for p(True), which
+// scores them with the answer, it keeps their texts in *keep instead.
+func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest, keep *[]string) (float64, error) {
 	wait := time.NewTimer(samplingWait)
 	select {
 	case p.samplings <- struct{}{}:
 		wait.Stop()
 	case <-wait.C:
-		return math.NaN(), nil, fmt.Errorf("sampling: all %d sampling slots busy for %s (the upstream is slow to answer them)", samplingSlots, samplingWait)
+		return math.NaN(), fmt.Errorf("sampling: all %d sampling slots busy for %s (the upstream is slow to answer them)", samplingSlots, samplingWait)
 	case <-ctx.Done():
 		wait.Stop()
 		if ctx.Err() == context.DeadlineExceeded {
-			return math.NaN(), nil, p.cutErr()
+			return math.NaN(), p.cutErr()
 		}
-		return math.NaN(), nil, fmt.Errorf("sampling: %w", ctx.Err())
+		return math.NaN(), fmt.Errorf("sampling: %w", ctx.Err())
 	}
 	choices, _, err := p.sampler.Sample(ctx, req, p.k)
 	<-p.samplings
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
-		return math.NaN(), nil, p.cutErr()
+		return math.NaN(), p.cutErr()
 	}
 	if err != nil {
 		// The caller sees this message: a client made with
 		// llm.Config.Name tells no address (see Options.Client).
-		return math.NaN(), nil, fmt.Errorf("sampling: %w", err)
+		return math.NaN(), fmt.Errorf("sampling: %w", err)
 	}
 	if len(choices) != p.k {
-		return math.NaN(), nil, fmt.Errorf("sampling: %d samples, want %d", len(choices), p.k)
+		return math.NaN(), fmt.Errorf("sampling: %d samples, want %d", len(choices), p.k)
 	}
 	if p.tokenFn != nil {
-		u, err := p.tokenScore(choices)
-		return u, nil, err
+		return p.tokenScore(choices)
 	}
 	texts := make([]string, len(choices))
 	for i, c := range choices {
 		texts[i] = cutSample(c.Text)
 	}
 	if p.ptrue {
-		return math.NaN(), texts, nil
+		*keep = texts
+		return math.NaN(), nil
 	}
 	select {
 	case scoreSlots <- struct{}{}:
 	case <-ctx.Done():
-		return math.NaN(), nil, fmt.Errorf("scoring: no free scoring slot within the proxy's timeout (%s)", p.timeout)
+		return math.NaN(), fmt.Errorf("scoring: no free scoring slot within the proxy's timeout (%s)", p.timeout)
 	}
 	defer func() { <-scoreSlots }()
 	var u float64
@@ -526,12 +529,12 @@ func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float6
 		u, err = p.scoreFn(ctx, texts)
 	}
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
-		return math.NaN(), nil, p.cutErr()
+		return math.NaN(), p.cutErr()
 	}
 	if err != nil {
-		return math.NaN(), nil, fmt.Errorf("scoring: %w", err)
+		return math.NaN(), fmt.Errorf("scoring: %w", err)
 	}
-	return u, nil, nil
+	return u, nil
 }
 
 // outcome waits for the samples' score until ctx, the proxy's timeout
