@@ -22,7 +22,7 @@ type DriftView struct {
 	Outside        map[string]int `json:"outside,omitempty"`
 	// ReconstructionError is the mean data reconstruction error of the
 	// chunk's rows (NannyML's multivariate drift), DriftLower and
-	// DriftUpper its thresholds from reference chunks of the same size,
+	// DriftUpper its thresholds for chunks of the same size,
 	// DriftAlert whether it lies outside them.
 	ReconstructionError jsonnum.Num `json:"reconstruction_error"`
 	DriftLower          jsonnum.Num `json:"drift_lower"`

@@ -23,12 +23,8 @@ func estimateText(w io.Writer, _ *EstimateRequest, o *EstimateResult) {
 	if math.IsNaN(float64(o.UpperThreshold)) {
 		fmt.Fprintf(w, "thresholds: unavailable (the reference data holds %d chunk(s) of %d rows; 2 are needed)\n\n", o.ReferenceCount, o.ReferenceRows)
 	} else {
-		fmt.Fprintf(w, "thresholds: [%s, %s] from %d reference chunks of %d rows; %d alert(s)\n",
-			num(float64(o.LowerThreshold)), num(float64(o.UpperThreshold)), o.ReferenceCount, o.ReferenceRows, o.Alerts)
-		if o.ReferenceCount < 5 {
-			fmt.Fprintln(w, "(a standard deviation from so few reference chunks is rough: use smaller chunks or more reference data)")
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "thresholds: [%s, %s] for chunks of %d rows, from the reference's losses (%d chunks' worth); %d alert(s)\n\n",
+			num(float64(o.LowerThreshold)), num(float64(o.UpperThreshold)), o.ReferenceRows, o.ReferenceCount, o.Alerts)
 	}
 	drift := o.Report != nil && o.Report.Results != nil && o.Check.Drift != nil
 	if drift {
