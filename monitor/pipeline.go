@@ -90,7 +90,7 @@ func Run(in Input) (*Report, error) {
 	rep := &Report{ReferenceRows: size, Thresholds: lossThresholds(in.Reference, size, w, in.NonNegative)}
 	rep.DriftThresholds = ReferenceThresholds(nil, w, true)
 	if in.Drift != nil {
-		rep.DriftThresholds = resampledThresholds(in.Drift.referenceErrors(), size, w, true)
+		rep.DriftThresholds = resampledThresholds(in.Drift.cappedReferenceErrors(), size, w, true)
 		rep.MaxOutOfReference = in.MaxOutOfReference
 		if rep.MaxOutOfReference == 0 {
 			rep.MaxOutOfReference = DefaultMaxOutOfReference

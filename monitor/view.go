@@ -20,6 +20,9 @@ type DriftView struct {
 	OutOfReference jsonnum.Num    `json:"out_of_reference"`
 	Extrapolating  bool           `json:"extrapolating"`
 	Outside        map[string]int `json:"outside,omitempty"`
+	// OutOfReferenceLimit is the fraction of rows outside the ranges
+	// above which the chunk is extrapolating (ChunkDrift.RangeLimit).
+	OutOfReferenceLimit jsonnum.Num `json:"out_of_reference_limit"`
 	// ReconstructionError is the mean data reconstruction error of the
 	// chunk's rows (NannyML's multivariate drift), DriftLower and
 	// DriftUpper its thresholds for chunks of the same size,
@@ -62,7 +65,7 @@ func NewDriftView(d *ChunkDrift, m *DriftModel, th Thresholds) *DriftView {
 		ReconstructionError: jsonnum.Num(d.ReconstructionError), DriftLower: jsonnum.Num(th.Lower), DriftUpper: jsonnum.Num(th.Upper),
 		DriftAlert: d.DriftAlert, Features: map[string]FeatureKS{},
 		ThinSupport: jsonnum.Num(d.ThinSupport), ThinSupportLimit: jsonnum.Num(d.ThinLimit), KSAdjustedP: jsonnum.Num(d.KSAdjustedP),
-		KSAlert: d.KSAlert, ReconstructionAlert: d.ReconstructionAlert}
+		KSAlert: d.KSAlert, ReconstructionAlert: d.ReconstructionAlert, OutOfReferenceLimit: jsonnum.Num(d.RangeLimit)}
 	for j, name := range m.Features {
 		if n := d.Below[j] + d.Above[j]; n > 0 {
 			if out.Outside == nil {
