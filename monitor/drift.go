@@ -66,16 +66,16 @@ type DriftModel struct {
 	// Reference holds every feature's reference values in row order.
 	Reference [][]float64 `json:"reference"`
 
-	once    sync.Once
-	sorted  [][]float64 // Reference, each feature sorted
-	errs    []float64   // per-row reconstruction errors of the reference
-	errCap  float64     // their ReconstructionCap quantile (see ReconstructionCap)
+	once   sync.Once
+	sorted [][]float64 // Reference, each feature sorted
+	errs   []float64   // per-row reconstruction errors of the reference
+	errCap float64     // their ReconstructionCap quantile (see ReconstructionCap)
 	// outside counts the reference rows outside the range of the others
 	// (a feature's sole minimum or maximum): by exchangeability, the
 	// chance that a fresh row falls outside the range of n-1 reference
 	// rows is outside/n, and so a little less for n rows.
 	outside int
-	support *support    // nearest-neighbour typicality of the reference rows
+	support *support // nearest-neighbour typicality of the reference rows
 }
 
 // FitDrift fits the drift model on the reference rows x (n × d), whose
