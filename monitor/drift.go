@@ -471,7 +471,8 @@ type ChunkDrift struct {
 	ThinSupport, ThinLimit float64
 	Thin                   int
 	// ReconstructionError is the mean data reconstruction error of the
-	// chunk's rows; ReconstructionAlert is set when it lies outside the
+	// chunk's rows, each capped at the reference's ReconstructionCap
+	// quantile; ReconstructionAlert is set when it lies outside the
 	// drift thresholds.
 	ReconstructionError float64
 	ReconstructionAlert bool

@@ -24,7 +24,8 @@ type DriftView struct {
 	// above which the chunk is extrapolating (ChunkDrift.RangeLimit).
 	OutOfReferenceLimit jsonnum.Num `json:"out_of_reference_limit"`
 	// ReconstructionError is the mean data reconstruction error of the
-	// chunk's rows (NannyML's multivariate drift), DriftLower and
+	// chunk's rows (NannyML's multivariate drift, each row's capped at
+	// the reference's ReconstructionCap quantile), DriftLower and
 	// DriftUpper its thresholds for chunks of the same size,
 	// DriftAlert whether it lies outside them.
 	ReconstructionError jsonnum.Num `json:"reconstruction_error"`

@@ -29,7 +29,7 @@ func estimateText(w io.Writer, _ *EstimateRequest, o *EstimateResult) {
 	drift := o.Report != nil && o.Report.Results != nil && o.Check.Drift != nil
 	if drift {
 		th := o.Report.DriftThresholds
-		fmt.Fprintf(w, "extrapolating: %d chunk(s) with over %g%% of rows outside the reference ranges; drift: reconstruction error thresholds [%s, %s], %d drift alert(s)\n",
+		fmt.Fprintf(w, "extrapolating: %d chunk(s) with rows in thin support above its limit or over %g%% of rows outside the reference ranges (more for a small reference); drift: reconstruction error thresholds [%s, %s], %d drift alert(s)\n",
 			*o.Extrapolating, 100*o.Report.MaxOutOfReference, num(th.Lower), num(th.Upper), *o.DriftAlerts)
 		if k, d := len(o.Check.Drift.Components), len(o.Check.Drift.Features); k == d {
 			fmt.Fprintf(w, "(the reconstruction error is 0: %d principal component(s) are needed for 65%% of the reference's variance, all there are; see the per-feature drift below)\n", k)
