@@ -144,7 +144,7 @@ type groups struct {
 	draw  uint64
 	// lower and upper are the MSE thresholds of the draw, for the JSON lines.
 	lower, upper job.Num
-	out   *json.Encoder
+	out          *json.Encoder
 	// weights compares importance-weighted estimates, by label.
 	weights map[string]*weightTally
 }
