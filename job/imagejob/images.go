@@ -294,7 +294,7 @@ func (x *extractor) cache(out inception.Output) *features.Cache {
 	if dir, err := features.CacheDir(); err != nil {
 		x.warnCache(err)
 	} else {
-		c = features.OpenCache(dir, features.SettingsOf(x.embedder(out)))
+		c = features.OpenCache(dir, x.embedder(out).Settings())
 	}
 	x.caches[out] = c
 	return c
@@ -317,9 +317,6 @@ func (x *extractor) run(ctx context.Context, files []string, out inception.Outpu
 	}
 	return x.pipe.Run(ctx, x.embedder(out), x.cache(out), files, sink, tick)
 }
-
-// dim is the length of the features x computes for out (after x.prepare).
-func (x *extractor) dim(out inception.Output) int { return x.embedder(out).Dim() }
 
 // vitWeightsHint says where a ViT's weights come from.
 func vitWeightsHint(c *vit.Config) string {
@@ -444,7 +441,7 @@ func (x *extractor) imageAcc(ctx context.Context, files []string, out inception.
 	if err := x.prepare(ctx); err != nil {
 		return nil, err
 	}
-	d := x.dim(out)
+	d := x.embedder(out).Settings().Dim
 	acc := frechet.NewAccumulator(d)
 	if len(files) == 0 {
 		return acc, nil
@@ -503,7 +500,7 @@ func (x *extractor) imageRows(ctx context.Context, files []string, out inception
 	if err := x.prepare(ctx); err != nil {
 		return nil, err
 	}
-	d := x.dim(out)
+	d := x.embedder(out).Settings().Dim
 	m := mat.NewDense(len(files), d, nil)
 	i := 0
 	err := x.run(ctx, files, out, func(rows [][]float32) error {
