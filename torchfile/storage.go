@@ -232,7 +232,6 @@ func readRecord(f *zip.File, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-
 // loadZipPickle loads the zip serialisation (torch 1.6 on): a data.pkl
 // whose persistent ids name records data/<key>, each the raw elements
 // of one storage. A storage must fill its record exactly.
