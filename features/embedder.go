@@ -3,8 +3,6 @@ package features
 import (
 	"context"
 	"sync"
-
-	"github.com/genlens/genlens/frechet"
 )
 
 // Embedder is a network that turns preprocessed items into feature
@@ -17,7 +15,8 @@ type Embedder[X any] interface {
 	// network's name ("inception-v3", "dinov2-vitl14"), its output
 	// ("2048", "x_norm_clstoken"), the vectors' length, the
 	// preprocessing ("pytorch-fid", "preset dgm-eval") and the weights'
-	// SHA-256. They key the cache and make the provenance.
+	// SHA-256. They key the cache, and a statistics file records them
+	// as its provenance.
 	Settings() Settings
 	// Load makes the network ready; Forward calls it when needed, and a
 	// caller calls it first to hear of bad weights before any item.
@@ -32,13 +31,6 @@ type Embedder[X any] interface {
 type ImageEmbedder interface {
 	Embedder[[]float32]
 	Preprocess(img *RGB) ([]float32, error)
-}
-
-// ProvenanceOf returns the record of how e makes features, as
-// statistics and part files keep it.
-func ProvenanceOf[X any](e Embedder[X]) frechet.Provenance {
-	s := e.Settings()
-	return frechet.Provenance{Embedder: s.Embedder, Mode: s.Preprocessing, Dims: s.Output, Weights: s.WeightsSHA256}
 }
 
 // Lazy is a network loaded on first use: the first Get calls Load, and

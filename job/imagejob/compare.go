@@ -356,7 +356,7 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 		}
 		v := job.Num(d)
 		out.FID = &v
-		if isDINOv2(prov) {
+		if prov != nil && strings.HasPrefix(prov.Embedder, "dinov2-") {
 			out.FDDINOv2 = &v
 		}
 	}

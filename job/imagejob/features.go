@@ -185,7 +185,7 @@ func Features(ctx context.Context, env job.Env, req FeaturesRequest) (*FeaturesR
 		Backend: linalg.Backend(), Files: files, Features: make([][]float32, 0, len(files))}
 	start := time.Now()
 	env.ReportProgress(0, len(files))
-	err = x.run(ctx, files, out, func(rows [][]float32) error {
+	err = x.pipe.Run(ctx, x.embedder(out), x.cache(out), files, func(rows [][]float32) error {
 		res.Features = append(res.Features, rows...)
 		return nil
 	}, (&counter{env: env, total: len(files)}).tick)

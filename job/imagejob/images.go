@@ -308,16 +308,6 @@ func (x *extractor) warnCache(err error) {
 	})
 }
 
-// run computes the out features of files in order and hands them to sink
-// batch by batch (sink may keep the rows), calling tick with the number of
-// images each batch finished.
-func (x *extractor) run(ctx context.Context, files []string, out inception.Output, sink func([][]float32) error, tick func(int)) error {
-	if err := x.prepare(ctx); err != nil {
-		return err
-	}
-	return x.pipe.Run(ctx, x.embedder(out), x.cache(out), files, sink, tick)
-}
-
 // vitWeightsHint says where a ViT's weights come from.
 func vitWeightsHint(c *vit.Config) string {
 	if c.Family == vit.DINOv2 {
@@ -455,7 +445,7 @@ func (x *extractor) imageAcc(ctx context.Context, files []string, out inception.
 			k = 0
 		}
 	}
-	err := x.run(ctx, files, out, func(rows [][]float32) error {
+	err := x.pipe.Run(ctx, x.embedder(out), x.cache(out), files, func(rows [][]float32) error {
 		for _, r := range rows {
 			dst := buf.RawRowView(k)
 			for j, v := range r {
@@ -503,7 +493,7 @@ func (x *extractor) imageRows(ctx context.Context, files []string, out inception
 	d := x.embedder(out).Settings().Dim
 	m := mat.NewDense(len(files), d, nil)
 	i := 0
-	err := x.run(ctx, files, out, func(rows [][]float32) error {
+	err := x.pipe.Run(ctx, x.embedder(out), x.cache(out), files, func(rows [][]float32) error {
 		for _, r := range rows {
 			dst := m.RawRowView(i)
 			for j, v := range r {
