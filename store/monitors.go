@@ -555,16 +555,23 @@ func (d *DB) LastChunk(ctx context.Context, monitor int64, size int) (int, *Seri
 	return d.LastChunks(ctx, monitor, size, 1, 1)
 }
 
+// snapshot begins a read-only transaction whose reads all see one
+// snapshot of the database: repeatable read on Postgres; SQLite's
+// transactions are serializable.
+func (d *DB) snapshot(ctx context.Context) (*sql.Tx, error) {
+	var opts *sql.TxOptions
+	if d.Postgres() {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	return d.r.BeginTx(ctx, opts)
+}
+
 // LastChunks is LastChunk for the last k chunks (fewer when the monitor
 // has fewer): the rows from chunk max(0, ⌊(n-1)/size⌋-k+1) on. Only the
 // rows of the last withFeatures of them carry Features (and Stamps); the
 // others' are nil (and zero), which saves decoding them.
 func (d *DB) LastChunks(ctx context.Context, monitor int64, size, k, withFeatures int) (int, *Series, error) {
-	var opts *sql.TxOptions
-	if d.Postgres() {
-		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	}
-	tx, err := d.r.BeginTx(ctx, opts)
+	tx, err := d.snapshot(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -612,11 +619,7 @@ func (d *DB) LastChunks(ctx context.Context, monitor int64, size, k, withFeature
 // the features, which make most of a row's bytes, are read for the page
 // only. An error from span is returned as it is.
 func (d *DB) SeriesPage(ctx context.Context, monitor int64, byTime bool, span func(n int, times []time.Time) (from, to int, err error)) (int, *Series, error) {
-	var opts *sql.TxOptions
-	if d.Postgres() {
-		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	}
-	tx, err := d.r.BeginTx(ctx, opts)
+	tx, err := d.snapshot(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
