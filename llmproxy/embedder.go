@@ -53,9 +53,13 @@ func embeddingScore(score string, e Embedder) scoreFunc {
 				m.Set(i, j, float64(x))
 			}
 		}
-		opt := uncertainty.Options{Kernel: kernel.RBF{Gamma: 1 / float64(d)}, Scores: []uncertainty.Score{s},
-			Similarity: uncertainty.SimilarityEmbedding, KLETime: uncertainty.DefaultKLETime}
-		res, err := uncertainty.EvaluateOne(uncertainty.Prompt{ID: "request", Samples: samples, Embeddings: m}, opt)
+		// The kernel's bandwidth is the embeddings' width, known now.
+		sc, err := uncertainty.NewScorer(uncertainty.Options{Kernel: kernel.RBF{Gamma: 1 / float64(d)}, Scores: []uncertainty.Score{s},
+			Similarity: uncertainty.SimilarityEmbedding, KLETime: uncertainty.DefaultKLETime})
+		if err != nil {
+			return math.NaN(), err
+		}
+		res, err := sc.Evaluate(uncertainty.Prompt{ID: "request", Samples: samples, Embeddings: m})
 		if err != nil {
 			return math.NaN(), err
 		}

@@ -201,13 +201,17 @@ func Scores() []string {
 }
 
 func scoreWith(score uncertainty.Score) scoreFunc {
-	opt := uncertainty.Options{Sequence: uncertainty.DefaultSequence, Scores: []uncertainty.Score{score},
-		Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime}
+	// The options are checked once, here, not on every request.
+	sc, err := uncertainty.NewScorer(uncertainty.Options{Sequence: uncertainty.DefaultSequence, Scores: []uncertainty.Score{score},
+		Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime})
 	return func(ctx context.Context, samples []string) (float64, error) {
+		if err != nil {
+			return math.NaN(), err
+		}
 		if err := ctx.Err(); err != nil {
 			return math.NaN(), err
 		}
-		res, err := uncertainty.EvaluateOne(uncertainty.Prompt{ID: "request", Samples: samples}, opt)
+		res, err := sc.Evaluate(uncertainty.Prompt{ID: "request", Samples: samples})
 		if err != nil {
 			return math.NaN(), err
 		}

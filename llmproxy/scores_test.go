@@ -278,8 +278,12 @@ func TestProxyEcc(t *testing.T) {
 	}
 	defer p.Close(context.Background())
 	out := callProxy(t, p, `{"model":"tiny","messages":[{"role":"user","content":"Capital of France?"}]}`)
-	res, err := uncertainty.EvaluateOne(uncertainty.Prompt{ID: "x", Samples: samples}, uncertainty.Options{Sequence: uncertainty.DefaultSequence,
+	sc, err := uncertainty.NewScorer(uncertainty.Options{Sequence: uncertainty.DefaultSequence,
 		Scores: []uncertainty.Score{uncertainty.ScoreEcc}, Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sc.Evaluate(uncertainty.Prompt{ID: "x", Samples: samples})
 	if err != nil {
 		t.Fatal(err)
 	}
