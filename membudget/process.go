@@ -42,6 +42,11 @@ type promise struct {
 // not show them (its caller allocated less than it asked, or failed).
 const checkGrace = 2 * time.Second
 
+// minPromise is the smallest check promised: smaller ones cannot
+// together matter beside the bound, and every proxied request checks a
+// few, which must stay cheap.
+const minPromise = 1 << 20
+
 // maxPending bounds the promises kept; past it the oldest are forgotten.
 const maxPending = 1024
 
@@ -163,7 +168,7 @@ func admit(what string, need int64, reserve bool) error {
 	switch {
 	case reserve:
 		reserved += need
-	case need > 0:
+	case need >= minPromise:
 		if len(pending) == maxPending {
 			pending = append(pending[:0], pending[1:]...)
 		}

@@ -121,3 +121,13 @@ func fakeClock(t *testing.T) *time.Time {
 	})
 	return &now
 }
+
+// BenchmarkCheck is the cost of one admission, which every proxied
+// request and every priced matrix pays.
+func BenchmarkCheck(b *testing.B) {
+	for b.Loop() {
+		if err := Check("a small matrix", 8, 16, 16); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

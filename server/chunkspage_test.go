@@ -18,6 +18,7 @@ import (
 	"github.com/genlens/genlens/internal/dbtest"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/job/msejob/msejobtest"
 	"github.com/genlens/genlens/jsonnum"
 	"github.com/genlens/genlens/membudget"
 	"github.com/genlens/genlens/monitorsvc"
@@ -25,9 +26,10 @@ import (
 	"github.com/genlens/genlens/store"
 )
 
-// pageModel fits the check model (with its drift model) of a toy
-// deployment of d features, x and, past the first, x1, x2, ... (noise).
-func pageModel(t testing.TB, d int) []byte {
+// wideModel fits the check model (with its drift model) of a toy
+// deployment of d features, x and, past the first, x1, x2, ... (noise):
+// msejobtest.CheckModel's, wider.
+func wideModel(t testing.TB, d int) []byte {
 	t.Helper()
 	r := rand.New(rand.NewPCG(1, 7))
 	var b bytes.Buffer
@@ -47,10 +49,8 @@ func pageModel(t testing.TB, d int) []byte {
 	}
 	req := msejob.NewFitRequest()
 	req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", features, "check.json"
-	if d > 1 {
-		// A wide model is for what it costs to read, not for its fit.
-		req.Epochs, req.Folds = 10, 0
-	}
+	// A wide model is for what it costs to read, not for its fit.
+	req.Epochs, req.Folds = 10, 0
 	res, err := msejob.Fit(context.Background(), job.Env{FS: fstest.MapFS{"ref.csv": {Data: b.Bytes()}}}, req)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +82,11 @@ func widePageServer(t testing.TB, dsn string, n, size int, period string, d int)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close(ctx); db.Close() })
-	m := records.Monitor{Name: "m", Model: pageModel(t, d), ChunkSize: size, Period: period}
+	model := msejobtest.CheckModel(t)
+	if d > 1 {
+		model = wideModel(t, d)
+	}
+	m := records.Monitor{Name: "m", Model: model, ChunkSize: size, Period: period}
 	if err := s.monitors.CreateMonitor(ctx, &m); err != nil {
 		t.Fatal(err)
 	}
