@@ -7,10 +7,10 @@
 # each one's exit status, wall time and peak resident memory. Every case
 # should end with a clear refusal (exit 2) or a result, under 2.5 GB.
 #
-#   bench/attacks/run.sh            # under a 6 GB address-space cap, as attacked
+#   bench/attacks/run.sh            # under a 6 GiB address-space cap, as attacked
 #   CAP= bench/attacks/run.sh       # uncapped: the budget follows the machine
 #
-# The cap (prlimit --as, as TestServeAdversarial runs serve) matters: the
+# The cap (ulimit -v, as prlimit --as for TestServeAdversarial) matters: the
 # default matrix budget is a quarter of the memory the process may use,
 # so under 6 GB a 16384-d covariance (2 GiB) is refused before it is read,
 # while uncapped on a large machine it is admitted and worked on.
@@ -20,7 +20,7 @@
 # (skipped without it). The inputs are written by `go run ./bench/attacks
 # gen`.
 set -eu
-CAP=${CAP-6G}
+CAP=${CAP-6} # GiB
 cd "$(dirname "$0")/../.."
 T=$(mktemp -d)
 trap 'kill $(cat $T/pids 2>/dev/null) 2>/dev/null; rm -rf $T' EXIT
@@ -40,13 +40,13 @@ PY
 fi
 $T/attacks upstream 127.0.0.1:18441 & echo $! >>$T/pids
 
-echo "address-space cap: ${CAP:-none}"
+echo "address-space cap: ${CAP:-no} GiB"
 printf '%-24s %5s %9s %10s  %s\n' case exit seconds "peak MB" "first line of stderr"
 run() {
 	name=$1
 	shift
 	if [ -n "$CAP" ]; then
-		set -- prlimit --as=$CAP -- "$@"
+		set -- sh -c 'ulimit -v $(($0 * 1048576)) && exec "$@"' "$CAP" "$@"
 	fi
 	/usr/bin/time -v -o $T/time "$@" >$T/out 2>$T/err || true
 	rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2/1024}' $T/time)
