@@ -522,6 +522,44 @@ func meanPool(in fmap) []float32 {
 	return out
 }
 
+// pointwise runs the 1×1 convolutions of block's pointwiseGroups entry on
+// x and returns their outputs in the group's order; with first set, the
+// first one's goes into channels [c0, c0+cout) of *first instead (and
+// outs[0] is *first). Fused, they are one product into an arena map, the
+// first output copied out.
+func (m *Model) pointwise(block string, x fmap, first *fmap, c0 int, scratch *[]float32, ar *arena) []fmap {
+	var names []string
+	for _, g := range pointwiseGroups() {
+		if g.block == block {
+			names = g.members
+		}
+	}
+	outs := make([]fmap, len(names))
+	f := m.fused[block]
+	if f == nil {
+		for i, name := range names {
+			if i == 0 && first != nil {
+				outs[0] = m.convs[name].apply(x, first, c0, scratch, ar)
+				continue
+			}
+			outs[i] = m.convs[name].apply(x, nil, 0, scratch, ar)
+		}
+		return outs
+	}
+	all := f.apply(x, nil, 0, scratch, ar)
+	hw, off := x.h*x.w, 0
+	for i, name := range names {
+		c := m.convs[name].cout
+		outs[i] = fmap{c, x.h, x.w, all.d[off*hw : (off+c)*hw]}
+		off += c
+	}
+	if first != nil {
+		copy(first.d[c0*hw:], outs[0].d)
+		outs[0] = *first
+	}
+	return outs
+}
+
 // forward runs one preprocessed image through the network.
 func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	var f Features
@@ -554,9 +592,9 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 		pool int
 	}{{"Mixed_5b", 32}, {"Mixed_5c", 64}, {"Mixed_5d", 64}} {
 		out := ar.fmap(224+p.pool, x.h, x.w)
-		into(p.name+".branch1x1", x, &out, 0)
-		into(p.name+".branch5x5_2", run(p.name+".branch5x5_1", x), &out, 64)
-		t := run(p.name+".branch3x3dbl_2", run(p.name+".branch3x3dbl_1", x))
+		pw := m.pointwise(p.name, x, &out, 0, &scratch, ar)
+		into(p.name+".branch5x5_2", pw[1], &out, 64)
+		t := run(p.name+".branch3x3dbl_2", pw[2])
 		into(p.name+".branch3x3dbl_3", t, &out, 128)
 		into(p.name+".branch_pool", avgPool(x, ar), &out, 224)
 		x = ar.keep(out)
@@ -575,10 +613,10 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	}
 	for _, p := range []string{"Mixed_6b", "Mixed_6c", "Mixed_6d", "Mixed_6e"} {
 		out := ar.fmap(768, x.h, x.w)
-		into(p+".branch1x1", x, &out, 0)
-		t := run(p+".branch7x7_2", run(p+".branch7x7_1", x))
+		pw := m.pointwise(p, x, &out, 0, &scratch, ar)
+		t := run(p+".branch7x7_2", pw[1])
 		into(p+".branch7x7_3", t, &out, 192)
-		t = run(p+".branch7x7dbl_1", x)
+		t = pw[2]
 		for _, s := range []string{"_2", "_3", "_4"} {
 			t = run(p+".branch7x7dbl"+s, t)
 		}
@@ -597,8 +635,9 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	{
 		ho := outSize(x.h, 3, 2, 0)
 		out := ar.fmap(320+192+x.c, ho, ho)
-		into("Mixed_7a.branch3x3_2", run("Mixed_7a.branch3x3_1", x), &out, 0)
-		t := run("Mixed_7a.branch7x7x3_1", x)
+		pw := m.pointwise("Mixed_7a", x, nil, 0, &scratch, ar)
+		into("Mixed_7a.branch3x3_2", pw[0], &out, 0)
+		t := pw[1]
 		for _, s := range []string{"_2", "_3"} {
 			t = run("Mixed_7a.branch7x7x3"+s, t)
 		}
@@ -608,11 +647,11 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	}
 	for _, p := range []string{"Mixed_7b", "Mixed_7c"} {
 		out := ar.fmap(2048, x.h, x.w)
-		into(p+".branch1x1", x, &out, 0)
-		t := run(p+".branch3x3_1", x)
+		pw := m.pointwise(p, x, &out, 0, &scratch, ar)
+		t := pw[1]
 		into(p+".branch3x3_2a", t, &out, 320)
 		into(p+".branch3x3_2b", t, &out, 704)
-		t = run(p+".branch3x3dbl_2", run(p+".branch3x3dbl_1", x))
+		t = run(p+".branch3x3dbl_2", pw[2])
 		into(p+".branch3x3dbl_3a", t, &out, 1088)
 		into(p+".branch3x3dbl_3b", t, &out, 1472)
 		var pooled fmap
