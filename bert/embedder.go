@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/genlens/genlens/fault"
 
@@ -79,11 +78,7 @@ type Embedder struct {
 	weights string
 	workers int
 	dim     int
-
-	once  sync.Once
-	load  func() (*Model, error)
-	model *Model
-	err   error
+	model   features.Lazy[*Model]
 }
 
 var _ features.Embedder[string] = (*Embedder)(nil)
@@ -92,7 +87,15 @@ var _ features.Embedder[string] = (*Embedder)(nil)
 // text, its model (of hidden width dim) from load, its weights of
 // SHA-256 weightsSHA256.
 func NewEmbedder(spec Spec, prefix string, dim int, weightsSHA256 string, workers int, load func() (*Model, error)) *Embedder {
-	return &Embedder{spec: spec, prefix: prefix, dim: dim, weights: weightsSHA256, workers: workers, load: load}
+	e := &Embedder{spec: spec, prefix: prefix, dim: dim, weights: weightsSHA256, workers: workers}
+	e.model.Load = func() (*Model, error) {
+		m, err := load()
+		if err == nil && m.cfg.Hidden != dim {
+			return nil, fmt.Errorf("bert: the model is %d wide, the embedder was made for %d", m.cfg.Hidden, dim)
+		}
+		return m, err
+	}
+	return e
 }
 
 // OpenEmbedder loads the embedder name (one of Names) from the model
@@ -135,41 +138,33 @@ func fileSHA256(path string) (string, error) {
 // Name returns the embedder's name.
 func (e *Embedder) Name() string { return e.spec.Name }
 
-// Output names the pooling and normalisation.
-func (e *Embedder) Output() string {
-	s := string(e.spec.Pooling) + "_pool"
-	if e.spec.Normalize {
-		s += "_l2"
-	}
-	return s
-}
-
 // Dim is the hidden width.
 func (e *Embedder) Dim() int { return e.dim }
 
-// Preprocessing names the tokenizer and the prefix.
-func (e *Embedder) Preprocessing() string { return fmt.Sprintf("wordpiece prefix %q", e.prefix) }
-
-// WeightsSHA256 returns the hex SHA-256 of the weights.
-func (e *Embedder) WeightsSHA256() string { return e.weights }
+// Settings returns the name, the pooling and normalisation as the output
+// ("mean_pool_l2"), the hidden width, the tokenizer and the prefix as the
+// preprocessing, and the weights' SHA-256.
+func (e *Embedder) Settings() features.Settings {
+	out := string(e.spec.Pooling) + "_pool"
+	if e.spec.Normalize {
+		out += "_l2"
+	}
+	return features.Settings{Embedder: e.spec.Name, Preprocessing: fmt.Sprintf("wordpiece prefix %q", e.prefix), Output: out, Dim: e.dim, WeightsSHA256: e.weights}
+}
 
 // Load loads the model, once.
 func (e *Embedder) Load() error {
-	e.once.Do(func() {
-		e.model, e.err = e.load()
-		if e.err == nil && e.model.cfg.Hidden != e.dim {
-			e.err = fmt.Errorf("bert: the model is %d wide, the embedder was made for %d", e.model.cfg.Hidden, e.dim)
-		}
-	})
-	return e.err
+	_, err := e.model.Get()
+	return err
 }
 
 // Forward returns the embeddings of a batch of texts.
 func (e *Embedder) Forward(ctx context.Context, batch []string) ([][]float32, error) {
-	if err := e.Load(); err != nil {
+	m, err := e.model.Get()
+	if err != nil {
 		return nil, err
 	}
-	return e.model.Embed(ctx, e.spec, e.prefix, batch, e.workers)
+	return m.Embed(ctx, e.spec, e.prefix, batch, e.workers)
 }
 
 // Embed returns the embeddings of texts by spec, each text after prefix,

@@ -186,3 +186,25 @@ func TestLabelOrderRefused(t *testing.T) {
 		}
 	}
 }
+
+// An embedder made for another width refuses the model it loads, on
+// Load and on every Forward, rather than give vectors of the wrong
+// length.
+func TestEmbedderRefusesOtherWidth(t *testing.T) {
+	m, err := Load("testdata/e5", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := Lookup("e5-small-v2")
+	loads := 0
+	e := NewEmbedder(spec, "", m.Config().Hidden+1, "x", 1, func() (*Model, error) { loads++; return m, nil })
+	if err := e.Load(); err == nil || !strings.Contains(err.Error(), "wide") {
+		t.Errorf("Load: %v, want the width refused", err)
+	}
+	if _, err := e.Forward(context.Background(), []string{"a"}); err == nil {
+		t.Error("Forward ran a model of another width")
+	}
+	if loads != 1 {
+		t.Errorf("loaded %d times, want once", loads)
+	}
+}

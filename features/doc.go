@@ -2,7 +2,7 @@
 // lists the images (png, jpg/jpeg, bmp, tif/tiff and webp, any case,
 // sorted by path as Python's sorted() orders the names pytorch-fid
 // globs, optionally recursive; non-regular files refused before they are
-// opened), decodes them (imageio.Decode, headers checked before pixels)
+// opened), decodes them (DecodeImage, headers checked before pixels)
 // into 8-bit RGB as PIL's convert("RGB") does, and keeps the features of
 // single images in a cache on disk.
 //

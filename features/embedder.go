@@ -2,8 +2,7 @@ package features
 
 import (
 	"context"
-
-	"github.com/genlens/genlens/frechet"
+	"sync"
 )
 
 // Embedder is a network that turns preprocessed items into feature
@@ -12,23 +11,18 @@ import (
 // the network's input for one item: a float32 tensor for an image
 // network, token ids for a text encoder.
 type Embedder[X any] interface {
-	// Name names the network: "inception-v3", "dinov2-vitl14", ...
-	Name() string
-	// Output names the output the features are, for networks with
-	// several ("2048", "logits_unbiased") or one ("x_norm_clstoken").
-	Output() string
-	// Dim is the length of a feature vector.
-	Dim() int
-	// Preprocessing names what an item goes through before the network
-	// ("pytorch-fid", "preset dgm-eval").
-	Preprocessing() string
-	// WeightsSHA256 is the hex SHA-256 of the weights file.
-	WeightsSHA256() string
+	// Settings are what decides the vectors besides the items: the
+	// network's name ("inception-v3", "dinov2-vitl14"), its output
+	// ("2048", "x_norm_clstoken"), the vectors' length, the
+	// preprocessing ("pytorch-fid", "preset dgm-eval") and the weights'
+	// SHA-256. They key the cache, and a statistics file records them
+	// as its provenance.
+	Settings() Settings
 	// Load makes the network ready; Forward calls it when needed, and a
 	// caller calls it first to hear of bad weights before any item.
 	Load() error
 	// Forward returns the features of a batch of preprocessed items, one
-	// Dim-long vector each.
+	// Settings().Dim-long vector each.
 	Forward(ctx context.Context, batch []X) ([][]float32, error)
 }
 
@@ -39,13 +33,20 @@ type ImageEmbedder interface {
 	Preprocess(img *RGB) ([]float32, error)
 }
 
-// SettingsOf returns the cache settings of e's features.
-func SettingsOf[X any](e Embedder[X]) Settings {
-	return Settings{Embedder: e.Name(), Preprocessing: e.Preprocessing(), Output: e.Output(), Dim: e.Dim(), WeightsSHA256: e.WeightsSHA256()}
+// Lazy is a network loaded on first use: the first Get calls Load, and
+// every Get returns its network or its error. An embedder keeps its
+// network in one, so that building an embedder costs nothing and the
+// embedders of several outputs can share one network.
+type Lazy[M any] struct {
+	Load func() (M, error)
+
+	once sync.Once
+	m    M
+	err  error
 }
 
-// ProvenanceOf returns the record of how e makes features, as
-// statistics and part files keep it.
-func ProvenanceOf[X any](e Embedder[X]) frechet.Provenance {
-	return frechet.Provenance{Embedder: e.Name(), Mode: e.Preprocessing(), Dims: e.Output(), Weights: e.WeightsSHA256()}
+// Get returns the network, loading it on the first call.
+func (l *Lazy[M]) Get() (M, error) {
+	l.once.Do(func() { l.m, l.err = l.Load() })
+	return l.m, l.err
 }

@@ -2,19 +2,12 @@ package features
 
 import (
 	"fmt"
-	_ "image/jpeg" // decoders registered for image.Decode
-	_ "image/png"
 	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/imageio"
-
-	_ "golang.org/x/image/bmp"
-	_ "golang.org/x/image/tiff"
-	_ "golang.org/x/image/webp"
 )
 
 // imageExts are the extensions a folder listing picks up, compared in
@@ -113,10 +106,10 @@ func firstImage(fsys fs.FS, dir string) string {
 	return found
 }
 
-// Decode decodes name in fsys (imageio.Decode: the header checked
-// before any pixel) and converts it as PIL's convert("RGB") does.
+// Decode decodes name in fsys (DecodeImage: the header checked before
+// any pixel) and converts it as PIL's convert("RGB") does.
 func Decode(fsys fs.FS, name string) (*RGB, error) {
-	img, err := imageio.Decode(fsys, name)
+	img, err := DecodeImage(fsys, name)
 	if err != nil {
 		return nil, err
 	}

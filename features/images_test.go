@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/imageio"
 
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
@@ -171,7 +170,7 @@ func TestListAndDecode(t *testing.T) {
 }
 
 // decodeFile decodes a host image file as the feature pipeline does.
-func decodeFile(path string) (image.Image, error) { return imageio.Decode(dataio.HostFS, path) }
+func decodeFile(path string) (image.Image, error) { return DecodeImage(dataio.HostFS, path) }
 
 // A folder whose images are all in subfolders (an ImageFolder data set)
 // says to use the recursive option, spelled by each transport; with it

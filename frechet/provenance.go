@@ -167,17 +167,47 @@ func Mismatch(cmd, aPath string, a *Provenance, bPath string, b *Provenance) err
 		cmd, b, aPath, a)}
 }
 
-// UnknownNote returns the sentence a comparison gives, once, when
-// statistics files among paths record no provenance: they are compared
-// as they are, unchecked. "" when paths is empty.
-func UnknownNote(cmd string, paths []string) string {
-	if len(paths) == 0 {
+// Sides gathers the provenance of the sides of one comparison of
+// command Cmd: Add refuses a side made differently from those added
+// before, naming both files and both records (Mismatch), and remembers
+// the statistics files that record none, for one sentence at the end
+// (Note).
+type Sides struct {
+	Cmd   string
+	First *Provenance // the first known provenance added, nil before
+
+	path    string // First's file
+	unknown []string
+}
+
+// Add checks the side path of provenance p (nil: none recorded) against
+// the sides added before; stats says the side is a statistics file (rows
+// never record a provenance, and are not noted).
+func (c *Sides) Add(path string, p *Provenance, stats bool) error {
+	if !p.Known() {
+		if stats {
+			c.unknown = append(c.unknown, path)
+		}
+		return nil
+	}
+	if c.First == nil {
+		c.First, c.path = p, path
+		return nil
+	}
+	return Mismatch(c.Cmd, c.path, c.First, path, p)
+}
+
+// Note returns the sentence a comparison gives, once, when statistics
+// files among its sides record no provenance: they are compared as they
+// are, unchecked. "" when every side recorded one.
+func (c *Sides) Note() string {
+	if len(c.unknown) == 0 {
 		return ""
 	}
 	verb := "records"
-	if len(paths) > 1 {
+	if len(c.unknown) > 1 {
 		verb = "record"
 	}
 	return fmt.Sprintf("%s: %s %s no provenance (statistics of pytorch-fid or clean-fid, or of feature rows): compared as given, without checking that both sides were made by the same embedder, preprocessing and weights",
-		cmd, strings.Join(paths, " and "), verb)
+		c.Cmd, strings.Join(c.unknown, " and "), verb)
 }

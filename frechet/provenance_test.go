@@ -85,3 +85,41 @@ func TestProvenanceMismatch(t *testing.T) {
 		}
 	}
 }
+
+func TestSides(t *testing.T) {
+	clean := &Provenance{Embedder: "inception-v3", Mode: "clean", Dims: "2048", Weights: "ab"}
+	fid := &Provenance{Embedder: "inception-v3", Mode: "pytorch-fid", Dims: "2048", Weights: "ab"}
+	type side struct {
+		path  string
+		p     *Provenance
+		stats bool
+	}
+	for _, tc := range []struct {
+		name    string
+		sides   []side
+		refused string // the file the error is about, "" for none
+		note    string // a file the note names, "" for no note
+	}{
+		{"alike", []side{{"a.npz", fid, true}, {"b", fid, false}}, "", ""},
+		{"unknown statistics first", []side{{"a.npz", nil, true}, {"b.npz", clean, true}, {"c", fid, false}}, "c", "a.npz"},
+		{"unknown statistics noted", []side{{"a.npz", nil, true}, {"b", fid, false}}, "", "a.npz"},
+		{"rows not noted", []side{{"a.npy", nil, false}, {"b", fid, false}}, "", ""},
+	} {
+		c := Sides{Cmd: "compare"}
+		var err error
+		for _, s := range tc.sides {
+			if err = c.Add(s.path, s.p, s.stats); err != nil {
+				break
+			}
+		}
+		switch {
+		case tc.refused == "" && err != nil, tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused) || !strings.Contains(err.Error(), "b.npz")):
+			t.Errorf("%s: %v, want refused about %q", tc.name, err, tc.refused)
+		case tc.refused == "" && c.First != fid:
+			t.Errorf("%s: first %+v, want %+v", tc.name, c.First, fid)
+		}
+		if n := c.Note(); (n != "") != (tc.note != "") || !strings.Contains(n, tc.note) {
+			t.Errorf("%s: note %q, want one naming %q", tc.name, n, tc.note)
+		}
+	}
+}

@@ -32,6 +32,9 @@
 // scales (say, uint8 training images and tanh outputs of a generator in
 // [-1, 1]) or with an explicit gamma; Set.Range reports what was used.
 //
+// A folder's PNG files are decoded by features.DecodeImage, the decoder
+// of every image file genlens reads (headers checked before pixels).
+//
 // Every problem with the bytes a user brought is a *dataio.InputError
 // naming the file (and image or pixel), so the CLI exits with code 2.
 package imageio

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/features"
 	"github.com/genlens/genlens/internal/fields"
 )
 
@@ -255,7 +256,7 @@ func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
 	imgs := make([]image.Image, len(files))
 	colour := false
 	for i, f := range files {
-		img, err := Decode(fsys, f)
+		img, err := features.DecodeImage(fsys, f)
 		if err != nil {
 			return nil, err
 		}

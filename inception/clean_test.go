@@ -14,7 +14,6 @@ import (
 
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/features"
-	"github.com/genlens/genlens/imageio"
 	"github.com/genlens/genlens/internal/shareddata"
 	"github.com/genlens/genlens/resample"
 )
@@ -88,7 +87,7 @@ func TestCleanFeatures(t *testing.T) {
 	names = names[5:7] // RGB 97×131 (upscaled), palette 512×384 (downscaled)
 	var clean, direct, tf, pt [][]float32
 	for _, n := range names {
-		img, err := imageio.Decode(dataio.HostFS, n)
+		img, err := features.DecodeImage(dataio.HostFS, n)
 		if err != nil {
 			t.Fatal(err)
 		}

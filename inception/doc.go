@@ -69,8 +69,8 @@
 //
 // Images come from folders of png, jpg/jpeg, bmp, tif/tiff and webp files
 // (extensions in any case), in sorted order, optionally recursive, of
-// mixed sizes, decoded by imageio.Decode: headers are checked before
-// decoding (an image over imageio.MaxImagePixels is refused) and
+// mixed sizes, decoded by features.DecodeImage: headers are checked before
+// decoding (an image over features.MaxImagePixels is refused) and
 // non-regular files are refused before they are opened. JPEG decoding is Go's, whose colour conversion
 // can differ from libjpeg's (which PIL uses) by a level or so per pixel.
 package inception

@@ -2,7 +2,6 @@ package inception
 
 import (
 	"context"
-	"sync"
 
 	"github.com/genlens/genlens/features"
 )
@@ -19,52 +18,41 @@ type Embedder struct {
 	out     Output
 	weights string
 	workers int
-
-	once  sync.Once
-	load  func() (*Model, error)
-	model *Model
-	err   error
+	model   features.Lazy[*Model]
 }
 
 // NewEmbedder returns the embedder of output out in mode, from weights
 // of SHA-256 weightsSHA256 that load returns, running Forward on up to
 // workers goroutines (<= 0: one per CPU).
 func NewEmbedder(mode Mode, out Output, weightsSHA256 string, workers int, load func() (*Model, error)) *Embedder {
-	return &Embedder{mode: mode, out: out, weights: weightsSHA256, workers: workers, load: load}
+	return &Embedder{mode: mode, out: out, weights: weightsSHA256, workers: workers, model: features.Lazy[*Model]{Load: load}}
 }
 
 var _ features.ImageEmbedder = (*Embedder)(nil)
 
-// Name returns "inception-v3".
-func (e *Embedder) Name() string { return Name }
-
-// Output returns the output's name ("2048", "logits_unbiased", ...).
-func (e *Embedder) Output() string { return string(e.out) }
-
-// Dim returns the output's length.
-func (e *Embedder) Dim() int { return e.out.Dim() }
-
-// Preprocessing returns the mode.
-func (e *Embedder) Preprocessing() string { return string(e.mode) }
-
-// WeightsSHA256 returns the hex SHA-256 of the weights.
-func (e *Embedder) WeightsSHA256() string { return e.weights }
+// Settings returns "inception-v3", the output's name ("2048",
+// "logits_unbiased", ...) and length, the mode and the weights'
+// SHA-256.
+func (e *Embedder) Settings() features.Settings {
+	return features.Settings{Embedder: Name, Preprocessing: string(e.mode), Output: string(e.out), Dim: e.out.Dim(), WeightsSHA256: e.weights}
+}
 
 // Preprocess turns an image into the 3×299×299 input of the mode.
 func (e *Embedder) Preprocess(img *features.RGB) ([]float32, error) { return Preprocess(img, e.mode) }
 
 // Load loads the model, once.
 func (e *Embedder) Load() error {
-	e.once.Do(func() { e.model, e.err = e.load() })
-	return e.err
+	_, err := e.model.Get()
+	return err
 }
 
 // Forward returns the output of every image of batch.
 func (e *Embedder) Forward(ctx context.Context, batch [][]float32) ([][]float32, error) {
-	if err := e.Load(); err != nil {
+	m, err := e.model.Get()
+	if err != nil {
 		return nil, err
 	}
-	fs, err := e.model.Forward(ctx, batch, e.workers)
+	fs, err := m.Forward(ctx, batch, e.workers)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ type Embedder interface {
 
 // EmbeddingScores lists the scores an Embedder changes.
 func EmbeddingScores() []string {
-	return []string{string(uncertainty.ScoreDegree), string(uncertainty.ScoreEigV), string(uncertainty.ScoreKernelEntropy), string(uncertainty.ScoreKLE)}
+	return []string{string(uncertainty.ScoreDegree), string(uncertainty.ScoreEcc), string(uncertainty.ScoreEigV), string(uncertainty.ScoreKernelEntropy), string(uncertainty.ScoreKLE)}
 }
 
 // embeddingScore returns the score named by score computed on the
@@ -53,9 +53,13 @@ func embeddingScore(score string, e Embedder) scoreFunc {
 				m.Set(i, j, float64(x))
 			}
 		}
-		opt := uncertainty.Options{Kernel: kernel.RBF{Gamma: 1 / float64(d)}, Scores: []uncertainty.Score{s},
-			Similarity: uncertainty.SimilarityEmbedding, KLETime: uncertainty.DefaultKLETime}
-		res, err := uncertainty.EvaluateOne(uncertainty.Prompt{ID: "request", Samples: samples, Embeddings: m}, opt)
+		// The kernel's bandwidth is the embeddings' width, known now.
+		sc, err := uncertainty.NewScorer(uncertainty.Options{Kernel: kernel.RBF{Gamma: 1 / float64(d)}, Scores: []uncertainty.Score{s},
+			Similarity: uncertainty.SimilarityEmbedding, KLETime: uncertainty.DefaultKLETime})
+		if err != nil {
+			return math.NaN(), err
+		}
+		res, err := sc.Evaluate(uncertainty.Prompt{ID: "request", Samples: samples, Embeddings: m})
 		if err != nil {
 			return math.NaN(), err
 		}

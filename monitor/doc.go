@@ -19,16 +19,18 @@
 //   - a chunk alerts when its estimate lies outside the thresholds.
 //
 // Run is the one pipeline every transport calls (`genlens mse estimate`,
-// the service's monitors, the demo): chunks → thresholds from reference
-// chunks of the same size → estimates, bands, realised values → alerts.
+// the service's monitors, the demo): chunks → thresholds for chunks of
+// that size from the reference's losses → estimates, bands, realised
+// values → alerts.
 //
 // With a DriftModel (fitted on the reference rows' features and stored
 // with the check model), Run also says when an estimate is a guess and
 // how far the inputs drifted, on the same chunk:
 //
 //   - out of reference: the fraction of a chunk's rows with a feature
-//     outside its reference range; above a limit (5% by default) the
-//     chunk is extrapolating, its estimate coming from where the check
+//     outside its reference range; above a limit (5% by default, or
+//     what chunks drawn like a small reference exceed 1% of the time,
+//     whichever is larger) the chunk is extrapolating, its estimate coming from where the check
 //     model has seen no data (NannyML assumes "no covariate shift to
 //     previously unseen regions" and checks nothing);
 //   - the data reconstruction error of NannyML's multivariate drift:
@@ -36,8 +38,9 @@
 //     deviation (ddof 0), PCA on the reference keeping the fewest
 //     components that explain at least 65% of the variance, per chunk the
 //     mean Euclidean distance between each standardised row and its
-//     reconstruction, with thresholds mean ± 3 standard deviations over
-//     reference chunks;
+//     reconstruction (each row's capped at the reference's
+//     ReconstructionCap quantile), with thresholds mean ± 3 standard
+//     errors of a chunk mean over cross-fitted reference errors;
 //   - per feature, the two-sample Kolmogorov-Smirnov statistic of the
 //     chunk against the reference and its p-value as SciPy's ks_2samp
 //     computes it with method "auto" (exact distribution up to 10,000

@@ -185,7 +185,7 @@ func TestRunDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := resampledThresholds(m2.referenceErrors(), 100, DefaultWidth, true)
+	want := resampledThresholds(m2.cappedReferenceErrors(), 100, DefaultWidth, true)
 	if rep.DriftThresholds != want {
 		t.Errorf("drift thresholds %+v, want %+v", rep.DriftThresholds, want)
 	}
@@ -290,5 +290,103 @@ func TestReferenceErrorsHeldOut(t *testing.T) {
 	}
 	if math.Abs(ref/out-1) > 0.02 {
 		t.Errorf("mean reference reconstruction error %.4f, fresh rows' %.4f", ref/refs, out/refs)
+	}
+}
+
+// TestRangeLimitFalseAlarms: with 300 reference rows of 8 independent
+// features, about 5% of fresh rows fall outside some reference range, and
+// a fixed limit of 5% flags about half of the chunks of 250 rows drawn
+// like the reference; the range limit keeps them at about
+// RangeFalseAlarm, while a chunk whose rows really left the ranges is
+// still extrapolating.
+func TestRangeLimitFalseAlarms(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 4))
+	const d, n, rows, draws = 8, 300, 250, 200
+	row := func() []float64 {
+		x := make([]float64, d)
+		for j := range x {
+			x[j] = r.NormFloat64()
+		}
+		return x
+	}
+	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	over := 0
+	for range draws {
+		x := mat.NewDense(n, d, nil)
+		for i := range n {
+			x.SetRow(i, row())
+		}
+		m, err := FitDrift(x, names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunk := make([][]float64, rows)
+		for i := range chunk {
+			chunk[i] = row()
+		}
+		c, err := m.Chunk(chunk, DefaultMaxOutOfReference, Thresholds{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		over += b2i(c.OutOfReference > c.RangeLimit)
+		if c.RangeLimit < DefaultMaxOutOfReference || c.Extrapolating != (c.OutOfReference > c.RangeLimit || c.ThinSupport > c.ThinLimit) {
+			t.Fatalf("range limit %v (caller's %v), extrapolating %v", c.RangeLimit, DefaultMaxOutOfReference, c.Extrapolating)
+		}
+		for i := range 50 {
+			chunk[i][0] = m.Max[0] + 1
+		}
+		if c, _ := m.Chunk(chunk, DefaultMaxOutOfReference, Thresholds{}); !c.Extrapolating {
+			t.Fatalf("a chunk with 20%% more rows beyond a's range is not extrapolating (%.1f%% out, limit %.1f%%)", 100*c.OutOfReference, 100*c.RangeLimit)
+		}
+	}
+	if over > draws*2/100 {
+		t.Errorf("%d of %d chunks drawn like the reference over the range limit", over, draws)
+	}
+}
+
+// TestReconstructionCapFalseAlarms: when one row in 500 is a gross
+// outlier of the features' correlation, a chunk of 250 rows holding one
+// moved the mean reconstruction error beyond thresholds from a reference
+// of 1,000 rows drawn the same way; with every error capped at the
+// reference's ReconstructionCap quantile, such chunks alert about as
+// rarely as ±3 standard errors allow, and a chunk whose bulk drifted
+// still alerts.
+func TestReconstructionCapFalseAlarms(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 5))
+	row := func(z []float64) []float64 {
+		x := []float64{z[0], 0.8*z[0] + 0.6*z[1], z[2]}
+		if r.IntN(500) == 0 {
+			x[1] -= 12 * z[0] * z[0]
+		}
+		return x
+	}
+	const refs, chunks, size = 40, 10, 250
+	alerts, drifted := 0, 0
+	for range refs {
+		m, err := FitDrift(normalRows(r, 1000, row), []string{"a", "b", "c"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := normalRows(r, (chunks+1)*size, row)
+		feats := make([][]float64, (chunks+1)*size)
+		for i := range feats {
+			feats[i] = x.RawRowView(i)
+		}
+		// The last chunk's correlation is gone.
+		for i := chunks * size; i < len(feats); i++ {
+			feats[i][1] = r.NormFloat64()
+		}
+		cs, _ := BySize(len(feats), size)
+		rep, err := Run(Input{Chunks: cs, Estimates: make([]float64, len(feats)), Reference: make([]float64, 1000), Drift: m, Features: feats, NonNegative: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range rep.Results[:chunks] {
+			alerts += b2i(c.Drift.ReconstructionAlert)
+		}
+		drifted += b2i(rep.Results[chunks].Drift.ReconstructionAlert)
+	}
+	if alerts > refs*chunks*2/100 || drifted != refs {
+		t.Errorf("reconstruction alert on %d of %d chunks drawn like the reference and %d of %d drifted", alerts, refs*chunks, drifted, refs)
 	}
 }

@@ -56,12 +56,18 @@ func ExampleKSPValue() {
 // The pipeline with a drift model: the chunk whose rows left the
 // reference range is extrapolating.
 func ExampleRun() {
-	ref := mat.NewDense(8, 1, []float64{-1.5, -1, -0.5, 0, 0.2, 0.5, 1, 1.5})
+	// 40 reference rows of x spread over [-1.5, 1.5], their losses about 1.
+	ref := mat.NewDense(40, 1, nil)
+	losses := make([]float64, 40)
+	for i := range 40 {
+		ref.Set(i, 0, -1.5+3*float64(i)/39)
+		losses[i] = 1 + 0.1*float64(i%3-1)
+	}
 	drift, _ := monitor.FitDrift(ref, []string{"x"})
 	features := [][]float64{{0}, {0.5}, {-1}, {1}, {2}, {2.5}, {0}, {3}}
 	est := []float64{1, 1, 1, 1, 2, 2, 2, 2}
 	chunks, _ := monitor.BySize(len(est), 4)
-	rep, _ := monitor.Run(monitor.Input{Chunks: chunks, Estimates: est, Reference: []float64{1, 1.1, 0.9, 1, 1.1, 0.9, 1, 1},
+	rep, _ := monitor.Run(monitor.Input{Chunks: chunks, Estimates: est, Reference: losses,
 		NonNegative: true, Drift: drift, Features: features})
 	for _, r := range rep.Results {
 		fmt.Printf("chunk %d: estimate %.1f, %.0f%% out of reference, extrapolating %v\n", r.Index, r.Estimate, 100*r.Drift.OutOfReference, r.Drift.Extrapolating)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -233,5 +234,43 @@ func TestMatchedThresholds(t *testing.T) {
 	th, _ = MatchedThresholds(ref[:2], []Chunk{{Start: 0, End: 4}}, DefaultWidth, true)
 	if th.Available() || th.Chunks != 0 {
 		t.Errorf("no reference chunk: %+v", th)
+	}
+}
+
+// TestLossThresholdsFalseAlarms: when every chunk's estimate is the mean
+// loss of chunk rows drawn like the reference (an exact check model),
+// chunks of 250 rows against 1,000 reference rows of skewed losses
+// alert about as often as ±3 standard errors allow, not the 10-16% that
+// thresholds from four consecutive reference chunks raised.
+func TestLossThresholdsFalseAlarms(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 2))
+	loss := func() float64 { v := r.NormFloat64(); return v * v }
+	const refs, chunks, size = 100, 10, 250
+	alerts, total := 0, 0
+	for range refs {
+		ref := make([]float64, 1000)
+		for i := range ref {
+			ref[i] = loss()
+		}
+		est := make([]float64, chunks*size)
+		for i := range est {
+			est[i] = loss()
+		}
+		cs, _ := BySize(len(est), size)
+		rep, err := Run(Input{Chunks: cs, Estimates: est, Reference: ref, NonNegative: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Thresholds.Chunks != 4 || !rep.Thresholds.Available() {
+			t.Fatalf("thresholds %+v: want them available, from 4 chunks' worth of rows", rep.Thresholds)
+		}
+		alerts += Alerts(rep.Results)
+		total += len(rep.Results)
+	}
+	if alerts > total*15/1000 {
+		t.Errorf("MSE alert on %d of %d chunks drawn like the reference", alerts, total)
+	}
+	if rep, _ := Run(Input{ChunkSize: 250, Reference: make([]float64, 499)}); rep.Thresholds.Available() {
+		t.Errorf("thresholds %+v from less than two chunks of reference rows", rep.Thresholds)
 	}
 }

@@ -3,6 +3,7 @@ package monitor
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -187,5 +188,53 @@ func TestIntervalCoversAndWidens(t *testing.T) {
 	rep, _ = Run(Input{Chunks: chunks, Estimates: est, Reference: real, NonNegative: true})
 	if c := rep.Results[0]; c.IntervalCalibrated || c.EstimateLower != c.Lower || c.EstimateUpper != c.Upper {
 		t.Errorf("uncalibrated interval [%v, %v], band [%v, %v]", c.EstimateLower, c.EstimateUpper, c.Lower, c.Upper)
+	}
+}
+
+// TestThinLimitFalseAlarms: chunks whose thin rows are counted as the
+// support model counts them (each row thin with the probability that a
+// fresh row's distance exceeds the (1-ThinQuantile) quantile of 1,000
+// reference distances) exceed the limit at most about ThinFalseAlarm of
+// the time, chunks of 250 rows as of 500; a normal approximation of the
+// count exceeded it about twice as often.
+func TestThinLimitFalseAlarms(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 3))
+	const nref, draws = 1000, 4000
+	for _, rows := range []int{250, 500} {
+		over := 0
+		ref := make([]float64, nref)
+		for range draws {
+			for i := range ref {
+				ref[i] = r.Float64()
+			}
+			slices.Sort(ref)
+			radius := quantileSorted(ref, 1-ThinQuantile)
+			thin := 0
+			for _, v := range ref {
+				thin += b2i(v > radius)
+			}
+			limit := ThinLimit(float64(thin)/nref, rows, nref)
+			k := 0
+			for range rows {
+				k += b2i(r.Float64() > radius)
+			}
+			over += b2i(float64(k)/float64(rows) > limit)
+		}
+		if rate := float64(over) / draws; rate > 1.3*ThinFalseAlarm {
+			t.Errorf("chunks of %d rows: %.2f%% over the thin-support limit, want at most about %.0f%%", rows, 100*rate, 100*ThinFalseAlarm)
+		}
+	}
+}
+
+func TestBetaBinomialQuantile(t *testing.T) {
+	// With a = b = 1 the count is uniform on 0..m.
+	for _, tc := range []struct {
+		m    int
+		q    float64
+		want int
+	}{{9, 0.5, 4}, {9, 0.95, 9}, {99, 0.99, 98}} {
+		if got := betaBinomialQuantile(tc.m, 1, 1, tc.q); got != tc.want {
+			t.Errorf("uniform on 0..%d: %v quantile %d, want %d", tc.m, tc.q, got, tc.want)
+		}
 	}
 }

@@ -20,9 +20,13 @@ type DriftView struct {
 	OutOfReference jsonnum.Num    `json:"out_of_reference"`
 	Extrapolating  bool           `json:"extrapolating"`
 	Outside        map[string]int `json:"outside,omitempty"`
+	// OutOfReferenceLimit is the fraction of rows outside the ranges
+	// above which the chunk is extrapolating (ChunkDrift.RangeLimit).
+	OutOfReferenceLimit jsonnum.Num `json:"out_of_reference_limit"`
 	// ReconstructionError is the mean data reconstruction error of the
-	// chunk's rows (NannyML's multivariate drift), DriftLower and
-	// DriftUpper its thresholds from reference chunks of the same size,
+	// chunk's rows (NannyML's multivariate drift, each row's capped at
+	// the reference's ReconstructionCap quantile), DriftLower and
+	// DriftUpper its thresholds for chunks of the same size,
 	// DriftAlert whether it lies outside them.
 	ReconstructionError jsonnum.Num `json:"reconstruction_error"`
 	DriftLower          jsonnum.Num `json:"drift_lower"`
@@ -62,7 +66,7 @@ func NewDriftView(d *ChunkDrift, m *DriftModel, th Thresholds) *DriftView {
 		ReconstructionError: jsonnum.Num(d.ReconstructionError), DriftLower: jsonnum.Num(th.Lower), DriftUpper: jsonnum.Num(th.Upper),
 		DriftAlert: d.DriftAlert, Features: map[string]FeatureKS{},
 		ThinSupport: jsonnum.Num(d.ThinSupport), ThinSupportLimit: jsonnum.Num(d.ThinLimit), KSAdjustedP: jsonnum.Num(d.KSAdjustedP),
-		KSAlert: d.KSAlert, ReconstructionAlert: d.ReconstructionAlert}
+		KSAlert: d.KSAlert, ReconstructionAlert: d.ReconstructionAlert, OutOfReferenceLimit: jsonnum.Num(d.RangeLimit)}
 	for j, name := range m.Features {
 		if n := d.Below[j] + d.Above[j]; n > 0 {
 			if out.Outside == nil {

@@ -345,8 +345,8 @@ func (s *Service) Page(ctx context.Context, m records.Monitor, bounds func(chunk
 	}
 	offset := 0 // the row of the page's first in the monitor
 	if byTime && n > 0 {
-		// The thresholds of reference chunks of the median size of
-		// every chunk, as Run would derive them from all of them.
+		// The thresholds for chunks of the median size of every chunk,
+		// as Run would derive them from all of them.
 		_, in.ChunkSize = monitor.MatchedThresholds(in.Reference, all, monitor.DefaultWidth, true)
 		v.Total = len(all)
 		if lo < hi {

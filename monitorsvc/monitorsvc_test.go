@@ -1,52 +1,22 @@
 package monitorsvc_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"testing"
-	"testing/fstest"
 
 	"github.com/genlens/genlens/internal/dbtest"
-	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/job/msejob/msejobtest"
 	"github.com/genlens/genlens/monitorsvc"
 	"github.com/genlens/genlens/records"
 	"github.com/genlens/genlens/store"
 )
 
-// checkModel fits the check model of a toy deployment, as `genlens mse
-// fit` writes it.
-func checkModel(t *testing.T) []byte {
-	t.Helper()
-	r := rand.New(rand.NewPCG(1, 7))
-	var b bytes.Buffer
-	b.WriteString("x,pred,y\n")
-	for range 300 {
-		x := r.NormFloat64()
-		u := (3*x + 5) * math.Sin(3*x+5)
-		fmt.Fprintf(&b, "%v,%v,%v\n", x, u+0.5*x, u+0.3*r.NormFloat64())
-	}
-	req := msejob.NewFitRequest()
-	req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", []string{"x"}, "check.json"
-	res, err := msejob.Fit(context.Background(), job.Env{FS: fstest.MapFS{"ref.csv": {Data: b.Bytes()}}}, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := res.WriteModel(&out); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
-}
-
 // Chunks cuts a size monitor's rows into chunks, the last incomplete
 // while it fills, read whole or only its last chunks alike.
 func TestChunks(t *testing.T) {
-	model := checkModel(t)
+	model := msejobtest.CheckModel(t)
 	for _, b := range dbtest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()

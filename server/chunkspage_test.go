@@ -5,50 +5,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/genlens/genlens/internal/dbtest"
-	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/job/msejob/msejobtest"
 	"github.com/genlens/genlens/jsonnum"
 	"github.com/genlens/genlens/membudget"
 	"github.com/genlens/genlens/monitorsvc"
 	"github.com/genlens/genlens/records"
 	"github.com/genlens/genlens/store"
 )
-
-// pageModel fits the check model (with its drift model) of a toy
-// deployment of one feature x.
-func pageModel(t *testing.T) []byte {
-	t.Helper()
-	r := rand.New(rand.NewPCG(1, 7))
-	var b bytes.Buffer
-	b.WriteString("x,pred,y\n")
-	for range 300 {
-		x := r.NormFloat64()
-		u := (3*x + 5) * math.Sin(3*x+5)
-		fmt.Fprintf(&b, "%v,%v,%v\n", x, u+0.5*x, u+0.3*r.NormFloat64())
-	}
-	req := msejob.NewFitRequest()
-	req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", []string{"x"}, "check.json"
-	res, err := msejob.Fit(context.Background(), job.Env{FS: fstest.MapFS{"ref.csv": {Data: b.Bytes()}}}, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := res.WriteModel(&out); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
-}
 
 // pageServer is a server over a fresh store holding one monitor of n rows
 // (chunked by size, or by day when period), a tenth of them labelled.
@@ -65,7 +37,7 @@ func pageServer(t *testing.T, dsn string, n, size int, period string) (*Server, 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close(ctx); db.Close() })
-	m := records.Monitor{Name: "m", Model: pageModel(t), ChunkSize: size, Period: period}
+	m := records.Monitor{Name: "m", Model: msejobtest.CheckModel(t), ChunkSize: size, Period: period}
 	if err := s.monitors.CreateMonitor(ctx, &m); err != nil {
 		t.Fatal(err)
 	}

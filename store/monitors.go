@@ -377,16 +377,35 @@ func (d *DB) Series(ctx context.Context, monitor int64, byTime bool) (*Series, e
 	if byTime {
 		order = "ts, seq"
 	}
-	rows, err := d.r.QueryContext(ctx, d.q("SELECT estimate, realized, ts, features FROM monitor_rows WHERE monitor_id = ? ORDER BY "+order), monitor)
+	s, err := d.readSeries(ctx, d.r, monitor, order, byTime, 0, -1)
 	if err != nil {
-		return nil, err
-	}
-	s := &Series{}
-	if err := scanSeries(s, rows, byTime); err != nil {
 		return nil, err
 	}
 	if byTime && d.Postgres() {
 		nullsFirst(s)
+	}
+	return s, nil
+}
+
+// readSeries reads the monitor's rows (estimate, realized, ts, features)
+// in order through q, the limit rows after offset when limit >= 0 (all
+// when limit < 0), with their Times when times.
+func (d *DB) readSeries(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, monitor int64, order string, times bool, offset, limit int) (*Series, error) {
+	query := "SELECT estimate, realized, ts, features FROM monitor_rows WHERE monitor_id = ? ORDER BY " + order
+	args := []any{monitor}
+	if limit >= 0 {
+		query += " LIMIT ? OFFSET ?"
+		args = append(args, limit, offset)
+	}
+	rows, err := q.QueryContext(ctx, d.q(query), args...)
+	if err != nil {
+		return nil, err
+	}
+	s := &Series{}
+	if err := scanSeries(s, rows, times); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -536,16 +555,23 @@ func (d *DB) LastChunk(ctx context.Context, monitor int64, size int) (int, *Seri
 	return d.LastChunks(ctx, monitor, size, 1, 1)
 }
 
+// snapshot begins a read-only transaction whose reads all see one
+// snapshot of the database: repeatable read on Postgres; SQLite's
+// transactions are serializable.
+func (d *DB) snapshot(ctx context.Context) (*sql.Tx, error) {
+	var opts *sql.TxOptions
+	if d.Postgres() {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	return d.r.BeginTx(ctx, opts)
+}
+
 // LastChunks is LastChunk for the last k chunks (fewer when the monitor
 // has fewer): the rows from chunk max(0, ⌊(n-1)/size⌋-k+1) on. Only the
 // rows of the last withFeatures of them carry Features (and Stamps); the
 // others' are nil (and zero), which saves decoding them.
 func (d *DB) LastChunks(ctx context.Context, monitor int64, size, k, withFeatures int) (int, *Series, error) {
-	var opts *sql.TxOptions
-	if d.Postgres() {
-		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	}
-	tx, err := d.r.BeginTx(ctx, opts)
+	tx, err := d.snapshot(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -563,11 +589,8 @@ func (d *DB) LastChunks(ctx context.Context, monitor int64, size, k, withFeature
 	// Newest first: the rows of the last withFeatures chunks with their
 	// features, then the others' without.
 	split := min(n-first*size, n-max(0, last-withFeatures+1)*size)
-	rows, err := tx.QueryContext(ctx, d.q("SELECT estimate, realized, ts, features FROM monitor_rows WHERE monitor_id = ? ORDER BY seq DESC LIMIT ?"), monitor, split)
+	s, err = d.readSeries(ctx, tx, monitor, "seq DESC", false, 0, split)
 	if err != nil {
-		return 0, nil, err
-	}
-	if err := scanSeries(s, rows, false); err != nil {
 		return 0, nil, err
 	}
 	if rest := n - first*size - split; rest > 0 {
@@ -596,11 +619,7 @@ func (d *DB) LastChunks(ctx context.Context, monitor int64, size, k, withFeature
 // the features, which make most of a row's bytes, are read for the page
 // only. An error from span is returned as it is.
 func (d *DB) SeriesPage(ctx context.Context, monitor int64, byTime bool, span func(n int, times []time.Time) (from, to int, err error)) (int, *Series, error) {
-	var opts *sql.TxOptions
-	if d.Postgres() {
-		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	}
-	tx, err := d.r.BeginTx(ctx, opts)
+	tx, err := d.snapshot(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -634,12 +653,8 @@ func (d *DB) SeriesPage(ctx context.Context, monitor int64, byTime bool, span fu
 	if byTime {
 		order = byTs
 	}
-	rows, err := tx.QueryContext(ctx, d.q("SELECT estimate, realized, ts, features FROM monitor_rows WHERE monitor_id = ? ORDER BY "+order+" LIMIT ? OFFSET ?"), monitor, to-from, from)
+	page, err := d.readSeries(ctx, tx, monitor, order, false, from, to-from)
 	if err != nil {
-		return 0, nil, err
-	}
-	page := &Series{}
-	if err := scanSeries(page, rows, false); err != nil {
 		return 0, nil, err
 	}
 	if len(page.Estimates) != to-from {

@@ -211,13 +211,13 @@ func unpickleChecked(b []byte, find func(module, name string) (any, error), load
 }
 
 // readRecord returns the bytes of a small zip record (a pickle), refusing
-// one whose size passes max or whose compression passes
+// one whose size passes limit or whose compression passes
 // dataio.MaxCompressionRatio.
-func readRecord(f *zip.File, max int64) ([]byte, error) {
-	if f.UncompressedSize64 > uint64(max) {
-		return nil, fmt.Errorf("%s claims %d bytes, more than %d", f.Name, f.UncompressedSize64, max)
+func readRecord(f *zip.File, limit int64) ([]byte, error) {
+	if f.UncompressedSize64 > uint64(limit) {
+		return nil, fmt.Errorf("%s claims %d bytes, more than %d", f.Name, f.UncompressedSize64, limit)
 	}
-	if f.UncompressedSize64 > uint64(max64(f.CompressedSize64, 1))*uint64(dataio.MaxCompressionRatio) {
+	if f.UncompressedSize64 > max(f.CompressedSize64, 1)*uint64(dataio.MaxCompressionRatio) {
 		return nil, fmt.Errorf("%s decompresses to more than %d times its size", f.Name, dataio.MaxCompressionRatio)
 	}
 	rc, err := f.Open()
@@ -230,13 +230,6 @@ func readRecord(f *zip.File, max int64) ([]byte, error) {
 		return nil, truncated(err)
 	}
 	return b, nil
-}
-
-func max64(a, b uint64) uint64 {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // loadZipPickle loads the zip serialisation (torch 1.6 on): a data.pkl
@@ -290,7 +283,7 @@ func zipStorages(records map[string]*zip.File, size int64, b *budget) func(id an
 		if need.Cmp(new(big.Int).SetUint64(rec.UncompressedSize64)) != 0 {
 			return nil, fmt.Errorf("storage %s claims %d elements (%s bytes), its record holds %d bytes", ref.key, ref.n, need, rec.UncompressedSize64)
 		}
-		if rec.UncompressedSize64 > uint64(max64(rec.CompressedSize64, 1))*uint64(dataio.MaxCompressionRatio) || rec.CompressedSize64 > uint64(size) {
+		if rec.UncompressedSize64 > max(rec.CompressedSize64, 1)*uint64(dataio.MaxCompressionRatio) || rec.CompressedSize64 > uint64(size) {
 			return nil, fmt.Errorf("storage %s: its record claims %d bytes from %d compressed in a file of %d", ref.key, rec.UncompressedSize64, rec.CompressedSize64, size)
 		}
 		if err := b.add(ref); err != nil {

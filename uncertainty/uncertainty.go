@@ -137,16 +137,27 @@ func Evaluate(ctx context.Context, prompts []Prompt, opt Options) ([]Result, Sum
 	return results, summarize(results, set), nil
 }
 
-// EvaluateOne scores one prompt as Evaluate scores each, on the
-// caller's goroutine and without a summary: for a caller that scores
-// prompts one at a time as they come (an online proxy).
-func EvaluateOne(p Prompt, opt Options) (Result, error) {
+// Scorer scores prompts one at a time as they come (an online proxy),
+// with options checked once, when it is made.
+type Scorer struct {
+	opt Options
+	set scoreSet
+	thr float64
+}
+
+// NewScorer returns the scorer of opt, or why opt is not valid (as
+// Evaluate refuses it).
+func NewScorer(opt Options) (*Scorer, error) {
 	opt, set, thr, err := opt.settled()
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	return evaluate(&p, opt, set, thr)
+	return &Scorer{opt: opt, set: set, thr: thr}, nil
 }
+
+// Evaluate scores one prompt as Evaluate scores each, on the caller's
+// goroutine and without a summary.
+func (s *Scorer) Evaluate(p Prompt) (Result, error) { return evaluate(&p, s.opt, s.set, s.thr) }
 
 // settled returns opt with its defaults filled in, its scores and its
 // RougeL threshold of correctness, or why opt is not valid.

@@ -288,24 +288,28 @@ func TestLexSimFromGraphBitForBit(t *testing.T) {
 	}
 }
 
-// EvaluateOne is Evaluate's result for one prompt, and refuses the
+// A Scorer gives Evaluate's result for one prompt, and refuses the
 // options Evaluate refuses.
-func TestEvaluateOne(t *testing.T) {
+func TestScorer(t *testing.T) {
 	p := Prompt{ID: "q", Samples: []string{"Paris", "Paris is", "Lyon", "the capital is Paris"}}
 	opt := Options{Sequence: DefaultSequence, Scores: AllScores} // none NaN, which DeepEqual would tell apart
 	all, _, err := Evaluate(context.Background(), []Prompt{p}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	one, err := EvaluateOne(p, opt)
+	s, err := NewScorer(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := s.Evaluate(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(one, all[0]) {
-		t.Errorf("EvaluateOne = %+v, Evaluate's = %+v", one, all[0])
+		t.Errorf("Scorer.Evaluate = %+v, Evaluate's = %+v", one, all[0])
 	}
 	opt.Similarity = "cosine"
-	if _, err := EvaluateOne(p, opt); err == nil {
+	if _, err := NewScorer(opt); err == nil {
 		t.Errorf("unknown similarity accepted")
 	}
 }

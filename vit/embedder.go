@@ -2,7 +2,6 @@ package vit
 
 import (
 	"context"
-	"sync"
 
 	"github.com/genlens/genlens/features"
 )
@@ -12,49 +11,36 @@ import (
 // The model is loaded on first use through the load function given to
 // NewEmbedder.
 type Embedder struct {
-	cfg     Config
-	preset  Preset
-	weights string
-	workers int
-
-	once  sync.Once
-	load  func() (*Model, error)
-	model *Model
-	err   error
+	settings features.Settings
+	cfg      Config
+	preset   Preset
+	workers  int
+	model    features.Lazy[*Model]
 }
 
 // NewEmbedder returns the embedder of network cfg with preset p, from
 // weights of SHA-256 weightsSHA256 that load returns, running the
 // element-wise steps of Forward on up to workers goroutines.
 func NewEmbedder(cfg Config, p Preset, weightsSHA256 string, workers int, load func() (*Model, error)) *Embedder {
-	return &Embedder{cfg: cfg, preset: p, weights: weightsSHA256, workers: workers, load: load}
+	// The output: DINOv2's class token after the final norm, CLIP's
+	// encode_image (L2-normalised for CMMD).
+	out := "encode_image"
+	switch {
+	case cfg.Family == DINOv2:
+		out = "x_norm_clstoken"
+	case cfg.Normalize:
+		out = "encode_image_normalized"
+	}
+	return &Embedder{settings: features.Settings{Embedder: cfg.Name, Preprocessing: "preset " + string(p), Output: out, Dim: cfg.Dim(), WeightsSHA256: weightsSHA256},
+		cfg: cfg, preset: p, workers: workers, model: features.Lazy[*Model]{Load: load}}
 }
 
 var _ features.ImageEmbedder = (*Embedder)(nil)
 
-// Name returns the network's name ("dinov2-vitl14", "clip-vit-b-32", ...).
-func (e *Embedder) Name() string { return e.cfg.Name }
-
-// Output names what the network outputs: DINOv2's class token after the
-// final norm, CLIP's encode_image (L2-normalised for CMMD).
-func (e *Embedder) Output() string {
-	switch {
-	case e.cfg.Family == DINOv2:
-		return "x_norm_clstoken"
-	case e.cfg.Normalize:
-		return "encode_image_normalized"
-	}
-	return "encode_image"
-}
-
-// Dim returns the width of the output.
-func (e *Embedder) Dim() int { return e.cfg.Dim() }
-
-// Preprocessing returns "preset " and the preset's name.
-func (e *Embedder) Preprocessing() string { return "preset " + string(e.preset) }
-
-// WeightsSHA256 returns the hex SHA-256 of the weights.
-func (e *Embedder) WeightsSHA256() string { return e.weights }
+// Settings returns the network's name ("dinov2-vitl14",
+// "clip-vit-b-32", ...), output, width, "preset " and the preset's name,
+// and the weights' SHA-256.
+func (e *Embedder) Settings() features.Settings { return e.settings }
 
 // Preprocess turns an image into the network's input by the preset.
 func (e *Embedder) Preprocess(img *features.RGB) ([]float32, error) {
@@ -63,14 +49,15 @@ func (e *Embedder) Preprocess(img *features.RGB) ([]float32, error) {
 
 // Load loads the model, once.
 func (e *Embedder) Load() error {
-	e.once.Do(func() { e.model, e.err = e.load() })
-	return e.err
+	_, err := e.model.Get()
+	return err
 }
 
 // Forward returns the output of every image of batch.
 func (e *Embedder) Forward(ctx context.Context, batch [][]float32) ([][]float32, error) {
-	if err := e.Load(); err != nil {
+	m, err := e.model.Get()
+	if err != nil {
 		return nil, err
 	}
-	return e.model.Forward(ctx, batch, e.workers)
+	return m.Forward(ctx, batch, e.workers)
 }

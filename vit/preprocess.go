@@ -159,7 +159,7 @@ func toTensor(px []uint8, side int, mean, std [3]float64) []float32 {
 	return out
 }
 
-// LoadImageFS decodes name in fsys (see imageio.Decode: headers
+// LoadImageFS decodes name in fsys (see features.DecodeImage: headers
 // checked, PIL's convert("RGB")) and preprocesses it with preset p.
 func LoadImageFS(fsys fs.FS, name string, p Preset, side int) ([]float32, error) {
 	img, err := features.Decode(fsys, name)

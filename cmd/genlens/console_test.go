@@ -1,60 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"io"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/creack/pty"
+	"github.com/genlens/genlens/internal/console/ptytest"
 )
-
-// screen replays terminal output as a terminal shows it: '\r' returns
-// to the start of the line, later characters overwrite earlier ones.
-func screen(out string) []string {
-	var lines []string
-	for _, raw := range strings.Split(out, "\n") {
-		var buf []rune
-		col := 0
-		for _, r := range raw {
-			if r == '\r' {
-				col = 0
-				continue
-			}
-			if col < len(buf) {
-				buf[col] = r
-			} else {
-				buf = append(buf, r)
-			}
-			col++
-		}
-		lines = append(lines, strings.TrimRight(string(buf), " "))
-	}
-	return lines
-}
-
-// underPTY runs fn with a pseudo-terminal as its terminal and returns
-// what fn wrote to it; the test skips where no pty can be opened.
-func underPTY(t *testing.T, fn func(tty *os.File)) string {
-	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	defer ptmx.Close()
-	var got bytes.Buffer
-	read := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(&got, ptmx) // ends with EIO once tty is closed
-		close(read)
-	}()
-	fn(tty)
-	tty.Close()
-	<-read
-	return got.String()
-}
 
 var barLine = regexp.MustCompile(`^demo +\d+% \|[█ ]*\| \(\d+/\d+\) \[[^\]]*\]$`)
 
@@ -62,11 +15,11 @@ var barLine = regexp.MustCompile(`^demo +\d+% \|[█ ]*\| \(\d+/\d+\) \[[^\]]*\]
 // a line with the text the sections print.
 func TestDemoProgressUnderPTY(t *testing.T) {
 	var code int
-	got := underPTY(t, func(tty *os.File) { code = run([]string{"demo", "--out", t.TempDir()}, tty, tty) })
+	got := ptytest.Run(t, func(tty *os.File) { code = run([]string{"demo", "--out", t.TempDir()}, tty, tty) })
 	if code != 0 {
 		t.Fatalf("demo exit %d:\n%s", code, got)
 	}
-	lines := screen(got)
+	lines := ptytest.Screen(got)
 	bars, headings := 0, 0
 	for _, l := range lines {
 		if strings.Contains(l, "█") || strings.HasPrefix(l, "demo ") {

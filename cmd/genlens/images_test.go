@@ -15,6 +15,7 @@ import (
 
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/internal/console"
+	"github.com/genlens/genlens/internal/console/ptytest"
 	"github.com/genlens/genlens/internal/shareddata"
 )
 
@@ -164,7 +165,7 @@ func TestCompareFoldersUnderPTY(t *testing.T) {
 	console.Clock = func() time.Time { return start.Add(time.Duration(ticks.Add(1)) * 400 * time.Millisecond) }
 	t.Cleanup(func() { console.Clock = time.Now })
 	var code int
-	out := underPTY(t, func(tty *os.File) {
+	out := ptytest.Run(t, func(tty *os.File) {
 		code = run([]string{"compare", "--real", filepath.Join(dir, "real"), "--fake", filepath.Join(dir, "fake"),
 			"--weights", filepath.Join(fix, "inception_random.pth"), "--batch", "1"}, tty, tty)
 	})
@@ -178,7 +179,7 @@ func TestCompareFoldersUnderPTY(t *testing.T) {
 	// the FID in words.
 	result := regexp.MustCompile(`FID\s+-?[0-9]`)
 	fid := 0
-	for _, l := range screen(out) {
+	for _, l := range ptytest.Screen(out) {
 		if result.MatchString(l) {
 			fid++
 			if !strings.HasPrefix(l, "FID") {

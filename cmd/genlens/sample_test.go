@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/internal/console/ptytest"
 	"github.com/genlens/genlens/llm/llmtest"
 )
 
@@ -222,7 +223,7 @@ func TestSampleProgressUnderPTY(t *testing.T) {
 	prompts := writePrompts(t, dir, 12)
 	t.Setenv("SAMPLE_TEST_KEY", "sk-secret-4711")
 	var code int
-	got := underPTY(t, func(tty *os.File) {
+	got := ptytest.Run(t, func(tty *os.File) {
 		code = run([]string{"sample", "--prompts", prompts, "--base-url", url, "--model", "genlens-categorical", "--n", "3",
 			"--max-tokens", "2", "--concurrency", "1", "--api-key-env", "SAMPLE_TEST_KEY", "--out", filepath.Join(dir, "a.jsonl")}, tty, tty)
 	})
@@ -234,7 +235,7 @@ func TestSampleProgressUnderPTY(t *testing.T) {
 			t.Errorf("terminal output lacks %q:\n%q", want, got)
 		}
 	}
-	for _, l := range screen(got) {
+	for _, l := range ptytest.Screen(got) {
 		if strings.Contains(l, "prompts 12:") && !strings.HasPrefix(l, "prompts 12:") {
 			t.Errorf("the summary shares a line with the bar: %q", l)
 		}

@@ -9,29 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
+	"github.com/genlens/genlens/internal/console/ptytest"
 )
-
-// underPTY runs fn with a pseudo-terminal as its terminal and returns
-// what fn wrote to it; the test skips where no pty can be opened.
-func underPTY(t *testing.T, fn func(tty *os.File)) string {
-	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	defer ptmx.Close()
-	var got bytes.Buffer
-	read := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(&got, ptmx) // ends with EIO once tty is closed
-		close(read)
-	}()
-	fn(tty)
-	tty.Close()
-	<-read
-	return got.String()
-}
 
 func TestEscape(t *testing.T) {
 	for in, want := range map[string]string{
@@ -52,7 +31,7 @@ func TestEscape(t *testing.T) {
 // wrapped as the run's console writer; the bar once looked for an
 // *os.File directly and so was never drawn.
 func TestDownloadUnderPTY(t *testing.T) {
-	out := underPTY(t, func(tty *os.File) {
+	out := ptytest.Run(t, func(tty *os.File) {
 		_, errw := New(tty, tty)
 		progress := Download(errw, "downloading the weights (once)", "weights")
 		const total = 100 << 20
@@ -99,7 +78,7 @@ func TestProgressRateWaits(t *testing.T) {
 	defer func(f func() time.Time) { Clock = f }(Clock)
 	Clock = func() time.Time { return clock }
 	var early string
-	got := underPTY(t, func(tty *os.File) {
+	got := ptytest.Run(t, func(tty *os.File) {
 		_, errw := New(tty, tty)
 		report, finish := Stages(errw, "images")
 		for d := 1; d <= 3; d++ {

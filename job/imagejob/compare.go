@@ -281,16 +281,16 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 	if err != nil {
 		return nil, err
 	}
-	chk := provenanceCheck{cmd: "compare"}
+	chk := frechet.Sides{Cmd: "compare"}
 	for _, s := range []*featureSide{real, fake} {
 		if !isFolder(fsys, s.path) {
-			if err := chk.add(s.path, s.prov, s.isStats); err != nil {
+			if err := chk.Add(s.path, s.prov, s.isStats); err != nil {
 				return nil, err
 			}
 		}
 	}
 	var x *extractor
-	prov := chk.first
+	prov := chk.First
 	start := time.Now()
 	if realDir || fakeDir {
 		if x, err = newExtractor(env, "compare", "batch", req.ImageOptions); err != nil {
@@ -307,7 +307,7 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 		}
 		out, _ := featureDims("compare", req.Dims)
 		prov = x.provenance(out)
-		if err := chk.add(folder, prov, false); err != nil {
+		if err := chk.Add(folder, prov, false); err != nil {
 			return nil, err
 		}
 		if err = compareImages(ctx, env, x, req, want, real, fake); err != nil {
@@ -356,7 +356,7 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 		}
 		v := job.Num(d)
 		out.FID = &v
-		if isDINOv2(prov) {
+		if prov != nil && strings.HasPrefix(prov.Embedder, "dinov2-") {
 			out.FDDINOv2 = &v
 		}
 	}
@@ -413,7 +413,9 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 		return nil, err
 	}
 	// Said of a comparison that ran, not of one refused for its input.
-	chk.note(env)
+	if w := chk.Note(); w != "" {
+		env.Warning(w)
+	}
 	return out, nil
 }
 

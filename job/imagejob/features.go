@@ -180,12 +180,12 @@ func Features(ctx context.Context, env job.Env, req FeaturesRequest) (*FeaturesR
 	if err := x.prepare(ctx); err != nil {
 		return nil, err
 	}
-	e := x.embedder(out)
-	res := &FeaturesResult{Shard: shard, Shards: req.Shards, Images: len(files), Dims: e.Dim(), Output: e.Output(), Embedder: x.net.embedder, Mode: string(x.net.mode), Preset: string(x.net.preset),
+	set := x.embedder(out).Settings()
+	res := &FeaturesResult{Shard: shard, Shards: req.Shards, Images: len(files), Dims: set.Dim, Output: set.Output, Embedder: x.net.embedder, Mode: string(x.net.mode), Preset: string(x.net.preset),
 		Backend: linalg.Backend(), Files: files, Features: make([][]float32, 0, len(files))}
 	start := time.Now()
 	env.ReportProgress(0, len(files))
-	err = x.run(ctx, files, out, func(rows [][]float32) error {
+	err = x.pipe.Run(ctx, x.embedder(out), x.cache(out), files, func(rows [][]float32) error {
 		res.Features = append(res.Features, rows...)
 		return nil
 	}, (&counter{env: env, total: len(files)}).tick)

@@ -294,7 +294,7 @@ func (x *extractor) cache(out inception.Output) *features.Cache {
 	if dir, err := features.CacheDir(); err != nil {
 		x.warnCache(err)
 	} else {
-		c = features.OpenCache(dir, features.SettingsOf(x.embedder(out)))
+		c = features.OpenCache(dir, x.embedder(out).Settings())
 	}
 	x.caches[out] = c
 	return c
@@ -307,19 +307,6 @@ func (x *extractor) warnCache(err error) {
 		x.env.Warning(fmt.Sprintf("%s: feature cache unusable, features are computed but not kept: %v", x.cmd, err))
 	})
 }
-
-// run computes the out features of files in order and hands them to sink
-// batch by batch (sink may keep the rows), calling tick with the number of
-// images each batch finished.
-func (x *extractor) run(ctx context.Context, files []string, out inception.Output, sink func([][]float32) error, tick func(int)) error {
-	if err := x.prepare(ctx); err != nil {
-		return err
-	}
-	return x.pipe.Run(ctx, x.embedder(out), x.cache(out), files, sink, tick)
-}
-
-// dim is the length of the features x computes for out (after x.prepare).
-func (x *extractor) dim(out inception.Output) int { return x.embedder(out).Dim() }
 
 // vitWeightsHint says where a ViT's weights come from.
 func vitWeightsHint(c *vit.Config) string {
@@ -444,7 +431,7 @@ func (x *extractor) imageAcc(ctx context.Context, files []string, out inception.
 	if err := x.prepare(ctx); err != nil {
 		return nil, err
 	}
-	d := x.dim(out)
+	d := x.embedder(out).Settings().Dim
 	acc := frechet.NewAccumulator(d)
 	if len(files) == 0 {
 		return acc, nil
@@ -458,7 +445,7 @@ func (x *extractor) imageAcc(ctx context.Context, files []string, out inception.
 			k = 0
 		}
 	}
-	err := x.run(ctx, files, out, func(rows [][]float32) error {
+	err := x.pipe.Run(ctx, x.embedder(out), x.cache(out), files, func(rows [][]float32) error {
 		for _, r := range rows {
 			dst := buf.RawRowView(k)
 			for j, v := range r {
@@ -503,10 +490,10 @@ func (x *extractor) imageRows(ctx context.Context, files []string, out inception
 	if err := x.prepare(ctx); err != nil {
 		return nil, err
 	}
-	d := x.dim(out)
+	d := x.embedder(out).Settings().Dim
 	m := mat.NewDense(len(files), d, nil)
 	i := 0
-	err := x.run(ctx, files, out, func(rows [][]float32) error {
+	err := x.pipe.Run(ctx, x.embedder(out), x.cache(out), files, func(rows [][]float32) error {
 		for _, r := range rows {
 			dst := m.RawRowView(i)
 			for j, v := range r {

@@ -316,15 +316,15 @@ func Select(ctx context.Context, env job.Env, req SelectRequest) (*SelectResult,
 // covariances are).
 func selectFID(ctx context.Context, env job.Env, req SelectRequest, side *featureSide, poolPath string, poolProv *frechet.Provenance, sim online.Simulation, rules []online.FIDRule, pools []*mat.Dense) (*online.Result, error) {
 	var err error
-	chk := provenanceCheck{cmd: "select"}
+	chk := frechet.Sides{Cmd: "select"}
 	if side == nil {
 		if side, err = readSide(env.InputFS(), req.Ref, req.RefKey, "{ref_key}", req.Separator()); err != nil {
 			return nil, err
 		}
-		if err := chk.add(req.Ref, side.prov, side.isStats); err != nil {
+		if err := chk.Add(req.Ref, side.prov, side.isStats); err != nil {
 			return nil, err
 		}
-		if err := chk.add(poolPath, poolProv, false); err != nil {
+		if err := chk.Add(poolPath, poolProv, false); err != nil {
 			return nil, err
 		}
 	}
@@ -351,7 +351,9 @@ func selectFID(ctx context.Context, env job.Env, req SelectRequest, side *featur
 		}
 		var res *online.Result
 		if res, err = sim.RunFID(ctx, ref, pools, rules, p); err == nil {
-			chk.note(env)
+			if w := chk.Note(); w != "" {
+				env.Warning(w)
+			}
 			return res, nil
 		}
 	}

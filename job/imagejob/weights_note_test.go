@@ -11,7 +11,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/genlens/genlens/imageio"
+	"github.com/genlens/genlens/features"
 	"github.com/genlens/genlens/inception"
 	"github.com/genlens/genlens/job"
 )
@@ -89,7 +89,7 @@ func TestJPEGNote(t *testing.T) {
 	dir, fsys := imageFixture(t)
 	t.Setenv("GENLENS_CACHE", t.TempDir())
 	weights := filepath.Join(dir, "inception_random.pth")
-	img, err := imageio.Decode(fsys, "fake/img003.png")
+	img, err := features.DecodeImage(fsys, "fake/img003.png")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,13 +129,14 @@ func Embed(ctx context.Context, env job.Env, req EmbedRequest) (*EmbedResult, er
 	if err != nil {
 		return nil, err
 	}
+	set := e.Settings()
 	var cache *features.Cache
 	if !req.NoCache {
 		if dir, err := features.CacheDir(); err == nil {
-			cache = features.OpenCache(dir, features.SettingsOf[string](e))
+			cache = features.OpenCache(dir, set)
 		}
 	}
-	res := &EmbedResult{Texts: len(texts), Dim: e.Dim(), Embedder: e.Name(), Prefix: prefix, WeightsSHA256: e.WeightsSHA256(),
+	res := &EmbedResult{Texts: len(texts), Dim: set.Dim, Embedder: set.Embedder, Prefix: prefix, WeightsSHA256: set.WeightsSHA256,
 		Embeddings: make([][]float32, len(texts))}
 	key := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
 	var todo []int

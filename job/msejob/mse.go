@@ -396,7 +396,7 @@ type EstimateRequest struct {
 	// MaxOutOfReference is the fraction of a chunk's rows with a feature
 	// outside the reference range above which the chunk's estimate is
 	// marked as an extrapolation.
-	MaxOutOfReference float64 `json:"max_out_of_reference" help:"fraction of a chunk's rows outside the reference ranges above which its estimate is marked extrapolating"`
+	MaxOutOfReference float64 `json:"max_out_of_reference" help:"fraction of a chunk's rows outside the reference ranges above which its estimate is marked extrapolating (raised where the reference is too small for it; the limit used is reported as out_of_reference_limit)"`
 
 	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }

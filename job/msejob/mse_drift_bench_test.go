@@ -79,7 +79,7 @@ func BenchmarkMSEDriftFalseAlarms(b *testing.B) {
 						recon += b2i(c.ReconstructionAlert)
 						ks += b2i(c.KSAlert)
 						thin += b2i(c.ThinSupport > c.ThinLimit)
-						ranges += b2i(c.OutOfReference > monitor.DefaultMaxOutOfReference)
+						ranges += b2i(c.OutOfReference > c.RangeLimit)
 						flagged += b2i(c.Extrapolating || c.DriftAlert)
 					}
 				}

@@ -142,7 +142,9 @@ type groups struct {
 	by    map[string]*groupTally
 	name  string
 	draw  uint64
-	out   *json.Encoder
+	// lower and upper are the MSE thresholds of the draw, for the JSON lines.
+	lower, upper job.Num
+	out          *json.Encoder
 	// weights compares importance-weighted estimates, by label.
 	weights map[string]*weightTally
 }
@@ -164,7 +166,8 @@ func (g *groups) add(label string, c Chunk) {
 	if g.out != nil {
 		if err := g.out.Encode(map[string]any{"set": g.name, "draw": g.draw, "group": label, "estimate": c.EstimatedMSE,
 			"realised": c.RealizedMSE, "lower": c.EstimateLower, "upper": c.EstimateUpper, "extrapolating": c.DriftView != nil && c.Extrapolating,
-			"drift": c.DriftView != nil && c.DriftAlert, "thin": c.ThinSupport}); err != nil {
+			"drift": c.DriftView != nil && c.DriftAlert, "thin": c.ThinSupport, "alert": c.Alert, "lower_threshold": g.lower,
+			"upper_threshold": g.upper}); err != nil {
 			panic(err)
 		}
 	}
@@ -282,6 +285,7 @@ func BenchmarkMSEMonitorSupport(b *testing.B) {
 					}
 					fsys := fstest.MapFS{"ref.csv": {Data: table(800, 0)}, "prod.csv": {Data: table(500*len(shifts), 500)}}
 					res := supportRun(b, fsys, 500, seed, objective)
+					g.lower, g.upper = res.LowerThreshold, res.UpperThreshold
 					feats := prodFeatures(b, fsys, res)
 					for _, c := range res.Chunks {
 						t.add(c, shifts[c.Index] == 0, shifts[c.Index] == 0.8)
@@ -367,6 +371,7 @@ func BenchmarkMSEMonitorSupport(b *testing.B) {
 					fsys := fstest.MapFS{"ref.csv": {Data: table(ref)}, "prod.csv": {Data: table(prod)}}
 					nshift := (n - cut) / size
 					res := supportRun(b, fsys, size, seed, "")
+					g.lower, g.upper = res.LowerThreshold, res.UpperThreshold
 					feats := prodFeatures(b, fsys, res)
 					for _, c := range res.Chunks {
 						if c.Rows != size {

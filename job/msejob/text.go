@@ -23,17 +23,13 @@ func estimateText(w io.Writer, _ *EstimateRequest, o *EstimateResult) {
 	if math.IsNaN(float64(o.UpperThreshold)) {
 		fmt.Fprintf(w, "thresholds: unavailable (the reference data holds %d chunk(s) of %d rows; 2 are needed)\n\n", o.ReferenceCount, o.ReferenceRows)
 	} else {
-		fmt.Fprintf(w, "thresholds: [%s, %s] from %d reference chunks of %d rows; %d alert(s)\n",
-			num(float64(o.LowerThreshold)), num(float64(o.UpperThreshold)), o.ReferenceCount, o.ReferenceRows, o.Alerts)
-		if o.ReferenceCount < 5 {
-			fmt.Fprintln(w, "(a standard deviation from so few reference chunks is rough: use smaller chunks or more reference data)")
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "thresholds: [%s, %s] for chunks of %d rows, from the reference's losses (%d chunks' worth); %d alert(s)\n\n",
+			num(float64(o.LowerThreshold)), num(float64(o.UpperThreshold)), o.ReferenceRows, o.ReferenceCount, o.Alerts)
 	}
 	drift := o.Report != nil && o.Report.Results != nil && o.Check.Drift != nil
 	if drift {
 		th := o.Report.DriftThresholds
-		fmt.Fprintf(w, "extrapolating: %d chunk(s) with over %g%% of rows outside the reference ranges; drift: reconstruction error thresholds [%s, %s], %d drift alert(s)\n",
+		fmt.Fprintf(w, "extrapolating: %d chunk(s) with rows in thin support above its limit or over %g%% of rows outside the reference ranges (more for a small reference); drift: reconstruction error thresholds [%s, %s], %d drift alert(s)\n",
 			*o.Extrapolating, 100*o.Report.MaxOutOfReference, num(th.Lower), num(th.Upper), *o.DriftAlerts)
 		if k, d := len(o.Check.Drift.Components), len(o.Check.Drift.Features); k == d {
 			fmt.Fprintf(w, "(the reconstruction error is 0: %d principal component(s) are needed for 65%% of the reference's variance, all there are; see the per-feature drift below)\n", k)

@@ -1,4 +1,4 @@
-package imageio
+package features
 
 import (
 	"bytes"
@@ -52,7 +52,7 @@ func TestJPEGScanLimit(t *testing.T) {
 		"hostile.jpg": {Data: repeatFirstScan(t, jpg, 20000)},
 	}
 	for _, name := range []string{"real.jpg", "limit.jpg"} {
-		img, err := Decode(fsys, name)
+		img, err := DecodeImage(fsys, name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -61,7 +61,7 @@ func TestJPEGScanLimit(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	_, err = Decode(fsys, "hostile.jpg")
+	_, err = DecodeImage(fsys, "hostile.jpg")
 	var ie *dataio.InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "more than 500 scans for its size") {
 		t.Fatalf("err = %v, want an input error over the scan limit", err)
@@ -117,7 +117,7 @@ func BenchmarkDecodeRepeatedScans(b *testing.B) {
 	h := repeatFirstScan(b, jpg, 2000)
 	fsys := fstest.MapFS{"h.jpg": {Data: h}}
 	for b.Loop() {
-		if _, err := Decode(fsys, "h.jpg"); err == nil {
+		if _, err := DecodeImage(fsys, "h.jpg"); err == nil {
 			b.Fatal("decoded")
 		}
 	}

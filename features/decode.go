@@ -1,4 +1,4 @@
-package imageio
+package features
 
 import (
 	"bufio"
@@ -20,7 +20,7 @@ import (
 // refused instead of exhausting memory.
 const MaxImagePixels = 1 << 24
 
-// Decode decodes the image file name of fsys, in any supported format
+// DecodeImage decodes the image file name of fsys, in any supported format
 // (png, jpeg, bmp, tiff, webp). It refuses
 // what is not a regular file before opening it, and reads the header
 // first so that an image declaring more than MaxImagePixels
@@ -28,7 +28,7 @@ const MaxImagePixels = 1 << 24
 // pixel buffer is allocated, and a JPEG of more scans than its size
 // allows (MaxJPEGScans for small images, fewer for large ones) before
 // it is decoded.
-func Decode(fsys fs.FS, name string) (image.Image, error) {
+func DecodeImage(fsys fs.FS, name string) (image.Image, error) {
 	st, err := fs.Stat(fsys, name)
 	if err != nil {
 		return nil, &dataio.InputError{File: name, Msg: "cannot read: " + dataio.Cause(err), Err: err}

@@ -1,4 +1,4 @@
-package imageio
+package features
 
 import (
 	"bufio"
