@@ -191,7 +191,7 @@ func BenchmarkAttention(b *testing.B) {
 			var sc attnScratch
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if err := m.attention(context.Background(), qkv, benchCols/T, att, 1, &sc); err != nil {
+				if err := m.attention(context.Background(), qkv, benchCols/T, benchCols, att, 1, &sc); err != nil {
 					b.Fatal(err)
 				}
 			}
