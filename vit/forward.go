@@ -16,12 +16,6 @@ import (
 // (a few MB for ViT-S) stay in the shared cache between the layers.
 const groupColumns = 1024
 
-// queryBlock is about the number of queries whose scores attention holds
-// at once: Tokens × queryBlock values (130 KB for 257 tokens, 330 KB for
-// the 577 of CLIP ViT-L/14 at 336) that the two products and the softmax
-// between them pass over while they stay in L2.
-const queryBlock = 128
-
 // Forward runs the network on a batch of preprocessed images, each
 // 3×Input×Input channels first, and returns one output vector per image
 // (Config.Dim values). The batch runs as groups of images, each group
@@ -83,7 +77,7 @@ func (m *Model) group(ctx context.Context, imgs [][]float32, split int) ([][]flo
 		hidden = 2 * c.Hidden
 	}
 	u := make([]float32, hidden*n)
-	var sc attnScratch
+	var sc simdblas.AttnScratch
 	for bi := range m.blocks {
 		blk := &m.blocks[bi]
 		if err := ctx.Err(); err != nil {
@@ -200,65 +194,21 @@ func (m *Model) embed(imgs [][]float32, x []float32, n int) {
 	}
 }
 
-// attnScratch holds one goroutine's attention buffers.
-type attnScratch struct {
-	s, o []float32
-	mx   []float32
-	sum  []float64
-}
-
 // attention computes softmax(QKᵀ)V for every image and head of the group
 // from qkv (3·Width rows: the queries, already scaled by 1/√(Width/Heads),
 // the keys, the values; B images of Tokens columns, leading dimension
-// n), into the Width×n matrix att. Per block of
-// queryBlock queries it multiplies Kᵀ by the queries into a keys×queries
-// block of scores, takes the softmax down each column (exponentials
-// only; the sums divide the output, dh rows rather than Tokens), and
-// multiplies V by it.
-func (m *Model) attention(ctx context.Context, qkv []float32, B, n int, att []float32, split int, own *attnScratch) error {
+// n), into the Width×n matrix att, one head of one image at a time
+// (simdblas.Attention).
+func (m *Model) attention(ctx context.Context, qkv []float32, B, n int, att []float32, split int, own *simdblas.AttnScratch) error {
 	c := m.cfg
 	T, W, heads := c.Tokens(), c.Width, c.Heads
 	dh := W / heads
-	task := func(t int, sc *attnScratch) {
+	task := func(t int, sc *simdblas.AttnScratch) {
 		b, hd := t/heads, t%heads
 		q := qkv[hd*dh*n+b*T:]
 		k := qkv[(W+hd*dh)*n+b*T:]
 		v := qkv[(2*W+hd*dh)*n+b*T:]
-		// Blocks of about queryBlock queries, of equal size: 257 tokens
-		// as 129 + 128 rather than 128 + 128 + 1.
-		nb := max(1, T/queryBlock)
-		qbMax := (T + nb - 1) / nb
-		if len(sc.s) < T*qbMax {
-			sc.s = make([]float32, T*qbMax)
-			sc.o = make([]float32, dh*qbMax)
-			sc.mx = make([]float32, qbMax)
-			sc.sum = make([]float64, qbMax)
-		}
-		for i0 := 0; i0 < T; i0 += qbMax {
-			qb := min(qbMax, T-i0)
-			s := sc.s[:T*qb]
-			linalg.Sgemm(true, false, T, qb, dh, 1, k, n, q[i0:], n, 0, s, qb)
-			mx, sum := sc.mx[:qb], sc.sum[:qb]
-			copy(mx, s[:qb])
-			for j := 1; j < T; j++ {
-				simdblas.MaxInto(mx, s[j*qb:(j+1)*qb])
-			}
-			clear(sum)
-			for j := 0; j < T; j++ {
-				simdblas.SoftmaxExp(s[j*qb:(j+1)*qb], mx, sum)
-			}
-			o := sc.o[:dh*qb]
-			linalg.Sgemm(false, false, dh, qb, T, 1, v, n, s, qb, 0, o, qb)
-			for i := range mx {
-				mx[i] = float32(1 / sum[i])
-			}
-			for d := 0; d < dh; d++ {
-				dst := att[(hd*dh+d)*n+b*T+i0:][:qb]
-				for i, v := range o[d*qb : (d+1)*qb] {
-					dst[i] = v * mx[i]
-				}
-			}
-		}
+		simdblas.Attention(q, k, v, n, T, dh, att[hd*dh*n+b*T:], n, sc)
 	}
 	if split <= 1 {
 		for t := 0; t < B*heads; t++ {
@@ -267,7 +217,7 @@ func (m *Model) attention(ctx context.Context, qkv []float32, B, n int, att []fl
 		return nil
 	}
 	return par.For(ctx, B*heads, split, func(_ context.Context, t int) error {
-		var sc attnScratch
+		var sc simdblas.AttnScratch
 		task(t, &sc)
 		return nil
 	})
