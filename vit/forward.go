@@ -64,20 +64,25 @@ func (m *Model) group(ctx context.Context, imgs [][]float32, split int) ([][]flo
 	c := m.cfg
 	B, T, W := len(imgs), c.Tokens(), c.Width
 	n := paddedCols(B * T)
-	x := make([]float32, W*n)
-	m.embed(imgs, x, n)
-	eps := c.Eps()
-	if m.lnPre != nil {
-		layerNormCols(x, W, n, *m.lnPre, eps, x)
-	}
-	h := make([]float32, W*n)
-	qkv := make([]float32, 3*W*n)
 	hidden := c.Hidden
 	if c.SwiGLU {
 		hidden = 2 * c.Hidden
 	}
-	u := make([]float32, hidden*n)
-	var sc simdblas.AttnScratch
+	gb, _ := m.bufs.Get().(*groupBufs)
+	if gb == nil {
+		gb = new(groupBufs)
+	}
+	defer m.bufs.Put(gb)
+	x := growF32(&gb.x, W*n)
+	h := growF32(&gb.h, W*n)
+	qkv := growF32(&gb.qkv, 3*W*n)
+	u := growF32(&gb.u, hidden*n)
+	sc := &gb.attn
+	m.embed(imgs, x, n, &gb.col)
+	eps := c.Eps()
+	if m.lnPre != nil {
+		layerNormCols(x, W, n, *m.lnPre, eps, x)
+	}
 	for bi := range m.blocks {
 		blk := &m.blocks[bi]
 		if err := ctx.Err(); err != nil {
@@ -87,7 +92,7 @@ func (m *Model) group(ctx context.Context, imgs [][]float32, split int) ([][]flo
 		// projection, LayerScale folded in, adds onto the residual.
 		layerNormCols(x, W, n, blk.ln1, eps, h)
 		blk.qkv.mul(h, n, n, qkv, n, false, split)
-		if err := m.attention(ctx, qkv, B, n, h, split, &sc); err != nil {
+		if err := m.attention(ctx, qkv, B, n, h, split, sc); err != nil {
 			return nil, err
 		}
 		blk.proj.mul(h, n, n, x, n, true, split)
@@ -144,6 +149,24 @@ func (m *Model) group(ctx context.Context, imgs [][]float32, split int) ([][]flo
 	return out, nil
 }
 
+// groupBufs are the activations of a group, kept between groups in
+// Model.bufs: fresh ones each time cost page faults (a tenth of the CPU
+// time of ViT-S/14 went to the kernel), and a pool holds no more of them
+// than there are groups running at once.
+type groupBufs struct {
+	x, h, qkv, u, col []float32
+	attn              simdblas.AttnScratch
+}
+
+// growF32 returns (*b)[:n], reallocating when *b is shorter.
+func growF32(b *[]float32, n int) []float32 {
+	if cap(*b) < n {
+		*b = make([]float32, n)
+	}
+	*b = (*b)[:n]
+	return *b
+}
+
 // paddedCols is the number of columns of a group's matrices for n
 // tokens: a whole number of the SGEMM kernel's 32-column tiles, so that no
 // tile goes through its edge buffer, and not a multiple of 512, whose rows
@@ -162,11 +185,16 @@ func paddedCols(n int) int {
 // class token and, for each patch, the patch convolution (a product with
 // the patch laid out as a column: channel, row, column, the order of the
 // convolution weight) plus its bias, then the positional embedding.
-func (m *Model) embed(imgs [][]float32, x []float32, n int) {
+func (m *Model) embed(imgs [][]float32, x []float32, n int, colBuf *[]float32) {
 	c := m.cfg
 	T, W, g, p, S := c.Tokens(), c.Width, c.Grid(), c.Patch, c.Input
 	np := g * g
-	col := make([]float32, 3*p*p*np)
+	col := growF32(colBuf, 3*p*p*np)
+	// The columns past the tokens start from zero, whatever the
+	// buffer held.
+	for r := 0; r < W; r++ {
+		clear(x[r*n+len(imgs)*T : (r+1)*n])
+	}
 	for b, img := range imgs {
 		for ch := 0; ch < 3; ch++ {
 			for i := 0; i < p; i++ {
