@@ -257,7 +257,13 @@ func (m *Model) attention(ctx context.Context, qkv []float32, B, n int, att []fl
 // > 1 the columns are shared among that many goroutines; every entry is
 // summed in the same order whatever split is.
 func (l *linear) mul(x []float32, ldx, n int, c []float32, ldc int, add bool, split int) {
-	if !add {
+	// A packed weight's product starts every tile from the bias in the
+	// kernel (the same sums as from C filled with it, without the pass
+	// over C).
+	inKernel := !add && l.b != nil && l.pw != nil
+	switch {
+	case inKernel:
+	case !add:
 		for r := 0; r < l.out; r++ {
 			row := c[r*ldc:][:n]
 			if l.b == nil {
@@ -269,7 +275,7 @@ func (l *linear) mul(x []float32, ldx, n int, c []float32, ldc int, add bool, sp
 				row[j] = b
 			}
 		}
-	} else if l.b != nil {
+	case l.b != nil:
 		for r := 0; r < l.out; r++ {
 			row := c[r*ldc:][:n]
 			b := l.b[r]
@@ -278,8 +284,15 @@ func (l *linear) mul(x []float32, ldx, n int, c []float32, ldc int, add bool, sp
 			}
 		}
 	}
-	if split <= 1 || n < 2*32 {
+	run := func(n int, x, c []float32) {
+		if inKernel {
+			simdblas.MulPackedBias(l.pw, n, x, ldx, l.b, c, ldc, false)
+			return
+		}
 		l.mulAdd(n, x, ldx, c, ldc)
+	}
+	if split <= 1 || n < 2*32 {
+		run(n, x, c)
 		return
 	}
 	// Column chunks that are whole micro-tiles (32 wide with AVX-512).
@@ -287,7 +300,7 @@ func (l *linear) mul(x []float32, ldx, n int, c []float32, ldc int, add bool, sp
 	parts := (n + chunk - 1) / chunk
 	_ = par.For(context.Background(), parts, split, func(_ context.Context, i int) error {
 		j0 := i * chunk
-		l.mulAdd(min(chunk, n-j0), x[j0:], ldx, c[j0:], ldc)
+		run(min(chunk, n-j0), x[j0:], c[j0:])
 		return nil
 	})
 }
