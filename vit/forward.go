@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/genlens/genlens/internal/par"
 	"github.com/genlens/genlens/internal/simdblas"
@@ -245,11 +246,19 @@ func (m *Model) attention(ctx context.Context, qkv []float32, B, n int, att []fl
 		return nil
 	}
 	return par.For(ctx, B*heads, split, func(_ context.Context, t int) error {
-		var sc simdblas.AttnScratch
-		task(t, &sc)
+		sc, _ := attnPool.Get().(*simdblas.AttnScratch)
+		if sc == nil {
+			sc = new(simdblas.AttnScratch)
+		}
+		task(t, sc)
+		attnPool.Put(sc)
 		return nil
 	})
 }
+
+// attnPool holds the attention scratch of the goroutines a group's
+// heads are split over.
+var attnPool sync.Pool
 
 // mul computes C = W·X + b, or C += W·X + b with add set, for the n
 // columns of X (in rows, leading dimension ldx) into C (out rows,
