@@ -18,6 +18,7 @@ import (
 var recordColumns = map[string]bool{
 	"id": true, "samples": true, "embeddings": true, "answer": true,
 	"reference": true, "correct": true, "judge_scores": true,
+	"logprobs": true, "answer_logprobs": true,
 }
 
 // readParquet reads Records from the rows of a Parquet file. Each row is

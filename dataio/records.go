@@ -54,9 +54,10 @@ type Record struct {
 // list of strings), "correct" (boolean), "judge_scores" (list of numbers
 // or nulls), "prompt" or "messages" (the question, see Record.Question),
 // "logprobs" (one list of tokens {"token", "logprob", "top"?} per sample)
-// and "answer_logprobs" (the answer's tokens; both from JSON Lines only,
-// not Parquet). Unknown fields are ignored; null or an empty list counts as
-// absent for the optional fields. Blank lines are skipped.
+// and "answer_logprobs" (the answer's tokens; in Parquet, a LIST of LIST
+// of structs and a LIST of structs with those fields). Unknown fields are
+// ignored; null or an empty list counts as absent for the optional fields.
+// Blank lines are skipped.
 //
 // Python's json module writes NaN and Infinity, which are not JSON; they
 // are recognised so the error can say which value it is.

@@ -379,3 +379,15 @@ func checkTop(logprobs bool, k int) error {
 	}
 	return nil
 }
+
+// ChatChoices reads the choices of a chat completion's body as Chat
+// returns them, their logprobs checked (a choice without them has nil
+// Tokens): what a proxy reads of an answer it passes on.
+func ChatChoices(body []byte) ([]Choice, error) {
+	var r choicesResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, errorf("answer: %v", err)
+	}
+	ch, _, err := r.choices(true, "answer")
+	return ch, err
+}

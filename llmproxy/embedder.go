@@ -27,7 +27,7 @@ type Embedder interface {
 
 // EmbeddingScores lists the scores an Embedder changes.
 func EmbeddingScores() []string {
-	return []string{string(uncertainty.ScoreDegree), string(uncertainty.ScoreEigV), string(uncertainty.ScoreKernelEntropy), string(uncertainty.ScoreKLE)}
+	return []string{string(uncertainty.ScoreDegree), string(uncertainty.ScoreEcc), string(uncertainty.ScoreEigV), string(uncertainty.ScoreKernelEntropy), string(uncertainty.ScoreKLE)}
 }
 
 // embeddingScore returns the score named by score computed on the

@@ -22,9 +22,11 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/genlens/genlens/chatnli"
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/likelihood"
 	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/nli"
 	"github.com/genlens/genlens/records"
 	"github.com/genlens/genlens/strictjson"
 	"github.com/genlens/genlens/uncertainty"
@@ -142,6 +144,15 @@ type Options struct {
 	// in the answers, headers and errors the callers read, in the
 	// stored records and in the log.
 	Secrets []string
+	// Judge is the entailment judge of se, se-discrete and numsets, which
+	// need one; the other scores take none.
+	Judge Judge
+	// TopLogprobs is the alternatives per token asked of the caller's
+	// answer for mte (0: DefaultTopLogprobs; 1 to llm.MaxTopLogprobs).
+	TopLogprobs int
+	// PTruePrompt is the template of ptrue's question (see
+	// llmjob.PTruePrompt, the default when ""); it must hold {answer}.
+	PTruePrompt string
 }
 
 // score maps samples to an uncertainty.
@@ -157,14 +168,14 @@ var scores = map[string]scoreFunc{
 	string(uncertainty.ScoreKLE):           scoreWith(uncertainty.ScoreKLE),
 	string(uncertainty.ScoreEigV):          scoreWith(uncertainty.ScoreEigV),
 	string(uncertainty.ScoreDegree):        scoreWith(uncertainty.ScoreDegree),
+	string(uncertainty.ScoreEcc):           scoreWith(uncertainty.ScoreEcc),
 }
 
 // tokenScores are the scores of the samples' token log-probabilities
 // (package likelihood), as `genlens entropy` computes them; the proxy
 // asks the upstream for logprobs of its own samples only for them.
-// Those of the answer under test (msp, perplexity, mte) are not among
-// them: the caller's answer passes through as it came, without the
-// logprobs they would need.
+// Those of the answer the caller receives (msp, perplexity, mte) are
+// answerScores.
 var tokenScores = map[string]func([][]likelihood.Token) (float64, error){
 	"pe": likelihood.PE,
 	"ne": likelihood.NE,
@@ -172,11 +183,17 @@ var tokenScores = map[string]func([][]likelihood.Token) (float64, error){
 
 // Scores lists the uncertainty scores the proxy computes.
 func Scores() []string {
-	names := make([]string, 0, len(scores)+len(tokenScores))
+	names := []string{scorePTrue}
 	for n := range scores {
 		names = append(names, n)
 	}
 	for n := range tokenScores {
+		names = append(names, n)
+	}
+	for n := range answerScores {
+		names = append(names, n)
+	}
+	for n := range semanticScores {
 		names = append(names, n)
 	}
 	slices.Sort(names)
@@ -210,6 +227,10 @@ type Proxy struct {
 	score    string
 	scoreFn  scoreFunc
 	tokenFn  func([][]likelihood.Token) (float64, error) // a score of the samples' logprobs, or nil
+	answerFn func([]likelihood.Token) (float64, error)   // a score of the answer's logprobs, or nil
+	semFn    func([]int, []float64) (float64, error)     // a score of the samples' clusters, or nil
+	judge    func() (nli.Model, *chatnli.Judge)          // a judge for one request's pairs
+	ptrue    bool
 	timeout  time.Duration
 	sampler  Sampler
 	maxBody  int64
@@ -218,6 +239,11 @@ type Proxy struct {
 	log      *slog.Logger
 	secrets  []string
 	reads    chan struct{} // the non-streamed upstream answers being read
+
+	// ptruePrompt is ptrue's template; topK the alternatives asked for mte.
+	ptruePrompt string
+	topK        int
+
 	// samplings are the samplings in flight: Sample holds the client's
 	// request slots until the upstream answers or the timeout.
 	samplings chan struct{}
@@ -294,13 +320,17 @@ func New(o Options) (*Proxy, error) {
 	if p.score == "" {
 		p.score = DefaultScore
 	}
-	p.tokenFn = tokenScores[p.score]
-	if p.scoreFn = scores[p.score]; p.scoreFn == nil && p.tokenFn == nil {
+	p.tokenFn, p.answerFn, p.semFn, p.ptrue = tokenScores[p.score], answerScores[p.score], semanticScores[p.score], p.score == scorePTrue
+	if !slices.Contains(Scores(), p.score) {
 		return nil, fmt.Errorf("llmproxy: score %q: want one of %s", p.score, strings.Join(Scores(), ", "))
+	}
+	p.scoreFn = scores[p.score]
+	if err := p.configure(o); err != nil {
+		return nil, err
 	}
 	if o.Embedder != nil {
 		if p.scoreFn = embeddingScore(p.score, o.Embedder); p.scoreFn == nil {
-			return nil, fmt.Errorf("llmproxy: score %q does not use embeddings: drop the embedder or choose kernel-entropy, kle, eigv or degree", p.score)
+			return nil, fmt.Errorf("llmproxy: score %q does not use embeddings: drop the embedder or choose one of %s", p.score, strings.Join(EmbeddingScores(), ", "))
 		}
 	}
 	if p.sampler == nil {
@@ -348,6 +378,7 @@ func errorBody(typ string, code any, msg string) []byte {
 // request itself goes upstream byte for byte.
 type chatRequest struct {
 	Model     string          `json:"model"`
+	Logprobs  json.RawMessage `json:"logprobs"`
 	Messages  json.RawMessage `json:"messages"`
 	Stream    bool            `json:"stream"`
 	MaxTokens *int            `json:"max_tokens"`
@@ -389,7 +420,7 @@ func (p *Proxy) sampleRequest(cr *chatRequest) (llm.ChatRequest, error) {
 		return llm.ChatRequest{}, errors.New("no messages")
 	}
 	one := 1.0
-	req := llm.ChatRequest{Model: cr.Model, N: p.k, Temperature: &one, Messages: msgs, Logprobs: p.tokenFn != nil}
+	req := llm.ChatRequest{Model: cr.Model, N: p.k, Temperature: &one, Messages: msgs, Logprobs: p.tokenFn != nil || p.score == "se"}
 	if cr.MaxTokens != nil {
 		req.MaxTokens = *cr.MaxTokens
 	}
@@ -421,6 +452,7 @@ type scored struct {
 	uncertainty float64
 	err         error
 	seconds     float64
+	samples     []string // their texts, for p(True)
 }
 
 // draw samples and scores in the background; the channel receives one
@@ -431,15 +463,22 @@ func (p *Proxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error) <-c
 		out <- scored{uncertainty: math.NaN(), err: reqErr}
 		return out
 	}
+	if p.answerFn != nil {
+		out <- scored{} // the answer is scored once it comes
+		return out
+	}
 	go func() {
 		start := time.Now()
-		u, err := p.sampleAndScore(ctx, req)
-		out <- scored{uncertainty: u, err: err, seconds: time.Since(start).Seconds()}
+		var texts []string
+		u, err := p.sampleAndScore(ctx, req, &texts)
+		out <- scored{uncertainty: u, err: err, seconds: time.Since(start).Seconds(), samples: texts}
 	}()
 	return out
 }
 
-func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float64, error) {
+// sampleAndScore draws the samples and scores them; for p(True), which
+// scores them with the answer, it keeps their texts in *keep instead.
+func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest, keep *[]string) (float64, error) {
 	wait := time.NewTimer(samplingWait)
 	select {
 	case p.samplings <- struct{}{}:
@@ -473,13 +512,22 @@ func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest) (float6
 	for i, c := range choices {
 		texts[i] = cutSample(c.Text)
 	}
+	if p.ptrue {
+		*keep = texts
+		return math.NaN(), nil
+	}
 	select {
 	case scoreSlots <- struct{}{}:
 	case <-ctx.Done():
 		return math.NaN(), fmt.Errorf("scoring: no free scoring slot within the proxy's timeout (%s)", p.timeout)
 	}
 	defer func() { <-scoreSlots }()
-	u, err := p.scoreFn(ctx, texts)
+	var u float64
+	if p.semFn != nil {
+		u, err = p.semanticScore(ctx, req, choices, texts)
+	} else {
+		u, err = p.scoreFn(ctx, texts)
+	}
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
 		return math.NaN(), p.cutErr()
 	}
@@ -525,7 +573,7 @@ func (p *Proxy) genlensKey(sc scored) []byte {
 			Uncertainty float64 `json:"uncertainty"`
 			Score       string  `json:"score"`
 			Samples     int     `json:"samples"`
-		}{sc.uncertainty, p.score, p.k}
+		}{sc.uncertainty, p.score, p.samplesDrawn()}
 	}
 	b, _ := json.Marshal(v)
 	return b
@@ -583,7 +631,7 @@ func passable(status int) bool {
 // ServeHTTP serves a chat completions request.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rec := records.LLMRequest{Time: start.UTC(), Score: p.score, Samples: p.k, Uncertainty: math.NaN()}
+	rec := records.LLMRequest{Time: start.UTC(), Score: p.score, Samples: p.samplesDrawn(), Uncertainty: math.NaN()}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -605,6 +653,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.Model, rec.Stream, rec.MessagesHash = cr.Model, cr.Stream, messagesHash(cr.Messages)
 	sreq, reqErr := p.sampleRequest(&cr)
+	upBody, blank := body, false
+	if p.answerFn != nil && !cr.Stream {
+		upBody, blank = p.wantsAnswerLogprobs(body, &cr)
+	}
 
 	// A long answer or stream must not be cut by the server's write
 	// timeout; the proxy's own timeout bounds the upstream instead.
@@ -627,7 +679,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	idle := time.AfterFunc(p.timeout, func() { ucancel(errSilent) })
 	defer idle.Stop()
 	ustart := time.Now()
-	resp, err := p.client.Forward(uctx, "/chat/completions", body, r.Header.Get("Accept"))
+	resp, err := p.client.Forward(uctx, "/chat/completions", upBody, r.Header.Get("Accept"))
 	if err != nil {
 		status, msg := p.upstreamFailure(uctx, err)
 		p.fail(w, r, &rec, scancel, start, status, "upstream_error", msg)
@@ -664,11 +716,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.upstreamError(w, r, &rec, scancel, start, resp, b)
 		default:
 			idle.Stop()
-			p.answer(w, r, &rec, p.outcome(sctx, result), start, resp, b)
+			b, sc := p.scoreAnswer(sctx, sreq, p.outcome(sctx, result), b, blank)
+			p.answer(w, r, &rec, sc, start, resp, b)
 		}
 		return
 	}
-	p.stream(w, r, &rec, sctx, result, start, ustart, resp, idle, uctx)
+	p.stream(w, r, &rec, sctx, sreq, result, start, ustart, resp, idle, uctx)
 }
 
 // upstreamFailure maps a failed exchange with the upstream to a status:
@@ -764,7 +817,7 @@ func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 // stream passes a server-sent event stream through line by line,
 // flushing after every event, and collects the first choice's text; the
 // score goes to the store and the metrics only.
-func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, sctx context.Context, result <-chan scored, start, ustart time.Time, resp *http.Response, idle *time.Timer, uctx context.Context) {
+func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMRequest, sctx context.Context, sreq llm.ChatRequest, result <-chan scored, start, ustart time.Time, resp *http.Response, idle *time.Timer, uctx context.Context) {
 	p.copyHeaders(w.Header(), resp.Header)
 	// Each write must reach the caller within the timeout: a caller that
 	// stops reading would otherwise hold the handler, and the upstream
@@ -813,6 +866,12 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 	idle.Stop()
 	rec.UpstreamSeconds = time.Since(ustart).Seconds()
 	sc := p.outcome(sctx, result)
+	switch {
+	case p.ptrue:
+		sc = p.askPTrue(sctx, sreq, sc, answer.String())
+	case p.answerFn != nil:
+		sc = scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: %s reads the answer's logprobs, and a stream passes through as the caller asked it", p.score)}
+	}
 	rec.Answer, rec.Status, rec.Uncertainty, rec.SampleSeconds = answer.String(), resp.StatusCode, sc.uncertainty, sc.seconds
 	switch {
 	case streamErr != nil:

@@ -106,7 +106,15 @@ func TestNewRefuses(t *testing.T) {
 		{},
 		{Client: c, Samples: 1},
 		{Client: c, Samples: llmproxy.MaxSamples + 1},
-		{Client: c, Score: "perplexity"},
+		{Client: c, Score: "lexical-similarity"},
+		{Client: c, Score: "se"}, // no judge
+		{Client: c, Score: "kernel-entropy", Judge: llmproxy.Judge{BaseURL: "http://127.0.0.1:1/v1", Model: "j"}},
+		{Client: c, Score: "se", Judge: llmproxy.Judge{BaseURL: "http://127.0.0.1:1/v1"}},
+		{Client: c, Score: "se", Judge: llmproxy.Judge{NLI: "bert", BaseURL: "http://127.0.0.1:1/v1", Model: "j"}},
+		{Client: c, Score: "mte", TopLogprobs: llm.MaxTopLogprobs + 1},
+		{Client: c, Score: "msp", TopLogprobs: 5},
+		{Client: c, Score: "msp", PTruePrompt: "{answer}?"},
+		{Client: c, Score: "ptrue", PTruePrompt: "no placeholder"},
 	} {
 		if _, err := llmproxy.New(o); err == nil {
 			t.Errorf("%+v accepted", o)

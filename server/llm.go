@@ -7,8 +7,10 @@ package server
 import (
 	"math"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +45,18 @@ type LLMOptions struct {
 	// model directory Weights; "" scores the words.
 	Embedder string
 	Weights  string
+	// The entailment judge of se, se-discrete and numsets
+	// (llmproxy.Judge): an NLI model (llmproxy.NLIModels) from the model
+	// directory NLIWeights, or a chat model NLIModel at the API root
+	// NLIBaseURL, sent NLIAPIKey.
+	NLI, NLIWeights                 string
+	NLIBaseURL, NLIModel, NLIAPIKey string
+	// TopLogprobs is the alternatives per token mte asks of the answer
+	// (0: llmproxy.DefaultTopLogprobs).
+	TopLogprobs int
+	// PTruePrompt is a file holding p(True)'s template ("": the one of
+	// Kadavath et al.).
+	PTruePrompt string
 }
 
 // maxModelLabels bounds the distinct model names in metric labels;
@@ -61,8 +75,20 @@ func (s *Server) newLLMProxy(o LLMOptions) (*llmproxy.Proxy, error) {
 		}
 		emb = e
 	}
-	return llmproxy.New(llmproxy.Options{Client: o.Client, Sampler: o.Sampler, Samples: o.Samples, Score: o.Score, Embedder: emb,
-		MaxBody: s.maxBody, Recorder: s.store, Logger: s.log, Secrets: append(slices.Clone(s.opts.Secrets), o.APIKey),
+	var ptrue string
+	if o.PTruePrompt != "" {
+		b, err := os.ReadFile(o.PTruePrompt)
+		if err != nil {
+			return nil, fault.Fieldf("llm_ptrue_prompt", "{llm_ptrue_prompt} %s: %v", o.PTruePrompt, err)
+		}
+		if ptrue = string(b); !strings.Contains(ptrue, "{answer}") {
+			return nil, fault.Fieldf("llm_ptrue_prompt", "{llm_ptrue_prompt} %s: a p(True) template must place the proposed answer, and this one has no placeholder for it (the word answer in braces)", o.PTruePrompt)
+		}
+	}
+	judge := llmproxy.Judge{NLI: o.NLI, Weights: o.NLIWeights, BaseURL: o.NLIBaseURL, Model: o.NLIModel, APIKey: o.NLIAPIKey}
+	p, err := llmproxy.New(llmproxy.Options{Client: o.Client, Sampler: o.Sampler, Samples: o.Samples, Score: o.Score, Embedder: emb,
+		Judge: judge, TopLogprobs: o.TopLogprobs, PTruePrompt: ptrue,
+		MaxBody: s.maxBody, Recorder: s.store, Logger: s.log, Secrets: append(slices.Clone(s.opts.Secrets), o.APIKey, o.NLIAPIKey),
 		Observe: func(rec records.LLMRequest) {
 			model := labels.of(rec.Model)
 			m.llmRequests.WithLabelValues(model, strconv.Itoa(rec.Status)).Inc()
@@ -73,6 +99,10 @@ func (s *Server) newLLMProxy(o LLMOptions) (*llmproxy.Proxy, error) {
 				m.llmUncertainty.WithLabelValues(model).Observe(rec.Uncertainty)
 			}
 		}})
+	if err != nil && o.NLI != "" {
+		return nil, fault.Fieldf("llm_nli_weights", "{llm_nli} %s from {llm_nli_weights} %s: %v", o.NLI, o.NLIWeights, err)
+	}
+	return p, err
 }
 
 // routeLLM mounts the proxy; its bodies count among the bodies in

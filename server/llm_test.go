@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -497,8 +498,8 @@ func TestLLMProxyErrors(t *testing.T) {
 // the samples drawn.
 func TestLLMProxyScores(t *testing.T) {
 	for _, score := range llmproxy.Scores() {
-		if score == "pe" || score == "ne" {
-			continue // scores of logprobs, which the fake sampler does not send: see llmproxy's tests
+		if !slices.Contains([]string{"degree", "ecc", "eigv", "kernel-entropy", "kle"}, score) {
+			continue // scores of logprobs, a judge or p(True), which the fake sampler does not serve: see llmproxy's tests
 		}
 		t.Run(score, func(t *testing.T) {
 			ts, _, _ := newProxy(t, server.Options{LLM: server.LLMOptions{Score: score}})
@@ -517,7 +518,7 @@ func TestLLMProxyScores(t *testing.T) {
 			}
 		})
 	}
-	if got := strings.Join(llmproxy.Scores(), ","); got != "degree,eigv,kernel-entropy,kle,ne,pe" {
+	if got := strings.Join(llmproxy.Scores(), ","); got != "degree,ecc,eigv,kernel-entropy,kle,msp,mte,ne,numsets,pe,perplexity,ptrue,se,se-discrete" {
 		t.Errorf("scores %s", got)
 	}
 }
@@ -646,7 +647,7 @@ func TestLLMOptionsRefused(t *testing.T) {
 	for _, o := range []server.LLMOptions{
 		{Client: c, Sampler: fs, Samples: 1},
 		{Client: c, Sampler: fs, Samples: llmproxy.MaxSamples + 1},
-		{Client: c, Sampler: fs, Score: "perplexity"},
+		{Client: c, Sampler: fs, Score: "lexical-similarity"},
 		{Sampler: fs}, // samples without an upstream
 	} {
 		opts := server.Options{LLM: o}

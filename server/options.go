@@ -8,6 +8,7 @@ import (
 
 	"github.com/genlens/genlens/bert"
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/llmproxy"
 )
 
@@ -101,7 +102,7 @@ func (o *LLMOptions) EnsureDefaults() {
 
 // Validate checks the proxy's options, with their defaults in place: a
 // bad field is a *fault.FieldError ({llm_upstream}, {llm_samples},
-// {llm_score}, {llm_timeout}).
+// {llm_score}, {llm_timeout}, {llm_nli}, {llm_top_logprobs}, ...).
 func (o *LLMOptions) Validate() error {
 	u, err := url.Parse(o.Upstream)
 	switch {
@@ -113,6 +114,11 @@ func (o *LLMOptions) Validate() error {
 		return fault.Fieldf("llm_score", "{llm_score} %q: want %s", o.Score, strings.Join(llmproxy.Scores(), ", "))
 	case o.Timeout <= 0:
 		return fault.Fieldf("llm_timeout", "{llm_timeout} %v: want a positive duration", o.Timeout)
+	}
+	if err := o.validateScores(); err != nil {
+		return err
+	}
+	switch {
 	case o.Embedder == "" && o.Weights != "":
 		return fault.Fieldf("llm_weights", "{llm_weights} %s: give the embedder with {llm_embedder}", o.Weights)
 	case o.Embedder == "":
@@ -123,6 +129,46 @@ func (o *LLMOptions) Validate() error {
 		return fault.Fieldf("llm_weights", "{llm_embedder} %s needs {llm_weights} DIR, the model's directory", o.Embedder)
 	case !slices.Contains(llmproxy.EmbeddingScores(), o.Score):
 		return fault.Fieldf("llm_score", "{llm_score} %q does not use embeddings: with {llm_embedder}, want %s", o.Score, strings.Join(llmproxy.EmbeddingScores(), ", "))
+	}
+	return nil
+}
+
+// validateScores checks what the scores beyond the samples' words need:
+// the entailment judge of the semantic scores, mte's alternatives,
+// p(True)'s template.
+func (o *LLMOptions) validateScores() error {
+	semantic := slices.Contains(llmproxy.SemanticScores(), o.Score)
+	judge := "{llm_nli} NAME with {llm_nli_weights} DIR, or {llm_nli_base_url} URL with {llm_nli_model} NAME"
+	switch {
+	case o.NLI != "" && o.NLIBaseURL != "":
+		return fault.Fieldf("llm_nli", "give {llm_nli} or {llm_nli_base_url}, not both")
+	case (o.NLI != "" || o.NLIBaseURL != "") && !semantic:
+		return fault.Fieldf("llm_score", "{llm_score} %q takes no entailment judge: the judge applies to %s", o.Score, strings.Join(llmproxy.SemanticScores(), ", "))
+	case semantic && o.NLI == "" && o.NLIBaseURL == "":
+		return fault.Fieldf("llm_score", "{llm_score} %s clusters the samples by entailment: give %s", o.Score, judge)
+	case o.NLI != "" && !slices.Contains(llmproxy.NLIModels(), o.NLI):
+		return fault.Fieldf("llm_nli", "{llm_nli} %q: want one of %s", o.NLI, strings.Join(llmproxy.NLIModels(), ", "))
+	case o.NLI != "" && o.NLIWeights == "":
+		return fault.Fieldf("llm_nli_weights", "{llm_nli} %s needs {llm_nli_weights} DIR, the model's directory", o.NLI)
+	case o.NLI == "" && o.NLIWeights != "":
+		return fault.Fieldf("llm_nli_weights", "{llm_nli_weights} needs {llm_nli} NAME")
+	case o.NLIBaseURL == "" && (o.NLIModel != "" || o.NLIAPIKey != ""):
+		return fault.Fieldf("llm_nli_model", "{llm_nli_model} and its key need {llm_nli_base_url} URL")
+	case o.NLIBaseURL != "" && o.NLIModel == "":
+		return fault.Fieldf("llm_nli_model", "{llm_nli_base_url} needs {llm_nli_model} NAME")
+	case len(o.NLIModel) > llmproxy.MaxModel:
+		return fault.Fieldf("llm_nli_model", "{llm_nli_model}: %d bytes, at most %d", len(o.NLIModel), llmproxy.MaxModel)
+	case o.TopLogprobs < 0 || o.TopLogprobs > llm.MaxTopLogprobs:
+		return fault.Fieldf("llm_top_logprobs", "{llm_top_logprobs} %d: at most %d (0: %d)", o.TopLogprobs, llm.MaxTopLogprobs, llmproxy.DefaultTopLogprobs)
+	case o.TopLogprobs != 0 && o.Score != "mte":
+		return fault.Fieldf("llm_top_logprobs", "{llm_top_logprobs} applies only to {llm_score} mte")
+	case o.PTruePrompt != "" && o.Score != "ptrue":
+		return fault.Fieldf("llm_ptrue_prompt", "{llm_ptrue_prompt} applies only to {llm_score} ptrue")
+	}
+	if o.NLIBaseURL != "" {
+		if u, err := url.Parse(o.NLIBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fault.Fieldf("llm_nli_base_url", "{llm_nli_base_url} %q: want an http:// or https:// URL", o.NLIBaseURL)
+		}
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 func newServeCmd() *cobra.Command {
 	opts := server.Options{}
 	opts.EnsureDefaults() // the flags' defaults
-	var addr, db, tokenEnv, llmKeyEnv string
+	var addr, db, tokenEnv, llmKeyEnv, nliKeyEnv string
 	var maxBodyMB, maxBodiesMB, minFreeDiskMB, modelCacheMB int
 	var secretEnvs []string
 	cmd := &cobra.Command{
@@ -39,7 +39,7 @@ func newServeCmd() *cobra.Command {
 			if err := opts.Validate(); err != nil {
 				return usageError{err}
 			}
-			if err := llmFlags(cmd, &opts.LLM, llmKeyEnv); err != nil {
+			if err := llmFlags(cmd, &opts.LLM, llmKeyEnv, nliKeyEnv); err != nil {
 				return err
 			}
 			return runServeFunc(cmd.Context(), addr, db, tokenEnv, opts, cmd.ErrOrStderr())
@@ -66,8 +66,15 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&opts.LLM.Upstream, "llm-upstream", "", "API root of an OpenAI-compatible server to proxy at /v1/chat/completions (e.g. http://127.0.0.1:8000/v1); none: no proxy")
 	f.IntVar(&opts.LLM.Samples, "llm-samples", llmproxy.DefaultSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", llmproxy.MaxSamples))
 	f.StringVar(&opts.LLM.Score, "llm-score", llmproxy.DefaultScore, "uncertainty score of the samples: "+strings.Join(llmproxy.Scores(), ", "))
-	f.StringVar(&opts.LLM.Embedder, "llm-embedder", "", "score the proxy's samples on their embeddings, computed in process by this sentence embedder: "+strings.Join(bert.Names(), ", ")+" (kernel-entropy: rbf; kle, eigv, degree: cosine)")
+	f.StringVar(&opts.LLM.Embedder, "llm-embedder", "", "score the proxy's samples on their embeddings, computed in process by this sentence embedder: "+strings.Join(bert.Names(), ", ")+" (kernel-entropy: rbf; kle, eigv, degree, ecc: cosine)")
 	f.StringVar(&opts.LLM.Weights, "llm-weights", "", "with --llm-embedder: the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin)")
+	f.StringVar(&opts.LLM.NLI, "llm-nli", "", "se, se-discrete, numsets: the NLI model judging entailment of the samples, in process: "+strings.Join(llmproxy.NLIModels(), ", "))
+	f.StringVar(&opts.LLM.NLIWeights, "llm-nli-weights", "", "with --llm-nli: the model's directory")
+	f.StringVar(&opts.LLM.NLIBaseURL, "llm-nli-base-url", "", "se, se-discrete, numsets: API root of an OpenAI-compatible chat model judging entailment of the samples")
+	f.StringVar(&opts.LLM.NLIModel, "llm-nli-model", "", "with --llm-nli-base-url: the judge's model name")
+	f.StringVar(&nliKeyEnv, "llm-nli-api-key-env", "", "with --llm-nli-base-url: name of the environment variable holding the judge's API key")
+	f.IntVar(&opts.LLM.TopLogprobs, "llm-top-logprobs", 0, fmt.Sprintf("mte: alternatives per token asked of the answer (0: %d)", llmproxy.DefaultTopLogprobs))
+	f.StringVar(&opts.LLM.PTruePrompt, "llm-ptrue-prompt", "", "ptrue: a file holding the p(True) question's template ({question}, {samples}, {answer})")
 	f.StringVar(&llmKeyEnv, "llm-api-key-env", "", "name of the environment variable holding the upstream's API key (sent upstream only)")
 	f.DurationVar(&opts.LLM.Timeout, "llm-timeout", llmproxy.DefaultTimeout, "cut an upstream silent this long (a whole answer, the samples, or a gap in a stream)")
 	// The options' fields, as Validate names them, are these flags.
@@ -84,9 +91,10 @@ var runServeFunc = runServe
 // serve's --llm-* flags: none of them without --llm-upstream, and the
 // upstream's key from the variable keyEnv names (server.New makes the
 // client).
-func llmFlags(cmd *cobra.Command, o *server.LLMOptions, keyEnv string) error {
+func llmFlags(cmd *cobra.Command, o *server.LLMOptions, keyEnv, nliKeyEnv string) error {
 	if o.Upstream == "" {
-		for _, name := range []string{"llm-api-key-env", "llm-score", "llm-samples", "llm-timeout", "llm-embedder", "llm-weights"} {
+		for _, name := range []string{"llm-api-key-env", "llm-score", "llm-samples", "llm-timeout", "llm-embedder", "llm-weights",
+			"llm-nli", "llm-nli-weights", "llm-nli-base-url", "llm-nli-model", "llm-nli-api-key-env", "llm-top-logprobs", "llm-ptrue-prompt"} {
 			if cmd.Flags().Changed(name) {
 				return badUsage("serve: --%s needs --llm-upstream", name)
 			}
@@ -97,6 +105,14 @@ func llmFlags(cmd *cobra.Command, o *server.LLMOptions, keyEnv string) error {
 	if keyEnv != "" {
 		if o.APIKey = os.Getenv(keyEnv); o.APIKey == "" {
 			return badUsage("serve: --llm-api-key-env %s: the environment variable %s is empty or unset", keyEnv, keyEnv)
+		}
+	}
+	if nliKeyEnv != "" {
+		if o.NLIBaseURL == "" {
+			return badUsage("serve: --llm-nli-api-key-env needs --llm-nli-base-url")
+		}
+		if o.NLIAPIKey = os.Getenv(nliKeyEnv); o.NLIAPIKey == "" {
+			return badUsage("serve: --llm-nli-api-key-env %s: the environment variable %s is empty or unset", nliKeyEnv, nliKeyEnv)
 		}
 	}
 	return nil

@@ -87,7 +87,14 @@ func TestServeLLMFlagsRefused(t *testing.T) {
 		flag string
 	}{
 		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-samples", "1"}, "--llm-samples"},
-		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-score", "perplexity"}, "--llm-score"},
+		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-score", "lexical-similarity"}, "--llm-score"},
+		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-score", "se"}, "--llm-score"},
+		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-score", "se", "--llm-nli", "gpt", "--llm-nli-weights", "/m"}, "--llm-nli"},
+		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-score", "se", "--llm-nli-base-url", "http://127.0.0.1:9/v1"}, "--llm-nli-model"},
+		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-score", "msp", "--llm-top-logprobs", "3"}, "--llm-top-logprobs"},
+		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-score", "mte", "--llm-top-logprobs", "21"}, "--llm-top-logprobs"},
+		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-ptrue-prompt", "p.txt"}, "--llm-ptrue-prompt"},
+		{[]string{"--llm-nli", "bert"}, "--llm-upstream"},
 		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-timeout", "-1s"}, "--llm-timeout"},
 		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-api-key-env", "GENLENS_SURELY_UNSET_VARIABLE"}, "--llm-api-key-env"},
 		{[]string{"--llm-upstream", "ftp://x"}, "--llm-upstream"},

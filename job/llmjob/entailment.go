@@ -126,24 +126,30 @@ func clusterAnswers(ctx context.Context, m nli.Model, file string, recs []dataio
 		if !scored[i] {
 			return nil
 		}
-		q := recs[i].Question
-		text := func(k int) string {
-			if q == "" {
-				return ps[i].samples[k]
-			}
-			return q + " " + ps[i].samples[k]
-		}
-		c, err := semantic.Clusters(len(ps[i].samples), func(a, b int) (bool, error) {
-			v, err := m.Classify(ctx, []nli.Pair{{Premise: text(a), Hypothesis: text(b)}})
-			if err != nil {
-				return false, err
-			}
-			return nli.Predict(v[0]) == nli.Entailment, nil
-		})
+		c, err := ClusterAnswers(ctx, m, recs[i].Question, ps[i].samples)
 		if err != nil {
 			return fmt.Errorf("entailment of the answers of %s line %d (id %s): %w", file, recs[i].Line, recs[i].ID, err)
 		}
 		ps[i].clusters = c
 		return nil
+	})
+}
+
+// ClusterAnswers groups the answers to question by bidirectional
+// entailment (semantic.Clusters), each answer prefixed with the question
+// as Kuhn et al. do (unless it is ""); m judges each ordered pair.
+func ClusterAnswers(ctx context.Context, m nli.Model, question string, answers []string) ([]int, error) {
+	text := func(k int) string {
+		if question == "" {
+			return answers[k]
+		}
+		return question + " " + answers[k]
+	}
+	return semantic.Clusters(len(answers), func(a, b int) (bool, error) {
+		v, err := m.Classify(ctx, []nli.Pair{{Premise: text(a), Hypothesis: text(b)}})
+		if err != nil {
+			return false, err
+		}
+		return nli.Predict(v[0]) == nli.Entailment, nil
 	})
 }

@@ -20,13 +20,24 @@ var NLIModels = []string{"deberta-large-mnli", "deberta", "bert"}
 // OpenNLI opens the in-process NLI judge called name from the Hugging
 // Face model directory dir (config.json, vocab.json, merges.txt and
 // model.safetensors or pytorch_model.bin), wrapped by nli.Cached so that
-// each ordered pair is judged once. "deberta-large-mnli" insists on that
+// each ordered pair is judged once (OpenNLIModel without the cache). "deberta-large-mnli" insists on that
 // model's shape (24 layers, hidden 1024, 16 heads), so a directory of
 // another model is not silently taken for it; "deberta" takes any DeBERTa
 // (v1) NLI classifier; "bert" a BERT-architecture cross-encoder
 // (BertForSequenceClassification: config.json, vocab.txt, weights), its
 // labels read from its config.
 func OpenNLI(name, dir string) (nli.Model, error) {
+	m, err := OpenNLIModel(name, dir)
+	if err != nil {
+		return nil, err
+	}
+	return nli.Cached(m), nil
+}
+
+// OpenNLIModel is OpenNLI without the cache, for a caller whose pairs
+// never come back (a long-running proxy, whose cache would only grow):
+// it wraps each batch of its own in nli.Cached.
+func OpenNLIModel(name, dir string) (nli.Model, error) {
 	if !slices.Contains(NLIModels, name) {
 		return nil, job.Fieldf("nli", "{nli} %q: want %s", name, strings.Join(NLIModels, ", "))
 	}
@@ -56,11 +67,11 @@ func OpenNLI(name, dir string) (nli.Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		return nli.Cached(c), nil
+		return c, nil
 	}
 	m, err := deberta.Open(dir, name)
 	if err != nil {
 		return nil, err
 	}
-	return nli.Cached(m), nil
+	return m, nil
 }

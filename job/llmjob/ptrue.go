@@ -28,10 +28,10 @@ Is the proposed answer:
  (B) False
 The proposed answer is:`
 
-// ptrueTopLogprobs is the alternatives asked of the answer's first
+// PTrueTopLogprobs is the alternatives asked of the answer's first
 // token: the most the OpenAI API returns, so that " True" is among them
 // whenever it is likely at all.
-const ptrueTopLogprobs = 20
+const PTrueTopLogprobs = 20
 
 // ptrueTimeout bounds one p(True) request.
 const ptrueTimeout = 60 * time.Second
@@ -39,8 +39,9 @@ const ptrueTimeout = 60 * time.Second
 // errPTrueNoAnswer is why p(True) cannot judge a row.
 var errPTrueNoAnswer = errors.New("no answer under test (give the rows an answer, or set {holdout_first})")
 
-// ptrueText fills a p(True) template.
-func ptrueText(template, question string, samples []string, answer string) string {
+// PTrueText fills a p(True) template: the question, the sampled answers
+// and the answer under test.
+func PTrueText(template, question string, samples []string, answer string) string {
 	return strings.NewReplacer("{question}", question, "{samples}", strings.Join(samples, "\n"), "{answer}", answer).Replace(template)
 }
 
@@ -160,23 +161,12 @@ func askPTrue(ctx context.Context, client *llm.Client, r *EntropyRequest, templa
 			p.ptrueErr = errPTrueNoAnswer
 			return nil
 		}
-		text := ptrueText(template, recs[i].Question, p.samples, *answer)
-		zero := 0.0
-		var (
-			choices []llm.Choice
-			err     error
-		)
-		if r.API == "completions" {
-			choices, _, err = client.Complete(ctx, llm.CompletionRequest{Model: r.Model, Prompt: text, Temperature: &zero, MaxTokens: 1,
-				Logprobs: true, TopLogprobs: ptrueTopLogprobs})
-		} else {
-			choices, _, err = client.Chat(ctx, llm.ChatRequest{Model: r.Model, Temperature: &zero, MaxTokens: 1,
-				Messages: []llm.Message{{Role: "user", Content: text}}, Logprobs: true, TopLogprobs: ptrueTopLogprobs})
-		}
+		text := PTrueText(template, recs[i].Question, p.samples, *answer)
+		toks, err := AskPTrue(ctx, client, r.Model, r.API == "completions", text)
 		if err != nil {
 			return fmt.Errorf("p(True) of %s line %d (id %s): %w", r.In, recs[i].Line, recs[i].ID, err)
 		}
-		pt, err := PTrueOf(choices[0].Tokens)
+		pt, err := PTrueOf(toks)
 		if err != nil {
 			p.ptrueErr = err
 			return nil
@@ -184,4 +174,27 @@ func askPTrue(ctx context.Context, client *llm.Client, r *EntropyRequest, templa
 		p.ptrue, p.ptrueErr = 1-pt, nil
 		return nil
 	})
+}
+
+// AskPTrue puts the p(True) question text to model through client (its
+// completions API when completions is set, else chat), at temperature 0
+// for one token with PTrueTopLogprobs alternatives, and returns that
+// token's logprobs for PTrueOf: none when the endpoint sends none.
+func AskPTrue(ctx context.Context, client *llm.Client, model string, completions bool, text string) ([]llm.TokenLogprob, error) {
+	zero := 0.0
+	var (
+		choices []llm.Choice
+		err     error
+	)
+	if completions {
+		choices, _, err = client.Complete(ctx, llm.CompletionRequest{Model: model, Prompt: text, Temperature: &zero, MaxTokens: 1,
+			Logprobs: true, TopLogprobs: PTrueTopLogprobs})
+	} else {
+		choices, _, err = client.Chat(ctx, llm.ChatRequest{Model: model, Temperature: &zero, MaxTokens: 1,
+			Messages: []llm.Message{{Role: "user", Content: text}}, Logprobs: true, TopLogprobs: PTrueTopLogprobs})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return choices[0].Tokens, nil
 }
