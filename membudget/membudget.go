@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/genlens/genlens/fault"
@@ -48,6 +49,19 @@ func DefaultLimit() int64 {
 // or the lower of its cgroup limit, its address-space limit and
 // GOMEMLIMIT; 0 when none is known.
 func processMemory() int64 {
+	total := machineMemory()
+	if soft := debug.SetMemoryLimit(-1); soft > 0 && soft < math.MaxInt64 && (total <= 0 || soft < total) {
+		total = soft
+	}
+	return max(total, 0)
+}
+
+// machineMemory is the lowest of the machine's memory, the cgroup limit
+// and the address-space limit, read once: every admission asks for it
+// (each proxied request, each matrix), and the files behind it do not
+// change under a running process. GOMEMLIMIT, which the process itself
+// may change, is read on every call.
+var machineMemory = sync.OnceValue(func() int64 {
 	total := physicalMemory()
 	if c := cgroupLimit(); c > 0 && (total <= 0 || c < total) {
 		total = c
@@ -55,11 +69,8 @@ func processMemory() int64 {
 	if as := addressSpaceLimit(); as > 0 && (total <= 0 || as < total) {
 		total = as
 	}
-	if soft := debug.SetMemoryLimit(-1); soft > 0 && soft < math.MaxInt64 && (total <= 0 || soft < total) {
-		total = soft
-	}
-	return max(total, 0)
-}
+	return total
+})
 
 // physicalMemory returns the machine's memory in bytes from
 // /proc/meminfo, 0 where it cannot be read (not Linux).

@@ -56,3 +56,13 @@ func TestDefaultProcessLimit(t *testing.T) {
 		t.Errorf("bound %d of %d", DefaultProcessLimit(), total)
 	}
 }
+
+// BenchmarkCheck is the cost of one admission, which every proxied
+// request and every priced matrix pays.
+func BenchmarkCheck(b *testing.B) {
+	for b.Loop() {
+		if err := Check("a small matrix", 8, 16, 16); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
