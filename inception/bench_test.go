@@ -131,3 +131,41 @@ func BenchmarkConv(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPool runs one image's worth of each pool of the network
+// (the map sizes and channels it pools).
+func BenchmarkPool(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, s := range []struct {
+		name          string
+		c, hw, stride int
+		avg           bool
+	}{
+		{"max-s2-147", 64, 147, 2, false},
+		{"max-s2-71", 192, 71, 2, false},
+		{"max-s2-35", 288, 35, 2, false},
+		{"max-s2-17", 768, 17, 2, false},
+		{"max-s1-8", 2048, 8, 1, false},
+		{"avg-35", 288, 35, 1, true},
+		{"avg-17", 768, 17, 1, true},
+		{"avg-8", 1280, 8, 1, true},
+	} {
+		in := fmap{s.c, s.hw, s.hw, make([]float32, s.c*s.hw*s.hw)}
+		for i := range in.d {
+			in.d[i] = float32(rng.NormFloat64())
+		}
+		b.Run(s.name, func(b *testing.B) {
+			ar := new(arena)
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				if s.avg {
+					avgPool(in, ar)
+				} else {
+					maxPool(in, s.stride, 2-s.stride, nil, 0, ar)
+				}
+				ar.reset()
+			}
+			b.ReportMetric((cpuSeconds()-cpu0)*1e3/float64(b.N), "cpu-ms/op")
+		})
+	}
+}

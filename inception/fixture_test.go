@@ -13,6 +13,7 @@ import (
 	"github.com/genlens/genlens/features"
 	"github.com/genlens/genlens/frechet"
 	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/linalg"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -121,5 +122,52 @@ func checkFID(t *testing.T, dir string, feats []Features) {
 	t.Logf("FID first 8 vs last 8: %.6f (pytorch-fid %.6f)", got, exp.FID)
 	if math.Abs(got-exp.FID) > 1e-4*exp.FID {
 		t.Errorf("FID %.8g, want %.8g within 1e-4 relative", got, exp.FID)
+	}
+}
+
+// TestFusedPointwise runs the network with the 1×1 convolutions that
+// share an input stacked into one product and with each on its own: the
+// features must be the same bits (each output is the same sum in the
+// same order), which also checks that every branch reads its own rows of
+// the stacked output.
+func TestFusedPointwise(t *testing.T) {
+	if !linalg.SgemmKernel() {
+		t.Skip("the 1×1 convolutions are stacked only with the pure-Go SGEMM kernel")
+	}
+	p := shareddata.Path(t, filepath.Join(fixtureDir, "inception_random.pth"))
+	names, err := features.ListImages(filepath.Join(shareddata.Path(t, fixtureDir), "images"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := make([][]float32, 2)
+	for i := range batch {
+		if batch[i], err = LoadImage(names[i+3], ModePyTorchFID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var runs [2][]Features
+	for i, fused := range []bool{true, false} {
+		fusePointwise = fused
+		m, err := Load(p)
+		fusePointwise = true
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(m.fused) > 0; got != fused {
+			t.Fatalf("fused=%v: model has %d stacked groups", fused, len(m.fused))
+		}
+		if runs[i], err = m.Forward(context.Background(), batch, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for j := range batch {
+		for _, o := range Outputs {
+			a, b := runs[0][j].Get(o), runs[1][j].Get(o)
+			for k := range a {
+				if math.Float32bits(a[k]) != math.Float32bits(b[k]) {
+					t.Fatalf("image %d, output %s[%d]: %v stacked, %v on its own", j, o, k, a[k], b[k])
+				}
+			}
+		}
 	}
 }

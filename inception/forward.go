@@ -322,17 +322,77 @@ func im2colPanelSame(in fmap, cv *conv, dst []float32, p0, kc, j0, nc, nr int) {
 
 // maxPool is a 3×3 max pool with the given stride and padding, written
 // into channels [c0, c0+in.c) of dst (allocated when nil). Padding never
-// wins a maximum, as with PyTorch's implicit −∞ padding. It is separable:
-// a maximum over three columns for every input row, then over three of
-// those rows, which halves the comparisons of a direct 3×3 window.
-// Windows that lie wholly inside the map, all but the edges, take three
-// taps without a loop over their bounds.
+// wins a maximum, as with PyTorch's implicit −∞ padding. The network's
+// two kinds, stride 2 without padding and stride 1 with padding 1, take
+// the vector paths of maxPoolStride2 and maxPoolSame.
 func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
 	ho, wo := outSize(in.h, 3, stride, pad), outSize(in.w, 3, stride, pad)
 	if dst == nil {
 		f := ar.fmap(in.c, ho, wo)
 		dst, c0 = &f, 0
 	}
+	out := dst.d[c0*ho*wo : (c0+in.c)*ho*wo]
+	switch {
+	case stride == 2 && pad == 0 && in.h >= 3 && in.w >= 3:
+		maxPoolStride2(in, out, ho, wo, ar)
+	case stride == 1 && pad == 1 && in.h >= 2 && in.w >= 2:
+		maxPoolSame(in, out, ar)
+	default:
+		maxPoolAny(in, stride, pad, out, ho, wo, ar)
+	}
+	return *dst
+}
+
+// maxPoolStride2 is the unpadded stride-2 pool: the maximum of three
+// columns at stride 2 of every input row, then of three of those rows
+// per output row, so that the map is read once.
+func maxPoolStride2(in fmap, out []float32, ho, wo int, ar *arena) {
+	hr := ar.alloc(in.h * wo)
+	for c := 0; c < in.c; c++ {
+		plane := in.d[c*in.h*in.w:]
+		for y := 0; y < in.h; y++ {
+			simdblas.MaxStride2(hr[y*wo:(y+1)*wo], plane[y*in.w:])
+		}
+		for oy := 0; oy < ho; oy++ {
+			r := hr[2*oy*wo:]
+			simdblas.Max3(out[(c*ho+oy)*wo:][:wo], r, r[wo:], r[2*wo:])
+		}
+	}
+}
+
+// maxPoolSame is the stride-1 pool with padding 1 on maps of at least
+// 2×2, over the whole map at once: the maximum of each value and its
+// left and right neighbours (in the flattened map, so the first and last
+// column of every row are redone without the neighbour that belongs to
+// the next row), then of each row and the rows above and below (the first
+// and last row of every plane redone likewise). Whole maps keep the
+// vectors full on the 8×8 maps of the last block.
+func maxPoolSame(in fmap, out []float32, ar *arena) {
+	h, w, n := in.h, in.w, len(in.d)
+	src := in.d
+	hr := ar.alloc(n)
+	simdblas.Max3(hr[1:n-1], src, src[1:], src[2:])
+	for r := 0; r < n; r += w {
+		hr[r] = max(src[r], src[r+1])
+		hr[r+w-1] = max(src[r+w-2], src[r+w-1])
+	}
+	if n > 2*w {
+		simdblas.Max3(out[w:n-w], hr, hr[w:], hr[2*w:])
+	}
+	for p := 0; p < n; p += h * w {
+		first, last := p, p+(h-1)*w
+		for x := range w {
+			out[first+x] = max(hr[first+x], hr[first+w+x])
+			out[last+x] = max(hr[last-w+x], hr[last+x])
+		}
+	}
+}
+
+// maxPoolAny is the separable pool for any stride and padding: a
+// maximum over three columns for every input row, then over three of
+// those rows. Windows that lie wholly inside the map take three taps
+// without a loop over their bounds.
+func maxPoolAny(in fmap, stride, pad int, out []float32, ho, wo int, ar *arena) {
 	x0, x1 := windowTaps(wo, in.w, stride, pad)
 	y0, y1 := windowTaps(ho, in.h, stride, pad)
 	rows := ar.alloc(in.h * wo)
@@ -354,9 +414,9 @@ func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
 				hr[ox] = m
 			}
 		}
-		out := dst.d[(c0+c)*ho*wo : (c0+c+1)*ho*wo]
+		o := out[c*ho*wo : (c+1)*ho*wo]
 		for oy := 0; oy < ho; oy++ {
-			o := out[oy*wo : (oy+1)*wo]
+			o := o[oy*wo : (oy+1)*wo]
 			r0 := rows[y0[oy]*wo:][:len(o)]
 			switch y1[oy] - y0[oy] {
 			case 3:
@@ -374,7 +434,6 @@ func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
 			}
 		}
 	}
-	return *dst
 }
 
 // windowTaps returns, for each of n outputs of a 3-wide window with the
@@ -392,10 +451,10 @@ func windowTaps(n, in, stride, pad int) (lo, hi []int) {
 // count_include_pad=False: the divisor is the number of pixels inside the
 // map (4 in a corner, 6 on an edge), which is what the TensorFlow graph
 // did and torchvision's default (count padding) does not. Separable, as
-// maxPool, and summed left to right, top to bottom.
+// maxPoolSame, and summed left to right, top to bottom.
 func avgPool(in fmap, ar *arena) fmap {
 	out := ar.fmap(in.c, in.h, in.w)
-	h, w := in.h, in.w
+	h, w, n := in.h, in.w, len(in.d)
 	x0, x1 := windowTaps(w, w, 1, 1)
 	y0, y1 := windowTaps(h, h, 1, 1)
 	count := ar.alloc(h * w)
@@ -404,44 +463,43 @@ func avgPool(in fmap, ar *arena) fmap {
 			count[y*w+x] = float32((y1[y] - y0[y]) * (x1[x] - x0[x]))
 		}
 	}
-	rows := ar.alloc(h * w)
-	for c := 0; c < in.c; c++ {
-		plane := in.d[c*h*w : (c+1)*h*w]
-		for y := 0; y < h; y++ {
-			src, hr := plane[y*w:(y+1)*w], rows[y*w:(y+1)*w]
-			for x := range hr {
-				lo, hi := x0[x], x1[x]
-				if hi-lo == 3 {
-					t := src[lo : lo+3 : lo+3]
-					hr[x] = t[0] + t[1] + t[2]
-					continue
-				}
-				var s float32
-				for _, v := range src[lo:hi] {
-					s += v
-				}
-				hr[x] = s
-			}
+	// Horizontal sums over the flattened map, then the first and last
+	// column of every row without the neighbour across the row's end.
+	src, hr := in.d, ar.alloc(n)
+	if n >= 3 {
+		simdblas.Sum3(hr[1:n-1], src, src[1:], src[2:])
+	}
+	for r := 0; r < n; r += w {
+		var s float32
+		for _, v := range src[r+x0[0] : r+x1[0]] {
+			s += v
 		}
-		dst := out.d[c*h*w : (c+1)*h*w]
-		for y := 0; y < h; y++ {
+		hr[r] = s
+		if w > 1 {
+			s = 0
+			for _, v := range src[r+x0[w-1] : r+x1[w-1]] {
+				s += v
+			}
+			hr[r+w-1] = s
+		}
+	}
+	for c := 0; c < in.c; c++ {
+		rows, dst := hr[c*h*w:(c+1)*h*w], out.d[c*h*w:(c+1)*h*w]
+		if h > 2 {
+			simdblas.Sum3Div(dst[w:(h-1)*w], rows, rows[w:], rows[2*w:], count[w:])
+		}
+		for _, y := range []int{0, h - 1} {
 			o := dst[y*w : (y+1)*w]
-			n := count[y*w:][:len(o)]
+			cnt := count[y*w:][:len(o)]
 			r0 := rows[y0[y]*w:][:len(o)]
-			switch y1[y] - y0[y] {
-			case 3:
-				r1, r2 := rows[(y0[y]+1)*w:][:len(o)], rows[(y0[y]+2)*w:][:len(o)]
-				for x := range o {
-					o[x] = (r0[x] + r1[x] + r2[x]) / n[x]
-				}
-			case 2:
+			if y1[y]-y0[y] == 2 {
 				r1 := rows[(y0[y]+1)*w:][:len(o)]
 				for x := range o {
-					o[x] = (r0[x] + r1[x]) / n[x]
+					o[x] = (r0[x] + r1[x]) / cnt[x]
 				}
-			default:
+			} else {
 				for x := range o {
-					o[x] = r0[x] / n[x]
+					o[x] = r0[x] / cnt[x]
 				}
 			}
 		}
@@ -462,6 +520,44 @@ func meanPool(in fmap) []float32 {
 		out[c] = float32(s / float64(n))
 	}
 	return out
+}
+
+// pointwise runs the 1×1 convolutions of block's pointwiseGroups entry on
+// x and returns their outputs in the group's order; with first set, the
+// first one's goes into channels [c0, c0+cout) of *first instead (and
+// outs[0] is *first). Fused, they are one product into an arena map, the
+// first output copied out.
+func (m *Model) pointwise(block string, x fmap, first *fmap, c0 int, scratch *[]float32, ar *arena) []fmap {
+	var names []string
+	for _, g := range pointwiseGroups() {
+		if g.block == block {
+			names = g.members
+		}
+	}
+	outs := make([]fmap, len(names))
+	f := m.fused[block]
+	if f == nil {
+		for i, name := range names {
+			if i == 0 && first != nil {
+				outs[0] = m.convs[name].apply(x, first, c0, scratch, ar)
+				continue
+			}
+			outs[i] = m.convs[name].apply(x, nil, 0, scratch, ar)
+		}
+		return outs
+	}
+	all := f.apply(x, nil, 0, scratch, ar)
+	hw, off := x.h*x.w, 0
+	for i, name := range names {
+		c := m.convs[name].cout
+		outs[i] = fmap{c, x.h, x.w, all.d[off*hw : (off+c)*hw]}
+		off += c
+	}
+	if first != nil {
+		copy(first.d[c0*hw:], outs[0].d)
+		outs[0] = *first
+	}
+	return outs
 }
 
 // forward runs one preprocessed image through the network.
@@ -496,9 +592,9 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 		pool int
 	}{{"Mixed_5b", 32}, {"Mixed_5c", 64}, {"Mixed_5d", 64}} {
 		out := ar.fmap(224+p.pool, x.h, x.w)
-		into(p.name+".branch1x1", x, &out, 0)
-		into(p.name+".branch5x5_2", run(p.name+".branch5x5_1", x), &out, 64)
-		t := run(p.name+".branch3x3dbl_2", run(p.name+".branch3x3dbl_1", x))
+		pw := m.pointwise(p.name, x, &out, 0, &scratch, ar)
+		into(p.name+".branch5x5_2", pw[1], &out, 64)
+		t := run(p.name+".branch3x3dbl_2", pw[2])
 		into(p.name+".branch3x3dbl_3", t, &out, 128)
 		into(p.name+".branch_pool", avgPool(x, ar), &out, 224)
 		x = ar.keep(out)
@@ -517,10 +613,10 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	}
 	for _, p := range []string{"Mixed_6b", "Mixed_6c", "Mixed_6d", "Mixed_6e"} {
 		out := ar.fmap(768, x.h, x.w)
-		into(p+".branch1x1", x, &out, 0)
-		t := run(p+".branch7x7_2", run(p+".branch7x7_1", x))
+		pw := m.pointwise(p, x, &out, 0, &scratch, ar)
+		t := run(p+".branch7x7_2", pw[1])
 		into(p+".branch7x7_3", t, &out, 192)
-		t = run(p+".branch7x7dbl_1", x)
+		t = pw[2]
 		for _, s := range []string{"_2", "_3", "_4"} {
 			t = run(p+".branch7x7dbl"+s, t)
 		}
@@ -539,8 +635,9 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	{
 		ho := outSize(x.h, 3, 2, 0)
 		out := ar.fmap(320+192+x.c, ho, ho)
-		into("Mixed_7a.branch3x3_2", run("Mixed_7a.branch3x3_1", x), &out, 0)
-		t := run("Mixed_7a.branch7x7x3_1", x)
+		pw := m.pointwise("Mixed_7a", x, nil, 0, &scratch, ar)
+		into("Mixed_7a.branch3x3_2", pw[0], &out, 0)
+		t := pw[1]
 		for _, s := range []string{"_2", "_3"} {
 			t = run("Mixed_7a.branch7x7x3"+s, t)
 		}
@@ -550,11 +647,11 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	}
 	for _, p := range []string{"Mixed_7b", "Mixed_7c"} {
 		out := ar.fmap(2048, x.h, x.w)
-		into(p+".branch1x1", x, &out, 0)
-		t := run(p+".branch3x3_1", x)
+		pw := m.pointwise(p, x, &out, 0, &scratch, ar)
+		t := pw[1]
 		into(p+".branch3x3_2a", t, &out, 320)
 		into(p+".branch3x3_2b", t, &out, 704)
-		t = run(p+".branch3x3dbl_2", run(p+".branch3x3dbl_1", x))
+		t = run(p+".branch3x3dbl_2", pw[2])
 		into(p+".branch3x3dbl_3a", t, &out, 1088)
 		into(p+".branch3x3dbl_3b", t, &out, 1472)
 		var pooled fmap

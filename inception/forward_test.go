@@ -19,7 +19,7 @@ import (
 func TestPools(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	ar := new(arena)
-	for _, sz := range [][2]int{{1, 1}, {2, 2}, {3, 5}, {8, 8}, {17, 17}, {35, 36}} {
+	for _, sz := range [][2]int{{1, 1}, {2, 2}, {3, 5}, {8, 8}, {17, 17}, {35, 36}, {71, 71}, {147, 147}} {
 		in := fmap{2, sz[0], sz[1], make([]float32, 2*sz[0]*sz[1])}
 		for i := range in.d {
 			in.d[i] = float32(rng.NormFloat64())

@@ -51,6 +51,11 @@ type Model struct {
 	convs map[string]*conv
 	fcW   []float32 // Classes × 2048
 	fcB   []float32
+	// fused holds, per block, the 1×1 convolutions of pointwiseGroups
+	// stacked into one (output channels concatenated in the group's
+	// order), when the SGEMM kernel runs: the block's input is then packed
+	// once for all of them, and their members keep no weights of their own.
+	fused map[string]*conv
 	// fcPacked is fcW packed for the SGEMM kernel, when one runs: the fc
 	// layer is applied once per batch (Forward), so its 8 MB of weights
 	// are read once for all the images rather than re-packed per image.
@@ -158,7 +163,16 @@ func NewModel(file string, sd map[string]*torchfile.Tensor) (*Model, error) {
 		}
 		return t, nil
 	}
-	m := &Model{convs: map[string]*conv{}}
+	m := &Model{convs: map[string]*conv{}, fused: map[string]*conv{}}
+	member := map[string]bool{}
+	for _, g := range pointwiseGroups() {
+		if !fusePointwise {
+			break
+		}
+		for _, name := range g.members {
+			member[name] = true
+		}
+	}
 	for _, s := range specs() {
 		w, err := get(s.name+".conv.weight", s.cout, s.cin, s.kh, s.kw)
 		if err != nil {
@@ -193,7 +207,7 @@ func NewModel(file string, sd map[string]*torchfile.Tensor) (*Model, error) {
 			}
 		}
 		switch {
-		case !linalg.SgemmKernel():
+		case !linalg.SgemmKernel(), member[s.name]:
 		case useWinograd(s):
 			c.wg = newWinograd(s.cout, s.cin, c.w)
 		default:
@@ -206,6 +220,11 @@ func NewModel(file string, sd map[string]*torchfile.Tensor) (*Model, error) {
 			c.w = nil
 		}
 		m.convs[s.name] = c
+	}
+	if linalg.SgemmKernel() && fusePointwise {
+		for _, g := range pointwiseGroups() {
+			m.fused[g.block] = fuse(m.convs, g.members)
+		}
 	}
 	fw, err := get("fc.weight", Classes, 2048)
 	if err != nil {
@@ -220,6 +239,52 @@ func NewModel(file string, sd map[string]*torchfile.Tensor) (*Model, error) {
 		m.fcPacked = simdblas.Pack(Classes, 2048, m.fcW, 2048)
 	}
 	return m, nil
+}
+
+// fusePointwise enables the stacked 1×1 convolutions of Model.fused; the
+// tests clear it to compare the network with and without them.
+var fusePointwise = true
+
+// pointwiseGroup lists the 1×1 convolutions of one block that all read
+// the block's input.
+type pointwiseGroup struct {
+	block   string
+	members []string
+}
+
+// pointwiseGroups returns the groups of 1×1 convolutions that share an
+// input, each block's first member being the one whose output goes
+// straight into the block's output (channel 0), when it has one.
+func pointwiseGroups() []pointwiseGroup {
+	var g []pointwiseGroup
+	for _, p := range []string{"Mixed_5b", "Mixed_5c", "Mixed_5d"} {
+		g = append(g, pointwiseGroup{p, []string{p + ".branch1x1", p + ".branch5x5_1", p + ".branch3x3dbl_1"}})
+	}
+	for _, p := range []string{"Mixed_6b", "Mixed_6c", "Mixed_6d", "Mixed_6e"} {
+		g = append(g, pointwiseGroup{p, []string{p + ".branch1x1", p + ".branch7x7_1", p + ".branch7x7dbl_1"}})
+	}
+	g = append(g, pointwiseGroup{"Mixed_7a", []string{"Mixed_7a.branch3x3_1", "Mixed_7a.branch7x7x3_1"}})
+	for _, p := range []string{"Mixed_7b", "Mixed_7c"} {
+		g = append(g, pointwiseGroup{p, []string{p + ".branch1x1", p + ".branch3x3_1", p + ".branch3x3dbl_1"}})
+	}
+	return g
+}
+
+// fuse stacks the folded weights of the named 1×1 convolutions (one
+// input) into one packed convolution and drops theirs. Every output is
+// the same sum in the same order as its own convolution's.
+func fuse(convs map[string]*conv, names []string) *conv {
+	f := &conv{cin: convs[names[0]].cin, kh: 1, kw: 1, stride: 1}
+	var w []float32
+	for _, name := range names {
+		c := convs[name]
+		f.cout += c.cout
+		w = append(w, c.w...)
+		f.b = append(f.b, c.b...)
+		c.w = nil
+	}
+	f.packed = simdblas.Pack(f.cout, f.cin, w, f.cin)
+	return f
 }
 
 // Load reads a .pth state dict (torchfile.LoadStateDict) and builds the

@@ -2,10 +2,13 @@ package vit
 
 import (
 	"context"
+
 	"math/rand/v2"
 	"strconv"
 	"syscall"
 	"testing"
+
+	"github.com/genlens/genlens/internal/simdblas"
 )
 
 // cpuSeconds is the user and system CPU time of the process so far: on
@@ -188,10 +191,10 @@ func BenchmarkAttention(b *testing.B) {
 			W, T := cfg.Width, cfg.Tokens()
 			qkv := randomSlice(r, 3*W*benchCols)
 			att := make([]float32, W*benchCols)
-			var sc attnScratch
+			var sc simdblas.AttnScratch
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if err := m.attention(context.Background(), qkv, benchCols/T, att, 1, &sc); err != nil {
+				if err := m.attention(context.Background(), qkv, benchCols/T, benchCols, att, 1, &sc); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/genlens/genlens/internal/par"
 	"github.com/genlens/genlens/internal/simdblas"
@@ -15,12 +16,6 @@ import (
 // is multiplied by a wide panel, few enough that a group's activations
 // (a few MB for ViT-S) stay in the shared cache between the layers.
 const groupColumns = 1024
-
-// queryBlock is about the number of queries whose scores attention holds
-// at once: Tokens × queryBlock values (130 KB for 257 tokens, 330 KB for
-// the 577 of CLIP ViT-L/14 at 336) that the two products and the softmax
-// between them pass over while they stay in L2.
-const queryBlock = 128
 
 // Forward runs the network on a batch of preprocessed images, each
 // 3×Input×Input channels first, and returns one output vector per image
@@ -62,25 +57,33 @@ func (m *Model) Forward(ctx context.Context, batch [][]float32, workers int) ([]
 // side by side: every activation is a matrix of features (rows) by the
 // tokens of all the images (columns, image-major), so that each linear
 // layer is one product W·X with the weight, packed at load time, on the
-// left. split > 1 spreads the products over that many goroutines.
+// left. The matrices have paddedCols columns, the ones past the tokens
+// carried along as any other (every column is computed on its own, so
+// they change no token's values). split > 1 spreads the products over
+// that many goroutines.
 func (m *Model) group(ctx context.Context, imgs [][]float32, split int) ([][]float32, error) {
 	c := m.cfg
 	B, T, W := len(imgs), c.Tokens(), c.Width
-	n := B * T
-	x := make([]float32, W*n)
-	m.embed(imgs, x, n)
-	eps := c.Eps()
-	if m.lnPre != nil {
-		layerNormCols(x, W, n, *m.lnPre, eps, x)
-	}
-	h := make([]float32, W*n)
-	qkv := make([]float32, 3*W*n)
+	n := paddedCols(B * T)
 	hidden := c.Hidden
 	if c.SwiGLU {
 		hidden = 2 * c.Hidden
 	}
-	u := make([]float32, hidden*n)
-	var sc attnScratch
+	gb, _ := m.bufs.Get().(*groupBufs)
+	if gb == nil {
+		gb = new(groupBufs)
+	}
+	defer m.bufs.Put(gb)
+	x := growF32(&gb.x, W*n)
+	h := growF32(&gb.h, W*n)
+	qkv := growF32(&gb.qkv, 3*W*n)
+	u := growF32(&gb.u, hidden*n)
+	sc := &gb.attn
+	m.embed(imgs, x, n, &gb.col)
+	eps := c.Eps()
+	if m.lnPre != nil {
+		layerNormCols(x, W, n, *m.lnPre, eps, x)
+	}
 	for bi := range m.blocks {
 		blk := &m.blocks[bi]
 		if err := ctx.Err(); err != nil {
@@ -90,7 +93,7 @@ func (m *Model) group(ctx context.Context, imgs [][]float32, split int) ([][]flo
 		// projection, LayerScale folded in, adds onto the residual.
 		layerNormCols(x, W, n, blk.ln1, eps, h)
 		blk.qkv.mul(h, n, n, qkv, n, false, split)
-		if err := m.attention(ctx, qkv, B, h, split, &sc); err != nil {
+		if err := m.attention(ctx, qkv, B, n, h, split, sc); err != nil {
 			return nil, err
 		}
 		blk.proj.mul(h, n, n, x, n, true, split)
@@ -147,15 +150,52 @@ func (m *Model) group(ctx context.Context, imgs [][]float32, split int) ([][]flo
 	return out, nil
 }
 
+// groupBufs are the activations of a group, kept between groups in
+// Model.bufs: fresh ones each time cost page faults (a tenth of the CPU
+// time of ViT-S/14 went to the kernel), and a pool holds no more of them
+// than there are groups running at once.
+type groupBufs struct {
+	x, h, qkv, u, col []float32
+	attn              simdblas.AttnScratch
+}
+
+// growF32 returns (*b)[:n], reallocating when *b is shorter.
+func growF32(b *[]float32, n int) []float32 {
+	if cap(*b) < n {
+		*b = make([]float32, n)
+	}
+	*b = (*b)[:n]
+	return *b
+}
+
+// paddedCols is the number of columns of a group's matrices for n
+// tokens: a whole number of the SGEMM kernel's 32-column tiles, so that no
+// tile goes through its edge buffer, and not a multiple of 512, whose rows
+// 2 KB apart or more map to the same few L1 sets (the kernel stores a
+// 12-row tile of C and streams rows of the activations). At 1028
+// columns the products ran at 126–147 GFLOP/s a core, at 1056 at 161–174.
+func paddedCols(n int) int {
+	p := (n + 31) &^ 31
+	if p%512 == 0 {
+		p += 32
+	}
+	return p
+}
+
 // embed writes the tokens of the images into the Width×n matrix x: the
 // class token and, for each patch, the patch convolution (a product with
 // the patch laid out as a column: channel, row, column, the order of the
 // convolution weight) plus its bias, then the positional embedding.
-func (m *Model) embed(imgs [][]float32, x []float32, n int) {
+func (m *Model) embed(imgs [][]float32, x []float32, n int, colBuf *[]float32) {
 	c := m.cfg
 	T, W, g, p, S := c.Tokens(), c.Width, c.Grid(), c.Patch, c.Input
 	np := g * g
-	col := make([]float32, 3*p*p*np)
+	col := growF32(colBuf, 3*p*p*np)
+	// The columns past the tokens start from zero, whatever the
+	// buffer held.
+	for r := 0; r < W; r++ {
+		clear(x[r*n+len(imgs)*T : (r+1)*n])
+	}
 	for b, img := range imgs {
 		for ch := 0; ch < 3; ch++ {
 			for i := 0; i < p; i++ {
@@ -183,65 +223,21 @@ func (m *Model) embed(imgs [][]float32, x []float32, n int) {
 	}
 }
 
-// attnScratch holds one goroutine's attention buffers.
-type attnScratch struct {
-	s, o []float32
-	mx   []float32
-	sum  []float64
-}
-
 // attention computes softmax(QKᵀ)V for every image and head of the group
 // from qkv (3·Width rows: the queries, already scaled by 1/√(Width/Heads),
-// the keys, the values), into the Width×n matrix att. Per block of
-// queryBlock queries it multiplies Kᵀ by the queries into a keys×queries
-// block of scores, takes the softmax down each column (exponentials
-// only; the sums divide the output, dh rows rather than Tokens), and
-// multiplies V by it.
-func (m *Model) attention(ctx context.Context, qkv []float32, B int, att []float32, split int, own *attnScratch) error {
+// the keys, the values; B images of Tokens columns, leading dimension
+// n), into the Width×n matrix att, one head of one image at a time
+// (simdblas.Attention).
+func (m *Model) attention(ctx context.Context, qkv []float32, B, n int, att []float32, split int, own *simdblas.AttnScratch) error {
 	c := m.cfg
 	T, W, heads := c.Tokens(), c.Width, c.Heads
 	dh := W / heads
-	n := B * T
-	task := func(t int, sc *attnScratch) {
+	task := func(t int, sc *simdblas.AttnScratch) {
 		b, hd := t/heads, t%heads
 		q := qkv[hd*dh*n+b*T:]
 		k := qkv[(W+hd*dh)*n+b*T:]
 		v := qkv[(2*W+hd*dh)*n+b*T:]
-		// Blocks of about queryBlock queries, of equal size: 257 tokens
-		// as 129 + 128 rather than 128 + 128 + 1.
-		nb := max(1, T/queryBlock)
-		qbMax := (T + nb - 1) / nb
-		if len(sc.s) < T*qbMax {
-			sc.s = make([]float32, T*qbMax)
-			sc.o = make([]float32, dh*qbMax)
-			sc.mx = make([]float32, qbMax)
-			sc.sum = make([]float64, qbMax)
-		}
-		for i0 := 0; i0 < T; i0 += qbMax {
-			qb := min(qbMax, T-i0)
-			s := sc.s[:T*qb]
-			linalg.Sgemm(true, false, T, qb, dh, 1, k, n, q[i0:], n, 0, s, qb)
-			mx, sum := sc.mx[:qb], sc.sum[:qb]
-			copy(mx, s[:qb])
-			for j := 1; j < T; j++ {
-				simdblas.MaxInto(mx, s[j*qb:(j+1)*qb])
-			}
-			clear(sum)
-			for j := 0; j < T; j++ {
-				simdblas.SoftmaxExp(s[j*qb:(j+1)*qb], mx, sum)
-			}
-			o := sc.o[:dh*qb]
-			linalg.Sgemm(false, false, dh, qb, T, 1, v, n, s, qb, 0, o, qb)
-			for i := range mx {
-				mx[i] = float32(1 / sum[i])
-			}
-			for d := 0; d < dh; d++ {
-				dst := att[(hd*dh+d)*n+b*T+i0:][:qb]
-				for i, v := range o[d*qb : (d+1)*qb] {
-					dst[i] = v * mx[i]
-				}
-			}
-		}
+		simdblas.Attention(q, k, v, n, T, dh, att[hd*dh*n+b*T:], n, sc)
 	}
 	if split <= 1 {
 		for t := 0; t < B*heads; t++ {
@@ -250,11 +246,19 @@ func (m *Model) attention(ctx context.Context, qkv []float32, B int, att []float
 		return nil
 	}
 	return par.For(ctx, B*heads, split, func(_ context.Context, t int) error {
-		var sc attnScratch
-		task(t, &sc)
+		sc, _ := attnPool.Get().(*simdblas.AttnScratch)
+		if sc == nil {
+			sc = new(simdblas.AttnScratch)
+		}
+		task(t, sc)
+		attnPool.Put(sc)
 		return nil
 	})
 }
+
+// attnPool holds the attention scratch of the goroutines a group's
+// heads are split over.
+var attnPool sync.Pool
 
 // mul computes C = W·X + b, or C += W·X + b with add set, for the n
 // columns of X (in rows, leading dimension ldx) into C (out rows,
@@ -262,7 +266,13 @@ func (m *Model) attention(ctx context.Context, qkv []float32, B int, att []float
 // > 1 the columns are shared among that many goroutines; every entry is
 // summed in the same order whatever split is.
 func (l *linear) mul(x []float32, ldx, n int, c []float32, ldc int, add bool, split int) {
-	if !add {
+	// A packed weight's product starts every tile from the bias in the
+	// kernel (the same sums as from C filled with it, without the pass
+	// over C).
+	inKernel := !add && l.b != nil && l.pw != nil
+	switch {
+	case inKernel:
+	case !add:
 		for r := 0; r < l.out; r++ {
 			row := c[r*ldc:][:n]
 			if l.b == nil {
@@ -274,7 +284,7 @@ func (l *linear) mul(x []float32, ldx, n int, c []float32, ldc int, add bool, sp
 				row[j] = b
 			}
 		}
-	} else if l.b != nil {
+	case l.b != nil:
 		for r := 0; r < l.out; r++ {
 			row := c[r*ldc:][:n]
 			b := l.b[r]
@@ -283,16 +293,23 @@ func (l *linear) mul(x []float32, ldx, n int, c []float32, ldc int, add bool, sp
 			}
 		}
 	}
-	if split <= 1 || n < 2*16 {
+	run := func(n int, x, c []float32) {
+		if inKernel {
+			simdblas.MulPackedBias(l.pw, n, x, ldx, l.b, c, ldc, false)
+			return
+		}
 		l.mulAdd(n, x, ldx, c, ldc)
+	}
+	if split <= 1 || n < 2*32 {
+		run(n, x, c)
 		return
 	}
-	// Column chunks that are whole micro-tiles (16 wide).
-	chunk := (n/split + 15) &^ 15
+	// Column chunks that are whole micro-tiles (32 wide with AVX-512).
+	chunk := (n/split + 31) &^ 31
 	parts := (n + chunk - 1) / chunk
 	_ = par.For(context.Background(), parts, split, func(_ context.Context, i int) error {
 		j0 := i * chunk
-		l.mulAdd(min(chunk, n-j0), x[j0:], ldx, c[j0:], ldc)
+		run(min(chunk, n-j0), x[j0:], c[j0:])
 		return nil
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/internal/simdblas"
@@ -37,7 +38,7 @@ type block struct {
 }
 
 // Model is a ViT with weights loaded, at one input size. It is safe for
-// concurrent use: Forward allocates its own buffers.
+// concurrent use: every group of images Forward runs has its own buffers.
 type Model struct {
 	cfg    Config
 	patch  linear    // Width × 3·Patch², bias nil for CLIP
@@ -48,6 +49,7 @@ type Model struct {
 	blocks []block
 	final  norm      // DINOv2's norm, CLIP's ln_post
 	proj   []float32 // Width × OutDim (CLIP)
+	bufs   sync.Pool // *groupBufs
 }
 
 // Config returns the configuration the model was built with.
