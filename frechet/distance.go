@@ -50,7 +50,7 @@ func Distance(a, b Stats) (float64, error) {
 	if a.Dim() != b.Dim() {
 		return math.NaN(), fmt.Errorf("frechet: dimension mismatch: %d and %d", a.Dim(), b.Dim())
 	}
-	if err := CheckDim(a.Dim()); err != nil {
+	if err := CheckDistanceDim(a.Dim()); err != nil {
 		return math.NaN(), err
 	}
 	tr, err := traceSqrt(a.Sigma, b.Sigma)
@@ -506,7 +506,7 @@ func DistanceToRef(x *mat.Dense, ref Stats, ddof int) (float64, error) {
 		return math.NaN(), err
 	}
 	if n >= d {
-		if err := CheckDim(d); err != nil {
+		if err := CheckDistanceDim(d); err != nil {
 			return math.NaN(), err
 		}
 		return Distance(StatsOf(x, ddof), ref)

@@ -32,7 +32,7 @@ func TestMatrixBudgetRefusesHostileShapes(t *testing.T) {
 		want string
 	}{
 		{[]string{"stats", "--in", wide, "--out", dir + "/s.npz"}, "the covariance of the features: a 30000 × 30000 matrix takes 6.7 GiB"},
-		{[]string{"compare", "--real", wide, "--fake", wide}, "the covariance of the features: a 30000 × 30000 matrix takes 6.7 GiB"},
+		{[]string{"compare", "--real", wide, "--fake", wide}, "the Fréchet distance: 4 matrices of 30000 × 30000 take 26.8 GiB"},
 		{[]string{"cka", "--x", tall, "--y", tall2}, "CKA's Gram matrices of the examples: 4 matrices of 60000 × 60000 take 107.3 GiB"},
 		{[]string{"cka", "--x", tall, "--y", tall2, "--matrix-budget-mb", "1000"}, "over the matrix memory budget of 1000 MiB"},
 	} {

@@ -44,8 +44,10 @@ func TestMatrixBudget(t *testing.T) {
 		"tall2.npy": {Data: randomNPY(t, 600, 1, 4)}, //
 		"rows.npy":  {Data: randomNPY(t, 400, 2, 5)}, // 400 × 800 kernel values: 2.4 MiB
 		"rows2.npy": {Data: randomNPY(t, 400, 2, 6)}, //
-		"ok.npy":    {Data: randomNPY(t, 50, 4, 7)},  // fits
-		"ok2.npy":   {Data: randomNPY(t, 50, 4, 8)},  //
+		"mid.npy":   {Data: randomNPY(t, 3, 300, 9)}, // 300² covariance: 0.7 MiB, the distance's four: 2.7 MiB
+		"mid2.npy":  {Data: randomNPY(t, 3, 300, 10)},
+		"ok.npy":    {Data: randomNPY(t, 50, 4, 7)}, // fits
+		"ok2.npy":   {Data: randomNPY(t, 50, 4, 8)}, //
 	}
 	env := job.Env{FS: fsys}
 	ctx := context.Background()
@@ -74,7 +76,10 @@ func TestMatrixBudget(t *testing.T) {
 		what string // "" when it fits
 	}{
 		{"stats", func() error { return stats("wide.npy") }, "the covariance of the features: a 600 × 600 matrix takes 2.7 MiB"},
-		{"compare fid", func() error { return compare("fid", "wide.npy", "wide2.npy") }, "the covariance of the features"},
+		{"compare fid", func() error { return compare("fid", "wide.npy", "wide2.npy") }, "the Fréchet distance: 4 matrices of 600 × 600 take 11 MiB"},
+		// Each covariance fits; the distance's work on both does not.
+		{"compare fid, the distance's matrices", func() error { return compare("fid", "mid.npy", "mid2.npy") }, "the Fréchet distance: 4 matrices of 300 × 300 take 2.7 MiB"},
+		{"stats of the distance's input fits", func() error { return stats("mid.npy") }, ""},
 		{"cka", func() error { return cka("tall.npy", "tall2.npy") }, "CKA's Gram matrices of the examples: 4 matrices of 600 × 600"},
 		{"compare mmd", func() error { return compare("mmd", "rows.npy", "rows2.npy") }, "the kernel values between the samples: a 400 × 800 matrix"},
 		{"compare kid", func() error { return compare("kid", "rows.npy", "rows2.npy") }, "the kernel values between the samples: a 400 × 800 matrix"},

@@ -334,7 +334,7 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 	// Progress after the images, a stage per metric: fid (the two
 	// covariances, then the distance), kid (its subsets), mmd and cms.
 	if want[MetricFID] {
-		if err := frechet.CheckDim(out.Dim); err != nil {
+		if err := frechet.CheckDistanceDim(out.Dim); err != nil {
 			return nil, fields.Errorf("%s: %w", req.Fake, err)
 		}
 		for _, s := range []*featureSide{real, fake} {
