@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/genlens/genlens/chatnli"
+	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/job/llmjob"
 	"github.com/genlens/genlens/likelihood"
 	"github.com/genlens/genlens/llm"
@@ -287,4 +288,11 @@ func (p *Proxy) samplesDrawn() int {
 		return 0
 	}
 	return p.k
+}
+
+// ReadPTruePrompt reads the template of ptrue's question from the file at
+// path (Kadavath et al.'s when path is ""), refusing, as the entropy
+// command does, a template with no place for the proposed answer.
+func ReadPTruePrompt(path string) (string, error) {
+	return llmjob.ReadPTruePrompt(dataio.HostFS, path)
 }

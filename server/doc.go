@@ -37,7 +37,7 @@
 // place (writeError): fault.Classify's kinds (400, 422, 499, 500), not
 // found 404, a taken name 409, a body over the limit 413, a write that
 // failed for want of disk space 507 with Retry-After. With a token (at
-// least MinTokenLen characters), every endpoint but /livez, /healthz, /login and
+// least signin.MinTokenLen characters), every endpoint but /livez, /healthz, /login and
 // the stylesheet needs it; /login allows a few attempts per client
 // address (429 beyond). The bytes of request bodies decoded at once are
 // bounded over every handler (Options.MaxBodiesInFlight; 503 with

@@ -7,10 +7,8 @@ package server
 import (
 	"math"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -77,12 +75,9 @@ func (s *Server) newLLMProxy(o LLMOptions) (*llmproxy.Proxy, error) {
 	}
 	var ptrue string
 	if o.PTruePrompt != "" {
-		b, err := os.ReadFile(o.PTruePrompt)
-		if err != nil {
-			return nil, fault.Fieldf("llm_ptrue_prompt", "{llm_ptrue_prompt} %s: %v", o.PTruePrompt, err)
-		}
-		if ptrue = string(b); !strings.Contains(ptrue, "{answer}") {
-			return nil, fault.Fieldf("llm_ptrue_prompt", "{llm_ptrue_prompt} %s: a p(True) template must place the proposed answer, and this one has no placeholder for it (the word answer in braces)", o.PTruePrompt)
+		var err error
+		if ptrue, err = llmproxy.ReadPTruePrompt(o.PTruePrompt); err != nil {
+			return nil, fault.Fieldf("llm_ptrue_prompt", "{llm_ptrue_prompt} %v", err)
 		}
 	}
 	judge := llmproxy.Judge{NLI: o.NLI, Weights: o.NLIWeights, BaseURL: o.NLIBaseURL, Model: o.NLIModel, APIKey: o.NLIAPIKey}

@@ -64,8 +64,8 @@ type Options struct {
 	// Store holds monitors, rows, labels, jobs and selections.
 	Store *store.DB
 	// Token, when not empty, is the bearer token every endpoint but
-	// /livez and /healthz requires: at least MinTokenLen characters other than
-	// spaces (see CheckToken). Surrounding white space is not part of it.
+	// /livez and /healthz requires: at least signin.MinTokenLen characters other than
+	// spaces (see signin.CheckToken). Surrounding white space is not part of it.
 	Token string
 	// MaxBody bounds a JSON request body in bytes; 0 means DefaultMaxBody.
 	MaxBody int64
@@ -134,7 +134,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	opts.Token, opts.LLM.APIKey = strings.TrimSpace(opts.Token), strings.TrimSpace(opts.LLM.APIKey)
 	s := &Server{store: opts.Store, maxBody: opts.MaxBody, log: opts.Logger, now: opts.Now, opts: opts}
 	if given {
-		if err := CheckToken(opts.Token); err != nil {
+		if err := signin.CheckToken(opts.Token); err != nil {
 			return nil, err
 		}
 		// A token read from a file or a Kubernetes secret often ends in a

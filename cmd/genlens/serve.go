@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/genlens/genlens/bert"
+	"github.com/genlens/genlens/internal/signin"
 	"github.com/genlens/genlens/llmproxy"
 	"github.com/genlens/genlens/server"
 	"github.com/genlens/genlens/store"
@@ -128,7 +129,7 @@ func runServe(ctx context.Context, addr, db, tokenEnv string, opts server.Option
 		if token == "" {
 			return badUsage("serve: --token-env %s: the environment variable %s is empty or unset", tokenEnv, tokenEnv)
 		}
-		if err := server.CheckToken(token); err != nil {
+		if err := signin.CheckToken(token); err != nil {
 			return badUsage("serve: --token-env %s: %v", tokenEnv, err)
 		}
 	}

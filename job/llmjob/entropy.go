@@ -442,7 +442,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		}
 	}
 	if containsScore(defs, "ptrue") {
-		template, err := readPTruePrompt(env.InputFS(), req.PTruePrompt)
+		template, err := ReadPTruePrompt(env.InputFS(), req.PTruePrompt)
 		if err != nil {
 			return nil, err
 		}

@@ -45,9 +45,9 @@ func PTrueText(template, question string, samples []string, answer string) strin
 	return strings.NewReplacer("{question}", question, "{samples}", strings.Join(samples, "\n"), "{answer}", answer).Replace(template)
 }
 
-// readPTruePrompt returns the template of {ptrue_prompt}, PTruePrompt
-// when it is "".
-func readPTruePrompt(fsys fs.FS, path string) (string, error) {
+// ReadPTruePrompt returns the template of {ptrue_prompt} read from fsys,
+// PTruePrompt when it is "": a template without {answer} is refused.
+func ReadPTruePrompt(fsys fs.FS, path string) (string, error) {
 	if path == "" {
 		return PTruePrompt, nil
 	}
