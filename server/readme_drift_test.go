@@ -167,6 +167,11 @@ func TestReadmeDriftExample(t *testing.T) {
 			}
 		}
 	}
+	// The MSE thresholds come from the reference's per-row losses, scaled
+	// to the chunk size; the page says so, not "from N reference chunks".
+	if !regexp.MustCompile(`thresholds \[[^\]]+\] for chunks of \d+ rows, from the reference's losses \(\d+ chunks' worth\)`).Match(mpage) {
+		t.Errorf("monitor page does not say where its thresholds come from:\n%s", regexp.MustCompile(`<p class="meta">.*?</p>`).Find(mpage))
+	}
 	// Two independent features: the reconstruction error is 0 on every
 	// reference chunk. The page says why instead of "thresholds [0, 0]".
 	if bytes.Contains(mpage, []byte("thresholds [0, 0]")) || !bytes.Contains(mpage, []byte("reconstruction error 0 on every reference chunk")) {
