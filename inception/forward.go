@@ -25,6 +25,12 @@ type fmap struct {
 type arena struct {
 	slabs  [][]float32
 	i, off int
+	// scratch is the im2col and Winograd buffer of the image's
+	// convolutions, kept with the arena between images: allocated anew
+	// for each image, its few megabytes of fresh pages (faulted in and
+	// zeroed) cost the three Winograd layers of the stem more than
+	// their arithmetic, 7-8 ms per layer.
+	scratch []float32
 }
 
 const slabSize = 1 << 22 // 16 MB of float32
@@ -564,11 +570,11 @@ func (m *Model) pointwise(block string, x fmap, first *fmap, c0 int, scratch *[]
 func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	var f Features
 	x := fmap{3, Size, Size, img}
-	var scratch []float32
 	ar := arenas.Get().(*arena)
+	scratch := &ar.scratch
 	defer func() { ar.reset(); arenas.Put(ar) }()
-	run := func(name string, in fmap) fmap { return m.convs[name].apply(in, nil, 0, &scratch, ar) }
-	into := func(name string, in fmap, dst *fmap, c0 int) { m.convs[name].apply(in, dst, c0, &scratch, ar) }
+	run := func(name string, in fmap) fmap { return m.convs[name].apply(in, nil, 0, scratch, ar) }
+	into := func(name string, in fmap, dst *fmap, c0 int) { m.convs[name].apply(in, dst, c0, scratch, ar) }
 
 	// Block 0: 299 → 149 → 147 → 147 → max pool → 73, 64 channels.
 	x = run("Conv2d_1a_3x3", x)
@@ -592,7 +598,7 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 		pool int
 	}{{"Mixed_5b", 32}, {"Mixed_5c", 64}, {"Mixed_5d", 64}} {
 		out := ar.fmap(224+p.pool, x.h, x.w)
-		pw := m.pointwise(p.name, x, &out, 0, &scratch, ar)
+		pw := m.pointwise(p.name, x, &out, 0, scratch, ar)
 		into(p.name+".branch5x5_2", pw[1], &out, 64)
 		t := run(p.name+".branch3x3dbl_2", pw[2])
 		into(p.name+".branch3x3dbl_3", t, &out, 128)
@@ -613,7 +619,7 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	}
 	for _, p := range []string{"Mixed_6b", "Mixed_6c", "Mixed_6d", "Mixed_6e"} {
 		out := ar.fmap(768, x.h, x.w)
-		pw := m.pointwise(p, x, &out, 0, &scratch, ar)
+		pw := m.pointwise(p, x, &out, 0, scratch, ar)
 		t := run(p+".branch7x7_2", pw[1])
 		into(p+".branch7x7_3", t, &out, 192)
 		t = pw[2]
@@ -635,7 +641,7 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	{
 		ho := outSize(x.h, 3, 2, 0)
 		out := ar.fmap(320+192+x.c, ho, ho)
-		pw := m.pointwise("Mixed_7a", x, nil, 0, &scratch, ar)
+		pw := m.pointwise("Mixed_7a", x, nil, 0, scratch, ar)
 		into("Mixed_7a.branch3x3_2", pw[0], &out, 0)
 		t := pw[1]
 		for _, s := range []string{"_2", "_3"} {
@@ -647,7 +653,7 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	}
 	for _, p := range []string{"Mixed_7b", "Mixed_7c"} {
 		out := ar.fmap(2048, x.h, x.w)
-		pw := m.pointwise(p, x, &out, 0, &scratch, ar)
+		pw := m.pointwise(p, x, &out, 0, scratch, ar)
 		t := pw[1]
 		into(p+".branch3x3_2a", t, &out, 320)
 		into(p+".branch3x3_2b", t, &out, 704)
