@@ -73,11 +73,13 @@ func BenchmarkConv(b *testing.B) {
 		cin, cout, kh, kw, stride, pad, hw int
 	}{
 		{"stem3x3s2", 3, 32, 3, 3, 2, 0, 299},
+		{"stem2a3x3", 32, 32, 3, 3, 1, 0, 149},
 		{"stem3x3", 32, 64, 3, 3, 1, 1, 147},
 		{"4a3x3", 80, 192, 3, 3, 1, 0, 73},
 		{"5-1x1", 288, 64, 1, 1, 1, 0, 35},
 		{"5-5x5", 48, 64, 5, 5, 1, 2, 35},
 		{"5-3x3", 96, 96, 3, 3, 1, 1, 35},
+		{"5-3x3a", 64, 96, 3, 3, 1, 1, 35},
 		{"6a-3x3s2", 288, 384, 3, 3, 2, 0, 35},
 		{"6-1x1", 768, 192, 1, 1, 1, 0, 17},
 		{"6-1x7", 160, 160, 1, 7, 1, 3, 17},
@@ -113,6 +115,9 @@ func BenchmarkConv(b *testing.B) {
 				wg := *cv
 				wg.wg = newWinograd(s.cout, s.cin, cv.w)
 				forms["winograd"] = &wg
+				wg4 := *cv
+				wg4.wg = newWinograd4(s.cout, s.cin, cv.w)
+				forms["winograd4"] = &wg4
 			}
 		}
 		for form, cv := range forms {

@@ -209,7 +209,7 @@ func NewModel(file string, sd map[string]*torchfile.Tensor) (*Model, error) {
 		switch {
 		case !linalg.SgemmKernel(), member[s.name]:
 		case useWinograd(s):
-			c.wg = newWinograd(s.cout, s.cin, c.w)
+			c.wg = newWinograd4(s.cout, s.cin, c.w)
 		default:
 			c.packed = simdblas.Pack(s.cout, k, c.w, k)
 		}

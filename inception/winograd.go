@@ -13,8 +13,11 @@ import "github.com/genlens/genlens/internal/simdblas"
 // keeps the features within 1e-6 of the direct convolution on the
 // fixture network.
 type winograd struct {
-	u    [16]*simdblas.Packed // G g Gᵀ, element e of every (cout, cin) pair
-	zero []float32            // cout zeros: the products start from them
+	// tile is the side of the output blocks: 2 for F(2×2, 3×3), 4 for
+	// F(4×4, 3×3) (see winograd4).
+	tile int
+	u    []*simdblas.Packed // G g Gᵀ, element e of every (cout, cin) pair
+	zero []float32          // cout zeros: the products start from them
 }
 
 // winogradMaxWeights bounds cout·cin for the layers that take the
@@ -57,7 +60,12 @@ func newWinograd(cout, cin int, w []float32) *winograd {
 			}
 		}
 	}
-	wg := &winograd{zero: make([]float32, cout)}
+	return packWinograd(2, cout, cin, u)
+}
+
+// packWinograd packs the transformed weights u[e] (cout × cin each).
+func packWinograd(tile, cout, cin int, u [][]float32) *winograd {
+	wg := &winograd{tile: tile, u: make([]*simdblas.Packed, len(u)), zero: make([]float32, cout)}
 	for e := range u {
 		wg.u[e] = simdblas.Pack(cout, cin, u[e], cin)
 	}
@@ -67,13 +75,17 @@ func newWinograd(cout, cin int, w []float32) *winograd {
 // winogradBuf bounds the transformed patches and products of one band
 // of block rows, in values (2 MB), so that they stay in L2 between the
 // transforms and the GEMMs.
-const winogradBuf = 1 << 19
+var winogradBuf = 1 << 19
 
 // applyWinograd computes out = ReLU(conv(in) + b) for cv (3×3, stride
 // 1, padding ph = pw), out being cout planes of ho×wo. It works on
 // bands of rows of 2×2 output blocks: the transformed patches of a band
 // (16 matrices cin × blocks), the 16 products, then the output blocks.
 func (cv *conv) applyWinograd(in fmap, out []float32, ho, wo int, scratch *[]float32) {
+	if cv.wg.tile == 4 {
+		cv.applyWinograd4(in, out, ho, wo, scratch)
+		return
+	}
 	pad := cv.ph
 	th, tw := (ho+1)/2, (wo+1)/2
 	g := (tw + 15) / 16 // groups of 16 blocks in a row
