@@ -286,6 +286,10 @@ func im2colPanelAny(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, nr
 // the 17- and 8-wide maps of the later blocks took longer than the copy.
 func im2colPanelSame(in fmap, cv *conv, dst []float32, p0, kc, j0, nc, nr int) {
 	w, hw, khw := in.w, in.h*in.w, cv.kh*cv.kw
+	if nr == 32 && khw <= maxTaps {
+		im2colPanelSame32(in, cv, dst, p0, kc, j0, nc)
+		return
+	}
 	for r := p0; r < p0+kc; r++ {
 		c, ij := r/khw, r%khw
 		di, dj := ij/cv.kw-cv.ph, ij%cv.kw-cv.pw
@@ -323,6 +327,59 @@ func im2colPanelSame(in fmap, cv *conv, dst []float32, p0, kc, j0, nc, nr int) {
 		if rem := nc % nr; rem != 0 {
 			clear(row[(nc/nr)*kc*nr+rem:][:nr-rem])
 		}
+	}
+}
+
+// maxTaps bounds kh·kw for im2colPanelSame32 (7×7).
+const maxTaps = 49
+
+// im2colPanelSame32 is im2colPanelSame for the AVX-512 kernel's slivers
+// of 32 columns: every row of a sliver is one masked run of the input
+// plane (simdblas.GatherRows32), the mask clearing the columns whose tap
+// falls outside the map, which the Go path zeroes after a copy, value by
+// value at the edges of every output row.
+func im2colPanelSame32(in fmap, cv *conv, dst []float32, p0, kc, j0, nc int) {
+	h, w, khw := in.h, in.w, cv.kh*cv.kw
+	var tapOff [maxTaps]int
+	var tapMask [maxTaps]uint32
+	var rowOK, colOK [maxTaps]uint32
+	for t := range khw {
+		tapOff[t] = (t/cv.kw-cv.ph)*w + t%cv.kw - cv.pw
+	}
+	for q0 := 0; q0 < nc; q0 += 32 {
+		p, cnt := j0+q0, min(32, nc-q0)
+		// Bit q of rowOK[i] (colOK[j]): output pixel p+q's tap row i
+		// (column j) lies inside the map.
+		for i := range cv.kh {
+			var m uint32
+			y, x := p/w, p%w
+			for q := range cnt {
+				if yy := y + i - cv.ph; yy >= 0 && yy < h {
+					m |= 1 << q
+				}
+				if x++; x == w {
+					x, y = 0, y+1
+				}
+			}
+			rowOK[i] = m
+		}
+		for j := range cv.kw {
+			var m uint32
+			x := p % w
+			for q := range cnt {
+				if xx := x + j - cv.pw; xx >= 0 && xx < w {
+					m |= 1 << q
+				}
+				if x++; x == w {
+					x = 0
+				}
+			}
+			colOK[j] = m
+		}
+		for t := range khw {
+			tapMask[t] = rowOK[t/cv.kw] & colOK[t%cv.kw]
+		}
+		simdblas.GatherRows32(dst[q0*kc:], kc, in.d, p0/khw*h*w+p, h*w, p0%khw, tapOff[:khw], tapMask[:khw])
 	}
 }
 
