@@ -53,10 +53,11 @@ func newWinograd4(cout, cin int, w []float32) *winograd {
 }
 
 // winograd4Buf bounds the transformed patches and products of one band
-// of block rows, in values (8 MB): the products of the stem and of
-// Mixed_5 want a few hundred blocks a band to run at full speed (measured:
-// 2 MB bands made Conv2d_4a 60% slower, its bands one row of 18 blocks).
-const winograd4Buf = 1 << 21
+// of block rows, in values (4 MB): the products of the stem and of
+// Mixed_5 want a hundred blocks or more a band (measured: 2 MB bands made
+// Conv2d_4a 60% slower, its bands one row of 18 blocks; 8 MB bands were
+// no faster than 4 MB).
+const winograd4Buf = 1 << 20
 
 // applyWinograd4 is applyWinograd for F(4×4, 3×3): on bands of rows of
 // 4×4 output blocks, the transformed patches of a band (36 matrices
