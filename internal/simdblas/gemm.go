@@ -28,8 +28,15 @@ type kernel[T elem] struct {
 	// microBias, where the kernel has it, sets the tile to bias[r] +
 	// A·B on row r without reading it (alpha = 1), clamping with relu.
 	microBias func(k int, a, b, c *T, ldc int, bias *T, relu bool)
-	name      string
-	bufs      sync.Pool // *packBufs[T]
+	// microEdge, where the kernel has it, is micro (bias nil) or
+	// microBias for a tile of which only rows × cols lie inside C: it
+	// touches nothing outside them, so edge tiles need no buffer.
+	microEdge func(k int, a, b, c *T, ldc int, bias *T, rows, cols int, alpha T, relu bool)
+	// packB, where the kernel has it, packs one sliver of B (not
+	// transposed): kc rows of cols <= nr values, ldb apart.
+	packB func(dst, src *T, ldb, kc, cols int)
+	name  string
+	bufs  sync.Pool // *packBufs[T]
 }
 
 // packBufs is the scratch of one goroutine: a packed block of A, a packed
@@ -57,7 +64,7 @@ var (
 	// The AVX-512 kernel's 12×32 tile holds 24 of the 32 ZMM registers;
 	// a kc-step sliver of B is 32 KB, which stays in L1 (48 KB on the
 	// CPUs that have it) while slivers of A (12 KB) stream past it.
-	sgemmAVX512 = &kernel[float32]{mr: 12, nr: 32, kc: 256, mc: 144, nc: 4096, micro: sgemmKernel12x32, microBias: sgemmKernel12x32Bias, name: "avx512"}
+	sgemmAVX512 = &kernel[float32]{mr: 12, nr: 32, kc: 256, mc: 144, nc: 4096, micro: sgemmKernel12x32, microBias: sgemmKernel12x32Bias, microEdge: sgemmEdge12x32, packB: packB32, name: "avx512"}
 	// sgemmGo is the same blocking around a micro-kernel in Go, for CPUs
 	// without AVX2 and for the tests of the driver's edges.
 	sgemmGo = &kernel[float32]{mr: 4, nr: 8, kc: 256, mc: 144, nc: 4096, micro: goMicro[float32](4, 8), name: "go"}
@@ -413,6 +420,11 @@ func packB[T elem](kn *kernel[T], dst, b []T, ldb int, tB bool, p0, j0, kc, nc, 
 		jr := sl * nr
 		cols := min(nr, nc-jr)
 		s := dst[sl*kc*nr:][:kc*nr]
+		if !tB && kn.packB != nil {
+			src := b[p0*ldb+j0+jr:][:(kc-1)*ldb+cols]
+			kn.packB(&s[0], &src[0], ldb, kc, cols)
+			continue
+		}
 		if !tB {
 			for p := 0; p < kc; p++ {
 				d := s[p*nr : (p+1)*nr]
@@ -484,6 +496,15 @@ func microTiles[T elem](kn *kernel[T], ap0, bp0 []T, kc, mc, ic, jc, j0, j1 int,
 					}
 				}
 				kn.micro(kc, &ap[0], &bp[0], &c[gi*ldc+gj], ldc, alpha, relu)
+				continue
+			}
+			if kn.microEdge != nil && tri == full {
+				var b0 *T
+				if bias != nil {
+					b0 = &bias[gi]
+				}
+				_ = c[(gi+rows-1)*ldc+gj+cols-1]
+				kn.microEdge(kc, &ap[0], &bp[0], &c[gi*ldc+gj], ldc, b0, rows, cols, alpha, relu)
 				continue
 			}
 			clear(tile)

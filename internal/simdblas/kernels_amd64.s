@@ -1724,3 +1724,305 @@ swishStore:
 	JNZ  swishLoop
 	VZEROUPPER
 	RET
+
+// EDGE_ADD stores row acc0|acc1 of an edge tile as C + alpha·acc under
+// the column masks K1, K2, then clamps it with Z25 (0 or −Inf).
+#define EDGE_ADD(acc0, acc1) \
+	VMOVUPS.Z (DX), K1, Z26 \
+	VMOVUPS.Z 64(DX), K2, Z27 \
+	VFMADD231PS acc0, Z28, Z26 \
+	VFMADD231PS acc1, Z28, Z27 \
+	VMAXPS Z26, Z25, Z26 \
+	VMAXPS Z27, Z25, Z27 \
+	VMOVUPS Z26, K1, (DX) \
+	VMOVUPS Z27, K2, 64(DX)
+
+// EDGE_BIAS stores row acc0|acc1 of an edge tile as bias + acc, the
+// bias at BX (moved on to the next row's), clamped with Z25.
+#define EDGE_BIAS(acc0, acc1) \
+	VBROADCASTSS (BX), Z24 \
+	VADDPS Z24, acc0, Z26 \
+	VADDPS Z24, acc1, Z27 \
+	VMAXPS Z26, Z25, Z26 \
+	VMAXPS Z27, Z25, Z27 \
+	VMOVUPS Z26, K1, (DX) \
+	VMOVUPS Z27, K2, 64(DX) \
+	ADDQ $4, BX
+
+// func sgemmEdge12x32(k int, a, b, c *float32, ldc int, bias *float32, rows, cols int, alpha float32, relu bool)
+//
+// The tiles of sgemmKernel12x32 (bias nil) and sgemmKernel12x32Bias
+// (bias set, alpha taken as 1) that stick out of C: only rows < rows and
+// columns < cols of the tile at c are read or written, through masked
+// loads and stores, so that no tile buffer is needed. A holds 12 rows per
+// step (those past rows zero), B 32 columns (those past cols zero); with
+// cols <= 16 only the first 16 columns are computed. Each stored value
+// has the same bits as the full kernels' would. 1 <= rows <= 12,
+// 1 <= cols <= 32, k >= 1.
+TEXT ·sgemmEdge12x32(SB), NOSPLIT, $0-69
+	MOVQ cols+56(FP), CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	SHRQ $16, AX
+	KMOVW AX, K2
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	MOVQ ldc+32(FP), R8
+	SHLQ $2, R8
+	MOVQ bias+40(FP), BX
+	MOVQ rows+48(FP), R10
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	CMPQ cols+56(FP), $16
+	JLE  edge12x32half
+edge12x32loop:
+	VMOVUPS 0(DI), Z24
+	VMOVUPS 64(DI), Z25
+	VBROADCASTSS 0(SI), Z26
+	VFMADD231PS Z24, Z26, Z0
+	VFMADD231PS Z25, Z26, Z1
+	VBROADCASTSS 4(SI), Z27
+	VFMADD231PS Z24, Z27, Z2
+	VFMADD231PS Z25, Z27, Z3
+	VBROADCASTSS 8(SI), Z28
+	VFMADD231PS Z24, Z28, Z4
+	VFMADD231PS Z25, Z28, Z5
+	VBROADCASTSS 12(SI), Z29
+	VFMADD231PS Z24, Z29, Z6
+	VFMADD231PS Z25, Z29, Z7
+	VBROADCASTSS 16(SI), Z30
+	VFMADD231PS Z24, Z30, Z8
+	VFMADD231PS Z25, Z30, Z9
+	VBROADCASTSS 20(SI), Z31
+	VFMADD231PS Z24, Z31, Z10
+	VFMADD231PS Z25, Z31, Z11
+	VBROADCASTSS 24(SI), Z26
+	VFMADD231PS Z24, Z26, Z12
+	VFMADD231PS Z25, Z26, Z13
+	VBROADCASTSS 28(SI), Z27
+	VFMADD231PS Z24, Z27, Z14
+	VFMADD231PS Z25, Z27, Z15
+	VBROADCASTSS 32(SI), Z28
+	VFMADD231PS Z24, Z28, Z16
+	VFMADD231PS Z25, Z28, Z17
+	VBROADCASTSS 36(SI), Z29
+	VFMADD231PS Z24, Z29, Z18
+	VFMADD231PS Z25, Z29, Z19
+	VBROADCASTSS 40(SI), Z30
+	VFMADD231PS Z24, Z30, Z20
+	VFMADD231PS Z25, Z30, Z21
+	VBROADCASTSS 44(SI), Z31
+	VFMADD231PS Z24, Z31, Z22
+	VFMADD231PS Z25, Z31, Z23
+	ADDQ $48, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  edge12x32loop
+	JMP  edge12x32store
+edge12x32half:
+	VMOVUPS 0(DI), Z24
+	VBROADCASTSS 0(SI), Z26
+	VFMADD231PS Z24, Z26, Z0
+	VBROADCASTSS 4(SI), Z27
+	VFMADD231PS Z24, Z27, Z2
+	VBROADCASTSS 8(SI), Z28
+	VFMADD231PS Z24, Z28, Z4
+	VBROADCASTSS 12(SI), Z29
+	VFMADD231PS Z24, Z29, Z6
+	VBROADCASTSS 16(SI), Z30
+	VFMADD231PS Z24, Z30, Z8
+	VBROADCASTSS 20(SI), Z31
+	VFMADD231PS Z24, Z31, Z10
+	VBROADCASTSS 24(SI), Z26
+	VFMADD231PS Z24, Z26, Z12
+	VBROADCASTSS 28(SI), Z27
+	VFMADD231PS Z24, Z27, Z14
+	VBROADCASTSS 32(SI), Z28
+	VFMADD231PS Z24, Z28, Z16
+	VBROADCASTSS 36(SI), Z29
+	VFMADD231PS Z24, Z29, Z18
+	VBROADCASTSS 40(SI), Z30
+	VFMADD231PS Z24, Z30, Z20
+	VBROADCASTSS 44(SI), Z31
+	VFMADD231PS Z24, Z31, Z22
+	ADDQ $48, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  edge12x32half
+edge12x32store:
+	VPXORD Z25, Z25, Z25
+	MOVBLZX relu+68(FP), AX
+	TESTL AX, AX
+	JNZ  edge12x32clamp
+	MOVL $0xff800000, AX
+	VPBROADCASTD AX, Z25
+edge12x32clamp:
+	TESTQ BX, BX
+	JNZ  edge12x32bias
+	VBROADCASTSS alpha+64(FP), Z28
+	EDGE_ADD(Z0, Z1)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_ADD(Z2, Z3)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_ADD(Z4, Z5)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_ADD(Z6, Z7)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_ADD(Z8, Z9)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_ADD(Z10, Z11)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_ADD(Z12, Z13)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_ADD(Z14, Z15)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_ADD(Z16, Z17)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_ADD(Z18, Z19)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_ADD(Z20, Z21)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_ADD(Z22, Z23)
+	JMP  edge12x32done
+edge12x32bias:
+	EDGE_BIAS(Z0, Z1)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_BIAS(Z2, Z3)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_BIAS(Z4, Z5)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_BIAS(Z6, Z7)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_BIAS(Z8, Z9)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_BIAS(Z10, Z11)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_BIAS(Z12, Z13)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_BIAS(Z14, Z15)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_BIAS(Z16, Z17)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_BIAS(Z18, Z19)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_BIAS(Z20, Z21)
+	DECQ R10
+	JZ   edge12x32done
+	ADDQ R8, DX
+	EDGE_BIAS(Z22, Z23)
+edge12x32done:
+	VZEROUPPER
+	RET
+
+// func packB32(dst, src *float32, ldb, kc, cols int)
+//
+// Copies kc rows of cols <= 32 values, ldb apart at src, to kc rows of 32
+// at dst, the columns past cols zero: one sliver of B in the AVX-512
+// kernel's layout, without reading past the cols values of a row.
+// kc >= 1.
+TEXT ·packB32(SB), NOSPLIT, $0-40
+	MOVQ cols+32(FP), CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	SHRQ $16, AX
+	KMOVW AX, K2
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ldb+16(FP), R8
+	SHLQ $2, R8
+	MOVQ kc+24(FP), CX
+	CMPQ cols+32(FP), $32
+	JNE  packB32masked
+packB32full:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ R8, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  packB32full
+	VZEROUPPER
+	RET
+packB32masked:
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z 64(SI), K2, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ R8, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  packB32masked
+	VZEROUPPER
+	RET
