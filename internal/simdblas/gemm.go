@@ -36,7 +36,13 @@ type kernel[T elem] struct {
 	// transposed): kc rows of cols <= nr values, ldb apart.
 	packB func(dst, src *T, ldb, kc, cols int)
 	name  string
-	bufs  sync.Pool // *packBufs[T]
+	// free holds the scratch of goroutines that finished a product. It
+	// is a plain list, not a sync.Pool: a pool is emptied by the garbage
+	// collector, and the forward passes, which allocate, would then
+	// allocate and fault in megabytes of panel again after every cycle.
+	// It holds at most one set per goroutine that ran a product at once.
+	mu   sync.Mutex
+	free []*packBufs[T]
 }
 
 // packBufs is the scratch of one goroutine: a packed block of A, a packed
@@ -47,10 +53,22 @@ type packBufs[T elem] struct {
 }
 
 func (kn *kernel[T]) get() *packBufs[T] {
-	if p, ok := kn.bufs.Get().(*packBufs[T]); ok {
+	kn.mu.Lock()
+	if n := len(kn.free); n > 0 {
+		p := kn.free[n-1]
+		kn.free = kn.free[:n-1]
+		kn.mu.Unlock()
 		return p
 	}
+	kn.mu.Unlock()
 	return &packBufs[T]{tile: make([]T, kn.mr*kn.nr)}
+}
+
+// put returns scratch taken by get.
+func (kn *kernel[T]) put(p *packBufs[T]) {
+	kn.mu.Lock()
+	kn.free = append(kn.free, p)
+	kn.mu.Unlock()
 }
 
 // Blocking: kc steps of a 6×8 float64 sliver pair are 28 KB (L1 is 32-48
@@ -188,7 +206,7 @@ func gemm[T elem](kn *kernel[T], tA, tB bool, m, n, k int, alpha T, a []T, lda i
 				}
 			}
 		}
-		kn.bufs.Put(own)
+		kn.put(own)
 		return
 	}
 	gemmParallel(g, nw)
@@ -268,7 +286,7 @@ func gemmParallel[T elem](g gemmJob[T], nw int) {
 	g.mc = max(kn.mr, min(g.mc, per))
 	g.mBlocks = (g.m + g.mc - 1) / g.mc
 	own := kn.get()
-	defer kn.bufs.Put(own)
+	defer kn.put(own)
 	for g.jc = 0; g.jc < g.n; g.jc += kn.nc {
 		g.nc = min(kn.nc, g.n-g.jc)
 		// Column chunks when A has too few blocks to keep every worker
@@ -299,7 +317,7 @@ func gemmParallel[T elem](g gemmJob[T], nw int) {
 			tasks := g.mBlocks * g.chunks
 			parallel(min(nw, tasks), func(_, _ int) {
 				bufs := kn.get()
-				defer kn.bufs.Put(bufs)
+				defer kn.put(bufs)
 				for {
 					t := int(next.Add(1) - 1)
 					if t >= tasks {
