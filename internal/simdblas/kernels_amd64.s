@@ -1755,10 +1755,10 @@ swishStore:
 // (bias set, alpha taken as 1) that stick out of C: only rows < rows and
 // columns < cols of the tile at c are read or written, through masked
 // loads and stores, so that no tile buffer is needed. A holds 12 rows per
-// step (those past rows zero), B 32 columns (those past cols zero); with
-// cols <= 16 only the first 16 columns are computed. Each stored value
-// has the same bits as the full kernels' would. 1 <= rows <= 12,
-// 1 <= cols <= 32, k >= 1.
+// step (those past rows zero), B 32 columns (those past cols zero); only
+// the first 4, 8 or 12 rows and 16 or 32 columns that cover the tile's
+// part inside C are computed. Each stored value has the same bits as the
+// full kernels' would. 1 <= rows <= 12, 1 <= cols <= 32, k >= 1.
 TEXT ·sgemmEdge12x32(SB), NOSPLIT, $0-69
 	MOVQ cols+56(FP), CX
 	MOVQ $1, AX
@@ -1775,7 +1775,6 @@ TEXT ·sgemmEdge12x32(SB), NOSPLIT, $0-69
 	SHLQ $2, R8
 	MOVQ bias+40(FP), BX
 	MOVQ rows+48(FP), R10
-
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1800,9 +1799,111 @@ TEXT ·sgemmEdge12x32(SB), NOSPLIT, $0-69
 	VPXORD Z21, Z21, Z21
 	VPXORD Z22, Z22, Z22
 	VPXORD Z23, Z23, Z23
+	CMPQ R10, $4
+	JLE  edge4
+	CMPQ R10, $8
+	JLE  edge8
 	CMPQ cols+56(FP), $16
-	JLE  edge12x32half
-edge12x32loop:
+	JLE  edge12half
+	JMP  edge12full
+edge4:
+	CMPQ cols+56(FP), $16
+	JLE  edge4half
+	JMP  edge4full
+edge8:
+	CMPQ cols+56(FP), $16
+	JLE  edge8half
+edge8full:
+	VMOVUPS 0(DI), Z24
+	VMOVUPS 64(DI), Z25
+	VBROADCASTSS 0(SI), Z26
+	VFMADD231PS Z24, Z26, Z0
+	VFMADD231PS Z25, Z26, Z1
+	VBROADCASTSS 4(SI), Z27
+	VFMADD231PS Z24, Z27, Z2
+	VFMADD231PS Z25, Z27, Z3
+	VBROADCASTSS 8(SI), Z28
+	VFMADD231PS Z24, Z28, Z4
+	VFMADD231PS Z25, Z28, Z5
+	VBROADCASTSS 12(SI), Z29
+	VFMADD231PS Z24, Z29, Z6
+	VFMADD231PS Z25, Z29, Z7
+	VBROADCASTSS 16(SI), Z30
+	VFMADD231PS Z24, Z30, Z8
+	VFMADD231PS Z25, Z30, Z9
+	VBROADCASTSS 20(SI), Z31
+	VFMADD231PS Z24, Z31, Z10
+	VFMADD231PS Z25, Z31, Z11
+	VBROADCASTSS 24(SI), Z26
+	VFMADD231PS Z24, Z26, Z12
+	VFMADD231PS Z25, Z26, Z13
+	VBROADCASTSS 28(SI), Z27
+	VFMADD231PS Z24, Z27, Z14
+	VFMADD231PS Z25, Z27, Z15
+	ADDQ $48, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  edge8full
+	JMP  edgestore
+edge4full:
+	VMOVUPS 0(DI), Z24
+	VMOVUPS 64(DI), Z25
+	VBROADCASTSS 0(SI), Z26
+	VFMADD231PS Z24, Z26, Z0
+	VFMADD231PS Z25, Z26, Z1
+	VBROADCASTSS 4(SI), Z27
+	VFMADD231PS Z24, Z27, Z2
+	VFMADD231PS Z25, Z27, Z3
+	VBROADCASTSS 8(SI), Z28
+	VFMADD231PS Z24, Z28, Z4
+	VFMADD231PS Z25, Z28, Z5
+	VBROADCASTSS 12(SI), Z29
+	VFMADD231PS Z24, Z29, Z6
+	VFMADD231PS Z25, Z29, Z7
+	ADDQ $48, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  edge4full
+	JMP  edgestore
+edge4half:
+	VMOVUPS 0(DI), Z24
+	VBROADCASTSS 0(SI), Z26
+	VFMADD231PS Z24, Z26, Z0
+	VBROADCASTSS 4(SI), Z27
+	VFMADD231PS Z24, Z27, Z2
+	VBROADCASTSS 8(SI), Z28
+	VFMADD231PS Z24, Z28, Z4
+	VBROADCASTSS 12(SI), Z29
+	VFMADD231PS Z24, Z29, Z6
+	ADDQ $48, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  edge4half
+	JMP  edgestore
+edge8half:
+	VMOVUPS 0(DI), Z24
+	VBROADCASTSS 0(SI), Z26
+	VFMADD231PS Z24, Z26, Z0
+	VBROADCASTSS 4(SI), Z27
+	VFMADD231PS Z24, Z27, Z2
+	VBROADCASTSS 8(SI), Z28
+	VFMADD231PS Z24, Z28, Z4
+	VBROADCASTSS 12(SI), Z29
+	VFMADD231PS Z24, Z29, Z6
+	VBROADCASTSS 16(SI), Z30
+	VFMADD231PS Z24, Z30, Z8
+	VBROADCASTSS 20(SI), Z31
+	VFMADD231PS Z24, Z31, Z10
+	VBROADCASTSS 24(SI), Z26
+	VFMADD231PS Z24, Z26, Z12
+	VBROADCASTSS 28(SI), Z27
+	VFMADD231PS Z24, Z27, Z14
+	ADDQ $48, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  edge8half
+	JMP  edgestore
+edge12full:
 	VMOVUPS 0(DI), Z24
 	VMOVUPS 64(DI), Z25
 	VBROADCASTSS 0(SI), Z26
@@ -1844,9 +1945,9 @@ edge12x32loop:
 	ADDQ $48, SI
 	ADDQ $128, DI
 	DECQ CX
-	JNZ  edge12x32loop
-	JMP  edge12x32store
-edge12x32half:
+	JNZ  edge12full
+	JMP  edgestore
+edge12half:
 	VMOVUPS 0(DI), Z24
 	VBROADCASTSS 0(SI), Z26
 	VFMADD231PS Z24, Z26, Z0
@@ -1875,111 +1976,112 @@ edge12x32half:
 	ADDQ $48, SI
 	ADDQ $128, DI
 	DECQ CX
-	JNZ  edge12x32half
-edge12x32store:
+	JNZ  edge12half
+	JMP  edgestore
+edgestore:
 	VPXORD Z25, Z25, Z25
 	MOVBLZX relu+68(FP), AX
 	TESTL AX, AX
-	JNZ  edge12x32clamp
+	JNZ  edgeclamp
 	MOVL $0xff800000, AX
 	VPBROADCASTD AX, Z25
-edge12x32clamp:
+edgeclamp:
 	TESTQ BX, BX
-	JNZ  edge12x32bias
+	JNZ  edgebias
 	VBROADCASTSS alpha+64(FP), Z28
 	EDGE_ADD(Z0, Z1)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_ADD(Z2, Z3)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_ADD(Z4, Z5)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_ADD(Z6, Z7)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_ADD(Z8, Z9)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_ADD(Z10, Z11)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_ADD(Z12, Z13)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_ADD(Z14, Z15)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_ADD(Z16, Z17)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_ADD(Z18, Z19)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_ADD(Z20, Z21)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_ADD(Z22, Z23)
-	JMP  edge12x32done
-edge12x32bias:
+	JMP  edgedone
+edgebias:
 	EDGE_BIAS(Z0, Z1)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_BIAS(Z2, Z3)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_BIAS(Z4, Z5)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_BIAS(Z6, Z7)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_BIAS(Z8, Z9)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_BIAS(Z10, Z11)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_BIAS(Z12, Z13)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_BIAS(Z14, Z15)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_BIAS(Z16, Z17)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_BIAS(Z18, Z19)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_BIAS(Z20, Z21)
 	DECQ R10
-	JZ   edge12x32done
+	JZ   edgedone
 	ADDQ R8, DX
 	EDGE_BIAS(Z22, Z23)
-edge12x32done:
+edgedone:
 	VZEROUPPER
 	RET
 
