@@ -481,14 +481,7 @@ func scanSeries(s *Series, rows *sql.Rows, byTime bool) error {
 		if err := rows.Scan(&est, &real, &ts, &feat); err != nil {
 			return err
 		}
-		r := math.NaN()
-		if real.Valid {
-			r = real.Float64
-		}
-		var t time.Time
-		if ts.Valid {
-			t = time.Unix(0, ts.Int64).UTC()
-		}
+		r, t := realizedAt(real, ts)
 		s.Estimates = append(s.Estimates, est)
 		s.Realized = append(s.Realized, r)
 		// Rows' features share blocks of memory: one allocation per
@@ -676,6 +669,20 @@ func (d *DB) SeriesPage(ctx context.Context, monitor int64, byTime bool, span fu
 	return n, s, nil
 }
 
+// realizedAt reads a row's nullable columns: its realized squared error
+// (NaN when unlabelled) and its time (zero when it has none).
+func realizedAt(real sql.NullFloat64, ts sql.NullInt64) (float64, time.Time) {
+	r := math.NaN()
+	if real.Valid {
+		r = real.Float64
+	}
+	var t time.Time
+	if ts.Valid {
+		t = time.Unix(0, ts.Int64).UTC()
+	}
+	return r, t
+}
+
 // scanTimed appends rows of (estimate, realized, ts) to s, with nil
 // features and zero stamps, and closes them.
 func scanTimed(s *Series, rows *sql.Rows) error {
@@ -687,14 +694,7 @@ func scanTimed(s *Series, rows *sql.Rows) error {
 		if err := rows.Scan(&est, &real, &ts); err != nil {
 			return err
 		}
-		r := math.NaN()
-		if real.Valid {
-			r = real.Float64
-		}
-		var t time.Time
-		if ts.Valid {
-			t = time.Unix(0, ts.Int64).UTC()
-		}
+		r, t := realizedAt(real, ts)
 		s.Estimates = append(s.Estimates, est)
 		s.Realized = append(s.Realized, r)
 		s.Times = append(s.Times, t)
