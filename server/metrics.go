@@ -227,7 +227,7 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range mons {
 		// The latest chunks only: a chunk-size monitor reads just their
 		// rows, however many it holds (every replica serves every scrape).
-		v, err := c.s.monitors.Chunks(ctx, m, monitorsvc.RecentChunks+1, 2)
+		v, err := c.s.monitors.Chunks(ctx, m, monitorsvc.RecentChunks+1, monitorsvc.RecentChunks+1)
 		if err != nil {
 			c.logUnreadable(m, err)
 			ch <- prometheus.MustNewConstMetric(descUnread, prometheus.GaugeValue, 1, m.Name)
