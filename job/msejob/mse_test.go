@@ -479,6 +479,17 @@ func TestMSEEstimateOldModelFile(t *testing.T) {
 				c.Index, est, lo, hi, cur.LowerThreshold, cur.UpperThreshold, c.Alert, want, res.Chunks[i].Alert, out)
 		}
 	}
+	// The printed summary says which rule the alerts followed.
+	for _, c := range []struct {
+		res  *EstimateResult
+		want string
+	}{{res, "alert(s): the estimate outside the thresholds"}, {cur, "alert(s): the interval (estimate_lower, estimate_upper) wholly beyond"}} {
+		var b strings.Builder
+		estimateText(&b, &req, c.res)
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("mse estimate's text lacks %q:\n%s", c.want, b.String())
+		}
+	}
 	if res.EstimatedMSE != cur.EstimatedMSE || res.Alerts != outside || cur.Alerts != beyond || outside == beyond {
 		t.Errorf("old model file: estimate %v with %d alerts, new %v with %d (%d outside the thresholds, %d by the interval; want the rules to differ here)",
 			res.EstimatedMSE, res.Alerts, cur.EstimatedMSE, cur.Alerts, outside, beyond)
