@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,7 +97,7 @@ func TestDocsRunnableBlocks(t *testing.T) {
 		t.Run(strings.ReplaceAll(b.file, "/", "_")+":"+strconv.Itoa(b.line), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, bash, "-e", "-o", "pipefail", "-c", b.src)
+			cmd := exec.CommandContext(ctx, bash, "-e", "-o", "pipefail", "-c", freePorts(t, b.src))
 			cmd.Dir = t.TempDir()
 			cmd.Env = append(os.Environ(),
 				"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
@@ -108,5 +109,42 @@ func TestDocsRunnableBlocks(t *testing.T) {
 				t.Fatalf("%s:%d: %v\n%s\n--- block:\n%s", b.file, b.line, err, out, b.src)
 			}
 		})
+	}
+}
+
+// loopbackPort matches an address a block serves or calls on.
+var loopbackPort = regexp.MustCompile(`(127\.0\.0\.1|localhost):(\d{4,5})\b`)
+
+// freePorts gives each loopback port a block names a port that is free
+// now, the same one wherever the block names it (as 127.0.0.1 or as
+// localhost): a user pastes the block with its fixed port, but a test
+// that holds a fixed port fails whenever anything else on the machine (a
+// benchmark script, another test binary) holds it.
+func freePorts(t *testing.T, src string) string {
+	t.Helper()
+	free := map[string]string{}
+	return loopbackPort.ReplaceAllStringFunc(src, func(addr string) string {
+		m := loopbackPort.FindStringSubmatch(addr)
+		host, port := m[1], m[2]
+		if _, ok := free[port]; !ok {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, p, _ := net.SplitHostPort(l.Addr().String())
+			l.Close()
+			free[port] = p
+		}
+		return host + ":" + free[port]
+	})
+}
+
+func TestFreePorts(t *testing.T) {
+	src := "serve --addr 127.0.0.1:18441 &\ncurl http://localhost:18441/v1 http://127.0.0.1:18442/x"
+	got := freePorts(t, src)
+	m := loopbackPort.FindAllStringSubmatch(got, -1)
+	if len(m) != 3 || m[0][1] != "127.0.0.1" || m[1][1] != "localhost" || m[0][2] != m[1][2] || m[0][2] == m[2][2] ||
+		m[0][2] == "18441" || m[2][2] == "18442" {
+		t.Fatalf("freePorts(%q) = %q: want the hosts kept, the first two ports equal, the third different, none of the originals", src, got)
 	}
 }
