@@ -237,21 +237,9 @@ func openErr(path string, err error) error {
 // openInput opens path, transparently gunzipping it when gz is set. size
 // is the byte count the returned reader holds, or -1 when unknown.
 func openInput(fsys fs.FS, path string, gz bool) (r io.Reader, size int64, closeFn func() error, err error) {
-	// Stat before opening: opening a named pipe blocks until a writer
-	// appears, and a device such as /dev/zero never ends.
-	st, err := fs.Stat(fsys, path)
+	f, st, err := openRegular(fsys, path)
 	if err != nil {
-		return nil, 0, nil, openErr(path, err)
-	}
-	if st.IsDir() {
-		return nil, 0, nil, &InputError{File: path, Msg: "is a directory"}
-	}
-	if !st.Mode().IsRegular() {
-		return nil, 0, nil, &InputError{File: path, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
-	}
-	f, err := fsys.Open(path)
-	if err != nil {
-		return nil, 0, nil, openErr(path, err)
+		return nil, 0, nil, err
 	}
 	if !gz {
 		return bufio.NewReaderSize(f, 1<<16), st.Size(), f.Close, nil

@@ -56,11 +56,7 @@ func readCSVFile(fsys fs.FS, path string, gz bool, sep rune) ([]string, *Array, 
 // separated by sep (0: the comma).
 func decodeCSV(s src, r io.Reader, sep rune) ([]string, *Array, error) {
 	sep = sepOf(sep)
-	cr := csv.NewReader(r)
-	cr.Comma = sep
-	cr.FieldsPerRecord = -1 // we check row lengths ourselves, with a better message
-	cr.TrimLeadingSpace = true
-	cr.Comment = '#'
+	cr := newCSVReader(r, sep)
 	cr.ReuseRecord = true
 
 	var (

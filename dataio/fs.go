@@ -28,23 +28,34 @@ func (hostFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(na
 // file system whose files cannot seek (zip and Parquet need random access).
 const maxInMemoryArchive = 1 << 30
 
+// openRegular opens path in fsys, refusing what is not a regular file.
+// It stats before opening: opening a named pipe blocks until a writer
+// appears, and a device such as /dev/zero never ends.
+func openRegular(fsys fs.FS, path string) (fs.File, fs.FileInfo, error) {
+	st, err := fs.Stat(fsys, path)
+	if err != nil {
+		return nil, nil, openErr(path, err)
+	}
+	if st.IsDir() {
+		return nil, nil, &InputError{File: path, Msg: "is a directory"}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, &InputError{File: path, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
+	}
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, nil, openErr(path, err)
+	}
+	return f, st, nil
+}
+
 // openReaderAt opens path in fsys for random access, as zip and Parquet
 // readers need. Files that are io.ReaderAt (os.File, fstest.MapFS) are used
 // in place; others are read into memory, up to maxInMemoryArchive bytes.
 func openReaderAt(fsys fs.FS, path string) (io.ReaderAt, int64, func() error, error) {
-	st, err := fs.Stat(fsys, path)
+	f, st, err := openRegular(fsys, path)
 	if err != nil {
-		return nil, 0, nil, openErr(path, err)
-	}
-	if st.IsDir() {
-		return nil, 0, nil, &InputError{File: path, Msg: "is a directory"}
-	}
-	if !st.Mode().IsRegular() {
-		return nil, 0, nil, &InputError{File: path, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
-	}
-	f, err := fsys.Open(path)
-	if err != nil {
-		return nil, 0, nil, openErr(path, err)
+		return nil, 0, nil, err
 	}
 	if ra, ok := f.(io.ReaderAt); ok {
 		return ra, st.Size(), f.Close, nil

@@ -1,7 +1,9 @@
 package dataio
 
 import (
+	"encoding/csv"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -25,6 +27,18 @@ func ParseSep(s string) (rune, error) {
 		return 0, fmt.Errorf("{sep} %q cannot separate CSV fields (a quote, a line break or the comment character #)", s)
 	}
 	return r, nil
+}
+
+// newCSVReader reads the CSV files of genlens from r: fields separated
+// by sep, leading spaces trimmed, lines starting with '#' skipped, and
+// rows of any length (the caller checks them, with a better message).
+func newCSVReader(r io.Reader, sep rune) *csv.Reader {
+	cr := csv.NewReader(r)
+	cr.Comma = sep
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.Comment = '#'
+	return cr
 }
 
 // sepOf is the separator a reader uses for sep, the ReadOptions' field.

@@ -99,11 +99,7 @@ func ReadTableAutoSepFS(fsys fs.FS, path string, ambiguous Header, sep rune) (*T
 // separated by sep (0: the comma).
 func decodeTable(s src, r io.Reader, h Header, sep rune) (*Table, error) {
 	sep = sepOf(sep)
-	cr := csv.NewReader(r)
-	cr.Comma = sep
-	cr.FieldsPerRecord = -1 // checked below, with a better message
-	cr.TrimLeadingSpace = true
-	cr.Comment = '#'
+	cr := newCSVReader(r, sep)
 	t := &Table{File: s.file}
 	width := -1
 	for {

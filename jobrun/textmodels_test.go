@@ -27,23 +27,34 @@ func TestEntropyTextModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newTestService(t, nil, Config{ModelDirs: []string{e5}})
-	ctx := context.Background()
+	fields := `"embedder":"e5-small-v2","kernel":"rbf","scores":"kernel-entropy,kle","similarity":"embedding"`
+	jobs := entropyJobs(t, e5, `"weights":"e5",`+fields, `"weights":"server:e5",`+fields)
+	req := llmjob.NewEntropyRequest()
+	req.Embedder, req.Weights, req.Kernel, req.Scores, req.Similarity = "e5-small-v2", e5, "rbf", "kernel-entropy,kle", "embedding"
+	for _, j := range jobs {
+		sameItems(t, j, req, e5, `"kle"`)
+	}
+}
+
+// entropyJobs runs an entropy job on textAnswers for each of fields (a
+// request's JSON fields but "in"), one after the other, on a service that
+// allows the model directory dir, and returns them, each succeeded.
+func entropyJobs(t *testing.T, dir string, fields ...string) []Job {
+	t.Helper()
+	s := newTestService(t, nil, Config{ModelDirs: []string{dir}})
 	in := upload(t, s, "answers.jsonl", []byte(textAnswers))
-	for _, name := range []string{"e5", "server:e5"} {
-		j, err := s.Submit(ctx, "entropy", []byte(`{"in":"`+in+`","embedder":"e5-small-v2","weights":"`+name+`","kernel":"rbf","scores":"kernel-entropy,kle","similarity":"embedding"}`))
+	var jobs []Job
+	for _, f := range fields {
+		j, err := s.Submit(context.Background(), "entropy", []byte(`{"in":"`+in+`",`+f+`}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		j = waitJob(t, s, j.ID, time.Minute)
-		if j.Status != StatusSucceeded {
-			t.Fatalf("%s: %s", j.Status, j.Error)
+		if j = waitJob(t, s, j.ID, time.Minute); j.Status != StatusSucceeded {
+			t.Fatalf("%s: %s: %s", f, j.Status, j.Error)
 		}
-
-		req := llmjob.NewEntropyRequest()
-		req.Embedder, req.Weights, req.Kernel, req.Scores, req.Similarity = "e5-small-v2", e5, "rbf", "kernel-entropy,kle", "embedding"
-		sameItems(t, j, req, e5, `"kle"`)
+		jobs = append(jobs, j)
 	}
+	return jobs
 }
 
 // sameItems checks that the entropy job j's items are those of req run
@@ -126,17 +137,8 @@ func TestEntropyNLIModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newTestService(t, nil, Config{ModelDirs: []string{dir}})
-	ctx := context.Background()
-	in := upload(t, s, "answers.jsonl", []byte(textAnswers))
-	j, err := s.Submit(ctx, "entropy", []byte(`{"in":"`+in+`","scores":"numsets,se-discrete","nli":"bert","nli_weights":"nli"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if j = waitJob(t, s, j.ID, time.Minute); j.Status != StatusSucceeded {
-		t.Fatalf("%s: %s", j.Status, j.Error)
-	}
+	jobs := entropyJobs(t, dir, `"scores":"numsets,se-discrete","nli":"bert","nli_weights":"nli"`)
 	req := llmjob.NewEntropyRequest()
 	req.Scores, req.NLI, req.NLIWeights = "numsets,se-discrete", "bert", dir
-	sameItems(t, j, req, dir, `"numsets"`)
+	sameItems(t, jobs[0], req, dir, `"numsets"`)
 }

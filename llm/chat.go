@@ -123,23 +123,28 @@ func (u Usage) Add(v Usage) Usage {
 	return Usage{u.PromptTokens + v.PromptTokens, u.CompletionTokens + v.CompletionTokens, u.TotalTokens + v.TotalTokens}
 }
 
-// body merges the fields that are set with extra.
-func body(extra map[string]json.RawMessage, fields map[string]any) (map[string]json.RawMessage, error) {
-	out := make(map[string]json.RawMessage, len(extra)+len(fields))
+// postChoices posts the fields that are set, merged with extra, to path
+// (the chat API's when chat) and returns the answer's choices.
+func (c *Client) postChoices(ctx context.Context, path string, chat bool, extra map[string]json.RawMessage, fields map[string]any) ([]Choice, Usage, error) {
+	body := make(map[string]json.RawMessage, len(extra)+len(fields))
 	for k, v := range extra {
-		out[k] = v
+		body[k] = v
 	}
 	for k, v := range fields {
 		if _, dup := extra[k]; dup {
-			return nil, errorf("extra key %q repeats a field of the request", k)
+			return nil, Usage{}, errorf("extra key %q repeats a field of the request", k)
 		}
 		b, err := json.Marshal(v)
 		if err != nil {
-			return nil, errorf("encoding %q: %v", k, err)
+			return nil, Usage{}, errorf("encoding %q: %v", k, err)
 		}
-		out[k] = b
+		body[k] = b
 	}
-	return out, nil
+	var resp choicesResponse
+	if err := c.Post(ctx, path, body, &resp); err != nil {
+		return nil, Usage{}, err
+	}
+	return resp.choices(chat, "POST "+c.base+path)
 }
 
 func common(model string, n int, temperature, topP *float64, maxTokens int, seed *int64) (map[string]any, error) {
@@ -235,15 +240,7 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) ([]Choice, Usage, er
 			f["top_logprobs"] = req.TopLogprobs
 		}
 	}
-	b, err := body(req.Extra, f)
-	if err != nil {
-		return nil, Usage{}, err
-	}
-	var resp choicesResponse
-	if err := c.Post(ctx, "/chat/completions", b, &resp); err != nil {
-		return nil, Usage{}, err
-	}
-	return resp.choices(true, "POST "+c.base+"/chat/completions")
+	return c.postChoices(ctx, "/chat/completions", true, req.Extra, f)
 }
 
 // Complete sends one completions request and returns its choices and
@@ -261,15 +258,7 @@ func (c *Client) Complete(ctx context.Context, req CompletionRequest) ([]Choice,
 		// The completions API asks with the number of alternatives.
 		f["logprobs"] = req.TopLogprobs
 	}
-	b, err := body(req.Extra, f)
-	if err != nil {
-		return nil, Usage{}, err
-	}
-	var resp choicesResponse
-	if err := c.Post(ctx, "/completions", b, &resp); err != nil {
-		return nil, Usage{}, err
-	}
-	return resp.choices(false, "POST "+c.base+"/completions")
+	return c.postChoices(ctx, "/completions", false, req.Extra, f)
 }
 
 // MaxSamples bounds n in Sample: a server that answers one choice a

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,28 +38,57 @@ func (f fixedSampler) Sample(ctx context.Context, req llm.ChatRequest, n int) ([
 	return out, llm.Usage{}, nil
 }
 
-// The proxy stands alone: an http.Handler over an llm.Client, with its
-// records and metrics through its options.
-func TestProxyStandsAlone(t *testing.T) {
-	var gotKey, gotBody string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// parisUpstream is a fake upstream that answers every request "Paris"
+// and keeps what it got.
+type parisUpstream struct {
+	client *llm.Client // a client of it, with the key sk-up
+	mu     sync.Mutex
+	bodies []string // the requests' bodies, paths and Authorization headers, in order
+	paths  []string
+	keys   []string
+}
+
+func (u *parisUpstream) got() (bodies, paths, keys []string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.bodies), slices.Clone(u.paths), slices.Clone(u.keys)
+}
+
+// newTestProxy returns a proxy with opts over a new parisUpstream
+// (opts.Client is its client), and the upstream; both are closed when
+// the test ends.
+func newTestProxy(t *testing.T, opts llmproxy.Options) (*llmproxy.Proxy, *parisUpstream) {
+	t.Helper()
+	u := &parisUpstream{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		gotKey, gotBody = r.Header.Get("Authorization"), string(b)
+		u.mu.Lock()
+		u.bodies, u.paths, u.keys = append(u.bodies, string(b)), append(u.paths, r.URL.Path), append(u.keys, r.Header.Get("Authorization"))
+		u.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"x","model":"tiny","choices":[{"index":0,"message":{"role":"assistant","content":"Paris"}}]}`+"\n")
 	}))
-	defer up.Close()
-	c, err := llm.New(llm.Config{BaseURL: up.URL + "/v1", APIKey: "sk-up"})
+	t.Cleanup(srv.Close)
+	c, err := llm.New(llm.Config{BaseURL: srv.URL + "/v1", APIKey: "sk-up"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	u.client, opts.Client = c, c
+	p, err := llmproxy.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(context.Background()) })
+	return p, u
+}
+
+// The proxy stands alone: an http.Handler over an llm.Client, with its
+// records and metrics through its options.
+func TestProxyStandsAlone(t *testing.T) {
 	rec := &memRecorder{}
 	observed := make(chan records.LLMRequest, 1)
-	p, err := llmproxy.New(llmproxy.Options{Client: c, Sampler: fixedSampler{"Paris", "Lyon"}, Samples: 4, Recorder: rec,
+	p, up := newTestProxy(t, llmproxy.Options{Sampler: fixedSampler{"Paris", "Lyon"}, Samples: 4, Recorder: rec,
 		Observe: func(r records.LLMRequest) { observed <- r }})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ts := httptest.NewServer(p)
 	defer ts.Close()
 	body := `{"model":"tiny","messages":[{"role":"user","content":"Capital of France?"}]}`
@@ -82,8 +112,8 @@ func TestProxyStandsAlone(t *testing.T) {
 	if err := json.Unmarshal(b, &out); err != nil || out.Genlens.Score != llmproxy.DefaultScore || out.Genlens.Samples != 4 {
 		t.Errorf("%s: %v", b, err)
 	}
-	if gotKey != "Bearer sk-up" || gotBody != body {
-		t.Errorf("upstream got %q %q, want the client's key and the body as sent", gotKey, gotBody)
+	if bodies, _, keys := up.got(); !slices.Equal(keys, []string{"Bearer sk-up"}) || !slices.Equal(bodies, []string{body}) {
+		t.Errorf("upstream got %q %q, want the client's key and the body as sent", keys, bodies)
 	}
 	// The answer is the caller's before the request is recorded.
 	if o := <-observed; o.Status != 200 || o.Samples != 4 {

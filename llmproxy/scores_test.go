@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -179,29 +180,14 @@ func TestProxyAnswerScores(t *testing.T) {
 // An upstream that ignores "logprobs" leaves the answer's scores
 // unavailable, with the reason.
 func TestProxyAnswerScoresWithoutLogprobs(t *testing.T) {
-	var got string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got = string(b)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"x","model":"tiny","choices":[{"index":0,"message":{"role":"assistant","content":"Paris"}}]}`+"\n")
-	}))
-	defer up.Close()
-	c, err := llm.New(llm.Config{BaseURL: up.URL + "/v1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := llmproxy.New(llmproxy.Options{Client: c, Score: "mte", TopLogprobs: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(context.Background())
+	p, up := newTestProxy(t, llmproxy.Options{Score: "mte", TopLogprobs: 4})
 	out := callProxy(t, p, `{"model":"tiny", "messages":[{"role":"user","content":"Capital of France?"}] }`)
 	if out.Genlens.Uncertainty != nil || !strings.Contains(out.Genlens.Error, "sent no logprobs with the answer, and mte needs them") || out.header != "" {
 		t.Errorf("%+v, header %q", out.Genlens, out.header)
 	}
-	if want := `{"model":"tiny", "messages":[{"role":"user","content":"Capital of France?"}] ,"logprobs":true,"top_logprobs":4}`; got != want {
-		t.Errorf("the upstream got\n%s\nwant\n%s", got, want)
+	want := `{"model":"tiny", "messages":[{"role":"user","content":"Capital of France?"}] ,"logprobs":true,"top_logprobs":4}`
+	if bodies, _, _ := up.got(); !slices.Equal(bodies, []string{want}) {
+		t.Errorf("the upstream got\n%q\nwant\n%s", bodies, want)
 	}
 }
 
@@ -262,21 +248,8 @@ func TestProxySemanticAndPTrue(t *testing.T) {
 // ecc, the eccentricity of the samples' similarity graph, is served as
 // the other graph scores are: what package uncertainty gives the samples.
 func TestProxyEcc(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"x","model":"tiny","choices":[{"index":0,"message":{"role":"assistant","content":"Paris"}}]}`+"\n")
-	}))
-	defer up.Close()
-	c, err := llm.New(llm.Config{BaseURL: up.URL + "/v1"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	samples := fixedSampler{"Paris is the capital", "Lyon", "Paris", "the capital is Paris"}
-	p, err := llmproxy.New(llmproxy.Options{Client: c, Sampler: samples, Samples: 4, Score: "ecc"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(context.Background())
+	p, _ := newTestProxy(t, llmproxy.Options{Sampler: samples, Samples: 4, Score: "ecc"})
 	out := callProxy(t, p, `{"model":"tiny","messages":[{"role":"user","content":"Capital of France?"}]}`)
 	sc, err := uncertainty.NewScorer(uncertainty.Options{Sequence: uncertainty.DefaultSequence,
 		Scores: []uncertainty.Score{uncertainty.ScoreEcc}, Similarity: uncertainty.SimilarityRougeL, KLETime: uncertainty.DefaultKLETime})
@@ -295,22 +268,9 @@ func TestProxyEcc(t *testing.T) {
 // The in-process NLI judge clusters the samples as the entropy job's
 // judge does, each sample after the question.
 func TestProxyNLIModelJudge(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"x","model":"tiny","choices":[{"index":0,"message":{"role":"assistant","content":"Paris"}}]}`+"\n")
-	}))
-	defer up.Close()
-	c, err := llm.New(llm.Config{BaseURL: up.URL + "/v1"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join("..", "bert", "testdata", "nli")
 	samples := fixedSampler{"The capital is Paris.", "Paris.", "It is Lyon, not Paris.", "A dog runs in the park."}
-	p, err := llmproxy.New(llmproxy.Options{Client: c, Sampler: samples, Samples: 4, Score: "numsets", Judge: llmproxy.Judge{NLI: "bert", Weights: dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(context.Background())
+	p, _ := newTestProxy(t, llmproxy.Options{Sampler: samples, Samples: 4, Score: "numsets", Judge: llmproxy.Judge{NLI: "bert", Weights: dir}})
 	out := callProxy(t, p, `{"model":"tiny","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"Capital of"},{"type":"text","text":"France?"}]}]}`)
 	m, err := llmjob.OpenNLI("bert", dir)
 	if err != nil {

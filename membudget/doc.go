@@ -20,4 +20,9 @@
 // room), within ProcessLimit (three
 // quarters of the memory the process may use); work that does not fit
 // now is refused with a *BusyError, which the service answers with 503.
+//
+// A service's request bodies are bounded the same way before they are
+// decoded (Bodies): a JSON body decodes into many times its size, so the
+// bytes of the bodies in flight are bounded, and a body is read only
+// once they leave room for it.
 package membudget

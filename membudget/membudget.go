@@ -168,36 +168,13 @@ func (e *Error) msg() string {
 // the features". Negative sizes count as 0.
 func Check(what string, count, rows, cols int) error {
 	r, c, k := uint64(max(rows, 0)), uint64(max(cols, 0)), uint64(max(count, 0))
-	need := mul(mul(mul(r, c), k), 8)
-	return check(what, int64(r), int64(c), int64(k), need)
+	return admit(what, int64(r), int64(c), int64(k), mul(mul(mul(r, c), k), 8), false)
 }
 
 // CheckBytes is Check for a structure already counted in bytes: rows ×
 // cols names its shape in the message, bytes is what it needs in all.
 func CheckBytes(what string, rows, cols int, bytes int64) error {
-	return check(what, int64(max(rows, 0)), int64(max(cols, 0)), 0, uint64(max(bytes, 0)))
-}
-
-func check(what string, rows, cols, count int64, need uint64) error {
-	if err := checkLimit(what, rows, cols, count, need); err != nil {
-		return err
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	return admit(what, int64(need), false)
-}
-
-// checkLimit checks need against the budget alone.
-func checkLimit(what string, rows, cols, count int64, need uint64) error {
-	l := Limit()
-	if need <= uint64(l) {
-		return nil
-	}
-	b := int64(math.MaxInt64)
-	if need < math.MaxInt64 {
-		b = int64(need)
-	}
-	return &Error{What: what, Rows: rows, Cols: cols, Count: count, Bytes: b, Limit: l}
+	return admit(what, int64(max(rows, 0)), int64(max(cols, 0)), 0, uint64(max(bytes, 0)), false)
 }
 
 // mul multiplies, saturating at the largest uint64 instead of wrapping.

@@ -140,39 +140,47 @@ func heapBytes() int64 {
 	return int64(min(s[0].Value.Uint64(), math.MaxInt64))
 }
 
-// admit reports whether need bytes fit within the process-wide bound
-// beside the heap, the bytes reserved and those checks promised that the
-// heap does not show yet, and promises them in the same hold of mu, which
-// the caller holds: as a reservation when reserve, else for the check's
-// caller to allocate (see promise). A first refusal collects the garbage
-// and measures again: the heap's dead objects are not held.
-func admit(what string, need int64, reserve bool) error {
+// admit checks need bytes, count matrices of rows × cols (0: structures
+// of about that shape), against the budget (an *Error naming them), then
+// within the process-wide bound beside the heap, the bytes reserved and
+// those checks promised that the heap does not show yet (a *BusyError),
+// and promises them in the same hold of mu: as a reservation when
+// reserve, else for the check's caller to allocate (see promise). A
+// first refusal collects the garbage and measures again: the heap's dead
+// objects are not held.
+func admit(what string, rows, cols, count int64, need uint64, reserve bool) error {
+	if budget := Limit(); need > uint64(budget) {
+		return &Error{What: what, Rows: rows, Cols: cols, Count: count, Bytes: int64(min(need, math.MaxInt64)), Limit: budget}
+	}
+	n := int64(need)
+	mu.Lock()
+	defer mu.Unlock()
 	l := ProcessLimit()
 	if l <= 0 {
 		if reserve {
-			reserved += need
+			reserved += n
 		}
 		return nil
 	}
 	now := clock()
 	h := heapBytes()
 	held := h + reserved + outstanding(h, now)
-	if need > l-held {
+	if n > l-held {
 		runtime.GC()
 		h = heapBytes()
 		held = h + reserved + outstanding(h, now)
 	}
-	if need > l-held {
-		return &BusyError{What: what, Bytes: need, Held: held, Limit: l}
+	if n > l-held {
+		return &BusyError{What: what, Bytes: n, Held: held, Limit: l}
 	}
 	switch {
 	case reserve:
-		reserved += need
-	case need >= minPromise:
+		reserved += n
+	case n >= minPromise:
 		if len(pending) == maxPending {
 			pending = append(pending[:0], pending[1:]...)
 		}
-		pending = append(pending, promise{need: need, heap: h, at: now})
+		pending = append(pending, promise{need: n, heap: h, at: now})
 	}
 	return nil
 }
@@ -186,12 +194,7 @@ func admit(what string, need int64, reserve bool) error {
 // than once.
 func Reserve(what string, rows, cols int, n int64) (release func(), err error) {
 	n = max(n, 0)
-	if err := checkLimit(what, int64(max(rows, 0)), int64(max(cols, 0)), 0, uint64(n)); err != nil {
-		return nil, err
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if err := admit(what, n, true); err != nil {
+	if err := admit(what, int64(max(rows, 0)), int64(max(cols, 0)), 0, uint64(n), true); err != nil {
 		return nil, err
 	}
 	var once sync.Once

@@ -16,7 +16,11 @@
 //   - the thresholds are the mean ± 3 standard deviations of the realised
 //     metric over the chunks of a labelled reference period, the lower
 //     one clipped at 0 for a metric that cannot be negative;
-//   - a chunk alerts when its estimate lies outside the thresholds.
+//   - a chunk alerts when its estimate lies outside the thresholds
+//     (Evaluate); Run, for a chunk with an interval calibrated on the
+//     check model's held-out reference estimates, alerts when that
+//     interval lies wholly beyond the thresholds, or, for an
+//     extrapolating chunk, when it reaches above the upper one.
 //
 // Run is the one pipeline every transport calls (`genlens mse estimate`,
 // the service's monitors, the demo): chunks → thresholds for chunks of

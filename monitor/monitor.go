@@ -107,10 +107,12 @@ type Result struct {
 	// support; without them, the band (Lower, Upper).
 	EstimateLower, EstimateUpper float64
 	IntervalCalibrated           bool
-	// Alert is set when the estimate lies outside the thresholds, or,
-	// for an extrapolating chunk, when its calibrated interval reaches
-	// above the upper threshold: there the estimate cannot be trusted,
-	// and the MSE may be out of bounds.
+	// Alert is set by Evaluate when the estimate lies outside the
+	// thresholds. Run, for a chunk with a calibrated interval
+	// (IntervalCalibrated), sets it instead when the interval lies wholly
+	// beyond the thresholds, or, for an extrapolating chunk, when the
+	// interval reaches above the upper threshold: there the estimate
+	// cannot be trusted, and the MSE may be out of bounds.
 	Alert bool
 	// Drift is the chunk's extrapolation and drift when Run had a drift
 	// model, nil otherwise.

@@ -136,14 +136,34 @@ func Run(in Input) (*Report, error) {
 		}
 		lo, hi := iv.ratios(r.Rows(), t)
 		r.EstimateLower, r.EstimateUpper, r.IntervalCalibrated = r.Estimate*lo, r.Estimate*hi, true
-		// Where the estimate is an extrapolation, the MSE may be anywhere
-		// in the interval: alert when it reaches above the thresholds.
-		if r.Drift != nil && r.Drift.Extrapolating && rep.Thresholds.Available() && r.EstimateUpper > rep.Thresholds.Upper {
-			r.Alert = true
-		}
+		r.Alert = intervalAlert(r, rep.Thresholds)
 	}
 	rep.Results = res
 	return rep, nil
+}
+
+// intervalAlert is the MSE alert of a chunk with a calibrated interval:
+// set when the interval lies wholly beyond the thresholds, or, for an
+// extrapolating chunk, when it reaches above the upper threshold (there
+// the estimate cannot be trusted and the interval is a lower bound on
+// the uncertainty, so the MSE may be out of bounds). The estimate alone
+// outside the thresholds does not alert: the thresholds bound the
+// realised MSE of chunks drawn like the reference, and the estimate of
+// such a chunk strays beyond them far more often than their nominal
+// 0.3%, because the check model is off on whole draws and chunk losses
+// are heavy-tailed (6-8% of iid chunks on abalone, space_ga and
+// cpusmall; see docs/monitoring-support.md). A chunk without a
+// calibrated interval keeps the estimate's rule (Evaluate): its band is
+// the estimate's sampling noise alone, which the thresholds already
+// count.
+func intervalAlert(r *Result, th Thresholds) bool {
+	if !th.Available() {
+		return false
+	}
+	if r.EstimateLower > th.Upper || r.EstimateUpper < th.Lower {
+		return true
+	}
+	return r.Drift != nil && r.Drift.Extrapolating && r.EstimateUpper > th.Upper
 }
 
 // lossThresholds returns the thresholds of the estimate of chunks of

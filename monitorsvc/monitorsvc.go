@@ -139,9 +139,9 @@ func (s *Service) Chunks(ctx context.Context, m records.Monitor, last, drift int
 	var ser *records.Series
 	n, offset := 0, 0
 	if last > 0 && !byTime {
-		// Features for the last drift chunks only (for the summary, the
-		// latest complete one and the one filling): the others count
-		// alerts.
+		// Features for the last drift chunks only. A chunk's alert
+		// depends on whether it is extrapolating (monitor.Run), so a
+		// caller counting alerts over chunks asks for their drift too.
 		n, ser, err = s.LastChunks(ctx, m.ID, m.ChunkSize, last, drift)
 		if err == nil {
 			offset = n - len(ser.Estimates)

@@ -165,7 +165,7 @@ func chunkChart(v *monitorsvc.View, width, height int, title string) template.HT
 		case "band":
 			fmt.Fprintf(&b, `<rect class="band" x="%d" y="8" width="16" height="10"/>`, lx)
 		case "alert":
-			fmt.Fprintf(&b, `<circle class="pt alert" cx="%d" cy="13" r="4"/>`, lx+8)
+			fmt.Fprintf(&b, `<g><title>alert: the interval lies wholly beyond the thresholds, or reaches above the upper one while extrapolating</title><circle class="pt alert" cx="%d" cy="13" r="4"/></g>`, lx+8)
 		default:
 			fmt.Fprintf(&b, `<line class="%s" x1="%d" x2="%d" y1="13" y2="13"/>`, l.cls, lx, lx+16)
 		}

@@ -5,18 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/genlens/genlens/internal/dbtest"
-	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/msejob"
 	"github.com/genlens/genlens/job/msejob/msejobtest"
 	"github.com/genlens/genlens/jsonnum"
@@ -25,42 +22,6 @@ import (
 	"github.com/genlens/genlens/records"
 	"github.com/genlens/genlens/store"
 )
-
-// wideModel fits the check model (with its drift model) of a toy
-// deployment of d features, x and, past the first, x1, x2, ... (noise):
-// msejobtest.CheckModel's, wider.
-func wideModel(t testing.TB, d int) []byte {
-	t.Helper()
-	r := rand.New(rand.NewPCG(1, 7))
-	var b bytes.Buffer
-	features := []string{"x"}
-	for j := 1; j < d; j++ {
-		features = append(features, fmt.Sprint("x", j))
-	}
-	b.WriteString(strings.Join(features, ",") + ",pred,y\n")
-	for range 300 {
-		x := r.NormFloat64()
-		u := (3*x + 5) * math.Sin(3*x+5)
-		fmt.Fprintf(&b, "%v,", x)
-		for j := 1; j < d; j++ {
-			fmt.Fprintf(&b, "%.4f,", r.NormFloat64())
-		}
-		fmt.Fprintf(&b, "%v,%v\n", u+0.5*x, u+0.3*r.NormFloat64())
-	}
-	req := msejob.NewFitRequest()
-	req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", features, "check.json"
-	// A wide model is for what it costs to read, not for its fit.
-	req.Epochs, req.Folds = 10, 0
-	res, err := msejob.Fit(context.Background(), job.Env{FS: fstest.MapFS{"ref.csv": {Data: b.Bytes()}}}, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := res.WriteModel(&out); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
-}
 
 // pageServer is a server over a fresh store holding one monitor of n rows
 // (chunked by size, or by day when period), a tenth of them labelled.
@@ -82,10 +43,12 @@ func widePageServer(t testing.TB, dsn string, n, size int, period string, d int)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close(ctx); db.Close() })
-	model := msejobtest.CheckModel(t)
-	if d > 1 {
-		model = wideModel(t, d)
-	}
+	// A wide model is for what it costs to read, not for its fit.
+	model := msejobtest.WideCheckModel(t, d, func(r *msejob.FitRequest) {
+		if d > 1 {
+			r.Epochs, r.Folds = 10, 0
+		}
+	})
 	m := records.Monitor{Name: "m", Model: model, ChunkSize: size, Period: period}
 	if err := s.monitors.CreateMonitor(ctx, &m); err != nil {
 		t.Fatal(err)
@@ -189,14 +152,30 @@ func TestChunksPageUnchanged(t *testing.T) {
 // bytes allocated meanwhile.
 func getChunks(t *testing.T, s *Server, path string) (int, []byte, uint64) {
 	t.Helper()
-	h := s.Handler()
+	h, rec := s.Handler(), httptest.NewRecorder()
+	alloc := allocated(func() { h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil)) })
+	return rec.Code, rec.Body.Bytes(), alloc
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	f()
 	runtime.ReadMemStats(&after)
-	return rec.Code, rec.Body.Bytes(), after.TotalAlloc - before.TotalAlloc
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// wholeAlloc returns the bytes allocated evaluating every chunk of m.
+func wholeAlloc(t *testing.T, s *Server, m records.Monitor) uint64 {
+	t.Helper()
+	var err error
+	alloc := allocated(func() { _, err = s.monitors.Chunks(context.Background(), m, 0, 2) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return alloc
 }
 
 // A page of a monitor of many chunks costs what the page holds, not what
@@ -217,14 +196,7 @@ func TestChunksPageReadsItsRows(t *testing.T) {
 	if doc.TotalChunks != 20000 || len(doc.Chunks) != 10 || doc.Chunks[9].Index != 19999 {
 		t.Fatalf("total %d, %d chunks: %s", doc.TotalChunks, len(doc.Chunks), body)
 	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	if _, err := s.monitors.Chunks(context.Background(), m, 0, 2); err != nil {
-		t.Fatal(err)
-	}
-	runtime.ReadMemStats(&after)
-	whole := after.TotalAlloc - before.TotalAlloc
+	whole := wholeAlloc(t, s, m)
 	t.Logf("page of 10 chunks: %d bytes allocated; all 20000 chunks: %d", page, whole)
 	// Relative, not absolute: the race detector's build allocates about
 	// four times more than the plain one (2.6 MB against 0.69 MB for the
@@ -308,14 +280,7 @@ func TestMonitorPageReadsItsRows(t *testing.T) {
 		if code != 200 || !bytes.Contains(body, fmt.Appendf(nil, "chunks %d to %d of 20000", 20000-page*250, 20000-(page-1)*250-1)) {
 			t.Fatalf("page %d: %d %.300s", page, code, body)
 		}
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		if _, err := s.monitors.Chunks(context.Background(), m, 0, 2); err != nil {
-			t.Fatal(err)
-		}
-		runtime.ReadMemStats(&after)
-		whole := after.TotalAlloc - before.TotalAlloc
+		whole := wholeAlloc(t, s, m)
 		t.Logf("page %d of 250 chunks: %d bytes allocated; all 20000 chunks evaluated: %d", page, alloc, whole)
 		// Relative, as in TestChunksPageReadsItsRows.
 		if alloc*5 > whole {

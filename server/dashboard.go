@@ -215,7 +215,7 @@ func (s *Server) monitorCard(ctx context.Context, m records.Monitor, width, heig
 	latest := v
 	if c.Page > 1 {
 		if m.Period == "" {
-			latest, err = s.monitors.Chunks(ctx, m, monitorsvc.RecentChunks+1, 2)
+			latest, err = s.monitors.Chunks(ctx, m, monitorsvc.RecentChunks+1, monitorsvc.RecentChunks+1)
 		} else {
 			latest, err = s.monitors.Page(ctx, m, func(n int) (int, int) { return max(0, n-monitorsvc.RecentChunks-1), n })
 		}

@@ -3,23 +3,17 @@ package server
 import (
 	"context"
 	"errors"
-	"io"
 	"math"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/sync/semaphore"
 )
 
-// Memory of request bodies. A JSON body decodes into many times its size
-// (8 rows batches of 32 MB at once once held 5.8 GB), so the bytes of the
-// bodies being read and decoded at once are bounded, over every handler.
+// Memory of request bodies (membudget.Bodies).
 //
 // DefaultBodyWait is how long a request waits for room before its 503 by
 // default: unread bodies cost nothing but socket buffers, so a burst of
@@ -37,9 +31,8 @@ func (s *Server) limitBodies(next http.Handler) http.Handler {
 
 // limitBodiesRead is limitBodies for a handler that reads its body whole
 // into a byte slice and then decodes only a few fields (the LLM proxy):
-// once the body is read, its reservation shrinks to twice the bytes read
-// (the slice, and the message text decoded from it), so that a long
-// exchange such as a stream holds no more than its body costs.
+// once the body is read, its room shrinks to twice the bytes read
+// (membudget.Bodies.AcquireRead).
 func (s *Server) limitBodiesRead(next http.Handler) http.Handler {
 	return s.limitBodiesUntil(next, true)
 }
@@ -51,89 +44,27 @@ func (s *Server) limitBodiesUntil(next http.Handler, shrinkAtEOF bool) http.Hand
 			next.ServeHTTP(w, r)
 			return
 		}
-		n := r.ContentLength
-		if n < 0 || n > s.maxBody {
-			n = s.maxBody
-		}
 		wait := s.opts.BodyWait
 		if wait <= 0 {
 			wait = DefaultBodyWait
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), wait)
-		err := s.bodies.Acquire(ctx, n)
+		var release func()
+		var err error
+		if shrinkAtEOF {
+			r.Body, release, err = s.bodies.AcquireRead(ctx, r.Body, r.ContentLength)
+		} else {
+			release, err = s.bodies.Acquire(ctx, r.ContentLength)
+		}
 		cancel()
 		if err != nil {
 			w.Header().Set("Retry-After", "5")
 			s.writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the server is decoding as many request bodies as its memory allows; retry later"})
 			return
 		}
-		if !shrinkAtEOF {
-			defer s.bodies.Release(n)
-			next.ServeHTTP(w, r)
-			return
-		}
-		b := &budgetBody{ReadCloser: r.Body, held: n, sem: s.bodies}
-		defer b.release(0)
-		r.Body = b
+		defer release()
 		next.ServeHTTP(w, r)
 	})
-}
-
-// budgetBody is a request body whose reservation among the bodies in
-// flight shrinks to twice the bytes read at its end (EOF, an error or
-// Close).
-type budgetBody struct {
-	io.ReadCloser
-	sem  *semaphore.Weighted
-	mu   sync.Mutex
-	held int64 // bytes reserved
-	read int64
-	done bool
-}
-
-func (b *budgetBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.mu.Lock()
-	b.read += int64(n)
-	read := b.read
-	b.mu.Unlock()
-	if err != nil {
-		b.release(2 * read)
-	}
-	return n, err
-}
-
-func (b *budgetBody) Close() error {
-	b.mu.Lock()
-	read := b.read
-	b.mu.Unlock()
-	b.release(2 * read)
-	return b.ReadCloser.Close()
-}
-
-// release keeps at most keep bytes reserved, once the body is done; 0
-// releases them all, as the handler ends.
-func (b *budgetBody) release(keep int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.done && keep > 0 {
-		return
-	}
-	b.done = true
-	if keep < b.held {
-		b.sem.Release(b.held - keep)
-		b.held = keep
-	}
-}
-
-// newBodies returns the semaphore of body bytes in flight: limit, at
-// least one body of the largest size; 0 means two of them (any number of
-// small ones).
-func newBodies(limit, maxBody int64) *semaphore.Weighted {
-	if limit <= 0 {
-		limit = 2 * maxBody
-	}
-	return semaphore.NewWeighted(max(limit, maxBody))
 }
 
 // clientAddr is the address a request came from, without its port. The

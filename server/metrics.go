@@ -182,7 +182,7 @@ var (
 	descEstimated = prometheus.NewDesc("genlens_monitor_estimated_mse", "Estimated MSE of the monitor's latest complete chunk (one-step check model).", []string{"monitor"}, nil)
 	descLower     = prometheus.NewDesc("genlens_monitor_estimated_mse_lower", "Lower end of the latest complete chunk's confidence band.", []string{"monitor"}, nil)
 	descUpper     = prometheus.NewDesc("genlens_monitor_estimated_mse_upper", "Upper end of the latest complete chunk's confidence band.", []string{"monitor"}, nil)
-	descAlert     = prometheus.NewDesc("genlens_monitor_alert", "1 when the latest complete chunk's estimate lies outside the reference thresholds.", []string{"monitor"}, nil)
+	descAlert     = prometheus.NewDesc("genlens_monitor_alert", "1 when the latest complete chunk alerts: its MSE interval lies wholly beyond the reference thresholds, or reaches above the upper one while extrapolating (without a calibrated interval, its estimate lies outside them).", []string{"monitor"}, nil)
 	descRealized  = prometheus.NewDesc("genlens_monitor_realized_mse", "Realised MSE over the latest complete chunk's labelled rows (absent until labels arrive).", []string{"monitor"}, nil)
 	descThLower   = prometheus.NewDesc("genlens_monitor_threshold_lower", "Lower alert threshold from the model's reference data.", []string{"monitor"}, nil)
 	descThUpper   = prometheus.NewDesc("genlens_monitor_threshold_upper", "Upper alert threshold from the model's reference data.", []string{"monitor"}, nil)
@@ -227,7 +227,7 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range mons {
 		// The latest chunks only: a chunk-size monitor reads just their
 		// rows, however many it holds (every replica serves every scrape).
-		v, err := c.s.monitors.Chunks(ctx, m, monitorsvc.RecentChunks+1, 2)
+		v, err := c.s.monitors.Chunks(ctx, m, monitorsvc.RecentChunks+1, monitorsvc.RecentChunks+1)
 		if err != nil {
 			c.logUnreadable(m, err)
 			ch <- prometheus.MustNewConstMetric(descUnread, prometheus.GaugeValue, 1, m.Name)

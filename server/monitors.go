@@ -147,7 +147,7 @@ func (s *Server) monitorView(ctx context.Context, m *records.Monitor) (monitorJS
 	if err != nil {
 		return monitorJSON{}, err
 	}
-	v, err := s.monitors.Chunks(ctx, *m, monitorsvc.RecentChunks+1, 2)
+	v, err := s.monitors.Chunks(ctx, *m, monitorsvc.RecentChunks+1, monitorsvc.RecentChunks+1)
 	if err != nil {
 		return monitorJSON{}, err
 	}

@@ -31,7 +31,7 @@ func agree(a *float64, b job.Num) bool {
 // MSE, chunked by size and by period, on every store backend.
 func TestChunksMatchMSEEstimate(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
-	rows := genRows(230, 0.6, 2, "r", t0) // drifted: some chunks alert
+	rows := genRows(230, 1.2, 2, "r", t0) // drifted: some chunks alert
 	const labelled = 70
 	fsys := fstest.MapFS{"check.json": {Data: checkModel(t)}, "op.csv": {Data: csvOf(rows, labelled)}}
 	for _, b := range dbtest.Backends(t) {

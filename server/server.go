@@ -41,8 +41,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sync/semaphore"
-
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/signin"
 	"github.com/genlens/genlens/llmproxy"
@@ -115,7 +113,7 @@ type Server struct {
 	llm      *llmproxy.Proxy // nil without an upstream
 	stats    *statsvc.Service
 
-	bodies  *semaphore.Weighted // bytes of request bodies in flight
+	bodies  *membudget.Bodies // bytes of request bodies in flight
 	logins  signin.Limiter
 	disk    diskState
 	dataDir string // the uploads' directory, whose free space /healthz checks
@@ -144,7 +142,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
-	s.bodies = newBodies(opts.MaxBodiesInFlight, s.maxBody)
+	s.bodies = membudget.NewBodies(opts.MaxBodiesInFlight, s.maxBody)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -96,6 +96,30 @@ func isForeignKeyViolation(err error) bool {
 	return false
 }
 
+// beginMonitor begins a write transaction, through the store's gate,
+// that holds monitor: its row locked (for its deletion when forDelete),
+// an error wrapping ErrNotFound when there is none. end rolls back what
+// was not committed and leaves the gate.
+func (d *DB) beginMonitor(ctx context.Context, monitor int64, forDelete bool) (tx *sql.Tx, end func(), err error) {
+	leave, err := d.enter(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tx, err = d.w.BeginTx(ctx, nil); err != nil {
+		leave()
+		return nil, nil, err
+	}
+	end = func() {
+		tx.Rollback()
+		leave()
+	}
+	if err := d.lockMonitor(ctx, tx, monitor, forDelete); err != nil {
+		end()
+		return nil, nil, err
+	}
+	return tx, end, nil
+}
+
 // lockMonitor makes sure the monitor exists within tx, an error
 // wrapping ErrNotFound when not. On Postgres it locks its row: for
 // update when deleting, else shared with the other writers of its rows,
@@ -221,19 +245,11 @@ func (d *DB) InsertRows(ctx context.Context, monitor int64, rows []Row) error {
 				i, r.ID, r.Time.Format(time.RFC3339), MinTime.Format(time.RFC3339), MaxTime.Format(time.RFC3339))
 		}
 	}
-	leave, err := d.enter(ctx)
+	tx, end, err := d.beginMonitor(ctx, monitor, false)
 	if err != nil {
 		return err
 	}
-	defer leave()
-	tx, err := d.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := d.lockMonitor(ctx, tx, monitor, false); err != nil {
-		return err
-	}
+	defer end()
 	var inserted int64
 	args := make([]any, 0, 6*min(len(rows), rowsPerInsert))
 	for start := 0; start < len(rows); start += rowsPerInsert {
@@ -337,19 +353,11 @@ func decodeFloats(b []byte) []float64 {
 // row that has one replaces it (a corrected label). An id the monitor
 // does not hold gives an *UnknownRowError and stores nothing.
 func (d *DB) SetLabels(ctx context.Context, monitor int64, labels []Label) error {
-	leave, err := d.enter(ctx)
+	tx, end, err := d.beginMonitor(ctx, monitor, false)
 	if err != nil {
 		return err
 	}
-	defer leave()
-	tx, err := d.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := d.lockMonitor(ctx, tx, monitor, false); err != nil {
-		return err
-	}
+	defer end()
 	q := d.q("UPDATE monitor_rows SET target = ?, realized = (? - prediction) * (? - prediction) WHERE monitor_id = ? AND row_id = ?")
 	stmt, err := tx.PrepareContext(ctx, q)
 	if err != nil {
@@ -473,14 +481,7 @@ func scanSeries(s *Series, rows *sql.Rows, byTime bool) error {
 		if err := rows.Scan(&est, &real, &ts, &feat); err != nil {
 			return err
 		}
-		r := math.NaN()
-		if real.Valid {
-			r = real.Float64
-		}
-		var t time.Time
-		if ts.Valid {
-			t = time.Unix(0, ts.Int64).UTC()
-		}
+		r, t := realizedAt(real, ts)
 		s.Estimates = append(s.Estimates, est)
 		s.Realized = append(s.Realized, r)
 		// Rows' features share blocks of memory: one allocation per
@@ -668,6 +669,20 @@ func (d *DB) SeriesPage(ctx context.Context, monitor int64, byTime bool, span fu
 	return n, s, nil
 }
 
+// realizedAt reads a row's nullable columns: its realized squared error
+// (NaN when unlabelled) and its time (zero when it has none).
+func realizedAt(real sql.NullFloat64, ts sql.NullInt64) (float64, time.Time) {
+	r := math.NaN()
+	if real.Valid {
+		r = real.Float64
+	}
+	var t time.Time
+	if ts.Valid {
+		t = time.Unix(0, ts.Int64).UTC()
+	}
+	return r, t
+}
+
 // scanTimed appends rows of (estimate, realized, ts) to s, with nil
 // features and zero stamps, and closes them.
 func scanTimed(s *Series, rows *sql.Rows) error {
@@ -679,14 +694,7 @@ func scanTimed(s *Series, rows *sql.Rows) error {
 		if err := rows.Scan(&est, &real, &ts); err != nil {
 			return err
 		}
-		r := math.NaN()
-		if real.Valid {
-			r = real.Float64
-		}
-		var t time.Time
-		if ts.Valid {
-			t = time.Unix(0, ts.Int64).UTC()
-		}
+		r, t := realizedAt(real, ts)
 		s.Estimates = append(s.Estimates, est)
 		s.Realized = append(s.Realized, r)
 		s.Times = append(s.Times, t)
@@ -699,19 +707,11 @@ func scanTimed(s *Series, rows *sql.Rows) error {
 // DeleteMonitor removes a monitor with its rows and labels, in one
 // transaction; a missing one is an error wrapping ErrNotFound.
 func (d *DB) DeleteMonitor(ctx context.Context, id int64) error {
-	leave, err := d.enter(ctx)
+	tx, end, err := d.beginMonitor(ctx, id, true)
 	if err != nil {
 		return err
 	}
-	defer leave()
-	tx, err := d.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := d.lockMonitor(ctx, tx, id, true); err != nil {
-		return err
-	}
+	defer end()
 	// Rows first, explicitly: the foreign key's cascade would do it, but
 	// only where the connection enforces foreign keys.
 	if _, err := tx.ExecContext(ctx, d.q("DELETE FROM monitor_rows WHERE monitor_id = ?"), id); err != nil {

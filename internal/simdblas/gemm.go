@@ -28,8 +28,21 @@ type kernel[T elem] struct {
 	// microBias, where the kernel has it, sets the tile to bias[r] +
 	// A·B on row r without reading it (alpha = 1), clamping with relu.
 	microBias func(k int, a, b, c *T, ldc int, bias *T, relu bool)
-	name      string
-	bufs      sync.Pool // *packBufs[T]
+	// microEdge, where the kernel has it, is micro (bias nil) or
+	// microBias for a tile of which only rows × cols lie inside C: it
+	// touches nothing outside them, so edge tiles need no buffer.
+	microEdge func(k int, a, b, c *T, ldc int, bias *T, rows, cols int, alpha T, relu bool)
+	// packB, where the kernel has it, packs one sliver of B (not
+	// transposed): kc rows of cols <= nr values, ldb apart.
+	packB func(dst, src *T, ldb, kc, cols int)
+	name  string
+	// free holds the scratch of goroutines that finished a product. It
+	// is a plain list, not a sync.Pool: a pool is emptied by the garbage
+	// collector, and the forward passes, which allocate, would then
+	// allocate and fault in megabytes of panel again after every cycle.
+	// It holds at most one set per goroutine that ran a product at once.
+	mu   sync.Mutex
+	free []*packBufs[T]
 }
 
 // packBufs is the scratch of one goroutine: a packed block of A, a packed
@@ -40,10 +53,22 @@ type packBufs[T elem] struct {
 }
 
 func (kn *kernel[T]) get() *packBufs[T] {
-	if p, ok := kn.bufs.Get().(*packBufs[T]); ok {
+	kn.mu.Lock()
+	if n := len(kn.free); n > 0 {
+		p := kn.free[n-1]
+		kn.free = kn.free[:n-1]
+		kn.mu.Unlock()
 		return p
 	}
+	kn.mu.Unlock()
 	return &packBufs[T]{tile: make([]T, kn.mr*kn.nr)}
+}
+
+// put returns scratch taken by get.
+func (kn *kernel[T]) put(p *packBufs[T]) {
+	kn.mu.Lock()
+	kn.free = append(kn.free, p)
+	kn.mu.Unlock()
 }
 
 // Blocking: kc steps of a 6×8 float64 sliver pair are 28 KB (L1 is 32-48
@@ -57,7 +82,7 @@ var (
 	// The AVX-512 kernel's 12×32 tile holds 24 of the 32 ZMM registers;
 	// a kc-step sliver of B is 32 KB, which stays in L1 (48 KB on the
 	// CPUs that have it) while slivers of A (12 KB) stream past it.
-	sgemmAVX512 = &kernel[float32]{mr: 12, nr: 32, kc: 256, mc: 144, nc: 4096, micro: sgemmKernel12x32, microBias: sgemmKernel12x32Bias, name: "avx512"}
+	sgemmAVX512 = &kernel[float32]{mr: 12, nr: 32, kc: 256, mc: 144, nc: 4096, micro: sgemmKernel12x32, microBias: sgemmKernel12x32Bias, microEdge: sgemmEdge12x32, packB: packB32, name: "avx512"}
 	// sgemmGo is the same blocking around a micro-kernel in Go, for CPUs
 	// without AVX2 and for the tests of the driver's edges.
 	sgemmGo = &kernel[float32]{mr: 4, nr: 8, kc: 256, mc: 144, nc: 4096, micro: goMicro[float32](4, 8), name: "go"}
@@ -181,7 +206,7 @@ func gemm[T elem](kn *kernel[T], tA, tB bool, m, n, k int, alpha T, a []T, lda i
 				}
 			}
 		}
-		kn.bufs.Put(own)
+		kn.put(own)
 		return
 	}
 	gemmParallel(g, nw)
@@ -261,7 +286,7 @@ func gemmParallel[T elem](g gemmJob[T], nw int) {
 	g.mc = max(kn.mr, min(g.mc, per))
 	g.mBlocks = (g.m + g.mc - 1) / g.mc
 	own := kn.get()
-	defer kn.bufs.Put(own)
+	defer kn.put(own)
 	for g.jc = 0; g.jc < g.n; g.jc += kn.nc {
 		g.nc = min(kn.nc, g.n-g.jc)
 		// Column chunks when A has too few blocks to keep every worker
@@ -292,7 +317,7 @@ func gemmParallel[T elem](g gemmJob[T], nw int) {
 			tasks := g.mBlocks * g.chunks
 			parallel(min(nw, tasks), func(_, _ int) {
 				bufs := kn.get()
-				defer kn.bufs.Put(bufs)
+				defer kn.put(bufs)
 				for {
 					t := int(next.Add(1) - 1)
 					if t >= tasks {
@@ -413,6 +438,11 @@ func packB[T elem](kn *kernel[T], dst, b []T, ldb int, tB bool, p0, j0, kc, nc, 
 		jr := sl * nr
 		cols := min(nr, nc-jr)
 		s := dst[sl*kc*nr:][:kc*nr]
+		if !tB && kn.packB != nil {
+			src := b[p0*ldb+j0+jr:][:(kc-1)*ldb+cols]
+			kn.packB(&s[0], &src[0], ldb, kc, cols)
+			continue
+		}
 		if !tB {
 			for p := 0; p < kc; p++ {
 				d := s[p*nr : (p+1)*nr]
@@ -484,6 +514,15 @@ func microTiles[T elem](kn *kernel[T], ap0, bp0 []T, kc, mc, ic, jc, j0, j1 int,
 					}
 				}
 				kn.micro(kc, &ap[0], &bp[0], &c[gi*ldc+gj], ldc, alpha, relu)
+				continue
+			}
+			if kn.microEdge != nil && tri == full {
+				var b0 *T
+				if bias != nil {
+					b0 = &bias[gi]
+				}
+				_ = c[(gi+rows-1)*ldc+gj+cols-1]
+				kn.microEdge(kc, &ap[0], &bp[0], &c[gi*ldc+gj], ldc, b0, rows, cols, alpha, relu)
 				continue
 			}
 			clear(tile)

@@ -107,3 +107,16 @@ func layerNormApply64(x *float32, ldx, rows int, mean, inv *float64, gamma, beta
 //
 //go:noescape
 func swishAVX512(a *float32, groups int, negBeta float32, b *float32, gated bool)
+
+// sgemmEdge12x32 is sgemmKernel12x32 (bias nil) or sgemmKernel12x32Bias
+// (bias set) for a tile of which only rows × cols lie inside C, read and
+// written through masks (kernels_amd64.s).
+//
+//go:noescape
+func sgemmEdge12x32(k int, a, b, c *float32, ldc int, bias *float32, rows, cols int, alpha float32, relu bool)
+
+// packB32 copies kc rows of cols <= 32 values, ldb apart, into one
+// 32-column sliver of packed B, zero past cols (kernels_amd64.s).
+//
+//go:noescape
+func packB32(dst, src *float32, ldb, kc, cols int)

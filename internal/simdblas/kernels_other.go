@@ -73,3 +73,11 @@ func layerNormApply64(x *float32, ldx, rows int, mean, inv *float64, gamma, beta
 func swishAVX512(a *float32, groups int, negBeta float32, b *float32, gated bool) {
 	panic("simdblas: no AVX-512 kernel on this platform")
 }
+
+func sgemmEdge12x32(k int, a, b, c *float32, ldc int, bias *float32, rows, cols int, alpha float32, relu bool) {
+	panic("simdblas: no SGEMM micro-kernel on this platform")
+}
+
+func packB32(dst, src *float32, ldb, kc, cols int) {
+	panic("simdblas: no AVX-512 kernel on this platform")
+}

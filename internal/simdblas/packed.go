@@ -13,6 +13,13 @@ type Packed struct {
 // packedMC is the height of Packed's blocks of A. It changes no sum.
 const packedMC = 96
 
+// packedSmallNC is the width of B's panels when A is one block high
+// (m <= packedMC): every sliver is then used by one block only, and a
+// panel of 512 columns (at most 512 KB) is still in L2 when the kernel
+// reads it, where the driver's 4096 columns (4 MB) had gone to L3. With
+// more blocks, the wide panel saves streaming A's blocks again per panel.
+const packedSmallNC = 512
+
 // Pack packs the row-major m×k matrix a (leading dimension lda).
 func Pack(m, k int, a []float32, lda int) *Packed {
 	kn := sgemmK
@@ -115,10 +122,14 @@ func mulAddPanels(p *Packed, n int, fill PanelFunc, c []float32, ldc int, relu b
 	kn := p.kn
 	m, k := p.m, p.k
 	bufs := kn.get()
-	defer kn.bufs.Put(bufs)
+	defer kn.put(bufs)
 	nmc := (m + packedMC - 1) / packedMC
-	for jc := 0; jc < n; jc += kn.nc {
-		nc := min(kn.nc, n-jc)
+	panelW := kn.nc
+	if m <= packedMC {
+		panelW = packedSmallNC
+	}
+	for jc := 0; jc < n; jc += panelW {
+		nc := min(panelW, n-jc)
 		nsl := (nc + kn.nr - 1) / kn.nr
 		for pc := 0; pc < k; pc += kn.kc {
 			kc := min(kn.kc, k-pc)

@@ -18,21 +18,7 @@ import (
 // budget, and select says so; a tight bonus scale makes the warning go.
 // An unknown --fid-bonus is a field error.
 func TestSelectBonusWarning(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 3))
-	pool := func(scale float64) []byte {
-		var b strings.Builder
-		for i := 0; i < 300; i++ {
-			for j := 0; j < 6; j++ {
-				if j > 0 {
-					b.WriteByte(',')
-				}
-				fmt.Fprintf(&b, "%g", scale*r.NormFloat64())
-			}
-			b.WriteByte('\n')
-		}
-		return []byte(b.String())
-	}
-	fsys := fstest.MapFS{"ref.csv": {Data: pool(1)}, "a.csv": {Data: pool(1.6)}, "b.csv": {Data: pool(1.8)}, "c.csv": {Data: pool(2)}}
+	fsys := overDispersed()
 	for _, form := range []string{"paper", "code2024", "fducb2025"} {
 		req := NewSelectRequest()
 		req.Ref, req.Pools, req.Steps, req.Trials, req.FIDBonus = "ref.csv", []string{"a.csv", "b.csv", "c.csv"}, 60, 1, form

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -116,16 +114,7 @@ func TestEntropySemanticChatJudge(t *testing.T) {
 
 // The in-process judge clusters as its model says.
 func TestEntropySemanticNLIModel(t *testing.T) {
-	dir := t.TempDir()
-	for src, dst := range map[string]string{"config.json": "config.json", "vocab.json": "vocab.json", "merges.txt": "merges.txt", "tiny.safetensors": "model.safetensors"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "deberta", "testdata", src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := tinyDeBERTaDir(t)
 	fsys := fstest.MapFS{"a.jsonl": {Data: []byte(semanticRows)}}
 	req := NewEntropyRequest()
 	req.In, req.Scores, req.NLI, req.NLIWeights = "a.jsonl", "numsets,se-discrete", "deberta", dir

@@ -14,7 +14,10 @@ import (
 	"github.com/genlens/genlens/nli"
 )
 
-func TestOpenNLI(t *testing.T) {
+// tinyDeBERTaDir returns a model directory holding deberta's tiny
+// test model, as a Hugging Face checkout lays it out.
+func tinyDeBERTaDir(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	for src, dst := range map[string]string{"config.json": "config.json", "vocab.json": "vocab.json", "merges.txt": "merges.txt", "tiny.safetensors": "model.safetensors"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "deberta", "testdata", src))
@@ -25,6 +28,11 @@ func TestOpenNLI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return dir
+}
+
+func TestOpenNLI(t *testing.T) {
+	dir := tinyDeBERTaDir(t)
 	m, err := OpenNLI("deberta", dir)
 	if err != nil {
 		t.Fatal(err)

@@ -29,10 +29,25 @@ type supportTally struct {
 	inSupport, inCovered            int // chunks not extrapolating, with the interval holding the realised MSE
 	shift08, shift08Drift           int // synthetic chunks shifted by 0.8 sd
 	shifted, shiftedFlagged, alerts int
+	shiftedAlerts                   int
 	relErr                          []float64
+	// Off by more than 40% against the pooled realised MSE of the draw's
+	// iid rows (what the estimate of an iid chunk targets) instead of the
+	// chunk's own: iidBadOwn and iidBadPooled count iid chunks off by
+	// either reading, pooledBad every chunk off with iid chunks read
+	// against the pooled MSE (shifted ones against their own).
+	iidBadOwn, iidBadOwnFlagged       int
+	iidBadPooled, iidBadPooledFlagged int
+	pooledBad, pooledBadFlagged       int
+	// refOverPooled and estOverPooled are, per draw, the reference's
+	// realised MSE (which calibrates the check model) and the mean of the
+	// iid chunks' estimates over the pooled realised MSE of the iid rows.
+	refOverPooled, estOverPooled []float64
 }
 
-func (t *supportTally) add(c Chunk, iid, shift08 bool) {
+// add tallies chunk c; pooled is the draw's pooled realised MSE over its
+// iid rows for an iid chunk of a LIBSVM set, NaN otherwise.
+func (t *supportTally) add(c Chunk, iid, shift08 bool, pooled float64) {
 	est, real := float64(c.EstimatedMSE), float64(c.RealizedMSE)
 	flagged := c.DriftView != nil && (c.Extrapolating || c.DriftAlert)
 	covered := float64(c.EstimateLower) <= real && real <= float64(c.EstimateUpper)
@@ -44,10 +59,29 @@ func (t *supportTally) add(c Chunk, iid, shift08 bool) {
 	} else {
 		t.shifted++
 		t.shiftedFlagged += b2i(flagged)
+		t.shiftedAlerts += b2i(c.Alert)
 	}
 	if math.Abs(est/real-1) > 0.4 {
 		t.bad++
 		t.badFlagged += b2i(flagged)
+		if iid {
+			t.iidBadOwn++
+			t.iidBadOwnFlagged += b2i(flagged)
+		}
+	}
+	if !math.IsNaN(pooled) {
+		target := real
+		if iid {
+			target = pooled
+		}
+		if off := math.Abs(est/target-1) > 0.4; off {
+			t.pooledBad++
+			t.pooledBadFlagged += b2i(flagged)
+			if iid {
+				t.iidBadPooled++
+				t.iidBadPooledFlagged += b2i(flagged)
+			}
+		}
 	}
 	if c.DriftView != nil && !c.Extrapolating {
 		t.inSupport++
@@ -76,9 +110,16 @@ func pct(a, b int) string {
 
 func (t *supportTally) report(b *testing.B, name string) {
 	slices.Sort(t.relErr)
-	b.Logf("%s: off>40%% flagged %s; iid flagged %s, iid MSE alerts %s, iid interval holds %s; in-support interval holds %s; shifted flagged %s; drift at 0.8 sd %s; median |est/real-1| %.2f",
-		name, pct(t.badFlagged, t.bad), pct(t.iidFlagged, t.iid), pct(t.alerts, t.iid), pct(t.iidCovered, t.iid), pct(t.inCovered, t.inSupport),
+	b.Logf("%s: off>40%% flagged %s; iid flagged %s, iid MSE alerts %s, shifted MSE alerts %s, iid interval holds %s; in-support interval holds %s; shifted flagged %s; drift at 0.8 sd %s; median |est/real-1| %.2f",
+		name, pct(t.badFlagged, t.bad), pct(t.iidFlagged, t.iid), pct(t.alerts, t.iid), pct(t.shiftedAlerts, t.shifted), pct(t.iidCovered, t.iid), pct(t.inCovered, t.inSupport),
 		pct(t.shiftedFlagged, t.shifted), pct(t.shift08Drift, t.shift08), t.relErr[len(t.relErr)/2])
+	if t.pooledBad+t.iidBadOwn > 0 {
+		b.Logf("%s: iid chunks off>40%% against their own realised MSE %d/%d, flagged %s; against the draw's pooled realised MSE %d/%d, flagged %s; off>40%% flagged with iid chunks read against the pooled MSE %s",
+			name, t.iidBadOwn, t.iid, pct(t.iidBadOwnFlagged, t.iidBadOwn), t.iidBadPooled, t.iid, pct(t.iidBadPooledFlagged, t.iidBadPooled), pct(t.pooledBadFlagged, t.pooledBad))
+	}
+	if len(t.refOverPooled) > 0 {
+		b.Logf("%s: per draw, reference realised MSE / pooled iid realised MSE %.2f; mean iid estimate / pooled %.2f", name, t.refOverPooled, t.estOverPooled)
+	}
 }
 
 // supportRun fits a check model (mse fit's defaults, or objective) on ref.csv and
@@ -288,7 +329,7 @@ func BenchmarkMSEMonitorSupport(b *testing.B) {
 					g.lower, g.upper = res.LowerThreshold, res.UpperThreshold
 					feats := prodFeatures(b, fsys, res)
 					for _, c := range res.Chunks {
-						t.add(c, shifts[c.Index] == 0, shifts[c.Index] == 0.8)
+						t.add(c, shifts[c.Index] == 0, shifts[c.Index] == 0.8, math.NaN())
 						label := fmt.Sprintf("shift %.1f", shifts[c.Index])
 						g.add(label, c)
 						g.weigh(label, res, feats, c)
@@ -301,98 +342,164 @@ func BenchmarkMSEMonitorSupport(b *testing.B) {
 	}
 	for _, name := range []string{"abalone_scale", "space_ga_scale", "cpusmall_scale", "cadata", "cadata-income"} {
 		b.Run(name, func(b *testing.B) {
-			file, nref, size, cut, feature, ndraws := name, 1000, 250, 0.7, -1, draws
+			p := libsvmProtocol{file: name, nref: 1000, size: 250, cut: 0.7, feature: -1, draws: draws}
 			if name == "cadata-income" {
-				file, nref, size, cut, feature, ndraws = "cadata", 6000, 500, 0.85, 1, 6
+				p = libsvmProtocol{file: "cadata", nref: 6000, size: 500, cut: 0.85, feature: 1, draws: 6}
 			}
-			_, a, err := dataio.ReadCSV(shareddata.Path(b, "regression/"+file+".csv"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			n, d := a.Shape[0], a.Shape[1]-1
-			scale := 1.0
-			if file == "cadata" {
-				scale = 1e5
-			}
-			row := func(i int) []float64 { return a.Data[i*(d+1) : (i+1)*(d+1)] }
 			for b.Loop() {
-				var t supportTally
-				g := newGroups(b, name)
-				for seed := uint64(1); seed <= uint64(ndraws); seed++ {
-					g.draw = seed
-					r := rand.New(rand.NewPCG(seed, 34))
-					feat := feature
-					if feat < 0 {
-						feat = 1 + int(seed-1)%d
-					}
-					order := make([]int, n)
-					for i := range order {
-						order[i] = i
-					}
-					slices.SortStableFunc(order, func(p, q int) int { return cmpFloat(row(p)[feat], row(q)[feat]) })
-					cut := int(float64(n) * cut)
-					low := slices.Clone(order[:cut])
-					r.Shuffle(len(low), func(i, j int) { low[i], low[j] = low[j], low[i] })
-					ref := low[:nref]
-					iid := low[nref:]
-					iid = iid[:len(iid)/size*size]
-					prod := append(slices.Clone(iid), order[cut:]...)
-					X := mat.NewDense(nref, d+1, nil)
-					y := mat.NewVecDense(nref, nil)
-					for k, i := range ref {
-						X.Set(k, 0, 1)
-						for j := range d {
-							X.Set(k, j+1, row(i)[j+1])
-						}
-						y.SetVec(k, row(i)[0]/scale)
-					}
-					var w mat.VecDense
-					if err := w.SolveVec(X, y); err != nil {
-						b.Fatal(err)
-					}
-					table := func(rows []int) []byte {
-						var buf bytes.Buffer
-						buf.WriteString("y")
-						for j := range d {
-							fmt.Fprintf(&buf, ",f%d", j)
-						}
-						buf.WriteString(",y_pred\n")
-						for _, i := range rows {
-							f := w.AtVec(0)
-							fmt.Fprintf(&buf, "%v", row(i)[0]/scale)
-							for j, v := range row(i)[1:] {
-								f += w.AtVec(j+1) * v
-								fmt.Fprintf(&buf, ",%v", v)
-							}
-							fmt.Fprintf(&buf, ",%v\n", f)
-						}
-						return buf.Bytes()
-					}
-					fsys := fstest.MapFS{"ref.csv": {Data: table(ref)}, "prod.csv": {Data: table(prod)}}
-					nshift := (n - cut) / size
-					res := supportRun(b, fsys, size, seed, "")
-					g.lower, g.upper = res.LowerThreshold, res.UpperThreshold
-					feats := prodFeatures(b, fsys, res)
-					for _, c := range res.Chunks {
-						if c.Rows != size {
-							continue
-						}
-						iidChunk := c.End <= len(iid)
-						t.add(c, iidChunk, false)
-						label := "shifted, farther half"
-						switch k := (c.Start - len(iid)) / size; {
-						case iidChunk:
-							label = "iid"
-						case k < nshift/2:
-							label = "shifted, nearer half"
-						}
-						g.add(label, c)
-						g.weigh(label, res, feats, c)
-					}
-				}
-				t.report(b, name)
-				g.report(b, name)
+				libsvmSupport(b, name, p)
 			}
 		})
 	}
+}
+
+// BenchmarkMSEMonitorSupportReference is BenchmarkMSEMonitorSupport's
+// LIBSVM protocol on abalone, cpusmall and cadata with larger references: 2,000
+// rows, and every lower-70% row but 1,000 (4 iid chunks of 250 per
+// draw), to show at which reference size chunks off by more than 40%
+// are flagged. Run with
+//
+//	GENLENS_SHARED_DATA=/work/shared/data GENLENS_BENCH_CACHE=DIR go test ./job/msejob -run '^$' -bench MSEMonitorSupportReference -benchtime 1x -v -timeout 180m
+func BenchmarkMSEMonitorSupportReference(b *testing.B) {
+	for _, name := range []string{"abalone_scale", "cpusmall_scale", "cadata"} {
+		for _, ref := range []string{"2000", "all"} {
+			b.Run(name+"/"+ref, func(b *testing.B) {
+				p := libsvmProtocol{file: name, nref: 2000, size: 250, cut: 0.7, feature: -1, draws: 12}
+				if ref == "all" {
+					p.nref, p.iidRows = 0, 1000
+				}
+				for b.Loop() {
+					libsvmSupport(b, name+"/"+ref, p)
+				}
+			})
+		}
+	}
+}
+
+// libsvmProtocol is a LIBSVM set sorted by one feature: nref reference
+// rows at random from the lower cut of the rows (or, with iidRows, every
+// lower row but iidRows), iid chunks of size rows from the other lower
+// rows, shifted chunks from the rest; feature -1 sorts by another
+// feature in each of draws draws.
+type libsvmProtocol struct {
+	file                string
+	nref, size, iidRows int
+	cut                 float64
+	feature, draws      int
+}
+
+// libsvmSupport runs protocol p and reports it as name.
+func libsvmSupport(b *testing.B, name string, p libsvmProtocol) {
+	_, a, err := dataio.ReadCSV(shareddata.Path(b, "regression/"+p.file+".csv"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, d := a.Shape[0], a.Shape[1]-1
+	scale := 1.0
+	if p.file == "cadata" {
+		scale = 1e5
+	}
+	row := func(i int) []float64 { return a.Data[i*(d+1) : (i+1)*(d+1)] }
+	var t supportTally
+	g := newGroups(b, name)
+	for seed := uint64(1); seed <= uint64(p.draws); seed++ {
+		g.draw = seed
+		r := rand.New(rand.NewPCG(seed, 34))
+		feat := p.feature
+		if feat < 0 {
+			feat = 1 + int(seed-1)%d
+		}
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(p, q int) int { return cmpFloat(row(p)[feat], row(q)[feat]) })
+		cut := int(float64(n) * p.cut)
+		low := slices.Clone(order[:cut])
+		r.Shuffle(len(low), func(i, j int) { low[i], low[j] = low[j], low[i] })
+		nref := p.nref
+		if p.iidRows > 0 {
+			nref = len(low) - p.iidRows
+		}
+		ref := low[:nref]
+		iid := low[nref:]
+		iid = iid[:len(iid)/p.size*p.size]
+		prod := append(slices.Clone(iid), order[cut:]...)
+		X := mat.NewDense(nref, d+1, nil)
+		y := mat.NewVecDense(nref, nil)
+		for k, i := range ref {
+			X.Set(k, 0, 1)
+			for j := range d {
+				X.Set(k, j+1, row(i)[j+1])
+			}
+			y.SetVec(k, row(i)[0]/scale)
+		}
+		var w mat.VecDense
+		if err := w.SolveVec(X, y); err != nil {
+			b.Fatal(err)
+		}
+		predict := func(i int) float64 {
+			f := w.AtVec(0)
+			for j, v := range row(i)[1:] {
+				f += w.AtVec(j+1) * v
+			}
+			return f
+		}
+		table := func(rows []int) []byte {
+			var buf bytes.Buffer
+			buf.WriteString("y")
+			for j := range d {
+				fmt.Fprintf(&buf, ",f%d", j)
+			}
+			buf.WriteString(",y_pred\n")
+			for _, i := range rows {
+				fmt.Fprintf(&buf, "%v", row(i)[0]/scale)
+				for _, v := range row(i)[1:] {
+					fmt.Fprintf(&buf, ",%v", v)
+				}
+				fmt.Fprintf(&buf, ",%v\n", predict(i))
+			}
+			return buf.Bytes()
+		}
+		// The pooled realised MSE of the draw's iid rows: the expected
+		// loss under the reference distribution, which an iid chunk's
+		// estimate targets, without the chunk's own sampling noise.
+		var pooled float64
+		for _, i := range iid {
+			e := row(i)[0]/scale - predict(i)
+			pooled += e * e
+		}
+		pooled /= float64(len(iid))
+		fsys := fstest.MapFS{"ref.csv": {Data: table(ref)}, "prod.csv": {Data: table(prod)}}
+		nshift := (n - cut) / p.size
+		res := supportRun(b, fsys, p.size, seed, "")
+		g.lower, g.upper = res.LowerThreshold, res.UpperThreshold
+		feats := prodFeatures(b, fsys, res)
+		var iidEst float64
+		var iidChunks int
+		for _, c := range res.Chunks {
+			if c.Rows != p.size {
+				continue
+			}
+			iidChunk := c.End <= len(iid)
+			if iidChunk {
+				iidEst += float64(c.EstimatedMSE)
+				iidChunks++
+			}
+			t.add(c, iidChunk, false, pooled)
+			label := "shifted, farther half"
+			switch k := (c.Start - len(iid)) / p.size; {
+			case iidChunk:
+				label = "iid"
+			case k < nshift/2:
+				label = "shifted, nearer half"
+			}
+			g.add(label, c)
+			g.weigh(label, res, feats, c)
+		}
+		t.refOverPooled = append(t.refOverPooled, res.Check.Reference.RealizedMSE/pooled)
+		t.estOverPooled = append(t.estOverPooled, iidEst/float64(iidChunks)/pooled)
+	}
+	t.report(b, name)
+	g.report(b, name)
 }

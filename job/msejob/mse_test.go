@@ -463,16 +463,36 @@ func TestMSEEstimateOldModelFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The new file alerts also where an extrapolating chunk's interval
-	// reaches above the thresholds; the estimates' alerts are the same.
-	outside := 0
-	for _, c := range cur.Chunks {
-		if c.EstimatedMSE < cur.LowerThreshold || c.EstimatedMSE > cur.UpperThreshold {
-			outside++
+	// Without a calibrated interval a chunk alerts when its estimate lies
+	// outside the thresholds, as before; the new file's chunks alert by
+	// their interval (wholly beyond the thresholds, or reaching above
+	// the upper one where extrapolating).
+	outside, beyond := 0, 0
+	for i, c := range cur.Chunks {
+		est, lo, hi := c.EstimatedMSE, c.EstimateLower, c.EstimateUpper
+		out := est < cur.LowerThreshold || est > cur.UpperThreshold
+		outside += b2i(out)
+		want := lo > cur.UpperThreshold || hi < cur.LowerThreshold || (c.DriftView != nil && c.Extrapolating && hi > cur.UpperThreshold)
+		beyond += b2i(want)
+		if c.Alert != want || res.Chunks[i].Alert != out {
+			t.Errorf("chunk %d: estimate %v, interval [%v, %v], thresholds [%v, %v]: alert %v with the interval (want %v), %v without (want %v)",
+				c.Index, est, lo, hi, cur.LowerThreshold, cur.UpperThreshold, c.Alert, want, res.Chunks[i].Alert, out)
 		}
 	}
-	if res.EstimatedMSE != cur.EstimatedMSE || res.Alerts != outside || cur.Alerts < outside {
-		t.Errorf("old model file: estimate %v with %d alerts, new %v with %d (%d outside the thresholds)", res.EstimatedMSE, res.Alerts, cur.EstimatedMSE, cur.Alerts, outside)
+	// The printed summary says which rule the alerts followed.
+	for _, c := range []struct {
+		res  *EstimateResult
+		want string
+	}{{res, "alert(s): the estimate outside the thresholds"}, {cur, "alert(s): the interval (estimate_lower, estimate_upper) wholly beyond"}} {
+		var b strings.Builder
+		estimateText(&b, &req, c.res)
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("mse estimate's text lacks %q:\n%s", c.want, b.String())
+		}
+	}
+	if res.EstimatedMSE != cur.EstimatedMSE || res.Alerts != outside || cur.Alerts != beyond || outside == beyond {
+		t.Errorf("old model file: estimate %v with %d alerts, new %v with %d (%d outside the thresholds, %d by the interval; want the rules to differ here)",
+			res.EstimatedMSE, res.Alerts, cur.EstimatedMSE, cur.Alerts, outside, beyond)
 	}
 	for _, c := range res.Chunks {
 		if c.IntervalCalibrated || c.EstimateLower != c.Lower || c.EstimateUpper != c.Upper {

@@ -23,8 +23,12 @@ func estimateText(w io.Writer, _ *EstimateRequest, o *EstimateResult) {
 	if math.IsNaN(float64(o.UpperThreshold)) {
 		fmt.Fprintf(w, "thresholds: unavailable (the reference data holds %d chunk(s) of %d rows; 2 are needed)\n\n", o.ReferenceCount, o.ReferenceRows)
 	} else {
-		fmt.Fprintf(w, "thresholds: [%s, %s] for chunks of %d rows, from the reference's losses (%d chunks' worth); %d alert(s)\n\n",
-			num(float64(o.LowerThreshold)), num(float64(o.UpperThreshold)), o.ReferenceRows, o.ReferenceCount, o.Alerts)
+		rule := "the estimate outside the thresholds (the model file holds no held-out estimates to calibrate the interval)"
+		if len(o.Chunks) > 0 && o.Chunks[0].IntervalCalibrated {
+			rule = "the interval (estimate_lower, estimate_upper) wholly beyond the thresholds, or reaching above the upper one for an extrapolating chunk"
+		}
+		fmt.Fprintf(w, "thresholds: [%s, %s] for chunks of %d rows, from the reference's losses (%d chunks' worth); %d alert(s): %s\n\n",
+			num(float64(o.LowerThreshold)), num(float64(o.UpperThreshold)), o.ReferenceRows, o.ReferenceCount, o.Alerts, rule)
 	}
 	drift := o.Report != nil && o.Report.Results != nil && o.Check.Drift != nil
 	if drift {
