@@ -22,6 +22,10 @@
 // matrix times the feature map, larger kernels go through im2col; each
 // product is linalg.Sgemm in float32, so -tags openblas runs OpenBLAS's
 // SGEMM and the pure-Go build an AVX-512 or AVX2/FMA kernel, the widest the CPU has.
+// In the pure-Go build the 3×3 stride-1 convolutions of the stem and of
+// Mixed_5/6a take Winograd's F(4×4, 3×3) form (36 products of transformed
+// weights and patches), and the im2col matrices are written straight into
+// the kernel's packed panels.
 // Forward runs one image per goroutine (internal/par), each with its own
 // buffers. Against PyTorch on the shared random-weight fixture the
 // features agree to about 1e-6.

@@ -9,7 +9,8 @@
 //
 // Beside the products it holds the element-wise steps around them in
 // the networks, with AVX-512 where the CPU has it and a Go loop giving
-// the same bits elsewhere: ReLU, the Winograd transforms, Exp32 and the
+// the same bits elsewhere: ReLU, the Winograd transforms (F(2×2, 3×3) and
+// F(4×4, 3×3)), the masked rows of im2col panels, Exp32 and the
 // softmax's exponentials and column maxima, GELU, Swish (QuickGELU,
 // SiLU gates) and the column layer norm.
 //
