@@ -142,6 +142,12 @@ func (s *Service) Chunks(ctx context.Context, m records.Monitor, last, drift int
 		// Features for the last drift chunks only. A chunk's alert
 		// depends on whether it is extrapolating (monitor.Run), so a
 		// caller counting alerts over chunks asks for their drift too.
+		var release func()
+		last, drift, release, err = s.priceDrift(m, cm, last, drift)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		n, ser, err = s.LastChunks(ctx, m.ID, m.ChunkSize, last, drift)
 		if err == nil {
 			offset = n - len(ser.Estimates)
@@ -221,6 +227,34 @@ func (s *Service) Chunks(ctx context.Context, m records.Monitor, last, drift int
 		v.Total = v.Chunks[len(v.Chunks)-1].Index + 1
 	}
 	return v, nil
+}
+
+// priceDrift prices the features of the last drift chunks of a
+// chunk-size monitor (chunk size × features × 8 bytes each) against the
+// memory budget and holds them until release, as Page does for a page's
+// rows. Where fewer chunks fit than asked for, fewer are read, and last
+// shrinks with drift: a chunk's alert depends on its extrapolation, so a
+// chunk read without its features would be judged as if in support (the
+// summary then counts alerts over the chunks it read, and says how
+// many). When not even one chunk fits, the error names the chunk size.
+func (s *Service) priceDrift(m records.Monitor, cm *checkmodel.Model, last, drift int) (int, int, func(), error) {
+	features := len(cm.Columns.Features)
+	if cm.Drift == nil || drift <= 0 || features == 0 || m.ChunkSize <= 0 {
+		return last, drift, func() {}, nil
+	}
+	per := int64(m.ChunkSize) * int64(features) * 8
+	if fit := membudget.Limit() / per; fit < int64(drift) {
+		if fit < 1 {
+			return 0, 0, nil, &membudget.Error{What: "the features of the monitor's latest chunk, to evaluate its drift",
+				Rows: int64(m.ChunkSize), Cols: int64(features), Count: 1, Bytes: per, Limit: membudget.Limit()}
+		}
+		last, drift = min(last, int(fit)), int(fit)
+	}
+	release, err := membudget.Reserve("the features of the monitor's latest chunks", drift*m.ChunkSize, features, int64(drift)*per)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	return last, drift, release, nil
 }
 
 // Summary says what a monitor's chunks amount to now: its latest

@@ -8,6 +8,7 @@ import (
 
 	"github.com/genlens/genlens/internal/dbtest"
 	"github.com/genlens/genlens/job/msejob/msejobtest"
+	"github.com/genlens/genlens/membudget"
 	"github.com/genlens/genlens/monitorsvc"
 	"github.com/genlens/genlens/records"
 	"github.com/genlens/genlens/store"
@@ -63,5 +64,62 @@ func TestChunks(t *testing.T) {
 				t.Errorf("a model that does not decode: %v", err)
 			}
 		})
+	}
+}
+
+// The features of the latest chunks are priced against the memory
+// budget: where fewer chunks fit than asked for, fewer are read, each
+// with its drift (an alert depends on it), and when not one fits the
+// error says so instead of reading them anyway.
+func TestChunksPriceDrift(t *testing.T) {
+	model := msejobtest.CheckModel(t)
+	ctx := context.Background()
+	db, err := store.Open(ctx, dbtest.Backends(t)[0].DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc := monitorsvc.New(db, nil)
+	m := records.Monitor{Name: "m", Model: model, ChunkSize: 10}
+	if err := svc.CreateMonitor(ctx, &m); err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]records.Row, 55)
+	for i := range rows {
+		rows[i] = records.Row{ID: fmt.Sprint(i), Features: []float64{float64(i) / 25}, Prediction: 1, Estimate: float64(i % 3)}
+	}
+	if err := svc.InsertRows(ctx, m.ID, rows); err != nil {
+		t.Fatal(err)
+	}
+	all, err := svc.Chunks(ctx, m, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const perChunk = 10 * 1 * 8 // rows × features × 8 bytes
+	for _, c := range []struct {
+		limit int64
+		want  int // chunks evaluated
+	}{{perChunk * 10, 6}, {perChunk * 3, 3}, {perChunk, 1}} {
+		prev := membudget.SetLimit(c.limit)
+		v, err := svc.Chunks(ctx, m, 6, 6)
+		membudget.SetLimit(prev)
+		if err != nil {
+			t.Fatalf("limit %d: %v", c.limit, err)
+		}
+		if len(v.Chunks) != c.want {
+			t.Errorf("limit %d bytes: %d chunks evaluated, want %d", c.limit, len(v.Chunks), c.want)
+			continue
+		}
+		for i, ch := range v.Chunks {
+			w := all.Chunks[len(all.Chunks)-c.want+i]
+			if ch.Drift == nil || ch.Index != w.Index || ch.Alert != w.Alert || ch.Drift.Extrapolating != w.Drift.Extrapolating {
+				t.Errorf("limit %d bytes, chunk %d: %+v, want the whole view's %+v", c.limit, ch.Index, ch, w)
+			}
+		}
+	}
+	defer membudget.SetLimit(membudget.SetLimit(perChunk - 1))
+	var over *membudget.Error
+	if _, err := svc.Chunks(ctx, m, 6, 6); !errors.As(err, &over) {
+		t.Errorf("a budget below one chunk's features: %v, want a *membudget.Error", err)
 	}
 }
