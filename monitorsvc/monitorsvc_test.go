@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/genlens/genlens/internal/dbtest"
 	"github.com/genlens/genlens/job/msejob/msejobtest"
@@ -117,9 +118,45 @@ func TestChunksPriceDrift(t *testing.T) {
 			}
 		}
 	}
-	defer membudget.SetLimit(membudget.SetLimit(perChunk - 1))
+	// By period: six days of 10 rows, the last one still open.
+	p := records.Monitor{Name: "p", Model: model, Period: "day"}
+	if err := svc.CreateMonitor(ctx, &p); err != nil {
+		t.Fatal(err)
+	}
+	day0 := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -5)
+	for i := range rows {
+		rows[i].Time = day0.Add(time.Duration(i/10)*24*time.Hour + time.Duration(i%10)*time.Minute)
+	}
+	if err := svc.InsertRows(ctx, p.ID, rows); err != nil {
+		t.Fatal(err)
+	}
+	allP, err := svc.Chunks(ctx, p, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := membudget.SetLimit(perChunk * 3)
+	v, err := svc.Chunks(ctx, p, 6, 6)
+	membudget.SetLimit(prev)
+	if err != nil || len(v.Chunks) != 3 || v.Total != len(allP.Chunks) {
+		t.Fatalf("by period, 3 chunks' budget: %v, %d chunks of %d, want 3 of %d", err, len(v.Chunks), v.Total, len(allP.Chunks))
+	}
+	for i, ch := range v.Chunks {
+		w := allP.Chunks[len(allP.Chunks)-3+i]
+		if ch.Drift == nil || ch.Index != w.Index || ch.Estimate != w.Estimate || ch.Alert != w.Alert {
+			t.Errorf("by period, chunk %d: %+v, want the whole view's %+v", ch.Index, ch, w)
+		}
+	}
+
 	var over *membudget.Error
-	if _, err := svc.Chunks(ctx, m, 6, 6); !errors.As(err, &over) {
-		t.Errorf("a budget below one chunk's features: %v, want a *membudget.Error", err)
+	for _, c := range []struct {
+		mon   records.Monitor
+		limit int64
+	}{{m, perChunk - 1}, {p, 5*8 - 1}} { // p's open day holds 5 rows
+		prev := membudget.SetLimit(c.limit)
+		_, err := svc.Chunks(ctx, c.mon, 6, 6)
+		membudget.SetLimit(prev)
+		if !errors.As(err, &over) {
+			t.Errorf("%s: a budget below the latest chunk's features: %v, want a *membudget.Error", c.mon.Name, err)
+		}
 	}
 }
