@@ -125,9 +125,12 @@ const RecentChunks = 10
 //
 // With last > 0 and a monitor that chunks by size, only the last chunks
 // are read (Store.LastChunks), with the features of the last drift of
-// them; a period monitor is always read whole (its thresholds depend on
-// every chunk's size). For a chunk-size monitor the thresholds use the
-// nominal size, so they do not move while the last chunk fills. The last
+// them; of a period monitor, every row's time and estimate (its
+// thresholds depend on every chunk's size) and the features of the last
+// chunks. Either way the features are priced against the memory budget,
+// and where fewer chunks fit, fewer are evaluated. For a chunk-size
+// monitor the thresholds use the nominal size, so they do not move while
+// the last chunk fills. The last
 // chunk is incomplete when it holds fewer rows than the chunk size, or,
 // by period, while the service's clock is still inside its period.
 func (s *Service) Chunks(ctx context.Context, m records.Monitor, last, drift int) (*View, error) {
@@ -136,12 +139,24 @@ func (s *Service) Chunks(ctx context.Context, m records.Monitor, last, drift int
 		return nil, err
 	}
 	byTime := m.Period != ""
+	if last > 0 && byTime {
+		// The latest chunks' features only, priced: every row's time and
+		// estimate is read (the chunks and their thresholds depend on
+		// them all), the features of the latest chunks that fit.
+		return s.page(ctx, m, func(n int) (int, int) { return max(0, n-last), n }, true)
+	}
 	var ser *records.Series
 	n, offset := 0, 0
 	if last > 0 && !byTime {
 		// Features for the last drift chunks only. A chunk's alert
 		// depends on whether it is extrapolating (monitor.Run), so a
 		// caller counting alerts over chunks asks for their drift too.
+		var release func()
+		last, drift, release, err = s.priceDrift(m, cm, last, drift)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		n, ser, err = s.LastChunks(ctx, m.ID, m.ChunkSize, last, drift)
 		if err == nil {
 			offset = n - len(ser.Estimates)
@@ -223,6 +238,34 @@ func (s *Service) Chunks(ctx context.Context, m records.Monitor, last, drift int
 	return v, nil
 }
 
+// priceDrift prices the features of the last drift chunks of a
+// chunk-size monitor (chunk size × features × 8 bytes each) against the
+// memory budget and holds them until release, as Page does for a page's
+// rows. Where fewer chunks fit than asked for, fewer are read, and last
+// shrinks with drift: a chunk's alert depends on its extrapolation, so a
+// chunk read without its features would be judged as if in support (the
+// summary then counts alerts over the chunks it read, and says how
+// many). When not even one chunk fits, the error names the chunk size.
+func (s *Service) priceDrift(m records.Monitor, cm *checkmodel.Model, last, drift int) (int, int, func(), error) {
+	features := len(cm.Columns.Features)
+	if cm.Drift == nil || drift <= 0 || features == 0 || m.ChunkSize <= 0 {
+		return last, drift, func() {}, nil
+	}
+	per := int64(m.ChunkSize) * int64(features) * 8
+	if fit := membudget.Limit() / per; fit < int64(drift) {
+		if fit < 1 {
+			return 0, 0, nil, &membudget.Error{What: "the features of the monitor's latest chunk, to evaluate its drift",
+				Rows: int64(m.ChunkSize), Cols: int64(features), Count: 1, Bytes: per, Limit: membudget.Limit()}
+		}
+		last, drift = min(last, int(fit)), int(fit)
+	}
+	release, err := membudget.Reserve("the features of the monitor's latest chunks", drift*m.ChunkSize, features, int64(drift)*per)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	return last, drift, release, nil
+}
+
 // Summary says what a monitor's chunks amount to now: its latest
 // complete chunk (the incomplete last one, which usually holds few rows,
 // must not stand for the monitor), how many of the latest complete chunks
@@ -285,6 +328,13 @@ func (e *PageCostError) Error() string {
 // since the chunks and their median size, which the thresholds use,
 // depend on all of them.
 func (s *Service) Page(ctx context.Context, m records.Monitor, bounds func(chunks int) (lo, hi int)) (*View, error) {
+	return s.page(ctx, m, bounds, false)
+}
+
+// page is Page; with shrink, a page over the budget loses its oldest
+// chunks until it fits (the latest must fit alone), as the latest chunks
+// of a summary do.
+func (s *Service) page(ctx context.Context, m records.Monitor, bounds func(chunks int) (lo, hi int), shrink bool) (*View, error) {
 	cm, err := s.Model(&m)
 	if err != nil {
 		return nil, err
@@ -308,12 +358,19 @@ func (s *Service) Page(ctx context.Context, m records.Monitor, bounds func(chunk
 			if lo >= hi {
 				return 0, 0, nil
 			}
+			for shrink && lo < hi-1 && int64(all[hi-1].End-all[lo].Start)*int64(features)*8 > membudget.Limit() {
+				lo++
+			}
 			from, to = all[lo].Start, all[hi-1].End
 		} else {
 			lo, hi = bounds((n + m.ChunkSize - 1) / m.ChunkSize)
 			from, to = lo*m.ChunkSize, min(n, hi*m.ChunkSize)
 		}
 		need, l := int64(to-from)*int64(features)*8, membudget.Limit()
+		if need > l && shrink {
+			return 0, 0, &membudget.Error{What: "the features of the monitor's latest chunk, to evaluate its drift",
+				Rows: int64(to - from), Cols: int64(features), Count: 1, Bytes: need, Limit: l}
+		}
 		if need > l {
 			return 0, 0, &PageCostError{Chunks: hi - lo, Rows: to - from, Features: features, Bytes: need, Limit: l}
 		}

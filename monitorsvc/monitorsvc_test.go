@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/genlens/genlens/internal/dbtest"
 	"github.com/genlens/genlens/job/msejob/msejobtest"
+	"github.com/genlens/genlens/membudget"
 	"github.com/genlens/genlens/monitorsvc"
 	"github.com/genlens/genlens/records"
 	"github.com/genlens/genlens/store"
@@ -63,5 +65,98 @@ func TestChunks(t *testing.T) {
 				t.Errorf("a model that does not decode: %v", err)
 			}
 		})
+	}
+}
+
+// The features of the latest chunks are priced against the memory
+// budget: where fewer chunks fit than asked for, fewer are read, each
+// with its drift (an alert depends on it), and when not one fits the
+// error says so instead of reading them anyway.
+func TestChunksPriceDrift(t *testing.T) {
+	model := msejobtest.CheckModel(t)
+	ctx := context.Background()
+	db, err := store.Open(ctx, dbtest.Backends(t)[0].DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc := monitorsvc.New(db, nil)
+	m := records.Monitor{Name: "m", Model: model, ChunkSize: 10}
+	if err := svc.CreateMonitor(ctx, &m); err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]records.Row, 55)
+	for i := range rows {
+		rows[i] = records.Row{ID: fmt.Sprint(i), Features: []float64{float64(i) / 25}, Prediction: 1, Estimate: float64(i % 3)}
+	}
+	if err := svc.InsertRows(ctx, m.ID, rows); err != nil {
+		t.Fatal(err)
+	}
+	all, err := svc.Chunks(ctx, m, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const perChunk = 10 * 1 * 8 // rows × features × 8 bytes
+	for _, c := range []struct {
+		limit int64
+		want  int // chunks evaluated
+	}{{perChunk * 10, 6}, {perChunk * 3, 3}, {perChunk, 1}} {
+		prev := membudget.SetLimit(c.limit)
+		v, err := svc.Chunks(ctx, m, 6, 6)
+		membudget.SetLimit(prev)
+		if err != nil {
+			t.Fatalf("limit %d: %v", c.limit, err)
+		}
+		if len(v.Chunks) != c.want {
+			t.Errorf("limit %d bytes: %d chunks evaluated, want %d", c.limit, len(v.Chunks), c.want)
+			continue
+		}
+		for i, ch := range v.Chunks {
+			w := all.Chunks[len(all.Chunks)-c.want+i]
+			if ch.Drift == nil || ch.Index != w.Index || ch.Alert != w.Alert || ch.Drift.Extrapolating != w.Drift.Extrapolating {
+				t.Errorf("limit %d bytes, chunk %d: %+v, want the whole view's %+v", c.limit, ch.Index, ch, w)
+			}
+		}
+	}
+	// By period: six days of 10 rows, the last one still open.
+	p := records.Monitor{Name: "p", Model: model, Period: "day"}
+	if err := svc.CreateMonitor(ctx, &p); err != nil {
+		t.Fatal(err)
+	}
+	day0 := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -5)
+	for i := range rows {
+		rows[i].Time = day0.Add(time.Duration(i/10)*24*time.Hour + time.Duration(i%10)*time.Minute)
+	}
+	if err := svc.InsertRows(ctx, p.ID, rows); err != nil {
+		t.Fatal(err)
+	}
+	allP, err := svc.Chunks(ctx, p, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := membudget.SetLimit(perChunk * 3)
+	v, err := svc.Chunks(ctx, p, 6, 6)
+	membudget.SetLimit(prev)
+	if err != nil || len(v.Chunks) != 3 || v.Total != len(allP.Chunks) {
+		t.Fatalf("by period, 3 chunks' budget: %v, %d chunks of %d, want 3 of %d", err, len(v.Chunks), v.Total, len(allP.Chunks))
+	}
+	for i, ch := range v.Chunks {
+		w := allP.Chunks[len(allP.Chunks)-3+i]
+		if ch.Drift == nil || ch.Index != w.Index || ch.Estimate != w.Estimate || ch.Alert != w.Alert {
+			t.Errorf("by period, chunk %d: %+v, want the whole view's %+v", ch.Index, ch, w)
+		}
+	}
+
+	var over *membudget.Error
+	for _, c := range []struct {
+		mon   records.Monitor
+		limit int64
+	}{{m, perChunk - 1}, {p, 5*8 - 1}} { // p's open day holds 5 rows
+		prev := membudget.SetLimit(c.limit)
+		_, err := svc.Chunks(ctx, c.mon, 6, 6)
+		membudget.SetLimit(prev)
+		if !errors.As(err, &over) {
+			t.Errorf("%s: a budget below the latest chunk's features: %v, want a *membudget.Error", c.mon.Name, err)
+		}
 	}
 }
