@@ -9,6 +9,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,5 +202,65 @@ func TestListImagesHintsRecursive(t *testing.T) {
 	os.WriteFile(filepath.Join(none, "sub", "x.txt"), []byte("x"), 0o644)
 	if _, err := ListImages(none, false); err == nil || strings.Contains(err.Error(), "recursive") {
 		t.Errorf("no images anywhere: %v", err)
+	}
+}
+
+// TestToRGBFastPaths: the decoders' own image types, read from their
+// pixel arrays, give the bits of the generic img.At path, sub-images and
+// every chroma subsampling included, without one allocation per pixel.
+func TestToRGBFastPaths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	fill := func(p []uint8) {
+		for i := range p {
+			p[i] = uint8(rng.IntN(256))
+		}
+	}
+	r := image.Rect(0, 0, 37, 23)
+	gray := image.NewGray(r)
+	fill(gray.Pix)
+	nrgba := image.NewNRGBA(r)
+	fill(nrgba.Pix)
+	rgba := image.NewRGBA(r)
+	fill(rgba.Pix)
+	for i := 3; i < len(rgba.Pix); i += 4 { // opaque, transparent and translucent pixels
+		switch i / 4 % 3 {
+		case 0:
+			rgba.Pix[i] = 0xff
+		case 1:
+			rgba.Pix[i], rgba.Pix[i-1], rgba.Pix[i-2], rgba.Pix[i-3] = 0, 0, 0, 0
+		default:
+			a := rgba.Pix[i]
+			rgba.Pix[i-1], rgba.Pix[i-2], rgba.Pix[i-3] = min(rgba.Pix[i-1], a), min(rgba.Pix[i-2], a), min(rgba.Pix[i-3], a)
+		}
+	}
+	pal := image.NewPaletted(r, color.Palette{color.NRGBA{9, 8, 7, 255}, color.NRGBA{50, 60, 70, 10}, color.Gray{3}})
+	for i := range pal.Pix {
+		pal.Pix[i] = uint8(rng.IntN(3)) // img.At panics on an index past the palette
+	}
+	imgs := map[string]image.Image{"gray": gray, "nrgba": nrgba, "rgba": rgba, "paletted": pal}
+	for _, ratio := range []image.YCbCrSubsampleRatio{image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422,
+		image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio440, image.YCbCrSubsampleRatio411, image.YCbCrSubsampleRatio410} {
+		m := image.NewYCbCr(r, ratio)
+		fill(m.Y)
+		fill(m.Cb)
+		fill(m.Cr)
+		imgs["ycbcr "+ratio.String()] = m
+	}
+	for name, img := range imgs {
+		for _, b := range []image.Rectangle{img.Bounds(), image.Rect(3, 5, 30, 20)} {
+			if b != img.Bounds() {
+				img = img.(interface {
+					SubImage(image.Rectangle) image.Image
+				}).SubImage(b)
+			}
+			want := &RGB{H: b.Dy(), W: b.Dx(), Pix: make([]uint8, 3*b.Dx()*b.Dy())}
+			toRGBAt(img, want)
+			if got := ToRGB(img); got.H != want.H || got.W != want.W || !bytes.Equal(got.Pix, want.Pix) {
+				t.Errorf("%s %v: the fast path differs from img.At's", name, b)
+			}
+		}
+		if allocs := testing.AllocsPerRun(3, func() { ToRGB(img) }); allocs > 10 {
+			t.Errorf("%s: %v allocations for %d pixels", name, allocs, r.Dx()*r.Dy())
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package inception
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/genlens/genlens/features"
@@ -58,5 +59,24 @@ func TestResize(t *testing.T) {
 	}
 	if _, err := Preprocess(img, "bogus"); err == nil {
 		t.Error("unknown mode accepted")
+	}
+}
+
+// TestResizeTorchIdentity: at the network's own size torch's taps are
+// (i, i+1) with weights exactly (1, 0), so the resize is a copy, which
+// resizeTorch makes instead of computing them.
+func TestResizeTorchIdentity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := make([]float32, Size*Size)
+	for i := range src {
+		src[i] = float32(rng.IntN(256)) / 255
+	}
+	want, got := make([]float32, len(src)), make([]float32, len(src))
+	resizeTaps(src, Size, Size, want, Size, Size)
+	resizeTorch(src, Size, Size, got, Size, Size)
+	for i := range src {
+		if want[i] != src[i] || got[i] != src[i] {
+			t.Fatalf("value %d: taps %v, resizeTorch %v, source %v", i, want[i], got[i], src[i])
+		}
 	}
 }
