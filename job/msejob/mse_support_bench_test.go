@@ -21,8 +21,8 @@ import (
 	"github.com/genlens/genlens/job"
 )
 
-// supportTally counts, over chunks of many draws, what the done-when
-// figures of the monitoring guide (docs/monitoring-support.md) need.
+// supportTally counts, over chunks of many draws, what the figures of
+// the monitor's goals in its guide (docs/monitoring-support.md) need.
 type supportTally struct {
 	iid, iidFlagged, iidCovered     int // chunks drawn like the reference
 	bad, badFlagged                 int // chunks whose estimate is off by more than 40%
@@ -169,7 +169,7 @@ func supportRun(b *testing.B, fsys fstest.MapFS, size int, seed uint64, objectiv
 }
 
 // groupTally summarises chunks of one kind (a shift, iid or shifted)
-// over draws: the table.
+// over draws: one row of the guide's table of the monitor.
 type groupTally struct {
 	chunks, extrapolating, drift, covered, alerts int
 	ratio, thin                                   []float64
