@@ -29,16 +29,7 @@ func TestChunks(t *testing.T) {
 			defer db.Close()
 			svc := monitorsvc.New(db, nil)
 			m := records.Monitor{Name: "m", Model: model, ChunkSize: 10}
-			if err := svc.CreateMonitor(ctx, &m); err != nil {
-				t.Fatal(err)
-			}
-			rows := make([]records.Row, 25)
-			for i := range rows {
-				rows[i] = records.Row{ID: fmt.Sprint(i), Features: []float64{float64(i) / 25}, Prediction: 1, Estimate: float64(i % 3)}
-			}
-			if err := svc.InsertRows(ctx, m.ID, rows); err != nil {
-				t.Fatal(err)
-			}
+			addMonitor(t, svc, &m, toyRows(25))
 			all, err := svc.Chunks(ctx, m, 0, 2)
 			if err != nil {
 				t.Fatal(err)
@@ -82,16 +73,8 @@ func TestChunksPriceDrift(t *testing.T) {
 	defer db.Close()
 	svc := monitorsvc.New(db, nil)
 	m := records.Monitor{Name: "m", Model: model, ChunkSize: 10}
-	if err := svc.CreateMonitor(ctx, &m); err != nil {
-		t.Fatal(err)
-	}
-	rows := make([]records.Row, 55)
-	for i := range rows {
-		rows[i] = records.Row{ID: fmt.Sprint(i), Features: []float64{float64(i) / 25}, Prediction: 1, Estimate: float64(i % 3)}
-	}
-	if err := svc.InsertRows(ctx, m.ID, rows); err != nil {
-		t.Fatal(err)
-	}
+	rows := toyRows(55)
+	addMonitor(t, svc, &m, rows)
 	all, err := svc.Chunks(ctx, m, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -120,16 +103,11 @@ func TestChunksPriceDrift(t *testing.T) {
 	}
 	// By period: six days of 10 rows, the last one still open.
 	p := records.Monitor{Name: "p", Model: model, Period: "day"}
-	if err := svc.CreateMonitor(ctx, &p); err != nil {
-		t.Fatal(err)
-	}
 	day0 := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -5)
 	for i := range rows {
 		rows[i].Time = day0.Add(time.Duration(i/10)*24*time.Hour + time.Duration(i%10)*time.Minute)
 	}
-	if err := svc.InsertRows(ctx, p.ID, rows); err != nil {
-		t.Fatal(err)
-	}
+	addMonitor(t, svc, &p, rows)
 	allP, err := svc.Chunks(ctx, p, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -158,5 +136,26 @@ func TestChunksPriceDrift(t *testing.T) {
 		if !errors.As(err, &over) {
 			t.Errorf("%s: a budget below the latest chunk's features: %v, want a *membudget.Error", c.mon.Name, err)
 		}
+	}
+}
+
+// toyRows returns n rows of the toy check model's one feature.
+func toyRows(n int) []records.Row {
+	rows := make([]records.Row, n)
+	for i := range rows {
+		rows[i] = records.Row{ID: fmt.Sprint(i), Features: []float64{float64(i) / 25}, Prediction: 1, Estimate: float64(i % 3)}
+	}
+	return rows
+}
+
+// addMonitor creates m and inserts rows into it.
+func addMonitor(t *testing.T, svc *monitorsvc.Service, m *records.Monitor, rows []records.Row) {
+	t.Helper()
+	ctx := context.Background()
+	if err := svc.CreateMonitor(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.InsertRows(ctx, m.ID, rows); err != nil {
+		t.Fatal(err)
 	}
 }
