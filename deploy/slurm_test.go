@@ -45,7 +45,16 @@ func TestSlurmSubmitStats(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	conf := startSlurm(t, dir)
+	// The tasks' feature cache lives under TMPDIR, in a folder named for
+	// the job id, which every fresh cluster starts again at 1: under the
+	// machine's /tmp the tasks would read features an earlier build
+	// cached there, not compute them.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	env := append(os.Environ(),
+		"TMPDIR="+tmp,
 		"SLURM_CONF="+conf,
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"GENLENS_WEIGHTS="+weights,
