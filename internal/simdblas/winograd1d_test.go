@@ -1,0 +1,107 @@
+package simdblas
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestWinograd1D checks both one-dimensional transforms, in Go and with
+// AVX-512 where the CPU has it, against their sums in float64 for
+// every number of points, on tile counts around the groups of 16 and
+// offsets that run along rows and down columns, and the two paths
+// against each other bit for bit.
+func TestWinograd1D(t *testing.T) {
+	defer func(v bool) { winograd1dAVX512 = v }(winograd1dAVX512)
+	paths := []bool{false}
+	if hasAVX512 {
+		paths = append(paths, true)
+	}
+	for _, c := range []struct{ a, mo, n, step int }{
+		{4, 2, 1, 1}, {6, 4, 16, 1}, {8, 2, 17, 19}, {10, 4, 85, 17}, {12, 6, 37, 1}, {2, 1, 33, 5}, {9, 3, 15, 1},
+	} {
+		g := (c.n + 15) / 16
+		rng := rand.New(rand.NewPCG(uint64(c.a), uint64(c.n)))
+		// Tiles are scattered over a plane with room for every tap:
+		// offsets are distinct multiples of mo·step apart so that the
+		// outputs of distinct tiles do not overlap.
+		span := c.a * c.step
+		perm := rng.Perm(16 * g)
+		off := make([]int32, 16*g)
+		for j := range off {
+			off[j] = int32(perm[j]*span + rng.IntN(c.step))
+		}
+		src := randF32(rng, 16*g*span+span)
+		bt, at := randF32(rng, c.a*c.a), randF32(rng, c.mo*c.a)
+		ldd, ldm := 16*g+3, 16*g+5
+		m := randF32(rng, c.a*ldm)
+		m[2] = float32(math.NaN())
+		const bias = -0.25
+		var ins, outs [][]float32
+		for _, avx := range paths {
+			winograd1dAVX512 = avx
+			dst := make([]float32, c.a*ldd)
+			Winograd1DInput(bt, c.a, src, off, c.step, c.n, dst, ldd)
+			out := make([]float32, len(src))
+			Winograd1DOutput(at, c.a, c.mo, m, ldm, off, c.step, c.n, bias, out)
+			for j := range c.n {
+				for e := range c.a {
+					var want float64
+					for k := range c.a {
+						want += float64(bt[e*c.a+k]) * float64(src[int(off[j])+k*c.step])
+					}
+					if got := dst[e*ldd+j]; math.Abs(float64(got)-want) > 1e-5*(1+math.Abs(want)) {
+						t.Fatalf("input avx512=%v %+v tile %d e %d: %g, want %g", avx, c, j, e, got, want)
+					}
+				}
+				for i := range c.mo {
+					var want float64
+					for e := range c.a {
+						want += float64(at[i*c.a+e]) * float64(m[e*ldm+j])
+					}
+					want = max(want+bias, 0)
+					got := out[int(off[j])+i*c.step]
+					if j == 2 {
+						if !math.IsNaN(float64(got)) {
+							t.Fatalf("output avx512=%v %+v tile 2: %g, want NaN", avx, c, got)
+						}
+						continue
+					}
+					if math.Abs(float64(got)-want) > 1e-5*(1+math.Abs(want)) {
+						t.Fatalf("output avx512=%v %+v tile %d i %d: %g, want %g", avx, c, j, i, got, want)
+					}
+				}
+			}
+			// Nothing but the outputs is written.
+			written := 0
+			for _, v := range out {
+				if v != 0 || math.Signbit(float64(v)) {
+					written++
+				}
+			}
+			if limit := c.n * c.mo; written > limit {
+				t.Fatalf("output avx512=%v %+v: %d values written, at most %d", avx, c, written, limit)
+			}
+			ins, outs = append(ins, dst[:]), append(outs, out)
+		}
+		for p := 1; p < len(paths); p++ {
+			for e := range c.a {
+				if !slices.Equal(bits(ins[0][e*ldd:e*ldd+c.n]), bits(ins[p][e*ldd:e*ldd+c.n])) {
+					t.Fatalf("%+v: input element %d differs between Go and AVX-512", c, e)
+				}
+			}
+			if !slices.Equal(bits(outs[0]), bits(outs[p])) {
+				t.Fatalf("%+v: outputs differ between Go and AVX-512", c)
+			}
+		}
+	}
+}
+
+func bits(x []float32) []uint32 {
+	b := make([]uint32, len(x))
+	for i, v := range x {
+		b[i] = math.Float32bits(v)
+	}
+	return b
+}
