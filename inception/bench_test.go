@@ -119,6 +119,12 @@ func BenchmarkConv(b *testing.B) {
 				wg4.wg = newWinograd4(s.cout, s.cin, cv.w)
 				forms["winograd4"] = &wg4
 			}
+			if sp := (convSpec{"", s.cin, s.cout, s.kh, s.kw, s.stride, cv.ph, cv.pw}); useWinograd1D(sp) {
+				w1 := *cv
+				r := max(s.kh, s.kw)
+				w1.w1 = newWinograd1D(s.cout, s.cin, r, s.kw == 1, winograd1dForms[r], cv.w)
+				forms["winograd1d"] = &w1
+			}
 		}
 		for form, cv := range forms {
 			b.Run(s.name+"/"+form, func(b *testing.B) {

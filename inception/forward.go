@@ -85,6 +85,10 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena)
 		cv.applyWinograd(in, out, ho, wo, scratch)
 		return *dst
 	}
+	if cv.w1 != nil {
+		cv.applyWinograd1D(in, out, scratch)
+		return *dst
+	}
 	k := cv.cin * cv.kh * cv.kw
 	if cv.packed == nil {
 		// Start from the bias, then accumulate W·col on top (beta = 1).

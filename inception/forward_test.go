@@ -97,6 +97,13 @@ func TestConv(t *testing.T) {
 		{200, 190, 3, 3, 1, 1, 1, 20, 19},
 		// More output pixels than one panel of the packed product holds.
 		{2, 3, 1, 7, 1, 0, 3, 70, 71},
+		// The one-dimensional Winograd forms: tiles that wrap from one
+		// row (column) of the map to the next in a group of 16, and
+		// maps whose side is not a multiple of the tile.
+		{24, 20, 1, 7, 1, 0, 3, 17, 17},
+		{24, 20, 7, 1, 1, 3, 0, 17, 17},
+		{6, 5, 7, 1, 1, 3, 0, 12, 5},
+		{6, 5, 1, 7, 1, 0, 3, 3, 14},
 		{3, 4, 3, 3, 2, 0, 0, 131, 133},
 	} {
 		k := tc.cin * tc.kh * tc.kw
@@ -128,6 +135,12 @@ func TestConv(t *testing.T) {
 				wg4 := *cv
 				wg4.wg = newWinograd4(tc.cout, tc.cin, cv.w)
 				forms["winograd4"] = &wg4
+			}
+			if s := (convSpec{"", tc.cin, tc.cout, tc.kh, tc.kw, tc.stride, tc.ph, tc.pw}); useWinograd1D(s) {
+				w1 := *cv
+				r := max(tc.kh, tc.kw)
+				w1.w1 = newWinograd1D(tc.cout, tc.cin, r, tc.kw == 1, winograd1dForms[r], cv.w)
+				forms["winograd1d"] = &w1
 			}
 		}
 		for form, cv := range forms {
@@ -169,6 +182,9 @@ func checkConv(t *testing.T, form string, cv *conv, in fmap, got fmap, ho, wo in
 						// terms' magnitude, which a sum that nearly
 						// cancels shows: up to 1e-6 of Σ|w·x| here.
 						tol += 3e-6 * scale
+					}
+					if form == "winograd1d" {
+						tol += winograd1dTol * scale
 					}
 					if g := float64(got.d[(o*ho+oy)*wo+ox]); math.Abs(g-want) > tol {
 						t.Fatalf("%+v %s: out[%d][%d][%d] = %g, want %g", tc, form, o, oy, ox, g, want)
@@ -251,3 +267,7 @@ func TestFCBatch(t *testing.T) {
 		}
 	}
 }
+
+// winograd1dTol bounds the error of the one-dimensional Winograd forms
+// relative to Σ|w·x|.
+var winograd1dTol = 3e-6

@@ -35,6 +35,9 @@ type conv struct {
 	// wg holds the Winograd form of a 3×3 stride-1 convolution that
 	// takes it (pure-Go build), nil otherwise.
 	wg *winograd
+	// w1 holds the one-dimensional Winograd form of a 1×r or r×1
+	// convolution that takes it (pure-Go build), nil otherwise.
+	w1 *winograd1d
 }
 
 // convSpec lists one BasicConv2d of the network: its name in the state
@@ -210,10 +213,12 @@ func NewModel(file string, sd map[string]*torchfile.Tensor) (*Model, error) {
 		case !linalg.SgemmKernel(), member[s.name]:
 		case useWinograd(s):
 			c.wg = newWinograd4(s.cout, s.cin, c.w)
+		case useWinograd1D(s):
+			c.w1 = newWinograd1D(s.cout, s.cin, max(s.kh, s.kw), s.kw == 1, winograd1dForms[max(s.kh, s.kw)], c.w)
 		default:
 			c.packed = simdblas.Pack(s.cout, k, c.w, k)
 		}
-		if c.packed != nil || c.wg != nil {
+		if c.packed != nil || c.wg != nil || c.w1 != nil {
 			// The forward pass reads only the packed or transformed
 			// copy: keeping w too would hold 90 MB more live heap, which
 			// the garbage collector's headroom doubles in peak RSS.
