@@ -33,6 +33,7 @@ type winograd1dForm struct {
 // winograd1dForms lists the filter lengths that take a one-dimensional
 // form and the form each takes.
 var winograd1dForms = map[int]winograd1dForm{
+	3: {2, rats("0", "1", "-1")},
 	7: {4, rats("0", "1", "-1", "2", "-2", "1/2", "-1/2", "3/4", "-3/4")},
 }
 
