@@ -105,3 +105,30 @@ func bits(x []float32) []uint32 {
 	}
 	return b
 }
+
+// BenchmarkWinograd1D runs the transforms of one channel plane (input)
+// or output plane of a 1×7 layer of Mixed_6 in F(4, 7): 85 tiles of ten
+// points on a 17×17 map.
+func BenchmarkWinograd1D(b *testing.B) {
+	const a, mo, n, tw, pw = 10, 4, 85, 5, 26
+	rng := rand.New(rand.NewPCG(1, 2))
+	bt, at := randF32(rng, a*a), randF32(rng, mo*a)
+	src := randF32(rng, 17*pw)
+	off := make([]int32, 96)
+	offOut := make([]int32, 96)
+	for j := range n {
+		off[j], offOut[j] = int32(j/tw*pw+j%tw*mo), int32(mo*j)
+	}
+	dst := make([]float32, a*96)
+	out := make([]float32, 17*20)
+	b.Run("input", func(b *testing.B) {
+		for b.Loop() {
+			Winograd1DInput(bt, a, src, off, 1, n, dst, 96)
+		}
+	})
+	b.Run("output", func(b *testing.B) {
+		for b.Loop() {
+			Winograd1DOutput(at, a, mo, dst, 96, offOut, 1, n, 0.5, out)
+		}
+	})
+}
