@@ -4,8 +4,9 @@
 
 // The AVX-512 kernels of winograd1d.go: 16 tiles a group, one per lane,
 // their a inputs (outputs) gathered (scattered) through a vector of
-// offsets. The number of points is a run-time value: the chains of
-// products stop at it, registers Z0..Z11 holding the a values.
+// offsets. The number of points is a run-time value: each chain of
+// products stops at it (the compare and jump after every product),
+// registers Z0..Z11 holding the a values.
 
 // func winograd1dInputAVX512(bt *float32, a int, src *float32, off *int32, step, groups int, dst *float32, ldd int)
 TEXT ·winograd1dInputAVX512(SB), NOSPLIT, $0-64
@@ -19,6 +20,10 @@ TEXT ·winograd1dInputAVX512(SB), NOSPLIT, $0-64
 	MOVQ ldd+56(FP), R9
 	SHLQ $2, R9
 	VPBROADCASTD R8, Z31
+	// R13: the byte offset of row a−1 of bt.
+	LEAQ -1(BX), R13
+	IMULQ BX, R13
+	SHLQ $2, R13
 ingroup:
 	VMOVDQU32 (DX), Z30
 	KXNORW K1, K1, K1
@@ -79,59 +84,112 @@ ingroup:
 	KXNORW K1, K1, K1
 	VGATHERDPS (SI)(Z30*4), K1, Z11
 ingathered:
-	MOVQ AX, R10
-	MOVQ DI, R11
-	MOVQ BX, R12
-inrow:
-	VMULPS.BCST 0(R10), Z0, Z12
-	VMULPS.BCST 4(R10), Z1, Z13
-	VADDPS Z13, Z12, Z12
-	CMPQ BX, $2
-	JEQ inrowdone
-	VMULPS.BCST 8(R10), Z2, Z13
-	VADDPS Z13, Z12, Z12
-	CMPQ BX, $3
-	JEQ inrowdone
-	VMULPS.BCST 12(R10), Z3, Z13
-	VADDPS Z13, Z12, Z12
+	// Row 0 (the point 0): the even columns.
+	VMULPS.BCST 0(AX), Z0, Z12
 	CMPQ BX, $4
-	JEQ inrowdone
-	VMULPS.BCST 16(R10), Z4, Z13
-	VADDPS Z13, Z12, Z12
-	CMPQ BX, $5
-	JEQ inrowdone
-	VMULPS.BCST 20(R10), Z5, Z13
+	JLT inrow0
+	VMULPS.BCST 8(AX), Z2, Z13
 	VADDPS Z13, Z12, Z12
 	CMPQ BX, $6
-	JEQ inrowdone
-	VMULPS.BCST 24(R10), Z6, Z13
-	VADDPS Z13, Z12, Z12
-	CMPQ BX, $7
-	JEQ inrowdone
-	VMULPS.BCST 28(R10), Z7, Z13
+	JLT inrow0
+	VMULPS.BCST 16(AX), Z4, Z13
 	VADDPS Z13, Z12, Z12
 	CMPQ BX, $8
-	JEQ inrowdone
-	VMULPS.BCST 32(R10), Z8, Z13
-	VADDPS Z13, Z12, Z12
-	CMPQ BX, $9
-	JEQ inrowdone
-	VMULPS.BCST 36(R10), Z9, Z13
+	JLT inrow0
+	VMULPS.BCST 24(AX), Z6, Z13
 	VADDPS Z13, Z12, Z12
 	CMPQ BX, $10
-	JEQ inrowdone
+	JLT inrow0
+	VMULPS.BCST 32(AX), Z8, Z13
+	VADDPS Z13, Z12, Z12
+	CMPQ BX, $12
+	JLT inrow0
+	VMULPS.BCST 40(AX), Z10, Z13
+	VADDPS Z13, Z12, Z12
+inrow0:
+	VMOVUPS Z12, (DI)
+	// Rows 2h−1 and 2h (the points ±p): even and odd sums E and O of
+	// row 2h−1, then E + O and E − O.
+	LEAQ (AX)(BX*4), R10
+	LEAQ (DI)(R9*1), R11
+	MOVQ BX, R12
+	SUBQ $2, R12
+	SHRQ $1, R12
+inpair:
+	VMULPS.BCST 0(R10), Z0, Z12
+	CMPQ BX, $4
+	JLT inpaireven
+	VMULPS.BCST 8(R10), Z2, Z13
+	VADDPS Z13, Z12, Z12
+	CMPQ BX, $6
+	JLT inpaireven
+	VMULPS.BCST 16(R10), Z4, Z13
+	VADDPS Z13, Z12, Z12
+	CMPQ BX, $8
+	JLT inpaireven
+	VMULPS.BCST 24(R10), Z6, Z13
+	VADDPS Z13, Z12, Z12
+	CMPQ BX, $10
+	JLT inpaireven
+	VMULPS.BCST 32(R10), Z8, Z13
+	VADDPS Z13, Z12, Z12
+	CMPQ BX, $12
+	JLT inpaireven
 	VMULPS.BCST 40(R10), Z10, Z13
 	VADDPS Z13, Z12, Z12
-	CMPQ BX, $11
-	JEQ inrowdone
+inpaireven:
+	VMULPS.BCST 4(R10), Z1, Z14
+	CMPQ BX, $6
+	JLT inpairodd
+	VMULPS.BCST 12(R10), Z3, Z13
+	VADDPS Z13, Z14, Z14
+	CMPQ BX, $8
+	JLT inpairodd
+	VMULPS.BCST 20(R10), Z5, Z13
+	VADDPS Z13, Z14, Z14
+	CMPQ BX, $10
+	JLT inpairodd
+	VMULPS.BCST 28(R10), Z7, Z13
+	VADDPS Z13, Z14, Z14
+	CMPQ BX, $12
+	JLT inpairodd
+	VMULPS.BCST 36(R10), Z9, Z13
+	VADDPS Z13, Z14, Z14
+inpairodd:
+	VADDPS Z14, Z12, Z15
+	VSUBPS Z14, Z12, Z12
+	VMOVUPS Z15, (R11)
+	ADDQ R9, R11
+	VMOVUPS Z12, (R11)
+	ADDQ R9, R11
+	LEAQ (R10)(BX*8), R10
+	DECQ R12
+	JNZ inpair
+	// Row a−1 (∞): the odd columns.
+	LEAQ (AX)(R13*1), R10
+	VMULPS.BCST 4(R10), Z1, Z12
+	CMPQ BX, $4
+	JLT inrowinf
+	VMULPS.BCST 12(R10), Z3, Z13
+	VADDPS Z13, Z12, Z12
+	CMPQ BX, $6
+	JLT inrowinf
+	VMULPS.BCST 20(R10), Z5, Z13
+	VADDPS Z13, Z12, Z12
+	CMPQ BX, $8
+	JLT inrowinf
+	VMULPS.BCST 28(R10), Z7, Z13
+	VADDPS Z13, Z12, Z12
+	CMPQ BX, $10
+	JLT inrowinf
+	VMULPS.BCST 36(R10), Z9, Z13
+	VADDPS Z13, Z12, Z12
+	CMPQ BX, $12
+	JLT inrowinf
 	VMULPS.BCST 44(R10), Z11, Z13
 	VADDPS Z13, Z12, Z12
-inrowdone:
+inrowinf:
 	VMOVUPS Z12, (R11)
-	LEAQ (R10)(BX*4), R10
-	ADDQ R9, R11
-	DECQ R12
-	JNZ inrow
 	ADDQ $64, DX
 	ADDQ $64, DI
 	DECQ CX
@@ -154,6 +212,9 @@ TEXT ·winograd1dOutputAVX512(SB), NOSPLIT, $0-80
 	SHLQ $2, R9
 	VPBROADCASTD R8, Z31
 	VPXORD Z28, Z28, Z28
+	// R14: the byte offset of element a−1 (∞) of a tile's products.
+	LEAQ -1(BX), R14
+	IMULQ R9, R14
 outgroup:
 	// K2: the lanes of tiles below n.
 	MOVQ $0xffff, R10
@@ -164,101 +225,118 @@ outgroup:
 	DECQ R10
 outfull:
 	KMOVW R10, K2
+	// s0 in Z0, s∞ in Z14, and for the points ±p the sum u = s₊ + s₋
+	// in Z(2h−1) and the difference v = s₊ − s₋ in Z(2h).
+	VMOVUPS (SI), Z0
+	VMOVUPS (SI)(R14*1), Z14
 	MOVQ SI, R11
-	VMOVUPS (R11), Z0
-	CMPQ BX, $1
-	JEQ outloaded
 	ADDQ R9, R11
 	VMOVUPS (R11), Z1
-	CMPQ BX, $2
-	JEQ outloaded
 	ADDQ R9, R11
 	VMOVUPS (R11), Z2
-	CMPQ BX, $3
-	JEQ outloaded
+	VADDPS Z2, Z1, Z13
+	VSUBPS Z2, Z1, Z2
+	VMOVAPS Z13, Z1
+	CMPQ BX, $6
+	JLT outloaded
 	ADDQ R9, R11
 	VMOVUPS (R11), Z3
-	CMPQ BX, $4
-	JEQ outloaded
 	ADDQ R9, R11
 	VMOVUPS (R11), Z4
-	CMPQ BX, $5
-	JEQ outloaded
+	VADDPS Z4, Z3, Z13
+	VSUBPS Z4, Z3, Z4
+	VMOVAPS Z13, Z3
+	CMPQ BX, $8
+	JLT outloaded
 	ADDQ R9, R11
 	VMOVUPS (R11), Z5
-	CMPQ BX, $6
-	JEQ outloaded
 	ADDQ R9, R11
 	VMOVUPS (R11), Z6
-	CMPQ BX, $7
-	JEQ outloaded
+	VADDPS Z6, Z5, Z13
+	VSUBPS Z6, Z5, Z6
+	VMOVAPS Z13, Z5
+	CMPQ BX, $10
+	JLT outloaded
 	ADDQ R9, R11
 	VMOVUPS (R11), Z7
-	CMPQ BX, $8
-	JEQ outloaded
 	ADDQ R9, R11
 	VMOVUPS (R11), Z8
-	CMPQ BX, $9
-	JEQ outloaded
+	VADDPS Z8, Z7, Z13
+	VSUBPS Z8, Z7, Z8
+	VMOVAPS Z13, Z7
+	CMPQ BX, $12
+	JLT outloaded
 	ADDQ R9, R11
 	VMOVUPS (R11), Z9
-	CMPQ BX, $10
-	JEQ outloaded
 	ADDQ R9, R11
 	VMOVUPS (R11), Z10
-	CMPQ BX, $11
-	JEQ outloaded
-	ADDQ R9, R11
-	VMOVUPS (R11), Z11
+	VADDPS Z10, Z9, Z13
+	VSUBPS Z10, Z9, Z10
+	VMOVAPS Z13, Z9
 outloaded:
 	VMOVDQU32 (DX), Z30
 	MOVQ AX, R10
 	MOVQ R13, R12
 outrow:
+	// Even rows: s0 and the sums u; odd rows: the differences v.
 	VMULPS.BCST 0(R10), Z0, Z12
 	VMULPS.BCST 4(R10), Z1, Z13
 	VADDPS Z13, Z12, Z12
-	CMPQ BX, $2
-	JEQ outrowdone
-	VMULPS.BCST 8(R10), Z2, Z13
-	VADDPS Z13, Z12, Z12
-	CMPQ BX, $3
-	JEQ outrowdone
+	CMPQ BX, $6
+	JLT outsums
 	VMULPS.BCST 12(R10), Z3, Z13
 	VADDPS Z13, Z12, Z12
-	CMPQ BX, $4
-	JEQ outrowdone
-	VMULPS.BCST 16(R10), Z4, Z13
-	VADDPS Z13, Z12, Z12
-	CMPQ BX, $5
-	JEQ outrowdone
+	CMPQ BX, $8
+	JLT outsums
 	VMULPS.BCST 20(R10), Z5, Z13
 	VADDPS Z13, Z12, Z12
-	CMPQ BX, $6
-	JEQ outrowdone
-	VMULPS.BCST 24(R10), Z6, Z13
-	VADDPS Z13, Z12, Z12
-	CMPQ BX, $7
-	JEQ outrowdone
+	CMPQ BX, $10
+	JLT outsums
 	VMULPS.BCST 28(R10), Z7, Z13
 	VADDPS Z13, Z12, Z12
-	CMPQ BX, $8
-	JEQ outrowdone
-	VMULPS.BCST 32(R10), Z8, Z13
-	VADDPS Z13, Z12, Z12
-	CMPQ BX, $9
-	JEQ outrowdone
+	CMPQ BX, $12
+	JLT outsums
 	VMULPS.BCST 36(R10), Z9, Z13
 	VADDPS Z13, Z12, Z12
+outsums:
+	// The last row adds s∞; then the bias, the clamp, the scatter.
+	CMPQ R12, $1
+	JNE outevennotlast
+	VMULPS.BCST -4(R10)(BX*4), Z14, Z13
+	VADDPS Z13, Z12, Z12
+outevennotlast:
+	VADDPS Z29, Z12, Z12
+	VMAXPS Z12, Z28, Z12
+	KMOVW K2, K1
+	VSCATTERDPS Z12, K1, (DI)(Z30*4)
+	VPADDD Z31, Z30, Z30
+	LEAQ (R10)(BX*4), R10
+	DECQ R12
+	JZ outgroupdone
+	VMULPS.BCST 4(R10), Z2, Z12
+	CMPQ BX, $6
+	JLT outdiffs
+	VMULPS.BCST 12(R10), Z4, Z13
+	VADDPS Z13, Z12, Z12
+	CMPQ BX, $8
+	JLT outdiffs
+	VMULPS.BCST 20(R10), Z6, Z13
+	VADDPS Z13, Z12, Z12
 	CMPQ BX, $10
-	JEQ outrowdone
-	VMULPS.BCST 40(R10), Z10, Z13
+	JLT outdiffs
+	VMULPS.BCST 28(R10), Z8, Z13
 	VADDPS Z13, Z12, Z12
-	CMPQ BX, $11
-	JEQ outrowdone
-	VMULPS.BCST 44(R10), Z11, Z13
+	CMPQ BX, $12
+	JLT outdiffs
+	VMULPS.BCST 36(R10), Z10, Z13
 	VADDPS Z13, Z12, Z12
-outrowdone:
+outdiffs:
+	// The last row adds s∞; then the bias, the clamp, the scatter.
+	CMPQ R12, $1
+	JNE outoddnotlast
+	VMULPS.BCST -4(R10)(BX*4), Z14, Z13
+	VADDPS Z13, Z12, Z12
+outoddnotlast:
 	VADDPS Z29, Z12, Z12
 	VMAXPS Z12, Z28, Z12
 	KMOVW K2, K1
@@ -267,6 +345,7 @@ outrowdone:
 	LEAQ (R10)(BX*4), R10
 	DECQ R12
 	JNZ outrow
+outgroupdone:
 	ADDQ $64, SI
 	ADDQ $64, DX
 	SUBQ $16, CX

@@ -19,7 +19,7 @@ func TestWinograd1D(t *testing.T) {
 		paths = append(paths, true)
 	}
 	for _, c := range []struct{ a, mo, n, step int }{
-		{4, 2, 1, 1}, {6, 4, 16, 1}, {8, 2, 17, 19}, {10, 4, 85, 17}, {12, 6, 37, 1}, {2, 1, 33, 5}, {9, 3, 15, 1},
+		{4, 2, 1, 1}, {6, 4, 16, 1}, {8, 2, 17, 19}, {10, 4, 85, 17}, {12, 6, 37, 1}, {4, 3, 33, 5}, {8, 5, 15, 1},
 	} {
 		g := (c.n + 15) / 16
 		rng := rand.New(rand.NewPCG(uint64(c.a), uint64(c.n)))
@@ -33,10 +33,10 @@ func TestWinograd1D(t *testing.T) {
 			off[j] = int32(perm[j]*span + rng.IntN(c.step))
 		}
 		src := randF32(rng, 16*g*span+span)
-		bt, at := randF32(rng, c.a*c.a), randF32(rng, c.mo*c.a)
+		bt, at := symmetric1D(rng, c.a, c.mo)
 		ldd, ldm := 16*g+3, 16*g+5
 		m := randF32(rng, c.a*ldm)
-		m[2] = float32(math.NaN())
+		m[ldm+2] = float32(math.NaN()) // s₊ of tile 2, in every output
 		const bias = -0.25
 		var ins, outs [][]float32
 		for _, avx := range paths {
@@ -98,6 +98,44 @@ func TestWinograd1D(t *testing.T) {
 	}
 }
 
+// symmetric1D returns random Bᵀ and Aᵀ of the symmetric form of the
+// points 0, ±p_1, …, ±p_q, ∞ (see winograd1d.go).
+func symmetric1D(rng *rand.Rand, a, mo int) (bt, at []float32) {
+	bt, at = randF32(rng, a*a), randF32(rng, mo*a)
+	for k := range a {
+		odd := k%2 == 1
+		if odd {
+			bt[k] = 0 // row 0: even columns
+		} else {
+			bt[(a-1)*a+k] = 0 // row ∞: odd columns
+		}
+		for e := 1; e < a-1; e += 2 {
+			if k == a-1 {
+				bt[e*a+k] = 0
+			}
+			bt[(e+1)*a+k] = bt[e*a+k]
+			if odd {
+				bt[(e+1)*a+k] = -bt[e*a+k]
+			}
+		}
+	}
+	for i := range mo {
+		if i%2 == 1 {
+			at[i*a] = 0
+		}
+		if i != mo-1 {
+			at[i*a+a-1] = 0
+		}
+		for e := 1; e < a-1; e += 2 {
+			at[i*a+e+1] = at[i*a+e]
+			if i%2 == 1 {
+				at[i*a+e+1] = -at[i*a+e]
+			}
+		}
+	}
+	return bt, at
+}
+
 func bits(x []float32) []uint32 {
 	b := make([]uint32, len(x))
 	for i, v := range x {
@@ -112,7 +150,7 @@ func bits(x []float32) []uint32 {
 func BenchmarkWinograd1D(b *testing.B) {
 	const a, mo, n, tw, pw = 10, 4, 85, 5, 26
 	rng := rand.New(rand.NewPCG(1, 2))
-	bt, at := randF32(rng, a*a), randF32(rng, mo*a)
+	bt, at := symmetric1D(rng, a, mo)
 	src := randF32(rng, 17*pw)
 	off := make([]int32, 96)
 	offOut := make([]int32, 96)
