@@ -234,11 +234,22 @@ func (cv *conv) applyWinograd1D(in fmap, out []float32, scratch *[]float32) {
 	}
 	offIn, offOut := offs[:ld], offs[ld:2*ld]
 	clear(offIn)
-	for j := range n {
-		if wg.vertical {
-			ty, x := j/w, j%w
-			offIn[j], offOut[j] = int32(m*ty*pw+x), int32(m*ty*ow+x)
-		} else {
+	if wg.vertical {
+		// The columns of a row of tiles in runs of 16 first, the rest
+		// after: a group of 16 tiles side by side is loaded and stored
+		// where others are gathered and scattered (GEMM columns may come
+		// in any order).
+		j, full := 0, w/16*16
+		for _, xs := range [][2]int{{0, full}, {full, w}} {
+			for ty := range oh / m {
+				for x := xs[0]; x < xs[1]; x++ {
+					offIn[j], offOut[j] = int32(m*ty*pw+x), int32(m*ty*ow+x)
+					j++
+				}
+			}
+		}
+	} else {
+		for j := range n {
 			y, t := j/(ow/m), j%(ow/m)
 			offIn[j], offOut[j] = int32(y*pw+m*t), int32(m*j)
 		}

@@ -8,6 +8,25 @@
 // products stops at it (the compare and jump after every product),
 // registers Z0..Z11 holding the a values.
 
+// 0, 1, …, 15: the offsets of a group of tiles that lie side by side.
+DATA wino1Iota<>+0(SB)/4, $0
+DATA wino1Iota<>+4(SB)/4, $1
+DATA wino1Iota<>+8(SB)/4, $2
+DATA wino1Iota<>+12(SB)/4, $3
+DATA wino1Iota<>+16(SB)/4, $4
+DATA wino1Iota<>+20(SB)/4, $5
+DATA wino1Iota<>+24(SB)/4, $6
+DATA wino1Iota<>+28(SB)/4, $7
+DATA wino1Iota<>+32(SB)/4, $8
+DATA wino1Iota<>+36(SB)/4, $9
+DATA wino1Iota<>+40(SB)/4, $10
+DATA wino1Iota<>+44(SB)/4, $11
+DATA wino1Iota<>+48(SB)/4, $12
+DATA wino1Iota<>+52(SB)/4, $13
+DATA wino1Iota<>+56(SB)/4, $14
+DATA wino1Iota<>+60(SB)/4, $15
+GLOBL wino1Iota<>(SB), RODATA|NOPTR, $64
+
 // func winograd1dInputAVX512(bt *float32, a int, src *float32, off *int32, step, groups int, dst *float32, ldd int)
 TEXT ·winograd1dInputAVX512(SB), NOSPLIT, $0-64
 	MOVQ bt+0(FP), AX
@@ -26,6 +45,64 @@ TEXT ·winograd1dInputAVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R13
 ingroup:
 	VMOVDQU32 (DX), Z30
+	// A group of tiles at consecutive offsets (down the columns of a
+	// map) is loaded, not gathered.
+	VPBROADCASTD (DX), Z27
+	VPADDD wino1Iota<>(SB), Z27, Z27
+	VPCMPEQD Z27, Z30, K3
+	KORTESTW K3, K3
+	JCC ingather
+	MOVLQSX (DX), R14
+	LEAQ (SI)(R14*4), R14
+	MOVQ R8, R15
+	SHLQ $2, R15
+	VMOVUPS (R14), Z0
+	CMPQ BX, $1
+	JEQ ingathered
+	ADDQ R15, R14
+	VMOVUPS (R14), Z1
+	CMPQ BX, $2
+	JEQ ingathered
+	ADDQ R15, R14
+	VMOVUPS (R14), Z2
+	CMPQ BX, $3
+	JEQ ingathered
+	ADDQ R15, R14
+	VMOVUPS (R14), Z3
+	CMPQ BX, $4
+	JEQ ingathered
+	ADDQ R15, R14
+	VMOVUPS (R14), Z4
+	CMPQ BX, $5
+	JEQ ingathered
+	ADDQ R15, R14
+	VMOVUPS (R14), Z5
+	CMPQ BX, $6
+	JEQ ingathered
+	ADDQ R15, R14
+	VMOVUPS (R14), Z6
+	CMPQ BX, $7
+	JEQ ingathered
+	ADDQ R15, R14
+	VMOVUPS (R14), Z7
+	CMPQ BX, $8
+	JEQ ingathered
+	ADDQ R15, R14
+	VMOVUPS (R14), Z8
+	CMPQ BX, $9
+	JEQ ingathered
+	ADDQ R15, R14
+	VMOVUPS (R14), Z9
+	CMPQ BX, $10
+	JEQ ingathered
+	ADDQ R15, R14
+	VMOVUPS (R14), Z10
+	CMPQ BX, $11
+	JEQ ingathered
+	ADDQ R15, R14
+	VMOVUPS (R14), Z11
+	JMP ingathered
+ingather:
 	KXNORW K1, K1, K1
 	VGATHERDPS (SI)(Z30*4), K1, Z0
 	CMPQ BX, $1
@@ -211,6 +288,7 @@ TEXT ·winograd1dOutputAVX512(SB), NOSPLIT, $0-80
 	MOVQ dst+72(FP), DI
 	SHLQ $2, R9
 	VPBROADCASTD R8, Z31
+	SHLQ $2, R8
 	VPXORD Z28, Z28, Z28
 	// R14: the byte offset of element a−1 (∞) of a tile's products.
 	LEAQ -1(BX), R14
@@ -275,6 +353,13 @@ outfull:
 	VMOVAPS Z13, Z9
 outloaded:
 	VMOVDQU32 (DX), Z30
+	// K3 all set: the tiles lie side by side, and their rows are stored
+	// from R15 rather than scattered.
+	VPBROADCASTD (DX), Z27
+	VPADDD wino1Iota<>(SB), Z27, Z27
+	VPCMPEQD Z27, Z30, K3
+	MOVLQSX (DX), R15
+	LEAQ (DI)(R15*4), R15
 	MOVQ AX, R10
 	MOVQ R13, R12
 outrow:
@@ -307,8 +392,15 @@ outsums:
 outevennotlast:
 	VADDPS Z29, Z12, Z12
 	VMAXPS Z12, Z28, Z12
+	KORTESTW K3, K3
+	JCC outevenscatter
+	VMOVUPS Z12, K2, (R15)
+	JMP outevenstored
+outevenscatter:
 	KMOVW K2, K1
 	VSCATTERDPS Z12, K1, (DI)(Z30*4)
+outevenstored:
+	ADDQ R8, R15
 	VPADDD Z31, Z30, Z30
 	LEAQ (R10)(BX*4), R10
 	DECQ R12
@@ -339,8 +431,15 @@ outdiffs:
 outoddnotlast:
 	VADDPS Z29, Z12, Z12
 	VMAXPS Z12, Z28, Z12
+	KORTESTW K3, K3
+	JCC outoddscatter
+	VMOVUPS Z12, K2, (R15)
+	JMP outoddstored
+outoddscatter:
 	KMOVW K2, K1
 	VSCATTERDPS Z12, K1, (DI)(Z30*4)
+outoddstored:
+	ADDQ R8, R15
 	VPADDD Z31, Z30, Z30
 	LEAQ (R10)(BX*4), R10
 	DECQ R12

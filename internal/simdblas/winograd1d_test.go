@@ -26,13 +26,27 @@ func TestWinograd1D(t *testing.T) {
 		// Tiles are scattered over a plane with room for every tap:
 		// offsets are distinct multiples of mo·step apart so that the
 		// outputs of distinct tiles do not overlap.
-		span := c.a * c.step
+		step := c.step
+		span := c.a * step
 		perm := rng.Perm(16 * g)
+		if step > 1 {
+			// Tiles side by side, every tap a row of the plane further
+			// (the kernels load and store such groups), but for the
+			// first two, swapped, whose group is gathered.
+			step += 16 * g
+			span, perm = 1, nil
+		}
 		off := make([]int32, 16*g)
 		for j := range off {
-			off[j] = int32(perm[j]*span + rng.IntN(c.step))
+			off[j] = int32(j)
+			if perm != nil {
+				off[j] = int32(perm[j]*span + rng.IntN(step))
+			}
 		}
-		src := randF32(rng, 16*g*span+span)
+		if perm == nil && g > 1 {
+			off[0], off[1] = off[1], off[0]
+		}
+		src := randF32(rng, 16*g*c.a*step+c.a*step)
 		bt, at := symmetric1D(rng, c.a, c.mo)
 		ldd, ldm := 16*g+3, 16*g+5
 		m := randF32(rng, c.a*ldm)
@@ -42,14 +56,14 @@ func TestWinograd1D(t *testing.T) {
 		for _, avx := range paths {
 			winograd1dAVX512 = avx
 			dst := make([]float32, c.a*ldd)
-			Winograd1DInput(bt, c.a, src, off, c.step, c.n, dst, ldd)
+			Winograd1DInput(bt, c.a, src, off, step, c.n, dst, ldd)
 			out := make([]float32, len(src))
-			Winograd1DOutput(at, c.a, c.mo, m, ldm, off, c.step, c.n, bias, out)
+			Winograd1DOutput(at, c.a, c.mo, m, ldm, off, step, c.n, bias, out)
 			for j := range c.n {
 				for e := range c.a {
 					var want float64
 					for k := range c.a {
-						want += float64(bt[e*c.a+k]) * float64(src[int(off[j])+k*c.step])
+						want += float64(bt[e*c.a+k]) * float64(src[int(off[j])+k*step])
 					}
 					if got := dst[e*ldd+j]; math.Abs(float64(got)-want) > 1e-5*(1+math.Abs(want)) {
 						t.Fatalf("input avx512=%v %+v tile %d e %d: %g, want %g", avx, c, j, e, got, want)
@@ -61,7 +75,7 @@ func TestWinograd1D(t *testing.T) {
 						want += float64(at[i*c.a+e]) * float64(m[e*ldm+j])
 					}
 					want = max(want+bias, 0)
-					got := out[int(off[j])+i*c.step]
+					got := out[int(off[j])+i*step]
 					if j == 2 {
 						if !math.IsNaN(float64(got)) {
 							t.Fatalf("output avx512=%v %+v tile 2: %g, want NaN", avx, c, got)
