@@ -26,6 +26,10 @@
 // Mixed_5/6a take Winograd's F(4×4, 3×3) form (36 products of transformed
 // weights and patches), and the im2col matrices are written straight into
 // the kernel's packed panels.
+// The 1×7 and 7×1 convolutions of Mixed_6b–e and Mixed_7a take the
+// one-dimensional form F(4, 7) (10 multiplications per channel pair and
+// 4 outputs, where a direct convolution does 28), the 1×3 and 3×1 of
+// Mixed_7b/c F(2, 3).
 // Forward runs one image per goroutine (internal/par), each with its own
 // buffers. Against PyTorch on the shared random-weight fixture the
 // features agree to about 1e-6.

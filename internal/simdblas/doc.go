@@ -13,6 +13,8 @@
 // F(4×4, 3×3)), the masked rows of im2col panels, Exp32 and the
 // softmax's exponentials and column maxima, GELU, Swish (QuickGELU,
 // SiLU gates) and the column layer norm.
+// The one-dimensional Winograd transforms F(m, r) of 1×r and r×1
+// convolutions (Winograd1DInput, Winograd1DOutput) are of them too.
 //
 // Implementation plugs them in under gonum: it embeds gonum's native
 // BLAS and overrides the routines accelerated here, so gonum's LAPACK
