@@ -630,19 +630,43 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	ar := arenas.Get().(*arena)
 	scratch := &ar.scratch
 	defer func() { ar.reset(); arenas.Put(ar) }()
-	run := func(name string, in fmap) fmap { return m.convs[name].apply(in, nil, 0, scratch, ar) }
-	into := func(name string, in fmap, dst *fmap, c0 int) { m.convs[name].apply(in, dst, c0, scratch, ar) }
+	var tr layerTracer
+	if traceLayers != nil {
+		tr = traceLayers()
+		defer tr.done()
+	}
+	// mark ends a step of the pass: the time since the previous mark
+	// goes to name (when a benchmark traces the layers).
+	mark := func(name string, macs int) {
+		if tr != nil {
+			tr.layer(name, macs)
+		}
+	}
+	run := func(name string, in fmap) fmap {
+		y := m.convs[name].apply(in, nil, 0, scratch, ar)
+		mark(name, m.convs[name].macs(in))
+		return y
+	}
+	into := func(name string, in fmap, dst *fmap, c0 int) {
+		m.convs[name].apply(in, dst, c0, scratch, ar)
+		mark(name, m.convs[name].macs(in))
+	}
+	keep := func(block string, x fmap) fmap {
+		y := ar.keep(x)
+		mark(block+" (keep)", 0)
+		return y
+	}
 
 	// Block 0: 299 → 149 → 147 → 147 → max pool → 73, 64 channels.
 	x = run("Conv2d_1a_3x3", x)
-	x = ar.keep(run("Conv2d_2a_3x3", x))
+	x = keep("Conv2d_2a_3x3", run("Conv2d_2a_3x3", x))
 	x = run("Conv2d_2b_3x3", x)
-	x = ar.keep(maxPool(x, 2, 0, nil, 0, ar))
+	x = keep("MaxPool_3a", maxPool(x, 2, 0, nil, 0, ar))
 	f.Pool64 = meanPool(x)
 	// Block 1: 73 → 71 → max pool → 35, 192 channels.
 	x = run("Conv2d_3b_1x1", x)
 	x = run("Conv2d_4a_3x3", x)
-	x = ar.keep(maxPool(x, 2, 0, nil, 0, ar))
+	x = keep("MaxPool_5a", maxPool(x, 2, 0, nil, 0, ar))
 	f.Pool192 = meanPool(x)
 	if err := ctx.Err(); err != nil {
 		return f, err
@@ -656,11 +680,14 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	}{{"Mixed_5b", 32}, {"Mixed_5c", 64}, {"Mixed_5d", 64}} {
 		out := ar.fmap(224+p.pool, x.h, x.w)
 		pw := m.pointwise(p.name, x, &out, 0, scratch, ar)
+		mark(p.name+".pointwise", m.pointwiseMACs(p.name, x))
 		into(p.name+".branch5x5_2", pw[1], &out, 64)
 		t := run(p.name+".branch3x3dbl_2", pw[2])
 		into(p.name+".branch3x3dbl_3", t, &out, 128)
-		into(p.name+".branch_pool", avgPool(x, ar), &out, 224)
-		x = ar.keep(out)
+		pooled := avgPool(x, ar)
+		mark(p.name+".avg_pool", 0)
+		into(p.name+".branch_pool", pooled, &out, 224)
+		x = keep(p.name, out)
 		if err := ctx.Err(); err != nil {
 			return f, err
 		}
@@ -672,11 +699,13 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 		t := run("Mixed_6a.branch3x3dbl_2", run("Mixed_6a.branch3x3dbl_1", x))
 		into("Mixed_6a.branch3x3dbl_3", t, &out, 384)
 		maxPool(x, 2, 0, &out, 480, ar)
-		x = ar.keep(out)
+		mark("Mixed_6a.max_pool", 0)
+		x = keep("Mixed_6a", out)
 	}
 	for _, p := range []string{"Mixed_6b", "Mixed_6c", "Mixed_6d", "Mixed_6e"} {
 		out := ar.fmap(768, x.h, x.w)
 		pw := m.pointwise(p, x, &out, 0, scratch, ar)
+		mark(p+".pointwise", m.pointwiseMACs(p, x))
 		t := run(p+".branch7x7_2", pw[1])
 		into(p+".branch7x7_3", t, &out, 192)
 		t = pw[2]
@@ -684,8 +713,10 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 			t = run(p+".branch7x7dbl"+s, t)
 		}
 		into(p+".branch7x7dbl_5", t, &out, 384)
-		into(p+".branch_pool", avgPool(x, ar), &out, 576)
-		x = ar.keep(out)
+		pooled := avgPool(x, ar)
+		mark(p+".avg_pool", 0)
+		into(p+".branch_pool", pooled, &out, 576)
+		x = keep(p, out)
 		if err := ctx.Err(); err != nil {
 			return f, err
 		}
@@ -699,6 +730,7 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 		ho := outSize(x.h, 3, 2, 0)
 		out := ar.fmap(320+192+x.c, ho, ho)
 		pw := m.pointwise("Mixed_7a", x, nil, 0, scratch, ar)
+		mark("Mixed_7a.pointwise", m.pointwiseMACs("Mixed_7a", x))
 		into("Mixed_7a.branch3x3_2", pw[0], &out, 0)
 		t := pw[1]
 		for _, s := range []string{"_2", "_3"} {
@@ -706,11 +738,13 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 		}
 		into("Mixed_7a.branch7x7x3_4", t, &out, 320)
 		maxPool(x, 2, 0, &out, 512, ar)
-		x = ar.keep(out)
+		mark("Mixed_7a.max_pool", 0)
+		x = keep("Mixed_7a", out)
 	}
 	for _, p := range []string{"Mixed_7b", "Mixed_7c"} {
 		out := ar.fmap(2048, x.h, x.w)
 		pw := m.pointwise(p, x, &out, 0, scratch, ar)
+		mark(p+".pointwise", m.pointwiseMACs(p, x))
 		t := pw[1]
 		into(p+".branch3x3_2a", t, &out, 320)
 		into(p+".branch3x3_2b", t, &out, 704)
@@ -723,13 +757,15 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 		} else {
 			pooled = maxPool(x, 1, 1, nil, 0, ar)
 		}
+		mark(p+".pool", 0)
 		into(p+".branch_pool", pooled, &out, 1856)
-		x = ar.keep(out)
+		x = keep(p, out)
 		if err := ctx.Err(); err != nil {
 			return f, err
 		}
 	}
 	f.Pool2048 = meanPool(x)
+	mark("mean pools", 0)
 
 	if m.fcPacked == nil {
 		// fc: logits_unbiased = W·p, logits = W·p + b. (With the packed
@@ -773,4 +809,35 @@ func (m *Model) fcBatch(fs []Features) {
 		}
 		m.fcBias(f)
 	}
+}
+
+// layerTracer is told the end of every step of one image's forward pass
+// on the goroutine that runs it: the step's name and its multiply-adds
+// (0 for copies and pools). A benchmark uses it to time the layers of
+// the real pass; forward makes no call when traceLayers is nil.
+type layerTracer interface {
+	layer(name string, macs int)
+	done()
+}
+
+// traceLayers, when set, starts the tracer of one image's pass.
+var traceLayers func() layerTracer
+
+// macs is the multiply-adds of cv on a map of in's size.
+func (cv *conv) macs(in fmap) int {
+	ho, wo := outSize(in.h, cv.kh, cv.stride, cv.ph), outSize(in.w, cv.kw, cv.stride, cv.pw)
+	return cv.cout * cv.cin * cv.kh * cv.kw * ho * wo
+}
+
+// pointwiseMACs is the multiply-adds of block's 1×1 convolutions on x.
+func (m *Model) pointwiseMACs(block string, x fmap) int {
+	n := 0
+	for _, g := range pointwiseGroups() {
+		if g.block == block {
+			for _, name := range g.members {
+				n += m.convs[name].macs(x)
+			}
+		}
+	}
+	return n
 }

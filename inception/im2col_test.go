@@ -44,3 +44,4 @@ func TestIm2colPanelSame(t *testing.T) {
 		}
 	}
 }
+
