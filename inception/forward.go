@@ -213,7 +213,53 @@ func im2colPanel(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, nr in
 		im2colPanelSame(in, cv, dst, p0, kc, j0, nc, nr)
 		return
 	}
+	if cv.ph == 0 && cv.pw == 0 && nr <= maxNR {
+		im2colPanelValid(in, cv, wo, dst, p0, kc, j0, nc, nr)
+		return
+	}
 	im2colPanelAny(in, cv, wo, dst, p0, kc, j0, nc, nr)
+}
+
+// maxNR bounds the sliver width of im2colPanelValid.
+const maxNR = 32
+
+// im2colPanelValid is im2colPanel for an unpadded convolution (the
+// stride-2 ones of the network): every tap of every output pixel lies
+// inside the map, so row r of a sliver is the input plane of r's channel
+// read at the sliver's pixel offsets (s·oy·w + s·ox, computed once per
+// sliver) plus r's tap offset (i·w + j). The general path splits each
+// sliver at every output row and tests every tap against the map's edge,
+// which made the stride-2 layers run at half the kernel's speed.
+func im2colPanelValid(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, nr int) {
+	s, hw := cv.stride, in.h*in.w
+	var pix [maxNR]int32
+	c0, ij0 := p0/(cv.kh*cv.kw), p0%(cv.kh*cv.kw)
+	for q0 := 0; q0 < nc; q0 += nr {
+		cnt := min(nr, nc-q0)
+		oy, ox := (j0+q0)/wo, (j0+q0)%wo
+		for q := range cnt {
+			pix[q] = int32(s*oy*in.w + s*ox)
+			if ox++; ox == wo {
+				oy, ox = oy+1, 0
+			}
+		}
+		idx := pix[:cnt]
+		sl := dst[q0*kc : (q0+nr)*kc]
+		c, i, j := c0, ij0/cv.kw, ij0%cv.kw
+		for r := range kc {
+			src := in.d[c*hw+i*in.w+j:]
+			row := sl[r*nr : (r+1)*nr]
+			for q, o := range idx {
+				row[q] = src[o]
+			}
+			clear(row[cnt:])
+			if j++; j == cv.kw {
+				if j, i = 0, i+1; i == cv.kh {
+					i, c = 0, c+1
+				}
+			}
+		}
+	}
 }
 
 // im2colPanelAny is im2colPanel for any stride and padding.
