@@ -64,7 +64,33 @@ func (a *arena) keep(x fmap) fmap {
 	return y
 }
 
-var arenas = sync.Pool{New: func() any { return new(arena) }}
+// arenas holds the arenas of finished images for the next ones. It is a
+// plain list, not a sync.Pool: the garbage collector empties a pool, and
+// the next batch then faulted in (and the kernel zeroed) tens of
+// megabytes of fresh slabs per worker again. It holds at most one arena
+// per image that ran at once.
+var arenas struct {
+	mu   sync.Mutex
+	free []*arena
+}
+
+func getArena() *arena {
+	arenas.mu.Lock()
+	defer arenas.mu.Unlock()
+	if n := len(arenas.free); n > 0 {
+		a := arenas.free[n-1]
+		arenas.free = arenas.free[:n-1]
+		return a
+	}
+	return new(arena)
+}
+
+func putArena(a *arena) {
+	a.reset()
+	arenas.mu.Lock()
+	arenas.free = append(arenas.free, a)
+	arenas.mu.Unlock()
+}
 
 func (a *arena) fmap(c, h, w int) fmap { return fmap{c, h, w, a.alloc(c * h * w)} }
 
@@ -673,9 +699,9 @@ func (m *Model) pointwise(block string, x fmap, first *fmap, c0 int, scratch *[]
 func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	var f Features
 	x := fmap{3, Size, Size, img}
-	ar := arenas.Get().(*arena)
+	ar := getArena()
 	scratch := &ar.scratch
-	defer func() { ar.reset(); arenas.Put(ar) }()
+	defer putArena(ar)
 	var tr layerTracer
 	if traceLayers != nil {
 		tr = traceLayers()

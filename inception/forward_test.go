@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -249,5 +250,24 @@ func TestFCBatch(t *testing.T) {
 				t.Fatalf("image %d logit %d: unbiased %v, biased %v; want %v, %v", i, j, f.LogitsUnbiased[j], f.Logits[j], w, w+m.fcB[j])
 			}
 		}
+	}
+}
+
+// TestArenaSurvivesGC wants the arena of a finished image back for the
+// next one after garbage collections, which empty a sync.Pool: a fresh
+// arena's slabs are pages to fault in again.
+func TestArenaSurvivesGC(t *testing.T) {
+	a := getArena()
+	a.alloc(10)
+	putArena(a)
+	runtime.GC()
+	runtime.GC()
+	b := getArena()
+	defer putArena(b)
+	if b != a {
+		t.Fatal("the finished arena was not reused after a garbage collection")
+	}
+	if b.i != 0 || b.off != 0 {
+		t.Fatalf("reused arena at slab %d offset %d, want it reset", b.i, b.off)
 	}
 }
