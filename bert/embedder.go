@@ -15,6 +15,7 @@ import (
 	"github.com/genlens/genlens/fault"
 
 	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/linalg"
 	"github.com/genlens/genlens/wordpiece"
 )
 
@@ -143,13 +144,26 @@ func (e *Embedder) Dim() int { return e.dim }
 
 // Settings returns the name, the pooling and normalisation as the output
 // ("mean_pool_l2"), the hidden width, the tokenizer and the prefix as the
-// preprocessing, and the weights' SHA-256.
+// preprocessing, the weights' SHA-256 and Numerics.
 func (e *Embedder) Settings() features.Settings {
 	out := string(e.spec.Pooling) + "_pool"
 	if e.spec.Normalize {
 		out += "_l2"
 	}
-	return features.Settings{Embedder: e.spec.Name, Preprocessing: fmt.Sprintf("wordpiece prefix %q", e.prefix), Output: out, Dim: e.dim, WeightsSHA256: e.weights}
+	return features.Settings{Embedder: e.spec.Name, Preprocessing: fmt.Sprintf("wordpiece prefix %q", e.prefix), Output: out, Dim: e.dim, WeightsSHA256: e.weights,
+		Numerics: Numerics(e.spec.Name)}
+}
+
+// Arithmetic is the version of the encoders' arithmetic. It is raised
+// with every change that moves the vectors' bits (a kernel, an order of
+// summation), which TestArithmetic detects, and it keys the feature
+// cache with the BLAS backend.
+const Arithmetic = 1
+
+// Numerics names the arithmetic of encoder name in this build: its
+// Arithmetic version and linalg.Backend().
+func Numerics(name string) string {
+	return fmt.Sprintf("%s arithmetic %d on %s", name, Arithmetic, linalg.Backend())
 }
 
 // Load loads the model, once.

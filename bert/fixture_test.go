@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/goldenbits"
 	"github.com/genlens/genlens/linalg"
 	"github.com/genlens/genlens/nli"
 	"github.com/genlens/genlens/wordpiece"
@@ -207,4 +208,28 @@ func TestEmbedderRefusesOtherWidth(t *testing.T) {
 	if loads != 1 {
 		t.Errorf("loaded %d times, want once", loads)
 	}
+}
+
+// TestArithmetic fails when the encoders' output bits on the fixture
+// texts change while Arithmetic, which keys the feature cache, stays:
+// raise it and record the bits with -update-bits.
+func TestArithmetic(t *testing.T) {
+	var rows [][]float32
+	for _, c := range []struct{ dir, name, prefix string }{
+		{"e5", "e5-small-v2", "query: "},
+		{"minilm", "all-minilm-l6-v2", ""},
+	} {
+		m, err := Load("testdata/"+c.dir, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, _ := Lookup(c.name)
+		e := NewEmbedder(spec, c.prefix, m.Config().Hidden, "x", 2, func() (*Model, error) { return m, nil })
+		got, err := e.Forward(context.Background(), fixtureTexts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, got...)
+	}
+	goldenbits.Check(t, "testdata/arithmetic.golden", Arithmetic, rows)
 }

@@ -32,14 +32,24 @@ func CacheDir() (string, error) {
 }
 
 // Settings are everything besides an image that decides its features:
-// the embedder, its preprocessing, the output, the feature length and
-// the SHA-256 of the weights. They key a Cache.
+// the embedder, its preprocessing, the output, the feature length, the
+// SHA-256 of the weights and the arithmetic that computes them. They key
+// a Cache.
 type Settings struct {
 	Embedder      string // "inception-v3", "dinov2-vitl14", ...
 	Preprocessing string // "pytorch-fid", "preset dgm-eval", ...
 	Output        string // "2048", "logits_unbiased", "x_norm_clstoken", ...
 	Dim           int
 	WeightsSHA256 string
+	// Numerics names the arithmetic: the version of the network's
+	// kernels and the BLAS backend they run on ("inception-v3
+	// arithmetic 3 on simdblas (...)"). A new kernel, convolution form
+	// or backend moves features in their last bits (about 1e-7
+	// relative), far within every fidelity bar, yet a cache that mixed
+	// both would make a sharded run differ from a single pass. The cache
+	// keys on it; provenance does not record it, so that statistics of
+	// two builds still compare and merge.
+	Numerics string
 }
 
 // Cache stores the features of single images on disk, keyed by the
@@ -66,8 +76,8 @@ const cacheMagic = "GLF1"
 // OpenCache returns the cache of features computed with settings s under
 // dir (see CacheDir). It creates nothing until the first Put.
 func OpenCache(dir string, s Settings) *Cache {
-	h := sha256.Sum256(fmt.Appendf(nil, "genlens features\nembedder %s\npreprocessing %s\noutput %s\ndim %d\nweights %s\n",
-		s.Embedder, s.Preprocessing, s.Output, s.Dim, s.WeightsSHA256))
+	h := sha256.Sum256(fmt.Appendf(nil, "genlens features\nembedder %s\npreprocessing %s\noutput %s\ndim %d\nweights %s\nnumerics %s\n",
+		s.Embedder, s.Preprocessing, s.Output, s.Dim, s.WeightsSHA256, s.Numerics))
 	return &Cache{dir: filepath.Join(dir, "features", hex.EncodeToString(h[:12])), dim: s.Dim}
 }
 

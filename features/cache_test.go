@@ -47,6 +47,11 @@ func TestFeatureCache(t *testing.T) {
 		OpenCache(dir, testSettings("tf", "64", "w1")),
 		OpenCache(dir, testSettings("pytorch-fid", "192", "w1")),
 		OpenCache(dir, testSettings("pytorch-fid", "64", "w2")),
+		OpenCache(dir, func() Settings {
+			s := testSettings("pytorch-fid", "64", "w1")
+			s.Numerics = "inception-v3 arithmetic 2 on openblas"
+			return s
+		}()),
 	} {
 		if _, ok := o.Get(ka); ok || o.Dir() == c.Dir() {
 			t.Errorf("cache %s hits the entry of %s", o.Dir(), c.Dir())

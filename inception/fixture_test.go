@@ -12,6 +12,7 @@ import (
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/features"
 	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/internal/goldenbits"
 	"github.com/genlens/genlens/internal/shareddata"
 	"github.com/genlens/genlens/linalg"
 
@@ -170,4 +171,32 @@ func TestFusedPointwise(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestArithmetic fails when the network's output bits on the fixture
+// change while Arithmetic, which keys the feature cache, stays: raise
+// it and record the bits with -update-bits.
+func TestArithmetic(t *testing.T) {
+	m := randomModel(t)
+	names, err := features.ListImages(filepath.Join(shareddata.Path(t, fixtureDir), "images"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]float32
+	for _, mode := range []Mode{ModePyTorchFID, ModeTF} {
+		batch := make([][]float32, 2)
+		for i := range batch {
+			if batch[i], err = LoadImage(names[i], mode); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fs, err := m.Forward(context.Background(), batch, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			rows = append(rows, f.Pool64, f.Pool192, f.Pool768, f.Pool2048, f.Logits, f.LogitsUnbiased)
+		}
+	}
+	goldenbits.Check(t, filepath.Join("testdata", "arithmetic.golden"), Arithmetic, rows)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/goldenbits"
 )
 
 // The fixtures in testdata were made by testdata/make_fixtures.py with
@@ -153,4 +154,31 @@ func TestInterpolateReleased(t *testing.T) {
 	if diff < 1e-2 {
 		t.Errorf("scale 16/37 differs from (16+0.1)/37 by only %.3g: the fixture does not pin the offset", diff)
 	}
+}
+
+// TestArithmetic fails when the towers' output bits on the fixtures
+// change while Arithmetic, which keys the feature cache, stays: raise it
+// and record the bits with -update-bits.
+func TestArithmetic(t *testing.T) {
+	var rows [][]float32
+	for _, tc := range []struct {
+		weights, npz, key string
+		cfg               Config
+		mean, std         [3]float64
+	}{
+		{"dinov2_small.pth", "dinov2_small.npz", "images_56", smallDINO(56, false), imagenetMean, imagenetStd},
+		{"dinov2_swiglu.pth", "dinov2_swiglu.npz", "images_56", smallDINO(56, true), imagenetMean, imagenetStd},
+		{"clip_small.pth", "clip_small.npz", "images", smallCLIP(true), clipMean, clipStd},
+	} {
+		m, err := Load(filepath.Join("testdata", tc.weights), tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := m.Forward(context.Background(), fixtureInputs(t, filepath.Join("testdata", tc.npz), tc.key, tc.mean, tc.std), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, out...)
+	}
+	goldenbits.Check(t, filepath.Join("testdata", "arithmetic.golden"), Arithmetic, rows)
 }
