@@ -285,9 +285,13 @@ const maxNR = 32
 // sliver at every output row and tests every tap against the map's edge,
 // which made the stride-2 layers run at half the kernel's speed.
 func im2colPanelValid(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, nr int) {
-	s, hw := cv.stride, in.h*in.w
+	s, hw, khw := cv.stride, in.h*in.w, cv.kh*cv.kw
 	var pix [maxNR]int32
-	c0, ij0 := p0/(cv.kh*cv.kw), p0%(cv.kh*cv.kw)
+	var tapOff [maxTaps]int
+	for t := range khw {
+		tapOff[t] = t/cv.kw*in.w + t%cv.kw
+	}
+	c0, ij0 := p0/khw, p0%khw
 	for q0 := 0; q0 < nc; q0 += nr {
 		cnt := min(nr, nc-q0)
 		oy, ox := (j0+q0)/wo, (j0+q0)%wo
@@ -298,6 +302,10 @@ func im2colPanelValid(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, 
 			}
 		}
 		idx := pix[:cnt]
+		if nr == 32 && khw <= maxTaps {
+			simdblas.GatherIdx32(dst[q0*kc:], kc, in.d, c0*hw, hw, ij0, tapOff[:khw], idx)
+			continue
+		}
 		sl := dst[q0*kc : (q0+nr)*kc]
 		c, i, j := c0, ij0/cv.kw, ij0%cv.kw
 		for r := range kc {
