@@ -772,8 +772,10 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	}
 
 	// Block 0: 299 → 149 → 147 → 147 → max pool → 73, 64 channels.
+	// The stem's maps (12.5 MB up to the pool) fit in one slab: moving
+	// Conv2d_2a's output down over Conv2d_1a's would only copy 2.8 MB.
 	x = run("Conv2d_1a_3x3", x)
-	x = keep("Conv2d_2a_3x3", run("Conv2d_2a_3x3", x))
+	x = run("Conv2d_2a_3x3", x)
 	x = run("Conv2d_2b_3x3", x)
 	x = keep("MaxPool_3a", maxPool(x, 2, 0, nil, 0, ar))
 	f.Pool64 = meanPool(x)
