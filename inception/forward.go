@@ -504,6 +504,8 @@ func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
 	}
 	out := dst.d[c0*ho*wo : (c0+in.c)*ho*wo]
 	switch {
+	case stride == 2 && pad == 0 && in.h >= 3 && in.w >= 3 && in.w < 24:
+		maxPoolStride2Small(in, out, ho, wo, ar)
 	case stride == 2 && pad == 0 && in.h >= 3 && in.w >= 3:
 		maxPoolStride2(in, out, ho, wo, ar)
 	case stride == 1 && pad == 1 && in.h >= 2 && in.w >= 2:
@@ -527,6 +529,29 @@ func maxPoolStride2(in fmap, out []float32, ho, wo int, ar *arena) {
 		for oy := 0; oy < ho; oy++ {
 			r := hr[2*oy*wo:]
 			simdblas.Max3(out[(c*ho+oy)*wo:][:wo], r, r[wo:], r[2*wo:])
+		}
+	}
+}
+
+// maxPoolStride2Small is maxPoolStride2 for the narrow maps of the
+// last blocks (17 wide), whose rows of 8 outputs made it
+// one short kernel call per row: the maximum of every 3×3 window of the
+// flattened map (wrapping windows included) in two vector passes over
+// all channels at once, from which the stride-2 windows, all inside their
+// plane, are picked.
+func maxPoolStride2Small(in fmap, out []float32, ho, wo int, ar *arena) {
+	n, w, hw := len(in.d), in.w, in.h*in.w
+	hr := ar.alloc(n - 2)
+	simdblas.Max3(hr, in.d, in.d[1:], in.d[2:])
+	vr := ar.alloc(n - 2 - 2*w)
+	simdblas.Max3(vr, hr, hr[w:], hr[2*w:])
+	for c := range in.c {
+		for oy := range ho {
+			src := vr[c*hw+2*oy*w:][:2*wo-1]
+			dst := out[(c*ho+oy)*wo:][:wo]
+			for ox := range dst {
+				dst[ox] = src[2*ox]
+			}
 		}
 	}
 }
