@@ -15,7 +15,7 @@ const Name = "inception-v3"
 // with every change that moves the features' bits (a kernel, a
 // convolution's form, an order of summation), which TestArithmetic
 // detects, and it keys the feature cache with the BLAS backend.
-const Arithmetic = 2
+const Arithmetic = 3
 
 // Numerics names the arithmetic of this build: the network, its
 // Arithmetic version and linalg.Backend().

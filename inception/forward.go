@@ -64,7 +64,33 @@ func (a *arena) keep(x fmap) fmap {
 	return y
 }
 
-var arenas = sync.Pool{New: func() any { return new(arena) }}
+// arenas holds the arenas of finished images for the next ones. It is a
+// plain list, not a sync.Pool: the garbage collector empties a pool, and
+// the next batch then faulted in (and the kernel zeroed) tens of
+// megabytes of fresh slabs per worker again. It holds at most one arena
+// per image that ran at once.
+var arenas struct {
+	mu   sync.Mutex
+	free []*arena
+}
+
+func getArena() *arena {
+	arenas.mu.Lock()
+	defer arenas.mu.Unlock()
+	if n := len(arenas.free); n > 0 {
+		a := arenas.free[n-1]
+		arenas.free = arenas.free[:n-1]
+		return a
+	}
+	return new(arena)
+}
+
+func putArena(a *arena) {
+	a.reset()
+	arenas.mu.Lock()
+	arenas.free = append(arenas.free, a)
+	arenas.mu.Unlock()
+}
 
 func (a *arena) fmap(c, h, w int) fmap { return fmap{c, h, w, a.alloc(c * h * w)} }
 
@@ -131,6 +157,34 @@ func (cv *conv) apply(in fmap, dst *fmap, c0 int, scratch *[]float32, ar *arena)
 		simdblas.ReLU(out)
 	}
 	return *dst
+}
+
+// applyAvgPooled is apply (ReLU included) on the average pool of in,
+// for a 1×1 convolution: computed as ReLU(avgpool(W·in) + b), which is
+// ReLU(W·avgpool(in) + b) because both the pool and the convolution are
+// linear and the pool's mean of the constant b is b. The pool branches
+// of the network have fewer output than input channels (32 of 192 in
+// Mixed_5b, 192 of 768 in Mixed_6), so pooling after the product pools a
+// quarter to a sixth of the channels. The sums differ from the pool-first
+// order's by rounding only.
+func (cv *conv) applyAvgPooled(in fmap, dst *fmap, c0 int, ar *arena) {
+	n := in.h * in.w
+	t := ar.fmap(cv.cout, in.h, in.w)
+	if cv.packed != nil {
+		zero := ar.alloc(cv.cout)
+		clear(zero)
+		simdblas.MulPackedBias(cv.packed, n, in.d, n, zero, t.d, n, false)
+	} else {
+		linalg.Sgemm(false, false, cv.cout, n, cv.cin, 1, cv.w, cv.cin, in.d, n, 0, t.d, n)
+	}
+	p := avgPool(t, ar)
+	out := dst.d[c0*n : (c0+cv.cout)*n]
+	for o, b := range cv.b[:cv.cout] {
+		src, row := p.d[o*n:(o+1)*n], out[o*n:(o+1)*n]
+		for j, v := range src {
+			row[j] = max(v+b, 0)
+		}
+	}
 }
 
 // colBlock bounds one band of the im2col matrix, in values (512 KB).
@@ -217,7 +271,61 @@ func im2colPanel(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, nr in
 		im2colPanelSame(in, cv, dst, p0, kc, j0, nc, nr)
 		return
 	}
+	if cv.ph == 0 && cv.pw == 0 && nr <= maxNR {
+		im2colPanelValid(in, cv, wo, dst, p0, kc, j0, nc, nr)
+		return
+	}
 	im2colPanelAny(in, cv, wo, dst, p0, kc, j0, nc, nr)
+}
+
+// maxNR bounds the sliver width of im2colPanelValid.
+const maxNR = 32
+
+// im2colPanelValid is im2colPanel for an unpadded convolution (the
+// stride-2 ones of the network): every tap of every output pixel lies
+// inside the map, so row r of a sliver is the input plane of r's channel
+// read at the sliver's pixel offsets (s·oy·w + s·ox, computed once per
+// sliver) plus r's tap offset (i·w + j). The general path splits each
+// sliver at every output row and tests every tap against the map's edge,
+// which made the stride-2 layers run at half the kernel's speed.
+func im2colPanelValid(in fmap, cv *conv, wo int, dst []float32, p0, kc, j0, nc, nr int) {
+	s, hw, khw := cv.stride, in.h*in.w, cv.kh*cv.kw
+	var pix [maxNR]int32
+	var tapOff [maxTaps]int
+	for t := range khw {
+		tapOff[t] = t/cv.kw*in.w + t%cv.kw
+	}
+	c0, ij0 := p0/khw, p0%khw
+	for q0 := 0; q0 < nc; q0 += nr {
+		cnt := min(nr, nc-q0)
+		oy, ox := (j0+q0)/wo, (j0+q0)%wo
+		for q := range cnt {
+			pix[q] = int32(s*oy*in.w + s*ox)
+			if ox++; ox == wo {
+				oy, ox = oy+1, 0
+			}
+		}
+		idx := pix[:cnt]
+		if nr == 32 && khw <= maxTaps {
+			simdblas.GatherIdx32(dst[q0*kc:], kc, in.d, c0*hw, hw, ij0, tapOff[:khw], idx)
+			continue
+		}
+		sl := dst[q0*kc : (q0+nr)*kc]
+		c, i, j := c0, ij0/cv.kw, ij0%cv.kw
+		for r := range kc {
+			src := in.d[c*hw+i*in.w+j:]
+			row := sl[r*nr : (r+1)*nr]
+			for q, o := range idx {
+				row[q] = src[o]
+			}
+			clear(row[cnt:])
+			if j++; j == cv.kw {
+				if j, i = 0, i+1; i == cv.kh {
+					i, c = 0, c+1
+				}
+			}
+		}
+	}
 }
 
 // im2colPanelAny is im2colPanel for any stride and padding.
@@ -400,6 +508,8 @@ func maxPool(in fmap, stride, pad int, dst *fmap, c0 int, ar *arena) fmap {
 	}
 	out := dst.d[c0*ho*wo : (c0+in.c)*ho*wo]
 	switch {
+	case stride == 2 && pad == 0 && in.h >= 3 && in.w >= 3 && in.w < 24:
+		maxPoolStride2Small(in, out, ho, wo, ar)
 	case stride == 2 && pad == 0 && in.h >= 3 && in.w >= 3:
 		maxPoolStride2(in, out, ho, wo, ar)
 	case stride == 1 && pad == 1 && in.h >= 2 && in.w >= 2:
@@ -423,6 +533,29 @@ func maxPoolStride2(in fmap, out []float32, ho, wo int, ar *arena) {
 		for oy := 0; oy < ho; oy++ {
 			r := hr[2*oy*wo:]
 			simdblas.Max3(out[(c*ho+oy)*wo:][:wo], r, r[wo:], r[2*wo:])
+		}
+	}
+}
+
+// maxPoolStride2Small is maxPoolStride2 for the 17-wide map of Mixed_7a,
+// whose rows of 8 outputs made that one short kernel call per row: the
+// maximum of every 3×3 window of the flattened map (wrapping windows
+// included) in two vector passes over all channels at once, from which
+// the stride-2 windows, all inside their plane, are picked. (On the
+// 35-wide map the two passes' 2.8 MB cost more than the calls.)
+func maxPoolStride2Small(in fmap, out []float32, ho, wo int, ar *arena) {
+	n, w, hw := len(in.d), in.w, in.h*in.w
+	hr := ar.alloc(n - 2)
+	simdblas.Max3(hr, in.d, in.d[1:], in.d[2:])
+	vr := ar.alloc(n - 2 - 2*w)
+	simdblas.Max3(vr, hr, hr[w:], hr[2*w:])
+	for c := range in.c {
+		for oy := range ho {
+			src := vr[c*hw+2*oy*w:][:2*wo-1]
+			dst := out[(c*ho+oy)*wo:][:wo]
+			for ox := range dst {
+				dst[ox] = src[2*ox]
+			}
 		}
 	}
 }
@@ -631,22 +764,54 @@ func (m *Model) pointwise(block string, x fmap, first *fmap, c0 int, scratch *[]
 func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	var f Features
 	x := fmap{3, Size, Size, img}
-	ar := arenas.Get().(*arena)
+	ar := getArena()
 	scratch := &ar.scratch
-	defer func() { ar.reset(); arenas.Put(ar) }()
-	run := func(name string, in fmap) fmap { return m.convs[name].apply(in, nil, 0, scratch, ar) }
-	into := func(name string, in fmap, dst *fmap, c0 int) { m.convs[name].apply(in, dst, c0, scratch, ar) }
+	defer putArena(ar)
+	var tr layerTracer
+	if traceLayers != nil {
+		tr = traceLayers()
+		defer tr.done()
+	}
+	// mark ends a step of the pass: the time since the previous mark
+	// goes to name (when a benchmark traces the layers).
+	mark := func(name string, macs int) {
+		if tr != nil {
+			tr.layer(name, macs)
+		}
+	}
+	run := func(name string, in fmap) fmap {
+		y := m.convs[name].apply(in, nil, 0, scratch, ar)
+		mark(name, m.convs[name].macs(in))
+		return y
+	}
+	into := func(name string, in fmap, dst *fmap, c0 int) {
+		m.convs[name].apply(in, dst, c0, scratch, ar)
+		mark(name, m.convs[name].macs(in))
+	}
+	// pooledInto runs a pool branch: the average pool, then the named
+	// 1×1 convolution.
+	pooledInto := func(name string, in fmap, dst *fmap, c0 int) {
+		m.convs[name].applyAvgPooled(in, dst, c0, ar)
+		mark(name+" (with avg pool)", m.convs[name].macs(in))
+	}
+	keep := func(block string, x fmap) fmap {
+		y := ar.keep(x)
+		mark(block+" (keep)", 0)
+		return y
+	}
 
 	// Block 0: 299 → 149 → 147 → 147 → max pool → 73, 64 channels.
+	// The stem's maps (12.5 MB up to the pool) fit in one slab: moving
+	// Conv2d_2a's output down over Conv2d_1a's would only copy 2.8 MB.
 	x = run("Conv2d_1a_3x3", x)
-	x = ar.keep(run("Conv2d_2a_3x3", x))
+	x = run("Conv2d_2a_3x3", x)
 	x = run("Conv2d_2b_3x3", x)
-	x = ar.keep(maxPool(x, 2, 0, nil, 0, ar))
+	x = keep("MaxPool_3a", maxPool(x, 2, 0, nil, 0, ar))
 	f.Pool64 = meanPool(x)
 	// Block 1: 73 → 71 → max pool → 35, 192 channels.
 	x = run("Conv2d_3b_1x1", x)
 	x = run("Conv2d_4a_3x3", x)
-	x = ar.keep(maxPool(x, 2, 0, nil, 0, ar))
+	x = keep("MaxPool_5a", maxPool(x, 2, 0, nil, 0, ar))
 	f.Pool192 = meanPool(x)
 	if err := ctx.Err(); err != nil {
 		return f, err
@@ -660,11 +825,12 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	}{{"Mixed_5b", 32}, {"Mixed_5c", 64}, {"Mixed_5d", 64}} {
 		out := ar.fmap(224+p.pool, x.h, x.w)
 		pw := m.pointwise(p.name, x, &out, 0, scratch, ar)
+		mark(p.name+".pointwise", m.pointwiseMACs(p.name, x))
 		into(p.name+".branch5x5_2", pw[1], &out, 64)
 		t := run(p.name+".branch3x3dbl_2", pw[2])
 		into(p.name+".branch3x3dbl_3", t, &out, 128)
-		into(p.name+".branch_pool", avgPool(x, ar), &out, 224)
-		x = ar.keep(out)
+		pooledInto(p.name+".branch_pool", x, &out, 224)
+		x = keep(p.name, out)
 		if err := ctx.Err(); err != nil {
 			return f, err
 		}
@@ -676,11 +842,13 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 		t := run("Mixed_6a.branch3x3dbl_2", run("Mixed_6a.branch3x3dbl_1", x))
 		into("Mixed_6a.branch3x3dbl_3", t, &out, 384)
 		maxPool(x, 2, 0, &out, 480, ar)
-		x = ar.keep(out)
+		mark("Mixed_6a.max_pool", 0)
+		x = keep("Mixed_6a", out)
 	}
 	for _, p := range []string{"Mixed_6b", "Mixed_6c", "Mixed_6d", "Mixed_6e"} {
 		out := ar.fmap(768, x.h, x.w)
 		pw := m.pointwise(p, x, &out, 0, scratch, ar)
+		mark(p+".pointwise", m.pointwiseMACs(p, x))
 		t := run(p+".branch7x7_2", pw[1])
 		into(p+".branch7x7_3", t, &out, 192)
 		t = pw[2]
@@ -688,8 +856,8 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 			t = run(p+".branch7x7dbl"+s, t)
 		}
 		into(p+".branch7x7dbl_5", t, &out, 384)
-		into(p+".branch_pool", avgPool(x, ar), &out, 576)
-		x = ar.keep(out)
+		pooledInto(p+".branch_pool", x, &out, 576)
+		x = keep(p, out)
 		if err := ctx.Err(); err != nil {
 			return f, err
 		}
@@ -703,6 +871,7 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 		ho := outSize(x.h, 3, 2, 0)
 		out := ar.fmap(320+192+x.c, ho, ho)
 		pw := m.pointwise("Mixed_7a", x, nil, 0, scratch, ar)
+		mark("Mixed_7a.pointwise", m.pointwiseMACs("Mixed_7a", x))
 		into("Mixed_7a.branch3x3_2", pw[0], &out, 0)
 		t := pw[1]
 		for _, s := range []string{"_2", "_3"} {
@@ -710,30 +879,33 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 		}
 		into("Mixed_7a.branch7x7x3_4", t, &out, 320)
 		maxPool(x, 2, 0, &out, 512, ar)
-		x = ar.keep(out)
+		mark("Mixed_7a.max_pool", 0)
+		x = keep("Mixed_7a", out)
 	}
 	for _, p := range []string{"Mixed_7b", "Mixed_7c"} {
 		out := ar.fmap(2048, x.h, x.w)
 		pw := m.pointwise(p, x, &out, 0, scratch, ar)
+		mark(p+".pointwise", m.pointwiseMACs(p, x))
 		t := pw[1]
 		into(p+".branch3x3_2a", t, &out, 320)
 		into(p+".branch3x3_2b", t, &out, 704)
 		t = run(p+".branch3x3dbl_2", pw[2])
 		into(p+".branch3x3dbl_3a", t, &out, 1088)
 		into(p+".branch3x3dbl_3b", t, &out, 1472)
-		var pooled fmap
 		if p == "Mixed_7b" {
-			pooled = avgPool(x, ar)
+			pooledInto(p+".branch_pool", x, &out, 1856)
 		} else {
-			pooled = maxPool(x, 1, 1, nil, 0, ar)
+			pooled := maxPool(x, 1, 1, nil, 0, ar)
+			mark(p+".max_pool", 0)
+			into(p+".branch_pool", pooled, &out, 1856)
 		}
-		into(p+".branch_pool", pooled, &out, 1856)
-		x = ar.keep(out)
+		x = keep(p, out)
 		if err := ctx.Err(); err != nil {
 			return f, err
 		}
 	}
 	f.Pool2048 = meanPool(x)
+	mark("mean pools", 0)
 
 	if m.fcPacked == nil {
 		// fc: logits_unbiased = W·p, logits = W·p + b. (With the packed
@@ -777,4 +949,35 @@ func (m *Model) fcBatch(fs []Features) {
 		}
 		m.fcBias(f)
 	}
+}
+
+// layerTracer is told the end of every step of one image's forward pass
+// on the goroutine that runs it: the step's name and its multiply-adds
+// (0 for copies and pools). A benchmark uses it to time the layers of
+// the real pass; forward makes no call when traceLayers is nil.
+type layerTracer interface {
+	layer(name string, macs int)
+	done()
+}
+
+// traceLayers, when set, starts the tracer of one image's pass.
+var traceLayers func() layerTracer
+
+// macs is the multiply-adds of cv on a map of in's size.
+func (cv *conv) macs(in fmap) int {
+	ho, wo := outSize(in.h, cv.kh, cv.stride, cv.ph), outSize(in.w, cv.kw, cv.stride, cv.pw)
+	return cv.cout * cv.cin * cv.kh * cv.kw * ho * wo
+}
+
+// pointwiseMACs is the multiply-adds of block's 1×1 convolutions on x.
+func (m *Model) pointwiseMACs(block string, x fmap) int {
+	n := 0
+	for _, g := range pointwiseGroups() {
+		if g.block == block {
+			for _, name := range g.members {
+				n += m.convs[name].macs(x)
+			}
+		}
+	}
+	return n
 }

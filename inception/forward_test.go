@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -275,3 +276,62 @@ func TestFCBatch(t *testing.T) {
 // relative to Σ|w·x|: F(4, 7)'s ten points give transforms with
 // coefficients up to 8.2 (measured: 6e-7 of Σ|w·x| on 160 channels).
 const winograd1dTol = 3e-6
+
+// TestArenaSurvivesGC wants the arena of a finished image back for the
+// next one after garbage collections, which empty a sync.Pool: a fresh
+// arena's slabs are pages to fault in again.
+func TestArenaSurvivesGC(t *testing.T) {
+	a := getArena()
+	a.alloc(10)
+	putArena(a)
+	runtime.GC()
+	runtime.GC()
+	b := getArena()
+	defer putArena(b)
+	if b != a {
+		t.Fatal("the finished arena was not reused after a garbage collection")
+	}
+	if b.i != 0 || b.off != 0 {
+		t.Fatalf("reused arena at slab %d offset %d, want it reset", b.i, b.off)
+	}
+}
+
+// TestAvgPooledConv wants the pool branch computed product first
+// (applyAvgPooled) to match the 1×1 convolution of the pooled map, to
+// rounding, with the packed weights and without, on the map sizes of the
+// network's pool branches.
+func TestAvgPooledConv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct{ cin, cout, hw int }{{192, 32, 35}, {768, 192, 17}, {1280, 192, 8}, {5, 3, 2}} {
+		cv := &conv{cin: tc.cin, cout: tc.cout, kh: 1, kw: 1, stride: 1, w: make([]float32, tc.cout*tc.cin), b: make([]float32, tc.cout)}
+		for i := range cv.w {
+			cv.w[i] = float32(rng.NormFloat64() * 0.1)
+		}
+		for i := range cv.b {
+			cv.b[i] = float32(rng.NormFloat64())
+		}
+		in := fmap{tc.cin, tc.hw, tc.hw, make([]float32, tc.cin*tc.hw*tc.hw)}
+		for i := range in.d {
+			in.d[i] = float32(rng.NormFloat64())
+		}
+		forms := map[string]*conv{"sgemm": cv}
+		if linalg.SgemmKernel() {
+			p := *cv
+			p.packed = simdblas.Pack(tc.cout, tc.cin, cv.w, tc.cin)
+			forms["packed"] = &p
+		}
+		for form, cv := range forms {
+			ar := new(arena)
+			var scratch []float32
+			want := cv.apply(avgPool(in, ar), nil, 0, &scratch, ar)
+			got := fmap{tc.cout + 2, tc.hw, tc.hw, make([]float32, (tc.cout+2)*tc.hw*tc.hw)}
+			cv.applyAvgPooled(in, &got, 1, ar)
+			n := tc.hw * tc.hw
+			for i, w := range want.d {
+				if g := got.d[n+i]; math.Abs(float64(g-w)) > 1e-5*(1+math.Abs(float64(w))) {
+					t.Fatalf("%+v %s: value %d = %v, the pooled map's convolution %v", tc, form, i, g, w)
+				}
+			}
+		}
+	}
+}
