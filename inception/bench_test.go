@@ -113,9 +113,6 @@ func BenchmarkConv(b *testing.B) {
 			p.packed = simdblas.Pack(s.cout, k, cv.w, k)
 			forms["im2col"] = &p
 			if s.kh == 3 && s.kw == 3 && s.stride == 1 {
-				wg := *cv
-				wg.wg = newWinograd(s.cout, s.cin, cv.w)
-				forms["winograd"] = &wg
 				wg4 := *cv
 				wg4.wg = newWinograd4(s.cout, s.cin, cv.w)
 				forms["winograd4"] = &wg4

@@ -125,17 +125,14 @@ func TestConv(t *testing.T) {
 		}
 		ho, wo := outSize(tc.h, tc.kh, tc.stride, tc.ph), outSize(tc.w, tc.kw, tc.stride, tc.pw)
 		// Each form the network may use: the weights as they are (the
-		// OpenBLAS build), packed for the pure-Go kernel, and the two
-		// Winograd forms of 3×3 stride-1 convolutions.
+		// OpenBLAS build), packed for the pure-Go kernel, and the
+		// Winograd form of 3×3 stride-1 convolutions.
 		forms := map[string]*conv{"plain": cv}
 		if linalg.SgemmKernel() {
 			p := *cv
 			p.packed = simdblas.Pack(tc.cout, k, cv.w, k)
 			forms["packed"] = &p
 			if tc.kh == 3 && tc.kw == 3 && tc.stride == 1 {
-				wg := *cv
-				wg.wg = newWinograd(tc.cout, tc.cin, cv.w)
-				forms["winograd"] = &wg
 				wg4 := *cv
 				wg4.wg = newWinograd4(tc.cout, tc.cin, cv.w)
 				forms["winograd4"] = &wg4

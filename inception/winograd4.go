@@ -49,7 +49,7 @@ func newWinograd4(cout, cin int, w []float32) *winograd {
 			}
 		}
 	}
-	return packWinograd(4, cout, cin, u)
+	return packWinograd(cout, cin, u)
 }
 
 // winograd4Buf bounds the transformed patches and products of one band
@@ -59,10 +59,11 @@ func newWinograd4(cout, cin int, w []float32) *winograd {
 // no faster than 4 MB).
 const winograd4Buf = 1 << 20
 
-// applyWinograd4 is applyWinograd for F(4×4, 3×3): on bands of rows of
-// 4×4 output blocks, the transformed patches of a band (36 matrices
-// cin × blocks), the 36 products, then the output blocks.
-func (cv *conv) applyWinograd4(in fmap, out []float32, ho, wo int, scratch *[]float32) {
+// applyWinograd computes out = ReLU(conv(in) + b) for cv (3×3, stride
+// 1, padding ph = pw), out being cout planes of ho×wo. It works on bands
+// of rows of 4×4 output blocks: the transformed patches of a band (36
+// matrices cin × blocks), the 36 products, then the output blocks.
+func (cv *conv) applyWinograd(in fmap, out []float32, ho, wo int, scratch *[]float32) {
 	pad := cv.ph
 	th, tw := (ho+3)/4, (wo+3)/4
 	g := (tw + 15) / 16 // groups of 16 blocks in a row

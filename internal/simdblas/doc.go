@@ -9,12 +9,11 @@
 //
 // Beside the products it holds the element-wise steps around them in
 // the networks, with AVX-512 where the CPU has it and a Go loop giving
-// the same bits elsewhere: ReLU, the Winograd transforms (F(2×2, 3×3) and
-// F(4×4, 3×3)), the masked rows of im2col panels, Exp32 and the
-// softmax's exponentials and column maxima, GELU, Swish (QuickGELU,
-// SiLU gates) and the column layer norm.
-// The one-dimensional Winograd transforms F(m, r) of 1×r and r×1
-// convolutions (Winograd1DInput, Winograd1DOutput) are of them too.
+// the same bits elsewhere: ReLU, the Winograd transforms of F(4×4,
+// 3×3) and the one-dimensional ones of F(m, r) for 1×r and r×1
+// convolutions (Winograd1DInput, Winograd1DOutput), the masked rows of
+// im2col panels, Exp32 and the softmax's exponentials and column maxima,
+// GELU, Swish (QuickGELU, SiLU gates) and the column layer norm.
 //
 // Implementation plugs them in under gonum: it embeds gonum's native
 // BLAS and overrides the routines accelerated here, so gonum's LAPACK

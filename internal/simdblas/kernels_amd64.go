@@ -65,15 +65,6 @@ func ReLU(x []float32) {
 //go:noescape
 func dotAxpyAVX(n int, a, x, y *float64, s float64) float64
 
-// winogradInputAVX512 and winogradOutputAVX512 are WinogradInput and
-// WinogradOutput over g whole groups of 16 tiles (kernels_amd64.s).
-//
-//go:noescape
-func winogradInputAVX512(src *float32, lds, groups int, dst *float32, ldd int)
-
-//go:noescape
-func winogradOutputAVX512(m *float32, ldm, groups int, bias float32, dst *float32, ldd int)
-
 // softmaxExpAVX512 is SoftmaxExp over 16·groups columns
 // (kernels_amd64.s).
 //

@@ -34,14 +34,6 @@ func dotAxpyAVX(n int, a, x, y *float64, s float64) float64 {
 	panic("simdblas: no DSYMV kernel on this platform")
 }
 
-func winogradInputAVX512(src *float32, lds, groups int, dst *float32, ldd int) {
-	panic("simdblas: no AVX-512 kernel on this platform")
-}
-
-func winogradOutputAVX512(m *float32, ldm, groups int, bias float32, dst *float32, ldd int) {
-	panic("simdblas: no AVX-512 kernel on this platform")
-}
-
 func sgemmKernel12x32Bias(k int, a, b, c *float32, ldc int, bias *float32, relu bool) {
 	panic("simdblas: no SGEMM micro-kernel on this platform")
 }

@@ -133,3 +133,11 @@ func wino4Out(s [6]float32) [4]float32 {
 	c, d := s[3]+s[4], s[3]-s[4]
 	return [4]float32{(s[0] + a) + c, b + 2*d, a + 4*c, (b + 8*d) + s[5]}
 }
+
+// relu is max(x, 0) with NaN kept, as the kernels do.
+func relu(x float32) float32 {
+	if x < 0 {
+		return 0
+	}
+	return x
+}
