@@ -83,19 +83,17 @@ func (cv *conv) applyWinograd(in fmap, out []float32, ho, wo int, scratch *[]flo
 	for r0 := 0; r0 < th; r0 += rb {
 		r1 := min(th, r0+rb)
 		n := (r1 - r0) * tw
+		// The padded rows: every channel writes the same columns of the
+		// same rows, so the zeros around them (the padding, and the
+		// columns past it that only the discarded outputs read, which
+		// must still be finite) are written once a band.
+		y0, nrows := 4*r0-pad, 4*(r1-r0)+2
+		clear(prow[:nrows*lds])
 		for c := 0; c < in.c; c++ {
 			plane := in.d[c*in.h*in.w : (c+1)*in.h*in.w]
-			y0 := 4*r0 - pad
-			for i := 0; i < 4*(r1-r0)+2; i++ {
-				row := prow[i*lds : (i+1)*lds]
+			for i := max(0, -y0); i < nrows && y0+i < in.h; i++ {
 				y := y0 + i
-				if y < 0 || y >= in.h {
-					clear(row)
-					continue
-				}
-				clear(row[:pad])
-				k := copy(row[pad:], plane[y*in.w:(y+1)*in.w])
-				clear(row[pad+k:])
+				copy(prow[i*lds+pad:], plane[y*in.w:(y+1)*in.w])
 			}
 			for r := r0; r < r1; r++ {
 				simdblas.Winograd4Input(prow[4*(r-r0)*lds:], lds, tw, v[c*ldv+(r-r0)*tw:], cv.cin*ldv)
@@ -104,12 +102,22 @@ func (cv *conv) applyWinograd(in fmap, out []float32, ho, wo int, scratch *[]flo
 		for e := 0; e < 36; e++ {
 			simdblas.MulPackedBias(cv.wg.u[e], n, v[e*cv.cin*ldv:], ldv, cv.wg.zero, m[e*cv.cout*ldv:], ldv, false)
 		}
+		// The output blocks go straight to their rows, but for the last
+		// group of 16 of a row and a last block row cut short by ho,
+		// whose 64 columns a group writes would run past the plane's
+		// rows: those go through tmp.
 		for o := 0; o < cv.cout; o++ {
 			plane := out[o*ho*wo : (o+1)*ho*wo]
 			for r := r0; r < r1; r++ {
-				simdblas.Winograd4Output(m[o*ldv+(r-r0)*tw:], cv.cout*ldv, tw, cv.b[o], tmp, 64*g)
+				mo := m[o*ldv+(r-r0)*tw:]
+				t0 := 0
+				if 4*r+4 <= ho {
+					t0 = 16 * (g - 1)
+					simdblas.Winograd4Output(mo, cv.cout*ldv, t0, cv.b[o], plane[4*r*wo:], wo)
+				}
+				simdblas.Winograd4Output(mo[t0:], cv.cout*ldv, tw-t0, cv.b[o], tmp, 64*g)
 				for i := 0; i < 4 && 4*r+i < ho; i++ {
-					copy(plane[(4*r+i)*wo:(4*r+i+1)*wo], tmp[i*64*g:i*64*g+wo])
+					copy(plane[(4*r+i)*wo+4*t0:(4*r+i+1)*wo], tmp[i*64*g:])
 				}
 			}
 		}
