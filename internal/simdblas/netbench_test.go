@@ -26,14 +26,14 @@ var netShapes = []struct {
 	{"inc-7a-3x3", 320, 64, 1728},
 	{"inc-7b-1x1", 1344, 64, 1280},
 	{"inc-7b-3x3", 384, 64, 4032},
-	// The Winograd products (one of the 16 of a band of 2×2 blocks):
-	// cout × cin times cin × blocks, for Conv2d_2a, 2b, 4a and the 3×3
-	// pair of Mixed_5b.
-	{"inc-wino-2a", 32, 370, 32},
+	// The Winograd products (one of the 36 of a band of 4×4 blocks, as
+	// inception's 1M-value bands size them): cout × cin times cin ×
+	// blocks, for Conv2d_2a, 2b, 4a and the 3×3 pair of Mixed_5b.
+	{"inc-wino-2a", 32, 407, 32},
 	{"inc-wino-2b", 64, 222, 32},
 	{"inc-wino-4a", 192, 72, 80},
-	{"inc-wino-5b", 96, 162, 64},
-	{"inc-wino-5b2", 96, 126, 96},
+	{"inc-wino-5b", 96, 81, 64},
+	{"inc-wino-5b2", 96, 81, 96},
 	// DINOv2 ViT-S/14 and ViT-B/14, four images of 257 tokens padded to
 	// 1056 columns: qkv, projection, fc1, fc2.
 	{"vitS-qkv", 1152, 1056, 384},
