@@ -15,7 +15,6 @@ import (
 	"github.com/genlens/genlens/fault"
 
 	"github.com/genlens/genlens/features"
-	"github.com/genlens/genlens/linalg"
 	"github.com/genlens/genlens/wordpiece"
 )
 
@@ -144,14 +143,14 @@ func (e *Embedder) Dim() int { return e.dim }
 
 // Settings returns the name, the pooling and normalisation as the output
 // ("mean_pool_l2"), the hidden width, the tokenizer and the prefix as the
-// preprocessing, the weights' SHA-256 and Numerics.
+// preprocessing, the weights' SHA-256 and features.Numerics of Arithmetic.
 func (e *Embedder) Settings() features.Settings {
 	out := string(e.spec.Pooling) + "_pool"
 	if e.spec.Normalize {
 		out += "_l2"
 	}
 	return features.Settings{Embedder: e.spec.Name, Preprocessing: fmt.Sprintf("wordpiece prefix %q", e.prefix), Output: out, Dim: e.dim, WeightsSHA256: e.weights,
-		Numerics: Numerics(e.spec.Name)}
+		Numerics: features.Numerics(e.spec.Name, Arithmetic)}
 }
 
 // Arithmetic is the version of the encoders' arithmetic. It is raised
@@ -159,12 +158,6 @@ func (e *Embedder) Settings() features.Settings {
 // summation), which TestArithmetic detects, and it keys the feature
 // cache with the BLAS backend.
 const Arithmetic = 1
-
-// Numerics names the arithmetic of encoder name in this build: its
-// Arithmetic version and linalg.Backend().
-func Numerics(name string) string {
-	return fmt.Sprintf("%s arithmetic %d on %s", name, Arithmetic, linalg.Backend())
-}
 
 // Load loads the model, once.
 func (e *Embedder) Load() error {

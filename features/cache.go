@@ -11,6 +11,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/genlens/genlens/linalg"
 )
 
 // CacheEnv names the environment variable that moves genlens's cache
@@ -50,6 +52,14 @@ type Settings struct {
 	// keys on it; provenance does not record it, so that statistics of
 	// two builds still compare and merge.
 	Numerics string
+}
+
+// Numerics returns Settings.Numerics for a network of the given name
+// and arithmetic version on this build's BLAS backend (linalg.Backend,
+// which names the CPU's kernel path): "inception-v3 arithmetic 3 on
+// simdblas (...)".
+func Numerics(network string, version int) string {
+	return fmt.Sprintf("%s arithmetic %d on %s", network, version, linalg.Backend())
 }
 
 // Cache stores the features of single images on disk, keyed by the

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"testing/fstest"
+
+	"github.com/genlens/genlens/linalg"
 )
 
 // testSettings are Inception-like settings of a 64-d output.
@@ -98,4 +100,17 @@ func FuzzFeatureCacheGet(f *testing.F) {
 			t.Fatalf("hit on a %d-byte entry", len(b))
 		}
 	})
+}
+
+// TestNumerics: the arithmetic string names the network, its version and
+// this build's backend, so that a new version or another kernel path
+// keys another cache.
+func TestNumerics(t *testing.T) {
+	a, b := Numerics("inception-v3", 3), Numerics("inception-v3", 4)
+	if a == b || a == Numerics("dinov2-vits14", 3) {
+		t.Errorf("Numerics does not tell versions or networks apart: %q, %q", a, b)
+	}
+	if want := "inception-v3 arithmetic 3 on " + linalg.Backend(); a != want {
+		t.Errorf("Numerics = %q, want %q", a, want)
+	}
 }

@@ -2,10 +2,8 @@ package inception
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/genlens/genlens/features"
-	"github.com/genlens/genlens/linalg"
 )
 
 // Name is the network's name in provenance records and cache keys.
@@ -16,12 +14,6 @@ const Name = "inception-v3"
 // convolution's form, an order of summation), which TestArithmetic
 // detects, and it keys the feature cache with the BLAS backend.
 const Arithmetic = 3
-
-// Numerics names the arithmetic of this build: the network, its
-// Arithmetic version and linalg.Backend().
-func Numerics() string {
-	return fmt.Sprintf("%s arithmetic %d on %s", Name, Arithmetic, linalg.Backend())
-}
 
 // Embedder is the network as a features.ImageEmbedder: one output (Out)
 // of images preprocessed in one mode, from the weights whose SHA-256 is
@@ -46,9 +38,9 @@ var _ features.ImageEmbedder = (*Embedder)(nil)
 
 // Settings returns "inception-v3", the output's name ("2048",
 // "logits_unbiased", ...) and length, the mode, the weights' SHA-256
-// and Numerics.
+// and features.Numerics of Arithmetic.
 func (e *Embedder) Settings() features.Settings {
-	return features.Settings{Embedder: Name, Preprocessing: string(e.mode), Output: string(e.out), Dim: e.out.Dim(), WeightsSHA256: e.weights, Numerics: Numerics()}
+	return features.Settings{Embedder: Name, Preprocessing: string(e.mode), Output: string(e.out), Dim: e.out.Dim(), WeightsSHA256: e.weights, Numerics: features.Numerics(Name, Arithmetic)}
 }
 
 // Preprocess turns an image into the 3×299×299 input of the mode.

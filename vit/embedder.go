@@ -2,10 +2,8 @@ package vit
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/genlens/genlens/features"
-	"github.com/genlens/genlens/linalg"
 )
 
 // Arithmetic is the version of the towers' arithmetic. It is raised with
@@ -13,12 +11,6 @@ import (
 // summation), which TestArithmetic detects, and it keys the feature
 // cache with the BLAS backend.
 const Arithmetic = 1
-
-// Numerics names the arithmetic of network name in this build: its
-// Arithmetic version and linalg.Backend().
-func Numerics(name string) string {
-	return fmt.Sprintf("%s arithmetic %d on %s", name, Arithmetic, linalg.Backend())
-}
 
 // Embedder is a network of Config as a features.ImageEmbedder: images
 // preprocessed by one preset, from the weights whose SHA-256 is given.
@@ -46,14 +38,14 @@ func NewEmbedder(cfg Config, p Preset, weightsSHA256 string, workers int, load f
 		out = "encode_image_normalized"
 	}
 	return &Embedder{settings: features.Settings{Embedder: cfg.Name, Preprocessing: "preset " + string(p), Output: out, Dim: cfg.Dim(), WeightsSHA256: weightsSHA256,
-		Numerics: Numerics(cfg.Name)}, cfg: cfg, preset: p, workers: workers, model: features.Lazy[*Model]{Load: load}}
+		Numerics: features.Numerics(cfg.Name, Arithmetic)}, cfg: cfg, preset: p, workers: workers, model: features.Lazy[*Model]{Load: load}}
 }
 
 var _ features.ImageEmbedder = (*Embedder)(nil)
 
 // Settings returns the network's name ("dinov2-vitl14",
 // "clip-vit-b-32", ...), output, width, "preset " and the preset's name,
-// the weights' SHA-256 and Numerics.
+// the weights' SHA-256 and features.Numerics of Arithmetic.
 func (e *Embedder) Settings() features.Settings { return e.settings }
 
 // Preprocess turns an image into the network's input by the preset.
