@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/genlens/genlens/fault"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -131,7 +132,7 @@ func ReadArrayFS(fsys fs.FS, path string, opt ReadOptions) (*Array, error) {
 		return nil, err
 	}
 	if a.Size() == 0 {
-		return nil, &InputError{File: path, Key: opt.Key, Msg: fmt.Sprintf("array of shape %s is empty", fmtShape(a.Shape))}
+		return nil, &fault.InputError{File: path, Key: opt.Key, Msg: fmt.Sprintf("array of shape %s is empty", fmtShape(a.Shape))}
 	}
 	return a, nil
 }
@@ -139,7 +140,7 @@ func ReadArrayFS(fsys fs.FS, path string, opt ReadOptions) (*Array, error) {
 func readArray(fsys fs.FS, path string, opt ReadOptions) (*Array, error) {
 	ext, gz := fileExt(path)
 	if opt.Key != "" && ext != ".npz" {
-		return nil, &InputError{File: path, Msg: fmt.Sprintf("a key (%q) was given but %s files hold a single array", opt.Key, ext)}
+		return nil, &fault.InputError{File: path, Msg: fmt.Sprintf("a key (%q) was given but %s files hold a single array", opt.Key, ext)}
 	}
 	switch {
 	case ext == ".npz" && !gz:
@@ -150,7 +151,7 @@ func readArray(fsys fs.FS, path string, opt ReadOptions) (*Array, error) {
 		_, a, err := readCSVFile(fsys, path, gz, opt.Sep)
 		return a, err
 	}
-	return nil, &InputError{File: path, Msg: fmt.Sprintf("unknown file type %q: want .npy, .npz or .csv", filepath.Ext(path))}
+	return nil, &fault.InputError{File: path, Msg: fmt.Sprintf("unknown file type %q: want .npy, .npz or .csv", filepath.Ext(path))}
 }
 
 // ReadMatrix reads a rank-2 array (rows = samples) as a *mat.Dense.
@@ -168,7 +169,7 @@ func ReadMatrixFS(fsys fs.FS, path string, opt ReadOptions) (*mat.Dense, error) 
 		return nil, err
 	}
 	if a.Rank() != 2 {
-		return nil, &InputError{File: path, Key: opt.Key, Msg: fmt.Sprintf("want a 2-D array (rows = samples), got shape %s", fmtShape(a.Shape))}
+		return nil, &fault.InputError{File: path, Key: opt.Key, Msg: fmt.Sprintf("want a 2-D array (rows = samples), got shape %s", fmtShape(a.Shape))}
 	}
 	return a.Matrix()
 }
@@ -195,7 +196,7 @@ func ReadStackFS(fsys fs.FS, path string, opt ReadOptions) (*Array, error) {
 	case 3:
 		return a, nil
 	}
-	return nil, &InputError{File: path, Key: opt.Key, Msg: fmt.Sprintf("want a 3-D (n, m, d) or 2-D (m, d) array, got shape %s", fmtShape(a.Shape))}
+	return nil, &fault.InputError{File: path, Key: opt.Key, Msg: fmt.Sprintf("want a 3-D (n, m, d) or 2-D (m, d) array, got shape %s", fmtShape(a.Shape))}
 }
 
 // CheckSameDim reports whether a and b have the same last-axis length
@@ -203,14 +204,14 @@ func ReadStackFS(fsys fs.FS, path string, opt ReadOptions) (*Array, error) {
 // error names both files and both dimensions.
 func CheckSameDim(aPath string, a *Array, bPath string, b *Array) error {
 	if a.Rank() == 0 {
-		return &InputError{File: aPath, Msg: "want an array with at least one axis, got a scalar"}
+		return &fault.InputError{File: aPath, Msg: "want an array with at least one axis, got a scalar"}
 	}
 	if b.Rank() == 0 {
-		return &InputError{File: bPath, Msg: "want an array with at least one axis, got a scalar"}
+		return &fault.InputError{File: bPath, Msg: "want an array with at least one axis, got a scalar"}
 	}
 	da, db := a.Shape[a.Rank()-1], b.Shape[b.Rank()-1]
 	if da != db {
-		return &InputError{File: bPath, Msg: fmt.Sprintf("dimension %d (shape %s) does not match dimension %d of %s (shape %s); the last axis must match",
+		return &fault.InputError{File: bPath, Msg: fmt.Sprintf("dimension %d (shape %s) does not match dimension %d of %s (shape %s); the last axis must match",
 			db, fmtShape(b.Shape), da, aPath, fmtShape(a.Shape))}
 	}
 	return nil
@@ -231,7 +232,7 @@ func fileExt(path string) (ext string, gz bool) {
 // file is a usage error (exit 2), so it is an *InputError that still
 // unwraps to fs.ErrNotExist and friends.
 func openErr(path string, err error) error {
-	return &InputError{File: path, Msg: "cannot open: " + Cause(err), Err: err}
+	return &fault.InputError{File: path, Msg: "cannot open: " + Cause(err), Err: err}
 }
 
 // openInput opens path, transparently gunzipping it when gz is set. size
@@ -247,7 +248,7 @@ func openInput(fsys fs.FS, path string, gz bool) (r io.Reader, size int64, close
 	zr, err := gzip.NewReader(bufio.NewReader(f))
 	if err != nil {
 		f.Close()
-		return nil, 0, nil, &InputError{File: path, Msg: "not a valid gzip file: " + err.Error()}
+		return nil, 0, nil, &fault.InputError{File: path, Msg: "not a valid gzip file: " + err.Error()}
 	}
 	return newBombReader(zr, src{file: path, stream: true}, st.Size()), -1, f.Close, nil
 }

@@ -11,13 +11,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/genlens/genlens/fault"
 )
 
 // wantInputError fails unless err is an *InputError whose message
 // contains every want string.
-func wantInputError(t *testing.T, err error, want ...string) *InputError {
+func wantInputError(t *testing.T, err error, want ...string) *fault.InputError {
 	t.Helper()
-	var ie *InputError
+	var ie *fault.InputError
 	if !errors.As(err, &ie) {
 		t.Fatalf("want *InputError, got %T: %v", err, err)
 	}
@@ -44,22 +46,22 @@ func writeFile(t *testing.T, dir, name string, b []byte) string {
 
 func TestInputErrorFormat(t *testing.T) {
 	tests := []struct {
-		e    InputError
+		e    fault.InputError
 		want string
 	}{
-		{InputError{File: "answers.jsonl", Line: 17, Field: "embeddings[2][5]", Msg: "is NaN"},
+		{fault.InputError{File: "answers.jsonl", Line: 17, Field: "embeddings[2][5]", Msg: "is NaN"},
 			"dataio: answers.jsonl line 17: embeddings[2][5]: is NaN"},
-		{InputError{File: "x.npy", Line: 4, Field: "column 7", Msg: "is +Inf"},
+		{fault.InputError{File: "x.npy", Line: 4, Field: "column 7", Msg: "is +Inf"},
 			"dataio: x.npy row 4, column 7: is +Inf"},
-		{InputError{File: "x.npy", Msg: "want a 2-D array, got shape (3, 4, 5)"},
+		{fault.InputError{File: "x.npy", Msg: "want a 2-D array, got shape (3, 4, 5)"},
 			"dataio: x.npy: want a 2-D array, got shape (3, 4, 5)"},
-		{InputError{File: "a.csv", Line: 3, Field: "column 2", Msg: `"abc" is not a number`},
+		{fault.InputError{File: "a.csv", Line: 3, Field: "column 2", Msg: `"abc" is not a number`},
 			`dataio: a.csv line 3, column 2: "abc" is not a number`},
-		{InputError{File: "s.npz", Key: "mu", Line: 2, Msg: "is NaN"},
+		{fault.InputError{File: "s.npz", Key: "mu", Line: 2, Msg: "is NaN"},
 			`dataio: s.npz key "mu" row 2: is NaN`},
-		{InputError{File: "r.parquet", Line: 9, Field: "samples", Msg: "missing"},
+		{fault.InputError{File: "r.parquet", Line: 9, Field: "samples", Msg: "missing"},
 			"dataio: r.parquet row 9: samples: missing"},
-		{InputError{File: "x.csv", Field: "column 1", Msg: "two\nlines"},
+		{fault.InputError{File: "x.csv", Field: "column 1", Msg: "two\nlines"},
 			`dataio: x.csv: column 1: two\nlines`},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+
+	"github.com/genlens/genlens/fault"
 )
 
 // MaxCompressionRatio bounds how many times its compressed size a
@@ -33,7 +35,7 @@ func decompressedLimit(compressed int64) int64 {
 
 // bombError is the message of an input refused by decompressedLimit;
 // what says what grew too large ("" for the decompressed bytes).
-func bombError(s src, compressed int64, what string) *InputError {
+func bombError(s src, compressed int64, what string) *fault.InputError {
 	if what == "" {
 		what = "decompresses to more than " + fmtBytes(decompressedLimit(compressed)) + ","
 	}

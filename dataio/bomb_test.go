@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/genlens/genlens/fault"
 )
 
 // withFloor lowers the size below which any compression ratio is
@@ -51,7 +53,7 @@ func TestDecompressionBombs(t *testing.T) {
 	gzipped(t, csvGz, bytes.Repeat([]byte("0,0,0,0\n"), 1<<18)) // 2 MiB of text, 8 MiB of numbers
 	for _, p := range []string{npz, npyGz, csvGz} {
 		_, err := ReadArray(p, ReadOptions{})
-		var ie *InputError
+		var ie *fault.InputError
 		if !errors.As(err, &ie) || !strings.Contains(err.Error(), "decompression bomb") || !strings.Contains(err.Error(), "times its") {
 			t.Errorf("%s: %v, want a decompression-bomb InputError", filepath.Base(p), err)
 		}

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/genlens/genlens/membudget"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/tensor/membudget"
 )
 
 // A declared shape is priced against the memory budget before its bytes
@@ -26,7 +27,7 @@ func TestDeclaredShapeOverBudget(t *testing.T) {
 	for _, tc := range []struct{ file, key string }{{"a.npy", ""}, {"a.npz", "sigma"}} {
 		_, err := ReadArrayFS(fsys, tc.file, ReadOptions{Key: tc.key})
 		var be *membudget.Error
-		var ie *InputError
+		var ie *fault.InputError
 		if !errors.As(err, &be) || !errors.As(err, &ie) || ie.File != tc.file {
 			t.Errorf("%s: %v, want an input error naming the file and wrapping a budget error", tc.file, err)
 		}

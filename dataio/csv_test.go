@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/genlens/genlens/fault"
 )
 
 func TestCSVRoundTrip(t *testing.T) {
@@ -138,12 +140,12 @@ func TestInputErrorPrintable(t *testing.T) {
 		{"bad utf8 \xff end", `bad utf8 \xff end`},
 		{"replacement \uFFFD kept", "replacement \uFFFD kept"},
 	} {
-		got := (&InputError{File: "f.csv", Line: 3, Msg: c.msg}).Error()
+		got := (&fault.InputError{File: "f.csv", Line: 3, Msg: c.msg}).Error()
 		if want := "dataio: f.csv line 3: " + c.want; got != want {
 			t.Errorf("Error() = %q, want %q", got, want)
 		}
 	}
-	got := (&InputError{File: "f.csv", Msg: long}).Error()
+	got := (&fault.InputError{File: "f.csv", Msg: long}).Error()
 	if len(got) > 600 || !strings.HasSuffix(got, "(1048076 more bytes)") {
 		t.Errorf("a 1 MB message printed as %d bytes ending %q", len(got), got[len(got)-30:])
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/genlens/genlens/fault"
 )
 
 // The writer entry points write what the path ones write, and the reader
@@ -62,7 +64,7 @@ func TestEncodeDecode(t *testing.T) {
 // array as WriteNPY does.
 func TestDecodeErrors(t *testing.T) {
 	_, err := DecodeNPY(strings.NewReader("not an npy"), "upload 7")
-	var ie *InputError
+	var ie *fault.InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "upload 7") {
 		t.Errorf("DecodeNPY of garbage: %v", err)
 	}

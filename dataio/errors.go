@@ -7,10 +7,6 @@ import (
 	"github.com/genlens/genlens/fault"
 )
 
-// InputError is bad user input: every reader in this package reports
-// problems with the bytes a user brought as one (see fault.InputError).
-type InputError = fault.InputError
-
 // Cause returns the message of err, a failure to open or read a file,
 // without the path that an *fs.PathError repeats (an InputError names the
 // file already).
@@ -39,6 +35,6 @@ type src struct {
 	compressed int64
 }
 
-func (s src) errf(line int, field, msg string) *InputError {
-	return &InputError{File: s.file, Key: s.key, Line: line, Field: field, Msg: msg}
+func (s src) errf(line int, field, msg string) *fault.InputError {
+	return &fault.InputError{File: s.file, Key: s.key, Line: line, Field: field, Msg: msg}
 }

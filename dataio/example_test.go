@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
 )
 
 // A round trip through an .npy file, and the one-line error a user sees
@@ -37,7 +38,7 @@ func Example() {
 	bad := filepath.Join(dir, "bad.csv")
 	os.WriteFile(bad, []byte("x,y\n1,2\n3,oops\n"), 0o644)
 	_, err = dataio.ReadArray(bad, dataio.ReadOptions{})
-	var ie *dataio.InputError
+	var ie *fault.InputError
 	if errors.As(err, &ie) {
 		fmt.Println(filepath.Base(ie.File), ie.Line, ie.Field, ie.Msg)
 	}
@@ -47,7 +48,7 @@ func Example() {
 }
 
 func ExampleInputError() {
-	err := &dataio.InputError{File: "answers.jsonl", Line: 17, Field: "embeddings[2][5]", Msg: "is NaN"}
+	err := &fault.InputError{File: "answers.jsonl", Line: 17, Field: "embeddings[2][5]", Msg: "is NaN"}
 	fmt.Println(err)
 	// Output: dataio: answers.jsonl line 17: embeddings[2][5]: is NaN
 }

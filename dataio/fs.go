@@ -5,6 +5,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/genlens/genlens/fault"
 )
 
 // HostFS opens files of the host operating system by the path the user
@@ -37,10 +39,10 @@ func openRegular(fsys fs.FS, path string) (fs.File, fs.FileInfo, error) {
 		return nil, nil, openErr(path, err)
 	}
 	if st.IsDir() {
-		return nil, nil, &InputError{File: path, Msg: "is a directory"}
+		return nil, nil, &fault.InputError{File: path, Msg: "is a directory"}
 	}
 	if !st.Mode().IsRegular() {
-		return nil, nil, &InputError{File: path, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
+		return nil, nil, &fault.InputError{File: path, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
 	}
 	f, err := fsys.Open(path)
 	if err != nil {
@@ -62,7 +64,7 @@ func openReaderAt(fsys fs.FS, path string) (io.ReaderAt, int64, func() error, er
 	}
 	defer f.Close()
 	if st.Size() > maxInMemoryArchive {
-		return nil, 0, nil, &InputError{File: path, Msg: "archive too large to read from this source"}
+		return nil, 0, nil, &fault.InputError{File: path, Msg: "archive too large to read from this source"}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxInMemoryArchive+1))
 	if err != nil {

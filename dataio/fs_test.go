@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"testing/fstest"
+
+	"github.com/genlens/genlens/fault"
 )
 
 // The ...FS readers read from any fs.FS, including one whose files have no
@@ -47,7 +49,7 @@ func TestReadersOnFS(t *testing.T) {
 	if tab, err := ReadTableFS(fsys, "t.csv", HeaderPresent); err != nil || tab.Rows() != 1 {
 		t.Errorf("ReadTableFS = %v, %v", tab, err)
 	}
-	var ie *InputError
+	var ie *fault.InputError
 	if _, err := ReadArrayFS(fsys, "dir", ReadOptions{}); !errors.As(err, &ie) {
 		t.Errorf("directory: got %v, want an *InputError", err)
 	}
@@ -64,7 +66,7 @@ func TestNamedPipeRefused(t *testing.T) {
 		t.Skipf("cannot make a FIFO here: %v", err)
 	}
 	_, err := ReadArray(p, ReadOptions{})
-	var ie *InputError
+	var ie *fault.InputError
 	if !errors.As(err, &ie) {
 		t.Fatalf("got %v, want an *InputError", err)
 	}

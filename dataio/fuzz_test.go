@@ -11,13 +11,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/genlens/genlens/fault"
 )
 
 // requireInputError fails unless err is what every reader promises for
 // bad input: an *InputError whose message is one line.
 func requireInputError(t *testing.T, err error) {
 	t.Helper()
-	var ie *InputError
+	var ie *fault.InputError
 	if !errors.As(err, &ie) {
 		t.Fatalf("want *InputError, got %T: %v", err, err)
 	}
@@ -183,10 +185,10 @@ func FuzzReadTable(f *testing.F) {
 						t.Fatal("infinite value accepted")
 					}
 				}
-			} else if !errors.As(err, new(*InputError)) {
+			} else if !errors.As(err, new(*fault.InputError)) {
 				t.Fatalf("Floats: want *InputError, got %T", err)
 			}
-			if _, err := tb.Times(j); err != nil && !errors.As(err, new(*InputError)) {
+			if _, err := tb.Times(j); err != nil && !errors.As(err, new(*fault.InputError)) {
 				t.Fatalf("Times: want *InputError, got %T", err)
 			}
 			if _, err := tb.Column(tb.Name(j)); err != nil {

@@ -12,7 +12,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/genlens/genlens/membudget"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/tensor/membudget"
 )
 
 // arrayWhat names the array of s in a budget message.
@@ -151,7 +152,7 @@ func decodeNPY(s src, r io.Reader, avail int64) (*Array, error) {
 	// the memory budget before either is allocated: a shape is a promise
 	// of the file, and a small compressed file can declare gigabytes.
 	if err := membudget.CheckBytes(arrayWhat(s), nelem, 1, int64(nbytes)+int64(nelem)*8); err != nil {
-		return nil, &InputError{File: s.file, Key: s.key, Msg: fmt.Sprintf("shape %s: %v", fmtShape(h.shape), err), Err: err}
+		return nil, &fault.InputError{File: s.file, Key: s.key, Msg: fmt.Sprintf("shape %s: %v", fmtShape(h.shape), err), Err: err}
 	}
 
 	switch {
@@ -214,7 +215,7 @@ func isEOF(err error) bool {
 // readErr turns a short read into an InputError and keeps other I/O
 // failures as plain errors (they are not the user's input's fault).
 func readErr(s src, err error, msg string) error {
-	if ie := (*InputError)(nil); errors.As(err, &ie) {
+	if ie := (*fault.InputError)(nil); errors.As(err, &ie) {
 		return ie // already says what is wrong (a decompression bomb)
 	}
 	if isEOF(err) {
@@ -354,7 +355,7 @@ func checkFinite(s src, a *Array) error {
 	return nil
 }
 
-func nonFiniteAt(s src, shape []int, flat int, v float64) *InputError {
+func nonFiniteAt(s src, shape []int, flat int, v float64) *fault.InputError {
 	idx := unravel(flat, shape)
 	what := "is " + fmtNonFinite(v)
 	switch len(shape) {

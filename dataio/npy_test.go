@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/genlens/genlens/fault"
 )
 
 // npyBytes builds an NPY file by hand: magic, version, header length,
@@ -273,7 +275,7 @@ func TestDecodeNPYErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := decodeBytes("x.npy", tt.file)
-			var ie *InputError
+			var ie *fault.InputError
 			if !errors.As(err, &ie) {
 				t.Fatalf("want *InputError, got %T %v", err, err)
 			}
@@ -305,7 +307,7 @@ func TestDecodeNPYStream(t *testing.T) {
 	}
 	for _, b := range [][]byte{good[:len(good)-1], append(append([]byte{}, good...), 9)} {
 		_, err := decodeNPY(s, bytes.NewReader(b), -1)
-		var ie *InputError
+		var ie *fault.InputError
 		if !errors.As(err, &ie) {
 			t.Errorf("len %d: want *InputError, got %v", len(b), err)
 		}

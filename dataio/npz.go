@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/genlens/genlens/fault"
 )
 
 // npzMembers maps array names (member name without ".npy") to members.
@@ -22,7 +24,7 @@ func npzMembers(path string, zr *zip.Reader) (map[string]*zip.File, []string, er
 		}
 		k := strings.TrimSuffix(f.Name, ".npy")
 		if _, dup := m[k]; dup {
-			return nil, nil, &InputError{File: path, Msg: fmt.Sprintf("archive holds two members named %q", f.Name)}
+			return nil, nil, &fault.InputError{File: path, Msg: fmt.Sprintf("archive holds two members named %q", f.Name)}
 		}
 		m[k] = f
 		keys = append(keys, k)
@@ -44,7 +46,7 @@ func openNPZ(fsys fs.FS, path string) (*zip.Reader, func() error, error) {
 	}
 	if err != nil {
 		closeFn()
-		return nil, nil, &InputError{File: path, Msg: "not a valid .npz (zip) archive: " + err.Error(), Err: err}
+		return nil, nil, &fault.InputError{File: path, Msg: "not a valid .npz (zip) archive: " + err.Error(), Err: err}
 	}
 	return zr, closeFn, nil
 }
@@ -76,18 +78,18 @@ func readNPZ(fsys fs.FS, path, key string, ranks []int) (*Array, error) {
 		return nil, err
 	}
 	if len(keys) == 0 {
-		return nil, &InputError{File: path, Msg: "archive holds no arrays (.npy members)"}
+		return nil, &fault.InputError{File: path, Msg: "archive holds no arrays (.npy members)"}
 	}
 	key = strings.TrimSuffix(key, ".npy")
 	if key == "" {
 		if len(keys) > 1 {
-			return nil, &InputError{File: path, Msg: fmt.Sprintf("archive holds %d arrays (%s); choose one with a key", len(keys), strings.Join(keys, ", "))}
+			return nil, &fault.InputError{File: path, Msg: fmt.Sprintf("archive holds %d arrays (%s); choose one with a key", len(keys), strings.Join(keys, ", "))}
 		}
 		key = keys[0]
 	}
 	f, ok := members[key]
 	if !ok {
-		return nil, &InputError{File: path, Msg: fmt.Sprintf("no array named %q; keys: %s", key, strings.Join(keys, ", "))}
+		return nil, &fault.InputError{File: path, Msg: fmt.Sprintf("no array named %q; keys: %s", key, strings.Join(keys, ", "))}
 	}
 	s := src{file: path, key: key, stream: true, ranks: ranks}
 	if f.Method != zip.Store {
@@ -96,7 +98,7 @@ func readNPZ(fsys fs.FS, path, key string, ranks []int) (*Array, error) {
 	rc, err := f.Open()
 	if err != nil {
 		// zip.ErrAlgorithm: a compression method other than store/deflate.
-		return nil, &InputError{File: path, Key: key, Msg: "cannot read member: " + err.Error(), Err: err}
+		return nil, &fault.InputError{File: path, Key: key, Msg: "cannot read member: " + err.Error(), Err: err}
 	}
 	defer rc.Close()
 	// The declared size is not trusted for allocation (-1): decodeNPY

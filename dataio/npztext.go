@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/genlens/genlens/fault"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -174,12 +175,12 @@ func ReadNPZText(fsys fs.FS, path, key string) (string, error) {
 	}
 	f, ok := members[key]
 	if !ok {
-		return "", &InputError{File: path, Key: key, Msg: fmt.Sprintf("no array named %q; keys: %s", key, strings.Join(keys, ", "))}
+		return "", &fault.InputError{File: path, Key: key, Msg: fmt.Sprintf("no array named %q; keys: %s", key, strings.Join(keys, ", "))}
 	}
-	bad := func(msg string) error { return &InputError{File: path, Key: key, Msg: msg} }
+	bad := func(msg string) error { return &fault.InputError{File: path, Key: key, Msg: msg} }
 	rc, err := f.Open()
 	if err != nil {
-		return "", &InputError{File: path, Key: key, Msg: "cannot read member: " + err.Error(), Err: err}
+		return "", &fault.InputError{File: path, Key: key, Msg: "cannot read member: " + err.Error(), Err: err}
 	}
 	defer rc.Close()
 	var pre [10]byte

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/genlens/genlens/fault"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -37,17 +38,17 @@ func readParquet(fsys fs.FS, path string) (recs []Record, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			recs = nil
-			err = &InputError{File: path, Line: row, Msg: fmt.Sprintf("malformed Parquet file (%v)", r)}
+			err = &fault.InputError{File: path, Line: row, Msg: fmt.Sprintf("malformed Parquet file (%v)", r)}
 		}
 	}()
 	if err := checkParquetFooter(f, size); err != nil {
-		return nil, &InputError{File: path, Msg: "not a valid Parquet file: " + err.Error(), Err: err}
+		return nil, &fault.InputError{File: path, Msg: "not a valid Parquet file: " + err.Error(), Err: err}
 	}
 	// Page indexes and bloom filters are for filtered reads, which we never
 	// do; skipping them also keeps a corrupt index from being decoded.
 	pf, err := parquet.OpenFile(f, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return nil, &InputError{File: path, Msg: "not a valid Parquet file: " + err.Error(), Err: err}
+		return nil, &fault.InputError{File: path, Msg: "not a valid Parquet file: " + err.Error(), Err: err}
 	}
 	if err := checkParquetSizes(pf, size, src{file: path}); err != nil {
 		return nil, err
@@ -62,7 +63,7 @@ func readParquet(fsys fs.FS, path string) (recs []Record, err error) {
 	}
 	if group["samples"] == nil {
 		sort.Strings(names)
-		return nil, &InputError{File: path, Field: "samples", Msg: fmt.Sprintf("no such column (columns: %s)", strings.Join(names, ", "))}
+		return nil, &fault.InputError{File: path, Field: "samples", Msg: fmt.Sprintf("no such column (columns: %s)", strings.Join(names, ", "))}
 	}
 	rd := parquet.NewReader(pf, parquet.NewSchema("record", group))
 	defer rd.Close()
@@ -74,7 +75,7 @@ func readParquet(fsys fs.FS, path string) (recs []Record, err error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return nil, &InputError{File: path, Line: row, Msg: "cannot read row: " + err.Error(), Err: err}
+			return nil, &fault.InputError{File: path, Line: row, Msg: "cannot read row: " + err.Error(), Err: err}
 		}
 		rec, err := d.record(row, m)
 		if err != nil {
@@ -83,7 +84,7 @@ func readParquet(fsys fs.FS, path string) (recs []Record, err error) {
 		recs = append(recs, rec)
 	}
 	if len(recs) == 0 {
-		return nil, &InputError{File: path, Msg: "no records (no rows)"}
+		return nil, &fault.InputError{File: path, Msg: "no records (no rows)"}
 	}
 	return recs, nil
 }

@@ -82,7 +82,7 @@ func ReadRecordsFS(fsys fs.FS, path string) ([]Record, error) {
 		defer closeFn()
 		return decodeJSONL(src{file: path, stream: gz}, r)
 	}
-	return nil, &InputError{File: path, Msg: "unknown file type: want .jsonl, .json or .parquet"}
+	return nil, &fault.InputError{File: path, Msg: "unknown file type: want .jsonl, .json or .parquet"}
 }
 
 // decodeJSONL reads JSON Lines (or one JSON array) from r.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/genlens/genlens/fault"
 )
 
 func decodeCSVComma(s src, r io.Reader) ([]string, *Array, error) { return decodeCSV(s, r, 0) }
@@ -35,7 +37,7 @@ func TestSeparatorHintAndSep(t *testing.T) {
 		_, err := ReadArrayFS(fsys, tc.file, ReadOptions{})
 		_, terr := ReadTableFS(fsys, tc.file, HeaderAuto)
 		for _, e := range []error{err, terr} {
-			var ie *InputError
+			var ie *fault.InputError
 			if !errors.As(e, &ie) || !strings.Contains(ie.Msg, tc.want) {
 				t.Errorf("%s: %v, want an InputError with %q", tc.file, e, tc.want)
 			}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genlens/genlens/fault"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -133,7 +134,7 @@ func decodeTable(s src, r io.Reader, h Header, sep rune) (*Table, error) {
 			}
 			isHeader := h == HeaderPresent
 			if h == HeaderAuto {
-				var err *InputError
+				var err *fault.InputError
 				if isHeader, err = tableHeader(s, line, rec); err != nil {
 					err.Msg += sepHint(sep, rec)
 					return nil, err
@@ -170,7 +171,7 @@ func decodeTable(s src, r io.Reader, h Header, sep rune) (*Table, error) {
 // is a header: yes when no non-empty field is a number, no when every
 // non-empty field is (an empty cell is a missing value in a data row), and
 // an error naming one field of each kind otherwise.
-func tableHeader(s src, line int, rec []string) (bool, *InputError) {
+func tableHeader(s src, line int, rec []string) (bool, *fault.InputError) {
 	num, text := -1, -1
 	for j, f := range rec {
 		if f == "" {
@@ -233,14 +234,14 @@ func (t *Table) Column(spec string) (int, error) {
 	}
 	if i, err := strconv.Atoi(spec); err == nil {
 		if i < 0 || i >= t.Cols() {
-			return 0, &InputError{File: t.File, Msg: fmt.Sprintf("column index %d out of range (the file has %d columns)", i, t.Cols())}
+			return 0, &fault.InputError{File: t.File, Msg: fmt.Sprintf("column index %d out of range (the file has %d columns)", i, t.Cols())}
 		}
 		return i, nil
 	}
 	if t.Header == nil {
-		return 0, &InputError{File: t.File, Msg: fmt.Sprintf("column %q: the file has no header row; give a 0-based column index", clip(spec, 40))}
+		return 0, &fault.InputError{File: t.File, Msg: fmt.Sprintf("column %q: the file has no header row; give a 0-based column index", clip(spec, 40))}
 	}
-	return 0, &InputError{File: t.File, Msg: fmt.Sprintf("no column %q (columns: %s)", clip(spec, 40), strings.Join(t.Header, ", "))}
+	return 0, &fault.InputError{File: t.File, Msg: fmt.Sprintf("no column %q (columns: %s)", clip(spec, 40), strings.Join(t.Header, ", "))}
 }
 
 // Floats parses column j as finite numbers. An empty cell is an error,
@@ -278,7 +279,7 @@ func (t *Table) Floats(j int, allowMissing bool) ([]float64, error) {
 // one row per data row; no cell may be empty.
 func (t *Table) Matrix(cols []int) (*mat.Dense, error) {
 	if len(cols) == 0 {
-		return nil, &InputError{File: t.File, Msg: "no columns selected"}
+		return nil, &fault.InputError{File: t.File, Msg: "no columns selected"}
 	}
 	x := mat.NewDense(len(t.rows), len(cols), nil)
 	for k, j := range cols {
@@ -324,6 +325,6 @@ func (t *Table) Times(j int) ([]time.Time, error) {
 	return out, nil
 }
 
-func (t *Table) cellErr(i, j int, msg string) *InputError {
-	return &InputError{File: t.File, Line: t.lines[i], Field: t.Field(j), Msg: msg}
+func (t *Table) cellErr(i, j int, msg string) *fault.InputError {
+	return &fault.InputError{File: t.File, Line: t.lines[i], Field: t.Field(j), Msg: msg}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/genlens/genlens/fault"
 )
 
 func writeTemp(t *testing.T, name, content string) string {
@@ -129,7 +131,7 @@ func TestReadTableErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ReadTable(writeTemp(t, "t.csv", tt.content), HeaderAuto)
-			var ie *InputError
+			var ie *fault.InputError
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, want an InputError containing %q", err, tt.want)
 			}

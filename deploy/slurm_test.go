@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genlens/genlens/frechet"
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
+	"github.com/genlens/genlens/metric/frechet"
 )
 
 // A real one-node Slurm cluster (Debian's slurmctld, slurmd and munge,

@@ -5,7 +5,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/genlens/genlens/chart"
+	"github.com/genlens/genlens/internal/format/jsonnum"
+	"github.com/genlens/genlens/internal/report/chart"
 )
 
 // Artifact is one file a job can produce beside its JSON result: a CSV
@@ -30,7 +31,7 @@ func PNGTo(w io.Writer) func(*chart.Figure, error) error {
 
 // CSVNum writes a number in the shortest form that parses back, and an
 // undefined one as an empty cell.
-func CSVNum(v Num) string {
+func CSVNum(v jsonnum.Num) string {
 	if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 		return ""
 	}

@@ -1,6 +1,9 @@
 package job
 
-import "github.com/genlens/genlens/dataio"
+import (
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
+)
 
 // CSVOptions is the field of the requests that read CSV files: how their
 // fields are separated. A file saved by a spreadsheet in a locale with
@@ -15,7 +18,7 @@ type CSVOptions struct {
 // ValidateSep checks Sep, as a bad {sep}.
 func (o CSVOptions) ValidateSep() error {
 	if _, err := dataio.ParseSep(o.Sep); err != nil {
-		return &FieldError{Field: "sep", Msg: err.Error()}
+		return &fault.FieldError{Field: "sep", Msg: err.Error()}
 	}
 	return nil
 }

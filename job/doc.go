@@ -27,11 +27,11 @@
 // mapped once to exit codes and HTTP statuses:
 //
 //	KindField     a bad request field (a bad flag)       exit 2, HTTP 400
-//	KindInput     a bad input file (*dataio.InputError)  exit 2, HTTP 422
+//	KindInput     a bad input file (*fault.InputError)  exit 2, HTTP 422
 //	KindCanceled  the context was cancelled              exit 130, HTTP 499
 //	KindInternal  anything else                          exit 1, HTTP 500
 //
 // Rows are numbered from 1 in every message, as people count lines of a
-// file (an *dataio.InputError's Line); indices inside arrays (samples[2],
+// file (an *fault.InputError's Line); indices inside arrays (samples[2],
 // column 3) are 0-based, as in the NumPy and Python code users write.
 package job

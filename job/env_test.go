@@ -6,7 +6,7 @@ import (
 	"testing/fstest"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/network/features"
 )
 
 // A request names a folder as a user types it ("real/", "./real"): the

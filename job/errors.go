@@ -9,33 +9,12 @@ import (
 	"github.com/genlens/genlens/fault"
 )
 
-// The classification of errors lives in package fault, below every
-// transport; these names keep job's callers as they were.
-type (
-	FieldError = fault.FieldError
-	Kind       = fault.Kind
-)
-
-// The kinds of errors (see fault.Kind).
-const (
-	KindInternal = fault.KindInternal
-	KindField    = fault.KindField
-	KindInput    = fault.KindInput
-	KindCanceled = fault.KindCanceled
-)
-
-// Fieldf returns a *FieldError for field with a formatted message.
-func Fieldf(field, format string, a ...any) *FieldError { return fault.Fieldf(field, format, a...) }
-
-// Classify returns the kind of err (see fault.Classify).
-func Classify(err error) Kind { return fault.Classify(err) }
-
 // WithDefault adds to a field error of Validate on a field that req
 // leaves at its zero value, where def (the NewXRequest defaults) sets it,
 // which default to use: a request built as a zero value rather than from
 // its constructor is told what it lacks. Other errors pass unchanged.
 func WithDefault[R any](err error, req *R, def R) error {
-	var fe *FieldError
+	var fe *fault.FieldError
 	if err == nil || !errors.As(err, &fe) {
 		return err
 	}

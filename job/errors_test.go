@@ -7,29 +7,29 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/internal/par"
-	"github.com/genlens/genlens/membudget"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/tensor/membudget"
+	"github.com/genlens/genlens/internal/tensor/par"
 )
 
 func TestClassify(t *testing.T) {
 	panicErr := par.For(context.Background(), 1, 1, func(context.Context, int) error { panic("bug") })
 	tests := []struct {
 		err    error
-		kind   Kind
+		kind   fault.Kind
 		exit   int
 		status int
 	}{
-		{Fieldf("chunk_size", "{chunk_size} %d: want at least 2", 1), KindField, 2, 400},
-		{fmt.Errorf("reading: %w", &dataio.InputError{File: "x.npy", Msg: "bad"}), KindInput, 2, 422},
-		{context.Canceled, KindCanceled, 130, 499},
-		{fmt.Errorf("fit: %w", context.DeadlineExceeded), KindCanceled, 130, 499},
-		{errors.New("disk full"), KindInternal, 1, 500},
-		{panicErr, KindInternal, 1, 500},
-		{fmt.Errorf("x.npy: %w", &membudget.Error{What: "m", Rows: 9, Cols: 9, Count: 1, Bytes: 648, Limit: 8}), KindInput, 2, 422},
+		{fault.Fieldf("chunk_size", "{chunk_size} %d: want at least 2", 1), fault.KindField, 2, 400},
+		{fmt.Errorf("reading: %w", &fault.InputError{File: "x.npy", Msg: "bad"}), fault.KindInput, 2, 422},
+		{context.Canceled, fault.KindCanceled, 130, 499},
+		{fmt.Errorf("fit: %w", context.DeadlineExceeded), fault.KindCanceled, 130, 499},
+		{errors.New("disk full"), fault.KindInternal, 1, 500},
+		{panicErr, fault.KindInternal, 1, 500},
+		{fmt.Errorf("x.npy: %w", &membudget.Error{What: "m", Rows: 9, Cols: 9, Count: 1, Bytes: 648, Limit: 8}), fault.KindInput, 2, 422},
 	}
 	for _, tt := range tests {
-		k := Classify(tt.err)
+		k := fault.Classify(tt.err)
 		if k != tt.kind || k.ExitCode() != tt.exit || k.HTTPStatus() != tt.status {
 			t.Errorf("%v: kind %v exit %d status %d; want %v %d %d", tt.err, k, k.ExitCode(), k.HTTPStatus(), tt.kind, tt.exit, tt.status)
 		}
@@ -37,7 +37,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestFieldErrorRender(t *testing.T) {
-	e := Fieldf("gamma", "{gamma} applies only to the rbf kernel, not {kernel} %s", "cs")
+	e := fault.Fieldf("gamma", "{gamma} applies only to the rbf kernel, not {kernel} %s", "cs")
 	if got, want := e.Error(), "gamma applies only to the rbf kernel, not kernel cs"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}

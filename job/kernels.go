@@ -7,7 +7,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/kernel"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/metric/kernel"
 )
 
 // KernelBandwidth checks the kernel and gamma fields of a command that
@@ -17,17 +18,17 @@ import (
 // command names the command in the message ("decompose").
 func KernelBandwidth(command, name, gamma, defaultGamma string) (kernel.Bandwidth, error) {
 	if gamma != "" && !hasBandwidth(name) {
-		return kernel.Bandwidth{}, Fieldf("gamma", "%s: {gamma} applies only to the rbf, laplacian and poly kernels, not {kernel} %s", command, name)
+		return kernel.Bandwidth{}, fault.Fieldf("gamma", "%s: {gamma} applies only to the rbf, laplacian and poly kernels, not {kernel} %s", command, name)
 	}
 	if err := kernel.ValidName(name); err != nil {
-		return kernel.Bandwidth{}, Fieldf("kernel", "%s", err)
+		return kernel.Bandwidth{}, fault.Fieldf("kernel", "%s", err)
 	}
 	if gamma == "" {
 		gamma = defaultGamma
 	}
 	bw, err := kernel.ParseBandwidth(gamma)
 	if err != nil {
-		return kernel.Bandwidth{}, Fieldf("gamma", "%s", err)
+		return kernel.Bandwidth{}, fault.Fieldf("gamma", "%s", err)
 	}
 	return bw, nil
 }
@@ -44,9 +45,9 @@ func ResolveKernel(name string, bw kernel.Bandwidth, sets []*mat.Dense, file str
 	k, err := kernel.Resolve(name, bw, sets)
 	switch {
 	case errors.Is(err, kernel.ErrZeroMedian):
-		return nil, Fieldf("gamma", "{gamma} median: the data are constant (the median pairwise distance of the sample rows is 0, most rows are identical); give a numeric {gamma}, e.g. {gamma} 1")
+		return nil, fault.Fieldf("gamma", "{gamma} median: the data are constant (the median pairwise distance of the sample rows is 0, most rows are identical); give a numeric {gamma}, e.g. {gamma} 1")
 	case err != nil:
-		return nil, &dataio.InputError{File: file, Msg: fmt.Sprintf("no sample rows to set gamma %s from", bw), Err: err}
+		return nil, &fault.InputError{File: file, Msg: fmt.Sprintf("no sample rows to set gamma %s from", bw), Err: err}
 	}
 	return k, nil
 }

@@ -1,6 +1,10 @@
 package job
 
-import "time"
+import (
+	"time"
+
+	"github.com/genlens/genlens/fault"
+)
 
 // Upper bounds on the size-like fields of requests. A count, a batch size
 // or a concurrency in a request sizes an allocation or a set of
@@ -39,7 +43,7 @@ func CheckLimits(cmd string, ls ...Limit) error {
 	}
 	for _, l := range ls {
 		if l.n > l.max {
-			return Fieldf(l.field, "%s{%s} %d: at most %d", cmd, l.field, l.n, l.max)
+			return fault.Fieldf(l.field, "%s{%s} %d: at most %d", cmd, l.field, l.n, l.max)
 		}
 	}
 	return nil
@@ -48,7 +52,7 @@ func CheckLimits(cmd string, ls ...Limit) error {
 // CheckTimeout bounds a duration field.
 func CheckTimeout(field string, d, max time.Duration) error {
 	if d > max {
-		return Fieldf(field, "{%s} %v: at most %v", field, d, max)
+		return fault.Fieldf(field, "{%s} %v: at most %v", field, d, max)
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 )
 
 // readmeProgram returns the library example: the Go block of the

@@ -6,9 +6,9 @@ import (
 	"log"
 	"net/http/httptest"
 
-	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/internal/testkit/llmtest"
 	"github.com/genlens/genlens/llm"
-	"github.com/genlens/genlens/llm/llmtest"
+	"github.com/genlens/genlens/metric/hallucination/categorical"
 )
 
 // Draw four answers from a server that answers one choice a request, as

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/internal/testkit/llmtest"
 	"github.com/genlens/genlens/llm"
-	"github.com/genlens/genlens/llm/llmtest"
+	"github.com/genlens/genlens/metric/hallucination/categorical"
 )
 
 const model = "genlens-categorical"

@@ -28,7 +28,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/metric/frechet"
 )
 
 func main() {

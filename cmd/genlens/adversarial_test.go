@@ -19,7 +19,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/metric/frechet"
 )
 
 // TestServeAdversarial replays cheap reproductions of the attacks on the

@@ -4,7 +4,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 )
 
 // The performance target: `genlens entropy` with the cs kernel on the 1000-row

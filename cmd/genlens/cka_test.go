@@ -10,8 +10,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/disentangle"
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
+	"github.com/genlens/genlens/metric/disentangle"
 )
 
 func TestCKACommand(t *testing.T) {

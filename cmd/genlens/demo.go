@@ -6,9 +6,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/genlens/genlens/demo"
 	"github.com/genlens/genlens/internal/buildinfo"
 	"github.com/genlens/genlens/internal/console"
+	"github.com/genlens/genlens/internal/demo"
 
 	"github.com/spf13/cobra"
 )

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genlens/genlens/frechet"
 	"github.com/genlens/genlens/job/imagejob"
+	"github.com/genlens/genlens/metric/frechet"
 )
 
 // yamlField returns the value of the first "key: value" line of a

@@ -17,8 +17,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/disentangle"
-	"github.com/genlens/genlens/imagesynth"
+	"github.com/genlens/genlens/internal/demo/imagesynth"
+	"github.com/genlens/genlens/metric/disentangle"
 )
 
 // faceFiles writes 16x16 synthetic faces as 8-bit values (N, 16, 16):

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 )
 
 // runnableMarker precedes a shell block of the README or of docs/ that

@@ -7,10 +7,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/genlens/genlens/bert"
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/network/bert"
 )
 
 func init() {
@@ -32,7 +32,7 @@ Vectors are cached by embedder, prefix, weights and text. See docs/text-models.m
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
-				return job.Fieldf("out", "embed: {out} E.npy is required")
+				return fault.Fieldf("out", "embed: {out} E.npy is required")
 			}
 			res, err := runJob(cmd, llmjob.Embed, req, "embedding texts")
 			if err != nil {

@@ -17,7 +17,7 @@ func TestEmbedCommand(t *testing.T) {
 	}
 	out := filepath.Join(dir, "E.npy")
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"embed", "--embedder", "bge-small-en-v1.5", "--weights", "../../bert/testdata/bge", "--in", in, "--out", out, "--json"}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"embed", "--embedder", "bge-small-en-v1.5", "--weights", "../../network/bert/testdata/bge", "--in", in, "--out", out, "--json"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	var res struct {

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/genlens/genlens/job/llmjob"
-	"github.com/genlens/genlens/kernel"
-	"github.com/genlens/genlens/uncertainty"
+	"github.com/genlens/genlens/metric/kernel"
+	"github.com/genlens/genlens/metric/uncertainty"
 )
 
 // entropyOutputs are the files 'entropy --out' writes.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genlens/genlens/hallucination/categorical"
-	"github.com/genlens/genlens/llm/llmtest"
+	"github.com/genlens/genlens/internal/testkit/llmtest"
+	"github.com/genlens/genlens/metric/hallucination/categorical"
 )
 
 // baselineServer is the categorical test model, whose replies to an

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 )
 
 // entropyScoresInput: p1's samples agree, p2's differ; p3 has one sample.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 )
 
 // pytorch-fid's command line runs as genlens fid: the flags of

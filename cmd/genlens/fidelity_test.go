@@ -12,9 +12,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/frechet"
-	"github.com/genlens/genlens/kernel"
-	"github.com/genlens/genlens/kscore"
+	"github.com/genlens/genlens/metric/frechet"
+	"github.com/genlens/genlens/metric/kernel"
+	"github.com/genlens/genlens/metric/kscore"
 )
 
 func randRows(r *rand.Rand, n, d int, shift float64) []float64 {

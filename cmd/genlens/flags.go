@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/fields"
 	"github.com/genlens/genlens/job"
 )
@@ -94,7 +95,7 @@ func positional(cmd *cobra.Command, a []string, names ...string) error {
 		fl := cmd.Flags().Lookup(names[i])
 		if fl.Changed && fl.Value.String() != v {
 			field := strings.ReplaceAll(names[i], "-", "_")
-			return job.Fieldf(field, "%s: the argument %s and {%s} %s disagree; give {%s} once, as an argument or as the flag", cmd.Name(), v, field, fl.Value.String(), field)
+			return fault.Fieldf(field, "%s: the argument %s and {%s} %s disagree; give {%s} once, as an argument or as the flag", cmd.Name(), v, field, fl.Value.String(), field)
 		}
 		if err := cmd.Flags().Set(names[i], v); err != nil {
 			return badUsage("%s: argument %d (%s): %v", cmd.Name(), i+1, v, err)

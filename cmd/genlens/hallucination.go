@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/genlens/genlens/internal/service/server"
+	"github.com/genlens/genlens/internal/testkit/llmtest"
 	"github.com/genlens/genlens/job/icljob"
-	"github.com/genlens/genlens/llm/llmtest"
-	"github.com/genlens/genlens/server"
 )
 
 func newHallucinationCmd() *cobra.Command {

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genlens/genlens/hallucination/categorical"
-	"github.com/genlens/genlens/llm/llmtest"
+	"github.com/genlens/genlens/internal/testkit/llmtest"
+	"github.com/genlens/genlens/metric/hallucination/categorical"
 )
 
 type phrSimJSON struct {

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genlens/genlens/features"
-	"github.com/genlens/genlens/inception"
-	"github.com/genlens/genlens/vit"
+	"github.com/genlens/genlens/network/features"
+	"github.com/genlens/genlens/network/inception"
+	"github.com/genlens/genlens/network/vit"
 	"github.com/spf13/cobra"
 )
 

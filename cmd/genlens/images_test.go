@@ -16,7 +16,7 @@ import (
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/internal/console"
 	"github.com/genlens/genlens/internal/console/ptytest"
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 )
 
 // TestImageFolderCommands runs the folder forms of compare, stats, is and

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/atomicfile"
 	"github.com/genlens/genlens/internal/buildinfo"
 	"github.com/genlens/genlens/internal/console"
@@ -24,10 +25,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/linalg"
-	"github.com/genlens/genlens/membudget"
+	"github.com/genlens/genlens/internal/tensor/linalg"
+	"github.com/genlens/genlens/internal/tensor/membudget"
 )
 
 // Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input, 130
@@ -106,7 +105,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 	if wantsJSON(args) {
 		writeJSONError(stdout, err, ran)
 	}
-	if job.Classify(err) == job.KindCanceled && ctx.Err() != nil {
+	if fault.Classify(err) == fault.KindCanceled && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "genlens: interrupted")
 		return exitCode(err)
 	}
@@ -146,13 +145,13 @@ type jsonError struct {
 }
 
 func writeJSONError(stdout io.Writer, err error, ran *cobra.Command) {
-	je := jsonError{Error: message(err, ran), Kind: job.Classify(err).String()}
+	je := jsonError{Error: message(err, ran), Kind: fault.Classify(err).String()}
 	var ue usageError
 	if errors.As(err, &ue) {
-		je.Kind = job.KindField.String()
+		je.Kind = fault.KindField.String()
 	}
-	var fe *job.FieldError
-	var ie *dataio.InputError
+	var fe *fault.FieldError
+	var ie *fault.InputError
 	switch {
 	case errors.As(err, &fe) && fe.Field != "":
 		je.Field = &fe.Field
@@ -213,7 +212,7 @@ func exitCode(err error) int {
 	if errors.As(err, &ue) {
 		return exitBadUse
 	}
-	return job.Classify(err).ExitCode()
+	return fault.Classify(err).ExitCode()
 }
 
 // message renders err for stderr: request fields spelled as the flags of
@@ -226,12 +225,12 @@ func message(err error, cmd *cobra.Command) string {
 	if ue, ok := inner.(usageError); ok {
 		inner = ue.err
 	}
-	fe, ok := inner.(fields.Renderer) // job.FieldError, dataio.InputError, fields.Error, ...
+	fe, ok := inner.(fields.Renderer) // fault.FieldError, fault.InputError, fields.Error, ...
 	if !ok {
 		return err.Error()
 	}
 	msg := fe.Render(flagOf(cmd))
-	var bad *job.FieldError
+	var bad *fault.FieldError
 	if errors.As(err, &bad) && cmd != nil && !strings.Contains(msg, "--help") {
 		msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())
 	}

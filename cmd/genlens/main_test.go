@@ -14,10 +14,10 @@ import (
 	"testing"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/internal/shareddata"
-	"github.com/genlens/genlens/kernel"
-	"github.com/genlens/genlens/kscore"
-	"github.com/genlens/genlens/synth"
+	"github.com/genlens/genlens/internal/demo/synth"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
+	"github.com/genlens/genlens/metric/kernel"
+	"github.com/genlens/genlens/metric/kscore"
 )
 
 // cli runs genlens with args and returns exit code, stdout and stderr.

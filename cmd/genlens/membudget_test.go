@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genlens/genlens/membudget"
+	"github.com/genlens/genlens/internal/tensor/membudget"
 )
 
 // The inputs of a hostile run: two rows of 30,000 features (480 KB) ask

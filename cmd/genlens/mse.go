@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/genlens/genlens/checkmodel"
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/metric/checkmodel"
 )
 
 func newMSECmd() *cobra.Command {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/genlens/genlens/checkmodel"
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/metric/checkmodel"
 )
 
 // mseCSV writes a table of the synthetic A relation of "A One-Step

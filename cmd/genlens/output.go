@@ -12,16 +12,17 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/genlens/genlens/inception"
 	"github.com/genlens/genlens/internal/atomicfile"
 	"github.com/genlens/genlens/internal/console"
 	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/commands"
+	"github.com/genlens/genlens/network/inception"
 )
 
 // num is job.Num: NaN and ±Inf marshal as JSON null, -0 as 0.
-type num = job.Num
+type num = jsonnum.Num
 
 // fmtNum formats a value for the human-readable tables (job.FormatNum).
 var fmtNum = job.FormatNum

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genlens/genlens/hallucination/categorical"
 	"github.com/genlens/genlens/internal/console/ptytest"
-	"github.com/genlens/genlens/llm/llmtest"
+	"github.com/genlens/genlens/internal/testkit/llmtest"
+	"github.com/genlens/genlens/metric/hallucination/categorical"
 )
 
 // sampleModelServer serves the categorical test model with an API key.

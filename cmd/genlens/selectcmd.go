@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/genlens/genlens/inception"
 	"github.com/genlens/genlens/job/imagejob"
-	"github.com/genlens/genlens/vit"
+	"github.com/genlens/genlens/network/inception"
+	"github.com/genlens/genlens/network/vit"
 )
 
 func newSelectCmd() *cobra.Command {

@@ -11,11 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/genlens/genlens/bert"
+	"github.com/genlens/genlens/internal/service/llmproxy"
+	"github.com/genlens/genlens/internal/service/server"
 	"github.com/genlens/genlens/internal/signin"
-	"github.com/genlens/genlens/llmproxy"
-	"github.com/genlens/genlens/server"
-	"github.com/genlens/genlens/store"
+	"github.com/genlens/genlens/internal/store"
+	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/network/bert"
 )
 
 func newServeCmd() *cobra.Command {
@@ -74,7 +75,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&opts.LLM.NLIBaseURL, "llm-nli-base-url", "", "se, se-discrete, numsets: API root of an OpenAI-compatible chat model judging entailment of the samples")
 	f.StringVar(&opts.LLM.NLIModel, "llm-nli-model", "", "with --llm-nli-base-url: the judge's model name")
 	f.StringVar(&nliKeyEnv, "llm-nli-api-key-env", "", "with --llm-nli-base-url: name of the environment variable holding the judge's API key")
-	f.IntVar(&opts.LLM.TopLogprobs, "llm-top-logprobs", 0, fmt.Sprintf("mte: alternatives per token asked of the answer (0: %d)", llmproxy.DefaultTopLogprobs))
+	f.IntVar(&opts.LLM.TopLogprobs, "llm-top-logprobs", 0, fmt.Sprintf("mte: alternatives per token asked of the answer (0: %d)", llm.MaxTopLogprobs))
 	f.StringVar(&opts.LLM.PTruePrompt, "llm-ptrue-prompt", "", "ptrue: a file holding the p(True) question's template ({question}, {samples}, {answer})")
 	f.StringVar(&llmKeyEnv, "llm-api-key-env", "", "name of the environment variable holding the upstream's API key (sent upstream only)")
 	f.DurationVar(&opts.LLM.Timeout, "llm-timeout", llmproxy.DefaultTimeout, "cut an upstream silent this long (a whole answer, the samples, or a gap in a stream)")

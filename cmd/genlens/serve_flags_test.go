@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genlens/genlens/internal/service/server"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/server"
 )
 
 // serveOptions runs `genlens serve args...` up to the server's start and

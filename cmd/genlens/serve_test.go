@@ -21,11 +21,11 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/genlens/genlens/features"
-	"github.com/genlens/genlens/internal/dbtest"
+	"github.com/genlens/genlens/internal/store"
+	"github.com/genlens/genlens/internal/testkit/dbtest"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/msejob"
-	"github.com/genlens/genlens/store"
+	"github.com/genlens/genlens/network/features"
 )
 
 // These tests run the real binary: `go build` once, then `genlens serve`

@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/frechet"
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 	"github.com/genlens/genlens/job/imagejob"
+	"github.com/genlens/genlens/metric/frechet"
 )
 
 // fixtureFolder copies the random-weight fixture's 16 images into a new

@@ -3,7 +3,7 @@
 // service and the library as the field itself ("chunk_size"), the command
 // line as its flag ("--chunk-size"). The layers below the command line
 // (job, the method packages, dataio) write such messages and never a
-// flag; job.FieldError, dataio.InputError and Error carry them.
+// flag; fault.FieldError, fault.InputError and Error carry them.
 package fields
 
 import (

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job/icljob"
 )
 
@@ -81,7 +81,7 @@ func leaves(v reflect.Value, f func(name string, fv reflect.Value)) {
 }
 
 // Every size-like field of every request has an upper bound in Validate:
-// an absurd value (2^40 for a count) is a job.FieldError naming the field,
+// an absurd value (2^40 for a count) is a fault.FieldError naming the field,
 // whose message says the bound ("at most ..."), so that a number in a
 // request can never size an allocation that kills the process. A new
 // numeric or list field fails here until it is bounded or listed in
@@ -121,12 +121,12 @@ func TestEverySizeFieldIsBounded(t *testing.T) {
 				continue // a string or a flag
 			}
 			err := req.Validate()
-			var fe *job.FieldError
+			var fe *fault.FieldError
 			switch {
 			case err == nil:
 				t.Errorf("%s: {%s} absurdly large: accepted", c.Name, name)
 			case !errors.As(err, &fe) || fe.Field != name:
-				t.Errorf("%s: {%s} absurdly large: refused, but not as a job.FieldError of %s: %#v", c.Name, name, name, err)
+				t.Errorf("%s: {%s} absurdly large: refused, but not as a fault.FieldError of %s: %#v", c.Name, name, name, err)
 			case !statesBound(err.Error(), float):
 				t.Errorf("%s: {%s} absurdly large: message does not state the bound: %v", c.Name, name, err)
 			}
@@ -177,7 +177,7 @@ func TestSizesInStringsAreBounded(t *testing.T) {
 			}
 		}
 		err := req.Validate()
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(err.Error(), "at most") {
 			t.Errorf("%s: {%s} with too many entries: %v", tc.cmd, tc.field, err)
 		}

@@ -10,10 +10,11 @@ import (
 	"testing/fstest"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/tensor/membudget"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/imagejob"
 	"github.com/genlens/genlens/job/reprjob"
-	"github.com/genlens/genlens/membudget"
 )
 
 // randomNPY returns the bytes of an .npy of rows × cols normal values.
@@ -99,8 +100,8 @@ func TestMatrixBudget(t *testing.T) {
 			if !errors.As(err, &be) {
 				t.Fatalf("err = %v, want a *membudget.Error", err)
 			}
-			if job.Classify(err) != job.KindInput {
-				t.Errorf("Classify = %v, want input (exit 2, 422)", job.Classify(err))
+			if fault.Classify(err) != fault.KindInput {
+				t.Errorf("Classify = %v, want input (exit 2, 422)", fault.Classify(err))
 			}
 			if msg := err.Error(); !strings.Contains(msg, c.what) || !strings.Contains(msg, "raise matrix_budget_mb") {
 				t.Errorf("err = %q, want it to say %q and name matrix_budget_mb", msg, c.what)

@@ -7,10 +7,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/genlens/genlens/hallucination"
-	"github.com/genlens/genlens/hallucination/bayeslin"
-	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/hallucination"
+	"github.com/genlens/genlens/metric/hallucination/bayeslin"
+	"github.com/genlens/genlens/metric/hallucination/categorical"
 )
 
 // The hallucination jobs estimate the posterior hallucination rate (PHR)
@@ -69,22 +71,22 @@ func (r *HallucinationSimulateRequest) Validate() (verr error) {
 func (r *HallucinationSimulateRequest) plan() ([]int, hallucination.TaskFunc, error) {
 	switch {
 	case r.Model != "linear" && r.Model != "categorical":
-		return nil, nil, job.Fieldf("model", "{model} %q: want linear or categorical", r.Model)
+		return nil, nil, fault.Fieldf("model", "{model} %q: want linear or categorical", r.Model)
 	case r.Tasks < 1 || r.Tasks > maxTasks:
-		return nil, nil, job.Fieldf("tasks", "{tasks} %d: want a value in [1, %d]", r.Tasks, maxTasks)
+		return nil, nil, fault.Fieldf("tasks", "{tasks} %d: want a value in [1, %d]", r.Tasks, maxTasks)
 	}
 	if err := checkDraws(r.Eps, r.M, r.K, r.Extra, 1); err != nil {
 		return nil, nil, err
 	}
 	if r.Concurrency < 1 {
-		return nil, nil, job.Fieldf("concurrency", "{concurrency} %d: want at least 1", r.Concurrency)
+		return nil, nil, fault.Fieldf("concurrency", "{concurrency} %d: want at least 1", r.Concurrency)
 	}
 	ns, err := parseNs(r.Ns)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(ns)*r.Tasks > maxTasks*10 {
-		return nil, nil, job.Fieldf("ns", "{ns}: %d context sizes x {tasks} %d: at most %d tasks in all", len(ns), r.Tasks, maxTasks*10)
+		return nil, nil, fault.Fieldf("ns", "{ns}: %d context sizes x {tasks} %d: at most %d tasks in all", len(ns), r.Tasks, maxTasks*10)
 	}
 	if r.Model == "linear" {
 		m, err := linearModel(r.Features, r.Noise, r.PriorScale)
@@ -93,11 +95,11 @@ func (r *HallucinationSimulateRequest) plan() ([]int, hallucination.TaskFunc, er
 	// The model holds a Dirichlet draw per group and label: bound both
 	// before allocating (a labels of 1e8 took 0.8 GB inside Validate).
 	if r.Groups > maxCategories || r.Labels > maxCategories || r.Groups*r.Labels > maxCategoryCells {
-		return nil, nil, job.Fieldf("groups", "{groups} %d, {labels} %d: want each at most %d and their product at most %d", r.Groups, r.Labels, maxCategories, maxCategoryCells)
+		return nil, nil, fault.Fieldf("groups", "{groups} %d, {labels} %d: want each at most %d and their product at most %d", r.Groups, r.Labels, maxCategories, maxCategoryCells)
 	}
 	m := categorical.Symmetric(r.Groups, r.Labels, r.Alpha)
 	if err := m.Validate(); err != nil {
-		return nil, nil, job.Fieldf("groups", "{groups} %d, {labels} %d, {alpha} %v: %s", r.Groups, r.Labels, r.Alpha, err)
+		return nil, nil, fault.Fieldf("groups", "{groups} %d, {labels} %d, {alpha} %v: %s", r.Groups, r.Labels, r.Alpha, err)
 	}
 	return ns, m.Task, nil
 }
@@ -119,15 +121,15 @@ const (
 func checkDraws(eps float64, m, k, extra, min int) error {
 	switch {
 	case !(eps > 0 && eps < 1):
-		return job.Fieldf("eps", "{eps} %v: want a value in (0, 1)", eps)
+		return fault.Fieldf("eps", "{eps} %v: want a value in (0, 1)", eps)
 	case min > 0 && (m < 1 || k < 1 || extra < 1):
-		return job.Fieldf("M", "{M} %d, {K} %d, {extra} %d: want positive values", m, k, extra)
+		return fault.Fieldf("M", "{M} %d, {K} %d, {extra} %d: want positive values", m, k, extra)
 	case m < 0 || k < 0 || extra < 0:
-		return job.Fieldf("M", "{M} %d, {K} %d, {extra} %d: want positive values (0: the backend's default)", m, k, extra)
+		return fault.Fieldf("M", "{M} %d, {K} %d, {extra} %d: want positive values (0: the backend's default)", m, k, extra)
 	case extra > maxExtra:
-		return job.Fieldf("extra", "{extra} %d imagined examples: want at most %d", extra, maxExtra)
+		return fault.Fieldf("extra", "{extra} %d imagined examples: want at most %d", extra, maxExtra)
 	case float64(m)*float64(k) > hallucination.MaxDraws:
-		return job.Fieldf("M", "{M} %d x {K} %d = %.3g responses per query: want at most %.0g", m, k, float64(m)*float64(k), hallucination.MaxDraws)
+		return fault.Fieldf("M", "{M} %d x {K} %d = %.3g responses per query: want at most %.0g", m, k, float64(m)*float64(k), hallucination.MaxDraws)
 	}
 	return nil
 }
@@ -137,13 +139,13 @@ func parseNs(s string) ([]int, error) {
 	for _, p := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n < 0 || n > 100000 {
-			return nil, job.Fieldf("ns", "{ns} %q: want comma-separated context sizes in [0, 100000]", s)
+			return nil, fault.Fieldf("ns", "{ns} %q: want comma-separated context sizes in [0, 100000]", s)
 		}
 		if len(ns) == maxContextSizes {
-			return nil, job.Fieldf("ns", "{ns}: at most %d context sizes", maxContextSizes)
+			return nil, fault.Fieldf("ns", "{ns}: at most %d context sizes", maxContextSizes)
 		}
 		if slices.Contains(ns, n) {
-			return nil, job.Fieldf("ns", "{ns} %q: context size %d given twice", s, n)
+			return nil, fault.Fieldf("ns", "{ns} %q: context size %d given twice", s, n)
 		}
 		ns = append(ns, n)
 	}
@@ -153,11 +155,11 @@ func parseNs(s string) ([]int, error) {
 func linearModel(features string, noise, priorScale float64) (bayeslin.Model, error) {
 	feat, err := bayeslin.ParseFeatures(features)
 	if err != nil {
-		return bayeslin.Model{}, job.Fieldf("features", "{features}: %s", err)
+		return bayeslin.Model{}, fault.Fieldf("features", "{features}: %s", err)
 	}
 	m := bayeslin.Model{Features: feat, Noise: noise, PriorScale: priorScale}
 	if _, err := m.Posterior(nil); err != nil {
-		return m, job.Fieldf("noise", "{noise} %v, {prior_scale} %v: %s", noise, priorScale, err)
+		return m, fault.Fieldf("noise", "{noise} %v, {prior_scale} %v: %s", noise, priorScale, err)
 	}
 	return m, nil
 }
@@ -176,15 +178,15 @@ type HallucinationSimulateResult struct {
 // HallucinationSweep is one context size of a simulation
 // (hallucination.Sweep).
 type HallucinationSweep struct {
-	N             int     `json:"n"`
-	PHRMean       job.Num `json:"phr_mean"`
-	THRMean       job.Num `json:"thr_mean"`
-	ExactPHRMean  job.Num `json:"exact_phr_mean"`
-	MAEPHRExact   job.Num `json:"mae_phr_vs_exact"`
-	MAEPHRTHR     job.Num `json:"mae_phr_vs_thr"`
-	R2PHRTHR      job.Num `json:"r2_phr_vs_thr"` // null when the PHR or the THR is constant over the tasks
-	Tasks         int     `json:"tasks"`
-	PHRStdErrMean job.Num `json:"phr_stderr_mean"`
+	N             int         `json:"n"`
+	PHRMean       jsonnum.Num `json:"phr_mean"`
+	THRMean       jsonnum.Num `json:"thr_mean"`
+	ExactPHRMean  jsonnum.Num `json:"exact_phr_mean"`
+	MAEPHRExact   jsonnum.Num `json:"mae_phr_vs_exact"`
+	MAEPHRTHR     jsonnum.Num `json:"mae_phr_vs_thr"`
+	R2PHRTHR      jsonnum.Num `json:"r2_phr_vs_thr"` // null when the PHR or the THR is constant over the tasks
+	Tasks         int         `json:"tasks"`
+	PHRStdErrMean jsonnum.Num `json:"phr_stderr_mean"`
 }
 
 // HallucinationSimulateSettings echoes the settings of a simulation. The
@@ -240,9 +242,9 @@ func HallucinationSimulate(ctx context.Context, env job.Env, req HallucinationSi
 func NewHallucinationSimulateResult(tasks [][]hallucination.Task, s HallucinationSimulateSettings) *HallucinationSimulateResult {
 	out := &HallucinationSimulateResult{Settings: s, Tasks: tasks}
 	for _, w := range hallucination.Summarize(tasks) {
-		out.Rows = append(out.Rows, HallucinationSweep{N: w.N, PHRMean: job.Num(w.PHRMean), THRMean: job.Num(w.THRMean),
-			ExactPHRMean: job.Num(w.ExactPHRMean), MAEPHRExact: job.Num(w.MAEPHRExact), MAEPHRTHR: job.Num(w.MAEPHRTHR),
-			R2PHRTHR: job.Num(w.R2PHRTHR), Tasks: w.Tasks, PHRStdErrMean: job.Num(w.PHRStdErrMean)})
+		out.Rows = append(out.Rows, HallucinationSweep{N: w.N, PHRMean: jsonnum.Num(w.PHRMean), THRMean: jsonnum.Num(w.THRMean),
+			ExactPHRMean: jsonnum.Num(w.ExactPHRMean), MAEPHRExact: jsonnum.Num(w.MAEPHRExact), MAEPHRTHR: jsonnum.Num(w.MAEPHRTHR),
+			R2PHRTHR: jsonnum.Num(w.R2PHRTHR), Tasks: w.Tasks, PHRStdErrMean: jsonnum.Num(w.PHRStdErrMean)})
 	}
 	return out
 }

@@ -6,8 +6,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/genlens/genlens/chart"
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/report/chart"
 	"github.com/genlens/genlens/job"
 )
 

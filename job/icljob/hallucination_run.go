@@ -14,16 +14,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/hallucination"
-	"github.com/genlens/genlens/hallucination/bayeslin"
-	"github.com/genlens/genlens/hallucination/categorical"
-	"github.com/genlens/genlens/hallucination/openai"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/fields"
-	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/internal/format/jsonnum"
+	"github.com/genlens/genlens/internal/tensor/linalg"
+	"github.com/genlens/genlens/internal/tensor/par"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/linalg"
 	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/metric/hallucination"
+	"github.com/genlens/genlens/metric/hallucination/bayeslin"
+	"github.com/genlens/genlens/metric/hallucination/categorical"
+	"github.com/genlens/genlens/metric/hallucination/openai"
 )
 
 // HallucinationRunRequest is a request of `genlens hallucination run`: the
@@ -70,7 +71,7 @@ type HallucinationRunRequest struct {
 // defaults and no inputs.
 func NewHallucinationRunRequest() HallucinationRunRequest {
 	return HallucinationRunRequest{Backend: "openai", Eps: 0.05, Concurrency: 8, Seed: 1,
-		APIKeyEnv: "OPENAI_API_KEY", Timeout: 60 * time.Second, Retries: openai.DefaultMaxRetries, MaxTokens: 16, PairTopP: 1,
+		APIKeyEnv: "OPENAI_API_KEY", Timeout: 60 * time.Second, Retries: llm.DefaultMaxRetries, MaxTokens: 16, PairTopP: 1,
 		Features: "poly:3", Noise: 0.1, PriorScale: 1, Inputs: "red,green,blue", Labels: "yes,no,maybe", Alpha: 0.5}
 }
 
@@ -86,9 +87,9 @@ func (r *HallucinationRunRequest) Validate() (verr error) {
 	}
 	switch {
 	case r.Context == "" || r.Queries == "":
-		return job.Fieldf("context", "hallucination run: {context} FILE and {queries} FILE are required")
+		return fault.Fieldf("context", "hallucination run: {context} FILE and {queries} FILE are required")
 	case r.Concurrency < 1:
-		return job.Fieldf("concurrency", "{concurrency} %d: want at least 1", r.Concurrency)
+		return fault.Fieldf("concurrency", "{concurrency} %d: want at least 1", r.Concurrency)
 	}
 	if err := checkDraws(r.Eps, r.M, r.K, r.Extra, 0); err != nil {
 		return err
@@ -104,27 +105,27 @@ func (r *HallucinationRunRequest) Validate() (verr error) {
 		_, _, _, err := NamedCategorical(r.Inputs, r.Labels, r.Alpha)
 		return err
 	}
-	return job.Fieldf("backend", "{backend} %q: want openai, linear or categorical", r.Backend)
+	return fault.Fieldf("backend", "{backend} %q: want openai, linear or categorical", r.Backend)
 }
 
 // openaiConfig returns the client configuration, checked.
 func (r *HallucinationRunRequest) openaiConfig(key string) (openai.Config, error) {
 	switch {
 	case r.MaxTokens < 1:
-		return openai.Config{}, job.Fieldf("max_tokens", "{max_tokens} %d: want at least 1", r.MaxTokens)
+		return openai.Config{}, fault.Fieldf("max_tokens", "{max_tokens} %d: want at least 1", r.MaxTokens)
 	case !(r.PairTopP > 0 && r.PairTopP <= 1):
-		return openai.Config{}, job.Fieldf("pair_top_p", "{pair_top_p} %v: want a value in (0, 1]", r.PairTopP)
+		return openai.Config{}, fault.Fieldf("pair_top_p", "{pair_top_p} %v: want a value in (0, 1]", r.PairTopP)
 	case r.Timeout <= 0:
-		return openai.Config{}, job.Fieldf("timeout", "{timeout} %v: want a positive duration", r.Timeout)
+		return openai.Config{}, fault.Fieldf("timeout", "{timeout} %v: want a positive duration", r.Timeout)
 	case r.Retries < 0:
-		return openai.Config{}, job.Fieldf("retries", "{retries} %d: want 0 or more", r.Retries)
+		return openai.Config{}, fault.Fieldf("retries", "{retries} %d: want 0 or more", r.Retries)
 	case r.BaseURL == "" || r.Model == "":
-		return openai.Config{}, job.Fieldf("base_url", "{backend} openai needs {base_url} URL and {model} NAME")
+		return openai.Config{}, fault.Fieldf("base_url", "{backend} openai needs {base_url} URL and {model} NAME")
 	}
 	cfg := openai.Config{BaseURL: r.BaseURL, Model: r.Model, APIKey: key, Timeout: r.Timeout, MaxRetries: r.Retries,
 		Concurrency: r.Concurrency, MaxTokens: r.MaxTokens, PairTopP: r.PairTopP, NoSeed: r.NoSeed}
 	if _, err := openai.New(cfg); err != nil {
-		return cfg, job.Fieldf("base_url", "%s", err)
+		return cfg, fault.Fieldf("base_url", "%s", err)
 	}
 	return cfg, nil
 }
@@ -140,7 +141,7 @@ func NamedCategorical(inputNames, labelNames string, alpha float64) (categorical
 		for _, p := range strings.Split(s, ",") {
 			p = strings.TrimSpace(p)
 			if p == "" || seen[p] {
-				return nil, job.Fieldf(field, "{%s} %q: want distinct, non-empty, comma-separated names", field, s)
+				return nil, fault.Fieldf(field, "{%s} %q: want distinct, non-empty, comma-separated names", field, s)
 			}
 			seen[p] = true
 			out = append(out, p)
@@ -161,11 +162,11 @@ func NamedCategorical(inputNames, labelNames string, alpha float64) (categorical
 		return categorical.Model{}, nil, nil, err
 	}
 	if len(inputs)*len(labels) > maxCategoryCells {
-		return categorical.Model{}, nil, nil, job.Fieldf("inputs", "{inputs} %d x {labels} %d: at most %d cells", len(inputs), len(labels), maxCategoryCells)
+		return categorical.Model{}, nil, nil, fault.Fieldf("inputs", "{inputs} %d x {labels} %d: at most %d cells", len(inputs), len(labels), maxCategoryCells)
 	}
 	m := categorical.Symmetric(len(inputs), len(labels), alpha)
 	if err := m.Validate(); err != nil {
-		return m, nil, nil, job.Fieldf("inputs", "{inputs} %q, {labels} %q, {alpha} %v: %s", inputNames, labelNames, alpha, err)
+		return m, nil, nil, fault.Fieldf("inputs", "{inputs} %q, {labels} %q, {alpha} %v: %s", inputNames, labelNames, alpha, err)
 	}
 	return m, inputs, labels, nil
 }
@@ -185,18 +186,18 @@ type HallucinationRunResult struct {
 
 // HallucinationItem holds the estimates of one query.
 type HallucinationItem struct {
-	ID        string  `json:"id"`
-	PHR       job.Num `json:"phr"`
-	PHRStdErr job.Num `json:"phr_stderr"`
-	Total     job.Num `json:"total"`
-	Aleatoric job.Num `json:"aleatoric"`
-	Epistemic job.Num `json:"epistemic"`
+	ID        string      `json:"id"`
+	PHR       jsonnum.Num `json:"phr"`
+	PHRStdErr jsonnum.Num `json:"phr_stderr"`
+	Total     jsonnum.Num `json:"total"`
+	Aleatoric jsonnum.Num `json:"aleatoric"`
+	Epistemic jsonnum.Num `json:"epistemic"`
 	// ErrorRate is the fraction of the sampled answers that differ from
 	// the query's "y" (Eq. 9); null when the query has none.
-	ErrorRate job.Num `json:"error_rate"`
+	ErrorRate jsonnum.Num `json:"error_rate"`
 	// ExactPHR is the PHR of Definition 4 from the exact posterior (exact
 	// models only).
-	ExactPHR *job.Num `json:"exact_phr,omitempty"`
+	ExactPHR *jsonnum.Num `json:"exact_phr,omitempty"`
 	// Error says why the query failed (its numbers are then NaN); one
 	// failed query does not lose the others.
 	Error string `json:"error,omitempty"`
@@ -261,7 +262,7 @@ func HallucinationRun(ctx context.Context, env job.Env, req HallucinationRunRequ
 		return nil, err
 	}
 	if len(queries) == 0 {
-		return nil, &dataio.InputError{File: req.Queries, Msg: "no queries"}
+		return nil, &fault.InputError{File: req.Queries, Msg: "no queries"}
 	}
 	s := HallucinationRunSettings{Backend: req.Backend, Eps: opt.Eps, M: opt.M, K: opt.K, Extra: opt.Extra, Seed: req.Seed, ContextExamples: len(ctxRows)}
 	var query phrQuery
@@ -437,7 +438,7 @@ type phrRow struct {
 func readPHRRows(fsys fs.FS, path string, needY bool) ([]phrRow, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
-		return nil, &dataio.InputError{File: path, Msg: "cannot open", Err: err}
+		return nil, &fault.InputError{File: path, Msg: "cannot open", Err: err}
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -450,7 +451,7 @@ func readPHRRows(fsys fs.FS, path string, needY bool) ([]phrRow, error) {
 		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(text, &obj); err != nil {
-			return nil, &dataio.InputError{File: path, Line: line, Msg: fmt.Sprintf("not a JSON object: %v", err)}
+			return nil, &fault.InputError{File: path, Line: line, Msg: fmt.Sprintf("not a JSON object: %v", err)}
 		}
 		r := phrRow{line: line, id: "row-" + strconv.Itoa(line)}
 		if raw, ok := obj["id"]; ok && string(raw) != "null" {
@@ -462,23 +463,23 @@ func readPHRRows(fsys fs.FS, path string, needY bool) ([]phrRow, error) {
 			case json.Unmarshal(raw, &n) == nil:
 				r.id = n.String()
 			default:
-				return nil, &dataio.InputError{File: path, Line: line, Field: "id", Msg: "want a string or a number"}
+				return nil, &fault.InputError{File: path, Line: line, Field: "id", Msg: "want a string or a number"}
 			}
 		}
 		x, ok := obj["x"]
 		if !ok || string(x) == "null" {
-			return nil, &dataio.InputError{File: path, Line: line, Field: "x", Msg: "missing"}
+			return nil, &fault.InputError{File: path, Line: line, Field: "x", Msg: "missing"}
 		}
 		r.x = x
 		if y, ok := obj["y"]; ok && string(y) != "null" {
 			r.y, r.hasY = y, true
 		} else if needY {
-			return nil, &dataio.InputError{File: path, Line: line, Field: "y", Msg: "missing"}
+			return nil, &fault.InputError{File: path, Line: line, Field: "y", Msg: "missing"}
 		}
 		rows = append(rows, r)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &dataio.InputError{File: path, Msg: "reading", Err: err}
+		return nil, &fault.InputError{File: path, Msg: "reading", Err: err}
 	}
 	return rows, nil
 }
@@ -493,13 +494,13 @@ func phrText(path string, r phrRow, field string, raw json.RawMessage) (string, 
 	if json.Unmarshal(raw, &n) == nil {
 		return n.String(), nil
 	}
-	return "", &dataio.InputError{File: path, Line: r.line, Field: field, Msg: "want a string"}
+	return "", &fault.InputError{File: path, Line: r.line, Field: field, Msg: "want a string"}
 }
 
 func phrNumber(path string, r phrRow, field string, raw json.RawMessage) (float64, error) {
 	var v float64
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return 0, &dataio.InputError{File: path, Line: r.line, Field: field, Msg: "want a number (the linear backend regresses numbers on numbers)"}
+		return 0, &fault.InputError{File: path, Line: r.line, Field: field, Msg: "want a number (the linear backend regresses numbers on numbers)"}
 	}
 	return v, nil
 }
@@ -514,7 +515,7 @@ func phrName(path string, r phrRow, field string, raw json.RawMessage, names []s
 			return i, nil
 		}
 	}
-	return 0, &dataio.InputError{File: path, Line: r.line, Field: field, Msg: fmt.Sprintf("%q is not one of the model's names %s", s, strings.Join(names, ", "))}
+	return 0, &fault.InputError{File: path, Line: r.line, Field: field, Msg: fmt.Sprintf("%q is not one of the model's names %s", s, strings.Join(names, ", "))}
 }
 
 // phrQuery estimates one query.
@@ -533,7 +534,7 @@ func openaiQueries(c *openai.Client, ctxPath, qPath string, ctxRows []phrRow) (p
 		}
 		var fe *openai.FormatError
 		if err := openai.CheckExample(x, y); errors.As(err, &fe) {
-			return nil, &dataio.InputError{File: ctxPath, Line: r.line, Msg: fe.Msg, Err: err}
+			return nil, &fault.InputError{File: ctxPath, Line: r.line, Msg: fe.Msg, Err: err}
 		} else if err != nil {
 			return nil, err
 		}
@@ -546,7 +547,7 @@ func openaiQueries(c *openai.Client, ctxPath, qPath string, ctxRows []phrRow) (p
 		}
 		var fe *openai.FormatError
 		if err := openai.CheckInput(x); errors.As(err, &fe) {
-			return HallucinationItem{}, &dataio.InputError{File: qPath, Line: q.line, Field: fe.Field, Msg: fe.Msg, Err: err}
+			return HallucinationItem{}, &fault.InputError{File: qPath, Line: q.line, Field: fe.Field, Msg: fe.Msg, Err: err}
 		} else if err != nil {
 			return HallucinationItem{}, err
 		}
@@ -560,7 +561,7 @@ func openaiQueries(c *openai.Client, ctxPath, qPath string, ctxRows []phrRow) (p
 			if err != nil {
 				return HallucinationItem{}, err
 			}
-			it.ErrorRate = job.Num(hallucination.ErrorRate(res.Responses, strings.TrimSpace(y)))
+			it.ErrorRate = jsonnum.Num(hallucination.ErrorRate(res.Responses, strings.TrimSpace(y)))
 		}
 		return it, nil
 	}, nil
@@ -581,7 +582,7 @@ func linearQueries(m bayeslin.Model, ctxPath, qPath string, ctxRows []phrRow) (p
 	}
 	post, err := m.Posterior(d)
 	if err != nil {
-		return nil, &dataio.InputError{File: ctxPath, Msg: err.Error(), Err: err}
+		return nil, &fault.InputError{File: ctxPath, Msg: err.Error(), Err: err}
 	}
 	return func(ctx context.Context, q phrRow, opt hallucination.Options) (HallucinationItem, error) {
 		x, err := phrNumber(qPath, q, "x", q.x)
@@ -593,7 +594,7 @@ func linearQueries(m bayeslin.Model, ctxPath, qPath string, ctxRows []phrRow) (p
 			return HallucinationItem{}, err
 		}
 		it := newItem(q.id, res.PHR, res.StdErr, res.Total, res.Aleatoric, res.Epistemic)
-		exact := job.Num(post.ExactPHR(x, opt.Eps))
+		exact := jsonnum.Num(post.ExactPHR(x, opt.Eps))
 		it.ExactPHR = &exact
 		return it, nil
 	}, nil
@@ -631,15 +632,15 @@ func categoricalQueries(m categorical.Model, inputs, labels []string, ctxPath, q
 			if err != nil {
 				return HallucinationItem{}, err
 			}
-			it.ErrorRate = job.Num(hallucination.ErrorRate(res.Responses, y))
+			it.ErrorRate = jsonnum.Num(hallucination.ErrorRate(res.Responses, y))
 		}
-		exact := job.Num(post.ExactPHR(x, opt.Eps, opt.Seed))
+		exact := jsonnum.Num(post.ExactPHR(x, opt.Eps, opt.Seed))
 		it.ExactPHR = &exact
 		return it, nil
 	}, nil
 }
 
 func newItem(id string, phr, se, total, aleatoric, epistemic float64) HallucinationItem {
-	return HallucinationItem{ID: id, PHR: job.Num(phr), PHRStdErr: job.Num(se), Total: job.Num(total), Aleatoric: job.Num(aleatoric),
-		Epistemic: job.Num(epistemic), ErrorRate: job.Num(math.NaN())}
+	return HallucinationItem{ID: id, PHR: jsonnum.Num(phr), PHRStdErr: jsonnum.Num(se), Total: jsonnum.Num(total), Aleatoric: jsonnum.Num(aleatoric),
+		Epistemic: jsonnum.Num(epistemic), ErrorRate: jsonnum.Num(math.NaN())}
 }

@@ -13,11 +13,12 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/jsonnum"
+	"github.com/genlens/genlens/internal/testkit/llmtest"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/internal/golden"
-	"github.com/genlens/genlens/llm/llmtest"
+	"github.com/genlens/genlens/metric/hallucination/categorical"
 )
 
 // smallSimulate is a simulation small enough for a unit test that still
@@ -37,7 +38,7 @@ func TestHallucinationSimulateGolden(t *testing.T) {
 			}
 			golden.Check(t, "hallucination_simulate_"+model, res)
 			for _, row := range res.Rows {
-				for _, v := range []job.Num{row.PHRMean, row.THRMean, row.ExactPHRMean, row.MAEPHRExact} {
+				for _, v := range []jsonnum.Num{row.PHRMean, row.THRMean, row.ExactPHRMean, row.MAEPHRExact} {
 					if !(v >= 0 && v <= 1) {
 						t.Errorf("n=%d: a rate %v outside [0, 1]", row.N, v)
 					}
@@ -118,7 +119,7 @@ func TestHallucinationSimulateCancel(t *testing.T) {
 	start := time.Now()
 	select {
 	case err := <-errc:
-		if !errors.Is(err, context.Canceled) || job.Classify(err) != job.KindCanceled {
+		if !errors.Is(err, context.Canceled) || fault.Classify(err) != fault.KindCanceled {
 			t.Errorf("err = %v, want context.Canceled", err)
 		}
 		if d := time.Since(start); d > time.Second {
@@ -156,7 +157,7 @@ func TestHallucinationSimulateValidate(t *testing.T) {
 	} {
 		r := NewHallucinationSimulateRequest()
 		tc.edit(&r)
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -171,7 +172,7 @@ func TestHallucinationSimulateValidate(t *testing.T) {
 	// Upper-case fields keep their case.
 	r := NewHallucinationSimulateRequest()
 	r.M = 0
-	var fe *job.FieldError
+	var fe *fault.FieldError
 	flag := func(f string) string { return "--" + f }
 	if errors.As(r.Validate(), &fe); fe == nil || !strings.HasPrefix(fe.Render(flag), "--M 0, --K 2000, --extra 100") {
 		t.Errorf("rendered %v", fe)
@@ -274,7 +275,7 @@ func TestHallucinationRunOpenAISecret(t *testing.T) {
 // numsOf lists an item's numbers as strings, so that NaN equals NaN.
 func numsOf(it HallucinationItem) []string {
 	var out []string
-	for _, v := range []job.Num{it.PHR, it.PHRStdErr, it.Total, it.Aleatoric, it.Epistemic, it.ErrorRate} {
+	for _, v := range []jsonnum.Num{it.PHR, it.PHRStdErr, it.Total, it.Aleatoric, it.Epistemic, it.ErrorRate} {
 		b, _ := v.MarshalJSON()
 		out = append(out, string(b))
 	}
@@ -307,8 +308,8 @@ func TestHallucinationRunBadInput(t *testing.T) {
 		req := categoricalRun()
 		tc.edit(&req)
 		_, err := HallucinationRun(context.Background(), job.Env{FS: fsys}, req)
-		var ie *dataio.InputError
-		if !errors.As(err, &ie) || ie.File != tc.file || ie.Line != tc.line || ie.Field != tc.field || !strings.Contains(ie.Msg, tc.want) || job.Classify(err) != job.KindInput {
+		var ie *fault.InputError
+		if !errors.As(err, &ie) || ie.File != tc.file || ie.Line != tc.line || ie.Field != tc.field || !strings.Contains(ie.Msg, tc.want) || fault.Classify(err) != fault.KindInput {
 			t.Errorf("%s: %#v, want an InputError on %s line %d field %q containing %q", tc.name, err, tc.file, tc.line, tc.field, tc.want)
 		}
 		if strings.Contains(err.Error(), "openai: ") {
@@ -344,7 +345,7 @@ func TestHallucinationRunValidate(t *testing.T) {
 	} {
 		r := ok
 		tc.edit(&r)
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -356,13 +357,13 @@ func TestHallucinationRunValidate(t *testing.T) {
 	// (40 for the exact models) times K = 2·10⁶ is too many responses.
 	big := ok
 	big.M, big.K = 0, 2000000
-	var fe *job.FieldError
+	var fe *fault.FieldError
 	if _, err := HallucinationRun(context.Background(), job.Env{FS: phrFS()}, big); !errors.As(err, &fe) || fe.Field != "M" {
 		t.Errorf("M 0 (40) x K 2e6: %v", err)
 	}
 }
 
-// The JSONL reader of the run job returns rows or an *dataio.InputError,
+// The JSONL reader of the run job returns rows or an *fault.InputError,
 // never a panic or another error, whatever the bytes.
 func FuzzReadPHRRows(f *testing.F) {
 	for _, s := range []string{"{\"x\":1,\"y\":2}\n", "\n{\"id\":7,\"x\":\"a\"}\n", "{\"x\":", "[1]\n", "{\"id\":{},\"x\":1}", "{\"x\":null,\"y\":1}"} {
@@ -371,9 +372,9 @@ func FuzzReadPHRRows(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, needY := range []bool{false, true} {
 			rows, err := readPHRRows(fstest.MapFS{"f.jsonl": {Data: data}}, "f.jsonl", needY)
-			var ie *dataio.InputError
+			var ie *fault.InputError
 			if err != nil && (!errors.As(err, &ie) || ie.File != "f.jsonl") {
-				t.Fatalf("%T %v, want an *dataio.InputError on f.jsonl", err, err)
+				t.Fatalf("%T %v, want an *fault.InputError on f.jsonl", err, err)
 			}
 			for _, r := range rows {
 				if r.line < 1 || len(r.x) == 0 || (needY && !r.hasY) || r.id == "" && !bytes.Contains(data, []byte(`"id"`)) {
@@ -424,7 +425,7 @@ func TestHallucinationRunItemErrorsAndWarnings(t *testing.T) {
 	// Every query failing is the run failing, as the first one did.
 	fsys["allbad.jsonl"] = &fstest.MapFile{Data: []byte("{\"x\":\"fish\"}\n")}
 	req.Queries = "allbad.jsonl"
-	if res, err := HallucinationRun(context.Background(), job.Env{FS: fsys}, req); err == nil || res != nil || job.Classify(err) != job.KindInput {
+	if res, err := HallucinationRun(context.Background(), job.Env{FS: fsys}, req); err == nil || res != nil || fault.Classify(err) != fault.KindInput {
 		t.Errorf("all queries bad: %v, %v", res, err)
 	}
 

@@ -11,13 +11,14 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/diversity"
-	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/kscore"
-	"github.com/genlens/genlens/manifold"
+	"github.com/genlens/genlens/metric/diversity"
+	"github.com/genlens/genlens/metric/frechet"
+	"github.com/genlens/genlens/metric/kscore"
+	"github.com/genlens/genlens/metric/manifold"
 )
 
 // CompareRequest is a request of `genlens compare`: two-sample metrics
@@ -81,7 +82,7 @@ func (r *CompareRequest) Validate() (verr error) {
 		return err
 	}
 	if r.Real == "" || r.Fake == "" {
-		return job.Fieldf("real", "compare: {real} and {fake} are required")
+		return fault.Fieldf("real", "compare: {real} and {fake} are required")
 	}
 	if _, err := r.metrics(false, false); err != nil {
 		return err
@@ -114,13 +115,13 @@ func (r *CompareRequest) metrics(realStats, fakeStats bool) (map[Metric]bool, er
 		switch {
 		case m == "":
 		case !m.Valid():
-			return nil, job.Fieldf("metrics", "compare: unknown metric %q (want fid, kid, mmd, cms, prdc, vendi, cmmd or all)", string(m))
+			return nil, fault.Fieldf("metrics", "compare: unknown metric %q (want fid, kid, mmd, cms, prdc, vendi, cmmd or all)", string(m))
 		case m.NeedsRows() && !rows:
 			side, path := "real", r.Real
 			if !realStats {
 				side, path = "generated", r.Fake
 			}
-			return nil, job.Fieldf("metrics", "compare: {metrics} %s needs %s feature rows, but %s is a statistics file (mu, sigma)", m, side, path)
+			return nil, fault.Fieldf("metrics", "compare: {metrics} %s needs %s feature rows, but %s is a statistics file (mu, sigma)", m, side, path)
 		default:
 			want[m] = true
 		}
@@ -135,28 +136,28 @@ func (r *CompareRequest) checkMetricFields(want map[Metric]bool) error {
 			return err
 		}
 	} else if r.Kernel != "" || r.Gamma != "" {
-		return job.Fieldf("kernel", "compare: {kernel} and {gamma} apply only to {metrics} mmd and cms")
+		return fault.Fieldf("kernel", "compare: {kernel} and {gamma} apply only to {metrics} mmd and cms")
 	}
 	if want[MetricPRDC] {
 		switch {
 		case r.NearestK < 1 || r.NearestK > MaxNearestK:
-			return job.Fieldf("nearest_k", "compare: {nearest_k} %d: want 1 to %d", r.NearestK, MaxNearestK)
+			return fault.Fieldf("nearest_k", "compare: {nearest_k} %d: want 1 to %d", r.NearestK, MaxNearestK)
 		case r.PRDCMaxRows < 0 || r.PRDCMaxRows > 0 && r.PRDCMaxRows <= r.NearestK:
-			return job.Fieldf("prdc_max_rows", "compare: {prdc_max_rows} %d: want 0 (every row) or more than {nearest_k} %d", r.PRDCMaxRows, r.NearestK)
+			return fault.Fieldf("prdc_max_rows", "compare: {prdc_max_rows} %d: want 0 (every row) or more than {nearest_k} %d", r.PRDCMaxRows, r.NearestK)
 		}
 	} else if r.PRDCMaxRows != 0 {
-		return job.Fieldf("prdc_max_rows", "compare: {prdc_max_rows} applies only to {metrics} prdc")
+		return fault.Fieldf("prdc_max_rows", "compare: {prdc_max_rows} applies only to {metrics} prdc")
 	}
 	if !want[MetricKID] {
 		return nil
 	}
 	switch {
 	case r.KIDSubsets < 1 || r.KIDSubsetSize < 2:
-		return job.Fieldf("kid_subsets", "compare: {kid_subsets} must be >= 1 and {kid_subset_size} >= 2")
+		return fault.Fieldf("kid_subsets", "compare: {kid_subsets} must be >= 1 and {kid_subset_size} >= 2")
 	case r.KIDSubsets > MaxKIDSubsets:
-		return job.Fieldf("kid_subsets", "compare: {kid_subsets} %d: want at most %d", r.KIDSubsets, MaxKIDSubsets)
+		return fault.Fieldf("kid_subsets", "compare: {kid_subsets} %d: want at most %d", r.KIDSubsets, MaxKIDSubsets)
 	case r.KIDSubsetSize > MaxKIDSubsetSize:
-		return job.Fieldf("kid_subset_size", "compare: {kid_subset_size} %d: want at most %d", r.KIDSubsetSize, MaxKIDSubsetSize)
+		return fault.Fieldf("kid_subset_size", "compare: {kid_subset_size} %d: want at most %d", r.KIDSubsetSize, MaxKIDSubsetSize)
 	}
 	return nil
 }
@@ -216,24 +217,24 @@ func (r *CompareRequest) kernel() string {
 // (n_fake) is null when that side is a statistics file that does not
 // record its sample count (pytorch-fid's do not).
 type CompareResult struct {
-	FID *job.Num `json:"fid,omitempty"`
+	FID *jsonnum.Num `json:"fid,omitempty"`
 	// FDDINOv2 repeats the Fréchet distance under the name dgm-eval
 	// reports it by when the features are a DINOv2 network's.
-	FDDINOv2 *job.Num      `json:"fd_dinov2,omitempty"`
+	FDDINOv2 *jsonnum.Num  `json:"fd_dinov2,omitempty"`
 	KID      *ScoreMeanStd `json:"kid,omitempty"`
-	MMD2     *job.Num      `json:"mmd2,omitempty"`
-	CMS      *job.Num      `json:"cms,omitempty"`
+	MMD2     *jsonnum.Num  `json:"mmd2,omitempty"`
+	CMS      *jsonnum.Num  `json:"cms,omitempty"`
 
 	// prdc: Kynkäänniemi et al.'s precision and recall, Naeem et al.'s
 	// density and coverage; vendi: the Vendi score of the fake rows and
 	// of the real rows; cmmd: CLIP-MMD.
-	Precision *job.Num `json:"precision,omitempty"`
-	Recall    *job.Num `json:"recall,omitempty"`
-	Density   *job.Num `json:"density,omitempty"`
-	Coverage  *job.Num `json:"coverage,omitempty"`
-	Vendi     *job.Num `json:"vendi,omitempty"`
-	VendiReal *job.Num `json:"vendi_real,omitempty"`
-	CMMD      *job.Num `json:"cmmd,omitempty"`
+	Precision *jsonnum.Num `json:"precision,omitempty"`
+	Recall    *jsonnum.Num `json:"recall,omitempty"`
+	Density   *jsonnum.Num `json:"density,omitempty"`
+	Coverage  *jsonnum.Num `json:"coverage,omitempty"`
+	Vendi     *jsonnum.Num `json:"vendi,omitempty"`
+	VendiReal *jsonnum.Num `json:"vendi_real,omitempty"`
+	CMMD      *jsonnum.Num `json:"cmmd,omitempty"`
 
 	NReal  *int        `json:"n_real"`
 	NFake  *int        `json:"n_fake"`
@@ -253,11 +254,11 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 	realDir, fakeDir := isFolder(fsys, req.Real), isFolder(fsys, req.Fake)
 	switch {
 	case realDir && req.RealKey != "":
-		return nil, job.Fieldf("real_key", "compare: {real_key} names an array in an .npz; %s is a folder of images", req.Real)
+		return nil, fault.Fieldf("real_key", "compare: {real_key} names an array in an .npz; %s is a folder of images", req.Real)
 	case fakeDir && req.FakeKey != "":
-		return nil, job.Fieldf("fake_key", "compare: {fake_key} names an array in an .npz; %s is a folder of images", req.Fake)
+		return nil, fault.Fieldf("fake_key", "compare: {fake_key} names an array in an .npz; %s is a folder of images", req.Fake)
 	case !realDir && !fakeDir && req.Dims != "":
-		return nil, job.Fieldf("dims", "compare: {dims} applies only to folders of images, and neither side is one")
+		return nil, fault.Fieldf("dims", "compare: {dims} applies only to folders of images, and neither side is one")
 	case !realDir && !fakeDir:
 		if err := req.unused("compare", "batch"); err != nil {
 			return nil, err
@@ -323,7 +324,7 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 		if real.isStats {
 			other = fmt.Sprintf("statistics %s have %d", req.Real, dr)
 		}
-		return nil, &dataio.InputError{File: req.Fake, Msg: fmt.Sprintf("%s dimension %d, %s", what, out.Dim, other)}
+		return nil, &fault.InputError{File: req.Fake, Msg: fmt.Sprintf("%s dimension %d, %s", what, out.Dim, other)}
 	}
 	// A KID subset size the rows cannot fill is refused before any metric.
 	if want[MetricKID] {
@@ -354,7 +355,7 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 		if err != nil {
 			return nil, compareFault(real, fake, err)
 		}
-		v := job.Num(d)
+		v := jsonnum.Num(d)
 		out.FID = &v
 		if prov != nil && strings.HasPrefix(prov.Embedder, "dinov2-") {
 			out.FDDINOv2 = &v
@@ -368,7 +369,7 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 		if err != nil {
 			return nil, err
 		}
-		out.KID = &ScoreMeanStd{job.Num(m), job.Num(s)}
+		out.KID = &ScoreMeanStd{jsonnum.Num(m), jsonnum.Num(s)}
 	}
 	if want[MetricMMD] || want[MetricCMS] {
 		// The median rule looks at up to kernel.MedianRows rows evenly
@@ -394,7 +395,7 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 			if err != nil {
 				return nil, err
 			}
-			n := job.Num(v)
+			n := jsonnum.Num(v)
 			out.MMD2 = &n
 			done++
 			env.ReportProgress(done, steps)
@@ -404,7 +405,7 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 			if err != nil {
 				return nil, err
 			}
-			n := job.Num(v)
+			n := jsonnum.Num(v)
 			out.CMS = &n
 			env.ReportProgress(done+1, steps)
 		}
@@ -434,7 +435,7 @@ func kidSubsetCheck(env *job.Env, req CompareRequest, nr, nf int) error {
 	n := min(nr, nf)
 	half := max(2, n/2)
 	if size > n {
-		return job.Fieldf("kid_subset_size", "compare: {kid_subset_size} %d is more than the %d rows of %s (real %d, generated %d): KID draws each subset without replacement from each side; give {kid_subset_size} %d or less, e.g. %d, so that subsets differ",
+		return fault.Fieldf("kid_subset_size", "compare: {kid_subset_size} %d is more than the %d rows of %s (real %d, generated %d): KID draws each subset without replacement from each side; give {kid_subset_size} %d or less, e.g. %d, so that subsets differ",
 			size, n, sideName(nr <= nf, req), nr, nf, n, half)
 	}
 	switch {
@@ -458,7 +459,7 @@ func sideName(real bool, req CompareRequest) string {
 // compareRows computes the metrics of feature rows beyond the kernel
 // scores, a progress stage each: prdc, vendi, cmmd.
 func compareRows(ctx context.Context, env job.Env, req CompareRequest, want map[Metric]bool, real, fake *featureSide, out *CompareResult) error {
-	num := func(v float64) *job.Num { n := job.Num(v); return &n }
+	num := func(v float64) *jsonnum.Num { n := jsonnum.Num(v); return &n }
 	if want[MetricPRDC] {
 		r, f := real.rows, fake.rows
 		if req.PRDCMaxRows > 0 {
@@ -470,7 +471,7 @@ func compareRows(ctx context.Context, env job.Env, req CompareRequest, want map[
 			path string
 		}{{r, req.Real}, {f, req.Fake}} {
 			if n, _ := s.x.Dims(); n <= req.NearestK {
-				return &dataio.InputError{File: s.path, Msg: fmt.Sprintf("%d rows: prdc with k = %d nearest neighbours needs more than k rows", n, req.NearestK)}
+				return &fault.InputError{File: s.path, Msg: fmt.Sprintf("%d rows: prdc with k = %d nearest neighbours needs more than k rows", n, req.NearestK)}
 			}
 		}
 		p, err := manifold.ComputeProgress(ctx, r, f, req.NearestK, env.Progress)
@@ -486,12 +487,12 @@ func compareRows(ctx context.Context, env job.Env, req CompareRequest, want map[
 		env.ReportProgress(0, 2)
 		v, err := diversity.Vendi(fake.rows)
 		if err != nil {
-			return &dataio.InputError{File: req.Fake, Msg: err.Error(), Err: err}
+			return &fault.InputError{File: req.Fake, Msg: err.Error(), Err: err}
 		}
 		env.ReportProgress(1, 2)
 		vr, err := diversity.Vendi(real.rows)
 		if err != nil {
-			return &dataio.InputError{File: req.Real, Msg: err.Error(), Err: err}
+			return &fault.InputError{File: req.Real, Msg: err.Error(), Err: err}
 		}
 		env.ReportProgress(2, 2)
 		out.Vendi, out.VendiReal = num(v), num(vr)
@@ -570,7 +571,7 @@ func compareImages(ctx context.Context, env job.Env, x *extractor, req CompareRe
 			return err
 		}
 		if s.rows != nil && s.rows.RawMatrix().Rows < 2 {
-			return &dataio.InputError{File: s.path, Msg: "1 image; need at least 2"}
+			return &fault.InputError{File: s.path, Msg: "1 image; need at least 2"}
 		}
 	}
 	return nil
@@ -591,7 +592,7 @@ func compareFault(real, fake *featureSide, err error) error {
 	case fake.isStats && (pe.Which == "second statistics" || pe.Which == "" && !real.isStats):
 		return sigmaFault(fake.path, err)
 	case real.isStats && fake.isStats:
-		return &dataio.InputError{File: real.path, Key: "sigma", Msg: pe.Reason + " (or that of " + fake.path + ")", Err: err}
+		return &fault.InputError{File: real.path, Key: "sigma", Msg: pe.Reason + " (or that of " + fake.path + ")", Err: err}
 	}
 	return err
 }

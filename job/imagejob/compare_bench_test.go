@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/genlens/genlens/internal/tensor/linalg"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/linalg"
 )
 
 // writeFeaturesNPY writes n×d float32 rows shaped like Inception pool3

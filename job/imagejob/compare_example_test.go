@@ -9,9 +9,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/imagejob"
+	"github.com/genlens/genlens/metric/frechet"
 )
 
 // Two statistics files, as pytorch-fid's --save-stats writes them, compared
@@ -46,7 +47,7 @@ func ExampleCompare() {
 // A result's numbers print as numbers: a *Num prints its value, a
 // ScoreMeanStd its mean ± std.
 func ExampleNum() {
-	fid := job.Num(12.5)
+	fid := jsonnum.Num(12.5)
 	res := imagejob.CompareResult{FID: &fid, KID: &imagejob.ScoreMeanStd{Mean: 0.012, Std: 0.003}}
 	fmt.Println("FID", res.FID, "KID", res.KID)
 	fmt.Printf("%v %.2f\n", *res.FID, *res.FID)

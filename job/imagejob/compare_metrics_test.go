@@ -11,12 +11,12 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/diversity"
-	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/internal/golden"
-	"github.com/genlens/genlens/manifold"
+	"github.com/genlens/genlens/metric/diversity"
+	"github.com/genlens/genlens/metric/frechet"
+	"github.com/genlens/genlens/metric/manifold"
 )
 
 // readRowsFS reads an .npy of fidFS as a matrix.
@@ -109,7 +109,7 @@ func TestCompareRowMetrics(t *testing.T) {
 	// Too few rows for k: an input error naming the file.
 	req.Metrics, req.NearestK, req.PRDCMaxRows = "prdc", 75, 0
 	_, err = Compare(ctx, env, req)
-	var ie *dataio.InputError
+	var ie *fault.InputError
 	if !errors.As(err, &ie) || ie.File != "fake.npy" {
 		t.Errorf("k = 75 with 70 fake rows: %v, want an input error naming fake.npy", err)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/frechet"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/frechet"
 )
 
 // TestSingularCovarianceWarnings: every covariance-based result with no

@@ -10,9 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/jsonnum"
+	"github.com/genlens/genlens/internal/tensor/linalg"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/linalg"
+	"github.com/genlens/genlens/metric/frechet"
+	"github.com/genlens/genlens/network/inception"
 )
 
 // FeaturesRequest is a request of `genlens features`: Inception-v3
@@ -54,7 +57,7 @@ func NewFeaturesRequest() FeaturesRequest {
 // Validate checks the fields that need no input file.
 func (r *FeaturesRequest) Validate() (verr error) {
 	defer func() { verr = job.WithDefault(verr, r, NewFeaturesRequest()) }()
-	if err := job.CheckLimits("features", job.Lim("batch", r.Batch, job.MaxImageBatch), job.Lim("workers", r.Workers, job.MaxWorkers), job.Lim("shards", r.Shards, MaxShards)); err != nil {
+	if err := job.CheckLimits("features", job.Lim("batch", r.Batch, job.MaxImageBatch), job.Lim("workers", r.Workers, job.MaxWorkers), job.Lim("shards", r.Shards, frechet.MaxShards)); err != nil {
 		return err
 	}
 	_, err := r.network()
@@ -67,7 +70,7 @@ func (r *FeaturesRequest) network() (ImageOptions, error) {
 	e := strings.ToLower(strings.TrimSpace(r.Embedder))
 	if e == "" || e == EmbedderInception {
 		if r.Preset != "" {
-			return ImageOptions{}, job.Fieldf("preset", "features: {preset} applies to the DINOv2 and CLIP embedders; Inception's preprocessing is {mode}")
+			return ImageOptions{}, fault.Fieldf("preset", "features: {preset} applies to the DINOv2 and CLIP embedders; Inception's preprocessing is {mode}")
 		}
 		_, mode, err := r.options()
 		if err != nil {
@@ -80,13 +83,13 @@ func (r *FeaturesRequest) network() (ImageOptions, error) {
 	m := strings.ToLower(strings.TrimSpace(r.Mode))
 	switch {
 	case r.Input == "":
-		return ImageOptions{}, job.Fieldf("input", "features: {input} (a folder of images) is required")
+		return ImageOptions{}, fault.Fieldf("input", "features: {input} (a folder of images) is required")
 	case d != "" && d != string(inception.Out2048):
-		return ImageOptions{}, job.Fieldf("dims", "features: {dims} selects an Inception output; {embedder} %s has one", e)
+		return ImageOptions{}, fault.Fieldf("dims", "features: {dims} selects an Inception output; {embedder} %s has one", e)
 	case m != "" && m != string(inception.ModePyTorchFID):
-		return ImageOptions{}, job.Fieldf("mode", "features: {mode} is Inception's preprocessing; {embedder} %s takes {preset}", e)
+		return ImageOptions{}, fault.Fieldf("mode", "features: {mode} is Inception's preprocessing; {embedder} %s takes {preset}", e)
 	case r.Batch < 1:
-		return ImageOptions{}, job.Fieldf("batch", "features: {batch} %d: want at least 1", r.Batch)
+		return ImageOptions{}, fault.Fieldf("batch", "features: {batch} %d: want at least 1", r.Batch)
 	}
 	if err := checkShards("features", r.Shards, r.Shard); err != nil {
 		return ImageOptions{}, err
@@ -100,20 +103,20 @@ func (r *FeaturesRequest) options() (inception.Output, inception.Mode, error) {
 	out := inception.Output(strings.ToLower(strings.TrimSpace(r.Dims)))
 	switch {
 	case r.Input == "":
-		return "", "", job.Fieldf("input", "features: {input} (a folder of images) is required")
+		return "", "", fault.Fieldf("input", "features: {input} (a folder of images) is required")
 	case out.Dim() == 0:
-		return "", "", job.Fieldf("dims", "features: {dims} %q: want 64, 192, 768, 2048, logits or logits_unbiased", r.Dims)
+		return "", "", fault.Fieldf("dims", "features: {dims} %q: want 64, 192, 768, 2048, logits or logits_unbiased", r.Dims)
 	case r.Batch < 1:
-		return "", "", job.Fieldf("batch", "features: {batch} %d: want at least 1", r.Batch)
+		return "", "", fault.Fieldf("batch", "features: {batch} %d: want at least 1", r.Batch)
 	case r.Workers < 0:
-		return "", "", job.Fieldf("workers", "features: {workers} %d: want 0 (one per CPU) or more", r.Workers)
+		return "", "", fault.Fieldf("workers", "features: {workers} %d: want 0 (one per CPU) or more", r.Workers)
 	}
 	if err := checkShards("features", r.Shards, r.Shard); err != nil {
 		return "", "", err
 	}
 	mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(r.Mode)))
 	if err != nil {
-		return "", "", job.Fieldf("mode", "features: {mode} %q: want pytorch-fid, tf or clean", r.Mode)
+		return "", "", fault.Fieldf("mode", "features: {mode} %q: want pytorch-fid, tf or clean", r.Mode)
 	}
 	return out, mode, nil
 }
@@ -133,8 +136,8 @@ type FeaturesResult struct {
 	Backend         string      `json:"backend"`
 	Cached          int         `json:"cached"`   // features read from the feature cache
 	Computed        int         `json:"computed"` // images run through the network
-	Seconds         job.Num     `json:"seconds"`
-	ImagesPerSecond job.Num     `json:"images_per_second"`
+	Seconds         jsonnum.Num `json:"seconds"`
+	ImagesPerSecond jsonnum.Num `json:"images_per_second"`
 	Shard           *int        `json:"shard,omitempty"`  // with shards: this shard's index
 	Shards          int         `json:"shards,omitempty"` // with shards: the shard count
 
@@ -194,8 +197,8 @@ func Features(ctx context.Context, env job.Env, req FeaturesRequest) (*FeaturesR
 	}
 	sec := time.Since(start).Seconds()
 	res.Weights, res.WeightsSHA256, res.Cached, res.Computed = x.weightsInfo(), x.whash, x.pipe.Cached, x.pipe.Computed
-	res.Seconds = job.Num(sec)
-	res.ImagesPerSecond = job.Num(float64(len(files)) / math.Max(sec, 1e-9))
+	res.Seconds = jsonnum.Num(sec)
+	res.ImagesPerSecond = jsonnum.Num(float64(len(files)) / math.Max(sec, 1e-9))
 	return res, nil
 }
 

@@ -11,7 +11,8 @@ import (
 	"testing/fstest"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/internal/golden"
 )
@@ -34,7 +35,7 @@ func TestFeaturesValidate(t *testing.T) {
 		r.Input = "imgs"
 		tc.edit(&r)
 		err := r.Validate()
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		switch {
 		case tc.field == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
@@ -112,8 +113,8 @@ func TestFeaturesFixture(t *testing.T) {
 	// image is run.
 	req.Weights = filepath.Join(t.TempDir(), "none.pth")
 	_, err = Features(context.Background(), job.Env{Models: testModels, FS: fsys}, req)
-	if job.Classify(err) != job.KindInput || !strings.Contains(err.Error(), "none.pth") {
-		t.Errorf("missing weights: %v (%v)", err, job.Classify(err))
+	if fault.Classify(err) != fault.KindInput || !strings.Contains(err.Error(), "none.pth") {
+		t.Errorf("missing weights: %v (%v)", err, fault.Classify(err))
 	}
 }
 

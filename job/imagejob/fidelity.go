@@ -14,10 +14,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/frechet"
-	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/frechet"
+	"github.com/genlens/genlens/network/inception"
 )
 
 // This file holds `genlens stats` and `genlens is`, and what the
@@ -28,8 +30,8 @@ import (
 // ScoreMeanStd is a score with its spread: the mean and standard
 // deviation over KID subsets, IS splits or selection trials.
 type ScoreMeanStd struct {
-	Mean job.Num `json:"mean"`
-	Std  job.Num `json:"std"`
+	Mean jsonnum.Num `json:"mean"`
+	Std  jsonnum.Num `json:"std"`
 }
 
 // StatsRequest is a request of `genlens stats`: the Gaussian statistics
@@ -61,14 +63,14 @@ func NewStatsRequest() StatsRequest { return StatsRequest{} }
 // Validate checks the fields that need no input file.
 func (r *StatsRequest) Validate() (verr error) {
 	defer func() { verr = job.WithDefault(verr, r, NewStatsRequest()) }()
-	if err := job.CheckLimits("stats", append(r.limits("batch"), job.Lim("shards", r.Shards, MaxShards))...); err != nil {
+	if err := job.CheckLimits("stats", append(r.limits("batch"), job.Lim("shards", r.Shards, frechet.MaxShards))...); err != nil {
 		return err
 	}
 	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
 	if r.In == "" {
-		return job.Fieldf("in", "stats: {in} FEATS (feature rows or a folder of images) is required")
+		return fault.Fieldf("in", "stats: {in} FEATS (feature rows or a folder of images) is required")
 	}
 	if _, err := featureDims("stats", r.Dims); err != nil {
 		return err
@@ -93,7 +95,7 @@ func featureDims(cmd, dims string) (inception.Output, error) {
 	case inception.Out64, inception.Out192, inception.Out768, inception.Out2048:
 		return out, nil
 	}
-	return "", job.Fieldf("dims", "%s: {dims} %q: want 64, 192, 768 or 2048", cmd, dims)
+	return "", fault.Fieldf("dims", "%s: {dims} %q: want 64, 192, 768 or 2048", cmd, dims)
 }
 
 // StatsResult is the result of `genlens stats`. The command has no --json;
@@ -128,7 +130,7 @@ func Stats(ctx context.Context, env job.Env, req StatsRequest) (*StatsResult, er
 	fsys := env.InputFS()
 	if isFolder(fsys, req.In) {
 		if req.Key != "" {
-			return nil, job.Fieldf("key", "stats: {key} names an array in an .npz; %s is a folder of images", req.In)
+			return nil, fault.Fieldf("key", "stats: {key} names an array in an .npz; %s is a folder of images", req.In)
 		}
 		out, _ := featureDims("stats", req.Dims)
 		x, err := newExtractor(env, "stats", "batch", req.ImageOptions)
@@ -157,7 +159,7 @@ func Stats(ctx context.Context, env job.Env, req StatsRequest) (*StatsResult, er
 		return &StatsResult{N: s.N, Dim: s.Dim(), Images: x.info(start), Stats: s, Provenance: prov}, nil
 	}
 	if req.Dims != "" {
-		return nil, job.Fieldf("dims", "stats: {dims} applies only to a folder of images, and %s is not one", req.In)
+		return nil, fault.Fieldf("dims", "stats: {dims} applies only to a folder of images, and %s is not one", req.In)
 	}
 	if err := req.unused("stats", "batch"); err != nil {
 		return nil, err
@@ -266,16 +268,16 @@ func (r *ISRequest) Validate() (verr error) {
 	}
 	switch {
 	case r.Probs == "" && r.Images == "":
-		return job.Fieldf("probs", "is: {probs} P.npy or {images} DIR is required")
+		return fault.Fieldf("probs", "is: {probs} P.npy or {images} DIR is required")
 	case r.Probs != "" && r.Images != "":
-		return job.Fieldf("probs", "is: give {probs} or {images}, not both")
+		return fault.Fieldf("probs", "is: give {probs} or {images}, not both")
 	case r.Images != "" && r.Key != "":
-		return job.Fieldf("key", "is: {key} names an array in an .npz {probs}; {images} is a folder")
+		return fault.Fieldf("key", "is: {key} names an array in an .npz {probs}; {images} is a folder")
 	case r.Splits < 1:
-		return job.Fieldf("splits", "is: {splits} %d: want >= 1", r.Splits)
+		return fault.Fieldf("splits", "is: {splits} %d: want >= 1", r.Splits)
 	}
 	if n, err := r.check("is", "batch"); err == nil && n.embedder != EmbedderInception {
-		return job.Fieldf("embedder", "is: {embedder} %s: the Inception Score is defined on Inception's class probabilities; use inception", n.embedder)
+		return fault.Fieldf("embedder", "is: {embedder} %s: the Inception Score is defined on Inception's class probabilities; use inception", n.embedder)
 	}
 	if _, err := r.check("is", "batch"); err != nil {
 		return err
@@ -291,7 +293,7 @@ func (r *ISRequest) Validate() (verr error) {
 // checkTolerance refuses a probability tolerance outside [0, 1).
 func checkTolerance(tol float64) error {
 	if !(tol >= 0 && tol < 1) {
-		return job.Fieldf("tolerance", "{tolerance} %v: want a value in [0, 1)", tol)
+		return fault.Fieldf("tolerance", "{tolerance} %v: want a value in [0, 1)", tol)
 	}
 	return nil
 }
@@ -322,7 +324,7 @@ func IS(ctx context.Context, env job.Env, req ISRequest) (*ISResult, error) {
 			return nil, err
 		}
 		if len(files) < req.Splits {
-			return nil, &dataio.InputError{File: req.Images, Msg: fmt.Sprintf("%d image(s) for {splits} %d; need at least %d (or a smaller {splits})", len(files), req.Splits, req.Splits)}
+			return nil, &fault.InputError{File: req.Images, Msg: fmt.Sprintf("%d image(s) for {splits} %d; need at least %d (or a smaller {splits})", len(files), req.Splits, req.Splits)}
 		}
 		if p, err = x.imageRows(ctx, files, inception.OutLogitsUnbiased, true, &counter{env: env, total: len(files)}); err != nil {
 			return nil, err
@@ -337,7 +339,7 @@ func IS(ctx context.Context, env job.Env, req ISRequest) (*ISResult, error) {
 		// frechet.InceptionScore needs a row per split, nothing more: one
 		// row with one split has IS 1.
 		if n := p.RawMatrix().Rows; n < req.Splits {
-			return nil, &dataio.InputError{File: req.Probs, Key: req.Key, Msg: fmt.Sprintf("%d class-probability row(s) for {splits} %d; need at least %d (or a smaller {splits})", n, req.Splits, req.Splits)}
+			return nil, &fault.InputError{File: req.Probs, Key: req.Key, Msg: fmt.Sprintf("%d class-probability row(s) for {splits} %d; need at least %d (or a smaller {splits})", n, req.Splits, req.Splits)}
 		}
 		if err := checkProbs(req.Probs, p, req.Tolerance); err != nil {
 			return nil, err
@@ -358,7 +360,7 @@ func IS(ctx context.Context, env job.Env, req ISRequest) (*ISResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.IS = ScoreMeanStd{job.Num(m), job.Num(s)}
+	res.IS = ScoreMeanStd{jsonnum.Num(m), jsonnum.Num(s)}
 	return res, nil
 }
 
@@ -394,7 +396,7 @@ func checkProbs(file string, p *mat.Dense, tol float64) error {
 	if re.Col > 0 {
 		field = "column " + strconv.Itoa(re.Col)
 	}
-	return &dataio.InputError{File: file, Line: re.Row, Field: field, Msg: msg}
+	return &fault.InputError{File: file, Line: re.Row, Field: field, Msg: msg}
 }
 
 // rowsSpec says how to read a matrix of rows and how to speak of it.
@@ -440,7 +442,7 @@ func (o rowsSpec) readOne(fsys fs.FS, path string) (*mat.Dense, error) {
 	// A missing path is named as such, whatever its extension says: a
 	// folder of images mistyped once answered `unknown file type ""`.
 	if _, err := fs.Stat(fsys, path); errors.Is(err, fs.ErrNotExist) {
-		return nil, &dataio.InputError{File: path, Msg: "no such file or folder", Err: err}
+		return nil, &fault.InputError{File: path, Msg: "no such file or folder", Err: err}
 	}
 	if o.key == "" && strings.HasSuffix(strings.ToLower(path), ".npz") {
 		keys, err := dataio.NPZKeysFS(fsys, path)
@@ -452,7 +454,7 @@ func (o rowsSpec) readOne(fsys fs.FS, path string) (*mat.Dense, error) {
 			if o.stats {
 				what = " and no statistics (mu, sigma)"
 			}
-			return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("archive holds %d arrays (%s)%s; choose one with %s", len(keys), strings.Join(keys, ", "), what, o.keyFlag)}
+			return nil, &fault.InputError{File: path, Msg: fmt.Sprintf("archive holds %d arrays (%s)%s; choose one with %s", len(keys), strings.Join(keys, ", "), what, o.keyFlag)}
 		}
 	}
 	a, err := dataio.ReadArrayFS(fsys, path, dataio.ReadOptions{Key: o.key, Sep: o.sep})
@@ -469,7 +471,7 @@ func (o rowsSpec) readOne(fsys fs.FS, path string) (*mat.Dense, error) {
 		if o.probs {
 			shape = "(n, classes)"
 		}
-		return nil, &dataio.InputError{File: path, Key: o.key, Msg: fmt.Sprintf("want %s %s, got shape %v", o.what(), shape, a.Shape)}
+		return nil, &fault.InputError{File: path, Key: o.key, Msg: fmt.Sprintf("want %s %s, got shape %v", o.what(), shape, a.Shape)}
 	}
 	return a.Matrix()
 }
@@ -482,7 +484,7 @@ func (o rowsSpec) features(fsys fs.FS, path string) (*mat.Dense, error) {
 		return nil, err
 	}
 	if n := x.RawMatrix().Rows; n < 2 {
-		return nil, &dataio.InputError{File: path, Key: o.key, Msg: fmt.Sprintf("%d row(s); need at least 2 %s", n, o.what())}
+		return nil, &fault.InputError{File: path, Key: o.key, Msg: fmt.Sprintf("%d row(s); need at least 2 %s", n, o.what())}
 	}
 	return x, nil
 }
@@ -556,7 +558,7 @@ func sigmaFault(file string, err error) error {
 	if !errors.As(err, &pe) {
 		return err
 	}
-	return &dataio.InputError{File: file, Key: "sigma", Msg: pe.Reason, Err: err}
+	return &fault.InputError{File: file, Key: "sigma", Msg: pe.Reason, Err: err}
 }
 
 // String formats a score as "mean ± std".

@@ -15,9 +15,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/internal/golden"
+	"github.com/genlens/genlens/metric/frechet"
 )
 
 // fidNPY encodes an array as an .npy file in memory.
@@ -123,7 +124,7 @@ func TestCompareKIDSubsetSize(t *testing.T) {
 			req.Real, req.Fake, req.Metrics, req.KIDSubsets, req.KIDSubsetSize = c.real, c.fake, "kid", 5, c.size
 			res, err := Compare(context.Background(), env, req)
 			if c.field != "" {
-				var fe *job.FieldError
+				var fe *fault.FieldError
 				if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(err.Error(), "(real 80, generated 70)") {
 					t.Fatalf("got %v, want a {%s} error naming the row counts", err, c.field)
 				}
@@ -238,7 +239,7 @@ func TestCompareNotPSDFake(t *testing.T) {
 		req := NewCompareRequest()
 		req.Real, req.Fake = c[0], c[1]
 		_, err := Compare(context.Background(), job.Env{FS: fs}, req)
-		var ie *dataio.InputError
+		var ie *fault.InputError
 		if !errors.As(err, &ie) || ie.File != "bad.npz" || ie.Key != "sigma" || !strings.HasPrefix(ie.Msg, "covariance is not positive semidefinite") {
 			t.Errorf("real %s, fake %s: got %v, want an input error about bad.npz's sigma", c[0], c[1], err)
 		}
@@ -314,7 +315,7 @@ func TestCompareStages(t *testing.T) {
 // field is "".
 func fidWantField(t *testing.T, err error, field string) {
 	t.Helper()
-	var fe *job.FieldError
+	var fe *fault.FieldError
 	switch {
 	case field == "" && err != nil:
 		t.Errorf("unexpected error %v", err)
@@ -426,7 +427,7 @@ func TestSelectCancel(t *testing.T) {
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
 	res, err := Select(ctx, job.Env{FS: fidFS(t)}, req)
-	if !errors.Is(err, context.Canceled) || res != nil || job.Classify(err) != job.KindCanceled {
+	if !errors.Is(err, context.Canceled) || res != nil || fault.Classify(err) != fault.KindCanceled {
 		t.Fatalf("got %v, %v; want context.Canceled", res, err)
 	}
 	if d := time.Since(start) - 100*time.Millisecond; d > 3*time.Second {
@@ -480,7 +481,7 @@ func FuzzCompareValidate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, metrics, kernel, gamma string, subsets, size int) {
 		r := CompareRequest{Real: "r.npy", Fake: "f.npy", Metrics: metrics, Kernel: kernel, Gamma: gamma, KIDSubsets: subsets, KIDSubsetSize: size}
 		err := r.Validate()
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if err != nil && (!errors.As(err, &fe) || fe.Field == "") {
 			t.Errorf("Validate() = %v, want nil or a field error", err)
 		}

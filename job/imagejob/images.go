@@ -12,12 +12,13 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/features"
-	"github.com/genlens/genlens/frechet"
-	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/vit"
+	"github.com/genlens/genlens/metric/frechet"
+	"github.com/genlens/genlens/network/features"
+	"github.com/genlens/genlens/network/inception"
+	"github.com/genlens/genlens/network/vit"
 )
 
 // This file turns folders of images into features wherever the
@@ -90,7 +91,7 @@ func vitNetwork(cfg vit.Config, p vit.Preset) network {
 	return network{embedder: cfg.Name, preset: p,
 		weights: func(_ context.Context, cmd, explicit string, _ func(done, total int64)) (string, error) {
 			if explicit == "" {
-				return "", job.Fieldf("weights", "%s: {weights} is required with {embedder} %s: %s", cmd, cfg.Name, vitWeightsHint(&cfg))
+				return "", fault.Fieldf("weights", "%s: {weights} is required with {embedder} %s: %s", cmd, cfg.Name, vitWeightsHint(&cfg))
 			}
 			return explicit, nil
 		},
@@ -108,34 +109,34 @@ func vitNetwork(cfg vit.Config, p vit.Preset) network {
 func (o ImageOptions) check(cmd, batch string) (network, error) {
 	switch {
 	case o.Batch < 0:
-		return network{}, job.Fieldf(batch, "%s: {%s} %d: want at least 1 (0: %d)", cmd, batch, o.Batch, DefaultFeaturesBatch)
+		return network{}, fault.Fieldf(batch, "%s: {%s} %d: want at least 1 (0: %d)", cmd, batch, o.Batch, DefaultFeaturesBatch)
 	case o.Workers < 0:
-		return network{}, job.Fieldf("workers", "%s: {workers} %d: want 0 (one per CPU) or more", cmd, o.Workers)
+		return network{}, fault.Fieldf("workers", "%s: {workers} %d: want 0 (one per CPU) or more", cmd, o.Workers)
 	}
 	name := strings.ToLower(strings.TrimSpace(o.Embedder))
 	if name == "" || name == EmbedderInception {
 		if o.Preset != "" {
-			return network{}, job.Fieldf("preset", "%s: {preset} applies to the DINOv2 and CLIP embedders; Inception's preprocessing is {mode}", cmd)
+			return network{}, fault.Fieldf("preset", "%s: {preset} applies to the DINOv2 and CLIP embedders; Inception's preprocessing is {mode}", cmd)
 		}
 		if o.Mode == "" {
 			return inceptionNetwork(inception.ModePyTorchFID), nil
 		}
 		mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(o.Mode)))
 		if err != nil {
-			return network{}, job.Fieldf("mode", "%s: {mode} %q: want pytorch-fid, tf or clean", cmd, o.Mode)
+			return network{}, fault.Fieldf("mode", "%s: {mode} %q: want pytorch-fid, tf or clean", cmd, o.Mode)
 		}
 		return inceptionNetwork(mode), nil
 	}
 	cfg, err := vit.Lookup(name)
 	if err != nil {
-		return network{}, job.Fieldf("embedder", "%s: {embedder} %q: want inception, %s", cmd, o.Embedder, strings.Join(vit.Names(), ", "))
+		return network{}, fault.Fieldf("embedder", "%s: {embedder} %q: want inception, %s", cmd, o.Embedder, strings.Join(vit.Names(), ", "))
 	}
 	if o.Mode != "" {
-		return network{}, job.Fieldf("mode", "%s: {mode} is Inception's preprocessing; {embedder} %s takes {preset} (%s by default)", cmd, name, vit.DefaultPreset(cfg))
+		return network{}, fault.Fieldf("mode", "%s: {mode} is Inception's preprocessing; {embedder} %s takes {preset} (%s by default)", cmd, name, vit.DefaultPreset(cfg))
 	}
 	p, err := vit.ParsePreset(cfg, o.Preset)
 	if err != nil {
-		return network{}, job.Fieldf("preset", "%s: {preset}: %v", cmd, err)
+		return network{}, fault.Fieldf("preset", "%s: {preset}: %v", cmd, err)
 	}
 	return vitNetwork(cfg, p), nil
 }
@@ -145,7 +146,7 @@ func (o ImageOptions) check(cmd, batch string) (network, error) {
 func (o ImageOptions) checkDims(cmd, dims string) error {
 	e := strings.ToLower(strings.TrimSpace(o.Embedder))
 	if dims != "" && e != "" && e != EmbedderInception {
-		return job.Fieldf("dims", "%s: {dims} selects an Inception output; {embedder} %s has one", cmd, e)
+		return fault.Fieldf("dims", "%s: {dims} selects an Inception output; {embedder} %s has one", cmd, e)
 	}
 	return nil
 }
@@ -166,7 +167,7 @@ func (o ImageOptions) unused(cmd, batch string) error {
 	if len(set) == 0 {
 		return nil
 	}
-	return job.Fieldf(strings.Trim(set[0], "{}"), "%s: %s appl%s only to folders of images, and no input is a folder", cmd, strings.Join(set, ", "), map[bool]string{true: "ies", false: "y"}[len(set) == 1])
+	return fault.Fieldf(strings.Trim(set[0], "{}"), "%s: %s appl%s only to folders of images, and no input is a folder", cmd, strings.Join(set, ", "), map[bool]string{true: "ies", false: "y"}[len(set) == 1])
 }
 
 // isFolder reports whether path names a directory of fsys.
@@ -262,7 +263,7 @@ func (x *extractor) prepare(ctx context.Context) error {
 	// few seconds, once per job.
 	h, err := features.HashWeights(w)
 	if err != nil {
-		return &dataio.InputError{File: w, Msg: "cannot read weights: " + err.Error(), Err: err}
+		return &fault.InputError{File: w, Msg: "cannot read weights: " + err.Error(), Err: err}
 	}
 	x.weights, x.whash = w, h
 	return nil
@@ -329,22 +330,22 @@ type ImagesInfo struct {
 	Preset   string      `json:"preset,omitempty"`
 	Weights  WeightsInfo `json:"weights"`
 	// WeightsSHA256 repeats Weights.SHA256, the key earlier releases had.
-	WeightsSHA256 string  `json:"weights_sha256"`
-	Images        int     `json:"images"`
-	Cached        int     `json:"cached"`   // features read from the feature cache
-	Computed      int     `json:"computed"` // images run through the network
-	Seconds       job.Num `json:"seconds"`  // from listing the folders to the last feature
+	WeightsSHA256 string      `json:"weights_sha256"`
+	Images        int         `json:"images"`
+	Cached        int         `json:"cached"`   // features read from the feature cache
+	Computed      int         `json:"computed"` // images run through the network
+	Seconds       jsonnum.Num `json:"seconds"`  // from listing the folders to the last feature
 	// Where the seconds went. Decoding runs on worker goroutines while
 	// the network runs, so DecodeSeconds (summed over workers) overlaps
 	// NetworkSeconds; WaitSeconds is the network waiting for decoded
 	// images. FeatureSeconds is the consumer of the features (the
 	// streaming mean and covariance), WeightsSeconds hashing and loading
 	// the weights.
-	DecodeSeconds  job.Num `json:"decode_seconds"`
-	NetworkSeconds job.Num `json:"network_seconds"`
-	WaitSeconds    job.Num `json:"wait_seconds"`
-	FeatureSeconds job.Num `json:"feature_seconds"`
-	WeightsSeconds job.Num `json:"weights_seconds"`
+	DecodeSeconds  jsonnum.Num `json:"decode_seconds"`
+	NetworkSeconds jsonnum.Num `json:"network_seconds"`
+	WaitSeconds    jsonnum.Num `json:"wait_seconds"`
+	FeatureSeconds jsonnum.Num `json:"feature_seconds"`
+	WeightsSeconds jsonnum.Num `json:"weights_seconds"`
 }
 
 // WeightsInfo names the weights a result's features were computed with.
@@ -375,9 +376,9 @@ func (x *extractor) info(start time.Time) *ImagesInfo {
 	}
 	p := x.pipe
 	return &ImagesInfo{Embedder: x.net.embedder, Mode: string(x.net.mode), Preset: string(x.net.preset), Weights: x.weightsInfo(), WeightsSHA256: x.whash,
-		Images: p.Cached + p.Computed, Cached: p.Cached, Computed: p.Computed, Seconds: job.Num(time.Since(start).Seconds()),
-		DecodeSeconds: job.Num(p.Decode().Seconds()), NetworkSeconds: job.Num(p.Network.Seconds()),
-		WaitSeconds: job.Num(p.Wait.Seconds()), FeatureSeconds: job.Num(p.Sink.Seconds()), WeightsSeconds: job.Num((x.hashing + p.Loads).Seconds())}
+		Images: p.Cached + p.Computed, Cached: p.Cached, Computed: p.Computed, Seconds: jsonnum.Num(time.Since(start).Seconds()),
+		DecodeSeconds: jsonnum.Num(p.Decode().Seconds()), NetworkSeconds: jsonnum.Num(p.Network.Seconds()),
+		WaitSeconds: jsonnum.Num(p.Wait.Seconds()), FeatureSeconds: jsonnum.Num(p.Sink.Seconds()), WeightsSeconds: jsonnum.Num((x.hashing + p.Loads).Seconds())}
 }
 
 // folders lists the folders among paths (nil entries for the others) and
@@ -416,7 +417,7 @@ func (c *counter) tick(n int) {
 // the feature file extracted from it give the same numbers.
 func (x *extractor) imageStats(ctx context.Context, dir string, files []string, out inception.Output, c *counter) (frechet.Stats, error) {
 	if len(files) < 2 {
-		return frechet.Stats{}, &dataio.InputError{File: dir, Msg: fmt.Sprintf("%d image; need at least 2 for a covariance", len(files))}
+		return frechet.Stats{}, &fault.InputError{File: dir, Msg: fmt.Sprintf("%d image; need at least 2 for a covariance", len(files))}
 	}
 	acc, err := x.imageAcc(ctx, files, out, c)
 	if err != nil {

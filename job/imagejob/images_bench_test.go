@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/genlens/genlens/inception"
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/network/inception"
 )
 
 // writePNGs writes n synthetic 256×256 RGB PNGs (smooth gradients with

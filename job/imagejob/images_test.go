@@ -15,11 +15,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/diversity"
-	"github.com/genlens/genlens/frechet"
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/manifold"
+	"github.com/genlens/genlens/metric/diversity"
+	"github.com/genlens/genlens/metric/frechet"
+	"github.com/genlens/genlens/metric/manifold"
 )
 
 // testModels keeps the networks the tests of this package load, as a
@@ -400,8 +401,8 @@ func TestImageFolderBadImage(t *testing.T) {
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Weights, req.NoCache = "real", "fake", filepath.Join(dir, "inception_random.pth"), true
 	_, err := Compare(context.Background(), job.Env{Models: testModels, FS: fsys}, req)
-	if job.Classify(err) != job.KindInput || !strings.Contains(err.Error(), "fake/zz_broken.png") {
-		t.Errorf("broken image: %v (%v)", err, job.Classify(err))
+	if fault.Classify(err) != fault.KindInput || !strings.Contains(err.Error(), "fake/zz_broken.png") {
+		t.Errorf("broken image: %v (%v)", err, fault.Classify(err))
 	}
 }
 
@@ -448,7 +449,7 @@ func TestMissingInputNamed(t *testing.T) {
 	req := NewCompareRequest()
 	req.Real, req.Fake = "real_imgs/", "fake.npy"
 	_, err := Compare(context.Background(), job.Env{Models: testModels, FS: fidFS(t)}, req)
-	if job.Classify(err) != job.KindInput || !strings.Contains(err.Error(), "real_imgs/: no such file or folder") {
+	if fault.Classify(err) != fault.KindInput || !strings.Contains(err.Error(), "real_imgs/: no such file or folder") {
 		t.Errorf("missing folder: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job"
 )
 
@@ -44,8 +45,8 @@ func TestImageFolderRepeatedScans(t *testing.T) {
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Weights, req.NoCache = "real", "fake", filepath.Join(dir, "inception_random.pth"), true
 	_, err := Compare(context.Background(), job.Env{Models: testModels, FS: fsys}, req)
-	if job.Classify(err) != job.KindInput || !strings.Contains(err.Error(), "fake/zz_scans.jpg") || !strings.Contains(err.Error(), "scans") {
-		t.Errorf("repeated scans: %v (%v)", err, job.Classify(err))
+	if fault.Classify(err) != fault.KindInput || !strings.Contains(err.Error(), "fake/zz_scans.jpg") || !strings.Contains(err.Error(), "scans") {
+		t.Errorf("repeated scans: %v (%v)", err, fault.Classify(err))
 	}
 }
 
@@ -73,8 +74,8 @@ func TestImageFolderDeadline(t *testing.T) {
 			done = d
 		}
 	}}, req)
-	if job.Classify(err) != job.KindCanceled {
-		t.Fatalf("err = %v (%v), want canceled", err, job.Classify(err))
+	if fault.Classify(err) != fault.KindCanceled {
+		t.Fatalf("err = %v (%v), want canceled", err, fault.Classify(err))
 	}
 	// Decoding and the network stop within a batch of the deadline (the
 	// whole folder takes minutes).

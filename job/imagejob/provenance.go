@@ -1,8 +1,8 @@
 package imagejob
 
 import (
-	"github.com/genlens/genlens/frechet"
-	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/metric/frechet"
+	"github.com/genlens/genlens/network/inception"
 )
 
 // provenance returns how x makes the out features (after x.prepare):

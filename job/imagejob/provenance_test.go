@@ -15,9 +15,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/frechet"
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/frechet"
 )
 
 // inceptionFS holds n images of the shared Inception fixture under imgs/
@@ -111,7 +112,7 @@ func TestProvenanceMergedAndSingle(t *testing.T) {
 		cr := NewCompareRequest()
 		cr.Real, cr.Fake = tc.real, tc.fake
 		_, err := Compare(ctx, env, cr)
-		var ie *dataio.InputError
+		var ie *fault.InputError
 		if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.real) || !strings.Contains(err.Error(), tc.fake) ||
 			!strings.Contains(err.Error(), "mode pytorch-fid") || !strings.Contains(err.Error(), "mode clean") {
 			t.Errorf("compare %s %s: %v; want an input error naming both files and modes", tc.real, tc.fake, err)

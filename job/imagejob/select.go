@@ -10,11 +10,12 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/frechet"
-	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/online"
+	"github.com/genlens/genlens/metric/frechet"
+	"github.com/genlens/genlens/metric/online"
+	"github.com/genlens/genlens/network/inception"
 )
 
 // SelectRequest is a request of `genlens select`: the online selection of
@@ -103,29 +104,29 @@ const (
 func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
 	switch {
 	case r.Score != "fid" && r.Score != "is":
-		return nil, nil, job.Fieldf("score", "select: {score} %q: want fid or is", r.Score)
+		return nil, nil, fault.Fieldf("score", "select: {score} %q: want fid or is", r.Score)
 	case len(r.Pools) < 2:
-		return nil, nil, job.Fieldf("pools", "select: give at least 2 generator pools with {pools}")
+		return nil, nil, fault.Fieldf("pools", "select: give at least 2 generator pools with {pools}")
 	case r.Steps < 1 || r.Batch < 1 || r.Trials < 1:
-		return nil, nil, job.Fieldf("steps", "select: {steps}, {batch} and {trials} must be positive")
+		return nil, nil, fault.Fieldf("steps", "select: {steps}, {batch} and {trials} must be positive")
 	case r.Steps > maxSelectSteps:
-		return nil, nil, job.Fieldf("steps", "select: {steps} %d: want at most %d", r.Steps, maxSelectSteps)
+		return nil, nil, fault.Fieldf("steps", "select: {steps} %d: want at most %d", r.Steps, maxSelectSteps)
 	case r.Trials > maxSelectTrials:
-		return nil, nil, job.Fieldf("trials", "select: {trials} %d: want at most %d", r.Trials, maxSelectTrials)
+		return nil, nil, fault.Fieldf("trials", "select: {trials} %d: want at most %d", r.Trials, maxSelectTrials)
 	case r.Batch > maxSelectBatch:
-		return nil, nil, job.Fieldf("batch", "select: {batch} %d: want at most %d", r.Batch, maxSelectBatch)
+		return nil, nil, fault.Fieldf("batch", "select: {batch} %d: want at most %d", r.Batch, maxSelectBatch)
 	case float64(r.Steps)*float64(r.Trials) > maxSelectStepTrials:
-		return nil, nil, job.Fieldf("steps", "select: {steps} %d x {trials} %d = %.3g recorded steps per algorithm: want at most %.0g", r.Steps, r.Trials, float64(r.Steps)*float64(r.Trials), float64(maxSelectStepTrials))
+		return nil, nil, fault.Fieldf("steps", "select: {steps} %d x {trials} %d = %.3g recorded steps per algorithm: want at most %.0g", r.Steps, r.Trials, float64(r.Steps)*float64(r.Trials), float64(maxSelectStepTrials))
 	case !(r.BonusScale > 0):
-		return nil, nil, job.Fieldf("bonus_scale", "select: {bonus_scale} %v: want a positive number", r.BonusScale)
+		return nil, nil, fault.Fieldf("bonus_scale", "select: {bonus_scale} %v: want a positive number", r.BonusScale)
 	case !(r.Delta > 0 && r.Delta < 1):
-		return nil, nil, job.Fieldf("delta", "select: {delta} %v: want a value in (0, 1)", r.Delta)
+		return nil, nil, fault.Fieldf("delta", "select: {delta} %v: want a value in (0, 1)", r.Delta)
 	case r.Score == "fid" && !slices.Contains([]string{"paper", "code2024", "fducb2025"}, r.FIDBonus):
-		return nil, nil, job.Fieldf("fid_bonus", "select: {fid_bonus} %q: want paper, code2024 or fducb2025", r.FIDBonus)
+		return nil, nil, fault.Fieldf("fid_bonus", "select: {fid_bonus} %q: want paper, code2024 or fducb2025", r.FIDBonus)
 	case r.Score == "is" && strings.TrimSpace(r.Embedder) != "" && strings.ToLower(strings.TrimSpace(r.Embedder)) != EmbedderInception:
-		return nil, nil, job.Fieldf("embedder", "select: {score} is: the Inception Score is defined on Inception's class probabilities; {embedder} %s has none (use inception)", r.Embedder)
+		return nil, nil, fault.Fieldf("embedder", "select: {score} is: the Inception Score is defined on Inception's class probabilities; {embedder} %s has none (use inception)", r.Embedder)
 	case !(r.TruncationRatio >= 0 && r.TruncationRatio < 1):
-		return nil, nil, job.Fieldf("truncation_ratio", "select: {truncation_ratio} %v: want a value in [0, 1) (the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP)", r.TruncationRatio)
+		return nil, nil, fault.Fieldf("truncation_ratio", "select: {truncation_ratio} %v: want a value in [0, 1) (the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP)", r.TruncationRatio)
 	}
 	var names []string
 	if r.Algos == "" {
@@ -143,10 +144,10 @@ func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
 		for _, name := range strings.Split(r.Algos, ",") {
 			name = strings.TrimSpace(name)
 			if name == "" {
-				return nil, nil, job.Fieldf("algos", "select: {algos} %q has an empty entry", r.Algos)
+				return nil, nil, fault.Fieldf("algos", "select: {algos} %q has an empty entry", r.Algos)
 			}
 			if seen[name] {
-				return nil, nil, job.Fieldf("algos", "select: {algos} lists %s twice", name)
+				return nil, nil, fault.Fieldf("algos", "select: {algos} lists %s twice", name)
 			}
 			seen[name] = true
 			names = append(names, name)
@@ -158,22 +159,22 @@ func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
 		if r.Score == "fid" {
 			x, err := online.ParseFIDRule(name)
 			if err != nil {
-				return nil, nil, job.Fieldf("algos", "%s", err)
+				return nil, nil, fault.Fieldf("algos", "%s", err)
 			}
 			fid = append(fid, x)
 		} else {
 			x, err := online.ParseISRule(name)
 			if err != nil {
-				return nil, nil, job.Fieldf("algos", "%s", err)
+				return nil, nil, fault.Fieldf("algos", "%s", err)
 			}
 			is = append(is, x)
 		}
 	}
 	switch {
 	case r.Score == "fid" && r.Ref == "":
-		return nil, nil, job.Fieldf("ref", "select: {score} fid needs {ref} (reference rows or a statistics .npz)")
+		return nil, nil, fault.Fieldf("ref", "select: {score} fid needs {ref} (reference rows or a statistics .npz)")
 	case r.Score == "is" && (r.Ref != "" || r.RefKey != ""):
-		return nil, nil, job.Fieldf("ref", "select: {ref} is for {score} fid; IS needs no reference")
+		return nil, nil, fault.Fieldf("ref", "select: {ref} is for {score} fid; IS needs no reference")
 	case r.Score == "is":
 		if err := checkTolerance(r.Tolerance); err != nil {
 			return nil, nil, err
@@ -186,7 +187,7 @@ func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
 // command's --json document (and select.json).
 type SelectResult struct {
 	Best       int                        `json:"best"`
-	Scores     []job.Num                  `json:"scores"`
+	Scores     []jsonnum.Num              `json:"scores"`
 	Score      string                     `json:"score"`
 	Steps      int                        `json:"steps"`
 	Batch      int                        `json:"batch"`
@@ -238,7 +239,7 @@ func Select(ctx context.Context, env job.Env, req SelectRequest) (*SelectResult,
 			return nil, err
 		}
 	} else if req.PoolsKey != "" && slices.ContainsFunc(lists[:len(req.Pools)], func(l []string) bool { return l != nil }) {
-		return nil, job.Fieldf("pools_key", "select: {pools_key} names an array in .npz pools, and a pool is a folder of images")
+		return nil, fault.Fieldf("pools_key", "select: {pools_key} names an array in .npz pools, and a pool is a folder of images")
 	}
 	c := &counter{env: env, total: total}
 	feat, softmax := inception.Out2048, false
@@ -248,7 +249,7 @@ func Select(ctx context.Context, env job.Env, req SelectRequest) (*SelectResult,
 	var ref *featureSide
 	if l := lists[len(req.Pools)]; l != nil {
 		if req.RefKey != "" {
-			return nil, job.Fieldf("ref_key", "select: {ref_key} names an array in an .npz; %s is a folder of images", req.Ref)
+			return nil, fault.Fieldf("ref_key", "select: {ref_key} names an array in an .npz; %s is a folder of images", req.Ref)
 		}
 		rows, err := ex.imageRows(ctx, l, feat, false, c)
 		if err != nil {
@@ -267,9 +268,9 @@ func Select(ctx context.Context, env job.Env, req SelectRequest) (*SelectResult,
 			return nil, err
 		}
 		if r, c := x.Dims(); r < req.Batch {
-			return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("pool has %d rows, fewer than one batch of %d", r, req.Batch)}
+			return nil, &fault.InputError{File: p, Msg: fmt.Sprintf("pool has %d rows, fewer than one batch of %d", r, req.Batch)}
 		} else if g > 0 && c != pools[0].RawMatrix().Cols {
-			return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("%d columns, %s has %d", c, req.Pools[0], pools[0].RawMatrix().Cols)}
+			return nil, &fault.InputError{File: p, Msg: fmt.Sprintf("%d columns, %s has %d", c, req.Pools[0], pools[0].RawMatrix().Cols)}
 		}
 		pools[g] = x
 	}
@@ -296,13 +297,13 @@ func Select(ctx context.Context, env job.Env, req SelectRequest) (*SelectResult,
 	if w := selectRegretWarning(res); w != "" {
 		env.Warning(w)
 	}
-	out := &SelectResult{Best: res.Best, Scores: job.Nums(res.Scores), Score: req.Score, Steps: req.Steps, Batch: req.Batch,
+	out := &SelectResult{Best: res.Best, Scores: jsonnum.Nums(res.Scores), Score: req.Score, Steps: req.Steps, Batch: req.Batch,
 		Trials: req.Trials, Algorithms: map[string]SelectAlgorithm{}, Run: res, Images: ex.info(start)}
 	for _, a := range res.Algorithms {
 		out.Algorithms[a.Name] = SelectAlgorithm{
-			RegretFinal:           ScoreMeanStd{job.Num(a.FinalRegret.Mean), job.Num(a.FinalRegret.Std)},
-			AverageRegretFinal:    ScoreMeanStd{job.Num(a.FinalAverageRegret.Mean), job.Num(a.FinalAverageRegret.Std)},
-			OptimalPickRatioFinal: ScoreMeanStd{job.Num(a.FinalOptimalPickRatio.Mean), job.Num(a.FinalOptimalPickRatio.Std)},
+			RegretFinal:           ScoreMeanStd{jsonnum.Num(a.FinalRegret.Mean), jsonnum.Num(a.FinalRegret.Std)},
+			AverageRegretFinal:    ScoreMeanStd{jsonnum.Num(a.FinalAverageRegret.Mean), jsonnum.Num(a.FinalAverageRegret.Std)},
+			OptimalPickRatioFinal: ScoreMeanStd{jsonnum.Num(a.FinalOptimalPickRatio.Mean), jsonnum.Num(a.FinalOptimalPickRatio.Std)},
 			Picks:                 a.Picks,
 		}
 		out.Order = append(out.Order, a.Name)
@@ -329,7 +330,7 @@ func selectFID(ctx context.Context, env job.Env, req SelectRequest, side *featur
 		}
 	}
 	if c := pools[0].RawMatrix().Cols; c != side.dim() {
-		return nil, &dataio.InputError{File: req.Pools[0], Msg: fmt.Sprintf("%d columns, the reference %s has %d", c, req.Ref, side.dim())}
+		return nil, &fault.InputError{File: req.Pools[0], Msg: fmt.Sprintf("%d columns, the reference %s has %d", c, req.Ref, side.dim())}
 	}
 	selectSingularWarnings(env, req, side, pools)
 	var ref *online.FIDReference
@@ -342,7 +343,7 @@ func selectFID(ctx context.Context, env job.Env, req SelectRequest, side *featur
 		p := online.DefaultFIDParams()
 		p.Delta, p.BonusScale, p.TruncationRatio = req.Delta, req.BonusScale, req.TruncationRatio
 		if p.Form, err = online.ParseBonusForm(req.FIDBonus); err != nil {
-			return nil, job.Fieldf("fid_bonus", "select: {fid_bonus} %q: want paper, code2024 or fducb2025", req.FIDBonus)
+			return nil, fault.Fieldf("fid_bonus", "select: {fid_bonus} %q: want paper, code2024 or fducb2025", req.FIDBonus)
 		}
 		if slices.Contains(rules, online.FIDUCB) {
 			if w := selectBonusWarning(ref, pools, p, req.Steps*req.Batch/len(pools)); w != "" {
@@ -491,7 +492,7 @@ func selectRegretWarning(res *online.Result) string {
 // two classes and simulates the IS rules.
 func selectIS(ctx context.Context, req SelectRequest, sim online.Simulation, rules []online.ISRule, pools []*mat.Dense) (*online.Result, error) {
 	if k := pools[0].RawMatrix().Cols; k < 2 {
-		return nil, &dataio.InputError{File: req.Pools[0], Msg: fmt.Sprintf("rows have %d class (column); IS-based selection needs at least 2 classes", k)}
+		return nil, &fault.InputError{File: req.Pools[0], Msg: fmt.Sprintf("rows have %d class (column); IS-based selection needs at least 2 classes", k)}
 	}
 	for g, x := range pools {
 		if err := checkProbs(req.Pools[g], x, req.Tolerance); err != nil {

@@ -4,10 +4,10 @@ import (
 	"io"
 	"strings"
 
-	"github.com/genlens/genlens/chart"
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/report/chart"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/online"
+	"github.com/genlens/genlens/metric/online"
 )
 
 // Artifacts returns the files of `select --out`: steps.csv (per step, the

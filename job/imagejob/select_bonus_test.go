@@ -11,6 +11,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job"
 )
 
@@ -48,7 +49,7 @@ func TestSelectBonusWarning(t *testing.T) {
 	}
 	req := NewSelectRequest()
 	req.Ref, req.Pools, req.FIDBonus = "ref.csv", []string{"a.csv", "b.csv"}, "2023"
-	var fe *job.FieldError
+	var fe *fault.FieldError
 	if _, err := Select(context.Background(), job.Env{FS: fsys}, req); !errors.As(err, &fe) || fe.Field != "fid_bonus" {
 		t.Errorf("fid_bonus 2023: %v", err)
 	}

@@ -17,8 +17,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/frechet"
 )
 
 // This file holds what splits one feature computation over many
@@ -26,9 +27,6 @@ import (
 // Job's or a Slurm array's environment), the deterministic split of a
 // folder or a feature file, feature-file arguments naming several files,
 // and `genlens stats merge`.
-
-// MaxShards bounds the shard count of a request, as of a part file.
-const MaxShards = frechet.MaxShards
 
 // Environment variables that carry the shard index of a process.
 const (
@@ -53,26 +51,26 @@ func ShardIndex(cmd string, shards, flag int, flagSet bool, getenv func(string) 
 	case getenv(EnvJobCompletionIndex) != "":
 		v, err := strconv.Atoi(strings.TrimSpace(getenv(EnvJobCompletionIndex)))
 		if err != nil {
-			return 0, job.Fieldf("shard", "%s: %s=%q is not an integer (the shard index comes from %s)", cmd, EnvJobCompletionIndex, getenv(EnvJobCompletionIndex), shardSources)
+			return 0, fault.Fieldf("shard", "%s: %s=%q is not an integer (the shard index comes from %s)", cmd, EnvJobCompletionIndex, getenv(EnvJobCompletionIndex), shardSources)
 		}
 		idx, from = v, EnvJobCompletionIndex
 	case getenv(EnvSlurmArrayTaskID) != "":
 		v, err := strconv.Atoi(strings.TrimSpace(getenv(EnvSlurmArrayTaskID)))
 		if err != nil {
-			return 0, job.Fieldf("shard", "%s: %s=%q is not an integer (the shard index comes from %s)", cmd, EnvSlurmArrayTaskID, getenv(EnvSlurmArrayTaskID), shardSources)
+			return 0, fault.Fieldf("shard", "%s: %s=%q is not an integer (the shard index comes from %s)", cmd, EnvSlurmArrayTaskID, getenv(EnvSlurmArrayTaskID), shardSources)
 		}
 		lo := 0
 		if m := strings.TrimSpace(getenv(EnvSlurmArrayTaskMin)); m != "" {
 			if lo, err = strconv.Atoi(m); err != nil {
-				return 0, job.Fieldf("shard", "%s: %s=%q is not an integer", cmd, EnvSlurmArrayTaskMin, m)
+				return 0, fault.Fieldf("shard", "%s: %s=%q is not an integer", cmd, EnvSlurmArrayTaskMin, m)
 			}
 		}
 		idx, from = v-lo, fmt.Sprintf("%s %d − %s %d", EnvSlurmArrayTaskID, v, EnvSlurmArrayTaskMin, lo)
 	default:
-		return 0, job.Fieldf("shard", "%s: no shard index: give %s (0-based, below {shards} %d)", cmd, shardSources, shards)
+		return 0, fault.Fieldf("shard", "%s: no shard index: give %s (0-based, below {shards} %d)", cmd, shardSources, shards)
 	}
 	if idx < 0 || idx >= shards {
-		return 0, job.Fieldf("shard", "%s: shard index %d (from %s) out of range: want 0 to %d for {shards} %d (the index comes from %s)", cmd, idx, from, shards-1, shards, shardSources)
+		return 0, fault.Fieldf("shard", "%s: shard index %d (from %s) out of range: want 0 to %d for {shards} %d (the index comes from %s)", cmd, idx, from, shards-1, shards, shardSources)
 	}
 	return idx, nil
 }
@@ -80,12 +78,12 @@ func ShardIndex(cmd string, shards, flag int, flagSet bool, getenv func(string) 
 // checkShards validates a shard count and index of a request.
 func checkShards(cmd string, shards, shard int) error {
 	switch {
-	case shards < 0 || shards > MaxShards:
-		return job.Fieldf("shards", "%s: {shards} %d: want 1 to %d", cmd, shards, MaxShards)
+	case shards < 0 || shards > frechet.MaxShards:
+		return fault.Fieldf("shards", "%s: {shards} %d: want 1 to %d", cmd, shards, frechet.MaxShards)
 	case shards == 0 && shard != 0:
-		return job.Fieldf("shard", "%s: {shard} %d without {shards}", cmd, shard)
+		return fault.Fieldf("shard", "%s: {shard} %d without {shards}", cmd, shard)
 	case shards > 0 && (shard < 0 || shard >= shards):
-		return job.Fieldf("shard", "%s: {shard} %d out of range: want 0 to %d for {shards} %d", cmd, shard, shards-1, shards)
+		return fault.Fieldf("shard", "%s: {shard} %d out of range: want 0 to %d for {shards} %d", cmd, shard, shards-1, shards)
 	}
 	return nil
 }
@@ -152,13 +150,13 @@ func fileListing(fsys fs.FS, paths []string, key string, rows, cols int) (freche
 	for _, p := range paths {
 		f, err := fsys.Open(p)
 		if err != nil {
-			return frechet.Listing{}, &dataio.InputError{File: p, Msg: "cannot read: " + err.Error(), Err: err}
+			return frechet.Listing{}, &fault.InputError{File: p, Msg: "cannot read: " + err.Error(), Err: err}
 		}
 		h := sha256.New()
 		_, err = io.Copy(h, f)
 		f.Close()
 		if err != nil {
-			return frechet.Listing{}, &dataio.InputError{File: p, Msg: "cannot read: " + err.Error(), Err: err}
+			return frechet.Listing{}, &fault.InputError{File: p, Msg: "cannot read: " + err.Error(), Err: err}
 		}
 		sums = append(sums, h.Sum(nil))
 	}
@@ -191,13 +189,13 @@ func expandRows(fsys fs.FS, path string) ([]string, error) {
 	}
 	m, err := fs.Glob(fsys, path)
 	if err != nil {
-		return nil, &dataio.InputError{File: path, Msg: "bad pattern: " + err.Error(), Err: err}
+		return nil, &fault.InputError{File: path, Msg: "bad pattern: " + err.Error(), Err: err}
 	}
 	if len(m) == 0 {
-		return nil, &dataio.InputError{File: path, Msg: "no file matches the pattern", Err: fs.ErrNotExist}
+		return nil, &fault.InputError{File: path, Msg: "no file matches the pattern", Err: fs.ErrNotExist}
 	}
-	if len(m) > MaxShards {
-		return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("%d files match; at most %d are read", len(m), MaxShards)}
+	if len(m) > frechet.MaxShards {
+		return nil, &fault.InputError{File: path, Msg: fmt.Sprintf("%d files match; at most %d are read", len(m), frechet.MaxShards)}
 	}
 	slices.Sort(m)
 	return m, nil
@@ -222,9 +220,9 @@ func NewStatsMergeRequest() StatsMergeRequest { return StatsMergeRequest{} }
 func (r *StatsMergeRequest) Validate() error {
 	switch {
 	case len(r.Parts) == 0:
-		return job.Fieldf("parts", "stats merge: {parts}: give the part files of every shard")
-	case len(r.Parts) > MaxShards:
-		return job.Fieldf("parts", "stats merge: %d {parts}: at most %d", len(r.Parts), MaxShards)
+		return fault.Fieldf("parts", "stats merge: {parts}: give the part files of every shard")
+	case len(r.Parts) > frechet.MaxShards:
+		return fault.Fieldf("parts", "stats merge: %d {parts}: at most %d", len(r.Parts), frechet.MaxShards)
 	}
 	return nil
 }
@@ -272,7 +270,7 @@ func StatsMerge(ctx context.Context, env job.Env, req StatsMergeRequest) (*Stats
 			key = abs
 		}
 		if prev, ok := seen[key]; ok {
-			return nil, &dataio.InputError{File: path, Msg: fmt.Sprintf("given twice (also as %s)", prev)}
+			return nil, &fault.InputError{File: path, Msg: fmt.Sprintf("given twice (also as %s)", prev)}
 		}
 		seen[key] = path
 		p, d, err := frechet.ReadPartInfo(fsys, path)
@@ -290,7 +288,7 @@ func StatsMerge(ctx context.Context, env job.Env, req StatsMergeRequest) (*Stats
 		for i := range es {
 			for j := 0; j < i; j++ {
 				if infos[i] != nil && infos[j] != nil && os.SameFile(infos[i], infos[j]) {
-					return nil, &dataio.InputError{File: es[i].path, Msg: fmt.Sprintf("is the same file as %s, given twice", es[j].path)}
+					return nil, &fault.InputError{File: es[i].path, Msg: fmt.Sprintf("is the same file as %s, given twice", es[j].path)}
 				}
 			}
 		}
@@ -299,13 +297,13 @@ func StatsMerge(ctx context.Context, env job.Env, req StatsMergeRequest) (*Stats
 	first := es[0]
 	for i, e := range es {
 		if msg := first.p.Compatible(e.p); msg != "" {
-			return nil, &dataio.InputError{File: e.path, Msg: fmt.Sprintf("part of %s than %s; parts of one run must share the shard count, input and provenance", msg, first.path)}
+			return nil, &fault.InputError{File: e.path, Msg: fmt.Sprintf("part of %s than %s; parts of one run must share the shard count, input and provenance", msg, first.path)}
 		}
 		if e.d != first.d {
-			return nil, &dataio.InputError{File: e.path, Msg: fmt.Sprintf("%d-dimensional, %s is %d-dimensional", e.d, first.path, first.d)}
+			return nil, &fault.InputError{File: e.path, Msg: fmt.Sprintf("%d-dimensional, %s is %d-dimensional", e.d, first.path, first.d)}
 		}
 		if i > 0 && e.p.Shard == es[i-1].p.Shard {
-			return nil, &dataio.InputError{File: e.path, Msg: fmt.Sprintf("holds shard %d, as %s does: a shard given twice", e.p.Shard, es[i-1].path)}
+			return nil, &fault.InputError{File: e.path, Msg: fmt.Sprintf("holds shard %d, as %s does: a shard given twice", e.p.Shard, es[i-1].path)}
 		}
 	}
 	k := first.p.Shards
@@ -320,7 +318,7 @@ func StatsMerge(ctx context.Context, env job.Env, req StatsMergeRequest) (*Stats
 		}
 	}
 	if len(missing) > 0 && !req.AllowMissing {
-		return nil, job.Fieldf("parts", "stats merge: missing shard%s %s of %d (0-based); give %s, or {allow_missing} to merge without %s",
+		return nil, fault.Fieldf("parts", "stats merge: missing shard%s %s of %d (0-based); give %s, or {allow_missing} to merge without %s",
 			plural(len(missing)), fmtInts(missing, 20), k, map[bool]string{true: "its part", false: "their parts"}[len(missing) == 1],
 			map[bool]string{true: "it", false: "them"}[len(missing) == 1])
 	}
@@ -342,7 +340,7 @@ func StatsMerge(ctx context.Context, env job.Env, req StatsMergeRequest) (*Stats
 	}
 	acc := tm.Result()
 	if acc.N() < 2 {
-		return nil, &dataio.InputError{File: first.path, Msg: fmt.Sprintf("the parts hold %d row(s) in all; a covariance needs 2", acc.N())}
+		return nil, &fault.InputError{File: first.path, Msg: fmt.Sprintf("the parts hold %d row(s) in all; a covariance needs 2", acc.N())}
 	}
 	st := acc.TakeStats(1)
 	if w := singularWarning("stats merge", fmt.Sprintf("the merge of %d part%s", len(es), plural(len(es))), st.N, st.Dim(), "a Fréchet distance (FID) from these statistics"); w != "" {
@@ -393,7 +391,7 @@ func rowsOfFiles(files []string, ms []*mat.Dense) (*mat.Dense, error) {
 	for i, m := range ms {
 		r, c := m.Dims()
 		if c != d {
-			return nil, &dataio.InputError{File: files[i], Msg: fmt.Sprintf("%d columns, %s has %d: the files of one pattern must hold the same features", c, files[0], d)}
+			return nil, &fault.InputError{File: files[i], Msg: fmt.Sprintf("%d columns, %s has %d: the files of one pattern must hold the same features", c, files[0], d)}
 		}
 		n += r
 	}

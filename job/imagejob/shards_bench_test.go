@@ -11,8 +11,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/frechet"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/frechet"
 )
 
 // BenchmarkStatsMerge merges part files of 2048-d pool3 statistics from

@@ -15,7 +15,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 	"github.com/genlens/genlens/job"
 )
 
@@ -55,7 +56,7 @@ func TestShardIndex(t *testing.T) {
 				}
 				return
 			}
-			var fe *job.FieldError
+			var fe *fault.FieldError
 			if !errors.As(err, &fe) || fe.Field != "shard" {
 				t.Fatalf("err %v: want a field error on {shard}", err)
 			}
@@ -290,10 +291,10 @@ func TestStatsMergeFeatureFileAndRefusals(t *testing.T) {
 			t.Errorf("%s: merged", tc.name)
 			continue
 		}
-		if k := job.Classify(err); k != job.KindField && k != job.KindInput {
+		if k := fault.Classify(err); k != fault.KindField && k != fault.KindInput {
 			t.Errorf("%s: %v is %v, want bad input", tc.name, err, k)
 		}
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if tc.field != "" && (!errors.As(err, &fe) || fe.Field != tc.field) {
 			t.Errorf("%s: %v: want a field error on %s", tc.name, err, tc.field)
 		}

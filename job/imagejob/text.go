@@ -6,8 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/genlens/genlens/inception"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/network/inception"
 )
 
 var num = job.FormatNum

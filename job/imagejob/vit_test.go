@@ -15,9 +15,10 @@ import (
 	"testing/fstest"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/frechet"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/vit"
+	"github.com/genlens/genlens/metric/frechet"
+	"github.com/genlens/genlens/network/vit"
 )
 
 // tinyDINO registers a small DINOv2 whose random weights package vit's
@@ -134,7 +135,7 @@ func TestViTEmbedder(t *testing.T) {
 	}
 	req.Preset = "torch-fidelity"
 	_, err = Compare(ctx, job.Env{Models: testModels, FS: fsys}, req)
-	var ie *dataio.InputError
+	var ie *fault.InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "real.npz") || !strings.Contains(err.Error(), "preset dgm-eval") || !strings.Contains(err.Error(), "preset torch-fidelity") {
 		t.Errorf("other preset: %v", err)
 	}
@@ -177,7 +178,7 @@ func TestViTEmbedderFields(t *testing.T) {
 		req := NewStatsRequest()
 		req.In, req.ImageOptions, req.Dims = "real", tc.opt, tc.dims
 		err := req.Validate()
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%+v: %v, want field %s and %q", tc.opt, err, tc.field, tc.msg)
 		}
@@ -198,7 +199,7 @@ func TestViTEmbedderFields(t *testing.T) {
 	// So is select's: a ViT's features are no class probabilities.
 	sel := NewSelectRequest()
 	sel.Pools, sel.Score, sel.Embedder = []string{"real", "real"}, "is", name
-	var fe *job.FieldError
+	var fe *fault.FieldError
 	if err := sel.Validate(); !errors.As(err, &fe) || fe.Field != "embedder" || !strings.Contains(err.Error(), "Inception Score") {
 		t.Errorf("select --score is: %v", err)
 	}

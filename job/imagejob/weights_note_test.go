@@ -11,9 +11,10 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/genlens/genlens/features"
-	"github.com/genlens/genlens/inception"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/network/features"
+	"github.com/genlens/genlens/network/inception"
 )
 
 // TestWeightsInfo: every result whose features came from Inception
@@ -147,7 +148,7 @@ func TestCompareFoldersKIDRefusedFirst(t *testing.T) {
 	req := NewCompareRequest()
 	req.Real, req.Fake, req.Weights, req.Metrics, req.KIDSubsetSize = "real", "fake", filepath.Join(dir, "inception_random.pth"), "kid", 4
 	_, err := Compare(context.Background(), env, req)
-	var fe *job.FieldError
+	var fe *fault.FieldError
 	if !errors.As(err, &fe) || fe.Field != "kid_subset_size" || !strings.Contains(err.Error(), "(real 3, generated 3)") || steps != 0 {
 		t.Errorf("got %v after %d progress steps, want a {kid_subset_size} error before any image", err, steps)
 	}

@@ -7,8 +7,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/kscore"
+	"github.com/genlens/genlens/metric/kscore"
 )
 
 // CorrelateRequest is a request of `genlens correlate`: the
@@ -43,7 +45,7 @@ func (r *CorrelateRequest) Validate() (verr error) {
 		return err
 	}
 	if len(r.Files) < 2 {
-		return job.Fieldf("files", "correlate: give at least two files, one (members, samples, d) array per collection")
+		return fault.Fieldf("files", "correlate: give at least two files, one (members, samples, d) array per collection")
 	}
 	_, err := job.KernelBandwidth("correlate", r.Kernel, r.Gamma, "median")
 	return err
@@ -56,13 +58,13 @@ func (r *CorrelateRequest) Validate() (verr error) {
 // design (see the command's help). Correlations are null where a
 // self-covariance is not positive.
 type CorrelateResult struct {
-	Files        []string    `json:"files"`
-	Members      int         `json:"members"`
-	Variance     []job.Num   `json:"variance"`
-	Covariance   [][]job.Num `json:"covariance"`
-	Correlation  [][]job.Num `json:"correlation"`
-	EnsembleGain []job.Num   `json:"ensemble_gain"` // (n-1)/n Var: averaging independently trained members
-	Kernel       string      `json:"kernel"`
+	Files        []string        `json:"files"`
+	Members      int             `json:"members"`
+	Variance     []jsonnum.Num   `json:"variance"`
+	Covariance   [][]jsonnum.Num `json:"covariance"`
+	Correlation  [][]jsonnum.Num `json:"correlation"`
+	EnsembleGain []jsonnum.Num   `json:"ensemble_gain"` // (n-1)/n Var: averaging independently trained members
+	Kernel       string          `json:"kernel"`
 }
 
 // Correlate runs `genlens correlate`, reading the collections through
@@ -84,11 +86,11 @@ func Correlate(ctx context.Context, env job.Env, req CorrelateRequest) (*Correla
 		}
 		switch {
 		case a.Rank() != 3:
-			return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("want a 3-D array (members, samples, d), got shape %v", a.Shape)}
+			return nil, &fault.InputError{File: p, Msg: fmt.Sprintf("want a 3-D array (members, samples, d), got shape %v", a.Shape)}
 		case a.Shape[0] < 2:
-			return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("%d member(s); the covariance needs at least 2 members (seeds) per file", a.Shape[0])}
+			return nil, &fault.InputError{File: p, Msg: fmt.Sprintf("%d member(s); the covariance needs at least 2 members (seeds) per file", a.Shape[0])}
 		case a.Shape[1] < 2:
-			return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("%d sample(s) per member; need at least 2 (the variance averages over pairs of distinct samples)", a.Shape[1])}
+			return nil, &fault.InputError{File: p, Msg: fmt.Sprintf("%d sample(s) per member; need at least 2 (the variance averages over pairs of distinct samples)", a.Shape[1])}
 		}
 		if i == 0 {
 			first = a
@@ -97,7 +99,7 @@ func Correlate(ctx context.Context, env job.Env, req CorrelateRequest) (*Correla
 				return nil, err
 			}
 			if a.Shape[0] != first.Shape[0] {
-				return nil, &dataio.InputError{File: p, Msg: fmt.Sprintf("%d members, %s has %d (members must be paired across files)", a.Shape[0], req.Files[0], first.Shape[0])}
+				return nil, &fault.InputError{File: p, Msg: fmt.Sprintf("%d members, %s has %d (members must be paired across files)", a.Shape[0], req.Files[0], first.Shape[0])}
 			}
 		}
 		epochs = append(epochs, job.SampleSets(a))
@@ -116,15 +118,15 @@ func Correlate(ctx context.Context, env job.Env, req CorrelateRequest) (*Correla
 	}
 	corr := kscore.CorrelationMatrix(cov)
 	n := first.Shape[0]
-	out := &CorrelateResult{Files: req.Files, Members: n, Variance: job.Nums(vars), Kernel: k.String()}
+	out := &CorrelateResult{Files: req.Files, Members: n, Variance: jsonnum.Nums(vars), Kernel: k.String()}
 	for e := range req.Files {
-		covRow, corrRow := make([]job.Num, len(req.Files)), make([]job.Num, len(req.Files))
+		covRow, corrRow := make([]jsonnum.Num, len(req.Files)), make([]jsonnum.Num, len(req.Files))
 		for g := range req.Files {
-			covRow[g], corrRow[g] = job.Num(cov.At(e, g)), job.Num(corr.At(e, g))
+			covRow[g], corrRow[g] = jsonnum.Num(cov.At(e, g)), jsonnum.Num(corr.At(e, g))
 		}
 		out.Covariance = append(out.Covariance, covRow)
 		out.Correlation = append(out.Correlation, corrRow)
-		out.EnsembleGain = append(out.EnsembleGain, job.Num(kscore.EnsembleGain(vars[e], 0, n)))
+		out.EnsembleGain = append(out.EnsembleGain, jsonnum.Num(kscore.EnsembleGain(vars[e], 0, n)))
 	}
 	return out, nil
 }

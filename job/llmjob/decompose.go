@@ -8,8 +8,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/kscore"
+	"github.com/genlens/genlens/metric/kscore"
 )
 
 // DecomposeRequest is a request of `genlens decompose`: the terms of the
@@ -44,7 +46,7 @@ func (r *DecomposeRequest) Validate() (verr error) {
 		return err
 	}
 	if len(r.Models) == 0 {
-		return job.Fieldf("models", "decompose: give at least one model file with {models}")
+		return fault.Fieldf("models", "decompose: give at least one model file with {models}")
 	}
 	_, err := job.KernelBandwidth("decompose", r.Kernel, r.Gamma, "median")
 	return err
@@ -58,14 +60,14 @@ type DecomposeResult struct {
 	NModels         int                `json:"n_models"`
 	SamplesPerModel int                `json:"samples_per_model"` // the smallest count if they differ
 	Instances       int                `json:"instances,omitempty"`
-	Variance        job.Num            `json:"variance"`
-	KernelEntropy   job.Num            `json:"kernel_entropy"`
-	EnsembleGain    job.Num            `json:"ensemble_gain"`
-	Noise           job.Num            `json:"noise"`
-	Bias            job.Num            `json:"bias"`
-	KernelScore     job.Num            `json:"kernel_score"`
-	MMD2            job.Num            `json:"mmd2"`
-	IdentityGap     job.Num            `json:"identity_gap"`
+	Variance        jsonnum.Num        `json:"variance"`
+	KernelEntropy   jsonnum.Num        `json:"kernel_entropy"`
+	EnsembleGain    jsonnum.Num        `json:"ensemble_gain"`
+	Noise           jsonnum.Num        `json:"noise"`
+	Bias            jsonnum.Num        `json:"bias"`
+	KernelScore     jsonnum.Num        `json:"kernel_score"`
+	MMD2            jsonnum.Num        `json:"mmd2"`
+	IdentityGap     jsonnum.Num        `json:"identity_gap"`
 	Kernel          string             `json:"kernel,omitempty"`
 	PerInstance     []*DecomposeResult `json:"per_instance,omitempty"`
 	// Warnings explain numbers that look wrong but are not (a negative
@@ -74,9 +76,9 @@ type DecomposeResult struct {
 }
 
 func newDecomposeResult(d kscore.Decomposition) *DecomposeResult {
-	return &DecomposeResult{NModels: d.Models, SamplesPerModel: d.Samples, Variance: job.Num(d.Variance),
-		KernelEntropy: job.Num(d.KernelEntropy), EnsembleGain: job.Num(d.EnsembleGain), Noise: job.Num(d.Noise),
-		Bias: job.Num(d.Bias), KernelScore: job.Num(d.KernelScore), MMD2: job.Num(d.MMD2), IdentityGap: job.Num(d.IdentityGap)}
+	return &DecomposeResult{NModels: d.Models, SamplesPerModel: d.Samples, Variance: jsonnum.Num(d.Variance),
+		KernelEntropy: jsonnum.Num(d.KernelEntropy), EnsembleGain: jsonnum.Num(d.EnsembleGain), Noise: jsonnum.Num(d.Noise),
+		Bias: jsonnum.Num(d.Bias), KernelScore: jsonnum.Num(d.KernelScore), MMD2: jsonnum.Num(d.MMD2), IdentityGap: jsonnum.Num(d.IdentityGap)}
 }
 
 // Decompose runs `genlens decompose`, reading the samples through env.FS
@@ -135,7 +137,7 @@ func Decompose(ctx context.Context, env job.Env, req DecomposeRequest) (*Decompo
 			wantRank = 3
 		}
 		if y.Rank() != wantRank {
-			return nil, &dataio.InputError{File: req.Targets, Msg: fmt.Sprintf("want a %d-D array of targets to match the models, got shape %v", wantRank, y.Shape)}
+			return nil, &fault.InputError{File: req.Targets, Msg: fmt.Sprintf("want a %d-D array of targets to match the models, got shape %v", wantRank, y.Shape)}
 		}
 		if err := dataio.CheckSameDim(req.Models[0], first, req.Targets, y); err != nil {
 			return nil, err
@@ -145,7 +147,7 @@ func Decompose(ctx context.Context, env job.Env, req DecomposeRequest) (*Decompo
 		}
 		targets = job.SampleSets(y)
 		if len(targets) != len(models[0]) {
-			return nil, &dataio.InputError{File: req.Targets, Msg: fmt.Sprintf("%d instances, the models have %d", len(targets), len(models[0]))}
+			return nil, &fault.InputError{File: req.Targets, Msg: fmt.Sprintf("%d instances, the models have %d", len(targets), len(models[0]))}
 		}
 	}
 	var all []*mat.Dense
@@ -192,7 +194,7 @@ func negativeTermsNote(d *DecomposeResult) string {
 	var neg []string
 	for _, t := range []struct {
 		name string
-		v    job.Num
+		v    jsonnum.Num
 	}{{"bias", d.Bias}, {"variance", d.Variance}, {"mmd2", d.MMD2}} {
 		if float64(t.v) < 0 {
 			neg = append(neg, fmt.Sprintf("%s %.3g", t.name, float64(t.v)))
@@ -223,15 +225,15 @@ func checkModel(files []string, arrays []*dataio.Array, i int) error {
 	a, first := arrays[i], arrays[0]
 	switch {
 	case a.Rank() != 2 && a.Rank() != 3:
-		return &dataio.InputError{File: files[i], Msg: fmt.Sprintf("want (m, d) or (I, m, d) samples, got shape %v", a.Shape)}
+		return &fault.InputError{File: files[i], Msg: fmt.Sprintf("want (m, d) or (I, m, d) samples, got shape %v", a.Shape)}
 	case a.Rank() != first.Rank():
-		return &dataio.InputError{File: files[i], Msg: fmt.Sprintf("has rank %d but %s has rank %d", a.Rank(), files[0], first.Rank())}
+		return &fault.InputError{File: files[i], Msg: fmt.Sprintf("has rank %d but %s has rank %d", a.Rank(), files[0], first.Rank())}
 	}
 	if err := dataio.CheckSameDim(files[0], first, files[i], a); err != nil {
 		return err
 	}
 	if a.Rank() == 3 && a.Shape[0] != first.Shape[0] {
-		return &dataio.InputError{File: files[i], Msg: fmt.Sprintf("%d instances, %s has %d (conditional models need the same input instances, in the same order)", a.Shape[0], files[0], first.Shape[0])}
+		return &fault.InputError{File: files[i], Msg: fmt.Sprintf("%d instances, %s has %d (conditional models need the same input instances, in the same order)", a.Shape[0], files[0], first.Shape[0])}
 	}
 	return needSamples(files[i], a.Shape[a.Rank()-2], "per model")
 }
@@ -240,7 +242,7 @@ func checkModel(files []string, arrays []*dataio.Array, i int) error {
 // kernel terms average over pairs of distinct samples.
 func needSamples(file string, m int, what string) error {
 	if m < 2 {
-		return &dataio.InputError{File: file, Msg: fmt.Sprintf("%d sample(s) %s; need at least 2 (the kernel terms average over pairs of distinct samples)", m, what)}
+		return &fault.InputError{File: file, Msg: fmt.Sprintf("%d sample(s) %s; need at least 2 (the kernel terms average over pairs of distinct samples)", m, what)}
 	}
 	return nil
 }

@@ -11,10 +11,11 @@ import (
 	"path"
 	"strings"
 
-	"github.com/genlens/genlens/bert"
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/features"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/network/bert"
+	"github.com/genlens/genlens/network/features"
 )
 
 // EmbedRequest is a request of `genlens embed`: one vector per text of a
@@ -51,13 +52,13 @@ type EmbedResult struct {
 func (r *EmbedRequest) Validate() error {
 	switch {
 	case r.In == "":
-		return job.Fieldf("in", "embed: {in} FILE is required")
+		return fault.Fieldf("in", "embed: {in} FILE is required")
 	case r.Embedder == "":
-		return job.Fieldf("embedder", "embed: {embedder} NAME is required: one of %s", strings.Join(bert.Names(), ", "))
+		return fault.Fieldf("embedder", "embed: {embedder} NAME is required: one of %s", strings.Join(bert.Names(), ", "))
 	case r.Prefix != "" && r.Prefix != "query" && r.Prefix != "passage" && r.Prefix != "none":
-		return job.Fieldf("prefix", "{prefix} %q: want query, passage or none", r.Prefix)
+		return fault.Fieldf("prefix", "{prefix} %q: want query, passage or none", r.Prefix)
 	case r.Field == "" && strings.HasSuffix(r.In, ".jsonl"):
-		return job.Fieldf("field", "{field}: name the field of the texts in %s", r.In)
+		return fault.Fieldf("field", "{field}: name the field of the texts in %s", r.In)
 	}
 	return checkTextEmbedder(r.Embedder, r.Weights, "")
 }
@@ -70,7 +71,7 @@ const maxTexts = 1 << 22
 func readTexts(fsys fs.FS, name, field string) ([]string, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
-		return nil, &dataio.InputError{File: name, Msg: dataio.Cause(err), Err: err}
+		return nil, &fault.InputError{File: name, Msg: dataio.Cause(err), Err: err}
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -79,7 +80,7 @@ func readTexts(fsys fs.FS, name, field string) ([]string, error) {
 	var out []string
 	for line := 1; sc.Scan(); line++ {
 		if len(out) >= maxTexts {
-			return nil, &dataio.InputError{File: name, Line: line, Msg: fmt.Sprintf("more than %d texts", maxTexts)}
+			return nil, &fault.InputError{File: name, Line: line, Msg: fmt.Sprintf("more than %d texts", maxTexts)}
 		}
 		if !jsonl {
 			out = append(out, sc.Text())
@@ -90,17 +91,17 @@ func readTexts(fsys fs.FS, name, field string) ([]string, error) {
 		}
 		var row map[string]json.RawMessage
 		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			return nil, &dataio.InputError{File: name, Line: line, Msg: "not a JSON object"}
+			return nil, &fault.InputError{File: name, Line: line, Msg: "not a JSON object"}
 		}
 		raw, ok := row[field]
 		var s string
 		if !ok || json.Unmarshal(raw, &s) != nil {
-			return nil, &dataio.InputError{File: name, Line: line, Field: field, Msg: "missing or not a string"}
+			return nil, &fault.InputError{File: name, Line: line, Field: field, Msg: "missing or not a string"}
 		}
 		out = append(out, s)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &dataio.InputError{File: name, Msg: "cannot read: " + err.Error()}
+		return nil, &fault.InputError{File: name, Msg: "cannot read: " + err.Error()}
 	}
 	return out, nil
 }

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/genlens/genlens/chatnli"
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/tensor/par"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/llm"
-	"github.com/genlens/genlens/nli"
-	"github.com/genlens/genlens/semantic"
+	"github.com/genlens/genlens/llm/chatnli"
+	"github.com/genlens/genlens/metric/semantic"
+	"github.com/genlens/genlens/network/nli"
 )
 
 // The sources a score may need besides the rows.
@@ -43,31 +44,31 @@ func (r *EntropyRequest) checkNLIFields(defs []*scoreDef) error {
 	}
 	switch {
 	case r.NLI != "" && r.NLIBaseURL != "":
-		return job.Fieldf("nli", "give {nli} or {nli_base_url}, not both")
+		return fault.Fieldf("nli", "give {nli} or {nli_base_url}, not both")
 	case r.hasNLI() && !uses:
 		field := "nli"
 		if r.NLI == "" {
 			field = "nli_base_url"
 		}
-		return job.Fieldf(field, "{%s} applies only to {scores} se, se-discrete and numsets", field)
+		return fault.Fieldf(field, "{%s} applies only to {scores} se, se-discrete and numsets", field)
 	case r.NLIWeights != "" && r.NLI == "":
-		return job.Fieldf("nli_weights", "{nli_weights} needs {nli} NAME")
+		return fault.Fieldf("nli_weights", "{nli_weights} needs {nli} NAME")
 	case r.NLI != "" && r.NLIWeights == "":
-		return job.Fieldf("nli_weights", "{nli} %s needs {nli_weights} DIR, the model's directory", r.NLI)
+		return fault.Fieldf("nli_weights", "{nli} %s needs {nli_weights} DIR, the model's directory", r.NLI)
 	case r.NLIBaseURL != "" && r.NLIModel == "":
-		return job.Fieldf("nli_model", "{nli_base_url} needs {nli_model} NAME")
+		return fault.Fieldf("nli_model", "{nli_base_url} needs {nli_model} NAME")
 	case r.NLIModel != "" && r.NLIBaseURL == "":
-		return job.Fieldf("nli_model", "{nli_model} needs {nli_base_url} URL")
+		return fault.Fieldf("nli_model", "{nli_model} needs {nli_base_url} URL")
 	case r.NLIAPIKeyEnv != "" && r.NLIBaseURL == "":
-		return job.Fieldf("nli_api_key_env", "{nli_api_key_env} needs {nli_base_url} URL")
+		return fault.Fieldf("nli_api_key_env", "{nli_api_key_env} needs {nli_base_url} URL")
 	}
 	if r.NLIBaseURL != "" {
 		if _, err := llm.New(r.judgeConfig("")); err != nil {
-			return job.Fieldf("nli_base_url", "{nli_base_url}: %s", configMsg(err))
+			return fault.Fieldf("nli_base_url", "{nli_base_url}: %s", configMsg(err))
 		}
 	}
 	if r.NLI != "" && !slices.Contains(NLIModels, r.NLI) {
-		return job.Fieldf("nli", "{nli} %q: want %s", r.NLI, strings.Join(NLIModels, ", "))
+		return fault.Fieldf("nli", "{nli} %q: want %s", r.NLI, strings.Join(NLIModels, ", "))
 	}
 	return nil
 }
@@ -103,7 +104,7 @@ func entailmentJudge(env job.Env, r *EntropyRequest) (m nli.Model, chat *chatnli
 	if r.NLIAPIKeyEnv != "" {
 		k, ok := env.LookupSecret(r.NLIAPIKeyEnv)
 		if !ok {
-			return nil, nil, job.Fieldf("nli_api_key_env", "{nli_api_key_env} %s: no such secret (set the variable, or leave {nli_api_key_env} empty for a server without keys)", r.NLIAPIKeyEnv)
+			return nil, nil, fault.Fieldf("nli_api_key_env", "{nli_api_key_env} %s: no such secret (set the variable, or leave {nli_api_key_env} empty for a server without keys)", r.NLIAPIKeyEnv)
 		}
 		key = k
 	}
@@ -111,7 +112,7 @@ func entailmentJudge(env job.Env, r *EntropyRequest) (m nli.Model, chat *chatnli
 	cfg.HTTPClient = env.HTTPClient
 	client, err := llm.New(cfg)
 	if err != nil {
-		return nil, nil, job.Fieldf("nli_base_url", "{nli_base_url}: %s", configMsg(err))
+		return nil, nil, fault.Fieldf("nli_base_url", "{nli_base_url}: %s", configMsg(err))
 	}
 	j := chatnli.New(client, r.NLIModel)
 	return j, j, nil

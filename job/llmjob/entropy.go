@@ -9,13 +9,15 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/chatnli"
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/evalstat"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/kernel"
-	"github.com/genlens/genlens/nli"
-	"github.com/genlens/genlens/uncertainty"
+	"github.com/genlens/genlens/llm/chatnli"
+	"github.com/genlens/genlens/metric/evalstat"
+	"github.com/genlens/genlens/metric/kernel"
+	"github.com/genlens/genlens/metric/uncertainty"
+	"github.com/genlens/genlens/network/nli"
 )
 
 // EntropyRequest is a request of `genlens entropy`: how uncertain is an
@@ -121,13 +123,13 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 	vector := r.Kernel != "cs"
 	switch {
 	case r.In == "":
-		return o, job.Fieldf("in", "entropy: {in} FILE is required")
+		return o, fault.Fieldf("in", "entropy: {in} FILE is required")
 	case t < 1:
-		return o, job.Fieldf("t", "{t} %d: want a positive subsequence length", t)
+		return o, fault.Fieldf("t", "{t} %d: want a positive subsequence length", t)
 	case !(r.Threshold >= 0 && r.Threshold < 1):
-		return o, job.Fieldf("threshold", "{threshold} %v: want a value in [0, 1)", r.Threshold)
+		return o, fault.Fieldf("threshold", "{threshold} %v: want a value in [0, 1)", r.Threshold)
 	case vector && !slices.Contains(kernel.Names, r.Kernel):
-		return o, job.Fieldf("kernel", "{kernel} %q: want cs, %s", r.Kernel, strings.Join(kernel.Names, ", "))
+		return o, fault.Fieldf("kernel", "{kernel} %q: want cs, %s", r.Kernel, strings.Join(kernel.Names, ", "))
 	}
 	defs, err := r.scores()
 	if err != nil {
@@ -144,7 +146,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		return o, err
 	}
 	notFor := func(field, appliesTo string) error {
-		return job.Fieldf(field, "{%s} applies only to %s, not {kernel} %s", field, appliesTo, r.Kernel)
+		return fault.Fieldf(field, "{%s} applies only to %s, not {kernel} %s", field, appliesTo, r.Kernel)
 	}
 	if vector {
 		switch {
@@ -171,7 +173,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		return o, err
 	}
 	if r.EmbeddingsKey != "" && r.Embeddings == "" {
-		return o, job.Fieldf("embeddings_key", "{embeddings_key} %s: give the .npz with {embeddings}", r.EmbeddingsKey)
+		return o, fault.Fieldf("embeddings_key", "{embeddings_key} %s: give the .npz with {embeddings}", r.EmbeddingsKey)
 	}
 	thr := r.Threshold
 	cumulative := uncertainty.DefaultSequence.Cumulative
@@ -215,14 +217,14 @@ func (r *EntropyRequest) scores() ([]*scoreDef, error) {
 			switch {
 			case n == "":
 			case scoreByName(n) == nil:
-				return nil, job.Fieldf("scores", "{scores}: unknown score %q (want a comma-separated list of %s, or all)", strings.TrimSpace(name), ScoreNames())
+				return nil, fault.Fieldf("scores", "{scores}: unknown score %q (want a comma-separated list of %s, or all)", strings.TrimSpace(name), ScoreNames())
 			default:
 				want = append(want, n)
 			}
 		}
 	}
 	if len(want) == 0 {
-		return nil, job.Fieldf("scores", "{scores} %q names no score (want a comma-separated list of %s, or all)", r.Scores, ScoreNames())
+		return nil, fault.Fieldf("scores", "{scores} %q names no score (want a comma-separated list of %s, or all)", r.Scores, ScoreNames())
 	}
 	var defs []*scoreDef
 	for i, d := range entropyScores {
@@ -244,19 +246,19 @@ func (r *EntropyRequest) checkScoreFields(scores []uncertainty.Score) error {
 	graph := slices.ContainsFunc(scores, uncertainty.Score.Graph)
 	switch {
 	case r.Similarity != "" && !graph:
-		return job.Fieldf("similarity", "{similarity} applies only to {scores} kle, eigv and degree")
+		return fault.Fieldf("similarity", "{similarity} applies only to {scores} kle, eigv and degree")
 	case r.Similarity != "" && r.Similarity != string(uncertainty.SimilarityRougeL) && r.Similarity != string(uncertainty.SimilarityEmbedding):
-		return job.Fieldf("similarity", "{similarity} %q: want rougel or embedding", r.Similarity)
+		return fault.Fieldf("similarity", "{similarity} %q: want rougel or embedding", r.Similarity)
 	case r.KLET != nil && !slices.Contains(scores, uncertainty.ScoreKLE):
-		return job.Fieldf("kle_t", "{kle_t} applies only to {scores} kle")
+		return fault.Fieldf("kle_t", "{kle_t} applies only to {scores} kle")
 	case r.KLET != nil && !(*r.KLET > 0 && *r.KLET <= MaxKLET):
-		return job.Fieldf("kle_t", "{kle_t} %v: want a heat-kernel time in (0, %g]", *r.KLET, float64(MaxKLET))
+		return fault.Fieldf("kle_t", "{kle_t} %v: want a heat-kernel time in (0, %g]", *r.KLET, float64(MaxKLET))
 	}
 	if slices.Contains(scores, uncertainty.ScoreKernelEntropy) {
 		return nil
 	}
 	notKE := func(field string) error {
-		return job.Fieldf(field, "{%s} applies only to {scores} kernel-entropy", field)
+		return fault.Fieldf(field, "{%s} applies only to {scores} kernel-entropy", field)
 	}
 	switch {
 	case r.Kernel != "cs":
@@ -330,29 +332,29 @@ type EntropySummary struct {
 	N        int         `json:"n"`
 	Skipped  int         `json:"skipped"`
 	Labelled int         `json:"labelled"`
-	Accuracy job.Num     `json:"accuracy"`
+	Accuracy jsonnum.Num `json:"accuracy"`
 	AUROC    ScoreValues `json:"auroc"`
 	// AUARC is each score's area under the accuracy–rejection curve
 	// (evalstat.AUARC) over the same prompts, with {auarc}: the mean
 	// accuracy of the answers kept when the most uncertain are rejected,
 	// at every rejection rate (null with no labelled prompt).
-	AUARC      ScoreValues `json:"auarc,omitempty"`
-	Kernel     string      `json:"kernel,omitempty"`
-	Similarity string      `json:"similarity,omitempty"`
-	KLET       *job.Num    `json:"kle_t,omitempty"`
+	AUARC      ScoreValues  `json:"auarc,omitempty"`
+	Kernel     string       `json:"kernel,omitempty"`
+	Similarity string       `json:"similarity,omitempty"`
+	KLET       *jsonnum.Num `json:"kle_t,omitempty"`
 }
 
 // numOf returns a pointer to v as a Num; +0 keeps a zero computed as -0
 // (a kernel entropy with every pair at k = 0) from printing as -0.
-func numOf(v float64) *job.Num {
-	n := job.Num(v + 0)
+func numOf(v float64) *jsonnum.Num {
+	n := jsonnum.Num(v + 0)
 	return &n
 }
 
 // Score returns the item's value of a score, named by its key
 // ("kernel_entropy") or its {scores} name ("kernel-entropy"); nil when
 // not in the result.
-func (it *EntropyItem) Score(name string) *job.Num {
+func (it *EntropyItem) Score(name string) *jsonnum.Num {
 	if d := scoreByName(name); d != nil {
 		name = d.key
 	}
@@ -384,7 +386,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	graph := slices.ContainsFunc(o.opt.Scores, uncertainty.Score.Graph)
 	for i, r := range recs {
 		if graph && len(r.Samples) > MaxGraphSamples {
-			return nil, &dataio.InputError{File: req.In, Line: r.Line, Field: "samples",
+			return nil, &fault.InputError{File: req.In, Line: r.Line, Field: "samples",
 				Msg: fmt.Sprintf("%d samples; kle, eigv and degree score at most %d per row", len(r.Samples), MaxGraphSamples)}
 		}
 		prompts[i] = uncertainty.Prompt{ID: r.ID, Samples: r.Samples, Answer: r.Answer, References: r.Reference, Correct: r.Correct}
@@ -415,7 +417,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		defs = append(defs, d)
 	}
 	if len(defs) == 0 {
-		return nil, job.Fieldf("scores", "{scores}: no score can be computed from what is given: %s", scoreReasonGroups(leftOut, leftReasons))
+		return nil, fault.Fieldf("scores", "{scores}: no score can be computed from what is given: %s", scoreReasonGroups(leftOut, leftReasons))
 	}
 	results, err := entropyResults(ctx, prompts, opt)
 	if err != nil {
@@ -603,7 +605,7 @@ func entropyResults(ctx context.Context, prompts []uncertainty.Prompt, opt uncer
 // (and with auarc its AUARC and accuracy–rejection curve) is over the
 // labelled prompts left.
 func summarizeEntropy(items []EntropyItem, defs []*scoreDef, auarc bool) (EntropySummary, []rejectionCurve) {
-	s := EntropySummary{N: len(items), Accuracy: job.Num(math.NaN()), AUROC: ScoreValues{}}
+	s := EntropySummary{N: len(items), Accuracy: jsonnum.Num(math.NaN()), AUROC: ScoreValues{}}
 	if auarc {
 		s.AUARC = ScoreValues{}
 	}
@@ -643,7 +645,7 @@ items:
 	if s.Labelled == 0 {
 		return s, nil
 	}
-	s.Accuracy = job.Num(float64(correct) / float64(s.Labelled))
+	s.Accuracy = jsonnum.Num(float64(correct) / float64(s.Labelled))
 	right := make([]bool, len(wrong))
 	for i, w := range wrong {
 		right[i] = !w
@@ -720,17 +722,17 @@ func attachEmbeddings(ctx context.Context, env job.Env, prompts []uncertainty.Pr
 			return err
 		}
 		if arr.Rank() != 3 {
-			return &dataio.InputError{File: req.Embeddings, Msg: fmt.Sprintf("want a 3-D array (rows, samples, d), got shape %v", arr.Shape)}
+			return &fault.InputError{File: req.Embeddings, Msg: fmt.Sprintf("want a 3-D array (rows, samples, d), got shape %v", arr.Shape)}
 		}
 		if arr.Shape[0] != len(recs) {
-			return &dataio.InputError{File: req.Embeddings, Msg: fmt.Sprintf("%d rows of embeddings for %d rows in %s", arr.Shape[0], len(recs), req.In)}
+			return &fault.InputError{File: req.Embeddings, Msg: fmt.Sprintf("%d rows of embeddings for %d rows in %s", arr.Shape[0], len(recs), req.In)}
 		}
 		for i, r := range recs {
 			if len(r.Samples) == 0 {
 				continue
 			}
 			if len(r.Samples) != arr.Shape[1] {
-				return &dataio.InputError{File: req.In, Line: r.Line, Field: "samples", Msg: fmt.Sprintf("%d samples, but %s has %d per row", len(r.Samples), req.Embeddings, arr.Shape[1])}
+				return &fault.InputError{File: req.In, Line: r.Line, Field: "samples", Msg: fmt.Sprintf("%d samples, but %s has %d per row", len(r.Samples), req.Embeddings, arr.Shape[1])}
 			}
 			prompts[i].Embeddings = mat.NewDense(arr.Shape[1], arr.Shape[2], arr.Slice(i).Data)
 		}
@@ -746,10 +748,10 @@ func attachEmbeddings(ctx context.Context, env job.Env, prompts []uncertainty.Pr
 			if defs, _ := req.scores(); !req.vectorKernel(simScores(defs)) {
 				msg = "missing; the embedding similarity needs one embedding per sample (in the rows or an embeddings file)"
 			}
-			return &dataio.InputError{File: req.In, Line: r.Line, Field: "embeddings", Msg: msg}
+			return &fault.InputError{File: req.In, Line: r.Line, Field: "embeddings", Msg: msg}
 		}
 		if len(r.Embeddings) != len(r.Samples) {
-			return &dataio.InputError{File: req.In, Line: r.Line, Field: "embeddings", Msg: fmt.Sprintf("%d embeddings for %d samples", len(r.Embeddings), len(r.Samples))}
+			return &fault.InputError{File: req.In, Line: r.Line, Field: "embeddings", Msg: fmt.Sprintf("%d embeddings for %d samples", len(r.Embeddings), len(r.Samples))}
 		}
 		if d < 0 {
 			d = len(r.Embeddings[0])
@@ -757,7 +759,7 @@ func attachEmbeddings(ctx context.Context, env job.Env, prompts []uncertainty.Pr
 		m := mat.NewDense(len(r.Embeddings), d, nil)
 		for j, v := range r.Embeddings {
 			if len(v) != d {
-				return &dataio.InputError{File: req.In, Line: r.Line, Field: fmt.Sprintf("embeddings[%d]", j), Msg: fmt.Sprintf("has %d values, earlier rows have %d", len(v), d)}
+				return &fault.InputError{File: req.In, Line: r.Line, Field: fmt.Sprintf("embeddings[%d]", j), Msg: fmt.Sprintf("has %d values, earlier rows have %d", len(v), d)}
 			}
 			m.SetRow(j, v)
 		}

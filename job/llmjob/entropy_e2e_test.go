@@ -11,8 +11,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/genlens/genlens/internal/testkit/llmtest"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/llm/llmtest"
 )
 
 // TestEntropyAllScoresEndToEnd: the fake server samples answers with

@@ -14,6 +14,8 @@ import (
 	"testing/fstest"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/internal/golden"
 )
@@ -116,7 +118,7 @@ func TestEntropyAllScores(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name      string
-		got       *job.Num
+		got       *jsonnum.Num
 		want, tol float64
 	}{
 		{"degree", q1.Score("degree"), 0.525, 1e-15},
@@ -226,7 +228,7 @@ func TestEntropyEmbeddingSimilarity(t *testing.T) {
 	req := NewEntropyRequest()
 	req.In, req.Scores, req.Similarity = "plain.jsonl", "eigv", "embedding"
 	_, err := Entropy(context.Background(), job.Env{FS: fsys}, req)
-	var ie *dataio.InputError
+	var ie *fault.InputError
 	if !errors.As(err, &ie) || ie.Line != 1 || ie.Field != "embeddings" || !strings.Contains(ie.Msg, "embedding similarity") {
 		t.Errorf("no embeddings: %v", err)
 	}
@@ -253,7 +255,7 @@ func TestEntropyValidateScores(t *testing.T) {
 		r := NewEntropyRequest()
 		r.In = "a.jsonl"
 		tc.edit(&r)
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -311,7 +313,7 @@ func TestEntropyGraphSampleBound(t *testing.T) {
 	req := NewEntropyRequest()
 	req.In, req.Scores = "a.jsonl", "degree"
 	_, err := Entropy(context.Background(), job.Env{FS: fsys}, req)
-	var ie *dataio.InputError
+	var ie *fault.InputError
 	if !errors.As(err, &ie) || ie.Line != 2 || ie.Field != "samples" || !strings.Contains(ie.Msg, "at most 1000") {
 		t.Errorf("err = %v", err)
 	}

@@ -10,10 +10,10 @@ import (
 	"testing/fstest"
 
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/testkit/llmtest"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/llm/llmtest"
-	"github.com/genlens/genlens/nli"
-	"github.com/genlens/genlens/semantic"
+	"github.com/genlens/genlens/metric/semantic"
+	"github.com/genlens/genlens/network/nli"
 )
 
 // judgeReply scripts an entailment judge on the fake server: an answer

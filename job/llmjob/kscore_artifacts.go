@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/genlens/genlens/chart"
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/format/jsonnum"
+	"github.com/genlens/genlens/internal/report/chart"
 	"github.com/genlens/genlens/job"
 )
 
@@ -61,9 +62,9 @@ func (r *EntropyResult) writeCSV(w io.Writer) error {
 }
 
 // numOr returns *n, NaN for nil.
-func numOr(n *job.Num) job.Num {
+func numOr(n *jsonnum.Num) jsonnum.Num {
 	if n == nil {
-		return job.Num(math.NaN())
+		return jsonnum.Num(math.NaN())
 	}
 	return *n
 }
@@ -95,7 +96,7 @@ func (r *CorrelateResult) Artifacts() []job.Artifact {
 	for e, p := range r.Files {
 		labels[e] = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
 	}
-	matrix := func(name string, m [][]job.Num) job.Artifact {
+	matrix := func(name string, m [][]jsonnum.Num) job.Artifact {
 		return job.Artifact{Name: name, Write: func(w io.Writer) error {
 			return dataio.EncodeCSV(w, labels, kscoreFloats(m))
 		}}
@@ -111,7 +112,7 @@ func (r *CorrelateResult) Artifacts() []job.Artifact {
 }
 
 // kscoreFloats converts a matrix of Nums back to float64 (NaN stays NaN).
-func kscoreFloats(m [][]job.Num) [][]float64 {
+func kscoreFloats(m [][]jsonnum.Num) [][]float64 {
 	out := make([][]float64, len(m))
 	for i, row := range m {
 		out[i] = make([]float64, len(row))

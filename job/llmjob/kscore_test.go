@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/internal/golden"
 )
@@ -160,7 +162,7 @@ func TestEntropyValidate(t *testing.T) {
 		r := NewEntropyRequest()
 		r.In = "a.jsonl"
 		tc.edit(&r)
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -197,7 +199,7 @@ func TestEntropyInputErrors(t *testing.T) {
 		req := NewEntropyRequest()
 		req.In, req.Embeddings, req.Kernel = tc.in, tc.emb, "rbf"
 		_, err := Entropy(context.Background(), job.Env{FS: fsys}, req)
-		var ie *dataio.InputError
+		var ie *fault.InputError
 		if !errors.As(err, &ie) || ie.File != tc.file || ie.Line != tc.line || ie.Field != tc.field {
 			t.Errorf("%s: %v, want an InputError on %s line %d field %s", tc.name, err, tc.file, tc.line, tc.field)
 		}
@@ -205,7 +207,7 @@ func TestEntropyInputErrors(t *testing.T) {
 	req := NewEntropyRequest()
 	req.In, req.Kernel, req.Gamma = "const.jsonl", "rbf", "median"
 	_, err := Entropy(context.Background(), job.Env{FS: fsys}, req)
-	var fe *job.FieldError
+	var fe *fault.FieldError
 	if !errors.As(err, &fe) || fe.Field != "gamma" || !strings.Contains(fe.Msg, "the data are constant") {
 		t.Errorf("median of constant embeddings: %v, want a FieldError on gamma", err)
 	}
@@ -229,7 +231,7 @@ func TestEntropyCancel(t *testing.T) {
 			cancel()
 		}
 	}}, req)
-	if !errors.Is(err, context.Canceled) || job.Classify(err) != job.KindCanceled {
+	if !errors.Is(err, context.Canceled) || fault.Classify(err) != fault.KindCanceled {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	if d := time.Since(cancelled); d > time.Second {
@@ -296,7 +298,7 @@ func TestDecomposeValidate(t *testing.T) {
 		r := NewDecomposeRequest()
 		r.Models = []string{"m.npy"}
 		tc.edit(&r)
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -342,8 +344,8 @@ func TestCorrelateErrors(t *testing.T) {
 		req.Files = []string{"e1.npy", "e2.npy"}
 		tc.edit(&req)
 		_, err := Correlate(context.Background(), job.Env{FS: fsys}, req)
-		var fe *job.FieldError
-		var ie *dataio.InputError
+		var fe *fault.FieldError
+		var ie *fault.InputError
 		switch {
 		case tc.field != "" && (!errors.As(err, &fe) || fe.Field != tc.field):
 			t.Errorf("%s: %v, want a FieldError on %s", tc.name, err, tc.field)
@@ -357,7 +359,7 @@ func TestCorrelateErrors(t *testing.T) {
 // (a term that needs targets or models not given) and positive values
 // say nothing.
 func TestDecomposeNegativeTermsNote(t *testing.T) {
-	nan := job.Num(math.NaN())
+	nan := jsonnum.Num(math.NaN())
 	for _, c := range []struct {
 		name string
 		d    DecomposeResult

@@ -6,12 +6,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/genlens/genlens/bert"
-	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/deberta"
-	"github.com/genlens/genlens/features"
-	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/nli"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/network/bert"
+	"github.com/genlens/genlens/network/deberta"
+	"github.com/genlens/genlens/network/features"
+	"github.com/genlens/genlens/network/nli"
 )
 
 // NLIModels lists the names OpenNLI accepts.
@@ -39,10 +38,10 @@ func OpenNLI(name, dir string) (nli.Model, error) {
 // it wraps each batch of its own in nli.Cached.
 func OpenNLIModel(name, dir string) (nli.Model, error) {
 	if !slices.Contains(NLIModels, name) {
-		return nil, job.Fieldf("nli", "{nli} %q: want %s", name, strings.Join(NLIModels, ", "))
+		return nil, fault.Fieldf("nli", "{nli} %q: want %s", name, strings.Join(NLIModels, ", "))
 	}
 	if dir == "" {
-		return nil, job.Fieldf("nli_weights", "{nli} %s needs {nli_weights} DIR, the model's directory", name)
+		return nil, fault.Fieldf("nli_weights", "{nli} %s needs {nli_weights} DIR, the model's directory", name)
 	}
 	if name == "deberta-large-mnli" {
 		cfg, err := deberta.LoadConfig(filepath.Join(dir, "config.json"))
@@ -50,7 +49,7 @@ func OpenNLIModel(name, dir string) (nli.Model, error) {
 			return nil, err
 		}
 		if cfg.Layers != 24 || cfg.Hidden != 1024 || cfg.Heads != 16 {
-			return nil, &dataio.InputError{File: filepath.Join(dir, "config.json"), Msg: fmt.Sprintf(
+			return nil, &fault.InputError{File: filepath.Join(dir, "config.json"), Msg: fmt.Sprintf(
 				"is a %d-layer, %d-wide, %d-head DeBERTa, not deberta-large-mnli (24, 1024, 16); use {nli} deberta for another DeBERTa", cfg.Layers, cfg.Hidden, cfg.Heads)}
 		}
 	}

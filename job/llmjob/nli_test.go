@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
-	"github.com/genlens/genlens/nli"
+	"github.com/genlens/genlens/network/nli"
 )
 
 // tinyDeBERTaDir returns a model directory holding deberta's tiny
@@ -45,7 +44,7 @@ func TestOpenNLI(t *testing.T) {
 		t.Fatal(p, err)
 	}
 	_, err = OpenNLI("deberta-large-mnli", dir)
-	var ie *dataio.InputError
+	var ie *fault.InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "not deberta-large-mnli") {
 		t.Errorf("the tiny model taken for deberta-large-mnli: %v", err)
 	}

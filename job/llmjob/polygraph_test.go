@@ -8,11 +8,11 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/likelihood"
 	"github.com/genlens/genlens/llm"
-	"github.com/genlens/genlens/nli"
-	"github.com/genlens/genlens/semantic"
-	"github.com/genlens/genlens/uncertainty"
+	"github.com/genlens/genlens/metric/likelihood"
+	"github.com/genlens/genlens/metric/semantic"
+	"github.com/genlens/genlens/metric/uncertainty"
+	"github.com/genlens/genlens/network/nli"
 )
 
 // TestLMPolygraphCrossCheck computes the scores on the inputs of

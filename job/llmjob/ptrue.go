@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/tensor/par"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/llm"
 )
@@ -53,11 +54,11 @@ func ReadPTruePrompt(fsys fs.FS, path string) (string, error) {
 	}
 	b, err := fs.ReadFile(fsys, path)
 	if err != nil {
-		return "", &dataio.InputError{File: path, Msg: "cannot read: " + errText(err), Err: err}
+		return "", &fault.InputError{File: path, Msg: "cannot read: " + errText(err), Err: err}
 	}
 	t := string(b)
 	if !strings.Contains(t, "{answer}") {
-		return "", &dataio.InputError{File: path, Msg: "a p(True) template must place the proposed answer, and this one has no placeholder for it (the word answer in braces)"}
+		return "", &fault.InputError{File: path, Msg: "a p(True) template must place the proposed answer, and this one has no placeholder for it (the word answer in braces)"}
 	}
 	return t, nil
 }
@@ -103,18 +104,18 @@ func (r *EntropyRequest) checkPTrueFields(defs []*scoreDef) error {
 	asked := r.allScores() || containsScore(defs, "ptrue")
 	switch {
 	case r.PTruePrompt != "" && !asked:
-		return job.Fieldf("ptrue_prompt", "{ptrue_prompt} applies only to {scores} ptrue")
+		return fault.Fieldf("ptrue_prompt", "{ptrue_prompt} applies only to {scores} ptrue")
 	case (r.BaseURL != "" || r.Model != "" || r.APIKeyEnv != "" || r.API != "" && r.API != "chat") && !asked:
-		return job.Fieldf("base_url", "{base_url}, {model}, {api_key_env} and {api} name the model {scores} ptrue asks, which is not asked for")
+		return fault.Fieldf("base_url", "{base_url}, {model}, {api_key_env} and {api} name the model {scores} ptrue asks, which is not asked for")
 	case r.API != "" && r.API != "chat" && r.API != "completions":
-		return job.Fieldf("api", "{api} %q: want chat or completions", r.API)
+		return fault.Fieldf("api", "{api} %q: want chat or completions", r.API)
 	case !asked || r.BaseURL == "" && r.Model == "":
 		return nil
 	case r.BaseURL == "" || r.Model == "":
-		return job.Fieldf("base_url", "ptrue asks the model: give both {base_url} URL and {model} NAME")
+		return fault.Fieldf("base_url", "ptrue asks the model: give both {base_url} URL and {model} NAME")
 	}
 	if _, err := llm.New(r.ptrueConfig("")); err != nil {
-		return job.Fieldf("base_url", "{base_url}: %s", configMsg(err))
+		return fault.Fieldf("base_url", "{base_url}: %s", configMsg(err))
 	}
 	return nil
 }
@@ -125,7 +126,7 @@ func ptrueClient(env job.Env, r *EntropyRequest) (*llm.Client, error) {
 	if r.APIKeyEnv != "" {
 		k, ok := env.LookupSecret(r.APIKeyEnv)
 		if !ok {
-			return nil, job.Fieldf("api_key_env", "{api_key_env} %s: no such secret (set the variable, or leave {api_key_env} empty for a server without keys)", r.APIKeyEnv)
+			return nil, fault.Fieldf("api_key_env", "{api_key_env} %s: no such secret (set the variable, or leave {api_key_env} empty for a server without keys)", r.APIKeyEnv)
 		}
 		key = k
 	}
@@ -133,7 +134,7 @@ func ptrueClient(env job.Env, r *EntropyRequest) (*llm.Client, error) {
 	cfg.HTTPClient = env.HTTPClient
 	c, err := llm.New(cfg)
 	if err != nil {
-		return nil, job.Fieldf("base_url", "{base_url}: %s", configMsg(err))
+		return nil, fault.Fieldf("base_url", "{base_url}: %s", configMsg(err))
 	}
 	return c, nil
 }

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/genlens/genlens/internal/testkit/llmtest"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/llm"
-	"github.com/genlens/genlens/llm/llmtest"
 )
 
 // ptrueReply scripts the model asked p(True): "True" at 0.8 (as " True")

@@ -15,12 +15,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/genlens/genlens/bert"
-	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/fields"
-	"github.com/genlens/genlens/internal/par"
+	"github.com/genlens/genlens/internal/format/jsonnum"
+	"github.com/genlens/genlens/internal/tensor/par"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/network/bert"
 )
 
 // SampleRequest is a request of `genlens sample`: n answers to every
@@ -73,14 +74,11 @@ func NewSampleRequest() SampleRequest {
 // Bounds of a sample request.
 const (
 	MaxSampleN           = 1024
-	MaxSampleMaxTokens   = llm.MaxMaxTokens
 	MaxSampleConcurrency = 1024
-	MaxSampleRetries     = llm.MaxRetries
 	// MaxSampleTopLogprobs is the most alternatives per token OpenAI's
 	// API returns.
 	MaxSampleTopLogprobs = 20
 	MaxSampleRPM         = 1e6
-	MaxSampleTimeout     = llm.MaxTimeout
 	// MaxSampleAnswerBytes bounds the bytes of the answers in flight:
 	// {concurrency} answers of {n} choices of {max_tokens} tokens, each
 	// token priced at SampleTokenBytes, plus SampleAnswerOverhead each. A
@@ -111,15 +109,15 @@ const llmResponseBytes = 32 << 20
 // Validate checks the fields that need no input file.
 func (r *SampleRequest) Validate() (verr error) {
 	defer func() { verr = job.WithDefault(verr, r, NewSampleRequest()) }()
-	if err := job.CheckLimits("sample", job.Lim("n", r.N, MaxSampleN), job.Lim("max_tokens", r.MaxTokens, MaxSampleMaxTokens), job.Lim("concurrency", r.Concurrency, MaxSampleConcurrency),
-		job.Lim("retries", r.Retries, MaxSampleRetries), job.Lim("top_logprobs", r.TopLogprobs, MaxSampleTopLogprobs)); err != nil {
+	if err := job.CheckLimits("sample", job.Lim("n", r.N, MaxSampleN), job.Lim("max_tokens", r.MaxTokens, llm.MaxMaxTokens), job.Lim("concurrency", r.Concurrency, MaxSampleConcurrency),
+		job.Lim("retries", r.Retries, llm.MaxRetries), job.Lim("top_logprobs", r.TopLogprobs, MaxSampleTopLogprobs)); err != nil {
 		return err
 	}
-	if err := job.CheckTimeout("timeout", r.Timeout, MaxSampleTimeout); err != nil {
+	if err := job.CheckTimeout("timeout", r.Timeout, llm.MaxTimeout); err != nil {
 		return err
 	}
 	if r.Embedder != "" && r.EmbedModel != "" {
-		return job.Fieldf("embedder", "{embedder} and {embed_model} both embed the samples: give one")
+		return fault.Fieldf("embedder", "{embedder} and {embed_model} both embed the samples: give one")
 	}
 	if err := checkTextEmbedder(r.Embedder, r.Weights, ""); err != nil {
 		return err
@@ -131,45 +129,45 @@ func (r *SampleRequest) Validate() (verr error) {
 func (r *SampleRequest) clientConfig(key string) (llm.Config, error) {
 	switch {
 	case r.Prompts == "":
-		return llm.Config{}, job.Fieldf("prompts", "sample: {prompts} FILE is required")
+		return llm.Config{}, fault.Fieldf("prompts", "sample: {prompts} FILE is required")
 	case r.BaseURL == "" || r.Model == "":
-		return llm.Config{}, job.Fieldf("base_url", "sample: {base_url} URL and {model} NAME are required")
+		return llm.Config{}, fault.Fieldf("base_url", "sample: {base_url} URL and {model} NAME are required")
 	case r.N < 1 || r.N > MaxSampleN:
-		return llm.Config{}, job.Fieldf("n", "{n} %d: want 1..%d", r.N, MaxSampleN)
+		return llm.Config{}, fault.Fieldf("n", "{n} %d: want 1..%d", r.N, MaxSampleN)
 	case !(r.Temperature >= 0 && r.Temperature <= 100):
-		return llm.Config{}, job.Fieldf("temperature", "{temperature} %v: want a value in [0, 100]", r.Temperature)
+		return llm.Config{}, fault.Fieldf("temperature", "{temperature} %v: want a value in [0, 100]", r.Temperature)
 	case r.TopLogprobs < 0 || r.TopLogprobs > MaxSampleTopLogprobs || r.TopLogprobs > 0 && !r.Logprobs:
-		return llm.Config{}, job.Fieldf("top_logprobs", "{top_logprobs} %d: want 0..%d, and only with {logprobs}", r.TopLogprobs, MaxSampleTopLogprobs)
-	case r.MaxTokens < 1 || r.MaxTokens > MaxSampleMaxTokens:
-		return llm.Config{}, job.Fieldf("max_tokens", "{max_tokens} %d: want 1..%d", r.MaxTokens, MaxSampleMaxTokens)
+		return llm.Config{}, fault.Fieldf("top_logprobs", "{top_logprobs} %d: want 0..%d, and only with {logprobs}", r.TopLogprobs, MaxSampleTopLogprobs)
+	case r.MaxTokens < 1 || r.MaxTokens > llm.MaxMaxTokens:
+		return llm.Config{}, fault.Fieldf("max_tokens", "{max_tokens} %d: want 1..%d", r.MaxTokens, llm.MaxMaxTokens)
 	case r.TopP != nil && !(*r.TopP > 0 && *r.TopP <= 1):
-		return llm.Config{}, job.Fieldf("top_p", "{top_p} %v: want a value in (0, 1]", *r.TopP)
+		return llm.Config{}, fault.Fieldf("top_p", "{top_p} %v: want a value in (0, 1]", *r.TopP)
 	case r.API != "chat" && r.API != "completions":
-		return llm.Config{}, job.Fieldf("api", "{api} %q: want chat or completions", r.API)
+		return llm.Config{}, fault.Fieldf("api", "{api} %q: want chat or completions", r.API)
 	case r.Concurrency < 1 || r.Concurrency > MaxSampleConcurrency:
-		return llm.Config{}, job.Fieldf("concurrency", "{concurrency} %d: want 1..%d", r.Concurrency, MaxSampleConcurrency)
+		return llm.Config{}, fault.Fieldf("concurrency", "{concurrency} %d: want 1..%d", r.Concurrency, MaxSampleConcurrency)
 	case !(r.RPM >= 0 && r.RPM <= MaxSampleRPM):
-		return llm.Config{}, job.Fieldf("rpm", "{rpm} %v: want 0 (no limit) up to %g", r.RPM, MaxSampleRPM)
-	case r.Retries < 0 || r.Retries > MaxSampleRetries:
-		return llm.Config{}, job.Fieldf("retries", "{retries} %d: want 0..%d", r.Retries, MaxSampleRetries)
-	case r.Timeout <= 0 || r.Timeout > MaxSampleTimeout:
-		return llm.Config{}, job.Fieldf("timeout", "{timeout} %v: want a positive duration up to %v", r.Timeout, MaxSampleTimeout)
+		return llm.Config{}, fault.Fieldf("rpm", "{rpm} %v: want 0 (no limit) up to %g", r.RPM, MaxSampleRPM)
+	case r.Retries < 0 || r.Retries > llm.MaxRetries:
+		return llm.Config{}, fault.Fieldf("retries", "{retries} %d: want 0..%d", r.Retries, llm.MaxRetries)
+	case r.Timeout <= 0 || r.Timeout > llm.MaxTimeout:
+		return llm.Config{}, fault.Fieldf("timeout", "{timeout} %v: want a positive duration up to %v", r.Timeout, llm.MaxTimeout)
 	case r.EmbedBaseURL != "" && r.EmbedModel == "":
-		return llm.Config{}, job.Fieldf("embed_base_url", "{embed_base_url} needs {embed_model} NAME")
+		return llm.Config{}, fault.Fieldf("embed_base_url", "{embed_base_url} needs {embed_model} NAME")
 	case r.answerBytes()*int64(r.Concurrency) > MaxSampleAnswerBytes:
-		return llm.Config{}, job.Fieldf("concurrency", "{n} %d × {max_tokens} %d × {concurrency} %d: answers of up to %d MiB in flight, over the bound of %d MiB (%d bytes a token, %d MiB an answer besides): lower one of them",
+		return llm.Config{}, fault.Fieldf("concurrency", "{n} %d × {max_tokens} %d × {concurrency} %d: answers of up to %d MiB in flight, over the bound of %d MiB (%d bytes a token, %d MiB an answer besides): lower one of them",
 			r.N, r.MaxTokens, r.Concurrency, r.answerBytes()*int64(r.Concurrency)>>20, MaxSampleAnswerBytes>>20, SampleTokenBytes, SampleAnswerOverhead>>20)
 	}
 	cfg := llm.Config{BaseURL: r.BaseURL, APIKey: key, Timeout: r.Timeout, MaxRetries: r.Retries, RetryBase: 500 * time.Millisecond,
 		Concurrency: r.Concurrency, RPM: r.RPM, MaxResponseBytes: r.answerBytes()}
 	if _, err := llm.New(cfg); err != nil {
-		return cfg, job.Fieldf("base_url", "{base_url}: %s", configMsg(err))
+		return cfg, fault.Fieldf("base_url", "{base_url}: %s", configMsg(err))
 	}
 	if r.EmbedBaseURL != "" {
 		e := cfg
 		e.BaseURL = r.EmbedBaseURL
 		if _, err := llm.New(e); err != nil {
-			return cfg, job.Fieldf("embed_base_url", "{embed_base_url}: %s", configMsg(err))
+			return cfg, fault.Fieldf("embed_base_url", "{embed_base_url}: %s", configMsg(err))
 		}
 	}
 	return cfg, nil
@@ -211,9 +209,9 @@ type SampleResult struct {
 	// read); the others were sampled, and a rerun samples only these.
 	Failed           []FailedPrompt `json:"failed,omitempty"`
 	Tokens           llm.Usage      `json:"tokens"` // as the server reports them
-	Seconds          job.Num        `json:"seconds"`
-	PromptsPerSecond job.Num        `json:"prompts_per_second"`
-	TokensPerSecond  job.Num        `json:"tokens_per_second"` // completion tokens
+	Seconds          jsonnum.Num    `json:"seconds"`
+	PromptsPerSecond jsonnum.Num    `json:"prompts_per_second"`
+	TokensPerSecond  jsonnum.Num    `json:"tokens_per_second"` // completion tokens
 
 	rows [][]byte // without Out
 }
@@ -274,7 +272,7 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 	if req.APIKeyEnv != "" {
 		k, ok := env.LookupSecret(req.APIKeyEnv)
 		if !ok {
-			return nil, job.Fieldf("api_key_env", "{api_key_env} %s: no such secret (set the variable, or leave {api_key_env} empty for a server without keys)", req.APIKeyEnv)
+			return nil, fault.Fieldf("api_key_env", "{api_key_env} %s: no such secret (set the variable, or leave {api_key_env} empty for a server without keys)", req.APIKeyEnv)
 		}
 		key = k
 	}
@@ -292,7 +290,7 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 		ecfg := cfg
 		ecfg.BaseURL, ecfg.MaxResponseBytes = req.EmbedBaseURL, 0 // embeddings: llm's bound
 		if embedder, err = llm.New(ecfg); err != nil {
-			return nil, job.Fieldf("embed_base_url", "{embed_base_url}: %s", configMsg(err))
+			return nil, fault.Fieldf("embed_base_url", "{embed_base_url}: %s", configMsg(err))
 		}
 	}
 	rows, err := readPromptRows(env.InputFS(), req.Prompts)
@@ -308,7 +306,7 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 	if req.API == "completions" {
 		for _, r := range rows {
 			if r.messages != nil {
-				return nil, &dataio.InputError{File: req.Prompts, Line: r.line, Field: "messages", Msg: `chat messages need {api} chat; the completions API takes "prompt" rows`}
+				return nil, &fault.InputError{File: req.Prompts, Line: r.line, Field: "messages", Msg: `chat messages need {api} chat; the completions API takes "prompt" rows`}
 			}
 		}
 	}
@@ -388,10 +386,10 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 		return nil
 	})
 	el := time.Since(start).Seconds()
-	res.Seconds = job.Num(el)
+	res.Seconds = jsonnum.Num(el)
 	if el > 0 {
-		res.PromptsPerSecond = job.Num(float64(res.Sampled) / el)
-		res.TokensPerSecond = job.Num(float64(tokens.Load()) / el)
+		res.PromptsPerSecond = jsonnum.Num(float64(res.Sampled) / el)
+		res.TokensPerSecond = jsonnum.Num(float64(tokens.Load()) / el)
 	}
 	res.Requests, res.Retries = client.Stats()
 	if embedder != client {
@@ -522,7 +520,7 @@ func (s *sampler) one(ctx context.Context, row promptRow) ([]byte, llm.Usage, in
 func openResumable(path string) (*os.File, map[string]bool, int, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, nil, 0, &dataio.InputError{File: path, Msg: "cannot open for writing: " + errText(err), Err: err}
+		return nil, nil, 0, &fault.InputError{File: path, Msg: "cannot open for writing: " + errText(err), Err: err}
 	}
 	fail := func(err error) (*os.File, map[string]bool, int, error) {
 		f.Close()
@@ -530,7 +528,7 @@ func openResumable(path string) (*os.File, map[string]bool, int, error) {
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
-		return fail(&dataio.InputError{File: path, Msg: "cannot read: " + errText(err), Err: err})
+		return fail(&fault.InputError{File: path, Msg: "cannot read: " + errText(err), Err: err})
 	}
 	complete := bytes.LastIndexByte(data, '\n') + 1
 	repaired := len(data) - complete
@@ -560,14 +558,14 @@ func openResumable(path string) (*os.File, map[string]bool, int, error) {
 			Samples json.RawMessage `json:"samples"`
 		}
 		if err := json.Unmarshal(b, &v); err != nil || v.Samples == nil {
-			return fail(&dataio.InputError{File: path, Line: line, Msg: "not a row of sampled answers (is this the right output file?)"})
+			return fail(&fault.InputError{File: path, Line: line, Msg: "not a row of sampled answers (is this the right output file?)"})
 		}
 		id, err := idText(v.ID)
 		if err != nil {
-			return fail(&dataio.InputError{File: path, Line: line, Field: "id", Msg: err.Error()})
+			return fail(&fault.InputError{File: path, Line: line, Field: "id", Msg: err.Error()})
 		}
 		if done[id] {
-			return fail(&dataio.InputError{File: path, Line: line, Field: "id", Msg: fmt.Sprintf("duplicate id %q", clipText(id, 60))})
+			return fail(&fault.InputError{File: path, Line: line, Field: "id", Msg: fmt.Sprintf("duplicate id %q", clipText(id, 60))})
 		}
 		done[id] = true
 	}

@@ -8,8 +8,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/genlens/genlens/internal/testkit/llmtest"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/llm/llmtest"
 )
 
 // BenchmarkSample measures sample's throughput against the test server

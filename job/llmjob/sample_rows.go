@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/llm"
 )
 
@@ -170,7 +170,7 @@ func parsePromptRow(b []byte) (promptRow, error) {
 func readPromptRows(fsys fs.FS, path string) ([]promptRow, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
-		return nil, &dataio.InputError{File: path, Msg: "cannot open: " + errText(err), Err: err}
+		return nil, &fault.InputError{File: path, Msg: "cannot open: " + errText(err), Err: err}
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<16)
@@ -180,9 +180,9 @@ func readPromptRows(fsys fs.FS, path string) ([]promptRow, error) {
 		b, err := readLine(br, MaxPromptRowBytes)
 		if err != nil && err != io.EOF {
 			if errors.Is(err, errLongLine) {
-				return nil, &dataio.InputError{File: path, Line: line, Msg: fmt.Sprintf("row longer than %d bytes", MaxPromptRowBytes)}
+				return nil, &fault.InputError{File: path, Line: line, Msg: fmt.Sprintf("row longer than %d bytes", MaxPromptRowBytes)}
 			}
-			return nil, &dataio.InputError{File: path, Msg: "cannot read: " + errText(err), Err: err}
+			return nil, &fault.InputError{File: path, Msg: "cannot read: " + errText(err), Err: err}
 		}
 		if t := bytes.TrimSpace(b); len(t) > 0 {
 			if line == 1 {
@@ -192,13 +192,13 @@ func readPromptRows(fsys fs.FS, path string) ([]promptRow, error) {
 			if perr != nil {
 				var re *rowError
 				errors.As(perr, &re)
-				return nil, &dataio.InputError{File: path, Line: line, Field: re.field, Msg: re.msg}
+				return nil, &fault.InputError{File: path, Line: line, Field: re.field, Msg: re.msg}
 			}
 			if l, dup := first[row.id]; dup {
-				return nil, &dataio.InputError{File: path, Line: line, Field: "id", Msg: fmt.Sprintf("duplicate id %q (first on line %d)", clipText(row.id, 60), l)}
+				return nil, &fault.InputError{File: path, Line: line, Field: "id", Msg: fmt.Sprintf("duplicate id %q (first on line %d)", clipText(row.id, 60), l)}
 			}
 			if len(rows) == MaxPrompts {
-				return nil, &dataio.InputError{File: path, Line: line, Msg: fmt.Sprintf("more than %d prompts: split the file", MaxPrompts)}
+				return nil, &fault.InputError{File: path, Line: line, Msg: fmt.Sprintf("more than %d prompts: split the file", MaxPrompts)}
 			}
 			first[row.id] = line
 			row.line = line
@@ -209,7 +209,7 @@ func readPromptRows(fsys fs.FS, path string) ([]promptRow, error) {
 		}
 	}
 	if len(rows) == 0 {
-		return nil, &dataio.InputError{File: path, Msg: "no prompts (empty file)"}
+		return nil, &fault.InputError{File: path, Msg: "no prompts (empty file)"}
 	}
 	return rows, nil
 }

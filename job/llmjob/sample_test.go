@@ -16,13 +16,12 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
-	"github.com/genlens/genlens/hallucination/categorical"
+	"github.com/genlens/genlens/internal/testkit/llmtest"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/internal/golden"
 	"github.com/genlens/genlens/llm"
-	"github.com/genlens/genlens/llm/llmtest"
+	"github.com/genlens/genlens/metric/hallucination/categorical"
 )
 
 // sampleServer serves the categorical test model (three inputs, labels
@@ -325,8 +324,8 @@ func TestSampleResume(t *testing.T) {
 }
 
 func isInputErr(err error, file string, line int, field string) bool {
-	var ie *dataio.InputError
-	return errors.As(err, &ie) && ie.File == file && ie.Line == line && ie.Field == field && job.Classify(err) == job.KindInput
+	var ie *fault.InputError
+	return errors.As(err, &ie) && ie.File == file && ie.Line == line && ie.Field == field && fault.Classify(err) == fault.KindInput
 }
 
 // Bad prompt rows are input errors naming the line and field.
@@ -358,7 +357,7 @@ func TestSamplePromptRowErrors(t *testing.T) {
 	} {
 		req := sampleReq(srv.URL)
 		_, err := Sample(context.Background(), job.Env{FS: fstest.MapFS{"p.jsonl": {Data: []byte(tc.data)}}, Secret: sampleSecrets}, req)
-		var ie *dataio.InputError
+		var ie *fault.InputError
 		if !isInputErr(err, "p.jsonl", tc.line, tc.field) || !errors.As(err, &ie) || !strings.Contains(ie.Msg, tc.want) {
 			t.Errorf("%s: %v, want an input error on line %d field %q containing %q", tc.name, err, tc.line, tc.field, tc.want)
 		}
@@ -393,14 +392,14 @@ func TestSampleValidate(t *testing.T) {
 		{"n", func(r *SampleRequest) { r.N = MaxSampleN + 1 }},
 		{"temperature", func(r *SampleRequest) { r.Temperature = -1 }},
 		{"max_tokens", func(r *SampleRequest) { r.MaxTokens = 0 }},
-		{"max_tokens", func(r *SampleRequest) { r.MaxTokens = MaxSampleMaxTokens + 1 }},
+		{"max_tokens", func(r *SampleRequest) { r.MaxTokens = llm.MaxMaxTokens + 1 }},
 		{"top_p", func(r *SampleRequest) { r.TopP = &neg }},
 		{"top_p", func(r *SampleRequest) { r.TopP = &big }},
 		{"api", func(r *SampleRequest) { r.API = "responses" }},
 		{"concurrency", func(r *SampleRequest) { r.Concurrency = 0 }},
 		{"concurrency", func(r *SampleRequest) { r.Concurrency = MaxSampleConcurrency + 1 }},
 		{"rpm", func(r *SampleRequest) { r.RPM = -1 }},
-		{"retries", func(r *SampleRequest) { r.Retries = MaxSampleRetries + 1 }},
+		{"retries", func(r *SampleRequest) { r.Retries = llm.MaxRetries + 1 }},
 		{"timeout", func(r *SampleRequest) { r.Timeout = 0 }},
 		{"timeout", func(r *SampleRequest) { r.Timeout = 2 * time.Hour }},
 		{"embed_base_url", func(r *SampleRequest) { r.EmbedBaseURL = "http://127.0.0.1:2/v1" }},
@@ -409,7 +408,7 @@ func TestSampleValidate(t *testing.T) {
 		r := ok
 		tc.edit(&r)
 		err := r.Validate()
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("%s: %v", tc.field, err)
 		}
@@ -428,7 +427,7 @@ func TestSampleKey(t *testing.T) {
 		t.Errorf("wrong key: %v", err)
 	}
 	req.APIKeyEnv = "MISSING"
-	var fe *job.FieldError
+	var fe *fault.FieldError
 	if _, err := Sample(context.Background(), env, req); !errors.As(err, &fe) || fe.Field != "api_key_env" {
 		t.Errorf("missing secret: %v", err)
 	}
@@ -582,7 +581,7 @@ func TestSampleLogprobs(t *testing.T) {
 func TestSampleAnswerBytes(t *testing.T) {
 	big := NewSampleRequest()
 	big.Prompts, big.BaseURL, big.Model = "p.jsonl", "http://127.0.0.1:1/v1", "m"
-	big.N, big.MaxTokens, big.Concurrency = MaxSampleN, MaxSampleMaxTokens, 1
+	big.N, big.MaxTokens, big.Concurrency = MaxSampleN, llm.MaxMaxTokens, 1
 	err := big.Validate()
 	var fe *fault.FieldError
 	if !errors.As(err, &fe) || fe.Field != "concurrency" || !strings.Contains(err.Error(), "512 MiB") {

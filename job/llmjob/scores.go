@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/likelihood"
-	"github.com/genlens/genlens/semantic"
-	"github.com/genlens/genlens/uncertainty"
+	"github.com/genlens/genlens/internal/format/jsonnum"
+	"github.com/genlens/genlens/metric/likelihood"
+	"github.com/genlens/genlens/metric/semantic"
+	"github.com/genlens/genlens/metric/uncertainty"
 )
 
 // scoreDef is one score of `genlens entropy`: its {scores} name, its key
@@ -216,7 +216,7 @@ func tokens(ts []dataio.Token) []likelihood.Token {
 // ScoreValues holds a value for each score of a result, by key (nil for
 // null); a score not asked for, or left out, has no entry. It marshals in
 // the order of the score table.
-type ScoreValues map[string]*job.Num
+type ScoreValues map[string]*jsonnum.Num
 
 // MarshalJSON writes the entries in the order of the score table.
 func (v ScoreValues) MarshalJSON() ([]byte, error) {
@@ -306,7 +306,7 @@ func (it *EntropyItem) UnmarshalJSON(data []byte) error {
 			if scoreByKey(k) == nil {
 				continue
 			}
-			var n *job.Num
+			var n *jsonnum.Num
 			if err = json.Unmarshal(raw, &n); err == nil {
 				if it.Scores == nil {
 					it.Scores = ScoreValues{}

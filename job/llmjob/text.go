@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
 )
 
@@ -40,7 +41,7 @@ func decomposeText(w io.Writer, _ *DecomposeRequest, d *DecomposeResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range []struct {
 		name string
-		v    job.Num
+		v    jsonnum.Num
 		note string
 	}{
 		{"kernel score", d.KernelScore, "expected score of one model against the targets (lower is better)"},
@@ -134,7 +135,7 @@ func entropyText(w io.Writer, _ *EntropyRequest, out *EntropyResult) {
 }
 
 // numValue returns *n as a float64, NaN (printed "-") for nil.
-func numValue(n *job.Num) float64 {
+func numValue(n *jsonnum.Num) float64 {
 	if n == nil {
 		return math.NaN()
 	}

@@ -7,10 +7,11 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/bert"
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/uncertainty"
+	"github.com/genlens/genlens/metric/uncertainty"
+	"github.com/genlens/genlens/network/bert"
 )
 
 // textEmbedBatch is the number of texts embedded at once.
@@ -20,16 +21,16 @@ const textEmbedBatch = 64
 func checkTextEmbedder(name, weights, embeddings string) error {
 	switch {
 	case name == "" && weights != "":
-		return job.Fieldf("weights", "{weights} %s: give the embedder with {embedder}", weights)
+		return fault.Fieldf("weights", "{weights} %s: give the embedder with {embedder}", weights)
 	case name == "":
 		return nil
 	case embeddings != "":
-		return job.Fieldf("embedder", "{embedder} and {embeddings} both give the embeddings: give one")
+		return fault.Fieldf("embedder", "{embedder} and {embeddings} both give the embeddings: give one")
 	case weights == "":
-		return job.Fieldf("weights", "{embedder} %s needs {weights} DIR, the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin)", name)
+		return fault.Fieldf("weights", "{embedder} %s needs {weights} DIR, the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin)", name)
 	}
 	if _, ok := bert.Lookup(name); !ok {
-		return job.Fieldf("embedder", "{embedder} %q: want one of %s", name, strings.Join(bert.Names(), ", "))
+		return fault.Fieldf("embedder", "{embedder} %q: want one of %s", name, strings.Join(bert.Names(), ", "))
 	}
 	return nil
 }

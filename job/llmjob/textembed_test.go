@@ -11,15 +11,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genlens/genlens/bert"
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/tensor/linalg"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/linalg"
+	"github.com/genlens/genlens/network/bert"
 )
 
-const e5Fixture = "../../bert/testdata/e5"
+const e5Fixture = "../../network/bert/testdata/e5"
 
 // firstLines writes the first n lines of a file to a temporary file.
 func firstLines(t *testing.T, path string, n int) string {

@@ -13,11 +13,13 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/checkmodel"
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/monitor"
+	"github.com/genlens/genlens/metric/checkmodel"
+	"github.com/genlens/genlens/metric/monitor"
 )
 
 // The MSE jobs estimate the mean squared error of a deployed regression
@@ -85,26 +87,26 @@ func (r *FitRequest) options() (checkmodel.Config, dataio.Header, error) {
 	cfg := checkmodel.DefaultConfig()
 	for _, f := range []struct{ field, val string }{{"train", r.Train}, {"target", r.Target}, {"prediction", r.Prediction}, {"model", r.Model}} {
 		if f.val == "" {
-			return cfg, 0, job.Fieldf(f.field, "mse fit: {%s} is required", f.field)
+			return cfg, 0, fault.Fieldf(f.field, "mse fit: {%s} is required", f.field)
 		}
 	}
 	obj, err := checkmodel.ParseObjective(r.Objective)
 	sel, selErr := checkmodel.ParseEpochSelection(r.EpochSelection)
 	switch {
 	case err != nil:
-		return cfg, 0, job.Fieldf("objective", "%s", err)
+		return cfg, 0, fault.Fieldf("objective", "%s", err)
 	case selErr != nil:
-		return cfg, 0, job.Fieldf("epoch_selection", "mse fit: {epoch_selection} %q must be fixed or validation", r.EpochSelection)
+		return cfg, 0, fault.Fieldf("epoch_selection", "mse fit: {epoch_selection} %q must be fixed or validation", r.EpochSelection)
 	case r.Epochs < 1 || r.Epochs > maxMSEEpochs:
-		return cfg, 0, job.Fieldf("epochs", "mse fit: {epochs} %d must be in [1, %d]", r.Epochs, maxMSEEpochs)
+		return cfg, 0, fault.Fieldf("epochs", "mse fit: {epochs} %d must be in [1, %d]", r.Epochs, maxMSEEpochs)
 	case sel == checkmodel.ValidationEpochs && r.Epochs < checkmodel.ValidationEvery:
-		return cfg, 0, job.Fieldf("epochs", "mse fit: {epochs} %d is below %d, the interval at which {epoch_selection} validation measures held-out rows", r.Epochs, checkmodel.ValidationEvery)
+		return cfg, 0, fault.Fieldf("epochs", "mse fit: {epochs} %d is below %d, the interval at which {epoch_selection} validation measures held-out rows", r.Epochs, checkmodel.ValidationEvery)
 	case r.Folds < 0 || r.Folds == 1 || r.Folds > 100:
-		return cfg, 0, job.Fieldf("folds", "mse fit: {folds} %d must be 0 (no calibration) or in [2, 100]", r.Folds)
+		return cfg, 0, fault.Fieldf("folds", "mse fit: {folds} %d must be 0 (no calibration) or in [2, 100]", r.Folds)
 	case !(r.LR > 0) || math.IsInf(r.LR, 0):
-		return cfg, 0, job.Fieldf("lr", "mse fit: {lr} %v must be positive", r.LR)
+		return cfg, 0, fault.Fieldf("lr", "mse fit: {lr} %v must be positive", r.LR)
 	case !(r.Lambda >= 0) || math.IsInf(r.Lambda, 0):
-		return cfg, 0, job.Fieldf("lambda", "mse fit: {lambda} %v must be non-negative", r.Lambda)
+		return cfg, 0, fault.Fieldf("lambda", "mse fit: {lambda} %v must be non-negative", r.Lambda)
 	}
 	h, err := mseHeader(r.Header)
 	cfg.Objective, cfg.Lambda, cfg.Train.Epochs, cfg.Train.LR, cfg.Folds = obj, r.Lambda, r.Epochs, r.LR, r.Folds
@@ -120,7 +122,7 @@ func (r *FitRequest) options() (checkmodel.Config, dataio.Header, error) {
 // names the column and what to do.
 func mseScaleCheck(t *dataio.Table, file string, tc, pc int, fc []int, y, pred []float64, x *mat.Dense) error {
 	bad := func(j int, msg string) error {
-		return &dataio.InputError{File: file, Field: "column " + t.Name(j), Msg: msg + "; rescale the column (e.g. to other units)"}
+		return &fault.InputError{File: file, Field: "column " + t.Name(j), Msg: msg + "; rescale the column (e.g. to other units)"}
 	}
 	spread := func(v []float64) (mean, ss float64) {
 		for _, a := range v {
@@ -170,10 +172,10 @@ func readModelFile(fsys fs.FS, name string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, &dataio.InputError{File: name, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
+		return nil, &fault.InputError{File: name, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
 	}
 	if st.Size() > maxModelBytes {
-		return nil, &dataio.InputError{File: name, Msg: fmt.Sprintf("%d bytes; a check model file is at most %d", st.Size(), maxModelBytes)}
+		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("%d bytes; a check model file is at most %d", st.Size(), maxModelBytes)}
 	}
 	f, err := fsys.Open(name)
 	if err != nil {
@@ -182,7 +184,7 @@ func readModelFile(fsys fs.FS, name string) ([]byte, error) {
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxModelBytes+1))
 	if err == nil && len(b) > maxModelBytes {
-		return nil, &dataio.InputError{File: name, Msg: fmt.Sprintf("more than %d bytes; a check model file is at most that", maxModelBytes)}
+		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("more than %d bytes; a check model file is at most that", maxModelBytes)}
 	}
 	return b, err
 }
@@ -205,26 +207,26 @@ func mseHeader(s string) (dataio.Header, error) {
 	case "no":
 		return dataio.HeaderAbsent, nil
 	}
-	return 0, job.Fieldf("header", "{header} %q: want auto, yes or no", s)
+	return 0, fault.Fieldf("header", "{header} %q: want auto, yes or no", s)
 }
 
 // FitResult is the result of `genlens mse fit`; it marshals to the
 // command's --json document.
 type FitResult struct {
-	Model                 string   `json:"model"`
-	Rows                  int      `json:"rows"`
-	Features              []string `json:"features"`
-	Target                string   `json:"target"`
-	Prediction            string   `json:"prediction"`
-	Objective             string   `json:"objective"`
-	FinalLoss             job.Num  `json:"final_loss"`
-	ReferenceRealizedMSE  job.Num  `json:"reference_realized_mse"`
-	ReferenceEstimatedMSE job.Num  `json:"reference_estimated_mse"`
+	Model                 string      `json:"model"`
+	Rows                  int         `json:"rows"`
+	Features              []string    `json:"features"`
+	Target                string      `json:"target"`
+	Prediction            string      `json:"prediction"`
+	Objective             string      `json:"objective"`
+	FinalLoss             jsonnum.Num `json:"final_loss"`
+	ReferenceRealizedMSE  jsonnum.Num `json:"reference_realized_mse"`
+	ReferenceEstimatedMSE jsonnum.Num `json:"reference_estimated_mse"`
 	// ReferenceRawEstimatedMSE is the in-sample estimate before
 	// calibration, and CalibrationFactor the multiplier learnt on
 	// held-out folds (1 when --folds is 0).
-	ReferenceRawEstimatedMSE job.Num `json:"reference_raw_estimated_mse"`
-	CalibrationFactor        job.Num `json:"calibration_factor"`
+	ReferenceRawEstimatedMSE jsonnum.Num `json:"reference_raw_estimated_mse"`
+	CalibrationFactor        jsonnum.Num `json:"calibration_factor"`
 	// Epochs is the number of epochs the check network was trained,
 	// chosen by validation when EpochSelection is "validation" (fewer
 	// than ten reference rows train the fixed count).
@@ -275,7 +277,7 @@ func Fit(ctx context.Context, env job.Env, req FitRequest) (*FitResult, error) {
 		return nil, err
 	}
 	if len(y) < 2 {
-		return nil, &dataio.InputError{File: req.Train, Msg: fmt.Sprintf("%d data row; a check model needs at least 2", len(y))}
+		return nil, &fault.InputError{File: req.Train, Msg: fmt.Sprintf("%d data row; a check model needs at least 2", len(y))}
 	}
 	if err := mseScaleCheck(t, req.Train, tc, pc, fc, y, pred, x); err != nil {
 		return nil, err
@@ -312,9 +314,9 @@ func Fit(ctx context.Context, env job.Env, req FitRequest) (*FitResult, error) {
 	}
 	return &FitResult{
 		Model: req.Model, Rows: len(y), Features: m.Columns.Features, Target: m.Columns.Target,
-		Prediction: m.Columns.Prediction, Objective: string(cfg.Objective), FinalLoss: job.Num(m.Training.FinalLoss),
-		ReferenceRealizedMSE: job.Num(ref.RealizedMSE), ReferenceEstimatedMSE: job.Num(ref.EstimatedMSE),
-		ReferenceRawEstimatedMSE: job.Num(ref.RawEstimatedMSE), CalibrationFactor: job.Num(m.Calibration.FactorOrOne()),
+		Prediction: m.Columns.Prediction, Objective: string(cfg.Objective), FinalLoss: jsonnum.Num(m.Training.FinalLoss),
+		ReferenceRealizedMSE: jsonnum.Num(ref.RealizedMSE), ReferenceEstimatedMSE: jsonnum.Num(ref.EstimatedMSE),
+		ReferenceRawEstimatedMSE: jsonnum.Num(ref.RawEstimatedMSE), CalibrationFactor: jsonnum.Num(m.Calibration.FactorOrOne()),
 		Epochs: m.Training.Epochs, EpochSelection: string(m.Training.EpochSelection), Check: m,
 	}, nil
 }
@@ -329,7 +331,7 @@ func mseFitColumns(t *dataio.Table, req FitRequest) (tc, pc int, fc []int, err e
 		return
 	}
 	if tc == pc {
-		return tc, pc, nil, job.Fieldf("target", "mse fit: {target} and {prediction} name the same column %q", t.Name(tc))
+		return tc, pc, nil, fault.Fieldf("target", "mse fit: {target} and {prediction} name the same column %q", t.Name(tc))
 	}
 	if len(req.Features) == 0 {
 		for j := range t.Cols() {
@@ -338,7 +340,7 @@ func mseFitColumns(t *dataio.Table, req FitRequest) (tc, pc int, fc []int, err e
 			}
 		}
 		if len(fc) == 0 {
-			return tc, pc, nil, &dataio.InputError{File: req.Train, Msg: "no feature columns besides the target and the prediction"}
+			return tc, pc, nil, &fault.InputError{File: req.Train, Msg: "no feature columns besides the target and the prediction"}
 		}
 		return tc, pc, fc, nil
 	}
@@ -348,10 +350,10 @@ func mseFitColumns(t *dataio.Table, req FitRequest) (tc, pc int, fc []int, err e
 			return tc, pc, nil, err
 		}
 		if j == tc || j == pc {
-			return tc, pc, nil, job.Fieldf("features", "mse fit: {features} includes the target or prediction column %q", t.Name(j))
+			return tc, pc, nil, fault.Fieldf("features", "mse fit: {features} includes the target or prediction column %q", t.Name(j))
 		}
 		if slices.Contains(fc, j) {
-			return tc, pc, nil, job.Fieldf("features", "mse fit: {features} names column %q twice", t.Name(j))
+			return tc, pc, nil, fault.Fieldf("features", "mse fit: {features} names column %q twice", t.Name(j))
 		}
 		fc = append(fc, j)
 	}
@@ -363,7 +365,7 @@ func mseFitColumns(t *dataio.Table, req FitRequest) (tc, pc int, fc []int, err e
 // about the file, not the field).
 func mseColumn(t *dataio.Table, spec, field string) (int, error) {
 	j, err := t.Column(spec)
-	if ie := (*dataio.InputError)(nil); errors.As(err, &ie) {
+	if ie := (*fault.InputError)(nil); errors.As(err, &ie) {
 		ie.Field = "{" + field + "}"
 	}
 	return j, err
@@ -430,23 +432,23 @@ func (r *EstimateRequest) period() (monitor.Period, error) {
 	}
 	switch {
 	case r.Model == "" || r.Data == "":
-		return "", job.Fieldf("model", "mse estimate: {model} and {data} are required")
+		return "", fault.Fieldf("model", "mse estimate: {model} and {data} are required")
 	case modes > 1:
-		return "", job.Fieldf("chunk_size", "mse estimate: give one of {chunk_size}, {chunks}, or {timestamp} with {period}")
+		return "", fault.Fieldf("chunk_size", "mse estimate: give one of {chunk_size}, {chunks}, or {timestamp} with {period}")
 	case (r.Timestamp == "") != (r.Period == ""):
-		return "", job.Fieldf("timestamp", "mse estimate: {timestamp} and {period} go together")
+		return "", fault.Fieldf("timestamp", "mse estimate: {timestamp} and {period} go together")
 	case r.ChunkSize < 0:
-		return "", job.Fieldf("chunk_size", "mse estimate: {chunk_size} and {chunks} must be positive")
+		return "", fault.Fieldf("chunk_size", "mse estimate: {chunk_size} and {chunks} must be positive")
 	case r.Chunks < 0:
-		return "", job.Fieldf("chunks", "mse estimate: {chunk_size} and {chunks} must be positive")
+		return "", fault.Fieldf("chunks", "mse estimate: {chunk_size} and {chunks} must be positive")
 	case !(r.MaxOutOfReference > 0 && r.MaxOutOfReference <= 1):
-		return "", job.Fieldf("max_out_of_reference", "mse estimate: {max_out_of_reference} %v must be in (0, 1]", r.MaxOutOfReference)
+		return "", fault.Fieldf("max_out_of_reference", "mse estimate: {max_out_of_reference} %v must be in (0, 1]", r.MaxOutOfReference)
 	case r.Period == "":
 		return "", nil
 	}
 	p, err := monitor.ParsePeriod(r.Period)
 	if err != nil {
-		return "", job.Fieldf("period", "%s", err)
+		return "", fault.Fieldf("period", "%s", err)
 	}
 	return p, nil
 }
@@ -454,18 +456,18 @@ func (r *EstimateRequest) period() (monitor.Period, error) {
 // EstimateResult is the result of `genlens mse estimate`; it marshals
 // to the command's --json document.
 type EstimateResult struct {
-	Model          string   `json:"model"`
-	Data           string   `json:"data"`
-	Rows           int      `json:"rows"`
-	Chunking       string   `json:"chunking"`
-	EstimatedMSE   job.Num  `json:"estimated_mse"`
-	RealizedMSE    *job.Num `json:"realized_mse,omitempty"` // with a target
-	Labelled       *int     `json:"labelled,omitempty"`     // with a target
-	LowerThreshold job.Num  `json:"lower_threshold"`
-	UpperThreshold job.Num  `json:"upper_threshold"`
-	ReferenceRows  int      `json:"reference_chunk_rows"`
-	ReferenceCount int      `json:"reference_chunks"`
-	Alerts         int      `json:"alerts"`
+	Model          string       `json:"model"`
+	Data           string       `json:"data"`
+	Rows           int          `json:"rows"`
+	Chunking       string       `json:"chunking"`
+	EstimatedMSE   jsonnum.Num  `json:"estimated_mse"`
+	RealizedMSE    *jsonnum.Num `json:"realized_mse,omitempty"` // with a target
+	Labelled       *int         `json:"labelled,omitempty"`     // with a target
+	LowerThreshold jsonnum.Num  `json:"lower_threshold"`
+	UpperThreshold jsonnum.Num  `json:"upper_threshold"`
+	ReferenceRows  int          `json:"reference_chunk_rows"`
+	ReferenceCount int          `json:"reference_chunks"`
+	Alerts         int          `json:"alerts"`
 	// Extrapolating and DriftAlerts count the chunks so marked; nil for a
 	// model file without a drift model.
 	Extrapolating *int    `json:"extrapolating_chunks,omitempty"`
@@ -485,26 +487,26 @@ type EstimateResult struct {
 
 // Chunk is one chunk of an EstimateResult.
 type Chunk struct {
-	Index         int     `json:"index"`
-	Start         int     `json:"start"`
-	End           int     `json:"end"`
-	Rows          int     `json:"rows"`
-	Period        string  `json:"period,omitempty"`
-	From          string  `json:"from,omitempty"`
-	To            string  `json:"to,omitempty"`
-	EstimatedMSE  job.Num `json:"estimated_mse"`
-	SamplingError job.Num `json:"sampling_error"`
-	Lower         job.Num `json:"lower"`
-	Upper         job.Num `json:"upper"`
-	Alert         bool    `json:"alert"`
-	RealizedMSE   job.Num `json:"realized_mse"`
-	Labelled      *int    `json:"labelled,omitempty"`
+	Index         int         `json:"index"`
+	Start         int         `json:"start"`
+	End           int         `json:"end"`
+	Rows          int         `json:"rows"`
+	Period        string      `json:"period,omitempty"`
+	From          string      `json:"from,omitempty"`
+	To            string      `json:"to,omitempty"`
+	EstimatedMSE  jsonnum.Num `json:"estimated_mse"`
+	SamplingError jsonnum.Num `json:"sampling_error"`
+	Lower         jsonnum.Num `json:"lower"`
+	Upper         jsonnum.Num `json:"upper"`
+	Alert         bool        `json:"alert"`
+	RealizedMSE   jsonnum.Num `json:"realized_mse"`
+	Labelled      *int        `json:"labelled,omitempty"`
 	// EstimateLower and EstimateUpper bound the chunk's MSE (not only
 	// the estimate's sampling noise), calibrated on the reference's
 	// held-out estimates when IntervalCalibrated, else the band.
-	EstimateLower      job.Num `json:"estimate_lower"`
-	EstimateUpper      job.Num `json:"estimate_upper"`
-	IntervalCalibrated bool    `json:"interval_calibrated"`
+	EstimateLower      jsonnum.Num `json:"estimate_lower"`
+	EstimateUpper      jsonnum.Num `json:"estimate_upper"`
+	IntervalCalibrated bool        `json:"interval_calibrated"`
 	*monitor.DriftView
 }
 
@@ -541,14 +543,14 @@ func Estimate(ctx context.Context, env job.Env, req EstimateRequest) (*EstimateR
 	fsys := env.InputFS()
 	b, err := readModelFile(fsys, req.Model)
 	if err != nil {
-		if ie := (*dataio.InputError)(nil); errors.As(err, &ie) {
+		if ie := (*fault.InputError)(nil); errors.As(err, &ie) {
 			return nil, err
 		}
 		msg := err.Error()
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 			msg = pe.Err.Error() // the path is the error's File already
 		}
-		return nil, &dataio.InputError{File: req.Model, Msg: "cannot read the check model: " + msg, Err: err}
+		return nil, &fault.InputError{File: req.Model, Msg: "cannot read the check model: " + msg, Err: err}
 	}
 	m, err := checkmodel.DecodeModel(req.Model, b)
 	if err != nil {
@@ -601,7 +603,7 @@ func Estimate(ctx context.Context, env job.Env, req EstimateRequest) (*EstimateR
 		}
 		chunks, err = monitor.ByPeriod(times, period)
 		if re := (*monitor.RowError)(nil); errors.As(err, &re) {
-			return nil, &dataio.InputError{File: req.Data, Line: t.Line(re.Row), Field: t.Field(j), Msg: re.Msg}
+			return nil, &fault.InputError{File: req.Data, Line: t.Line(re.Row), Field: t.Field(j), Msg: re.Msg}
 		}
 		if err != nil {
 			return nil, err
@@ -614,7 +616,7 @@ func Estimate(ctx context.Context, env job.Env, req EstimateRequest) (*EstimateR
 		}
 		chunks, err = monitor.ByCount(n, k)
 		if err != nil {
-			return nil, &dataio.InputError{File: req.Data, Msg: fmt.Sprintf("{chunks} %d: %d data rows would leave chunks empty", k, n)}
+			return nil, &fault.InputError{File: req.Data, Msg: fmt.Sprintf("{chunks} %d: %d data rows would leave chunks empty", k, n)}
 		}
 		chunking = fmt.Sprintf("%d chunks", k)
 	}
@@ -648,8 +650,8 @@ func Estimate(ctx context.Context, env job.Env, req EstimateRequest) (*EstimateR
 		sum += v
 	}
 	out := &EstimateResult{
-		Model: req.Model, Data: req.Data, Rows: n, Chunking: chunking, EstimatedMSE: job.Num(sum / float64(n)),
-		LowerThreshold: job.Num(th.Lower), UpperThreshold: job.Num(th.Upper), ReferenceRows: refRows, ReferenceCount: th.Chunks,
+		Model: req.Model, Data: req.Data, Rows: n, Chunking: chunking, EstimatedMSE: jsonnum.Num(sum / float64(n)),
+		LowerThreshold: jsonnum.Num(th.Lower), UpperThreshold: jsonnum.Num(th.Upper), ReferenceRows: refRows, ReferenceCount: th.Chunks,
 		Check: m, Monitor: res, Thresholds: th, Report: rep,
 	}
 	if m.Drift != nil {
@@ -673,17 +675,17 @@ func Estimate(ctx context.Context, env job.Env, req EstimateRequest) (*EstimateR
 				k++
 			}
 		}
-		r := job.Num(math.NaN())
+		r := jsonnum.Num(math.NaN())
 		if k > 0 {
-			r = job.Num(s / float64(k))
+			r = jsonnum.Num(s / float64(k))
 		}
 		out.RealizedMSE, out.Labelled = &r, &k
 	}
 	for _, r := range res {
 		c := Chunk{Index: r.Index, Start: r.Start, End: r.End, Rows: r.Rows(), Period: r.Period,
-			EstimatedMSE: job.Num(r.Estimate), SamplingError: job.Num(r.SamplingError), Lower: job.Num(r.Lower), Upper: job.Num(r.Upper),
-			Alert: r.Alert, RealizedMSE: job.Num(r.Realized),
-			EstimateLower: job.Num(r.EstimateLower), EstimateUpper: job.Num(r.EstimateUpper), IntervalCalibrated: r.IntervalCalibrated}
+			EstimatedMSE: jsonnum.Num(r.Estimate), SamplingError: jsonnum.Num(r.SamplingError), Lower: jsonnum.Num(r.Lower), Upper: jsonnum.Num(r.Upper),
+			Alert: r.Alert, RealizedMSE: jsonnum.Num(r.Realized),
+			EstimateLower: jsonnum.Num(r.EstimateLower), EstimateUpper: jsonnum.Num(r.EstimateUpper), IntervalCalibrated: r.IntervalCalibrated}
 		if !r.From.IsZero() {
 			c.From, c.To = r.From.Format(time.RFC3339), r.To.Format(time.RFC3339)
 		}

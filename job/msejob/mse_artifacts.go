@@ -9,11 +9,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/genlens/genlens/chart"
-	"github.com/genlens/genlens/checkmodel"
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/format/jsonnum"
+	"github.com/genlens/genlens/internal/report/chart"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/monitor"
+	"github.com/genlens/genlens/metric/checkmodel"
+	"github.com/genlens/genlens/metric/monitor"
 )
 
 // Artifacts returns the files of `mse estimate --out`: chunks.csv (one
@@ -126,9 +127,9 @@ func (r *BenchResult) writeTrials(w io.Writer) error {
 	rows := [][]string{header}
 	for t := range res.Trials {
 		// Estimates of failed trials are not finite: empty cells.
-		row := []string{strconv.Itoa(t + 1), job.CSVNum(job.Num(res.Empirical[t]))}
+		row := []string{strconv.Itoa(t + 1), job.CSVNum(jsonnum.Num(res.Empirical[t]))}
 		for _, m := range res.Methods {
-			row = append(row, job.CSVNum(job.Num(m.Estimates[t])))
+			row = append(row, job.CSVNum(jsonnum.Num(m.Estimates[t])))
 		}
 		rows = append(rows, row)
 	}

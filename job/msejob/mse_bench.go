@@ -11,9 +11,11 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/checkmodel"
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/checkmodel"
 )
 
 // BenchRequest is a request of `genlens mse bench`: compare the
@@ -58,22 +60,22 @@ const maxMSETrials = 100_000
 func (r *BenchRequest) methods() ([]checkmodel.Method, error) {
 	switch ds := strings.ToLower(r.Dataset); {
 	case r.Dataset == "":
-		return nil, job.Fieldf("dataset", "mse bench: {dataset} is required")
+		return nil, fault.Fieldf("dataset", "mse bench: {dataset} is required")
 	case r.Trials < 1 || r.Trials > maxMSETrials:
-		return nil, job.Fieldf("trials", "mse bench: {trials} %d must be in [1, %d]", r.Trials, maxMSETrials)
+		return nil, fault.Fieldf("trials", "mse bench: {trials} %d must be in [1, %d]", r.Trials, maxMSETrials)
 	case strings.HasPrefix(ds, "synthetic") && mseNoise(ds) == "":
-		return nil, job.Fieldf("dataset", "mse bench: unknown dataset %q (want synthetic-a, synthetic-b, synthetic-c or a CSV file)", r.Dataset)
+		return nil, fault.Fieldf("dataset", "mse bench: unknown dataset %q (want synthetic-a, synthetic-b, synthetic-c or a CSV file)", r.Dataset)
 	}
 	cfg := checkmodel.DefaultConfig()
 	var methods []checkmodel.Method
 	for _, name := range r.Methods {
 		m, err := checkmodel.NewMethod(strings.TrimSpace(name), cfg)
 		if err != nil {
-			return nil, job.Fieldf("methods", "%s", err)
+			return nil, fault.Fieldf("methods", "%s", err)
 		}
 		for _, prev := range methods {
 			if prev.Name() == m.Name() {
-				return nil, job.Fieldf("methods", "mse bench: method %q given twice", m.Name())
+				return nil, fault.Fieldf("methods", "mse bench: method %q given twice", m.Name())
 			}
 		}
 		methods = append(methods, m)
@@ -97,7 +99,7 @@ type BenchResult struct {
 	Trials   int                    `json:"trials"`
 	Methods  map[string]MethodScore `json:"methods"`
 	Best     string                 `json:"best"`
-	Wilcoxon map[string]job.Num     `json:"wilcoxon"` // p-value against the best method
+	Wilcoxon map[string]jsonnum.Num `json:"wilcoxon"` // p-value against the best method
 
 	// Bench is the full comparison: every trial's estimates, the
 	// methods in the order requested, why a method failed.
@@ -110,9 +112,9 @@ type BenchResult struct {
 // MethodScore is one method of an BenchResult: the mean and the
 // standard deviation of its absolute errors over the trials.
 type MethodScore struct {
-	MAE    job.Num `json:"mae"`
-	Std    job.Num `json:"std"`
-	Failed int     `json:"failed"`
+	MAE    jsonnum.Num `json:"mae"`
+	Std    jsonnum.Num `json:"std"`
+	Failed int         `json:"failed"`
 }
 
 // The paper's protocols: 100 training and 10000 operational rows per
@@ -146,7 +148,7 @@ func Bench(ctx context.Context, env job.Env, req BenchRequest) (*BenchResult, er
 			return nil, err
 		}
 		if a.Shape[1] < 2 {
-			return nil, &dataio.InputError{File: req.Dataset, Msg: fmt.Sprintf("%d column: want the target in column 0 and features after it", a.Shape[1])}
+			return nil, &fault.InputError{File: req.Dataset, Msg: fmt.Sprintf("%d column: want the target in column 0 and features after it", a.Shape[1])}
 		}
 		xy, _ := a.Matrix()
 		n, d := xy.Dims()
@@ -154,7 +156,7 @@ func Bench(ctx context.Context, env job.Env, req BenchRequest) (*BenchResult, er
 		y := mat.Col(nil, 0, xy)
 		src, err = checkmodel.WindowTrials(x, y, mseWindowTrain, mseWindowOp, cfg)
 		if err != nil {
-			return nil, &dataio.InputError{File: req.Dataset, Msg: fmt.Sprintf("%d rows: the protocol needs %d contiguous rows", n, mseWindowTrain+mseWindowOp)}
+			return nil, &fault.InputError{File: req.Dataset, Msg: fmt.Sprintf("%d rows: the protocol needs %d contiguous rows", n, mseWindowTrain+mseWindowOp)}
 		}
 		key = TableKey(req.Dataset)
 	}
@@ -171,12 +173,12 @@ func Bench(ctx context.Context, env job.Env, req BenchRequest) (*BenchResult, er
 		return nil, err
 	}
 	out := &BenchResult{Dataset: req.Dataset, Trials: req.Trials, Methods: map[string]MethodScore{}, Best: res.Best,
-		Wilcoxon: map[string]job.Num{}, Bench: res, TableKey: key}
+		Wilcoxon: map[string]jsonnum.Num{}, Bench: res, TableKey: key}
 	for _, m := range res.Methods {
-		out.Methods[m.Name] = MethodScore{MAE: job.Num(m.MAE), Std: job.Num(m.Std), Failed: m.Failed}
+		out.Methods[m.Name] = MethodScore{MAE: jsonnum.Num(m.MAE), Std: jsonnum.Num(m.Std), Failed: m.Failed}
 	}
 	for k, p := range res.Wilcoxon {
-		out.Wilcoxon[k] = job.Num(p)
+		out.Wilcoxon[k] = jsonnum.Num(p)
 	}
 	return out, nil
 }

@@ -8,8 +8,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/internal/shareddata"
-	"github.com/genlens/genlens/monitor"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
+	"github.com/genlens/genlens/metric/monitor"
 )
 
 // BenchmarkMSEDriftFalseAlarms counts how often chunks drawn like the

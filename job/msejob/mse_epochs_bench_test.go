@@ -11,8 +11,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/checkmodel"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/checkmodel"
 )
 
 // syntheticSplit is a synthetic monitoring protocol: the paper's Eq. 19

@@ -17,7 +17,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/format/jsonnum"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 	"github.com/genlens/genlens/job"
 )
 
@@ -184,7 +185,7 @@ type groups struct {
 	name  string
 	draw  uint64
 	// lower and upper are the MSE thresholds of the draw, for the JSON lines.
-	lower, upper job.Num
+	lower, upper jsonnum.Num
 	out          *json.Encoder
 	// weights compares importance-weighted estimates, by label.
 	weights map[string]*weightTally

@@ -15,10 +15,10 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/tensor/linalg"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/internal/golden"
-	"github.com/genlens/genlens/linalg"
 )
 
 // mseTable is a table of the synthetic A relation of the MSE paper with a
@@ -175,7 +175,7 @@ func TestMSEFitValidate(t *testing.T) {
 	} {
 		r := ok
 		tc.edit(&r)
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -209,7 +209,7 @@ func TestMSEEstimateValidate(t *testing.T) {
 	} {
 		r := ok
 		tc.edit(&r)
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -235,7 +235,7 @@ func TestMSEBenchValidate(t *testing.T) {
 	} {
 		r := ok
 		tc.edit(&r)
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -245,7 +245,7 @@ func TestMSEBenchValidate(t *testing.T) {
 	}
 }
 
-// TestMSEInputErrors: problems with the files are *dataio.InputError
+// TestMSEInputErrors: problems with the files are *fault.InputError
 // naming the file, and the line and column when there is one.
 func TestMSEInputErrors(t *testing.T) {
 	fsys, _ := mseFitted(t)
@@ -296,15 +296,15 @@ func TestMSEInputErrors(t *testing.T) {
 			return err
 		}(), "short.csv", 0, "", "2 rows: the protocol needs 1000 contiguous rows"},
 	} {
-		var ie *dataio.InputError
+		var ie *fault.InputError
 		if !errors.As(tc.err, &ie) || ie.File != tc.file || ie.Line != tc.line || ie.Field != tc.field || !strings.Contains(ie.Msg, tc.msg) {
 			t.Errorf("%s: %#v, want an InputError on %s line %d field %q containing %q", tc.name, tc.err, tc.file, tc.line, tc.field, tc.msg)
 		}
-		if job.Classify(tc.err) != job.KindInput {
-			t.Errorf("%s: kind %v", tc.name, job.Classify(tc.err))
+		if fault.Classify(tc.err) != fault.KindInput {
+			t.Errorf("%s: kind %v", tc.name, fault.Classify(tc.err))
 		}
 	}
-	var fe *job.FieldError
+	var fe *fault.FieldError
 	if err := fit(func(r *FitRequest) { r.Prediction = "y" }); !errors.As(err, &fe) || fe.Field != "target" {
 		t.Errorf("target = prediction: %v", err)
 	}
@@ -322,7 +322,7 @@ func TestMSEFitDiverged(t *testing.T) {
 	req.Train, req.Target, req.Prediction, req.Features, req.Model = "ref.csv", "y", "pred", []string{"x"}, "m.json"
 	req.LR = 1e6
 	res, err := Fit(context.Background(), job.Env{FS: fsys}, req)
-	if err == nil || res != nil || !strings.Contains(err.Error(), "training diverged") || job.Classify(err) != job.KindInternal {
+	if err == nil || res != nil || !strings.Contains(err.Error(), "training diverged") || fault.Classify(err) != fault.KindInternal {
 		t.Fatalf("lr 1e6: %v, %v", res, err)
 	}
 	req.LR, req.Epochs = 0.2, 1 // an estimate 20 times the realised MSE
@@ -344,7 +344,7 @@ func TestMSEBenchCancelled(t *testing.T) {
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
 	_, err := Bench(ctx, job.Env{}, req)
-	if job.Classify(err) != job.KindCanceled {
+	if fault.Classify(err) != fault.KindCanceled {
 		t.Fatalf("err = %v, want cancelled", err)
 	}
 	if d := time.Since(start); d > 1200*time.Millisecond {
@@ -421,7 +421,7 @@ func TestMSEFitExtremeScaleNamesColumn(t *testing.T) {
 		req := NewFitRequest()
 		req.Train, req.Target, req.Prediction, req.Model = tc.file, "y", "pred", "m.json"
 		_, err := Fit(context.Background(), job.Env{FS: fsys}, req)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || job.Classify(err) != job.KindInput {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || fault.Classify(err) != fault.KindInput {
 			t.Errorf("%s: %v, want bad input containing %q", tc.file, err, tc.want)
 		}
 	}
@@ -525,7 +525,7 @@ func TestMSEEstimateMaxOutOfReference(t *testing.T) {
 	for _, v := range []float64{0, -0.1, 1.5, math.NaN()} {
 		req := NewEstimateRequest()
 		req.Model, req.Data, req.MaxOutOfReference = "m", "d", v
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if err := req.Validate(); !errors.As(err, &fe) || fe.Field != "max_out_of_reference" {
 			t.Errorf("max_out_of_reference %v: %v", v, err)
 		}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/genlens/genlens/checkmodel"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/checkmodel"
 )
 
 var num = job.FormatNum

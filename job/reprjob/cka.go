@@ -9,11 +9,13 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/disentangle"
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/internal/format/jsonnum"
+	"github.com/genlens/genlens/internal/tensor/membudget"
 	"github.com/genlens/genlens/job"
-	"github.com/genlens/genlens/kernel"
-	"github.com/genlens/genlens/membudget"
+	"github.com/genlens/genlens/metric/disentangle"
+	"github.com/genlens/genlens/metric/kernel"
 )
 
 // CKARequest is a request of `genlens cka`: centred kernel alignment
@@ -41,11 +43,11 @@ func (r *CKARequest) Validate() (verr error) {
 	}
 	switch {
 	case r.X == "" || r.Y == "":
-		return job.Fieldf("x", "cka: {x} and {y} are required")
+		return fault.Fieldf("x", "cka: {x} and {y} are required")
 	case r.Kernel != "linear" && r.Kernel != "rbf":
-		return job.Fieldf("kernel", "cka: {kernel} %q: want linear or rbf", r.Kernel)
+		return fault.Fieldf("kernel", "cka: {kernel} %q: want linear or rbf", r.Kernel)
 	case r.Kernel == "rbf" && (!(r.Threshold > 0) || math.IsInf(r.Threshold, 0)):
-		return job.Fieldf("threshold", "cka: {threshold} %g: want a positive number", r.Threshold)
+		return fault.Fieldf("threshold", "cka: {threshold} %g: want a positive number", r.Threshold)
 	}
 	return nil
 }
@@ -53,8 +55,8 @@ func (r *CKARequest) Validate() (verr error) {
 // CKAResult is the result of `genlens cka`; it marshals to the command's
 // --json document.
 type CKAResult struct {
-	CKA job.Num `json:"cka"` // null when undefined (a representation constant over the examples)
-	N   int     `json:"-"`   // examples
+	CKA jsonnum.Num `json:"cka"` // null when undefined (a representation constant over the examples)
+	N   int         `json:"-"`   // examples
 }
 
 // CKA runs `genlens cka`, reading both representations through env.FS.
@@ -74,14 +76,14 @@ func CKA(ctx context.Context, env job.Env, req CKARequest) (*CKAResult, error) {
 	nx, _ := x.Dims()
 	ny, _ := y.Dims()
 	if nx != ny {
-		return nil, &dataio.InputError{File: req.Y, Msg: fmt.Sprintf("%d rows, but %s has %d (CKA compares representations of the same examples)", ny, req.X, nx)}
+		return nil, &fault.InputError{File: req.Y, Msg: fmt.Sprintf("%d rows, but %s has %d (CKA compares representations of the same examples)", ny, req.X, nx)}
 	}
 	// Two n × n Gram matrices and their centred copies are held at once.
 	if err := membudget.Check("CKA's Gram matrices of the examples", 4, nx, nx); err != nil {
 		return nil, fields.Errorf("%s: %w", req.X, err)
 	}
 	if req.Debiased && nx < 4 {
-		return nil, &dataio.InputError{File: req.X, Msg: fmt.Sprintf("%d rows: {debiased} needs at least 4 examples", nx)}
+		return nil, &fault.InputError{File: req.X, Msg: fmt.Sprintf("%d rows: {debiased} needs at least 4 examples", nx)}
 	}
 	gram := func(path string, m *mat.Dense) (*mat.SymDense, error) {
 		if req.Kernel == "linear" {
@@ -89,7 +91,7 @@ func CKA(ctx context.Context, env job.Env, req CKARequest) (*CKAResult, error) {
 		}
 		k, err := disentangle.KornblithRBF(m, req.Threshold)
 		if errors.Is(err, kernel.ErrZeroMedian) {
-			return nil, &dataio.InputError{File: path, Msg: "median squared distance between rows is 0 (most rows identical): the rbf bandwidth is undefined"}
+			return nil, &fault.InputError{File: path, Msg: "median squared distance between rows is 0 (most rows identical): the rbf bandwidth is undefined"}
 		}
 		if err != nil {
 			return nil, err
@@ -116,5 +118,5 @@ func CKA(ctx context.Context, env job.Env, req CKARequest) (*CKAResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CKAResult{CKA: job.Num(v), N: nx}, nil
+	return &CKAResult{CKA: jsonnum.Num(v), N: nx}, nil
 }

@@ -12,11 +12,12 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/cluster"
-	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/disentangle"
-	"github.com/genlens/genlens/imageio"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/imageio"
+	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/cluster"
+	"github.com/genlens/genlens/metric/disentangle"
 )
 
 // DisentangleRequest is a request of `genlens disentangle`: which image
@@ -75,46 +76,46 @@ func (r *DisentangleRequest) options() (disentangle.Options, imageio.Options, er
 	var iopt imageio.Options
 	switch {
 	case r.Train == "" || r.Test == "":
-		return o, iopt, job.Fieldf("train", "disentangle: {train} and {test} are required")
+		return o, iopt, fault.Fieldf("train", "disentangle: {train} and {test} are required")
 	case len(r.Generated) == 0:
-		return o, iopt, job.Fieldf("generated", "disentangle: give at least one {generated} set")
+		return o, iopt, fault.Fieldf("generated", "disentangle: give at least one {generated} set")
 	case r.Names != nil && len(r.Names) != len(r.Generated):
-		return o, iopt, job.Fieldf("names", "disentangle: %d {names} for %d generated sets", len(r.Names), len(r.Generated))
+		return o, iopt, fault.Fieldf("names", "disentangle: %d {names} for %d generated sets", len(r.Names), len(r.Generated))
 	case r.Clusters < 1:
-		return o, iopt, job.Fieldf("clusters", "disentangle: {clusters} %d: want at least 1", r.Clusters)
+		return o, iopt, fault.Fieldf("clusters", "disentangle: {clusters} %d: want at least 1", r.Clusters)
 	case r.Threshold < 0 || math.IsNaN(r.Threshold) || math.IsInf(r.Threshold, 0):
-		return o, iopt, job.Fieldf("threshold", "disentangle: {threshold} %g: want a positive distance", r.Threshold)
+		return o, iopt, fault.Fieldf("threshold", "disentangle: {threshold} %g: want a positive distance", r.Threshold)
 	case r.CKABatch < 2:
-		return o, iopt, job.Fieldf("cka_batch", "disentangle: {cka_batch} %d: want at least 2", r.CKABatch)
+		return o, iopt, fault.Fieldf("cka_batch", "disentangle: {cka_batch} %d: want at least 2", r.CKABatch)
 	case r.CKAImages < 2:
-		return o, iopt, job.Fieldf("cka_images", "disentangle: {cka_images} %d: want at least 2", r.CKAImages)
+		return o, iopt, fault.Fieldf("cka_images", "disentangle: {cka_images} %d: want at least 2", r.CKAImages)
 	case r.CMSBatch < 1:
-		return o, iopt, job.Fieldf("cms_batch", "disentangle: {cms_batch} %d: want at least 1", r.CMSBatch)
+		return o, iopt, fault.Fieldf("cms_batch", "disentangle: {cms_batch} %d: want at least 1", r.CMSBatch)
 	}
 	l, err := cluster.ParseLinkage(r.Linkage)
 	if err != nil {
-		return o, iopt, job.Fieldf("linkage", "%s", err)
+		return o, iopt, fault.Fieldf("linkage", "%s", err)
 	}
 	d, err := disentangle.ParseDistance(r.Distance)
 	if err != nil {
-		return o, iopt, job.Fieldf("distance", "%s", err)
+		return o, iopt, fault.Fieldf("distance", "%s", err)
 	}
 	o = disentangle.Options{Clusters: r.Clusters, Threshold: r.Threshold, Linkage: l, Distance: d,
 		CKAImages: r.CKAImages, CKABatch: r.CKABatch, Shuffle: r.Shuffle, Seed: r.Seed, CMSBatch: r.CMSBatch}
 	if !strings.EqualFold(strings.TrimSpace(r.Gamma), "median") {
 		g, err := strconv.ParseFloat(r.Gamma, 64)
 		if err != nil || !(g > 0) || math.IsInf(g, 0) {
-			return o, iopt, job.Fieldf("gamma", "disentangle: {gamma} %q: want median or a positive number", r.Gamma)
+			return o, iopt, fault.Fieldf("gamma", "disentangle: {gamma} %q: want median or a positive number", r.Gamma)
 		}
 		o.Gamma = g
 	}
 	if r.Shape != "" {
 		if iopt.Shape, err = imageio.ParseShape(r.Shape); err != nil {
-			return o, iopt, job.Fieldf("shape", "%s", err)
+			return o, iopt, fault.Fieldf("shape", "%s", err)
 		}
 	}
 	if iopt.Range, err = imageio.ParseRange(r.PixelRange); err != nil {
-		return o, iopt, job.Fieldf("pixel_range", "%s", err)
+		return o, iopt, fault.Fieldf("pixel_range", "%s", err)
 	}
 	return o, iopt, nil
 }
@@ -122,13 +123,13 @@ func (r *DisentangleRequest) options() (disentangle.Options, imageio.Options, er
 // DisentangleResult is the result of `genlens disentangle`; it marshals
 // to the command's --json document.
 type DisentangleResult struct {
-	Gamma      job.Num          `json:"gamma"`
+	Gamma      jsonnum.Num      `json:"gamma"`
 	Height     int              `json:"height"`
 	Width      int              `json:"width"`
 	Clusters   int              `json:"clusters"`
 	Labels     [][]int          `json:"labels"`
-	CKAWithin  []job.Num        `json:"cka_within"`
-	CKABetween [][]job.Num      `json:"cka_between"`
+	CKAWithin  []jsonnum.Num    `json:"cka_within"`
+	CKABetween [][]jsonnum.Num  `json:"cka_between"`
 	Sets       []DisentangleSet `json:"sets"`
 
 	// Analysis is the full analysis: the pixel CKA matrix, the cluster
@@ -141,11 +142,11 @@ type DisentangleResult struct {
 
 // DisentangleSet is the comparison of one generated set with the test set.
 type DisentangleSet struct {
-	Name        string    `json:"name"`
-	CMSImage    job.Num   `json:"cms_image"`
-	CMSClusters []job.Num `json:"cms_clusters"`
-	CMSProduct  job.Num   `json:"cms_product"`
-	MMD2        job.Num   `json:"mmd2"`
+	Name        string        `json:"name"`
+	CMSImage    jsonnum.Num   `json:"cms_image"`
+	CMSClusters []jsonnum.Num `json:"cms_clusters"`
+	CMSProduct  jsonnum.Num   `json:"cms_product"`
+	MMD2        jsonnum.Num   `json:"mmd2"`
 }
 
 // ImageSetInfo describes an image set that was read.
@@ -207,20 +208,20 @@ func Disentangle(ctx context.Context, env job.Env, req DisentangleRequest) (*Dis
 	sh := train.Shape
 	g := disentangle.Grid{H: sh.H, W: sh.W, C: sh.C}
 	if train.Len() < 2 {
-		return nil, &dataio.InputError{File: train.Path, Msg: fmt.Sprintf("%d image: the pixel CKA needs at least 2 training images", train.Len())}
+		return nil, &fault.InputError{File: train.Path, Msg: fmt.Sprintf("%d image: the pixel CKA needs at least 2 training images", train.Len())}
 	}
 	if opt.Threshold == 0 && opt.Clusters > g.Pixels() {
-		return nil, job.Fieldf("clusters", "disentangle: {clusters} %d for images of %d pixels", opt.Clusters, g.Pixels())
+		return nil, fault.Fieldf("clusters", "disentangle: {clusters} %d for images of %d pixels", opt.Clusters, g.Pixels())
 	}
 	opt.Progress = env.Progress
 	res, err := disentangle.Analyze(ctx, train.Images, test.Images, gens, g, opt)
 	var se *disentangle.SizeError
 	switch {
 	case errors.Is(err, disentangle.ErrIdenticalImages):
-		return nil, &dataio.InputError{File: train.Path, Msg: "most training images are identical: the median rule cannot set gamma; give {gamma} as a number"}
+		return nil, &fault.InputError{File: train.Path, Msg: "most training images are identical: the median rule cannot set gamma; give {gamma} as a number"}
 	case errors.As(err, &se):
 		braced := func(f string) string { return "{" + f + "}" } // rendered by the transport
-		return nil, &dataio.InputError{File: train.Path, Msg: strings.TrimPrefix(se.Render(braced), "disentangle: "), Err: err}
+		return nil, &fault.InputError{File: train.Path, Msg: strings.TrimPrefix(se.Render(braced), "disentangle: "), Err: err}
 	case err != nil:
 		return nil, err
 	}
@@ -249,17 +250,17 @@ func SetName(path string) string {
 // generated sets named by names.
 func NewDisentangleResult(res *disentangle.Result, names []string) *DisentangleResult {
 	g := res.Grid
-	out := &DisentangleResult{Gamma: job.Num(res.Gamma), Height: g.H, Width: g.W, Clusters: len(res.Sizes),
-		CKAWithin: job.Nums(res.Within), Analysis: res}
+	out := &DisentangleResult{Gamma: jsonnum.Num(res.Gamma), Height: g.H, Width: g.W, Clusters: len(res.Sizes),
+		CKAWithin: jsonnum.Nums(res.Within), Analysis: res}
 	for y := 0; y < g.H; y++ {
 		out.Labels = append(out.Labels, slices.Clone(res.Labels[y*g.W:(y+1)*g.W]))
 	}
 	for _, row := range res.Between {
-		out.CKABetween = append(out.CKABetween, job.Nums(row))
+		out.CKABetween = append(out.CKABetween, jsonnum.Nums(row))
 	}
 	for i, c := range res.Sets {
-		out.Sets = append(out.Sets, DisentangleSet{Name: names[i], CMSImage: job.Num(c.CMSImage),
-			CMSClusters: job.Nums(c.CMSClusters), CMSProduct: job.Num(c.CMSProduct), MMD2: job.Num(c.MMD2)})
+		out.Sets = append(out.Sets, DisentangleSet{Name: names[i], CMSImage: jsonnum.Num(c.CMSImage),
+			CMSClusters: jsonnum.Nums(c.CMSClusters), CMSProduct: jsonnum.Num(c.CMSProduct), MMD2: jsonnum.Num(c.MMD2)})
 	}
 	return out
 }

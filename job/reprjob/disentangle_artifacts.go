@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/genlens/genlens/chart"
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/report/chart"
 	"github.com/genlens/genlens/job"
 )
 

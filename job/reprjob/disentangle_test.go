@@ -10,7 +10,8 @@ import (
 	"testing/fstest"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/imagesynth"
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/demo/imagesynth"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/internal/golden"
 )
@@ -89,7 +90,7 @@ func TestDisentangleValidate(t *testing.T) {
 	} {
 		r := ok
 		tc.edit(&r)
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if err := r.Validate(); !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
@@ -113,7 +114,7 @@ func TestDisentangleTooLarge(t *testing.T) {
 	req := NewDisentangleRequest()
 	req.Train, req.Test, req.Generated = "big.npy", "big.npy", []string{"big.npy"}
 	_, err := Disentangle(context.Background(), job.Env{FS: fsys}, req)
-	var ie *dataio.InputError
+	var ie *fault.InputError
 	if !errors.As(err, &ie) || ie.File != "big.npy" || !strings.Contains(err.Error(), "32.0 GB") || !strings.Contains(err.Error(), "downsample") {
 		t.Fatalf("err = %v, want an InputError on big.npy naming the 32 GB matrix and downsampling", err)
 	}
@@ -151,7 +152,7 @@ func TestCKAValidate(t *testing.T) {
 		{CKARequest{X: "x", Y: "y", Kernel: "poly"}, "kernel"},
 		{CKARequest{X: "x", Y: "y", Kernel: "rbf"}, "threshold"},
 	} {
-		var fe *job.FieldError
+		var fe *fault.FieldError
 		if err := tc.req.Validate(); !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("%+v: %v, want a FieldError on %s", tc.req, err, tc.field)
 		}

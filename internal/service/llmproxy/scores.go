@@ -1,0 +1,292 @@
+package llmproxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/llm/chatnli"
+	"github.com/genlens/genlens/metric/likelihood"
+	"github.com/genlens/genlens/metric/semantic"
+	"github.com/genlens/genlens/network/nli"
+)
+
+// The scores beyond those of the samples' texts and logprobs: the
+// caller's answer's own logprobs (msp, perplexity, mte), the samples
+// clustered by an entailment judge (se, se-discrete, numsets), and
+// p(True), one more question to the upstream. Each is computed as
+// `genlens entropy` computes it, with the job layer's code.
+
+// answerScores are the scores of the answer the caller receives, read
+// from its logprobs: the proxy asks the upstream for them with the
+// caller's request and blanks them from the answer when the caller did
+// not ask for them. They draw no samples.
+var answerScores = map[string]func([]likelihood.Token) (float64, error){
+	"msp":        likelihood.MSP,
+	"perplexity": likelihood.Perplexity,
+	"mte":        likelihood.MTE,
+}
+
+// semanticScores are the scores of the samples clustered by
+// bidirectional entailment; se also weighs the clusters by the samples'
+// sequence probabilities, asked of the upstream with them.
+var semanticScores = map[string]func(clusters []int, logp []float64) (float64, error){
+	"se": semantic.SE,
+	"se-discrete": func(c []int, _ []float64) (float64, error) {
+		return semantic.SEDiscrete(c)
+	},
+	"numsets": func(c []int, _ []float64) (float64, error) {
+		return float64(semantic.NumSets(c)), nil
+	},
+}
+
+// SemanticScores lists the scores that need an entailment judge.
+func SemanticScores() []string { return []string{"numsets", "se", "se-discrete"} }
+
+// scorePTrue is p(True) of the caller's answer, asked of the upstream
+// with the samples as brainstormed ideas (llmjob.PTruePrompt).
+const scorePTrue = "ptrue"
+
+// Judge names the entailment judge of se, se-discrete and numsets: an
+// in-process NLI model (NLI, one of llmjob.NLIModels, from the model
+// directory Weights) or an OpenAI-compatible chat model (Model at the
+// API root BaseURL, with APIKey when it needs one), asked as package
+// chatnli asks. Each request's pairs are judged once, and forgotten with
+// the request.
+type Judge struct {
+	NLI, Weights           string
+	BaseURL, Model, APIKey string
+}
+
+// NLIModels lists the in-process NLI models a Judge may name.
+func NLIModels() []string { return slices.Clone(llmjob.NLIModels) }
+
+// judgeTimeout bounds one question to a chat judge.
+const judgeTimeout = 60 * time.Second
+
+// open returns a judge for each request, nil when j names none.
+func (j Judge) open() (func() (nli.Model, *chatnli.Judge), error) {
+	switch {
+	case j.NLI != "" && j.BaseURL != "":
+		return nil, errors.New("llmproxy: an in-process NLI model or a chat judge, not both")
+	case j.NLI != "":
+		m, err := llmjob.OpenNLIModel(j.NLI, j.Weights)
+		if err != nil {
+			return nil, err
+		}
+		return func() (nli.Model, *chatnli.Judge) { return nli.Cached(m), nil }, nil
+	case j.BaseURL != "":
+		if j.Model == "" {
+			return nil, errors.New("llmproxy: a chat judge needs its model")
+		}
+		c, err := llm.New(llm.Config{BaseURL: j.BaseURL, APIKey: j.APIKey, Name: "judge", Timeout: judgeTimeout,
+			MaxRetries: 2, Concurrency: samplingSlots})
+		if err != nil {
+			return nil, err
+		}
+		return func() (nli.Model, *chatnli.Judge) { cj := chatnli.New(c, j.Model); return cj, cj }, nil
+	}
+	return nil, nil
+}
+
+// question is the text the samples answer, for the judge and p(True):
+// the last user message's text (its text parts joined by a space).
+func question(msgs []llm.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role != "user" {
+			continue
+		}
+		if m.Content != "" {
+			return m.Content
+		}
+		var v struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		json.Unmarshal(m.Raw, &v)
+		var parts []string
+		for _, c := range v.Content {
+			if c.Type == "text" {
+				parts = append(parts, c.Text)
+			}
+		}
+		return strings.Join(parts, " ")
+	}
+	return ""
+}
+
+// semanticScore clusters the samples with a judge of the request's own
+// and scores the clusters.
+func (p *Proxy) semanticScore(ctx context.Context, req llm.ChatRequest, choices []llm.Choice, texts []string) (float64, error) {
+	var logp []float64
+	if p.score == "se" {
+		logp = make([]float64, len(choices))
+		for i, c := range choices {
+			if c.Tokens == nil {
+				return math.NaN(), fmt.Errorf("scoring: the upstream sent no logprobs with its samples, and %s needs them", p.score)
+			}
+			toks := make([]likelihood.Token, len(c.Tokens))
+			for j, t := range c.Tokens {
+				toks[j].Logprob = t.Logprob
+			}
+			lp, err := likelihood.Sequence(toks)
+			if err != nil {
+				return math.NaN(), fmt.Errorf("scoring: sample %d: %w", i, err)
+			}
+			logp[i] = lp
+		}
+	}
+	m, chat := p.judge()
+	clusters, err := llmjob.ClusterAnswers(ctx, m, question(req.Messages), texts)
+	if err != nil {
+		return math.NaN(), fmt.Errorf("entailment of the samples: %w", err)
+	}
+	if chat != nil && chat.Refused() > 0 {
+		p.log.Warn("llm proxy: the entailment judge's answers were no label, taken as not entailing", "pairs", chat.Refused())
+	}
+	return p.semFn(clusters, logp)
+}
+
+// wantsAnswerLogprobs returns the caller's request asking the upstream
+// for the logprobs of its answer (and top_logprobs alternatives, for
+// mte), and whether the caller did not ask for them itself, so that they
+// are blanked from its answer. A caller that asked for logprobs keeps
+// its request as it is: without top_logprobs, its mte is unavailable.
+func (p *Proxy) wantsAnswerLogprobs(body []byte, cr *chatRequest) ([]byte, bool) {
+	if string(cr.Logprobs) == "true" {
+		return body, false
+	}
+	kv := [][2]string{{"logprobs", "true"}}
+	if p.score == "mte" {
+		kv = append(kv, [2]string{"top_logprobs", strconv.Itoa(p.topK)})
+	}
+	b, err := setKeys(body, kv)
+	if err != nil {
+		return body, false // not an object: the upstream refuses it as it came
+	}
+	return b, true
+}
+
+// scoreAnswer computes the scores of the caller's answer b (the
+// upstream's answer, a chat completion), and blanks its logprobs when
+// the caller did not ask for them; sc is the outcome of the samples.
+func (p *Proxy) scoreAnswer(ctx context.Context, req llm.ChatRequest, sc scored, b []byte, blank bool) ([]byte, scored) {
+	if p.answerFn == nil && !p.ptrue {
+		return b, sc
+	}
+	choices, perr := llm.ChatChoices(b)
+	if blank {
+		if nb, err := blankLogprobs(b); err == nil {
+			b = nb
+		}
+	}
+	switch {
+	case sc.err != nil:
+		return b, sc
+	case perr != nil:
+		return b, scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: %w", perr)}
+	case p.answerFn != nil:
+		start := time.Now()
+		if choices[0].Tokens == nil {
+			return b, scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: the upstream sent no logprobs with the answer, and %s needs them", p.score)}
+		}
+		toks := make([]likelihood.Token, len(choices[0].Tokens))
+		for i, t := range choices[0].Tokens {
+			toks[i].Logprob = t.Logprob
+			for _, a := range t.Top {
+				toks[i].Top = append(toks[i].Top, a.Logprob)
+			}
+		}
+		u, err := p.answerFn(toks)
+		if err != nil {
+			return b, scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: %w", err)}
+		}
+		return b, scored{uncertainty: u, seconds: time.Since(start).Seconds()}
+	}
+	return b, p.askPTrue(ctx, req, sc, choices[0].Text)
+}
+
+// askPTrue asks the upstream p(True) of the caller's answer, with the
+// samples as the brainstormed ideas; the score is 1 − p(True).
+func (p *Proxy) askPTrue(ctx context.Context, req llm.ChatRequest, sc scored, answer string) scored {
+	if sc.err != nil {
+		return sc
+	}
+	start := time.Now()
+	text := llmjob.PTrueText(p.ptruePrompt, question(req.Messages), sc.samples, answer)
+	toks, err := llmjob.AskPTrue(ctx, p.client, req.Model, false, text)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return scored{uncertainty: math.NaN(), err: p.cutErr(), seconds: sc.seconds}
+	}
+	if err != nil {
+		return scored{uncertainty: math.NaN(), err: fmt.Errorf("p(True): %w", err), seconds: sc.seconds}
+	}
+	pt, err := llmjob.PTrueOf(toks)
+	if err != nil {
+		return scored{uncertainty: math.NaN(), err: fmt.Errorf("p(True): %w", err), seconds: sc.seconds}
+	}
+	return scored{uncertainty: 1 - pt, seconds: sc.seconds + time.Since(start).Seconds()}
+}
+
+// configure checks and sets what the score needs beyond its name: the
+// judge of the semantic scores, mte's alternatives, p(True)'s template.
+func (p *Proxy) configure(o Options) error {
+	p.topK, p.ptruePrompt = o.TopLogprobs, o.PTruePrompt
+	switch {
+	case p.topK != 0 && p.score != "mte":
+		return fmt.Errorf("llmproxy: top logprobs apply to mte only, not %s", p.score)
+	case p.topK == 0:
+		p.topK = llm.MaxTopLogprobs
+	case p.topK < 1 || p.topK > llm.MaxTopLogprobs:
+		return fmt.Errorf("llmproxy: top logprobs %d: want 1 to %d", p.topK, llm.MaxTopLogprobs)
+	}
+	switch {
+	case p.ptruePrompt != "" && !p.ptrue:
+		return fmt.Errorf("llmproxy: a p(True) prompt applies to ptrue only, not %s", p.score)
+	case p.ptruePrompt == "":
+		p.ptruePrompt = llmjob.PTruePrompt
+	case !strings.Contains(p.ptruePrompt, "{answer}"):
+		return errors.New("llmproxy: the p(True) prompt has no {answer}")
+	}
+	judge, err := o.Judge.open()
+	switch {
+	case err != nil:
+		return err
+	case judge == nil && p.semFn != nil:
+		return fmt.Errorf("llmproxy: score %s needs an entailment judge", p.score)
+	case judge != nil && p.semFn == nil:
+		return fmt.Errorf("llmproxy: an entailment judge applies to %s only, not %s", strings.Join(SemanticScores(), ", "), p.score)
+	}
+	p.judge = judge
+	if o.Judge.APIKey != "" {
+		p.secrets = append(p.secrets, o.Judge.APIKey)
+	}
+	return nil
+}
+
+// samplesDrawn is k, or 0 for a score of the answer alone.
+func (p *Proxy) samplesDrawn() int {
+	if p.answerFn != nil {
+		return 0
+	}
+	return p.k
+}
+
+// ReadPTruePrompt reads the template of ptrue's question from the file at
+// path (Kadavath et al.'s when path is ""), refusing, as the entropy
+// command does, a template with no place for the proposed answer.
+func ReadPTruePrompt(path string) (string, error) {
+	return llmjob.ReadPTruePrompt(dataio.HostFS, path)
+}

@@ -1,0 +1,102 @@
+package monitor
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/genlens/genlens/internal/format/jsonnum"
+)
+
+// DriftView is the JSON of a chunk's extrapolation and drift (ChunkDrift
+// with the names of its DriftModel's features), for mse estimate's
+// chunks and the service's monitors.
+type DriftView struct {
+	// OutOfReference is the fraction of the chunk's rows with at least
+	// one feature outside its reference range, and Extrapolating whether
+	// it exceeds max_out_of_reference; Outside counts, per feature, the
+	// rows outside its range (features with none left out), which says
+	// why.
+	OutOfReference jsonnum.Num    `json:"out_of_reference"`
+	Extrapolating  bool           `json:"extrapolating"`
+	Outside        map[string]int `json:"outside,omitempty"`
+	// OutOfReferenceLimit is the fraction of rows outside the ranges
+	// above which the chunk is extrapolating (ChunkDrift.RangeLimit).
+	OutOfReferenceLimit jsonnum.Num `json:"out_of_reference_limit"`
+	// ReconstructionError is the mean data reconstruction error of the
+	// chunk's rows (NannyML's multivariate drift, each row's capped at
+	// the reference's ReconstructionCap quantile), DriftLower and
+	// DriftUpper its thresholds for chunks of the same size,
+	// DriftAlert whether it lies outside them.
+	ReconstructionError jsonnum.Num `json:"reconstruction_error"`
+	DriftLower          jsonnum.Num `json:"drift_lower"`
+	DriftUpper          jsonnum.Num `json:"drift_upper"`
+	DriftAlert          bool        `json:"drift_alert"`
+	// Features holds each feature's two-sample Kolmogorov-Smirnov
+	// statistic against the reference and its p-value.
+	Features map[string]FeatureKS `json:"features"`
+	// ThinSupport is the fraction of the chunk's rows in thin support of
+	// the reference (k-nearest-neighbour density), ThinSupportLimit the
+	// fraction above which the chunk is extrapolating (null for a
+	// reference too small to tell).
+	ThinSupport      jsonnum.Num `json:"thin_support"`
+	ThinSupportLimit jsonnum.Num `json:"thin_support_limit"`
+	// KSAdjustedP is the smallest per-feature KS p-value times the
+	// number of features; KSAlert is set below DriftAlpha, and
+	// ReconstructionAlert when the reconstruction error leaves its
+	// thresholds: drift_alert is either.
+	KSAdjustedP         jsonnum.Num `json:"ks_p_adjusted"`
+	KSAlert             bool        `json:"ks_alert"`
+	ReconstructionAlert bool        `json:"reconstruction_alert"`
+}
+
+// FeatureKS is one feature's univariate drift over a chunk.
+type FeatureKS struct {
+	KS jsonnum.Num `json:"ks"`
+	P  jsonnum.Num `json:"p"`
+}
+
+// NewDriftView returns the JSON of a chunk's drift d under the model m
+// and thresholds th; nil for nil.
+func NewDriftView(d *ChunkDrift, m *DriftModel, th Thresholds) *DriftView {
+	if d == nil {
+		return nil
+	}
+	out := &DriftView{OutOfReference: jsonnum.Num(d.OutOfReference), Extrapolating: d.Extrapolating,
+		ReconstructionError: jsonnum.Num(d.ReconstructionError), DriftLower: jsonnum.Num(th.Lower), DriftUpper: jsonnum.Num(th.Upper),
+		DriftAlert: d.DriftAlert, Features: map[string]FeatureKS{},
+		ThinSupport: jsonnum.Num(d.ThinSupport), ThinSupportLimit: jsonnum.Num(d.ThinLimit), KSAdjustedP: jsonnum.Num(d.KSAdjustedP),
+		KSAlert: d.KSAlert, ReconstructionAlert: d.ReconstructionAlert, OutOfReferenceLimit: jsonnum.Num(d.RangeLimit)}
+	for j, name := range m.Features {
+		if n := d.Below[j] + d.Above[j]; n > 0 {
+			if out.Outside == nil {
+				out.Outside = map[string]int{}
+			}
+			out.Outside[name] = n
+		}
+	}
+	for _, f := range d.Features {
+		out.Features[f.Name] = FeatureKS{KS: jsonnum.Num(f.KS), P: jsonnum.Num(f.P)}
+	}
+	return out
+}
+
+// NoDriftNote is the warning for a model file without a drift model.
+func NoDriftNote(model string) string {
+	return fmt.Sprintf("%s records no reference ranges or drift model (written before genlens recorded them): chunks get no out_of_reference, extrapolating or drift; fit the model again with mse fit to get them", model)
+}
+
+// ReconstructionNote says what the reconstruction error's thresholds th
+// are, in words for a report. When the error is 0 on every reference
+// chunk (uncorrelated features: their reconstruction keeps every one of
+// them) the thresholds [0, 0] would read as a bug, so it says instead
+// that this signal cannot see drift and which one does.
+func ReconstructionNote(th Thresholds) string {
+	switch {
+	case math.IsNaN(th.Lower) || math.IsNaN(th.Upper):
+		return "reconstruction error thresholds unknown (fewer than two reference chunks)"
+	case th.Upper == 0:
+		return "reconstruction error 0 on every reference chunk: the features are uncorrelated, so their reconstruction keeps every one of them and cannot see drift; the per-feature Kolmogorov-Smirnov test (Bonferroni-corrected) is the drift signal here"
+	}
+	return fmt.Sprintf("reconstruction error thresholds [%s, %s]", strconv.FormatFloat(th.Lower, 'g', 4, 64), strconv.FormatFloat(th.Upper, 'g', 4, 64))
+}
