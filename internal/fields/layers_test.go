@@ -27,7 +27,7 @@ func TestNoFlagsBelowTheCommandLine(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, path)
 		if d.IsDir() {
-			if rel != "." && (rel == "cmd" || rel == "demo" || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			if rel != "." && (rel == "cmd" || rel == filepath.Join("internal", "demo") || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
 				return filepath.SkipDir
 			}
 			return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/entail"
 	"github.com/genlens/genlens/internal/tensor/par"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/llm"
@@ -67,8 +68,8 @@ func (r *EntropyRequest) checkNLIFields(defs []*scoreDef) error {
 			return fault.Fieldf("nli_base_url", "{nli_base_url}: %s", configMsg(err))
 		}
 	}
-	if r.NLI != "" && !slices.Contains(NLIModels, r.NLI) {
-		return fault.Fieldf("nli", "{nli} %q: want %s", r.NLI, strings.Join(NLIModels, ", "))
+	if r.NLI != "" && !slices.Contains(entail.Models, r.NLI) {
+		return fault.Fieldf("nli", "{nli} %q: want %s", r.NLI, strings.Join(entail.Models, ", "))
 	}
 	return nil
 }
@@ -97,7 +98,7 @@ func (r *EntropyRequest) judgeConfig(key string) llm.Config {
 // answers.
 func entailmentJudge(env job.Env, r *EntropyRequest) (m nli.Model, chat *chatnli.Judge, err error) {
 	if r.NLI != "" {
-		m, err := OpenNLI(r.NLI, r.NLIWeights)
+		m, err := entail.Open(r.NLI, r.NLIWeights)
 		return m, nil, err
 	}
 	key := ""
@@ -127,30 +128,11 @@ func clusterAnswers(ctx context.Context, m nli.Model, file string, recs []dataio
 		if !scored[i] {
 			return nil
 		}
-		c, err := ClusterAnswers(ctx, m, recs[i].Question, ps[i].samples)
+		c, err := semantic.ClusterAnswers(ctx, m, recs[i].Question, ps[i].samples)
 		if err != nil {
 			return fmt.Errorf("entailment of the answers of %s line %d (id %s): %w", file, recs[i].Line, recs[i].ID, err)
 		}
 		ps[i].clusters = c
 		return nil
-	})
-}
-
-// ClusterAnswers groups the answers to question by bidirectional
-// entailment (semantic.Clusters), each answer prefixed with the question
-// as Kuhn et al. do (unless it is ""); m judges each ordered pair.
-func ClusterAnswers(ctx context.Context, m nli.Model, question string, answers []string) ([]int, error) {
-	text := func(k int) string {
-		if question == "" {
-			return answers[k]
-		}
-		return question + " " + answers[k]
-	}
-	return semantic.Clusters(len(answers), func(a, b int) (bool, error) {
-		v, err := m.Classify(ctx, []nli.Pair{{Premise: text(a), Hypothesis: text(b)}})
-		if err != nil {
-			return false, err
-		}
-		return nli.Predict(v[0]) == nli.Entailment, nil
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/llm/chatnli"
 	"github.com/genlens/genlens/metric/evalstat"
 	"github.com/genlens/genlens/metric/kernel"
@@ -59,7 +60,7 @@ type EntropyRequest struct {
 	Weights  string `json:"weights,omitempty"`
 
 	// The entailment judge of se, se-discrete and numsets: an NLI model
-	// in process (NLI, one of NLIModels, from the directory NLIWeights;
+	// in process (NLI, one of entail.Models, from the directory NLIWeights;
 	// see OpenNLI), or an OpenAI-compatible chat model (NLIBaseURL,
 	// NLIModel; chatnli.Judge).
 	NLI          string `json:"nli,omitempty" help:"NLI model judging entailment for se, se-discrete, numsets: deberta-large-mnli, deberta or bert (a BERT cross-encoder; all with {nli_weights})"`
@@ -444,7 +445,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		}
 	}
 	if containsScore(defs, "ptrue") {
-		template, err := ReadPTruePrompt(env.InputFS(), req.PTruePrompt)
+		template, err := llm.ReadPTruePrompt(env.InputFS(), req.PTruePrompt)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"testing/fstest"
 
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/entail"
 	"github.com/genlens/genlens/internal/testkit/llmtest"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/metric/semantic"
@@ -122,7 +123,7 @@ func TestEntropySemanticNLIModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := OpenNLI("deberta", dir)
+	m, err := entail.Open("deberta", dir)
 	if err != nil {
 		t.Fatal(err)
 	}

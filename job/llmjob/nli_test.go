@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/entail"
 	"github.com/genlens/genlens/network/nli"
 )
 
@@ -19,7 +20,7 @@ func tinyDeBERTaDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for src, dst := range map[string]string{"config.json": "config.json", "vocab.json": "vocab.json", "merges.txt": "merges.txt", "tiny.safetensors": "model.safetensors"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "deberta", "testdata", src))
+		b, err := os.ReadFile(filepath.Join("..", "..", "network", "deberta", "testdata", src))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +33,7 @@ func tinyDeBERTaDir(t *testing.T) string {
 
 func TestOpenNLI(t *testing.T) {
 	dir := tinyDeBERTaDir(t)
-	m, err := OpenNLI("deberta", dir)
+	m, err := entail.Open("deberta", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,19 +44,19 @@ func TestOpenNLI(t *testing.T) {
 	if err != nil || len(p) != 1 {
 		t.Fatal(p, err)
 	}
-	_, err = OpenNLI("deberta-large-mnli", dir)
+	_, err = entail.Open("deberta-large-mnli", dir)
 	var ie *fault.InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "not deberta-large-mnli") {
 		t.Errorf("the tiny model taken for deberta-large-mnli: %v", err)
 	}
-	if _, err := OpenNLI("roberta", dir); fault.Classify(err) != fault.KindField {
+	if _, err := entail.Open("roberta", dir); fault.Classify(err) != fault.KindField {
 		t.Errorf("unknown name: %v", err)
 	}
-	if _, err := OpenNLI("deberta", ""); fault.Classify(err) != fault.KindField {
+	if _, err := entail.Open("deberta", ""); fault.Classify(err) != fault.KindField {
 		t.Errorf("no directory: %v", err)
 	}
 	// A BERT cross-encoder: the tiny fixture, labels from its config.
-	b, err := OpenNLI("bert", filepath.Join("..", "..", "bert", "testdata", "nli"))
+	b, err := entail.Open("bert", filepath.Join("..", "..", "network", "bert", "testdata", "nli"))
 	if err != nil {
 		t.Fatal(err)
 	}

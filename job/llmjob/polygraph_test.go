@@ -134,7 +134,7 @@ func TestLMPolygraphCrossCheck(t *testing.T) {
 		}
 		check("ecc", uncertainty.Ecc(w, uncertainty.EccThreshold), "Eccentricity", same)
 		// LM-Polygraph's PTrue is −log p(True), genlens's 1 − p(True).
-		pt, err := PTrueOf([]llm.TokenLogprob{{Token: " True", Logprob: c.PTrueLogprob}})
+		pt, err := llm.PTrueOf([]llm.TokenLogprob{{Token: " True", Logprob: c.PTrueLogprob}})
 		if err != nil {
 			t.Fatal(err)
 		}

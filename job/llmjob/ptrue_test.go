@@ -106,7 +106,7 @@ func TestPTrueOf(t *testing.T) {
 		{"listed twice", []llm.TokenLogprob{{Token: " True", Logprob: math.Log(0.6), Top: []llm.TokenChoice{{Token: " True", Logprob: math.Log(0.6)}, {Token: "True", Logprob: math.Log(0.1)}, {Token: "true", Logprob: math.Log(0.1)}}}}, 0.7, false},
 		{"absent", []llm.TokenLogprob{{Token: " False", Logprob: -0.1, Top: []llm.TokenChoice{{Token: " False", Logprob: -0.1}}}}, 0, false},
 	} {
-		got, err := PTrueOf(tc.toks)
+		got, err := llm.PTrueOf(tc.toks)
 		if (err != nil) != tc.err || math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
 		}

@@ -11,14 +11,13 @@ import (
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/metric/likelihood"
-	"github.com/genlens/genlens/metric/semantic"
 	"github.com/genlens/genlens/metric/uncertainty"
 )
 
 // scoreDef is one score of `genlens entropy`: its {scores} name, its key
 // (in the JSON items and summary, and the items.csv column), its label in
-// the text, and how it is computed. The table entropyScores is the one
-// place a score is declared; everything else reads it.
+// the text, and how it is computed. Scores are declared once, in
+// uncertainty.Defs; entropyScores adds what the command needs.
 type scoreDef struct {
 	name  string
 	key   string
@@ -41,56 +40,72 @@ type scoreDef struct {
 type scoreSource string
 
 // entropyScores lists every score, in the order of the result's keys and
-// columns.
-var entropyScores = []scoreDef{
-	{name: "kernel-entropy", key: "kernel_entropy", label: "kernel entropy", sim: uncertainty.ScoreKernelEntropy},
-	{name: "lexsim", key: "lexical_similarity", label: "lexical similarity", confidence: true, sim: uncertainty.ScoreLexSim},
-	{name: "kle", key: "kle", label: "kle", sim: uncertainty.ScoreKLE},
-	{name: "eigv", key: "eigv", label: "eigv", sim: uncertainty.ScoreEigV},
-	{name: "degree", key: "degree", label: "degree", sim: uncertainty.ScoreDegree},
-	{name: "ecc", key: "ecc", label: "ecc", sim: uncertainty.ScoreEcc},
-	{name: "pe", key: "pe", label: "pe", value: func(p *promptScores) (float64, error) {
-		if err := p.needSamples(); err != nil {
-			return 0, err
-		}
-		return likelihood.PE(p.logprobs)
-	}},
-	{name: "ne", key: "ne", label: "ne", value: func(p *promptScores) (float64, error) {
-		if err := p.needSamples(); err != nil {
-			return 0, err
-		}
-		return likelihood.NE(p.logprobs)
-	}},
-	{name: "msp", key: "msp", label: "msp", value: answerScore(likelihood.MSP)},
-	{name: "perplexity", key: "perplexity", label: "perplexity", value: answerScore(likelihood.Perplexity)},
-	{name: "mte", key: "mte", label: "mte", value: answerScore(likelihood.MTE)},
-	{name: "se", key: "se", label: "se", source: sourceNLI, value: func(p *promptScores) (float64, error) {
-		if err := p.needSamples(); err != nil {
-			return 0, err
-		}
-		logp := make([]float64, len(p.logprobs))
-		for i, t := range p.logprobs {
-			lp, err := likelihood.Sequence(t)
-			if errors.Is(err, likelihood.ErrNoLogprobs) {
-				return 0, fmt.Errorf("sample %d: %w", i, errNoLogprobs)
-			}
-			if err != nil {
-				return 0, fmt.Errorf("sample %d: %w", i, err)
-			}
-			logp[i] = lp
-		}
-		return semantic.SE(p.clusters, logp)
-	}},
-	{name: "se-discrete", key: "se_discrete", label: "se-discrete", source: sourceNLI, value: func(p *promptScores) (float64, error) {
-		return semantic.SEDiscrete(p.clusters)
-	}},
-	{name: "numsets", key: "numsets", label: "numsets", source: sourceNLI, value: func(p *promptScores) (float64, error) {
-		return float64(semantic.NumSets(p.clusters)), nil
-	}},
-	{name: "ptrue", key: "ptrue", label: "p(True)", source: sourceModel, value: func(p *promptScores) (float64, error) {
-		return p.ptrue, p.ptrueErr
-	}},
+// columns: uncertainty's table (uncertainty.Defs), with what the command
+// needs to compute each from its rows and to say why one is unavailable.
+var entropyScores = func() []scoreDef {
+	var out []scoreDef
+	for _, d := range uncertainty.Defs() {
+		out = append(out, scoreDef{name: d.Name, key: d.Key, label: d.Label, confidence: d.Confidence, sim: d.Sim,
+			source: sourceOf(d.Needs), value: valueOf(d)})
+	}
+	return out
+}()
+
+// sourceOf is the source a score needing needs reads besides the rows.
+func sourceOf(needs uncertainty.Needs) scoreSource {
+	switch {
+	case needs&uncertainty.NeedsJudge != 0:
+		return sourceNLI
+	case needs&uncertainty.NeedsModel != 0:
+		return sourceModel
+	}
+	return ""
 }
+
+// valueOf computes d from a prompt's scores, its reasons said for the
+// command's reader: which field would have given the logprobs it lacks.
+func valueOf(d uncertainty.Def) func(p *promptScores) (float64, error) {
+	switch {
+	case d.Sim != "":
+		return nil
+	case d.Needs&uncertainty.NeedsModel != 0:
+		return func(p *promptScores) (float64, error) { return p.ptrue, p.ptrueErr }
+	}
+	return func(p *promptScores) (float64, error) {
+		if d.Needs&uncertainty.NeedsSampleLogprobs != 0 {
+			if err := p.needSamples(); err != nil {
+				return 0, err
+			}
+		}
+		if d.Needs&uncertainty.NeedsAnswerLogprobs != 0 && p.answer == nil {
+			return 0, p.answerMissing
+		}
+		v, err := d.Value(uncertainty.Input{Logprobs: p.logprobs, Answer: p.answer, Clusters: p.clusters})
+		switch {
+		case err == nil:
+			return v, nil
+		case errors.Is(err, likelihood.ErrNoTop):
+			return 0, errNoTop
+		case errors.Is(err, likelihood.ErrNoLogprobs):
+			return 0, replaceCause(err, likelihood.ErrNoLogprobs, errNoLogprobs)
+		}
+		return 0, err
+	}
+}
+
+// replaceCause is err with its cause old said as new: likelihood's
+// reasons name the request's fields, the command's name its flags.
+func replaceCause(err, old, new error) error {
+	return &causeError{msg: strings.Replace(err.Error(), old.Error(), new.Error(), 1), err: new}
+}
+
+type causeError struct {
+	msg string
+	err error
+}
+
+func (e *causeError) Error() string { return e.msg }
+func (e *causeError) Unwrap() error { return e.err }
 
 // defaultScoreNames are the scores of a request without {scores}.
 var defaultScoreNames = []string{"kernel-entropy", "lexsim"}
@@ -164,20 +179,6 @@ func (p *promptScores) needSamples() error {
 		return errNoLogprobs
 	}
 	return nil
-}
-
-// answerScore is a score of the answer under test's tokens.
-func answerScore(f func([]likelihood.Token) (float64, error)) func(p *promptScores) (float64, error) {
-	return func(p *promptScores) (float64, error) {
-		if p.answer == nil {
-			return 0, p.answerMissing
-		}
-		v, err := f(p.answer)
-		if errors.Is(err, likelihood.ErrNoTop) {
-			return 0, errNoTop
-		}
-		return v, err
-	}
 }
 
 // newPromptScores reads the tokens of one row. With holdoutFirst the

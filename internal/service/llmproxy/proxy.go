@@ -148,53 +148,29 @@ type Options struct {
 	// need one; the other scores take none.
 	Judge Judge
 	// TopLogprobs is the alternatives per token asked of the caller's
-	// answer for mte (0: DefaultTopLogprobs; 1 to llm.MaxTopLogprobs).
+	// answer for mte (0: llm.MaxTopLogprobs; 1 to llm.MaxTopLogprobs).
 	TopLogprobs int
 	// PTruePrompt is the template of ptrue's question (see
-	// llmjob.PTruePrompt, the default when ""); it must hold {answer}.
+	// llm.PTruePrompt, the default when ""); it must hold {answer}.
 	PTruePrompt string
 }
 
 // score maps samples to an uncertainty.
 type scoreFunc func(ctx context.Context, samples []string) (float64, error)
 
-// scores are the scores of package uncertainty that grow with
-// uncertainty (lexical similarity, a confidence, is left out), each with
-// the options `genlens entropy` uses by default: the contiguous-subsequence
-// kernel on word tokens (subsequences of lengths 1 and 2, summed) for
-// kernel entropy; RougeL similarity and t = 0.3 for the graph scores.
-var scores = map[string]scoreFunc{
-	string(uncertainty.ScoreKernelEntropy): scoreWith(uncertainty.ScoreKernelEntropy),
-	string(uncertainty.ScoreKLE):           scoreWith(uncertainty.ScoreKLE),
-	string(uncertainty.ScoreEigV):          scoreWith(uncertainty.ScoreEigV),
-	string(uncertainty.ScoreDegree):        scoreWith(uncertainty.ScoreDegree),
-	string(uncertainty.ScoreEcc):           scoreWith(uncertainty.ScoreEcc),
-}
-
-// tokenScores are the scores of the samples' token log-probabilities
-// (package likelihood), as `genlens entropy` computes them; the proxy
-// asks the upstream for logprobs of its own samples only for them.
-// Those of the answer the caller receives (msp, perplexity, mte) are
-// answerScores.
-var tokenScores = map[string]func([][]likelihood.Token) (float64, error){
-	"pe": likelihood.PE,
-	"ne": likelihood.NE,
-}
-
-// Scores lists the uncertainty scores the proxy computes.
+// Scores lists the uncertainty scores the proxy computes: every score of
+// uncertainty's table (uncertainty.Defs) but those that grow with
+// confidence (lexical similarity), since the proxy's answer carries an
+// uncertainty. Each is computed as `genlens entropy` computes it by
+// default: the contiguous-subsequence kernel on word tokens (subsequences
+// of lengths 1 and 2, summed) for kernel entropy; RougeL similarity and
+// t = 0.3 for the graph scores.
 func Scores() []string {
-	names := []string{scorePTrue}
-	for n := range scores {
-		names = append(names, n)
-	}
-	for n := range tokenScores {
-		names = append(names, n)
-	}
-	for n := range answerScores {
-		names = append(names, n)
-	}
-	for n := range semanticScores {
-		names = append(names, n)
+	var names []string
+	for _, d := range uncertainty.Defs() {
+		if !d.Confidence {
+			names = append(names, d.Name)
+		}
 	}
 	slices.Sort(names)
 	return names
@@ -229,11 +205,12 @@ type Proxy struct {
 	client   *llm.Client
 	k        int
 	score    string
-	scoreFn  scoreFunc
-	tokenFn  func([][]likelihood.Token) (float64, error) // a score of the samples' logprobs, or nil
-	answerFn func([]likelihood.Token) (float64, error)   // a score of the answer's logprobs, or nil
-	semFn    func([]int, []float64) (float64, error)     // a score of the samples' clusters, or nil
-	judge    func() (nli.Model, *chatnli.Judge)          // a judge for one request's pairs
+	def      uncertainty.Def                    // the score's entry in uncertainty's table
+	scoreFn  scoreFunc                          // a score of the samples' texts, or nil
+	tokenFn  bool                               // a score of the samples' logprobs alone
+	answerFn bool                               // a score of the answer's logprobs
+	semFn    bool                               // a score of the samples' clusters
+	judge    func() (nli.Model, *chatnli.Judge) // a judge for one request's pairs
 	ptrue    bool
 	timeout  time.Duration
 	sampler  Sampler
@@ -311,24 +288,23 @@ func New(o Options) (*Proxy, error) {
 	if o.Client == nil {
 		return nil, errors.New("llmproxy: no upstream client")
 	}
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("llmproxy: %w", err)
+	}
 	p := &Proxy{client: o.Client, k: o.Samples, score: o.Score, timeout: o.Client.Timeout(), sampler: o.Sampler,
 		maxBody: o.MaxBody, recorder: o.Recorder, observe: o.Observe, log: o.Logger, secrets: append(slices.Clone(o.Secrets), o.Client.Secrets()...),
 		records: make(chan records.LLMRequest, 4*recordBatch), recDone: make(chan struct{}),
 		reads: make(chan struct{}, maxUpstreamReads), samplings: make(chan struct{}, samplingSlots)}
-	if p.k == 0 {
-		p.k = DefaultSamples
+	p.def, _ = uncertainty.Lookup(p.score)
+	n := p.def.Needs
+	p.tokenFn = n == uncertainty.NeedsSampleLogprobs
+	p.answerFn = n&uncertainty.NeedsAnswerLogprobs != 0
+	p.semFn = n&uncertainty.NeedsJudge != 0
+	p.ptrue = n&uncertainty.NeedsModel != 0
+	if p.def.Sim != "" {
+		p.scoreFn = scoreWith(p.def.Sim)
 	}
-	if p.k < 2 || p.k > MaxSamples {
-		return nil, fmt.Errorf("llmproxy: samples %d: want 2 to %d (an uncertainty needs two samples)", p.k, MaxSamples)
-	}
-	if p.score == "" {
-		p.score = DefaultScore
-	}
-	p.tokenFn, p.answerFn, p.semFn, p.ptrue = tokenScores[p.score], answerScores[p.score], semanticScores[p.score], p.score == scorePTrue
-	if !slices.Contains(Scores(), p.score) {
-		return nil, fmt.Errorf("llmproxy: score %q: want one of %s", p.score, strings.Join(Scores(), ", "))
-	}
-	p.scoreFn = scores[p.score]
 	if err := p.configure(o); err != nil {
 		return nil, err
 	}
@@ -405,7 +381,7 @@ func (p *Proxy) tokenScore(choices []llm.Choice) (float64, error) {
 			toks[i][j].Logprob = t.Logprob
 		}
 	}
-	u, err := p.tokenFn(toks)
+	u, err := p.def.Value(uncertainty.Input{Logprobs: toks})
 	if err != nil {
 		return math.NaN(), fmt.Errorf("scoring: %w", err)
 	}
@@ -424,7 +400,7 @@ func (p *Proxy) sampleRequest(cr *chatRequest) (llm.ChatRequest, error) {
 		return llm.ChatRequest{}, errors.New("no messages")
 	}
 	one := 1.0
-	req := llm.ChatRequest{Model: cr.Model, N: p.k, Temperature: &one, Messages: msgs, Logprobs: p.tokenFn != nil || p.score == "se"}
+	req := llm.ChatRequest{Model: cr.Model, N: p.k, Temperature: &one, Messages: msgs, Logprobs: p.def.Needs&uncertainty.NeedsSampleLogprobs != 0}
 	if cr.MaxTokens != nil {
 		req.MaxTokens = *cr.MaxTokens
 	}
@@ -467,7 +443,7 @@ func (p *Proxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error) <-c
 		out <- scored{uncertainty: math.NaN(), err: reqErr}
 		return out
 	}
-	if p.answerFn != nil {
+	if p.answerFn {
 		out <- scored{} // the answer is scored once it comes
 		return out
 	}
@@ -509,7 +485,7 @@ func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest, keep *[
 	if len(choices) != p.k {
 		return math.NaN(), fmt.Errorf("sampling: %d samples, want %d", len(choices), p.k)
 	}
-	if p.tokenFn != nil {
+	if p.tokenFn {
 		return p.tokenScore(choices)
 	}
 	texts := make([]string, len(choices))
@@ -527,7 +503,7 @@ func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest, keep *[
 	}
 	defer func() { <-scoreSlots }()
 	var u float64
-	if p.semFn != nil {
+	if p.semFn {
 		u, err = p.semanticScore(ctx, req, choices, texts)
 	} else {
 		u, err = p.scoreFn(ctx, texts)
@@ -658,7 +634,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.Model, rec.Stream, rec.MessagesHash = cr.Model, cr.Stream, messagesHash(cr.Messages)
 	sreq, reqErr := p.sampleRequest(&cr)
 	upBody, blank := body, false
-	if p.answerFn != nil && !cr.Stream {
+	if p.answerFn && !cr.Stream {
 		upBody, blank = p.wantsAnswerLogprobs(body, &cr)
 	}
 
@@ -873,7 +849,7 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 	switch {
 	case p.ptrue:
 		sc = p.askPTrue(sctx, sreq, sc, answer.String())
-	case p.answerFn != nil:
+	case p.answerFn:
 		sc = scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: %s reads the answer's logprobs, and a stream passes through as the caller asked it", p.score)}
 	}
 	rec.Answer, rec.Status, rec.Uncertainty, rec.SampleSeconds = answer.String(), resp.StatusCode, sc.uncertainty, sc.seconds

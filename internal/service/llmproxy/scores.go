@@ -3,7 +3,6 @@ package llmproxy
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,11 +11,12 @@ import (
 	"time"
 
 	"github.com/genlens/genlens/dataio"
-	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/internal/entail"
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/llm/chatnli"
 	"github.com/genlens/genlens/metric/likelihood"
 	"github.com/genlens/genlens/metric/semantic"
+	"github.com/genlens/genlens/metric/uncertainty"
 	"github.com/genlens/genlens/network/nli"
 )
 
@@ -26,38 +26,20 @@ import (
 // p(True), one more question to the upstream. Each is computed as
 // `genlens entropy` computes it, with the job layer's code.
 
-// answerScores are the scores of the answer the caller receives, read
-// from its logprobs: the proxy asks the upstream for them with the
-// caller's request and blanks them from the answer when the caller did
-// not ask for them. They draw no samples.
-var answerScores = map[string]func([]likelihood.Token) (float64, error){
-	"msp":        likelihood.MSP,
-	"perplexity": likelihood.Perplexity,
-	"mte":        likelihood.MTE,
-}
-
-// semanticScores are the scores of the samples clustered by
-// bidirectional entailment; se also weighs the clusters by the samples'
-// sequence probabilities, asked of the upstream with them.
-var semanticScores = map[string]func(clusters []int, logp []float64) (float64, error){
-	"se": semantic.SE,
-	"se-discrete": func(c []int, _ []float64) (float64, error) {
-		return semantic.SEDiscrete(c)
-	},
-	"numsets": func(c []int, _ []float64) (float64, error) {
-		return float64(semantic.NumSets(c)), nil
-	},
-}
-
 // SemanticScores lists the scores that need an entailment judge.
-func SemanticScores() []string { return []string{"numsets", "se", "se-discrete"} }
-
-// scorePTrue is p(True) of the caller's answer, asked of the upstream
-// with the samples as brainstormed ideas (llmjob.PTruePrompt).
-const scorePTrue = "ptrue"
+func SemanticScores() []string {
+	var names []string
+	for _, d := range uncertainty.Defs() {
+		if d.Needs&uncertainty.NeedsJudge != 0 {
+			names = append(names, d.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
 
 // Judge names the entailment judge of se, se-discrete and numsets: an
-// in-process NLI model (NLI, one of llmjob.NLIModels, from the model
+// in-process NLI model (NLI, one of entail.Models, from the model
 // directory Weights) or an OpenAI-compatible chat model (Model at the
 // API root BaseURL, with APIKey when it needs one), asked as package
 // chatnli asks. Each request's pairs are judged once, and forgotten with
@@ -68,7 +50,7 @@ type Judge struct {
 }
 
 // NLIModels lists the in-process NLI models a Judge may name.
-func NLIModels() []string { return slices.Clone(llmjob.NLIModels) }
+func NLIModels() []string { return slices.Clone(entail.Models) }
 
 // judgeTimeout bounds one question to a chat judge.
 const judgeTimeout = 60 * time.Second
@@ -76,18 +58,13 @@ const judgeTimeout = 60 * time.Second
 // open returns a judge for each request, nil when j names none.
 func (j Judge) open() (func() (nli.Model, *chatnli.Judge), error) {
 	switch {
-	case j.NLI != "" && j.BaseURL != "":
-		return nil, errors.New("llmproxy: an in-process NLI model or a chat judge, not both")
 	case j.NLI != "":
-		m, err := llmjob.OpenNLIModel(j.NLI, j.Weights)
+		m, err := entail.OpenModel(j.NLI, j.Weights)
 		if err != nil {
 			return nil, err
 		}
 		return func() (nli.Model, *chatnli.Judge) { return nli.Cached(m), nil }, nil
 	case j.BaseURL != "":
-		if j.Model == "" {
-			return nil, errors.New("llmproxy: a chat judge needs its model")
-		}
 		c, err := llm.New(llm.Config{BaseURL: j.BaseURL, APIKey: j.APIKey, Name: "judge", Timeout: judgeTimeout,
 			MaxRetries: 2, Concurrency: samplingSlots})
 		if err != nil {
@@ -130,33 +107,29 @@ func question(msgs []llm.Message) string {
 // semanticScore clusters the samples with a judge of the request's own
 // and scores the clusters.
 func (p *Proxy) semanticScore(ctx context.Context, req llm.ChatRequest, choices []llm.Choice, texts []string) (float64, error) {
-	var logp []float64
-	if p.score == "se" {
-		logp = make([]float64, len(choices))
+	var in uncertainty.Input
+	if p.def.Needs&uncertainty.NeedsSampleLogprobs != 0 {
+		in.Logprobs = make([][]likelihood.Token, len(choices))
 		for i, c := range choices {
 			if c.Tokens == nil {
 				return math.NaN(), fmt.Errorf("scoring: the upstream sent no logprobs with its samples, and %s needs them", p.score)
 			}
-			toks := make([]likelihood.Token, len(c.Tokens))
+			in.Logprobs[i] = make([]likelihood.Token, len(c.Tokens))
 			for j, t := range c.Tokens {
-				toks[j].Logprob = t.Logprob
+				in.Logprobs[i][j].Logprob = t.Logprob
 			}
-			lp, err := likelihood.Sequence(toks)
-			if err != nil {
-				return math.NaN(), fmt.Errorf("scoring: sample %d: %w", i, err)
-			}
-			logp[i] = lp
 		}
 	}
 	m, chat := p.judge()
-	clusters, err := llmjob.ClusterAnswers(ctx, m, question(req.Messages), texts)
+	clusters, err := semantic.ClusterAnswers(ctx, m, question(req.Messages), texts)
 	if err != nil {
 		return math.NaN(), fmt.Errorf("entailment of the samples: %w", err)
 	}
 	if chat != nil && chat.Refused() > 0 {
 		p.log.Warn("llm proxy: the entailment judge's answers were no label, taken as not entailing", "pairs", chat.Refused())
 	}
-	return p.semFn(clusters, logp)
+	in.Clusters = clusters
+	return p.def.Value(in)
 }
 
 // wantsAnswerLogprobs returns the caller's request asking the upstream
@@ -183,7 +156,7 @@ func (p *Proxy) wantsAnswerLogprobs(body []byte, cr *chatRequest) ([]byte, bool)
 // upstream's answer, a chat completion), and blanks its logprobs when
 // the caller did not ask for them; sc is the outcome of the samples.
 func (p *Proxy) scoreAnswer(ctx context.Context, req llm.ChatRequest, sc scored, b []byte, blank bool) ([]byte, scored) {
-	if p.answerFn == nil && !p.ptrue {
+	if !p.answerFn && !p.ptrue {
 		return b, sc
 	}
 	choices, perr := llm.ChatChoices(b)
@@ -197,7 +170,7 @@ func (p *Proxy) scoreAnswer(ctx context.Context, req llm.ChatRequest, sc scored,
 		return b, sc
 	case perr != nil:
 		return b, scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: %w", perr)}
-	case p.answerFn != nil:
+	case p.answerFn:
 		start := time.Now()
 		if choices[0].Tokens == nil {
 			return b, scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: the upstream sent no logprobs with the answer, and %s needs them", p.score)}
@@ -209,7 +182,7 @@ func (p *Proxy) scoreAnswer(ctx context.Context, req llm.ChatRequest, sc scored,
 				toks[i].Top = append(toks[i].Top, a.Logprob)
 			}
 		}
-		u, err := p.answerFn(toks)
+		u, err := p.def.Value(uncertainty.Input{Answer: toks})
 		if err != nil {
 			return b, scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: %w", err)}
 		}
@@ -225,49 +198,30 @@ func (p *Proxy) askPTrue(ctx context.Context, req llm.ChatRequest, sc scored, an
 		return sc
 	}
 	start := time.Now()
-	text := llmjob.PTrueText(p.ptruePrompt, question(req.Messages), sc.samples, answer)
-	toks, err := llmjob.AskPTrue(ctx, p.client, req.Model, false, text)
+	text := llm.PTrueText(p.ptruePrompt, question(req.Messages), sc.samples, answer)
+	toks, err := llm.AskPTrue(ctx, p.client, req.Model, false, text)
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
 		return scored{uncertainty: math.NaN(), err: p.cutErr(), seconds: sc.seconds}
 	}
 	if err != nil {
 		return scored{uncertainty: math.NaN(), err: fmt.Errorf("p(True): %w", err), seconds: sc.seconds}
 	}
-	pt, err := llmjob.PTrueOf(toks)
+	pt, err := llm.PTrueOf(toks)
 	if err != nil {
 		return scored{uncertainty: math.NaN(), err: fmt.Errorf("p(True): %w", err), seconds: sc.seconds}
 	}
 	return scored{uncertainty: 1 - pt, seconds: sc.seconds + time.Since(start).Seconds()}
 }
 
-// configure checks and sets what the score needs beyond its name: the
-// judge of the semantic scores, mte's alternatives, p(True)'s template.
+// configure sets what the score needs beyond its name, checked by
+// Options.Validate: the judge of the semantic scores, mte's alternatives,
+// p(True)'s template.
 func (p *Proxy) configure(o Options) error {
 	p.topK, p.ptruePrompt = o.TopLogprobs, o.PTruePrompt
-	switch {
-	case p.topK != 0 && p.score != "mte":
-		return fmt.Errorf("llmproxy: top logprobs apply to mte only, not %s", p.score)
-	case p.topK == 0:
-		p.topK = llm.MaxTopLogprobs
-	case p.topK < 1 || p.topK > llm.MaxTopLogprobs:
-		return fmt.Errorf("llmproxy: top logprobs %d: want 1 to %d", p.topK, llm.MaxTopLogprobs)
-	}
-	switch {
-	case p.ptruePrompt != "" && !p.ptrue:
-		return fmt.Errorf("llmproxy: a p(True) prompt applies to ptrue only, not %s", p.score)
-	case p.ptruePrompt == "":
-		p.ptruePrompt = llmjob.PTruePrompt
-	case !strings.Contains(p.ptruePrompt, "{answer}"):
-		return errors.New("llmproxy: the p(True) prompt has no {answer}")
-	}
 	judge, err := o.Judge.open()
 	switch {
 	case err != nil:
 		return err
-	case judge == nil && p.semFn != nil:
-		return fmt.Errorf("llmproxy: score %s needs an entailment judge", p.score)
-	case judge != nil && p.semFn == nil:
-		return fmt.Errorf("llmproxy: an entailment judge applies to %s only, not %s", strings.Join(SemanticScores(), ", "), p.score)
 	}
 	p.judge = judge
 	if o.Judge.APIKey != "" {
@@ -278,7 +232,7 @@ func (p *Proxy) configure(o Options) error {
 
 // samplesDrawn is k, or 0 for a score of the answer alone.
 func (p *Proxy) samplesDrawn() int {
-	if p.answerFn != nil {
+	if p.answerFn {
 		return 0
 	}
 	return p.k
@@ -288,5 +242,5 @@ func (p *Proxy) samplesDrawn() int {
 // path (Kadavath et al.'s when path is ""), refusing, as the entropy
 // command does, a template with no place for the proposed answer.
 func ReadPTruePrompt(path string) (string, error) {
-	return llmjob.ReadPTruePrompt(dataio.HostFS, path)
+	return llm.ReadPTruePrompt(dataio.HostFS, path)
 }

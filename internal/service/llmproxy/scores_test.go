@@ -14,9 +14,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/genlens/genlens/internal/entail"
 	"github.com/genlens/genlens/internal/service/llmproxy"
 	"github.com/genlens/genlens/internal/testkit/llmtest"
-	"github.com/genlens/genlens/job/llmjob"
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/metric/hallucination/categorical"
 	"github.com/genlens/genlens/metric/semantic"
@@ -268,15 +268,15 @@ func TestProxyEcc(t *testing.T) {
 // The in-process NLI judge clusters the samples as the entropy job's
 // judge does, each sample after the question.
 func TestProxyNLIModelJudge(t *testing.T) {
-	dir := filepath.Join("..", "bert", "testdata", "nli")
+	dir := filepath.Join("..", "..", "..", "network", "bert", "testdata", "nli")
 	samples := fixedSampler{"The capital is Paris.", "Paris.", "It is Lyon, not Paris.", "A dog runs in the park."}
 	p, _ := newTestProxy(t, llmproxy.Options{Sampler: samples, Samples: 4, Score: "numsets", Judge: llmproxy.Judge{NLI: "bert", Weights: dir}})
 	out := callProxy(t, p, `{"model":"tiny","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"Capital of"},{"type":"text","text":"France?"}]}]}`)
-	m, err := llmjob.OpenNLI("bert", dir)
+	m, err := entail.Open("bert", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clusters, err := llmjob.ClusterAnswers(context.Background(), m, "Capital of France?", samples)
+	clusters, err := semantic.ClusterAnswers(context.Background(), m, "Capital of France?", samples)
 	if err != nil {
 		t.Fatal(err)
 	}

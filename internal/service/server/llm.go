@@ -80,20 +80,21 @@ func (s *Server) newLLMProxy(o LLMOptions) (*llmproxy.Proxy, error) {
 			return nil, fault.Fieldf("llm_ptrue_prompt", "{llm_ptrue_prompt} %v", err)
 		}
 	}
-	judge := llmproxy.Judge{NLI: o.NLI, Weights: o.NLIWeights, BaseURL: o.NLIBaseURL, Model: o.NLIModel, APIKey: o.NLIAPIKey}
-	p, err := llmproxy.New(llmproxy.Options{Client: o.Client, Sampler: o.Sampler, Samples: o.Samples, Score: o.Score, Embedder: emb,
-		Judge: judge, TopLogprobs: o.TopLogprobs, PTruePrompt: ptrue,
-		MaxBody: s.maxBody, Recorder: s.store, Logger: s.log, Secrets: append(slices.Clone(s.opts.Secrets), o.APIKey, o.NLIAPIKey),
-		Observe: func(rec records.LLMRequest) {
-			model := labels.of(rec.Model)
-			m.llmRequests.WithLabelValues(model, strconv.Itoa(rec.Status)).Inc()
-			if rec.UpstreamSeconds > 0 {
-				m.llmUpstream.WithLabelValues(model).Observe(rec.UpstreamSeconds)
-			}
-			if !math.IsNaN(rec.Uncertainty) {
-				m.llmUncertainty.WithLabelValues(model).Observe(rec.Uncertainty)
-			}
-		}})
+	po := o.proxyOptions(ptrue)
+	po.Client, po.Sampler, po.Embedder = o.Client, o.Sampler, emb
+	po.MaxBody, po.Recorder, po.Logger = s.maxBody, s.store, s.log
+	po.Secrets = append(slices.Clone(s.opts.Secrets), o.APIKey, o.NLIAPIKey)
+	po.Observe = func(rec records.LLMRequest) {
+		model := labels.of(rec.Model)
+		m.llmRequests.WithLabelValues(model, strconv.Itoa(rec.Status)).Inc()
+		if rec.UpstreamSeconds > 0 {
+			m.llmUpstream.WithLabelValues(model).Observe(rec.UpstreamSeconds)
+		}
+		if !math.IsNaN(rec.Uncertainty) {
+			m.llmUncertainty.WithLabelValues(model).Observe(rec.Uncertainty)
+		}
+	}
+	p, err := llmproxy.New(po)
 	if err != nil && o.NLI != "" {
 		return nil, fault.Fieldf("llm_nli_weights", "{llm_nli} %s from {llm_nli_weights} %s: %v", o.NLI, o.NLIWeights, err)
 	}

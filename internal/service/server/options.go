@@ -1,14 +1,15 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/service/llmproxy"
-	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/network/bert"
 )
 
@@ -87,36 +88,46 @@ func mib(n int64) string {
 }
 
 // EnsureDefaults sets the zero Samples, Score and Timeout of o to their
-// defaults.
+// defaults: the proxy's (llmproxy.Options.EnsureDefaults) and the
+// upstream's timeout.
 func (o *LLMOptions) EnsureDefaults() {
-	if o.Samples == 0 {
-		o.Samples = llmproxy.DefaultSamples
-	}
-	if o.Score == "" {
-		o.Score = llmproxy.DefaultScore
-	}
+	po := o.proxyOptions("")
+	po.EnsureDefaults()
+	o.Samples, o.Score = po.Samples, po.Score
 	if o.Timeout == 0 {
 		o.Timeout = llmproxy.DefaultTimeout
 	}
 }
 
+// proxyOptions are the settings of o the proxy checks itself, with the
+// template of p(True)'s question.
+func (o *LLMOptions) proxyOptions(ptrue string) llmproxy.Options {
+	return llmproxy.Options{Samples: o.Samples, Score: o.Score, TopLogprobs: o.TopLogprobs, PTruePrompt: ptrue,
+		Judge: llmproxy.Judge{NLI: o.NLI, Weights: o.NLIWeights, BaseURL: o.NLIBaseURL, Model: o.NLIModel, APIKey: o.NLIAPIKey}}
+}
+
 // Validate checks the proxy's options, with their defaults in place: a
 // bad field is a *fault.FieldError ({llm_upstream}, {llm_samples},
-// {llm_score}, {llm_timeout}, {llm_nli}, {llm_top_logprobs}, ...).
+// {llm_score}, {llm_timeout}, {llm_nli}, {llm_top_logprobs}, ...). The
+// settings of the proxy itself are checked by llmproxy.Options.Validate,
+// their fields prefixed llm_; the template file of {llm_ptrue_prompt} is
+// read, and checked, when the proxy is made.
 func (o *LLMOptions) Validate() error {
 	u, err := url.Parse(o.Upstream)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		return fault.Fieldf("llm_upstream", "{llm_upstream} %q: want an http:// or https:// URL", o.Upstream)
-	case o.Samples < 2 || o.Samples > llmproxy.MaxSamples:
-		return fault.Fieldf("llm_samples", "{llm_samples} %d: want 2 to %d (an uncertainty needs two samples)", o.Samples, llmproxy.MaxSamples)
-	case !slices.Contains(llmproxy.Scores(), o.Score):
-		return fault.Fieldf("llm_score", "{llm_score} %q: want %s", o.Score, strings.Join(llmproxy.Scores(), ", "))
 	case o.Timeout <= 0:
 		return fault.Fieldf("llm_timeout", "{llm_timeout} %v: want a positive duration", o.Timeout)
 	}
-	if err := o.validateScores(); err != nil {
-		return err
+	ptrue := ""
+	if o.PTruePrompt != "" {
+		ptrue = "{answer}" // a stand-in: the file is read when the proxy is made
+	}
+	po := o.proxyOptions(ptrue)
+	po.EnsureDefaults()
+	if err := po.Validate(); err != nil {
+		return prefixField(err, "llm_")
 	}
 	switch {
 	case o.Embedder == "" && o.Weights != "":
@@ -133,42 +144,16 @@ func (o *LLMOptions) Validate() error {
 	return nil
 }
 
-// validateScores checks what the scores beyond the samples' words need:
-// the entailment judge of the semantic scores, mte's alternatives,
-// p(True)'s template.
-func (o *LLMOptions) validateScores() error {
-	semantic := slices.Contains(llmproxy.SemanticScores(), o.Score)
-	judge := "{llm_nli} NAME with {llm_nli_weights} DIR, or {llm_nli_base_url} URL with {llm_nli_model} NAME"
-	switch {
-	case o.NLI != "" && o.NLIBaseURL != "":
-		return fault.Fieldf("llm_nli", "give {llm_nli} or {llm_nli_base_url}, not both")
-	case (o.NLI != "" || o.NLIBaseURL != "") && !semantic:
-		return fault.Fieldf("llm_score", "{llm_score} %q takes no entailment judge: the judge applies to %s", o.Score, strings.Join(llmproxy.SemanticScores(), ", "))
-	case semantic && o.NLI == "" && o.NLIBaseURL == "":
-		return fault.Fieldf("llm_score", "{llm_score} %s clusters the samples by entailment: give %s", o.Score, judge)
-	case o.NLI != "" && !slices.Contains(llmproxy.NLIModels(), o.NLI):
-		return fault.Fieldf("llm_nli", "{llm_nli} %q: want one of %s", o.NLI, strings.Join(llmproxy.NLIModels(), ", "))
-	case o.NLI != "" && o.NLIWeights == "":
-		return fault.Fieldf("llm_nli_weights", "{llm_nli} %s needs {llm_nli_weights} DIR, the model's directory", o.NLI)
-	case o.NLI == "" && o.NLIWeights != "":
-		return fault.Fieldf("llm_nli_weights", "{llm_nli_weights} needs {llm_nli} NAME")
-	case o.NLIBaseURL == "" && (o.NLIModel != "" || o.NLIAPIKey != ""):
-		return fault.Fieldf("llm_nli_model", "{llm_nli_model} and its key need {llm_nli_base_url} URL")
-	case o.NLIBaseURL != "" && o.NLIModel == "":
-		return fault.Fieldf("llm_nli_model", "{llm_nli_base_url} needs {llm_nli_model} NAME")
-	case len(o.NLIModel) > llmproxy.MaxModel:
-		return fault.Fieldf("llm_nli_model", "{llm_nli_model}: %d bytes, at most %d", len(o.NLIModel), llmproxy.MaxModel)
-	case o.TopLogprobs < 0 || o.TopLogprobs > llm.MaxTopLogprobs:
-		return fault.Fieldf("llm_top_logprobs", "{llm_top_logprobs} %d: at most %d (0: %d)", o.TopLogprobs, llm.MaxTopLogprobs, llm.MaxTopLogprobs)
-	case o.TopLogprobs != 0 && o.Score != "mte":
-		return fault.Fieldf("llm_top_logprobs", "{llm_top_logprobs} applies only to {llm_score} mte")
-	case o.PTruePrompt != "" && o.Score != "ptrue":
-		return fault.Fieldf("llm_ptrue_prompt", "{llm_ptrue_prompt} applies only to {llm_score} ptrue")
+// prefixField is err, a field error of a settings struct nested in the
+// server's options, with its fields named as the server's options name
+// them: prefix added to the field and to every field in its message.
+func prefixField(err error, prefix string) error {
+	var fe *fault.FieldError
+	if !errors.As(err, &fe) {
+		return err
 	}
-	if o.NLIBaseURL != "" {
-		if u, err := url.Parse(o.NLIBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fault.Fieldf("llm_nli_base_url", "{llm_nli_base_url} %q: want an http:// or https:// URL", o.NLIBaseURL)
-		}
-	}
-	return nil
+	return &fault.FieldError{Field: prefix + fe.Field, Msg: fieldRef.ReplaceAllString(fe.Msg, "{"+prefix+"$1}")}
 }
+
+// fieldRef is a field named in a message: {name}.
+var fieldRef = regexp.MustCompile(`\{([a-z_]+)\}`)

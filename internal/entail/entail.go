@@ -1,4 +1,4 @@
-package llmjob
+package entail
 
 import (
 	"fmt"
@@ -13,32 +13,32 @@ import (
 	"github.com/genlens/genlens/network/nli"
 )
 
-// NLIModels lists the names OpenNLI accepts.
-var NLIModels = []string{"deberta-large-mnli", "deberta", "bert"}
+// Models lists the names Open accepts.
+var Models = []string{"deberta-large-mnli", "deberta", "bert"}
 
-// OpenNLI opens the in-process NLI judge called name from the Hugging
+// Open opens the in-process NLI judge called name from the Hugging
 // Face model directory dir (config.json, vocab.json, merges.txt and
 // model.safetensors or pytorch_model.bin), wrapped by nli.Cached so that
-// each ordered pair is judged once (OpenNLIModel without the cache). "deberta-large-mnli" insists on that
+// each ordered pair is judged once (OpenModel without the cache). "deberta-large-mnli" insists on that
 // model's shape (24 layers, hidden 1024, 16 heads), so a directory of
 // another model is not silently taken for it; "deberta" takes any DeBERTa
 // (v1) NLI classifier; "bert" a BERT-architecture cross-encoder
 // (BertForSequenceClassification: config.json, vocab.txt, weights), its
 // labels read from its config.
-func OpenNLI(name, dir string) (nli.Model, error) {
-	m, err := OpenNLIModel(name, dir)
+func Open(name, dir string) (nli.Model, error) {
+	m, err := OpenModel(name, dir)
 	if err != nil {
 		return nil, err
 	}
 	return nli.Cached(m), nil
 }
 
-// OpenNLIModel is OpenNLI without the cache, for a caller whose pairs
+// OpenModel is OpenNLI without the cache, for a caller whose pairs
 // never come back (a long-running proxy, whose cache would only grow):
 // it wraps each batch of its own in nli.Cached.
-func OpenNLIModel(name, dir string) (nli.Model, error) {
-	if !slices.Contains(NLIModels, name) {
-		return nil, fault.Fieldf("nli", "{nli} %q: want %s", name, strings.Join(NLIModels, ", "))
+func OpenModel(name, dir string) (nli.Model, error) {
+	if !slices.Contains(Models, name) {
+		return nil, fault.Fieldf("nli", "{nli} %q: want %s", name, strings.Join(Models, ", "))
 	}
 	if dir == "" {
 		return nil, fault.Fieldf("nli_weights", "{nli} %s needs {nli_weights} DIR, the model's directory", name)

@@ -1,0 +1,87 @@
+package llmproxy
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/entail"
+	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/metric/uncertainty"
+)
+
+// EnsureDefaults sets the zero Samples, Score, TopLogprobs and PTruePrompt
+// of o to their defaults. New calls it; a transport that checks its
+// options before it opens the upstream and the judge (serve) calls it
+// and Validate on the same values.
+func (o *Options) EnsureDefaults() {
+	if o.Samples == 0 {
+		o.Samples = DefaultSamples
+	}
+	if o.Score == "" {
+		o.Score = DefaultScore
+	}
+	if o.TopLogprobs == 0 && o.Score == "mte" {
+		o.TopLogprobs = llm.MaxTopLogprobs
+	}
+	if o.PTruePrompt == "" && o.Score == "ptrue" {
+		o.PTruePrompt = llm.PTruePrompt
+	}
+}
+
+// Validate checks the settings of o a person chooses, with their
+// defaults in place (EnsureDefaults): k, the score, what the score needs
+// (an entailment judge for the semantic scores, and none for the others;
+// mte's alternatives; p(True)'s template) and the judge's names. A bad
+// setting is a *fault.FieldError naming it in braces as serve's options
+// do without their llm_ prefix: {samples}, {score}, {nli}, {nli_weights},
+// {nli_base_url}, {nli_model}, {top_logprobs}, {ptrue_prompt}. The
+// upstream client, the judge's model files and an embedder are checked
+// when New opens them.
+func (o *Options) Validate() error {
+	d, ok := uncertainty.Lookup(o.Score)
+	switch {
+	case o.Samples < 2 || o.Samples > MaxSamples:
+		return fault.Fieldf("samples", "{samples} %d: want 2 to %d (an uncertainty needs two samples)", o.Samples, MaxSamples)
+	case !ok || !slices.Contains(Scores(), o.Score):
+		return fault.Fieldf("score", "{score} %q: want %s", o.Score, strings.Join(Scores(), ", "))
+	}
+	j := o.Judge
+	semantic := d.Needs&uncertainty.NeedsJudge != 0
+	judge := "{nli} NAME with {nli_weights} DIR, or {nli_base_url} URL with {nli_model} NAME"
+	switch {
+	case j.NLI != "" && j.BaseURL != "":
+		return fault.Fieldf("nli", "give {nli} or {nli_base_url}, not both")
+	case (j.NLI != "" || j.BaseURL != "") && !semantic:
+		return fault.Fieldf("score", "{score} %q takes no entailment judge: the judge applies to %s", o.Score, strings.Join(SemanticScores(), ", "))
+	case semantic && j.NLI == "" && j.BaseURL == "":
+		return fault.Fieldf("score", "{score} %s clusters the samples by entailment: give %s", o.Score, judge)
+	case j.NLI != "" && !slices.Contains(entail.Models, j.NLI):
+		return fault.Fieldf("nli", "{nli} %q: want one of %s", j.NLI, strings.Join(entail.Models, ", "))
+	case j.NLI != "" && j.Weights == "":
+		return fault.Fieldf("nli_weights", "{nli} %s needs {nli_weights} DIR, the model's directory", j.NLI)
+	case j.NLI == "" && j.Weights != "":
+		return fault.Fieldf("nli_weights", "{nli_weights} needs {nli} NAME")
+	case j.BaseURL == "" && (j.Model != "" || j.APIKey != ""):
+		return fault.Fieldf("nli_model", "{nli_model} and its key need {nli_base_url} URL")
+	case j.BaseURL != "" && j.Model == "":
+		return fault.Fieldf("nli_model", "{nli_base_url} needs {nli_model} NAME")
+	case len(j.Model) > MaxModel:
+		return fault.Fieldf("nli_model", "{nli_model}: %d bytes, at most %d", len(j.Model), MaxModel)
+	case o.TopLogprobs != 0 && o.Score != "mte":
+		return fault.Fieldf("top_logprobs", "{top_logprobs} applies only to {score} mte")
+	case o.Score == "mte" && (o.TopLogprobs < 1 || o.TopLogprobs > llm.MaxTopLogprobs):
+		return fault.Fieldf("top_logprobs", "{top_logprobs} %d: want 1 to %d (0: %d)", o.TopLogprobs, llm.MaxTopLogprobs, llm.MaxTopLogprobs)
+	case o.PTruePrompt != "" && o.Score != "ptrue":
+		return fault.Fieldf("ptrue_prompt", "{ptrue_prompt} applies only to {score} ptrue")
+	case o.Score == "ptrue" && !strings.Contains(o.PTruePrompt, "{answer}"):
+		return fault.Fieldf("ptrue_prompt", "{ptrue_prompt}: the template has no place for the proposed answer (the word answer in braces)")
+	}
+	if j.BaseURL != "" {
+		if u, err := url.Parse(j.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fault.Fieldf("nli_base_url", "{nli_base_url} %q: want an http:// or https:// URL", j.BaseURL)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package uncertainty
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/genlens/genlens/metric/likelihood"
+	"github.com/genlens/genlens/metric/semantic"
+)
+
+// Def declares one score of sampled answers: the name users give it, the
+// key of its value in JSON documents and CSV columns, and what it needs.
+// The table of Defs is the one place a score is declared: the entropy
+// command's keys, columns, AUROC and AUARC rows and the proxy's scores all
+// read it.
+type Def struct {
+	Name  string // as users name it: "kernel-entropy", "se-discrete"
+	Key   string // the JSON key and CSV column: "kernel_entropy"
+	Label string // in tables read by people
+	// Confidence marks a score that is higher for surer answers (lexical
+	// similarity): an AUROC or a rejection order negates it.
+	Confidence bool
+	// Sim is the score of Evaluate this is, from the samples' similarity
+	// matrix; "" for the others.
+	Sim Score
+	// Needs is what the score reads besides the samples' texts.
+	Needs Needs
+	// Value computes the score of one prompt from in; nil for the scores
+	// of Evaluate and for p(True), which is one more question to the
+	// model. An error is why the score is unavailable for that prompt.
+	Value func(in Input) (float64, error)
+}
+
+// Needs is a set of the sources a score reads besides the samples' texts.
+type Needs uint8
+
+const (
+	// NeedsSampleLogprobs: the token logprobs of every sample.
+	NeedsSampleLogprobs Needs = 1 << iota
+	// NeedsAnswerLogprobs: the token logprobs of the answer under test
+	// (and, for mte, their top-K alternatives).
+	NeedsAnswerLogprobs
+	// NeedsJudge: the samples clustered by bidirectional entailment
+	// (semantic.ClusterAnswers with an entailment judge).
+	NeedsJudge
+	// NeedsModel: a question to the model that sampled (p(True)).
+	NeedsModel
+)
+
+// Input is what the scores with a Value read of one prompt.
+type Input struct {
+	Logprobs [][]likelihood.Token // of the samples; nil when unknown
+	Answer   []likelihood.Token   // of the answer under test; nil when unknown
+	Clusters []int                // the samples' clusters by bidirectional entailment
+}
+
+var defs = []Def{
+	{Name: "kernel-entropy", Key: "kernel_entropy", Label: "kernel entropy", Sim: ScoreKernelEntropy},
+	{Name: "lexsim", Key: "lexical_similarity", Label: "lexical similarity", Confidence: true, Sim: ScoreLexSim},
+	{Name: "kle", Key: "kle", Label: "kle", Sim: ScoreKLE},
+	{Name: "eigv", Key: "eigv", Label: "eigv", Sim: ScoreEigV},
+	{Name: "degree", Key: "degree", Label: "degree", Sim: ScoreDegree},
+	{Name: "ecc", Key: "ecc", Label: "ecc", Sim: ScoreEcc},
+	{Name: "pe", Key: "pe", Label: "pe", Needs: NeedsSampleLogprobs, Value: func(in Input) (float64, error) {
+		return likelihood.PE(in.Logprobs)
+	}},
+	{Name: "ne", Key: "ne", Label: "ne", Needs: NeedsSampleLogprobs, Value: func(in Input) (float64, error) {
+		return likelihood.NE(in.Logprobs)
+	}},
+	{Name: "msp", Key: "msp", Label: "msp", Needs: NeedsAnswerLogprobs, Value: answer(likelihood.MSP)},
+	{Name: "perplexity", Key: "perplexity", Label: "perplexity", Needs: NeedsAnswerLogprobs, Value: answer(likelihood.Perplexity)},
+	{Name: "mte", Key: "mte", Label: "mte", Needs: NeedsAnswerLogprobs, Value: answer(likelihood.MTE)},
+	{Name: "se", Key: "se", Label: "se", Needs: NeedsJudge | NeedsSampleLogprobs, Value: func(in Input) (float64, error) {
+		logp := make([]float64, len(in.Logprobs))
+		for i, t := range in.Logprobs {
+			lp, err := likelihood.Sequence(t)
+			if err != nil {
+				return 0, fmt.Errorf("sample %d: %w", i, err)
+			}
+			logp[i] = lp
+		}
+		return semantic.SE(in.Clusters, logp)
+	}},
+	{Name: "se-discrete", Key: "se_discrete", Label: "se-discrete", Needs: NeedsJudge, Value: func(in Input) (float64, error) {
+		return semantic.SEDiscrete(in.Clusters)
+	}},
+	{Name: "numsets", Key: "numsets", Label: "numsets", Needs: NeedsJudge, Value: func(in Input) (float64, error) {
+		return float64(semantic.NumSets(in.Clusters)), nil
+	}},
+	{Name: "ptrue", Key: "ptrue", Label: "p(True)", Needs: NeedsModel},
+}
+
+func answer(f func([]likelihood.Token) (float64, error)) func(Input) (float64, error) {
+	return func(in Input) (float64, error) { return f(in.Answer) }
+}
+
+// Defs returns the table of scores, in the order of the keys of a result
+// and the columns of its CSV.
+func Defs() []Def { return slices.Clone(defs) }
+
+// Lookup returns the score called name.
+func Lookup(name string) (Def, bool) {
+	i := slices.IndexFunc(defs, func(d Def) bool { return d.Name == name })
+	if i < 0 {
+		return Def{}, false
+	}
+	return defs[i], true
+}
