@@ -14,7 +14,7 @@ import (
 	"github.com/genlens/genlens/metric/checkmodel"
 	"github.com/genlens/genlens/metric/evalstat"
 	"github.com/genlens/genlens/metric/monitor"
-	"github.com/genlens/genlens/metric/nn"
+	"github.com/genlens/genlens/internal/nn"
 
 	"gonum.org/v1/gonum/mat"
 )

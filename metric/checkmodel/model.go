@@ -18,7 +18,7 @@ import (
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/metric/monitor"
-	"github.com/genlens/genlens/metric/nn"
+	"github.com/genlens/genlens/internal/nn"
 )
 
 // FormatVersion identifies the layout of a serialised Model.

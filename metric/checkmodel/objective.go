@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/genlens/genlens/metric/nn"
+	"github.com/genlens/genlens/internal/nn"
 )
 
 // Objective names a training objective for the check model h.

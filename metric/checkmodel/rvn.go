@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/mathext"
 
-	"github.com/genlens/genlens/metric/nn"
+	"github.com/genlens/genlens/internal/nn"
 )
 
 // rvn is the reliable variance network of Skafte, Jørgensen & Hauberg

@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/metric/nn"
+	"github.com/genlens/genlens/internal/nn"
 )
 
 // Noise selects the noise of a synthetic data set of the paper's Eq. 19.

@@ -1,7 +1,7 @@
-// Package python holds the Python package of genlens (a directory
-// python/genlens beside this file); its Go test runs the package's own
-// tests against the binary built from this checkout.
-package python
+// The Python package of genlens (python/ at the repository's root): this
+// test runs its own tests against the binary built from this checkout.
+
+package main
 
 import (
 	"os"
@@ -12,6 +12,9 @@ import (
 
 // findPython returns a Python 3 with NumPy: $GENLENS_PYTHON, python3 on
 // PATH, or Debian's /usr/bin/python3 (.ci/run installs python3-numpy).
+// pythonDir is the Python package's directory.
+var pythonDir = filepath.Join("..", "..", "python")
+
 func findPython(t *testing.T) string {
 	t.Helper()
 	var tried []string
@@ -41,7 +44,7 @@ func TestPythonPackage(t *testing.T) {
 	py := findPython(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "genlens")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/genlens").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 
@@ -50,7 +53,7 @@ func TestPythonPackage(t *testing.T) {
 		// pip builds in the source tree: build from a copy so the checkout
 		// stays clean.
 		src := filepath.Join(dir, "src")
-		if out, err := exec.Command("cp", "-r", ".", src).CombinedOutput(); err != nil {
+		if out, err := exec.Command("cp", "-r", pythonDir, src).CombinedOutput(); err != nil {
 			t.Fatalf("copy: %v\n%s", err, out)
 		}
 		install := exec.Command(py, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index", "--quiet", "--target", target, src)
@@ -60,10 +63,10 @@ func TestPythonPackage(t *testing.T) {
 		}
 	} else {
 		t.Log("no pip or setuptools: the tests import the package from the source tree instead of installing it")
-		target, _ = filepath.Abs(".")
+		target, _ = filepath.Abs(pythonDir)
 	}
 
-	tests, err := filepath.Abs("tests")
+	tests, err := filepath.Abs(filepath.Join(pythonDir, "tests"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/genlens/genlens/metric/nn"
+	"github.com/genlens/genlens/internal/nn"
 )
 
 // Fit a network to a noiseless curve with the mean squared error.
