@@ -8,7 +8,7 @@
 #   bench/flows/run.sh
 #
 # It needs PyTorch, NumPy and Pillow under /usr/bin/python3 (as
-# vit/testdata/make_fixtures.py, whose DINOv2 module makes random ViT-S/14
+# network/vit/testdata/make_fixtures.py, whose DINOv2 module makes random ViT-S/14
 # weights: the functions run do not depend on the values), curl, and the
 # ports 18431 and 18432 free.
 set -eu
@@ -36,7 +36,7 @@ mkdir -p $T/base1 $T/run1 $T/base2 $T/run2 $T/real $T/fake
 /usr/bin/python3 - "$T" <<'PY'
 import sys, numpy as np, torch
 from PIL import Image
-sys.path.insert(0, "vit/testdata")
+sys.path.insert(0, "network/vit/testdata")
 import make_fixtures as m
 t = sys.argv[1]
 torch.manual_seed(0)

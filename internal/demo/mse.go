@@ -8,13 +8,13 @@ import (
 	"math/rand/v2"
 	"strconv"
 
+	"github.com/genlens/genlens/internal/nn"
 	"github.com/genlens/genlens/internal/report"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/msejob"
 	"github.com/genlens/genlens/metric/checkmodel"
 	"github.com/genlens/genlens/metric/evalstat"
 	"github.com/genlens/genlens/metric/monitor"
-	"github.com/genlens/genlens/internal/nn"
 
 	"gonum.org/v1/gonum/mat"
 )

@@ -17,8 +17,8 @@ import (
 
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
-	"github.com/genlens/genlens/metric/monitor"
 	"github.com/genlens/genlens/internal/nn"
+	"github.com/genlens/genlens/metric/monitor"
 )
 
 // FormatVersion identifies the layout of a serialised Model.
