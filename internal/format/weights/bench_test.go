@@ -10,7 +10,7 @@ import (
 func BenchmarkLoad(b *testing.B) {
 	for _, f := range []string{"e5/model.safetensors", "minilm/pytorch_model.bin"} {
 		b.Run(filepath.Base(f), func(b *testing.B) {
-			path := filepath.Join("..", "bert", "testdata", f)
+			path := filepath.Join("..", "..", "..", "network", "bert", "testdata", f)
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := Load(path); err != nil {

@@ -79,7 +79,7 @@ func TestSafetensors(t *testing.T) {
 }
 
 func FuzzSafetensors(f *testing.F) {
-	fixture, err := os.ReadFile(filepath.Join("..", "vit", "testdata", "clip_small.safetensors"))
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "..", "network", "vit", "testdata", "clip_small.safetensors"))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func TestStoragesPriced(t *testing.T) {
 // their values, or an error; and it holds no more values than the file's
 // storages allow (a few reads of each).
 func FuzzLoad(f *testing.F) {
-	for _, p := range []string{filepath.Join("testdata", "views.pth"), filepath.Join("..", "deberta", "testdata", "tiny.safetensors")} {
+	for _, p := range []string{filepath.Join("testdata", "views.pth"), filepath.Join("..", "..", "..", "network", "deberta", "testdata", "tiny.safetensors")} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
