@@ -43,8 +43,8 @@ func NewClassifier(m *Model, config, name string, workers int) (*Classifier, err
 	if err != nil {
 		return nil, err
 	}
-	if m.classifier.out != 3 {
-		return nil, fmt.Errorf("bert: %s: the classifier has %d outputs, id2label 3", config, m.classifier.out)
+	if m.classifier.Out != 3 {
+		return nil, fmt.Errorf("bert: %s: the classifier has %d outputs, id2label 3", config, m.classifier.Out)
 	}
 	return &Classifier{m: m, order: order, name: name, workers: workers}, nil
 }
@@ -73,13 +73,13 @@ func (c *Classifier) Logits(ctx context.Context, pairs []nli.Pair) ([][]float32,
 			}
 		}
 		pooled := make([]float32, W*k)
-		m.pooler.mul(cls, k, k, pooled, k)
+		m.pooler.Mul(cls, k, k, pooled, k, false, 1)
 		for i, v := range pooled {
 			pooled[i] = float32(math.Tanh(float64(v)))
 		}
-		nl := m.classifier.out
+		nl := m.classifier.Out
 		logits := make([]float32, nl*k)
-		m.classifier.mul(pooled, k, k, logits, k)
+		m.classifier.Mul(pooled, k, k, logits, k, false, 1)
 		for i := range k {
 			row := make([]float32, nl)
 			for l := range nl {
