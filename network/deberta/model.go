@@ -2,10 +2,7 @@ package deberta
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -69,24 +66,11 @@ func Open(dir, name string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum, err := fileSHA256(wpath)
+	sum, err := transformer.FileSHA256(wpath)
 	if err != nil {
 		return nil, err
 	}
 	return New(wpath, name+" sha256:"+sum, cfg, tok, sd)
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", &fault.InputError{File: path, Msg: "cannot read weights", Err: err}
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", &fault.InputError{File: path, Msg: "cannot read weights", Err: err}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // New builds the model from a state dict with Hugging Face's key names;
