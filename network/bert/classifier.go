@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/genlens/genlens/internal/text/wordpiece"
+	"github.com/genlens/genlens/network/internal/transformer"
 	"github.com/genlens/genlens/network/nli"
 )
 
@@ -88,7 +89,15 @@ func (c *Classifier) Logits(ctx context.Context, pairs []nli.Pair) ([][]float32,
 			out[first+i] = row
 		}
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	for i, row := range out {
+		if err := transformer.CheckOutput(m.file, i, row); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Classify returns the probabilities of the three labels of every pair,

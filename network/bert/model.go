@@ -25,6 +25,7 @@ type layer struct {
 // classifier, pooler and classifier.
 type Model struct {
 	cfg    Config
+	file   string // the weights, named in errors
 	tok    *wordpiece.Tokenizer
 	word   []float32 // vocab × hidden
 	pos    []float32 // positions × hidden
@@ -90,7 +91,7 @@ func New(file string, cfg Config, tok *wordpiece.Tokenizer, sd map[string]*weigh
 		l.Prefix = "bert."
 	}
 	W, I, eps := cfg.Hidden, cfg.Intermediate, float32(cfg.Eps)
-	m := &Model{cfg: cfg, tok: tok}
+	m := &Model{cfg: cfg, file: file, tok: tok}
 	var err error
 	if m.word, err = l.Tensor("embeddings.word_embeddings.weight", cfg.VocabSize, W); err != nil {
 		return nil, err

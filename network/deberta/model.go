@@ -29,6 +29,7 @@ type layer struct {
 // for concurrent use.
 type Model struct {
 	cfg       Config
+	file      string // the weights, named in errors
 	name      string
 	tok       *bpe.Tokenizer
 	cls, sep  int
@@ -78,7 +79,7 @@ func Open(dir, name string) (*Model, error) {
 func New(file, name string, cfg Config, tok *bpe.Tokenizer, sd map[string]*weights.Tensor) (*Model, error) {
 	l := &transformer.Loader{File: file, Tensors: sd, Hint: "not DeBERTa sequence-classification weights of this config?"}
 	H, M, eps := cfg.Hidden, cfg.MaxRelative, float32(cfg.Eps)
-	m := &Model{cfg: cfg, name: name, tok: tok}
+	m := &Model{cfg: cfg, file: file, name: name, tok: tok}
 	var err error
 	for _, s := range []struct {
 		tok string
@@ -344,6 +345,9 @@ func (m *Model) Logits(ctx context.Context, seqs [][]int) ([][3]float32, error) 
 	for b := range out {
 		for r := 0; r < 3; r++ {
 			out[b][r] = lg[r*B+b]
+		}
+		if err := transformer.CheckOutput(m.file, b, out[b][:]); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/genlens/genlens/internal/tensor/linalg"
 	"github.com/genlens/genlens/internal/tensor/par"
 	"github.com/genlens/genlens/internal/tensor/simdblas"
+	"github.com/genlens/genlens/network/internal/transformer"
 )
 
 // groupColumns is the number of token columns a group of images aims
@@ -49,6 +50,11 @@ func (m *Model) Forward(ctx context.Context, batch [][]float32, workers int) ([]
 	})
 	if err != nil {
 		return nil, err
+	}
+	for i, o := range out {
+		if err := transformer.CheckOutput(m.file, i, o); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -24,6 +24,7 @@ type block struct {
 // concurrent use: every group of images Forward runs has its own buffers.
 type Model struct {
 	cfg    Config
+	file   string             // the weights, named in errors
 	patch  transformer.Linear // Width × 3·Patch², bias nil for CLIP
 	cls    []float32          // class token (DINOv2) or class embedding (CLIP)
 	pos    []float32          // Tokens × Width, already at the input grid
@@ -56,6 +57,7 @@ func NewModel(file string, cfg Config, sd map[string]*weights.Tensor) (*Model, e
 	if err != nil {
 		return nil, err
 	}
+	m.file = file
 	m.prepare()
 	return m, nil
 }

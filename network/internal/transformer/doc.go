@@ -16,8 +16,10 @@
 // |bias| element by element. Loader.Norm refuses weights for which that
 // bound passes half of float32's range (a weight of 3e38, say): such a
 // norm would turn a finite input into ±Inf, and the next layer into NaN.
-// A finite weight elsewhere can still overflow a product; what the
-// networks return is checked by them with AllFinite.
+// A finite weight elsewhere can still overflow a product (a 3e38 in a
+// classifier): each network passes what it returns through CheckOutput,
+// which turns a NaN or ±Inf there into an error naming the weights
+// rather than a vector that poisons every score computed from it.
 //
 // Nothing here changes a network's arithmetic: the order of every sum
 // is the one the networks had when each kept its own copy (their golden

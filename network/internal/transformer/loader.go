@@ -130,7 +130,7 @@ func (l *Loader) Norm(name string, n int, eps float32) (Norm, error) {
 			k, v = l.Prefix+name+".bias", b[j]
 		}
 		return Norm{}, &fault.InputError{File: l.File, Key: k, Msg: fmt.Sprintf(
-			"element %d is %g: the LayerNorm of %d values could output √%d·|weight|+|bias| = %.3g there, past float32's range", j, v, n, n-1, gj+bj)}
+			"element %d is %g: this LayerNorm of %d values could output √%d·|weight|+|bias| = %.3g there, over the %.2g (half of float32's range) a norm may reach", j, v, n, n-1, gj+bj, normLimit)}
 	}
 	return Norm{G: g, B: b, Eps: eps}, nil
 }
@@ -148,4 +148,17 @@ func FileSHA256(path string) (string, error) {
 		return "", &fault.InputError{File: path, Msg: "cannot read weights", Err: err}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CheckOutput returns nil when every value of out, what a network
+// computed for item i of a batch, is finite, and else a
+// *fault.InputError naming the weights file: the weights are finite
+// (Loader refuses the others) and the inputs of bounded size, so a NaN
+// or ±Inf there means weights so large that a product overflowed
+// float32 (a finite 3e38 in a linear layer, say).
+func CheckOutput(file string, i int, out []float32) error {
+	if j, ok := AllFinite(out); !ok {
+		return &fault.InputError{File: file, Msg: fmt.Sprintf("the network computes %v (value %d of output %d) from these finite weights: some are too large for float32's arithmetic", out[j], j, i)}
+	}
+	return nil
 }
