@@ -54,7 +54,8 @@ func NewClassifier(m *Model, config, name string, workers int) (*Classifier, err
 func (c *Classifier) Name() string { return c.name }
 
 // Logits returns the classifier's outputs for pairs, in the model's own
-// order.
+// order; a logit that is not finite (weights large enough to overflow
+// float32) is an error naming the weights.
 func (c *Classifier) Logits(ctx context.Context, pairs []nli.Pair) ([][]float32, error) {
 	m := c.m
 	encs := make([]wordpiece.Encoding, len(pairs))

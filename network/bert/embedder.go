@@ -156,7 +156,9 @@ func (e *Embedder) Forward(ctx context.Context, batch []string) ([][]float32, er
 }
 
 // Embed returns the embeddings of texts by spec, each text after prefix,
-// cut to the model's length.
+// cut to the model's length. A vector that is not finite, which only
+// weights large enough to overflow float32 give, is an error naming the
+// weights (transformer.CheckOutput).
 func (m *Model) Embed(ctx context.Context, spec Spec, prefix string, texts []string, workers int) ([][]float32, error) {
 	encs := make([]wordpiece.Encoding, len(texts))
 	for i, t := range texts {

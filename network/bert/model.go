@@ -84,7 +84,10 @@ func Load(dir string, classifier bool) (*Model, error) {
 
 // New builds a model from a state dict with Hugging Face's BertModel key
 // names, with or without the "bert." prefix of the task heads; file
-// names the weights in errors.
+// names the weights in errors. A missing tensor, a wrong shape, a NaN or
+// ±Inf value or LayerNorm weights with which the norm could overflow
+// float32 is a one-line *fault.InputError naming the file and the tensor
+// (transformer.Loader).
 func New(file string, cfg Config, tok *wordpiece.Tokenizer, sd map[string]*weights.Tensor, classifier bool) (*Model, error) {
 	l := &transformer.Loader{File: file, Tensors: sd, Hint: "not the weights of this config.json?"}
 	if _, ok := sd["bert.embeddings.word_embeddings.weight"]; ok {

@@ -75,7 +75,10 @@ func Open(dir, name string) (*Model, error) {
 }
 
 // New builds the model from a state dict with Hugging Face's key names;
-// file names the weights in errors, name identifies them in Name.
+// file names the weights in errors, name identifies them in Name. A
+// missing tensor, a wrong shape, a NaN or ±Inf value or LayerNorm
+// weights with which the norm could overflow float32 is a one-line
+// *fault.InputError naming the file and the tensor (transformer.Loader).
 func New(file, name string, cfg Config, tok *bpe.Tokenizer, sd map[string]*weights.Tensor) (*Model, error) {
 	l := &transformer.Loader{File: file, Tensors: sd, Hint: "not DeBERTa sequence-classification weights of this config?"}
 	H, M, eps := cfg.Hidden, cfg.MaxRelative, float32(cfg.Eps)
@@ -266,7 +269,9 @@ func (m *Model) Classify(ctx context.Context, pairs []nli.Pair) ([][3]float64, e
 
 // Logits runs the network on token-id sequences (each with its special
 // tokens, token types 0 before the first [SEP] and 1 after) and returns
-// the classifier's three logits per sequence, in the config's order.
+// the classifier's three logits per sequence, in the config's order. A
+// logit that is not finite (weights large enough to overflow float32) is
+// an error naming the weights.
 func (m *Model) Logits(ctx context.Context, seqs [][]int) ([][3]float32, error) {
 	c := m.cfg
 	H := c.Hidden

@@ -25,7 +25,9 @@ const groupColumns = 1024
 // per CPU); with fewer groups than workers the products of a group are
 // split over the rest. The output of an image does not depend on the
 // batch it came in, nor on workers. Forward stops at the next block when
-// ctx is cancelled.
+// ctx is cancelled. An output that is not finite, which only weights
+// large enough to overflow float32 give, is an error naming the weights
+// (transformer.CheckOutput).
 func (m *Model) Forward(ctx context.Context, batch [][]float32, workers int) ([][]float32, error) {
 	c := m.cfg
 	for i, x := range batch {

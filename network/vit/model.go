@@ -41,8 +41,10 @@ func (m *Model) Config() Config { return m.cfg }
 
 // NewModel builds the network of cfg from a state dict with the
 // reference's key names (see the package documentation); file names the
-// source in errors. Keys it does not use are ignored; a missing key or a
-// wrong shape is a one-line *fault.InputError naming the key.
+// source in errors. Keys it does not use are ignored; a missing key, a
+// wrong shape, a NaN or ±Inf value or LayerNorm weights with which the
+// norm could overflow float32 is a one-line *fault.InputError naming the
+// key (transformer.Loader).
 func NewModel(file string, cfg Config, sd map[string]*weights.Tensor) (*Model, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
