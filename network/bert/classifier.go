@@ -93,10 +93,8 @@ func (c *Classifier) Logits(ctx context.Context, pairs []nli.Pair) ([][]float32,
 	if err != nil {
 		return nil, err
 	}
-	for i, row := range out {
-		if err := transformer.CheckOutput(m.file, i, row); err != nil {
-			return nil, err
-		}
+	if err := transformer.CheckOutputs(m.file, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

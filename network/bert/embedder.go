@@ -183,10 +183,8 @@ func (m *Model) Embed(ctx context.Context, spec Spec, prefix string, texts []str
 	if err != nil {
 		return nil, err
 	}
-	for i, v := range out {
-		if err := transformer.CheckOutput(m.file, i, v); err != nil {
-			return nil, err
-		}
+	if err := transformer.CheckOutputs(m.file, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

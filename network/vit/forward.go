@@ -53,10 +53,8 @@ func (m *Model) Forward(ctx context.Context, batch [][]float32, workers int) ([]
 	if err != nil {
 		return nil, err
 	}
-	for i, o := range out {
-		if err := transformer.CheckOutput(m.file, i, o); err != nil {
-			return nil, err
-		}
+	if err := transformer.CheckOutputs(m.file, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -162,3 +162,13 @@ func CheckOutput(file string, i int, out []float32) error {
 	}
 	return nil
 }
+
+// CheckOutputs is CheckOutput of every output of a batch.
+func CheckOutputs(file string, out [][]float32) error {
+	for i, o := range out {
+		if err := CheckOutput(file, i, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}

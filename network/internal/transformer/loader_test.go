@@ -141,4 +141,6 @@ func TestCheckOutput(t *testing.T) {
 	}
 	err := CheckOutput("w.st", 4, []float32{1, float32(math.NaN())})
 	loadErr(t, "NaN output", err, "", "the network computes NaN (value 1 of output 4)")
+	err = CheckOutputs("w.st", [][]float32{{1}, {2, float32(math.Inf(1))}})
+	loadErr(t, "+Inf output", err, "", "the network computes +Inf (value 1 of output 1)")
 }
