@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/genlens/genlens/internal/text/wordpiece"
+	"github.com/genlens/genlens/network/internal/transformer"
 	"github.com/genlens/genlens/network/nli"
 )
 
@@ -43,8 +44,8 @@ func NewClassifier(m *Model, config, name string, workers int) (*Classifier, err
 	if err != nil {
 		return nil, err
 	}
-	if m.classifier.out != 3 {
-		return nil, fmt.Errorf("bert: %s: the classifier has %d outputs, id2label 3", config, m.classifier.out)
+	if m.classifier.Out != 3 {
+		return nil, fmt.Errorf("bert: %s: the classifier has %d outputs, id2label 3", config, m.classifier.Out)
 	}
 	return &Classifier{m: m, order: order, name: name, workers: workers}, nil
 }
@@ -53,7 +54,8 @@ func NewClassifier(m *Model, config, name string, workers int) (*Classifier, err
 func (c *Classifier) Name() string { return c.name }
 
 // Logits returns the classifier's outputs for pairs, in the model's own
-// order.
+// order; a logit that is not finite (weights large enough to overflow
+// float32) is an error naming the weights.
 func (c *Classifier) Logits(ctx context.Context, pairs []nli.Pair) ([][]float32, error) {
 	m := c.m
 	encs := make([]wordpiece.Encoding, len(pairs))
@@ -73,13 +75,13 @@ func (c *Classifier) Logits(ctx context.Context, pairs []nli.Pair) ([][]float32,
 			}
 		}
 		pooled := make([]float32, W*k)
-		m.pooler.mul(cls, k, k, pooled, k)
+		m.pooler.Mul(cls, k, k, pooled, k, false, 1)
 		for i, v := range pooled {
 			pooled[i] = float32(math.Tanh(float64(v)))
 		}
-		nl := m.classifier.out
+		nl := m.classifier.Out
 		logits := make([]float32, nl*k)
-		m.classifier.mul(pooled, k, k, logits, k)
+		m.classifier.Mul(pooled, k, k, logits, k, false, 1)
 		for i := range k {
 			row := make([]float32, nl)
 			for l := range nl {
@@ -88,7 +90,13 @@ func (c *Classifier) Logits(ctx context.Context, pairs []nli.Pair) ([][]float32,
 			out[first+i] = row
 		}
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	if err := transformer.CheckOutputs(m.file, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Classify returns the probabilities of the three labels of every pair,

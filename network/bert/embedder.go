@@ -2,20 +2,14 @@ package bert
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
-	"os"
-	"strings"
-
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/genlens/genlens/fault"
+	"strings"
 
 	"github.com/genlens/genlens/internal/text/wordpiece"
 	"github.com/genlens/genlens/network/features"
+	"github.com/genlens/genlens/network/internal/transformer"
 )
 
 // Pooling is how a sentence embedder makes one vector of a text's token
@@ -114,25 +108,12 @@ func OpenEmbedder(name, dir, prefix string) (*Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum, err := fileSHA256(wf)
+	sum, err := transformer.FileSHA256(wf)
 	if err != nil {
 		return nil, err
 	}
 	e := NewEmbedder(spec, prefix, m.Config().Hidden, sum, 0, func() (*Model, error) { return m, nil })
 	return e, e.Load()
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", &fault.InputError{File: path, Msg: "cannot read weights", Err: err}
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", &fault.InputError{File: path, Msg: "cannot read weights", Err: err}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Name returns the embedder's name.
@@ -175,7 +156,9 @@ func (e *Embedder) Forward(ctx context.Context, batch []string) ([][]float32, er
 }
 
 // Embed returns the embeddings of texts by spec, each text after prefix,
-// cut to the model's length.
+// cut to the model's length. A vector that is not finite, which only
+// weights large enough to overflow float32 give, is an error naming the
+// weights (transformer.CheckOutput).
 func (m *Model) Embed(ctx context.Context, spec Spec, prefix string, texts []string, workers int) ([][]float32, error) {
 	encs := make([]wordpiece.Encoding, len(texts))
 	for i, t := range texts {
@@ -198,6 +181,9 @@ func (m *Model) Embed(ctx context.Context, spec Spec, prefix string, texts []str
 		}
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := transformer.CheckOutputs(m.file, out); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -118,8 +118,7 @@ func (m *Model) group(ctx context.Context, encs []wordpiece.Encoding) (*States, 
 			}
 		}
 	}
-	eps := c.Eps
-	simdblas.LayerNormCols(x, W, n, m.embLN.g, m.embLN.b, float32(eps), x)
+	m.embLN.Cols(x, n, x)
 	h := make([]float32, W*n)
 	qkv := make([]float32, 3*W*n)
 	u := make([]float32, max(I, W)*n)
@@ -128,16 +127,16 @@ func (m *Model) group(ctx context.Context, encs []wordpiece.Encoding) (*States, 
 			return nil, err
 		}
 		ly := &m.layers[li]
-		ly.qkv.mul(x, n, n, qkv, n)
+		ly.qkv.Mul(x, n, n, qkv, n, false, 1)
 		m.attention(qkv, off, h)
-		ly.proj.mul(h, n, n, u[:W*n], n)
+		ly.proj.Mul(h, n, n, u[:W*n], n, false, 1)
 		addInto(x, u[:W*n])
-		simdblas.LayerNormCols(x, W, n, ly.ln1.g, ly.ln1.b, float32(eps), x)
-		ly.fc1.mul(x, n, n, u, n)
+		ly.ln1.Cols(x, n, x)
+		ly.fc1.Mul(x, n, n, u, n, false, 1)
 		simdblas.GELU(u)
-		ly.fc2.mul(u, n, n, h, n)
+		ly.fc2.Mul(u, n, n, h, n, false, 1)
 		addInto(x, h)
-		simdblas.LayerNormCols(x, W, n, ly.ln2.g, ly.ln2.b, float32(eps), x)
+		ly.ln2.Cols(x, n, x)
 	}
 	return &States{X: x, Hidden: W, Off: off}, nil
 }

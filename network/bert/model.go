@@ -9,42 +9,31 @@ import (
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/format/weights"
-	"github.com/genlens/genlens/internal/tensor/linalg"
-	"github.com/genlens/genlens/internal/tensor/simdblas"
 	"github.com/genlens/genlens/internal/text/wordpiece"
+	"github.com/genlens/genlens/network/internal/transformer"
 )
 
-// linear is nn.Linear, y = Wx + b, its weight packed for the SGEMM
-// kernel when that runs.
-type linear struct {
-	in, out int
-	w, b    []float32
-	pw      *simdblas.Packed
-}
-
-// norm is a LayerNorm's weight and bias.
-type norm struct{ g, b []float32 }
-
 type layer struct {
-	qkv      linear // query (scaled by 1/√head width), key and value stacked
-	proj     linear
-	ln1      norm
-	fc1, fc2 linear
-	ln2      norm
+	qkv      transformer.Linear // query (scaled by 1/√head width), key and value stacked
+	proj     transformer.Linear
+	ln1      transformer.Norm
+	fc1, fc2 transformer.Linear
+	ln2      transformer.Norm
 }
 
 // Model is a loaded BERT: its tokenizer, encoder and, for a sequence
 // classifier, pooler and classifier.
 type Model struct {
 	cfg    Config
+	file   string // the weights, named in errors
 	tok    *wordpiece.Tokenizer
 	word   []float32 // vocab × hidden
 	pos    []float32 // positions × hidden
 	typ    []float32 // types × hidden
-	embLN  norm
+	embLN  transformer.Norm
 	layers []layer
 	// pooler and classifier are set for a sequence classifier.
-	pooler, classifier *linear
+	pooler, classifier *transformer.Linear
 }
 
 // Config returns the model's configuration.
@@ -93,157 +82,94 @@ func Load(dir string, classifier bool) (*Model, error) {
 	return New(wf, cfg, tok, sd, classifier)
 }
 
-type loader struct {
-	file   string
-	prefix string
-	sd     map[string]*weights.Tensor
-}
-
-func (l *loader) get(key string, shape ...int) ([]float32, error) {
-	t, ok := l.sd[l.prefix+key]
-	if !ok {
-		return nil, &fault.InputError{File: l.file, Key: l.prefix + key, Msg: "missing"}
-	}
-	if len(t.Shape) != len(shape) {
-		return nil, &fault.InputError{File: l.file, Key: l.prefix + key, Msg: fmt.Sprintf("has shape %v, want %v", t.Shape, shape)}
-	}
-	for i := range shape {
-		if t.Shape[i] != shape[i] {
-			return nil, &fault.InputError{File: l.file, Key: l.prefix + key, Msg: fmt.Sprintf("has shape %v, want %v", t.Shape, shape)}
-		}
-	}
-	return t.Data, nil
-}
-
-func (l *loader) lin(key string, out, in int) (linear, error) {
-	w, err := l.get(key+".weight", out, in)
-	if err != nil {
-		return linear{}, err
-	}
-	b, err := l.get(key+".bias", out)
-	if err != nil {
-		return linear{}, err
-	}
-	return linear{in: in, out: out, w: w, b: b}, nil
-}
-
-func (l *loader) norm(key string, w int) (norm, error) {
-	g, err := l.get(key+".weight", w)
-	if err != nil {
-		return norm{}, err
-	}
-	b, err := l.get(key+".bias", w)
-	if err != nil {
-		return norm{}, err
-	}
-	return norm{g, b}, nil
-}
-
 // New builds a model from a state dict with Hugging Face's BertModel key
 // names, with or without the "bert." prefix of the task heads; file
-// names the weights in errors.
+// names the weights in errors. A missing tensor, a wrong shape, a NaN or
+// ±Inf value or LayerNorm weights with which the norm could overflow
+// float32 is a one-line *fault.InputError naming the file and the tensor
+// (transformer.Loader).
 func New(file string, cfg Config, tok *wordpiece.Tokenizer, sd map[string]*weights.Tensor, classifier bool) (*Model, error) {
-	l := &loader{file: file, sd: sd}
+	l := &transformer.Loader{File: file, Tensors: sd, Hint: "not the weights of this config.json?"}
 	if _, ok := sd["bert.embeddings.word_embeddings.weight"]; ok {
-		l.prefix = "bert."
+		l.Prefix = "bert."
 	}
-	W, I := cfg.Hidden, cfg.Intermediate
-	m := &Model{cfg: cfg, tok: tok}
+	W, I, eps := cfg.Hidden, cfg.Intermediate, float32(cfg.Eps)
+	m := &Model{cfg: cfg, file: file, tok: tok}
 	var err error
-	if m.word, err = l.get("embeddings.word_embeddings.weight", cfg.VocabSize, W); err != nil {
+	if m.word, err = l.Tensor("embeddings.word_embeddings.weight", cfg.VocabSize, W); err != nil {
 		return nil, err
 	}
-	if m.pos, err = l.get("embeddings.position_embeddings.weight", cfg.MaxPositions, W); err != nil {
+	if m.pos, err = l.Tensor("embeddings.position_embeddings.weight", cfg.MaxPositions, W); err != nil {
 		return nil, err
 	}
-	if m.typ, err = l.get("embeddings.token_type_embeddings.weight", cfg.TypeVocab, W); err != nil {
+	if m.typ, err = l.Tensor("embeddings.token_type_embeddings.weight", cfg.TypeVocab, W); err != nil {
 		return nil, err
 	}
-	if m.embLN, err = l.norm("embeddings.LayerNorm", W); err != nil {
+	if m.embLN, err = l.Norm("embeddings.LayerNorm", W, eps); err != nil {
 		return nil, err
 	}
 	scale := float32(1 / sqrt(float64(W/cfg.Heads)))
 	for i := range cfg.Layers {
 		p := "encoder.layer." + strconv.Itoa(i) + "."
 		var ly layer
-		var q, k, v linear
-		if q, err = l.lin(p+"attention.self.query", W, W); err != nil {
+		var q, k, v transformer.Linear
+		if q, err = l.Linear(p+"attention.self.query", W, W); err != nil {
 			return nil, err
 		}
-		if k, err = l.lin(p+"attention.self.key", W, W); err != nil {
+		if k, err = l.Linear(p+"attention.self.key", W, W); err != nil {
 			return nil, err
 		}
-		if v, err = l.lin(p+"attention.self.value", W, W); err != nil {
+		if v, err = l.Linear(p+"attention.self.value", W, W); err != nil {
 			return nil, err
 		}
-		ly.qkv = linear{in: W, out: 3 * W, w: make([]float32, 0, 3*W*W), b: make([]float32, 0, 3*W)}
-		for _, x := range q.w {
-			ly.qkv.w = append(ly.qkv.w, x*scale)
+		ly.qkv = transformer.Linear{In: W, Out: 3 * W, W: make([]float32, 0, 3*W*W), B: make([]float32, 0, 3*W)}
+		for _, x := range q.W {
+			ly.qkv.W = append(ly.qkv.W, x*scale)
 		}
-		ly.qkv.w = append(append(ly.qkv.w, k.w...), v.w...)
-		for _, x := range q.b {
-			ly.qkv.b = append(ly.qkv.b, x*scale)
+		ly.qkv.W = append(append(ly.qkv.W, k.W...), v.W...)
+		for _, x := range q.B {
+			ly.qkv.B = append(ly.qkv.B, x*scale)
 		}
-		ly.qkv.b = append(append(ly.qkv.b, k.b...), v.b...)
-		if ly.proj, err = l.lin(p+"attention.output.dense", W, W); err != nil {
+		ly.qkv.B = append(append(ly.qkv.B, k.B...), v.B...)
+		if ly.proj, err = l.Linear(p+"attention.output.dense", W, W); err != nil {
 			return nil, err
 		}
-		if ly.ln1, err = l.norm(p+"attention.output.LayerNorm", W); err != nil {
+		if ly.ln1, err = l.Norm(p+"attention.output.LayerNorm", W, eps); err != nil {
 			return nil, err
 		}
-		if ly.fc1, err = l.lin(p+"intermediate.dense", I, W); err != nil {
+		if ly.fc1, err = l.Linear(p+"intermediate.dense", I, W); err != nil {
 			return nil, err
 		}
-		if ly.fc2, err = l.lin(p+"output.dense", W, I); err != nil {
+		if ly.fc2, err = l.Linear(p+"output.dense", W, I); err != nil {
 			return nil, err
 		}
-		if ly.ln2, err = l.norm(p+"output.LayerNorm", W); err != nil {
+		if ly.ln2, err = l.Norm(p+"output.LayerNorm", W, eps); err != nil {
 			return nil, err
 		}
-		for _, x := range []*linear{&ly.qkv, &ly.proj, &ly.fc1, &ly.fc2} {
-			x.pack()
+		for _, x := range []*transformer.Linear{&ly.qkv, &ly.proj, &ly.fc1, &ly.fc2} {
+			x.Pack()
 		}
 		m.layers = append(m.layers, ly)
 	}
 	if classifier {
-		pool, err := l.lin("pooler.dense", W, W)
+		pool, err := l.Linear("pooler.dense", W, W)
 		if err != nil {
 			return nil, err
 		}
 		// The classifier sits beside "bert.", not under it.
-		cl := &loader{file: file, sd: sd}
-		t, ok := sd["classifier.weight"]
-		if !ok || len(t.Shape) != 2 {
-			return nil, &fault.InputError{File: file, Key: "classifier.weight", Msg: "missing or not a matrix"}
+		cl := &transformer.Loader{File: file, Tensors: sd, Hint: l.Hint}
+		shape, err := cl.Shape("classifier.weight")
+		if err != nil {
+			return nil, err
 		}
-		head, err := cl.lin("classifier", t.Shape[0], W)
+		if len(shape) != 2 {
+			return nil, &fault.InputError{File: file, Key: "classifier.weight", Msg: fmt.Sprintf("has shape %v, want a matrix", shape)}
+		}
+		head, err := cl.Linear("classifier", shape[0], W)
 		if err != nil {
 			return nil, err
 		}
 		m.pooler, m.classifier = &pool, &head
 	}
 	return m, nil
-}
-
-// pack packs W for the SGEMM kernel when it runs.
-func (l *linear) pack() {
-	if linalg.SgemmKernel() {
-		l.pw = simdblas.Pack(l.out, l.in, l.w, l.in)
-		l.w = nil
-	}
-}
-
-// mul computes C = W·X + b for the n columns of X (ldx) into C (ldc).
-func (l *linear) mul(x []float32, ldx, n int, c []float32, ldc int) {
-	if l.pw != nil {
-		simdblas.MulPackedBias(l.pw, n, x, ldx, l.b, c, ldc, false)
-		return
-	}
-	for r := 0; r < l.out; r++ {
-		row := c[r*ldc:][:n]
-		for j := range row {
-			row[j] = l.b[r]
-		}
-	}
-	linalg.Sgemm(false, false, l.out, n, l.in, 1, l.w, l.in, x, ldx, 1, c, ldc)
 }

@@ -2,10 +2,7 @@ package deberta
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,70 +13,32 @@ import (
 	"github.com/genlens/genlens/internal/tensor/linalg"
 	"github.com/genlens/genlens/internal/tensor/simdblas"
 	"github.com/genlens/genlens/internal/text/bpe"
+	"github.com/genlens/genlens/network/internal/transformer"
 	"github.com/genlens/genlens/network/nli"
 )
 
-// linear is y = W·x + b, W out×in as nn.Linear keeps it, packed for the
-// SIMD kernel where it runs.
-type linear struct {
-	in, out int
-	w, b    []float32
-	pw      *simdblas.Packed
-}
-
-func (l *linear) pack() {
-	if linalg.SgemmKernel() {
-		l.pw = simdblas.Pack(l.out, l.in, l.w, l.in)
-		l.w = nil
-	}
-}
-
-// apply writes (or with add, adds) W·X + b for the n columns of x into c.
-func (l *linear) apply(x []float32, n int, c []float32, add bool) {
-	for r := 0; r < l.out; r++ {
-		row := c[r*n:][:n]
-		var b float32
-		if l.b != nil {
-			b = l.b[r]
-		}
-		for j := range row {
-			if add {
-				row[j] += b
-			} else {
-				row[j] = b
-			}
-		}
-	}
-	if l.pw != nil {
-		simdblas.MulAddPacked(l.pw, n, x, n, c, n)
-		return
-	}
-	linalg.Sgemm(false, false, l.out, n, l.in, 1, l.w, l.in, x, n, 1, c, n)
-}
-
-type norm struct{ g, b []float32 }
-
 type layer struct {
-	qkv      linear    // rows: all queries (scaled), all keys, all values
-	pk, pq   []float32 // H × 2M: position keys, position queries (scaled)
-	out      linear
-	ln1, ln2 norm
-	fc1, fc2 linear
+	qkv      transformer.Linear // rows: all queries (scaled), all keys, all values
+	pk, pq   []float32          // H × 2M: position keys, position queries (scaled)
+	out      transformer.Linear
+	ln1, ln2 transformer.Norm
+	fc1, fc2 transformer.Linear
 }
 
 // Model is a DeBERTa sequence classifier with its tokenizer. It is safe
 // for concurrent use.
 type Model struct {
 	cfg       Config
+	file      string // the weights, named in errors
 	name      string
 	tok       *bpe.Tokenizer
 	cls, sep  int
 	word      []float32 // Vocab × Hidden
 	pos, typ  []float32 // absolute positions and token types, nil if unused
-	lnEmb     norm
+	lnEmb     transformer.Norm
 	layers    []layer
-	pooler    linear
-	classifer linear
+	pooler    transformer.Linear
+	classifer transformer.Linear
 }
 
 // Config returns the model's configuration.
@@ -108,79 +67,22 @@ func Open(dir, name string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum, err := fileSHA256(wpath)
+	sum, err := transformer.FileSHA256(wpath)
 	if err != nil {
 		return nil, err
 	}
 	return New(wpath, name+" sha256:"+sum, cfg, tok, sd)
 }
 
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", &fault.InputError{File: path, Msg: "cannot read weights", Err: err}
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", &fault.InputError{File: path, Msg: "cannot read weights", Err: err}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-type loader struct {
-	file string
-	sd   map[string]*weights.Tensor
-}
-
-func (l *loader) get(key string, shape ...int) ([]float32, error) {
-	t, ok := l.sd[key]
-	if !ok {
-		return nil, &fault.InputError{File: l.file, Key: key, Msg: "missing from the state dict (not DeBERTa sequence-classification weights of this config?)"}
-	}
-	if len(t.Shape) != len(shape) {
-		return nil, &fault.InputError{File: l.file, Key: key, Msg: fmt.Sprintf("has shape %v, want %v", t.Shape, shape)}
-	}
-	for i := range shape {
-		if t.Shape[i] != shape[i] {
-			return nil, &fault.InputError{File: l.file, Key: key, Msg: fmt.Sprintf("has shape %v, want %v", t.Shape, shape)}
-		}
-	}
-	for i, v := range t.Data {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, &fault.InputError{File: l.file, Key: key, Msg: fmt.Sprintf("element %d is %v", i, v)}
-		}
-	}
-	return t.Data, nil
-}
-
-func (l *loader) lin(key string, out, in int, bias bool) (linear, error) {
-	li := linear{in: in, out: out}
-	var err error
-	if li.w, err = l.get(key+".weight", out, in); err != nil {
-		return li, err
-	}
-	if bias {
-		li.b, err = l.get(key+".bias", out)
-	}
-	return li, err
-}
-
-func (l *loader) norm(key string, w int) (norm, error) {
-	g, err := l.get(key+".weight", w)
-	if err != nil {
-		return norm{}, err
-	}
-	b, err := l.get(key+".bias", w)
-	return norm{g, b}, err
-}
-
 // New builds the model from a state dict with Hugging Face's key names;
-// file names the weights in errors, name identifies them in Name.
+// file names the weights in errors, name identifies them in Name. A
+// missing tensor, a wrong shape, a NaN or ±Inf value or LayerNorm
+// weights with which the norm could overflow float32 is a one-line
+// *fault.InputError naming the file and the tensor (transformer.Loader).
 func New(file, name string, cfg Config, tok *bpe.Tokenizer, sd map[string]*weights.Tensor) (*Model, error) {
-	l := &loader{file: file, sd: sd}
-	H, M := cfg.Hidden, cfg.MaxRelative
-	m := &Model{cfg: cfg, name: name, tok: tok}
+	l := &transformer.Loader{File: file, Tensors: sd, Hint: "not DeBERTa sequence-classification weights of this config?"}
+	H, M, eps := cfg.Hidden, cfg.MaxRelative, float32(cfg.Eps)
+	m := &Model{cfg: cfg, file: file, name: name, tok: tok}
 	var err error
 	for _, s := range []struct {
 		tok string
@@ -192,23 +94,23 @@ func New(file, name string, cfg Config, tok *bpe.Tokenizer, sd map[string]*weigh
 		}
 		*s.id = ids
 	}
-	if m.word, err = l.get("deberta.embeddings.word_embeddings.weight", cfg.Vocab, H); err != nil {
+	if m.word, err = l.Tensor("deberta.embeddings.word_embeddings.weight", cfg.Vocab, H); err != nil {
 		return nil, err
 	}
 	if cfg.PositionBiased {
-		if m.pos, err = l.get("deberta.embeddings.position_embeddings.weight", cfg.MaxPositions, H); err != nil {
+		if m.pos, err = l.Tensor("deberta.embeddings.position_embeddings.weight", cfg.MaxPositions, H); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.TypeVocab > 0 {
-		if m.typ, err = l.get("deberta.embeddings.token_type_embeddings.weight", cfg.TypeVocab, H); err != nil {
+		if m.typ, err = l.Tensor("deberta.embeddings.token_type_embeddings.weight", cfg.TypeVocab, H); err != nil {
 			return nil, err
 		}
 	}
-	if m.lnEmb, err = l.norm("deberta.embeddings.LayerNorm", H); err != nil {
+	if m.lnEmb, err = l.Norm("deberta.embeddings.LayerNorm", H, eps); err != nil {
 		return nil, err
 	}
-	rel, err := l.get("deberta.encoder.rel_embeddings.weight", 2*M, H)
+	rel, err := l.Tensor("deberta.encoder.rel_embeddings.weight", 2*M, H)
 	if err != nil {
 		return nil, err
 	}
@@ -217,28 +119,28 @@ func New(file, name string, cfg Config, tok *bpe.Tokenizer, sd map[string]*weigh
 	for i := 0; i < cfg.Layers; i++ {
 		p := "deberta.encoder.layer." + strconv.Itoa(i) + "."
 		var y layer
-		inW, err := l.get(p+"attention.self.in_proj.weight", 3*H, H)
+		inW, err := l.Tensor(p+"attention.self.in_proj.weight", 3*H, H)
 		if err != nil {
 			return nil, err
 		}
-		qb, err := l.get(p+"attention.self.q_bias", H)
+		qb, err := l.Tensor(p+"attention.self.q_bias", H)
 		if err != nil {
 			return nil, err
 		}
-		vb, err := l.get(p+"attention.self.v_bias", H)
+		vb, err := l.Tensor(p+"attention.self.v_bias", H)
 		if err != nil {
 			return nil, err
 		}
 		// in_proj keeps each head's q, k and v rows together; regroup
 		// them as all queries, all keys, all values, the queries (and
 		// their bias) times the attention scale.
-		y.qkv = linear{in: H, out: 3 * H, w: make([]float32, 3*H*H), b: make([]float32, 3*H)}
+		y.qkv = transformer.Linear{In: H, Out: 3 * H, W: make([]float32, 3*H*H), B: make([]float32, 3*H)}
 		for h := 0; h < cfg.Heads; h++ {
 			for part := 0; part < 3; part++ {
 				for d := 0; d < dh; d++ {
 					src := inW[((3*h+part)*dh+d)*H:][:H]
 					r := part*H + h*dh + d
-					dst := y.qkv.w[r*H:][:H]
+					dst := y.qkv.W[r*H:][:H]
 					f := float32(1)
 					if part == 0 {
 						f = scale
@@ -248,18 +150,18 @@ func New(file, name string, cfg Config, tok *bpe.Tokenizer, sd map[string]*weigh
 					}
 					switch part {
 					case 0:
-						y.qkv.b[r] = qb[h*dh+d] * scale
+						y.qkv.B[r] = qb[h*dh+d] * scale
 					case 2:
-						y.qkv.b[r] = vb[h*dh+d]
+						y.qkv.B[r] = vb[h*dh+d]
 					}
 				}
 			}
 		}
-		pk, err := l.lin(p+"attention.self.pos_proj", H, H, false)
+		pk, err := l.LinearNoBias(p+"attention.self.pos_proj", H, H)
 		if err != nil {
 			return nil, err
 		}
-		pq, err := l.lin(p+"attention.self.pos_q_proj", H, H, true)
+		pq, err := l.Linear(p+"attention.self.pos_q_proj", H, H)
 		if err != nil {
 			return nil, err
 		}
@@ -267,37 +169,37 @@ func New(file, name string, cfg Config, tok *bpe.Tokenizer, sd map[string]*weigh
 		// each, computed once here.
 		relT := transpose(rel, 2*M, H)
 		y.pk = make([]float32, H*2*M)
-		pk.apply(relT, 2*M, y.pk, false)
+		pk.Mul(relT, 2*M, 2*M, y.pk, 2*M, false, 1)
 		y.pq = make([]float32, H*2*M)
-		pq.apply(relT, 2*M, y.pq, false)
+		pq.Mul(relT, 2*M, 2*M, y.pq, 2*M, false, 1)
 		for i := range y.pq {
 			y.pq[i] *= scale
 		}
-		if y.out, err = l.lin(p+"attention.output.dense", H, H, true); err != nil {
+		if y.out, err = l.Linear(p+"attention.output.dense", H, H); err != nil {
 			return nil, err
 		}
-		if y.ln1, err = l.norm(p+"attention.output.LayerNorm", H); err != nil {
+		if y.ln1, err = l.Norm(p+"attention.output.LayerNorm", H, eps); err != nil {
 			return nil, err
 		}
-		if y.fc1, err = l.lin(p+"intermediate.dense", cfg.Intermediate, H, true); err != nil {
+		if y.fc1, err = l.Linear(p+"intermediate.dense", cfg.Intermediate, H); err != nil {
 			return nil, err
 		}
-		if y.fc2, err = l.lin(p+"output.dense", H, cfg.Intermediate, true); err != nil {
+		if y.fc2, err = l.Linear(p+"output.dense", H, cfg.Intermediate); err != nil {
 			return nil, err
 		}
-		if y.ln2, err = l.norm(p+"output.LayerNorm", H); err != nil {
+		if y.ln2, err = l.Norm(p+"output.LayerNorm", H, eps); err != nil {
 			return nil, err
 		}
-		y.qkv.pack()
-		y.out.pack()
-		y.fc1.pack()
-		y.fc2.pack()
+		y.qkv.Pack()
+		y.out.Pack()
+		y.fc1.Pack()
+		y.fc2.Pack()
 		m.layers = append(m.layers, y)
 	}
-	if m.pooler, err = l.lin("pooler.dense", H, H, true); err != nil {
+	if m.pooler, err = l.Linear("pooler.dense", H, H); err != nil {
 		return nil, err
 	}
-	if m.classifer, err = l.lin("classifier", 3, H, true); err != nil {
+	if m.classifer, err = l.Linear("classifier", 3, H); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -367,7 +269,9 @@ func (m *Model) Classify(ctx context.Context, pairs []nli.Pair) ([][3]float64, e
 
 // Logits runs the network on token-id sequences (each with its special
 // tokens, token types 0 before the first [SEP] and 1 after) and returns
-// the classifier's three logits per sequence, in the config's order.
+// the classifier's three logits per sequence, in the config's order. A
+// logit that is not finite (weights large enough to overflow float32) is
+// an error naming the weights.
 func (m *Model) Logits(ctx context.Context, seqs [][]int) ([][3]float32, error) {
 	c := m.cfg
 	H := c.Hidden
@@ -405,8 +309,7 @@ func (m *Model) Logits(ctx context.Context, seqs [][]int) ([][3]float32, error) 
 			col++
 		}
 	}
-	eps := float64(c.Eps)
-	simdblas.LayerNormCols(x, H, n, m.lnEmb.g, m.lnEmb.b, float32(eps), x)
+	m.lnEmb.Cols(x, n, x)
 	qkv := make([]float32, 3*H*n)
 	att := make([]float32, H*n)
 	u := make([]float32, c.Intermediate*n)
@@ -415,18 +318,18 @@ func (m *Model) Logits(ctx context.Context, seqs [][]int) ([][3]float32, error) 
 			return nil, err
 		}
 		y := &m.layers[li]
-		y.qkv.apply(x, n, qkv, false)
+		y.qkv.Mul(x, n, n, qkv, n, false, 1)
 		off := 0
 		for _, s := range seqs {
 			m.attention(y, qkv, n, off, len(s), att)
 			off += len(s)
 		}
-		y.out.apply(att, n, x, true)
-		simdblas.LayerNormCols(x, H, n, y.ln1.g, y.ln1.b, float32(eps), x)
-		y.fc1.apply(x, n, u, false)
+		y.out.Mul(att, n, n, x, n, true, 1)
+		y.ln1.Cols(x, n, x)
+		y.fc1.Mul(x, n, n, u, n, false, 1)
 		simdblas.GELU(u)
-		y.fc2.apply(u, n, x, true)
-		simdblas.LayerNormCols(x, H, n, y.ln2.g, y.ln2.b, float32(eps), x)
+		y.fc2.Mul(u, n, n, x, n, true, 1)
+		y.ln2.Cols(x, n, x)
 	}
 	// Pooler on each first token, then the classifier.
 	B := len(seqs)
@@ -439,14 +342,17 @@ func (m *Model) Logits(ctx context.Context, seqs [][]int) ([][3]float32, error) 
 		off += len(s)
 	}
 	pooled := make([]float32, H*B)
-	m.pooler.apply(first, B, pooled, false)
+	m.pooler.Mul(first, B, B, pooled, B, false, 1)
 	simdblas.GELU(pooled)
 	lg := make([]float32, 3*B)
-	m.classifer.apply(pooled, B, lg, false)
+	m.classifer.Mul(pooled, B, B, lg, B, false, 1)
 	out := make([][3]float32, B)
 	for b := range out {
 		for r := 0; r < 3; r++ {
 			out[b][r] = lg[r*B+b]
+		}
+		if err := transformer.CheckOutput(m.file, b, out[b][:]); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/genlens/genlens/internal/format/weights"
 	"github.com/genlens/genlens/internal/tensor/simdblas"
+	"github.com/genlens/genlens/network/internal/transformer"
 )
 
 // cpuSeconds is the user and system CPU time of the process so far: on
@@ -168,13 +169,13 @@ func BenchmarkLinear(b *testing.B) {
 		{"vitb/qkv", 3 * 768, 768}, {"vitb/proj", 768, 768}, {"vitb/fc1", 3072, 768}, {"vitb/fc2", 768, 3072},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			l := linear{in: tc.in, out: tc.out, w: randomSlice(r, tc.out*tc.in), b: randomSlice(r, tc.out)}
-			l.pack()
+			l := transformer.Linear{In: tc.in, Out: tc.out, W: randomSlice(r, tc.out*tc.in), B: randomSlice(r, tc.out)}
+			l.Pack()
 			x := randomSlice(r, tc.in*benchCols)
 			c := make([]float32, tc.out*benchCols)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				l.mul(x, benchCols, benchCols, c, benchCols, false, 1)
+				l.Mul(x, benchCols, benchCols, c, benchCols, false, 1)
 			}
 			b.ReportMetric(float64(tc.out*tc.in*benchCols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 		})
@@ -212,11 +213,11 @@ func BenchmarkLayerNorm(b *testing.B) {
 	for _, w := range []int{384, 768} {
 		b.Run(strconv.Itoa(w), func(b *testing.B) {
 			x := randomSlice(r, w*benchCols)
-			nm := norm{g: randomSlice(r, w), b: randomSlice(r, w)}
+			nm := transformer.Norm{G: randomSlice(r, w), B: randomSlice(r, w), Eps: 1e-6}
 			dst := make([]float32, len(x))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				layerNormCols(x, w, benchCols, nm, 1e-6, dst)
+				nm.Cols(x, benchCols, dst)
 			}
 			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(len(x)), "ns/value")
 		})

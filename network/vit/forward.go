@@ -9,6 +9,7 @@ import (
 	"github.com/genlens/genlens/internal/tensor/linalg"
 	"github.com/genlens/genlens/internal/tensor/par"
 	"github.com/genlens/genlens/internal/tensor/simdblas"
+	"github.com/genlens/genlens/network/internal/transformer"
 )
 
 // groupColumns is the number of token columns a group of images aims
@@ -24,7 +25,9 @@ const groupColumns = 1024
 // per CPU); with fewer groups than workers the products of a group are
 // split over the rest. The output of an image does not depend on the
 // batch it came in, nor on workers. Forward stops at the next block when
-// ctx is cancelled.
+// ctx is cancelled. An output that is not finite, which only weights
+// large enough to overflow float32 give, is an error naming the weights
+// (transformer.CheckOutput).
 func (m *Model) Forward(ctx context.Context, batch [][]float32, workers int) ([][]float32, error) {
 	c := m.cfg
 	for i, x := range batch {
@@ -48,6 +51,9 @@ func (m *Model) Forward(ctx context.Context, batch [][]float32, workers int) ([]
 		return err
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := transformer.CheckOutputs(m.file, out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -80,9 +86,8 @@ func (m *Model) group(ctx context.Context, imgs [][]float32, split int) ([][]flo
 	u := growF32(&gb.u, hidden*n)
 	sc := &gb.attn
 	m.embed(imgs, x, n, &gb.col)
-	eps := c.Eps()
 	if m.lnPre != nil {
-		layerNormCols(x, W, n, *m.lnPre, eps, x)
+		m.lnPre.Cols(x, n, x)
 	}
 	for bi := range m.blocks {
 		blk := &m.blocks[bi]
@@ -91,16 +96,16 @@ func (m *Model) group(ctx context.Context, imgs [][]float32, split int) ([][]flo
 		}
 		// Attention; its output goes to h, free once qkv is made. The
 		// projection, LayerScale folded in, adds onto the residual.
-		layerNormCols(x, W, n, blk.ln1, eps, h)
-		blk.qkv.mul(h, n, n, qkv, n, false, split)
+		blk.ln1.Cols(x, n, h)
+		blk.qkv.Mul(h, n, n, qkv, n, false, split)
 		if err := m.attention(ctx, qkv, B, n, h, split, sc); err != nil {
 			return nil, err
 		}
-		blk.proj.mul(h, n, n, x, n, true, split)
+		blk.proj.Mul(h, n, n, x, n, true, split)
 
 		// Feed-forward, likewise.
-		layerNormCols(x, W, n, blk.ln2, eps, h)
-		blk.fc1.mul(h, n, n, u, n, false, split)
+		blk.ln2.Cols(x, n, h)
+		blk.fc1.Mul(h, n, n, u, n, false, split)
 		act := u
 		switch {
 		case blk.swigluHalf > 0:
@@ -114,7 +119,7 @@ func (m *Model) group(ctx context.Context, imgs [][]float32, split int) ([][]flo
 		default:
 			quickGELU(u)
 		}
-		blk.fc2.mul(act, n, n, x, n, true, split)
+		blk.fc2.Mul(act, n, n, x, n, true, split)
 	}
 
 	// Output: the class token after the final norm (and CLIP's
@@ -126,7 +131,7 @@ func (m *Model) group(ctx context.Context, imgs [][]float32, split int) ([][]flo
 		for r := range tok {
 			tok[r] = x[r*n+b*T]
 		}
-		layerNorm(tok, W, m.final, eps, cls)
+		m.final.Rows(tok, cls)
 		if m.proj == nil {
 			out[b] = append([]float32(nil), cls...)
 			continue
@@ -211,7 +216,7 @@ func (m *Model) embed(imgs [][]float32, x []float32, n int, colBuf *[]float32) {
 				}
 			}
 		}
-		m.patch.mul(col, np, np, x[b*T+1:], n, false, 1)
+		m.patch.Mul(col, np, np, x[b*T+1:], n, false, 1)
 		for r := 0; r < W; r++ {
 			row := x[r*n+b*T:][:T]
 			pos := m.posT[r*T:][:T]
@@ -259,87 +264,3 @@ func (m *Model) attention(ctx context.Context, qkv []float32, B, n int, att []fl
 // attnPool holds the attention scratch of the goroutines a group's
 // heads are split over.
 var attnPool sync.Pool
-
-// mul computes C = W·X + b, or C += W·X + b with add set, for the n
-// columns of X (in rows, leading dimension ldx) into C (out rows,
-// leading dimension ldc): nn.Linear applied to every column. With split
-// > 1 the columns are shared among that many goroutines; every entry is
-// summed in the same order whatever split is.
-func (l *linear) mul(x []float32, ldx, n int, c []float32, ldc int, add bool, split int) {
-	// A packed weight's product starts every tile from the bias in the
-	// kernel (the same sums as from C filled with it, without the pass
-	// over C).
-	inKernel := !add && l.b != nil && l.pw != nil
-	switch {
-	case inKernel:
-	case !add:
-		for r := 0; r < l.out; r++ {
-			row := c[r*ldc:][:n]
-			if l.b == nil {
-				clear(row)
-				continue
-			}
-			b := l.b[r]
-			for j := range row {
-				row[j] = b
-			}
-		}
-	case l.b != nil:
-		for r := 0; r < l.out; r++ {
-			row := c[r*ldc:][:n]
-			b := l.b[r]
-			for j := range row {
-				row[j] += b
-			}
-		}
-	}
-	run := func(n int, x, c []float32) {
-		if inKernel {
-			simdblas.MulPackedBias(l.pw, n, x, ldx, l.b, c, ldc, false)
-			return
-		}
-		l.mulAdd(n, x, ldx, c, ldc)
-	}
-	if split <= 1 || n < 2*32 {
-		run(n, x, c)
-		return
-	}
-	// Column chunks that are whole micro-tiles (32 wide with AVX-512).
-	chunk := (n/split + 31) &^ 31
-	parts := (n + chunk - 1) / chunk
-	_ = par.For(context.Background(), parts, split, func(_ context.Context, i int) error {
-		j0 := i * chunk
-		run(min(chunk, n-j0), x[j0:], c[j0:])
-		return nil
-	})
-}
-
-// layerNormCols normalises every column of the w×n matrix x into dst
-// (which may be x): (x − mean)/√(var + eps)·g + b over the column, with
-// the biased variance and the statistics in float64
-// (simdblas.LayerNormCols).
-func layerNormCols(x []float32, w, n int, nm norm, eps float32, dst []float32) {
-	simdblas.LayerNormCols(x, w, n, nm.g, nm.b, eps, dst)
-}
-
-// layerNorm normalises every w-wide row of x into dst (which may be x),
-// as layerNormCols does a column.
-func layerNorm(x []float32, w int, nm norm, eps float32, dst []float32) {
-	for r := 0; r < len(x)/w; r++ {
-		row, out := x[r*w:(r+1)*w], dst[r*w:(r+1)*w]
-		var s float64
-		for _, v := range row {
-			s += float64(v)
-		}
-		mean := s / float64(w)
-		var ss float64
-		for _, v := range row {
-			d := float64(v) - mean
-			ss += d * d
-		}
-		inv := 1 / math.Sqrt(ss/float64(w)+float64(eps))
-		for j, v := range row {
-			out[j] = float32((float64(v)-mean)*inv)*nm.g[j] + nm.b[j]
-		}
-	}
-}

@@ -2,6 +2,7 @@ package vit
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/genlens/genlens/fault"
@@ -92,7 +93,7 @@ func hfToOpenAI(path string, hf map[string]*weights.Tensor) (map[string]*weights
 				if !ok {
 					return nil, &fault.InputError{File: path, Key: k, Msg: "missing from the Hugging Face CLIP weights"}
 				}
-				if len(parts) > 0 && !sameShape(t.Shape, parts[0].Shape) {
+				if len(parts) > 0 && !slices.Equal(t.Shape, parts[0].Shape) {
 					return nil, &fault.InputError{File: path, Key: k, Msg: fmt.Sprintf("has shape %v, unlike the q projection's %v", t.Shape, parts[0].Shape)}
 				}
 				parts = append(parts, t)
