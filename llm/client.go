@@ -31,7 +31,7 @@ const DefaultMaxRetries = 4
 // tokens of one answer.
 const (
 	MaxRetries   = 100
-	MaxTimeout   = time.Hour
+	MaxTimeout   = 60 * time.Minute
 	MaxMaxTokens = 1 << 17
 )
 
