@@ -19,7 +19,7 @@ import (
 // scans) with its first scan repeated extra more times.
 func withRepeatedScan(t *testing.T, extra int) []byte {
 	t.Helper()
-	jpg, err := os.ReadFile(filepath.Join("..", "..", "features", "testdata", "progressive.jpg"))
+	jpg, err := os.ReadFile(filepath.Join("..", "..", "network", "features", "testdata", "progressive.jpg"))
 	if err != nil {
 		t.Fatal(err)
 	}

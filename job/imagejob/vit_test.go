@@ -53,7 +53,7 @@ func pngFolder(t *testing.T, fsys fstest.MapFS, dir string, n int, seed uint64) 
 func TestViTEmbedder(t *testing.T) {
 	name := tinyDINO(t)
 	t.Setenv("GENLENS_CACHE", t.TempDir())
-	weights := filepath.Join("..", "..", "vit", "testdata", "dinov2_small.pth")
+	weights := filepath.Join("..", "..", "network", "vit", "testdata", "dinov2_small.pth")
 	fsys := fstest.MapFS{}
 	pngFolder(t, fsys, "real", 4, 1)
 	pngFolder(t, fsys, "fake", 4, 2)
@@ -213,7 +213,7 @@ func TestViTShardDim(t *testing.T) {
 	fsys := fstest.MapFS{}
 	pngFolder(t, fsys, "real", 4, 1)
 	s := NewStatsRequest()
-	s.In, s.Embedder, s.Weights = "real", name, filepath.Join("..", "..", "vit", "testdata", "dinov2_small.pth")
+	s.In, s.Embedder, s.Weights = "real", name, filepath.Join("..", "..", "network", "vit", "testdata", "dinov2_small.pth")
 	s.Shards, s.Shard = 2, 0
 	res, err := Stats(context.Background(), job.Env{Models: testModels, FS: fsys}, s)
 	if err != nil {

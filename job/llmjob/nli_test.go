@@ -55,7 +55,7 @@ func TestOpenNLI(t *testing.T) {
 		t.Errorf("no directory: %v", err)
 	}
 	// A BERT cross-encoder: the tiny fixture, labels from its config.
-	b, err := OpenNLI("bert", filepath.Join("..", "..", "bert", "testdata", "nli"))
+	b, err := OpenNLI("bert", filepath.Join("..", "..", "network", "bert", "testdata", "nli"))
 	if err != nil {
 		t.Fatal(err)
 	}
