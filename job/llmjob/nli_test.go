@@ -19,7 +19,7 @@ func tinyDeBERTaDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for src, dst := range map[string]string{"config.json": "config.json", "vocab.json": "vocab.json", "merges.txt": "merges.txt", "tiny.safetensors": "model.safetensors"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "deberta", "testdata", src))
+		b, err := os.ReadFile(filepath.Join("..", "..", "network", "deberta", "testdata", src))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -268,7 +268,7 @@ func TestProxyEcc(t *testing.T) {
 // The in-process NLI judge clusters the samples as the entropy job's
 // judge does, each sample after the question.
 func TestProxyNLIModelJudge(t *testing.T) {
-	dir := filepath.Join("..", "bert", "testdata", "nli")
+	dir := filepath.Join("..", "..", "..", "network", "bert", "testdata", "nli")
 	samples := fixedSampler{"The capital is Paris.", "Paris.", "It is Lyon, not Paris.", "A dog runs in the park."}
 	p, _ := newTestProxy(t, llmproxy.Options{Sampler: samples, Samples: 4, Score: "numsets", Judge: llmproxy.Judge{NLI: "bert", Weights: dir}})
 	out := callProxy(t, p, `{"model":"tiny","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"Capital of"},{"type":"text","text":"France?"}]}]}`)
