@@ -107,9 +107,22 @@ func TestFeaturesFlagsMatchRequest(t *testing.T) {
 	cmd := newFeaturesCmd()
 	def := imagejob.NewFeaturesRequest()
 	defaults := map[string]string{"dims": def.Dims, "mode": def.Mode, "batch": strconv.Itoa(def.Batch), "workers": "0", "recursive": "false", "weights": "", "no_cache": "false", "shards": "0", "shard": "0", "embedder": "", "preset": ""}
-	rt := reflect.TypeOf(def)
-	for i := 0; i < rt.NumField(); i++ {
-		name := strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]
+	var names []string
+	var walk func(rt reflect.Type)
+	walk = func(rt reflect.Type) {
+		for i := 0; i < rt.NumField(); i++ {
+			if f := rt.Field(i); f.Anonymous {
+				walk(f.Type)
+			} else {
+				names = append(names, strings.Split(f.Tag.Get("json"), ",")[0])
+			}
+		}
+	}
+	walk(reflect.TypeOf(def))
+	if len(names) != len(defaults)+1 {
+		t.Errorf("request fields %v, defaults of %d", names, len(defaults))
+	}
+	for _, name := range names {
 		if name == "input" {
 			continue
 		}

@@ -49,6 +49,16 @@ func TestFIDAsPytorchFID(t *testing.T) {
 	if code != 0 || viaStats != direct {
 		t.Errorf("fid from the saved statistics: exit %d, %q, want %q; stderr %s", code, viaStats, direct, stderr)
 	}
+	// Two statistics files, as pytorch-fid takes them: --batch-size (50
+	// unless given) is the image options' default, not a flag given to
+	// files that are no folders.
+	fst := filepath.Join(dir, "fake_stats.npz")
+	if code, _, stderr := cli(t, "fid", "--save-stats", fake, fst, "--weights", weights); code != 0 {
+		t.Fatalf("fid --save-stats: exit %d: %s", code, stderr)
+	}
+	if code, both, stderr := cli(t, "fid", st+".npz", fst); code != 0 || both != direct {
+		t.Errorf("fid from two statistics files: exit %d, %q, want %q; stderr %s", code, both, direct, stderr)
+	}
 	if code, _, stderr := cli(t, "fid", "--save-stats", real, st+".npz", "--weights", weights); code != 2 || !strings.Contains(stderr, "existing output file") {
 		t.Errorf("fid --save-stats over an existing file: exit %d, %s", code, stderr)
 	}

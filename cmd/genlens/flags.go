@@ -20,16 +20,17 @@ import (
 // its JSON field with "-" for "_", its default the field's value (the
 // request's NewXRequest default), its usage the help text with request
 // fields in braces spelled as cmd's flags. Fields of embedded structs are
-// bound too, and a request that reads CSV files (job.CSVOptions) gets
-// --sep (sepFlag). A flag the command already has is left alone, so a builder
-// binds by hand, before calling bindFlags, a flag whose usage is
-// computed, that is renamed, or that reaches the request only when given.
+// bound too, after the embedding struct's (which shadow them, as in JSON),
+// and a request that reads CSV files (job.CSVOptions) gets --sep (sepFlag).
+// A flag the command has is left alone, so a builder binds by hand first a
+// flag whose usage is computed, renamed, or reaches the request only if given.
 func bindFlags(cmd *cobra.Command, req any) {
 	bindStruct(cmd, reflect.ValueOf(req).Elem())
 }
 
 func bindStruct(cmd *cobra.Command, v reflect.Value) {
 	fl := cmd.Flags()
+	var embedded []reflect.Value // bound after v's own fields
 	for i := range v.NumField() {
 		sf, fv := v.Type().Field(i), v.Field(i)
 		if o, ok := fv.Addr().Interface().(*job.CSVOptions); ok {
@@ -37,7 +38,7 @@ func bindStruct(cmd *cobra.Command, v reflect.Value) {
 			continue
 		}
 		if sf.Anonymous && fv.Kind() == reflect.Struct {
-			bindStruct(cmd, fv)
+			embedded = append(embedded, fv)
 			continue
 		}
 		usage, ok := sf.Tag.Lookup("help")
@@ -68,6 +69,15 @@ func bindStruct(cmd *cobra.Command, v reflect.Value) {
 			panic(fmt.Sprintf("genlens: no flag for the field %s of type %s", sf.Name, sf.Type))
 		}
 	}
+	for _, e := range embedded {
+		bindStruct(cmd, e)
+	}
+}
+
+// fieldHelp is the help of *v's field name, rendered as by bindFlags.
+func fieldHelp(cmd *cobra.Command, v any, name string) string {
+	sf, _ := reflect.TypeOf(v).Elem().FieldByName(name)
+	return fields.Render(sf.Tag.Get("help"), flagOf(cmd))
 }
 
 // positional binds the arguments a of cmd, in order, to the flags named:

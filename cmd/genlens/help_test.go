@@ -48,7 +48,7 @@ func TestHelpFiles(t *testing.T) {
 // variables genlens reads.
 func TestImageFlagsUsageIsCurrent(t *testing.T) {
 	root := newRoot(io.Discard, io.Discard)
-	for _, name := range []string{"features", "stats", "compare", "is"} {
+	for _, name := range []string{"features", "stats", "compare", "is", "select"} {
 		c, _, err := root.Find([]string{name})
 		if err != nil {
 			t.Fatal(err)

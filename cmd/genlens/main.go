@@ -343,6 +343,7 @@ var jobCommands = map[string]func() *cobra.Command{
 	"entropy":                newEntropyCmd,
 	"decompose":              newDecomposeCmd,
 	"correlate":              newCorrelateCmd,
+	"embed":                  newEmbedCmd,
 	"features":               newFeaturesCmd,
 	"stats":                  newStatsCmd,
 	"stats merge":            newStatsMergeCmd,

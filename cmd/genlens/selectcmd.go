@@ -1,14 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/genlens/genlens/job/imagejob"
-	"github.com/genlens/genlens/network/inception"
-	"github.com/genlens/genlens/network/vit"
 )
 
 func newSelectCmd() *cobra.Command {
@@ -25,9 +20,7 @@ func newSelectCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&out, "out", "", "directory for steps.csv, regret.png, optimal_pick_ratio.png, select.json")
-	fl.StringVar(&f.Embedder, "embedder", "", "folders: network, inception (default) or "+strings.Join(vit.Names(), ", ")+" (these need --weights)")
-	fl.StringVar(&f.Weights, "weights", "", "folders: FID Inception weights (.pth); default $"+inception.WeightsEnv+", the cache, else a one-time download")
-	fl.IntVar(&f.ImageBatch, "image-batch", 0, fmt.Sprintf("folders: images run through the network together (0: %d)", imagejob.DefaultFeaturesBatch))
+	fl.IntVar(&f.ImageOptions.Batch, "image-batch", f.ImageOptions.Batch, fieldHelp(cmd, &f.ImageOptions, "Batch")) // --batch: rows per step
 	bindFlags(cmd, &f)
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 // required fields alone, over the defaults of New.
 var minimalRequests = map[string]string{
 	"sample":                 `{"prompts":"p.jsonl","base_url":"http://127.0.0.1:8000/v1","model":"m"}`,
+	"embed":                  `{"in":"t.txt","embedder":"bge-small-en-v1.5","weights":"bge"}`,
 	"entropy":                `{"in":"a.jsonl"}`,
 	"decompose":              `{"models":["m1.npy","m2.npy"]}`,
 	"correlate":              `{"files":["e1.npy","e2.npy"]}`,

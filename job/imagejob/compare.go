@@ -66,7 +66,7 @@ type CompareRequest struct {
 
 // NewCompareRequest returns a request with the command line's defaults.
 func NewCompareRequest() CompareRequest {
-	return CompareRequest{KIDSubsets: frechet.KIDSubsets, KIDSubsetSize: frechet.KIDSubsetSize, Seed: 1, NearestK: manifold.DefaultK}
+	return CompareRequest{KIDSubsets: frechet.KIDSubsets, KIDSubsetSize: frechet.KIDSubsetSize, Seed: 1, NearestK: manifold.DefaultK, ImageOptions: NewImageOptions()}
 }
 
 // Validate checks the fields that need no input file; which metrics a

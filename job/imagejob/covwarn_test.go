@@ -60,11 +60,11 @@ func TestSingularCovarianceWarnings(t *testing.T) {
 			return err
 		}, nil},
 		{"stats", func(env job.Env) error {
-			_, err := Stats(context.Background(), env, StatsRequest{In: "few.npy"})
+			_, err := Stats(context.Background(), env, statsOf("few.npy"))
 			return err
 		}, []string{"stats: few.npy has 5 rows", singular, "a Fréchet distance (FID) from these statistics is dominated", "at least 9 rows"}},
 		{"stats d+1 rows", func(env job.Env) error {
-			_, err := Stats(context.Background(), env, StatsRequest{In: "enough.npy"})
+			_, err := Stats(context.Background(), env, statsOf("enough.npy"))
 			return err
 		}, nil},
 		{"select reference", func(env job.Env) error {

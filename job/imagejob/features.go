@@ -20,105 +20,59 @@ import (
 
 // FeaturesRequest is a request of `genlens features`: Inception-v3
 // features of a folder of images, as pytorch-fid (or, with mode tf,
-// torch-fidelity) computes them (see package inception). Start from
-// NewFeaturesRequest, which holds the command line's defaults.
+// torch-fidelity) computes them (see package inception), or a DINOv2 or
+// CLIP network's (ImageOptions.Embedder, whose single output ignores
+// Dims). Start from NewFeaturesRequest, which holds the command line's
+// defaults.
 type FeaturesRequest struct {
-	Input string `json:"input"` // folder of images
-	// Embedder is inception (default) or a DINOv2 or CLIP network of
-	// package vit, whose single output ignores Dims and whose
-	// preprocessing is Preset rather than Mode (both left at their
-	// defaults).
-	Embedder  string `json:"embedder,omitempty" help:"network: inception (default) or clip-vitb32, clip-vitl14-336, dinov2-vitb14, dinov2-vitg14, dinov2-vitl14, dinov2-vits14 (these need {weights})"`
-	Preset    string `json:"preset,omitempty" help:"DINOv2/CLIP preprocessing: dgm-eval (DINOv2 default) or torch-fidelity; clip (clip-vitb32 default) or cmmd (clip-vitl14-336 default)"`
-	Dims      string `json:"dims" help:"64, 192, 768, 2048, logits or logits_unbiased"`                                               // 64, 192, 768, 2048, logits or logits_unbiased
-	Mode      string `json:"mode" help:"Inception preprocessing: pytorch-fid, tf (torch-fidelity / TensorFlow) or clean (clean-fid)"` // pytorch-fid, tf or clean
-	Weights   string `json:"weights,omitempty" help:"the network's weights file; Inception's (.pth) default to $GENLENS_WEIGHTS, the cache, else a one-time download"`
-	Batch     int    `json:"batch" help:"images decoded and run together"`  // images decoded and run together
-	Workers   int    `json:"workers" help:"goroutines (0: one per CPU)"`    // goroutines; 0: one per CPU
-	Recursive bool   `json:"recursive" help:"include images in subfolders"` // descend into subfolders
-	NoCache   bool   `json:"no_cache,omitempty" help:"neither read nor write the feature cache ($GENLENS_CACHE, default <user cache dir>/genlens, e.g. ~/.cache/genlens)"`
+	Input string `json:"input"`                                                                                                                                  // folder of images
+	Dims  string `json:"dims" help:"Inception output: 64, 192, 768, 2048, logits or logits_unbiased (the DINOv2 and CLIP embedders have one: leave it at 2048)"` // 64, 192, 768, 2048, logits or logits_unbiased
 	// Shards > 0 computes the features of the images of shard Shard
 	// (0-based) only, split as `genlens stats --shards` splits a folder
 	// (ShardOf); the feature files of all shards, read together
 	// (parts/*.npy), hold every image once.
 	Shards int `json:"shards,omitempty" help:"split DIR into K shards and compute this process's shard only"`
 	Shard  int `json:"shard,omitempty"`
+	ImageOptions
 }
-
-// DefaultFeaturesBatch is pytorch-fid's default batch size.
-const DefaultFeaturesBatch = 50
 
 // NewFeaturesRequest returns a request with the defaults of the command
 // line and no input.
 func NewFeaturesRequest() FeaturesRequest {
-	return FeaturesRequest{Dims: string(inception.Out2048), Mode: string(inception.ModePyTorchFID), Batch: DefaultFeaturesBatch}
+	return FeaturesRequest{Dims: string(inception.Out2048), ImageOptions: NewImageOptions()}
 }
 
 // Validate checks the fields that need no input file.
 func (r *FeaturesRequest) Validate() (verr error) {
 	defer func() { verr = job.WithDefault(verr, r, NewFeaturesRequest()) }()
-	if err := job.CheckLimits("features", job.Lim("batch", r.Batch, job.MaxImageBatch), job.Lim("workers", r.Workers, job.MaxWorkers), job.Lim("shards", r.Shards, frechet.MaxShards)); err != nil {
+	if err := job.CheckLimits("features", append(r.limits("batch"), job.Lim("shards", r.Shards, frechet.MaxShards))...); err != nil {
 		return err
 	}
-	_, err := r.network()
+	_, err := r.output()
 	return err
 }
 
-// network checks the fields and returns the image options of the
-// request.
-func (r *FeaturesRequest) network() (ImageOptions, error) {
-	e := strings.ToLower(strings.TrimSpace(r.Embedder))
-	if e == "" || e == EmbedderInception {
-		if r.Preset != "" {
-			return ImageOptions{}, fault.Fieldf("preset", "features: {preset} applies to the DINOv2 and CLIP embedders; Inception's preprocessing is {mode}")
-		}
-		_, mode, err := r.options()
-		if err != nil {
-			return ImageOptions{}, err
-		}
-		return ImageOptions{Mode: string(mode), Weights: r.Weights, Batch: r.Batch, Workers: r.Workers, Recursive: r.Recursive, NoCache: r.NoCache}, nil
+// output checks the fields and returns the Inception output the
+// features are of ("" for a network with one output).
+func (r *FeaturesRequest) output() (inception.Output, error) {
+	if r.Input == "" {
+		return "", fault.Fieldf("input", "features: {input} (a folder of images) is required")
 	}
-	// Dims and Mode keep their defaults (or are empty) with a ViT.
-	d := strings.ToLower(strings.TrimSpace(r.Dims))
-	m := strings.ToLower(strings.TrimSpace(r.Mode))
-	switch {
-	case r.Input == "":
-		return ImageOptions{}, fault.Fieldf("input", "features: {input} (a folder of images) is required")
-	case d != "" && d != string(inception.Out2048):
-		return ImageOptions{}, fault.Fieldf("dims", "features: {dims} selects an Inception output; {embedder} %s has one", e)
-	case m != "" && m != string(inception.ModePyTorchFID):
-		return ImageOptions{}, fault.Fieldf("mode", "features: {mode} is Inception's preprocessing; {embedder} %s takes {preset}", e)
-	case r.Batch < 1:
-		return ImageOptions{}, fault.Fieldf("batch", "features: {batch} %d: want at least 1", r.Batch)
+	net, err := r.check("features", "batch")
+	if err != nil {
+		return "", err
 	}
-	if err := checkShards("features", r.Shards, r.Shard); err != nil {
-		return ImageOptions{}, err
-	}
-	o := ImageOptions{Embedder: e, Preset: r.Preset, Weights: r.Weights, Batch: r.Batch, Workers: r.Workers, Recursive: r.Recursive, NoCache: r.NoCache}
-	_, err := o.check("features", "batch")
-	return o, err
-}
-
-func (r *FeaturesRequest) options() (inception.Output, inception.Mode, error) {
 	out := inception.Output(strings.ToLower(strings.TrimSpace(r.Dims)))
 	switch {
-	case r.Input == "":
-		return "", "", fault.Fieldf("input", "features: {input} (a folder of images) is required")
+	case !net.outputs && out != "" && out != inception.Out2048:
+		// Dims keeps its default (or is empty) with a ViT.
+		return "", fault.Fieldf("dims", "features: {dims} selects an Inception output; {embedder} %s has one", net.embedder)
+	case !net.outputs:
+		out = ""
 	case out.Dim() == 0:
-		return "", "", fault.Fieldf("dims", "features: {dims} %q: want 64, 192, 768, 2048, logits or logits_unbiased", r.Dims)
-	case r.Batch < 1:
-		return "", "", fault.Fieldf("batch", "features: {batch} %d: want at least 1", r.Batch)
-	case r.Workers < 0:
-		return "", "", fault.Fieldf("workers", "features: {workers} %d: want 0 (one per CPU) or more", r.Workers)
+		return "", fault.Fieldf("dims", "features: {dims} %q: want 64, 192, 768, 2048, logits or logits_unbiased", r.Dims)
 	}
-	if err := checkShards("features", r.Shards, r.Shard); err != nil {
-		return "", "", err
-	}
-	mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(r.Mode)))
-	if err != nil {
-		return "", "", fault.Fieldf("mode", "features: {mode} %q: want pytorch-fid, tf or clean", r.Mode)
-	}
-	return out, mode, nil
+	return out, checkShards("features", r.Shards, r.Shard)
 }
 
 // FeaturesResult is the result of `genlens features`; it marshals to the
@@ -160,15 +114,14 @@ func Features(ctx context.Context, env job.Env, req FeaturesRequest) (*FeaturesR
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	opt, err := req.network()
+	out, err := req.output()
 	if err != nil {
 		return nil, err
 	}
-	x, err := newExtractor(env, "features", "batch", opt)
+	x, err := newExtractor(env, "features", "batch", req.ImageOptions)
 	if err != nil {
 		return nil, err
 	}
-	out := inception.Output(strings.ToLower(strings.TrimSpace(req.Dims)))
 	files, err := x.list(req.Input)
 	if err != nil {
 		return nil, err

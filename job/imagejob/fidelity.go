@@ -58,7 +58,7 @@ type StatsRequest struct {
 }
 
 // NewStatsRequest returns a request with the command line's defaults.
-func NewStatsRequest() StatsRequest { return StatsRequest{} }
+func NewStatsRequest() StatsRequest { return StatsRequest{ImageOptions: NewImageOptions()} }
 
 // Validate checks the fields that need no input file.
 func (r *StatsRequest) Validate() (verr error) {
@@ -255,7 +255,9 @@ type ISRequest struct {
 }
 
 // NewISRequest returns a request with the command line's defaults.
-func NewISRequest() ISRequest { return ISRequest{Splits: 10, Tolerance: frechet.ProbTolerance} }
+func NewISRequest() ISRequest {
+	return ISRequest{Splits: 10, Tolerance: frechet.ProbTolerance, ImageOptions: NewImageOptions()}
+}
 
 // Validate checks the fields that need no input file.
 func (r *ISRequest) Validate() (verr error) {

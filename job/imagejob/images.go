@@ -29,9 +29,13 @@ import (
 // streaming mean and covariance, or rows).
 
 // ImageOptions says how folders of images become features (Inception-v3 by
-// default, or a DINOv2 or CLIP network of package vit). Its
-// fields are flags of every command that takes folders; they are refused
-// when no input is a folder, so that none goes silently unused.
+// default, or a DINOv2 or CLIP network of package vit). It is embedded by
+// every request that reads folders of images (features, stats, compare,
+// is, select), as job.CSVOptions is by those that read CSV files: its
+// fields, their defaults (NewImageOptions) and their checks (check) are
+// the same in every command and flags of each. Except in features, whose
+// input is always a folder, they are refused when no input is a folder,
+// so that none goes silently unused.
 type ImageOptions struct {
 	// Embedder is the network: inception (the default; Mode picks its
 	// preprocessing) or one of package vit's DINOv2 and CLIP networks
@@ -39,15 +43,28 @@ type ImageOptions struct {
 	Embedder string `json:"embedder,omitempty" help:"folders: network, inception (default) or clip-vitb32, clip-vitl14-336, dinov2-vitb14, dinov2-vitg14, dinov2-vitl14, dinov2-vits14 (these need {weights})"`
 	// Preset is the ViT embedders' preprocessing.
 	Preset string `json:"preset,omitempty" help:"folders, DINOv2/CLIP: preprocessing, dgm-eval (DINOv2 default) or torch-fidelity; clip (clip-vitb32 default, clean-fid's CLIP-FID) or cmmd (clip-vitl14-336 default)"`
-	// Mode is Inception's preprocessing.
+	// Mode is Inception's preprocessing; "" is pytorch-fid.
 	Mode    string `json:"mode,omitempty" help:"folders: preprocessing, pytorch-fid (default; pytorch-fid's numbers), tf (torch-fidelity's / TensorFlow's) or clean (clean-fid's)"`
 	Weights string `json:"weights,omitempty" help:"folders: the network's weights file; Inception's (.pth) default to $GENLENS_WEIGHTS, the cache, else a one-time download"`
-	Batch   int    `json:"batch,omitempty" help:"folders: images run through the network together (0: 50)"`
-	Workers int    `json:"workers,omitempty" help:"folders: goroutines (0: one per CPU)"`
+	// Batch is the images decoded and run through the network together:
+	// at least 1, DefaultImageBatch unless set. 0 is refused like any
+	// other value below 1 (with the default named), never read as the
+	// default, in every command. select's JSON names it image_batch (its
+	// batch is the rows drawn per step; see SelectRequest).
+	Batch   int `json:"batch" help:"folders: images run through the network together (at least 1; 0 is an error, not the default)"`
+	Workers int `json:"workers,omitempty" help:"folders: goroutines (0: one per CPU)"`
 	// Recursive descends into subfolders.
 	Recursive bool `json:"recursive,omitempty" help:"folders: include images in subfolders"`
 	NoCache   bool `json:"no_cache,omitempty" help:"folders: neither read nor write the feature cache ($GENLENS_CACHE, default <user cache dir>/genlens, e.g. ~/.cache/genlens)"`
 }
+
+// DefaultImageBatch is the default of ImageOptions.Batch, pytorch-fid's
+// default batch size.
+const DefaultImageBatch = 50
+
+// NewImageOptions returns the image options' defaults, which every
+// request embedding them starts from (NewStatsRequest, ...).
+func NewImageOptions() ImageOptions { return ImageOptions{Batch: DefaultImageBatch} }
 
 // EmbedderInception is the default embedder, the FID Inception-v3.
 const EmbedderInception = "inception"
@@ -108,8 +125,8 @@ func vitNetwork(cfg vit.Config, p vit.Preset) network {
 // field that holds Batch ("batch", or "image_batch" in select).
 func (o ImageOptions) check(cmd, batch string) (network, error) {
 	switch {
-	case o.Batch < 0:
-		return network{}, fault.Fieldf(batch, "%s: {%s} %d: want at least 1 (0: %d)", cmd, batch, o.Batch, DefaultFeaturesBatch)
+	case o.Batch < 1:
+		return network{}, fault.Fieldf(batch, "%s: {%s} %d: want at least 1", cmd, batch, o.Batch)
 	case o.Workers < 0:
 		return network{}, fault.Fieldf("workers", "%s: {workers} %d: want 0 (one per CPU) or more", cmd, o.Workers)
 	}
@@ -152,13 +169,14 @@ func (o ImageOptions) checkDims(cmd, dims string) error {
 }
 
 // unused refuses image options given to a job none of whose inputs is a
-// folder.
+// folder: any field away from its default (NewImageOptions). A batch of
+// DefaultImageBatch cannot be told from the default, and passes.
 func (o ImageOptions) unused(cmd, batch string) error {
 	var set []string
 	for _, f := range []struct {
 		name string
 		on   bool
-	}{{"embedder", o.Embedder != ""}, {"preset", o.Preset != ""}, {"mode", o.Mode != ""}, {"weights", o.Weights != ""}, {batch, o.Batch != 0}, {"workers", o.Workers != 0},
+	}{{"embedder", o.Embedder != ""}, {"preset", o.Preset != ""}, {"mode", o.Mode != ""}, {"weights", o.Weights != ""}, {batch, o.Batch != DefaultImageBatch}, {"workers", o.Workers != 0},
 		{"recursive", o.Recursive}, {"no_cache", o.NoCache}} {
 		if f.on {
 			set = append(set, "{"+f.name+"}")
@@ -180,11 +198,10 @@ func isFolder(fsys fs.FS, path string) bool {
 // weights are resolved and hashed before the first folder's features,
 // and the network is loaded only when an image misses the cache.
 type extractor struct {
-	env   job.Env
-	cmd   string
-	opt   ImageOptions
-	net   network
-	batch int
+	env job.Env
+	cmd string
+	opt ImageOptions
+	net network
 
 	weights   string // resolved weights path
 	whash     string // its SHA-256 (the cache's key, and recorded in results)
@@ -202,13 +219,9 @@ func newExtractor(env job.Env, cmd, batch string, opt ImageOptions) (*extractor,
 	if err != nil {
 		return nil, err
 	}
-	b := opt.Batch
-	if b == 0 {
-		b = DefaultFeaturesBatch
-	}
-	x := &extractor{env: env, cmd: cmd, opt: opt, net: net, batch: b,
+	x := &extractor{env: env, cmd: cmd, opt: opt, net: net,
 		embedders: map[inception.Output]features.ImageEmbedder{}, caches: map[inception.Output]*features.Cache{}}
-	x.pipe = &features.Pipeline{FS: env.InputFS(), Batch: b, Workers: opt.Workers, CacheError: x.warnCache}
+	x.pipe = &features.Pipeline{FS: env.InputFS(), Batch: opt.Batch, Workers: opt.Workers, CacheError: x.warnCache}
 	return x, nil
 }
 

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -463,4 +466,73 @@ func rowsDense(rows [][]float32) *mat.Dense {
 		}
 	}
 	return x
+}
+
+// Every request that reads images has the image options of ImageOptions,
+// with one default and one rule: a batch of 0 is refused by every command
+// alike, naming the field and the default, as the service decodes it
+// (JSON over the command's defaults); a batch left out is the default.
+func TestImageBatchOneRule(t *testing.T) {
+	type request interface{ Validate() error }
+	for _, tc := range []struct {
+		cmd, field, body string
+		req              request
+	}{
+		{"features", "batch", `{"input":"imgs"}`, ptr(NewFeaturesRequest())},
+		{"stats", "batch", `{"in":"imgs"}`, ptr(NewStatsRequest())},
+		{"compare", "batch", `{"real":"a","fake":"b"}`, ptr(NewCompareRequest())},
+		{"is", "batch", `{"images":"imgs"}`, ptr(NewISRequest())},
+		{"select", "image_batch", `{"pools":["a","b"],"ref":"r"}`, ptr(NewSelectRequest())},
+	} {
+		if err := json.Unmarshal([]byte(tc.body), tc.req); err != nil {
+			t.Fatal(err)
+		}
+		if err := tc.req.Validate(); err != nil {
+			t.Errorf("%s %s: %v", tc.cmd, tc.body, err)
+		}
+		zero := strings.TrimSuffix(tc.body, "}") + `,"` + tc.field + `":0}`
+		if err := json.Unmarshal([]byte(zero), tc.req); err != nil {
+			t.Fatal(err)
+		}
+		err := tc.req.Validate()
+		fidWantField(t, err, tc.field)
+		if want := fmt.Sprintf("%s: {%s} 0: want at least 1 (the default is %d)", tc.cmd, tc.field, DefaultImageBatch); err == nil || err.(*fault.FieldError).Msg != want {
+			t.Errorf("%s %s: %v, want %q", tc.cmd, zero, err, want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// select's image batch is image_batch (its batch is the rows drawn per
+// step): both decode, encode and bind to their own fields, and an
+// unknown field is named.
+func TestSelectImageBatchJSON(t *testing.T) {
+	r := NewSelectRequest()
+	if err := json.Unmarshal([]byte(`{"batch":7,"image_batch":3,"workers":2,"pools":["a","b"]}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Batch != 7 || r.ImageOptions.Batch != 3 || r.Workers != 2 || len(r.Pools) != 2 || r.Steps != NewSelectRequest().Steps {
+		t.Errorf("decoded %+v", r)
+	}
+	b, err := json.Marshal(&r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["batch"] != 7.0 || m["image_batch"] != 3.0 {
+		t.Errorf("encoded %s", b)
+	}
+	var back SelectRequest
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, r) {
+		t.Errorf("round trip: %+v, %v; want %+v", back, err, r)
+	}
+	err = json.Unmarshal([]byte(`{"pools":["a","b"],"image_batchh":3}`), &r)
+	var fe *fault.FieldError
+	if !errors.As(err, &fe) || fe.Field != "image_batchh" {
+		t.Errorf("unknown field: %v", err)
+	}
 }

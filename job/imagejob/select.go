@@ -2,6 +2,7 @@ package imagejob
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/format/jsonnum"
+	"github.com/genlens/genlens/internal/format/strictjson"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/metric/frechet"
 	"github.com/genlens/genlens/metric/online"
@@ -45,25 +47,43 @@ type SelectRequest struct {
 	TruncationRatio float64 `json:"truncation_ratio" help:"fid-ucb: covariance entries below this fraction of ||Σ_r||₂ are zeroed (paper, code2024); the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP"`
 	Seed            uint64  `json:"seed" help:"random seed"`
 
-	// Pools and Ref may be folders of images, turned into Inception
-	// features (pool3 for fid; for is, the softmax of logits_unbiased, as
-	// torch-fidelity) with these settings; see ImageOptions, whose Batch
-	// is ImageBatch here (Batch is the samples per step).
-	Embedder   string `json:"embedder,omitempty"`                                                                                 // inception (default), dinov2-*, clip-*
-	Preset     string `json:"preset,omitempty" help:"folders, DINOv2/CLIP: preprocessing (dgm-eval, torch-fidelity; clip, cmmd)"` // ViT embedders' preprocessing
-	Mode       string `json:"mode,omitempty" help:"folders: preprocessing, pytorch-fid (default), tf (torch-fidelity's) or clean (clean-fid's)"`
-	Weights    string `json:"weights,omitempty"`
-	ImageBatch int    `json:"image_batch,omitempty"`
-	Workers    int    `json:"workers,omitempty" help:"folders: goroutines (0: one per CPU)"`
-	Recursive  bool   `json:"recursive,omitempty" help:"folders: include images in subfolders"`
-	NoCache    bool   `json:"no_cache,omitempty" help:"folders: neither read nor write the feature cache"`
+	// Pools and Ref may be folders of images, turned into features
+	// (Inception's pool3 for fid; for is, the softmax of logits_unbiased,
+	// as torch-fidelity) with these options. Their Batch is image_batch
+	// in JSON and --image-batch on the command line, since batch is the
+	// rows drawn per step here (see MarshalJSON).
+	ImageOptions
 
 	job.CSVOptions // sep: how the fields of CSV inputs are separated
 }
 
-// images returns the request's image options.
-func (r *SelectRequest) images() ImageOptions {
-	return ImageOptions{Embedder: r.Embedder, Preset: r.Preset, Mode: r.Mode, Weights: r.Weights, Batch: r.ImageBatch, Workers: r.Workers, Recursive: r.Recursive, NoCache: r.NoCache}
+// selectFields is SelectRequest without its methods, for its JSON.
+type selectFields SelectRequest
+
+// selectJSON is SelectRequest as JSON: its fields, where batch is the
+// simulation's (SelectRequest.Batch, which shadows ImageOptions.Batch
+// at its shallower depth), and the image options' batch as image_batch.
+type selectJSON struct {
+	selectFields
+	ImageBatch int `json:"image_batch"`
+}
+
+// MarshalJSON writes the request with ImageOptions.Batch as image_batch.
+func (r SelectRequest) MarshalJSON() ([]byte, error) {
+	return json.Marshal(selectJSON{selectFields(r), r.ImageOptions.Batch})
+}
+
+// UnmarshalJSON reads the request with ImageOptions.Batch from
+// image_batch (absent: unchanged), strictly: a field the request does not
+// have is an error naming it, as for every request of the service.
+func (r *SelectRequest) UnmarshalJSON(b []byte) error {
+	v := selectJSON{selectFields(*r), r.ImageOptions.Batch}
+	if err := strictjson.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = SelectRequest(v.selectFields)
+	r.ImageOptions.Batch = v.ImageBatch
+	return nil
 }
 
 // NewSelectRequest returns a request with the command line's defaults
@@ -71,20 +91,23 @@ func (r *SelectRequest) images() ImageOptions {
 func NewSelectRequest() SelectRequest {
 	return SelectRequest{Score: "fid", Steps: 1000, Batch: 5, Trials: 20, Delta: online.DefaultDelta,
 		Tolerance: frechet.ProbTolerance, BonusScale: online.DefaultBonusScale, FIDBonus: "paper",
-		TruncationRatio: online.DefaultTruncationRatio, Seed: 1}
+		TruncationRatio: online.DefaultTruncationRatio, Seed: 1, ImageOptions: NewImageOptions()}
 }
 
 // Validate checks the fields that need no input file.
 func (r *SelectRequest) Validate() (verr error) {
 	defer func() { verr = job.WithDefault(verr, r, NewSelectRequest()) }()
-	if err := job.CheckLimits("select", job.Lim("pools", len(r.Pools), job.MaxListLen), job.Lim("steps", r.Steps, maxSelectSteps), job.Lim("batch", r.Batch, maxSelectBatch),
-		job.Lim("trials", r.Trials, maxSelectTrials), job.Lim("image_batch", r.ImageBatch, job.MaxImageBatch), job.Lim("workers", r.Workers, job.MaxWorkers)); err != nil {
+	if err := job.CheckLimits("select", append([]job.Limit{job.Lim("pools", len(r.Pools), job.MaxListLen), job.Lim("steps", r.Steps, maxSelectSteps), job.Lim("batch", r.Batch, maxSelectBatch),
+		job.Lim("trials", r.Trials, maxSelectTrials)}, r.limits("image_batch")...)...); err != nil {
 		return err
 	}
 	if err := r.CSVOptions.ValidateSep(); err != nil {
 		return err
 	}
-	_, _, err := r.rules()
+	if _, _, err := r.rules(); err != nil {
+		return err
+	}
+	_, err := r.check("select", "image_batch")
 	return err
 }
 
@@ -224,7 +247,7 @@ func Select(ctx context.Context, env job.Env, req SelectRequest) (*SelectResult,
 	spec := rowsSpec{key: req.PoolsKey, keyFlag: "{pools_key}", probs: req.Score == "is", sep: req.Separator()}
 	pools := make([]*mat.Dense, len(req.Pools))
 	// Folders first, all features under one progress count; files after.
-	ex, err := newExtractor(env, "select", "image_batch", req.images())
+	ex, err := newExtractor(env, "select", "image_batch", req.ImageOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +258,7 @@ func Select(ctx context.Context, env job.Env, req SelectRequest) (*SelectResult,
 		return nil, err
 	}
 	if total == 0 {
-		if err := req.images().unused("select", "image_batch"); err != nil {
+		if err := req.unused("select", "image_batch"); err != nil {
 			return nil, err
 		}
 	} else if req.PoolsKey != "" && slices.ContainsFunc(lists[:len(req.Pools)], func(l []string) bool { return l != nil }) {

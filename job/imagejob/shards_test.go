@@ -229,7 +229,7 @@ func TestStatsMergeFeatureFileAndRefusals(t *testing.T) {
 	fsys := fstest.MapFS{"x.npy": {Data: npyOf(t, x)}, "y.npy": {Data: npyOf(t, y)}}
 	ctx := context.Background()
 	env := job.Env{Models: testModels, FS: fsys}
-	whole, err := Stats(ctx, env, StatsRequest{In: "x.npy"})
+	whole, err := Stats(ctx, env, statsOf("x.npy"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,9 @@ func TestStatsMergeFeatureFileAndRefusals(t *testing.T) {
 	var keyed []string
 	for _, key := range []string{"x", "y"} {
 		for i := 0; i < 2; i++ {
-			res, err := Stats(ctx, env, StatsRequest{In: "xy.npz", Key: key, Shards: 2, Shard: i})
+			req := statsOf("xy.npz")
+			req.Key, req.Shards, req.Shard = key, 2, i
+			res, err := Stats(ctx, env, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -360,21 +362,21 @@ func TestFeatureFilesPattern(t *testing.T) {
 	}
 	ctx := context.Background()
 	env := job.Env{Models: testModels, FS: fsys}
-	whole, err := Stats(ctx, env, StatsRequest{In: "all.npy"})
+	whole, err := Stats(ctx, env, statsOf("all.npy"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	glob, err := Stats(ctx, env, StatsRequest{In: "parts/*.npy"})
+	glob, err := Stats(ctx, env, statsOf("parts/*.npy"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if glob.N != 10 || relFrob(symData(glob.Stats.Sigma), symData(whole.Stats.Sigma)) > 1e-14 {
 		t.Fatalf("pattern: n %d, sigma %v vs %v", glob.N, glob.Stats.Sigma, whole.Stats.Sigma)
 	}
-	if _, err := Stats(ctx, env, StatsRequest{In: "nothing/*.npy"}); err == nil || !strings.Contains(err.Error(), "no file matches") {
+	if _, err := Stats(ctx, env, statsOf("nothing/*.npy")); err == nil || !strings.Contains(err.Error(), "no file matches") {
 		t.Errorf("no match: %v", err)
 	}
-	if _, err := Stats(ctx, env, StatsRequest{In: "bad/*.npy"}); err == nil || !strings.Contains(err.Error(), "bad/b.npy") {
+	if _, err := Stats(ctx, env, statsOf("bad/*.npy")); err == nil || !strings.Contains(err.Error(), "bad/b.npy") {
 		t.Errorf("mixed columns: %v", err)
 	}
 	// compare takes patterns on both sides.
@@ -387,4 +389,11 @@ func TestFeatureFilesPattern(t *testing.T) {
 	if math.Abs(float64(*res.FID)) > 1e-9 {
 		t.Errorf("FID of a set against its own parts: %v", *res.FID)
 	}
+}
+
+// statsOf returns the request of `genlens stats IN` with its defaults.
+func statsOf(in string) StatsRequest {
+	r := NewStatsRequest()
+	r.In = in
+	return r
 }

@@ -177,6 +177,7 @@ func TestViTEmbedderFields(t *testing.T) {
 	} {
 		req := NewStatsRequest()
 		req.In, req.ImageOptions, req.Dims = "real", tc.opt, tc.dims
+		req.Batch = DefaultImageBatch
 		err := req.Validate()
 		var fe *fault.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(err.Error(), tc.msg) {

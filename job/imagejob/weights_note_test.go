@@ -61,7 +61,9 @@ func TestWeightsInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Stats(ctx, env, StatsRequest{In: "real", ImageOptions: ImageOptions{Weights: weights}})
+	sreq := statsOf("real")
+	sreq.Weights = weights
+	st, err := Stats(ctx, env, sreq)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"strings"
@@ -19,7 +20,10 @@ import (
 )
 
 // EmbedRequest is a request of `genlens embed`: one vector per text of a
-// file, by a BERT sentence embedder run in process.
+// file, by a BERT sentence embedder run in process. Weights is the
+// model's directory: one of the host on the command line; in the
+// service, the name of a directory its operator allowed (see
+// job.Command.ModelDirs), as for entropy's and sample's embedder.
 type EmbedRequest struct {
 	In       string `json:"in" help:"texts: a .txt (a text a line) or a .jsonl"`
 	Field    string `json:"field" help:"the field of the texts in a .jsonl row"`
@@ -46,6 +50,25 @@ type EmbedResult struct {
 	CacheHits     int    `json:"cache_hits"`
 	// Embeddings are the vectors, a row per text, for the .npy.
 	Embeddings [][]float32 `json:"-"`
+	// Path is the file the transport wrote the vectors to, for the text.
+	Path string `json:"-"`
+}
+
+// Artifacts returns embeddings.npy: the vectors, texts × dim, float64.
+func (r *EmbedResult) Artifacts() []job.Artifact {
+	return []job.Artifact{{Name: "embeddings.npy", Write: r.WriteNPY}}
+}
+
+// WriteNPY writes the vectors as a float64 .npy array (texts × dim), a
+// row per text in the order of the input.
+func (r *EmbedResult) WriteNPY(w io.Writer) error {
+	arr := &dataio.Array{Shape: []int{r.Texts, r.Dim}, Data: make([]float64, 0, r.Texts*r.Dim)}
+	for _, v := range r.Embeddings {
+		for _, x := range v {
+			arr.Data = append(arr.Data, float64(x))
+		}
+	}
+	return dataio.EncodeNPY(w, arr)
 }
 
 // Validate checks the fields that need no input file.

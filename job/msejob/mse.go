@@ -9,7 +9,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -470,9 +469,10 @@ type EstimateResult struct {
 	Alerts         int          `json:"alerts"`
 	// Extrapolating and DriftAlerts count the chunks so marked; nil for a
 	// model file without a drift model.
-	Extrapolating *int    `json:"extrapolating_chunks,omitempty"`
-	DriftAlerts   *int    `json:"drift_alerts,omitempty"`
-	Chunks        []Chunk `json:"chunks"`
+	Extrapolating *int `json:"extrapolating_chunks,omitempty"`
+	DriftAlerts   *int `json:"drift_alerts,omitempty"`
+	// Chunks are the chunks as the service's monitors show theirs.
+	Chunks []monitor.ChunkView `json:"chunks"`
 
 	// Check is the check model applied.
 	Check *checkmodel.Model `json:"-"`
@@ -483,31 +483,6 @@ type EstimateResult struct {
 	// Report is the monitoring pipeline's outcome (drift thresholds
 	// included).
 	Report *monitor.Report `json:"-"`
-}
-
-// Chunk is one chunk of an EstimateResult.
-type Chunk struct {
-	Index         int         `json:"index"`
-	Start         int         `json:"start"`
-	End           int         `json:"end"`
-	Rows          int         `json:"rows"`
-	Period        string      `json:"period,omitempty"`
-	From          string      `json:"from,omitempty"`
-	To            string      `json:"to,omitempty"`
-	EstimatedMSE  jsonnum.Num `json:"estimated_mse"`
-	SamplingError jsonnum.Num `json:"sampling_error"`
-	Lower         jsonnum.Num `json:"lower"`
-	Upper         jsonnum.Num `json:"upper"`
-	Alert         bool        `json:"alert"`
-	RealizedMSE   jsonnum.Num `json:"realized_mse"`
-	Labelled      *int        `json:"labelled,omitempty"`
-	// EstimateLower and EstimateUpper bound the chunk's MSE (not only
-	// the estimate's sampling noise), calibrated on the reference's
-	// held-out estimates when IntervalCalibrated, else the band.
-	EstimateLower      jsonnum.Num `json:"estimate_lower"`
-	EstimateUpper      jsonnum.Num `json:"estimate_upper"`
-	IntervalCalibrated bool        `json:"interval_calibrated"`
-	*monitor.DriftView
 }
 
 // IntervalNote is the warning for a model file without held-out
@@ -682,13 +657,7 @@ func Estimate(ctx context.Context, env job.Env, req EstimateRequest) (*EstimateR
 		out.RealizedMSE, out.Labelled = &r, &k
 	}
 	for _, r := range res {
-		c := Chunk{Index: r.Index, Start: r.Start, End: r.End, Rows: r.Rows(), Period: r.Period,
-			EstimatedMSE: jsonnum.Num(r.Estimate), SamplingError: jsonnum.Num(r.SamplingError), Lower: jsonnum.Num(r.Lower), Upper: jsonnum.Num(r.Upper),
-			Alert: r.Alert, RealizedMSE: jsonnum.Num(r.Realized),
-			EstimateLower: jsonnum.Num(r.EstimateLower), EstimateUpper: jsonnum.Num(r.EstimateUpper), IntervalCalibrated: r.IntervalCalibrated}
-		if !r.From.IsZero() {
-			c.From, c.To = r.From.Format(time.RFC3339), r.To.Format(time.RFC3339)
-		}
+		c := monitor.NewChunkView(&r, m.Drift, rep.DriftThresholds)
 		if realized != nil {
 			l := r.Labelled
 			c.Labelled = &l
@@ -696,7 +665,6 @@ func Estimate(ctx context.Context, env job.Env, req EstimateRequest) (*EstimateR
 		if r.Alert {
 			out.Alerts++
 		}
-		c.DriftView = monitor.NewDriftView(r.Drift, m.Drift, rep.DriftThresholds)
 		out.Chunks = append(out.Chunks, c)
 	}
 	return out, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/internal/testkit/shareddata"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/monitor"
 )
 
 // extrapolationRun fits a check model on ref.csv and estimates prod.csv
@@ -46,7 +47,7 @@ func extrapolationRun(b *testing.B, fsys fstest.MapFS, size int) *EstimateResult
 // shifted.
 type extrapolationTally struct{ in, inFired, out, outFired, inKS, outKS, inRecon, outRecon float64 }
 
-func (t *extrapolationTally) add(c Chunk, shifted bool) {
+func (t *extrapolationTally) add(c monitor.ChunkView, shifted bool) {
 	ks := 0.0
 	for _, f := range c.Features {
 		ks = math.Max(ks, float64(f.KS))

@@ -20,6 +20,7 @@ import (
 	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/internal/testkit/shareddata"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/monitor"
 )
 
 // supportTally counts, over chunks of many draws, what the figures of
@@ -48,7 +49,7 @@ type supportTally struct {
 
 // add tallies chunk c; pooled is the draw's pooled realised MSE over its
 // iid rows for an iid chunk of a LIBSVM set, NaN otherwise.
-func (t *supportTally) add(c Chunk, iid, shift08 bool, pooled float64) {
+func (t *supportTally) add(c monitor.ChunkView, iid, shift08 bool, pooled float64) {
 	est, real := float64(c.EstimatedMSE), float64(c.RealizedMSE)
 	flagged := c.DriftView != nil && (c.Extrapolating || c.DriftAlert)
 	covered := float64(c.EstimateLower) <= real && real <= float64(c.EstimateUpper)
@@ -204,7 +205,7 @@ func newGroups(b *testing.B, name string) *groups {
 	return g
 }
 
-func (g *groups) add(label string, c Chunk) {
+func (g *groups) add(label string, c monitor.ChunkView) {
 	if g.out != nil {
 		if err := g.out.Encode(map[string]any{"set": g.name, "draw": g.draw, "group": label, "estimate": c.EstimatedMSE,
 			"realised": c.RealizedMSE, "lower": c.EstimateLower, "upper": c.EstimateUpper, "extrapolating": c.DriftView != nil && c.Extrapolating,
@@ -236,7 +237,7 @@ func (g *groups) add(label string, c Chunk) {
 
 // weigh tallies the importance-weighted estimates of chunk c beside
 // the product's.
-func (g *groups) weigh(label string, res *EstimateResult, feats [][]float64, c Chunk) {
+func (g *groups) weigh(label string, res *EstimateResult, feats [][]float64, c monitor.ChunkView) {
 	if g.weights == nil {
 		g.weights = map[string]*weightTally{}
 	}

@@ -4,13 +4,79 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/genlens/genlens/internal/format/jsonnum"
 )
 
+// ChunkView is the JSON of one monitored chunk (a Result), the one view
+// of a chunk: `genlens mse estimate --json` lists its chunks as
+// ChunkViews, and the service's monitors theirs (GET
+// /api/v1/monitors/{id}/chunks, and a monitor's summary), so that a key
+// means the same in both and neither lacks one the other has. Start and
+// End are 0-based row positions in chunk order, End exclusive.
+type ChunkView struct {
+	Index int `json:"index"`
+	Start int `json:"start"`
+	End   int `json:"end"`
+	// Rows is the chunk's row count; N is the same count, under the name
+	// the service's chunks had first (both are kept for their clients).
+	Rows   int    `json:"rows"`
+	N      int    `json:"n"`
+	Period string `json:"period,omitempty"`
+	From   string `json:"from,omitempty"` // RFC 3339, the first timestamp of a time-based chunk
+	To     string `json:"to,omitempty"`   // and the last
+	// EstimatedMSE is the mean of the chunk's per-row estimates,
+	// SamplingError its standard error, and Lower and Upper the band
+	// EstimatedMSE ∓ width·SamplingError (see Result).
+	EstimatedMSE  jsonnum.Num `json:"estimated_mse"`
+	SamplingError jsonnum.Num `json:"sampling_error"`
+	Lower         jsonnum.Num `json:"lower"`
+	Upper         jsonnum.Num `json:"upper"`
+	Alert         bool        `json:"alert"`
+	// RealizedMSE is the mean realised loss of the chunk's labelled rows
+	// (null while none is), Labelled their count: absent in mse estimate
+	// without a target, always present in the service, whose rows may be
+	// labelled later.
+	RealizedMSE jsonnum.Num `json:"realized_mse"`
+	Labelled    *int        `json:"labelled,omitempty"`
+	// Complete says whether a monitor's chunk is full (its chunk_size
+	// rows, or its period over by the server's clock) rather than still
+	// filling; absent in mse estimate, whose data file holds every row
+	// its chunks will have.
+	Complete *bool `json:"complete,omitempty"`
+	// EstimateLower and EstimateUpper bound the chunk's MSE (not only
+	// the estimate's sampling noise), calibrated on the reference's
+	// held-out estimates when IntervalCalibrated, else the band.
+	EstimateLower      jsonnum.Num `json:"estimate_lower"`
+	EstimateUpper      jsonnum.Num `json:"estimate_upper"`
+	IntervalCalibrated bool        `json:"interval_calibrated"`
+	// The chunk's extrapolation and drift; absent for a model file
+	// without a drift model.
+	*DriftView
+}
+
+// NewChunkView returns the JSON of the chunk r, whose drift (if any) is
+// under the drift model m with the reconstruction error's thresholds
+// th. Labelled and Complete are left for the caller, which knows whether
+// they apply.
+func NewChunkView(r *Result, m *DriftModel, th Thresholds) ChunkView {
+	v := ChunkView{Index: r.Index, Start: r.Start, End: r.End, Rows: r.Rows(), N: r.Rows(), Period: r.Period,
+		EstimatedMSE: jsonnum.Num(r.Estimate), SamplingError: jsonnum.Num(r.SamplingError), Lower: jsonnum.Num(r.Lower), Upper: jsonnum.Num(r.Upper),
+		Alert: r.Alert, RealizedMSE: jsonnum.Num(r.Realized),
+		EstimateLower: jsonnum.Num(r.EstimateLower), EstimateUpper: jsonnum.Num(r.EstimateUpper), IntervalCalibrated: r.IntervalCalibrated,
+		DriftView: NewDriftView(r.Drift, m, th)}
+	if !r.From.IsZero() {
+		v.From = r.From.Format(time.RFC3339)
+	}
+	if !r.To.IsZero() {
+		v.To = r.To.Format(time.RFC3339)
+	}
+	return v
+}
+
 // DriftView is the JSON of a chunk's extrapolation and drift (ChunkDrift
-// with the names of its DriftModel's features), for mse estimate's
-// chunks and the service's monitors.
+// with the names of its DriftModel's features), part of ChunkView.
 type DriftView struct {
 	// OutOfReference is the fraction of the chunk's rows with at least
 	// one feature outside its reference range, and Extrapolating whether

@@ -12,8 +12,13 @@ import (
 // struct, as encoding/json matches them: by the json tag's name or the
 // field's name, case-insensitively, through embedded structs. It reports
 // false when every key of the object's top level is a field (an unknown
-// key further down is not looked for).
+// key further down is not looked for), and when v decodes itself (a
+// json.Unmarshaler, whose fields need not be its struct's: it reports
+// its own unknown fields).
 func unknownField(data []byte, v any) (string, bool) {
+	if _, ok := v.(json.Unmarshaler); ok {
+		return "", false
+	}
 	t := reflect.TypeOf(v)
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()

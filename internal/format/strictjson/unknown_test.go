@@ -3,7 +3,10 @@ package strictjson
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"testing"
+
+	"github.com/genlens/genlens/fault"
 )
 
 type inner struct {
@@ -46,5 +49,31 @@ func TestAgreesWithDecoder(t *testing.T) {
 	}
 	if got, _ := unknownField(body, &request{}); got != "colour" {
 		t.Errorf("unknownField = %q, want colour", got)
+	}
+}
+
+// renamed decodes itself, with a key its struct does not name.
+type renamed struct{ N int }
+
+func (r *renamed) UnmarshalJSON(b []byte) error {
+	var v struct {
+		N int `json:"n_renamed"`
+	}
+	err := Unmarshal(b, &v)
+	r.N = v.N
+	return err
+}
+
+// A type that decodes itself reports its own unknown fields: its keys
+// are not its struct's, and unknownField does not guess.
+func TestUnknownFieldOfUnmarshaler(t *testing.T) {
+	if got, found := unknownField([]byte(`{"n_renamed": 1}`), &renamed{}); found {
+		t.Errorf("unknownField = %q of an Unmarshaler", got)
+	}
+	for body, field := range map[string]string{`{"n_renamed": "x"}`: "n_renamed", `{"n_renamed": 1, "m": 2}`: "m"} {
+		var fe *fault.FieldError
+		if err := Unmarshal([]byte(body), &renamed{}); !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("%s: error %v: want a field error of %s", body, err, field)
+		}
 	}
 }

@@ -252,6 +252,7 @@ func TestEveryKind(t *testing.T) {
 	}
 	kinds = append(kinds, "features") // TestFeaturesKind, on shared data
 	kinds = append(kinds, "sample")   // TestSampleKind, against a test server
+	kinds = append(kinds, "embed")    // TestEmbedKind, with a model directory
 	slices.Sort(kinds)
 	all := slices.Sorted(slices.Values(Kinds))
 	if !slices.Equal(kinds, all) {

@@ -1,15 +1,18 @@
 package jobrun
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/store/records"
 	"github.com/genlens/genlens/job"
@@ -107,10 +110,13 @@ func TestTextModelRefused(t *testing.T) {
 		{none, "e5"},
 	} {
 		in := upload(t, c.s, "answers.jsonl", []byte(textAnswers))
-		for _, kind := range []string{"entropy", "sample"} {
+		for _, kind := range []string{"entropy", "sample", "embed"} {
 			body := `{"in":"` + in + `","kernel":"rbf","embedder":"e5-small-v2","weights":"` + c.weights + `"}`
-			if kind == "sample" {
+			switch kind {
+			case "sample":
 				body = `{"prompts":"` + in + `","base_url":"http://127.0.0.1:1/v1","model":"m","embedder":"e5-small-v2","weights":"` + c.weights + `"}`
+			case "embed":
+				body = `{"in":"` + in + `","field":"reference","embedder":"e5-small-v2","weights":"` + c.weights + `"}`
 			}
 			_, err := c.s.Submit(ctx, kind, []byte(body))
 			var fe *fault.FieldError
@@ -129,6 +135,55 @@ func TestTextModelRefused(t *testing.T) {
 	}
 	if _, err := New(Config{Store: NewMemStore(), DataDir: t.TempDir(), ModelDirs: []string{e5, t.TempDir() + "/e5"}}); err == nil {
 		t.Error("two model directories of one name accepted")
+	}
+}
+
+// An embed job runs a text embedder from a model directory the server
+// allows: its result is the command line's --json document, and its
+// artifact embeddings.npy the vectors `embed --out` writes, those of a
+// direct run on the same texts with the directory's path.
+func TestEmbedKind(t *testing.T) {
+	dir, err := filepath.Abs("../../../network/bert/testdata/bge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestService(t, nil, Config{ModelDirs: []string{dir}})
+	in := upload(t, s, "answers.jsonl", []byte(textAnswers))
+	j, err := s.Submit(context.Background(), "embed", []byte(`{"in":"`+in+`","field":"reference","embedder":"bge-small-en-v1.5","weights":"bge","no_cache":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j = waitJob(t, s, j.ID, time.Minute); j.Status != records.StatusSucceeded {
+		t.Fatalf("%s: %s", j.Status, j.Error)
+	}
+	req := llmjob.NewEmbedRequest()
+	req.In, req.Field, req.Embedder, req.Weights, req.NoCache = filepath.Join(t.TempDir(), "answers.jsonl"), "reference", "bge-small-en-v1.5", dir, true
+	if err := os.WriteFile(req.In, []byte(textAnswers), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := llmjob.Embed(context.Background(), job.CLIEnv(nil, nil), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := json.Marshal(res); string(j.Result) != string(want) || res.Texts != 3 || res.Dim == 0 {
+		t.Errorf("result %s, the command line's %s", j.Result, want)
+	}
+	var want bytes.Buffer
+	if err := res.WriteNPY(&want); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Artifact(context.Background(), j.ID, "embeddings.npy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Data, want.Bytes()) {
+		t.Errorf("embeddings.npy: %d bytes, want the %d of the command line's", len(a.Data), want.Len())
+	}
+	if arr, err := dataio.DecodeNPY(bytes.NewReader(a.Data), "embeddings.npy"); err != nil || !slices.Equal(arr.Shape, []int{3, res.Dim}) {
+		t.Errorf("embeddings.npy: %v; want shape [3 %d]", err, res.Dim)
+	}
+	if strings.Contains(string(j.Result), dir) {
+		t.Errorf("the result names the server's path: %s", j.Result)
 	}
 }
 

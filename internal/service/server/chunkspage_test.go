@@ -21,6 +21,7 @@ import (
 	"github.com/genlens/genlens/internal/testkit/dbtest"
 	"github.com/genlens/genlens/internal/testkit/msejobtest"
 	"github.com/genlens/genlens/job/msejob"
+	"github.com/genlens/genlens/metric/monitor"
 )
 
 // pageServer is a server over a fresh store holding one monitor of n rows
@@ -92,7 +93,7 @@ func widePageServer(t testing.TB, dsn string, n, size int, period string, d int)
 func wholeChunksDoc(m records.Monitor, v *monitorsvc.View, page chunkPage) chunksJSON {
 	out := chunksJSON{Monitor: monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period},
 		Rows: v.Rows, LowerThreshold: jsonnum.Num(v.Th.Lower), UpperThreshold: jsonnum.Num(v.Th.Upper),
-		ReferenceRows: v.RefRows, ReferenceCount: v.Th.Chunks, TotalChunks: len(v.Chunks), Chunks: []chunkJSON{}}
+		ReferenceRows: v.RefRows, ReferenceCount: v.Th.Chunks, TotalChunks: len(v.Chunks), Chunks: []monitor.ChunkView{}}
 	lo, hi, next := page.bounds(len(v.Chunks))
 	if next >= 0 {
 		out.NextBefore = &next

@@ -199,18 +199,21 @@ func (ts *testServer) createMonitor(t testing.TB, name string, extra map[string]
 }
 
 type chunk struct {
-	Index        int      `json:"index"`
-	Start        int      `json:"start"`
-	End          int      `json:"end"`
-	N            int      `json:"n"`
-	Period       string   `json:"period"`
-	EstimatedMSE *float64 `json:"estimated_mse"`
-	Lower        *float64 `json:"lower"`
-	Upper        *float64 `json:"upper"`
-	Alert        bool     `json:"alert"`
-	RealizedMSE  *float64 `json:"realized_mse"`
-	Complete     *bool    `json:"complete"`
-	To           string   `json:"to"`
+	Index         int      `json:"index"`
+	Start         int      `json:"start"`
+	End           int      `json:"end"`
+	N             int      `json:"n"`
+	Rows          int      `json:"rows"`
+	Period        string   `json:"period"`
+	EstimatedMSE  *float64 `json:"estimated_mse"`
+	SamplingError *float64 `json:"sampling_error"`
+	Lower         *float64 `json:"lower"`
+	Upper         *float64 `json:"upper"`
+	Alert         bool     `json:"alert"`
+	RealizedMSE   *float64 `json:"realized_mse"`
+	Labelled      *int     `json:"labelled"`
+	Complete      *bool    `json:"complete"`
+	To            string   `json:"to"`
 	// Extrapolation and drift.
 	OutOfReference      *float64 `json:"out_of_reference"`
 	Extrapolating       *bool    `json:"extrapolating"`

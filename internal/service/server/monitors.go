@@ -470,34 +470,6 @@ func (s *Server) postLabels(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, map[string]int{"accepted": len(labels)})
 }
 
-// chunkJSON is one chunk of GET .../chunks; the keys mean what they mean
-// in `genlens mse estimate --json` (start and end are 0-based row
-// positions in chunk order, end exclusive), n is the chunk's row count.
-type chunkJSON struct {
-	Index        int         `json:"index"`
-	Start        int         `json:"start"`
-	End          int         `json:"end"`
-	N            int         `json:"n"`
-	Period       string      `json:"period,omitempty"`
-	From         string      `json:"from,omitempty"`
-	To           string      `json:"to,omitempty"`
-	EstimatedMSE jsonnum.Num `json:"estimated_mse"`
-	Lower        jsonnum.Num `json:"lower"`
-	Upper        jsonnum.Num `json:"upper"`
-	Alert        bool        `json:"alert"`
-	RealizedMSE  jsonnum.Num `json:"realized_mse"` // null until a label of the chunk arrives
-	Labelled     int         `json:"labelled"`
-	Complete     bool        `json:"complete"`
-	// EstimateLower and EstimateUpper are the interval of the chunk's
-	// MSE, as in `mse estimate --json`.
-	EstimateLower      jsonnum.Num `json:"estimate_lower"`
-	EstimateUpper      jsonnum.Num `json:"estimate_upper"`
-	IntervalCalibrated bool        `json:"interval_calibrated"`
-	// The chunk's extrapolation and drift, as in `mse estimate --json`
-	// (absent for a model file without a drift model).
-	*monitor.DriftView
-}
-
 type chunksJSON struct {
 	Monitor        monitorJSON `json:"monitor"`
 	Rows           int         `json:"rows"`
@@ -508,9 +480,9 @@ type chunksJSON struct {
 	// TotalChunks counts every chunk; Chunks holds them all, or with
 	// ?limit the page asked for (NextBefore then names the next older
 	// page's before, absent on the oldest).
-	TotalChunks int         `json:"total_chunks"`
-	NextBefore  *int        `json:"next_before,omitempty"`
-	Chunks      []chunkJSON `json:"chunks"`
+	TotalChunks int                 `json:"total_chunks"`
+	NextBefore  *int                `json:"next_before,omitempty"`
+	Chunks      []monitor.ChunkView `json:"chunks"`
 }
 
 // MaxChunksLimit bounds ?limit of GET /api/v1/monitors/{id}/chunks.
@@ -600,7 +572,7 @@ func (s *Server) getChunks(w http.ResponseWriter, r *http.Request) {
 func chunksDoc(m records.Monitor, v *monitorsvc.View, page chunkPage) chunksJSON {
 	out := chunksJSON{Monitor: monitorJSON{ID: m.ID, Name: m.Name, ChunkSize: m.ChunkSize, Period: m.Period},
 		Rows: v.Rows, LowerThreshold: jsonnum.Num(v.Th.Lower), UpperThreshold: jsonnum.Num(v.Th.Upper),
-		ReferenceRows: v.RefRows, ReferenceCount: v.Th.Chunks, TotalChunks: v.Total, Chunks: []chunkJSON{}}
+		ReferenceRows: v.RefRows, ReferenceCount: v.Th.Chunks, TotalChunks: v.Total, Chunks: []monitor.ChunkView{}}
 	if _, _, next := page.bounds(v.Total); next >= 0 {
 		out.NextBefore = &next
 	}
@@ -610,18 +582,13 @@ func chunksDoc(m records.Monitor, v *monitorsvc.View, page chunkPage) chunksJSON
 	return out
 }
 
-func chunkDoc(v *monitorsvc.View, c *monitor.Result, complete bool) chunkJSON {
-	j := chunkJSON{Index: c.Index, Start: c.Start, End: c.End, N: c.Rows(), Period: c.Period,
-		EstimatedMSE: jsonnum.Num(c.Estimate), Lower: jsonnum.Num(c.Lower), Upper: jsonnum.Num(c.Upper), Alert: c.Alert,
-		RealizedMSE: jsonnum.Num(c.Realized), Labelled: c.Labelled, Complete: complete,
-		EstimateLower: jsonnum.Num(c.EstimateLower), EstimateUpper: jsonnum.Num(c.EstimateUpper), IntervalCalibrated: c.IntervalCalibrated,
-		DriftView: monitor.NewDriftView(c.Drift, v.Drift, v.DriftTh)}
-	if !c.From.IsZero() {
-		j.From = c.From.Format(time.RFC3339)
-	}
-	if !c.To.IsZero() {
-		j.To = c.To.Format(time.RFC3339)
-	}
+// chunkDoc is the JSON of the chunk c of v, as `mse estimate --json`
+// shows its chunks, with the monitor's labelled count and whether the
+// chunk is complete.
+func chunkDoc(v *monitorsvc.View, c *monitor.Result, complete bool) monitor.ChunkView {
+	j := monitor.NewChunkView(c, v.Drift, v.DriftTh)
+	labelled := c.Labelled
+	j.Labelled, j.Complete = &labelled, &complete
 	return j
 }
 
@@ -629,10 +596,10 @@ func chunkDoc(v *monitorsvc.View, c *monitor.Result, complete bool) chunkJSON {
 // latest complete chunk, how many of the latest complete chunks alerted,
 // and the incomplete chunk still filling.
 type summaryJSON struct {
-	Latest       *chunkJSON `json:"latest_complete"`
-	RecentChunks int        `json:"recent_chunks"`
-	RecentAlerts int        `json:"recent_alerts"`
-	Incomplete   *chunkJSON `json:"incomplete"`
+	Latest       *monitor.ChunkView `json:"latest_complete"`
+	RecentChunks int                `json:"recent_chunks"`
+	RecentAlerts int                `json:"recent_alerts"`
+	Incomplete   *monitor.ChunkView `json:"incomplete"`
 }
 
 func summaryDoc(v *monitorsvc.View) *summaryJSON {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -64,9 +66,11 @@ func TestChunksMatchMSEEstimate(t *testing.T) {
 					t.Fatalf("labels: %d %s", code, raw)
 				}
 				var got chunks
-				if code, raw := ts.call(t, "GET", fmt.Sprintf("/api/v1/monitors/%d/chunks", id), nil, &got); code != 200 {
+				code, raw := ts.call(t, "GET", fmt.Sprintf("/api/v1/monitors/%d/chunks", id), nil, &got)
+				if code != 200 {
 					t.Fatalf("chunks: %d %s", code, raw)
 				}
+				sameKeys(t, raw, want)
 				if len(got.Chunks) != len(want.Chunks) || got.Rows != len(rows) {
 					t.Fatalf("%d chunks of %d rows, want %d of %d", len(got.Chunks), got.Rows, len(want.Chunks), len(rows))
 				}
@@ -76,8 +80,9 @@ func TestChunksMatchMSEEstimate(t *testing.T) {
 				alerts, withRealized := 0, 0
 				for i, g := range got.Chunks {
 					w := want.Chunks[i]
-					if g.Index != w.Index || g.Start != w.Start || g.End != w.End || g.N != w.Rows || g.Period != w.Period || g.Alert != w.Alert ||
-						!agree(g.EstimatedMSE, w.EstimatedMSE) || !agree(g.Lower, w.Lower) || !agree(g.Upper, w.Upper) || !agree(g.RealizedMSE, w.RealizedMSE) {
+					if g.Index != w.Index || g.Start != w.Start || g.End != w.End || g.N != w.Rows || g.Rows != w.Rows || g.Period != w.Period || g.Alert != w.Alert ||
+						!agree(g.EstimatedMSE, w.EstimatedMSE) || !agree(g.SamplingError, w.SamplingError) || !agree(g.Lower, w.Lower) || !agree(g.Upper, w.Upper) || !agree(g.RealizedMSE, w.RealizedMSE) ||
+						g.Labelled == nil || w.Labelled == nil || *g.Labelled != *w.Labelled {
 						gj, _ := json.Marshal(g)
 						wj, _ := json.Marshal(w)
 						t.Fatalf("chunk %d:\n got %s\nwant %s", i, gj, wj)
@@ -100,6 +105,35 @@ func TestChunksMatchMSEEstimate(t *testing.T) {
 					t.Fatalf("%d alerts, %d chunks with labels of %d: the data no longer exercise alerts and partial labels", alerts, withRealized, len(got.Chunks))
 				}
 			})
+		}
+	}
+}
+
+// sameKeys checks that the chunks of raw, an answer of GET .../chunks,
+// have the keys of want's, `mse estimate --json`'s, and complete, which
+// only a monitor's chunks have: both are monitor.ChunkView.
+func sameKeys(t *testing.T, raw []byte, want *msejob.EstimateResult) {
+	t.Helper()
+	var got struct{ Chunks []map[string]json.RawMessage }
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var est struct{ Chunks []map[string]json.RawMessage }
+	if err := json.Unmarshal(b, &est); err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range got.Chunks {
+		keys := slices.Sorted(maps.Keys(est.Chunks[i]))
+		if _, ok := est.Chunks[i]["complete"]; !ok {
+			keys = append(keys, "complete")
+			slices.Sort(keys)
+		}
+		if have := slices.Sorted(maps.Keys(g)); !slices.Equal(have, keys) {
+			t.Fatalf("chunk %d: keys\n%v\nwant those of mse estimate --json and complete:\n%v", i, have, keys)
 		}
 	}
 }
