@@ -76,6 +76,10 @@ func (r *EmbedRequest) Validate() error {
 	switch {
 	case r.In == "":
 		return fault.Fieldf("in", "embed: {in} FILE is required")
+	case strings.HasSuffix(strings.ToLower(r.In), ".gz"):
+		// The texts are read line by line, not through dataio's
+		// decompressing readers (the service takes .jsonl.gz uploads).
+		return fault.Fieldf("in", "embed: {in} %s: a compressed file; give the .txt or .jsonl uncompressed", r.In)
 	case r.Embedder == "":
 		return fault.Fieldf("embedder", "embed: {embedder} NAME is required: one of %s", strings.Join(bert.Names(), ", "))
 	case r.Prefix != "" && r.Prefix != "query" && r.Prefix != "passage" && r.Prefix != "none":

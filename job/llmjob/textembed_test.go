@@ -163,6 +163,12 @@ func TestEmbed(t *testing.T) {
 	if _, err := Embed(context.Background(), job.CLIEnv(nil, nil), req); err == nil {
 		t.Fatal("a bad prefix was accepted")
 	}
+	// Compressed texts would be read as lines of gzip bytes.
+	req.Prefix, req.In = "", in+".gz"
+	var fe *fault.FieldError
+	if err := req.Validate(); !errors.As(err, &fe) || fe.Field != "in" {
+		t.Errorf("a .jsonl.gz: %v, want a field error of in", err)
+	}
 }
 
 // TestSampleTextEmbedder: sample --embedder stores the embeddings the
