@@ -12,6 +12,7 @@ import math
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import warnings
 from contextlib import contextmanager
@@ -187,9 +188,17 @@ def _arg(a: Any) -> str:
     return os.fspath(a) if isinstance(a, os.PathLike) else str(a)
 
 
-def _warn(message: str, stacklevel: int = 4) -> None:
-    # 4: _warn, run, the command function, the user's call of it.
-    warnings.warn(message, GenlensWarning, stacklevel=stacklevel)
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _warn(message: str) -> None:
+    """Warn at the first caller outside this package (the user's line)."""
+    level = 2  # the stacklevel of sys._getframe(1), _warn's caller
+    frame = sys._getframe(1)
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PACKAGE_DIR:
+        level += 1
+        frame = frame.f_back
+    warnings.warn(message, GenlensWarning, stacklevel=level)
 
 
 def document_warnings(doc: Any, already: Iterable[str] = ()) -> List[str]:
@@ -216,7 +225,7 @@ def document_warnings(doc: Any, already: Iterable[str] = ()) -> List[str]:
             seen.add(msg)
             out.append(msg)
     for msg in out:
-        _warn(msg, stacklevel=5)
+        _warn(msg)
     return out
 
 
