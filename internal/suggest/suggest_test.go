@@ -28,7 +28,7 @@ func TestAmong(t *testing.T) {
 		{"workrs", []string{"workers"}},
 		{"batch-size", []string{"batch"}},
 		{"num-worker", []string{"num-workers"}},
-		{"seed", nil},                                      // itself: nothing to suggest
+		{"seed", nil}, // itself: nothing to suggest
 		{"zzzzzz", nil},
 		{"sed", []string{"seed"}},
 	} {
