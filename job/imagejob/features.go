@@ -30,8 +30,8 @@ type FeaturesRequest struct {
 	// defaults).
 	Embedder  string `json:"embedder,omitempty" help:"network: inception (default) or clip-vitb32, clip-vitl14-336, dinov2-vitb14, dinov2-vitg14, dinov2-vitl14, dinov2-vits14 (these need {weights})"`
 	Preset    string `json:"preset,omitempty" help:"DINOv2/CLIP preprocessing: dgm-eval (DINOv2 default) or torch-fidelity; clip (clip-vitb32 default) or cmmd (clip-vitl14-336 default)"`
-	Dims      string `json:"dims" help:"64, 192, 768, 2048, logits or logits_unbiased"`                                               // 64, 192, 768, 2048, logits or logits_unbiased
-	Mode      string `json:"mode" help:"Inception preprocessing: pytorch-fid, tf (torch-fidelity / TensorFlow) or clean (clean-fid)"` // pytorch-fid, tf or clean
+	Dims      string `json:"dims" help:"64, 192, 768, 2048, logits or logits_unbiased"`                                                                                                                        // 64, 192, 768, 2048, logits or logits_unbiased
+	Mode      string `json:"mode" help:"Inception preprocessing: pytorch-fid, tf (torch-fidelity / TensorFlow) or clean (clean-fid); clean-fid's legacy_pytorch and legacy_tensorflow are pytorch-fid and tf"` // pytorch-fid, tf or clean
 	Weights   string `json:"weights,omitempty" help:"the network's weights file; Inception's (.pth) default to $GENLENS_WEIGHTS, the cache, else a one-time download"`
 	Batch     int    `json:"batch" help:"images decoded and run together"`  // images decoded and run together
 	Workers   int    `json:"workers" help:"goroutines (0: one per CPU)"`    // goroutines; 0: one per CPU
@@ -116,7 +116,7 @@ func (r *FeaturesRequest) options() (inception.Output, inception.Mode, error) {
 	}
 	mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(r.Mode)))
 	if err != nil {
-		return "", "", fault.Fieldf("mode", "features: {mode} %q: want pytorch-fid, tf or clean", r.Mode)
+		return "", "", fault.Fieldf("mode", "features: {mode} %q: %s", r.Mode, inception.ModeWant(r.Mode))
 	}
 	return out, mode, nil
 }

@@ -51,7 +51,7 @@ type SelectRequest struct {
 	// is ImageBatch here (Batch is the samples per step).
 	Embedder   string `json:"embedder,omitempty"`                                                                                 // inception (default), dinov2-*, clip-*
 	Preset     string `json:"preset,omitempty" help:"folders, DINOv2/CLIP: preprocessing (dgm-eval, torch-fidelity; clip, cmmd)"` // ViT embedders' preprocessing
-	Mode       string `json:"mode,omitempty" help:"folders: preprocessing, pytorch-fid (default), tf (torch-fidelity's) or clean (clean-fid's)"`
+	Mode       string `json:"mode,omitempty" help:"folders: preprocessing, pytorch-fid (default), tf (torch-fidelity's) or clean (clean-fid's); clean-fid's legacy_pytorch and legacy_tensorflow are pytorch-fid and tf"`
 	Weights    string `json:"weights,omitempty"`
 	ImageBatch int    `json:"image_batch,omitempty"`
 	Workers    int    `json:"workers,omitempty" help:"folders: goroutines (0: one per CPU)"`
