@@ -50,6 +50,19 @@ func TestOtherToolsWords(t *testing.T) {
 			}
 		}
 	}
+	// torch-fidelity's metric names, and typos, in --metrics.
+	rows := writeFile(t, dir, "rows.csv", "1,2\n2,1\n3,3\n0,1\n")
+	for m, want := range map[string]string{
+		"fid,isc": `unknown metric "isc"; the Inception Score is its own command, genlens is`,
+		"prc":     `unknown metric "prc"; did you mean prdc`,
+		"fdi":     `unknown metric "fdi"; did you mean fid?`,
+		"vendy":   `did you mean vendi?`,
+	} {
+		code, _, stderr := cli(t, "compare", rows, rows, "--metrics", m)
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("--metrics %s: exit %d, %q; want 2 and %q", m, code, stderr, want)
+		}
+	}
 	if _, _, stderr := cli(t, "compare", real, fake, "--gpu", "0"); strings.Contains(stderr, "did you mean") {
 		t.Errorf("--gpu: %q suggests a flag; none is close", stderr)
 	}
