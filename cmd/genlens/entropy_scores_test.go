@@ -122,7 +122,12 @@ func TestEntropyScoresFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--scores", "kle,semantic-entropy"}, `--scores: unknown score "semantic-entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, ecc, pe,`},
+		{[]string{"--scores", "kle,semantic-entropy"}, `--scores: unknown score "semantic-entropy"; did you mean se (LM-Polygraph's SemanticEntropy)? (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, ecc, pe,`},
+		{[]string{"--scores", "semantic_entropy"}, `did you mean se (LM-Polygraph's SemanticEntropy)?`},
+		{[]string{"--scores", "SemanticEntropy"}, `did you mean se (LM-Polygraph's SemanticEntropy)?`},
+		{[]string{"--scores", "MaximumSequenceProbability"}, `did you mean msp (LM-Polygraph's MaximumSequenceProbability)?`},
+		{[]string{"--scores", "kernel_entropy"}, `unknown score "kernel_entropy"; did you mean kernel-entropy?`},
+		{[]string{"--scores", "lexsm"}, `unknown score "lexsm"; did you mean lexsim?`},
 		{[]string{"--similarity", "embedding"}, "--similarity applies only to --scores kle, eigv and degree"},
 		{[]string{"--scores", "eigv", "--similarity", "nli"}, `--similarity "nli": want rougel or embedding`},
 		{[]string{"--scores", "eigv", "--kle-t", "1"}, "--kle-t applies only to --scores kle"},

@@ -116,7 +116,10 @@ func newCompareCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare REAL FAKE | --real DIR|R.(npy|npz) --fake DIR|F.(npy|npz) [flags]",
 		Short: "FID (and on request KID, MMD², CMS, PRDC, Vendi, CMMD) between real and generated images or feature sets",
-		Args:  args(cobra.MaximumNArgs(2)),
+		// torch-fidelity's command is fidelity: typed here, it is pointed
+		// to compare, whose unknown-flag errors translate its flags.
+		SuggestFor: []string{"fidelity", "torch-fidelity"},
+		Args:       args(cobra.MaximumNArgs(2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := positional(cmd, a, "real", "fake"); err != nil {
 				return err

@@ -14,6 +14,7 @@ import (
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/fields"
 	"github.com/genlens/genlens/internal/format/jsonnum"
+	"github.com/genlens/genlens/internal/suggest"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/metric/diversity"
 	"github.com/genlens/genlens/metric/frechet"
@@ -115,7 +116,7 @@ func (r *CompareRequest) metrics(realStats, fakeStats bool) (map[Metric]bool, er
 		switch {
 		case m == "":
 		case !m.Valid():
-			return nil, fault.Fieldf("metrics", "compare: unknown metric %q (want fid, kid, mmd, cms, prdc, vendi, cmmd or all)", string(m))
+			return nil, fault.Fieldf("metrics", "compare: unknown metric %q%s (want fid, kid, mmd, cms, prdc, vendi, cmmd or all)", string(m), metricHint(string(m)))
 		case m.NeedsRows() && !rows:
 			side, path := "real", r.Real
 			if !realStats {
@@ -595,4 +596,30 @@ func compareFault(real, fake *featureSide, err error) error {
 		return &fault.InputError{File: real.path, Key: "sigma", Msg: pe.Reason + " (or that of " + fake.path + ")", Err: err}
 	}
 	return err
+}
+
+// otherMetricNames are other tools' names of what compare computes, or of
+// what another command does (torch-fidelity's isc and prc).
+var otherMetricNames = map[string]string{
+	"isc": "; the Inception Score is its own command, genlens is", "is": "; the Inception Score is its own command, genlens is",
+	"prc": "; did you mean prdc (its precision and recall, with density and coverage)?",
+	"pr":  "; did you mean prdc (its precision and recall, with density and coverage)?",
+}
+
+// metricHint is the clause an unknown metric m's error adds: another
+// tool's name answered, or the metrics two edits from m.
+func metricHint(m string) string {
+	if h, ok := otherMetricNames[suggest.Fold(m)]; ok {
+		return h
+	}
+	var names []string
+	for _, x := range Metrics {
+		if suggest.Distance(m, string(x)) <= 2 && len(m) > 2 {
+			names = append(names, string(x))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "; did you mean " + strings.Join(names, " or ") + "?"
 }

@@ -44,7 +44,7 @@ type ImageOptions struct {
 	// Preset is the ViT embedders' preprocessing.
 	Preset string `json:"preset,omitempty" help:"folders, DINOv2/CLIP: preprocessing, dgm-eval (DINOv2 default) or torch-fidelity; clip (clip-vitb32 default, clean-fid's CLIP-FID) or cmmd (clip-vitl14-336 default)"`
 	// Mode is Inception's preprocessing; "" is pytorch-fid.
-	Mode    string `json:"mode,omitempty" help:"folders: preprocessing, pytorch-fid (default; pytorch-fid's numbers), tf (torch-fidelity's / TensorFlow's) or clean (clean-fid's)"`
+	Mode    string `json:"mode,omitempty" help:"folders: preprocessing, pytorch-fid (default; pytorch-fid's numbers), tf (torch-fidelity's / TensorFlow's) or clean (clean-fid's); clean-fid's legacy_pytorch and legacy_tensorflow are pytorch-fid and tf"`
 	Weights string `json:"weights,omitempty" help:"folders: the network's weights file; Inception's (.pth) default to $GENLENS_WEIGHTS, the cache, else a one-time download"`
 	// Batch is the images decoded and run through the network together:
 	// at least 1, DefaultImageBatch unless set. 0 is refused like any
@@ -140,7 +140,7 @@ func (o ImageOptions) check(cmd, batch string) (network, error) {
 		}
 		mode, err := inception.ParseMode(strings.ToLower(strings.TrimSpace(o.Mode)))
 		if err != nil {
-			return network{}, fault.Fieldf("mode", "%s: {mode} %q: want pytorch-fid, tf or clean", cmd, o.Mode)
+			return network{}, fault.Fieldf("mode", "%s: {mode} %q: %s", cmd, o.Mode, inception.ModeWant(o.Mode))
 		}
 		return inceptionNetwork(mode), nil
 	}

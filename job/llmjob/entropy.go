@@ -218,7 +218,8 @@ func (r *EntropyRequest) scores() ([]*scoreDef, error) {
 			switch {
 			case n == "":
 			case scoreByName(n) == nil:
-				return nil, fault.Fieldf("scores", "{scores}: unknown score %q (want a comma-separated list of %s, or all)", strings.TrimSpace(name), ScoreNames())
+				typed := strings.TrimSpace(name)
+				return nil, fault.Fieldf("scores", "{scores}: unknown score %q%s (want a comma-separated list of %s, or all)", typed, uncertainty.DidYouMean(typed, scoreNames()), ScoreNames())
 			default:
 				want = append(want, n)
 			}

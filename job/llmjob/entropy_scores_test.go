@@ -241,6 +241,8 @@ func TestEntropyValidateScores(t *testing.T) {
 		edit              func(r *EntropyRequest)
 	}{
 		{"unknown score", "scores", `{scores}: unknown score "entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, ecc, pe,`, func(r *EntropyRequest) { r.Scores = "kle,entropy" }},
+		{"LM-Polygraph's name", "scores", `{scores}: unknown score "SemanticEntropy"; did you mean se (LM-Polygraph's SemanticEntropy)? (want`, func(r *EntropyRequest) { r.Scores = "SemanticEntropy" }},
+		{"snake case", "scores", `{scores}: unknown score "eig_val_laplacian"; did you mean eigv (LM-Polygraph's EigValLaplacian)?`, func(r *EntropyRequest) { r.Scores = "kle, eig_val_laplacian" }},
 		{"no score", "scores", `{scores} " , " names no score`, func(r *EntropyRequest) { r.Scores = " , " }},
 		{"similarity without graph", "similarity", "{similarity} applies only to {scores} kle, eigv and degree", func(r *EntropyRequest) { r.Similarity = "embedding" }},
 		{"unknown similarity", "similarity", `{similarity} "nli": want rougel or embedding`, func(r *EntropyRequest) { r.Scores, r.Similarity = "eigv", "nli" }},

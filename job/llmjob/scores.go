@@ -131,12 +131,14 @@ func scoreByKey(key string) *scoreDef {
 }
 
 // ScoreNames returns the names of the score table, comma-separated.
-func ScoreNames() string {
+func ScoreNames() string { return strings.Join(scoreNames(), ", ") }
+
+func scoreNames() []string {
 	names := make([]string, len(entropyScores))
 	for i, s := range entropyScores {
 		names[i] = s.name
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // simScores returns the scores of uncertainty.Evaluate among defs.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/genlens/genlens/internal/resample"
+	"github.com/genlens/genlens/internal/suggest"
 	"github.com/genlens/genlens/network/features"
 )
 
@@ -31,13 +32,52 @@ const (
 // Modes lists the preprocessing modes, the default first.
 var Modes = []Mode{ModePyTorchFID, ModeTF, ModeClean}
 
-// ParseMode checks a mode name.
+// ModeAliases are clean-fid's names of the same pipelines (its mode
+// argument): legacy_pytorch is pytorch-fid's and legacy_tensorflow the
+// TensorFlow FID code's, which torch-fidelity's (tf) reproduces; clean-fid
+// documents both as equal to those tools (its docs/pytorch_fid.md and
+// docs/tensorflow_fid.md), and its clean is ModeClean.
+var ModeAliases = map[string]Mode{"legacy_pytorch": ModePyTorchFID, "legacy_tensorflow": ModeTF}
+
+// ParseMode checks a mode name: one of Modes or ModeAliases, in any case
+// and with dashes or underscores ("legacy-pytorch", "pytorch_fid").
 func ParseMode(s string) (Mode, error) {
-	switch Mode(s) {
-	case ModePyTorchFID, ModeTF, ModeClean:
-		return Mode(s), nil
+	f := suggest.Fold(s)
+	for _, m := range Modes {
+		if suggest.Fold(string(m)) == f {
+			return m, nil
+		}
 	}
-	return "", fmt.Errorf("unknown preprocessing mode %q (want pytorch-fid, tf or clean)", s)
+	for alias, m := range ModeAliases {
+		if suggest.Fold(alias) == f {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("unknown preprocessing mode %q (%s)", s, ModeWant(s))
+}
+
+// ModeWant says which modes there are, for the error of an unknown mode
+// s, with the one s is two edits from when there is one: "did you mean
+// clean? want pytorch-fid, tf or clean (...)".
+func ModeWant(s string) string {
+	want := "want pytorch-fid, tf or clean (clean-fid's legacy_pytorch is pytorch-fid, its legacy_tensorflow tf)"
+	f := suggest.Fold(s)
+	names := map[string]string{}
+	var keys []string
+	for _, m := range Modes {
+		names[suggest.Fold(string(m))] = string(m)
+		keys = append(keys, suggest.Fold(string(m)))
+	}
+	for _, alias := range []string{"legacy_pytorch", "legacy_tensorflow"} {
+		names[suggest.Fold(alias)] = alias
+		keys = append(keys, suggest.Fold(alias))
+	}
+	for _, k := range suggest.Among(f, keys) {
+		if suggest.Distance(f, k) <= 2 {
+			return fmt.Sprintf("did you mean %s? %s", names[k], want)
+		}
+	}
+	return want
 }
 
 // Preprocess turns an RGB image into the 3×299×299 network input of the

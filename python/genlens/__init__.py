@@ -6,7 +6,9 @@ selection of the best generator, pixel-cluster diagnostics), LLM answers
 in production (one-step MSE estimation), as one Go binary and an HTTP
 service. This package runs that binary (found on PATH, in $GENLENS_BIN, or
 given to set_binary) and returns its JSON results as dicts and its arrays
-as NumPy arrays, and talks to a running service through Client.
+as NumPy arrays, and talks to a running service through Client. It needs
+only the standard library: NumPy for array inputs and outputs, pandas to
+pass DataFrames where genlens takes a table.
 
     import genlens
     genlens.compare("real_imgs/", "gen_imgs/")["fid"]
@@ -14,7 +16,8 @@ as NumPy arrays, and talks to a running service through Client.
     genlens.entropy("answers.jsonl", scores="all")["summary"]["auroc"]
 
 Errors genlens reports are raised as GenlensError, carrying genlens's
-``kind`` and ``field``.
+``kind`` and ``field``; its warnings (printed, or in the JSON document)
+as GenlensWarning.
 """
 
 from ._cli import BinaryNotFound, GenlensError, GenlensWarning, binary, run, set_binary

@@ -4,17 +4,16 @@ standard library alone."""
 from __future__ import annotations
 
 import json
+import math
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Union
 
-from ._cli import GenlensError, PathLike
-
-Labels = Union[Mapping[str, float], Iterable[Mapping[str, Any]]]
+from ._cli import GenlensError, PathLike, is_dataframe, is_missing, json_value
 
 
 class Client:
@@ -64,18 +63,58 @@ class Client:
     def delete_monitor(self, monitor_id: int) -> None:
         self._request("DELETE", f"/api/v1/monitors/{int(monitor_id)}")
 
-    def send_rows(self, monitor_id: int, rows: Iterable[Mapping[str, Any]]) -> Dict[str, Any]:
-        """Store a batch of rows, each {"id", "features": {name: value},
-        "prediction", "timestamp"?}: all of them or, on an error, none."""
-        return self._json("POST", f"/api/v1/monitors/{int(monitor_id)}/rows", {"rows": list(rows)})
+    def send_rows(
+        self,
+        monitor_id: int,
+        rows: Any,
+        id: str = "id",
+        prediction: str = "prediction",
+        timestamp: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """Store a batch of rows: all of them or, on an error, none.
 
-    def send_labels(self, monitor_id: int, labels: Labels) -> Dict[str, Any]:
-        """Store the targets of rows sent before: a dict {row id: target} or
-        a list of {"id", "target"}."""
-        if isinstance(labels, Mapping):
+        rows is a list of {"id", "features": {name: value}, "prediction",
+        "timestamp"?}, or a pandas DataFrame with one row per row: its
+        column `id`, its column `prediction`, its column `timestamp` when
+        named (RFC 3339 text, or datetimes: without a time zone taken as
+        UTC), and every other column
+        a feature.
+
+        Every number must be finite: a NaN or an infinity raises
+        GenlensError (kind "input", the field and the row's index) before
+        anything is sent, as the service would refuse it."""
+        if is_dataframe(rows):
+            items = _frame_rows(rows, id, prediction, timestamp)
+        else:
+            items = list(rows)
+        for i, row in enumerate(items):
+            if not isinstance(row, Mapping):
+                raise GenlensError(f"rows[{i}]: a dict, not {type(row).__name__}", kind="input", field="rows", index=i)
+            rid = row.get("id")
+            feats = row.get("features")
+            if isinstance(feats, Mapping):
+                for name, v in feats.items():
+                    _finite("rows", i, rid, f"features.{name}", v)
+            if "prediction" in row:
+                _finite("rows", i, rid, "prediction", row["prediction"])
+        return self._json("POST", f"/api/v1/monitors/{int(monitor_id)}/rows", {"rows": items})
+
+    def send_labels(self, monitor_id: int, labels: Any, id: str = "id", target: str = "target") -> Dict[str, Any]:
+        """Store the targets of rows sent before: a dict {row id: target},
+        a list of {"id", "target"}, a pandas Series indexed by row id, or a
+        DataFrame with columns `id` and `target`. A NaN or infinite target
+        raises GenlensError before anything is sent."""
+        if is_dataframe(labels):
+            items = [{"id": _text(r[id]), "target": r[target]} for r in labels[[id, target]].to_dict(orient="records")]
+        elif type(labels).__module__.split(".")[0] == "pandas":  # a Series
+            items = [{"id": _text(k), "target": v} for k, v in labels.items()]
+        elif isinstance(labels, Mapping):
             items = [{"id": k, "target": v} for k, v in labels.items()]
         else:
             items = list(labels)
+        for i, item in enumerate(items):
+            if isinstance(item, Mapping) and "target" in item:
+                _finite("labels", i, item.get("id"), "target", item["target"])
         return self._json("POST", f"/api/v1/monitors/{int(monitor_id)}/labels", {"labels": items})
 
     def chunks(self, monitor_id: int, limit: Optional[int] = None, before: Optional[int] = None) -> Dict[str, Any]:
@@ -105,7 +144,11 @@ class Client:
         return self._json("POST", f"/api/v1/jobs/{urllib.parse.quote(kind)}", fields)
 
     def job(self, job_id: str) -> Dict[str, Any]:
-        return self._json("GET", f"/api/v1/jobs/{urllib.parse.quote(job_id)}")
+        """A job: its status, progress, request, result or error, and
+        "artifacts", the files it wrote (an empty list when none)."""
+        j = self._json("GET", f"/api/v1/jobs/{urllib.parse.quote(job_id)}")
+        j.setdefault("artifacts", [])
+        return j
 
     def jobs(self, limit: Optional[int] = None) -> List[Dict[str, Any]]:
         return self._json("GET", "/api/v1/jobs", query={"limit": limit})["jobs"]
@@ -134,6 +177,12 @@ class Client:
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"job {job_id} still {status} after {timeout} s")
             time.sleep(poll)
+
+    def artifacts(self, job_id: str) -> List[Dict[str, Any]]:
+        """The files a job wrote ({"name", "content_type", "size", "url"}):
+        empty for a job that writes none (compare prints numbers only;
+        stats writes stats.npz, mse fit its check model)."""
+        return list(self.job(job_id).get("artifacts") or [])
 
     def artifact(self, job_id: str, name: str) -> bytes:
         """A file the job wrote, as bytes."""
@@ -174,7 +223,10 @@ class Client:
             url += "?" + urllib.parse.urlencode(q)
         data = raw
         if data is None and body is not None:
-            data = json.dumps(body, allow_nan=False).encode()
+            try:
+                data = json.dumps(body, allow_nan=False, default=json_value).encode()
+            except ValueError as e:  # a NaN or infinity json cannot write
+                raise GenlensError(f"{method} {path}: {e}: the service takes finite numbers only", kind="input") from None
         req = urllib.request.Request(url, data=data, method=method)
         if data is not None:
             req.add_header("Content-Type", content_type)
@@ -193,6 +245,67 @@ class Client:
             if isinstance(doc, dict) and "error" in doc:
                 raise GenlensError.from_document(doc, status=e.code) from None
             raise GenlensError(f"{method} {path}: HTTP {e.code} {payload[:200]!r}", status=e.code) from None
+
+
+def _text(v: Any) -> str:
+    """A row id as text (an integer id of a DataFrame, say)."""
+    if isinstance(v, str):
+        return v
+    return str(v.item() if hasattr(v, "item") else v)
+
+
+def _rfc3339(t: Any) -> str:
+    """A timestamp cell as RFC 3339 text; a datetime without a time zone
+    is taken as UTC."""
+    if isinstance(t, str):
+        return t
+    if hasattr(t, "isoformat"):
+        s = t.isoformat()
+        return s + "Z" if getattr(t, "tzinfo", None) is None else s
+    return str(t)
+
+
+def _finite(kind: str, i: int, rid: Any, field: str, v: Any) -> None:
+    """Raise, as the service's 422 reads, for a value that is not a finite
+    number (JSON has no NaN or infinity to send it as)."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return  # not a number at all: the service says what it wants
+    if math.isfinite(f):
+        return
+    where = f"{kind}[{i}]" + (f" (id {rid!r})" if rid is not None else "")
+    raise GenlensError(
+        f"{where} {field}: {v!r} is not a finite number (JSON has no NaN or infinity, and the service "
+        "refuses them); drop the row or fill the value; nothing of this batch was sent",
+        kind="input",
+        field=field,
+        index=i,
+    )
+
+
+def _frame_rows(df: Any, id: str, prediction: str, timestamp: Optional[str]) -> List[Dict[str, Any]]:
+    """The rows of a DataFrame as the service takes them."""
+    missing = [c for c in (id, prediction, timestamp) if c is not None and c not in df.columns]
+    if missing:
+        raise GenlensError(
+            f"rows: the DataFrame has no column {missing[0]!r} (its columns: {', '.join(map(str, df.columns))}); "
+            "name the id, prediction and timestamp columns with id=, prediction=, timestamp=",
+            kind="input",
+            field="rows",
+        )
+    names = [c for c in df.columns if c not in (id, prediction, timestamp)]
+    out = []
+    for r in df.to_dict(orient="records"):
+        row: Dict[str, Any] = {
+            "id": _text(r[id]),
+            "features": {str(c): r[c] for c in names},
+            "prediction": r[prediction],
+        }
+        if timestamp is not None and not is_missing(r[timestamp]):
+            row["timestamp"] = _rfc3339(r[timestamp])
+        out.append(row)
+    return out
 
 
 __all__ = ["Client"]

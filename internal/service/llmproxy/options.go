@@ -45,7 +45,7 @@ func (o *Options) Validate() error {
 	case o.Samples < 2 || o.Samples > MaxSamples:
 		return fault.Fieldf("samples", "{samples} %d: want 2 to %d (an uncertainty needs two samples)", o.Samples, MaxSamples)
 	case !ok || !slices.Contains(Scores(), o.Score):
-		return fault.Fieldf("score", "{score} %q: want %s", o.Score, strings.Join(Scores(), ", "))
+		return fault.Fieldf("score", "{score} %q%s: want %s", o.Score, uncertainty.DidYouMean(o.Score, Scores()), strings.Join(Scores(), ", "))
 	}
 	j := o.Judge
 	semantic := d.Needs&uncertainty.NeedsJudge != 0
