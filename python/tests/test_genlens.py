@@ -143,10 +143,11 @@ class PathsTest(unittest.TestCase):
         # pytorch-fid's keywords: device cpu, batch_size and num_workers
         # (genlens's batch and workers) are accepted.
         # As pytorch-fid, fid() ignores batch_size and num_workers when no
-        # input is a folder of images; compare() refuses them, as genlens does.
+        # input is a folder of images; compare() refuses a batch other than
+        # its default there, as genlens does.
         self.assertEqual(genlens.fid(a, a, batch_size=50, device="cpu", num_workers=2), want)
         with self.assertRaises(genlens.GenlensError) as cm:
-            genlens.compare(a, a, batch_size=50)
+            genlens.compare(a, a, batch_size=64)
         self.assertIn("only to folders", str(cm.exception))
         self.assertEqual(genlens.fid(a, a, device="CPU"), want)
         for device in ("cuda", "cuda:0", "mps"):
