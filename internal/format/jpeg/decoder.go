@@ -96,6 +96,16 @@ type decoder struct {
 	eoi   bool
 }
 
+func newDecoder(o Options) *decoder {
+	d := &decoder{opt: o.withDefaults()}
+	// The conditioning defaults of T.81 F.1.4.4: L=0, U=1, Kx=5.
+	for i := range d.arithDC {
+		d.arithDC[i] = 1 << 4
+		d.arithAC[i] = 5
+	}
+	return d
+}
+
 func (o Options) withDefaults() Options {
 	if o.MaxPixels <= 0 {
 		o.MaxPixels = DefaultMaxPixels

@@ -119,7 +119,7 @@ func DecodeConfig(r io.Reader) (Config, error) {
 	if !ok {
 		rd = bufio.NewReaderSize(r, 4096)
 	}
-	d := decoder{opt: Options{MaxPixels: 1 << 62, MaxScans: 1 << 30}}
+	d := newDecoder(Options{MaxPixels: 1 << 62, MaxScans: 1 << 30})
 	if err := d.readHeaderStream(rd); err != nil {
 		return Config{}, err
 	}

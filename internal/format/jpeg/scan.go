@@ -18,7 +18,8 @@ type scan struct {
 var errBadRun = errors.New("AC run past the end of the block")
 
 func decodeBytes(data []byte, o Options) (*RGBImage, error) {
-	d := &decoder{opt: o.withDefaults(), data: data}
+	d := newDecoder(o)
+	d.data = data
 	if len(data) < 2 || data[0] != 0xff || data[1] != mSOI {
 		return nil, fmt.Errorf("jpeg: not a JPEG file (no SOI marker)")
 	}
