@@ -21,7 +21,8 @@ type huffTable struct {
 
 // buildHuff builds a decoding table from the 16 code-length counts and the
 // symbols of a DHT table, refusing what libjpeg-turbo refuses: more than
-// 256 codes, lengths that do not fit, and (for DC tables) symbols above 15.
+// 256 codes, lengths that do not fit or use the all-ones code, and (for DC
+// tables) symbols above 15.
 func buildHuff(counts *[16]uint8, symbols []uint8, isDC bool) (*huffTable, error) {
 	t := new(huffTable)
 	n := 0
@@ -43,6 +44,11 @@ func buildHuff(counts *[16]uint8, symbols []uint8, isDC bool) (*huffTable, error
 	k := int32(0)
 	for l := 1; l <= 16; l++ {
 		c := int32(counts[l-1])
+		// The codes of length l must fit in l bits without using the
+		// all-ones code, which T.81 reserves and libjpeg-turbo refuses.
+		if c > 0 && code+c >= 1<<l {
+			return nil, fmt.Errorf("jpeg: bad Huffman table (code lengths overflow)")
+		}
 		if c == 0 {
 			t.maxCode[l] = -1
 		} else {
@@ -61,11 +67,6 @@ func buildHuff(counts *[16]uint8, symbols []uint8, isDC bool) (*huffTable, error
 			code += c
 			k += c
 			t.maxCode[l] = code - 1
-		}
-		// The codes of length l must fit in l bits; libjpeg-turbo accepts
-		// the all-ones code that T.81 reserves, so do we.
-		if code > 1<<l {
-			return nil, fmt.Errorf("jpeg: bad Huffman table (code lengths overflow)")
 		}
 		code <<= 1
 	}
