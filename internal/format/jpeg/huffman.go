@@ -1,6 +1,9 @@
 package jpeg
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // lookBits is the number of bits the fast Huffman lookup examines, as in
 // libjpeg-turbo (HUFF_LOOKAHEAD): nearly every code in a real file is this
@@ -17,6 +20,10 @@ type huffTable struct {
 	maxCode [18]int32
 	valPtr  [17]int32
 	vals    [256]uint8
+	// fastAC holds, for each lookBits-bit prefix that contains a whole AC
+	// code and its magnitude bits, value<<16 | run<<8 | bits used; 0 when
+	// the prefix is too short. Most coefficients decode with one lookup.
+	fastAC [1 << lookBits]int32
 }
 
 // buildHuff builds a decoding table from the 16 code-length counts and the
@@ -71,6 +78,18 @@ func buildHuff(counts *[16]uint8, symbols []uint8, isDC bool) (*huffTable, error
 		code <<= 1
 	}
 	t.maxCode[17] = 1 << 30
+	if !isDC {
+		for p := range t.lookup {
+			e := t.lookup[p]
+			l, sym := uint(e>>8), e&0xff
+			r, sz := uint(sym>>4), uint(sym&15)
+			if e == 0 || sz == 0 || l+sz > lookBits {
+				continue
+			}
+			v := extend(int32(p>>(lookBits-l-sz))&(1<<sz-1), sz)
+			t.fastAC[p] = v<<16 | int32(r<<8) | int32(l+sz)
+		}
+	}
 	return t, nil
 }
 
@@ -166,18 +185,16 @@ type bitReader struct {
 
 // fill tops the buffer up to at least 57 bits.
 func (br *bitReader) fill() {
-	// Fast path: eight bytes with no 0xFF among them.
+	// Fast path: when the next eight bytes hold no 0xFF, take as many
+	// whole bytes as fit in one go.
 	if br.fake == 0 && br.pos+8 <= len(br.data) {
-		for br.nbits <= 56 {
-			b := br.data[br.pos]
-			if b == 0xff {
-				break
-			}
-			br.pos++
-			br.bits |= uint64(b) << (56 - br.nbits)
-			br.nbits += 8
-		}
-		if br.nbits > 56 {
+		x := binary.BigEndian.Uint64(br.data[br.pos:])
+		const ones, highs = 0x0101010101010101, 0x8080808080808080
+		if (^x-ones)&x&highs == 0 { // no byte of x is 0xFF
+			n := (64 - br.nbits) >> 3
+			br.bits |= (x &^ (1<<(64-8*n) - 1)) >> br.nbits
+			br.nbits += 8 * n
+			br.pos += int(n)
 			return
 		}
 	}
@@ -271,6 +288,11 @@ func (br *bitReader) decode(t *huffTable) (uint8, error) {
 		br.nbits -= n
 		return uint8(e), nil
 	}
+	return br.decodeSlow(t)
+}
+
+// decodeSlow reads a symbol whose code is longer than lookBits.
+func (br *bitReader) decodeSlow(t *huffTable) (uint8, error) {
 	for l := uint(lookBits + 1); l <= 16; l++ {
 		code := int32(br.bits >> (64 - l))
 		if code <= t.maxCode[l] {

@@ -46,8 +46,7 @@ func idct(dst []byte, stride int, blk *[64]int16, q *[64]int32) {
 
 	// Pass 1: columns, keeping pass1Bits extra bits of precision.
 	for c := 0; c < 8; c++ {
-		if blk[8+c] == 0 && blk[16+c] == 0 && blk[24+c] == 0 && blk[32+c] == 0 &&
-			blk[40+c] == 0 && blk[48+c] == 0 && blk[56+c] == 0 {
+		if blk[8+c]|blk[16+c]|blk[24+c]|blk[32+c]|blk[40+c]|blk[48+c]|blk[56+c] == 0 {
 			// Only the DC term: the column is flat.
 			dc := int32(blk[c]) * q[c] << pass1Bits
 			ws[c], ws[8+c], ws[16+c], ws[24+c] = dc, dc, dc, dc
@@ -110,7 +109,7 @@ func idct(dst []byte, stride int, blk *[64]int16, q *[64]int32) {
 	for r := 0; r < 8; r++ {
 		w := (*[8]int32)(ws[r*8:])
 		out := (*[8]byte)(dst[r*stride:])
-		if w[1] == 0 && w[2] == 0 && w[3] == 0 && w[4] == 0 && w[5] == 0 && w[6] == 0 && w[7] == 0 {
+		if w[1]|w[2]|w[3]|w[4]|w[5]|w[6]|w[7] == 0 {
 			const sh = pass1Bits + 3
 			v := clamp8(int((w[0] + 1<<(sh-1)) >> sh))
 			*out = [8]byte{v, v, v, v, v, v, v, v}
@@ -162,5 +161,16 @@ func idct(dst []byte, stride int, blk *[64]int16, q *[64]int32) {
 		out[5] = clamp8((tmp12 - tmp1 + rnd) >> sh)
 		out[3] = clamp8((tmp13 + tmp0 + rnd) >> sh)
 		out[4] = clamp8((tmp13 - tmp0 + rnd) >> sh)
+	}
+}
+
+// idctDC is idct for a block whose AC coefficients are all zero: both
+// passes take their flat shortcut, so every sample is the same.
+func idctDC(dst []byte, stride int, dc int16, q int32) {
+	const sh = pass1Bits + 3
+	v := clamp8(int((int32(dc)*q<<pass1Bits + 1<<(sh-1)) >> sh))
+	row := [8]byte{v, v, v, v, v, v, v, v}
+	for r := 0; r < 8; r++ {
+		*(*[8]byte)(dst[r*stride:]) = row
 	}
 }

@@ -400,9 +400,10 @@ func (d *decoder) decodeHuffScan(s *scan) error {
 							blk = (*[64]int16)(c.coef[(by*c.bw+bx)*64:])
 						}
 						var err error
+						ac := true
 						switch {
 						case !prog:
-							err = decodeSeq(&br, s.dc[i], s.ac[i], blk, &c.pred)
+							ac, err = decodeSeq(&br, s.dc[i], s.ac[i], blk, &c.pred)
 						case s.ss == 0 && s.ah == 0:
 							err = decodeDCFirst(&br, s.dc[i], blk, &c.pred, s.al)
 						case s.ss == 0:
@@ -422,9 +423,17 @@ func (d *decoder) decodeHuffScan(s *scan) error {
 						}
 						if !d.buffered {
 							if inside {
-								idct(c.plane[by*8*c.stride+bx*8:], c.stride, blk, &c.qt)
+								dst := c.plane[by*8*c.stride+bx*8:]
+								if ac {
+									idct(dst, c.stride, blk, &c.qt)
+								} else {
+									idctDC(dst, c.stride, blk[0], c.qt[0])
+								}
 							}
-							*blk = [64]int16{}
+							if ac {
+								*blk = [64]int16{}
+							}
+							blk[0] = 0
 						} else if blk == &scratch {
 							scratch = [64]int16{}
 						}
@@ -441,17 +450,35 @@ func (d *decoder) decodeHuffScan(s *scan) error {
 	return nil
 }
 
-func decodeSeq(br *bitReader, dc, ac *huffTable, blk *[64]int16, pred *int32) error {
+// decodeSeq decodes a block of a sequential scan. It reports whether any
+// AC coefficient is nonzero, so that flat blocks can skip the IDCT.
+func decodeSeq(br *bitReader, dc, ac *huffTable, blk *[64]int16, pred *int32) (bool, error) {
 	t, err := br.decode(dc)
 	if err != nil {
-		return err
+		return false, err
 	}
 	*pred += br.receiveExtend(t)
 	blk[0] = int16(*pred)
+	nz := false
 	for k := 1; k < 64; k++ {
+		if br.nbits < 16 {
+			br.fill()
+		}
+		if f := ac.fastAC[br.bits>>(64-lookBits)]; f != 0 {
+			n := uint(f & 0xff)
+			br.bits <<= n
+			br.nbits -= n
+			k += int(f>>8) & 15
+			if k > 63 {
+				return false, errBadRun
+			}
+			blk[zigzag[k]] = int16(f >> 16)
+			nz = true
+			continue
+		}
 		rs, err := br.decode(ac)
 		if err != nil {
-			return err
+			return false, err
 		}
 		r, sz := int(rs>>4), rs&15
 		if sz == 0 {
@@ -463,11 +490,12 @@ func decodeSeq(br *bitReader, dc, ac *huffTable, blk *[64]int16, pred *int32) er
 		}
 		k += r
 		if k > 63 {
-			return errBadRun
+			return false, errBadRun
 		}
 		blk[zigzag[k]] = int16(br.receiveExtend(sz))
+		nz = true
 	}
-	return nil
+	return nz, nil
 }
 
 func decodeDCFirst(br *bitReader, dc *huffTable, blk *[64]int16, pred *int32, al int) error {
