@@ -62,7 +62,6 @@ type upsampler struct {
 	c      *component
 	method int
 	buf    []byte
-	sums   []int32
 }
 
 // row returns the component's samples for image row y, at least width of
@@ -74,18 +73,23 @@ func (u *upsampler) row(y, width int) []byte {
 	case upFull:
 		return c.plane[y*c.stride : y*c.stride+width]
 	case upH2V1:
-		in := c.plane[y*c.stride : y*c.stride+c.cw]
-		out := u.buf[:2*len(in)]
-		n := len(in)
-		out[0] = in[0]
-		out[1] = uint8((int(in[0])*3 + int(in[1]) + 2) >> 2)
-		for x := 1; x < n-1; x++ {
-			v := int(in[x]) * 3
-			out[2*x] = uint8((v + int(in[x-1]) + 1) >> 2)
-			out[2*x+1] = uint8((v + int(in[x+1]) + 2) >> 2)
+		// Each output pair is 3/4 of its sample and 1/4 of the neighbour
+		// on its side, rounding alternately down and up; the edges use
+		// the edge sample as its own neighbour.
+		n := c.cw
+		in := c.plane[y*c.stride : y*c.stride+n]
+		out := u.buf[:2*n]
+		last, this := int(in[0]), int(in[0])
+		for x := 0; x < n; x++ {
+			next := this
+			if x+1 < n {
+				next = int(in[x+1])
+			}
+			o := out[2*x : 2*x+2 : 2*x+2]
+			o[0] = uint8((this*3 + last + 1) >> 2)
+			o[1] = uint8((this*3 + next + 2) >> 2)
+			last, this = this, next
 		}
-		out[2*n-2] = uint8((int(in[n-1])*3 + int(in[n-2]) + 1) >> 2)
-		out[2*n-1] = in[n-1]
 		return out
 	case upH1V2:
 		r := y >> 1
@@ -102,29 +106,30 @@ func (u *upsampler) row(y, width int) []byte {
 		}
 		return out
 	case upH2V2:
+		// Vertically 3/4 of the nearer row and 1/4 of the other, then the
+		// same across on those column sums, rounding as jdsample.c does.
 		r := y >> 1
 		near := r - 1
 		if y&1 != 0 {
 			near = r + 1
 		}
 		near = min(max(near, 0), c.ch-1)
-		in := c.plane[r*c.stride : r*c.stride+c.cw]
-		nb := c.plane[near*c.stride : near*c.stride+c.cw]
-		n := len(in)
-		s := u.sums[:n]
-		for x := range s {
-			s[x] = int32(in[x])*3 + int32(nb[x])
-		}
+		n := c.cw
+		in := c.plane[r*c.stride : r*c.stride+n]
+		nb := c.plane[near*c.stride : near*c.stride+n]
 		out := u.buf[:2*n]
-		out[0] = uint8((s[0]*4 + 8) >> 4)
-		out[1] = uint8((s[0]*3 + s[1] + 7) >> 4)
-		for x := 1; x < n-1; x++ {
-			v := s[x] * 3
-			out[2*x] = uint8((v + s[x-1] + 8) >> 4)
-			out[2*x+1] = uint8((v + s[x+1] + 7) >> 4)
+		this := int(in[0])*3 + int(nb[0])
+		last := this
+		for x := 0; x < n; x++ {
+			next := this
+			if x+1 < n {
+				next = int(in[x+1])*3 + int(nb[x+1])
+			}
+			o := out[2*x : 2*x+2 : 2*x+2]
+			o[0] = uint8((this*3 + last + 8) >> 4)
+			o[1] = uint8((this*3 + next + 7) >> 4)
+			last, this = this, next
 		}
-		out[2*n-2] = uint8((s[n-1]*3 + s[n-2] + 8) >> 4)
-		out[2*n-1] = uint8((s[n-1]*4 + 7) >> 4)
 		return out
 	}
 	in := c.plane[(y/c.vr)*c.stride:]
@@ -210,9 +215,11 @@ func (d *decoder) render() *RGBImage {
 		ups[i] = upsampler{c: c, method: c.method()}
 		if ups[i].method != upFull {
 			ups[i].buf = make([]byte, max(2*c.cw, w))
-			ups[i].sums = make([]int32, c.cw)
 		}
 	}
+	// The common 4:2:0 layout upsamples and converts in one pass.
+	fused420 := d.colorSpace == YCbCr && ups[0].method == upFull &&
+		ups[1].method == upH2V2 && ups[2].method == upH2V2 && d.comps[1].cw == d.comps[2].cw
 	for y := 0; y < h; y++ {
 		out := img.Pix[3*w*y : 3*w*(y+1)]
 		switch d.colorSpace {
@@ -223,6 +230,10 @@ func (d *decoder) render() *RGBImage {
 				o[0], o[1], o[2] = v, v, v
 			}
 		case YCbCr:
+			if fused420 {
+				d.ycc420Row(out, y)
+				continue
+			}
 			yy := ups[0].row(y, w)[:w]
 			cb := ups[1].row(y, w)[:w]
 			cr := ups[2].row(y, w)[:w]
@@ -246,17 +257,28 @@ func (d *decoder) render() *RGBImage {
 	return img
 }
 
+// limit clamps v to [0, 255] for v in [-512, 511], by table lookup, as
+// libjpeg-turbo's range_limit does; the colour conversion stays within
+// [-227, 482].
+var limit = func() (t [1024]uint8) {
+	for i := range t {
+		t[i] = uint8(min(max(i-512, 0), 255))
+	}
+	return t
+}()
+
 func yccRow(out, yy, cb, cr []byte) {
-	cb = cb[:len(yy)]
-	cr = cr[:len(yy)]
-	out = out[:3*len(yy)]
-	for x, y := range yy {
-		Y := int32(y)
+	n := len(yy)
+	cb = cb[:n]
+	cr = cr[:n]
+	out = out[:3*n]
+	for x := 0; x < n; x++ {
+		Y := int32(yy[x]) + 512
 		b, r := cb[x], cr[x]
-		o := (*[3]byte)(out[3*x:])
-		o[0] = clampU8(Y + crR[r])
-		o[1] = clampU8(Y + (cbG[b]+crG[r])>>scaleBits)
-		o[2] = clampU8(Y + cbB[b])
+		o := out[3*x : 3*x+3 : 3*x+3]
+		o[0] = limit[(Y+crR[r])&1023]
+		o[1] = limit[(Y+(cbG[b]+crG[r])>>scaleBits)&1023]
+		o[2] = limit[(Y+cbB[b])&1023]
 	}
 }
 
@@ -287,4 +309,54 @@ func cmykRow(out, c0, c1, c2, k []byte, ycck bool) {
 func mulDiv255(a, b int32) int32 {
 	t := a*b + 128
 	return ((t >> 8) + t) >> 8
+}
+
+// ycc420Row produces image row y of a YCbCr image whose chroma is
+// subsampled 2×2 and upsampled with the h2v2 triangular filter: the same
+// arithmetic as upsampler.row followed by yccRow, without the buffers.
+func (d *decoder) ycc420Row(out []byte, y int) {
+	w := d.width
+	yc, bc, rc := &d.comps[0], &d.comps[1], &d.comps[2]
+	r := y >> 1
+	near := r - 1
+	if y&1 != 0 {
+		near = r + 1
+	}
+	near = min(max(near, 0), bc.ch-1)
+	n := bc.cw
+	b0 := bc.plane[r*bc.stride : r*bc.stride+n]
+	b1 := bc.plane[near*bc.stride : near*bc.stride+n]
+	r0 := rc.plane[r*rc.stride : r*rc.stride+n]
+	r1 := rc.plane[near*rc.stride : near*rc.stride+n]
+	yy := yc.plane[y*yc.stride : y*yc.stride+w]
+	out = out[:3*w]
+	bThis := int32(b0[0])*3 + int32(b1[0])
+	rThis := int32(r0[0])*3 + int32(r1[0])
+	bLast, rLast := bThis, rThis
+	for x := 0; x < n; x++ {
+		bNext, rNext := bThis, rThis
+		if x+1 < n {
+			bNext = int32(b0[x+1])*3 + int32(b1[x+1])
+			rNext = int32(r0[x+1])*3 + int32(r1[x+1])
+		}
+		cb := uint8((bThis*3 + bLast + 8) >> 4)
+		cr := uint8((rThis*3 + rLast + 8) >> 4)
+		X := 2 * x
+		Y := int32(yy[X]) + 512
+		o := out[3*X : 3*X+3 : 3*X+3]
+		o[0] = limit[(Y+crR[cr])&1023]
+		o[1] = limit[(Y+(cbG[cb]+crG[cr])>>scaleBits)&1023]
+		o[2] = limit[(Y+cbB[cb])&1023]
+		if X+1 < w {
+			cb = uint8((bThis*3 + bNext + 7) >> 4)
+			cr = uint8((rThis*3 + rNext + 7) >> 4)
+			Y = int32(yy[X+1]) + 512
+			o = out[3*X+3 : 3*X+6 : 3*X+6]
+			o[0] = limit[(Y+crR[cr])&1023]
+			o[1] = limit[(Y+(cbG[cb]+crG[cr])>>scaleBits)&1023]
+			o[2] = limit[(Y+cbB[cb])&1023]
+		}
+		bLast, bThis = bThis, bNext
+		rLast, rThis = rThis, rNext
+	}
 }
