@@ -22,8 +22,16 @@
 // is not applied, nor are ICC profiles.
 //
 // Both Huffman and arithmetic entropy coding are decoded, sequential and
-// progressive. Twelve-bit samples, lossless and hierarchical JPEG are
-// refused, as Pillow refuses them.
+// progressive, with restart intervals. Twelve-bit samples, lossless and
+// hierarchical JPEG are refused, as Pillow and libjpeg-turbo 2.1 refuse
+// them. (Pillow 9.4 itself fails with "broken data stream" on
+// arithmetic-coded files longer than its 64 KiB read block, because
+// libjpeg-turbo's arithmetic decoder cannot suspend; this package decodes
+// them as djpeg does.)
+//
+// The inverse DCT saturates its output to [0, 255] as libjpeg-turbo's
+// SIMD code (which Debian's build runs) does; its C code instead wraps
+// values beyond ±512, which only corrupt coefficients can produce.
 //
 // The decoder is stricter than libjpeg-turbo about damaged data. Where
 // libjpeg-turbo prints a warning and goes on to produce pixels that the file
@@ -36,8 +44,14 @@
 // first nine AC coefficients unrefined, which libjpeg-turbo would finish
 // with its block-smoothing filter, is refused.
 //
+// Arithmetic-coded data that runs into a marker is padded with zeros,
+// which T.81 makes legal (encoders drop trailing zero bytes), so an
+// arithmetic-coded scan cut short just before a marker cannot be told from
+// a complete one; libjpeg-turbo cannot tell either. Cut short at the end of
+// the input, it is refused.
+//
 // Work is bounded: Options limits the pixel count before any large
-// allocation and the number of scans, and the size of the buffers is also
-// checked against the length of the input so a short file cannot claim a
-// huge image.
+// allocation and the number of scans, and for Huffman coding (where every
+// block costs at least one bit) the number of blocks is checked against
+// the length of the input, so a short file cannot claim a huge image.
 package jpeg

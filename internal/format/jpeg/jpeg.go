@@ -102,8 +102,11 @@ func Decode(r io.Reader) (*RGBImage, error) {
 	return DecodeWith(r, Options{})
 }
 
-// DecodeWith reads a JPEG image from r within the limits of o. It reads r to
-// the end of the image (the EOI marker), and may read beyond it.
+// DecodeWith reads a JPEG image from r within the limits of o. It reads all
+// of r into memory and ignores what follows the EOI marker. Besides the
+// input, it allocates 3 bytes per pixel for the result, about one byte per
+// sample of each component, and for progressive and multi-scan files two
+// bytes per DCT coefficient until the last scan is read.
 func DecodeWith(r io.Reader, o Options) (*RGBImage, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
