@@ -128,6 +128,19 @@ def png_short_palette(rng, h, w):
     return png_raw(w, h, 8, 3, [idx[y].tobytes() for y in range(h)], chunk(b"PLTE", plte))
 
 
+def bmp_short_palette(rng, h, w):
+    """An 8-bit BMP whose indices run past its palette of n colours."""
+    n = int(rng.integers(2, 16))
+    stride = (w + 3) // 4 * 4
+    idx = rng.integers(0, 2 * n, (h, w)).astype(np.uint8)
+    pixels = b"".join(idx[y].tobytes() + bytes(stride - w) for y in range(h - 1, -1, -1))
+    palette = bytes(int(v) for v in rng.integers(0, 256, 4 * n))
+    info = struct.pack("<IiiHHIIiiII", 40, w, h, 1, 8, 0, len(pixels), 2835, 2835, n, 0)
+    offset = 14 + len(info) + len(palette)
+    head = b"BM" + struct.pack("<IHHI", offset + len(pixels), 0, 0, offset)
+    return head + info + palette + pixels
+
+
 def ws(rng):
     """One or two bytes of the whitespace PIL's header reader knows."""
     return bytes(int(c) for c in rng.choice(list(b" \t\n\r\x0b\x0c"), int(rng.integers(1, 3))))
@@ -287,6 +300,7 @@ CASES = {
     "bmp_P": ("bmp", saved("P", "BMP")),
     "bmp_RGB": ("bmp", saved("RGB", "BMP")),
     "bmp_RGBA": ("bmp", saved("RGBA", "BMP")),
+    "bmp_P_short_palette": ("bmp", bmp_short_palette),
     # TIFF
     "tiff_1": ("tif", tiff("1", None)),
     "tiff_L": ("tif", tiff("L", None)),
@@ -337,6 +351,10 @@ def write_cases(d, n, seed, small):
         for case, (ext, make) in CASES.items():
             if small and case in NOT_READ:
                 continue
+            if small:
+                # Each fixture from its own stream: adding a case leaves
+                # the others' bytes alone.
+                rng = np.random.default_rng([seed, zlib.crc32(case.encode())])
             h, w = size(rng, small)
             name = f"{case}_{i}.{ext}" if n > 1 else f"{case}.{ext}"
             with open(os.path.join(d, name), "wb") as f:
