@@ -78,27 +78,29 @@ func DecodeImage(fsys fs.FS, name string) (image.Image, error) {
 	if pixels > MaxImagePixels {
 		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("declares a %dx%d image, more than the %d pixels genlens reads; downsample the images", h.width, h.height, MaxImagePixels)}
 	}
-	scans := 0
-	if h.format == "jpeg" {
-		// Decoding work grows with the scans as well as the pixels:
-		// count them first (a cheap walk of the markers).
-		if f, err = open(); err != nil {
-			return nil, err
-		}
-		scans = jpegScanLimit(pixels)
-		_, err := jpegScans(f, scans)
-		f.Close()
-		if err != nil {
-			return nil, &fault.InputError{File: name, Msg: "JPEG with " + err.Error(), Err: err}
-		}
-	}
 	// Files need not seek (an upload, an fstest.MapFS), so open again
 	// rather than rewind.
 	if f, err = open(); err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	img, err := decodeAs(h, bufio.NewReaderSize(f, 64<<10), scans)
+	var img image.Image
+	if h.format == "jpeg" {
+		// The decoder reads the whole file anyway: read it once, count
+		// its scans (decoding work grows with them as well as with the
+		// pixels), then decode from memory.
+		data, rerr := readAll(f, st.Size())
+		if rerr != nil {
+			return nil, &fault.InputError{File: name, Msg: "cannot read: " + dataio.Cause(rerr), Err: rerr}
+		}
+		limit := jpegScanLimit(pixels)
+		if _, serr := jpegScans(data, limit); serr != nil {
+			return nil, &fault.InputError{File: name, Msg: "JPEG with " + serr.Error(), Err: serr}
+		}
+		img, err = decodeAs(h, bytes.NewReader(data), limit)
+	} else {
+		img, err = decodeAs(h, bufio.NewReaderSize(f, 64<<10), 0)
+	}
 	if err != nil {
 		msg := err.Error()
 		// The decoders prefix their name; the message names the format.
@@ -112,6 +114,17 @@ func DecodeImage(fsys fs.FS, name string) (image.Image, error) {
 		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("not a valid %s file: its header says %dx%d, its data %dx%d", h.name(), h.width, h.height, b.Dx(), b.Dy())}
 	}
 	return img, nil
+}
+
+// readAll reads r to its end into a buffer of size (the file's size,
+// as stat gave it) plus what it turns out to hold beyond.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	var b bytes.Buffer
+	if size > 0 && size < 1<<31 {
+		b.Grow(int(size) + 1)
+	}
+	_, err := b.ReadFrom(r)
+	return b.Bytes(), err
 }
 
 // header is what DecodeImage learns from a file before decoding it.

@@ -151,6 +151,14 @@ func TestListAndDecode(t *testing.T) {
 	os.WriteFile(huge, hugePNG(100000, 100000), 0o644)
 	broken := filepath.Join(bad, "broken.jpg")
 	os.WriteFile(broken, []byte("not a jpeg"), 0o644)
+	prog, err := os.ReadFile(filepath.Join("testdata", "progressive.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(bad, "cut.jpg")
+	os.WriteFile(cut, prog[:len(prog)*2/3], 0o644)
+	plain := filepath.Join(bad, "plain.pgm")
+	os.WriteFile(plain, []byte("P2 1 1 255 0"), 0o644)
 	fifo := filepath.Join(t.TempDir(), "pipe.png")
 	fifoErr := syscall.Mkfifo(fifo, 0o644)
 	empty := t.TempDir()
@@ -161,6 +169,8 @@ func TestListAndDecode(t *testing.T) {
 	}{
 		{"huge", func() error { _, err := decodeFile(huge); return err }, "declares a 100000x100000 image"},
 		{"broken", func() error { _, err := decodeFile(broken); return err }, "not a readable image"},
+		{"truncated JPEG", func() error { _, err := decodeFile(cut); return err }, "cut.jpg: not a valid jpeg file: truncated"},
+		{"plain PGM", func() error { _, err := decodeFile(plain); return err }, "P2 files (plain or bitmap) are not read"},
 		{"fifo decode", func() error { _, err := decodeFile(fifo); return err }, "not a regular file"},
 		{"fifo listing", func() error { _, err := ListImages(filepath.Dir(fifo), false); return err }, "not a regular file"},
 		{"empty folder", func() error { _, err := ListImages(empty, false); return err }, "holds no images"},

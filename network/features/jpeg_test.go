@@ -47,14 +47,14 @@ func TestJPEGScanLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := jpegScans(bytes.NewReader(jpg), MaxJPEGScans); n != 10 || err != nil {
+	if n, err := jpegScans(jpg, MaxJPEGScans); n != 10 || err != nil {
 		t.Fatalf("jpegScans = %d, %v; want the 10 scans of libjpeg's progression", n, err)
 	}
 	limit, err := os.ReadFile("testdata/scans500.jpg")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := jpegScans(bytes.NewReader(limit), MaxJPEGScans); n != MaxJPEGScans || err != nil {
+	if n, err := jpegScans(limit, MaxJPEGScans); n != MaxJPEGScans || err != nil {
 		t.Fatalf("jpegScans(scans500.jpg) = %d, %v", n, err)
 	}
 	fsys := fstest.MapFS{
@@ -119,7 +119,7 @@ func TestJPEGScansMarkers(t *testing.T) {
 		{"truncated scan", []byte{0xff, 0xd8, 0xff, 0xda, 0, 2, 1, 2}, 1},
 		{"truncated length", []byte{0xff, 0xd8, 0xff, 0xc4, 0}, 0},
 	} {
-		if got, err := jpegScans(bytes.NewReader(c.b), MaxJPEGScans); got != c.want || err != nil {
+		if got, err := jpegScans(c.b, MaxJPEGScans); got != c.want || err != nil {
 			t.Errorf("%s: %d, %v; want %d", c.name, got, err, c.want)
 		}
 	}
