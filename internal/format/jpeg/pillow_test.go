@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genlens/genlens/internal/shareddata"
+	"github.com/genlens/genlens/internal/testkit/shareddata"
 )
 
 // The Python with Pillow that the oracle tests run; Debian's, since the
