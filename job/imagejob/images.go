@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"path"
 	"strings"
 	"sync"
 	"time"
@@ -210,7 +209,6 @@ type extractor struct {
 	caches    map[inception.Output]*features.Cache
 	pipe      *features.Pipeline
 	warned    sync.Once
-	jpegSaid  bool // the JPEG decoding note was given
 }
 
 // newExtractor validates opt for cmd; batch names the field of Batch.
@@ -227,36 +225,7 @@ func newExtractor(env job.Env, cmd, batch string, opt ImageOptions) (*extractor,
 
 // list returns the images of folder dir, sorted.
 func (x *extractor) list(dir string) ([]string, error) {
-	files, err := features.ListImagesFS(x.env.InputFS(), dir, x.opt.Recursive)
-	if err == nil {
-		x.noteJPEG(dir, files)
-	}
-	return files, err
-}
-
-// noteJPEG warns, once per job, when a folder holds JPEG files: Go's JPEG
-// decoder upsamples chroma differently from libjpeg-turbo, which PIL (and
-// so pytorch-fid, torch-fidelity and clean-fid) uses, by about a grey
-// level per pixel; measured on 500 images saved as JPEG, FID against 2,000
-// others moved by 2.5%, as much as the JPEG compression itself. Features
-// from the cache were computed from the same decoding, so they count too.
-func (x *extractor) noteJPEG(dir string, files []string) {
-	if x.jpegSaid {
-		return
-	}
-	n := 0
-	for _, f := range files {
-		switch strings.ToLower(path.Ext(f)) {
-		case ".jpg", ".jpeg":
-			n++
-		}
-	}
-	if n == 0 {
-		return
-	}
-	x.jpegSaid = true
-	x.env.Warning(fmt.Sprintf("%s: %d of the %d images in %s are JPEG files: Go's JPEG decoder upsamples chroma differently from libjpeg-turbo's, which PIL (so pytorch-fid, torch-fidelity, clean-fid) uses, by about a grey level per pixel, which moved a measured FID by 2.5%%; for numbers to compare with a paper's, convert JPEG folders to PNG with PIL first",
-		x.cmd, n, len(files), dir))
+	return features.ListImagesFS(x.env.InputFS(), dir, x.opt.Recursive)
 }
 
 // prepare resolves the weights (which may download them once) and hashes

@@ -2,18 +2,25 @@ package features
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"image"
-	_ "image/jpeg" // decoders registered for image.Decode
-	_ "image/png"
+	"image/color"
+	"image/png"
+	"io"
 	"io/fs"
+	"strings"
 
-	_ "golang.org/x/image/bmp"
-	_ "golang.org/x/image/tiff"
-	_ "golang.org/x/image/webp"
+	"golang.org/x/image/bmp"
+	"golang.org/x/image/tiff"
 
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/jpeg"
+	"github.com/genlens/genlens/internal/format/pnm"
+	"github.com/genlens/genlens/internal/format/webp"
 )
 
 // MaxImagePixels bounds the width × height an image file may declare: its
@@ -21,14 +28,25 @@ import (
 // refused instead of exhausting memory.
 const MaxImagePixels = 1 << 24
 
+// formatList names the formats DecodeImage reads, for error messages.
+const formatList = "png, jpeg, bmp, tiff, webp, ppm, pgm"
+
 // DecodeImage decodes the image file name of fsys, in any supported format
-// (png, jpeg, bmp, tiff, webp). It refuses
-// what is not a regular file before opening it, and reads the header
-// first so that an image declaring more than MaxImagePixels
-// pixels (a 69-byte PNG can claim 100000×100000) is refused before any
-// pixel buffer is allocated, and a JPEG of more scans than its size
-// allows (MaxJPEGScans for small images, fewer for large ones) before
-// it is decoded.
+// (png, jpeg, bmp, tiff, webp, binary ppm and pgm), to an image whose
+// ToRGB is what PIL's Image.open(f).convert("RGB") returns. The format is
+// told by the file's first bytes, not its name. It refuses what is not a
+// regular file before opening it, and reads the header first so that an
+// image declaring more than MaxImagePixels pixels (a 69-byte PNG can
+// claim 100000×100000) is refused before any pixel buffer is allocated,
+// and a JPEG of more scans than its size allows (MaxJPEGScans for small
+// images, fewer for large ones) before it is decoded.
+//
+// JPEG files are decoded by package internal/format/jpeg, bit for bit as
+// libjpeg-turbo decodes them for Pillow; WebP by package
+// internal/format/webp (libwebp's upsampling and colour conversion for
+// lossy files); PGM and PPM by package internal/format/pnm; PNG, BMP and
+// TIFF by the Go decoders, with PIL's readings where they differ (a
+// palette index past the PNG palette is grey, not black).
 func DecodeImage(fsys fs.FS, name string) (image.Image, error) {
 	st, err := fs.Stat(fsys, name)
 	if err != nil {
@@ -48,28 +66,17 @@ func DecodeImage(fsys fs.FS, name string) (image.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, format, err := image.DecodeConfig(bufio.NewReader(f))
+	h, err := readHeader(bufio.NewReaderSize(f, 4096))
 	f.Close()
 	if err != nil {
-		return nil, &fault.InputError{File: name, Msg: "not a readable image (png, jpeg, bmp, tiff, webp): " + err.Error(), Err: err}
+		return nil, &fault.InputError{File: name, Msg: "not a readable image (" + formatList + "): " + err.Error(), Err: err}
 	}
-	if cfg.Width < 1 || cfg.Height < 1 {
-		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("declares an empty %dx%d image", cfg.Width, cfg.Height)}
+	if h.width < 1 || h.height < 1 {
+		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("declares an empty %dx%d image", h.width, h.height)}
 	}
-	if int64(cfg.Width)*int64(cfg.Height) > MaxImagePixels {
-		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("declares a %dx%d image, more than the %d pixels genlens reads; downsample the images", cfg.Width, cfg.Height, MaxImagePixels)}
-	}
-	if format == "jpeg" {
-		// Decoding work grows with the scans as well as the pixels:
-		// count them first (a cheap walk of the markers).
-		if f, err = open(); err != nil {
-			return nil, err
-		}
-		_, err := jpegScans(f, jpegScanLimit(int64(cfg.Width)*int64(cfg.Height)))
-		f.Close()
-		if err != nil {
-			return nil, &fault.InputError{File: name, Msg: "JPEG with " + err.Error(), Err: err}
-		}
+	pixels := int64(h.width) * int64(h.height)
+	if pixels > MaxImagePixels {
+		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("declares a %dx%d image, more than the %d pixels genlens reads; downsample the images", h.width, h.height, MaxImagePixels)}
 	}
 	// Files need not seek (an upload, an fstest.MapFS), so open again
 	// rather than rewind.
@@ -77,9 +84,224 @@ func DecodeImage(fsys fs.FS, name string) (image.Image, error) {
 		return nil, err
 	}
 	defer f.Close()
-	img, _, err := image.Decode(bufio.NewReader(f))
+	var img image.Image
+	if h.format == "jpeg" {
+		// The decoder reads the whole file anyway: read it once, count
+		// its scans (decoding work grows with them as well as with the
+		// pixels), then decode from memory.
+		data, rerr := readAll(f, st.Size())
+		if rerr != nil {
+			return nil, &fault.InputError{File: name, Msg: "cannot read: " + dataio.Cause(rerr), Err: rerr}
+		}
+		limit := jpegScanLimit(pixels)
+		if _, serr := jpegScans(data, limit); serr != nil {
+			return nil, &fault.InputError{File: name, Msg: "JPEG with " + serr.Error(), Err: serr}
+		}
+		img, err = decodeAs(h, bytes.NewReader(data), limit)
+	} else {
+		img, err = decodeAs(h, bufio.NewReaderSize(f, 64<<10), 0)
+	}
 	if err != nil {
-		return nil, &fault.InputError{File: name, Msg: "not a valid " + format + " file: " + err.Error(), Err: err}
+		msg := err.Error()
+		// The decoders prefix their name; the message names the format.
+		if i := strings.Index(msg, ": "); i > 0 && i < 8 && !strings.Contains(msg[:i], " ") {
+			msg = msg[i+2:]
+		}
+		return nil, &fault.InputError{File: name, Msg: "not a valid " + h.name() + " file: " + msg, Err: err}
+	}
+	if b := img.Bounds(); b.Dx() != h.width || b.Dy() != h.height {
+		// The size checked above must be the size decoded.
+		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("not a valid %s file: its header says %dx%d, its data %dx%d", h.name(), h.width, h.height, b.Dx(), b.Dy())}
 	}
 	return img, nil
+}
+
+// readAll reads r to its end into a buffer of size (the file's size,
+// as stat gave it) plus what it turns out to hold beyond.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	var b bytes.Buffer
+	if size > 0 && size < 1<<31 {
+		b.Grow(int(size) + 1)
+	}
+	_, err := b.ReadFrom(r)
+	return b.Bytes(), err
+}
+
+// header is what DecodeImage learns from a file before decoding it.
+type header struct {
+	format        string // jpeg, png, bmp, tiff, webp, pnm
+	width, height int
+	// PNG only: IHDR's colour type and bit depth and the entries of PLTE.
+	pngColorType, pngDepth, pngPalette int
+}
+
+// name is the format as error messages spell it.
+func (h header) name() string {
+	if h.format == "pnm" {
+		return "ppm/pgm"
+	}
+	return h.format
+}
+
+// sniff names the format of a file from its first bytes, "" for none.
+func sniff(b []byte) string {
+	switch {
+	case len(b) >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff:
+		return "jpeg"
+	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
+		return "png"
+	case bytes.HasPrefix(b, []byte("BM")):
+		return "bmp"
+	case bytes.HasPrefix(b, []byte("II*\x00")), bytes.HasPrefix(b, []byte("MM\x00*")):
+		return "tiff"
+	case len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP":
+		return "webp"
+	case len(b) >= 2 && b[0] == 'P' && b[1] >= '1' && b[1] <= '6':
+		return "pnm"
+	}
+	return ""
+}
+
+// readHeader reads the format and size of an image from r.
+func readHeader(r *bufio.Reader) (header, error) {
+	b, _ := r.Peek(16)
+	h := header{format: sniff(b)}
+	switch h.format {
+	case "jpeg":
+		c, err := jpeg.DecodeConfig(r)
+		if err != nil {
+			return h, err
+		}
+		h.width, h.height = c.Width, c.Height
+	case "pnm":
+		c, err := pnm.DecodeConfig(r)
+		if err != nil {
+			return h, err
+		}
+		h.width, h.height = c.Width, c.Height
+	case "webp":
+		c, err := webp.DecodeConfig(r)
+		if err != nil {
+			return h, err
+		}
+		h.width, h.height = c.Width, c.Height
+	case "png":
+		return h, readPNGHeader(r, &h)
+	case "bmp", "tiff":
+		dc := bmp.DecodeConfig
+		if h.format == "tiff" {
+			dc = tiff.DecodeConfig
+		}
+		c, err := dc(r)
+		if err != nil {
+			return h, err
+		}
+		h.width, h.height = c.Width, c.Height
+	default:
+		return h, errors.New("unknown format")
+	}
+	return h, nil
+}
+
+// readPNGHeader reads the IHDR chunk and walks the chunks up to the first
+// IDAT to count the palette entries: PIL reads a palette index past them
+// as grey (index i is (i, i, i)), where Go's decoder gives black.
+func readPNGHeader(r *bufio.Reader, h *header) error {
+	if _, err := r.Discard(8); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		var ch [8]byte
+		if _, err := io.ReadFull(r, ch[:]); err != nil {
+			return errors.New("png: truncated before the image data")
+		}
+		n, typ := binary.BigEndian.Uint32(ch[:4]), string(ch[4:])
+		if first != (typ == "IHDR") {
+			return errors.New("png: IHDR is not the first chunk")
+		}
+		if n > 1<<31-1 {
+			return errors.New("png: chunk length too large")
+		}
+		switch typ {
+		case "IHDR":
+			var d [13]byte
+			if n != 13 {
+				return errors.New("png: invalid IHDR length")
+			}
+			if _, err := io.ReadFull(r, d[:]); err != nil {
+				return errors.New("png: truncated IHDR")
+			}
+			w, ht := binary.BigEndian.Uint32(d[0:4]), binary.BigEndian.Uint32(d[4:8])
+			if w > 1<<31-1 || ht > 1<<31-1 {
+				return errors.New("png: dimension overflow")
+			}
+			h.width, h.height = int(w), int(ht)
+			h.pngDepth, h.pngColorType = int(d[8]), int(d[9])
+			n = 0
+		case "PLTE":
+			h.pngPalette = int(n / 3)
+		case "IDAT":
+			return nil
+		}
+		if _, err := r.Discard(int(n) + 4); err != nil { // data and CRC
+			return errors.New("png: truncated before the image data")
+		}
+	}
+}
+
+// decodeAs decodes the image r holds, of the format and size h says.
+func decodeAs(h header, r io.Reader, scans int) (image.Image, error) {
+	switch h.format {
+	case "jpeg":
+		m, err := jpeg.DecodeWith(r, jpeg.Options{MaxPixels: MaxImagePixels, MaxScans: scans})
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	case "pnm":
+		return pnm.DecodeWith(r, pnm.Options{MaxPixels: MaxImagePixels})
+	case "webp":
+		m, err := webp.Decode(r)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	case "bmp":
+		return bmp.Decode(r)
+	case "tiff":
+		return tiff.Decode(r)
+	case "png":
+		m, err := png.Decode(r)
+		if err != nil {
+			return nil, err
+		}
+		return pilPNG(m, h), nil
+	}
+	return nil, errors.New("unknown format")
+}
+
+// pilPNG makes what Go's PNG decoder returns read as PIL reads the file:
+// palette indices past the PLTE entries are grey, and 16-bit greyscale
+// with a transparent colour is PIL's mode "I" (clipped to 255 in RGB),
+// not 16-bit colour whose high byte would be kept.
+func pilPNG(m image.Image, h header) image.Image {
+	switch m := m.(type) {
+	case *image.Paletted:
+		for i := h.pngPalette; i < len(m.Palette); i++ {
+			m.Palette[i] = color.Gray{Y: uint8(i)}
+		}
+	case *image.NRGBA64:
+		if h.pngColorType == 0 {
+			g := image.NewGray16(m.Rect)
+			for y := m.Rect.Min.Y; y < m.Rect.Max.Y; y++ {
+				src := m.Pix[m.PixOffset(m.Rect.Min.X, y):][:8*m.Rect.Dx()]
+				dst := g.Pix[g.PixOffset(m.Rect.Min.X, y):][:2*m.Rect.Dx()]
+				for x := range m.Rect.Dx() {
+					dst[2*x], dst[2*x+1] = src[8*x], src[8*x+1]
+				}
+			}
+			return g
+		}
+	}
+	return m
 }

@@ -15,11 +15,12 @@ import (
 // lower case so IMG_0001.JPG counts.
 var imageExts = map[string]bool{
 	".png": true, ".jpg": true, ".jpeg": true, ".bmp": true,
-	".tif": true, ".tiff": true, ".webp": true,
+	".tif": true, ".tiff": true, ".webp": true, ".ppm": true, ".pgm": true,
 }
 
 // IsImageName reports whether name has one of the image extensions
-// (png, jpg, jpeg, bmp, tif, tiff, webp; any case).
+// (png, jpg, jpeg, bmp, tif, tiff, webp, ppm, pgm; any case), those of
+// pytorch-fid's folder listing.
 func IsImageName(name string) bool { return imageExts[strings.ToLower(filepath.Ext(name))] }
 
 // ListImages returns the image files in the host folder dir; see
@@ -73,10 +74,10 @@ func ListImagesFS(fsys fs.FS, dir string, recursive bool) ([]string, error) {
 	}
 	sort.Strings(out)
 	if len(out) == 0 {
-		msg := "holds no images (png, jpg, jpeg, bmp, tif, tiff, webp)"
+		msg := "holds no images (png, jpg, jpeg, bmp, tif, tiff, webp, ppm, pgm)"
 		if !recursive {
 			if sub := firstImage(fsys, dir); sub != "" {
-				msg = fmt.Sprintf("holds no images (png, jpg, jpeg, bmp, tif, tiff, webp) but its subfolders do (%s): use {recursive} to include them", sub)
+				msg = fmt.Sprintf("holds no images (png, jpg, jpeg, bmp, tif, tiff, webp, ppm, pgm) but its subfolders do (%s): use {recursive} to include them", sub)
 			}
 		}
 		return nil, &fault.InputError{File: dir, Msg: msg}

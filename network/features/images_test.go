@@ -7,7 +7,7 @@ import (
 	"hash/crc32"
 	"image"
 	"image/color"
-	"image/jpeg"
+	stdjpeg "image/jpeg"
 	"image/png"
 	"math/rand/v2"
 	"os"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/format/jpeg"
 
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
@@ -35,7 +36,9 @@ func TestToRGB(t *testing.T) {
 	copy(rgba.Pix, []uint8{100, 50, 0, 200, 4, 5, 6, 255}) // premultiplied
 	g16 := image.NewGray16(image.Rect(0, 0, 2, 1))
 	g16.SetGray16(0, 0, color.Gray16{Y: 0x1234})
-	g16.SetGray16(1, 0, color.Gray16{Y: 0xffff})
+	g16.SetGray16(1, 0, color.Gray16{Y: 200})
+	pal2 := image.NewPaletted(image.Rect(0, 0, 2, 1), color.Palette{color.NRGBA{9, 8, 7, 255}})
+	pal2.Pix = []uint8{0, 77}
 	// A sub-image must be read from its own bounds, not the parent's.
 	sub := image.NewNRGBA(image.Rect(0, 0, 3, 1))
 	copy(sub.Pix, []uint8{1, 1, 1, 255, 2, 3, 4, 255, 5, 6, 7, 255})
@@ -49,7 +52,8 @@ func TestToRGB(t *testing.T) {
 		{"nrgba alpha dropped, not composited", nrgba, []uint8{255, 1, 0, 2, 0, 3}},
 		{"palette", pal, []uint8{50, 9, 60, 8, 70, 7}},
 		{"premultiplied rgba", rgba, []uint8{127, 4, 63, 5, 0, 6}},
-		{"gray16 high byte", g16, []uint8{0x12, 0xff, 0x12, 0xff, 0x12, 0xff}},
+		{"gray16 clipped, as PIL's mode I", g16, []uint8{255, 200, 255, 200, 255, 200}},
+		{"index past the palette is grey", pal2, []uint8{9, 77, 8, 77, 7, 77}},
 		{"sub-image", sub.SubImage(image.Rect(1, 0, 3, 1)), []uint8{2, 5, 3, 6, 4, 7}},
 	} {
 		got := ToRGB(tc.img)
@@ -99,10 +103,16 @@ func TestListAndDecode(t *testing.T) {
 	write("b.PNG", func(b *bytes.Buffer) error { return png.Encode(b, img) })
 	write("a.bmp", func(b *bytes.Buffer) error { return bmp.Encode(b, img) })
 	write("c.TIFF", func(b *bytes.Buffer) error { return tiff.Encode(b, img, nil) })
-	write("d.jpeg", func(b *bytes.Buffer) error { return jpeg.Encode(b, img, nil) })
+	write("d.jpeg", func(b *bytes.Buffer) error { return stdjpeg.Encode(b, img, nil) })
 	write("notes.txt", func(b *bytes.Buffer) error { b.WriteString("x"); return nil })
-	write("sub/e.jpg", func(b *bytes.Buffer) error { return jpeg.Encode(b, img, nil) })
-
+	write("sub/e.jpg", func(b *bytes.Buffer) error { return stdjpeg.Encode(b, img, nil) })
+	write("f.PPM", func(b *bytes.Buffer) error {
+		b.WriteString("P6\n5 3\n255\n")
+		for i := 0; i < len(img.Pix); i += 4 {
+			b.Write(img.Pix[i : i+3])
+		}
+		return nil
+	})
 	names, err := ListImages(dir, false)
 	if err != nil {
 		t.Fatal(err)
@@ -111,11 +121,11 @@ func TestListAndDecode(t *testing.T) {
 	for _, n := range names {
 		base = append(base, strings.TrimPrefix(n, dir+string(filepath.Separator)))
 	}
-	if got := strings.Join(base, " "); got != "a.bmp b.PNG c.TIFF d.jpeg" {
+	if got := strings.Join(base, " "); got != "a.bmp b.PNG c.TIFF d.jpeg f.PPM" {
 		t.Errorf("listing %q", got)
 	}
 	all, err := ListImages(dir, true)
-	if err != nil || len(all) != 5 || !strings.HasSuffix(all[4], filepath.Join("sub", "e.jpg")) {
+	if err != nil || len(all) != 6 || !strings.HasSuffix(all[5], filepath.Join("sub", "e.jpg")) {
 		t.Errorf("recursive listing %v, %v", all, err)
 	}
 	for _, n := range all {
@@ -141,6 +151,14 @@ func TestListAndDecode(t *testing.T) {
 	os.WriteFile(huge, hugePNG(100000, 100000), 0o644)
 	broken := filepath.Join(bad, "broken.jpg")
 	os.WriteFile(broken, []byte("not a jpeg"), 0o644)
+	prog, err := os.ReadFile(filepath.Join("testdata", "progressive.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(bad, "cut.jpg")
+	os.WriteFile(cut, prog[:len(prog)*2/3], 0o644)
+	plain := filepath.Join(bad, "plain.pgm")
+	os.WriteFile(plain, []byte("P2 1 1 255 0"), 0o644)
 	fifo := filepath.Join(t.TempDir(), "pipe.png")
 	fifoErr := syscall.Mkfifo(fifo, 0o644)
 	empty := t.TempDir()
@@ -151,6 +169,8 @@ func TestListAndDecode(t *testing.T) {
 	}{
 		{"huge", func() error { _, err := decodeFile(huge); return err }, "declares a 100000x100000 image"},
 		{"broken", func() error { _, err := decodeFile(broken); return err }, "not a readable image"},
+		{"truncated JPEG", func() error { _, err := decodeFile(cut); return err }, "cut.jpg: not a valid jpeg file: truncated"},
+		{"plain PGM", func() error { _, err := decodeFile(plain); return err }, "P2 files (plain or bitmap) are not read"},
 		{"fifo decode", func() error { _, err := decodeFile(fifo); return err }, "not a regular file"},
 		{"fifo listing", func() error { _, err := ListImages(filepath.Dir(fifo), false); return err }, "not a regular file"},
 		{"empty folder", func() error { _, err := ListImages(empty, false); return err }, "holds no images"},
@@ -236,9 +256,14 @@ func TestToRGBFastPaths(t *testing.T) {
 	}
 	pal := image.NewPaletted(r, color.Palette{color.NRGBA{9, 8, 7, 255}, color.NRGBA{50, 60, 70, 10}, color.Gray{3}})
 	for i := range pal.Pix {
-		pal.Pix[i] = uint8(rng.IntN(3)) // img.At panics on an index past the palette
+		pal.Pix[i] = uint8(rng.IntN(6)) // past the palette too, where img.At panics
 	}
-	imgs := map[string]image.Image{"gray": gray, "nrgba": nrgba, "rgba": rgba, "paletted": pal}
+	gray16 := image.NewGray16(r)
+	for i := 0; i < len(gray16.Pix); i += 2 {
+		v := rng.IntN(600) // both sides of PIL's clipping at 255
+		gray16.Pix[i], gray16.Pix[i+1] = uint8(v>>8), uint8(v)
+	}
+	imgs := map[string]image.Image{"gray": gray, "nrgba": nrgba, "rgba": rgba, "paletted": pal, "gray16": gray16}
 	for _, ratio := range []image.YCbCrSubsampleRatio{image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422,
 		image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio440, image.YCbCrSubsampleRatio411, image.YCbCrSubsampleRatio410} {
 		m := image.NewYCbCr(r, ratio)
@@ -263,5 +288,16 @@ func TestToRGBFastPaths(t *testing.T) {
 		if allocs := testing.AllocsPerRun(3, func() { ToRGB(img) }); allocs > 10 {
 			t.Errorf("%s: %v allocations for %d pixels", name, allocs, r.Dx()*r.Dy())
 		}
+	}
+	// The JPEG decoder's packed RGB, which has no sub-images.
+	jp := &jpeg.RGBImage{Width: r.Dx(), Height: r.Dy(), Pix: make([]uint8, 3*r.Dx()*r.Dy())}
+	fill(jp.Pix)
+	want := &RGB{H: r.Dy(), W: r.Dx(), Pix: make([]uint8, 3*r.Dx()*r.Dy())}
+	toRGBAt(jp, want)
+	if got := ToRGB(jp); !bytes.Equal(got.Pix, want.Pix) {
+		t.Error("jpeg.RGBImage: the fast path differs from img.At's")
+	}
+	if allocs := testing.AllocsPerRun(3, func() { ToRGB(jp) }); allocs > 10 {
+		t.Errorf("jpeg.RGBImage: %v allocations", allocs)
 	}
 }

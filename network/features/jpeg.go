@@ -1,9 +1,8 @@
 package features
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
-	"io"
 )
 
 // MaxJPEGScans bounds the scans (SOS segments) of a JPEG file. A
@@ -39,62 +38,47 @@ func (e *tooManyScans) Error() string {
 	return fmt.Sprintf("more than %d scans for its size (a progressive JPEG that repeats scans costs minutes to decode; encoders write about 10)", e.limit)
 }
 
-// jpegScans counts the scans of the JPEG stream r by walking its markers,
-// without decoding: a segment's length is skipped, a scan's entropy-coded
-// data is skipped to the next marker (a 0xFF not followed by a stuffed
-// 0x00, a restart marker or another 0xFF). It stops with a *tooManyScans
-// error past limit scans, and at the EOI marker or the end of the data;
-// a malformed stream is left to the decoder to report.
-func jpegScans(r io.Reader, limit int) (int, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	next := func() (byte, bool) {
-		b, err := br.ReadByte()
-		return b, err == nil
-	}
-	if a, ok := next(); !ok || a != 0xff {
-		return 0, nil
-	}
-	if b, ok := next(); !ok || b != 0xd8 { // SOI
+// jpegScans counts the scans of the JPEG file data by walking its
+// markers, without decoding: a segment's length is skipped, a scan's
+// entropy-coded data is skipped to the next marker (a 0xFF not followed
+// by a stuffed 0x00, a restart marker or another 0xFF). It stops with a
+// *tooManyScans error past limit scans, and at the EOI marker or the end
+// of the data; a malformed stream is left to the decoder to report.
+func jpegScans(data []byte, limit int) (int, error) {
+	if len(data) < 2 || data[0] != 0xff || data[1] != 0xd8 { // SOI
 		return 0, nil
 	}
 	scans := 0
-	haveFF := false // a scan's data ended at a marker's 0xFF, already read
+	i := 2
 	for {
 		// A marker: 0xFF (fill bytes may repeat it), then its code.
-		if !haveFF {
-			b, ok := next()
-			if !ok {
-				return scans, nil
-			}
-			if b != 0xff {
-				continue // garbage between segments: the decoder's business
-			}
+		j := bytes.IndexByte(data[i:], 0xff)
+		if j < 0 {
+			return scans, nil // garbage between segments: the decoder's business
 		}
-		haveFF = false
-		m, ok := next()
-		for ok && m == 0xff {
-			m, ok = next()
+		i += j
+		for i < len(data) && data[i] == 0xff {
+			i++
 		}
-		if !ok {
+		if i >= len(data) {
 			return scans, nil
 		}
+		m := data[i]
+		i++
 		switch {
 		case m == 0xd9: // EOI
 			return scans, nil
 		case m == 0x00, m == 0x01, m >= 0xd0 && m <= 0xd7: // no length
 			continue
 		}
-		var l [2]byte
-		if _, err := io.ReadFull(br, l[:]); err != nil {
+		if i+2 > len(data) {
 			return scans, nil
 		}
-		n := int(l[0])<<8 | int(l[1])
-		if n < 2 {
+		n := int(data[i])<<8 | int(data[i+1])
+		if n < 2 || i+n > len(data) {
 			return scans, nil
 		}
-		if _, err := br.Discard(n - 2); err != nil {
-			return scans, nil
-		}
+		i += n
 		if m != 0xda { // not SOS
 			continue
 		}
@@ -103,23 +87,16 @@ func jpegScans(r io.Reader, limit int) (int, error) {
 		}
 		// Entropy-coded data up to the next marker, left unread.
 		for {
-			c, ok := next()
-			if !ok {
+			j := bytes.IndexByte(data[i:], 0xff)
+			if j < 0 || i+j+1 >= len(data) {
 				return scans, nil
 			}
-			if c != 0xff {
+			i += j
+			if d := data[i+1]; d == 0x00 || d >= 0xd0 && d <= 0xd7 {
+				i += 2
 				continue
 			}
-			d, err := br.Peek(1)
-			if err != nil {
-				return scans, nil
-			}
-			if d[0] == 0x00 || d[0] >= 0xd0 && d[0] <= 0xd7 {
-				br.Discard(1)
-				continue
-			}
-			haveFF = true
-			break
+			break // i is at the 0xFF of the next marker
 		}
 	}
 }

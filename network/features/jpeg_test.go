@@ -14,9 +14,11 @@ import (
 
 // repeatFirstScan returns the progressive JPEG jpg with its first scan
 // (its SOS segment and entropy-coded data, the DC scan of every
-// component) repeated extra more times right after itself: a file that
-// Go's decoder reads, whose decoding cost grows with extra. (Repeating a
-// refinement scan instead makes the decoder fail at once.)
+// component) repeated extra more times right after itself: a file whose
+// decoding cost grows with extra in the decoders that read it (Go's
+// image/jpeg; libjpeg-turbo, with a warning). genlens's decoder would
+// refuse it at the second scan, an impossible progression; the scan
+// count refuses it before decoding starts.
 func repeatFirstScan(t testing.TB, jpg []byte, extra int) []byte {
 	t.Helper()
 	sos := bytes.Index(jpg, []byte{0xff, 0xda})
@@ -36,19 +38,29 @@ func repeatFirstScan(t testing.TB, jpg []byte, extra int) []byte {
 }
 
 // A progressive JPEG of 10 scans (cjpeg -progressive, libjpeg-turbo
-// 2.1.5) decodes; the same file with a scan repeated 20,000 times is
-// refused before decoding, at once; at the limit it still decodes.
+// 2.1.5) decodes, and so does a valid one of 500 scans, the limit for its
+// size (testdata/scans500.jpg, written by pil_images.py scans500); the
+// first with a scan repeated 20,000 times is refused before decoding, at
+// once, and so is the second with one scan more than the limit.
 func TestJPEGScanLimit(t *testing.T) {
 	jpg, err := os.ReadFile("testdata/progressive.jpg")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := jpegScans(bytes.NewReader(jpg), MaxJPEGScans); n != 10 || err != nil {
+	if n, err := jpegScans(jpg, MaxJPEGScans); n != 10 || err != nil {
 		t.Fatalf("jpegScans = %d, %v; want the 10 scans of libjpeg's progression", n, err)
+	}
+	limit, err := os.ReadFile("testdata/scans500.jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := jpegScans(limit, MaxJPEGScans); n != MaxJPEGScans || err != nil {
+		t.Fatalf("jpegScans(scans500.jpg) = %d, %v", n, err)
 	}
 	fsys := fstest.MapFS{
 		"real.jpg":    {Data: jpg},
-		"limit.jpg":   {Data: repeatFirstScan(t, jpg, MaxJPEGScans-10)},
+		"limit.jpg":   {Data: limit},
+		"over.jpg":    {Data: repeatFirstScan(t, limit, 1)},
 		"hostile.jpg": {Data: repeatFirstScan(t, jpg, 20000)},
 	}
 	for _, name := range []string{"real.jpg", "limit.jpg"} {
@@ -60,9 +72,15 @@ func TestJPEGScanLimit(t *testing.T) {
 			t.Errorf("%s: %v, want 48x32", name, b)
 		}
 	}
+	if m, _ := Decode(fsys, "limit.jpg"); m != nil && !bytes.Equal(m.Pix, bytes.Repeat([]byte{128}, len(m.Pix))) {
+		t.Error("limit.jpg: not flat grey 128, PIL's pixels")
+	}
+	var ie *fault.InputError
+	if _, err := DecodeImage(fsys, "over.jpg"); !errors.As(err, &ie) || !strings.Contains(err.Error(), "more than 500 scans for its size") {
+		t.Errorf("over.jpg: %v, want an input error over the scan limit", err)
+	}
 	start := time.Now()
 	_, err = DecodeImage(fsys, "hostile.jpg")
-	var ie *fault.InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "more than 500 scans for its size") {
 		t.Fatalf("err = %v, want an input error over the scan limit", err)
 	}
@@ -101,7 +119,7 @@ func TestJPEGScansMarkers(t *testing.T) {
 		{"truncated scan", []byte{0xff, 0xd8, 0xff, 0xda, 0, 2, 1, 2}, 1},
 		{"truncated length", []byte{0xff, 0xd8, 0xff, 0xc4, 0}, 0},
 	} {
-		if got, err := jpegScans(bytes.NewReader(c.b), MaxJPEGScans); got != c.want || err != nil {
+		if got, err := jpegScans(c.b, MaxJPEGScans); got != c.want || err != nil {
 			t.Errorf("%s: %d, %v; want %d", c.name, got, err, c.want)
 		}
 	}

@@ -3,6 +3,8 @@ package features
 import (
 	"image"
 	"image/color"
+
+	"github.com/genlens/genlens/internal/format/jpeg"
 )
 
 // RGB is an 8-bit RGB image, channels first (3×H×W), the tensor that
@@ -15,7 +17,10 @@ type RGB struct {
 // ToRGB converts img as PIL's Image.convert("RGB") does: grey is copied
 // to the three channels, alpha is dropped without compositing (the
 // stored, non-premultiplied colour is kept), palette indices are looked
-// up, 16-bit samples keep their high byte.
+// up (an index past the palette is grey, index i giving (i, i, i)),
+// 16-bit colour keeps the high byte of each sample, and 16-bit grey,
+// which PIL holds as mode "I", is clipped to 255 (1000 gives 255, not
+// 1000>>8).
 func ToRGB(img image.Image) *RGB {
 	b := img.Bounds()
 	h, w := b.Dy(), b.Dx()
@@ -26,6 +31,22 @@ func ToRGB(img image.Image) *RGB {
 	// its decoding. Each case gives the bits of the generic path below.
 	r, g, bl := out.Pix[:h*w], out.Pix[h*w:2*h*w], out.Pix[2*h*w:]
 	switch m := img.(type) {
+	case *jpeg.RGBImage:
+		for i := 0; i < h*w; i++ {
+			p := m.Pix[3*i : 3*i+3]
+			r[i], g[i], bl[i] = p[0], p[1], p[2]
+		}
+	case *image.Gray16:
+		for y := 0; y < h; y++ {
+			row := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:2*w]
+			for x, i := 0, y*w; x < w; x, i = x+1, i+1 {
+				v := uint8(0xff)
+				if row[2*x] == 0 {
+					v = row[2*x+1]
+				}
+				r[i], g[i], bl[i] = v, v, v
+			}
+		}
 	case *image.Gray:
 		for y := 0; y < h; y++ {
 			row := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:w]
@@ -44,14 +65,7 @@ func ToRGB(img image.Image) *RGB {
 		for y := 0; y < h; y++ {
 			row := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:4*w]
 			for x, i := 0, y*w; x < w; x, i = x+1, i+1 {
-				p := row[4*x : 4*x+4]
-				if a := p[3]; a != 0xff && a != 0 {
-					// Premultiplied and translucent: un-premultiply in
-					// 16 bits as color.NRGBA64Model does.
-					cr, cg, cb, ca := color.RGBA{p[0], p[1], p[2], a}.RGBA()
-					r[i], g[i], bl[i] = uint8((cr*0xffff/ca)>>8), uint8((cg*0xffff/ca)>>8), uint8((cb*0xffff/ca)>>8)
-					continue
-				}
+				p := unpremultiply(color.RGBA{row[4*x], row[4*x+1], row[4*x+2], row[4*x+3]})
 				r[i], g[i], bl[i] = p[0], p[1], p[2]
 			}
 		}
@@ -66,17 +80,18 @@ func ToRGB(img image.Image) *RGB {
 			}
 		}
 	case *image.Paletted:
-		pal := make([][3]uint8, len(m.Palette))
-		for i, c := range m.Palette {
-			pal[i] = rgbOf(c)
+		var pal [256][3]uint8
+		for i := range pal {
+			if i < len(m.Palette) {
+				pal[i] = rgbOf(m.Palette[i])
+			} else {
+				pal[i] = [3]uint8{uint8(i), uint8(i), uint8(i)}
+			}
 		}
 		for y := 0; y < h; y++ {
 			row := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:w]
 			for x, i := 0, y*w; x < w; x, i = x+1, i+1 {
-				var p [3]uint8
-				if idx := int(row[x]); idx < len(pal) {
-					p = pal[idx]
-				}
+				p := pal[row[x]]
 				r[i], g[i], bl[i] = p[0], p[1], p[2]
 			}
 		}
@@ -90,13 +105,39 @@ func ToRGB(img image.Image) *RGB {
 func toRGBAt(img image.Image, out *RGB) {
 	b := img.Bounds()
 	h, w := out.H, out.W
+	pm, _ := img.(*image.Paletted)
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
-			p := rgbOf(img.At(b.Min.X+x, b.Min.Y+y))
+			var p [3]uint8
+			switch {
+			case pm == nil:
+				p = rgbOf(img.At(b.Min.X+x, b.Min.Y+y))
+			case int(pm.ColorIndexAt(b.Min.X+x, b.Min.Y+y)) < len(pm.Palette):
+				p = rgbOf(pm.Palette[pm.ColorIndexAt(b.Min.X+x, b.Min.Y+y)])
+			default: // past the palette, where img.At would panic
+				c := pm.ColorIndexAt(b.Min.X+x, b.Min.Y+y)
+				p = [3]uint8{c, c, c}
+			}
 			i := y*w + x
 			out.Pix[i], out.Pix[h*w+i], out.Pix[2*h*w+i] = p[0], p[1], p[2]
 		}
 	}
+}
+
+// unpremultiply returns the colour of a premultiplied pixel as PIL's
+// "RGBa" unpacker computes it (a TIFF with associated alpha is the only
+// file that Go's decoders return premultiplied and translucent):
+// c·255/a truncated and clipped at 255, black where a is 0.
+func unpremultiply(c color.RGBA) [3]uint8 {
+	switch c.A {
+	case 0xff:
+		return [3]uint8{c.R, c.G, c.B}
+	case 0:
+		return [3]uint8{}
+	}
+	a := int(c.A)
+	f := func(v uint8) uint8 { return uint8(min(255, int(v)*255/a)) }
+	return [3]uint8{f(c.R), f(c.G), f(c.B)}
 }
 
 // rgbOf returns the non-premultiplied 8-bit colour of c: PIL stores
@@ -108,10 +149,11 @@ func rgbOf(c color.Color) [3]uint8 {
 		return [3]uint8{v.R, v.G, v.B}
 	case color.Gray:
 		return [3]uint8{v.Y, v.Y, v.Y}
+	case color.Gray16:
+		y := uint8(min(v.Y, 0xff))
+		return [3]uint8{y, y, y}
 	case color.RGBA:
-		if v.A == 0xff || v.A == 0 {
-			return [3]uint8{v.R, v.G, v.B}
-		}
+		return unpremultiply(v)
 	}
 	n := color.NRGBA64Model.Convert(c).(color.NRGBA64)
 	return [3]uint8{uint8(n.R >> 8), uint8(n.G >> 8), uint8(n.B >> 8)}

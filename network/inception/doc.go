@@ -75,10 +75,11 @@
 // Embedder (the features.ImageEmbedder of Inception, one output and one
 // mode at a time).
 //
-// Images come from folders of png, jpg/jpeg, bmp, tif/tiff and webp files
-// (extensions in any case), in sorted order, optionally recursive, of
-// mixed sizes, decoded by features.DecodeImage: headers are checked before
-// decoding (an image over features.MaxImagePixels is refused) and
-// non-regular files are refused before they are opened. JPEG decoding is Go's, whose colour conversion
-// can differ from libjpeg's (which PIL uses) by a level or so per pixel.
+// Images come from folders of png, jpg/jpeg, bmp, tif/tiff, webp, ppm and
+// pgm files (extensions in any case), in sorted order, optionally
+// recursive, of mixed sizes, decoded by features.DecodeImage to the pixels
+// PIL's Image.open(f).convert("RGB") gives (JPEG as libjpeg-turbo decodes
+// it): headers are checked before decoding (an image over
+// features.MaxImagePixels is refused) and non-regular files are refused
+// before they are opened.
 package inception
