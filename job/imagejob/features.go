@@ -33,9 +33,9 @@ type FeaturesRequest struct {
 	Dims      string `json:"dims" help:"64, 192, 768, 2048, logits or logits_unbiased"`                                               // 64, 192, 768, 2048, logits or logits_unbiased
 	Mode      string `json:"mode" help:"Inception preprocessing: pytorch-fid, tf (torch-fidelity / TensorFlow) or clean (clean-fid)"` // pytorch-fid, tf or clean
 	Weights   string `json:"weights,omitempty" help:"the network's weights file; Inception's (.pth) default to $GENLENS_WEIGHTS, the cache, else a one-time download"`
-	Batch     int    `json:"batch" help:"images decoded and run together"`  // images decoded and run together
-	Workers   int    `json:"workers" help:"goroutines (0: one per CPU)"`    // goroutines; 0: one per CPU
-	Recursive bool   `json:"recursive" help:"include images in subfolders"` // descend into subfolders
+	Batch     int    `json:"batch" help:"images decoded and run together"`                      // images decoded and run together
+	Workers   int    `json:"workers" help:"goroutines (0: one per CPU; capped at one per CPU)"` // goroutines; 0: one per CPU
+	Recursive bool   `json:"recursive" help:"include images in subfolders"`                     // descend into subfolders
 	NoCache   bool   `json:"no_cache,omitempty" help:"neither read nor write the feature cache ($GENLENS_CACHE, default <user cache dir>/genlens, e.g. ~/.cache/genlens)"`
 	// Shards > 0 computes the features of the images of shard Shard
 	// (0-based) only, split as `genlens stats --shards` splits a folder

@@ -43,7 +43,7 @@ type ImageOptions struct {
 	Mode    string `json:"mode,omitempty" help:"folders: preprocessing, pytorch-fid (default; pytorch-fid's numbers), tf (torch-fidelity's / TensorFlow's) or clean (clean-fid's)"`
 	Weights string `json:"weights,omitempty" help:"folders: the network's weights file; Inception's (.pth) default to $GENLENS_WEIGHTS, the cache, else a one-time download"`
 	Batch   int    `json:"batch,omitempty" help:"folders: images run through the network together (0: 50)"`
-	Workers int    `json:"workers,omitempty" help:"folders: goroutines (0: one per CPU)"`
+	Workers int    `json:"workers,omitempty" help:"folders: goroutines (0: one per CPU; capped at one per CPU)"`
 	// Recursive descends into subfolders.
 	Recursive bool `json:"recursive,omitempty" help:"folders: include images in subfolders"`
 	NoCache   bool `json:"no_cache,omitempty" help:"folders: neither read nor write the feature cache ($GENLENS_CACHE, default <user cache dir>/genlens, e.g. ~/.cache/genlens)"`
@@ -206,6 +206,9 @@ func newExtractor(env job.Env, cmd, batch string, opt ImageOptions) (*extractor,
 	if b == 0 {
 		b = DefaultFeaturesBatch
 	}
+	// Workers past the CPUs decode no faster; they only hold more
+	// decoded images at once.
+	opt.Workers = min(opt.Workers, features.Workers(opt.Workers))
 	x := &extractor{env: env, cmd: cmd, opt: opt, net: net, batch: b,
 		embedders: map[inception.Output]features.ImageEmbedder{}, caches: map[inception.Output]*features.Cache{}}
 	x.pipe = &features.Pipeline{FS: env.InputFS(), Batch: b, Workers: opt.Workers, CacheError: x.warnCache}

@@ -54,7 +54,7 @@ type SelectRequest struct {
 	Mode       string `json:"mode,omitempty" help:"folders: preprocessing, pytorch-fid (default), tf (torch-fidelity's) or clean (clean-fid's)"`
 	Weights    string `json:"weights,omitempty"`
 	ImageBatch int    `json:"image_batch,omitempty"`
-	Workers    int    `json:"workers,omitempty" help:"folders: goroutines (0: one per CPU)"`
+	Workers    int    `json:"workers,omitempty" help:"folders: goroutines (0: one per CPU; capped at one per CPU)"`
 	Recursive  bool   `json:"recursive,omitempty" help:"folders: include images in subfolders"`
 	NoCache    bool   `json:"no_cache,omitempty" help:"folders: neither read nor write the feature cache"`
 

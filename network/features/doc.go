@@ -6,6 +6,17 @@
 // into 8-bit RGB as PIL's convert("RGB") does, and keeps the features of
 // single images in a cache on disk.
 //
+// # Memory
+//
+// An image is priced from its header before its pixels are decoded
+// (DecodedBytes: width × height × the bytes a pixel of its decoded form
+// takes, plus its RGB copy and float planes), since a 130 KB PNG may
+// decode into 134 MB (16-bit RGBA, 4096²). Decode and the Pipeline admit
+// every image through package membudget: one over the budget is refused
+// with its price and the setting that raises it, and the images a
+// Pipeline's workers decode at once hold at most the budget together.
+// The Pipeline's workers are capped at the CPUs (Workers).
+//
 // # Feature cache
 //
 // Cache keeps the features of single images, keyed by the SHA-256 of each
