@@ -80,3 +80,34 @@ func TestAnswerBytes(t *testing.T) {
 		t.Errorf("overflow: %d", got)
 	}
 }
+
+// A server that never answers fails a request within RequestTimeout,
+// retries included: with Timeout alone each of the attempts waits that
+// long (a judge held a run for 5 × 60 s).
+func TestRequestTimeoutBoundsRetries(t *testing.T) {
+	var attempts atomic.Int64
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		attempts.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-hang:
+		}
+	}))
+	defer srv.Close()
+	defer close(hang)
+	c, err := llm.New(llm.Config{BaseURL: srv.URL + "/v1", Timeout: time.Hour, RequestTimeout: 50 * time.Millisecond, MaxRetries: 4, RetryBase: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = c.Chat(context.Background(), llm.ChatRequest{Model: "m", Messages: []llm.Message{{Role: "user", Content: "hi"}}})
+	if err == nil || !strings.Contains(err.Error(), "no complete response within 50ms, retries included") {
+		t.Fatalf("a server that never answers: %v", err)
+	}
+	if n := attempts.Load(); n != 1 {
+		t.Errorf("%d attempts, want the one the bound allowed", n)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("%v reads as the caller's own deadline", err)
+	}
+}

@@ -51,6 +51,11 @@ type Config struct {
 	// Timeout bounds each attempt of a request, from sending it to reading
 	// the whole response [60s].
 	Timeout time.Duration
+	// RequestTimeout, when positive, bounds a request as a whole: its
+	// attempts, retries and back-off together. A server that never
+	// answers then fails the request within it, where Timeout alone
+	// allows an attempt and every retry that long.
+	RequestTimeout time.Duration
 	// MaxRetries is how many times a request is retried after a transient
 	// failure; 0 means never. It has no default, since 0 is a setting:
 	// DefaultMaxRetries is the command line's.
@@ -125,7 +130,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, configErrorf("concurrency %d: want at least 1", cfg.Concurrency)
 	case cfg.MaxRetries < 0:
 		return nil, configErrorf("max retries %d: want 0 or more", cfg.MaxRetries)
-	case cfg.Timeout < 0 || cfg.RetryBase < 0:
+	case cfg.Timeout < 0 || cfg.RetryBase < 0 || cfg.RequestTimeout < 0:
 		return nil, configErrorf("negative timeout or back-off")
 	case !(cfg.RPM >= 0) || cfg.RPM > 1e7:
 		return nil, configErrorf("rpm %v: want 0 (no limit) or a positive rate up to 1e7", cfg.RPM)
@@ -263,6 +268,21 @@ func (c *Client) Post(ctx context.Context, path string, body, out any) error {
 // post is Post with a bound of the response (limit; 0: the client's
 // MaxResponseBytes), returning the bytes of the final response's body.
 func (c *Client) post(ctx context.Context, path string, body, out any, limit int64) (int64, error) {
+	if d := c.cfg.RequestTimeout; d > 0 {
+		parent := ctx
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		n, err := c.postAttempts(ctx, path, body, out, limit)
+		if err != nil && parent.Err() == nil && ctx.Err() != nil {
+			return 0, errorf("%s: no complete response within %v, retries included", c.where(path), d)
+		}
+		return n, err
+	}
+	return c.postAttempts(ctx, path, body, out, limit)
+}
+
+// postAttempts is post within ctx alone.
+func (c *Client) postAttempts(ctx context.Context, path string, body, out any, limit int64) (int64, error) {
 	if limit <= 0 {
 		limit = c.cfg.MaxResponseBytes
 	}
