@@ -111,16 +111,31 @@ def flags(options: Mapping[str, Any]) -> list:
     return out
 
 
-def run(*args: Any, json_output: bool = True, **options: Any) -> Any:
-    """Run ``genlens ARGS --flags [--json]`` and return its JSON document
-    (or its standard output as text with json_output=False).
+def command_line(args: Sequence[Any], positional: Sequence[Any] = (), json_output: bool = True, **options: Any) -> list:
+    """The argv after the binary: the command's words (args), its flags,
+    ``--json``, then ``--`` and the positional inputs, so that an input
+    whose name starts with ``-`` is read as a name, not as a flag."""
+    def text(a: Any) -> str:
+        return os.fspath(a) if isinstance(a, os.PathLike) else str(a)
+
+    out = [text(a) for a in args] + flags(options)
+    if json_output:
+        out.append("--json")
+    if positional:
+        out += ["--"] + [text(a) for a in positional]
+    return out
+
+
+def run(*args: Any, positional: Sequence[Any] = (), json_output: bool = True, **options: Any) -> Any:
+    """Run ``genlens ARGS --flags [--json] -- POSITIONAL`` and return its
+    JSON document (or its standard output as text with json_output=False).
+    ARGS are the command's words ("mse", "fit"); positional holds its
+    positional inputs, passed after ``--``.
 
     Warnings genlens prints (lines "genlens: warning: ...") are raised as
     Python warnings; a failure raises GenlensError with genlens's kind and
     field."""
-    cmd = [binary()] + [os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args] + flags(options)
-    if json_output:
-        cmd.append("--json")
+    cmd = [binary()] + command_line(args, positional, json_output, **options)
     proc = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", errors="replace")
     for line in proc.stderr.splitlines():
         if line.startswith("genlens: warning: "):

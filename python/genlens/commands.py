@@ -44,7 +44,7 @@ def stats(input: Data, out: Optional[PathLike] = None, **options: Any) -> Dict[s
     "n", and the summary genlens printed. With out, the .npz file is kept
     there (genlens refuses to overwrite an existing file)."""
     with as_files(input) as (path,), output_path(out, ".npz") as dst:
-        summary = run("stats", path, out=dst, **options)
+        summary = run("stats", positional=[path], out=dst, **options)
         with np.load(dst) as z:
             result = {k: z[k] for k in z.files}
     if "n" in result:
@@ -60,21 +60,21 @@ def features(input: PathLike, out: Optional[PathLike] = None, **options: Any) ->
     embedder="dinov2-vits14" and weights=... for the ViTs), one row per
     image in file-name order."""
     with output_path(out, ".npy") as dst:
-        run("features", input, out=dst, **options)
+        run("features", positional=[input], out=dst, **options)
         return np.load(dst)
 
 
 def inception_score(input: Data, **options: Any) -> Dict[str, Any]:
     """Inception Score of class-probability rows or of a folder of images."""
     with as_files(input) as (path,):
-        return run("is", path, **options)
+        return run("is", positional=[path], **options)
 
 
 def entropy(answers: PathLike, scores: Union[str, Sequence[str], None] = None, **options: Any) -> Dict[str, Any]:
     """Uncertainty scores of sampled LLM answers per prompt (kernel entropy,
     lexical similarity, KLE, ... or "all") and their AUROC against
     correctness, from an answers file (.jsonl or .parquet)."""
-    return run("entropy", answers, scores=as_sequence(scores), **options)
+    return run("entropy", positional=[answers], scores=as_sequence(scores), **options)
 
 
 def mse_fit(train: PathLike, target: str, prediction: str, model: PathLike, **options: Any) -> Dict[str, Any]:

@@ -193,3 +193,25 @@ class ClientTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CommandLineTest(unittest.TestCase):
+    def test_positional_after_double_dash(self):
+        # An input named like a flag is read as a name: it comes after
+        # "--", behind every flag.
+        argv = genlens._cli.command_line(["stats"], ["-x.npy"], out="/tmp/s.npz")
+        self.assertEqual(argv, ["stats", "--out", "/tmp/s.npz", "--json", "--", "-x.npy"])
+        self.assertEqual(genlens._cli.command_line(["mse", "fit"], train="t.csv"), ["mse", "fit", "--train", "t.csv", "--json"])
+
+    def test_dash_named_input_runs(self):
+        x = np.random.default_rng(1).normal(size=(30, 2))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp, "-features.npy")
+            np.save(path, x)
+            cwd = os.getcwd()
+            os.chdir(tmp)
+            try:
+                s = genlens.stats("-features.npy")
+            finally:
+                os.chdir(cwd)
+        self.assertEqual(s["n"], 30)
