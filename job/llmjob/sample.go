@@ -208,7 +208,7 @@ func (r *SampleRequest) answersTooLarge(err error, greedy bool) error {
 	if !errors.As(err, &se) {
 		return err
 	}
-	what, n := "the {n} answers", r.N
+	what, n := fmt.Sprintf("{n} %d answers", r.N), r.N
 	if greedy {
 		what, n = "the greedy answer", 1
 	}
