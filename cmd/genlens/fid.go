@@ -101,10 +101,8 @@ func fidSaveStats(cmd *cobra.Command, in, out, dims string, opt imagejob.ImageOp
 	if _, err := os.Stat(in); err != nil {
 		return badUsage("fid --save-stats: invalid path: %s", in)
 	}
-	// A device, a pipe or a folder is not a file to write: /dev/null
-	// would become /dev/null.npz beside it.
-	if st, err := os.Stat(out); err == nil && !st.Mode().IsRegular() {
-		return badUsage("fid --save-stats: %s is not a regular file (%s): the second path is the .npz of statistics to write", out, fileKind(st.Mode()))
+	if st, err := os.Stat(out); err == nil && !st.Mode().IsRegular() { // /dev/null: not /dev/null.npz
+		return badUsage("fid --save-stats: %s is not a regular file: the second path is the .npz of statistics to write", out)
 	}
 	if !strings.HasSuffix(strings.ToLower(out), ".npz") {
 		out += ".npz"
@@ -152,19 +150,4 @@ func pyFloat(v float64) string {
 		s += ".0"
 	}
 	return s
-}
-
-// fileKind names what a file that is not a regular one is.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	}
-	return m.Type().String()
 }

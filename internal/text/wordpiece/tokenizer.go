@@ -170,12 +170,6 @@ func (t *Tokenizer) walkCount(w string, f func(piece string, id int32)) (bool, i
 	return true, lookups
 }
 
-// prevBoundary is the byte offset of the rune before offset i of w.
-func prevBoundary(w string, i int) int {
-	_, size := utf8.DecodeLastRuneInString(w[:i])
-	return i - size
-}
-
 // Encoding is a tokenized input as the model reads it.
 type Encoding struct {
 	// IDs are [CLS], the first text's pieces, [SEP] (and the second's,
