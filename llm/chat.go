@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 )
@@ -66,6 +67,11 @@ type ChatRequest struct {
 	Logprobs    bool
 	TopLogprobs int
 	Extra       map[string]json.RawMessage
+	// MaxResponseBytes bounds the answer (0: the client's
+	// Config.MaxResponseBytes); in Sample, every answer of its top-ups
+	// together, so that a server answering one long choice at a time
+	// holds no more than one answer of n choices would.
+	MaxResponseBytes int64
 }
 
 // CompletionRequest is the body of POST /completions, with the same
@@ -83,6 +89,11 @@ type CompletionRequest struct {
 	Logprobs    bool
 	TopLogprobs int
 	Extra       map[string]json.RawMessage
+	// MaxResponseBytes bounds the answer (0: the client's
+	// Config.MaxResponseBytes); in Sample, every answer of its top-ups
+	// together, so that a server answering one long choice at a time
+	// holds no more than one answer of n choices would.
+	MaxResponseBytes int64
 }
 
 // Choice is one generated answer.
@@ -125,26 +136,30 @@ func (u Usage) Add(v Usage) Usage {
 
 // postChoices posts the fields that are set, merged with extra, to path
 // (the chat API's when chat) and returns the answer's choices.
-func (c *Client) postChoices(ctx context.Context, path string, chat bool, extra map[string]json.RawMessage, fields map[string]any) ([]Choice, Usage, error) {
+// It reads at most limit bytes (0: the client's bound) and returns the
+// bytes it read.
+func (c *Client) postChoices(ctx context.Context, path string, chat bool, extra map[string]json.RawMessage, fields map[string]any, limit int64) ([]Choice, Usage, int64, error) {
 	body := make(map[string]json.RawMessage, len(extra)+len(fields))
 	for k, v := range extra {
 		body[k] = v
 	}
 	for k, v := range fields {
 		if _, dup := extra[k]; dup {
-			return nil, Usage{}, errorf("extra key %q repeats a field of the request", k)
+			return nil, Usage{}, 0, errorf("extra key %q repeats a field of the request", k)
 		}
 		b, err := json.Marshal(v)
 		if err != nil {
-			return nil, Usage{}, errorf("encoding %q: %v", k, err)
+			return nil, Usage{}, 0, errorf("encoding %q: %v", k, err)
 		}
 		body[k] = b
 	}
 	var resp choicesResponse
-	if err := c.Post(ctx, path, body, &resp); err != nil {
-		return nil, Usage{}, err
+	read, err := c.post(ctx, path, body, &resp, limit)
+	if err != nil {
+		return nil, Usage{}, 0, err
 	}
-	return resp.choices(chat, "POST "+c.base+path)
+	ch, u, err := resp.choices(chat, c.where(path))
+	return ch, u, read, err
 }
 
 func common(model string, n int, temperature, topP *float64, maxTokens int, seed *int64) (map[string]any, error) {
@@ -223,15 +238,20 @@ func (r *choicesResponse) choices(chat bool, where string) ([]Choice, Usage, err
 // Chat sends one chat completions request and returns its choices (as many
 // as the server sent) and token usage.
 func (c *Client) Chat(ctx context.Context, req ChatRequest) ([]Choice, Usage, error) {
+	ch, u, _, err := c.chat(ctx, req)
+	return ch, u, err
+}
+
+func (c *Client) chat(ctx context.Context, req ChatRequest) ([]Choice, Usage, int64, error) {
 	f, err := common(req.Model, req.N, req.Temperature, req.TopP, req.MaxTokens, req.Seed)
 	if err != nil {
-		return nil, Usage{}, err
+		return nil, Usage{}, 0, err
 	}
 	if len(req.Messages) == 0 {
-		return nil, Usage{}, errorf("no messages")
+		return nil, Usage{}, 0, errorf("no messages")
 	}
 	if err := checkTop(req.Logprobs, req.TopLogprobs); err != nil {
-		return nil, Usage{}, err
+		return nil, Usage{}, 0, err
 	}
 	f["messages"] = req.Messages
 	if req.Logprobs {
@@ -240,25 +260,30 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) ([]Choice, Usage, er
 			f["top_logprobs"] = req.TopLogprobs
 		}
 	}
-	return c.postChoices(ctx, "/chat/completions", true, req.Extra, f)
+	return c.postChoices(ctx, "/chat/completions", true, req.Extra, f, req.MaxResponseBytes)
 }
 
 // Complete sends one completions request and returns its choices and
 // token usage.
 func (c *Client) Complete(ctx context.Context, req CompletionRequest) ([]Choice, Usage, error) {
+	ch, u, _, err := c.complete(ctx, req)
+	return ch, u, err
+}
+
+func (c *Client) complete(ctx context.Context, req CompletionRequest) ([]Choice, Usage, int64, error) {
 	f, err := common(req.Model, req.N, req.Temperature, req.TopP, req.MaxTokens, req.Seed)
 	if err != nil {
-		return nil, Usage{}, err
+		return nil, Usage{}, 0, err
 	}
 	if err := checkTop(req.Logprobs, req.TopLogprobs); err != nil {
-		return nil, Usage{}, err
+		return nil, Usage{}, 0, err
 	}
 	f["prompt"] = req.Prompt
 	if req.Logprobs {
 		// The completions API asks with the number of alternatives.
 		f["logprobs"] = req.TopLogprobs
 	}
-	return c.postChoices(ctx, "/completions", false, req.Extra, f)
+	return c.postChoices(ctx, "/completions", false, req.Extra, f, req.MaxResponseBytes)
 }
 
 // MaxSamples bounds n in Sample: a server that answers one choice a
@@ -267,42 +292,59 @@ const MaxSamples = 4096
 
 // Sample draws n chat answers: it asks for n and then, while fewer have
 // come back, for the missing ones. Each top-up request has its own seed
-// (TopUpSeed) when req.Seed is set. Choices beyond n are dropped.
+// (TopUpSeed) when req.Seed is set. Choices beyond n are dropped. The
+// answers together are bounded by req.MaxResponseBytes (or the client's
+// bound): each top-up may read only what the earlier answers left, so a
+// server that answers one long choice at a time holds no more than one
+// answer of n would; past it Sample fails with a *SizeError.
 func (c *Client) Sample(ctx context.Context, req ChatRequest, n int) ([]Choice, Usage, error) {
-	return sample(n, req.Seed, func(k int, seed *int64) ([]Choice, Usage, error) {
+	return c.sample(n, req.Seed, req.MaxResponseBytes, c.where("/chat/completions"), func(k int, seed *int64, limit int64) ([]Choice, Usage, int64, error) {
 		r := req
-		r.N, r.Seed = k, seed
-		return c.Chat(ctx, r)
+		r.N, r.Seed, r.MaxResponseBytes = k, seed, limit
+		return c.chat(ctx, r)
 	})
 }
 
 // SampleCompletions is Sample for the completions API.
 func (c *Client) SampleCompletions(ctx context.Context, req CompletionRequest, n int) ([]Choice, Usage, error) {
-	return sample(n, req.Seed, func(k int, seed *int64) ([]Choice, Usage, error) {
+	return c.sample(n, req.Seed, req.MaxResponseBytes, c.where("/completions"), func(k int, seed *int64, limit int64) ([]Choice, Usage, int64, error) {
 		r := req
-		r.N, r.Seed = k, seed
-		return c.Complete(ctx, r)
+		r.N, r.Seed, r.MaxResponseBytes = k, seed, limit
+		return c.complete(ctx, r)
 	})
 }
 
-func sample(n int, seed *int64, ask func(k int, seed *int64) ([]Choice, Usage, error)) ([]Choice, Usage, error) {
+func (c *Client) sample(n int, seed *int64, budget int64, where string, ask func(k int, seed *int64, limit int64) ([]Choice, Usage, int64, error)) ([]Choice, Usage, error) {
 	if n < 1 || n > MaxSamples {
 		return nil, Usage{}, errorf("n %d: want 1..%d", n, MaxSamples)
 	}
+	if budget <= 0 {
+		budget = c.cfg.MaxResponseBytes
+	}
 	out := make([]Choice, 0, n)
-	var total Usage
+	var (
+		total Usage
+		read  int64 // bytes of the answers so far
+	)
 	// Every round brings at least one choice (Chat fails on none), so
 	// there are at most n rounds.
 	for round := 0; len(out) < n; round++ {
+		if read >= budget {
+			return nil, total, &SizeError{Where: where, Limit: budget, Earlier: read, Responses: round, Choices: len(out), N: n}
+		}
 		var s *int64
 		if seed != nil {
 			v := TopUpSeed(*seed, round)
 			s = &v
 		}
-		ch, u, err := ask(n-len(out), s)
+		ch, u, b, err := ask(n-len(out), s, budget-read)
+		if se := (*SizeError)(nil); round > 0 && errors.As(err, &se) {
+			return nil, total, &SizeError{Where: where, Limit: budget, Earlier: read, Responses: round, Choices: len(out), N: n}
+		}
 		if err != nil {
 			return nil, total, err
 		}
+		read += b
 		total = total.Add(u)
 		out = append(out, ch[:min(len(ch), n-len(out))]...)
 	}

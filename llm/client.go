@@ -51,6 +51,11 @@ type Config struct {
 	// Timeout bounds each attempt of a request, from sending it to reading
 	// the whole response [60s].
 	Timeout time.Duration
+	// RequestTimeout, when positive, bounds a request as a whole: its
+	// attempts, retries and back-off together. A server that never
+	// answers then fails the request within it, where Timeout alone
+	// allows an attempt and every retry that long.
+	RequestTimeout time.Duration
 	// MaxRetries is how many times a request is retried after a transient
 	// failure; 0 means never. It has no default, since 0 is a setting:
 	// DefaultMaxRetries is the command line's.
@@ -125,7 +130,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, configErrorf("concurrency %d: want at least 1", cfg.Concurrency)
 	case cfg.MaxRetries < 0:
 		return nil, configErrorf("max retries %d: want 0 or more", cfg.MaxRetries)
-	case cfg.Timeout < 0 || cfg.RetryBase < 0:
+	case cfg.Timeout < 0 || cfg.RetryBase < 0 || cfg.RequestTimeout < 0:
 		return nil, configErrorf("negative timeout or back-off")
 	case !(cfg.RPM >= 0) || cfg.RPM > 1e7:
 		return nil, configErrorf("rpm %v: want 0 (no limit) or a positive rate up to 1e7", cfg.RPM)
@@ -256,6 +261,31 @@ func (e *transientError) Unwrap() error { return e.err }
 // 200 response into out (skipped when out is nil). A non-200 final answer
 // is a *StatusError.
 func (c *Client) Post(ctx context.Context, path string, body, out any) error {
+	_, err := c.post(ctx, path, body, out, 0)
+	return err
+}
+
+// post is Post with a bound of the response (limit; 0: the client's
+// MaxResponseBytes), returning the bytes of the final response's body.
+func (c *Client) post(ctx context.Context, path string, body, out any, limit int64) (int64, error) {
+	if d := c.cfg.RequestTimeout; d > 0 {
+		parent := ctx
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		n, err := c.postAttempts(ctx, path, body, out, limit)
+		if err != nil && parent.Err() == nil && ctx.Err() != nil {
+			return 0, errorf("%s: no complete response within %v, retries included", c.where(path), d)
+		}
+		return n, err
+	}
+	return c.postAttempts(ctx, path, body, out, limit)
+}
+
+// postAttempts is post within ctx alone.
+func (c *Client) postAttempts(ctx context.Context, path string, body, out any, limit int64) (int64, error) {
+	if limit <= 0 {
+		limit = c.cfg.MaxResponseBytes
+	}
 	var data []byte
 	switch b := body.(type) {
 	case []byte:
@@ -265,33 +295,39 @@ func (c *Client) Post(ctx context.Context, path string, body, out any) error {
 	default:
 		var err error
 		if data, err = json.Marshal(body); err != nil {
-			return errorf("encoding request: %v", err)
+			return 0, errorf("encoding request: %v", err)
 		}
 	}
-	endpoint, where := c.base+path, "POST "+c.base+path
-	if c.cfg.Name != "" {
-		where = "POST " + c.cfg.Name + path
-	}
+	endpoint, where := c.base+path, c.where(path)
 	for attempt := 0; ; attempt++ {
-		wait, err := c.attempt(ctx, endpoint, where, data, out)
+		wait, n, err := c.attempt(ctx, endpoint, where, data, out, limit)
 		if err == nil {
-			return nil
+			return n, nil
 		}
 		var te *transientError
 		if !errors.As(err, &te) || attempt >= c.cfg.MaxRetries || ctx.Err() != nil {
 			if errors.As(err, &te) && attempt > 0 {
-				return fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
+				return 0, fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
 			}
-			return err
+			return 0, err
 		}
 		if wait <= 0 {
 			wait = c.backoff(attempt)
 		}
 		c.retries.Add(1)
 		if err := sleep(ctx, wait); err != nil {
-			return err
+			return 0, err
 		}
 	}
+}
+
+// where names a request to path in errors: "POST " and the URL, or the
+// client's Name in place of its base URL.
+func (c *Client) where(path string) string {
+	if c.cfg.Name != "" {
+		return "POST " + c.cfg.Name + path
+	}
+	return "POST " + c.base + path
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -336,18 +372,19 @@ func (p *pacer) wait(ctx context.Context) error {
 	return sleep(ctx, time.Until(at))
 }
 
-// attempt makes one HTTP request. It returns the server's Retry-After
-// delay when it sent one.
-func (c *Client) attempt(ctx context.Context, endpoint, where string, body []byte, out any) (time.Duration, error) {
+// attempt makes one HTTP request, reading at most limit bytes of its
+// response. It returns the server's Retry-After delay when it sent one,
+// and the bytes of the response's body.
+func (c *Client) attempt(ctx context.Context, endpoint, where string, body []byte, out any, limit int64) (time.Duration, int64, error) {
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return 0, 0, ctx.Err()
 	}
 	defer func() { <-c.sem }()
 	if c.pace != nil {
 		if err := c.pace.wait(ctx); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	c.requests.Add(1)
@@ -356,7 +393,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, where string, body []byt
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
-		return 0, errorf("%v", err)
+		return 0, 0, errorf("%v", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -380,30 +417,31 @@ func (c *Client) attempt(ctx context.Context, endpoint, where string, body []byt
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, failed(err)
+		return 0, 0, failed(err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxResponseBytes+1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return 0, failed(err)
+		return 0, 0, failed(err)
 	}
-	if int64(len(data)) > c.cfg.MaxResponseBytes {
-		return 0, errorf("%s: response larger than %d bytes", where, c.cfg.MaxResponseBytes)
+	n := int64(len(data))
+	if n > limit {
+		return 0, 0, &SizeError{Where: where, Limit: limit}
 	}
 	if resp.StatusCode != http.StatusOK {
 		se := &StatusError{Endpoint: where, StatusCode: resp.StatusCode, Status: resp.Status, Message: serverMessage(RedactBytes(data, c.secrets()))}
 		if se.Transient() {
-			return retryAfter(resp.Header.Get("Retry-After")), &transientError{se}
+			return retryAfter(resp.Header.Get("Retry-After")), 0, &transientError{se}
 		}
-		return 0, se
+		return 0, 0, se
 	}
 	if out == nil {
-		return 0, nil
+		return 0, n, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return 0, errorf("%s: malformed JSON response (%v): %s", where, err, fault.Printable(Redact(string(data), c.secrets()), 120))
+		return 0, 0, errorf("%s: malformed JSON response (%v): %s", where, err, fault.Printable(Redact(string(data), c.secrets()), 120))
 	}
-	return 0, nil
+	return 0, n, nil
 }
 
 // cause is err, a transport failure, as errors tell it: whole, or, when

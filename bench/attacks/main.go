@@ -1,7 +1,10 @@
 // Command attacks writes the hostile inputs of bench/attacks/run.sh, the
 // command-line forms of the attacks on genlens (files whose declared sizes
-// are far beyond their bytes), and serves the upstream that answers every
-// sampled choice with 30 MB of words.
+// are far beyond their bytes), and serves the upstreams: one answering
+// every sampled choice with 30 MB of words, one answering a single 30 MB
+// choice whatever n asks (/one/v1: the client tops up), an honest one
+// with OpenAI-shaped logprobs (/logprobs/v1), and a judge that never
+// answers (/hang/v1).
 //
 //	go run ./bench/attacks gen DIR
 //	go run ./bench/attacks upstream 127.0.0.1:PORT
@@ -100,6 +103,16 @@ func gen(dir string) error {
 		return err
 	}
 	if err := answers(filepath.Join(dir, "answers-978k.jsonl"), 10, 10, 9780, r); err != nil {
+		return err
+	}
+	// Answers whose logprobs of -1e308 sum to -Inf: pe, ne and
+	// perplexity infinite.
+	var inf bytes.Buffer
+	for i, lp := range []string{"-0.1", "-3", "-1e308", "-1"} {
+		fmt.Fprintf(&inf, `{"id":"q%d","samples":["a","b"],"correct":%v,"logprobs":[[{"token":"a","logprob":%s},{"token":"a","logprob":%s}],[{"token":"b","logprob":%s}]],"answer_logprobs":[{"token":"a","logprob":%s},{"token":"a","logprob":%s}]}`+"\n",
+			i, i%2 == 0, lp, lp, lp, lp, lp)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "answers-inf.jsonl"), inf.Bytes(), 0o644); err != nil {
 		return err
 	}
 	var prompts bytes.Buffer
@@ -230,13 +243,13 @@ func npyHeader(descr, shape string) []byte {
 }
 
 // upstream serves /v1/chat/completions, answering each of the n choices
-// asked for with 30 MB of two-letter words.
+// asked for with 30 MB of two-letter words; /one/v1 one such choice
+// whatever n asks; /logprobs/v1 n honest choices of max_tokens tokens,
+// each with its logprob and top_logprobs alternatives in OpenAI's shape
+// (about 1.3 KB a token at 20); /hang/v1 never answers.
 func upstream(addr string) error {
 	answer := strings.Repeat("ab ", 10<<20)
-	http.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-		var req struct{ N int }
-		json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req)
-		n := max(req.N, 1)
+	choices := func(w http.ResponseWriter, n int) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"id":"x","object":"chat.completion","model":"m","choices":[`)
 		for i := range n {
@@ -246,6 +259,58 @@ func upstream(addr string) error {
 			fmt.Fprintf(w, `{"index":%d,"finish_reason":"stop","message":{"role":"assistant","content":"%s"}}`, i, answer)
 		}
 		fmt.Fprint(w, `]}`)
+	}
+	type request struct {
+		N           int `json:"n"`
+		MaxTokens   int `json:"max_tokens"`
+		TopLogprobs int `json:"top_logprobs"`
+	}
+	read := func(r *http.Request) request {
+		var req request
+		json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req)
+		req.N, req.MaxTokens = max(req.N, 1), min(max(req.MaxTokens, 1), 1<<14)
+		return req
+	}
+	http.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { choices(w, read(r).N) })
+	http.HandleFunc("POST /one/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { choices(w, 1) })
+	http.HandleFunc("POST /hang/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	http.HandleFunc("POST /logprobs/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		req := read(r)
+		entry := func(tok string, lp float64) string {
+			var b strings.Builder
+			for i := range len(tok) {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprint(&b, int(tok[i]))
+			}
+			return fmt.Sprintf(`"token":%q,"logprob":%v,"bytes":[%s]`, tok, lp, b.String())
+		}
+		var top strings.Builder
+		for k := range req.TopLogprobs {
+			if k > 0 {
+				top.WriteByte(',')
+			}
+			top.WriteString("{" + entry(fmt.Sprintf(" alt%02d", k), -1.2345678-float64(k)) + "}")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		bw := bufio.NewWriter(w)
+		fmt.Fprint(bw, `{"id":"x","object":"chat.completion","model":"m","choices":[`)
+		for c := range req.N {
+			if c > 0 {
+				bw.WriteByte(',')
+			}
+			fmt.Fprintf(bw, `{"index":%d,"finish_reason":"length","message":{"role":"assistant","content":%q},"logprobs":{"content":[`, c, strings.Repeat(" word", req.MaxTokens))
+			for i := range req.MaxTokens {
+				if i > 0 {
+					bw.WriteByte(',')
+				}
+				fmt.Fprintf(bw, `{%s,"top_logprobs":[%s]}`, entry(" word", -0.31725305), top.String())
+			}
+			fmt.Fprint(bw, `]}}`)
+		}
+		fmt.Fprintf(bw, `],"usage":{"prompt_tokens":3,"completion_tokens":%d,"total_tokens":%d}}`, req.N*req.MaxTokens, 3+req.N*req.MaxTokens)
+		bw.Flush()
 	})
 	return http.ListenAndServe(addr, nil)
 }

@@ -3,7 +3,10 @@
 # stats part of 16384 dimensions or of a billion shards, entropy's cs
 # kernel at t = 1000, RougeL on 978 KB of answers, weights whose tensors
 # view one storage, compare against 16384-d statistics, sample against an
-# upstream answering 30 MB per choice) under /usr/bin/time -v, and prints
+# upstream answering 30 MB per choice, or one such choice a request whatever
+# n asks, or honest logprobs with 20 alternatives; a judge that never
+# answers; logprobs that sum to -Inf; --save-stats /dev/null) under
+# /usr/bin/time -v, and prints
 # each one's exit status, wall time and peak resident memory. Every case
 # should end with a clear refusal (exit 2) or a result, under 2.5 GB.
 #
@@ -69,3 +72,8 @@ run compare-16384 $G compare --real $A/ref-16384.npz --fake $A/fake-16384.npy
 run sample-30MB-choices $G sample --prompts $A/prompts-8.jsonl --base-url http://127.0.0.1:18441/v1 --model m --n 10 --retries 0 --out $T/answers.jsonl
 run sample-30MB-long $G sample --prompts $A/prompts-8.jsonl --base-url http://127.0.0.1:18441/v1 --model m --n 10 --max-tokens 131072 --retries 0 --out $T/answers2.jsonl
 run sample-n1024-131072 $G sample --prompts $A/prompts-8.jsonl --base-url http://127.0.0.1:18441/v1 --model m --n 1024 --max-tokens 131072 --retries 0 --out $T/answers3.jsonl
+run sample-topups-30MB $G sample --prompts $A/prompts-8.jsonl --base-url http://127.0.0.1:18441/one/v1 --model m --n 500 --max-tokens 32000 --concurrency 1 --retries 0 --out $T/answers4.jsonl
+run sample-top-logprobs-20 $G sample --prompts $A/prompts-8.jsonl --base-url http://127.0.0.1:18441/logprobs/v1 --model m --n 10 --max-tokens 1024 --logprobs --top-logprobs 20 --retries 0 --out $T/answers5.jsonl
+run entropy-hung-judge $G entropy --in $A/answers-inf.jsonl --scores numsets --nli-base-url http://127.0.0.1:18441/hang/v1 --nli-model m --request-timeout 10s
+run entropy-inf-logprobs $G entropy --in $A/answers-inf.jsonl --scores pe,ne,perplexity --json
+run fid-save-stats-devnull $G fid --save-stats $A/img /dev/null

@@ -101,6 +101,9 @@ func fidSaveStats(cmd *cobra.Command, in, out, dims string, opt imagejob.ImageOp
 	if _, err := os.Stat(in); err != nil {
 		return badUsage("fid --save-stats: invalid path: %s", in)
 	}
+	if st, err := os.Stat(out); err == nil && !st.Mode().IsRegular() { // /dev/null: not /dev/null.npz
+		return badUsage("fid --save-stats: %s is not a regular file: the second path is the .npz of statistics to write", out)
+	}
 	if !strings.HasSuffix(strings.ToLower(out), ".npz") {
 		out += ".npz"
 	}

@@ -135,3 +135,19 @@ func TestPyFloat(t *testing.T) {
 		}
 	}
 }
+
+// --save-stats refuses a device or a folder as the statistics to write,
+// before any image is read: /dev/null became /dev/null.npz.
+func TestFIDSaveStatsRefusesNonRegular(t *testing.T) {
+	in := t.TempDir()
+	for _, out := range []string{os.DevNull, t.TempDir()} {
+		code, _, stderr := cli(t, "fid", "--save-stats", in, out)
+		if code != 2 || !strings.Contains(stderr, "not a regular file") {
+			t.Errorf("--save-stats %s: exit %d, %s", out, code, stderr)
+		}
+		if _, err := os.Stat(out + ".npz"); err == nil {
+			os.Remove(out + ".npz")
+			t.Errorf("--save-stats %s wrote %s.npz", out, out)
+		}
+	}
+}

@@ -51,7 +51,7 @@ type ImageOptions struct {
 	// default, in every command. select's JSON names it image_batch (its
 	// batch is the rows drawn per step; see SelectRequest).
 	Batch   int `json:"batch" help:"folders: images run through the network together (at least 1; 0 is an error, not the default)"`
-	Workers int `json:"workers,omitempty" help:"folders: goroutines (0: one per CPU)"`
+	Workers int `json:"workers,omitempty" help:"folders: goroutines (0: one per CPU; capped at one per CPU)"`
 	// Recursive descends into subfolders.
 	Recursive bool `json:"recursive,omitempty" help:"folders: include images in subfolders"`
 	NoCache   bool `json:"no_cache,omitempty" help:"folders: neither read nor write the feature cache ($GENLENS_CACHE, default <user cache dir>/genlens, e.g. ~/.cache/genlens)"`
@@ -217,6 +217,9 @@ func newExtractor(env job.Env, cmd, batch string, opt ImageOptions) (*extractor,
 	if err != nil {
 		return nil, err
 	}
+	// Workers past the CPUs decode no faster; they only hold more
+	// decoded images at once.
+	opt.Workers = min(opt.Workers, features.Workers(opt.Workers))
 	x := &extractor{env: env, cmd: cmd, opt: opt, net: net,
 		embedders: map[inception.Output]features.ImageEmbedder{}, caches: map[inception.Output]*features.Cache{}}
 	x.pipe = &features.Pipeline{FS: env.InputFS(), Batch: opt.Batch, Workers: opt.Workers, CacheError: x.warnCache}

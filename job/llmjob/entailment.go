@@ -30,9 +30,6 @@ var sourceMissing = map[scoreSource]string{
 	sourceModel: "no model to ask (give {base_url} and {model})",
 }
 
-// judgeTimeout bounds one request to a chat entailment judge.
-const judgeTimeout = 60 * time.Second
-
 // hasNLI reports whether the request names an entailment judge.
 func (r *EntropyRequest) hasNLI() bool { return r.NLI != "" || r.NLIBaseURL != "" }
 
@@ -88,7 +85,7 @@ func (r *EntropyRequest) outbound() []job.Outbound {
 }
 
 func (r *EntropyRequest) judgeConfig(key string) llm.Config {
-	return llm.Config{BaseURL: r.NLIBaseURL, APIKey: key, Timeout: judgeTimeout, MaxRetries: llm.DefaultMaxRetries,
+	return llm.Config{BaseURL: r.NLIBaseURL, APIKey: key, Timeout: r.requestTimeout(), RequestTimeout: r.requestTimeout(), MaxRetries: llm.DefaultMaxRetries,
 		RetryBase: 500 * time.Millisecond, Concurrency: 8}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -69,6 +70,11 @@ type EntropyRequest struct {
 	NLIModel     string `json:"nli_model,omitempty" help:"the entailment judge's model name on {nli_base_url}"`
 	NLIAPIKeyEnv string `json:"nli_api_key_env,omitempty" help:"environment variable holding the API key of {nli_base_url}"`
 
+	// RequestTimeout bounds every request this command sends to a model,
+	// retries included: the entailment judge's ({nli_base_url}) and
+	// p(True)'s ({base_url}); 0 is DefaultRequestTimeout.
+	RequestTimeout time.Duration `json:"request_timeout,omitempty" help:"time limit of each request to a model (the {nli_base_url} judge, p(True)'s question), retries included"`
+
 	// BaseURL, Model, APIKeyEnv and API name the model p(True) asks (the
 	// model that sampled the answers) as SampleRequest's fields do; the
 	// command line sets them from its sampling flags.
@@ -97,12 +103,31 @@ const MaxGraphSamples = 1000
 
 // NewEntropyRequest returns a request with the command line's defaults.
 func NewEntropyRequest() EntropyRequest {
-	return EntropyRequest{Kernel: "cs", Threshold: uncertainty.DefaultRougeThreshold, API: "chat"}
+	return EntropyRequest{Kernel: "cs", Threshold: uncertainty.DefaultRougeThreshold, API: "chat", RequestTimeout: DefaultRequestTimeout}
+}
+
+// DefaultRequestTimeout bounds a request to a model, retries included,
+// when the request names no bound: a judge that never answers fails the
+// run after it (it held the run for 5 attempts of 60 s).
+const DefaultRequestTimeout = 60 * time.Second
+
+// requestTimeout is the bound of one request to a model.
+func (r *EntropyRequest) requestTimeout() time.Duration {
+	if r.RequestTimeout <= 0 {
+		return DefaultRequestTimeout
+	}
+	return r.RequestTimeout
 }
 
 // Validate checks the fields that need no input file.
 func (r *EntropyRequest) Validate() (verr error) {
 	defer func() { verr = job.WithDefault(verr, r, NewEntropyRequest()) }()
+	if r.RequestTimeout < 0 {
+		return fault.Fieldf("request_timeout", "{request_timeout} %v: want a positive duration", r.RequestTimeout)
+	}
+	if err := job.CheckTimeout("request_timeout", r.RequestTimeout, llm.MaxTimeout); err != nil {
+		return err
+	}
 	if r.T != nil {
 		if err := job.CheckLimits("entropy", job.Lim("t", *r.T, maxCSLength)); err != nil {
 			return err

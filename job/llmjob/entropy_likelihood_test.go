@@ -75,3 +75,44 @@ func TestEntropyLikelihoodScores(t *testing.T) {
 		t.Errorf("mte %v, warnings %q", res.Items[0].Scores, res.Warnings)
 	}
 }
+
+// Logprobs of -1e308 are finite, but two of them sum to -Inf: pe, ne
+// and perplexity come out infinite. Such a score is null with a reason
+// and a warning, and stays out of the AUROC like any null; it was
+// printed as null with no reason, yet ranked as the most uncertain, so a
+// correct answer holding it pulled the AUROC down.
+func TestEntropyInfiniteScoreIsNull(t *testing.T) {
+	row := func(id string, correct bool, lp string) string {
+		return `{"id":"` + id + `","samples":["a","b"],"correct":` + map[bool]string{true: "true", false: "false"}[correct] +
+			`,"logprobs":[[{"token":"a","logprob":` + lp + `},{"token":"a","logprob":` + lp + `}],[{"token":"b","logprob":` + lp + `}]],` +
+			`"answer_logprobs":[{"token":"a","logprob":` + lp + `},{"token":"a","logprob":` + lp + `}]}` + "\n"
+	}
+	rows := row("sure", true, "-0.1") + row("unsure", false, "-3") + row("huge", true, "-1e308") + row("mid", false, "-1")
+	req := NewEntropyRequest()
+	req.In, req.Scores = "a.jsonl", "pe,ne,perplexity"
+	res, err := Entropy(context.Background(), job.Env{FS: fstest.MapFS{"a.jsonl": {Data: []byte(rows)}}}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := res.Items[2]
+	for _, key := range []string{"pe", "perplexity"} {
+		if v := huge.Score(key); v == nil || !math.IsNaN(float64(*v)) {
+			t.Errorf("%s of -1e308 logprobs = %v, want null", key, v)
+		}
+	}
+	if !strings.Contains(huge.Reason, "not finite") {
+		t.Errorf("reason %q: want why the score is null", huge.Reason)
+	}
+	w := strings.Join(res.Warnings, "\n")
+	if !strings.Contains(w, "pe: unavailable on 1 of 4 scored rows") || !strings.Contains(w, "not finite") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	if res.Summary.Skipped != 1 || res.Summary.Labelled != 3 {
+		t.Errorf("summary %+v: want the infinite row skipped", res.Summary)
+	}
+	for _, key := range []string{"pe", "ne", "perplexity"} {
+		if v := res.Summary.AUROC[key]; v == nil || float64(*v) != 1 {
+			t.Errorf("AUROC %s = %v, want 1 over the three finite rows", key, v)
+		}
+	}
+}

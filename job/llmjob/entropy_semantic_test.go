@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/entail"
@@ -170,5 +173,39 @@ func TestEntropyValidateNLI(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want a FieldError on %s containing %q", tc.name, err, tc.field, tc.want)
 		}
+	}
+}
+
+// A judge that never answers fails the run within {request_timeout},
+// retries included, naming the bound: it held the run for 5 attempts of
+// 60 s, with no setting to shorten them.
+func TestEntropyHungJudgeTimesOut(t *testing.T) {
+	var attempts atomic.Int64
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		attempts.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-hang:
+		}
+	}))
+	defer srv.Close()
+	defer close(hang)
+	req := NewEntropyRequest()
+	req.In, req.Scores = "a.jsonl", "numsets"
+	req.NLIBaseURL, req.NLIModel = srv.URL+"/v1", "judge"
+	req.RequestTimeout = 50 * time.Millisecond
+	_, err := Entropy(context.Background(), job.Env{FS: fstest.MapFS{"a.jsonl": {Data: []byte(semanticRows)}}}, req)
+	if err == nil || !strings.Contains(err.Error(), "no complete response within 50ms, retries included") {
+		t.Fatalf("a judge that never answers: %v", err)
+	}
+	if n := attempts.Load(); n > 8 {
+		t.Errorf("%d attempts: want each question asked once, not retried past the bound", n)
+	}
+	bad := NewEntropyRequest()
+	bad.In, bad.RequestTimeout = "a.jsonl", -time.Second
+	var fe *fault.FieldError
+	if err := bad.Validate(); !errors.As(err, &fe) || fe.Field != "request_timeout" {
+		t.Errorf("negative {request_timeout}: %v", err)
 	}
 }

@@ -13,9 +13,6 @@ import (
 	"github.com/genlens/genlens/llm"
 )
 
-// ptrueTimeout bounds one p(True) request.
-const ptrueTimeout = 60 * time.Second
-
 // errPTrueNoAnswer is why p(True) cannot judge a row.
 var errPTrueNoAnswer = errors.New("no answer under test (give the rows an answer, or set {holdout_first})")
 
@@ -67,7 +64,7 @@ func ptrueClient(env job.Env, r *EntropyRequest) (*llm.Client, error) {
 }
 
 func (r *EntropyRequest) ptrueConfig(key string) llm.Config {
-	return llm.Config{BaseURL: r.BaseURL, APIKey: key, Timeout: ptrueTimeout, MaxRetries: llm.DefaultMaxRetries,
+	return llm.Config{BaseURL: r.BaseURL, APIKey: key, Timeout: r.requestTimeout(), RequestTimeout: r.requestTimeout(), MaxRetries: llm.DefaultMaxRetries,
 		RetryBase: 500 * time.Millisecond, Concurrency: 8}
 }
 

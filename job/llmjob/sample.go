@@ -80,22 +80,38 @@ const (
 	MaxSampleTopLogprobs = 20
 	MaxSampleRPM         = 1e6
 	// MaxSampleAnswerBytes bounds the bytes of the answers in flight:
-	// {concurrency} answers of {n} choices of {max_tokens} tokens, each
-	// token priced at SampleTokenBytes, plus SampleAnswerOverhead each. A
-	// request that could need more is refused before it starts, and an
-	// answer longer than its price is not read past it.
+	// {concurrency} prompts' answers of {n} choices (and the greedy
+	// one) of {max_tokens} tokens, each token priced by llm.AnswerBytes
+	// (llm.TokenBytes, and what {logprobs} and {top_logprobs} add),
+	// plus llm.AnswerOverhead an answer. A request that could need more
+	// is refused before it starts; the answers of one prompt, top-ups
+	// included, are not read past their price.
 	MaxSampleAnswerBytes = 512 << 20
-	// SampleTokenBytes is the bytes a token may take in an answer's JSON:
-	// a few characters, escaped.
-	SampleTokenBytes = 32
-	// SampleAnswerOverhead is the bytes of an answer besides its texts.
-	SampleAnswerOverhead = 1 << 20
 )
 
-// answerBytes is the bytes one answer of r may take: its samples, or
-// llm's bound of a response when the same server embeds them too.
+// samplesBytes is the price of the {n} samples of one prompt, every
+// top-up included; greedyBytes that of its greedy answer (0 without).
+func (r *SampleRequest) samplesBytes() int64 {
+	return llm.AnswerBytes(r.N, r.MaxTokens, r.Logprobs, r.TopLogprobs)
+}
+
+func (r *SampleRequest) greedyBytes() int64 {
+	if !r.Greedy {
+		return 0
+	}
+	return llm.AnswerBytes(1, r.MaxTokens, r.Logprobs, r.TopLogprobs)
+}
+
+// tokenBytes is the price of one token of r's answers.
+func (r *SampleRequest) tokenBytes() int64 {
+	return (llm.AnswerBytes(1, 1, r.Logprobs, r.TopLogprobs) - llm.AnswerOverhead)
+}
+
+// answerBytes is the bytes one prompt's answers of r may hold: its
+// samples and greedy answer, or llm's bound of a response when the same
+// server embeds them too.
 func (r *SampleRequest) answerBytes() int64 {
-	n := int64(r.N)*int64(r.MaxTokens)*SampleTokenBytes + SampleAnswerOverhead
+	n := r.samplesBytes() + r.greedyBytes()
 	if r.EmbedBaseURL != "" && r.EmbedBaseURL == r.BaseURL {
 		n = max(n, llmResponseBytes)
 	}
@@ -155,8 +171,8 @@ func (r *SampleRequest) clientConfig(key string) (llm.Config, error) {
 	case r.EmbedBaseURL != "" && r.EmbedModel == "":
 		return llm.Config{}, fault.Fieldf("embed_base_url", "{embed_base_url} needs {embed_model} NAME")
 	case r.answerBytes()*int64(r.Concurrency) > MaxSampleAnswerBytes:
-		return llm.Config{}, fault.Fieldf("concurrency", "{n} %d × {max_tokens} %d × {concurrency} %d: answers of up to %d MiB in flight, over the bound of %d MiB (%d bytes a token, %d MiB an answer besides): lower one of them",
-			r.N, r.MaxTokens, r.Concurrency, r.answerBytes()*int64(r.Concurrency)>>20, MaxSampleAnswerBytes>>20, SampleTokenBytes, SampleAnswerOverhead>>20)
+		return llm.Config{}, fault.Fieldf("concurrency", "{n} %d × {max_tokens} %d × {concurrency} %d: answers of up to %d MiB in flight, over the bound of %d MiB (%d bytes a token%s, %d MiB an answer besides): lower one of them",
+			r.N, r.MaxTokens, r.Concurrency, r.answerBytes()*int64(r.Concurrency)>>20, MaxSampleAnswerBytes>>20, r.tokenBytes(), r.logprobsPriced(), llm.AnswerOverhead>>20)
 	}
 	cfg := llm.Config{BaseURL: r.BaseURL, APIKey: key, Timeout: r.Timeout, MaxRetries: r.Retries, RetryBase: 500 * time.Millisecond,
 		Concurrency: r.Concurrency, RPM: r.RPM, MaxResponseBytes: r.answerBytes()}
@@ -171,6 +187,42 @@ func (r *SampleRequest) clientConfig(key string) (llm.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// logprobsPriced says what the price of a token includes besides its
+// text, for messages.
+func (r *SampleRequest) logprobsPriced() string {
+	switch {
+	case r.TopLogprobs > 0:
+		return fmt.Sprintf(" with {logprobs} and {top_logprobs} %d", r.TopLogprobs)
+	case r.Logprobs:
+		return " with {logprobs}"
+	}
+	return ""
+}
+
+// answersTooLarge turns llm's refusal of answers longer than their price
+// into a message naming the price and the fields that set it.
+func (r *SampleRequest) answersTooLarge(err error, greedy bool) error {
+	se := (*llm.SizeError)(nil)
+	if !errors.As(err, &se) {
+		return err
+	}
+	what, n := fmt.Sprintf("{n} %d answers", r.N), r.N
+	if greedy {
+		what, n = "the greedy answer", 1
+	}
+	return fault.Fieldf("max_tokens", "%s: %s of {max_tokens} %d tokens are priced at %d bytes (%d bytes a token%s, %d MiB besides), and the server sent more (%s). A server that writes longer answers than {max_tokens} allows needs a larger {max_tokens}, with {n} or {concurrency} lower to stay within the %d MiB in flight",
+		fault.Printable(se.Where, 200), what, r.MaxTokens, se.Limit, r.tokenBytes(), r.logprobsPriced(), llm.AnswerOverhead>>20, sizeErrorDetail(se, n), MaxSampleAnswerBytes>>20)
+}
+
+// sizeErrorDetail says how far answers of n choices got within their
+// price.
+func sizeErrorDetail(se *llm.SizeError, n int) string {
+	if se.Responses == 0 {
+		return "one response larger than the price"
+	}
+	return fmt.Sprintf("%d responses took %d bytes for %d of %d choices", se.Responses, se.Earlier, se.Choices, n)
 }
 
 // configMsg is the reason package llm refuses a configuration, without
@@ -443,18 +495,20 @@ func (s *sampler) one(ctx context.Context, row promptRow) ([]byte, llm.Usage, in
 		usage   llm.Usage
 		err     error
 	)
-	chat := llm.ChatRequest{Model: r.Model, Messages: row.messages, N: r.N, Temperature: &temp, TopP: r.TopP, MaxTokens: r.MaxTokens, Seed: seed, Logprobs: r.Logprobs, TopLogprobs: r.TopLogprobs}
+	chat := llm.ChatRequest{Model: r.Model, Messages: row.messages, N: r.N, Temperature: &temp, TopP: r.TopP, MaxTokens: r.MaxTokens, Seed: seed, Logprobs: r.Logprobs, TopLogprobs: r.TopLogprobs,
+		MaxResponseBytes: r.samplesBytes()}
 	if chat.Messages == nil {
 		chat.Messages = []llm.Message{{Role: "user", Content: row.prompt}}
 	}
-	comp := llm.CompletionRequest{Model: r.Model, Prompt: row.prompt, N: r.N, Temperature: &temp, TopP: r.TopP, MaxTokens: r.MaxTokens, Seed: seed, Logprobs: r.Logprobs, TopLogprobs: r.TopLogprobs}
+	comp := llm.CompletionRequest{Model: r.Model, Prompt: row.prompt, N: r.N, Temperature: &temp, TopP: r.TopP, MaxTokens: r.MaxTokens, Seed: seed, Logprobs: r.Logprobs, TopLogprobs: r.TopLogprobs,
+		MaxResponseBytes: r.samplesBytes()}
 	if r.API == "chat" {
 		choices, usage, err = s.client.Sample(ctx, chat, r.N)
 	} else {
 		choices, usage, err = s.client.SampleCompletions(ctx, comp, r.N)
 	}
 	if err != nil {
-		return nil, usage, 0, err
+		return nil, usage, 0, r.answersTooLarge(err, false)
 	}
 	samples := make([]string, len(choices))
 	reasons := make([]string, len(choices))
@@ -473,14 +527,14 @@ func (s *sampler) one(ctx context.Context, row promptRow) ([]byte, llm.Usage, in
 		var g []llm.Choice
 		var u llm.Usage
 		if r.API == "chat" {
-			chat.N, chat.Temperature, chat.TopP = 1, &zero, nil
+			chat.N, chat.Temperature, chat.TopP, chat.MaxResponseBytes = 1, &zero, nil, r.greedyBytes()
 			g, u, err = s.client.Chat(ctx, chat)
 		} else {
-			comp.N, comp.Temperature, comp.TopP = 1, &zero, nil
+			comp.N, comp.Temperature, comp.TopP, comp.MaxResponseBytes = 1, &zero, nil, r.greedyBytes()
 			g, u, err = s.client.Complete(ctx, comp)
 		}
 		if err != nil {
-			return nil, usage, 0, fmt.Errorf("greedy answer: %w", err)
+			return nil, usage, 0, fields.Errorf("greedy answer: %w", r.answersTooLarge(err, true))
 		}
 		usage = usage.Add(u)
 		add = append(add, keyValue{"answer", g[0].Text}, keyValue{"answer_finish_reason", g[0].FinishReason})

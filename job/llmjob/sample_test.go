@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -599,5 +600,106 @@ func TestSampleAnswerBytes(t *testing.T) {
 	_, err = Sample(context.Background(), env, req)
 	if err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("a 30 MiB choice: %v", err)
+	}
+}
+
+// A server answering one choice a request, each longer than {max_tokens}
+// allows, is topped up only while the answers of the prompt fit in their
+// price: the run stops with a message naming the price and the fields
+// that set it, after a few requests rather than {n}. Before, every
+// top-up was priced at {n} choices and every choice kept, so {n} 500 ×
+// {max_tokens} 32000 read 500 answers of 30 MB.
+func TestSampleTopUpsPricedTogether(t *testing.T) {
+	choice := strings.Repeat("word ", 40<<10) // 200 KiB a choice
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"x","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"length"}]}`, choice)
+	}))
+	defer srv.Close()
+	req := sampleReq(srv.URL)
+	req.N, req.MaxTokens, req.Retries, req.Concurrency = 50, 100, 0, 1
+	res, err := Sample(context.Background(), job.Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(1)}}, Secret: sampleSecrets}, req)
+	var fe *fault.FieldError
+	if !errors.As(err, &fe) || fe.Field != "max_tokens" {
+		t.Fatalf("50 choices of 200 KiB priced at 100 tokens: %v (%+v)", err, res)
+	}
+	price := llm.AnswerBytes(50, 100, false, 0)
+	for _, want := range []string{fmt.Sprint(price), "for 5 of 50 choices", "larger {max_tokens}"} {
+		if !strings.Contains(fe.Msg, want) {
+			t.Errorf("message %q: want %q", fe.Msg, want)
+		}
+	}
+	if n := requests.Load(); n != 6 {
+		t.Errorf("%d requests: want the 5 that fit in %d bytes and the one that did not", n, price)
+	}
+}
+
+// An honest server's logprobs in OpenAI's shape (every token with its
+// bytes and 20 alternatives, about 1.3 KB a token) fit the price of an
+// answer: {n} 10 × {max_tokens} 1024 with {top_logprobs} 20 is served.
+// Before, a token was priced at 32 bytes whatever logprobs were asked,
+// and even {n} 1 was refused as a response larger than 1081344 bytes.
+func TestSampleHonestTopLogprobs(t *testing.T) {
+	const maxTokens, top = 1024, 20
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			N int `json:"n"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			t.Error(err)
+		}
+		type alt struct {
+			Token   string  `json:"token"`
+			Logprob float64 `json:"logprob"`
+			Bytes   []int   `json:"bytes"`
+		}
+		type entry struct {
+			alt
+			Top []alt `json:"top_logprobs"`
+		}
+		mk := func(tok string, lp float64) alt {
+			b := make([]int, len(tok))
+			for i := range tok {
+				b[i] = int(tok[i])
+			}
+			return alt{tok, lp, b}
+		}
+		type choice struct {
+			Index        int             `json:"index"`
+			Message      map[string]any  `json:"message"`
+			Logprobs     map[string]any  `json:"logprobs"`
+			FinishReason string          `json:"finish_reason"`
+			Extra        json.RawMessage `json:"extra,omitempty"`
+		}
+		var choices []choice
+		for c := range body.N {
+			var text strings.Builder
+			content := make([]entry, maxTokens)
+			for i := range content {
+				tok := fmt.Sprintf(" w%04d", (i*7+c)%10000)
+				text.WriteString(tok)
+				content[i].alt = mk(tok, -0.31725305)
+				for k := range top {
+					content[i].Top = append(content[i].Top, mk(fmt.Sprintf(" a%04d", k), -1.2345678-float64(k)))
+				}
+			}
+			choices = append(choices, choice{Index: c, Message: map[string]any{"role": "assistant", "content": text.String()},
+				Logprobs: map[string]any{"content": content}, FinishReason: "length"})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "model": "m", "choices": choices,
+			"usage": map[string]int{"prompt_tokens": 5, "completion_tokens": maxTokens * body.N, "total_tokens": 5 + maxTokens*body.N}})
+	}))
+	defer srv.Close()
+	req := sampleReq(srv.URL)
+	req.N, req.MaxTokens, req.Logprobs, req.TopLogprobs, req.Retries, req.Concurrency = 10, maxTokens, true, top, 0, 1
+	res, err := Sample(context.Background(), job.Env{FS: fstest.MapFS{"p.jsonl": {Data: promptsFile(1)}}, Secret: sampleSecrets}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Samples != 10 {
+		t.Errorf("%d samples, want 10", res.Samples)
 	}
 }

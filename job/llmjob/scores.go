@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -82,6 +83,11 @@ func valueOf(d uncertainty.Def) func(p *promptScores) (float64, error) {
 		}
 		v, err := d.Value(uncertainty.Input{Logprobs: p.logprobs, Answer: p.answer, Clusters: p.clusters})
 		switch {
+		case err == nil && (math.IsInf(v, 0) || math.IsNaN(v)):
+			// Finite logprobs can sum past float64 (-1e308 twice): such
+			// a score ranks nothing, so it is null with why, like a
+			// missing one, not the most uncertain of all.
+			return 0, errNotFinite
 		case err == nil:
 			return v, nil
 		case errors.Is(err, likelihood.ErrNoTop):
@@ -174,6 +180,7 @@ var (
 	errNoLogprobs       = errors.New("no token logprobs (sample with {logprobs}; the endpoint may ignore it)")
 	errNoAnswerLogprobs = errors.New("no answer_logprobs for the answer under test (sample with {greedy} and {logprobs}, or set {holdout_first} to test the first sample)")
 	errNoTop            = errors.New("no top-K alternatives of the tokens (sample with {top_logprobs} K)")
+	errNotFinite        = errors.New("not finite: the row's token logprobs are too far below 0 to add up in float64 (a logprob near -1e308); check what the sampling server returned")
 )
 
 func (p *promptScores) needSamples() error {

@@ -2,6 +2,7 @@ package evalstat
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/genlens/genlens/internal/text/tokenize"
 )
@@ -18,8 +19,11 @@ import (
 // reference implementations) returns 0 in that case too. An empty answer is
 // therefore never judged correct.
 //
-// The LCS is found by the O(len(a) len(b)) dynamic programme keeping only
-// two rows, so memory is O(min(len(a), len(b))).
+// The LCS is found bit-parallel (Allison and Dix; Crochemore et al.):
+// a row of the dynamic programme is a bit vector over the shorter
+// sequence, updated a machine word at a time, so two samples of 20,000
+// words cost 6 million word operations rather than 400 million cells,
+// with the same result; memory is O(len(a) + len(b)).
 func RougeLF(a, b []string) float64 {
 	if len(a) == 0 || len(b) == 0 {
 		return 0
@@ -53,26 +57,56 @@ func LexicalSimilarity(samples [][]string) float64 {
 	return sum / float64(n*(n-1)/2)
 }
 
-// lcs returns the length of the longest common subsequence of a and b.
+// lcs returns the length of the longest common subsequence of a and b,
+// bit-parallel: V holds, for each position j of the shorter sequence b,
+// a 0 where row i of the dynamic programme steps up (L[i][j+1] >
+// L[i][j]); with M the positions of b holding a[i], the next row is
+// (V + (V & M)) | (V &^ M), and the LCS is the number of 0 bits. Bits
+// past len(b) stay 1 (M is 0 there) and carries only move up, so they
+// never change the count.
 func lcs(a, b []string) int {
-	// Let b be the shorter so the rows are as short as possible.
 	if len(b) > len(a) {
 		a, b = b, a
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for i := range a {
-		for j := range b {
-			switch {
-			case a[i] == b[j]:
-				cur[j+1] = prev[j] + 1
-			case prev[j+1] >= cur[j]:
-				cur[j+1] = prev[j+1]
-			default:
-				cur[j+1] = cur[j]
-			}
-		}
-		prev, cur = cur, prev
+	m := len(b)
+	if m == 0 {
+		return 0
 	}
-	return prev[len(b)]
+	at := make(map[string][]int32, m)
+	for j, t := range b {
+		at[t] = append(at[t], int32(j))
+	}
+	words := (m + 63) / 64
+	v := make([]uint64, words)
+	for w := range v {
+		v[w] = ^uint64(0)
+	}
+	mask := make([]uint64, words)
+	for _, t := range a {
+		ps, ok := at[t]
+		if !ok {
+			continue // M is 0: the row does not change
+		}
+		for _, p := range ps {
+			mask[p>>6] |= 1 << (p & 63)
+		}
+		var carry uint64
+		for w := range v {
+			x := v[w]
+			sum, c := bits.Add64(x, x&mask[w], carry)
+			carry = c
+			v[w] = sum | (x &^ mask[w])
+		}
+		for _, p := range ps {
+			mask[p>>6] = 0
+		}
+	}
+	zeros := 0
+	for w, x := range v {
+		if w == words-1 && m%64 != 0 {
+			x |= ^uint64(0) << (m % 64)
+		}
+		zeros += 64 - bits.OnesCount64(x)
+	}
+	return zeros
 }

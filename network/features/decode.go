@@ -21,6 +21,7 @@ import (
 	"github.com/genlens/genlens/internal/format/jpeg"
 	"github.com/genlens/genlens/internal/format/pnm"
 	"github.com/genlens/genlens/internal/format/webp"
+	"github.com/genlens/genlens/internal/tensor/membudget"
 )
 
 // MaxImagePixels bounds the width × height an image file may declare: its
@@ -48,6 +49,12 @@ const formatList = "png, jpeg, bmp, tiff, webp, ppm, pgm"
 // TIFF by the Go decoders, with PIL's readings where they differ (a
 // palette index past the PNG palette is grey, not black).
 func DecodeImage(fsys fs.FS, name string) (image.Image, error) {
+	return decodeImage(fsys, name, nil)
+}
+
+// decodeImage is DecodeImage calling admit, when not nil, with the
+// image's header once it is checked and before any pixel is decoded.
+func decodeImage(fsys fs.FS, name string, admit func(cfg image.Config) error) (image.Image, error) {
 	st, err := fs.Stat(fsys, name)
 	if err != nil {
 		return nil, &fault.InputError{File: name, Msg: "cannot read: " + dataio.Cause(err), Err: err}
@@ -77,6 +84,11 @@ func DecodeImage(fsys fs.FS, name string) (image.Image, error) {
 	pixels := int64(h.width) * int64(h.height)
 	if pixels > MaxImagePixels {
 		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("declares a %dx%d image, more than the %d pixels genlens reads; downsample the images", h.width, h.height, MaxImagePixels)}
+	}
+	if admit != nil {
+		if err := admit(image.Config{ColorModel: h.model, Width: h.width, Height: h.height}); err != nil {
+			return nil, err
+		}
 	}
 	// Files need not seek (an upload, an fstest.MapFS), so open again
 	// rather than rewind.
@@ -133,6 +145,9 @@ type header struct {
 	width, height int
 	// PNG only: IHDR's colour type and bit depth and the entries of PLTE.
 	pngColorType, pngDepth, pngPalette int
+	// model is the colour model of what the decoder returns, or a model
+	// of its size (see pixelBytes), which prices the decoding.
+	model color.Model
 }
 
 // name is the format as error messages spell it.
@@ -173,20 +188,32 @@ func readHeader(r *bufio.Reader) (header, error) {
 			return h, err
 		}
 		h.width, h.height = c.Width, c.Height
+		// Packed RGB and the components' sample planes (4 bytes a pixel);
+		// a progressive file also keeps every coefficient until its
+		// last scan (priced as 8).
+		h.model = color.RGBAModel
+		if c.Progressive {
+			h.model = color.RGBA64Model
+		}
 	case "pnm":
 		c, err := pnm.DecodeConfig(r)
 		if err != nil {
 			return h, err
 		}
 		h.width, h.height = c.Width, c.Height
+		h.model = map[[2]bool]color.Model{{false, false}: color.GrayModel, {false, true}: color.Gray16Model,
+			{true, false}: color.RGBAModel, {true, true}: color.RGBA64Model}[[2]bool{c.Channels == 3, c.MaxVal > 255}]
 	case "webp":
 		c, err := webp.DecodeConfig(r)
 		if err != nil {
 			return h, err
 		}
 		h.width, h.height = c.Width, c.Height
+		h.model = color.NRGBAModel
 	case "png":
-		return h, readPNGHeader(r, &h)
+		err := readPNGHeader(r, &h)
+		h.model = pngModel(h.pngColorType, h.pngDepth)
+		return h, err
 	case "bmp", "tiff":
 		dc := bmp.DecodeConfig
 		if h.format == "tiff" {
@@ -196,11 +223,32 @@ func readHeader(r *bufio.Reader) (header, error) {
 		if err != nil {
 			return h, err
 		}
-		h.width, h.height = c.Width, c.Height
+		h.width, h.height, h.model = c.Width, c.Height, c.ColorModel
 	default:
 		return h, errors.New("unknown format")
 	}
 	return h, nil
+}
+
+// pngModel is the colour model Go's PNG decoder returns for IHDR's
+// colour type and bit depth.
+func pngModel(colorType, depth int) color.Model {
+	wide := depth == 16
+	switch colorType {
+	case 0:
+		if wide {
+			return color.Gray16Model
+		}
+		return color.GrayModel
+	case 3:
+		return color.Palette{}
+	case 2, 4, 6:
+		if wide {
+			return color.NRGBA64Model
+		}
+		return color.NRGBAModel
+	}
+	return color.NRGBA64Model // unknown: priced as the largest
 }
 
 // readPNGHeader reads the IHDR chunk and walks the chunks up to the first
@@ -304,4 +352,58 @@ func pilPNG(m image.Image, h header) image.Image {
 		}
 	}
 	return m
+}
+
+// DecodedBytes is what decoding and preprocessing an image of cfg hold
+// at once: its decoded form, width × height × the bytes a pixel of its
+// colour model takes (1 for grey or a palette, 2 for 16-bit grey, 3 for
+// YCbCr, 4 for 8-bit RGBA or CMYK, 8 for 16-bit RGBA and any other
+// model), plus PixelWorkBytes a pixel for its RGB copy and the float32
+// planes preprocessing makes of it. A 16-bit RGBA 4096 × 4096 PNG of
+// 130 KB on disk takes 368 MiB.
+func DecodedBytes(cfg image.Config) int64 {
+	return int64(max(cfg.Width, 0)) * int64(max(cfg.Height, 0)) * (int64(pixelBytes(cfg.ColorModel)) + PixelWorkBytes)
+}
+
+// PixelWorkBytes is what an image takes a pixel besides its decoded
+// form: its 8-bit RGB copy (3 bytes) and three float32 planes of it (12),
+// the most preprocessing makes (clean-fid's "clean" mode).
+const PixelWorkBytes = 3 + 12
+
+// pixelBytes is the bytes a pixel of colour model m takes decoded: the
+// channels of the decoders' image type times the bytes of a sample.
+func pixelBytes(m color.Model) int {
+	switch m {
+	case color.GrayModel, color.AlphaModel:
+		return 1
+	case color.Gray16Model, color.Alpha16Model:
+		return 2
+	case color.YCbCrModel:
+		return 3
+	case color.NYCbCrAModel, color.RGBAModel, color.NRGBAModel, color.CMYKModel:
+		return 4
+	}
+	if _, ok := m.(color.Palette); ok {
+		return 1
+	}
+	return 8 // 16-bit RGBA, or a model not known here: priced as the largest
+}
+
+// describe names an image of cfg for messages: "4096x4096, 8 bytes a
+// pixel decoded".
+func describe(cfg image.Config) string {
+	return fmt.Sprintf("%dx%d, %d bytes a pixel decoded and %d more to convert and preprocess", cfg.Width, cfg.Height, pixelBytes(cfg.ColorModel), PixelWorkBytes)
+}
+
+// reserve admits an image of cfg through membudget.Reserve: over the
+// budget alone, an *fault.InputError naming the image, its price, the
+// budget and what to change; beside other work, the *membudget.BusyError.
+func reserve(name string, cfg image.Config) (release func(), err error) {
+	need := DecodedBytes(cfg)
+	release, err = membudget.Reserve("decoding "+name, cfg.Height, cfg.Width, need)
+	if me := (*membudget.Error)(nil); errors.As(err, &me) {
+		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("decoding and preprocessing the image (%s) takes %s, over the matrix memory budget of %s; downsample the images, or raise {%s} (MiB) on a machine with the memory",
+			describe(cfg), membudget.FormatBytes(need), membudget.FormatBytes(me.Limit), membudget.Field), Err: err}
+	}
+	return release, err
 }

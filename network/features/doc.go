@@ -22,6 +22,17 @@
 // and CMYK TIFF files, animated WebP and plain (ASCII) PGM/PPM are
 // refused rather than decoded differently.
 //
+// # Memory
+//
+// An image is priced from its header before its pixels are decoded
+// (DecodedBytes: width × height × the bytes a pixel of its decoded form
+// takes, plus its RGB copy and float planes), since a 130 KB PNG may
+// decode into 134 MB (16-bit RGBA, 4096²). Decode and the Pipeline admit
+// every image through package membudget: one over the budget is refused
+// with its price and the setting that raises it, and the images a
+// Pipeline's workers decode at once hold at most the budget together.
+// The Pipeline's workers are capped at the CPUs (Workers).
+//
 // # Feature cache
 //
 // Cache keeps the features of single images, keyed by the SHA-256 of each

@@ -2,6 +2,7 @@ package features
 
 import (
 	"fmt"
+	"image"
 	"io/fs"
 	"path/filepath"
 	"sort"
@@ -109,9 +110,18 @@ func firstImage(fsys fs.FS, dir string) string {
 }
 
 // Decode decodes name in fsys (DecodeImage: the header checked before
-// any pixel) and converts it as PIL's convert("RGB") does.
+// any pixel) and converts it as PIL's convert("RGB") does. The image is
+// admitted through membudget.Reserve at its price (DecodedBytes) before
+// its pixels are decoded, and released when Decode returns.
 func Decode(fsys fs.FS, name string) (*RGB, error) {
-	img, err := DecodeImage(fsys, name)
+	var release func()
+	img, err := decodeImage(fsys, name, func(cfg image.Config) (err error) {
+		release, err = reserve(name, cfg)
+		return err
+	})
+	if release != nil {
+		defer release()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,12 @@ func TestToRGB(t *testing.T) {
 }
 
 // hugePNG returns a tiny PNG whose header declares w×h pixels.
-func hugePNG(w, h uint32) []byte {
+func hugePNG(w, h uint32) []byte { return headerPNG(w, h, 8, 2) }
+
+// headerPNG returns a tiny PNG whose header declares w×h pixels of bit
+// depth depth and colour type ctype (2 RGB, 6 RGBA), and whose data is
+// one empty block: decoding its pixels fails.
+func headerPNG(w, h uint32, depth, ctype byte) []byte {
 	var b bytes.Buffer
 	b.WriteString("\x89PNG\r\n\x1a\n")
 	chunk := func(typ string, data []byte) {
@@ -76,7 +81,7 @@ func hugePNG(w, h uint32) []byte {
 	ihdr := make([]byte, 13)
 	binary.BigEndian.PutUint32(ihdr[0:], w)
 	binary.BigEndian.PutUint32(ihdr[4:], h)
-	ihdr[8], ihdr[9] = 8, 2 // 8-bit RGB
+	ihdr[8], ihdr[9] = depth, ctype
 	chunk("IHDR", ihdr)
 	chunk("IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01})
 	chunk("IEND", nil)

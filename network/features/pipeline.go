@@ -2,12 +2,17 @@ package features
 
 import (
 	"context"
+	"image"
 	"io/fs"
+	"runtime"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/tensor/membudget"
 	"github.com/genlens/genlens/internal/tensor/par"
 )
 
@@ -19,7 +24,7 @@ import (
 type Pipeline struct {
 	FS      fs.FS // where the image files are; nil is the host
 	Batch   int   // images run through the network together
-	Workers int   // goroutines decoding; <= 0: one per CPU
+	Workers int   // goroutines decoding; <= 0 or past the CPUs: one per CPU (Workers)
 	// CacheError, when set, hears of an entry that could not be stored
 	// (the features are still computed, only not kept).
 	CacheError func(error)
@@ -34,6 +39,17 @@ type Pipeline struct {
 	Network, Wait, Sink, Loads time.Duration
 
 	loaded map[any]bool
+}
+
+// Workers is the goroutines that n asks to decode images with: n, capped
+// at the CPUs the process may use (runtime.GOMAXPROCS), which <= 0 asks
+// for. More would only hold more decoded images at once: decoding is
+// CPU-bound.
+func Workers(n int) int {
+	if c := runtime.GOMAXPROCS(0); n <= 0 || n > c {
+		return c
+	}
+	return n
 }
 
 // Decode returns the time spent decoding and preprocessing, summed over
@@ -70,7 +86,11 @@ func (p *Pipeline) load(e ImageEmbedder) error {
 // sink batch by batch (sink may keep the rows), calling tick with the
 // number of images each batch finished. cache may be nil. The next batch
 // is decoded while the network runs on this one; at most three batches of
-// images are in memory.
+// images are in memory. Every image is priced before its pixels are
+// decoded (DecodedBytes): one over the matrix memory budget is refused
+// (membudget), and the images decoding at once hold at most the budget
+// together (a worker waits for room) and are reserved process-wide
+// (membudget.Reserve) until preprocessed.
 func (p *Pipeline) Run(ctx context.Context, e ImageEmbedder, cache *Cache, files []string, sink func([][]float32) error, tick func(int)) error {
 	fsys := p.FS
 	if fsys == nil {
@@ -87,6 +107,7 @@ func (p *Pipeline) Run(ctx context.Context, e ImageEmbedder, cache *Cache, files
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	held := semaphore.NewWeighted(membudget.Limit())
 	ch := make(chan *prepared, 1)
 	defer func() {
 		cancel()
@@ -98,7 +119,7 @@ func (p *Pipeline) Run(ctx context.Context, e ImageEmbedder, cache *Cache, files
 		for lo := 0; lo < len(files); lo += batch {
 			n := min(batch, len(files)-lo)
 			b := &prepared{feats: make([][]float32, n), imgs: make([][]float32, n), keys: make([]string, n)}
-			b.err = par.For(ctx, n, p.Workers, func(_ context.Context, i int) error {
+			b.err = par.For(ctx, n, Workers(p.Workers), func(ctx context.Context, i int) error {
 				name := files[lo+i]
 				if cache != nil {
 					// A file that cannot be hashed is reported by the
@@ -112,14 +133,22 @@ func (p *Pipeline) Run(ctx context.Context, e ImageEmbedder, cache *Cache, files
 					}
 				}
 				t0 := time.Now()
-				img, err := Decode(fsys, name)
-				if err == nil {
-					if b.imgs[i], err = e.Preprocess(img); err != nil {
-						err = &fault.InputError{File: name, Msg: err.Error()}
-					}
+				defer func() { p.decodeNS.Add(int64(time.Since(t0))) }()
+				var release func()
+				img, err := decodeImage(fsys, name, func(cfg image.Config) (err error) {
+					release, err = admitImage(ctx, held, name, cfg)
+					return err
+				})
+				if release != nil {
+					defer release()
 				}
-				p.decodeNS.Add(int64(time.Since(t0)))
-				return err
+				if err != nil {
+					return err
+				}
+				if b.imgs[i], err = e.Preprocess(ToRGB(img)); err != nil {
+					return &fault.InputError{File: name, Msg: err.Error()}
+				}
+				return nil
 			})
 			select {
 			case ch <- b:
@@ -180,4 +209,24 @@ func (p *Pipeline) Run(ctx context.Context, e ImageEmbedder, cache *Cache, files
 		tick(len(b.feats))
 	}
 	return ctx.Err()
+}
+
+// admitImage admits an image of cfg among those one pipeline decodes at
+// once: refused over the budget alone (reserve's error), it waits until
+// ctx ends for the others to leave room in held, then reserves it
+// process-wide. release gives both back.
+func admitImage(ctx context.Context, held *semaphore.Weighted, name string, cfg image.Config) (release func(), err error) {
+	need := DecodedBytes(cfg)
+	if need > membudget.Limit() {
+		return reserve(name, cfg) // the budget's refusal, in the image's words
+	}
+	if err := held.Acquire(ctx, need); err != nil {
+		return nil, err
+	}
+	free, err := reserve(name, cfg)
+	if err != nil {
+		held.Release(need)
+		return nil, err
+	}
+	return func() { free(); held.Release(need) }, nil
 }

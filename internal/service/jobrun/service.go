@@ -522,7 +522,7 @@ func (s *Service) execute(wctx context.Context, worker string, j records.Job) {
 		Progress: func(done, total int) { prog.Store(uint64(uint32(done))<<32 | uint64(uint32(total))) },
 		Warn: func(msg string) {
 			warnMu.Lock()
-			warnings = append(warnings, fields.Plain(msg)) // fields by their names
+			warnings = append(warnings, s.hidePaths(fields.Plain(msg))) // fields by their names
 			warnMu.Unlock()
 		},
 		Secret:     s.cfg.Secret,
@@ -549,7 +549,7 @@ func (s *Service) execute(wctx context.Context, worker string, j records.Job) {
 		s.store.Touch(fctx, j.ID, worker, int(int32(p>>32)), int(int32(p)), s.now())
 	}
 	o := s.outcome(ctx, j, res, err)
-	o.Error = redact(o.Error, s.cfg.Redact)
+	o.Error = s.hidePaths(redact(o.Error, s.cfg.Redact))
 	if o.Status == records.StatusSucceeded {
 		if aerr := s.storeArtifacts(fctx, j.ID, arts, warnings); aerr != nil {
 			o = records.Outcome{Status: records.StatusFailed, ErrorKind: fault.KindInternal.String(), Error: "storing the artifacts: " + aerr.Error()}
@@ -618,6 +618,43 @@ func (s *Service) heartbeat(ctx context.Context, worker, id string, prog *atomic
 			return
 		}
 	}
+}
+
+// hidePaths replaces the server's own paths in a job's error or warning:
+// a model directory it allows (an error in its files names them) by the
+// name a request gives it, "server:" and its base name; the Inception
+// weights file by "server:" and its base name; the data directory by
+// "<data>". A job's reader chose none of them and learns nothing of the
+// server's layout from them.
+func (s *Service) hidePaths(msg string) string {
+	if msg == "" {
+		return msg
+	}
+	type sub struct{ from, to string }
+	var subs []sub
+	add := func(path, to string) {
+		if path == "" {
+			return
+		}
+		subs = append(subs, sub{path, to}, sub{filepath.Clean(path), to})
+		if abs, err := filepath.Abs(path); err == nil {
+			subs = append(subs, sub{abs, to})
+		}
+	}
+	for _, d := range s.cfg.ModelDirs {
+		add(d, "server:"+filepath.Base(filepath.Clean(d)))
+	}
+	if s.cfg.Weights != "" {
+		add(s.cfg.Weights, "server:"+filepath.Base(s.cfg.Weights))
+	}
+	add(s.cfg.DataDir, "<data>")
+	slices.SortStableFunc(subs, func(a, b sub) int { return len(b.from) - len(a.from) })
+	for _, x := range subs {
+		if x.from != "" && x.from != "." && x.from != string(filepath.Separator) {
+			msg = strings.ReplaceAll(msg, x.from, x.to)
+		}
+	}
+	return msg
 }
 
 // redact replaces every non-empty text of secrets in s by "[redacted]",

@@ -199,3 +199,46 @@ func TestEntropyNLIModel(t *testing.T) {
 	req.Scores, req.NLI, req.NLIWeights = "numsets,se-discrete", "bert", dir
 	sameItems(t, jobs[0], req, dir, `"numsets"`)
 }
+
+// A model directory the server allows that holds bad files fails the
+// job with an error naming the file by the directory's name, not by the
+// server's path, as the documentation promises.
+func TestBadTextModelErrorHidesServerPath(t *testing.T) {
+	src, err := filepath.Abs("../../../network/bert/testdata/e5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "models", "e5")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "config.json" {
+			b = []byte("{not json")
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newTestService(t, nil, Config{ModelDirs: []string{dir}})
+	in := upload(t, s, "answers.jsonl", []byte(textAnswers))
+	j, err := s.Submit(context.Background(), "entropy", []byte(`{"in":"`+in+`","embedder":"e5-small-v2","weights":"e5","kernel":"rbf","scores":"kernel-entropy"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j = waitJob(t, s, j.ID, time.Minute)
+	if j.Status != records.StatusFailed || !strings.Contains(j.Error, "config.json") {
+		t.Fatalf("%s: %s, want a failure naming config.json", j.Status, j.Error)
+	}
+	if strings.Contains(j.Error, filepath.Dir(dir)) || !strings.Contains(j.Error, "server:e5") {
+		t.Errorf("error %q names the server's path %s, want server:e5", j.Error, dir)
+	}
+}

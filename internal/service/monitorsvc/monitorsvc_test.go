@@ -79,7 +79,8 @@ func TestChunksPriceDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const perChunk = 10 * 1 * 8 // rows × features × 8 bytes
+	// rows × features × 8 bytes, and each feature's drift answered
+	const perChunk = 10*1*8 + 1*monitorsvc.ChunkFeatureBytes
 	for _, c := range []struct {
 		limit int64
 		want  int // chunks evaluated
@@ -129,7 +130,7 @@ func TestChunksPriceDrift(t *testing.T) {
 	for _, c := range []struct {
 		mon   records.Monitor
 		limit int64
-	}{{m, perChunk - 1}, {p, 5*8 - 1}} { // p's open day holds 5 rows
+	}{{m, perChunk - 1}, {p, 5*8 + monitorsvc.ChunkFeatureBytes - 1}} { // p's open day holds 5 rows
 		prev := membudget.SetLimit(c.limit)
 		_, err := svc.Chunks(ctx, c.mon, 6, 6)
 		membudget.SetLimit(prev)

@@ -238,14 +238,15 @@ func BenchmarkChunksPage4000x10500(b *testing.B) {
 	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(n), "cpu-s/op")
 }
 
-// A page whose rows' features are over the memory budget is refused with
-// 422 naming limit, before they are read; a smaller page is answered.
+// A page whose rows' features and chunks' drift are over the memory
+// budget is refused with 422 naming limit, before they are read; a
+// smaller page is answered.
 func TestChunksPagePriced(t *testing.T) {
 	s, m := pageServer(t, dbtest.SQLite(t), 500, 1, "")
-	defer membudget.SetLimit(membudget.SetLimit(100 * 8))
+	defer membudget.SetLimit(membudget.SetLimit(100 * (8 + monitorsvc.ChunkFeatureBytes)))
 	code, body, _ := getChunks(t, s, fmt.Sprintf("/api/v1/monitors/%d/chunks?limit=101", m.ID))
 	var e errorBody
-	if err := json.Unmarshal(body, &e); err != nil || code != 422 || e.Field != "limit" || !strings.Contains(e.Error, "101 chunks") || !strings.Contains(e.Error, "800 bytes") {
+	if err := json.Unmarshal(body, &e); err != nil || code != 422 || e.Field != "limit" || !strings.Contains(e.Error, "101 chunks") || !strings.Contains(e.Error, "100.8 KiB") {
 		t.Errorf("over the budget: %d %s", code, body)
 	}
 	if code, body, _ := getChunks(t, s, fmt.Sprintf("/api/v1/monitors/%d/chunks", m.ID)); code != 422 {
@@ -253,6 +254,29 @@ func TestChunksPagePriced(t *testing.T) {
 	}
 	if code, body, _ := getChunks(t, s, fmt.Sprintf("/api/v1/monitors/%d/chunks?limit=100", m.ID)); code != 200 {
 		t.Errorf("within the budget: %d %s", code, body)
+	}
+}
+
+// A wide monitor's page is priced at what answering it holds for each
+// feature of each chunk, not only at its rows' features: ?limit=10000 of
+// a monitor of 4,000 features passed a price of rows × features × 8
+// bytes and killed the service building the answer (820-1,060 bytes a
+// chunk's feature allocated). Here, with 50 features, a budget that the
+// rows' features alone of 400 chunks fit refuses the page of 400, and
+// answers the page that fits at the full price.
+func TestWideChunksPagePricedPerFeature(t *testing.T) {
+	const d = 50
+	s, m := widePageServer(t, dbtest.SQLite(t), 400, 1, "", d)
+	rowsOnly := int64(400 * d * 8)
+	perChunk := int64(d * (8 + monitorsvc.ChunkFeatureBytes))
+	defer membudget.SetLimit(membudget.SetLimit(max(rowsOnly, 100*perChunk)))
+	code, body, _ := getChunks(t, s, fmt.Sprintf("/api/v1/monitors/%d/chunks?limit=400", m.ID))
+	var e errorBody
+	if err := json.Unmarshal(body, &e); err != nil || code != 422 || e.Field != "limit" || !strings.Contains(e.Error, "400 chunks") {
+		t.Errorf("400 chunks of %d features: %d %s", d, code, body)
+	}
+	if code, body, _ := getChunks(t, s, fmt.Sprintf("/api/v1/monitors/%d/chunks?limit=100", m.ID)); code != 200 {
+		t.Errorf("100 chunks, within the budget: %d %s", code, body)
 	}
 }
 

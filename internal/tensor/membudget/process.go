@@ -206,3 +206,10 @@ func Reserve(what string, rows, cols int, n int64) (release func(), err error) {
 		})
 	}, nil
 }
+
+// Reserved returns the bytes Reserve holds for work in flight now.
+func Reserved() int64 {
+	mu.Lock()
+	defer mu.Unlock()
+	return reserved
+}

@@ -3,9 +3,11 @@ package bpe
 import (
 	"bufio"
 	"bytes"
+	"container/heap"
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -19,7 +21,18 @@ import (
 const (
 	maxVocabBytes  = 64 << 20
 	maxMergesBytes = 64 << 20
-	maxCache       = 1 << 16
+)
+
+// The word cache is bounded by its bytes, not its entries: 65,536
+// entries of words a megabyte long held gigabytes. A word longer than
+// maxCachedWord bytes is not cached (Hugging Face's tokenizers cache
+// none over 256 characters either); an entry costs its word, its ids
+// and entryOverhead, and the cache is emptied when the next entry would
+// take it past maxCacheBytes.
+const (
+	maxCacheBytes = 8 << 20
+	maxCachedWord = 256
+	entryOverhead = 64
 )
 
 // Tokenizer encodes text as token ids. It is safe for concurrent use.
@@ -28,8 +41,9 @@ type Tokenizer struct {
 	ranks map[[2]string]int
 	unk   int // id of unknown tokens, -1 if the vocabulary has none
 
-	mu    sync.Mutex
-	cache map[string][]int
+	mu         sync.Mutex
+	cache      map[string][]int
+	cacheBytes int64
 }
 
 // byteRune is the bytes-to-unicode table: the printable Latin-1 bytes
@@ -198,41 +212,126 @@ func (t *Tokenizer) word(w string) []int {
 			ids = append(ids, t.unk)
 		}
 	}
-	t.mu.Lock()
-	if len(t.cache) >= maxCache {
-		clear(t.cache)
+	if len(w) <= maxCachedWord {
+		cost := int64(len(w) + 8*len(ids) + entryOverhead)
+		t.mu.Lock()
+		if t.cacheBytes+cost > maxCacheBytes {
+			clear(t.cache)
+			t.cacheBytes = 0
+		}
+		if _, ok := t.cache[w]; !ok {
+			t.cache[w] = ids
+			t.cacheBytes += cost
+		}
+		t.mu.Unlock()
 	}
-	t.cache[w] = ids
-	t.mu.Unlock()
 	return ids
 }
 
 // merge applies the best-ranked merge present, at every place it occurs
-// left to right, until no pair of neighbours is a merge.
+// left to right, until no pair of neighbours is a merge (GPT-2's bpe).
+// The pairs wait in a heap by rank and place, so a word of n characters
+// costs O(n log n): rescanning the word for the best pair after every
+// merge cost n² (a single 1 MB word was minutes).
 func (t *Tokenizer) merge(parts []string) []string {
-	for len(parts) > 1 {
-		best, rank := -1, 0
-		for i := 0; i+1 < len(parts); i++ {
-			if r, ok := t.ranks[[2]string{parts[i], parts[i+1]}]; ok && (best < 0 || r < rank) {
-				best, rank = i, r
+	out, _ := t.mergeCount(parts)
+	return out
+}
+
+// mergeCount is merge, also returning the heap operations it made.
+func (t *Tokenizer) mergeCount(parts []string) ([]string, int) {
+	n := len(parts)
+	if n < 2 {
+		return parts, 0
+	}
+	sym := slices.Clone(parts)
+	next, prev, ver := make([]int, n), make([]int, n), make([]int32, n)
+	for i := range n {
+		next[i], prev[i] = i+1, i-1
+	}
+	next[n-1] = -1
+	h := &pairHeap{}
+	ops := 0
+	push := func(l int) {
+		r := next[l]
+		if l < 0 || r < 0 {
+			return
+		}
+		if rank, ok := t.ranks[[2]string{sym[l], sym[r]}]; ok {
+			heap.Push(h, pair{rank: rank, left: l, right: r, lv: ver[l], rv: ver[r]})
+			ops++
+		}
+	}
+	valid := func(p pair) bool {
+		return ver[p.left] == p.lv && ver[p.right] == p.rv && next[p.left] == p.right
+	}
+	for i := 0; i+1 < n; i++ {
+		push(i)
+	}
+	var pass []pair
+	for h.Len() > 0 {
+		p := heap.Pop(h).(pair)
+		ops++
+		if !valid(p) {
+			continue
+		}
+		// Every place of this pair, as one pass left to right: a pair
+		// has one rank, and no merge of the pass makes the pair anew.
+		pass = append(pass[:0], p)
+		for h.Len() > 0 && (*h)[0].rank == p.rank {
+			q := heap.Pop(h).(pair)
+			ops++
+			if valid(q) {
+				pass = append(pass, q)
 			}
 		}
-		if best < 0 {
-			break
-		}
-		a, b := parts[best], parts[best+1]
-		out := parts[:0:0]
-		for i := 0; i < len(parts); i++ {
-			if i+1 < len(parts) && parts[i] == a && parts[i+1] == b {
-				out = append(out, a+b)
-				i++
+		slices.SortFunc(pass, func(a, b pair) int { return a.left - b.left })
+		for _, q := range pass {
+			if !valid(q) { // taken by the merge on its left
 				continue
 			}
-			out = append(out, parts[i])
+			l, r := q.left, q.right
+			sym[l] += sym[r]
+			ver[l]++
+			ver[r] = -1 // gone: no pair of it is valid
+			next[l] = next[r]
+			if next[l] >= 0 {
+				prev[next[l]] = l
+			}
+			if prev[l] >= 0 {
+				push(prev[l])
+			}
+			push(l)
 		}
-		parts = out
 	}
-	return parts
+	out := parts[:0:0]
+	for i := 0; i >= 0; i = next[i] {
+		out = append(out, sym[i])
+	}
+	return out, ops
+}
+
+// pair is two neighbours that a merge joins, at the versions of their
+// symbols when it was pushed.
+type pair struct {
+	rank, left, right int
+	lv, rv            int32
+}
+
+// pairHeap orders pairs by rank, then left to right.
+type pairHeap []pair
+
+func (h pairHeap) Len() int { return len(h) }
+func (h pairHeap) Less(i, j int) bool {
+	return h[i].rank < h[j].rank || h[i].rank == h[j].rank && h[i].left < h[j].left
+}
+func (h pairHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *pairHeap) Push(x any)   { *h = append(*h, x.(pair)) }
+func (h *pairHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // Split cuts text into the words of GPT-2's pre-tokenisation, invalid
