@@ -1,0 +1,240 @@
+"""Writes polygraph.json: inputs, and the values LM-Polygraph's estimator
+classes compute from them, for TestPolygraphReference.
+
+The estimators are LM-Polygraph's own code, imported from a checkout whose
+src/lm_polygraph directory LM_POLYGRAPH_SRC names (nothing of it is copied
+here): LabelProb (with its classes, SemanticClassesCalculator), CocoaMSP,
+CocoaPPL, CocoaMTE (with its entropy statistic, EntropyCalculator),
+SentenceSAR, TokenSAR, SAR, SemanticDensity, LUQ and
+ClaimConditionedProbability. Only what they import and do not use is
+stubbed (lm_polygraph.utils: a logging decorator, model classes named in
+type hints). numpy must be installed.
+
+    git clone https://github.com/IINemo/lm-polygraph /tmp/lm-polygraph
+    LM_POLYGRAPH_SRC=/tmp/lm-polygraph/src/lm_polygraph /usr/bin/python3 make_polygraph_expected.py [COMMIT]
+
+The inputs are made here from a seeded generator and a few hand-made edge
+cases. Per case: the samples' texts and token logprobs; the answer under
+test's token logprobs, its top-K alternatives' logprobs and, per token,
+the alternatives for CCP (the token first) with the judge's label
+probabilities of (token, alternative) and (alternative, token); the
+similarity of the answer with each sample, of the samples with each other,
+and of each answer with itself without one token; the judge's label
+probabilities ([contradiction, neutral, entailment]) of every ordered
+pair of samples and of (answer, sample).
+"""
+
+import importlib.util
+import json
+import os
+import sys
+import types
+
+import numpy as np
+
+
+def stub(name, **attrs):
+    m = types.ModuleType(name)
+    m.__path__ = []
+    for k, v in attrs.items():
+        setattr(m, k, v)
+    sys.modules[name] = m
+    return m
+
+
+def load(src, sub, name):
+    """Imports src/sub/name.py as lm_polygraph.sub.name."""
+    full = f"lm_polygraph.{sub}.{name}"
+    spec = importlib.util.spec_from_file_location(full, os.path.join(src, sub, name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[full] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+LABELS = ["contra", "neutral", "entail"]  # genlens's order of the probabilities
+
+
+def simplex(rng, peak=None):
+    p = rng.dirichlet([0.5, 0.5, 0.5])
+    if peak is not None:
+        p = 0.15 * p
+        p[peak] += 0.85
+    return [round(float(x), 6) for x in p / p.sum()]
+
+
+def random_case(rng, name, m, n_tok, k_top, dup=False):
+    samples = [[round(float(-rng.exponential(0.6)), 6) for _ in range(rng.integers(1, 6))] for _ in range(m)]
+    texts = [f"answer {rng.integers(0, 3 if dup else 1000)}" for _ in range(m)]
+    greedy = [round(float(-rng.exponential(0.6)), 6) for _ in range(n_tok)]
+    top = []
+    for lp in greedy:
+        alts = sorted([round(float(lp - rng.exponential(1.0)), 6) for _ in range(k_top - 1)], reverse=True)
+        top.append([lp] + alts)
+    s = rng.uniform(0, 1, (m, m))
+    s = np.round((s + s.T) / 2, 6)
+    np.fill_diagonal(s, 1.0)
+    ccp = []
+    for t in range(n_tok):
+        k = len(top[t])
+        fwd = [[0.0, 0.0, 1.0]] + [simplex(rng, peak=int(rng.integers(0, 3))) for _ in range(k - 1)]
+        bwd = [[0.0, 0.0, 1.0]] + [simplex(rng, peak=int(rng.integers(0, 3))) for _ in range(k - 1)]
+        ccp.append({"logprobs": top[t], "forward": fwd, "backward": bwd})
+    return {
+        "name": name,
+        "sample_texts": texts,
+        "samples": samples,
+        "greedy": greedy,
+        "top": top,
+        "ccp": ccp,
+        "answer_sim": [round(float(x), 6) for x in rng.uniform(0, 1, m)],
+        "sample_sim": s.tolist(),
+        "answer_token_sim": [round(float(x), 6) for x in rng.uniform(0, 1, n_tok)],
+        "sample_token_sim": [[round(float(x), 6) for x in rng.uniform(0, 1, len(t))] for t in samples],
+        "nli": [[[0.0, 0.0, 1.0] if i == j else simplex(rng, peak=int(rng.integers(0, 3))) for j in range(m)] for i in range(m)],
+        "answer_nli": [simplex(rng, peak=int(rng.integers(0, 3))) for _ in range(m)],
+    }
+
+
+def cases():
+    rng = np.random.default_rng(20250806)
+    out = [
+        random_case(rng, "random 5", 5, 4, 5),
+        random_case(rng, "random 8 duplicates", 8, 6, 3, dup=True),
+        random_case(rng, "random 3", 3, 2, 2),
+        random_case(rng, "random 12", 12, 9, 6),
+    ]
+    # Hand-made: two samples, exact numbers.
+    out.append({
+        "name": "hand",
+        "sample_texts": ["Paris", "Lyon"],
+        "samples": [[-0.5, -0.25], [-1.0]],
+        "greedy": [-0.2, -0.3],
+        "top": [[-0.2, -2.0], [-0.3, -1.5]],
+        "ccp": [
+            {"logprobs": [-0.2, -2.0, -3.0], "forward": [[0, 0, 1], [0.9, 0.05, 0.05], [0.1, 0.1, 0.8]],
+             "backward": [[0, 0, 1], [0.8, 0.1, 0.1], [0.2, 0.7, 0.1]]},
+            {"logprobs": [-0.3, -1.5], "forward": [[0, 0, 1], [0.1, 0.1, 0.8]], "backward": [[0, 0, 1], [0.7, 0.2, 0.1]]},
+        ],
+        "answer_sim": [1.0, 0.5],
+        "sample_sim": [[1.0, 0.25], [0.25, 1.0]],
+        "answer_token_sim": [0.5, 0.75],
+        "sample_token_sim": [[0.8, 0.4], [0.5]],
+        "nli": [[[0, 0, 1], [0.6, 0.2, 0.2]], [[0.3, 0.3, 0.4], [0, 0, 1]]],
+        "answer_nli": [[0.0, 0.0, 1.0], [0.5, 0.5, 0.0]],
+    })
+    # Ties between labels: LM-Polygraph's class goes to entail, then contra.
+    out.append({
+        "name": "ties",
+        "sample_texts": ["a", "a", "b"],
+        "samples": [[-0.1], [-0.1], [-2.0, -0.5]],
+        "greedy": [-0.1],
+        "top": [[-0.1, -3.0, -4.0]],
+        "ccp": [
+            {"logprobs": [-0.1, -3.0, -4.0, -5.0], "forward": [[0, 0, 1], [0.4, 0.2, 0.4], [0.4, 0.4, 0.2], [0.5, 0.5, 0.0]],
+             "backward": [[0, 0, 1], [0.5, 0.5, 0.0], [0.4, 0.4, 0.2], [0.0, 0.5, 0.5]]},
+        ],
+        "answer_sim": [1.0, 1.0, 0.0],
+        "sample_sim": [[1, 1, 0], [1, 1, 0], [0, 0, 1]],
+        "answer_token_sim": [0.5],
+        "sample_token_sim": [[0.5], [0.5], [0.9, 0.2]],
+        "nli": [[[0, 0, 1], [0, 0, 1], [0.9, 0.05, 0.05]], [[0, 0, 1], [0, 0, 1], [0.9, 0.05, 0.05]],
+                [[0.9, 0.05, 0.05], [0.9, 0.05, 0.05], [0, 0, 1]]],
+        "answer_nli": [[0, 0, 1], [0, 0, 1], [0.5, 0.5, 0.0]],
+    })
+    return out
+
+
+def main(src, commit):
+    stub("lm_polygraph")
+    stub("lm_polygraph.utils")
+    stub("lm_polygraph.utils.common", polygraph_module_init=lambda f: f)
+    stub("lm_polygraph.utils.model", Model=object, WhiteboxModel=object)
+    for sub in ("estimators", "stat_calculators"):
+        pkg = stub(f"lm_polygraph.{sub}")
+        pkg.__path__ = [os.path.join(src, sub)]
+    load(src, "estimators", "estimator")
+    load(src, "estimators", "common")
+    load(src, "stat_calculators", "stat_calculator")
+    E = lambda name, cls: getattr(load(src, "estimators", name), cls)
+    label_prob = E("label_prob", "LabelProb")()
+    cocoa = load(src, "estimators", "cocoa")
+    cocoa_msp, cocoa_ppl, cocoa_mte = cocoa.CocoaMSP(), cocoa.CocoaPPL(), cocoa.CocoaMTE()
+    sentence_sar = E("sentence_sar", "SentenceSAR")()
+    token_sar = E("token_sar", "TokenSAR")()
+    sar = E("sar", "SAR")()
+    sd = E("semantic_density", "SemanticDensity")()
+    luq = E("luq", "LUQ")()
+    ccp = E("claim_conditioned_probability", "ClaimConditionedProbability")()
+    entropy = load(src, "stat_calculators", "entropy").EntropyCalculator()
+    classes = load(src, "stat_calculators", "semantic_classes").SemanticClassesCalculator()
+
+    out = []
+    for c in cases():
+        m = len(c["samples"])
+        p = np.array(c["nli"], dtype=float)[None]  # batch of one
+        a = np.array(c["answer_nli"], dtype=float)[None]
+        # The judge's class of a pair, as LM-Polygraph's calculators take
+        # it (max over the dict entail, contra, neutral: ties to the first).
+        label = lambda q: max({"entail": q[2], "contra": q[0], "neutral": q[1]}.items(), key=lambda kv: kv[1])[0]
+        alt_nli = []
+        for tok in c["ccp"]:
+            k = len(tok["logprobs"])
+            mtx = [["" for _ in range(k)] for _ in range(k)]
+            for i in range(k):
+                mtx[0][i] = label(tok["forward"][i])
+                mtx[i][0] = label(tok["backward"][i])
+            alt_nli.append(mtx)
+        renorm = [np.array(t) - np.logaddexp.reduce(np.array(t)) for t in c["top"]]
+        with np.errstate(divide="ignore"):
+            logits_e, logits_c = np.log(p[..., 2]), np.log(p[..., 0])
+        stats = {
+            "sample_texts": [c["sample_texts"]],
+            "sample_tokens": [[list(range(len(s))) for s in c["samples"]]],
+            "sample_log_probs": [[float(np.sum(s)) for s in c["samples"]]],
+            "sample_log_likelihoods": [[np.array(s) for s in c["samples"]]],
+            "greedy_log_likelihoods": [np.array(c["greedy"])],
+            "greedy_sentence_similarity": np.array([c["answer_sim"]]),
+            "sample_sentence_similarity": np.array([c["sample_sim"]], dtype=float),
+            "token_similarity": [np.array(c["answer_token_sim"])],
+            "sample_token_similarity": [[np.array(t) for t in c["sample_token_sim"]]],
+            "semantic_matrix_entail": p[..., 2],
+            "semantic_matrix_contra": p[..., 0],
+            "semantic_matrix_classes": p.argmax(-1),
+            "entailment_id": 2,
+            "semantic_matrix_entail_logits": logits_e,
+            "semantic_matrix_contra_logits": logits_c,
+            "concat_greedy_semantic_matrix_contra_forward": a[..., 0],
+            "concat_greedy_semantic_matrix_neutral_forward": a[..., 1],
+            "greedy_tokens": [list(range(len(c["ccp"])))],
+            "greedy_tokens_alternatives": [[[(f"w{t}.{i}", lp) for i, lp in enumerate(tok["logprobs"])] for t, tok in enumerate(c["ccp"])]],
+            "greedy_tokens_alternatives_nli": [alt_nli],
+        }
+        stats.update(classes(stats, texts=None, model=None))
+        stats.update(entropy({"greedy_log_probs": [renorm]}))
+        r = {
+            "LabelProb": label_prob(stats)[0],
+            "CocoaMSP": cocoa_msp(stats)[0],
+            "CocoaPPL": cocoa_ppl(stats)[0],
+            "CocoaMTE": cocoa_mte(stats)[0],
+            "SentenceSAR": sentence_sar(stats)[0],
+            "TokenSAR": token_sar(stats)[0],
+            "SAR": sar(stats)[0],
+            "SemanticDensity": sd(stats)[0],
+            "LUQ": luq(stats)[0],
+            "CCP": ccp(stats)[0],
+            "classes": [int(stats["semantic_classes_entail"]["sample_to_class"][0][i]) for i in range(m)],
+        }
+        c["expected"] = {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in r.items()}
+        out.append(c)
+    doc = {"lm_polygraph": "github.com/IINemo/lm-polygraph" + (f" at {commit}" if commit else ""), "cases": out}
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "polygraph.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    src = os.environ.get("LM_POLYGRAPH_SRC")
+    if not src:
+        sys.exit("set LM_POLYGRAPH_SRC to the src/lm_polygraph directory of an LM-Polygraph checkout")
+    main(src, sys.argv[1] if len(sys.argv) > 1 else "")
