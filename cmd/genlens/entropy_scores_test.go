@@ -102,7 +102,7 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 		"id  kernel_entropy  lexical_similarity  kle       eigv  degree    ecc      correct",
 		"prompts 3 (skipped 1, labelled 2), kernel cs(t=1..2), similarity rougel, kle t 0.3\n",
 		"  kle                 1\n  eigv                1\n  degree              1\n  ecc                 1\n",
-		"pe, ne: no token logprobs (sample with --logprobs;",
+		"pe, ne, sentence-sar: no token logprobs (sample with --logprobs;",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
@@ -123,7 +123,7 @@ func TestEntropyScoresFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--scores", "kle,semantic-entropy"}, `--scores: unknown score "semantic-entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, ecc, pe,`},
-		{[]string{"--similarity", "embedding"}, "--similarity applies only to --scores kle, eigv and degree"},
+		{[]string{"--similarity", "embedding"}, "--similarity applies only to --scores kle, eigv, degree, ecc, cocoa-msp, cocoa-ppl, cocoa-mte, sentence-sar"},
 		{[]string{"--scores", "eigv", "--similarity", "nli"}, `--similarity "nli": want rougel or embedding`},
 		{[]string{"--scores", "eigv", "--kle-t", "1"}, "--kle-t applies only to --scores kle"},
 		{[]string{"--scores", "kle", "--kle-t", "0"}, "--kle-t 0: want a heat-kernel time in (0, 10000]"},

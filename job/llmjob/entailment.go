@@ -30,6 +30,17 @@ var sourceMissing = map[scoreSource]string{
 	sourceModel: "no model to ask (give {base_url} and {model})",
 }
 
+// judgeScoreNames lists the scores that read the entailment judge.
+func judgeScoreNames() string {
+	var names []string
+	for _, d := range entropyScores {
+		if d.source == sourceNLI {
+			names = append(names, d.name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // judgeTimeout bounds one request to a chat entailment judge.
 const judgeTimeout = 60 * time.Second
 
@@ -51,7 +62,7 @@ func (r *EntropyRequest) checkNLIFields(defs []*scoreDef) error {
 		if r.NLI == "" {
 			field = "nli_base_url"
 		}
-		return fault.Fieldf(field, "{%s} applies only to {scores} se, se-discrete and numsets", field)
+		return fault.Fieldf(field, "{%s} applies only to {scores} %s", field, judgeScoreNames())
 	case r.NLIWeights != "" && r.NLI == "":
 		return fault.Fieldf("nli_weights", "{nli_weights} needs {nli} NAME")
 	case r.NLI != "" && r.NLIWeights == "":

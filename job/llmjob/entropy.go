@@ -51,7 +51,7 @@ type EntropyRequest struct {
 	// perplexity, mte, ...), or all: every score computable from what is
 	// given; "" means kernel-entropy,lexsim.
 	Scores     string   `json:"scores,omitempty"`
-	Similarity string   `json:"similarity,omitempty"` // of kle, eigv, degree: rougel ("") or embedding
+	Similarity string   `json:"similarity,omitempty"` // of the graph scores, cocoa-*, sentence-sar: rougel ("") or embedding
 	KLET       *float64 `json:"kle_t,omitempty"`      // kle: heat-kernel time; nil means 0.3
 	// Embedder and Weights compute the samples' embeddings in process
 	// with a BERT sentence embedder (bert.Names) from a model directory,
@@ -59,13 +59,14 @@ type EntropyRequest struct {
 	Embedder string `json:"embedder,omitempty"`
 	Weights  string `json:"weights,omitempty"`
 
-	// The entailment judge of se, se-discrete and numsets: an NLI model
+	// The entailment judge of se, se-discrete, numsets, label-prob,
+	// semantic-density and luq: an NLI model
 	// in process (NLI, one of entail.Models, from the directory NLIWeights;
 	// see OpenNLI), or an OpenAI-compatible chat model (NLIBaseURL,
 	// NLIModel; chatnli.Judge).
-	NLI          string `json:"nli,omitempty" help:"NLI model judging entailment for se, se-discrete, numsets: deberta-large-mnli, deberta or bert (a BERT cross-encoder; all with {nli_weights})"`
+	NLI          string `json:"nli,omitempty" help:"NLI model judging entailment for se, se-discrete, numsets, label-prob, semantic-density, luq: deberta-large-mnli, deberta or bert (a BERT cross-encoder; all with {nli_weights})"`
 	NLIWeights   string `json:"nli_weights,omitempty" help:"directory of the {nli} model (config.json, its tokenizer files, weights)"`
-	NLIBaseURL   string `json:"nli_base_url,omitempty" help:"API root of an OpenAI-compatible chat model judging entailment for se, se-discrete, numsets"`
+	NLIBaseURL   string `json:"nli_base_url,omitempty" help:"API root of an OpenAI-compatible chat model judging entailment for se, se-discrete, numsets, label-prob, semantic-density, luq"`
 	NLIModel     string `json:"nli_model,omitempty" help:"the entailment judge's model name on {nli_base_url}"`
 	NLIAPIKeyEnv string `json:"nli_api_key_env,omitempty" help:"environment variable holding the API key of {nli_base_url}"`
 
@@ -137,7 +138,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		return o, err
 	}
 	scores := simScores(defs)
-	if err := r.checkScoreFields(scores); err != nil {
+	if err := r.checkScoreFields(defs, scores); err != nil {
 		return o, err
 	}
 	if err := r.checkNLIFields(defs); err != nil {
@@ -161,7 +162,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		switch {
 		case r.Gamma != "":
 			return o, notFor("gamma", "the rbf, laplacian and poly kernels")
-		case r.embeddingGraph(scores):
+		case r.embeddingSimilarity(defs):
 		case r.Embeddings != "":
 			return o, notFor("embeddings", vk)
 		case r.EmbeddingsKey != "":
@@ -243,11 +244,10 @@ func (r *EntropyRequest) allScores() bool {
 
 // checkScoreFields refuses the fields that no asked-for score uses, and
 // checks the graph scores' fields.
-func (r *EntropyRequest) checkScoreFields(scores []uncertainty.Score) error {
-	graph := slices.ContainsFunc(scores, uncertainty.Score.Graph)
+func (r *EntropyRequest) checkScoreFields(defs []*scoreDef, scores []uncertainty.Score) error {
 	switch {
-	case r.Similarity != "" && !graph:
-		return fault.Fieldf("similarity", "{similarity} applies only to {scores} kle, eigv and degree")
+	case r.Similarity != "" && !usesSimilarity(defs):
+		return fault.Fieldf("similarity", "{similarity} applies only to {scores} %s", similarityScoreNames())
 	case r.Similarity != "" && r.Similarity != string(uncertainty.SimilarityRougeL) && r.Similarity != string(uncertainty.SimilarityEmbedding):
 		return fault.Fieldf("similarity", "{similarity} %q: want rougel or embedding", r.Similarity)
 	case r.KLET != nil && !slices.Contains(scores, uncertainty.ScoreKLE):
@@ -280,10 +280,30 @@ func (r *EntropyRequest) vectorKernel(scores []uncertainty.Score) bool {
 	return r.Kernel != "cs" && slices.Contains(scores, uncertainty.ScoreKernelEntropy)
 }
 
-// embeddingGraph reports whether the request computes graph scores from
-// the embeddings.
-func (r *EntropyRequest) embeddingGraph(scores []uncertainty.Score) bool {
-	return r.Similarity == string(uncertainty.SimilarityEmbedding) && slices.ContainsFunc(scores, uncertainty.Score.Graph)
+// embeddingSimilarity reports whether the request computes a score of
+// defs from the similarity of the embeddings.
+func (r *EntropyRequest) embeddingSimilarity(defs []*scoreDef) bool {
+	return r.Similarity == string(uncertainty.SimilarityEmbedding) && usesSimilarity(defs)
+}
+
+// usesSimilarity reports whether a score of defs reads the similarity of
+// answers that {similarity} chooses: the graph scores, and those of
+// uncertainty.NeedsSimilarity.
+func usesSimilarity(defs []*scoreDef) bool {
+	return slices.ContainsFunc(defs, func(d *scoreDef) bool {
+		return d.sim.Graph() || d.needs&uncertainty.NeedsSimilarity != 0
+	})
+}
+
+// similarityScoreNames lists the scores {similarity} applies to.
+func similarityScoreNames() string {
+	var names []string
+	for _, d := range entropyScores {
+		if d.sim.Graph() || d.needs&uncertainty.NeedsSimilarity != 0 {
+			names = append(names, d.name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 type entropyOptions struct {
@@ -394,7 +414,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	}
 	opt := o.opt
 	vector := req.vectorKernel(opt.Scores)
-	if vector || req.embeddingGraph(opt.Scores) {
+	if vector || req.embeddingSimilarity(o.defs) {
 		if err := attachEmbeddings(ctx, env, prompts, recs, req); err != nil {
 			return nil, err
 		}
@@ -431,6 +451,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		scoredRow[i] = results[i].Reason == ""
 	}
 	var chat *chatnli.Judge
+	probNames, sampleProbs, answerProbs := probabilityScores(defs)
 	if slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.source == sourceNLI }) {
 		var m nli.Model
 		if m, chat, err = entailmentJudge(env, &req); err != nil {
@@ -440,9 +461,19 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		if chat != nil {
 			workers = 8 // a server: requests in flight
 		}
-		if err := clusterAnswers(ctx, m, req.In, recs, ps, scoredRow, workers); err != nil {
-			return nil, err
+		if slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsJudge != 0 }) {
+			if err := clusterAnswers(ctx, m, req.In, recs, ps, scoredRow, workers); err != nil {
+				return nil, err
+			}
 		}
+		if sampleProbs || answerProbs {
+			if err := judgeProbabilities(ctx, m, req.In, recs, ps, scoredRow, sampleProbs, answerProbs, workers); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if usesSimilarity(defs) {
+		attachSimilarities(prompts, ps, scoredRow, opt.Similarity, req.HoldoutFirst)
 	}
 	if containsScore(defs, "ptrue") {
 		template, err := llm.ReadPTruePrompt(env.InputFS(), req.PTruePrompt)
@@ -550,6 +581,9 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	}
 	if len(leftOut) > 0 {
 		out.Warnings = append(out.Warnings, "left out: "+scoreReasonGroups(leftOut, leftReasons))
+	}
+	if chat != nil && len(probNames) > 0 && slices.ContainsFunc(computed, func(d *scoreDef) bool { return slices.Contains(probNames, d.name) }) {
+		out.Warnings = append(out.Warnings, "the chat entailment judge answers with one label, which "+strings.Join(probNames, ", ")+" read as that label's probability 1: they are not computed from the probabilities of an NLI model ({nli})")
 	}
 	if chat != nil && chat.Refused() > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("the entailment judge answered %d ordered pairs with something other than entailment, contradiction or neutral; those pairs count as not entailing", chat.Refused()))

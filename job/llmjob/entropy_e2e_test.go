@@ -12,7 +12,9 @@ import (
 	"testing/fstest"
 
 	"github.com/genlens/genlens/internal/testkit/llmtest"
+	"github.com/genlens/genlens/internal/text/tokenize"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/evalstat"
 )
 
 // TestEntropyAllScoresEndToEnd: the fake server samples answers with
@@ -121,6 +123,46 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 			se -= p * math.Log(p)
 			sed -= q * math.Log(q)
 		}
+		// LM-Polygraph's estimators. The judge gives one label: entailment
+		// for the same word, neutral otherwise; the similarity is
+		// RougeL-F of the words.
+		answer := tokenize.Words(r.Answer)
+		largest, luq, dissim := 0.0, 0.0, 0.0
+		for _, n := range count {
+			largest = max(largest, n)
+		}
+		same := func(a, b string) bool {
+			return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
+		}
+		sim := func(j, k int) float64 {
+			return evalstat.RougeLF(tokenize.Words(r.Samples[j]), tokenize.Words(r.Samples[k]))
+		}
+		normed := func(lp float64, n int) float64 { return math.Pow(math.Exp(lp), 1/float64(n)) }
+		g := normed(ans, len(r.AnswerLogprobs))
+		num, den, ssar := g, g, 0.0
+		seen := map[string]bool{}
+		for j, s := range r.Samples {
+			dissim += (1 - evalstat.RougeLF(answer, tokenize.Words(s))) / m
+			for k := range r.Samples {
+				if k != j {
+					luq += map[bool]float64{true: 1, false: 0.5}[same(s, r.Samples[k])] / (m * (m - 1))
+				}
+			}
+			if !seen[s] {
+				seen[s] = true
+				p := normed(seq[j], len(r.Logprobs[j]))
+				num += p * map[bool]float64{true: 1, false: 0.5}[same(r.Answer, s)]
+				den += p
+			}
+			rel := 0.0
+			for k := range r.Samples {
+				if k != j {
+					rel += math.Exp(seq[k]) * sim(j, k) / 0.001
+				}
+			}
+			ssar -= math.Log(rel+math.Exp(seq[j])) / m
+		}
+		nTok := float64(len(r.AnswerLogprobs))
 		pTrue := 0.2
 		if strings.TrimSpace(r.Answer) == "paris" {
 			pTrue = 0.85
@@ -132,6 +174,8 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 		}{
 			{"pe", pe}, {"ne", ne}, {"msp", 1 - math.Exp(ans)}, {"perplexity", math.Exp(-ans / float64(len(r.AnswerLogprobs)))},
 			{"mte", mte}, {"se", se}, {"se_discrete", sed}, {"numsets", float64(len(mass))}, {"ptrue", 1 - pTrue},
+			{"label_prob", 1 - largest/m}, {"luq", 1 - luq}, {"cocoa_msp", -ans * dissim}, {"cocoa_ppl", -ans / nTok * dissim},
+			{"cocoa_mte", mte * dissim}, {"sentence_sar", ssar}, {"semantic_density", -num / den},
 		} {
 			if v := it.Score(c.key); v == nil || math.Abs(float64(*v)-c.want) > 1e-9 {
 				t.Errorf("%s %s = %v, want %v", it.ID, c.key, v, c.want)

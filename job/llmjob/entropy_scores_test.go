@@ -242,7 +242,7 @@ func TestEntropyValidateScores(t *testing.T) {
 	}{
 		{"unknown score", "scores", `{scores}: unknown score "entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, ecc, pe,`, func(r *EntropyRequest) { r.Scores = "kle,entropy" }},
 		{"no score", "scores", `{scores} " , " names no score`, func(r *EntropyRequest) { r.Scores = " , " }},
-		{"similarity without graph", "similarity", "{similarity} applies only to {scores} kle, eigv and degree", func(r *EntropyRequest) { r.Similarity = "embedding" }},
+		{"similarity without graph", "similarity", "{similarity} applies only to {scores} kle, eigv, degree, ecc, cocoa-msp, cocoa-ppl, cocoa-mte, sentence-sar", func(r *EntropyRequest) { r.Similarity = "embedding" }},
 		{"unknown similarity", "similarity", `{similarity} "nli": want rougel or embedding`, func(r *EntropyRequest) { r.Scores, r.Similarity = "eigv", "nli" }},
 		{"kle_t without kle", "kle_t", "{kle_t} applies only to {scores} kle", func(r *EntropyRequest) { r.Scores, r.KLET = "eigv,degree", &t1 }},
 		{"negative kle_t", "kle_t", "{kle_t} -0.1: want a heat-kernel time in (0, 10000]", func(r *EntropyRequest) { r.Scores, r.KLET = "kle", &neg }},

@@ -152,7 +152,7 @@ func TestEntropyValidateNLI(t *testing.T) {
 		{"both", "nli", "give {nli} or {nli_base_url}, not both", func(r *EntropyRequest) {
 			r.Scores, r.NLI, r.NLIWeights, r.NLIBaseURL, r.NLIModel = "se", "deberta", "d", "http://x/v1", "m"
 		}},
-		{"unused", "nli", "{nli} applies only to {scores} se, se-discrete and numsets", func(r *EntropyRequest) { r.NLI, r.NLIWeights = "deberta", "d" }},
+		{"unused", "nli", "{nli} applies only to {scores} se, se-discrete, numsets, label-prob, semantic-density, luq", func(r *EntropyRequest) { r.NLI, r.NLIWeights = "deberta", "d" }},
 		{"no weights", "nli_weights", "{nli} deberta needs {nli_weights} DIR", func(r *EntropyRequest) { r.Scores, r.NLI = "se", "deberta" }},
 		{"unknown model", "nli", `{nli} "roberta": want deberta-large-mnli, deberta, bert`, func(r *EntropyRequest) { r.Scores, r.NLI, r.NLIWeights = "se", "roberta", "d" }},
 		{"no judge model", "nli_model", "{nli_base_url} needs {nli_model} NAME", func(r *EntropyRequest) { r.Scores, r.NLIBaseURL = "numsets", "http://x/v1" }},

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/metric/likelihood"
@@ -31,6 +33,8 @@ type scoreDef struct {
 	// source is what the score needs besides the rows ("" for nothing):
 	// a source missing leaves the score out with a warning.
 	source scoreSource
+	// needs is what the score reads besides the samples' texts.
+	needs uncertainty.Needs
 	// value computes the score of one prompt; an error is the reason it
 	// is unavailable for that prompt (the rows lack its logprobs).
 	value func(p *promptScores) (float64, error)
@@ -46,7 +50,7 @@ var entropyScores = func() []scoreDef {
 	var out []scoreDef
 	for _, d := range uncertainty.Defs() {
 		out = append(out, scoreDef{name: d.Name, key: d.Key, label: d.Label, confidence: d.Confidence, sim: d.Sim,
-			source: sourceOf(d.Needs), value: valueOf(d)})
+			needs: d.Needs, source: sourceOf(d.Needs), value: valueOf(d)})
 	}
 	return out
 }()
@@ -54,7 +58,7 @@ var entropyScores = func() []scoreDef {
 // sourceOf is the source a score needing needs reads besides the rows.
 func sourceOf(needs uncertainty.Needs) scoreSource {
 	switch {
-	case needs&uncertainty.NeedsJudge != 0:
+	case needs&(uncertainty.NeedsJudge|uncertainty.NeedsEntailmentProbs|uncertainty.NeedsAnswerEntailmentProbs) != 0:
 		return sourceNLI
 	case needs&uncertainty.NeedsModel != 0:
 		return sourceModel
@@ -80,7 +84,8 @@ func valueOf(d uncertainty.Def) func(p *promptScores) (float64, error) {
 		if d.Needs&uncertainty.NeedsAnswerLogprobs != 0 && p.answer == nil {
 			return 0, p.answerMissing
 		}
-		v, err := d.Value(uncertainty.Input{Logprobs: p.logprobs, Answer: p.answer, Clusters: p.clusters})
+		v, err := d.Value(uncertainty.Input{Logprobs: p.logprobs, Answer: p.answer, Clusters: p.clusters, Samples: p.samples,
+			AnswerSim: p.answerSim, SampleSim: p.sampleSim, SimErr: p.simErr, SampleNLI: p.sampleNLI, AnswerNLI: p.answerNLI})
 		switch {
 		case err == nil:
 			return v, nil
@@ -153,9 +158,12 @@ func simScores(defs []*scoreDef) []uncertainty.Score {
 // promptScores is what the scores computed here read of one prompt: the
 // scored samples and their tokens, the tokens of the answer under test.
 type promptScores struct {
+	question string // what the samples answer, for the entailment judge
 	samples  []string
-	logprobs [][]likelihood.Token // of samples; nil when the row has none
-	answer   []likelihood.Token   // of the answer under test; nil when unknown
+	// answerText is the answer under test, nil when unknown.
+	answerText *string
+	logprobs   [][]likelihood.Token // of samples; nil when the row has none
+	answer     []likelihood.Token   // of the answer under test; nil when unknown
 	// answerMissing says why answer is nil.
 	answerMissing error
 	// clusters are the samples' clusters by bidirectional entailment;
@@ -165,6 +173,16 @@ type promptScores struct {
 	// not.
 	ptrue    float64
 	ptrueErr error
+	// The run's similarity of the answer under test with each sample and
+	// of the samples with each other, or simErr why not; nil unless a
+	// score needs them.
+	answerSim []float64
+	sampleSim mat.Matrix
+	simErr    error
+	// The judge's label probabilities of the ordered pairs of samples
+	// and of (answer under test, sample); nil unless a score needs them.
+	sampleNLI [][][3]float64
+	answerNLI [][3]float64
 }
 
 // Reasons a score is unavailable for a prompt, rendered for the reader.
@@ -184,9 +202,10 @@ func (p *promptScores) needSamples() error {
 // newPromptScores reads the tokens of one row. With holdoutFirst the
 // answer under test is the first sample and the others are scored.
 func newPromptScores(r dataio.Record, holdoutFirst bool) *promptScores {
-	p := &promptScores{samples: r.Samples, answerMissing: errNoAnswerLogprobs}
+	p := &promptScores{question: r.Question, samples: r.Samples, answerText: r.Answer, answerMissing: errNoAnswerLogprobs}
 	lps := r.Logprobs
 	if holdoutFirst && len(p.samples) > 0 {
+		p.answerText = &p.samples[0]
 		p.samples = p.samples[1:]
 		if lps != nil {
 			p.answer = tokens(lps[0])

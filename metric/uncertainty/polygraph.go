@@ -264,6 +264,12 @@ func SemanticDensity(answer []likelihood.Token, samples [][]likelihood.Token, te
 // exp(lₑ)/(exp(lₑ)+exp(l_c)), which is the same ratio of the label
 // probabilities. probs[i][j] holds the judge's label probabilities of
 // (sample i, sample j), indexed by nli.Label; the diagonal is not read.
+//
+// A judge that answers with one label (a chat judge) gives a neutral
+// pair entailment and contradiction probability 0, where LM-Polygraph's
+// ratio is 0/0, NaN. Such a pair counts 1/2 here: the limit of the ratio
+// for a judge whose logits are 0 for its label and −L for the others as L
+// grows, since the two logits are then equal.
 func LUQ(probs [][][3]float64) (float64, error) {
 	m := len(probs)
 	if m < 2 {
@@ -281,7 +287,8 @@ func LUQ(probs [][][3]float64) (float64, error) {
 			}
 			e, c := probs[i][j][nli.Entailment], probs[i][j][nli.Contradiction]
 			if e+c == 0 {
-				return 0, fmt.Errorf("samples %d and %d: the judge gives entailment and contradiction probability 0 (a judge answering with one label?)", i, j)
+				row += 0.5
+				continue
 			}
 			row += e / (e + c)
 		}

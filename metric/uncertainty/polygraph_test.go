@@ -187,6 +187,13 @@ func TestPolygraphClosedForm(t *testing.T) {
 	// LUQ: 0.2/(0.2+0.6) and 0.4/(0.4+0.3).
 	v, err = LUQ([][][3]float64{{{9, 9, 9}, {0.6, 0.2, 0.2}}, {{0.3, 0.3, 0.4}, {9, 9, 9}}})
 	near("LUQ", v, err, 1-(0.25+0.4/0.7)/2)
+	// A one-label judge: entailment counts 1, contradiction 0, neutral ½.
+	v, err = LUQ([][][3]float64{
+		{{}, {0, 0, 1}, {0, 1, 0}},
+		{{0, 0, 1}, {}, {1, 0, 0}},
+		{{0, 1, 0}, {1, 0, 0}, {}},
+	})
+	near("LUQ one-hot", v, err, 1-(1+0.5+1+0+0.5+0)/6)
 
 	// CCP: token 1 has a contradicting alternative (e^-2) and an
 	// entailing one (e^-3, entailment forward and neutral backward);
@@ -218,11 +225,8 @@ func TestPolygraphRefusals(t *testing.T) {
 	for name, f := range map[string]func() (float64, error){
 		"TokenSAR all irrelevant": func() (float64, error) { return TokenSAR(toks([]float64{-1, -2}), []float64{1, 1}) },
 		"LUQ one sample":          func() (float64, error) { return LUQ([][][3]float64{{{0, 0, 1}}}) },
-		"LUQ one-hot neutral": func() (float64, error) {
-			return LUQ([][][3]float64{{{0, 0, 1}, {0, 1, 0}}, {{0, 1, 0}, {0, 0, 1}}})
-		},
-		"CocoaMSP no similarity": func() (float64, error) { return CocoaMSP(toks([]float64{-1}), nil) },
-		"CCP no tokens":          func() (float64, error) { return CCP(nil) },
+		"CocoaMSP no similarity":  func() (float64, error) { return CocoaMSP(toks([]float64{-1}), nil) },
+		"CCP no tokens":           func() (float64, error) { return CCP(nil) },
 		"SemanticDensity empty sample": func() (float64, error) {
 			return SemanticDensity(toks([]float64{-1}), [][]likelihood.Token{{}}, []string{""}, [][3]float64{{0, 0, 1}})
 		},

@@ -1,8 +1,11 @@
 package uncertainty
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/metric/likelihood"
 	"github.com/genlens/genlens/metric/semantic"
@@ -45,13 +48,38 @@ const (
 	NeedsJudge
 	// NeedsModel: a question to the model that sampled (p(True)).
 	NeedsModel
+	// NeedsSimilarity: the run's similarity (RougeL-F or embedding
+	// cosine, as of the graph scores) of the answer under test with each
+	// sample (AnswerSim) and of the samples with each other (SampleSim).
+	NeedsSimilarity
+	// NeedsEntailmentProbs: the entailment judge's label probabilities,
+	// not only its labels, of the ordered pairs of samples (SampleNLI).
+	NeedsEntailmentProbs
+	// NeedsAnswerEntailmentProbs: the same of the answer under test with
+	// each sample (AnswerNLI).
+	NeedsAnswerEntailmentProbs
 )
 
-// Input is what the scores with a Value read of one prompt.
+// Input is what the scores with a Value read of one prompt. A field a
+// score needs and its caller could not give is nil, or the error of its
+// ...Err field says why.
 type Input struct {
 	Logprobs [][]likelihood.Token // of the samples; nil when unknown
 	Answer   []likelihood.Token   // of the answer under test; nil when unknown
 	Clusters []int                // the samples' clusters by bidirectional entailment
+	Samples  []string             // the samples' texts
+
+	// AnswerSim[k] is the similarity of the answer under test with sample
+	// k, SampleSim the samples' m × m similarity matrix (NeedsSimilarity).
+	AnswerSim []float64
+	SampleSim mat.Matrix
+	// SimErr says why AnswerSim or SampleSim is nil.
+	SimErr error
+	// SampleNLI[i][j] are the judge's label probabilities of (sample i,
+	// sample j), AnswerNLI[k] of (answer under test, sample k), indexed
+	// by nli.Label (NeedsEntailmentProbs, NeedsAnswerEntailmentProbs).
+	SampleNLI [][][3]float64
+	AnswerNLI [][3]float64
 }
 
 var defs = []Def{
@@ -88,6 +116,52 @@ var defs = []Def{
 		return float64(semantic.NumSets(in.Clusters)), nil
 	}},
 	{Name: "ptrue", Key: "ptrue", Label: "p(True)", Needs: NeedsModel},
+	// LM-Polygraph's black- and grey-box estimators (see polygraph.go;
+	// TokenSAR, SAR and CCP are there too, but need the tokens' texts,
+	// which the rows are not read for yet).
+	{Name: "label-prob", Key: "label_prob", Label: "label-prob", Needs: NeedsJudge, Value: func(in Input) (float64, error) {
+		return LabelProb(in.Clusters)
+	}},
+	{Name: "cocoa-msp", Key: "cocoa_msp", Label: "cocoa-msp", Needs: NeedsAnswerLogprobs | NeedsSimilarity, Value: answerSim(CocoaMSP)},
+	{Name: "cocoa-ppl", Key: "cocoa_ppl", Label: "cocoa-ppl", Needs: NeedsAnswerLogprobs | NeedsSimilarity, Value: answerSim(CocoaPPL)},
+	{Name: "cocoa-mte", Key: "cocoa_mte", Label: "cocoa-mte", Needs: NeedsAnswerLogprobs | NeedsSimilarity, Value: answerSim(CocoaMTE)},
+	{Name: "sentence-sar", Key: "sentence_sar", Label: "sentence-sar", Needs: NeedsSampleLogprobs | NeedsSimilarity, Value: func(in Input) (float64, error) {
+		if in.SampleSim == nil {
+			return 0, simErr(in.SimErr)
+		}
+		return SentenceSAR(in.Logprobs, in.SampleSim)
+	}},
+	{Name: "semantic-density", Key: "semantic_density", Label: "semantic density", Needs: NeedsSampleLogprobs | NeedsAnswerLogprobs | NeedsAnswerEntailmentProbs, Value: func(in Input) (float64, error) {
+		if in.AnswerNLI == nil {
+			return 0, errors.New("no judgement of the answer under test against the samples")
+		}
+		return SemanticDensity(in.Answer, in.Logprobs, in.Samples, in.AnswerNLI)
+	}},
+	{Name: "luq", Key: "luq", Label: "luq", Needs: NeedsEntailmentProbs, Value: func(in Input) (float64, error) {
+		if in.SampleNLI == nil {
+			return 0, errors.New("no judgement of the pairs of samples")
+		}
+		return LUQ(in.SampleNLI)
+	}},
+}
+
+// answerSim is a score of the answer's tokens and its similarity with
+// the samples.
+func answerSim(f func([]likelihood.Token, []float64) (float64, error)) func(Input) (float64, error) {
+	return func(in Input) (float64, error) {
+		if in.AnswerSim == nil {
+			return 0, simErr(in.SimErr)
+		}
+		return f(in.Answer, in.AnswerSim)
+	}
+}
+
+// simErr is err, or ErrNoSimilarity when the caller gave no reason.
+func simErr(err error) error {
+	if err == nil {
+		return ErrNoSimilarity
+	}
+	return err
 }
 
 func answer(f func([]likelihood.Token) (float64, error)) func(Input) (float64, error) {

@@ -164,11 +164,13 @@ type scoreFunc func(ctx context.Context, samples []string) (float64, error)
 // uncertainty. Each is computed as `genlens entropy` computes it by
 // default: the contiguous-subsequence kernel on word tokens (subsequences
 // of lengths 1 and 2, summed) for kernel entropy; RougeL similarity and
-// t = 0.3 for the graph scores.
+// t = 0.3 for the graph scores. The scores that need a similarity of the
+// answer with the samples or an entailment judge's probabilities (CoCoA,
+// SentenceSAR, semantic density, LUQ) are `genlens entropy`'s only.
 func Scores() []string {
 	var names []string
 	for _, d := range uncertainty.Defs() {
-		if !d.Confidence {
+		if !d.Confidence && d.Needs&(uncertainty.NeedsSimilarity|uncertainty.NeedsEntailmentProbs|uncertainty.NeedsAnswerEntailmentProbs) == 0 {
 			names = append(names, d.Name)
 		}
 	}
