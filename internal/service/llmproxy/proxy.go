@@ -144,7 +144,7 @@ type Options struct {
 	// in the answers, headers and errors the callers read, in the
 	// stored records and in the log.
 	Secrets []string
-	// Judge is the entailment judge of se, se-discrete and numsets, which
+	// Judge is the entailment judge of se, se-discrete, numsets and label-prob, which
 	// need one; the other scores take none.
 	Judge Judge
 	// TopLogprobs is the alternatives per token asked of the caller's
