@@ -8,9 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/entail"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/likelihood"
+	"github.com/genlens/genlens/metric/uncertainty"
 	"github.com/genlens/genlens/network/nli"
 )
 
@@ -65,5 +69,70 @@ func TestOpenNLI(t *testing.T) {
 	}
 	if p, err := b.Classify(context.Background(), []nli.Pair{{Premise: "A dog.", Hypothesis: "A cat."}}); err != nil || len(p) != 1 || math.Abs(p[0][0]+p[0][1]+p[0][2]-1) > 1e-9 {
 		t.Errorf("bert Classify = %v, %v; want one distribution", p, err)
+	}
+}
+
+// TestEntropyJudgeProbabilities: semantic-density and luq read the NLI
+// model's probabilities (not one label) of the pairs the clustering
+// judges, each answer prefixed with the question; computed here from
+// the model's own judgements, they agree.
+func TestEntropyJudgeProbabilities(t *testing.T) {
+	dir := tinyDeBERTaDir(t)
+	rows := `{"id":"q1","prompt":"Capital of France?","samples":["Paris","Paris, France","Lyon","Paris"],"logprobs":[[{"token":"Paris","logprob":-0.1}],[{"token":"Paris","logprob":-0.5},{"token":",","logprob":-0.2},{"token":" France","logprob":-0.3}],[{"token":"Lyon","logprob":-1.5}],[{"token":"Paris","logprob":-0.1}]],"reference":"Paris"}` + "\n"
+	req := NewEntropyRequest()
+	req.In, req.HoldoutFirst, req.Scores, req.NLI, req.NLIWeights = "a.jsonl", true, "semantic-density,luq", "deberta", dir
+	res, err := Entropy(context.Background(), job.Env{FS: fstest.MapFS{"a.jsonl": {Data: []byte(rows)}}}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := entail.Open("deberta", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := "Capital of France? "
+	answer, samples := "Paris", []string{"Paris, France", "Lyon", "Paris"}
+	judge := func(a, b string) [3]float64 {
+		p, err := m.Classify(context.Background(), []nli.Pair{{Premise: q + a, Hypothesis: q + b}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p[0]
+	}
+	probs := make([][][3]float64, 3)
+	var answerNLI [][3]float64
+	for i, a := range samples {
+		probs[i] = make([][3]float64, 3)
+		for j, b := range samples {
+			if i != j {
+				probs[i][j] = judge(a, b)
+			}
+		}
+		answerNLI = append(answerNLI, judge(answer, a))
+	}
+	tok := func(lps ...float64) []likelihood.Token {
+		out := make([]likelihood.Token, len(lps))
+		for i, l := range lps {
+			out[i].Logprob = l
+		}
+		return out
+	}
+	wantSD, err := uncertainty.SemanticDensity(tok(-0.1), [][]likelihood.Token{tok(-0.5, -0.2, -0.3), tok(-1.5), tok(-0.1)}, samples, answerNLI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLUQ, err := uncertainty.LUQ(probs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := res.Items[0]
+	for key, want := range map[string]float64{"semantic_density": wantSD, "luq": wantLUQ} {
+		if v := it.Score(key); v == nil || math.Abs(float64(*v)-want) > 1e-12 {
+			t.Errorf("%s = %v, want %v (warnings %q)", key, v, want, res.Warnings)
+		}
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "one label") {
+			t.Errorf("warning %q for an NLI model", w)
+		}
 	}
 }
