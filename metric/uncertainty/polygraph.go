@@ -401,3 +401,135 @@ func logSumExp(x []float64) float64 {
 func CCPWord(token string) string {
 	return strings.Trim(token, "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ \n")
 }
+
+// TokenSimilarities is the similarity of an answer, whose tokens' texts
+// are tokens, with itself without each of its tokens, as LM-Polygraph's
+// cross-encoder calculator forms it for TokenSAR and SAR: the answer is
+// the concatenation of its tokens (the endpoint's texts of them, as its
+// tokenizer decodes them), and entry t is sim(answer, the concatenation
+// of the tokens but t). An answer of one token, or none, has
+// SingleTokenRelevanceSimilarity for each, as LM-Polygraph gives it. sim
+// is the run's similarity of two texts; an error of it is returned.
+func TokenSimilarities(tokens []string, sim func(answer, without string) (float64, error)) ([]float64, error) {
+	out := make([]float64, len(tokens))
+	if len(tokens) <= 1 {
+		for t := range out {
+			out[t] = SingleTokenRelevanceSimilarity
+		}
+		return out, nil
+	}
+	full := strings.Join(tokens, "")
+	var b strings.Builder
+	for t := range tokens {
+		b.Reset()
+		for u, s := range tokens {
+			if u != t {
+				b.WriteString(s)
+			}
+		}
+		v, err := sim(full, b.String())
+		if err != nil {
+			return nil, fmt.Errorf("token %d: %w", t, err)
+		}
+		out[t] = v
+	}
+	return out, nil
+}
+
+// CCPCandidate is one token of the answer under test as CCP reads it:
+// its text and log-probability, and the endpoint's top-K alternatives at
+// its place.
+type CCPCandidate struct {
+	Text         string
+	Logprob      float64
+	Alternatives []Alternative
+}
+
+// Alternative is one of the top-K alternatives of a token.
+type Alternative struct {
+	Text    string
+	Logprob float64
+}
+
+// ccpWords returns the words CCP judges at one token, the token's first
+// and then its alternatives', with the alternatives' log-probabilities:
+// as LM-Polygraph's black-box calculator lists them, the alternatives
+// whose text is the token's are the token itself and dropped; and, as
+// genlens adds, an alternative whose word (CCPWord) is empty, punctuation
+// only, is dropped too. ok is false for a token whose own word is empty,
+// which CCP skips.
+func ccpWords(c CCPCandidate) (words []string, logprobs []float64, ok bool) {
+	w := CCPWord(c.Text)
+	if w == "" {
+		return nil, nil, false
+	}
+	words, logprobs = []string{w}, []float64{c.Logprob}
+	for _, a := range c.Alternatives {
+		aw := CCPWord(a.Text)
+		if a.Text == c.Text || aw == "" {
+			continue
+		}
+		words = append(words, aw)
+		logprobs = append(logprobs, a.Logprob)
+	}
+	return words, logprobs, true
+}
+
+// CCPPairs lists the ordered pairs of words the entailment judge is
+// asked for CCP of the answer tokens: for each token CCP reads (see
+// CCPTokens), (its word, the alternative's word) and (the alternative's
+// word, its word) for each of its alternatives, in that order. The words
+// are judged alone, without the question, as LM-Polygraph's calculator
+// judges them.
+func CCPPairs(tokens []CCPCandidate) []nli.Pair {
+	var pairs []nli.Pair
+	for _, c := range tokens {
+		words, _, ok := ccpWords(c)
+		if !ok {
+			continue
+		}
+		for _, w := range words[1:] {
+			pairs = append(pairs, nli.Pair{Premise: words[0], Hypothesis: w}, nli.Pair{Premise: w, Hypothesis: words[0]})
+		}
+	}
+	return pairs
+}
+
+// ErrCCPPunctuation is why CCP cannot score an answer whose every token
+// is punctuation only.
+var ErrCCPPunctuation = errors.New("every token of the answer is punctuation, which CCP skips")
+
+// CCPTokens returns the tokens of CCP from the answer's tokens and the
+// judge's label probabilities of the pairs of CCPPairs, in its order. A
+// token whose word is empty (punctuation only) is skipped, and so is such
+// an alternative; the token itself among its alternatives is dropped.
+func CCPTokens(tokens []CCPCandidate, judged [][3]float64) ([]CCPToken, error) {
+	if len(tokens) == 0 {
+		return nil, likelihood.ErrNoLogprobs
+	}
+	var out []CCPToken
+	for _, c := range tokens {
+		words, logprobs, ok := ccpWords(c)
+		if !ok {
+			continue
+		}
+		n := len(words)
+		if len(judged) < 2*(n-1) {
+			return nil, fmt.Errorf("%d judgements for the pairs of CCPPairs, fewer than asked", len(judged))
+		}
+		tok := CCPToken{Logprobs: logprobs, Forward: make([][3]float64, n), Backward: make([][3]float64, n)}
+		tok.Forward[0], tok.Backward[0] = [3]float64{nli.Entailment: 1}, [3]float64{nli.Entailment: 1}
+		for i := 1; i < n; i++ {
+			tok.Forward[i], tok.Backward[i] = judged[0], judged[1]
+			judged = judged[2:]
+		}
+		out = append(out, tok)
+	}
+	if len(judged) > 0 {
+		return nil, fmt.Errorf("%d judgements more than the pairs of CCPPairs", len(judged))
+	}
+	if len(out) == 0 {
+		return nil, ErrCCPPunctuation
+	}
+	return out, nil
+}

@@ -2,6 +2,7 @@ package uncertainty
 
 import (
 	"encoding/json"
+	"errors"
 	"maps"
 	"math"
 	"os"
@@ -234,5 +235,103 @@ func TestPolygraphRefusals(t *testing.T) {
 		if v, err := f(); err == nil {
 			t.Errorf("%s: %v, want an error", name, v)
 		}
+	}
+}
+
+// TestTokenSimilarities checks the answers without one token that
+// TokenSAR and SAR compare with the whole, on a case worked by hand, and
+// LM-Polygraph's value for an answer of one token.
+func TestTokenSimilarities(t *testing.T) {
+	var seen [][2]string
+	sim := func(a, b string) (float64, error) {
+		seen = append(seen, [2]string{a, b})
+		return float64(len(b)) / float64(len(a)), nil
+	}
+	got, err := TokenSimilarities([]string{"The", " capital", " is", " Paris"}, sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := "The capital is Paris"
+	want := [][2]string{{full, " capital is Paris"}, {full, "The is Paris"}, {full, "The capital Paris"}, {full, "The capital is"}}
+	if !slices.Equal(seen, want) {
+		t.Errorf("pairs %q, want %q", seen, want)
+	}
+	n := float64(len(full))
+	if wantSim := []float64{17 / n, 12 / n, 17 / n, 14 / n}; !slices.Equal(got, wantSim) {
+		t.Errorf("similarities %v, want %v", got, wantSim)
+	}
+	seen = nil
+	if got, err := TokenSimilarities([]string{"Paris"}, sim); err != nil || !slices.Equal(got, []float64{0.5}) || seen != nil {
+		t.Errorf("one token: %v, %v, asked %q", got, err, seen)
+	}
+	if got, err := TokenSimilarities(nil, sim); err != nil || len(got) != 0 {
+		t.Errorf("no token: %v, %v", got, err)
+	}
+}
+
+// TestCCPTokens checks the words CCP judges and the tokens it builds from
+// the judgements, on a case worked by hand: punctuation is skipped, as a
+// token and as an alternative, and the token among its own alternatives
+// is dropped.
+func TestCCPTokens(t *testing.T) {
+	cands := []CCPCandidate{
+		{Text: " Paris", Logprob: -0.2, Alternatives: []Alternative{{" Paris", -0.2}, {" Lyon", -2}, {",", -2.5}, {" paris", -3}}},
+		{Text: ".", Logprob: -0.01, Alternatives: []Alternative{{".", -0.01}, {" is", -5}}},
+		{Text: " is", Logprob: -0.3, Alternatives: []Alternative{{" was", -1.5}}},
+	}
+	pairs := CCPPairs(cands)
+	want := []nli.Pair{{Premise: "Paris", Hypothesis: "Lyon"}, {Premise: "Lyon", Hypothesis: "Paris"},
+		{Premise: "Paris", Hypothesis: "paris"}, {Premise: "paris", Hypothesis: "Paris"},
+		{Premise: "is", Hypothesis: "was"}, {Premise: "was", Hypothesis: "is"}}
+	if !slices.Equal(pairs, want) {
+		t.Fatalf("pairs %q, want %q", pairs, want)
+	}
+	c, e, n := [3]float64{nli.Contradiction: 0.8, nli.Neutral: 0.1, nli.Entailment: 0.1}, [3]float64{0.1, 0.1, 0.8}, [3]float64{0.1, 0.8, 0.1}
+	// Lyon contradicts Paris both ways; paris entails it one way (and is
+	// neutral the other); was is neutral both ways, and left out.
+	toks, err := CCPTokens(cands, [][3]float64{c, c, e, n, n, n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(toks) != 2 || !slices.Equal(toks[0].Logprobs, []float64{-0.2, -2, -3}) || !slices.Equal(toks[1].Logprobs, []float64{-0.3, -1.5}) {
+		t.Fatalf("tokens %+v", toks)
+	}
+	v, err := CCP(toks)
+	x := math.Exp
+	if want := -(x(-0.2) + x(-3)) / (x(-0.2) + x(-3) + x(-2)); err != nil || math.Abs(v-want) > 1e-15 {
+		t.Errorf("CCP = %v, %v; want %v", v, err, want)
+	}
+	if _, err := CCPTokens(cands, [][3]float64{c, c}); err == nil {
+		t.Error("fewer judgements than pairs: no error")
+	}
+	if _, err := CCPTokens(cands[1:2], nil); err == nil || cands[1].Text != "." {
+		t.Error("a punctuation token alone: no error")
+	}
+	if _, err := CCPTokens([]CCPCandidate{{Text: "—!", Logprob: -1}}, nil); err != nil {
+		t.Errorf("a token of non-ASCII punctuation is not skipped (LM-Polygraph strips ASCII only): %v", err)
+	}
+}
+
+// The scores of the table that read token similarities or the judge's
+// alternatives say why they are unavailable when those are missing.
+func TestPolygraphTokenScoresReasons(t *testing.T) {
+	why := errors.New("no token texts")
+	for name, in := range map[string]Input{
+		"token-sar": {Answer: toks([]float64{-1}), TokenSimErr: why},
+		"sar":       {Logprobs: [][]likelihood.Token{toks([]float64{-1})}, SampleSim: mat.NewDense(1, 1, []float64{1}), TokenSimErr: why},
+		"ccp":       {Answer: toks([]float64{-1}), CCPErr: why},
+	} {
+		d, ok := Lookup(name)
+		if !ok {
+			t.Fatalf("no score %s", name)
+		}
+		if _, err := d.Value(in); !errors.Is(err, why) {
+			t.Errorf("%s: %v, want %v", name, err, why)
+		}
+	}
+	d, _ := Lookup("token-sar")
+	v, err := d.Value(Input{Answer: toks([]float64{-0.2, -0.3}), AnswerTokenSim: []float64{0.5, 0.75}})
+	if err != nil || math.Abs(v-(0.2*2/3+0.3/3)) > 1e-15 {
+		t.Errorf("token-sar = %v, %v", v, err)
 	}
 }

@@ -35,7 +35,7 @@ type Def struct {
 }
 
 // Needs is a set of the sources a score reads besides the samples' texts.
-type Needs uint8
+type Needs uint16
 
 const (
 	// NeedsSampleLogprobs: the token logprobs of every sample.
@@ -58,6 +58,18 @@ const (
 	// NeedsAnswerEntailmentProbs: the same of the answer under test with
 	// each sample (AnswerNLI).
 	NeedsAnswerEntailmentProbs
+	// NeedsAnswerTokenSimilarity: the run's similarity of the answer
+	// under test with itself without each of its tokens
+	// (AnswerTokenSim; TokenSimilarities), which needs its tokens' texts.
+	NeedsAnswerTokenSimilarity
+	// NeedsSampleTokenSimilarity: the same of every sample
+	// (SampleTokenSim).
+	NeedsSampleTokenSimilarity
+	// NeedsAlternativesEntailment: the answer under test's tokens with
+	// their top-K alternatives' texts, and the entailment judge's label
+	// probabilities between each token's word and its alternatives' (CCP;
+	// CCPPairs, CCPTokens).
+	NeedsAlternativesEntailment
 )
 
 // Input is what the scores with a Value read of one prompt. A field a
@@ -80,6 +92,17 @@ type Input struct {
 	// by nli.Label (NeedsEntailmentProbs, NeedsAnswerEntailmentProbs).
 	SampleNLI [][][3]float64
 	AnswerNLI [][3]float64
+	// AnswerTokenSim[t] is the run's similarity of the answer under test
+	// with itself without its token t, SampleTokenSim[i] the same of
+	// sample i (NeedsAnswerTokenSimilarity, NeedsSampleTokenSimilarity);
+	// TokenSimErr says why one is nil.
+	AnswerTokenSim []float64
+	SampleTokenSim [][]float64
+	TokenSimErr    error
+	// CCP holds the answer under test's tokens as CCP reads them
+	// (NeedsAlternativesEntailment), or CCPErr why not.
+	CCP    []CCPToken
+	CCPErr error
 }
 
 var defs = []Def{
@@ -116,9 +139,7 @@ var defs = []Def{
 		return float64(semantic.NumSets(in.Clusters)), nil
 	}},
 	{Name: "ptrue", Key: "ptrue", Label: "p(True)", Needs: NeedsModel},
-	// LM-Polygraph's black- and grey-box estimators (see polygraph.go;
-	// TokenSAR, SAR and CCP are there too, but need the tokens' texts,
-	// which the rows are not read for yet).
+	// LM-Polygraph's black- and grey-box estimators (see polygraph.go).
 	{Name: "label-prob", Key: "label_prob", Label: "label-prob", Needs: NeedsJudge, Value: func(in Input) (float64, error) {
 		return LabelProb(in.Clusters)
 	}},
@@ -143,6 +164,39 @@ var defs = []Def{
 		}
 		return LUQ(in.SampleNLI)
 	}},
+	{Name: "token-sar", Key: "token_sar", Label: "token-sar", Needs: NeedsAnswerLogprobs | NeedsAnswerTokenSimilarity, Value: func(in Input) (float64, error) {
+		if in.AnswerTokenSim == nil {
+			return 0, tokenSimErr(in.TokenSimErr)
+		}
+		return TokenSAR(in.Answer, in.AnswerTokenSim)
+	}},
+	{Name: "sar", Key: "sar", Label: "sar", Needs: NeedsSampleLogprobs | NeedsSimilarity | NeedsSampleTokenSimilarity, Value: func(in Input) (float64, error) {
+		switch {
+		case in.SampleSim == nil:
+			return 0, simErr(in.SimErr)
+		case in.SampleTokenSim == nil:
+			return 0, tokenSimErr(in.TokenSimErr)
+		}
+		return SAR(in.Logprobs, in.SampleTokenSim, in.SampleSim)
+	}},
+	{Name: "ccp", Key: "ccp", Label: "ccp", Needs: NeedsAnswerLogprobs | NeedsAlternativesEntailment, Value: func(in Input) (float64, error) {
+		if in.CCP == nil {
+			if in.CCPErr == nil {
+				return 0, errors.New("no judgement of the answer's tokens against their alternatives")
+			}
+			return 0, in.CCPErr
+		}
+		return CCP(in.CCP)
+	}},
+}
+
+// tokenSimErr is err, or why a token similarity is missing when the
+// caller gave no reason.
+func tokenSimErr(err error) error {
+	if err == nil {
+		return errors.New("no similarity of the answer with itself without each of its tokens")
+	}
+	return err
 }
 
 // answerSim is a score of the answer's tokens and its similarity with
