@@ -102,7 +102,7 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 		"id  kernel_entropy  lexical_similarity  kle       eigv  degree    ecc      correct",
 		"prompts 3 (skipped 1, labelled 2), kernel cs(t=1..2), similarity rougel, kle t 0.3\n",
 		"  kle                 1\n  eigv                1\n  degree              1\n  ecc                 1\n",
-		"pe, ne, sentence-sar: no token logprobs (sample with --logprobs;",
+		"pe, ne, sentence-sar, sar: no token logprobs (sample with --logprobs;",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)

@@ -290,17 +290,24 @@ func (r *EntropyRequest) embeddingSimilarity(defs []*scoreDef) bool {
 // answers that {similarity} chooses: the graph scores, and those of
 // uncertainty.NeedsSimilarity.
 func usesSimilarity(defs []*scoreDef) bool {
-	return slices.ContainsFunc(defs, func(d *scoreDef) bool {
-		return d.sim.Graph() || d.needs&uncertainty.NeedsSimilarity != 0
-	})
+	return slices.ContainsFunc(defs, readsSimilarity)
+}
+
+// similarityNeeds are the statistics of a score that the run's similarity
+// computes.
+const similarityNeeds = uncertainty.NeedsSimilarity | uncertainty.NeedsAnswerTokenSimilarity | uncertainty.NeedsSampleTokenSimilarity
+
+// readsSimilarity reports whether d reads the run's similarity.
+func readsSimilarity(d *scoreDef) bool {
+	return d.sim.Graph() || d.needs&similarityNeeds != 0
 }
 
 // similarityScoreNames lists the scores {similarity} applies to.
 func similarityScoreNames() string {
 	var names []string
-	for _, d := range entropyScores {
-		if d.sim.Graph() || d.needs&uncertainty.NeedsSimilarity != 0 {
-			names = append(names, d.name)
+	for i := range entropyScores {
+		if readsSimilarity(&entropyScores[i]) {
+			names = append(names, entropyScores[i].name)
 		}
 	}
 	return strings.Join(names, ", ")
@@ -451,13 +458,13 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		scoredRow[i] = results[i].Reason == ""
 	}
 	var chat *chatnli.Judge
+	var m nli.Model
+	workers := 0 // an in-process model: one prompt per CPU
 	probNames, sampleProbs, answerProbs := probabilityScores(defs)
 	if slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.source == sourceNLI }) {
-		var m nli.Model
 		if m, chat, err = entailmentJudge(env, &req); err != nil {
 			return nil, err
 		}
-		workers := 0 // an in-process model: one prompt per CPU
 		if chat != nil {
 			workers = 8 // a server: requests in flight
 		}
@@ -471,9 +478,29 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 				return nil, err
 			}
 		}
+		if slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsAlternativesEntailment != 0 }) {
+			if err := judgeAlternatives(ctx, m, req.In, recs, ps, scoredRow, workers); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if usesSimilarity(defs) {
 		attachSimilarities(prompts, ps, scoredRow, opt.Similarity, req.HoldoutFirst)
+	}
+	answerTok := slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsAnswerTokenSimilarity != 0 })
+	sampleTok := slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsSampleTokenSimilarity != 0 })
+	if answerTok || sampleTok {
+		sim, err := req.textSimilarity(env, opt.Similarity)
+		if err != nil {
+			return nil, err
+		}
+		tokWorkers := 0 // RougeL: one prompt per CPU
+		if opt.Similarity == uncertainty.SimilarityEmbedding {
+			tokWorkers = 1 // the embedder uses the CPUs itself
+		}
+		if err := attachTokenSimilarities(ctx, sim, req.In, recs, ps, scoredRow, answerTok, sampleTok, tokWorkers); err != nil {
+			return nil, err
+		}
 	}
 	if containsScore(defs, "ptrue") {
 		template, err := llm.ReadPTruePrompt(env.InputFS(), req.PTruePrompt)
@@ -594,6 +621,24 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		}
 	}
 	return out, nil
+}
+
+// textSimilarity returns the run's similarity sim of two texts other than
+// the rows' samples (an answer without one of its tokens): nil for the
+// embedding similarity without the embedder in process, which can embed
+// only the samples read.
+func (r *EntropyRequest) textSimilarity(env job.Env, sim uncertainty.Similarity) (textSimilarity, error) {
+	if sim != uncertainty.SimilarityEmbedding {
+		return rougeSimilarity, nil
+	}
+	if r.Embedder == "" {
+		return nil, nil
+	}
+	e, err := loadTextEmbedder(env, r.Embedder, r.Weights)
+	if err != nil {
+		return nil, err
+	}
+	return embeddingSimilarity(e), nil
 }
 
 // firstReason returns the first non-empty reason.

@@ -68,6 +68,7 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 
 	// By hand, from the rows as a reader of the file sees them.
 	type tok struct {
+		Token   string  `json:"token"`
 		Logprob float64 `json:"logprob"`
 		Top     []struct {
 			Logprob float64 `json:"logprob"`
@@ -162,6 +163,45 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 			}
 			ssar -= math.Log(rel+math.Exp(seq[j])) / m
 		}
+		// TokenSAR and SAR: each token weighs 1 − RougeL-F of the answer
+		// with and without it (½ each for an answer of one token).
+		tokenSAR := func(toks []tok) float64 {
+			rel := make([]float64, len(toks))
+			var full strings.Builder
+			for _, x := range toks {
+				full.WriteString(x.Token)
+			}
+			for k := range toks {
+				rel[k] = 0.5
+				if len(toks) > 1 {
+					var w strings.Builder
+					for l, x := range toks {
+						if l != k {
+							w.WriteString(x.Token)
+						}
+					}
+					rel[k] = 1 - evalstat.RougeLF(tokenize.Words(full.String()), tokenize.Words(w.String()))
+				}
+			}
+			var z, e float64
+			for k := range toks {
+				z += rel[k]
+			}
+			for k, x := range toks {
+				e -= x.Logprob * rel[k] / z
+			}
+			return e
+		}
+		var sar float64
+		for j := range r.Samples {
+			rel := 0.0
+			for k := range r.Samples {
+				if k != j {
+					rel += math.Exp(-tokenSAR(r.Logprobs[k])) * sim(j, k) / 0.001
+				}
+			}
+			sar -= math.Log(rel+math.Exp(-tokenSAR(r.Logprobs[j]))) / m
+		}
 		nTok := float64(len(r.AnswerLogprobs))
 		pTrue := 0.2
 		if strings.TrimSpace(r.Answer) == "paris" {
@@ -176,6 +216,10 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 			{"mte", mte}, {"se", se}, {"se_discrete", sed}, {"numsets", float64(len(mass))}, {"ptrue", 1 - pTrue},
 			{"label_prob", 1 - largest/m}, {"luq", 1 - luq}, {"cocoa_msp", -ans * dissim}, {"cocoa_ppl", -ans / nTok * dissim},
 			{"cocoa_mte", mte * dissim}, {"sentence_sar", ssar}, {"semantic_density", -num / den},
+			// The judge entails a word by itself but for case, and is
+			// neutral otherwise: every alternative of another word is left
+			// out of CCP, and every token's factor is 1.
+			{"token_sar", tokenSAR(r.AnswerLogprobs)}, {"sar", sar}, {"ccp", -1},
 		} {
 			if v := it.Score(c.key); v == nil || math.Abs(float64(*v)-c.want) > 1e-9 {
 				t.Errorf("%s %s = %v, want %v", it.ID, c.key, v, c.want)

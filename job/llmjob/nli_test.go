@@ -136,3 +136,51 @@ func TestEntropyJudgeProbabilities(t *testing.T) {
 		}
 	}
 }
+
+// TestEntropyCCPNLIModel: ccp judges each token's word against its
+// alternatives' with the NLI model, the words alone (no question), and
+// skips punctuation; computed here from the model's own judgements of
+// those pairs, it agrees. Its classes are the model's most probable
+// labels.
+func TestEntropyCCPNLIModel(t *testing.T) {
+	dir := tinyDeBERTaDir(t)
+	rows := `{"id":"q1","prompt":"Capital of France?","samples":["Paris","Lyon"],"answer":"Paris, France",` +
+		`"answer_logprobs":[{"token":"Paris","logprob":-0.2,"top":[{"token":"Paris","logprob":-0.2},{"token":"Lyon","logprob":-2},{"token":"London","logprob":-3}]},` +
+		`{"token":",","logprob":-0.1,"top":[{"token":",","logprob":-0.1},{"token":" in","logprob":-2.5}]},` +
+		`{"token":" France","logprob":-0.3,"top":[{"token":" France","logprob":-0.3},{"token":".","logprob":-1.5},{"token":" Texas","logprob":-2}]}]}` + "\n"
+	req := NewEntropyRequest()
+	req.In, req.Scores, req.NLI, req.NLIWeights = "a.jsonl", "ccp", "deberta", dir
+	res, err := Entropy(context.Background(), job.Env{FS: fstest.MapFS{"a.jsonl": {Data: []byte(rows)}}}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := entail.Open("deberta", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge := func(a, b string) [3]float64 {
+		p, err := m.Classify(context.Background(), []nli.Pair{{Premise: a, Hypothesis: b}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p[0]
+	}
+	tok := func(lps []float64, words []string) uncertainty.CCPToken {
+		c := uncertainty.CCPToken{Logprobs: lps, Forward: [][3]float64{{}}, Backward: [][3]float64{{}}}
+		for _, w := range words[1:] {
+			c.Forward = append(c.Forward, judge(words[0], w))
+			c.Backward = append(c.Backward, judge(w, words[0]))
+		}
+		return c
+	}
+	want, err := uncertainty.CCP([]uncertainty.CCPToken{
+		tok([]float64{-0.2, -2, -3}, []string{"Paris", "Lyon", "London"}),
+		tok([]float64{-0.3, -2}, []string{"France", "Texas"}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := res.Items[0].Score("ccp"); v == nil || math.Abs(float64(*v)-want) > 1e-12 {
+		t.Errorf("ccp = %v, want %v (warnings %q)", v, want, res.Warnings)
+	}
+}

@@ -58,7 +58,7 @@ var entropyScores = func() []scoreDef {
 // sourceOf is the source a score needing needs reads besides the rows.
 func sourceOf(needs uncertainty.Needs) scoreSource {
 	switch {
-	case needs&(uncertainty.NeedsJudge|uncertainty.NeedsEntailmentProbs|uncertainty.NeedsAnswerEntailmentProbs) != 0:
+	case needs&(uncertainty.NeedsJudge|uncertainty.NeedsEntailmentProbs|uncertainty.NeedsAnswerEntailmentProbs|uncertainty.NeedsAlternativesEntailment) != 0:
 		return sourceNLI
 	case needs&uncertainty.NeedsModel != 0:
 		return sourceModel
@@ -85,7 +85,8 @@ func valueOf(d uncertainty.Def) func(p *promptScores) (float64, error) {
 			return 0, p.answerMissing
 		}
 		v, err := d.Value(uncertainty.Input{Logprobs: p.logprobs, Answer: p.answer, Clusters: p.clusters, Samples: p.samples,
-			AnswerSim: p.answerSim, SampleSim: p.sampleSim, SimErr: p.simErr, SampleNLI: p.sampleNLI, AnswerNLI: p.answerNLI})
+			AnswerSim: p.answerSim, SampleSim: p.sampleSim, SimErr: p.simErr, SampleNLI: p.sampleNLI, AnswerNLI: p.answerNLI,
+			AnswerTokenSim: p.answerTokenSim, SampleTokenSim: p.sampleTokenSim, TokenSimErr: p.tokenSimErr, CCP: p.ccp, CCPErr: p.ccpErr})
 		switch {
 		case err == nil:
 			return v, nil
@@ -183,6 +184,24 @@ type promptScores struct {
 	// and of (answer under test, sample); nil unless a score needs them.
 	sampleNLI [][][3]float64
 	answerNLI [][3]float64
+
+	// The texts of the tokens of the answer under test and of the scored
+	// samples, nil when a token has none; answerCands the answer's
+	// tokens with their alternatives as CCP reads them, or candsErr why
+	// not.
+	answerTexts []string
+	sampleTexts [][]string
+	answerCands []uncertainty.CCPCandidate
+	candsErr    error
+	// The run's similarity of the answer under test and of each scored
+	// sample with itself without each of its tokens, or tokenSimErr why
+	// not; the tokens of CCP, or ccpErr why not. nil unless a score
+	// needs them.
+	answerTokenSim []float64
+	sampleTokenSim [][]float64
+	tokenSimErr    error
+	ccp            []uncertainty.CCPToken
+	ccpErr         error
 }
 
 // Reasons a score is unavailable for a prompt, rendered for the reader.
@@ -204,22 +223,35 @@ func (p *promptScores) needSamples() error {
 func newPromptScores(r dataio.Record, holdoutFirst bool) *promptScores {
 	p := &promptScores{question: r.Question, samples: r.Samples, answerText: r.Answer, answerMissing: errNoAnswerLogprobs}
 	lps := r.Logprobs
+	var answer []dataio.Token
 	if holdoutFirst && len(p.samples) > 0 {
 		p.answerText = &p.samples[0]
 		p.samples = p.samples[1:]
 		if lps != nil {
-			p.answer = tokens(lps[0])
+			answer = lps[0]
 			lps = lps[1:]
 		} else {
 			p.answerMissing = errNoLogprobs
 		}
 	} else if r.AnswerLogprobs != nil {
-		p.answer = tokens(r.AnswerLogprobs)
+		answer = r.AnswerLogprobs
+	}
+	p.candsErr = p.answerMissing
+	if answer != nil {
+		p.answer = tokens(answer)
+		p.answerTexts = tokenTexts(answer)
+		p.answerCands, p.candsErr = ccpCandidates(answer)
 	}
 	if lps != nil {
 		p.logprobs = make([][]likelihood.Token, len(lps))
+		p.sampleTexts = make([][]string, len(lps))
 		for i, t := range lps {
 			p.logprobs[i] = tokens(t)
+			if p.sampleTexts != nil {
+				if p.sampleTexts[i] = tokenTexts(t); p.sampleTexts[i] == nil {
+					p.sampleTexts = nil
+				}
+			}
 		}
 	}
 	return p

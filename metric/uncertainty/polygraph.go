@@ -408,17 +408,20 @@ func CCPWord(token string) string {
 // the concatenation of its tokens (the endpoint's texts of them, as its
 // tokenizer decodes them), and entry t is sim(answer, the concatenation
 // of the tokens but t). An answer of one token, or none, has
-// SingleTokenRelevanceSimilarity for each, as LM-Polygraph gives it. sim
-// is the run's similarity of two texts; an error of it is returned.
-func TokenSimilarities(tokens []string, sim func(answer, without string) (float64, error)) ([]float64, error) {
-	out := make([]float64, len(tokens))
+// SingleTokenRelevanceSimilarity for each, as LM-Polygraph gives it, and
+// sim is not called. sim is the run's similarity of the answer with each
+// text of without, in one call so that it can batch them; its error is
+// returned.
+func TokenSimilarities(tokens []string, sim func(answer string, without []string) ([]float64, error)) ([]float64, error) {
 	if len(tokens) <= 1 {
+		out := make([]float64, len(tokens))
 		for t := range out {
 			out[t] = SingleTokenRelevanceSimilarity
 		}
 		return out, nil
 	}
 	full := strings.Join(tokens, "")
+	without := make([]string, len(tokens))
 	var b strings.Builder
 	for t := range tokens {
 		b.Reset()
@@ -427,11 +430,14 @@ func TokenSimilarities(tokens []string, sim func(answer, without string) (float6
 				b.WriteString(s)
 			}
 		}
-		v, err := sim(full, b.String())
-		if err != nil {
-			return nil, fmt.Errorf("token %d: %w", t, err)
-		}
-		out[t] = v
+		without[t] = b.String()
+	}
+	out, err := sim(full, without)
+	if err == nil && len(out) != len(tokens) {
+		err = fmt.Errorf("%d similarities for %d texts", len(out), len(tokens))
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

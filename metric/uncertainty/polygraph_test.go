@@ -243,9 +243,13 @@ func TestPolygraphRefusals(t *testing.T) {
 // LM-Polygraph's value for an answer of one token.
 func TestTokenSimilarities(t *testing.T) {
 	var seen [][2]string
-	sim := func(a, b string) (float64, error) {
-		seen = append(seen, [2]string{a, b})
-		return float64(len(b)) / float64(len(a)), nil
+	sim := func(a string, without []string) ([]float64, error) {
+		out := make([]float64, len(without))
+		for i, b := range without {
+			seen = append(seen, [2]string{a, b})
+			out[i] = float64(len(b)) / float64(len(a))
+		}
+		return out, nil
 	}
 	got, err := TokenSimilarities([]string{"The", " capital", " is", " Paris"}, sim)
 	if err != nil {
