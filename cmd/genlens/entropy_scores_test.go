@@ -124,7 +124,8 @@ func TestEntropyScoresFlagErrors(t *testing.T) {
 	}{
 		{[]string{"--scores", "kle,semantic-entropy"}, `--scores: unknown score "semantic-entropy" (want a comma-separated list of kernel-entropy, lexsim, kle, eigv, degree, ecc, pe,`},
 		{[]string{"--similarity", "embedding"}, "--similarity applies only to --scores kle, eigv, degree, ecc, cocoa-msp, cocoa-ppl, cocoa-mte, sentence-sar"},
-		{[]string{"--scores", "eigv", "--similarity", "nli"}, `--similarity "nli": want rougel or embedding`},
+		{[]string{"--scores", "eigv", "--similarity", "jaccard"}, `--similarity "jaccard": want rougel, embedding or nli`},
+		{[]string{"--scores", "eigv", "--similarity", "nli"}, `--similarity nli needs an entailment judge (give --nli with --nli-weights, or --nli-base-url with --nli-model)`},
 		{[]string{"--scores", "eigv", "--kle-t", "1"}, "--kle-t applies only to --scores kle"},
 		{[]string{"--scores", "kle", "--kle-t", "0"}, "--kle-t 0: want a heat-kernel time in (0, 10000]"},
 		{[]string{"--scores", "kle", "--kernel", "rbf"}, "--kernel applies only to --scores kernel-entropy"},

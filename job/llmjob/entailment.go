@@ -15,6 +15,7 @@ import (
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/llm/chatnli"
 	"github.com/genlens/genlens/metric/semantic"
+	"github.com/genlens/genlens/metric/uncertainty"
 	"github.com/genlens/genlens/network/nli"
 )
 
@@ -50,7 +51,7 @@ func (r *EntropyRequest) hasNLI() bool { return r.NLI != "" || r.NLIBaseURL != "
 // checkNLIFields checks the entailment judge's fields: one judge, whole,
 // and only for a score that uses it.
 func (r *EntropyRequest) checkNLIFields(defs []*scoreDef) error {
-	uses := r.allScores()
+	uses := r.allScores() || r.Similarity == string(uncertainty.SimilarityNLI)
 	for _, d := range defs {
 		uses = uses || d.source == sourceNLI
 	}

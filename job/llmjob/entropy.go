@@ -51,7 +51,7 @@ type EntropyRequest struct {
 	// perplexity, mte, ...), or all: every score computable from what is
 	// given; "" means kernel-entropy,lexsim.
 	Scores     string   `json:"scores,omitempty"`
-	Similarity string   `json:"similarity,omitempty"` // of the graph scores, cocoa-*, sentence-sar: rougel ("") or embedding
+	Similarity string   `json:"similarity,omitempty"` // of the graph scores, cocoa-*, sentence-sar, token-sar, sar: rougel (""), embedding or nli
 	KLET       *float64 `json:"kle_t,omitempty"`      // kle: heat-kernel time; nil means 0.3
 	// Embedder and Weights compute the samples' embeddings in process
 	// with a BERT sentence embedder (bert.Names) from a model directory,
@@ -248,8 +248,10 @@ func (r *EntropyRequest) checkScoreFields(defs []*scoreDef, scores []uncertainty
 	switch {
 	case r.Similarity != "" && !usesSimilarity(defs):
 		return fault.Fieldf("similarity", "{similarity} applies only to {scores} %s", similarityScoreNames())
-	case r.Similarity != "" && r.Similarity != string(uncertainty.SimilarityRougeL) && r.Similarity != string(uncertainty.SimilarityEmbedding):
-		return fault.Fieldf("similarity", "{similarity} %q: want rougel or embedding", r.Similarity)
+	case r.Similarity != "" && r.Similarity != string(uncertainty.SimilarityRougeL) && r.Similarity != string(uncertainty.SimilarityEmbedding) && r.Similarity != string(uncertainty.SimilarityNLI):
+		return fault.Fieldf("similarity", "{similarity} %q: want rougel, embedding or nli", r.Similarity)
+	case r.Similarity == string(uncertainty.SimilarityNLI) && !r.hasNLI():
+		return fault.Fieldf("similarity", "{similarity} nli needs an entailment judge (give {nli} with {nli_weights}, or {nli_base_url} with {nli_model})")
 	case r.KLET != nil && !slices.Contains(scores, uncertainty.ScoreKLE):
 		return fault.Fieldf("kle_t", "{kle_t} applies only to {scores} kle")
 	case r.KLET != nil && !(*r.KLET > 0 && *r.KLET <= MaxKLET):
@@ -447,21 +449,22 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	if len(defs) == 0 {
 		return nil, fault.Fieldf("scores", "{scores}: no score can be computed from what is given: %s", scoreReasonGroups(leftOut, leftReasons))
 	}
-	results, err := entropyResults(ctx, prompts, opt)
-	if err != nil {
-		return nil, err
-	}
+	// The rows scored: those with two usable samples at least (Evaluate
+	// skips the others, saying why), which the judge judges first, since
+	// the graph scores of the nli similarity read its judgements.
 	ps := make([]*promptScores, len(recs))
 	scoredRow := make([]bool, len(recs))
 	for i := range recs {
 		ps[i] = newPromptScores(recs[i], req.HoldoutFirst)
-		scoredRow[i] = results[i].Reason == ""
+		scoredRow[i] = len(ps[i].samples) >= 2
 	}
+	nliSim := opt.Similarity == uncertainty.SimilarityNLI && usesSimilarity(defs)
+	nliGraph := nliSim && slices.ContainsFunc(opt.Scores, uncertainty.Score.Graph)
 	var chat *chatnli.Judge
 	var m nli.Model
 	workers := 0 // an in-process model: one prompt per CPU
 	probNames, sampleProbs, answerProbs := probabilityScores(defs)
-	if slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.source == sourceNLI }) {
+	if nliSim || slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.source == sourceNLI }) {
 		if m, chat, err = entailmentJudge(env, &req); err != nil {
 			return nil, err
 		}
@@ -473,8 +476,17 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 				return nil, err
 			}
 		}
-		if sampleProbs || answerProbs {
-			if err := judgeProbabilities(ctx, m, req.In, recs, ps, scoredRow, sampleProbs, answerProbs, workers); err != nil {
+		// The nli similarity of the samples (the graph scores, SAR's) and of
+		// the answer with them (CoCoA's) is of the judge's probabilities.
+		nliSamples := nliGraph || nliSim && slices.ContainsFunc(defs, func(d *scoreDef) bool {
+			return d.needs&uncertainty.NeedsSimilarity != 0 && d.needs&uncertainty.NeedsSampleLogprobs != 0
+		})
+		nliAnswer := nliSim && slices.ContainsFunc(defs, func(d *scoreDef) bool {
+			return d.needs&uncertainty.NeedsSimilarity != 0 && d.needs&uncertainty.NeedsAnswerLogprobs != 0
+		})
+		ask := judgeAsk{samples: sampleProbs || nliSamples, diagonal: nliGraph, answer: answerProbs || nliAnswer, back: nliAnswer}
+		if ask.samples || ask.answer {
+			if err := judgeProbabilities(ctx, m, req.In, recs, ps, scoredRow, ask, workers); err != nil {
 				return nil, err
 			}
 		}
@@ -484,19 +496,34 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 			}
 		}
 	}
+	if nliGraph {
+		for i := range prompts {
+			prompts[i].Entailment = ps[i].sampleNLI
+		}
+	}
+	results, err := entropyResults(ctx, prompts, opt)
+	if err != nil {
+		return nil, err
+	}
+	for i := range results {
+		scoredRow[i] = scoredRow[i] && results[i].Reason == ""
+	}
 	if usesSimilarity(defs) {
 		attachSimilarities(prompts, ps, scoredRow, opt.Similarity, req.HoldoutFirst)
 	}
 	answerTok := slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsAnswerTokenSimilarity != 0 })
 	sampleTok := slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsSampleTokenSimilarity != 0 })
 	if answerTok || sampleTok {
-		sim, err := req.textSimilarity(env, opt.Similarity)
+		sim, err := req.textSimilarity(env, opt.Similarity, m)
 		if err != nil {
 			return nil, err
 		}
-		tokWorkers := 0 // RougeL: one prompt per CPU
-		if opt.Similarity == uncertainty.SimilarityEmbedding {
+		tokWorkers := 0 // RougeL, an NLI model: one prompt per CPU
+		switch {
+		case opt.Similarity == uncertainty.SimilarityEmbedding:
 			tokWorkers = 1 // the embedder uses the CPUs itself
+		case nliSim:
+			tokWorkers = workers
 		}
 		if err := attachTokenSimilarities(ctx, sim, req.In, recs, ps, scoredRow, answerTok, sampleTok, tokWorkers); err != nil {
 			return nil, err
@@ -609,7 +636,10 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	if len(leftOut) > 0 {
 		out.Warnings = append(out.Warnings, "left out: "+scoreReasonGroups(leftOut, leftReasons))
 	}
-	if chat != nil && len(probNames) > 0 && slices.ContainsFunc(computed, func(d *scoreDef) bool { return slices.Contains(probNames, d.name) }) {
+	if chat != nil && nliSim {
+		probNames = append(probNames, "the nli similarity")
+	}
+	if chat != nil && len(probNames) > 0 && (nliSim || slices.ContainsFunc(computed, func(d *scoreDef) bool { return slices.Contains(probNames, d.name) })) {
 		out.Warnings = append(out.Warnings, "the chat entailment judge answers with one label, which "+strings.Join(probNames, ", ")+" read as that label's probability 1: they are not computed from the probabilities of an NLI model ({nli})")
 	}
 	if chat != nil && chat.Refused() > 0 {
@@ -624,11 +654,15 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 }
 
 // textSimilarity returns the run's similarity sim of two texts other than
-// the rows' samples (an answer without one of its tokens): nil for the
-// embedding similarity without the embedder in process, which can embed
-// only the samples read.
-func (r *EntropyRequest) textSimilarity(env job.Env, sim uncertainty.Similarity) (textSimilarity, error) {
-	if sim != uncertainty.SimilarityEmbedding {
+// the rows' samples (an answer without one of its tokens), m the judge of
+// the nli similarity: nil for the embedding similarity without the
+// embedder in process, which can embed only the samples read.
+func (r *EntropyRequest) textSimilarity(env job.Env, sim uncertainty.Similarity, m nli.Model) (textSimilarity, error) {
+	switch sim {
+	case uncertainty.SimilarityNLI:
+		return entailmentSimilarity(m), nil
+	case uncertainty.SimilarityEmbedding:
+	default:
 		return rougeSimilarity, nil
 	}
 	if r.Embedder == "" {

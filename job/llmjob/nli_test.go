@@ -184,3 +184,75 @@ func TestEntropyCCPNLIModel(t *testing.T) {
 		t.Errorf("ccp = %v, want %v (warnings %q)", v, want, res.Warnings)
 	}
 }
+
+// TestEntropyNLISimilarity: with {similarity} nli the graph scores read
+// the NLI model's entailment probabilities of every ordered pair of the
+// question-prefixed samples, the diagonal as judged, averaged both ways
+// (LM-Polygraph's default graph); cocoa the same of the answer with each
+// sample; token-sar that of the answer alone with itself without each
+// token. Computed here from the model's own judgements, they agree.
+func TestEntropyNLISimilarity(t *testing.T) {
+	dir := tinyDeBERTaDir(t)
+	rows := `{"id":"q1","prompt":"Capital of France?","samples":["Paris","Paris, France","Lyon","Paris"],"answer":"The capital is Paris",` +
+		`"answer_logprobs":[{"token":"The","logprob":-0.3},{"token":" capital","logprob":-0.2},{"token":" is","logprob":-0.1},{"token":" Paris","logprob":-0.4}],"correct":true}` + "\n"
+	req := NewEntropyRequest()
+	req.In, req.Scores, req.Similarity, req.NLI, req.NLIWeights = "a.jsonl", "eigv,degree,ecc,kle,cocoa-msp,token-sar", "nli", "deberta", dir
+	res, err := Entropy(context.Background(), job.Env{FS: fstest.MapFS{"a.jsonl": {Data: []byte(rows)}}}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := entail.Open("deberta", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge := func(a, b string) [3]float64 {
+		p, err := m.Classify(context.Background(), []nli.Pair{{Premise: a, Hypothesis: b}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p[0]
+	}
+	q := "Capital of France? "
+	samples := []string{"Paris", "Paris, France", "Lyon", "Paris"}
+	probs := make([][][3]float64, len(samples))
+	for i, a := range samples {
+		for _, b := range samples {
+			probs[i] = append(probs[i], judge(q+a, q+b))
+		}
+	}
+	w := uncertainty.EntailmentGraph(probs)
+	if w.At(0, 0) == 1 {
+		t.Fatal("the diagonal is 1: not as judged")
+	}
+	answer := "The capital is Paris"
+	var dissim float64
+	for _, s := range samples {
+		dissim += (1 - (judge(q+answer, q+s)[nli.Entailment]+judge(q+s, q+answer)[nli.Entailment])/2) / 4
+	}
+	without := []string{" capital is Paris", "The is Paris", "The capital Paris", "The capital is"}
+	lps := []float64{-0.3, -0.2, -0.1, -0.4}
+	var rel []float64
+	for _, wo := range without {
+		rel = append(rel, 1-(judge(answer, wo)[nli.Entailment]+judge(wo, answer)[nli.Entailment])/2)
+	}
+	var z, tokenSAR float64
+	for _, r := range rel {
+		z += r
+	}
+	for k, r := range rel {
+		tokenSAR -= lps[k] * r / z
+	}
+	it := res.Items[0]
+	for key, want := range map[string]float64{
+		"eigv": uncertainty.EigV(w), "degree": uncertainty.Degree(w), "ecc": uncertainty.Ecc(w, uncertainty.EccThreshold),
+		"kle":       uncertainty.KLE(uncertainty.KLEEntailmentGraph(probs), uncertainty.DefaultKLETime),
+		"cocoa_msp": 1.0 * dissim, "token_sar": tokenSAR,
+	} {
+		if v := it.Score(key); v == nil || math.Abs(float64(*v)-want) > 1e-12 {
+			t.Errorf("%s = %v, want %v (warnings %q)", key, v, want, res.Warnings)
+		}
+	}
+	if res.Summary.Similarity != "nli" {
+		t.Errorf("summary similarity %q", res.Summary.Similarity)
+	}
+}

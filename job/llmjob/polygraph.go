@@ -26,13 +26,30 @@ var (
 // attachSimilarities sets, for every scored row, the similarity of its
 // answer under test with each scored sample and of the scored samples
 // with each other, by the run's similarity: RougeL-F of the words (as
-// the graph scores), or the clipped cosine of the embeddings
-// (uncertainty.CosineSimilarity). With the embedding similarity the
-// answer under test has an embedding only when it is the first sample
-// (holdoutFirst).
+// the graph scores), the clipped cosine of the embeddings
+// (uncertainty.CosineSimilarity), or the judge's probability of
+// entailment both ways, averaged (uncertainty.EntailmentGraph; of the
+// probabilities judgeProbabilities set). With the embedding similarity
+// the answer under test has an embedding only when it is the first
+// sample (holdoutFirst).
 func attachSimilarities(prompts []uncertainty.Prompt, ps []*promptScores, scored []bool, sim uncertainty.Similarity, holdoutFirst bool) {
 	for i, p := range ps {
 		if !scored[i] {
+			continue
+		}
+		if sim == uncertainty.SimilarityNLI {
+			if p.sampleNLI != nil {
+				p.sampleSim = uncertainty.EntailmentGraph(p.sampleNLI)
+			}
+			switch {
+			case p.answerText == nil:
+				p.simErr = errNoAnswerText
+			case p.answerNLI != nil && p.answerNLIBack != nil:
+				p.answerSim = make([]float64, len(p.samples))
+				for k := range p.answerSim {
+					p.answerSim[k] = (p.answerNLI[k][nli.Entailment] + p.answerNLIBack[k][nli.Entailment]) / 2
+				}
+			}
 			continue
 		}
 		if sim == uncertainty.SimilarityEmbedding {
@@ -72,13 +89,22 @@ func attachSimilarities(prompts []uncertainty.Prompt, ps []*promptScores, scored
 	}
 }
 
+// judgeAsk says which pairs of a row judgeProbabilities asks the judge.
+type judgeAsk struct {
+	samples  bool // the ordered pairs of distinct samples
+	diagonal bool // and each sample with itself
+	answer   bool // the answer under test with each sample
+	back     bool // and each sample with the answer under test
+}
+
 // judgeProbabilities sets, for every scored row, the judge's label
-// probabilities of the ordered pairs of its samples (samples) and of its
-// answer under test with each sample (answer), each text prefixed with
-// the row's question as clusterAnswers prefixes them, so the pairs the
-// clustering asked are not asked again of a caching judge. A row without
-// an answer under test gets no answer judgements.
-func judgeProbabilities(ctx context.Context, m nli.Model, file string, recs []dataio.Record, ps []*promptScores, scored []bool, samples, answer bool, workers int) error {
+// probabilities of the pairs ask names: of its samples (sampleNLI; the
+// diagonal entailment 1 unless judged) and of its answer under test with
+// each sample (answerNLI, and answerNLIBack the other way), each text
+// prefixed with the row's question as clusterAnswers prefixes them, so
+// the pairs the clustering asked are not asked again of a caching judge.
+// A row without an answer under test gets no answer judgements.
+func judgeProbabilities(ctx context.Context, m nli.Model, file string, recs []dataio.Record, ps []*promptScores, scored []bool, ask judgeAsk, workers int) error {
 	return par.For(ctx, len(recs), workers, func(ctx context.Context, i int) error {
 		p := ps[i]
 		if !scored[i] {
@@ -92,19 +118,24 @@ func judgeProbabilities(ctx context.Context, m nli.Model, file string, recs []da
 		}
 		n := len(p.samples)
 		var pairs []nli.Pair
-		if samples {
+		if ask.samples {
 			for a := range n {
 				for b := range n {
-					if a != b {
+					if a != b || ask.diagonal {
 						pairs = append(pairs, nli.Pair{Premise: text(p.samples[a]), Hypothesis: text(p.samples[b])})
 					}
 				}
 			}
 		}
-		withAnswer := answer && p.answerText != nil
+		withAnswer := (ask.answer || ask.back) && p.answerText != nil
 		if withAnswer {
 			for _, s := range p.samples {
-				pairs = append(pairs, nli.Pair{Premise: text(*p.answerText), Hypothesis: text(s)})
+				if ask.answer {
+					pairs = append(pairs, nli.Pair{Premise: text(*p.answerText), Hypothesis: text(s)})
+				}
+				if ask.back {
+					pairs = append(pairs, nli.Pair{Premise: text(s), Hypothesis: text(*p.answerText)})
+				}
 			}
 		}
 		if len(pairs) == 0 {
@@ -117,20 +148,27 @@ func judgeProbabilities(ctx context.Context, m nli.Model, file string, recs []da
 		if err != nil {
 			return fmt.Errorf("entailment probabilities of the answers of %s line %d (id %s): %w", file, recs[i].Line, recs[i].ID, err)
 		}
-		if samples {
+		if ask.samples {
 			p.sampleNLI = make([][][3]float64, n)
 			for a := range n {
 				p.sampleNLI[a] = make([][3]float64, n)
 				p.sampleNLI[a][a] = [3]float64{nli.Entailment: 1}
 				for b := range n {
-					if a != b {
+					if a != b || ask.diagonal {
 						p.sampleNLI[a][b], probs = probs[0], probs[1:]
 					}
 				}
 			}
 		}
 		if withAnswer {
-			p.answerNLI = probs[:n:n]
+			for range p.samples {
+				if ask.answer {
+					p.answerNLI, probs = append(p.answerNLI, probs[0]), probs[1:]
+				}
+				if ask.back {
+					p.answerNLIBack, probs = append(p.answerNLIBack, probs[0]), probs[1:]
+				}
+			}
 		}
 		return nil
 	})

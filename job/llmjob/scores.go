@@ -184,6 +184,9 @@ type promptScores struct {
 	// and of (answer under test, sample); nil unless a score needs them.
 	sampleNLI [][][3]float64
 	answerNLI [][3]float64
+	// answerNLIBack holds those of (sample, answer under test), for the
+	// nli similarity of the answer with the samples.
+	answerNLIBack [][3]float64
 
 	// The texts of the tokens of the answer under test and of the scored
 	// samples, nil when a token has none; answerCands the answer's

@@ -112,6 +112,30 @@ func clippedCosine(a, b []float32) float64 {
 	return max(0, dot/(math.Sqrt(na)*math.Sqrt(nb)))
 }
 
+// entailmentSimilarity is the entailment probability of the judge m,
+// both ways and averaged, (P(entailment | a, b) + P(entailment | b, a)) / 2,
+// of the texts as they are (no question before them).
+func entailmentSimilarity(m nli.Model) textSimilarity {
+	return func(ctx context.Context, text string, others []string) ([]float64, error) {
+		pairs := make([]nli.Pair, 0, 2*len(others))
+		for _, o := range others {
+			pairs = append(pairs, nli.Pair{Premise: text, Hypothesis: o}, nli.Pair{Premise: o, Hypothesis: text})
+		}
+		probs, err := m.Classify(ctx, pairs)
+		if err == nil && len(probs) != len(pairs) {
+			err = fmt.Errorf("%d judgements for %d pairs", len(probs), len(pairs))
+		}
+		if err != nil {
+			return nil, err
+		}
+		out := make([]float64, len(others))
+		for i := range others {
+			out[i] = (probs[2*i][nli.Entailment] + probs[2*i+1][nli.Entailment]) / 2
+		}
+		return out, nil
+	}
+}
+
 // attachTokenSimilarities sets, for every scored row, the run's
 // similarity of its answer under test (answer) and of each of its scored
 // samples (samples) with itself without each of its tokens
