@@ -1,5 +1,8 @@
 """Writes polygraph.json: inputs, and the values LM-Polygraph's estimator
-classes compute from them, for TestPolygraphReference.
+classes compute from them, for TestPolygraphReference; and
+polygraph_calculators.json: token texts, their alternatives and samples'
+texts, with what LM-Polygraph's statistic calculators make of them and its
+estimators compute from those, for TestPolygraphCalculatorsReference.
 
 The estimators are LM-Polygraph's own code, imported from a checkout whose
 src/lm_polygraph directory LM_POLYGRAPH_SRC names (nothing of it is copied
@@ -12,6 +15,17 @@ type hints). numpy must be installed.
 
     git clone https://github.com/IINemo/lm-polygraph /tmp/lm-polygraph
     LM_POLYGRAPH_SRC=/tmp/lm-polygraph/src/lm_polygraph /usr/bin/python3 make_polygraph_expected.py [COMMIT]
+
+The calculators (polygraph_calculators.json) also need torch and scipy
+(Debian: python3-torch, python3-scipy). They run as LM-Polygraph runs
+them, with test doubles for the models they load: the cross-encoder of
+CrossEncoderSimilarityMatrixCalculator is a similarity given here
+(crossenc_sim, which the Go test computes the same way), the DeBERTa of
+GreedyAlternativesNLICalculator and SemanticMatrixCalculator returns the
+logits of a table of label probabilities stored with the case, the
+tokenizer decodes by concatenating the tokens' texts, and the black-box
+model of BlackboxGreedyTextsCalculator hands over an OpenAI-shaped answer
+with logprobs.
 
 The inputs are made here from a seeded generator and a few hand-made edge
 cases. Per case: the samples' texts and token logprobs; the answer under
@@ -27,6 +41,7 @@ pair of samples and of (answer, sample).
 import importlib.util
 import json
 import os
+import string
 import sys
 import types
 
@@ -233,8 +248,157 @@ def main(src, commit):
         f.write("\n")
 
 
+def crossenc_sim(a, b):
+    """The cross-encoder's similarity of two texts in these tests: the
+    length of their common prefix plus one, over their lengths plus one
+    (ASCII texts)."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return (n + 1) / (len(a) + len(b) + 1)
+
+
+def label_probs(rng, peak):
+    """Probabilities [contra, neutral, entail] with a clear maximum."""
+    x = rng.dirichlet([0.5, 0.5, 0.5]) * 0.3
+    x[peak] += 0.7
+    a, b = round(float(x[0]), 6), round(float(x[1]), 6)
+    return [a, b, 1 - a - b]
+
+
+WORDS = ["Paris", "paris", "Lyon", "London", "France", "capital", "is", "was", "the", "city", "Rome", "Texas"]
+
+
+def calculator_cases():
+    rng = np.random.default_rng(20250807)
+    out = []
+    for name, n_tok, m, k in [("calc 4 tokens", 4, 4, 4), ("calc 1 token", 1, 3, 3), ("calc 6 tokens", 6, 5, 5), ("calc duplicates", 3, 6, 2)]:
+        def toks(n):
+            return [(" " if i else "") + WORDS[int(rng.integers(0, len(WORDS)))] for i in range(n)]
+        answer = toks(n_tok)
+        greedy = []
+        for t in answer:
+            lp = round(float(-rng.exponential(0.5)), 6)
+            alts = [(t, lp)]
+            for _ in range(k - 1):
+                w = (" " if t.startswith(" ") else "") + WORDS[int(rng.integers(0, len(WORDS)))]
+                alts.append((w, round(float(lp - rng.exponential(1.0)), 6)))
+            alts.sort(key=lambda a: -a[1])
+            greedy.append({"token": t, "logprob": lp, "top": [{"token": a, "logprob": l} for a, l in alts]})
+        pool = [toks(int(rng.integers(1, 4))) for _ in range(3)]
+        samples = []
+        for _ in range(m):
+            words = pool[int(rng.integers(0, len(pool)))] if name == "calc duplicates" else toks(int(rng.integers(1, 5)))
+            samples.append([{"token": t, "logprob": round(float(-rng.exponential(0.6)), 6)} for t in words])
+        texts = ["".join(t["token"] for t in s) for s in samples]
+        table = {}
+        def judge(a, b):
+            if (a, b) not in table:
+                table[a, b] = label_probs(rng, int(rng.integers(0, 3)))
+        for tok in greedy:
+            w0 = tok["token"].strip(string.punctuation + " \n")
+            for a in tok["top"]:
+                w = a["token"].strip(string.punctuation + " \n")
+                judge(w0, w)
+                judge(w, w0)
+        for a in texts:
+            for b in texts:
+                judge(a, b)
+        out.append({"name": name, "answer": greedy, "samples": samples, "sample_texts": texts,
+                    "nli": [[a, b, p] for (a, b), p in table.items()]})
+    return out
+
+
+def calculators(src, commit):
+    import torch
+    stub("sentence_transformers", CrossEncoder=lambda name, device=None: types.SimpleNamespace(
+        predict=lambda pairs, batch_size=None: np.array([crossenc_sim(a, b) for a, b in pairs], dtype=float)))
+    stub("lm_polygraph.utils.deberta", Deberta=object)
+    sys.modules["lm_polygraph.utils.model"].BlackboxModel = object
+    calc = lambda name: load(src, "stat_calculators", name)
+    cross = calc("cross_encoder_similarity").CrossEncoderSimilarityMatrixCalculator()
+    alt_nli_mod = calc("greedy_alternatives_nli")
+    matrix_mod = calc("semantic_matrix")
+    blackbox = calc("greedy_probs_blackbox").BlackboxGreedyTextsCalculator()
+    E = lambda name, cls: getattr(load(src, "estimators", name), cls)
+    token_sar, sar, ccp = E("token_sar", "TokenSAR")(), E("sar", "SAR")(), E("claim_conditioned_probability", "ClaimConditionedProbability")()
+    eigv, degree, ecc = E("eig_val_laplacian", "EigValLaplacian")(), E("deg_mat", "DegMat")(), E("eccentricity", "Eccentricity")()
+    kle_mod = load(src, "estimators", "kernel_language_entropy")
+    graphs = []
+    real_laplacian = kle_mod.laplacian_matrix
+    kle_mod.laplacian_matrix = lambda w: (graphs.append(np.array(w)), real_laplacian(w))[1]
+    kle = kle_mod.KernelLanguageEntropy()
+
+    out = []
+    for c in calculator_cases():
+        table = {(a, b): p for a, b, p in c["nli"]}
+
+        class Encoded(dict):
+            def to(self, device):
+                return self
+
+        deberta = types.SimpleNamespace(
+            batch_size=4, device="cpu",
+            deberta_tokenizer=lambda batch, padding=True, return_tensors="pt": Encoded(pairs=[tuple(p) for p in batch]),
+            deberta=types.SimpleNamespace(
+                config=types.SimpleNamespace(label2id={"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2}),
+                __call__=None))
+        deberta.deberta = type("FakeDeberta", (), {
+            "config": types.SimpleNamespace(label2id={"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2}),
+            "__call__": lambda self, pairs: types.SimpleNamespace(
+                logits=torch.log(torch.tensor([table[p] for p in pairs], dtype=torch.float64)))})()
+        # Token ids: the texts' places in a vocabulary of this case.
+        vocab = []
+        def ids(texts):
+            out = []
+            for t in texts:
+                if t not in vocab:
+                    vocab.append(t)
+                out.append(vocab.index(t))
+            return out
+        greedy_ids = ids([t["token"] for t in c["answer"]])
+        sample_ids = [ids([t["token"] for t in s]) for s in c["samples"]]
+        tokenizer = types.SimpleNamespace(added_tokens_decoder={}, decode=lambda ts, skip_special_tokens=True: "".join(vocab[i] for i in ts))
+        model = types.SimpleNamespace(device=lambda: "cpu", tokenizer=tokenizer)
+        stats = {"input_texts": ["Q"], "sample_tokens": [sample_ids], "sample_texts": [c["sample_texts"]], "greedy_tokens": [greedy_ids]}
+        stats.update(cross(stats, texts=["Q"], model=model))
+        content = [types.SimpleNamespace(token=t["token"], logprob=t["logprob"],
+                                         top_logprobs=[types.SimpleNamespace(token=a["token"], logprob=a["logprob"]) for a in t["top"]])
+                   for t in c["answer"]]
+        bb = types.SimpleNamespace(supports_logprobs=True, logprobs=[types.SimpleNamespace(content=content)],
+                                   generate_texts=lambda **kw: ["".join(t["token"] for t in c["answer"])])
+        greedy = blackbox({}, texts=["Q"], model=bb)
+        stats.update(greedy)
+        stats["greedy_log_likelihoods"] = [np.array(greedy["greedy_log_likelihoods"][0])]
+        stats["sample_log_likelihoods"] = [[np.array([t["logprob"] for t in s]) for s in c["samples"]]]
+        stats.update(alt_nli_mod.GreedyAlternativesNLICalculator(deberta)(stats, texts=["Q"], model=model))
+        stats.update(matrix_mod.SemanticMatrixCalculator(deberta)(stats, texts=["Q"], model=model))
+        graphs.clear()
+        r = {
+            "token_similarity": [float(x) for x in stats["token_similarity"][0]],
+            "sample_token_similarity": [[float(x) for x in t] for t in stats["sample_token_similarity"][0]],
+            "sample_sentence_similarity": stats["sample_sentence_similarity"][0].tolist(),
+            "alternatives": [[[a, float(l)] for a, l in t] for t in stats["greedy_tokens_alternatives"][0]],
+            "TokenSAR": float(token_sar(stats)[0]),
+            "SAR": float(sar(stats)[0]),
+            "CCP": float(ccp(stats)[0]),
+            "EigValLaplacian": float(eigv(stats)[0]),
+            "DegMat": float(degree(stats)[0]),
+            "Eccentricity": float(ecc(stats)[0]),
+            "KernelLanguageEntropy": float(kle(stats)[0]),
+        }
+        r["kle_graph"] = graphs[0].tolist()
+        c["expected"] = r
+        out.append(c)
+    doc = {"lm_polygraph": "github.com/IINemo/lm-polygraph" + (f" at {commit}" if commit else ""), "cases": out}
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "polygraph_calculators.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
 if __name__ == "__main__":
     src = os.environ.get("LM_POLYGRAPH_SRC")
     if not src:
         sys.exit("set LM_POLYGRAPH_SRC to the src/lm_polygraph directory of an LM-Polygraph checkout")
     main(src, sys.argv[1] if len(sys.argv) > 1 else "")
+    calculators(src, sys.argv[1] if len(sys.argv) > 1 else "")
