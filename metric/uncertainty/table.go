@@ -70,6 +70,9 @@ const (
 	// probabilities between each token's word and its alternatives' (CCP;
 	// CCPPairs, CCPTokens).
 	NeedsAlternativesEntailment
+	// NeedsQuestion: one more question of the score's own to the model
+	// that sampled, whose replies the score reads (Replies).
+	NeedsQuestion
 )
 
 // Input is what the scores with a Value read of one prompt. A field a
@@ -103,6 +106,10 @@ type Input struct {
 	// (NeedsAlternativesEntailment), or CCPErr why not.
 	CCP    []CCPToken
 	CCPErr error
+	// Replies are the model's replies to the score's own question
+	// (NeedsQuestion), or RepliesErr why there are none.
+	Replies    []string
+	RepliesErr error
 }
 
 var defs = []Def{
@@ -188,6 +195,34 @@ var defs = []Def{
 		}
 		return CCP(in.CCP)
 	}},
+	// The model's replies to one more question (verbalized.go).
+	{Name: "ptrue-empirical", Key: "ptrue_empirical", Label: "p(True) empirical", Needs: NeedsQuestion, Value: replies(PTrueEmpirical)},
+	{Name: "verbalized-1s", Key: "verbalized_1s", Label: "verbalized 1S", Needs: NeedsQuestion, Value: reply(Verbalized)},
+	{Name: "verbalized-2s", Key: "verbalized_2s", Label: "verbalized 2S", Needs: NeedsQuestion, Value: reply(Verbalized)},
+	{Name: "linguistic-1s", Key: "linguistic_1s", Label: "linguistic 1S", Needs: NeedsQuestion, Value: reply(Linguistic)},
+}
+
+// replies is a score of the model's replies to its question.
+func replies(f func([]string) (float64, error)) func(Input) (float64, error) {
+	return func(in Input) (float64, error) {
+		if in.Replies == nil {
+			if in.RepliesErr != nil {
+				return 0, in.RepliesErr
+			}
+			return 0, errors.New("no reply of the model to the score's question")
+		}
+		return f(in.Replies)
+	}
+}
+
+// reply is a score of the model's one reply to its question.
+func reply(f func(string) (float64, error)) func(Input) (float64, error) {
+	return replies(func(r []string) (float64, error) {
+		if len(r) != 1 {
+			return 0, fmt.Errorf("%d replies of the model, want 1", len(r))
+		}
+		return f(r[0])
+	})
 }
 
 // tokenSimErr is err, or why a token similarity is missing when the

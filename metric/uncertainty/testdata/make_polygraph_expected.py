@@ -16,6 +16,12 @@ type hints). numpy must be installed.
     git clone https://github.com/IINemo/lm-polygraph /tmp/lm-polygraph
     LM_POLYGRAPH_SRC=/tmp/lm-polygraph/src/lm_polygraph /usr/bin/python3 make_polygraph_expected.py [COMMIT]
 
+polygraph_replies.json holds the scores LM-Polygraph's Verbalized1S,
+Verbalized2S, Linguistic1S and PTrueEmpirical give model replies, with
+the regular expression and expressions of confidence of its
+configurations (examples/configs/instruct, beside src/ in the checkout;
+PyYAML reads them).
+
 The calculators (polygraph_calculators.json) also need torch and scipy
 (Debian: python3-torch, python3-scipy). They run as LM-Polygraph runs
 them, with test doubles for the models they load: the cross-encoder of
@@ -396,9 +402,62 @@ def calculators(src, commit):
         f.write("\n")
 
 
+REPLIES = [
+    "Guess: Paris\nProbability: 0.85",
+    "Probability: 0.2 then Probability: 0.9",
+    "Probability: 85.0",
+    "Probability: 1",
+    "probability: 0.3",
+    "Probability: \u0660.\u0667",
+    "Probability: 0.\U0001d7d5",
+    "Guess: Lyon\nConfidence: Probably Not",
+    "Confidence: Highly Unlikely",
+    "We Beleive so",
+    "We Believe so",
+    "Better than Even",
+    "almost certain",
+    "",
+]
+
+
+def replies(src, commit):
+    """The verbalized and linguistic scores of REPLIES, and PTrueEmpirical
+    of sets of sampled replies, by LM-Polygraph's classes with the regular
+    expression and the expressions of confidence of its configurations."""
+    import yaml
+    root = os.path.dirname(os.path.dirname(os.path.abspath(src)))
+    cfg = lambda name: yaml.safe_load(open(os.path.join(root, "examples", "configs", "instruct", name)))
+    regex = cfg("polygraph_eval_triviaqa_verb_1s_top1.yaml")["estimators"][0]["cfg"]["confidence_regex"]
+    regex2 = cfg("polygraph_eval_triviaqa_verb_2s_top1.yaml")["estimators"][0]["cfg"]["confidence_regex"]
+    expressions = cfg("polygraph_eval_triviaqa_ling_1s.yaml")["expressions_of_confidence"]
+    E = lambda name, cls: getattr(load(src, "estimators", name), cls)
+    v1 = E("verbalized_1s", "Verbalized1S")(confidence_regex=regex)
+    v2 = E("verbalized_2s", "Verbalized2S")(confidence_prompt="?", confidence_regex=regex2)
+    ling = E("linguistic_1s", "Linguistic1S")(expressions=expressions)
+    pte = E("p_true_empirical", "PTrueEmpirical")(num_samples=10)
+    nan = lambda x: None if np.isnan(x) else float(x)
+    out = []
+    for r in REPLIES:
+        model = types.SimpleNamespace(generate_texts=lambda *a, **kw: [r])
+        out.append({"reply": r, "Verbalized1S": nan(v1({"greedy_texts": [r]})[0]),
+                    "Verbalized2S": nan(v2({"model": model, "input_texts": ["Q"], "greedy_texts": ["A"]})[0]),
+                    "Linguistic1S": nan(ling({"greedy_texts": [r]})[0])})
+    sampled = [[" True"] * 10, [" True", " False", "True", "true", " False"], [" False"], ["TrueFalse", " Tr", "ue"]]
+    pt = []
+    for s in sampled:
+        model = types.SimpleNamespace(generate_texts=lambda *a, **kw: s)
+        pt.append({"replies": s, "PTrueEmpirical": float(pte({"model": model, "input_texts": ["Q"], "greedy_texts": ["A"]})[0])})
+    doc = {"lm_polygraph": "github.com/IINemo/lm-polygraph" + (f" at {commit}" if commit else ""),
+           "confidence_regex": regex, "expressions": [[k, v] for k, v in expressions.items()], "replies": out, "ptrue_empirical": pt}
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "polygraph_replies.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
 if __name__ == "__main__":
     src = os.environ.get("LM_POLYGRAPH_SRC")
     if not src:
         sys.exit("set LM_POLYGRAPH_SRC to the src/lm_polygraph directory of an LM-Polygraph checkout")
     main(src, sys.argv[1] if len(sys.argv) > 1 else "")
     calculators(src, sys.argv[1] if len(sys.argv) > 1 else "")
+    replies(src, sys.argv[1] if len(sys.argv) > 1 else "")
