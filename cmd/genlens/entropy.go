@@ -40,7 +40,7 @@ func newEntropyCmd() *cobra.Command {
 			ifGiven(cmd, "similarity", &f.Similarity, similarity)
 			ifGiven(cmd, "kle-t", &f.KLET, &kleT)
 			s := sf.apply(cmd)
-			if f.AsksPTrue() { // the sampling model is also the one ptrue asks
+			if f.AsksModel() { // the sampling model is also the one ptrue and the other questions ask
 				f.BaseURL, f.Model, f.APIKeyEnv, f.API = s.BaseURL, s.Model, s.APIKeyEnv, s.API
 			}
 			if cmd.Flags().Changed("prompts") {

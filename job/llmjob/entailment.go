@@ -90,7 +90,7 @@ func (r *EntropyRequest) checkNLIFields(defs []*scoreDef) error {
 // allow-list.
 func (r *EntropyRequest) outbound() []job.Outbound {
 	var out []job.Outbound
-	if r.BaseURL != "" && r.AsksPTrue() {
+	if r.BaseURL != "" && r.AsksModel() {
 		out = append(out, job.Outbound{Field: "base_url", URL: r.BaseURL, SecretField: "api_key_env", Secret: r.APIKeyEnv})
 	}
 	if r.NLIBaseURL != "" {

@@ -79,7 +79,14 @@ type EntropyRequest struct {
 	API       string `json:"api,omitempty"` // chat (or "") or completions
 	// PTruePrompt is a file holding the p(True) question's template
 	// (see PTruePrompt); "" uses PTruePrompt.
-	PTruePrompt string `json:"ptrue_prompt,omitempty" help:"file holding the p(True) question's template, with {answer} and optionally {question} and {samples} (default: Kadavath et al.'s)"`
+	PTruePrompt string `json:"ptrue_prompt,omitempty" help:"file holding the p(True) question's template, which must place the answer under test and may place the question and the samples (the words answer, question, samples in braces; default: Kadavath et al.'s)"`
+	// The files holding the templates of the questions of
+	// ptrue-empirical, verbalized-1s, verbalized-2s and linguistic-1s
+	// (see llm.Questions); "" uses genlens's.
+	PTrueEmpiricalPrompt string `json:"ptrue_empirical_prompt,omitempty" help:"file holding ptrue-empirical's question template, which must place the answer under test and may place the question (the words answer, question in braces; default: genlens's)"`
+	Verbalized1SPrompt   string `json:"verbalized_1s_prompt,omitempty" help:"file holding verbalized-1s's question template, which must place the question (the word question in braces) and ask for 'Probability: 0.x' (default: genlens's)"`
+	Verbalized2SPrompt   string `json:"verbalized_2s_prompt,omitempty" help:"file holding verbalized-2s's follow-up question, asked in a chat after the question and the answer under test, which must ask for 'Probability: 0.x' (default: genlens's)"`
+	Linguistic1SPrompt   string `json:"linguistic_1s_prompt,omitempty" help:"file holding linguistic-1s's question template, which must place the question (the word question in braces) and ask for an expression of confidence (default: genlens's)"`
 
 	// AUARC adds the area under each score's accuracy–rejection curve to
 	// the summary (and the curves' chart to the artifacts).
@@ -529,17 +536,38 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 			return nil, err
 		}
 	}
-	if containsScore(defs, "ptrue") {
-		template, err := llm.ReadPTruePrompt(env.InputFS(), req.PTruePrompt)
-		if err != nil {
-			return nil, err
+	if slices.ContainsFunc(defs, asksModel) {
+		// The templates first: a bad one is refused before any request.
+		ptrueTemplate := ""
+		if containsScore(defs, "ptrue") {
+			if ptrueTemplate, err = llm.ReadPTruePrompt(env.InputFS(), req.PTruePrompt); err != nil {
+				return nil, err
+			}
+		}
+		templates := map[string]string{}
+		for _, d := range defs {
+			if q, ok := llm.QuestionOf(d.name); ok && d.needs&uncertainty.NeedsQuestion != 0 {
+				if templates[d.name], err = q.ReadTemplate(env.InputFS(), req.questionPrompt(d.name)); err != nil {
+					return nil, err
+				}
+			}
 		}
 		client, err := ptrueClient(env, &req)
 		if err != nil {
 			return nil, err
 		}
-		if err := askPTrue(ctx, client, &req, template, recs, ps, scoredRow); err != nil {
-			return nil, err
+		if containsScore(defs, "ptrue") {
+			if err := askPTrue(ctx, client, &req, ptrueTemplate, recs, ps, scoredRow); err != nil {
+				return nil, err
+			}
+		}
+		for _, d := range defs {
+			if t, ok := templates[d.name]; ok {
+				q, _ := llm.QuestionOf(d.name)
+				if err := askQuestion(ctx, client, &req, q, t, recs, ps, scoredRow); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	out := &EntropyResult{Items: make([]EntropyItem, len(results))}

@@ -26,10 +26,13 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 	var judged atomic.Int64
 	var mu sync.Mutex
 	var asked []string
-	judge, ptrue := judgeReply(&judged), ptrueReply(&mu, &asked)
+	judge, ptrue, questions := judgeReply(&judged), ptrueReply(&mu, &asked), questionReply(&mu, &asked)
 	srv, _ := sampleServer(t, func(c *llmtest.Config) {
 		c.Reply = func(p string) (llmtest.Reply, bool) {
 			if r, ok := judge(p); ok {
+				return r, true
+			}
+			if r, ok := questions(p); ok {
 				return r, true
 			}
 			return ptrue(p)
@@ -220,6 +223,9 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 			// neutral otherwise: every alternative of another word is left
 			// out of CCP, and every token's factor is 1.
 			{"token_sar", tokenSAR(r.AnswerLogprobs)}, {"sar", sar}, {"ccp", -1},
+			// The scripted replies of questionReply.
+			{"ptrue_empirical", map[bool]float64{true: 0, false: 1}[strings.TrimSpace(r.Answer) == "paris"]},
+			{"verbalized_1s", 1 - 0.8}, {"verbalized_2s", 1 - 0.6}, {"linguistic_1s", 1 - 0.9},
 		} {
 			if v := it.Score(c.key); v == nil || math.Abs(float64(*v)-c.want) > 1e-9 {
 				t.Errorf("%s %s = %v, want %v", it.ID, c.key, v, c.want)
@@ -231,8 +237,8 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	if len(asked) != len(res.Items) || judged.Load() == 0 {
-		t.Errorf("p(True) asked %d times for %d prompts; judge asked %d times", len(asked), len(res.Items), judged.Load())
+	if len(asked) != 5*len(res.Items) || judged.Load() == 0 {
+		t.Errorf("the model asked %d questions for %d prompts, want 5 each; judge asked %d times", len(asked), len(res.Items), judged.Load())
 	}
 	var table bytes.Buffer
 	entropyText(&table, &req, res)
@@ -245,5 +251,34 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 	}
 	if want := "id," + strings.Join(keys, ",") + ",correct,reason\n"; !strings.HasPrefix(csv.String(), want) {
 		t.Errorf("items.csv header %q, want %q", strings.SplitN(csv.String(), "\n", 2)[0], want)
+	}
+}
+
+// questionReply scripts the model's replies to the questions of
+// ptrue-empirical (" True" for a proposed answer paris, " False"
+// otherwise), verbalized-1s (0.8), verbalized-2s (0.6, after the answer)
+// and linguistic-1s (Highly Likely); the prompts it saw are kept.
+func questionReply(mu *sync.Mutex, seen *[]string) func(string) (llmtest.Reply, bool) {
+	return func(prompt string) (llmtest.Reply, bool) {
+		var text string
+		switch {
+		case strings.Contains(prompt, "Reply with one word, True or False."):
+			text = " False"
+			if strings.Contains(prompt, "Proposed answer: paris\n") {
+				text = " True"
+			}
+		case strings.Contains(prompt, "Probability: <a number") && strings.Contains(prompt, "Guess:"):
+			text = "Guess: paris\nProbability: 0.8"
+		case strings.Contains(prompt, "Probability: <a number"):
+			text = "Probability: 0.6"
+		case strings.Contains(prompt, "Confidence: <one of the expressions>"):
+			text = "Guess: paris\nConfidence: Highly Likely"
+		default:
+			return nil, false
+		}
+		mu.Lock()
+		*seen = append(*seen, prompt)
+		mu.Unlock()
+		return llmtest.Reply{{Text: text, Logprob: -0.1}}, true
 	}
 }

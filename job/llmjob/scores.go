@@ -60,7 +60,7 @@ func sourceOf(needs uncertainty.Needs) scoreSource {
 	switch {
 	case needs&(uncertainty.NeedsJudge|uncertainty.NeedsEntailmentProbs|uncertainty.NeedsAnswerEntailmentProbs|uncertainty.NeedsAlternativesEntailment) != 0:
 		return sourceNLI
-	case needs&uncertainty.NeedsModel != 0:
+	case needs&(uncertainty.NeedsModel|uncertainty.NeedsQuestion) != 0:
 		return sourceModel
 	}
 	return ""
@@ -74,6 +74,10 @@ func valueOf(d uncertainty.Def) func(p *promptScores) (float64, error) {
 		return nil
 	case d.Needs&uncertainty.NeedsModel != 0:
 		return func(p *promptScores) (float64, error) { return p.ptrue, p.ptrueErr }
+	case d.Needs&uncertainty.NeedsQuestion != 0:
+		return func(p *promptScores) (float64, error) {
+			return d.Value(uncertainty.Input{Replies: p.replies[d.Name], RepliesErr: p.repliesErr[d.Name]})
+		}
 	}
 	return func(p *promptScores) (float64, error) {
 		if d.Needs&uncertainty.NeedsSampleLogprobs != 0 {
@@ -174,6 +178,10 @@ type promptScores struct {
 	// not.
 	ptrue    float64
 	ptrueErr error
+	// replies are the model's replies to each question score's question
+	// (llm.Questions), or repliesErr why there are none.
+	replies    map[string][]string
+	repliesErr map[string]error
 	// The run's similarity of the answer under test with each sample and
 	// of the samples with each other, or simErr why not; nil unless a
 	// score needs them.
