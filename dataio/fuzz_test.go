@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,6 +100,7 @@ func FuzzReadJSONL(f *testing.F) {
 		"\xef\xbb\xbf\n\n{\"samples\": []}\r\n",
 		`{"samples": ["x", "y"], "embeddings": [[1e999, 1], [2]]}`,
 		`{"samples": "x"}`,
+		`{"samples": ["ab", "c"], "logprobs": [[{"token": "a", "logprob": -0.5, "top": [{"token": "a", "logprob": -0.5}, {"token": "\u00e9", "logprob": -1}]}, {"token": "b", "logprob": -0.1}], [{"logprob": -2, "top": [{"token": null, "logprob": -2}]}]], "answer_logprobs": [{"token": "", "logprob": 0}]}`,
 		`[1, 2`,
 		"",
 	}
@@ -118,6 +120,13 @@ func FuzzReadJSONL(f *testing.F) {
 		for _, r := range recs {
 			if r.Line < 1 || r.Samples == nil {
 				t.Fatalf("bad record %+v", r)
+			}
+			for _, toks := range append(slices.Clone(r.Logprobs), r.AnswerLogprobs) {
+				for _, tok := range toks {
+					if tok.Text != "" && !tok.HasText || tok.TopText != nil && len(tok.TopText) != len(tok.Top) {
+						t.Fatalf("line %d: token %+v: texts without their flag, or not one per alternative", r.Line, tok)
+					}
+				}
 			}
 			if r.Embeddings == nil {
 				continue
@@ -249,6 +258,15 @@ func FuzzReadParquet(f *testing.F) {
 	f.Add(b)
 	f.Add(b[:len(b)/2])
 	f.Add([]byte("PAR1PAR1"))
+	// Token texts and their alternatives'.
+	withTokens := filepath.Join(dir, "tokens.parquet")
+	writeParquet(f, withTokens, []pqLogprobsRow{{ID: "q1", Samples: []string{"ab"},
+		Logprobs:       [][]pqToken{{{Token: "a", Logprob: -0.5, Top: []pqAlt{{"a", -0.5}, {"é", -1}}}, {Token: "b", Logprob: -0.1}}},
+		AnswerLogprobs: []pqToken{{Token: "", Logprob: 0}}}})
+	if b, err = os.ReadFile(withTokens); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := filepath.Join(dir, "f.parquet")
 		if err := os.WriteFile(p, b, 0o644); err != nil {
@@ -260,6 +278,13 @@ func FuzzReadParquet(f *testing.F) {
 			return
 		}
 		for _, r := range recs {
+			for _, toks := range append(slices.Clone(r.Logprobs), r.AnswerLogprobs) {
+				for _, tok := range toks {
+					if tok.TopText != nil && len(tok.TopText) != len(tok.Top) {
+						t.Fatalf("line %d: %d alternatives' texts for %d alternatives", r.Line, len(tok.TopText), len(tok.Top))
+					}
+				}
+			}
 			for _, e := range r.Embeddings {
 				for _, v := range e {
 					if math.IsNaN(v) || math.IsInf(v, 0) {

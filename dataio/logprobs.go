@@ -7,10 +7,18 @@ import (
 
 // Token is one generated token of a sampled answer as `genlens sample
 // --logprobs` stores it: its natural-log probability and those of the
-// top-K alternatives the endpoint reported (nil when none were asked).
+// top-K alternatives the endpoint reported (nil when none were asked),
+// and their texts.
 type Token struct {
 	Logprob float64
 	Top     []float64
+	// Text is the token's text (its "token"), when HasText; a row written
+	// by another tool may give only the log-probabilities.
+	Text    string
+	HasText bool
+	// TopText holds the alternatives' texts, one for each entry of Top;
+	// nil when an alternative has none.
+	TopText []string
 }
 
 // logprobs reads the optional "logprobs" (one token list per sample) and
@@ -48,7 +56,9 @@ func (d *recordDecoder) logprobs(line int, m map[string]any, rec *Record) error 
 }
 
 // tokens reads one answer's list of {"token", "logprob", "top"?}; an
-// empty answer has an empty, non-nil list.
+// empty answer has an empty, non-nil list. A "token" is optional (null
+// or absent: no text), but when given must be a string; its text and its
+// alternatives' are priced as the samples' are (recordDecoder.keepText).
 func (d *recordDecoder) tokens(line int, field string, v any) ([]Token, error) {
 	list, ok := v.([]any)
 	if !ok {
@@ -66,9 +76,13 @@ func (d *recordDecoder) tokens(line int, field string, v any) ([]Token, error) {
 			return nil, err
 		}
 		out[j].Logprob = lp
+		if out[j].Text, out[j].HasText, err = d.tokenText(line, f+".token", obj["token"]); err != nil {
+			return nil, err
+		}
 		switch top := obj["top"].(type) {
 		case nil:
 		case []any:
+			texts := make([]string, 0, len(top))
 			for k, a := range top {
 				af := fmt.Sprintf("%s.top[%d]", f, k)
 				ao, ok := a.(map[string]any)
@@ -80,12 +94,40 @@ func (d *recordDecoder) tokens(line int, field string, v any) ([]Token, error) {
 					return nil, err
 				}
 				out[j].Top = append(out[j].Top, alp)
+				t, has, err := d.tokenText(line, af+".token", ao["token"])
+				if err != nil {
+					return nil, err
+				}
+				if has && texts != nil {
+					texts = append(texts, t)
+				} else {
+					texts = nil
+				}
+			}
+			if len(texts) > 0 {
+				out[j].TopText = texts
 			}
 		default:
 			return nil, d.src.errf(line, f+".top", "want a list of alternatives, got "+typeName(top))
 		}
 	}
 	return out, nil
+}
+
+// tokenText reads a token's optional text: absent or null is none, a
+// string is kept (and priced), anything else is an error.
+func (d *recordDecoder) tokenText(line int, field string, v any) (string, bool, error) {
+	if v == nil {
+		return "", false, nil
+	}
+	s, ok := toString(v)
+	if !ok {
+		return "", false, d.src.errf(line, field, "want the token's text, a string, got "+typeName(v))
+	}
+	if err := d.keepText(line, field, s); err != nil {
+		return "", false, err
+	}
+	return s, true, nil
 }
 
 func (d *recordDecoder) logprob(line int, field string, v any) (float64, error) {

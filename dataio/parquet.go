@@ -68,7 +68,7 @@ func readParquet(fsys fs.FS, path string) (recs []Record, err error) {
 	rd := parquet.NewReader(pf, parquet.NewSchema("record", group))
 	defer rd.Close()
 
-	d := recordDecoder{src: src{file: path}}
+	d := recordDecoder{src: src{file: path}, textLimit: decompressedLimit(size), fileSize: size}
 	for row = 1; ; row++ {
 		m := map[string]any{} // must be non-nil: parquet-go fills, not allocates
 		if err := rd.Read(&m); err != nil {

@@ -53,9 +53,13 @@ type Record struct {
 // length in the whole file), "answer" (string), "reference" (string or
 // list of strings), "correct" (boolean), "judge_scores" (list of numbers
 // or nulls), "prompt" or "messages" (the question, see Record.Question),
-// "logprobs" (one list of tokens {"token", "logprob", "top"?} per sample)
-// and "answer_logprobs" (the answer's tokens; in Parquet, a LIST of LIST
-// of structs and a LIST of structs with those fields). Unknown fields are
+// "logprobs" (one list of tokens {"token", "logprob", "top"?} per sample,
+// "top" a list of the alternatives {"token", "logprob"}; "token", the
+// text, may be absent) and "answer_logprobs" (the answer's tokens; in
+// Parquet, a LIST of LIST of structs and a LIST of structs with those
+// fields). The texts kept of a Parquet file (samples, tokens) are
+// bounded as its columns are, to MaxCompressionRatio times its size past
+// a floor. Unknown fields are
 // ignored; null or an empty list counts as absent for the optional fields.
 // Blank lines are skipped.
 //
@@ -251,6 +255,33 @@ type recordDecoder struct {
 	src     src
 	dim     int
 	dimLine int
+	// textLimit, when positive, bounds the bytes of the texts kept of
+	// the whole file (samples, tokens and their alternatives), textKept
+	// their count so far. A JSON text is never longer than the bytes that
+	// spell it, which the readers bound already; a Parquet column of
+	// texts can be dictionary-encoded, one text spelled once and repeated
+	// by reference, so what its footer declares says nothing of what its
+	// rows hold once decoded (5 MB of a file of 6 MB decoded to 1 GB).
+	textLimit, textKept int64
+	fileSize            int64 // of a Parquet file, for keepText's message
+}
+
+// textBytes is what keepText counts for a text: its bytes and the
+// string header that holds them.
+func textBytes(s string) int64 { return int64(len(s)) + 16 }
+
+// keepText counts s among the texts kept, and refuses the file once they
+// pass textLimit.
+func (d *recordDecoder) keepText(line int, field, s string) error {
+	if d.textLimit <= 0 {
+		return nil
+	}
+	d.textKept += textBytes(s)
+	if d.textKept > d.textLimit {
+		return d.src.errf(line, field, fmt.Sprintf("the texts of the rows up to here decode to more than %s, more than %d times the file's %s (a text repeated through a dictionary-encoded column?); see dataio.MaxCompressionRatio",
+			fmtBytes(d.textLimit), MaxCompressionRatio, fmtBytes(d.fileSize)))
+	}
+	return nil
 }
 
 // line decodes one JSON Lines line.
@@ -356,6 +387,9 @@ func (d *recordDecoder) record(line int, m map[string]any) (Record, error) {
 		s, ok := toString(e)
 		if !ok {
 			return fail(fmt.Sprintf("samples[%d]", i), "want a string, got "+typeName(e))
+		}
+		if err := d.keepText(line, fmt.Sprintf("samples[%d]", i), s); err != nil {
+			return Record{}, err
 		}
 		rec.Samples[i] = s
 	}

@@ -40,7 +40,7 @@ func newEntropyCmd() *cobra.Command {
 			ifGiven(cmd, "similarity", &f.Similarity, similarity)
 			ifGiven(cmd, "kle-t", &f.KLET, &kleT)
 			s := sf.apply(cmd)
-			if f.AsksPTrue() { // the sampling model is also the one ptrue asks
+			if f.AsksModel() { // the sampling model is also the one ptrue and the other questions ask
 				f.BaseURL, f.Model, f.APIKeyEnv, f.API = s.BaseURL, s.Model, s.APIKeyEnv, s.API
 			}
 			if cmd.Flags().Changed("prompts") {
@@ -61,7 +61,7 @@ func newEntropyCmd() *cobra.Command {
 	fl.BoolVar(&cumulative, "cumulative", uncertainty.DefaultSequence.Cumulative, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
 	fl.StringVar(&gamma, "gamma", "dim", "bandwidth of rbf/laplacian/poly: dim (1/d), median, or a number; dim by default here, a scale fixed by the dimension alone, so entropies of different files stay comparable (the commands comparing two sets default to median)")
 	fl.StringVar(&scores, "scores", joinScores(uncertainty.DefaultScores), "comma-separated scores: "+llmjob.ScoreNames()+"; or all, every score computable from what is given")
-	fl.StringVar(&similarity, "similarity", string(uncertainty.SimilarityRougeL), "similarity of two samples for kle, eigv, degree: rougel (RougeL-F of the words) or embedding (max(0, cosine) of the embeddings)")
+	fl.StringVar(&similarity, "similarity", string(uncertainty.SimilarityRougeL), "similarity of two answers for the graph scores, cocoa-*, sentence-sar, token-sar, sar: rougel (RougeL-F of the words), embedding (max(0, cosine) of the embeddings) or nli (the entailment judge's probability of entailment, both ways averaged)")
 	fl.Float64Var(&kleT, "kle-t", uncertainty.DefaultKLETime, "heat-kernel time t of kle")
 	markGivenOnly(cmd, "t", "cumulative", "gamma", "scores", "similarity", "kle-t")
 	fl.Float64Var(&f.Threshold, "rouge-threshold", uncertainty.DefaultRougeThreshold, "RougeL-F above which an answer is correct, in [0, 1)")

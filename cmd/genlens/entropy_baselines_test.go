@@ -66,7 +66,7 @@ func TestEntropyBaselinesCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("entropy: %s", stderr)
 	}
-	keys := []string{"kernel_entropy", "lexical_similarity", "kle", "eigv", "degree", "ecc", "pe", "ne", "msp", "perplexity", "mte", "se", "se_discrete", "numsets", "ptrue"}
+	keys := []string{"kernel_entropy", "lexical_similarity", "kle", "eigv", "degree", "ecc", "pe", "ne", "msp", "perplexity", "mte", "se", "se_discrete", "numsets", "ptrue", "label_prob", "cocoa_msp", "cocoa_ppl", "cocoa_mte", "sentence_sar", "semantic_density", "luq", "token_sar", "sar", "ccp"}
 	var out struct {
 		Items   []map[string]any
 		Summary struct {

@@ -102,7 +102,7 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 		"id  kernel_entropy  lexical_similarity  kle       eigv  degree    ecc      correct",
 		"prompts 3 (skipped 1, labelled 2), kernel cs(t=1..2), similarity rougel, kle t 0.3\n",
 		"  kle                 1\n  eigv                1\n  degree              1\n  ecc                 1\n",
-		"pe, ne: no token logprobs (sample with --logprobs;",
+		"pe, ne, sentence-sar, sar: no token logprobs (sample with --logprobs;",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
@@ -128,8 +128,9 @@ func TestEntropyScoresFlagErrors(t *testing.T) {
 		{[]string{"--scores", "MaximumSequenceProbability"}, `did you mean msp (LM-Polygraph's MaximumSequenceProbability)?`},
 		{[]string{"--scores", "kernel_entropy"}, `unknown score "kernel_entropy"; did you mean kernel-entropy?`},
 		{[]string{"--scores", "lexsm"}, `unknown score "lexsm"; did you mean lexsim?`},
-		{[]string{"--similarity", "embedding"}, "--similarity applies only to --scores kle, eigv and degree"},
-		{[]string{"--scores", "eigv", "--similarity", "nli"}, `--similarity "nli": want rougel or embedding`},
+		{[]string{"--similarity", "embedding"}, "--similarity applies only to --scores kle, eigv, degree, ecc, cocoa-msp, cocoa-ppl, cocoa-mte, sentence-sar"},
+		{[]string{"--scores", "eigv", "--similarity", "jaccard"}, `--similarity "jaccard": want rougel, embedding or nli`},
+		{[]string{"--scores", "eigv", "--similarity", "nli"}, `--similarity nli needs an entailment judge (give --nli with --nli-weights, or --nli-base-url with --nli-model)`},
 		{[]string{"--scores", "eigv", "--kle-t", "1"}, "--kle-t applies only to --scores kle"},
 		{[]string{"--scores", "kle", "--kle-t", "0"}, "--kle-t 0: want a heat-kernel time in (0, 10000]"},
 		{[]string{"--scores", "kle", "--kernel", "rbf"}, "--kernel applies only to --scores kernel-entropy"},

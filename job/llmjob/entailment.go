@@ -15,6 +15,7 @@ import (
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/llm/chatnli"
 	"github.com/genlens/genlens/metric/semantic"
+	"github.com/genlens/genlens/metric/uncertainty"
 	"github.com/genlens/genlens/network/nli"
 )
 
@@ -30,13 +31,24 @@ var sourceMissing = map[scoreSource]string{
 	sourceModel: "no model to ask (give {base_url} and {model})",
 }
 
+// judgeScoreNames lists the scores that read the entailment judge.
+func judgeScoreNames() string {
+	var names []string
+	for _, d := range entropyScores {
+		if d.source == sourceNLI {
+			names = append(names, d.name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // hasNLI reports whether the request names an entailment judge.
 func (r *EntropyRequest) hasNLI() bool { return r.NLI != "" || r.NLIBaseURL != "" }
 
 // checkNLIFields checks the entailment judge's fields: one judge, whole,
 // and only for a score that uses it.
 func (r *EntropyRequest) checkNLIFields(defs []*scoreDef) error {
-	uses := r.allScores()
+	uses := r.allScores() || r.Similarity == string(uncertainty.SimilarityNLI)
 	for _, d := range defs {
 		uses = uses || d.source == sourceNLI
 	}
@@ -48,7 +60,7 @@ func (r *EntropyRequest) checkNLIFields(defs []*scoreDef) error {
 		if r.NLI == "" {
 			field = "nli_base_url"
 		}
-		return fault.Fieldf(field, "{%s} applies only to {scores} se, se-discrete and numsets", field)
+		return fault.Fieldf(field, "{%s} applies only to {scores} %s", field, judgeScoreNames())
 	case r.NLIWeights != "" && r.NLI == "":
 		return fault.Fieldf("nli_weights", "{nli_weights} needs {nli} NAME")
 	case r.NLI != "" && r.NLIWeights == "":
@@ -75,7 +87,7 @@ func (r *EntropyRequest) checkNLIFields(defs []*scoreDef) error {
 // allow-list.
 func (r *EntropyRequest) outbound() []job.Outbound {
 	var out []job.Outbound
-	if r.BaseURL != "" && r.AsksPTrue() {
+	if r.BaseURL != "" && r.AsksModel() {
 		out = append(out, job.Outbound{Field: "base_url", URL: r.BaseURL, SecretField: "api_key_env", Secret: r.APIKeyEnv})
 	}
 	if r.NLIBaseURL != "" {

@@ -52,7 +52,7 @@ type EntropyRequest struct {
 	// perplexity, mte, ...), or all: every score computable from what is
 	// given; "" means kernel-entropy,lexsim.
 	Scores     string   `json:"scores,omitempty"`
-	Similarity string   `json:"similarity,omitempty"` // of kle, eigv, degree: rougel ("") or embedding
+	Similarity string   `json:"similarity,omitempty"` // of the graph scores, cocoa-*, sentence-sar, token-sar, sar: rougel (""), embedding or nli
 	KLET       *float64 `json:"kle_t,omitempty"`      // kle: heat-kernel time; nil means 0.3
 	// Embedder and Weights compute the samples' embeddings in process
 	// with a BERT sentence embedder (bert.Names) from a model directory,
@@ -60,13 +60,14 @@ type EntropyRequest struct {
 	Embedder string `json:"embedder,omitempty"`
 	Weights  string `json:"weights,omitempty"`
 
-	// The entailment judge of se, se-discrete and numsets: an NLI model
+	// The entailment judge of se, se-discrete, numsets, label-prob,
+	// semantic-density and luq: an NLI model
 	// in process (NLI, one of entail.Models, from the directory NLIWeights;
 	// see OpenNLI), or an OpenAI-compatible chat model (NLIBaseURL,
 	// NLIModel; chatnli.Judge).
-	NLI          string `json:"nli,omitempty" help:"NLI model judging entailment for se, se-discrete, numsets: deberta-large-mnli, deberta or bert (a BERT cross-encoder; all with {nli_weights})"`
+	NLI          string `json:"nli,omitempty" help:"NLI model judging entailment for se, se-discrete, numsets, label-prob, semantic-density, luq: deberta-large-mnli, deberta or bert (a BERT cross-encoder; all with {nli_weights})"`
 	NLIWeights   string `json:"nli_weights,omitempty" help:"directory of the {nli} model (config.json, its tokenizer files, weights)"`
-	NLIBaseURL   string `json:"nli_base_url,omitempty" help:"API root of an OpenAI-compatible chat model judging entailment for se, se-discrete, numsets"`
+	NLIBaseURL   string `json:"nli_base_url,omitempty" help:"API root of an OpenAI-compatible chat model judging entailment for se, se-discrete, numsets, label-prob, semantic-density, luq"`
 	NLIModel     string `json:"nli_model,omitempty" help:"the entailment judge's model name on {nli_base_url}"`
 	NLIAPIKeyEnv string `json:"nli_api_key_env,omitempty" help:"environment variable holding the API key of {nli_base_url}"`
 
@@ -84,7 +85,14 @@ type EntropyRequest struct {
 	API       string `json:"api,omitempty"` // chat (or "") or completions
 	// PTruePrompt is a file holding the p(True) question's template
 	// (see PTruePrompt); "" uses PTruePrompt.
-	PTruePrompt string `json:"ptrue_prompt,omitempty" help:"file holding the p(True) question's template, with {answer} and optionally {question} and {samples} (default: Kadavath et al.'s)"`
+	PTruePrompt string `json:"ptrue_prompt,omitempty" help:"file holding the p(True) question's template, which must place the answer under test and may place the question and the samples (the words answer, question, samples in braces; default: Kadavath et al.'s)"`
+	// The files holding the templates of the questions of
+	// ptrue-empirical, verbalized-1s, verbalized-2s and linguistic-1s
+	// (see llm.Questions); "" uses genlens's.
+	PTrueEmpiricalPrompt string `json:"ptrue_empirical_prompt,omitempty" help:"file holding ptrue-empirical's question template, which must place the answer under test and may place the question (the words answer, question in braces; default: genlens's)"`
+	Verbalized1SPrompt   string `json:"verbalized_1s_prompt,omitempty" help:"file holding verbalized-1s's question template, which must place the question (the word question in braces) and ask for 'Probability: 0.x' (default: genlens's)"`
+	Verbalized2SPrompt   string `json:"verbalized_2s_prompt,omitempty" help:"file holding verbalized-2s's follow-up question, asked in a chat after the question and the answer under test, which must ask for 'Probability: 0.x' (default: genlens's)"`
+	Linguistic1SPrompt   string `json:"linguistic_1s_prompt,omitempty" help:"file holding linguistic-1s's question template, which must place the question (the word question in braces) and ask for an expression of confidence (default: genlens's)"`
 
 	// AUARC adds the area under each score's accuracy–rejection curve to
 	// the summary (and the curves' chart to the artifacts).
@@ -162,7 +170,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		return o, err
 	}
 	scores := simScores(defs)
-	if err := r.checkScoreFields(scores); err != nil {
+	if err := r.checkScoreFields(defs, scores); err != nil {
 		return o, err
 	}
 	if err := r.checkNLIFields(defs); err != nil {
@@ -186,7 +194,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		switch {
 		case r.Gamma != "":
 			return o, notFor("gamma", "the rbf, laplacian and poly kernels")
-		case r.embeddingGraph(scores):
+		case r.embeddingSimilarity(defs):
 		case r.Embeddings != "":
 			return o, notFor("embeddings", vk)
 		case r.EmbeddingsKey != "":
@@ -269,13 +277,14 @@ func (r *EntropyRequest) allScores() bool {
 
 // checkScoreFields refuses the fields that no asked-for score uses, and
 // checks the graph scores' fields.
-func (r *EntropyRequest) checkScoreFields(scores []uncertainty.Score) error {
-	graph := slices.ContainsFunc(scores, uncertainty.Score.Graph)
+func (r *EntropyRequest) checkScoreFields(defs []*scoreDef, scores []uncertainty.Score) error {
 	switch {
-	case r.Similarity != "" && !graph:
-		return fault.Fieldf("similarity", "{similarity} applies only to {scores} kle, eigv and degree")
-	case r.Similarity != "" && r.Similarity != string(uncertainty.SimilarityRougeL) && r.Similarity != string(uncertainty.SimilarityEmbedding):
-		return fault.Fieldf("similarity", "{similarity} %q: want rougel or embedding", r.Similarity)
+	case r.Similarity != "" && !usesSimilarity(defs):
+		return fault.Fieldf("similarity", "{similarity} applies only to {scores} %s", similarityScoreNames())
+	case r.Similarity != "" && r.Similarity != string(uncertainty.SimilarityRougeL) && r.Similarity != string(uncertainty.SimilarityEmbedding) && r.Similarity != string(uncertainty.SimilarityNLI):
+		return fault.Fieldf("similarity", "{similarity} %q: want rougel, embedding or nli", r.Similarity)
+	case r.Similarity == string(uncertainty.SimilarityNLI) && !r.hasNLI():
+		return fault.Fieldf("similarity", "{similarity} nli needs an entailment judge (give {nli} with {nli_weights}, or {nli_base_url} with {nli_model})")
 	case r.KLET != nil && !slices.Contains(scores, uncertainty.ScoreKLE):
 		return fault.Fieldf("kle_t", "{kle_t} applies only to {scores} kle")
 	case r.KLET != nil && !(*r.KLET > 0 && *r.KLET <= MaxKLET):
@@ -306,10 +315,37 @@ func (r *EntropyRequest) vectorKernel(scores []uncertainty.Score) bool {
 	return r.Kernel != "cs" && slices.Contains(scores, uncertainty.ScoreKernelEntropy)
 }
 
-// embeddingGraph reports whether the request computes graph scores from
-// the embeddings.
-func (r *EntropyRequest) embeddingGraph(scores []uncertainty.Score) bool {
-	return r.Similarity == string(uncertainty.SimilarityEmbedding) && slices.ContainsFunc(scores, uncertainty.Score.Graph)
+// embeddingSimilarity reports whether the request computes a score of
+// defs from the similarity of the embeddings.
+func (r *EntropyRequest) embeddingSimilarity(defs []*scoreDef) bool {
+	return r.Similarity == string(uncertainty.SimilarityEmbedding) && usesSimilarity(defs)
+}
+
+// usesSimilarity reports whether a score of defs reads the similarity of
+// answers that {similarity} chooses: the graph scores, and those of
+// uncertainty.NeedsSimilarity.
+func usesSimilarity(defs []*scoreDef) bool {
+	return slices.ContainsFunc(defs, readsSimilarity)
+}
+
+// similarityNeeds are the statistics of a score that the run's similarity
+// computes.
+const similarityNeeds = uncertainty.NeedsSimilarity | uncertainty.NeedsAnswerTokenSimilarity | uncertainty.NeedsSampleTokenSimilarity
+
+// readsSimilarity reports whether d reads the run's similarity.
+func readsSimilarity(d *scoreDef) bool {
+	return d.sim.Graph() || d.needs&similarityNeeds != 0
+}
+
+// similarityScoreNames lists the scores {similarity} applies to.
+func similarityScoreNames() string {
+	var names []string
+	for i := range entropyScores {
+		if readsSimilarity(&entropyScores[i]) {
+			names = append(names, entropyScores[i].name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 type entropyOptions struct {
@@ -420,7 +456,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	}
 	opt := o.opt
 	vector := req.vectorKernel(opt.Scores)
-	if vector || req.embeddingGraph(opt.Scores) {
+	if vector || req.embeddingSimilarity(o.defs) {
 		if err := attachEmbeddings(ctx, env, prompts, recs, req); err != nil {
 			return nil, err
 		}
@@ -446,41 +482,118 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	if len(defs) == 0 {
 		return nil, fault.Fieldf("scores", "{scores}: no score can be computed from what is given: %s", scoreReasonGroups(leftOut, leftReasons))
 	}
-	results, err := entropyResults(ctx, prompts, opt)
-	if err != nil {
-		return nil, err
-	}
+	// The rows scored: those with two usable samples at least (Evaluate
+	// skips the others, saying why), which the judge judges first, since
+	// the graph scores of the nli similarity read its judgements.
 	ps := make([]*promptScores, len(recs))
 	scoredRow := make([]bool, len(recs))
 	for i := range recs {
 		ps[i] = newPromptScores(recs[i], req.HoldoutFirst)
-		scoredRow[i] = results[i].Reason == ""
+		scoredRow[i] = len(ps[i].samples) >= 2
 	}
+	nliSim := opt.Similarity == uncertainty.SimilarityNLI && usesSimilarity(defs)
+	nliGraph := nliSim && slices.ContainsFunc(opt.Scores, uncertainty.Score.Graph)
 	var chat *chatnli.Judge
-	if slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.source == sourceNLI }) {
-		var m nli.Model
+	var m nli.Model
+	workers := 0 // an in-process model: one prompt per CPU
+	probNames, sampleProbs, answerProbs := probabilityScores(defs)
+	if nliSim || slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.source == sourceNLI }) {
 		if m, chat, err = entailmentJudge(env, &req); err != nil {
 			return nil, err
 		}
-		workers := 0 // an in-process model: one prompt per CPU
 		if chat != nil {
 			workers = 8 // a server: requests in flight
 		}
-		if err := clusterAnswers(ctx, m, req.In, recs, ps, scoredRow, workers); err != nil {
+		if slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsJudge != 0 }) {
+			if err := clusterAnswers(ctx, m, req.In, recs, ps, scoredRow, workers); err != nil {
+				return nil, err
+			}
+		}
+		// The nli similarity of the samples (the graph scores, SAR's) and of
+		// the answer with them (CoCoA's) is of the judge's probabilities.
+		nliSamples := nliGraph || nliSim && slices.ContainsFunc(defs, func(d *scoreDef) bool {
+			return d.needs&uncertainty.NeedsSimilarity != 0 && d.needs&uncertainty.NeedsSampleLogprobs != 0
+		})
+		nliAnswer := nliSim && slices.ContainsFunc(defs, func(d *scoreDef) bool {
+			return d.needs&uncertainty.NeedsSimilarity != 0 && d.needs&uncertainty.NeedsAnswerLogprobs != 0
+		})
+		ask := judgeAsk{samples: sampleProbs || nliSamples, diagonal: nliGraph, answer: answerProbs || nliAnswer, back: nliAnswer}
+		if ask.samples || ask.answer {
+			if err := judgeProbabilities(ctx, m, req.In, recs, ps, scoredRow, ask, workers); err != nil {
+				return nil, err
+			}
+		}
+		if slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsAlternativesEntailment != 0 }) {
+			if err := judgeAlternatives(ctx, m, req.In, recs, ps, scoredRow, workers); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if nliGraph {
+		for i := range prompts {
+			prompts[i].Entailment = ps[i].sampleNLI
+		}
+	}
+	results, err := entropyResults(ctx, prompts, opt)
+	if err != nil {
+		return nil, err
+	}
+	for i := range results {
+		scoredRow[i] = scoredRow[i] && results[i].Reason == ""
+	}
+	if usesSimilarity(defs) {
+		attachSimilarities(prompts, ps, scoredRow, opt.Similarity, req.HoldoutFirst)
+	}
+	answerTok := slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsAnswerTokenSimilarity != 0 })
+	sampleTok := slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsSampleTokenSimilarity != 0 })
+	if answerTok || sampleTok {
+		sim, err := req.textSimilarity(env, opt.Similarity, m)
+		if err != nil {
+			return nil, err
+		}
+		tokWorkers := 0 // RougeL, an NLI model: one prompt per CPU
+		switch {
+		case opt.Similarity == uncertainty.SimilarityEmbedding:
+			tokWorkers = 1 // the embedder uses the CPUs itself
+		case nliSim:
+			tokWorkers = workers
+		}
+		if err := attachTokenSimilarities(ctx, sim, req.In, recs, ps, scoredRow, answerTok, sampleTok, tokWorkers); err != nil {
 			return nil, err
 		}
 	}
-	if containsScore(defs, "ptrue") {
-		template, err := llm.ReadPTruePrompt(env.InputFS(), req.PTruePrompt)
-		if err != nil {
-			return nil, err
+	if slices.ContainsFunc(defs, asksModel) {
+		// The templates first: a bad one is refused before any request.
+		ptrueTemplate := ""
+		if containsScore(defs, "ptrue") {
+			if ptrueTemplate, err = llm.ReadPTruePrompt(env.InputFS(), req.PTruePrompt); err != nil {
+				return nil, err
+			}
+		}
+		templates := map[string]string{}
+		for _, d := range defs {
+			if q, ok := llm.QuestionOf(d.name); ok && d.needs&uncertainty.NeedsQuestion != 0 {
+				if templates[d.name], err = q.ReadTemplate(env.InputFS(), req.questionPrompt(d.name)); err != nil {
+					return nil, err
+				}
+			}
 		}
 		client, err := ptrueClient(env, &req)
 		if err != nil {
 			return nil, err
 		}
-		if err := askPTrue(ctx, client, &req, template, recs, ps, scoredRow); err != nil {
-			return nil, err
+		if containsScore(defs, "ptrue") {
+			if err := askPTrue(ctx, client, &req, ptrueTemplate, recs, ps, scoredRow); err != nil {
+				return nil, err
+			}
+		}
+		for _, d := range defs {
+			if t, ok := templates[d.name]; ok {
+				q, _ := llm.QuestionOf(d.name)
+				if err := askQuestion(ctx, client, &req, q, t, recs, ps, scoredRow); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	out := &EntropyResult{Items: make([]EntropyItem, len(results))}
@@ -577,6 +690,12 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	if len(leftOut) > 0 {
 		out.Warnings = append(out.Warnings, "left out: "+scoreReasonGroups(leftOut, leftReasons))
 	}
+	if chat != nil && nliSim {
+		probNames = append(probNames, "the nli similarity")
+	}
+	if chat != nil && len(probNames) > 0 && (nliSim || slices.ContainsFunc(computed, func(d *scoreDef) bool { return slices.Contains(probNames, d.name) })) {
+		out.Warnings = append(out.Warnings, "the chat entailment judge answers with one label, which "+strings.Join(probNames, ", ")+" read as that label's probability 1: they are not computed from the probabilities of an NLI model ({nli})")
+	}
 	if chat != nil && chat.Refused() > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("the entailment judge answered %d ordered pairs with something other than entailment, contradiction or neutral; those pairs count as not entailing", chat.Refused()))
 	}
@@ -586,6 +705,28 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		}
 	}
 	return out, nil
+}
+
+// textSimilarity returns the run's similarity sim of two texts other than
+// the rows' samples (an answer without one of its tokens), m the judge of
+// the nli similarity: nil for the embedding similarity without the
+// embedder in process, which can embed only the samples read.
+func (r *EntropyRequest) textSimilarity(env job.Env, sim uncertainty.Similarity, m nli.Model) (textSimilarity, error) {
+	switch sim {
+	case uncertainty.SimilarityNLI:
+		return entailmentSimilarity(m), nil
+	case uncertainty.SimilarityEmbedding:
+	default:
+		return rougeSimilarity, nil
+	}
+	if r.Embedder == "" {
+		return nil, nil
+	}
+	e, err := loadTextEmbedder(env, r.Embedder, r.Weights)
+	if err != nil {
+		return nil, err
+	}
+	return embeddingSimilarity(e), nil
 }
 
 // firstReason returns the first non-empty reason.

@@ -12,7 +12,9 @@ import (
 	"testing/fstest"
 
 	"github.com/genlens/genlens/internal/testkit/llmtest"
+	"github.com/genlens/genlens/internal/text/tokenize"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/evalstat"
 )
 
 // TestEntropyAllScoresEndToEnd: the fake server samples answers with
@@ -24,10 +26,13 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 	var judged atomic.Int64
 	var mu sync.Mutex
 	var asked []string
-	judge, ptrue := judgeReply(&judged), ptrueReply(&mu, &asked)
+	judge, ptrue, questions := judgeReply(&judged), ptrueReply(&mu, &asked), questionReply(&mu, &asked)
 	srv, _ := sampleServer(t, func(c *llmtest.Config) {
 		c.Reply = func(p string) (llmtest.Reply, bool) {
 			if r, ok := judge(p); ok {
+				return r, true
+			}
+			if r, ok := questions(p); ok {
 				return r, true
 			}
 			return ptrue(p)
@@ -66,6 +71,7 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 
 	// By hand, from the rows as a reader of the file sees them.
 	type tok struct {
+		Token   string  `json:"token"`
 		Logprob float64 `json:"logprob"`
 		Top     []struct {
 			Logprob float64 `json:"logprob"`
@@ -121,6 +127,85 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 			se -= p * math.Log(p)
 			sed -= q * math.Log(q)
 		}
+		// LM-Polygraph's estimators. The judge gives one label: entailment
+		// for the same word, neutral otherwise; the similarity is
+		// RougeL-F of the words.
+		answer := tokenize.Words(r.Answer)
+		largest, luq, dissim := 0.0, 0.0, 0.0
+		for _, n := range count {
+			largest = max(largest, n)
+		}
+		same := func(a, b string) bool {
+			return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
+		}
+		sim := func(j, k int) float64 {
+			return evalstat.RougeLF(tokenize.Words(r.Samples[j]), tokenize.Words(r.Samples[k]))
+		}
+		normed := func(lp float64, n int) float64 { return math.Pow(math.Exp(lp), 1/float64(n)) }
+		g := normed(ans, len(r.AnswerLogprobs))
+		num, den, ssar := g, g, 0.0
+		seen := map[string]bool{}
+		for j, s := range r.Samples {
+			dissim += (1 - evalstat.RougeLF(answer, tokenize.Words(s))) / m
+			for k := range r.Samples {
+				if k != j {
+					luq += map[bool]float64{true: 1, false: 0.5}[same(s, r.Samples[k])] / (m * (m - 1))
+				}
+			}
+			if !seen[s] {
+				seen[s] = true
+				p := normed(seq[j], len(r.Logprobs[j]))
+				num += p * map[bool]float64{true: 1, false: 0.5}[same(r.Answer, s)]
+				den += p
+			}
+			rel := 0.0
+			for k := range r.Samples {
+				if k != j {
+					rel += math.Exp(seq[k]) * sim(j, k) / 0.001
+				}
+			}
+			ssar -= math.Log(rel+math.Exp(seq[j])) / m
+		}
+		// TokenSAR and SAR: each token weighs 1 − RougeL-F of the answer
+		// with and without it (½ each for an answer of one token).
+		tokenSAR := func(toks []tok) float64 {
+			rel := make([]float64, len(toks))
+			var full strings.Builder
+			for _, x := range toks {
+				full.WriteString(x.Token)
+			}
+			for k := range toks {
+				rel[k] = 0.5
+				if len(toks) > 1 {
+					var w strings.Builder
+					for l, x := range toks {
+						if l != k {
+							w.WriteString(x.Token)
+						}
+					}
+					rel[k] = 1 - evalstat.RougeLF(tokenize.Words(full.String()), tokenize.Words(w.String()))
+				}
+			}
+			var z, e float64
+			for k := range toks {
+				z += rel[k]
+			}
+			for k, x := range toks {
+				e -= x.Logprob * rel[k] / z
+			}
+			return e
+		}
+		var sar float64
+		for j := range r.Samples {
+			rel := 0.0
+			for k := range r.Samples {
+				if k != j {
+					rel += math.Exp(-tokenSAR(r.Logprobs[k])) * sim(j, k) / 0.001
+				}
+			}
+			sar -= math.Log(rel+math.Exp(-tokenSAR(r.Logprobs[j]))) / m
+		}
+		nTok := float64(len(r.AnswerLogprobs))
 		pTrue := 0.2
 		if strings.TrimSpace(r.Answer) == "paris" {
 			pTrue = 0.85
@@ -132,6 +217,15 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 		}{
 			{"pe", pe}, {"ne", ne}, {"msp", 1 - math.Exp(ans)}, {"perplexity", math.Exp(-ans / float64(len(r.AnswerLogprobs)))},
 			{"mte", mte}, {"se", se}, {"se_discrete", sed}, {"numsets", float64(len(mass))}, {"ptrue", 1 - pTrue},
+			{"label_prob", 1 - largest/m}, {"luq", 1 - luq}, {"cocoa_msp", -ans * dissim}, {"cocoa_ppl", -ans / nTok * dissim},
+			{"cocoa_mte", mte * dissim}, {"sentence_sar", ssar}, {"semantic_density", -num / den},
+			// The judge entails a word by itself but for case, and is
+			// neutral otherwise: every alternative of another word is left
+			// out of CCP, and every token's factor is 1.
+			{"token_sar", tokenSAR(r.AnswerLogprobs)}, {"sar", sar}, {"ccp", -1},
+			// The scripted replies of questionReply.
+			{"ptrue_empirical", map[bool]float64{true: 0, false: 1}[strings.TrimSpace(r.Answer) == "paris"]},
+			{"verbalized_1s", 1 - 0.8}, {"verbalized_2s", 1 - 0.6}, {"linguistic_1s", 1 - 0.9},
 		} {
 			if v := it.Score(c.key); v == nil || math.Abs(float64(*v)-c.want) > 1e-9 {
 				t.Errorf("%s %s = %v, want %v", it.ID, c.key, v, c.want)
@@ -143,8 +237,8 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	if len(asked) != len(res.Items) || judged.Load() == 0 {
-		t.Errorf("p(True) asked %d times for %d prompts; judge asked %d times", len(asked), len(res.Items), judged.Load())
+	if len(asked) != 5*len(res.Items) || judged.Load() == 0 {
+		t.Errorf("the model asked %d questions for %d prompts, want 5 each; judge asked %d times", len(asked), len(res.Items), judged.Load())
 	}
 	var table bytes.Buffer
 	entropyText(&table, &req, res)
@@ -157,5 +251,34 @@ func TestEntropyAllScoresEndToEnd(t *testing.T) {
 	}
 	if want := "id," + strings.Join(keys, ",") + ",correct,reason\n"; !strings.HasPrefix(csv.String(), want) {
 		t.Errorf("items.csv header %q, want %q", strings.SplitN(csv.String(), "\n", 2)[0], want)
+	}
+}
+
+// questionReply scripts the model's replies to the questions of
+// ptrue-empirical (" True" for a proposed answer paris, " False"
+// otherwise), verbalized-1s (0.8), verbalized-2s (0.6, after the answer)
+// and linguistic-1s (Highly Likely); the prompts it saw are kept.
+func questionReply(mu *sync.Mutex, seen *[]string) func(string) (llmtest.Reply, bool) {
+	return func(prompt string) (llmtest.Reply, bool) {
+		var text string
+		switch {
+		case strings.Contains(prompt, "Reply with one word, True or False."):
+			text = " False"
+			if strings.Contains(prompt, "Proposed answer: paris\n") {
+				text = " True"
+			}
+		case strings.Contains(prompt, "Probability: <a number") && strings.Contains(prompt, "Guess:"):
+			text = "Guess: paris\nProbability: 0.8"
+		case strings.Contains(prompt, "Probability: <a number"):
+			text = "Probability: 0.6"
+		case strings.Contains(prompt, "Confidence: <one of the expressions>"):
+			text = "Guess: paris\nConfidence: Highly Likely"
+		default:
+			return nil, false
+		}
+		mu.Lock()
+		*seen = append(*seen, prompt)
+		mu.Unlock()
+		return llmtest.Reply{{Text: text, Logprob: -0.1}}, true
 	}
 }

@@ -155,12 +155,12 @@ func TestEntropyValidateNLI(t *testing.T) {
 		{"both", "nli", "give {nli} or {nli_base_url}, not both", func(r *EntropyRequest) {
 			r.Scores, r.NLI, r.NLIWeights, r.NLIBaseURL, r.NLIModel = "se", "deberta", "d", "http://x/v1", "m"
 		}},
-		{"unused", "nli", "{nli} applies only to {scores} se, se-discrete and numsets", func(r *EntropyRequest) { r.NLI, r.NLIWeights = "deberta", "d" }},
+		{"unused", "nli", "{nli} applies only to {scores} se, se-discrete, numsets, label-prob, semantic-density, luq", func(r *EntropyRequest) { r.NLI, r.NLIWeights = "deberta", "d" }},
 		{"no weights", "nli_weights", "{nli} deberta needs {nli_weights} DIR", func(r *EntropyRequest) { r.Scores, r.NLI = "se", "deberta" }},
 		{"unknown model", "nli", `{nli} "roberta": want deberta-large-mnli, deberta, bert`, func(r *EntropyRequest) { r.Scores, r.NLI, r.NLIWeights = "se", "roberta", "d" }},
 		{"no judge model", "nli_model", "{nli_base_url} needs {nli_model} NAME", func(r *EntropyRequest) { r.Scores, r.NLIBaseURL = "numsets", "http://x/v1" }},
 		{"bad url", "nli_base_url", "{nli_base_url}:", func(r *EntropyRequest) { r.Scores, r.NLIBaseURL, r.NLIModel = "numsets", "ftp://x", "m" }},
-		{"base_url without ptrue", "base_url", "name the model {scores} ptrue asks, which is not asked for", func(r *EntropyRequest) { r.BaseURL = "http://x/v1" }},
+		{"base_url without ptrue", "base_url", "name the model that {scores} ptrue, ptrue-empirical, verbalized-1s, verbalized-2s, linguistic-1s ask, none of which is asked for", func(r *EntropyRequest) { r.BaseURL = "http://x/v1" }},
 		{"ptrue_prompt without ptrue", "ptrue_prompt", "{ptrue_prompt} applies only to {scores} ptrue", func(r *EntropyRequest) { r.PTruePrompt = "t.txt" }},
 		{"ptrue model half", "base_url", "give both {base_url} URL and {model} NAME", func(r *EntropyRequest) { r.Scores, r.BaseURL = "ptrue", "http://x/v1" }},
 		{"weights alone", "nli_weights", "{nli_weights} needs {nli} NAME", func(r *EntropyRequest) { r.Scores, r.NLIWeights = "all", "d" }},

@@ -32,7 +32,9 @@ var Commands = []job.Command{
 	job.Define(job.Spec[EntropyRequest, EntropyResult]{
 		Name: "entropy", Group: "kernel", New: NewEntropyRequest, Run: Entropy,
 		Inputs: func(r *EntropyRequest) []job.Input {
-			return slices.Concat(job.FileInput("in", r.In), job.FileInput("embeddings", r.Embeddings), job.FileInput("ptrue_prompt", r.PTruePrompt))
+			return slices.Concat(job.FileInput("in", r.In), job.FileInput("embeddings", r.Embeddings), job.FileInput("ptrue_prompt", r.PTruePrompt),
+				job.FileInput("ptrue_empirical_prompt", r.PTrueEmpiricalPrompt), job.FileInput("verbalized_1s_prompt", r.Verbalized1SPrompt),
+				job.FileInput("verbalized_2s_prompt", r.Verbalized2SPrompt), job.FileInput("linguistic_1s_prompt", r.Linguistic1SPrompt))
 		},
 		Artifacts: job.ArtifactsOf[EntropyRequest]((*EntropyResult).Artifacts),
 		Outbound:  func(r *EntropyRequest) []job.Outbound { return r.outbound() },

@@ -1,13 +1,17 @@
 package llmjob
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"os"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/metric/likelihood"
 	"github.com/genlens/genlens/metric/semantic"
@@ -139,5 +143,41 @@ func TestLMPolygraphCrossCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("ptrue", 1-pt, "PTrue", func(x float64) float64 { return -math.Expm1(-x) })
+	}
+}
+
+// token-sar, sar and ccp need the tokens' texts (and, for ccp, their
+// alternatives'): rows without them leave the scores out, saying which
+// field would have given them; so does the embedding similarity without
+// the embedder in process, which alone can embed an answer without one
+// of its tokens.
+func TestEntropyTokenScoreReasons(t *testing.T) {
+	noTexts := `{"id":"q1","samples":["a b","a c"],"answer":"a b","correct":true,"logprobs":[[{"logprob":-0.1},{"logprob":-0.2}],[{"logprob":-0.3},{"logprob":-0.4}]],"answer_logprobs":[{"logprob":-0.1,"top":[{"logprob":-0.1}]},{"logprob":-0.2,"top":[{"logprob":-0.2}]}]}` + "\n"
+	noAltTexts := `{"id":"q1","samples":["a b","a c"],"answer":"a b","correct":true,"logprobs":[[{"token":"a","logprob":-0.1},{"token":" b","logprob":-0.2}],[{"token":"a","logprob":-0.3},{"token":" c","logprob":-0.4}]],"answer_logprobs":[{"token":"a","logprob":-0.1,"top":[{"logprob":-0.1}]},{"token":" b","logprob":-0.2,"top":[{"logprob":-0.2}]}]}` + "\n"
+	noTop := strings.ReplaceAll(strings.ReplaceAll(noAltTexts, `,"top":[{"logprob":-0.1}]`, ""), `,"top":[{"logprob":-0.2}]`, "")
+	for _, tc := range []struct {
+		name, rows, scores, similarity, want string
+	}{
+		{"no token texts", noTexts, "token-sar,sar", "", `token-sar, sar: the tokens have no texts (each token's "token" in the rows' logprobs; genlens sample writes them)`},
+		{"no alternatives' texts", noAltTexts, "ccp", "", `ccp: the tokens' top-K alternatives have no texts`},
+		{"no alternatives", noTop, "ccp", "", `ccp: no top-K alternatives of the tokens (sample with {top_logprobs} K)`},
+		{"embeddings without an embedder", strings.ReplaceAll(noAltTexts, `"correct":true`, `"correct":true,"embeddings":[[1,0],[0,1]]`), "token-sar", "embedding",
+			"token-sar: the embedding similarity of an answer without one of its tokens needs the embedder in process"},
+	} {
+		req := NewEntropyRequest()
+		req.In, req.Scores, req.Similarity = "a.jsonl", tc.scores+",pe", tc.similarity
+		if tc.scores == "ccp" {
+			req.NLIBaseURL, req.NLIModel = "http://127.0.0.1:1/v1", "judge" // never asked: no pair to judge
+		}
+		res, err := Entropy(context.Background(), job.Env{FS: fstest.MapFS{"a.jsonl": {Data: []byte(tc.rows)}}}, req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "left out: "+tc.want) {
+			t.Errorf("%s: warnings %q, want %q", tc.name, w, tc.want)
+		}
+		if res.Items[0].Score("pe") == nil {
+			t.Errorf("%s: pe missing", tc.name)
+		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/metric/likelihood"
@@ -32,6 +34,8 @@ type scoreDef struct {
 	// source is what the score needs besides the rows ("" for nothing):
 	// a source missing leaves the score out with a warning.
 	source scoreSource
+	// needs is what the score reads besides the samples' texts.
+	needs uncertainty.Needs
 	// value computes the score of one prompt; an error is the reason it
 	// is unavailable for that prompt (the rows lack its logprobs).
 	value func(p *promptScores) (float64, error)
@@ -47,7 +51,7 @@ var entropyScores = func() []scoreDef {
 	var out []scoreDef
 	for _, d := range uncertainty.Defs() {
 		out = append(out, scoreDef{name: d.Name, key: d.Key, label: d.Label, confidence: d.Confidence, sim: d.Sim,
-			source: sourceOf(d.Needs), value: valueOf(d)})
+			needs: d.Needs, source: sourceOf(d.Needs), value: valueOf(d)})
 	}
 	return out
 }()
@@ -55,9 +59,9 @@ var entropyScores = func() []scoreDef {
 // sourceOf is the source a score needing needs reads besides the rows.
 func sourceOf(needs uncertainty.Needs) scoreSource {
 	switch {
-	case needs&uncertainty.NeedsJudge != 0:
+	case needs&(uncertainty.NeedsJudge|uncertainty.NeedsEntailmentProbs|uncertainty.NeedsAnswerEntailmentProbs|uncertainty.NeedsAlternativesEntailment) != 0:
 		return sourceNLI
-	case needs&uncertainty.NeedsModel != 0:
+	case needs&(uncertainty.NeedsModel|uncertainty.NeedsQuestion) != 0:
 		return sourceModel
 	}
 	return ""
@@ -71,6 +75,10 @@ func valueOf(d uncertainty.Def) func(p *promptScores) (float64, error) {
 		return nil
 	case d.Needs&uncertainty.NeedsModel != 0:
 		return func(p *promptScores) (float64, error) { return p.ptrue, p.ptrueErr }
+	case d.Needs&uncertainty.NeedsQuestion != 0:
+		return func(p *promptScores) (float64, error) {
+			return d.Value(uncertainty.Input{Replies: p.replies[d.Name], RepliesErr: p.repliesErr[d.Name]})
+		}
 	}
 	return func(p *promptScores) (float64, error) {
 		if d.Needs&uncertainty.NeedsSampleLogprobs != 0 {
@@ -81,7 +89,9 @@ func valueOf(d uncertainty.Def) func(p *promptScores) (float64, error) {
 		if d.Needs&uncertainty.NeedsAnswerLogprobs != 0 && p.answer == nil {
 			return 0, p.answerMissing
 		}
-		v, err := d.Value(uncertainty.Input{Logprobs: p.logprobs, Answer: p.answer, Clusters: p.clusters})
+		v, err := d.Value(uncertainty.Input{Logprobs: p.logprobs, Answer: p.answer, Clusters: p.clusters, Samples: p.samples,
+			AnswerSim: p.answerSim, SampleSim: p.sampleSim, SimErr: p.simErr, SampleNLI: p.sampleNLI, AnswerNLI: p.answerNLI,
+			AnswerTokenSim: p.answerTokenSim, SampleTokenSim: p.sampleTokenSim, TokenSimErr: p.tokenSimErr, CCP: p.ccp, CCPErr: p.ccpErr})
 		switch {
 		case err == nil && (math.IsInf(v, 0) || math.IsNaN(v)):
 			// Finite logprobs can sum past float64 (-1e308 twice): such
@@ -161,9 +171,12 @@ func simScores(defs []*scoreDef) []uncertainty.Score {
 // promptScores is what the scores computed here read of one prompt: the
 // scored samples and their tokens, the tokens of the answer under test.
 type promptScores struct {
+	question string // what the samples answer, for the entailment judge
 	samples  []string
-	logprobs [][]likelihood.Token // of samples; nil when the row has none
-	answer   []likelihood.Token   // of the answer under test; nil when unknown
+	// answerText is the answer under test, nil when unknown.
+	answerText *string
+	logprobs   [][]likelihood.Token // of samples; nil when the row has none
+	answer     []likelihood.Token   // of the answer under test; nil when unknown
 	// answerMissing says why answer is nil.
 	answerMissing error
 	// clusters are the samples' clusters by bidirectional entailment;
@@ -173,6 +186,41 @@ type promptScores struct {
 	// not.
 	ptrue    float64
 	ptrueErr error
+	// replies are the model's replies to each question score's question
+	// (llm.Questions), or repliesErr why there are none.
+	replies    map[string][]string
+	repliesErr map[string]error
+	// The run's similarity of the answer under test with each sample and
+	// of the samples with each other, or simErr why not; nil unless a
+	// score needs them.
+	answerSim []float64
+	sampleSim mat.Matrix
+	simErr    error
+	// The judge's label probabilities of the ordered pairs of samples
+	// and of (answer under test, sample); nil unless a score needs them.
+	sampleNLI [][][3]float64
+	answerNLI [][3]float64
+	// answerNLIBack holds those of (sample, answer under test), for the
+	// nli similarity of the answer with the samples.
+	answerNLIBack [][3]float64
+
+	// The texts of the tokens of the answer under test and of the scored
+	// samples, nil when a token has none; answerCands the answer's
+	// tokens with their alternatives as CCP reads them, or candsErr why
+	// not.
+	answerTexts []string
+	sampleTexts [][]string
+	answerCands []uncertainty.CCPCandidate
+	candsErr    error
+	// The run's similarity of the answer under test and of each scored
+	// sample with itself without each of its tokens, or tokenSimErr why
+	// not; the tokens of CCP, or ccpErr why not. nil unless a score
+	// needs them.
+	answerTokenSim []float64
+	sampleTokenSim [][]float64
+	tokenSimErr    error
+	ccp            []uncertainty.CCPToken
+	ccpErr         error
 }
 
 // Reasons a score is unavailable for a prompt, rendered for the reader.
@@ -193,23 +241,37 @@ func (p *promptScores) needSamples() error {
 // newPromptScores reads the tokens of one row. With holdoutFirst the
 // answer under test is the first sample and the others are scored.
 func newPromptScores(r dataio.Record, holdoutFirst bool) *promptScores {
-	p := &promptScores{samples: r.Samples, answerMissing: errNoAnswerLogprobs}
+	p := &promptScores{question: r.Question, samples: r.Samples, answerText: r.Answer, answerMissing: errNoAnswerLogprobs}
 	lps := r.Logprobs
+	var answer []dataio.Token
 	if holdoutFirst && len(p.samples) > 0 {
+		p.answerText = &p.samples[0]
 		p.samples = p.samples[1:]
 		if lps != nil {
-			p.answer = tokens(lps[0])
+			answer = lps[0]
 			lps = lps[1:]
 		} else {
 			p.answerMissing = errNoLogprobs
 		}
 	} else if r.AnswerLogprobs != nil {
-		p.answer = tokens(r.AnswerLogprobs)
+		answer = r.AnswerLogprobs
+	}
+	p.candsErr = p.answerMissing
+	if answer != nil {
+		p.answer = tokens(answer)
+		p.answerTexts = tokenTexts(answer)
+		p.answerCands, p.candsErr = ccpCandidates(answer)
 	}
 	if lps != nil {
 		p.logprobs = make([][]likelihood.Token, len(lps))
+		p.sampleTexts = make([][]string, len(lps))
 		for i, t := range lps {
 			p.logprobs[i] = tokens(t)
+			if p.sampleTexts != nil {
+				if p.sampleTexts[i] = tokenTexts(t); p.sampleTexts[i] == nil {
+					p.sampleTexts = nil
+				}
+			}
 		}
 	}
 	return p

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/genlens/genlens/metric/evalstat"
+	"github.com/genlens/genlens/network/nli"
 )
 
 // The graph scores below are functions of one matrix W of similarities
@@ -29,6 +30,44 @@ func SimilarityGraph(s mat.Matrix) *mat.SymDense {
 		w.SetSym(i, i, 1)
 		for j := i + 1; j < m; j++ {
 			w.SetSym(i, j, (s.At(i, j)+s.At(j, i))/2)
+		}
+	}
+	return w
+}
+
+// EntailmentGraph returns the similarity graph LM-Polygraph's EigValLaplacian,
+// DegMat and Eccentricity build by default (NLI score, entail affinity):
+// W = (E + Eᵀ)/2 of the entailment probabilities E_ij = P(entailment |
+// premise i, hypothesis j), the diagonal included as judged (an answer's
+// entailment of itself is the judge's, not 1). probs[i][j] holds the
+// judge's label probabilities of (i, j), indexed by nli.Label.
+func EntailmentGraph(probs [][][3]float64) *mat.SymDense {
+	m := len(probs)
+	w := mat.NewSymDense(m, nil)
+	for i := range m {
+		for j := i; j < m; j++ {
+			w.SetSym(i, j, (probs[i][j][nli.Entailment]+probs[j][i][nli.Entailment])/2)
+		}
+	}
+	return w
+}
+
+// KLEEntailmentGraph returns the graph of KLE from entailment, the
+// weights of Nikitin et al. (NeurIPS 2024) of the labels: entailment 1,
+// neutral ½, contradiction 0, in expectation over the judge's
+// probabilities and averaged both ways, W = (1 + (E + Eᵀ)/2 − (C + Cᵀ)/2)/2
+// of the entailment and contradiction probabilities E and C. It is half
+// the graph of LM-Polygraph's KernelLanguageEntropy (which adds both
+// directions without halving, and so doubles every weight). The
+// diagonal, which L = D − W cancels, is as judged.
+func KLEEntailmentGraph(probs [][][3]float64) *mat.SymDense {
+	m := len(probs)
+	w := mat.NewSymDense(m, nil)
+	for i := range m {
+		for j := i; j < m; j++ {
+			e := (probs[i][j][nli.Entailment] + probs[j][i][nli.Entailment]) / 2
+			c := (probs[i][j][nli.Contradiction] + probs[j][i][nli.Contradiction]) / 2
+			w.SetSym(i, j, (1+e-c)/2)
 		}
 	}
 	return w

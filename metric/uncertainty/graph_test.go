@@ -1,6 +1,7 @@
 package uncertainty
 
 import (
+	"context"
 	"math"
 	"sort"
 	"testing"
@@ -431,5 +432,46 @@ func TestGraphScoresPermutationInvariant(t *testing.T) {
 		if a, b := f(w), f(p); math.Abs(a-b) > 1e-12 {
 			t.Errorf("%s: %v, permuted %v", name, a, b)
 		}
+	}
+}
+
+// The entailment graphs of the nli similarity, on a case worked by hand,
+// and Evaluate reading them from Prompt.Entailment.
+func TestEntailmentGraphs(t *testing.T) {
+	// (i, j) → [contradiction, neutral, entailment]
+	probs := [][][3]float64{
+		{{0.05, 0.05, 0.9}, {0.1, 0.3, 0.6}},
+		{{0.7, 0.1, 0.2}, {0.1, 0.1, 0.8}},
+	}
+	w := EntailmentGraph(probs)
+	if want := mat.NewSymDense(2, []float64{0.9, 0.4, 0.4, 0.8}); !mat.EqualApprox(w, want, 1e-15) {
+		t.Errorf("EntailmentGraph = %v, want %v", mat.Formatted(w), mat.Formatted(want))
+	}
+	// Off the diagonal: E = 0.4, C = 0.4, so (1 + 0.4 − 0.4)/2.
+	k := KLEEntailmentGraph(probs)
+	if want := mat.NewSymDense(2, []float64{(1 + 0.9 - 0.05) / 2, 0.5, 0.5, (1 + 0.8 - 0.1) / 2}); !mat.EqualApprox(k, want, 1e-15) {
+		t.Errorf("KLEEntailmentGraph = %v, want %v", mat.Formatted(k), mat.Formatted(want))
+	}
+	p := Prompt{ID: "q", Samples: []string{"a", "b"}}
+	opt := Options{Scores: []Score{ScoreDegree, ScoreKLE, ScoreLexSim}, Similarity: SimilarityNLI}
+	res, _, err := Evaluate(context.Background(), []Prompt{p}, opt)
+	if err != nil || res[0].Reason != "no entailment probabilities of the samples for the nli similarity" {
+		t.Errorf("no entailment: %+v, %v", res[0], err)
+	}
+	p.Entailment = probs
+	res, _, err = Evaluate(context.Background(), []Prompt{p}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Degree: 1 − (0.9 + 0.4 + 0.4 + 0.8)/4. KLE of two answers joined
+	// by 0.5: L has eigenvalues 0 and 1, so λ ∝ 1, e^-0.3.
+	l1 := math.Exp(-0.3) / (1 + math.Exp(-0.3))
+	wantKLE := -(1-l1)*math.Log(1-l1) - l1*math.Log(l1)
+	if r := res[0]; math.Abs(r.Degree-0.375) > 1e-15 || math.Abs(r.KLE-wantKLE) > 1e-14 || r.LexicalSimilarity != 0 {
+		t.Errorf("degree %v (want 0.375), kle %v (want %v), lexsim %v", r.Degree, r.KLE, wantKLE, r.LexicalSimilarity)
+	}
+	p.Entailment = probs[:1]
+	if _, _, err := Evaluate(context.Background(), []Prompt{p}, opt); err == nil {
+		t.Error("entailment of 1 sample for 2: no error")
 	}
 }

@@ -121,6 +121,11 @@ const (
 	// SimilarityEmbedding is max(0, cosine) of the samples' embeddings
 	// (CosineSimilarity).
 	SimilarityEmbedding Similarity = "embedding"
+	// SimilarityNLI is the entailment judge's probability of entailment,
+	// both ways and averaged, as LM-Polygraph's graph estimators build
+	// their default graph (EntailmentGraph; kle reads KLEEntailmentGraph).
+	// The caller judges the samples: Prompt.Entailment.
+	SimilarityNLI Similarity = "nli"
 )
 
 // DefaultKLETime is the heat-kernel time t of KLE when Options.KLETime is

@@ -32,6 +32,11 @@ type Prompt struct {
 	Answer     *string  // the answer under test, if not the first sample
 	References []string // acceptable reference answers
 	Correct    *bool    // given correctness; overrides the RougeL rule
+	// Entailment[i][j] holds the entailment judge's label probabilities
+	// (indexed by nli.Label) of the ordered pair (sample i, sample j) of
+	// the samples Evaluate scores (Samples[1:] with HoldoutFirst), the
+	// diagonal judged too; required by SimilarityNLI.
+	Entailment [][][3]float64
 }
 
 // Options configures Evaluate.
@@ -52,7 +57,7 @@ type Options struct {
 	Scores []Score
 	// Similarity is the similarity of the graph scores (KLE, EigV,
 	// Degree, Ecc); "" means SimilarityRougeL. SimilarityEmbedding needs
-	// Embeddings.
+	// Embeddings, SimilarityNLI Entailment.
 	Similarity Similarity
 	// KLETime is the heat-kernel time t of KLE; 0 means DefaultKLETime.
 	KLETime float64
@@ -173,9 +178,9 @@ func (opt Options) settled() (Options, scoreSet, float64, error) {
 	switch opt.Similarity {
 	case "":
 		opt.Similarity = SimilarityRougeL
-	case SimilarityRougeL, SimilarityEmbedding:
+	case SimilarityRougeL, SimilarityEmbedding, SimilarityNLI:
 	default:
-		return opt, set, thr, fmt.Errorf("uncertainty: unknown similarity %q (want %s or %s)", string(opt.Similarity), SimilarityRougeL, SimilarityEmbedding)
+		return opt, set, thr, fmt.Errorf("uncertainty: unknown similarity %q (want %s, %s or %s)", string(opt.Similarity), SimilarityRougeL, SimilarityEmbedding, SimilarityNLI)
 	}
 	if opt.KLETime == 0 {
 		opt.KLETime = DefaultKLETime
@@ -222,6 +227,21 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 	}
 	vectorKernel := opt.Kernel != nil && set.has(ScoreKernelEntropy)
 	embeddingGraph := set.graph() && opt.Similarity == SimilarityEmbedding
+	nliGraph := set.graph() && opt.Similarity == SimilarityNLI
+	if nliGraph {
+		if p.Entailment == nil {
+			r.Reason = "no entailment probabilities of the samples for the nli similarity"
+			return r, nil
+		}
+		if len(p.Entailment) != len(samples) {
+			return r, fmt.Errorf("uncertainty: prompt %s: entailment of %d samples for %d", p.ID, len(p.Entailment), len(samples))
+		}
+		for i, row := range p.Entailment {
+			if len(row) != len(samples) {
+				return r, fmt.Errorf("uncertainty: prompt %s: entailment row %d has %d entries for %d samples", p.ID, i, len(row), len(samples))
+			}
+		}
+	}
 	if emb == nil && (vectorKernel || embeddingGraph) {
 		r.Reason = "no embeddings for a vector kernel"
 		if !vectorKernel {
@@ -230,14 +250,14 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 		return r, nil
 	}
 	var toks [][]string
-	if set.has(ScoreLexSim) || (set.has(ScoreKernelEntropy) && !vectorKernel) || (set.graph() && !embeddingGraph) {
+	if set.has(ScoreLexSim) || (set.has(ScoreKernelEntropy) && !vectorKernel) || (set.graph() && !embeddingGraph && !nliGraph) {
 		toks = make([][]string, len(samples))
 		for i, s := range samples {
 			toks[i] = tokenize.Words(s)
 		}
 	}
 	var rouge *mat.SymDense
-	if set.graph() && !embeddingGraph {
+	if set.graph() && !embeddingGraph && !nliGraph {
 		rouge = RougeSimilarity(toks)
 	}
 	switch {
@@ -259,12 +279,19 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 	}
 	if set.graph() {
 		w := rouge
-		if embeddingGraph {
+		switch {
+		case embeddingGraph:
 			w = CosineSimilarity(emb)
+		case nliGraph:
+			w = EntailmentGraph(p.Entailment)
 		}
 		g := newGraph(w)
 		if set.has(ScoreKLE) {
-			r.KLE = g.kle(opt.KLETime)
+			if nliGraph {
+				r.KLE = KLE(KLEEntailmentGraph(p.Entailment), opt.KLETime)
+			} else {
+				r.KLE = g.kle(opt.KLETime)
+			}
 		}
 		if set.has(ScoreEigV) {
 			r.EigV = g.eigv()

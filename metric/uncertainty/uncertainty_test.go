@@ -241,7 +241,7 @@ func TestEvaluateRejectsOptions(t *testing.T) {
 	for _, opt := range []Options{
 		{Scores: []Score{"entropy"}},
 		{Scores: []Score{}},
-		{Similarity: "nli"},
+		{Similarity: "jaccard"},
 		{KLETime: -1},
 		{KLETime: math.Inf(1)},
 		{KLETime: math.NaN()},

@@ -144,7 +144,7 @@ type Options struct {
 	// in the answers, headers and errors the callers read, in the
 	// stored records and in the log.
 	Secrets []string
-	// Judge is the entailment judge of se, se-discrete and numsets, which
+	// Judge is the entailment judge of se, se-discrete, numsets and label-prob, which
 	// need one; the other scores take none.
 	Judge Judge
 	// TopLogprobs is the alternatives per token asked of the caller's
@@ -164,17 +164,27 @@ type scoreFunc func(ctx context.Context, samples []string) (float64, error)
 // uncertainty. Each is computed as `genlens entropy` computes it by
 // default: the contiguous-subsequence kernel on word tokens (subsequences
 // of lengths 1 and 2, summed) for kernel entropy; RougeL similarity and
-// t = 0.3 for the graph scores.
+// t = 0.3 for the graph scores. A score that needs more than the proxy
+// has (proxyNeeds) is `genlens entropy`'s only: a similarity of the
+// answer with the samples or of an answer with itself without one of its
+// tokens, an entailment judge's probabilities, or the judge's labels of
+// the tokens' alternatives (CoCoA, SentenceSAR, TokenSAR, SAR, semantic
+// density, LUQ, CCP).
 func Scores() []string {
 	var names []string
 	for _, d := range uncertainty.Defs() {
-		if !d.Confidence {
+		if !d.Confidence && d.Needs&^proxyNeeds == 0 {
 			names = append(names, d.Name)
 		}
 	}
 	slices.Sort(names)
 	return names
 }
+
+// proxyNeeds is what the proxy gives a score besides its samples' texts:
+// their logprobs and those of the caller's answer, the clusters of its
+// judge, and p(True) asked of the upstream.
+const proxyNeeds = uncertainty.NeedsSampleLogprobs | uncertainty.NeedsAnswerLogprobs | uncertainty.NeedsJudge | uncertainty.NeedsModel
 
 func scoreWith(score uncertainty.Score) scoreFunc {
 	// The options are checked once, here, not on every request.

@@ -22,7 +22,7 @@ import (
 
 // The scores beyond those of the samples' texts and logprobs: the
 // caller's answer's own logprobs (msp, perplexity, mte), the samples
-// clustered by an entailment judge (se, se-discrete, numsets), and
+// clustered by an entailment judge (se, se-discrete, numsets, label-prob), and
 // p(True), one more question to the upstream. Each is computed as
 // `genlens entropy` computes it, with the job layer's code.
 
@@ -38,7 +38,7 @@ func SemanticScores() []string {
 	return names
 }
 
-// Judge names the entailment judge of se, se-discrete and numsets: an
+// Judge names the entailment judge of se, se-discrete, numsets and label-prob: an
 // in-process NLI model (NLI, one of entail.Models, from the model
 // directory Weights) or an OpenAI-compatible chat model (Model at the
 // API root BaseURL, with APIKey when it needs one), asked as package

@@ -191,14 +191,14 @@ func TestProxyAnswerScoresWithoutLogprobs(t *testing.T) {
 	}
 }
 
-// se, se-discrete and numsets cluster the proxy's samples with the
+// se, se-discrete, numsets and label-prob cluster the proxy's samples with the
 // entailment judge; ptrue asks the upstream about the caller's answer.
 func TestProxySemanticAndPTrue(t *testing.T) {
 	var mu sync.Mutex
 	var prompts []string
 	c := scoresUpstream(t, &prompts, &mu)
 	body := `{"model":"genlens-categorical",` + catPrompt + `,"max_tokens":1,"temperature":0}`
-	for _, score := range []string{"se", "se-discrete", "numsets", "ptrue"} {
+	for _, score := range []string{"se", "se-discrete", "numsets", "label-prob", "ptrue"} {
 		s := &capturing{c: c}
 		o := llmproxy.Options{Client: c, Sampler: s, Samples: 8, Score: score}
 		if score != "ptrue" {
@@ -232,7 +232,12 @@ func TestProxySemanticAndPTrue(t *testing.T) {
 		for k := range mass {
 			ws, cs = append(ws, mass[k]), append(cs, count[k])
 		}
-		want := map[string]float64{"se": entropyOf(ws), "se-discrete": entropyOf(cs), "numsets": float64(len(mass)), "ptrue": 0.25}[score]
+		largest := 0.0
+		for _, n := range cs {
+			largest = max(largest, n)
+		}
+		want := map[string]float64{"se": entropyOf(ws), "se-discrete": entropyOf(cs), "numsets": float64(len(mass)), "ptrue": 0.25,
+			"label-prob": 1 - largest/8}[score]
 		if out.Genlens.Uncertainty == nil || math.Abs(*out.Genlens.Uncertainty-want) > 1e-9 || out.Genlens.Samples != 8 {
 			t.Errorf("%s: %+v; want %v of the samples %q", score, out.Genlens, want, texts)
 		}

@@ -43,7 +43,7 @@ type LLMOptions struct {
 	// model directory Weights; "" scores the words.
 	Embedder string
 	Weights  string
-	// The entailment judge of se, se-discrete and numsets
+	// The entailment judge of se, se-discrete, numsets and label-prob
 	// (llmproxy.Judge): an NLI model (llmproxy.NLIModels) from the model
 	// directory NLIWeights, or a chat model NLIModel at the API root
 	// NLIBaseURL, sent NLIAPIKey.

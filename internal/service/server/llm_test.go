@@ -518,7 +518,7 @@ func TestLLMProxyScores(t *testing.T) {
 			}
 		})
 	}
-	if got := strings.Join(llmproxy.Scores(), ","); got != "degree,ecc,eigv,kernel-entropy,kle,msp,mte,ne,numsets,pe,perplexity,ptrue,se,se-discrete" {
+	if got := strings.Join(llmproxy.Scores(), ","); got != "degree,ecc,eigv,kernel-entropy,kle,label-prob,msp,mte,ne,numsets,pe,perplexity,ptrue,se,se-discrete" {
 		t.Errorf("scores %s", got)
 	}
 }
