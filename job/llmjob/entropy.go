@@ -405,7 +405,19 @@ type EntropySummary struct {
 	Kernel     string       `json:"kernel,omitempty"`
 	Similarity string       `json:"similarity,omitempty"`
 	KLET       *jsonnum.Num `json:"kle_t,omitempty"`
+	// JudgeProbabilities says where the entailment probabilities of the
+	// scores that read them (semantic-density, luq, ccp, the nli
+	// similarity) come from: "model" (the in-process NLI model's
+	// softmax), "logprobs" (the chat judge's answer token, its three
+	// labels renormalised from top_logprobs) or "one-hot" (the chat
+	// judge's label read as probability 1, on some pairs at least);
+	// absent when no such score is computed.
+	JudgeProbabilities string `json:"judge_probabilities,omitempty"`
 }
+
+// JudgeProbabilitiesModel is EntropySummary.JudgeProbabilities of an
+// in-process NLI model.
+const JudgeProbabilitiesModel = "model"
 
 // numOf returns a pointer to v as a Num; +0 keeps a zero computed as -0
 // (a kernel entropy with every pair at k = 0) from printing as -0.
@@ -693,8 +705,14 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	if chat != nil && nliSim {
 		probNames = append(probNames, "the nli similarity")
 	}
-	if chat != nil && len(probNames) > 0 && (nliSim || slices.ContainsFunc(computed, func(d *scoreDef) bool { return slices.Contains(probNames, d.name) })) {
-		out.Warnings = append(out.Warnings, "the chat entailment judge answers with one label, which "+strings.Join(probNames, ", ")+" read as that label's probability 1: they are not computed from the probabilities of an NLI model ({nli})")
+	if m != nil && len(probNames) > 0 && (nliSim || slices.ContainsFunc(computed, func(d *scoreDef) bool { return slices.Contains(probNames, d.name) })) {
+		out.Summary.JudgeProbabilities = JudgeProbabilitiesModel
+		if chat != nil {
+			out.Summary.JudgeProbabilities = chat.Source()
+		}
+		if chat != nil && chat.Source() == chatnli.SourceOneHot {
+			out.Warnings = append(out.Warnings, "the chat entailment judge answers with one label and (on some pairs at least) without the logprobs of its answer token, so "+strings.Join(probNames, ", ")+" read that label's probability as 1: they are not computed from the probabilities of an NLI model ({nli}) or of the judge's answer token")
+		}
 	}
 	if chat != nil && chat.Refused() > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("the entailment judge answered %d ordered pairs with something other than entailment, contradiction or neutral; those pairs count as not entailing", chat.Refused()))

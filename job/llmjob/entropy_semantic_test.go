@@ -209,3 +209,46 @@ func TestEntropyHungJudgeTimesOut(t *testing.T) {
 		t.Errorf("negative {request_timeout}: %v", err)
 	}
 }
+
+// A chat judge whose endpoint sends logprobs gives the three labels'
+// probabilities renormalised from its answer token's top_logprobs, and
+// semantic-density reads them: the judge answers every pair entailment
+// with probability 0.6, neutral 0.2 (" neutral"), contradiction 0.1
+// ("contr", the start of the word) and 0.1 on a token that is no label.
+func TestEntropyChatJudgeLogprobs(t *testing.T) {
+	var calls atomic.Int64
+	srv, _ := sampleServer(t, func(c *llmtest.Config) {
+		c.Reply = func(prompt string) (llmtest.Reply, bool) {
+			if !strings.HasPrefix(prompt, "We are evaluating answers") {
+				return nil, false
+			}
+			calls.Add(1)
+			return llmtest.Reply{{Text: "entailment", Logprob: math.Log(0.6), Top: map[string]float64{
+				"entailment": math.Log(0.6), " neutral": math.Log(0.2), "contr": math.Log(0.1), "The": math.Log(0.1)}}}, true
+		}
+	})
+	rows := `{"id":"q1","prompt":"Q?","samples":["a","b"],"answer":"a","correct":true,"logprobs":[[{"token":"a","logprob":-0.1}],[{"token":"b","logprob":-0.5}]],"answer_logprobs":[{"token":"a","logprob":-0.1}]}` + "\n"
+	req := NewEntropyRequest()
+	req.In, req.Scores = "a.jsonl", "semantic-density"
+	req.NLIBaseURL, req.NLIModel, req.NLIAPIKeyEnv = srv.URL+"/v1", "genlens-categorical", "SAMPLE_KEY"
+	res, err := Entropy(context.Background(), job.Env{FS: fstest.MapFS{"a.jsonl": {Data: []byte(rows)}}, Secret: sampleSecrets}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// K = 1 − (P(contradiction) + P(neutral)/2) = 1 − (1/9 + 1/9) = 7/9
+	// for both samples; the answer's own kernel is 1.
+	g, pa, pb := math.Exp(-0.1), math.Exp(-0.1), math.Exp(-0.5)
+	want := -(g + (pa+pb)*7/9) / (g + pa + pb)
+	if v := res.Items[0].Score("semantic-density"); v == nil || math.Abs(float64(*v)-want) > 1e-12 {
+		t.Errorf("semantic-density = %v, want %v", v, want)
+	}
+	if res.Summary.JudgeProbabilities != "logprobs" {
+		t.Errorf("judge_probabilities %q, want logprobs", res.Summary.JudgeProbabilities)
+	}
+	if w := strings.Join(res.Warnings, "\n"); strings.Contains(w, "probability as 1") {
+		t.Errorf("warning of one-hot probabilities with logprobs: %q", w)
+	}
+	if calls.Load() == 0 {
+		t.Error("the judge was not asked")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -78,10 +79,36 @@ func TestJudge(t *testing.T) {
 	if j.Refused() != 1 {
 		t.Errorf("refused %d, want 1", j.Refused())
 	}
+	if j.Source() != SourceOneHot || got[0] != [3]float64{nli.Entailment: 1} {
+		t.Errorf("a judge without logprobs: source %q, %v; want one-hot", j.Source(), got[0])
+	}
 	if calls.Load() != 3 {
 		t.Errorf("%d calls for 3 distinct ordered pairs", calls.Load())
 	}
 	if _, err := j.Classify(context.Background(), pairs[:1]); err != nil || calls.Load() != 3 {
 		t.Errorf("cached pair asked again: %d calls, %v", calls.Load(), err)
+	}
+}
+
+// The labels' probabilities are summed over the first token that is not
+// space and its alternatives, each token once, read as the start of a
+// label trimmed and lower-cased, and renormalised.
+func TestProbabilities(t *testing.T) {
+	lp := math.Log
+	toks := []llm.TokenLogprob{{Token: "\n", Logprob: lp(0.9)}, {Token: "Ent", Logprob: lp(0.5), Top: []llm.TokenChoice{
+		{Token: "Ent", Logprob: lp(0.5)}, {Token: " entailment", Logprob: lp(0.1)}, {Token: "Neutral", Logprob: lp(0.2)},
+		{Token: "CON", Logprob: lp(0.1)}, {Token: "Yes", Logprob: lp(0.05)}, {Token: " ", Logprob: lp(0.05)}}}}
+	v, ok := Probabilities(toks)
+	want := [3]float64{nli.Contradiction: 0.1 / 0.9, nli.Neutral: 0.2 / 0.9, nli.Entailment: 0.6 / 0.9}
+	for k := range v {
+		if !ok || math.Abs(v[k]-want[k]) > 1e-12 {
+			t.Fatalf("Probabilities = %v, %v; want %v", v, ok, want)
+		}
+	}
+	if _, ok := Probabilities(nil); ok {
+		t.Error("no tokens: ok")
+	}
+	if _, ok := Probabilities([]llm.TokenLogprob{{Token: "Yes", Logprob: 0}}); ok {
+		t.Error("no label among the alternatives: ok")
 	}
 }
