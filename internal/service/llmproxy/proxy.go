@@ -183,8 +183,11 @@ func Scores() []string {
 
 // proxyNeeds is what the proxy gives a score besides its samples' texts:
 // their logprobs and those of the caller's answer, the clusters of its
-// judge, and p(True) asked of the upstream.
-const proxyNeeds = uncertainty.NeedsSampleLogprobs | uncertainty.NeedsAnswerLogprobs | uncertainty.NeedsJudge | uncertainty.NeedsModel
+// judge, p(True) asked of the upstream, and the replies of the upstream
+// to a question of the score's own about the caller's answer
+// (ptrue-empirical, verbalized-1s, verbalized-2s, linguistic-1s: the
+// upstream is a chat model).
+const proxyNeeds = uncertainty.NeedsSampleLogprobs | uncertainty.NeedsAnswerLogprobs | uncertainty.NeedsJudge | uncertainty.NeedsModel | uncertainty.NeedsQuestion
 
 func scoreWith(score uncertainty.Score) scoreFunc {
 	// The options are checked once, here, not on every request.
@@ -222,14 +225,18 @@ type Proxy struct {
 	semFn    bool                               // a score of the samples' clusters
 	judge    func() (nli.Model, *chatnli.Judge) // a judge for one request's pairs
 	ptrue    bool
-	timeout  time.Duration
-	sampler  Sampler
-	maxBody  int64
-	recorder Recorder
-	observe  func(records.LLMRequest)
-	log      *slog.Logger
-	secrets  []string
-	reads    chan struct{} // the non-streamed upstream answers being read
+	// questionFn: a score of the upstream's replies to question, asked
+	// about the caller's answer once it comes.
+	questionFn bool
+	question   llm.Question
+	timeout    time.Duration
+	sampler    Sampler
+	maxBody    int64
+	recorder   Recorder
+	observe    func(records.LLMRequest)
+	log        *slog.Logger
+	secrets    []string
+	reads      chan struct{} // the non-streamed upstream answers being read
 
 	// ptruePrompt is ptrue's template; topK the alternatives asked for mte.
 	ptruePrompt string
@@ -312,6 +319,8 @@ func New(o Options) (*Proxy, error) {
 	p.answerFn = n&uncertainty.NeedsAnswerLogprobs != 0
 	p.semFn = n&uncertainty.NeedsJudge != 0
 	p.ptrue = n&uncertainty.NeedsModel != 0
+	p.question, p.questionFn = llm.QuestionOf(p.score)
+	p.questionFn = p.questionFn && n&uncertainty.NeedsQuestion != 0
 	if p.def.Sim != "" {
 		p.scoreFn = scoreWith(p.def.Sim)
 	}
@@ -453,7 +462,7 @@ func (p *Proxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error) <-c
 		out <- scored{uncertainty: math.NaN(), err: reqErr}
 		return out
 	}
-	if p.answerFn {
+	if p.answerFn || p.questionFn {
 		out <- scored{} // the answer is scored once it comes
 		return out
 	}
@@ -859,6 +868,8 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, rec *records.LLMR
 	switch {
 	case p.ptrue:
 		sc = p.askPTrue(sctx, sreq, sc, answer.String())
+	case p.questionFn:
+		sc = p.askQuestion(sctx, sreq, sc, answer.String())
 	case p.answerFn:
 		sc = scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: %s reads the answer's logprobs, and a stream passes through as the caller asked it", p.score)}
 	}

@@ -23,7 +23,8 @@ import (
 // The scores beyond those of the samples' texts and logprobs: the
 // caller's answer's own logprobs (msp, perplexity, mte), the samples
 // clustered by an entailment judge (se, se-discrete, numsets, label-prob), and
-// p(True), one more question to the upstream. Each is computed as
+// p(True) and the questions of ptrue-empirical, verbalized-1s,
+// verbalized-2s and linguistic-1s, one more question to the upstream. Each is computed as
 // `genlens entropy` computes it, with the job layer's code.
 
 // SemanticScores lists the scores that need an entailment judge.
@@ -156,7 +157,7 @@ func (p *Proxy) wantsAnswerLogprobs(body []byte, cr *chatRequest) ([]byte, bool)
 // upstream's answer, a chat completion), and blanks its logprobs when
 // the caller did not ask for them; sc is the outcome of the samples.
 func (p *Proxy) scoreAnswer(ctx context.Context, req llm.ChatRequest, sc scored, b []byte, blank bool) ([]byte, scored) {
-	if !p.answerFn && !p.ptrue {
+	if !p.answerFn && !p.ptrue && !p.questionFn {
 		return b, sc
 	}
 	choices, perr := llm.ChatChoices(b)
@@ -187,6 +188,8 @@ func (p *Proxy) scoreAnswer(ctx context.Context, req llm.ChatRequest, sc scored,
 			return b, scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: %w", err)}
 		}
 		return b, scored{uncertainty: u, seconds: time.Since(start).Seconds()}
+	case p.questionFn:
+		return b, p.askQuestion(ctx, req, sc, choices[0].Text)
 	}
 	return b, p.askPTrue(ctx, req, sc, choices[0].Text)
 }
@@ -213,6 +216,36 @@ func (p *Proxy) askPTrue(ctx context.Context, req llm.ChatRequest, sc scored, an
 	return scored{uncertainty: 1 - pt, seconds: sc.seconds + time.Since(start).Seconds()}
 }
 
+// askQuestion asks the upstream the score's own question (llm.Questions,
+// its default template) about the caller's question and answer, as
+// `genlens entropy` asks it, and scores the replies. A model that
+// refuses the question (400, 422) gives no score, saying so.
+func (p *Proxy) askQuestion(ctx context.Context, req llm.ChatRequest, sc scored, answer string) scored {
+	if sc.err != nil {
+		return sc
+	}
+	start := time.Now()
+	q := question(req.Messages)
+	if q == "" && (p.question.FollowUp || strings.Contains(p.question.Template, "{question}")) {
+		return scored{uncertainty: math.NaN(), err: fmt.Errorf("%s: the request has no user message to ask about", p.score)}
+	}
+	replies, err := p.question.Ask(ctx, p.client, req.Model, false, p.question.Template, q, answer)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return scored{uncertainty: math.NaN(), err: p.cutErr()}
+	}
+	if why := llm.Refusal(err); why != nil {
+		return scored{uncertainty: math.NaN(), err: fmt.Errorf("%s: %w", p.score, why)}
+	}
+	if err != nil {
+		return scored{uncertainty: math.NaN(), err: fmt.Errorf("%s: %w", p.score, err)}
+	}
+	u, err := p.def.Value(uncertainty.Input{Replies: replies})
+	if err != nil {
+		return scored{uncertainty: math.NaN(), err: fmt.Errorf("%s: %w", p.score, err)}
+	}
+	return scored{uncertainty: u, seconds: time.Since(start).Seconds()}
+}
+
 // configure sets what the score needs beyond its name, checked by
 // Options.Validate: the judge of the semantic scores, mte's alternatives,
 // p(True)'s template.
@@ -232,7 +265,7 @@ func (p *Proxy) configure(o Options) error {
 
 // samplesDrawn is k, or 0 for a score of the answer alone.
 func (p *Proxy) samplesDrawn() int {
-	if p.answerFn {
+	if p.answerFn || p.questionFn {
 		return 0
 	}
 	return p.k

@@ -3,6 +3,7 @@ package llmproxy_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -331,5 +332,98 @@ func TestProxyUnavailableAndStreams(t *testing.T) {
 		if want == "" && (math.Abs(r.Uncertainty-0.25) > 1e-9 || r.Error != "") || want != "" && (!math.IsNaN(r.Uncertainty) || !strings.Contains(r.Error, want)) {
 			t.Errorf("%s: recorded uncertainty %v, error %q", score, r.Uncertainty, r.Error)
 		}
+	}
+}
+
+// ptrue-empirical, verbalized-1s, verbalized-2s and linguistic-1s ask the
+// upstream their own question about the caller's question and answer, as
+// `genlens entropy` asks it, and score its replies; no sample is drawn.
+func TestProxyQuestionScores(t *testing.T) {
+	var mu sync.Mutex
+	asked := map[string][]string{}
+	h, err := llmtest.NewHandler(llmtest.Config{Model: categorical.Symmetric(1, 3, 1), Inputs: []string{"cat"},
+		Labels: []string{"yes", "no", "maybe"},
+		Reply: func(prompt string) (llmtest.Reply, bool) {
+			var score, reply string
+			switch {
+			case strings.Contains(prompt, "Is the proposed answer true or false?"):
+				score, reply = "ptrue-empirical", " True"
+			case strings.Contains(prompt, "Probability: <a number between 0.0 and 1.0>") && strings.Contains(prompt, "Guess:"):
+				score, reply = "verbalized-1s", "Guess: yes\nProbability: 0.8"
+			case strings.Contains(prompt, "that your answer is correct?"):
+				score, reply = "verbalized-2s", "Probability: 0.35"
+			case strings.Contains(prompt, "Confidence: <one of the expressions>"):
+				score, reply = "linguistic-1s", "Guess: yes\nConfidence: Highly Likely"
+			default:
+				return nil, false
+			}
+			mu.Lock()
+			asked[score] = append(asked[score], prompt)
+			mu.Unlock()
+			return llmtest.Reply{{Text: reply}}, true
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(h)
+	defer up.Close()
+	c, err := llm.New(llm.Config{BaseURL: up.URL + "/v1", MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"model":"genlens-categorical",` + catPrompt + `,"max_tokens":1,"temperature":0}`
+	for score, want := range map[string]float64{"ptrue-empirical": 0, "verbalized-1s": 1 - 0.8, "verbalized-2s": 1 - 0.35, "linguistic-1s": 1 - 0.9} {
+		s := &capturing{c: c}
+		p, err := llmproxy.New(llmproxy.Options{Client: c, Sampler: s, Samples: 8, Score: score})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := callProxy(t, p, body)
+		p.Close(context.Background())
+		if len(s.ch) != 0 {
+			t.Errorf("%s: samples drawn: %+v", score, s.ch)
+		}
+		if out.Genlens.Uncertainty == nil || math.Abs(*out.Genlens.Uncertainty-want) > 1e-12 || out.Genlens.Score != score || out.Genlens.Samples != 0 {
+			t.Errorf("%s: %+v; want %v", score, out.Genlens, want)
+		}
+		if h, _ := strconv.ParseFloat(out.header, 64); math.Abs(h-want) > 1e-12 {
+			t.Errorf("%s: header %q, want %v", score, out.header, want)
+		}
+		mu.Lock()
+		prompts := asked[score]
+		mu.Unlock()
+		if len(prompts) != 1 || !strings.Contains(prompts[0], "Input: cat\nLabel: yes") {
+			t.Errorf("%s asked %q", score, prompts)
+		}
+		if (score == "ptrue-empirical" || score == "verbalized-2s") && !strings.Contains(prompts[0], out.Choices[0].Message.Content) {
+			t.Errorf("%s: the question %q holds not the answer %q", score, prompts[0], out.Choices[0].Message.Content)
+		}
+	}
+}
+
+// A model that refuses the question gives no score, saying so.
+func TestProxyQuestionRefused(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(b), "Probability:") {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"error":{"message":"not a chat model"}}`)
+			return
+		}
+		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"yes"},"finish_reason":"stop"}]}`)
+	}))
+	defer up.Close()
+	c, err := llm.New(llm.Config{BaseURL: up.URL + "/v1", MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := llmproxy.New(llmproxy.Options{Client: c, Samples: 2, Score: "verbalized-1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	out := callProxy(t, p, `{"model":"m","messages":[{"role":"user","content":"Capital of France?"}]}`)
+	if out.Genlens.Uncertainty != nil || !strings.Contains(out.Genlens.Error, "verbalized-1s: the model refused the question") {
+		t.Errorf("%+v", out.Genlens)
 	}
 }

@@ -499,7 +499,7 @@ func TestLLMProxyErrors(t *testing.T) {
 func TestLLMProxyScores(t *testing.T) {
 	for _, score := range llmproxy.Scores() {
 		if !slices.Contains([]string{"degree", "ecc", "eigv", "kernel-entropy", "kle"}, score) {
-			continue // scores of logprobs, a judge or p(True), which the fake sampler does not serve: see llmproxy's tests
+			continue // scores of logprobs, a judge, p(True) or a question of their own, which the fake sampler does not serve: see llmproxy's tests
 		}
 		t.Run(score, func(t *testing.T) {
 			ts, _, _ := newProxy(t, server.Options{LLM: server.LLMOptions{Score: score}})
@@ -518,7 +518,7 @@ func TestLLMProxyScores(t *testing.T) {
 			}
 		})
 	}
-	if got := strings.Join(llmproxy.Scores(), ","); got != "degree,ecc,eigv,kernel-entropy,kle,label-prob,msp,mte,ne,numsets,pe,perplexity,ptrue,se,se-discrete" {
+	if got := strings.Join(llmproxy.Scores(), ","); got != "degree,ecc,eigv,kernel-entropy,kle,label-prob,linguistic-1s,msp,mte,ne,numsets,pe,perplexity,ptrue,ptrue-empirical,se,se-discrete,verbalized-1s,verbalized-2s" {
 		t.Errorf("scores %s", got)
 	}
 }
