@@ -251,4 +251,22 @@ func TestEntropyChatJudgeLogprobs(t *testing.T) {
 	if calls.Load() == 0 {
 		t.Error("the judge was not asked")
 	}
+
+	// Without alternatives the judge's label is read as probability 1,
+	// and a warning says so: K = 1 for both samples.
+	srv, _ = sampleServer(t, func(c *llmtest.Config) {
+		c.Reply = func(prompt string) (llmtest.Reply, bool) {
+			return llmtest.Reply{{Text: "entailment"}}, strings.HasPrefix(prompt, "We are evaluating answers")
+		}
+	})
+	req.NLIBaseURL = srv.URL + "/v1"
+	if res, err = Entropy(context.Background(), job.Env{FS: fstest.MapFS{"a.jsonl": {Data: []byte(rows)}}, Secret: sampleSecrets}, req); err != nil {
+		t.Fatal(err)
+	}
+	if v := res.Items[0].Score("semantic-density"); v == nil || math.Abs(float64(*v)+1) > 1e-12 {
+		t.Errorf("one-hot semantic-density = %v, want -1", v)
+	}
+	if w := strings.Join(res.Warnings, "\n"); res.Summary.JudgeProbabilities != "one-hot" || !strings.Contains(w, "semantic-density read that label's probability as 1") {
+		t.Errorf("judge_probabilities %q, warnings %q", res.Summary.JudgeProbabilities, res.Warnings)
+	}
 }

@@ -118,15 +118,16 @@ func (j *Judge) ask(ctx context.Context, p nli.Pair) ([3]float64, error) {
 // those that read as the start of a label once trimmed and lower-cased
 // ("Ent" of "Entailment", " neutral"; the labels start with different
 // letters) are summed per label, each token once, and renormalised over
-// the three. ok is false without tokens or when no alternative reads as
-// a label.
+// the three. ok is false without tokens, without alternatives (an
+// endpoint that ignores top_logprobs) or when no alternative reads as a
+// label.
 func Probabilities(toks []llm.TokenLogprob) (v [3]float64, ok bool) {
 	i := 0
 	for i < len(toks) && strings.TrimSpace(toks[i].Token) == "" {
 		i++
 	}
-	if i == len(toks) {
-		return v, false
+	if i == len(toks) || len(toks[i].Top) == 0 {
+		return v, false // no alternatives: the label alone, one-hot
 	}
 	seen := map[string]bool{}
 	add := func(tok string, lp float64) {
@@ -152,10 +153,11 @@ func Probabilities(toks []llm.TokenLogprob) (v [3]float64, ok bool) {
 	return v, true
 }
 
-// labelOf reads a token as the start of a label: trimmed and lower-cased,
-// a non-empty prefix of one of the three words.
+// labelOf reads a token as the start of a label: trimmed, lower-cased and
+// without one trailing full stop, a non-empty prefix of one of the three
+// words.
 func labelOf(tok string) (nli.Label, bool) {
-	t := strings.ToLower(strings.TrimSpace(tok))
+	t := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(tok)), ".")
 	if t == "" {
 		return 0, false
 	}

@@ -108,7 +108,10 @@ func TestProbabilities(t *testing.T) {
 	if _, ok := Probabilities(nil); ok {
 		t.Error("no tokens: ok")
 	}
-	if _, ok := Probabilities([]llm.TokenLogprob{{Token: "Yes", Logprob: 0}}); ok {
+	if _, ok := Probabilities([]llm.TokenLogprob{{Token: "Yes", Logprob: 0, Top: []llm.TokenChoice{{Token: "Yes"}, {Token: "No", Logprob: -3}}}}); ok {
 		t.Error("no label among the alternatives: ok")
+	}
+	if _, ok := Probabilities([]llm.TokenLogprob{{Token: "neutral", Logprob: 0}}); ok {
+		t.Error("no alternatives (top_logprobs ignored): ok")
 	}
 }

@@ -265,8 +265,9 @@ func SemanticDensity(answer []likelihood.Token, samples [][]likelihood.Token, te
 // probabilities. probs[i][j] holds the judge's label probabilities of
 // (sample i, sample j), indexed by nli.Label; the diagonal is not read.
 //
-// A judge that answers with one label (a chat judge) gives a neutral
-// pair entailment and contradiction probability 0, where LM-Polygraph's
+// A judge that answers with one label (a chat judge without logprobs)
+// gives a neutral pair entailment and contradiction probability 0, where
+// LM-Polygraph's
 // ratio is 0/0, NaN. Such a pair counts 1/2 here: the limit of the ratio
 // for a judge whose logits are 0 for its label and −L for the others as L
 // grows, since the two logits are then equal.
