@@ -10,12 +10,12 @@ import (
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/atomicfile"
-	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/job/reprjob"
 	"github.com/genlens/genlens/network/bert"
 )
 
 func newEmbedCmd() *cobra.Command {
-	req := llmjob.NewEmbedRequest()
+	req := reprjob.NewEmbedRequest()
 	var out string
 	cmd := &cobra.Command{
 		Use:   "embed --embedder NAME --weights DIR --in texts.jsonl|.txt --out E.npy",
@@ -25,7 +25,7 @@ func newEmbedCmd() *cobra.Command {
 			if out == "" {
 				return fault.Fieldf("out", "embed: {out} E.npy is required")
 			}
-			res, err := runJob(cmd, llmjob.Embed, req, "embedding texts")
+			res, err := runJob(cmd, reprjob.Embed, req, "embedding texts")
 			if err != nil {
 				return err
 			}

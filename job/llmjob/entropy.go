@@ -14,6 +14,7 @@ import (
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/internal/textembed"
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/llm/chatnli"
 	"github.com/genlens/genlens/metric/evalstat"
@@ -203,7 +204,7 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 			return o, notFor("embedder", vk)
 		}
 	}
-	if err := checkTextEmbedder(r.Embedder, r.Weights, r.Embeddings); err != nil {
+	if err := textembed.Check(r.Embedder, r.Weights, r.Embeddings); err != nil {
 		return o, err
 	}
 	if r.EmbeddingsKey != "" && r.Embeddings == "" {
@@ -740,7 +741,7 @@ func (r *EntropyRequest) textSimilarity(env job.Env, sim uncertainty.Similarity,
 	if r.Embedder == "" {
 		return nil, nil
 	}
-	e, err := loadTextEmbedder(env, r.Embedder, r.Weights)
+	e, err := textembed.Load(env, r.Embedder, r.Weights)
 	if err != nil {
 		return nil, err
 	}

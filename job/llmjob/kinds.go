@@ -22,13 +22,6 @@ var Commands = []job.Command{
 		ModelDirs: func(r *SampleRequest) map[string]*string { return map[string]*string{"weights": &r.Weights} },
 		Text:      sampleText,
 	}),
-	job.Define(job.Spec[EmbedRequest, EmbedResult]{
-		Name: "embed", Group: "kernel", New: NewEmbedRequest, Run: Embed,
-		Inputs:    func(r *EmbedRequest) []job.Input { return job.FileInput("in", r.In) },
-		ModelDirs: func(r *EmbedRequest) map[string]*string { return map[string]*string{"weights": &r.Weights} },
-		Artifacts: job.ArtifactsOf[EmbedRequest]((*EmbedResult).Artifacts),
-		Text:      embedText,
-	}),
 	job.Define(job.Spec[EntropyRequest, EntropyResult]{
 		Name: "entropy", Group: "kernel", New: NewEntropyRequest, Run: Entropy,
 		Inputs: func(r *EntropyRequest) []job.Input {

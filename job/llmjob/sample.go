@@ -20,6 +20,7 @@ import (
 	"github.com/genlens/genlens/internal/format/jsonnum"
 	"github.com/genlens/genlens/internal/tensor/par"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/internal/textembed"
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/network/bert"
 )
@@ -135,7 +136,7 @@ func (r *SampleRequest) Validate() (verr error) {
 	if r.Embedder != "" && r.EmbedModel != "" {
 		return fault.Fieldf("embedder", "{embedder} and {embed_model} both embed the samples: give one")
 	}
-	if err := checkTextEmbedder(r.Embedder, r.Weights, ""); err != nil {
+	if err := textembed.Check(r.Embedder, r.Weights, ""); err != nil {
 		return err
 	}
 	_, err := r.clientConfig("")
@@ -351,7 +352,7 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 	}
 	var text *bert.Embedder
 	if req.Embedder != "" {
-		if text, err = loadTextEmbedder(env, req.Embedder, req.Weights); err != nil {
+		if text, err = textembed.Load(env, req.Embedder, req.Weights); err != nil {
 			return nil, err
 		}
 	}

@@ -14,11 +14,6 @@ import (
 
 var num = job.FormatNum
 
-func embedText(w io.Writer, _ *EmbedRequest, r *EmbedResult) {
-	fmt.Fprintf(w, "embedded %d texts (%d from the cache) with %s, prefix %q: %d×%d float64 in %s\nweights sha256 %s\n",
-		r.Texts, r.CacheHits, r.Embedder, r.Prefix, r.Texts, r.Dim, r.Path, r.WeightsSHA256)
-}
-
 func correlateText(w io.Writer, _ *CorrelateRequest, c *CorrelateResult) {
 	fmt.Fprintf(w, "%d files x %d members, kernel %s\n\n", len(c.Files), c.Members, c.Kernel)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

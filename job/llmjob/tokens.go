@@ -9,6 +9,7 @@ import (
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/internal/tensor/par"
 	"github.com/genlens/genlens/internal/text/tokenize"
+	"github.com/genlens/genlens/job/internal/textembed"
 	"github.com/genlens/genlens/metric/evalstat"
 	"github.com/genlens/genlens/metric/likelihood"
 	"github.com/genlens/genlens/metric/uncertainty"
@@ -84,8 +85,8 @@ func embeddingSimilarity(e *bert.Embedder) textSimilarity {
 	return func(ctx context.Context, text string, others []string) ([]float64, error) {
 		texts := append([]string{text}, others...)
 		var vecs [][]float32
-		for i := 0; i < len(texts); i += textEmbedBatch {
-			v, err := e.Forward(ctx, texts[i:min(len(texts), i+textEmbedBatch)])
+		for i := 0; i < len(texts); i += textembed.Batch {
+			v, err := e.Forward(ctx, texts[i:min(len(texts), i+textembed.Batch)])
 			if err != nil {
 				return nil, err
 			}

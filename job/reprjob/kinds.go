@@ -25,4 +25,11 @@ var Commands = []job.Command{
 		Artifacts: job.ArtifactsOf[DisentangleRequest]((*DisentangleResult).Artifacts),
 		Text:      disentangleText,
 	}),
+	job.Define(job.Spec[EmbedRequest, EmbedResult]{
+		Name: "embed", Group: "kernel", New: NewEmbedRequest, Run: Embed,
+		Inputs:    func(r *EmbedRequest) []job.Input { return job.FileInput("in", r.In) },
+		ModelDirs: func(r *EmbedRequest) map[string]*string { return map[string]*string{"weights": &r.Weights} },
+		Artifacts: job.ArtifactsOf[EmbedRequest]((*EmbedResult).Artifacts),
+		Text:      embedText,
+	}),
 }

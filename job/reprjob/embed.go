@@ -1,4 +1,4 @@
-package llmjob
+package reprjob
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/job/internal/textembed"
 	"github.com/genlens/genlens/network/bert"
 	"github.com/genlens/genlens/network/features"
 )
@@ -87,7 +88,7 @@ func (r *EmbedRequest) Validate() error {
 	case r.Field == "" && strings.HasSuffix(r.In, ".jsonl"):
 		return fault.Fieldf("field", "{field}: name the field of the texts in %s", r.In)
 	}
-	return checkTextEmbedder(r.Embedder, r.Weights, "")
+	return textembed.Check(r.Embedder, r.Weights, "")
 }
 
 // maxTexts bounds the texts of one file.
@@ -153,7 +154,7 @@ func Embed(ctx context.Context, env job.Env, req EmbedRequest) (*EmbedResult, er
 	case "none":
 		prefix = ""
 	}
-	e, err := loadTextEmbedderPrefix(env, req.Embedder, req.Weights, prefix)
+	e, err := textembed.LoadPrefix(env, req.Embedder, req.Weights, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -182,8 +183,8 @@ func Embed(ctx context.Context, env job.Env, req EmbedRequest) (*EmbedResult, er
 	if env.Progress != nil {
 		env.Progress(done, len(texts))
 	}
-	for b := 0; b < len(todo); b += textEmbedBatch {
-		idx := todo[b:min(len(todo), b+textEmbedBatch)]
+	for b := 0; b < len(todo); b += textembed.Batch {
+		idx := todo[b:min(len(todo), b+textembed.Batch)]
 		batch := make([]string, len(idx))
 		for j, i := range idx {
 			batch[j] = texts[i]
@@ -205,4 +206,9 @@ func Embed(ctx context.Context, env job.Env, req EmbedRequest) (*EmbedResult, er
 		}
 	}
 	return res, nil
+}
+
+func embedText(w io.Writer, _ *EmbedRequest, r *EmbedResult) {
+	fmt.Fprintf(w, "embedded %d texts (%d from the cache) with %s, prefix %q: %d×%d float64 in %s\nweights sha256 %s\n",
+		r.Texts, r.CacheHits, r.Embedder, r.Prefix, r.Texts, r.Dim, r.Path, r.WeightsSHA256)
 }

@@ -1,0 +1,58 @@
+// Package textembed loads the BERT sentence embedders the commands run in
+// process (entropy's and sample's {embedder}, embed), checking their
+// fields one way and keeping them loaded in the process's model cache.
+package textembed
+
+import (
+	"strings"
+
+	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/network/bert"
+)
+
+// Batch is the number of texts embedded at once.
+const Batch = 64
+
+// Check checks the embedder fields of a request: {embedder},
+// {weights} and, where the request can read embeddings instead,
+// {embeddings}.
+func Check(name, weights, embeddings string) error {
+	switch {
+	case name == "" && weights != "":
+		return fault.Fieldf("weights", "{weights} %s: give the embedder with {embedder}", weights)
+	case name == "":
+		return nil
+	case embeddings != "":
+		return fault.Fieldf("embedder", "{embedder} and {embeddings} both give the embeddings: give one")
+	case weights == "":
+		return fault.Fieldf("weights", "{embedder} %s needs {weights} DIR, the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin)", name)
+	}
+	if _, ok := bert.Lookup(name); !ok {
+		return fault.Fieldf("embedder", "{embedder} %q: want one of %s", name, strings.Join(bert.Names(), ", "))
+	}
+	return nil
+}
+
+// Load loads the embedder name from the model directory dir,
+// a directory of the host: the command line's, or one the service's
+// operator allowed (its jobs name it, and the service resolves the name
+// before the job runs; see job.Command.ModelDirs).
+func Load(env job.Env, name, dir string) (*bert.Embedder, error) {
+	spec, _ := bert.Lookup(name)
+	return LoadPrefix(env, name, dir, spec.Query)
+}
+
+// LoadPrefix is Load with the prefix put before
+// every text.
+func LoadPrefix(env job.Env, name, dir, prefix string) (*bert.Embedder, error) {
+	wf, err := bert.WeightsFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	// Kept loaded for the next jobs, keyed by the weights file as image
+	// networks are.
+	return job.CachedLoad(env.Models, "text:"+name+" prefix:"+prefix, wf, func(string) (*bert.Embedder, error) {
+		return bert.OpenEmbedder(name, dir, prefix)
+	})
+}
