@@ -4,10 +4,12 @@
 // every sampled choice with 30 MB of words, one answering a single 30 MB
 // choice whatever n asks (/one/v1: the client tops up), an honest one
 // with OpenAI-shaped logprobs (/logprobs/v1), and a judge that never
-// answers (/hang/v1).
+// answers (/hang/v1). wide-drift gives a check model (mse fit's) a drift
+// reference of 200,000 rows of its first feature, 1.6 MB of JSON.
 //
 //	go run ./bench/attacks gen DIR
 //	go run ./bench/attacks upstream 127.0.0.1:PORT
+//	go run ./bench/attacks wide-drift CHECK.json
 package main
 
 import (
@@ -37,7 +39,7 @@ import (
 func main() {
 	log.SetFlags(0)
 	if len(os.Args) != 3 {
-		log.Fatal("usage: attacks gen DIR | attacks upstream ADDR")
+		log.Fatal("usage: attacks gen DIR | attacks upstream ADDR | attacks wide-drift CHECK.json")
 	}
 	var err error
 	switch os.Args[1] {
@@ -45,6 +47,8 @@ func main() {
 		err = gen(os.Args[2])
 	case "upstream":
 		err = upstream(os.Args[2])
+	case "wide-drift":
+		err = wideDrift(os.Args[2], 200_000)
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -122,6 +126,25 @@ func gen(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "prompts-8.jsonl"), prompts.Bytes(), 0o644); err != nil {
 		return err
 	}
+	// A check model's training rows, one feature, and production rows.
+	var train, op bytes.Buffer
+	train.WriteString("x,f,y\n")
+	op.WriteString("x,f\n")
+	r1 := rand.New(rand.NewPCG(5, 6))
+	for i := range 2500 {
+		x := r1.NormFloat64()
+		if i < 500 {
+			fmt.Fprintf(&train, "%.6f,%.6f,%.6f\n", x, x, x+0.3*r1.NormFloat64())
+		} else {
+			fmt.Fprintf(&op, "%.6f,%.6f\n", x, x)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "train-1f.csv"), train.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "op-1f.csv"), op.Bytes(), 0o644); err != nil {
+		return err
+	}
 	// One image for the network whose weights are hostile.
 	img := image.NewRGBA(image.Rect(0, 0, 64, 64))
 	for i := range img.Pix {
@@ -137,6 +160,41 @@ func gen(dir string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// wideDrift rewrites the check model at path with a drift reference of
+// rows standard normal values of each feature, the range theirs.
+func wideDrift(path string, rows int) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	d, ok := m["drift"].(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s has no drift model", path)
+	}
+	features, _ := d["features"].([]any)
+	r := rand.New(rand.NewPCG(7, 8))
+	ref := make([][]float64, len(features))
+	lo, hi := make([]float64, len(features)), make([]float64, len(features))
+	for j := range ref {
+		ref[j] = make([]float64, rows)
+		lo[j], hi[j] = math.Inf(1), math.Inf(-1)
+		for i := range ref[j] {
+			v := math.Round(r.NormFloat64()*1000) / 1000
+			ref[j][i] = v
+			lo[j], hi[j] = min(lo[j], v), max(hi[j], v)
+		}
+	}
+	d["reference"], d["min"], d["max"] = ref, lo, hi
+	if b, err = json.Marshal(m); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // answers writes prompts rows of n samples of about size bytes of words.

@@ -5,7 +5,8 @@
 # view one storage, compare against 16384-d statistics, sample against an
 # upstream answering 30 MB per choice, or one such choice a request whatever
 # n asks, or honest logprobs with 20 alternatives; a judge that never
-# answers; logprobs that sum to -Inf; --save-stats /dev/null) under
+# answers; logprobs that sum to -Inf; --save-stats /dev/null; a check
+# model whose drift reference has 200,000 rows) under
 # /usr/bin/time -v, and prints
 # each one's exit status, wall time and peak resident memory. Every case
 # should end with a clear refusal (exit 2) or a result, under 2.5 GB.
@@ -77,3 +78,9 @@ run sample-top-logprobs-20 $G sample --prompts $A/prompts-8.jsonl --base-url htt
 run entropy-hung-judge $G entropy --in $A/answers-inf.jsonl --scores numsets --nli-base-url http://127.0.0.1:18441/hang/v1 --nli-model m --request-timeout 10s
 run entropy-inf-logprobs $G entropy --in $A/answers-inf.jsonl --scores pe,ne,perplexity --json
 run fid-save-stats-devnull $G fid --save-stats $A/img /dev/null
+# A check model carrying a 200,000-row drift reference (1.6 MB): its first
+# estimate, as a monitor's first chunks page after each start, fits the
+# nearest-neighbour support of the reference.
+$G mse fit --train $A/train-1f.csv --target y --prediction f --model $T/check.json >/dev/null
+$T/attacks wide-drift $T/check.json
+run mse-drift-200k-rows $G mse estimate --model $T/check.json --data $A/op-1f.csv --chunk-size 500

@@ -555,7 +555,9 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		scoredRow[i] = scoredRow[i] && results[i].Reason == ""
 	}
 	if usesSimilarity(defs) {
-		attachSimilarities(prompts, ps, scoredRow, opt.Similarity, req.HoldoutFirst)
+		if err := attachSimilarities(ctx, prompts, ps, scoredRow, opt.Similarity, req.HoldoutFirst); err != nil {
+			return nil, err
+		}
 	}
 	answerTok := slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsAnswerTokenSimilarity != 0 })
 	sampleTok := slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsSampleTokenSimilarity != 0 })

@@ -31,61 +31,69 @@ var (
 // entailment both ways, averaged (uncertainty.EntailmentGraph; of the
 // probabilities judgeProbabilities set). With the embedding similarity
 // the answer under test has an embedding only when it is the first
-// sample (holdoutFirst).
-func attachSimilarities(prompts []uncertainty.Prompt, ps []*promptScores, scored []bool, sim uncertainty.Similarity, holdoutFirst bool) {
-	for i, p := range ps {
-		if !scored[i] {
-			continue
+// sample (holdoutFirst). The rows are shared among the CPUs, and a
+// cancelled ctx starts no further row: RougeL over a row of long samples
+// takes seconds, and a run of thousands of such rows minutes.
+func attachSimilarities(ctx context.Context, prompts []uncertainty.Prompt, ps []*promptScores, scored []bool, sim uncertainty.Similarity, holdoutFirst bool) error {
+	return par.For(ctx, len(ps), 0, func(_ context.Context, i int) error {
+		attachSimilarity(&prompts[i], ps[i], scored[i], sim, holdoutFirst)
+		return nil
+	})
+}
+
+// attachSimilarity is attachSimilarities for one row.
+func attachSimilarity(prompt *uncertainty.Prompt, p *promptScores, scored bool, sim uncertainty.Similarity, holdoutFirst bool) {
+	if !scored {
+		return
+	}
+	if sim == uncertainty.SimilarityNLI {
+		if p.sampleNLI != nil {
+			p.sampleSim = uncertainty.EntailmentGraph(p.sampleNLI)
 		}
-		if sim == uncertainty.SimilarityNLI {
-			if p.sampleNLI != nil {
-				p.sampleSim = uncertainty.EntailmentGraph(p.sampleNLI)
-			}
-			switch {
-			case p.answerText == nil:
-				p.simErr = errNoAnswerText
-			case p.answerNLI != nil && p.answerNLIBack != nil:
-				p.answerSim = make([]float64, len(p.samples))
-				for k := range p.answerSim {
-					p.answerSim[k] = (p.answerNLI[k][nli.Entailment] + p.answerNLIBack[k][nli.Entailment]) / 2
-				}
-			}
-			continue
-		}
-		if sim == uncertainty.SimilarityEmbedding {
-			emb := prompts[i].Embeddings
-			if emb == nil {
-				p.simErr = errors.New("no embeddings for the embedding similarity")
-				continue
-			}
-			w := uncertainty.CosineSimilarity(emb)
-			n, _ := w.Dims()
-			if !holdoutFirst {
-				p.sampleSim = w
-				p.simErr = errNoAnswerEmbedding
-				continue
-			}
-			p.sampleSim = w.SliceSym(1, n)
-			p.answerSim = make([]float64, n-1)
-			for k := range p.answerSim {
-				p.answerSim[k] = w.At(0, k+1)
-			}
-			continue
-		}
-		words := make([][]string, len(p.samples))
-		for k, s := range p.samples {
-			words[k] = tokenize.Words(s)
-		}
-		p.sampleSim = uncertainty.RougeSimilarity(words)
-		if p.answerText == nil {
+		switch {
+		case p.answerText == nil:
 			p.simErr = errNoAnswerText
-			continue
+		case p.answerNLI != nil && p.answerNLIBack != nil:
+			p.answerSim = make([]float64, len(p.samples))
+			for k := range p.answerSim {
+				p.answerSim[k] = (p.answerNLI[k][nli.Entailment] + p.answerNLIBack[k][nli.Entailment]) / 2
+			}
 		}
-		a := tokenize.Words(*p.answerText)
-		p.answerSim = make([]float64, len(words))
-		for k, w := range words {
-			p.answerSim[k] = evalstat.RougeLF(a, w)
+		return
+	}
+	if sim == uncertainty.SimilarityEmbedding {
+		emb := prompt.Embeddings
+		if emb == nil {
+			p.simErr = errors.New("no embeddings for the embedding similarity")
+			return
 		}
+		w := uncertainty.CosineSimilarity(emb)
+		n, _ := w.Dims()
+		if !holdoutFirst {
+			p.sampleSim = w
+			p.simErr = errNoAnswerEmbedding
+			return
+		}
+		p.sampleSim = w.SliceSym(1, n)
+		p.answerSim = make([]float64, n-1)
+		for k := range p.answerSim {
+			p.answerSim[k] = w.At(0, k+1)
+		}
+		return
+	}
+	words := make([][]string, len(p.samples))
+	for k, s := range p.samples {
+		words[k] = tokenize.Words(s)
+	}
+	p.sampleSim = uncertainty.RougeSimilarity(words)
+	if p.answerText == nil {
+		p.simErr = errNoAnswerText
+		return
+	}
+	a := tokenize.Words(*p.answerText)
+	p.answerSim = make([]float64, len(words))
+	for k, w := range words {
+		p.answerSim[k] = evalstat.RougeLF(a, w)
 	}
 }
 

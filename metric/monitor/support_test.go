@@ -238,3 +238,34 @@ func TestBetaBinomialQuantile(t *testing.T) {
 		}
 	}
 }
+
+// TestSupportWorkBounded counts the distances fitting the support
+// computes (every reference row against the rows compared with): at most
+// supportPairs whatever the size of the reference, and every row up to
+// 10,000. A 200,000-row reference was compared with 20,000 rows (4·10⁹
+// distances, 55 s of CPU on the first chunks page of its monitor).
+func TestSupportWorkBounded(t *testing.T) {
+	for _, n := range []int{2, 300, 10000, 10001, 20000, 200000} {
+		k := supportRows(n)
+		if n <= 10000 && k != n {
+			t.Errorf("%d reference rows: compared with %d, want all", n, k)
+		}
+		if k < 1 || k > n || (n > 10000 && n*k > supportPairs) {
+			t.Errorf("%d reference rows: compared with %d, %d distances (bound %d)", n, k, n*k, supportPairs)
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	x := normalRows(r, 200000, func(z []float64) []float64 { return z[:1] })
+	m, err := FitDrift(x, []string{"a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.prepare()
+	rows, _ := m.support.rows.Dims()
+	if work := 200000 * rows; work > supportPairs {
+		t.Fatalf("support of 200,000 rows compares with %d rows: %d distances, bound %d", rows, work, supportPairs)
+	}
+	if len(m.support.thin) != 200000 {
+		t.Fatalf("%d thin flags for 200,000 reference rows", len(m.support.thin))
+	}
+}

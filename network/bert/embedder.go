@@ -162,6 +162,11 @@ func (e *Embedder) Forward(ctx context.Context, batch []string) ([][]float32, er
 func (m *Model) Embed(ctx context.Context, spec Spec, prefix string, texts []string, workers int) ([][]float32, error) {
 	encs := make([]wordpiece.Encoding, len(texts))
 	for i, t := range texts {
+		// A text of megabytes takes a second or more to tokenise: a
+		// cancelled run stops at the next one.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		encs[i] = m.tok.Encode(prefix+t, m.cfg.MaxPositions)
 	}
 	out := make([][]float32, len(texts))

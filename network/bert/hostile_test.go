@@ -36,6 +36,12 @@ func TestHostileModelDirs(t *testing.T) {
 		{"wrong shape", "config.json", `"embeddings.word_embeddings.weight"`, func(b []byte) []byte {
 			return []byte(strings.Replace(string(b), `"vocab_size": 294`, `"vocab_size": 300`, 1))
 		}},
+		{"heads do not divide", "config.json", `"num_attention_heads"`, func(b []byte) []byte {
+			return []byte(strings.Replace(string(b), `"num_attention_heads": 4`, `"num_attention_heads": 5`, 1))
+		}},
+		{"hidden disagrees with the weights", "config.json", "has shape", func(b []byte) []byte {
+			return []byte(strings.Replace(string(b), `"hidden_size": 32`, `"hidden_size": 64`, 1))
+		}},
 		{"activation", "config.json", `"hidden_act"`, func(b []byte) []byte {
 			return []byte(strings.Replace(string(b), `"hidden_act": "gelu"`, `"hidden_act": "relu"`, 1))
 		}},

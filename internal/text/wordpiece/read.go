@@ -118,10 +118,19 @@ func ParseTokenizerJSON(file string, data []byte) (map[string]int32, Options, er
 		return nil, o, &fault.InputError{File: file, Key: "model.vocab", Msg: fmt.Sprintf("%d tokens, more than %d", len(m.Vocab), MaxVocab)}
 	}
 	vocab := make(map[string]int32, len(m.Vocab))
+	// Two tokens with one id would encode differently and read the same
+	// embedding row: a vocabulary whose every token is id 0 runs, and
+	// every text embeds alike.
+	seen := make(map[int64]string, len(m.Vocab))
 	for k, v := range m.Vocab {
 		if v < 0 || v >= MaxVocab {
 			return nil, o, &fault.InputError{File: file, Key: "model.vocab", Msg: fmt.Sprintf("token %q has id %d, outside [0, %d)", fault.Printable(k, 40), v, MaxVocab)}
 		}
+		if other, dup := seen[v]; dup {
+			a, b := min(k, other), max(k, other)
+			return nil, o, &fault.InputError{File: file, Key: "model.vocab", Msg: fmt.Sprintf("tokens %q and %q share id %d; each token needs its own", fault.Printable(a, 40), fault.Printable(b, 40), v)}
+		}
+		seen[v] = k
 		vocab[k] = int32(v)
 	}
 	if m.MaxWordChars < 0 || m.MaxWordChars > 1<<20 {

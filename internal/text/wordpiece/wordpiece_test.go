@@ -120,6 +120,7 @@ func TestHostileFiles(t *testing.T) {
 		{"negative id", `{"model":{"type":"WordPiece","vocab":{"a":-1}}}`, `"model.vocab"`},
 		{"huge id", `{"model":{"type":"WordPiece","vocab":{"a":99999999999}}}`, `"model.vocab"`},
 		{"normalizer", `{"normalizer":{"type":"Lowercase"},"model":{"type":"WordPiece","vocab":{"a":0}}}`, `"normalizer.type"`},
+		{"shared id", `{"model":{"type":"WordPiece","vocab":{"[CLS]":0,"[SEP]":0,"[PAD]":0,"[UNK]":0}}}`, `share id 0`},
 		{"no cls", `{"model":{"type":"WordPiece","vocab":{"[SEP]":1,"[PAD]":2,"[UNK]":3}}}`, `"[CLS]"`},
 		{"ok", vocab, ""},
 	} {
