@@ -17,6 +17,7 @@ import (
 	"github.com/genlens/genlens/internal/store/records"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/llmjob"
+	"github.com/genlens/genlens/job/reprjob"
 )
 
 const textAnswers = `{"id":"a","samples":["Paris","It is Paris.","Paris, France","Lyon"],"reference":"Paris"}
@@ -156,12 +157,12 @@ func TestEmbedKind(t *testing.T) {
 	if j = waitJob(t, s, j.ID, time.Minute); j.Status != records.StatusSucceeded {
 		t.Fatalf("%s: %s", j.Status, j.Error)
 	}
-	req := llmjob.NewEmbedRequest()
+	req := reprjob.NewEmbedRequest()
 	req.In, req.Field, req.Embedder, req.Weights, req.NoCache = filepath.Join(t.TempDir(), "answers.jsonl"), "reference", "bge-small-en-v1.5", dir, true
 	if err := os.WriteFile(req.In, []byte(textAnswers), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := llmjob.Embed(context.Background(), job.CLIEnv(nil, nil), req)
+	res, err := reprjob.Embed(context.Background(), job.CLIEnv(nil, nil), req)
 	if err != nil {
 		t.Fatal(err)
 	}
