@@ -19,13 +19,17 @@ import (
 
 // Artifacts returns the files of `mse estimate --out`: chunks.csv (one
 // row per chunk), estimate.json (the --json document) and mse_chunks.png
-// (estimate, band, realised MSE and thresholds per chunk).
+// (estimate, interval, realised MSE and thresholds per chunk).
 func (r *EstimateResult) Artifacts() []job.Artifact {
 	return []job.Artifact{
 		{Name: "chunks.csv", Write: r.writeCSV},
 		{Name: "estimate.json", Write: func(w io.Writer) error { return dataio.EncodeJSON(w, r) }},
 		{Name: "mse_chunks.png", Write: func(w io.Writer) error {
-			return WriteChunkChart(w, "Estimated and realised MSE per chunk", "chunk", r.Monitor, r.Thresholds)
+			xlabel := "chunk"
+			if len(r.Monitor) > 0 && r.Monitor[0].Period != "" {
+				xlabel = "time (first row of each period)"
+			}
+			return WriteChunkChart(w, "Estimated and realised MSE per chunk", xlabel, r.Monitor, r.Thresholds)
 		}},
 	}
 }
@@ -47,12 +51,15 @@ func (r *EstimateResult) writeCSV(w io.Writer) error {
 		header = append(header, "thin_support", "thin_support_limit", "ks_alert")
 	}
 	// Appended last, so that readers of the older columns by position
-	// keep working.
-	header = append(header, "estimate_lower", "estimate_upper")
+	// keep working. lower and upper are the chunk's interval, the one
+	// that decides alert (estimate_lower and estimate_upper, the names
+	// it had first, repeat it); se_lower and se_upper the sampling band
+	// estimated_mse ∓ 3 sampling_error.
+	header = append(header, "estimate_lower", "estimate_upper", "se_lower", "se_upper")
 	rows := [][]string{header}
 	for _, c := range r.Monitor {
 		row := []string{strconv.Itoa(c.Index), strconv.Itoa(c.Start), strconv.Itoa(c.End), strconv.Itoa(c.Rows()), c.Period,
-			cell(c.Estimate), cell(c.SamplingError), cell(c.Lower), cell(c.Upper), cell(c.Realized), strconv.FormatBool(c.Alert)}
+			cell(c.Estimate), cell(c.SamplingError), cell(c.EstimateLower), cell(c.EstimateUpper), cell(c.Realized), strconv.FormatBool(c.Alert)}
 		if drift && c.Drift != nil {
 			d := c.Drift
 			row = append(row, cell(d.OutOfReference), strconv.FormatBool(d.Extrapolating), cell(d.ReconstructionError), strconv.FormatBool(d.DriftAlert))
@@ -61,28 +68,45 @@ func (r *EstimateResult) writeCSV(w io.Writer) error {
 			}
 			row = append(row, cell(d.ThinSupport), cell(d.ThinLimit), strconv.FormatBool(d.KSAlert))
 		}
-		row = append(row, cell(c.EstimateLower), cell(c.EstimateUpper))
+		row = append(row, cell(c.EstimateLower), cell(c.EstimateUpper), cell(c.Lower), cell(c.Upper))
 		rows = append(rows, row)
 	}
 	return dataio.EncodeTable(w, nil, rows)
 }
 
 // WriteChunkChart draws the monitoring chart as a PNG: the estimated
-// MSE per chunk with its band, the realised MSE where labels exist, and
-// the thresholds when there are any.
+// MSE per chunk with its interval (the one that decides the alert,
+// Result.EstimateLower and EstimateUpper), the realised MSE where labels
+// exist, and the thresholds when there are any. The x axis is the
+// chunks' time (their first timestamps) when every chunk is a period,
+// and xlabel then names it; otherwise the chunk index.
 func WriteChunkChart(w io.Writer, title, xlabel string, res []monitor.Result, th monitor.Thresholds) error {
 	var est, real chart.Series
 	est.Name, real.Name = "estimated MSE (±3 SE)", "realised MSE"
+	if len(res) > 0 && res[0].IntervalCalibrated {
+		est.Name = fmt.Sprintf("estimated MSE (%g%% interval)", 100*monitor.IntervalLevel)
+	}
+	timed := len(res) > 0
+	hourly := false
+	for _, r := range res {
+		if r.Period == "" || r.From.IsZero() {
+			timed = false
+		}
+		hourly = hourly || strings.Contains(r.Period, "T")
+	}
 	band := true
 	for _, r := range res {
 		x := float64(r.Index)
+		if timed {
+			x = float64(r.From.Unix())
+		}
 		est.X = append(est.X, x)
 		est.Y = append(est.Y, r.Estimate)
-		if math.IsNaN(r.Lower) || math.IsNaN(r.Upper) {
+		if math.IsNaN(r.EstimateLower) || math.IsNaN(r.EstimateUpper) {
 			band = false
 		}
-		est.Lower = append(est.Lower, r.Lower)
-		est.Upper = append(est.Upper, r.Upper)
+		est.Lower = append(est.Lower, r.EstimateLower)
+		est.Upper = append(est.Upper, r.EstimateUpper)
 		if !math.IsNaN(r.Realized) {
 			real.X = append(real.X, x)
 			real.Y = append(real.Y, r.Realized)
@@ -103,6 +127,13 @@ func WriteChunkChart(w io.Writer, title, xlabel string, res []monitor.Result, th
 		series = append(series,
 			chart.Series{Name: "upper threshold", X: []float64{x0, x1}, Y: []float64{th.Upper, th.Upper}},
 			chart.Series{Name: "lower threshold", X: []float64{x0, x1}, Y: []float64{th.Lower, th.Lower}})
+	}
+	if timed {
+		layout := "2006-01-02"
+		if hourly {
+			layout = "01-02 15:04"
+		}
+		return job.PNGTo(w)(chart.NewTimeLines(title, xlabel, "MSE", series, res[0].From.Location(), layout))
 	}
 	return job.PNGTo(w)(chart.NewLines(title, xlabel, "MSE", series))
 }

@@ -91,6 +91,7 @@ func TestMSEGolden(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		golden.Check(t, tc.name, res)
+		oneInterval(t, tc.name, res)
 		for _, a := range res.Artifacts() {
 			var b bytes.Buffer
 			if err := a.Write(&b); err != nil || b.Len() == 0 {
@@ -483,7 +484,7 @@ func TestMSEEstimateOldModelFile(t *testing.T) {
 	for _, c := range []struct {
 		res  *EstimateResult
 		want string
-	}{{res, "alert(s): the estimate outside the thresholds"}, {cur, "alert(s): the interval (estimate_lower, estimate_upper) wholly beyond"}} {
+	}{{res, "alert(s): the estimate outside the thresholds"}, {cur, "alert(s): the chunk's 90% interval (lower, upper) wholly beyond"}} {
 		var b strings.Builder
 		estimateText(&b, &req, c.res)
 		if !strings.Contains(b.String(), c.want) {
@@ -495,8 +496,8 @@ func TestMSEEstimateOldModelFile(t *testing.T) {
 			res.EstimatedMSE, res.Alerts, cur.EstimatedMSE, cur.Alerts, outside, beyond)
 	}
 	for _, c := range res.Chunks {
-		if c.IntervalCalibrated || c.EstimateLower != c.Lower || c.EstimateUpper != c.Upper {
-			t.Errorf("old model file: chunk %d interval [%v, %v] calibrated %v, want the band [%v, %v]", c.Index, c.EstimateLower, c.EstimateUpper, c.IntervalCalibrated, c.Lower, c.Upper)
+		if c.IntervalCalibrated || c.EstimateLower != c.SELower || c.EstimateUpper != c.SEUpper || c.Lower != c.SELower || c.Upper != c.SEUpper {
+			t.Errorf("old model file: chunk %d interval [%v, %v] ([%v, %v]) calibrated %v, want the band [%v, %v]", c.Index, c.Lower, c.Upper, c.EstimateLower, c.EstimateUpper, c.IntervalCalibrated, c.SELower, c.SEUpper)
 		}
 	}
 	b, _ := json.Marshal(res)
@@ -515,7 +516,7 @@ func TestMSEEstimateOldModelFile(t *testing.T) {
 			a.Write(&csv)
 		}
 	}
-	if !strings.HasPrefix(csv.String(), "index,start,end,rows,period,estimated_mse,sampling_error,lower,upper,realized_mse,alert,out_of_reference,extrapolating,reconstruction_error,drift_alert,ks_x,p_x,ks_noise_feature,p_noise_feature,thin_support,thin_support_limit,ks_alert,estimate_lower,estimate_upper\n") {
+	if !strings.HasPrefix(csv.String(), "index,start,end,rows,period,estimated_mse,sampling_error,lower,upper,realized_mse,alert,out_of_reference,extrapolating,reconstruction_error,drift_alert,ks_x,p_x,ks_noise_feature,p_noise_feature,thin_support,thin_support_limit,ks_alert,estimate_lower,estimate_upper,se_lower,se_upper\n") {
 		t.Errorf("chunks.csv: %s", csv.String())
 	}
 }
@@ -529,5 +530,99 @@ func TestMSEEstimateMaxOutOfReference(t *testing.T) {
 		if err := req.Validate(); !errors.As(err, &fe) || fe.Field != "max_out_of_reference" {
 			t.Errorf("max_out_of_reference %v: %v", v, err)
 		}
+	}
+}
+
+// oneInterval checks that every chunk of res has one interval: the
+// table's lower and upper, the JSON's lower and upper (and
+// estimate_lower and estimate_upper), and the interval the alert
+// compared (monitor.Result's EstimateLower and EstimateUpper) are the
+// same numbers, that the ±3 sampling-error band is the JSON's se_lower
+// and se_upper, and that alert follows from the JSON's own numbers.
+func oneInterval(t *testing.T, name string, res *EstimateResult) {
+	t.Helper()
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The keys by name, as a client reads them.
+	var raw struct {
+		Lo     *float64 `json:"lower_threshold"`
+		Hi     *float64 `json:"upper_threshold"`
+		Chunks []map[string]any
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	f := func(m map[string]any, k string) float64 {
+		v, ok := m[k]
+		if !ok {
+			t.Fatalf("%s: chunk %v lacks %q", name, m["index"], k)
+		}
+		if v == nil {
+			return math.NaN()
+		}
+		return v.(float64)
+	}
+	same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+	var text strings.Builder
+	req := NewEstimateRequest()
+	estimateText(&text, &req, res)
+	var rows [][]string
+	lines := strings.Split(text.String(), "\n")
+	for i, l := range lines {
+		if h := strings.Fields(l); len(h) > 1 && h[0] == "chunk" && h[1] == "period" {
+			for _, r := range lines[i+1:] {
+				if strings.TrimSpace(r) == "" {
+					break
+				}
+				rows = append(rows, strings.Fields(r))
+			}
+			break
+		}
+	}
+	if len(rows) != len(res.Monitor) || len(raw.Chunks) != len(res.Monitor) {
+		t.Fatalf("%s: %d table rows, %d JSON chunks, %d chunks:\n%s", name, len(rows), len(raw.Chunks), len(res.Monitor), text.String())
+	}
+	thLo, thHi := math.NaN(), math.NaN()
+	if raw.Lo != nil && raw.Hi != nil {
+		thLo, thHi = *raw.Lo, *raw.Hi
+	}
+	calibrated := 0
+	for i, r := range res.Monitor {
+		c := raw.Chunks[i]
+		lo, hi := f(c, "lower"), f(c, "upper")
+		if !same(lo, r.EstimateLower) || !same(hi, r.EstimateUpper) || !same(f(c, "estimate_lower"), lo) || !same(f(c, "estimate_upper"), hi) {
+			t.Errorf("%s: chunk %d: JSON lower/upper [%v, %v], estimate_lower/upper [%v, %v], the alert's interval [%v, %v]",
+				name, i, lo, hi, f(c, "estimate_lower"), f(c, "estimate_upper"), r.EstimateLower, r.EstimateUpper)
+		}
+		if !same(f(c, "se_lower"), r.Lower) || !same(f(c, "se_upper"), r.Upper) {
+			t.Errorf("%s: chunk %d: se_lower/se_upper [%v, %v], want the band [%v, %v]", name, i, f(c, "se_lower"), f(c, "se_upper"), r.Lower, r.Upper)
+		}
+		if got := rows[i][4:6]; got[0] != num(lo) || got[1] != num(hi) {
+			t.Errorf("%s: chunk %d: the table's interval %v, the JSON's [%s, %s]", name, i, got, num(lo), num(hi))
+		}
+		cal := c["interval_calibrated"].(bool)
+		ex, _ := c["extrapolating"].(bool)
+		est := f(c, "estimated_mse")
+		want := false
+		switch {
+		case math.IsNaN(thLo) || math.IsNaN(thHi):
+		case cal:
+			calibrated++
+			want = lo > thHi || hi < thLo || ex && hi > thHi
+		default:
+			want = est < thLo || est > thHi
+		}
+		if c["alert"].(bool) != want || r.Alert != want {
+			t.Errorf("%s: chunk %d: interval [%v, %v] (calibrated %v), estimate %v, thresholds [%v, %v], extrapolating %v: alert %v, want %v",
+				name, i, lo, hi, cal, est, thLo, thHi, ex, c["alert"], want)
+		}
+		if got, want := rows[i][7] == "ALERT", want; got != want {
+			t.Errorf("%s: chunk %d: the table's alert %v, want %v", name, i, got, want)
+		}
+	}
+	if calibrated == 0 && !math.IsNaN(thHi) {
+		t.Errorf("%s: no chunk with a calibrated interval: the check proves little", name)
 	}
 }

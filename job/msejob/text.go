@@ -10,6 +10,7 @@ import (
 
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/metric/checkmodel"
+	"github.com/genlens/genlens/metric/monitor"
 )
 
 var num = job.FormatNum
@@ -23,9 +24,9 @@ func estimateText(w io.Writer, _ *EstimateRequest, o *EstimateResult) {
 	if math.IsNaN(float64(o.UpperThreshold)) {
 		fmt.Fprintf(w, "thresholds: unavailable (the reference data holds %d chunk(s) of %d rows; 2 are needed)\n\n", o.ReferenceCount, o.ReferenceRows)
 	} else {
-		rule := "the estimate outside the thresholds (the model file holds no held-out estimates to calibrate the interval)"
+		rule := "the estimate outside the thresholds (the model file holds no held-out estimates to calibrate the interval: lower and upper are the estimate ∓ 3 standard errors)"
 		if len(o.Chunks) > 0 && o.Chunks[0].IntervalCalibrated {
-			rule = "the interval (estimate_lower, estimate_upper) wholly beyond the thresholds, or reaching above the upper one for an extrapolating chunk"
+			rule = fmt.Sprintf("the chunk's %g%% interval (lower, upper) wholly beyond the thresholds, or reaching above the upper one for an extrapolating chunk", 100*monitor.IntervalLevel)
 		}
 		fmt.Fprintf(w, "thresholds: [%s, %s] for chunks of %d rows, from the reference's losses (%d chunks' worth); %d alert(s): %s\n\n",
 			num(float64(o.LowerThreshold)), num(float64(o.UpperThreshold)), o.ReferenceRows, o.ReferenceCount, o.Alerts, rule)
@@ -65,7 +66,7 @@ func estimateText(w io.Writer, _ *EstimateRequest, o *EstimateResult) {
 				why = append(why, fmt.Sprintf("chunk %d: %s", c.Index, o.Monitor[i].Drift.Why(o.Check.Drift, c.Rows)))
 			}
 			if c.DriftAlert {
-				da = "DRIFT"
+				da = "DRIFT (" + strings.Join(o.Monitor[i].Drift.DriftSignals(), ", ") + ")"
 			}
 			fmt.Fprintf(tw, "%.1f%%\t%s\t%s\t%s\t", 100*float64(c.OutOfReference), ex, num(float64(c.ReconstructionError)), da)
 		}

@@ -630,3 +630,18 @@ func (m *DriftModel) Chunk(rows [][]float64, maxOut float64, th Thresholds) (*Ch
 	c.DriftAlert = c.ReconstructionAlert || c.KSAlert
 	return c, nil
 }
+
+// DriftSignals names the drift signals that raised DriftAlert, in the
+// order "KS" (the per-feature Kolmogorov-Smirnov test, KSAlert) and
+// "reconstruction" (the reconstruction error, ReconstructionAlert);
+// none without a drift alert.
+func (c *ChunkDrift) DriftSignals() []string {
+	var s []string
+	if c.KSAlert {
+		s = append(s, "KS")
+	}
+	if c.ReconstructionAlert {
+		s = append(s, "reconstruction")
+	}
+	return s
+}

@@ -104,7 +104,9 @@ type Result struct {
 	// pseudo-chunks (see Input.HeldOut), with the calibration's own
 	// error, stretched to hold IntervalLevel of pseudo-chunks of held-out
 	// reference rows, and wider where the chunk's rows lie in thin
-	// support; without them, the band (Lower, Upper).
+	// support; without them (and from Evaluate), the band (Lower,
+	// Upper). This interval is the chunk's one: the one that decides
+	// Alert and that every view shows.
 	EstimateLower, EstimateUpper float64
 	IntervalCalibrated           bool
 	// Alert is set by Evaluate when the estimate lies outside the
@@ -168,6 +170,7 @@ func Evaluate(chunks []Chunk, estimates, realized []float64, opt Options) ([]Res
 		if opt.NonNegative && !math.IsNaN(r.Lower) {
 			r.Lower = math.Max(0, r.Lower)
 		}
+		r.EstimateLower, r.EstimateUpper = r.Lower, r.Upper
 		if realized != nil {
 			var rs float64
 			for _, v := range realized[c.Start:c.End] {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -272,5 +273,26 @@ func TestLossThresholdsFalseAlarms(t *testing.T) {
 	}
 	if rep, _ := Run(Input{ChunkSize: 250, Reference: make([]float64, 499)}); rep.Thresholds.Available() {
 		t.Errorf("thresholds %+v from less than two chunks of reference rows", rep.Thresholds)
+	}
+}
+
+// A chunk has one interval: Evaluate's (no calibration) is the band, and
+// the drift flag names the signals that raised it.
+func TestOneIntervalAndDriftSignals(t *testing.T) {
+	res, err := Evaluate([]Chunk{{Index: 0, Start: 0, End: 4}}, []float64{1, 2, 3, 4}, nil, Options{NonNegative: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[0]; r.EstimateLower != r.Lower || r.EstimateUpper != r.Upper || r.IntervalCalibrated {
+		t.Errorf("interval [%v, %v] calibrated %v, want the band [%v, %v]", r.EstimateLower, r.EstimateUpper, r.IntervalCalibrated, r.Lower, r.Upper)
+	}
+	for _, c := range []struct {
+		ks, rec bool
+		want    string
+	}{{false, false, ""}, {true, false, "KS"}, {false, true, "reconstruction"}, {true, true, "KS,reconstruction"}} {
+		d := &ChunkDrift{KSAlert: c.ks, ReconstructionAlert: c.rec, DriftAlert: c.ks || c.rec}
+		if got := strings.Join(d.DriftSignals(), ","); got != c.want {
+			t.Errorf("KS %v, reconstruction %v: signals %q, want %q", c.ks, c.rec, got, c.want)
+		}
 	}
 }

@@ -26,13 +26,20 @@ type ChunkView struct {
 	Period string `json:"period,omitempty"`
 	From   string `json:"from,omitempty"` // RFC 3339, the first timestamp of a time-based chunk
 	To     string `json:"to,omitempty"`   // and the last
-	// EstimatedMSE is the mean of the chunk's per-row estimates,
-	// SamplingError its standard error, and Lower and Upper the band
-	// EstimatedMSE ∓ width·SamplingError (see Result).
+	// EstimatedMSE is the mean of the chunk's per-row estimates and
+	// SamplingError its standard error. Lower and Upper are the chunk's
+	// interval, the one that decides Alert (Result.EstimateLower and
+	// EstimateUpper, the same numbers as EstimateLower and EstimateUpper
+	// below): what the table of mse estimate, its chart and the
+	// service's dashboard show. SELower and SEUpper are the sampling
+	// band EstimatedMSE ∓ width·SamplingError (Result.Lower and Upper),
+	// which holds the estimate's sampling noise only and decides nothing.
 	EstimatedMSE  jsonnum.Num `json:"estimated_mse"`
 	SamplingError jsonnum.Num `json:"sampling_error"`
 	Lower         jsonnum.Num `json:"lower"`
 	Upper         jsonnum.Num `json:"upper"`
+	SELower       jsonnum.Num `json:"se_lower"`
+	SEUpper       jsonnum.Num `json:"se_upper"`
 	Alert         bool        `json:"alert"`
 	// RealizedMSE is the mean realised loss of the chunk's labelled rows
 	// (null while none is), Labelled their count: absent in mse estimate
@@ -45,9 +52,11 @@ type ChunkView struct {
 	// filling; absent in mse estimate, whose data file holds every row
 	// its chunks will have.
 	Complete *bool `json:"complete,omitempty"`
-	// EstimateLower and EstimateUpper bound the chunk's MSE (not only
-	// the estimate's sampling noise), calibrated on the reference's
-	// held-out estimates when IntervalCalibrated, else the band.
+	// EstimateLower and EstimateUpper equal Lower and Upper (the names
+	// the interval had first, kept for their clients): they bound the
+	// chunk's MSE (not only the estimate's sampling noise), calibrated on
+	// the reference's held-out estimates when IntervalCalibrated, else
+	// the sampling band.
 	EstimateLower      jsonnum.Num `json:"estimate_lower"`
 	EstimateUpper      jsonnum.Num `json:"estimate_upper"`
 	IntervalCalibrated bool        `json:"interval_calibrated"`
@@ -62,8 +71,8 @@ type ChunkView struct {
 // they apply.
 func NewChunkView(r *Result, m *DriftModel, th Thresholds) ChunkView {
 	v := ChunkView{Index: r.Index, Start: r.Start, End: r.End, Rows: r.Rows(), N: r.Rows(), Period: r.Period,
-		EstimatedMSE: jsonnum.Num(r.Estimate), SamplingError: jsonnum.Num(r.SamplingError), Lower: jsonnum.Num(r.Lower), Upper: jsonnum.Num(r.Upper),
-		Alert: r.Alert, RealizedMSE: jsonnum.Num(r.Realized),
+		EstimatedMSE: jsonnum.Num(r.Estimate), SamplingError: jsonnum.Num(r.SamplingError), Lower: jsonnum.Num(r.EstimateLower), Upper: jsonnum.Num(r.EstimateUpper),
+		SELower: jsonnum.Num(r.Lower), SEUpper: jsonnum.Num(r.Upper), Alert: r.Alert, RealizedMSE: jsonnum.Num(r.Realized),
 		EstimateLower: jsonnum.Num(r.EstimateLower), EstimateUpper: jsonnum.Num(r.EstimateUpper), IntervalCalibrated: r.IntervalCalibrated,
 		DriftView: NewDriftView(r.Drift, m, th)}
 	if !r.From.IsZero() {

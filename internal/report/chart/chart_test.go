@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // corrMatrix returns an n×n correlation-like matrix that decays with
@@ -333,5 +334,19 @@ func TestHeatmapLongLabels(t *testing.T) {
 	}
 	if st, err := os.Stat(p); err != nil || st.Size() == 0 {
 		t.Fatalf("no chart: %v", err)
+	}
+}
+
+// A chart with a time x axis (Unix seconds) draws.
+func TestTimeLines(t *testing.T) {
+	day := func(d int) float64 { return float64(time.Date(2024, 3, d, 0, 0, 0, 0, time.UTC).Unix()) }
+	s := []Series{{Name: "y", X: []float64{day(1), day(2), day(3)}, Y: []float64{1, 2, 3}, Lower: []float64{0, 1, 2}, Upper: []float64{2, 3, 4}}}
+	fig, err := NewTimeLines("t", "day", "y", s, time.UTC, "2006-01-02")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := fig.Encode(&b, PNG); err != nil || b.Len() == 0 {
+		t.Fatalf("%d bytes, %v", b.Len(), err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"strconv"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -43,6 +44,21 @@ func NewLines(title, xlabel, ylabel string, series []Series) (*Figure, error) {
 	if integral(series) {
 		p.X.Tick.Marker = integerTicks{}
 	}
+	return &Figure{width: chartWidth, height: chartHeight, draw: sideLegend(p)}, nil
+}
+
+// NewTimeLines is NewLines with a time x axis: every X is a Unix time in
+// seconds, and the ticks are labelled with layout (a time.Format layout)
+// in the location loc (UTC when nil).
+func NewTimeLines(title, xlabel, ylabel string, series []Series, loc *time.Location, layout string) (*Figure, error) {
+	p := newPlot(title, xlabel, ylabel)
+	if err := addSeries(p, series); err != nil {
+		return nil, err
+	}
+	if loc == nil {
+		loc = time.UTC
+	}
+	p.X.Tick.Marker = plot.TimeTicks{Format: layout, Time: plot.UnixTimeIn(loc)}
 	return &Figure{width: chartWidth, height: chartHeight, draw: sideLegend(p)}, nil
 }
 

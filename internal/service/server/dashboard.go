@@ -133,6 +133,8 @@ type chunkRow struct {
 	OutOfRef, Why, Recon string
 	Extrapolating, Drift bool
 	KS                   string
+	// DriftBy names the drift signals that raised Drift.
+	DriftBy string
 }
 
 type monitorCard struct {
@@ -177,10 +179,11 @@ const (
 
 func newChunkRow(v *monitorsvc.View, r *monitor.Result, complete bool) chunkRow {
 	c := chunkRow{Index: r.Index, N: r.Rows(), Labelled: r.Labelled, Period: r.Period,
-		Estimate: formatNum(r.Estimate), Lower: formatNum(r.Lower), Upper: formatNum(r.Upper), Realized: formatNum(r.Realized),
+		Estimate: formatNum(r.Estimate), Lower: formatNum(r.EstimateLower), Upper: formatNum(r.EstimateUpper), Realized: formatNum(r.Realized),
 		Alert: r.Alert, Complete: complete}
 	if d := r.Drift; d != nil {
 		c.HasDrift, c.Extrapolating, c.Drift = true, d.Extrapolating, d.DriftAlert
+		c.DriftBy = strings.Join(d.DriftSignals(), ", ")
 		c.OutOfRef = strconv.FormatFloat(100*d.OutOfReference, 'f', 1, 64) + "%"
 		c.Recon = formatNum(d.ReconstructionError)
 		if d.Extrapolating {

@@ -209,6 +209,8 @@ type chunk struct {
 	SamplingError *float64 `json:"sampling_error"`
 	Lower         *float64 `json:"lower"`
 	Upper         *float64 `json:"upper"`
+	SELower       *float64 `json:"se_lower"`
+	SEUpper       *float64 `json:"se_upper"`
 	Alert         bool     `json:"alert"`
 	RealizedMSE   *float64 `json:"realized_mse"`
 	Labelled      *int     `json:"labelled"`

@@ -180,8 +180,8 @@ type monitorCollector struct {
 
 var (
 	descEstimated = prometheus.NewDesc("genlens_monitor_estimated_mse", "Estimated MSE of the monitor's latest complete chunk (one-step check model).", []string{"monitor"}, nil)
-	descLower     = prometheus.NewDesc("genlens_monitor_estimated_mse_lower", "Lower end of the latest complete chunk's confidence band.", []string{"monitor"}, nil)
-	descUpper     = prometheus.NewDesc("genlens_monitor_estimated_mse_upper", "Upper end of the latest complete chunk's confidence band.", []string{"monitor"}, nil)
+	descLower     = prometheus.NewDesc("genlens_monitor_estimated_mse_lower", "Lower end of the latest complete chunk's sampling band, the estimate minus 3 standard errors (se_lower in the chunk JSON; the interval that decides the alert is genlens_monitor_estimate_interval_lower).", []string{"monitor"}, nil)
+	descUpper     = prometheus.NewDesc("genlens_monitor_estimated_mse_upper", "Upper end of the latest complete chunk's sampling band, the estimate plus 3 standard errors (se_upper in the chunk JSON).", []string{"monitor"}, nil)
 	descAlert     = prometheus.NewDesc("genlens_monitor_alert", "1 when the latest complete chunk alerts: its MSE interval lies wholly beyond the reference thresholds, or reaches above the upper one while extrapolating (without a calibrated interval, its estimate lies outside them).", []string{"monitor"}, nil)
 	descRealized  = prometheus.NewDesc("genlens_monitor_realized_mse", "Realised MSE over the latest complete chunk's labelled rows (absent until labels arrive).", []string{"monitor"}, nil)
 	descThLower   = prometheus.NewDesc("genlens_monitor_threshold_lower", "Lower alert threshold from the model's reference data.", []string{"monitor"}, nil)

@@ -126,8 +126,8 @@ func TestMetrics(t *testing.T) {
 		want *float64
 	}{
 		{"genlens_monitor_estimated_mse", latest.EstimatedMSE},
-		{"genlens_monitor_estimated_mse_lower", latest.Lower},
-		{"genlens_monitor_estimated_mse_upper", latest.Upper},
+		{"genlens_monitor_estimated_mse_lower", latest.SELower},
+		{"genlens_monitor_estimated_mse_upper", latest.SEUpper},
 		{"genlens_monitor_realized_mse", latest.RealizedMSE},
 		{"genlens_monitor_alert", b2f(latest.Alert)},
 		{"genlens_monitor_threshold_upper", got.UpperThreshold},
