@@ -13,7 +13,9 @@ import (
 func TestExtractorWorkersCapped(t *testing.T) {
 	c := runtime.GOMAXPROCS(0)
 	for _, tc := range [][2]int{{0, 0}, {1, 1}, {c, c}, {c + 1, c}, {job.MaxWorkers, c}} {
-		x, err := newExtractor(job.Env{}, "features", "batch", ImageOptions{Workers: tc[0]})
+		opt := NewImageOptions()
+		opt.Workers = tc[0]
+		x, err := newExtractor(job.Env{}, "features", "batch", opt)
 		if err != nil {
 			t.Fatal(err)
 		}
