@@ -230,6 +230,12 @@ func message(err error, cmd *cobra.Command) string {
 		return err.Error()
 	}
 	msg := fe.Render(flagOf(cmd))
+	// An input error reads "dataio: FILE ...": the library's package name,
+	// which means nothing on a command line. Name the command instead, as
+	// every other error of a command does ("genlens: entropy: FILE ...").
+	if rest, ok := strings.CutPrefix(msg, "dataio: "); ok && cmd != nil && cmd.HasParent() {
+		msg = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ") + ": " + rest
+	}
 	var bad *fault.FieldError
 	if errors.As(err, &bad) && cmd != nil && !strings.Contains(msg, "--help") {
 		msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())

@@ -745,3 +745,22 @@ func TestDecomposeNegativeBiasNote(t *testing.T) {
 	}
 	t.Fatal("no negative bias in 20 draws")
 }
+
+// TestInputErrorsNameTheCommand checks that an unreadable input is
+// reported under the command's name, not the library package's.
+func TestInputErrorsNameTheCommand(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"entropy", "--in", missing + ".jsonl"}, "genlens: entropy: " + missing + ".jsonl: cannot open"},
+		{[]string{"stats", "merge", missing + ".npz", "--out", missing + "-out.npz"}, "genlens: stats merge: " + missing + ".npz: cannot open"},
+		{[]string{"mse", "fit", "--train", missing + ".csv", "--target", "y", "--prediction", "p", "--model", missing + ".json"}, "genlens: mse fit: " + missing + ".csv: cannot open"},
+	} {
+		code, _, stderr := cli(t, tc.args...)
+		if code != 2 || !strings.HasPrefix(stderr, tc.want) {
+			t.Errorf("genlens %s: exit %d, stderr %q; want exit 2 and a message starting %q", strings.Join(tc.args, " "), code, stderr, tc.want)
+		}
+	}
+}

@@ -40,10 +40,11 @@ type CompareRequest struct {
 	RealKey string `json:"real_key,omitempty" help:"array of feature rows inside an .npz {real} (rather than its mu, sigma)"` // array of rows in an .npz (rather than its mu, sigma)
 	FakeKey string `json:"fake_key,omitempty" help:"array of feature rows inside an .npz {fake} (rather than its mu, sigma)"`
 	// Metrics is a comma-separated list of fid, kid, mmd, cms, prdc,
-	// vendi and cmmd, or "all" (fid, kid, mmd and cms as far as the
-	// inputs allow; the other three are asked for by name); "" is fid
-	// alone, the one that costs seconds at any sample size.
-	Metrics string `json:"metrics,omitempty" help:"comma-separated subset of fid,kid,mmd,cms,prdc,vendi,cmmd, or all (fid,kid,mmd,cms; default: fid)"`
+	// vendi and cmmd, or "all" (every one but cmmd, as far as the inputs
+	// allow; cmmd, meaningful on CLIP embeddings only, is asked for by
+	// name); "" is fid alone, the one that costs seconds at any sample
+	// size.
+	Metrics string `json:"metrics,omitempty" help:"comma-separated subset of fid,kid,mmd,cms,prdc,vendi,cmmd, or all (fid,kid,mmd,cms,prdc,vendi; default: fid)"`
 	// Kernel and Gamma configure mmd and cms; "" is rbf and median. They
 	// are refused when neither metric is computed, so that a kernel never
 	// goes silently unused.
@@ -329,6 +330,9 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 	}
 	// A KID subset size the rows cannot fill is refused before any metric.
 	if want[MetricKID] {
+		if w := req.fitAllKID(real.rows.RawMatrix().Rows, fake.rows.RawMatrix().Rows); w != "" {
+			env.Warning(w)
+		}
 		if err := kidSubsetCheck(&env, req, real.rows.RawMatrix().Rows, fake.rows.RawMatrix().Rows); err != nil {
 			return nil, err
 		}
@@ -421,6 +425,25 @@ func Compare(ctx context.Context, env job.Env, req CompareRequest) (*CompareResu
 	return out, nil
 }
 
+// all reports whether the request asks for every metric.
+func (r *CompareRequest) all() bool { return strings.EqualFold(strings.TrimSpace(r.Metrics), "all") }
+
+// fitAllKID lowers the KID subset size to the smaller side's rows when
+// the metrics are "all" and the size is more than that side holds, and
+// returns the warning that says so ("" when nothing changed). Asked for by
+// name, KID keeps torch-fidelity's rule and refuses such a size (see
+// kidSubsetCheck); "all" means every metric the inputs allow, and a
+// subset size of the whole side still gives KID's unbiased estimate.
+func (r *CompareRequest) fitAllKID(nr, nf int) string {
+	n := min(nr, nf)
+	if !r.all() || r.KIDSubsetSize <= n || n < 2 {
+		return ""
+	}
+	w := fmt.Sprintf("compare: KID's {kid_subset_size} %d is more than the %d rows of the smaller side (real %d, generated %d); with {metrics} all it is lowered to %d", r.KIDSubsetSize, n, nr, nf, n)
+	r.KIDSubsetSize = n
+	return w
+}
+
 // kidSubsetCheck refuses a KID subset larger than either side, as
 // torch-fidelity does (its subsets are drawn without replacement, and a
 // silently smaller subset makes the number differ from torch-fidelity's for
@@ -467,13 +490,29 @@ func compareRows(ctx context.Context, env job.Env, req CompareRequest, want map[
 			r = subsampleRows(r, req.PRDCMaxRows, req.Seed, 0)
 			f = subsampleRows(f, req.PRDCMaxRows, req.Seed, 1)
 		}
+		var short *fault.InputError
 		for _, s := range []struct {
 			x    *mat.Dense
 			path string
 		}{{r, req.Real}, {f, req.Fake}} {
-			if n, _ := s.x.Dims(); n <= req.NearestK {
-				return &fault.InputError{File: s.path, Msg: fmt.Sprintf("%d rows: prdc with k = %d nearest neighbours needs more than k rows", n, req.NearestK)}
+			if n, _ := s.x.Dims(); n <= req.NearestK && short == nil {
+				short = &fault.InputError{File: s.path, Msg: fmt.Sprintf("%d rows: prdc with k = %d nearest neighbours needs more than k rows", n, req.NearestK)}
 			}
+		}
+		switch {
+		case short != nil && !req.all():
+			return short
+		case short != nil:
+			// "all" is every metric the inputs allow: this one they do not.
+			env.Warning(fmt.Sprintf("compare: prdc left out of {metrics} all: %s: %s", short.File, short.Msg))
+			want[MetricPRDC] = false
+		}
+	}
+	if want[MetricPRDC] {
+		r, f := real.rows, fake.rows
+		if req.PRDCMaxRows > 0 {
+			r = subsampleRows(r, req.PRDCMaxRows, req.Seed, 0)
+			f = subsampleRows(f, req.PRDCMaxRows, req.Seed, 1)
 		}
 		p, err := manifold.ComputeProgress(ctx, r, f, req.NearestK, env.Progress)
 		if err != nil {
@@ -554,6 +593,7 @@ func compareImages(ctx context.Context, env job.Env, x *extractor, req CompareRe
 			}
 			return sides[i].rows.RawMatrix().Rows
 		}
+		req.fitAllKID(count(0), count(1))
 		if err := kidSubsetCheck(nil, req, count(0), count(1)); err != nil {
 			return err
 		}

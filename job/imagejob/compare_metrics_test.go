@@ -96,15 +96,35 @@ func TestCompareRowMetrics(t *testing.T) {
 		t.Error("a cap above the row count copied the rows")
 	}
 
-	// "all" stays fid, kid, mmd and cms.
+	// "all" is every metric but cmmd.
 	req.Metrics, req.PRDCMaxRows, req.KIDSubsetSize = "all", 0, 35
 	all, err := Compare(ctx, env, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if all.Precision != nil || all.Vendi != nil || all.CMMD != nil || all.FID == nil {
+	if all.Precision == nil || all.Vendi == nil || all.CMMD != nil || all.FID == nil || all.KID == nil {
 		t.Errorf("all: %+v", all)
 	}
+
+	// "all" with a side too small for prdc's k or KID's subset size: the
+	// other metrics, and a warning for each (asked for by name, both
+	// are refused; see below and TestCompareKIDSubsetSize...).
+	var warned []string
+	wenv := env
+	wenv.Warn = func(s string) { warned = append(warned, s) }
+	req.Metrics, req.NearestK, req.KIDSubsetSize = "all", 75, 1000
+	all, err = Compare(ctx, wenv, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Precision != nil || all.KID == nil || all.Vendi == nil {
+		t.Errorf("all with k 75 of 70 rows: %+v; want no prdc, kid and vendi", all)
+	}
+	joined := strings.Join(warned, "\n")
+	if !strings.Contains(joined, "prdc left out of {metrics} all: fake.npy: 70 rows") || !strings.Contains(joined, "lowered to 70") {
+		t.Errorf("warnings %q; want prdc left out (fake.npy: 70 rows) and KID's subset size lowered to 70", warned)
+	}
+	req.NearestK, req.KIDSubsetSize = manifold.DefaultK, 35
 
 	// Too few rows for k: an input error naming the file.
 	req.Metrics, req.NearestK, req.PRDCMaxRows = "prdc", 75, 0

@@ -300,8 +300,8 @@ func TestCompareStages(t *testing.T) {
 		{" KID , fid", false, "fid/kid subsets"},
 		{"cms", true, "images/mmd, cms"},
 		{"mmd,cms", false, "mmd, cms"},
-		{"all", false, "fid/kid subsets/mmd, cms"},
-		{"ALL", true, "images/fid/kid subsets/mmd, cms"},
+		{"all", false, "fid/kid subsets/mmd, cms/prdc/vendi"},
+		{"ALL", true, "images/fid/kid subsets/mmd, cms/prdc/vendi"},
 	} {
 		r := NewCompareRequest()
 		r.Real, r.Fake, r.Metrics = "r.npy", "f.npy", c.metrics

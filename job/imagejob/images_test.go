@@ -56,11 +56,12 @@ func TestCompareDefaultIsFID(t *testing.T) {
 	if res, err = Compare(context.Background(), env, req); err != nil {
 		t.Fatal(err)
 	}
-	if len(ends) != 3 || ends[0] != [2]int{3, 3} || ends[1][0] != ends[1][1] || ends[1][1] < 7 || ends[2] != [2]int{2, 2} {
-		t.Errorf("progress stages (done, total) = %v; want fid (3, 3), kid (n, n ≥ 7 subsets), mmd and cms (2, 2)", ends)
+	// prdc reports as many steps as its passes (3); vendi one per side (2).
+	if len(ends) != 5 || ends[0] != [2]int{3, 3} || ends[1][0] != ends[1][1] || ends[1][1] < 7 || ends[2] != [2]int{2, 2} || ends[3] != [2]int{3, 3} || ends[4] != [2]int{2, 2} {
+		t.Errorf("progress stages (done, total) = %v; want fid (3, 3), kid (n, n ≥ 7 subsets), mmd and cms (2, 2), prdc (3, 3), vendi (2, 2)", ends)
 	}
-	if res.FID == nil || res.KID == nil || res.MMD2 == nil || res.CMS == nil {
-		t.Errorf("--metrics all: fid %v kid %v mmd %v cms %v; want all four", res.FID, res.KID, res.MMD2, res.CMS)
+	if res.FID == nil || res.KID == nil || res.MMD2 == nil || res.CMS == nil || res.Precision == nil || res.Vendi == nil || res.CMMD != nil {
+		t.Errorf("--metrics all: fid %v kid %v mmd %v cms %v precision %v vendi %v cmmd %v; want all but cmmd", res.FID, res.KID, res.MMD2, res.CMS, res.Precision, res.Vendi, res.CMMD)
 	}
 }
 

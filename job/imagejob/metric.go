@@ -25,11 +25,13 @@ const (
 // Metrics lists every metric, in the order results report them.
 var Metrics = []Metric{MetricFID, MetricKID, MetricMMD, MetricCMS, MetricPRDC, MetricVendi, MetricCMMD}
 
-// AllMetrics are the metrics that "all" asks for: the Inception-era
-// two-sample scores. prdc, vendi and cmmd are asked for by name: prdc
-// costs three passes of n² d multiply-adds, and cmmd is meaningful on
-// CLIP embeddings only.
-var AllMetrics = []Metric{MetricFID, MetricKID, MetricMMD, MetricCMS}
+// AllMetrics are the metrics that "all" asks for: every two-sample
+// score but cmmd, which is meaningful on CLIP embeddings only and is asked
+// for by name. The Inception score is not among them: it scores one set
+// from the classifier's logits, not two sets of features ('genlens is').
+// prdc and vendi cost n² d multiply-adds a pass (prdc three passes), as
+// mmd does; prdc_max_rows bounds prdc's.
+var AllMetrics = []Metric{MetricFID, MetricKID, MetricMMD, MetricCMS, MetricPRDC, MetricVendi}
 
 // NeedsRows reports whether m needs the feature rows of both sides. Only
 // the Fréchet distance is a function of the Gaussian statistics (μ, Σ)
