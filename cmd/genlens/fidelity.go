@@ -76,7 +76,7 @@ func newStatsMergeCmd() *cobra.Command {
 				}
 				f.Parts = append(f.Parts, p)
 			}
-			return runToNPZ(cmd, imagejob.StatsMerge, &f, out, "parts", nil, f.Parts...)
+			return runToNPZ(cmd, imagejob.StatsMerge, &f, out, "parts", func(r *imagejob.StatsMergeResult) { r.Path = out }, f.Parts...)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "statistics file to write (.npz)")

@@ -221,7 +221,7 @@ func TestStatsShardsCmd(t *testing.T) {
 		}
 	}
 	code, stdout, stderr := cli(t, "stats", "merge", part(2), part(0), "--out", out, "--allow-missing")
-	if code != 0 || !strings.Contains(stdout, "missing 1") || !strings.Contains(stderr, "missing 1") {
+	if code != 0 || !strings.Contains(stdout, "missing 1") || !strings.Contains(stderr, "missing 1") || !strings.HasPrefix(stdout, "wrote "+out+": mu (3)") {
 		t.Fatalf("allow missing: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// Argument order changes no byte of the output.
