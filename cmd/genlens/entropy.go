@@ -130,6 +130,11 @@ func runEntropy(cmd *cobra.Command, f llmjob.EntropyRequest, out string) error {
 	if err != nil {
 		return err
 	}
+	// On stderr, as every command's warnings are; --json keeps them under
+	// "warnings" too.
+	for _, m := range res.Warnings {
+		warnings(cmd)(m)
+	}
 	res.Warnings = res.Warnings.Render(flagOf(cmd))
 	res.OutDir = out
 	return emit(cmd, out, res.Artifacts(), res, func(w io.Writer) { jobOf(cmd).Text(w, &f, res) })

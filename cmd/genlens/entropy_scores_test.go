@@ -102,11 +102,13 @@ func TestEntropyScoresAllCLI(t *testing.T) {
 		"id  kernel_entropy  lexical_similarity  kle       eigv  degree    ecc      correct",
 		"prompts 3 (skipped 1, labelled 2), kernel cs(t=1..2), similarity rougel, kle t 0.3\n",
 		"  kle                 1\n  eigv                1\n  degree              1\n  ecc                 1\n",
-		"pe, ne, sentence-sar, sar: no token logprobs (sample with --logprobs;",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
+	}
+	if want := "; pe, ne, sentence-sar, sar: no token logprobs (sample with --logprobs;"; !strings.HasPrefix(stderr, "genlens: warning: left out: ") || !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 	// Scores alone, without kernel entropy: no kernel column or line.
 	code, stdout, stderr = cli(t, "entropy", "--in", in, "--scores", "degree,eigv")
@@ -188,8 +190,8 @@ func TestEntropyUnlabelledSaysWhy(t *testing.T) {
 `)
 	code, stdout, stderr := cli(t, "entropy", "--in", in)
 	if code != 0 || !strings.Contains(stdout, "labelled 0") ||
-		!strings.Contains(stdout, "warning: no prompt is labelled, so the AUROCs are empty: 3 of 3 rows have a reference but no answer") ||
-		!strings.Contains(stdout, "set --holdout-first to judge") {
+		!strings.Contains(stderr, "genlens: warning: no prompt is labelled, so the AUROCs are empty: 3 of 3 rows have a reference but no answer") ||
+		!strings.Contains(stderr, "set --holdout-first to judge") || strings.Contains(stdout, "warning") {
 		t.Errorf("table: exit %d (%s)\n%s", code, stderr, stdout)
 	}
 	code, stdout, stderr = cli(t, "entropy", "--in", in, "--json")

@@ -129,9 +129,8 @@ func entropyText(w io.Writer, _ *EntropyRequest, out *EntropyResult) {
 			fmt.Fprintf(w, "(%d per-prompt scores: in the JSON output, or in items.csv of an output directory)\n", len(out.Items))
 		}
 	}
-	for _, m := range out.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", m)
-	}
+	// out.Warnings are not part of the table: transports show them where
+	// they show every warning (the CLI on stderr, the service in the job).
 }
 
 // numValue returns *n as a float64, NaN (printed "-") for nil.
