@@ -142,7 +142,13 @@ func featuresText(w io.Writer, _ *FeaturesRequest, res *FeaturesResult) {
 	if res.Preset != "" {
 		how = res.Embedder + ", preset " + res.Preset
 	}
-	fmt.Fprintf(w, "%d images -> %s (%d x %d float32, %s, %s); %d from the feature cache; %.1f images/s on %s\n",
-		res.Images, res.Path, res.Images, res.Dims, res.Output, how, res.Cached, float64(res.ImagesPerSecond), res.Backend)
+	// The rate of the images the network saw: cached features cost a
+	// read, and a rate over them says nothing of the network.
+	speed := "every one from the feature cache"
+	if net := res.Images - res.Cached; net > 0 {
+		speed = fmt.Sprintf("%d from the feature cache, %d through the network at %s images/s on %s", res.Cached, net, job.FormatRate(float64(net)/max(float64(res.Seconds), 1e-9)), res.Backend)
+	}
+	fmt.Fprintf(w, "%d images -> %s (%d x %d float32, %s, %s); %s\n",
+		res.Images, res.Path, res.Images, res.Dims, res.Output, how, speed)
 	res.Weights.WriteText(w)
 }

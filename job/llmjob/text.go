@@ -67,8 +67,8 @@ func sampleText(w io.Writer, _ *SampleRequest, r *SampleResult) {
 	if len(r.Failed) > 0 {
 		fmt.Fprintf(w, "failed %d prompts the server refused (first: %q, line %d: %s); the others are sampled\n", len(r.Failed), r.Failed[0].ID, r.Failed[0].Line, r.Failed[0].Error)
 	}
-	fmt.Fprintf(w, "tokens %d prompt, %d completion; %.3g prompts/s, %.4g tokens/s in %.1fs\n",
-		r.Tokens.PromptTokens, r.Tokens.CompletionTokens, float64(r.PromptsPerSecond), float64(r.TokensPerSecond), float64(r.Seconds))
+	fmt.Fprintf(w, "tokens %d prompt, %d completion; %s prompts/s, %s tokens/s in %.1fs\n",
+		r.Tokens.PromptTokens, r.Tokens.CompletionTokens, job.FormatRate(float64(r.PromptsPerSecond)), job.FormatRate(float64(r.TokensPerSecond)), float64(r.Seconds))
 }
 
 // entropyText prints the table of a result: every prompt's scores when
