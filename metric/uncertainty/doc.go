@@ -23,10 +23,11 @@
 // LM-Polygraph (github IINemo/lm-polygraph) implements the graph scores on
 // NLI similarities. Its EigValLaplacian and DegMat compute the same
 // formulas as EigV and Degree here. Its KernelLanguageEntropy differs from
-// KLE as the paper defines it, which this package follows: it takes the
-// Laplacian as W − D, so its kernel is expm(+t(D − W)); it normalises the
-// kernel to a unit diagonal and divides by m instead of by the trace; and
-// it divides the entropy by log m.
+// KLE as the paper defines it, which this package follows: it normalises the
+// kernel to a unit diagonal and divides by m instead of by the trace, and
+// it divides the entropy by log m; from an entailment judge its graph is
+// twice KLEEntailmentGraph. (Before its commit b6e64721 it also took the
+// Laplacian as W − D, a kernel expm(+t(D − W)).)
 //
 // Correctness of the answer under test is taken from the data when given,
 // else RougeL-F(answer, reference) > 0.3 for any reference, the convention

@@ -255,12 +255,14 @@ var nliScores = mat.NewDense(4, 4, []float64{
 //     every entry but the trace reads the diagonal only, so 1 − Σ D_ii/m²:
 //     the same as Degree.
 //   - kernel_language_entropy.py (KernelLanguageEntropy, t = 0.3):
-//     differs. Its Laplacian is W − D (degrees from column sums), so its
-//     heat kernel expm(−t(W − D)) is expm(+t L) rather than the paper's
-//     expm(−t L); it normalises K to a unit diagonal and divides by m
-//     rather than by tr K; it divides the entropy by log m; and W is the
-//     NLI matrix as it is (entailment + neutral/2), neither symmetrised
-//     nor with 1 forced on the diagonal. We follow the paper.
+//     differs. Up to its commit b6e64721 its Laplacian was W − D
+//     (degrees from column sums), so its heat kernel expm(−t(W − D)) was
+//     expm(+t L) rather than the paper's expm(−t L), the variant this
+//     test computes below; since then it is D − W. In every version it
+//     normalises K to a unit diagonal and divides by m rather than by
+//     tr K, and divides the entropy by log m. We follow the paper
+//     (TestPolygraphCalculatorsReference reproduces the current class's
+//     numbers from its own steps).
 //
 // Both EigValLaplacian and DegMat keep the NLI matrix's own diagonal
 // (0.95 to 0.99 here); SimilarityGraph puts 1 there, as their Jaccard
@@ -342,8 +344,8 @@ func TestGraphScoresAgainstLMPolygraph(t *testing.T) {
 		t.Errorf("KLE = %.15g, want %.15g", got, kle)
 	}
 
-	// LM-Polygraph's steps on the same W give another number: with the
-	// sign of the exponent flipped the kernel puts its weight on the
+	// LM-Polygraph's steps before b6e64721 on the same W give another
+	// number: with the sign of the exponent flipped the kernel puts its weight on the
 	// non-constant eigenvectors, and with its normalisation and scaling
 	// the result is a fraction of log m.
 	ptl := make([][]float64, m)

@@ -85,6 +85,7 @@ func TestPolygraphCalculatorsReference(t *testing.T) {
 				SampleSentenceSimilarity [][]float64 `json:"sample_sentence_similarity"`
 				Alternatives             [][][2]json.RawMessage
 				KLEGraph                 [][]float64 `json:"kle_graph"`
+				KernelLanguageEntropy    float64
 				TokenSAR, SAR, CCP       float64
 				EigValLaplacian, DegMat  float64
 				Eccentricity             float64
@@ -234,8 +235,69 @@ func TestPolygraphCalculatorsReference(t *testing.T) {
 				near(c.Name, fmt.Sprintf("kle graph (%d, %d), doubled", i, j), 2*k.At(i, j), c.Expected.KLEGraph[i][j])
 			}
 		}
+		// On that graph, LM-Polygraph's kernel and entropy as the docs
+		// describe them reproduce its KernelLanguageEntropy: what
+		// separates it from KLE is said exactly, not guessed.
+		k2 := mat.NewSymDense(m, nil)
+		k2.ScaleSym(2, k)
+		near(c.Name, "KernelLanguageEntropy", lmPolygraphKLE(t, k2, 0.3), c.Expected.KernelLanguageEntropy)
 	}
 	for _, k := range slices.Sorted(maps.Keys(worst)) {
 		t.Logf("%-24s max |genlens − LM-Polygraph| = %.3g", k, worst[k])
 	}
+}
+
+// lmPolygraphKLE is KernelLanguageEntropy of LM-Polygraph (t, normalize
+// and scale at their defaults) on its graph w: the heat kernel
+// K = expm(−t (D − W)), normalised to a unit diagonal (with 1e-12 added
+// to each square root) and divided by m, the von Neumann entropy of its
+// eigenvalues above 1e-8 in magnitude, divided by log m.
+func lmPolygraphKLE(t *testing.T, w *mat.SymDense, time float64) float64 {
+	t.Helper()
+	m := w.SymmetricDim()
+	l := mat.NewSymDense(m, nil)
+	for i := range m {
+		var d float64
+		for j := range m {
+			d += w.At(i, j)
+		}
+		for j := i; j < m; j++ {
+			l.SetSym(i, j, -w.At(i, j))
+		}
+		l.SetSym(i, i, d-w.At(i, i))
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(l, true) {
+		t.Fatal("eigendecomposition of the Laplacian failed")
+	}
+	var v mat.Dense
+	eig.VectorsTo(&v)
+	mu := eig.Values(nil)
+	k := mat.NewDense(m, m, nil)
+	for i := range m {
+		for j := range m {
+			var s float64
+			for q := range m {
+				s += v.At(i, q) * math.Exp(-time*mu[q]) * v.At(j, q)
+			}
+			k.Set(i, j, s)
+		}
+	}
+	n := mat.NewSymDense(m, nil)
+	for i := range m {
+		for j := i; j < m; j++ {
+			di, dj := math.Sqrt(k.At(i, i))+1e-12, math.Sqrt(k.At(j, j))+1e-12
+			n.SetSym(i, j, k.At(i, j)/(di*dj)/float64(m))
+		}
+	}
+	if !eig.Factorize(n, false) {
+		t.Fatal("eigendecomposition of the normalised kernel failed")
+	}
+	var h float64
+	for _, e := range eig.Values(nil) {
+		if math.Abs(e) > 1e-8 {
+			h -= e * math.Log(e)
+		}
+	}
+	return h / math.Log(float64(m))
 }
