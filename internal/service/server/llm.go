@@ -49,7 +49,7 @@ type LLMOptions struct {
 	// NLIBaseURL, sent NLIAPIKey.
 	NLI, NLIWeights                 string
 	NLIBaseURL, NLIModel, NLIAPIKey string
-	// TopLogprobs is the alternatives per token mte asks of the answer
+	// TopLogprobs is the alternatives per token mte, cocoa-mte and ccp ask of the answer
 	// (0: llmproxy.DefaultTopLogprobs).
 	TopLogprobs int
 	// PTruePrompt is a file holding p(True)'s template ("": the one of
