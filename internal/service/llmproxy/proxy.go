@@ -210,19 +210,19 @@ type Proxy struct {
 	client   *llm.Client
 	k        int
 	score    string
-	def      uncertainty.Def                    // the score's entry in uncertainty's table
-	scoreFn  scoreFunc                          // a score of the samples' texts, or nil
-	tokenFn  bool                               // a score of the samples' logprobs alone
-	answerFn bool                               // a score of the answer's logprobs
+	def      uncertainty.Def // the score's entry in uncertainty's table
+	scoreFn  scoreFunc       // a score of the samples' texts, or nil
+	tokenFn  bool            // a score of the samples' logprobs alone
+	answerFn bool            // a score of the answer's logprobs
 	// withSamples: a score of the answer's logprobs and of the samples
 	// (CoCoA, semantic density), scored once the answer comes.
 	withSamples bool
 	// polyFn: a score of the samples' similarities or of the judge's
 	// probabilities of their pairs (SentenceSAR, SAR, LUQ).
 	polyFn bool
-	semFn    bool                               // a score of the samples' clusters
-	judge    func() (nli.Model, *chatnli.Judge) // a judge for one request's pairs
-	ptrue    bool
+	semFn  bool                               // a score of the samples' clusters
+	judge  func() (nli.Model, *chatnli.Judge) // a judge for one request's pairs
+	ptrue  bool
 	// questionFn: a score of the upstream's replies to question, asked
 	// about the caller's answer once it comes.
 	questionFn bool

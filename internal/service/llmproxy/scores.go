@@ -23,8 +23,10 @@ import (
 // caller's answer's own logprobs (msp, perplexity, mte), the samples
 // clustered by an entailment judge (se, se-discrete, numsets, label-prob), and
 // p(True) and the questions of ptrue-empirical, verbalized-1s,
-// verbalized-2s and linguistic-1s, one more question to the upstream. Each is computed as
-// `genlens entropy` computes it, with the job layer's code.
+// verbalized-2s and linguistic-1s, one more question to the upstream,
+// and LM-Polygraph's estimators of the similarities and the judge's
+// probabilities (polygraph.go). Each is computed as `genlens entropy`
+// computes it, with the code of the method packages both call.
 
 // SemanticScores lists the scores that need an entailment judge: its
 // labels (clusters) or its label probabilities.
