@@ -76,6 +76,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&opts.LLM.NLIModel, "llm-nli-model", "", "with --llm-nli-base-url: the judge's model name")
 	f.StringVar(&nliKeyEnv, "llm-nli-api-key-env", "", "with --llm-nli-base-url: name of the environment variable holding the judge's API key")
 	f.IntVar(&opts.LLM.TopLogprobs, "llm-top-logprobs", 0, fmt.Sprintf("mte, cocoa-mte, ccp: alternatives per token asked of the answer (0: %d)", llm.MaxTopLogprobs))
+	f.StringVar(&opts.LLM.Similarity, "llm-similarity", "", "cocoa-*, sentence-sar, token-sar, sar: the similarity of texts, rougel or nli (the judge's entailment probability both ways; needs --llm-nli or --llm-nli-base-url) (default rougel)")
 	f.StringVar(&opts.LLM.PTruePrompt, "llm-ptrue-prompt", "", "ptrue: a file holding the p(True) question's template ({question}, {samples}, {answer})")
 	f.StringVar(&llmKeyEnv, "llm-api-key-env", "", "name of the environment variable holding the upstream's API key (sent upstream only)")
 	f.DurationVar(&opts.LLM.Timeout, "llm-timeout", llmproxy.DefaultTimeout, "cut an upstream silent this long (a whole answer, the samples, or a gap in a stream)")
@@ -96,7 +97,7 @@ var runServeFunc = runServe
 func llmFlags(cmd *cobra.Command, o *server.LLMOptions, keyEnv, nliKeyEnv string) error {
 	if o.Upstream == "" {
 		for _, name := range []string{"llm-api-key-env", "llm-score", "llm-samples", "llm-timeout", "llm-embedder", "llm-weights",
-			"llm-nli", "llm-nli-weights", "llm-nli-base-url", "llm-nli-model", "llm-nli-api-key-env", "llm-top-logprobs", "llm-ptrue-prompt"} {
+			"llm-nli", "llm-nli-weights", "llm-nli-base-url", "llm-nli-model", "llm-nli-api-key-env", "llm-top-logprobs", "llm-ptrue-prompt", "llm-similarity"} {
 			if cmd.Flags().Changed(name) {
 				return badUsage("serve: --%s needs --llm-upstream", name)
 			}

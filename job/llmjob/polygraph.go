@@ -51,11 +51,8 @@ func attachSimilarity(prompt *uncertainty.Prompt, p *promptScores, scored bool, 
 		switch {
 		case p.answerText == nil:
 			p.simErr = errNoAnswerText
-		case p.answerNLI != nil && p.answerNLIBack != nil:
-			p.answerSim = make([]float64, len(p.samples))
-			for k := range p.answerSim {
-				p.answerSim[k] = (p.answerNLI[k][nli.Entailment] + p.answerNLIBack[k][nli.Entailment]) / 2
-			}
+		default:
+			p.answerSim = uncertainty.Judged{Answer: p.answerNLI, AnswerBack: p.answerNLIBack}.AnswerSimilarity()
 		}
 		return
 	}

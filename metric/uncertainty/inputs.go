@@ -78,6 +78,20 @@ type Judged struct {
 	Answer, AnswerBack [][3]float64
 }
 
+// AnswerSimilarity is the nli similarity of the answer under test with
+// each sample: the entailment probability both ways, averaged, of the
+// judgements of Answer and AnswerBack; nil unless both were asked.
+func (j Judged) AnswerSimilarity() []float64 {
+	if j.Answer == nil || j.AnswerBack == nil {
+		return nil
+	}
+	out := make([]float64, len(j.Answer))
+	for k := range out {
+		out[k] = (j.Answer[k][nli.Entailment] + j.AnswerBack[k][nli.Entailment]) / 2
+	}
+	return out
+}
+
 // JudgeProbabilities asks m the label probabilities of the pairs ask
 // names among samples and answer (nil: no answer under test, and no
 // answer pairs), in one call, each text prefixed with question (unless it

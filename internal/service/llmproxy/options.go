@@ -37,7 +37,8 @@ func (o *Options) EnsureDefaults() {
 // judge's names. A bad
 // setting is a *fault.FieldError naming it in braces as serve's options
 // do without their llm_ prefix: {samples}, {score}, {nli}, {nli_weights},
-// {nli_base_url}, {nli_model}, {top_logprobs}, {ptrue_prompt}. The
+// {nli_base_url}, {nli_model}, {top_logprobs}, {ptrue_prompt},
+// {similarity}. The
 // upstream client, the judge's model files and an embedder are checked
 // when New opens them.
 func (o *Options) Validate() error {
@@ -51,14 +52,24 @@ func (o *Options) Validate() error {
 	j := o.Judge
 	semantic := d.Needs&judgeNeeds != 0
 	top := slices.Contains(topScores, o.Score)
+	nliSim := o.Similarity == string(uncertainty.SimilarityNLI)
+	if o.Similarity != "" && o.Similarity != string(uncertainty.SimilarityRougeL) && !nliSim {
+		return fault.Fieldf("similarity", "{similarity} %q: want %s or %s", o.Similarity, uncertainty.SimilarityRougeL, uncertainty.SimilarityNLI)
+	}
+	if o.Similarity != "" && !slices.Contains(SimilarityScores(), o.Score) {
+		return fault.Fieldf("similarity", "{similarity} applies only to {score} %s", strings.Join(SimilarityScores(), ", "))
+	}
 	judge := "{nli} NAME with {nli_weights} DIR, or {nli_base_url} URL with {nli_model} NAME"
 	switch {
 	case j.NLI != "" && j.BaseURL != "":
 		return fault.Fieldf("nli", "give {nli} or {nli_base_url}, not both")
-	case (j.NLI != "" || j.BaseURL != "") && !semantic:
-		return fault.Fieldf("score", "{score} %q takes no entailment judge: the judge applies to %s", o.Score, strings.Join(SemanticScores(), ", "))
+	case (j.NLI != "" || j.BaseURL != "") && !semantic && !nliSim:
+		return fault.Fieldf("score", "{score} %q takes no entailment judge: the judge applies to %s, and to %s with {similarity} nli", o.Score,
+			strings.Join(SemanticScores(), ", "), strings.Join(SimilarityScores(), ", "))
 	case semantic && j.NLI == "" && j.BaseURL == "":
 		return fault.Fieldf("score", "{score} %s %s: give %s", o.Score, judgeUse(d.Needs), judge)
+	case nliSim && j.NLI == "" && j.BaseURL == "":
+		return fault.Fieldf("similarity", "{similarity} nli is the entailment judge's probability: give %s", judge)
 	case j.NLI != "" && !slices.Contains(entail.Models, j.NLI):
 		return fault.Fieldf("nli", "{nli} %q: want one of %s", j.NLI, strings.Join(entail.Models, ", "))
 	case j.NLI != "" && j.Weights == "":
@@ -86,6 +97,20 @@ func (o *Options) Validate() error {
 		}
 	}
 	return nil
+}
+
+// SimilarityScores lists the scores that read a similarity of texts
+// (Options.Similarity): of the answer with the samples, of the samples,
+// or of an answer with itself without one of its tokens.
+func SimilarityScores() []string {
+	var names []string
+	for _, d := range uncertainty.Defs() {
+		if d.Needs&(uncertainty.NeedsSimilarity|uncertainty.NeedsAnswerTokenSimilarity|uncertainty.NeedsSampleTokenSimilarity) != 0 {
+			names = append(names, d.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // judgeUse says what a score needing needs asks of the judge.

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/genlens/genlens/llm"
+	"github.com/genlens/genlens/llm/chatnli"
 	"github.com/genlens/genlens/metric/likelihood"
 	"github.com/genlens/genlens/metric/uncertainty"
+	"github.com/genlens/genlens/network/nli"
 )
 
 // LM-Polygraph's estimators of uncertainty's table beyond the samples'
@@ -58,9 +60,10 @@ func (p *Proxy) sampleLogprobs(choices []llm.Choice) ([][]likelihood.Token, erro
 	return out, nil
 }
 
-// relevanceSimilarities is the RougeL similarity of the text of toks
-// with itself without each token (uncertainty.TokenSimilarities).
-func (p *Proxy) relevanceSimilarities(what string, toks []llm.TokenLogprob) ([]float64, error) {
+// relevanceSimilarities is the similarity of the text of toks with
+// itself without each token (uncertainty.TokenSimilarities): RougeL, or
+// with the nli similarity the entailment probability of m both ways.
+func (p *Proxy) relevanceSimilarities(ctx context.Context, m nli.Model, what string, toks []llm.TokenLogprob) ([]float64, error) {
 	if len(toks) > MaxRelevanceTokens {
 		return nil, fmt.Errorf("%s has %d tokens, over the %d whose relevance the proxy weighs", what, len(toks), MaxRelevanceTokens)
 	}
@@ -69,6 +72,9 @@ func (p *Proxy) relevanceSimilarities(what string, toks []llm.TokenLogprob) ([]f
 		texts[i] = t.Token
 	}
 	return uncertainty.TokenSimilarities(texts, func(a string, without []string) ([]float64, error) {
+		if p.nliSim {
+			return uncertainty.EntailmentTextSimilarity(ctx, m, a, without)
+		}
 		return uncertainty.RougeTextSimilarity(a, without), nil
 	})
 }
@@ -86,9 +92,9 @@ func (p *Proxy) value(in uncertainty.Input) (float64, error) {
 }
 
 // warnRefused logs the chat judge's answers that were no label.
-func (p *Proxy) warnRefused(refused int64) {
-	if refused > 0 {
-		p.log.Warn("llm proxy: the entailment judge's answers were no label, taken as not entailing", "pairs", refused)
+func (p *Proxy) warnRefused(chat *chatnli.Judge) {
+	if chat != nil && chat.Refused() > 0 {
+		p.log.Warn("llm proxy: the entailment judge's answers were no label, taken as not entailing", "pairs", chat.Refused())
 	}
 }
 
@@ -103,27 +109,35 @@ func (p *Proxy) samplesScore(ctx context.Context, req llm.ChatRequest, choices [
 			return math.NaN(), err
 		}
 	}
-	if n&uncertainty.NeedsSimilarity != 0 {
+	var m nli.Model
+	var chat *chatnli.Judge
+	if p.judge != nil {
+		m, chat = p.judge()
+		defer p.warnRefused(chat)
+	}
+	// The judge's probabilities of the pairs of samples: LUQ's, and the
+	// nli similarity of the samples.
+	nliSamples := p.nliSim && n&uncertainty.NeedsSimilarity != 0
+	if n&uncertainty.NeedsEntailmentProbs != 0 || nliSamples {
+		j, err := uncertainty.JudgeProbabilities(ctx, m, question(req.Messages), texts, nil, uncertainty.JudgeAsk{Samples: true})
+		if err != nil {
+			return math.NaN(), fmt.Errorf("entailment probabilities of the samples: %w", err)
+		}
+		in.SampleNLI = j.Samples
+	}
+	switch {
+	case nliSamples:
+		in.SampleSim = uncertainty.EntailmentGraph(in.SampleNLI)
+	case n&uncertainty.NeedsSimilarity != 0:
 		in.SampleSim = uncertainty.RougeSampleSimilarity(texts)
 	}
 	if n&uncertainty.NeedsSampleTokenSimilarity != 0 {
 		in.SampleTokenSim = make([][]float64, len(choices))
 		for k, c := range choices {
-			if in.SampleTokenSim[k], err = p.relevanceSimilarities(fmt.Sprintf("sample %d", k), c.Tokens); err != nil {
+			if in.SampleTokenSim[k], err = p.relevanceSimilarities(ctx, m, fmt.Sprintf("sample %d", k), c.Tokens); err != nil {
 				return math.NaN(), err
 			}
 		}
-	}
-	if n&uncertainty.NeedsEntailmentProbs != 0 {
-		m, chat := p.judge()
-		j, err := uncertainty.JudgeProbabilities(ctx, m, question(req.Messages), texts, nil, uncertainty.JudgeAsk{Samples: true})
-		if err != nil {
-			return math.NaN(), fmt.Errorf("entailment probabilities of the samples: %w", err)
-		}
-		if chat != nil {
-			p.warnRefused(chat.Refused())
-		}
-		in.SampleNLI = j.Samples
 	}
 	return p.value(in)
 }
@@ -167,35 +181,42 @@ func (p *Proxy) answerScore(ctx context.Context, req llm.ChatRequest, sc scored,
 			return scored{uncertainty: math.NaN(), err: err}
 		}
 	}
-	if n&uncertainty.NeedsSimilarity != 0 {
+	var m nli.Model
+	var chat *chatnli.Judge
+	if p.judge != nil {
+		m, chat = p.judge()
+		defer p.warnRefused(chat)
+	}
+	// The judge's probabilities of the answer with the samples: semantic
+	// density's, and (both ways) the nli similarity of the answer.
+	nliAnswer := p.nliSim && n&uncertainty.NeedsSimilarity != 0
+	if n&uncertainty.NeedsAnswerEntailmentProbs != 0 || nliAnswer {
+		ask := uncertainty.JudgeAsk{Answer: true, Back: nliAnswer}
+		j, err := uncertainty.JudgeProbabilities(ctx, m, question(req.Messages), sc.samples, &a.Text, ask)
+		if err != nil {
+			return fail(fmt.Errorf("entailment probabilities of the answer with the samples: %w", err))
+		}
+		in.AnswerNLI = j.Answer
+		if nliAnswer {
+			in.AnswerSim = j.AnswerSimilarity()
+		}
+	}
+	if n&uncertainty.NeedsSimilarity != 0 && !nliAnswer {
 		in.AnswerSim = uncertainty.RougeTextSimilarity(a.Text, sc.samples)
 	}
 	if n&uncertainty.NeedsAnswerTokenSimilarity != 0 {
-		if in.AnswerTokenSim, err = p.relevanceSimilarities("the answer", a.Tokens); err != nil {
+		if in.AnswerTokenSim, err = p.relevanceSimilarities(ctx, m, "the answer", a.Tokens); err != nil {
 			return fail(err)
 		}
 	}
-	if n&(uncertainty.NeedsAnswerEntailmentProbs|uncertainty.NeedsAlternativesEntailment) != 0 {
-		m, chat := p.judge()
-		if n&uncertainty.NeedsAnswerEntailmentProbs != 0 {
-			j, err := uncertainty.JudgeProbabilities(ctx, m, question(req.Messages), sc.samples, &a.Text, uncertainty.JudgeAsk{Answer: true})
-			if err != nil {
-				return fail(fmt.Errorf("entailment probabilities of the answer with the samples: %w", err))
-			}
-			in.AnswerNLI = j.Answer
+	if n&uncertainty.NeedsAlternativesEntailment != 0 {
+		cands, err := ccpCandidates(a.Tokens)
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", p.score, err))
 		}
-		if n&uncertainty.NeedsAlternativesEntailment != 0 {
-			cands, err := ccpCandidates(a.Tokens)
-			if err != nil {
-				return fail(fmt.Errorf("%s: %w", p.score, err))
-			}
-			var judgeErr error
-			if in.CCP, in.CCPErr, judgeErr = uncertainty.JudgeAlternatives(ctx, m, cands); judgeErr != nil {
-				return fail(fmt.Errorf("entailment of the answer's tokens with their alternatives: %w", judgeErr))
-			}
-		}
-		if chat != nil {
-			p.warnRefused(chat.Refused())
+		var judgeErr error
+		if in.CCP, in.CCPErr, judgeErr = uncertainty.JudgeAlternatives(ctx, m, cands); judgeErr != nil {
+			return fail(fmt.Errorf("entailment of the answer's tokens with their alternatives: %w", judgeErr))
 		}
 	}
 	u, err := p.value(in)

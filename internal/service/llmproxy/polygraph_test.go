@@ -192,7 +192,8 @@ func entropyRow(samples [][]llm.TokenLogprob) []byte {
 
 // Each LM-Polygraph score the proxy attaches to its answer is the number
 // `genlens entropy --scores NAME` gives the same samples, logprobs and
-// answer (with the same NLI model for those of the judge).
+// answer, with the same judge for those of the judge and the same
+// similarity (rougel, or nli of the same judge).
 func TestProxyPolygraphScoresAreEntropys(t *testing.T) {
 	nliDir := filepath.Join("..", "..", "..", "network", "bert", "testdata", "nli")
 	c := polyUpstream(t)
@@ -202,15 +203,26 @@ func TestProxyPolygraphScoresAreEntropys(t *testing.T) {
 		score   string
 		judge   string // "bert" in process, "chat" wordJudge, "" none
 		samples int    // drawn, 0 for a score of the answer alone
+		nliSim  bool   // the similarity nli, of the judge
 	}{
-		{"cocoa-msp", "", 4}, {"cocoa-ppl", "", 4}, {"cocoa-mte", "", 4},
-		{"sentence-sar", "", 4}, {"sar", "", 4}, {"token-sar", "", 0},
-		{"semantic-density", "bert", 4}, {"luq", "bert", 4}, {"ccp", "bert", 0},
-		{"semantic-density", "chat", 4}, {"luq", "chat", 4}, {"ccp", "chat", 0},
+		{"cocoa-msp", "", 4, false}, {"cocoa-ppl", "", 4, false}, {"cocoa-mte", "", 4, false},
+		{"sentence-sar", "", 4, false}, {"sar", "", 4, false}, {"token-sar", "", 0, false},
+		{"semantic-density", "bert", 4, false}, {"luq", "bert", 4, false}, {"ccp", "bert", 0, false},
+		{"semantic-density", "chat", 4, false}, {"luq", "chat", 4, false}, {"ccp", "chat", 0, false},
+		{"cocoa-msp", "bert", 4, true}, {"cocoa-mte", "chat", 4, true}, {"sentence-sar", "bert", 4, true},
+		{"sentence-sar", "chat", 4, true}, {"sar", "bert", 4, true}, {"token-sar", "bert", 0, true}, {"token-sar", "chat", 0, true},
 	} {
-		t.Run(tc.score+"/"+tc.judge, func(t *testing.T) {
+		name := tc.score + "/" + tc.judge
+		if tc.nliSim {
+			name += "/nli"
+		}
+		t.Run(name, func(t *testing.T) {
 			s := &polySampler{}
 			o := llmproxy.Options{Client: c, Sampler: s, Samples: 4, Score: tc.score}
+			req := llmjob.NewEntropyRequest()
+			if tc.nliSim {
+				o.Similarity, req.Similarity = "nli", "nli"
+			}
 			switch tc.judge {
 			case "bert":
 				o.Judge = llmproxy.Judge{NLI: "bert", Weights: nliDir}
@@ -229,7 +241,6 @@ func TestProxyPolygraphScoresAreEntropys(t *testing.T) {
 			if out.Genlens.Uncertainty == nil || out.Genlens.Samples != tc.samples || out.Genlens.Score != tc.score {
 				t.Fatalf("%+v", out.Genlens)
 			}
-			req := llmjob.NewEntropyRequest()
 			req.In, req.Scores = "in.jsonl", tc.score
 			switch tc.judge {
 			case "bert":
@@ -297,6 +308,12 @@ func TestValidatePolygraphScores(t *testing.T) {
 		{llmproxy.Options{Score: "sar"}, "", ""},
 		{llmproxy.Options{Score: "token-sar"}, "", ""},
 		{llmproxy.Options{Score: "sentence-sar"}, "", ""},
+		{llmproxy.Options{Score: "sar", Similarity: "nli"}, "similarity", "{similarity} nli is the entailment judge's probability: give {nli} NAME"},
+		{llmproxy.Options{Score: "luq", Judge: bert, Similarity: "nli"}, "similarity", "{similarity} applies only to {score} cocoa-msp, cocoa-mte, cocoa-ppl, sar, sentence-sar, token-sar"},
+		{llmproxy.Options{Score: "kle", Similarity: "rougel"}, "similarity", "{similarity} applies only to {score}"},
+		{llmproxy.Options{Score: "sar", Similarity: "embedding"}, "similarity", `{similarity} "embedding": want rougel or nli`},
+		{llmproxy.Options{Score: "sar", Judge: bert, Similarity: "nli"}, "", ""},
+		{llmproxy.Options{Score: "token-sar", Similarity: "rougel"}, "", ""},
 	} {
 		tc.o.EnsureDefaults()
 		err := tc.o.Validate()

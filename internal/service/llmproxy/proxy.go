@@ -155,6 +155,11 @@ type Options struct {
 	// PTruePrompt is the template of ptrue's question (see
 	// llm.PTruePrompt, the default when ""); it must hold {answer}.
 	PTruePrompt string
+	// Similarity is the similarity of texts of the scores that read one
+	// (SimilarityScores): "rougel" (the default when "") or "nli", the
+	// Judge's entailment probability both ways, averaged, as
+	// `genlens entropy --similarity` names them.
+	Similarity string
 }
 
 // score maps samples to an uncertainty.
@@ -220,6 +225,8 @@ type Proxy struct {
 	// polyFn: a score of the samples' similarities or of the judge's
 	// probabilities of their pairs (SentenceSAR, SAR, LUQ).
 	polyFn bool
+	// nliSim: the similarity of texts is the judge's (Options.Similarity).
+	nliSim bool
 	semFn  bool                               // a score of the samples' clusters
 	judge  func() (nli.Model, *chatnli.Judge) // a judge for one request's pairs
 	ptrue  bool
@@ -312,6 +319,7 @@ func New(o Options) (*Proxy, error) {
 		records: make(chan records.LLMRequest, 4*recordBatch), recDone: make(chan struct{}),
 		reads: make(chan struct{}, maxUpstreamReads), samplings: make(chan struct{}, samplingSlots)}
 	p.def, _ = uncertainty.Lookup(p.score)
+	p.nliSim = o.Similarity == string(uncertainty.SimilarityNLI)
 	n := p.def.Needs
 	p.tokenFn = n == uncertainty.NeedsSampleLogprobs
 	p.answerFn = n&uncertainty.NeedsAnswerLogprobs != 0

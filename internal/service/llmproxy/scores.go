@@ -122,9 +122,7 @@ func (p *Proxy) semanticScore(ctx context.Context, req llm.ChatRequest, choices 
 	if err != nil {
 		return math.NaN(), fmt.Errorf("entailment of the samples: %w", err)
 	}
-	if chat != nil && chat.Refused() > 0 {
-		p.log.Warn("llm proxy: the entailment judge's answers were no label, taken as not entailing", "pairs", chat.Refused())
-	}
+	p.warnRefused(chat)
 	in.Clusters = clusters
 	return p.def.Value(in)
 }
