@@ -146,7 +146,8 @@ type Options struct {
 	Secrets []string
 	// Judge is the entailment judge of the SemanticScores (se,
 	// se-discrete, numsets, label-prob, semantic-density, luq, ccp),
-	// which need one; the other scores take none.
+	// which need one, and of the similarity nli (Similarity); the other
+	// scores take none.
 	Judge Judge
 	// TopLogprobs is the alternatives per token asked of the caller's
 	// answer for mte, cocoa-mte and ccp (0: llm.MaxTopLogprobs; 1 to
