@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -325,5 +326,32 @@ func TestValidatePolygraphScores(t *testing.T) {
 		case !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, tc.msg) || strings.Contains(fe.Msg, "\n"):
 			t.Errorf("%+v: %v, want {%s} %q", tc.o, err, tc.field, tc.msg)
 		}
+	}
+}
+
+// A stream passes through as the caller asked it, without logprobs: the
+// scores of the caller's answer with the samples draw none for it, and
+// its record says why it has no score.
+func TestProxyAnswerWithSamplesStream(t *testing.T) {
+	s := &polySampler{}
+	rec := &memRecorder{}
+	p, err := llmproxy.New(llmproxy.Options{Client: polyUpstream(t), Sampler: s, Samples: 4, Score: "cocoa-msp", Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(p)
+	resp, err := http.Post(ts.URL, "application/json", strings.NewReader(`{"model":"tiny","stream":true,"messages":[{"role":"user","content":"q"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	ts.Close()
+	p.Close(context.Background())
+	if len(s.reqs) != 0 || len(rec.rs) != 1 {
+		t.Fatalf("samplings %d, records %+v", len(s.reqs), rec.rs)
+	}
+	if r := rec.rs[0]; r.Samples != 0 || !math.IsNaN(r.Uncertainty) || !strings.Contains(r.Error, "a stream passes through as the caller asked it") {
+		t.Errorf("record %+v", r)
 	}
 }

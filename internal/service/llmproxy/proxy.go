@@ -466,14 +466,16 @@ type scored struct {
 
 // draw samples and scores in the background; the channel receives one
 // outcome.
-func (p *Proxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error) <-chan scored {
+func (p *Proxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error, stream bool) <-chan scored {
 	out := make(chan scored, 1)
 	if reqErr != nil {
 		out <- scored{uncertainty: math.NaN(), err: reqErr}
 		return out
 	}
-	if p.answerFn && !p.withSamples || p.questionFn {
-		out <- scored{} // the answer is scored once it comes
+	if p.answerFn && (!p.withSamples || stream) || p.questionFn {
+		// The answer is scored once it comes; a stream's answer has no
+		// logprobs (see stream), so its samples would go unread.
+		out <- scored{}
 		return out
 	}
 	go func() {
@@ -682,7 +684,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	sctx, scancel := context.WithTimeout(r.Context(), p.timeout)
 	defer scancel()
-	result := p.draw(sctx, sreq, reqErr)
+	result := p.draw(sctx, sreq, reqErr, cr.Stream)
+	if p.answerFn && cr.Stream {
+		rec.Samples = 0
+	}
 
 	// The upstream call: cut when it stays silent for the timeout (for
 	// a stream, between two chunks; otherwise for the whole answer).
