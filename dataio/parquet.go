@@ -13,13 +13,15 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// recordColumns are the Parquet columns ReadRecords uses. Reading only
-// these (a projected schema) skips large unused columns such as prompts,
-// and keeps column types we do not understand from reaching the decoder.
+// recordColumns are the Parquet columns ReadRecords uses, those a JSONL
+// row's object is read from: "prompt" and "messages" give the question
+// (Record.Question) as they do in JSONL. Reading only these (a projected
+// schema) skips large unused columns, and keeps column types we do not
+// understand from reaching the decoder.
 var recordColumns = map[string]bool{
 	"id": true, "samples": true, "embeddings": true, "answer": true,
 	"reference": true, "correct": true, "judge_scores": true,
-	"logprobs": true, "answer_logprobs": true,
+	"logprobs": true, "answer_logprobs": true, "prompt": true, "messages": true,
 }
 
 // readParquet reads Records from the rows of a Parquet file. Each row is

@@ -188,3 +188,47 @@ func TestReadParquetBounds(t *testing.T) {
 		t.Errorf("under the floor: %v", err)
 	}
 }
+
+// The question of a Parquet row is read as a JSONL row's: its "prompt",
+// else the content of the last user message of "messages".
+func TestReadParquetQuestion(t *testing.T) {
+	dir := t.TempDir()
+	type msg struct {
+		Role    string `parquet:"role"`
+		Content string `parquet:"content"`
+	}
+	type row struct {
+		ID       string   `parquet:"id"`
+		Prompt   *string  `parquet:"prompt,optional"`
+		Messages []msg    `parquet:"messages,list"`
+		Samples  []string `parquet:"samples,list"`
+	}
+	p := filepath.Join(dir, "q.parquet")
+	writeParquet(t, p, []row{
+		{ID: "p", Prompt: ptr("Capital of France?"), Samples: []string{"Paris", "Lyon"}},
+		{ID: "m", Messages: []msg{{"system", "Be brief."}, {"user", "Capital of Italy?"}, {"assistant", "Rome"}}, Samples: []string{"Rome", "Milan"}},
+		{ID: "both", Prompt: ptr("the prompt"), Messages: []msg{{"user", "the message"}}, Samples: []string{"a", "b"}},
+		{ID: "none", Samples: []string{"a", "b"}},
+	})
+	recs, err := ReadRecords(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jl := filepath.Join(dir, "q.jsonl")
+	if err := os.WriteFile(jl, []byte(`{"id":"p","prompt":"Capital of France?","samples":["Paris","Lyon"]}
+{"id":"m","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Capital of Italy?"},{"role":"assistant","content":"Rome"}],"samples":["Rome","Milan"]}
+{"id":"both","prompt":"the prompt","messages":[{"role":"user","content":"the message"}],"samples":["a","b"]}
+{"id":"none","samples":["a","b"]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReadRecords(jl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range []string{"Capital of France?", "Capital of Italy?", "the prompt", ""} {
+		if recs[i].Question != q || want[i].Question != q {
+			t.Errorf("row %s: Parquet's question %q, JSONL's %q, want %q", recs[i].ID, recs[i].Question, want[i].Question, q)
+		}
+	}
+}

@@ -70,12 +70,13 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&opts.LLM.Score, "llm-score", llmproxy.DefaultScore, "uncertainty score of the samples: "+strings.Join(llmproxy.Scores(), ", "))
 	f.StringVar(&opts.LLM.Embedder, "llm-embedder", "", "score the proxy's samples on their embeddings, computed in process by this sentence embedder: "+strings.Join(bert.Names(), ", ")+" (kernel-entropy: rbf; kle, eigv, degree, ecc: cosine)")
 	f.StringVar(&opts.LLM.Weights, "llm-weights", "", "with --llm-embedder: the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin)")
-	f.StringVar(&opts.LLM.NLI, "llm-nli", "", "se, se-discrete, numsets: the NLI model judging entailment of the samples, in process: "+strings.Join(llmproxy.NLIModels(), ", "))
+	f.StringVar(&opts.LLM.NLI, "llm-nli", "", "se, se-discrete, numsets, label-prob, semantic-density, luq, ccp: the NLI model judging entailment, in process: "+strings.Join(llmproxy.NLIModels(), ", "))
 	f.StringVar(&opts.LLM.NLIWeights, "llm-nli-weights", "", "with --llm-nli: the model's directory")
-	f.StringVar(&opts.LLM.NLIBaseURL, "llm-nli-base-url", "", "se, se-discrete, numsets: API root of an OpenAI-compatible chat model judging entailment of the samples")
+	f.StringVar(&opts.LLM.NLIBaseURL, "llm-nli-base-url", "", "se, se-discrete, numsets, label-prob, semantic-density, luq, ccp: API root of an OpenAI-compatible chat model judging entailment")
 	f.StringVar(&opts.LLM.NLIModel, "llm-nli-model", "", "with --llm-nli-base-url: the judge's model name")
 	f.StringVar(&nliKeyEnv, "llm-nli-api-key-env", "", "with --llm-nli-base-url: name of the environment variable holding the judge's API key")
-	f.IntVar(&opts.LLM.TopLogprobs, "llm-top-logprobs", 0, fmt.Sprintf("mte: alternatives per token asked of the answer (0: %d)", llm.MaxTopLogprobs))
+	f.IntVar(&opts.LLM.TopLogprobs, "llm-top-logprobs", 0, fmt.Sprintf("mte, cocoa-mte, ccp: alternatives per token asked of the answer (0: %d)", llm.MaxTopLogprobs))
+	f.StringVar(&opts.LLM.Similarity, "llm-similarity", "", "cocoa-*, sentence-sar, token-sar, sar: the similarity of texts, rougel or nli (the judge's entailment probability both ways; needs --llm-nli or --llm-nli-base-url) (default rougel)")
 	f.StringVar(&opts.LLM.PTruePrompt, "llm-ptrue-prompt", "", "ptrue: a file holding the p(True) question's template ({question}, {samples}, {answer})")
 	f.StringVar(&llmKeyEnv, "llm-api-key-env", "", "name of the environment variable holding the upstream's API key (sent upstream only)")
 	f.DurationVar(&opts.LLM.Timeout, "llm-timeout", llmproxy.DefaultTimeout, "cut an upstream silent this long (a whole answer, the samples, or a gap in a stream)")
@@ -96,7 +97,7 @@ var runServeFunc = runServe
 func llmFlags(cmd *cobra.Command, o *server.LLMOptions, keyEnv, nliKeyEnv string) error {
 	if o.Upstream == "" {
 		for _, name := range []string{"llm-api-key-env", "llm-score", "llm-samples", "llm-timeout", "llm-embedder", "llm-weights",
-			"llm-nli", "llm-nli-weights", "llm-nli-base-url", "llm-nli-model", "llm-nli-api-key-env", "llm-top-logprobs", "llm-ptrue-prompt"} {
+			"llm-nli", "llm-nli-weights", "llm-nli-base-url", "llm-nli-model", "llm-nli-api-key-env", "llm-top-logprobs", "llm-ptrue-prompt", "llm-similarity"} {
 			if cmd.Flags().Changed(name) {
 				return badUsage("serve: --%s needs --llm-upstream", name)
 			}

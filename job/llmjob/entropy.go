@@ -530,8 +530,8 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 		nliAnswer := nliSim && slices.ContainsFunc(defs, func(d *scoreDef) bool {
 			return d.needs&uncertainty.NeedsSimilarity != 0 && d.needs&uncertainty.NeedsAnswerLogprobs != 0
 		})
-		ask := judgeAsk{samples: sampleProbs || nliSamples, diagonal: nliGraph, answer: answerProbs || nliAnswer, back: nliAnswer}
-		if ask.samples || ask.answer {
+		ask := uncertainty.JudgeAsk{Samples: sampleProbs || nliSamples, Diagonal: nliGraph, Answer: answerProbs || nliAnswer, Back: nliAnswer}
+		if ask.Samples || ask.Answer {
 			if err := judgeProbabilities(ctx, m, req.In, recs, ps, scoredRow, ask, workers); err != nil {
 				return nil, err
 			}

@@ -7,8 +7,6 @@ import (
 
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/internal/tensor/par"
-	"github.com/genlens/genlens/internal/text/tokenize"
-	"github.com/genlens/genlens/metric/evalstat"
 	"github.com/genlens/genlens/metric/uncertainty"
 	"github.com/genlens/genlens/network/nli"
 )
@@ -53,11 +51,8 @@ func attachSimilarity(prompt *uncertainty.Prompt, p *promptScores, scored bool, 
 		switch {
 		case p.answerText == nil:
 			p.simErr = errNoAnswerText
-		case p.answerNLI != nil && p.answerNLIBack != nil:
-			p.answerSim = make([]float64, len(p.samples))
-			for k := range p.answerSim {
-				p.answerSim[k] = (p.answerNLI[k][nli.Entailment] + p.answerNLIBack[k][nli.Entailment]) / 2
-			}
+		default:
+			p.answerSim = uncertainty.Judged{Answer: p.answerNLI, AnswerBack: p.answerNLIBack}.AnswerSimilarity()
 		}
 		return
 	}
@@ -81,28 +76,12 @@ func attachSimilarity(prompt *uncertainty.Prompt, p *promptScores, scored bool, 
 		}
 		return
 	}
-	words := make([][]string, len(p.samples))
-	for k, s := range p.samples {
-		words[k] = tokenize.Words(s)
-	}
-	p.sampleSim = uncertainty.RougeSimilarity(words)
+	p.sampleSim = uncertainty.RougeSampleSimilarity(p.samples)
 	if p.answerText == nil {
 		p.simErr = errNoAnswerText
 		return
 	}
-	a := tokenize.Words(*p.answerText)
-	p.answerSim = make([]float64, len(words))
-	for k, w := range words {
-		p.answerSim[k] = evalstat.RougeLF(a, w)
-	}
-}
-
-// judgeAsk says which pairs of a row judgeProbabilities asks the judge.
-type judgeAsk struct {
-	samples  bool // the ordered pairs of distinct samples
-	diagonal bool // and each sample with itself
-	answer   bool // the answer under test with each sample
-	back     bool // and each sample with the answer under test
+	p.answerSim = uncertainty.RougeTextSimilarity(*p.answerText, p.samples)
 }
 
 // judgeProbabilities sets, for every scored row, the judge's label
@@ -112,72 +91,17 @@ type judgeAsk struct {
 // prefixed with the row's question as clusterAnswers prefixes them, so
 // the pairs the clustering asked are not asked again of a caching judge.
 // A row without an answer under test gets no answer judgements.
-func judgeProbabilities(ctx context.Context, m nli.Model, file string, recs []dataio.Record, ps []*promptScores, scored []bool, ask judgeAsk, workers int) error {
+func judgeProbabilities(ctx context.Context, m nli.Model, file string, recs []dataio.Record, ps []*promptScores, scored []bool, ask uncertainty.JudgeAsk, workers int) error {
 	return par.For(ctx, len(recs), workers, func(ctx context.Context, i int) error {
 		p := ps[i]
 		if !scored[i] {
 			return nil
 		}
-		text := func(s string) string {
-			if p.question == "" {
-				return s
-			}
-			return p.question + " " + s
-		}
-		n := len(p.samples)
-		var pairs []nli.Pair
-		if ask.samples {
-			for a := range n {
-				for b := range n {
-					if a != b || ask.diagonal {
-						pairs = append(pairs, nli.Pair{Premise: text(p.samples[a]), Hypothesis: text(p.samples[b])})
-					}
-				}
-			}
-		}
-		withAnswer := (ask.answer || ask.back) && p.answerText != nil
-		if withAnswer {
-			for _, s := range p.samples {
-				if ask.answer {
-					pairs = append(pairs, nli.Pair{Premise: text(*p.answerText), Hypothesis: text(s)})
-				}
-				if ask.back {
-					pairs = append(pairs, nli.Pair{Premise: text(s), Hypothesis: text(*p.answerText)})
-				}
-			}
-		}
-		if len(pairs) == 0 {
-			return nil
-		}
-		probs, err := m.Classify(ctx, pairs)
-		if err == nil && len(probs) != len(pairs) {
-			err = fmt.Errorf("%d judgements for %d pairs", len(probs), len(pairs))
-		}
+		j, err := uncertainty.JudgeProbabilities(ctx, m, p.question, p.samples, p.answerText, ask)
 		if err != nil {
 			return fmt.Errorf("entailment probabilities of the answers of %s line %d (id %s): %w", file, recs[i].Line, recs[i].ID, err)
 		}
-		if ask.samples {
-			p.sampleNLI = make([][][3]float64, n)
-			for a := range n {
-				p.sampleNLI[a] = make([][3]float64, n)
-				p.sampleNLI[a][a] = [3]float64{nli.Entailment: 1}
-				for b := range n {
-					if a != b || ask.diagonal {
-						p.sampleNLI[a][b], probs = probs[0], probs[1:]
-					}
-				}
-			}
-		}
-		if withAnswer {
-			for range p.samples {
-				if ask.answer {
-					p.answerNLI, probs = append(p.answerNLI, probs[0]), probs[1:]
-				}
-				if ask.back {
-					p.answerNLIBack, probs = append(p.answerNLIBack, probs[0]), probs[1:]
-				}
-			}
-		}
+		p.sampleNLI, p.answerNLI, p.answerNLIBack = j.Samples, j.Answer, j.AnswerBack
 		return nil
 	})
 }

@@ -8,9 +8,7 @@ import (
 
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/internal/tensor/par"
-	"github.com/genlens/genlens/internal/text/tokenize"
 	"github.com/genlens/genlens/job/internal/textembed"
-	"github.com/genlens/genlens/metric/evalstat"
 	"github.com/genlens/genlens/metric/likelihood"
 	"github.com/genlens/genlens/metric/uncertainty"
 	"github.com/genlens/genlens/network/bert"
@@ -71,12 +69,7 @@ type textSimilarity func(ctx context.Context, text string, others []string) ([]f
 
 // rougeSimilarity is the RougeL-F of the words, as the graph scores'.
 func rougeSimilarity(_ context.Context, text string, others []string) ([]float64, error) {
-	a := tokenize.Words(text)
-	out := make([]float64, len(others))
-	for i, o := range others {
-		out[i] = evalstat.RougeLF(a, tokenize.Words(o))
-	}
-	return out, nil
+	return uncertainty.RougeTextSimilarity(text, others), nil
 }
 
 // embeddingSimilarity is max(0, cosine) of the embeddings of e, as
@@ -118,22 +111,7 @@ func clippedCosine(a, b []float32) float64 {
 // of the texts as they are (no question before them).
 func entailmentSimilarity(m nli.Model) textSimilarity {
 	return func(ctx context.Context, text string, others []string) ([]float64, error) {
-		pairs := make([]nli.Pair, 0, 2*len(others))
-		for _, o := range others {
-			pairs = append(pairs, nli.Pair{Premise: text, Hypothesis: o}, nli.Pair{Premise: o, Hypothesis: text})
-		}
-		probs, err := m.Classify(ctx, pairs)
-		if err == nil && len(probs) != len(pairs) {
-			err = fmt.Errorf("%d judgements for %d pairs", len(probs), len(pairs))
-		}
-		if err != nil {
-			return nil, err
-		}
-		out := make([]float64, len(others))
-		for i := range others {
-			out[i] = (probs[2*i][nli.Entailment] + probs[2*i+1][nli.Entailment]) / 2
-		}
-		return out, nil
+		return uncertainty.EntailmentTextSimilarity(ctx, m, text, others)
 	}
 }
 
@@ -210,16 +188,11 @@ func judgeAlternatives(ctx context.Context, m nli.Model, file string, recs []dat
 			p.ccpErr = p.candsErr
 			return nil
 		}
-		pairs := uncertainty.CCPPairs(p.answerCands)
-		var probs [][3]float64
-		if len(pairs) > 0 {
-			var err error
-			probs, err = m.Classify(ctx, pairs)
-			if err != nil {
-				return fmt.Errorf("entailment of the answer's tokens with their alternatives, %s line %d (id %s): %w", file, recs[i].Line, recs[i].ID, err)
-			}
+		var judgeErr error
+		p.ccp, p.ccpErr, judgeErr = uncertainty.JudgeAlternatives(ctx, m, p.answerCands)
+		if judgeErr != nil {
+			return fmt.Errorf("entailment of the answer's tokens with their alternatives, %s line %d (id %s): %w", file, recs[i].Line, recs[i].ID, judgeErr)
 		}
-		p.ccp, p.ccpErr = uncertainty.CCPTokens(p.answerCands, probs)
 		if p.ccpErr != nil && !errors.Is(p.ccpErr, uncertainty.ErrCCPPunctuation) && !errors.Is(p.ccpErr, likelihood.ErrNoLogprobs) {
 			return fmt.Errorf("entailment of the answer's tokens with their alternatives, %s line %d (id %s): %w", file, recs[i].Line, recs[i].ID, p.ccpErr)
 		}

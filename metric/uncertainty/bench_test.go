@@ -2,6 +2,7 @@ package uncertainty
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -64,4 +65,28 @@ func BenchmarkGraphScores9(b *testing.B) {
 			Degree(w)
 		}
 	})
+}
+
+// BenchmarkTokenRelevanceRougeL prices the RougeL similarity of an
+// answer of n one-word tokens with itself without each token, what
+// TokenSAR reads of one answer and SAR of each sample: the proxy bounds
+// n (llmproxy.MaxRelevanceTokens) by it.
+// Run: go test ./metric/uncertainty -run XXX -bench TokenRelevanceRougeL -count 3
+func BenchmarkTokenRelevanceRougeL(b *testing.B) {
+	words := []string{" the", " capital", " of", " France", " is", " Paris", ",", " on", " the", " Seine"}
+	for _, n := range []int{64, 256, 1024} {
+		toks := make([]string, n)
+		for i := range toks {
+			toks[i] = words[i%len(words)]
+		}
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := TokenSimilarities(toks, func(a string, without []string) ([]float64, error) {
+					return RougeTextSimilarity(a, without), nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -2,7 +2,8 @@
 // http.Handler of POST chat completions that passes the caller's request
 // to the upstream byte for byte, while k samples of the same messages are
 // drawn beside it and scored by package uncertainty (or, for pe and ne,
-// package likelihood from their logprobs); the answer comes back
+// package likelihood from their logprobs; the scores of the caller's
+// answer read its logprobs too); the answer comes back
 // with one added top-level key "genlens" ({"uncertainty", "score",
 // "samples"}, or {"error"}) and the header X-Genlens-Uncertainty. A
 // stream is passed through event by event; its score goes to the record

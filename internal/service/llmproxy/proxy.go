@@ -144,15 +144,23 @@ type Options struct {
 	// in the answers, headers and errors the callers read, in the
 	// stored records and in the log.
 	Secrets []string
-	// Judge is the entailment judge of se, se-discrete, numsets and label-prob, which
-	// need one; the other scores take none.
+	// Judge is the entailment judge of the SemanticScores (se,
+	// se-discrete, numsets, label-prob, semantic-density, luq, ccp),
+	// which need one, and of the similarity nli (Similarity); the other
+	// scores take none.
 	Judge Judge
 	// TopLogprobs is the alternatives per token asked of the caller's
-	// answer for mte (0: llm.MaxTopLogprobs; 1 to llm.MaxTopLogprobs).
+	// answer for mte, cocoa-mte and ccp (0: llm.MaxTopLogprobs; 1 to
+	// llm.MaxTopLogprobs).
 	TopLogprobs int
 	// PTruePrompt is the template of ptrue's question (see
 	// llm.PTruePrompt, the default when ""); it must hold {answer}.
 	PTruePrompt string
+	// Similarity is the similarity of texts of the scores that read one
+	// (SimilarityScores): "rougel" (the default when "") or "nli", the
+	// Judge's entailment probability both ways, averaged, as
+	// `genlens entropy --similarity` names them.
+	Similarity string
 }
 
 // score maps samples to an uncertainty.
@@ -164,30 +172,20 @@ type scoreFunc func(ctx context.Context, samples []string) (float64, error)
 // uncertainty. Each is computed as `genlens entropy` computes it by
 // default: the contiguous-subsequence kernel on word tokens (subsequences
 // of lengths 1 and 2, summed) for kernel entropy; RougeL similarity and
-// t = 0.3 for the graph scores. A score that needs more than the proxy
-// has (proxyNeeds) is `genlens entropy`'s only: a similarity of the
-// answer with the samples or of an answer with itself without one of its
-// tokens, an entailment judge's probabilities, or the judge's labels of
-// the tokens' alternatives (CoCoA, SentenceSAR, TokenSAR, SAR, semantic
-// density, LUQ, CCP).
+// t = 0.3 for the graph scores; RougeL similarity, too, for the
+// similarity of the caller's answer with the samples (CoCoA) and of the
+// samples with each other (SentenceSAR, SAR), and of an answer with
+// itself without one of its tokens (TokenSAR, SAR).
 func Scores() []string {
 	var names []string
 	for _, d := range uncertainty.Defs() {
-		if !d.Confidence && d.Needs&^proxyNeeds == 0 {
+		if !d.Confidence {
 			names = append(names, d.Name)
 		}
 	}
 	slices.Sort(names)
 	return names
 }
-
-// proxyNeeds is what the proxy gives a score besides its samples' texts:
-// their logprobs and those of the caller's answer, the clusters of its
-// judge, p(True) asked of the upstream, and the replies of the upstream
-// to a question of the score's own about the caller's answer
-// (ptrue-empirical, verbalized-1s, verbalized-2s, linguistic-1s: the
-// upstream is a chat model).
-const proxyNeeds = uncertainty.NeedsSampleLogprobs | uncertainty.NeedsAnswerLogprobs | uncertainty.NeedsJudge | uncertainty.NeedsModel | uncertainty.NeedsQuestion
 
 func scoreWith(score uncertainty.Score) scoreFunc {
 	// The options are checked once, here, not on every request.
@@ -218,13 +216,21 @@ type Proxy struct {
 	client   *llm.Client
 	k        int
 	score    string
-	def      uncertainty.Def                    // the score's entry in uncertainty's table
-	scoreFn  scoreFunc                          // a score of the samples' texts, or nil
-	tokenFn  bool                               // a score of the samples' logprobs alone
-	answerFn bool                               // a score of the answer's logprobs
-	semFn    bool                               // a score of the samples' clusters
-	judge    func() (nli.Model, *chatnli.Judge) // a judge for one request's pairs
-	ptrue    bool
+	def      uncertainty.Def // the score's entry in uncertainty's table
+	scoreFn  scoreFunc       // a score of the samples' texts, or nil
+	tokenFn  bool            // a score of the samples' logprobs alone
+	answerFn bool            // a score of the answer's logprobs
+	// withSamples: a score of the answer's logprobs and of the samples
+	// (CoCoA, semantic density), scored once the answer comes.
+	withSamples bool
+	// polyFn: a score of the samples' similarities or of the judge's
+	// probabilities of their pairs (SentenceSAR, SAR, LUQ).
+	polyFn bool
+	// nliSim: the similarity of texts is the judge's (Options.Similarity).
+	nliSim bool
+	semFn  bool                               // a score of the samples' clusters
+	judge  func() (nli.Model, *chatnli.Judge) // a judge for one request's pairs
+	ptrue  bool
 	// questionFn: a score of the upstream's replies to question, asked
 	// about the caller's answer once it comes.
 	questionFn bool
@@ -314,10 +320,13 @@ func New(o Options) (*Proxy, error) {
 		records: make(chan records.LLMRequest, 4*recordBatch), recDone: make(chan struct{}),
 		reads: make(chan struct{}, maxUpstreamReads), samplings: make(chan struct{}, samplingSlots)}
 	p.def, _ = uncertainty.Lookup(p.score)
+	p.nliSim = o.Similarity == string(uncertainty.SimilarityNLI)
 	n := p.def.Needs
 	p.tokenFn = n == uncertainty.NeedsSampleLogprobs
 	p.answerFn = n&uncertainty.NeedsAnswerLogprobs != 0
 	p.semFn = n&uncertainty.NeedsJudge != 0
+	p.withSamples = p.answerFn && n&sampleNeeds != 0
+	p.polyFn = !p.answerFn && n&(uncertainty.NeedsSimilarity|uncertainty.NeedsEntailmentProbs|uncertainty.NeedsSampleTokenSimilarity) != 0
 	p.ptrue = n&uncertainty.NeedsModel != 0
 	p.question, p.questionFn = llm.QuestionOf(p.score)
 	p.questionFn = p.questionFn && n&uncertainty.NeedsQuestion != 0
@@ -451,33 +460,37 @@ type scored struct {
 	uncertainty float64
 	err         error
 	seconds     float64
-	samples     []string // their texts, for p(True)
+	samples     []string     // their texts, for p(True) and the scores of the answer with them
+	choices     []llm.Choice // and their tokens
 }
 
 // draw samples and scores in the background; the channel receives one
 // outcome.
-func (p *Proxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error) <-chan scored {
+func (p *Proxy) draw(ctx context.Context, req llm.ChatRequest, reqErr error, stream bool) <-chan scored {
 	out := make(chan scored, 1)
 	if reqErr != nil {
 		out <- scored{uncertainty: math.NaN(), err: reqErr}
 		return out
 	}
-	if p.answerFn || p.questionFn {
-		out <- scored{} // the answer is scored once it comes
+	if p.answerFn && (!p.withSamples || stream) || p.questionFn {
+		// The answer is scored once it comes; a stream's answer has no
+		// logprobs (see stream), so its samples would go unread.
+		out <- scored{}
 		return out
 	}
 	go func() {
 		start := time.Now()
-		var texts []string
-		u, err := p.sampleAndScore(ctx, req, &texts)
-		out <- scored{uncertainty: u, err: err, seconds: time.Since(start).Seconds(), samples: texts}
+		var kept scored
+		u, err := p.sampleAndScore(ctx, req, &kept)
+		out <- scored{uncertainty: u, err: err, seconds: time.Since(start).Seconds(), samples: kept.samples, choices: kept.choices}
 	}()
 	return out
 }
 
-// sampleAndScore draws the samples and scores them; for p(True), which
-// scores them with the answer, it keeps their texts in *keep instead.
-func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest, keep *[]string) (float64, error) {
+// sampleAndScore draws the samples and scores them; for p(True) and the
+// scores of the answer with the samples, which score them once the
+// answer comes, it keeps them in *keep instead.
+func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest, keep *scored) (float64, error) {
 	wait := time.NewTimer(samplingWait)
 	select {
 	case p.samplings <- struct{}{}:
@@ -511,8 +524,8 @@ func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest, keep *[
 	for i, c := range choices {
 		texts[i] = cutSample(c.Text)
 	}
-	if p.ptrue {
-		*keep = texts
+	if p.ptrue || p.withSamples {
+		keep.samples, keep.choices = texts, choices
 		return math.NaN(), nil
 	}
 	select {
@@ -522,9 +535,12 @@ func (p *Proxy) sampleAndScore(ctx context.Context, req llm.ChatRequest, keep *[
 	}
 	defer func() { <-scoreSlots }()
 	var u float64
-	if p.semFn {
+	switch {
+	case p.semFn:
 		u, err = p.semanticScore(ctx, req, choices, texts)
-	} else {
+	case p.polyFn:
+		u, err = p.samplesScore(ctx, req, choices, texts)
+	default:
 		u, err = p.scoreFn(ctx, texts)
 	}
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
@@ -668,7 +684,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	sctx, scancel := context.WithTimeout(r.Context(), p.timeout)
 	defer scancel()
-	result := p.draw(sctx, sreq, reqErr)
+	result := p.draw(sctx, sreq, reqErr, cr.Stream)
+	if p.answerFn && cr.Stream {
+		rec.Samples = 0
+	}
 
 	// The upstream call: cut when it stays silent for the timeout (for
 	// a stream, between two chunks; otherwise for the whole answer).

@@ -14,7 +14,6 @@ import (
 	"github.com/genlens/genlens/internal/entail"
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/llm/chatnli"
-	"github.com/genlens/genlens/metric/likelihood"
 	"github.com/genlens/genlens/metric/semantic"
 	"github.com/genlens/genlens/metric/uncertainty"
 	"github.com/genlens/genlens/network/nli"
@@ -24,14 +23,17 @@ import (
 // caller's answer's own logprobs (msp, perplexity, mte), the samples
 // clustered by an entailment judge (se, se-discrete, numsets, label-prob), and
 // p(True) and the questions of ptrue-empirical, verbalized-1s,
-// verbalized-2s and linguistic-1s, one more question to the upstream. Each is computed as
-// `genlens entropy` computes it, with the job layer's code.
+// verbalized-2s and linguistic-1s, one more question to the upstream,
+// and LM-Polygraph's estimators of the similarities and the judge's
+// probabilities (polygraph.go). Each is computed as `genlens entropy`
+// computes it, with the code of the method packages both call.
 
-// SemanticScores lists the scores that need an entailment judge.
+// SemanticScores lists the scores that need an entailment judge: its
+// labels (clusters) or its label probabilities.
 func SemanticScores() []string {
 	var names []string
 	for _, d := range uncertainty.Defs() {
-		if d.Needs&uncertainty.NeedsJudge != 0 {
+		if d.Needs&judgeNeeds != 0 {
 			names = append(names, d.Name)
 		}
 	}
@@ -39,7 +41,7 @@ func SemanticScores() []string {
 	return names
 }
 
-// Judge names the entailment judge of se, se-discrete, numsets and label-prob: an
+// Judge names the entailment judge of the SemanticScores: an
 // in-process NLI model (NLI, one of entail.Models, from the model
 // directory Weights) or an OpenAI-compatible chat model (Model at the
 // API root BaseURL, with APIKey when it needs one), asked as package
@@ -110,15 +112,9 @@ func question(msgs []llm.Message) string {
 func (p *Proxy) semanticScore(ctx context.Context, req llm.ChatRequest, choices []llm.Choice, texts []string) (float64, error) {
 	var in uncertainty.Input
 	if p.def.Needs&uncertainty.NeedsSampleLogprobs != 0 {
-		in.Logprobs = make([][]likelihood.Token, len(choices))
-		for i, c := range choices {
-			if c.Tokens == nil {
-				return math.NaN(), fmt.Errorf("scoring: the upstream sent no logprobs with its samples, and %s needs them", p.score)
-			}
-			in.Logprobs[i] = make([]likelihood.Token, len(c.Tokens))
-			for j, t := range c.Tokens {
-				in.Logprobs[i][j].Logprob = t.Logprob
-			}
+		var err error
+		if in.Logprobs, err = p.sampleLogprobs(choices); err != nil {
+			return math.NaN(), err
 		}
 	}
 	m, chat := p.judge()
@@ -126,9 +122,7 @@ func (p *Proxy) semanticScore(ctx context.Context, req llm.ChatRequest, choices 
 	if err != nil {
 		return math.NaN(), fmt.Errorf("entailment of the samples: %w", err)
 	}
-	if chat != nil && chat.Refused() > 0 {
-		p.log.Warn("llm proxy: the entailment judge's answers were no label, taken as not entailing", "pairs", chat.Refused())
-	}
+	p.warnRefused(chat)
 	in.Clusters = clusters
 	return p.def.Value(in)
 }
@@ -143,7 +137,7 @@ func (p *Proxy) wantsAnswerLogprobs(body []byte, cr *chatRequest) ([]byte, bool)
 		return body, false
 	}
 	kv := [][2]string{{"logprobs", "true"}}
-	if p.score == "mte" {
+	if p.topK > 0 {
 		kv = append(kv, [2]string{"top_logprobs", strconv.Itoa(p.topK)})
 	}
 	b, err := setKeys(body, kv)
@@ -172,22 +166,7 @@ func (p *Proxy) scoreAnswer(ctx context.Context, req llm.ChatRequest, sc scored,
 	case perr != nil:
 		return b, scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: %w", perr)}
 	case p.answerFn:
-		start := time.Now()
-		if choices[0].Tokens == nil {
-			return b, scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: the upstream sent no logprobs with the answer, and %s needs them", p.score)}
-		}
-		toks := make([]likelihood.Token, len(choices[0].Tokens))
-		for i, t := range choices[0].Tokens {
-			toks[i].Logprob = t.Logprob
-			for _, a := range t.Top {
-				toks[i].Top = append(toks[i].Top, a.Logprob)
-			}
-		}
-		u, err := p.def.Value(uncertainty.Input{Answer: toks})
-		if err != nil {
-			return b, scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: %w", err)}
-		}
-		return b, scored{uncertainty: u, seconds: time.Since(start).Seconds()}
+		return b, p.answerScore(ctx, req, sc, choices[0])
 	case p.questionFn:
 		return b, p.askQuestion(ctx, req, sc, choices[0].Text)
 	}
@@ -265,7 +244,7 @@ func (p *Proxy) configure(o Options) error {
 
 // samplesDrawn is k, or 0 for a score of the answer alone.
 func (p *Proxy) samplesDrawn() int {
-	if p.answerFn || p.questionFn {
+	if p.answerFn && !p.withSamples || p.questionFn {
 		return 0
 	}
 	return p.k

@@ -43,18 +43,21 @@ type LLMOptions struct {
 	// model directory Weights; "" scores the words.
 	Embedder string
 	Weights  string
-	// The entailment judge of se, se-discrete, numsets and label-prob
-	// (llmproxy.Judge): an NLI model (llmproxy.NLIModels) from the model
+	// The entailment judge of llmproxy.SemanticScores, and of the
+	// similarity nli (llmproxy.Judge): an NLI model (llmproxy.NLIModels) from the model
 	// directory NLIWeights, or a chat model NLIModel at the API root
 	// NLIBaseURL, sent NLIAPIKey.
 	NLI, NLIWeights                 string
 	NLIBaseURL, NLIModel, NLIAPIKey string
-	// TopLogprobs is the alternatives per token mte asks of the answer
+	// TopLogprobs is the alternatives per token mte, cocoa-mte and ccp ask of the answer
 	// (0: llmproxy.DefaultTopLogprobs).
 	TopLogprobs int
 	// PTruePrompt is a file holding p(True)'s template ("": the one of
 	// Kadavath et al.).
 	PTruePrompt string
+	// Similarity is the similarity of texts of the scores that read one
+	// (llmproxy.Options.Similarity): rougel ("") or nli, the judge's.
+	Similarity string
 }
 
 // maxModelLabels bounds the distinct model names in metric labels;

@@ -518,7 +518,7 @@ func TestLLMProxyScores(t *testing.T) {
 			}
 		})
 	}
-	if got := strings.Join(llmproxy.Scores(), ","); got != "degree,ecc,eigv,kernel-entropy,kle,label-prob,linguistic-1s,msp,mte,ne,numsets,pe,perplexity,ptrue,ptrue-empirical,se,se-discrete,verbalized-1s,verbalized-2s" {
+	if got := strings.Join(llmproxy.Scores(), ","); got != "ccp,cocoa-msp,cocoa-mte,cocoa-ppl,degree,ecc,eigv,kernel-entropy,kle,label-prob,linguistic-1s,luq,msp,mte,ne,numsets,pe,perplexity,ptrue,ptrue-empirical,sar,se,se-discrete,semantic-density,sentence-sar,token-sar,verbalized-1s,verbalized-2s" {
 		t.Errorf("scores %s", got)
 	}
 }

@@ -102,7 +102,7 @@ func (o *LLMOptions) EnsureDefaults() {
 // proxyOptions are the settings of o the proxy checks itself, with the
 // template of p(True)'s question.
 func (o *LLMOptions) proxyOptions(ptrue string) llmproxy.Options {
-	return llmproxy.Options{Samples: o.Samples, Score: o.Score, TopLogprobs: o.TopLogprobs, PTruePrompt: ptrue,
+	return llmproxy.Options{Samples: o.Samples, Score: o.Score, TopLogprobs: o.TopLogprobs, PTruePrompt: ptrue, Similarity: o.Similarity,
 		Judge: llmproxy.Judge{NLI: o.NLI, Weights: o.NLIWeights, BaseURL: o.NLIBaseURL, Model: o.NLIModel, APIKey: o.NLIAPIKey}}
 }
 
