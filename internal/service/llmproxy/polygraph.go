@@ -49,7 +49,7 @@ func (p *Proxy) sampleLogprobs(choices []llm.Choice) ([][]likelihood.Token, erro
 	out := make([][]likelihood.Token, len(choices))
 	for i, c := range choices {
 		if c.Tokens == nil {
-			return nil, fmt.Errorf("scoring: the upstream sent no logprobs with its samples, and %s needs them", p.score)
+			return nil, fmt.Errorf("the upstream sent no logprobs with its samples, and %s needs them", p.score)
 		}
 		out[i] = make([]likelihood.Token, len(c.Tokens))
 		for j, t := range c.Tokens {
@@ -180,7 +180,7 @@ func (p *Proxy) answerScore(ctx context.Context, req llm.ChatRequest, sc scored,
 	var err error
 	if n&uncertainty.NeedsSampleLogprobs != 0 {
 		if in.Logprobs, err = p.sampleLogprobs(sc.choices); err != nil {
-			return scored{uncertainty: math.NaN(), err: err}
+			return scored{uncertainty: math.NaN(), err: fmt.Errorf("scoring: %w", err)}
 		}
 	}
 	var m nli.Model

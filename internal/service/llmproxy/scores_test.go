@@ -304,7 +304,7 @@ func TestProxyUnavailableAndStreams(t *testing.T) {
 	}
 	out := callProxy(t, p, `{"model":"genlens-categorical",`+catPrompt+`,"max_tokens":1}`)
 	p.Close(context.Background())
-	if out.Genlens.Uncertainty != nil || !strings.Contains(out.Genlens.Error, "sent no logprobs with its samples, and se needs them") || out.header != "" {
+	if out.Genlens.Uncertainty != nil || out.Genlens.Error != "scoring: the upstream sent no logprobs with its samples, and se needs them" || out.header != "" {
 		t.Errorf("se without logprobs: %+v, header %q", out.Genlens, out.header)
 	}
 	for score, want := range map[string]string{"ptrue": "", "msp": "a stream passes through as the caller asked it"} {
