@@ -109,6 +109,12 @@ func CKA(ctx context.Context, env job.Env, req CKARequest) (*CKAResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each Gram matrix is one BLAS product (seconds at thousands of
+	// examples of thousands of dimensions), not interrupted inside: a
+	// cancel is seen between them and before the centring.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var v float64
 	if req.Debiased {
 		v, err = disentangle.CKAUnbiased(kx, ky)
