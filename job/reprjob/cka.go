@@ -87,16 +87,16 @@ func CKA(ctx context.Context, env job.Env, req CKARequest) (*CKAResult, error) {
 	}
 	gram := func(path string, m *mat.Dense) (*mat.SymDense, error) {
 		if req.Kernel == "linear" {
-			return kernel.Linear{}.Gram(m), nil
+			return kernel.Linear{}.GramContext(ctx, m)
 		}
-		k, err := disentangle.KornblithRBF(m, req.Threshold)
+		k, err := disentangle.KornblithRBFContext(ctx, m, req.Threshold)
 		if errors.Is(err, kernel.ErrZeroMedian) {
 			return nil, &fault.InputError{File: path, Msg: "median squared distance between rows is 0 (most rows identical): the rbf bandwidth is undefined"}
 		}
 		if err != nil {
 			return nil, err
 		}
-		return k.Gram(m), nil
+		return k.GramContext(ctx, m)
 	}
 	kx, err := gram(req.X, x)
 	if err != nil {
@@ -109,9 +109,8 @@ func CKA(ctx context.Context, env job.Env, req CKARequest) (*CKAResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Each Gram matrix is one BLAS product (seconds at thousands of
-	// examples of thousands of dimensions), not interrupted inside: a
-	// cancel is seen between them and before the centring.
+	// The Gram matrices stop between blocks of rows once ctx is done
+	// (linalg.GramContext); the centring is looked at before too.
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
