@@ -145,6 +145,47 @@ func gen(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "op-1f.csv"), op.Bytes(), 0o644); err != nil {
 		return err
 	}
+	// 2000 RGB PNGs of 256x256 for the pixel-cluster diagnostics: a few
+	// KB each on disk, a 2000 x 196608 float64 matrix (3 GiB) read.
+	pngs := filepath.Join(dir, "png-2000")
+	if err := os.MkdirAll(pngs, 0o755); err != nil {
+		return err
+	}
+	var one bytes.Buffer
+	tile := image.NewNRGBA(image.Rect(0, 0, 256, 256))
+	for i := range tile.Pix {
+		tile.Pix[i] = uint8(i / 1024)
+	}
+	if err := png.Encode(&one, tile); err != nil {
+		return err
+	}
+	for i := range 2000 {
+		if err := os.WriteFile(filepath.Join(pngs, fmt.Sprintf("%04d.png", i)), one.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	// One prompt of 1000 samples of 150 words: half a million pairs of
+	// samples, a minute of RougeL similarities for the graph scores.
+	var long bytes.Buffer
+	vocab := strings.Fields("the a city capital country river north south old new large small answer is of in")
+	long.WriteString(`{"id":"p","answer":"the capital city","samples":[`)
+	for i := range 1000 {
+		if i > 0 {
+			long.WriteByte(',')
+		}
+		long.WriteByte('"')
+		for w := range 150 {
+			if w > 0 {
+				long.WriteByte(' ')
+			}
+			long.WriteString(vocab[r.IntN(len(vocab))])
+		}
+		long.WriteByte('"')
+	}
+	long.WriteString("]}\n")
+	if err := os.WriteFile(filepath.Join(dir, "answers-1x1000.jsonl"), long.Bytes(), 0o644); err != nil {
+		return err
+	}
 	// One image for the network whose weights are hostile.
 	img := image.NewRGBA(image.Rect(0, 0, 64, 64))
 	for i := range img.Pix {

@@ -6,8 +6,10 @@
 # upstream answering 30 MB per choice, or one such choice a request whatever
 # n asks, or honest logprobs with 20 alternatives; a judge that never
 # answers; logprobs that sum to -Inf; --save-stats /dev/null; a check
-# model whose drift reference has 200,000 rows) under
-# /usr/bin/time -v, and prints
+# model whose drift reference has 200,000 rows; disentangle on a folder of
+# 2000 256x256 RGB PNGs; entropy on one prompt of 1000 long samples
+# interrupted after 3 s; a BERT config whose head count does not divide
+# its width) under /usr/bin/time -v, and prints
 # each one's exit status, wall time and peak resident memory. Every case
 # should end with a clear refusal (exit 2) or a result, under 2.5 GB.
 #
@@ -78,6 +80,16 @@ run sample-top-logprobs-20 $G sample --prompts $A/prompts-8.jsonl --base-url htt
 run entropy-hung-judge $G entropy --in $A/answers-inf.jsonl --scores numsets --nli-base-url http://127.0.0.1:18441/hang/v1 --nli-model m --request-timeout 10s
 run entropy-inf-logprobs $G entropy --in $A/answers-inf.jsonl --scores pe,ne,perplexity --json
 run fid-save-stats-devnull $G fid --save-stats $A/img /dev/null
+# 2000 PNGs of 8 MB on disk make a 2.9 GiB pixel matrix, priced before it
+# is allocated (and each image at its decoded price).
+run disentangle-png-2000 $G disentangle --train $A/png-2000 --test $A/png-2000 --generated $A/png-2000 --out $T/d1
+# A minute of one prompt's RougeL similarities, interrupted after 3 s:
+# the wall time says how soon the job stopped (timeout exits 124).
+run entropy-1x1000-sigint timeout -s INT 3 $G entropy --in $A/answers-1x1000.jsonl --scores eigv --out $T/e4
+# The fixture's BERT with 5 heads of a width of 32.
+cp -r network/bert/testdata/e5 $A/e5-heads5
+sed -i 's/"num_attention_heads": 4/"num_attention_heads": 5/' $A/e5-heads5/config.json
+run bert-heads-5 $G entropy --in $A/answers-inf.jsonl --embedder e5-small-v2 --weights $A/e5-heads5 --kernel rbf --scores kernel-entropy
 # A check model carrying a 200,000-row drift reference (1.6 MB): its first
 # estimate, as a monitor's first chunks page after each start, fits the
 # nearest-neighbour support of the reference.

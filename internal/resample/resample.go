@@ -89,7 +89,13 @@ type taps struct {
 
 // newTaps computes the weights as Pillow's precompute_coeffs does for
 // the whole image (box from 0 to in).
-func newTaps(in, out int, f Filter) *taps {
+func newTaps(in, out int, f Filter) *taps { return newTapsRange(in, out, 0, out, f) }
+
+// newTapsRange computes the weights of outputs first to first+count−1 of
+// a pass from in to out samples, each exactly as newTaps computes it
+// (an output's weights depend on its index alone): the taps of a window
+// of a resize whose whole output would not fit in memory.
+func newTapsRange(in, out, first, count int, f Filter) *taps {
 	scale := float64(in) / float64(out)
 	filterscale := scale
 	if filterscale < 1 {
@@ -98,13 +104,13 @@ func newTaps(in, out int, f Filter) *taps {
 	support := f.support() * filterscale
 	ksize := int(math.Ceil(support))*2 + 1
 	t := &taps{
-		in: in, out: out, ksize: ksize,
-		start: make([]int, out), n: make([]int, out),
-		k: make([]float64, out*ksize), fixed: make([]int32, out*ksize),
+		in: in, out: count, ksize: ksize,
+		start: make([]int, count), n: make([]int, count),
+		k: make([]float64, count*ksize), fixed: make([]int32, count*ksize),
 	}
 	ss := 1 / filterscale
-	for i := 0; i < out; i++ {
-		center := float64(float64(i)+0.5) * scale
+	for i := 0; i < count; i++ {
+		center := float64(float64(first+i)+0.5) * scale
 		// int() in C truncates toward zero; the clamp at 0 makes that
 		// equal to a floor wherever it matters.
 		lo := int(center - support + 0.5)

@@ -530,6 +530,12 @@ func compareRows(ctx context.Context, env job.Env, req CompareRequest, want map[
 			return &fault.InputError{File: req.Fake, Msg: err.Error(), Err: err}
 		}
 		env.ReportProgress(1, 2)
+		// Each score is one eigendecomposition (minutes at the largest
+		// dimension), which cannot be interrupted: a cancel is seen
+		// between the two.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		vr, err := diversity.Vendi(real.rows)
 		if err != nil {
 			return &fault.InputError{File: req.Real, Msg: err.Error(), Err: err}

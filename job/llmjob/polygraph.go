@@ -34,15 +34,16 @@ var (
 // takes seconds, and a run of thousands of such rows minutes.
 func attachSimilarities(ctx context.Context, prompts []uncertainty.Prompt, ps []*promptScores, scored []bool, sim uncertainty.Similarity, holdoutFirst bool) error {
 	return par.For(ctx, len(ps), 0, func(_ context.Context, i int) error {
-		attachSimilarity(&prompts[i], ps[i], scored[i], sim, holdoutFirst)
-		return nil
+		return attachSimilarity(ctx, &prompts[i], ps[i], scored[i], sim, holdoutFirst)
 	})
 }
 
-// attachSimilarity is attachSimilarities for one row.
-func attachSimilarity(prompt *uncertainty.Prompt, p *promptScores, scored bool, sim uncertainty.Similarity, holdoutFirst bool) {
+// attachSimilarity is attachSimilarities for one row. A row can hold
+// thousands of long samples, millions of RougeL pairs: a cancelled ctx
+// stops them, and attachSimilarity returns ctx's error.
+func attachSimilarity(ctx context.Context, prompt *uncertainty.Prompt, p *promptScores, scored bool, sim uncertainty.Similarity, holdoutFirst bool) error {
 	if !scored {
-		return
+		return nil
 	}
 	if sim == uncertainty.SimilarityNLI {
 		if p.sampleNLI != nil {
@@ -54,34 +55,39 @@ func attachSimilarity(prompt *uncertainty.Prompt, p *promptScores, scored bool, 
 		default:
 			p.answerSim = uncertainty.Judged{Answer: p.answerNLI, AnswerBack: p.answerNLIBack}.AnswerSimilarity()
 		}
-		return
+		return nil
 	}
 	if sim == uncertainty.SimilarityEmbedding {
 		emb := prompt.Embeddings
 		if emb == nil {
 			p.simErr = errors.New("no embeddings for the embedding similarity")
-			return
+			return nil
 		}
 		w := uncertainty.CosineSimilarity(emb)
 		n, _ := w.Dims()
 		if !holdoutFirst {
 			p.sampleSim = w
 			p.simErr = errNoAnswerEmbedding
-			return
+			return nil
 		}
 		p.sampleSim = w.SliceSym(1, n)
 		p.answerSim = make([]float64, n-1)
 		for k := range p.answerSim {
 			p.answerSim[k] = w.At(0, k+1)
 		}
-		return
+		return nil
 	}
-	p.sampleSim = uncertainty.RougeSampleSimilarity(p.samples)
+	w, err := uncertainty.RougeSampleSimilarity(ctx, p.samples)
+	if err != nil {
+		return err
+	}
+	p.sampleSim = w
 	if p.answerText == nil {
 		p.simErr = errNoAnswerText
-		return
+		return nil
 	}
 	p.answerSim = uncertainty.RougeTextSimilarity(*p.answerText, p.samples)
+	return nil
 }
 
 // judgeProbabilities sets, for every scored row, the judge's label

@@ -87,16 +87,16 @@ func CKA(ctx context.Context, env job.Env, req CKARequest) (*CKAResult, error) {
 	}
 	gram := func(path string, m *mat.Dense) (*mat.SymDense, error) {
 		if req.Kernel == "linear" {
-			return kernel.Linear{}.Gram(m), nil
+			return kernel.Linear{}.GramContext(ctx, m)
 		}
-		k, err := disentangle.KornblithRBF(m, req.Threshold)
+		k, err := disentangle.KornblithRBFContext(ctx, m, req.Threshold)
 		if errors.Is(err, kernel.ErrZeroMedian) {
 			return nil, &fault.InputError{File: path, Msg: "median squared distance between rows is 0 (most rows identical): the rbf bandwidth is undefined"}
 		}
 		if err != nil {
 			return nil, err
 		}
-		return k.Gram(m), nil
+		return k.GramContext(ctx, m)
 	}
 	kx, err := gram(req.X, x)
 	if err != nil {
@@ -107,6 +107,11 @@ func CKA(ctx context.Context, env job.Env, req CKARequest) (*CKAResult, error) {
 	}
 	ky, err := gram(req.Y, y)
 	if err != nil {
+		return nil, err
+	}
+	// The Gram matrices stop between blocks of rows once ctx is done
+	// (linalg.GramContext); the centring is looked at before too.
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var v float64

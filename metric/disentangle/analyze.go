@@ -292,7 +292,7 @@ func Analyze(ctx context.Context, train, test *mat.Dense, generated []*mat.Dense
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		c, err := Compare(test, x, g, res.Labels, res.Gamma, opt.CMSBatch)
+		c, err := Compare(ctx, test, x, g, res.Labels, res.Gamma, opt.CMSBatch)
 		if err != nil {
 			return nil, err
 		}

@@ -94,7 +94,7 @@ func BenchmarkCompare1350x784(b *testing.B) {
 		labels[p] = (p % 28) / 6
 	}
 	for b.Loop() {
-		if _, err := Compare(x, y, Grid{28, 28, 1}, labels, 1e-3, 150); err != nil {
+		if _, err := Compare(context.Background(), x, y, Grid{28, 28, 1}, labels, 1e-3, 150); err != nil {
 			b.Fatal(err)
 		}
 	}

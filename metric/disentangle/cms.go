@@ -1,6 +1,7 @@
 package disentangle
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -93,7 +94,12 @@ type Comparison struct {
 // cross product of the two sets; the cross distances are held one strip
 // of real images at a time (memory batch × generated images, not real ×
 // generated).
-func Compare(ref, gen *mat.Dense, g Grid, labels []int, gamma float64, batch int) (Comparison, error) {
+//
+// That product is a minute for ten thousand images of 64×64 RGB on each
+// side, so a cancelled ctx stops the work between clusters and between
+// strips (a strip is a batch of real images against all generated ones),
+// and Compare returns ctx's error.
+func Compare(ctx context.Context, ref, gen *mat.Dense, g Grid, labels []int, gamma float64, batch int) (Comparison, error) {
 	if err := g.check(ref, "real images"); err != nil {
 		return Comparison{}, err
 	}
@@ -128,6 +134,9 @@ func Compare(ref, gen *mat.Dense, g Grid, labels []int, gamma float64, batch int
 	imgX := newBlocks(nx, bx)
 	imgY := newBlocks(ny, by)
 	for c := 0; c < k; c++ {
+		if err := ctx.Err(); err != nil {
+			return Comparison{}, err
+		}
 		xcs[c] = columns(ref, rx, members[c], g.C)
 		ycs[c] = columns(gen, ry, members[c], g.C)
 		dx := selfDistances(xcs[c], nx, bx)
@@ -152,6 +161,9 @@ func Compare(ref, gen *mat.Dense, g Grid, labels []int, gamma float64, batch int
 	for a := 0; a < nx; a++ {
 		strip.Zero()
 		for c := 0; c < k; c++ {
+			if err := ctx.Err(); err != nil {
+				return Comparison{}, err
+			}
 			_, w := xcs[c].Dims()
 			d := crossDistances(xcs[c].Slice(a*bx, (a+1)*bx, 0, w).(*mat.Dense), ycs[c])
 			strip.Add(strip, d)

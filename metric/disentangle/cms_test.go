@@ -1,6 +1,7 @@
 package disentangle
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -46,7 +47,7 @@ func TestCompareMatchesDefinition(t *testing.T) {
 	gen.Scale(1.3, gen)
 	labels := []int{0, 0, 1, 2, 1, 0, 2, 2, 0}
 	const gamma, batch = 0.05, 5
-	got, err := Compare(ref, gen, g, labels, gamma, batch)
+	got, err := Compare(context.Background(), ref, gen, g, labels, gamma, batch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestCompareMatchesDefinition(t *testing.T) {
 	// A set smaller than the batch is one batch; with one cluster the
 	// cluster CMS is the image CMS.
 	one := make([]int, g.Pixels())
-	got, err = Compare(ref, gen, g, one, gamma, 100)
+	got, err = Compare(context.Background(), ref, gen, g, one, gamma, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestCompareBadInput(t *testing.T) {
 		{"batch", []int{0, 0, 0, 0}, 1, 0, x},
 		{"dims", []int{0, 0, 0, 0}, 1, 2, mat.NewDense(5, 3, nil)},
 	} {
-		if _, err := Compare(x, tc.y, g, tc.labels, tc.gamma, tc.batch); err == nil {
+		if _, err := Compare(context.Background(), x, tc.y, g, tc.labels, tc.gamma, tc.batch); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
@@ -170,7 +171,7 @@ func ExampleCompare() {
 		gen.SetRow(i, []float64{a, -a, b, b})
 	}
 	labels := []int{0, 0, 1, 1} // clusters: top row, bottom row
-	c, _ := Compare(real, gen, g, labels, 0.25, 150)
+	c, _ := Compare(context.Background(), real, gen, g, labels, 0.25, 150)
 	fmt.Printf("top %.2f, bottom %.2f, product %.2f, image %.2f\n", c.CMSClusters[0], c.CMSClusters[1], c.CMSProduct, c.CMSImage)
 	// Output: top 0.87, bottom 1.00, product 0.86, image 0.86
 }

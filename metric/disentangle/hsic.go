@@ -1,6 +1,7 @@
 package disentangle
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -149,10 +150,20 @@ func CKAUnbiased(k, l mat.Symmetric) (float64, error) {
 // included, as numpy's median of the full distance matrix), i.e.
 // gamma = 1 / (2 threshold² median).
 func KornblithRBF(x *mat.Dense, threshold float64) (kernel.RBF, error) {
+	return KornblithRBFContext(context.Background(), x, threshold)
+}
+
+// KornblithRBFContext is KornblithRBF stopping, with ctx's error, inside
+// the distances' Gram matrix once ctx is done
+// (kernel.MedianSqDistContext).
+func KornblithRBFContext(ctx context.Context, x *mat.Dense, threshold float64) (kernel.RBF, error) {
 	if !(threshold > 0) || math.IsInf(threshold, 0) {
 		return kernel.RBF{}, fmt.Errorf("disentangle: RBF threshold %g: want a positive number", threshold)
 	}
-	med := kernel.MedianSqDist(x)
+	med, err := kernel.MedianSqDistContext(ctx, x)
+	if err != nil {
+		return kernel.RBF{}, err
+	}
 	if !(med > 0) {
 		return kernel.RBF{}, kernel.ErrZeroMedian
 	}

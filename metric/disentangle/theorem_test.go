@@ -206,7 +206,7 @@ func TestTheorem1IndependentBlocks(t *testing.T) {
 	pd := gaussianBlocks{scale: p.scale, shared: 2}
 	qd := gaussianBlocks{mu: q.mu, scale: q.scale}
 	test, gen = pd.sample(r, 1200), qd.sample(r, 1200)
-	cd, err := Compare(test, gen, quadrantGrid, res.Labels, gamma, DefaultCMSBatch)
+	cd, err := Compare(context.Background(), test, gen, quadrantGrid, res.Labels, gamma, DefaultCMSBatch)
 	if err != nil {
 		t.Fatal(err)
 	}

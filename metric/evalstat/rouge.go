@@ -1,6 +1,7 @@
 package evalstat
 
 import (
+	"context"
 	"math"
 	"math/bits"
 
@@ -44,17 +45,30 @@ func RougeLFText(a, b string) float64 {
 // indicate a more certain model, so higher means more certain. It returns
 // NaN for fewer than two samples, where no pair exists.
 func LexicalSimilarity(samples [][]string) float64 {
+	v, _ := LexicalSimilarityContext(context.Background(), samples)
+	return v
+}
+
+// LexicalSimilarityContext is LexicalSimilarity stopping, with ctx's
+// error, within 64 pairs once ctx is done: thousands of long samples are
+// millions of pairs.
+func LexicalSimilarityContext(ctx context.Context, samples [][]string) (float64, error) {
 	n := len(samples)
 	if n < 2 {
-		return math.NaN()
+		return math.NaN(), ctx.Err()
 	}
 	var sum float64
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
+			if (j-i)%64 == 1 {
+				if err := ctx.Err(); err != nil {
+					return math.NaN(), err
+				}
+			}
 			sum += RougeLF(samples[i], samples[j])
 		}
 	}
-	return sum / float64(n*(n-1)/2)
+	return sum / float64(n*(n-1)/2), nil
 }
 
 // lcs returns the length of the longest common subsequence of a and b,

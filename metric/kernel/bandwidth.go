@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -104,6 +105,25 @@ func MedianSqDist(x *mat.Dense) float64 {
 		off = append(off, raw.Data[i*raw.Stride+i+1:i*raw.Stride+n]...)
 	}
 	return medianWithDiagonal(off, n)
+}
+
+// MedianSqDistContext is MedianSqDist through linalg.GramContext: it
+// stops, with ctx's error, between blocks of rows of the Gram matrix
+// once ctx is done. Up to a block of rows it is MedianSqDist bit for
+// bit; above, to the rounding of the distances.
+func MedianSqDistContext(ctx context.Context, x *mat.Dense) (float64, error) {
+	g, err := linalg.GramContext(ctx, centred(x, offsetMeans(x)))
+	if err != nil {
+		return math.NaN(), err
+	}
+	linalg.SqDistFromGram(g)
+	raw := g.RawSymmetric()
+	n := raw.N
+	off := make([]float64, 0, n*(n-1)/2)
+	for i := 0; i < n; i++ {
+		off = append(off, raw.Data[i*raw.Stride+i+1:i*raw.Stride+n]...)
+	}
+	return medianWithDiagonal(off, n), ctx.Err()
 }
 
 // MedianL1 is MedianSqDist for L1 distances.

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -171,16 +172,32 @@ func dotSparse(a, b sparse) float64 {
 
 // Gram returns the n×n kernel matrix of the sequences.
 func (k CS) Gram(seqs [][]string) *mat.SymDense {
+	g, _ := k.GramContext(context.Background(), seqs)
+	return g
+}
+
+// GramContext is Gram stopping, with ctx's error, within 64 pairs of
+// sequences once ctx is done: thousands of long sequences are millions
+// of pairs.
+func (k CS) GramContext(ctx context.Context, seqs [][]string) (*mat.SymDense, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	f := k.featurize(seqs)
 	n := len(seqs)
 	g := mat.NewSymDense(n, nil)
 	for i := 0; i < n; i++ {
 		g.SetSym(i, i, 1)
 		for j := i + 1; j < n; j++ {
+			if (j-i)%64 == 1 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			g.SetSym(i, j, min(1, dotSparse(f[i], f[j])))
 		}
 	}
-	return g
+	return g, nil
 }
 
 // Eval returns k(x, y).

@@ -57,6 +57,25 @@ func (Linear) String() string { return "linear" }
 // first (see centred).
 func (k RBF) Gram(x *mat.Dense) *mat.SymDense {
 	g := linalg.Gram(centred(x, offsetMeans(x)))
+	k.fromGram(g)
+	return g
+}
+
+// GramContext is Gram through linalg.GramContext: it stops, with ctx's
+// error, between blocks of rows of the product once ctx is done. Up to
+// a block of rows it is Gram bit for bit; above, to rounding.
+func (k RBF) GramContext(ctx context.Context, x *mat.Dense) (*mat.SymDense, error) {
+	g, err := linalg.GramContext(ctx, centred(x, offsetMeans(x)))
+	if err != nil {
+		return nil, err
+	}
+	k.fromGram(g)
+	return g, nil
+}
+
+// fromGram turns the Gram matrix g of (centred) rows into their kernel
+// matrix in place.
+func (k RBF) fromGram(g *mat.SymDense) {
 	raw := g.RawSymmetric()
 	n := raw.N
 	// Squared norms come from the Gram diagonal; read them before the
@@ -78,7 +97,6 @@ func (k RBF) Gram(x *mat.Dense) *mat.SymDense {
 			row[j] = math.Exp(-gamma * d)
 		}
 	})
-	return g
 }
 
 // Cross implements Kernel. When x's rows share a large offset, both sets
@@ -220,6 +238,12 @@ func invNorms(x *mat.Dense) []float64 {
 
 // Gram implements Kernel.
 func (Linear) Gram(x *mat.Dense) *mat.SymDense { return linalg.Gram(x) }
+
+// GramContext is Gram through linalg.GramContext: it stops, with ctx's
+// error, between blocks of rows once ctx is done.
+func (Linear) GramContext(ctx context.Context, x *mat.Dense) (*mat.SymDense, error) {
+	return linalg.GramContext(ctx, x)
+}
 
 // Cross implements Kernel.
 func (Linear) Cross(x, y *mat.Dense) *mat.Dense { return linalg.Cross(x, y) }

@@ -1,6 +1,7 @@
 package uncertainty
 
 import (
+	"context"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
@@ -79,16 +80,34 @@ func KLEEntailmentGraph(probs [][][3]float64) *mat.SymDense {
 // symmetrising; two empty answers have RougeL-F 0, as everywhere else.
 // toks must hold at least one answer (gonum has no empty matrices).
 func RougeSimilarity(toks [][]string) *mat.SymDense {
+	w, _ := RougeSimilarityContext(context.Background(), toks)
+	return w
+}
+
+// RougeSimilarityContext is RougeSimilarity stopping, with ctx's error,
+// within pairCheck pairs once ctx is done: one prompt's answers can be
+// thousands of long ones, millions of pairs.
+func RougeSimilarityContext(ctx context.Context, toks [][]string) (*mat.SymDense, error) {
 	m := len(toks)
 	w := mat.NewSymDense(m, nil)
 	for i := 0; i < m; i++ {
 		w.SetSym(i, i, 1)
 		for j := i + 1; j < m; j++ {
+			if (j-i)%pairCheck == 1 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			w.SetSym(i, j, evalstat.RougeLF(toks[i], toks[j]))
 		}
 	}
-	return w
+	return w, nil
 }
+
+// pairCheck is how many pairs of answers are compared between two looks
+// at the context: 64 RougeL scores of answers of a thousand words take a
+// few milliseconds, and a look takes as long as a short one.
+const pairCheck = 64
 
 // CosineSimilarity returns W with W_ij = max(0, cos(e_i, e_j)) for the rows
 // e_i of emb, and 1 on the diagonal. Negative cosines are clipped because

@@ -28,13 +28,14 @@ func RougeTextSimilarity(text string, others []string) []float64 {
 	return out
 }
 
-// RougeSampleSimilarity is RougeSimilarity of the words of samples.
-func RougeSampleSimilarity(samples []string) mat.Matrix {
+// RougeSampleSimilarity is RougeSimilarity of the words of samples,
+// stopping with ctx's error when ctx ends (see RougeSimilarityContext).
+func RougeSampleSimilarity(ctx context.Context, samples []string) (*mat.SymDense, error) {
 	words := make([][]string, len(samples))
 	for k, s := range samples {
 		words[k] = tokenize.Words(s)
 	}
-	return RougeSimilarity(words)
+	return RougeSimilarityContext(ctx, words)
 }
 
 // EntailmentTextSimilarity is the entailment probability of the judge m,

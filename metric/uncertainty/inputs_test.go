@@ -77,7 +77,10 @@ func TestJudgeProbabilities(t *testing.T) {
 // The similarity of one text with others is the samples' matrix's row.
 func TestRougeTextSimilarity(t *testing.T) {
 	texts := []string{"the capital is Paris", "Paris", "it is Lyon", "the capital of France is Paris"}
-	w := RougeSampleSimilarity(texts)
+	w, err := RougeSampleSimilarity(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, s := range texts {
 		row := RougeTextSimilarity(s, texts)
 		for k := range texts {

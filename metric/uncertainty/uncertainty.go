@@ -122,7 +122,7 @@ func Evaluate(ctx context.Context, prompts []Prompt, opt Options) ([]Result, Sum
 	var mu sync.Mutex
 	done := 0
 	err = par.For(ctx, len(prompts), 0, func(_ context.Context, i int) error {
-		results[i], errs[i] = evaluate(&prompts[i], opt, set, thr)
+		results[i], errs[i] = evaluate(ctx, &prompts[i], opt, set, thr)
 		if opt.Progress != nil {
 			mu.Lock()
 			done++
@@ -162,7 +162,9 @@ func NewScorer(opt Options) (*Scorer, error) {
 
 // Evaluate scores one prompt as Evaluate scores each, on the caller's
 // goroutine and without a summary.
-func (s *Scorer) Evaluate(p Prompt) (Result, error) { return evaluate(&p, s.opt, s.set, s.thr) }
+func (s *Scorer) Evaluate(p Prompt) (Result, error) {
+	return evaluate(context.Background(), &p, s.opt, s.set, s.thr)
+}
 
 // settled returns opt with its defaults filled in, its scores and its
 // RougeL threshold of correctness, or why opt is not valid.
@@ -191,7 +193,10 @@ func (opt Options) settled() (Options, scoreSet, float64, error) {
 	return opt, set, thr, nil
 }
 
-func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error) {
+// evaluate scores one prompt; a cancelled ctx stops the pairwise loops
+// over its samples (RougeSimilarity, the lexical similarity, the CS
+// kernel's Gram matrix) with ctx's error.
+func evaluate(ctx context.Context, p *Prompt, opt Options, set scoreSet, thr float64) (Result, error) {
 	nan := math.NaN()
 	r := Result{ID: p.ID, KernelEntropy: nan, LexicalSimilarity: nan, KLE: nan, EigV: nan, Degree: nan, Ecc: nan}
 	samples, emb := p.Samples, p.Embeddings
@@ -257,14 +262,19 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 		}
 	}
 	var rouge *mat.SymDense
+	var err error
 	if set.graph() && !embeddingGraph && !nliGraph {
-		rouge = RougeSimilarity(toks)
+		if rouge, err = RougeSimilarityContext(ctx, toks); err != nil {
+			return r, err
+		}
 	}
 	switch {
 	case set.has(ScoreLexSim) && rouge != nil:
 		r.LexicalSimilarity = meanUpper(rouge)
 	case set.has(ScoreLexSim):
-		r.LexicalSimilarity = evalstat.LexicalSimilarity(toks)
+		if r.LexicalSimilarity, err = evalstat.LexicalSimilarityContext(ctx, toks); err != nil {
+			return r, err
+		}
 	}
 	if set.has(ScoreKernelEntropy) {
 		if vectorKernel {
@@ -274,7 +284,11 @@ func evaluate(p *Prompt, opt Options, set scoreSet, thr float64) (Result, error)
 			if err := membudget.CheckBytes("the t-grams of one prompt's samples", len(toks), opt.Sequence.T, opt.Sequence.CostBytes(toks)); err != nil {
 				return r, fmt.Errorf("uncertainty: prompt %s: %w", p.ID, err)
 			}
-			r.KernelEntropy = kscore.EntropyGram(opt.Sequence.Gram(toks))
+			g, err := opt.Sequence.GramContext(ctx, toks)
+			if err != nil {
+				return r, err
+			}
+			r.KernelEntropy = kscore.EntropyGram(g)
 		}
 	}
 	if set.graph() {

@@ -76,6 +76,9 @@ func (c Config) validate(path string) error {
 			return bad(f.key, "is %d, want 1 to %d", f.v, f.max)
 		}
 	}
+	// A count that divides the width but is not the checkpoint's cannot
+	// be told from the weights: no tensor has a per-head dimension
+	// (transformer.CheckHeads).
 	if c.Hidden%c.Heads != 0 {
 		return bad("num_attention_heads", "%d does not divide hidden_size %d", c.Heads, c.Hidden)
 	}

@@ -93,6 +93,11 @@ func New(file string, cfg Config, tok *wordpiece.Tokenizer, sd map[string]*weigh
 	if _, ok := sd["bert.embeddings.word_embeddings.weight"]; ok {
 		l.Prefix = "bert."
 	}
+	// A config of ReadConfig has passed this; one built otherwise must
+	// too, or the head width below divides by zero.
+	if err := transformer.CheckHeads(file, "num_attention_heads", cfg.Hidden, cfg.Heads); err != nil {
+		return nil, err
+	}
 	W, I, eps := cfg.Hidden, cfg.Intermediate, float32(cfg.Eps)
 	m := &Model{cfg: cfg, file: file, tok: tok}
 	var err error

@@ -93,6 +93,9 @@ func ParseConfig(file string, b []byte) (Config, error) {
 	if c.TypeVocab < 0 || c.TypeVocab > 1<<10 {
 		return bad("type_vocab_size", "is %d", c.TypeVocab)
 	}
+	// A count that divides the width but is not the checkpoint's cannot
+	// be told from the weights: no tensor has a per-head dimension
+	// (transformer.CheckHeads).
 	if c.Hidden%c.Heads != 0 {
 		return bad("num_attention_heads", "%d does not divide hidden_size %d", c.Heads, c.Hidden)
 	}

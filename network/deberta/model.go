@@ -81,6 +81,11 @@ func Open(dir, name string) (*Model, error) {
 // *fault.InputError naming the file and the tensor (transformer.Loader).
 func New(file, name string, cfg Config, tok *bpe.Tokenizer, sd map[string]*weights.Tensor) (*Model, error) {
 	l := &transformer.Loader{File: file, Tensors: sd, Hint: "not DeBERTa sequence-classification weights of this config?"}
+	// A config of LoadConfig has passed this; one built otherwise must
+	// too, or the head width below divides by zero.
+	if err := transformer.CheckHeads(file, "num_attention_heads", cfg.Hidden, cfg.Heads); err != nil {
+		return nil, err
+	}
 	H, M, eps := cfg.Hidden, cfg.MaxRelative, float32(cfg.Eps)
 	m := &Model{cfg: cfg, file: file, name: name, tok: tok}
 	var err error

@@ -55,12 +55,9 @@ func DecodeImage(fsys fs.FS, name string) (image.Image, error) {
 // decodeImage is DecodeImage calling admit, when not nil, with the
 // image's header once it is checked and before any pixel is decoded.
 func decodeImage(fsys fs.FS, name string, admit func(cfg image.Config) error) (image.Image, error) {
-	st, err := fs.Stat(fsys, name)
+	st, h, err := checkHeader(fsys, name)
 	if err != nil {
-		return nil, &fault.InputError{File: name, Msg: "cannot read: " + dataio.Cause(err), Err: err}
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &fault.InputError{File: name, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
+		return nil, err
 	}
 	open := func() (fs.File, error) {
 		f, err := fsys.Open(name)
@@ -69,22 +66,7 @@ func decodeImage(fsys fs.FS, name string, admit func(cfg image.Config) error) (i
 		}
 		return f, nil
 	}
-	f, err := open()
-	if err != nil {
-		return nil, err
-	}
-	h, err := readHeader(bufio.NewReaderSize(f, 4096))
-	f.Close()
-	if err != nil {
-		return nil, &fault.InputError{File: name, Msg: "not a readable image (" + formatList + "): " + err.Error(), Err: err}
-	}
-	if h.width < 1 || h.height < 1 {
-		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("declares an empty %dx%d image", h.width, h.height)}
-	}
 	pixels := int64(h.width) * int64(h.height)
-	if pixels > MaxImagePixels {
-		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("declares a %dx%d image, more than the %d pixels genlens reads; downsample the images", h.width, h.height, MaxImagePixels)}
-	}
 	if admit != nil {
 		if err := admit(image.Config{ColorModel: h.model, Width: h.width, Height: h.height}); err != nil {
 			return nil, err
@@ -92,7 +74,8 @@ func decodeImage(fsys fs.FS, name string, admit func(cfg image.Config) error) (i
 	}
 	// Files need not seek (an upload, an fstest.MapFS), so open again
 	// rather than rewind.
-	if f, err = open(); err != nil {
+	f, err := open()
+	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
@@ -126,6 +109,67 @@ func decodeImage(fsys fs.FS, name string, admit func(cfg image.Config) error) (i
 		return nil, &fault.InputError{File: name, Msg: fmt.Sprintf("not a valid %s file: its header says %dx%d, its data %dx%d", h.name(), h.width, h.height, b.Dx(), b.Dy())}
 	}
 	return img, nil
+}
+
+// checkHeader refuses what is not a regular file, reads the header of
+// the image file name and refuses an empty image or one of more than
+// MaxImagePixels pixels.
+func checkHeader(fsys fs.FS, name string) (fs.FileInfo, header, error) {
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, header{}, &fault.InputError{File: name, Msg: "cannot read: " + dataio.Cause(err), Err: err}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, header{}, &fault.InputError{File: name, Msg: "is not a regular file (" + st.Mode().Type().String() + ")"}
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, header{}, &fault.InputError{File: name, Msg: "cannot read: " + dataio.Cause(err), Err: err}
+	}
+	h, err := readHeader(bufio.NewReaderSize(f, 4096))
+	f.Close()
+	if err != nil {
+		return nil, header{}, &fault.InputError{File: name, Msg: "not a readable image (" + formatList + "): " + err.Error(), Err: err}
+	}
+	if h.width < 1 || h.height < 1 {
+		return nil, header{}, &fault.InputError{File: name, Msg: fmt.Sprintf("declares an empty %dx%d image", h.width, h.height)}
+	}
+	if int64(h.width)*int64(h.height) > MaxImagePixels {
+		return nil, header{}, &fault.InputError{File: name, Msg: fmt.Sprintf("declares a %dx%d image, more than the %d pixels genlens reads; downsample the images", h.width, h.height, MaxImagePixels)}
+	}
+	return st, h, nil
+}
+
+// ImageConfig reads the header of the image file name of fsys, with the
+// checks DecodeImage makes before decoding it: its width and height, and
+// a colour model that is the decoder's for PNG files (Gray or Gray16 for
+// grey ones) and, for other formats, a model of the size of what
+// decoding takes (so that DecodedBytes prices it).
+func ImageConfig(fsys fs.FS, name string) (image.Config, error) {
+	_, h, err := checkHeader(fsys, name)
+	if err != nil {
+		return image.Config{}, err
+	}
+	return image.Config{ColorModel: h.model, Width: h.width, Height: h.height}, nil
+}
+
+// DecodeImageReserved is DecodeImage admitting the image through
+// membudget.Reserve at its price (DecodedBytes) before its pixels are
+// decoded: over the budget alone it is an *fault.InputError naming the
+// image, its price and what to change. The caller calls release once it
+// no longer holds the image (release is nil on an error).
+func DecodeImageReserved(fsys fs.FS, name string) (img image.Image, release func(), err error) {
+	img, err = decodeImage(fsys, name, func(cfg image.Config) (err error) {
+		release, err = reserve(name, cfg)
+		return err
+	})
+	if err != nil {
+		if release != nil {
+			release()
+		}
+		return nil, nil, err
+	}
+	return img, release, nil
 }
 
 // readAll reads r to its end into a buffer of size (the file's size,

@@ -46,6 +46,12 @@ func (m *Model) Config() Config { return m.cfg }
 // norm could overflow float32 is a one-line *fault.InputError naming the
 // key (transformer.Loader).
 func NewModel(file string, cfg Config, sd map[string]*weights.Tensor) (*Model, error) {
+	// The head count is the preset's: no tensor of the checkpoint shows
+	// it (transformer.CheckHeads), so only that it splits the width is
+	// checked, naming the weights it was to run.
+	if err := transformer.CheckHeads(file, "heads", cfg.Width, cfg.Heads); err != nil {
+		return nil, err
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}

@@ -114,13 +114,16 @@ func Preprocess(img *features.RGB, p Preset, side int) ([]float32, error) {
 		} else {
 			ow = int(float64(side*w) / float64(h))
 		}
-		px, err := resample.Uint8(img.Pix, w, h, ow, oh, resample.Bicubic)
+		top := int(math.RoundToEven(float64(oh-side) / 2))
+		left := int(math.RoundToEven(float64(ow-side) / 2))
+		// Only the centre crop of the resize is made: the whole of it,
+		// for an elongated image, is huge (a 1×20000 image resizes to
+		// 224×4,480,000, 3 GB), and the crop of a window is the window.
+		px, err := resample.Uint8Window(img.Pix, w, h, ow, oh, left, top, side, side, resample.Bicubic)
 		if err != nil {
 			return nil, err
 		}
-		top := int(math.RoundToEven(float64(oh-side) / 2))
-		left := int(math.RoundToEven(float64(ow-side) / 2))
-		return toTensor(crop(px, ow, oh, left, top, side), side, clipMean, clipStd), nil
+		return toTensor(px, side, clipMean, clipStd), nil
 	case PresetCMMD:
 		l := min(img.W, img.H)
 		top, left := (img.H-l)/2, (img.W-l)/2

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/resample"
 	"github.com/genlens/genlens/network/features"
 )
 
@@ -93,6 +94,51 @@ func TestParsePreset(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%s %q: %s (%v), want %s", tc.net, tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// Every preset takes an extremely elongated image (a row or a column of
+// pixels) without a huge intermediate or a division by zero: CLIP's
+// resize of the short side to 224 would make a 1×20000 image
+// 224×4,480,000 (3 GB) before its centre crop, and now makes only the
+// crop. A one-pixel-wide image is one colour across every row of the
+// crop, at the colour of the pixels around the middle.
+func TestPresetsElongated(t *testing.T) {
+	const side = 224
+	for _, size := range [][2]int{{1, 20000}, {20000, 1}, {2, 65536}, {1, 1}, {1, 100000}} {
+		w, h := size[0], size[1]
+		img := &features.RGB{W: w, H: h, Pix: make([]uint8, 3*w*h)}
+		for i := range img.Pix {
+			img.Pix[i] = 200 // a grey image: every preset's crop is that grey
+		}
+		for _, p := range []Preset{PresetCLIP, PresetCMMD, PresetDGMEval, PresetTorchFidelity} {
+			name := fmt.Sprintf("%dx%d %s", w, h, p)
+			got, err := Preprocess(img, p, side)
+			if err != nil && max(w, h) > resample.MaxSize && (p == PresetDGMEval || p == PresetTorchFidelity) {
+				// Resized whole (no crop first), a side past the
+				// resampler's bound is refused; the pipeline names the
+				// file.
+				t.Logf("%s: %v", name, err)
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+			if len(got) != 3*side*side {
+				t.Fatalf("%s: %d inputs, want %d", name, len(got), 3*side*side)
+			}
+			// A constant image stays constant through every resize and
+			// crop: each plane is one value.
+			for c := 0; c < 3; c++ {
+				plane := got[c*side*side : (c+1)*side*side]
+				for _, v := range plane {
+					if v != plane[0] {
+						t.Fatalf("%s: channel %d is not constant", name, c)
+					}
+				}
+			}
 		}
 	}
 }

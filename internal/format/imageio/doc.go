@@ -18,8 +18,8 @@
 //     HxWxC) says how to unflatten them, and without it D must be a
 //     perfect square (square grey images).
 //   - A folder: every *.png in it, in name order, all of one size; grey
-//     PNGs give C = 1, any colour PNG makes the set RGB (C = 3; alpha is
-//     dropped).
+//     PNGs (colour type 0, as their header says) give C = 1, any other
+//     PNG makes the set RGB (C = 3; alpha is dropped).
 //
 // # Pixel range
 //
@@ -34,6 +34,17 @@
 //
 // A folder's PNG files are decoded by features.DecodeImage, the decoder
 // of every image file genlens reads (headers checked before pixels).
+//
+// # Memory
+//
+// A set's matrix takes N × H × W × C × 8 bytes. A folder's headers are
+// read first, and the matrix is priced against the matrix memory budget
+// (package membudget) before it is allocated; each image is then
+// admitted at its decoded price, copied into its row and dropped. Over
+// the budget the read is refused with a one-line error naming the figure
+// and what to change (fewer or smaller images, or the budget). An
+// array's values become the matrix itself (dataio priced them as it read
+// them); channels first, their copy channels last is priced likewise.
 //
 // Every problem with the bytes a user brought is a *fault.InputError
 // naming the file (and image or pixel), so the CLI exits with code 2.

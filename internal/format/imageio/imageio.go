@@ -1,6 +1,7 @@
 package imageio
 
 import (
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -16,6 +17,7 @@ import (
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/internal/tensor/membudget"
 	"github.com/genlens/genlens/network/features"
 )
 
@@ -119,7 +121,8 @@ func ReadFS(fsys fs.FS, path string, opt Options) (*Set, error) {
 
 // FromArray turns an array read from path into an image set: it infers
 // the image shape (see the package documentation), moves channels last
-// and scales to [-1, 1].
+// and scales to [-1, 1]. It takes a's values over: the set's matrix is
+// a.Data itself, scaled in place, unless the channels came first.
 func FromArray(path string, a *dataio.Array, opt Options) (*Set, error) {
 	bad := func(format string, args ...any) error {
 		return &fault.InputError{File: path, Key: opt.Key, Msg: fmt.Sprintf(format, args...)}
@@ -128,6 +131,7 @@ func FromArray(path string, a *dataio.Array, opt Options) (*Set, error) {
 		return nil, bad("no images")
 	}
 	var sh Shape
+	first := false // channels first: (N, C, H, W)
 	data := a.Data
 	n := a.Shape[0]
 	switch a.Rank() {
@@ -155,13 +159,13 @@ func FromArray(path string, a *dataio.Array, opt Options) (*Set, error) {
 		case opt.Shape != (Shape{}) && opt.Shape == nhwc:
 			sh = nhwc
 		case opt.Shape != (Shape{}) && opt.Shape == nchw:
-			sh, data = nchw, channelsLast(a.Data, n, nchw.C, nchw.H*nchw.W)
+			sh, first = nchw, true
 		case opt.Shape != (Shape{}):
 			return nil, bad("shape %v holds neither (N, H, W, C) nor (N, C, H, W) images of {shape} %v", a.Shape, opt.Shape)
 		case nhwc.C <= 4:
 			sh = nhwc
 		case nchw.C <= 4:
-			sh, data = nchw, channelsLast(a.Data, n, nchw.C, nchw.H*nchw.W)
+			sh, first = nchw, true
 		default:
 			return nil, bad("shape %v: want (N, H, W, C) or (N, C, H, W) with C from 1 to 4", a.Shape)
 		}
@@ -174,7 +178,16 @@ func FromArray(path string, a *dataio.Array, opt Options) (*Set, error) {
 	if n < 1 {
 		return nil, bad("no images")
 	}
-	x := mat.NewDense(n, sh.H*sh.W*sh.C, slices.Clone(data))
+	// The array's values become the matrix (FromArray takes them over),
+	// unless the channels come first: their copy, channels last, is a
+	// new matrix, priced before it is made.
+	if first {
+		if err := checkMatrix(path, opt.Key, n, sh); err != nil {
+			return nil, err
+		}
+		data = channelsLast(a.Data, n, sh.C, sh.H*sh.W)
+	}
+	x := mat.NewDense(n, sh.H*sh.W*sh.C, data)
 	r, err := scale(path, opt.Key, x, sh, opt.Range)
 	if err != nil {
 		return nil, err
@@ -238,7 +251,12 @@ func scale(path, key string, x *mat.Dense, sh Shape, r Range) (Range, error) {
 	return r, nil
 }
 
-// readPNGDir reads every .png file of dir, in name order.
+// readPNGDir reads every .png file of dir, in name order. The headers
+// come first: they give the images' size and whether the set is grey, so
+// that the pixel matrix is priced (checkMatrix) before it is allocated,
+// and each image is then decoded (admitted at its own price), copied
+// into its row and dropped, so that no more than one decoded image is
+// held beside the matrix.
 func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
@@ -254,34 +272,41 @@ func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
 		return nil, &fault.InputError{File: dir, Msg: "no .png files in the folder"}
 	}
 	slices.Sort(files)
-	imgs := make([]image.Image, len(files))
+	var first image.Config
 	colour := false
 	for i, f := range files {
-		img, err := features.DecodeImage(fsys, f)
+		cfg, err := features.ImageConfig(fsys, f)
 		if err != nil {
 			return nil, err
 		}
-		if b, b0 := img.Bounds(), imgs[0]; i > 0 && b.Size() != b0.Bounds().Size() {
+		if i == 0 {
+			first = cfg
+		} else if cfg.Width != first.Width || cfg.Height != first.Height {
 			return nil, &fault.InputError{File: f, Msg: fmt.Sprintf("image is %dx%d, %s is %dx%d (all images must have one size)",
-				b.Dy(), b.Dx(), path.Base(files[0]), b0.Bounds().Dy(), b0.Bounds().Dx())}
+				cfg.Height, cfg.Width, path.Base(files[0]), first.Height, first.Width)}
 		}
-		imgs[i] = img
-		switch img.ColorModel() {
+		switch cfg.ColorModel {
 		case color.GrayModel, color.Gray16Model:
 		default:
 			colour = true
 		}
 	}
-	b := imgs[0].Bounds()
-	sh := Shape{b.Dy(), b.Dx(), 1}
+	sh := Shape{first.Height, first.Width, 1}
 	if colour {
 		sh.C = 3
 	}
 	if opt.Shape != (Shape{}) && opt.Shape != sh {
 		return nil, &fault.InputError{File: dir, Msg: fmt.Sprintf("images are %v, {shape} says %v", sh, opt.Shape)}
 	}
-	x := mat.NewDense(len(imgs), sh.H*sh.W*sh.C, nil)
-	for i, img := range imgs {
+	if err := checkMatrix(dir, "", len(files), sh); err != nil {
+		return nil, err
+	}
+	x := mat.NewDense(len(files), sh.H*sh.W*sh.C, nil)
+	for i, f := range files {
+		img, release, err := features.DecodeImageReserved(fsys, f)
+		if err != nil {
+			return nil, err
+		}
 		row := x.RawRowView(i)
 		bi := img.Bounds()
 		for y := 0; y < sh.H; y++ {
@@ -295,6 +320,7 @@ func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
 				row[p], row[p+1], row[p+2] = float64(c.R), float64(c.G), float64(c.B)
 			}
 		}
+		release()
 	}
 	// Any bit depth arrives as 16-bit; an 8-bit value v is v·257, so
 	// [0, 65535] maps it exactly like [0, 255] maps v.
@@ -312,6 +338,29 @@ func readPNGDir(fsys fs.FS, dir string, opt Options) (*Set, error) {
 		used = opt.Range
 	}
 	return &Set{Path: dir, Shape: sh, Range: used, Images: x}, nil
+}
+
+// checkMatrix prices the n × (H·W·C) float64 matrix of n images of shape
+// sh read from path through membudget.CheckBytes, before it is
+// allocated: over the budget it is an *fault.InputError naming the
+// matrix, its price and what to change; beside other work, the
+// *membudget.BusyError.
+func checkMatrix(path, key string, n int, sh Shape) error {
+	d := int64(sh.H) * int64(sh.W) * int64(sh.C)
+	need := int64(math.MaxInt64)
+	if d > 0 && int64(n) <= math.MaxInt64/8/d {
+		need = int64(n) * d * 8
+	}
+	err := membudget.CheckBytes(fmt.Sprintf("the pixel matrix of %d images of %v", n, sh), n, int(min(d, math.MaxInt32)), need)
+	if me := (*membudget.Error)(nil); errors.As(err, &me) {
+		price := "more than 8 EiB"
+		if need < math.MaxInt64 {
+			price = membudget.FormatBytes(need)
+		}
+		return &fault.InputError{File: path, Key: key, Msg: fmt.Sprintf("the pixel matrix of %d images of %v (8 bytes a value) takes %s, over the matrix memory budget of %s; use fewer images or smaller ones, or raise {%s} (MiB) on a machine with the memory",
+			n, sh, price, membudget.FormatBytes(me.Limit), membudget.Field), Err: err}
+	}
+	return err
 }
 
 // CheckSameShape reports an error naming both files when the sets do not

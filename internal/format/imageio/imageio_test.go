@@ -13,8 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/tensor/membudget"
 )
 
 func writeNPY(t *testing.T, dir, name string, shape []int, data []float64) string {
@@ -264,5 +267,69 @@ func TestCheckSameShape(t *testing.T) {
 	err := CheckSameShape(a, a, b)
 	if err == nil || !strings.Contains(err.Error(), "b.npy") || !strings.Contains(err.Error(), "a.npy has 8x8") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// The pixel matrix of a folder is priced (n × H·W·C × 8 bytes) before it
+// is allocated, and each image at its decoded price before its pixels
+// are decoded: over the budget, a one-line InputError names the figure
+// that did not fit and what to change; within it the folder reads.
+func TestReadPNGFolderBudget(t *testing.T) {
+	dir := t.TempDir()
+	three := filepath.Join(dir, "three") // 3 grey 16x16: a 6 KiB matrix, 4 KiB to decode each
+	os.Mkdir(three, 0o755)
+	for _, name := range []string{"a.png", "b.png", "c.png"} {
+		writePNG(t, filepath.Join(three, name), image.NewGray(image.Rect(0, 0, 16, 16)))
+	}
+	one := filepath.Join(dir, "one") // 1 grey 32x32: an 8 KiB matrix, 16 KiB to decode
+	os.Mkdir(one, 0o755)
+	writePNG(t, filepath.Join(one, "a.png"), image.NewGray(image.Rect(0, 0, 32, 32)))
+	// An array read (and priced) by dataio becomes the matrix itself,
+	// but channels first it is copied channels last: a 6 KiB copy here.
+	nchw := func() (*Set, error) {
+		return FromArray("nchw.npy", &dataio.Array{Shape: []int{4, 3, 8, 8}, Data: make([]float64, 4*3*8*8)}, Options{Range: Range{0, 255}})
+	}
+	read := func(path string) func() (*Set, error) {
+		return func() (*Set, error) { return Read(path, Options{Range: Range{0, 255}}) }
+	}
+	for _, tc := range []struct {
+		name   string
+		read   func() (*Set, error)
+		budget int64
+		want   []string // nil when it fits
+	}{
+		{"matrix over", read(three), 5 << 10, []string{"three: the pixel matrix of 3 images of 16x16", "takes 6 KiB", "budget of 5 KiB", "fewer images or smaller ones", "--matrix-budget-mb"}},
+		{"matrix fits", read(three), 6 << 10, nil},
+		{"decoding over", read(one), 12 << 10, []string{"a.png: decoding and preprocessing the image (32x32", "takes 16 KiB", "budget of 12 KiB", "downsample", "--matrix-budget-mb"}},
+		{"decoding fits", read(one), 16 << 10, nil},
+		{"channels-last copy over", nchw, 5 << 10, []string{"nchw.npy: the pixel matrix of 4 images of 8x8x3", "takes 6 KiB"}},
+		{"channels-last copy fits", nchw, 6 << 10, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer membudget.SetLimit(membudget.SetLimit(tc.budget))
+			s, err := tc.read()
+			if tc.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.Len() < 1 || mat.Min(s.Images) != -1 {
+					t.Errorf("read %d images, least value %v; want black images at -1", s.Len(), mat.Min(s.Images))
+				}
+				return
+			}
+			var ie *fault.InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("error %v, want an InputError", err)
+			}
+			msg := ie.Render(func(f string) string { return "--" + strings.ReplaceAll(f, "_", "-") })
+			if strings.Contains(msg, "\n") {
+				t.Errorf("message of more than one line: %q", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("%q lacks %q", msg, w)
+				}
+			}
+		})
 	}
 }

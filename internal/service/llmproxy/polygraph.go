@@ -131,7 +131,9 @@ func (p *Proxy) samplesScore(ctx context.Context, req llm.ChatRequest, choices [
 	case nliSamples:
 		in.SampleSim = uncertainty.EntailmentGraph(in.SampleNLI)
 	case n&uncertainty.NeedsSimilarity != 0:
-		in.SampleSim = uncertainty.RougeSampleSimilarity(texts)
+		if in.SampleSim, err = uncertainty.RougeSampleSimilarity(ctx, texts); err != nil {
+			return math.NaN(), err
+		}
 	}
 	if n&uncertainty.NeedsSampleTokenSimilarity != 0 {
 		in.SampleTokenSim = make([][]float64, len(choices))

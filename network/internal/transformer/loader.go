@@ -172,3 +172,26 @@ func CheckOutputs(file string, out [][]float32) error {
 	}
 	return nil
 }
+
+// CheckHeads refuses a head count that does not split the hidden width
+// into equal heads (or is not positive): a one-line *fault.InputError
+// naming file and key, the setting that gave it.
+//
+// Only this much of a head count can be checked. Every network here
+// keeps all its heads packed in hidden × hidden projections (BERT's
+// query, key and value; DeBERTa's in_proj, 3·hidden × hidden, each
+// head's q, k and v rows together, and its pos_proj and pos_q_proj;
+// ViT's and CLIP's qkv or in_proj, 3·width × width), and no tensor of
+// theirs has a per-head dimension: DeBERTa's rel_embeddings are 2·span
+// × hidden, its q_bias and v_bias hidden long. Any divisor of the width
+// therefore fits every shape of the checkpoint, and a count that
+// disagrees with the one the checkpoint was trained with (8 heads of 96
+// read as 12 of 64) loads and runs, wrongly. OpenAI's TorchScript CLIP
+// archives keep their count only in the archive's code, which is not
+// read; the presets of vit fix it.
+func CheckHeads(file, key string, hidden, heads int) error {
+	if heads < 1 || hidden%heads != 0 {
+		return &fault.InputError{File: file, Key: key, Msg: fmt.Sprintf("%d heads do not split the hidden width %d into equal heads", heads, hidden)}
+	}
+	return nil
+}

@@ -288,3 +288,98 @@ func TestNetworksRefuseOverflow(t *testing.T) {
 		})
 	}
 }
+
+// TestNetworksRefuseBadHeads gives every network a head count that does
+// not split its width into equal heads, from its config.json or from a
+// Config built in code: each must refuse it with one line naming the
+// file and the key, before it runs. A count that divides the width but
+// disagrees with the checkpoint cannot be told from any tensor's shape
+// (see CheckHeads), so it is not among the cases.
+func TestNetworksRefuseBadHeads(t *testing.T) {
+	// withHeads copies the fixture's files of dir with config.json's
+	// head count (4 in every fixture, of a width of 32) set to heads.
+	withHeads := func(t *testing.T, dir string, heads int, names ...string) string {
+		t.Helper()
+		tmp := copyFiles(t, dir, names...)
+		p := filepath.Join(tmp, "config.json")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := strings.Replace(string(b), `"num_attention_heads": 4`, fmt.Sprintf(`"num_attention_heads": %d`, heads), 1)
+		if s == string(b) {
+			t.Fatal("the fixture's config.json has no 4 heads; update this test")
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return tmp
+	}
+	fixture := func(t *testing.T, path string) map[string]*weights.Tensor {
+		t.Helper()
+		sd, err := weights.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sd
+	}
+	for _, c := range []struct {
+		name string
+		load func(t *testing.T) (path string, err error) // the file the error must name, and the error
+		key  string
+	}{
+		{"bert config.json 5 heads", func(t *testing.T) (string, error) {
+			dir := withHeads(t, bertData+"/e5", 5, "config.json", "vocab.txt", "model.safetensors")
+			_, err := bert.Load(dir, false)
+			return filepath.Join(dir, "config.json"), err
+		}, "num_attention_heads"},
+		{"bert classifier config.json 3 heads", func(t *testing.T) (string, error) {
+			dir := withHeads(t, bertData+"/nli", 3, "config.json", "vocab.txt", "pytorch_model.bin")
+			_, err := bert.LoadClassifier(dir, "bert-nli-fixture", 1)
+			return filepath.Join(dir, "config.json"), err
+		}, "num_attention_heads"},
+		{"bert Config 0 heads", func(t *testing.T) (string, error) {
+			cfg, err := bert.ReadConfig(bertData + "/e5/config.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Heads = 0
+			p := bertData + "/e5/model.safetensors"
+			_, err = bert.New(p, cfg, nil, fixture(t, p), false)
+			return p, err
+		}, "num_attention_heads"},
+		{"deberta config.json 5 heads", func(t *testing.T) (string, error) {
+			dir := withHeads(t, debertaData, 5, "config.json", "vocab.json", "merges.txt")
+			_, err := deberta.Open(dir, "deberta-tiny")
+			return filepath.Join(dir, "config.json"), err
+		}, "num_attention_heads"},
+		{"deberta Config 3 heads", func(t *testing.T) (string, error) {
+			cfg, err := deberta.LoadConfig(debertaData + "/config.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Heads = 3
+			p := debertaData + "/tiny.safetensors"
+			_, err = deberta.New(p, "deberta-tiny", cfg, nil, fixture(t, p))
+			return p, err
+		}, "num_attention_heads"},
+		{"vit dinov2 3 heads", func(t *testing.T) (string, error) {
+			p := vitData + "/dinov2_small.pth"
+			_, err := vit.Load(p, vit.Config{Name: "dinov2-small", Family: vit.DINOv2, Patch: 14, Width: 32, Depth: 2, Heads: 3, Hidden: 128, Input: 56})
+			return p, err
+		}, "heads"},
+		{"vit clip 0 heads", func(t *testing.T) (string, error) {
+			p := vitData + "/clip_small.safetensors"
+			_, err := vit.Load(p, vit.Config{Name: "clip-small", Family: vit.CLIP, Patch: 14, Width: 32, Depth: 2, Heads: 0, Hidden: 128, Input: 56, OutDim: 24})
+			return p, err
+		}, "heads"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path, err := c.load(t)
+			wantInputError(t, err, path, c.key, "")
+			if !strings.Contains(err.Error(), "32") {
+				t.Errorf("%q does not name the width 32 the heads must split", err)
+			}
+		})
+	}
+}
