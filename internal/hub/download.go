@@ -73,9 +73,13 @@ func (e *HashError) Error() string {
 // one already there with a Range request, from where it stopped),
 // checks the length the server announced and, when sha256 is not empty,
 // that the file's SHA-256 starts with it (hex), and then renames it to
-// path. A transfer cut off keeps the partial file for the next attempt;
+// path. Offline (Options.Offline, HF_HUB_OFFLINE) it downloads nothing
+// and says so. A transfer cut off keeps the partial file for the next attempt;
 // a file of the wrong hash is removed. Errors name the URL.
 func Download(ctx context.Context, url, path, sha256hex string, opt Options) error {
+	if why := opt.offline(); why != "" {
+		return fmt.Errorf("not downloading %s: %s", url, why)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("cannot create the cache folder: %v", err)
 	}
