@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/hub"
 	"github.com/genlens/genlens/network/bert"
 	"github.com/genlens/genlens/network/deberta"
 	"github.com/genlens/genlens/network/features"
@@ -15,6 +16,18 @@ import (
 
 // Models lists the names Open accepts.
 var Models = []string{"deberta-large-mnli", "deberta", "bert"}
+
+// Files returns the files of a model folder the judge name reads, as
+// fetched from the Hugging Face hub: a DeBERTa's config, BPE tokenizer
+// and weights, or a BERT cross-encoder's as package bert reads them.
+func Files(name string) []hub.Want {
+	weights := hub.Want{Names: []string{"model.safetensors", "pytorch_model.bin"}}
+	if name == "bert" {
+		return []hub.Want{{Names: []string{"config.json"}}, {Names: []string{"tokenizer.json", "vocab.txt"}},
+			{Names: []string{"tokenizer_config.json"}, Optional: true}, weights}
+	}
+	return []hub.Want{{Names: []string{"config.json"}}, {Names: []string{"vocab.json"}}, {Names: []string{"merges.txt"}}, weights}
+}
 
 // Open opens the in-process NLI judge called name from the Hugging
 // Face model directory dir (config.json, vocab.json, merges.txt and

@@ -194,7 +194,12 @@ func (f *hfFetch) file(name string) (bool, error) {
 		if sha256RE.MatchString(meta.etag) {
 			sum = meta.etag
 		}
-		if err := Download(f.ctx, meta.location, blob, sum, f.opt); err != nil {
+		opt := f.opt
+		if p := opt.Progress; p != nil {
+			// Told as the hub's address, not the CDN's signed one.
+			opt.Progress = func(_ string, done, total int64) { p(url, done, total) }
+		}
+		if err := Download(f.ctx, meta.location, blob, sum, opt); err != nil {
 			return false, err
 		}
 		if st, err := os.Stat(blob); err == nil && meta.size >= 0 && st.Size() != meta.size {

@@ -202,15 +202,15 @@ func TestSampleTextEmbedder(t *testing.T) {
 func TestTextEmbedderCached(t *testing.T) {
 	env := job.CLIEnv(nil, nil)
 	env.Models = job.NewModelCache(0)
-	a, err := textembed.Load(env, "e5-small-v2", e5Fixture)
+	a, err := textembed.Load(context.Background(), env, "e5-small-v2", e5Fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := textembed.Load(env, "e5-small-v2", e5Fixture)
+	b, err := textembed.Load(context.Background(), env, "e5-small-v2", e5Fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := textembed.LoadPrefix(env, "e5-small-v2", e5Fixture, "passage: ")
+	c, err := textembed.LoadPrefix(context.Background(), env, "e5-small-v2", e5Fixture, "passage: ")
 	if err != nil {
 		t.Fatal(err)
 	}
