@@ -3,9 +3,6 @@ package hub
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/genlens/genlens/internal/testkit/hubtest"
 )
 
 // isolate points every cache and the home folder at a fresh temporary
@@ -30,65 +29,7 @@ func isolate(t *testing.T) string {
 	return d
 }
 
-func sha256hex(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
-
-// fakeHub speaks the Hugging Face hub's file protocol for one
-// repository: HEAD of resolve/{rev}/{file} answers a small file with 200,
-// its git ETag and X-Repo-Commit, a large one (lfs) with a 302 to a CDN
-// path and X-Linked-Etag (its SHA-256) and X-Linked-Size; the CDN
-// serves byte ranges.
-type fakeHub struct {
-	repo, commit string
-	files        map[string][]byte
-	lfs          map[string]bool
-	etag         map[string]string // overrides of an lfs file's X-Linked-Etag
-	mu           sync.Mutex
-	log          []string // "HEAD /path", "GET /path range"
-}
-
-func (h *fakeHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.mu.Lock()
-	h.log = append(h.log, r.Method+" "+r.URL.Path+" "+r.Header.Get("Range"))
-	h.mu.Unlock()
-	if name, ok := strings.CutPrefix(r.URL.Path, "/cdn/"); ok {
-		b, ok := h.files[name]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
-		return
-	}
-	rest, ok := strings.CutPrefix(r.URL.Path, "/"+h.repo+"/resolve/")
-	rev, name, _ := strings.Cut(rest, "/")
-	b, found := h.files[name]
-	if !ok || (rev != "main" && rev != h.commit) || !found {
-		w.Header().Set("X-Error-Code", "EntryNotFound")
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("X-Repo-Commit", h.commit)
-	if h.lfs[name] {
-		etag := sha256hex(b)
-		if e, ok := h.etag[name]; ok {
-			etag = e
-		}
-		w.Header().Set("X-Linked-Etag", `"`+etag+`"`)
-		w.Header().Set("X-Linked-Size", strconv.Itoa(len(b)))
-		w.Header().Set("Location", "/cdn/"+name)
-		w.WriteHeader(http.StatusFound)
-		return
-	}
-	g := sha1.Sum(b)
-	w.Header().Set("ETag", `"`+hex.EncodeToString(g[:])+`"`)
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
-}
-
-func (h *fakeHub) requests() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]string(nil), h.log...)
-}
+func sha256hex(b []byte) string { return hubtest.SHA256(b) }
 
 var bertWant = []Want{
 	{Names: []string{"config.json"}},
@@ -97,14 +38,14 @@ var bertWant = []Want{
 	{Names: []string{"model.safetensors", "pytorch_model.bin"}},
 }
 
-func newFakeHub() *fakeHub {
-	return &fakeHub{repo: "intfloat/e5-small-v2", commit: strings.Repeat("ab", 20),
-		files: map[string][]byte{
+func newFakeHub() *hubtest.Repo {
+	return &hubtest.Repo{ID: "intfloat/e5-small-v2", Commit: strings.Repeat("ab", 20),
+		Files: map[string][]byte{
 			"config.json":       []byte(`{"hidden_size": 4}`),
 			"vocab.txt":         []byte("[PAD]\n[UNK]\n"),
 			"model.safetensors": bytes.Repeat([]byte("not really weights "), 3000),
 		},
-		lfs: map[string]bool{"model.safetensors": true}}
+		LFS: map[string]bool{"model.safetensors": true}}
 }
 
 // TestSnapshot fetches a model folder from a fake hub: the files land in
@@ -113,25 +54,25 @@ func newFakeHub() *fakeHub {
 func TestSnapshot(t *testing.T) {
 	home := isolate(t)
 	hub := newFakeHub()
-	srv := httptest.NewServer(hub)
+	srv := httptest.NewServer(&hubtest.Hub{Repos: []*hubtest.Repo{hub}})
 	t.Setenv("HF_ENDPOINT", srv.URL)
 	var last int64
 	opt := Options{Progress: func(url string, done, total int64) { last = done }}
-	dir, err := Snapshot(context.Background(), hub.repo, bertWant, opt)
+	dir, err := Snapshot(context.Background(), hub.ID, bertWant, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	root := filepath.Join(home, ".cache", "huggingface", "hub", "models--intfloat--e5-small-v2")
-	if want := filepath.Join(root, "snapshots", hub.commit); dir != want {
+	if want := filepath.Join(root, "snapshots", hub.Commit); dir != want {
 		t.Fatalf("snapshot %s, want %s", dir, want)
 	}
-	for name, b := range hub.files {
+	for name, b := range hub.Files {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil || !bytes.Equal(got, b) {
 			t.Errorf("%s: %d bytes, %v", name, len(got), err)
 		}
 	}
-	model := hub.files["model.safetensors"]
+	model := hub.Files["model.safetensors"]
 	if last != int64(len(model)) {
 		t.Errorf("progress ended at %d, want %d", last, len(model))
 	}
@@ -141,7 +82,7 @@ func TestSnapshot(t *testing.T) {
 	if !regular(filepath.Join(root, "blobs", sha256hex(model))) {
 		t.Error("no blob named by the SHA-256")
 	}
-	if ref, _ := os.ReadFile(filepath.Join(root, "refs", "main")); string(ref) != hub.commit {
+	if ref, _ := os.ReadFile(filepath.Join(root, "refs", "main")); string(ref) != hub.Commit {
 		t.Errorf("refs/main %q", ref)
 	}
 	// The repository has no tokenizer.json (404) and no
@@ -152,12 +93,12 @@ func TestSnapshot(t *testing.T) {
 	srv.Close()
 	for _, offline := range []string{"", "1"} {
 		t.Setenv(OfflineEnv, offline)
-		if d2, err := Snapshot(context.Background(), hub.repo, bertWant, Options{}); err != nil || d2 != dir {
+		if d2, err := Snapshot(context.Background(), hub.ID, bertWant, Options{}); err != nil || d2 != dir {
 			t.Errorf("cached (HF_HUB_OFFLINE=%q): %s, %v", offline, d2, err)
 		}
 	}
 	// A file the snapshot lacks, offline: said by name.
-	_, err = Snapshot(context.Background(), hub.repo, append(bertWant, Want{Names: []string{"merges.txt"}}), Options{})
+	_, err = Snapshot(context.Background(), hub.ID, append(bertWant, Want{Names: []string{"merges.txt"}}), Options{})
 	if err == nil || !strings.Contains(err.Error(), "no merges.txt") || !strings.Contains(err.Error(), OfflineEnv) {
 		t.Errorf("offline, file missing: %v", err)
 	}
@@ -216,11 +157,11 @@ func TestSnapshotCacheAndEnv(t *testing.T) {
 func TestSnapshotCorrupt(t *testing.T) {
 	home := isolate(t)
 	hub := newFakeHub()
-	hub.etag = map[string]string{"model.safetensors": sha256hex([]byte("other bytes"))}
-	srv := httptest.NewServer(hub)
+	hub.Etag = map[string]string{"model.safetensors": sha256hex([]byte("other bytes"))}
+	srv := httptest.NewServer(&hubtest.Hub{Repos: []*hubtest.Repo{hub}})
 	defer srv.Close()
 	t.Setenv("HF_ENDPOINT", srv.URL)
-	_, err := Snapshot(context.Background(), hub.repo, bertWant, Options{})
+	_, err := Snapshot(context.Background(), hub.ID, bertWant, Options{})
 	var he *HashError
 	if !errors.As(err, &he) {
 		t.Fatalf("got %v, want a HashError", err)
@@ -230,7 +171,7 @@ func TestSnapshotCorrupt(t *testing.T) {
 	if len(blobs) != 0 {
 		t.Errorf("left %v", blobs)
 	}
-	if _, err := os.Stat(filepath.Join(root, "snapshots", hub.commit, "model.safetensors")); err == nil {
+	if _, err := os.Stat(filepath.Join(root, "snapshots", hub.Commit, "model.safetensors")); err == nil {
 		t.Error("the corrupted file is in the snapshot")
 	}
 	if _, err := os.Stat(filepath.Join(root, "refs", "main")); err == nil {
