@@ -44,10 +44,12 @@ type Env struct {
 	// request names ({embedder} dinov2-vits14 or e5-small-v2 without
 	// {weights}, a Hugging Face model id for a folder) into the caches of
 	// torch hub, clip.load and the Hugging Face hub (package hub), with
-	// its Progress told as they arrive. nil finds them in those caches
-	// only, and a job that would download is refused (NoDownloads): the
-	// command line fetches, the service only when its operator allows.
-	Fetch *hub.Options
+	// its Progress told as they arrive. nil fetches nothing by name, not
+	// even from those caches: a job needing a published model is refused
+	// with NoFetch (the reason, "" for NoDownloads). The command line
+	// fetches; the service only when its operator allows.
+	Fetch   *hub.Options
+	NoFetch string
 	// Models keeps loaded networks (Inception's weights) across the jobs
 	// of its owner, a process or a service; nil loads them for each job.
 	Models *ModelCache

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
@@ -15,23 +16,31 @@ import (
 // dinov2-vits14, e5-small-v2; {nli} deberta-large-mnli), or a Hugging
 // Face model id (org/name) where a folder is expected.
 
-// NoDownloads is the reason a job without Env.Fetch gives for not
-// downloading a model.
-const NoDownloads = "this run downloads no models"
+// HubPrefix before a Hugging Face model id (hf:intfloat/e5-small-v2)
+// makes it one, never read as a path.
+const HubPrefix = "hf:"
 
-// fetchOptions are the options of e's fetches: Env.Fetch, else the
-// caches only.
-func (e Env) fetchOptions() hub.Options {
+// NoDownloads is the reason a job whose Env has no Fetch gives for not
+// fetching a model by name, unless Env.NoFetch says another.
+const NoDownloads = "models are not fetched by name here: give the model's folder or file"
+
+// fetchOptions are the options of e's fetches, or the error of a job
+// that may fetch none (Env.Fetch nil) for request field field.
+func (e Env) fetchOptions(field, what string) (hub.Options, error) {
 	if e.Fetch != nil {
-		return *e.Fetch
+		return *e.Fetch, nil
 	}
-	return hub.Options{Offline: NoDownloads}
+	why := e.NoFetch
+	if why == "" {
+		why = NoDownloads
+	}
+	return hub.Options{}, fault.Fieldf(field, "{%s} %s: %s", field, what, why)
 }
 
 // ModelFolder returns the folder of a text model for request field
 // field whose value is dir: dir itself when it exists; the snapshot of
-// a Hugging Face model id (org/name) holding want, fetched once into
-// the hub's cache; for an empty dir, the snapshot of the model name
+// a Hugging Face model id (org/name, or HubPrefix and it) holding want,
+// fetched once into the hub's cache; for an empty dir, the snapshot of the model name
 // stands for (hub.Lookup), "" when name is not a published model. A
 // path that neither exists nor is a model id is an error saying so.
 func ModelFolder(ctx context.Context, env Env, field, name, dir string, want []hub.Want) (string, error) {
@@ -43,13 +52,19 @@ func ModelFolder(ctx context.Context, env Env, field, name, dir string, want []h
 			return "", nil
 		}
 		repo = m.Repo
+	case strings.HasPrefix(dir, HubPrefix):
+		repo = strings.TrimPrefix(dir, HubPrefix)
 	default:
 		if _, err := os.Stat(dir); err == nil || !hub.IsRepoID(dir) {
 			return dir, notExist(field, dir, err)
 		}
 		repo = dir
 	}
-	folder, err := hub.Snapshot(ctx, repo, want, env.fetchOptions())
+	opt, err := env.fetchOptions(field, repo)
+	if err != nil {
+		return "", err
+	}
+	folder, err := hub.Snapshot(ctx, repo, want, opt)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return "", err
@@ -66,10 +81,16 @@ func ModelFolder(ctx context.Context, env Env, field, name, dir string, want []h
 // into its cache, "" when there is none.
 func WeightsFile(ctx context.Context, env Env, field, name, path, file string) (string, error) {
 	if path != "" {
-		if _, err := os.Stat(path); err == nil || !hub.IsRepoID(path) {
+		if id, ok := strings.CutPrefix(path, HubPrefix); ok {
+			path = id
+		} else if _, err := os.Stat(path); err == nil || !hub.IsRepoID(path) {
 			return path, notExist(field, path, err)
 		}
-		dir, err := hub.Snapshot(ctx, path, []hub.Want{{Names: []string{file}}}, env.fetchOptions())
+		opt, err := env.fetchOptions(field, path)
+		if err != nil {
+			return "", err
+		}
+		dir, err := hub.Snapshot(ctx, path, []hub.Want{{Names: []string{file}}}, opt)
 		if err != nil {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return "", err
@@ -82,7 +103,11 @@ func WeightsFile(ctx context.Context, env Env, field, name, path, file string) (
 	if !ok || m.URL == "" {
 		return "", nil
 	}
-	p, err := m.Fetch(ctx, env.fetchOptions())
+	opt, err := env.fetchOptions(field, "(empty, for "+name+")")
+	if err != nil {
+		return "", err
+	}
+	p, err := m.Fetch(ctx, opt)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return "", err

@@ -81,6 +81,11 @@ type JobOptions struct {
 	// their weights field by base name; none: jobs load no text model.
 	// See jobrun.Config.
 	ModelDirs []string
+	// Downloads lets jobs fetch the published models they name into this
+	// server's caches; NoDownloads is what a job is told otherwise. See
+	// jobrun.Config.
+	Downloads   bool
+	NoDownloads string
 	// Store, when not nil, replaces the server's store for jobs, uploads
 	// and selections (tests use jobrun.NewMemStore()).
 	Store records.Store
@@ -146,7 +151,8 @@ func (s *Server) initJobs(ctx context.Context) error {
 		Store: st, DataDir: dir, Workers: o.Workers, MaxQueued: o.MaxQueued, Replica: o.Replica, Exclusive: exclusive,
 		Lease: o.Lease, Heartbeat: o.Heartbeat, Poll: o.Poll,
 		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, SecretBaseURLs: o.SecretBaseURLs, Redact: s.opts.Secrets, MaxUploadBytes: o.MaxUploadBytes, MaxRuntime: o.MaxRuntime, Weights: o.Weights,
-		ModelDirs:  o.ModelDirs,
+		ModelDirs: o.ModelDirs,
+		Downloads: o.Downloads, NoDownloads: o.NoDownloads,
 		Models:     job.NewModelCache(o.ModelCacheBytes), // 0: the default bound
 		RetainJobs: o.RetainJobs, RetainUploads: o.RetainUploads,
 		OnDelete: func(kind string, n int) { s.metrics.retentionDeleted.WithLabelValues(kind).Add(float64(n)) },
