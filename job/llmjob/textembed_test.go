@@ -112,7 +112,9 @@ func TestEntropyTextEmbedderRefused(t *testing.T) {
 		edit  func(*EntropyRequest)
 		field string
 	}{
-		{"no weights", func(r *EntropyRequest) { r.Embedder = "e5-small-v2" }, "weights"},
+		// e5-small-v2 without weights is fetched by name; bert is any
+		// BERT folder, which must be given.
+		{"no weights", func(r *EntropyRequest) { r.Embedder = "bert" }, "weights"},
 		{"unknown", func(r *EntropyRequest) { r.Embedder, r.Weights = "gpt", "d" }, "embedder"},
 		{"weights alone", func(r *EntropyRequest) { r.Weights = "d" }, "weights"},
 		{"both", func(r *EntropyRequest) { r.Embedder, r.Weights, r.Embeddings = "e5-small-v2", "d", "e.npy" }, "embedder"},
@@ -185,7 +187,7 @@ func TestSampleTextEmbedder(t *testing.T) {
 		edit  func(*SampleRequest)
 	}{
 		{"embedder", func(r *SampleRequest) { r.EmbedModel = "genlens-embedding" }},
-		{"weights", func(r *SampleRequest) { r.Weights = "" }},
+		{"weights", func(r *SampleRequest) { r.Embedder, r.Weights = "bert", "" }},
 		{"embedder", func(r *SampleRequest) { r.Embedder = "nope" }},
 	} {
 		bad := req
