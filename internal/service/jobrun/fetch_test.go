@@ -77,4 +77,13 @@ func TestModelsByName(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "hf", "hub", "models--BAAI--bge-small-en-v1.5", "refs", "main")); err != nil {
 		t.Errorf("not in the server's cache: %v", err)
 	}
+	// A failure names the cache without the server's path.
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	j, err = on.Submit(ctx, "embed", body(on, "BAAI/bge-base-en-v1.5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j = waitJob(t, on, j.ID, time.Minute); j.Status != records.StatusFailed || !strings.Contains(j.Error, "<hub cache>") || strings.Contains(j.Error, dir) {
+		t.Errorf("offline, not cached: %s: %s", j.Status, j.Error)
+	}
 }

@@ -662,6 +662,12 @@ func (s *Service) hidePaths(msg string) string {
 		add(s.cfg.Weights, "server:"+filepath.Base(s.cfg.Weights))
 	}
 	add(s.cfg.DataDir, "<data>")
+	if s.cfg.Downloads {
+		// Models fetched by name live in the server's user's cache.
+		if d, err := hub.HFCache(); err == nil {
+			add(d, "<hub cache>")
+		}
+	}
 	slices.SortStableFunc(subs, func(a, b sub) int { return len(b.from) - len(a.from) })
 	for _, x := range subs {
 		if x.from != "" && x.from != "." && x.from != string(filepath.Separator) {
