@@ -81,3 +81,49 @@ func TestEmbedFetchesByName(t *testing.T) {
 		t.Errorf("missing folder: exit %d, %q", code, stderr)
 	}
 }
+
+// TestServeModelsByName: the proxy's embedder is found by name in the
+// hub's cache (offline here) and its folder handed to the server; one not
+// cached is refused before the server starts. --allow-downloads reaches
+// the jobs' options, with the reason jobs are told when it is off.
+func TestServeModelsByName(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	t.Setenv("HF_HUB_CACHE", filepath.Join(dir, "hub"))
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	commit := strings.Repeat("b9", 20)
+	root := filepath.Join(dir, "hub", "models--BAAI--bge-small-en-v1.5")
+	snap := filepath.Join(root, "snapshots", commit)
+	os.MkdirAll(snap, 0o755)
+	os.MkdirAll(filepath.Join(root, "refs"), 0o755)
+	os.WriteFile(filepath.Join(root, "refs", "main"), []byte(commit), 0o644)
+	for _, name := range []string{"config.json", "vocab.txt", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join("../../network/bert/testdata/bge", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(snap, name), b, 0o644)
+	}
+	up := []string{"--llm-upstream", "http://127.0.0.1:1/v1", "--llm-score", "kernel-entropy"}
+	opts, err := serveOptions(t, append(up, "--llm-embedder", "bge-small-en-v1.5")...)
+	if err != nil || opts.LLM.Weights != snap {
+		t.Errorf("embedder by name: weights %q, %v; want %s", opts.LLM.Weights, err, snap)
+	}
+	opts, err = serveOptions(t, append(up, "--llm-embedder", "bert", "--llm-weights", "hf:BAAI/bge-small-en-v1.5")...)
+	if err != nil || opts.LLM.Weights != snap {
+		t.Errorf("model id: weights %q, %v; want %s", opts.LLM.Weights, err, snap)
+	}
+	if _, err := serveOptions(t, append(up, "--llm-embedder", "e5-small-v2")...); err == nil || !strings.Contains(err.Error(), "intfloat/e5-small-v2 is not in the Hugging Face cache") {
+		t.Errorf("not cached: %v", err)
+	}
+	for _, allow := range []bool{false, true} {
+		args := []string{}
+		if allow {
+			args = append(args, "--allow-downloads")
+		}
+		opts, err := serveOptions(t, args...)
+		if err != nil || opts.Jobs.Downloads != allow || !strings.Contains(opts.Jobs.NoDownloads, "--allow-downloads") {
+			t.Errorf("--allow-downloads %v: %v, %+v", allow, err, opts.Jobs.Downloads)
+		}
+	}
+}

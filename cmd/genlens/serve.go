@@ -11,10 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/genlens/genlens/internal/entail"
+	"github.com/genlens/genlens/internal/hub"
 	"github.com/genlens/genlens/internal/service/llmproxy"
 	"github.com/genlens/genlens/internal/service/server"
 	"github.com/genlens/genlens/internal/signin"
 	"github.com/genlens/genlens/internal/store"
+	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/network/bert"
 )
@@ -38,6 +41,9 @@ func newServeCmd() *cobra.Command {
 				n int
 			}{{&opts.MaxBody, maxBodyMB}, {&opts.MaxBodiesInFlight, maxBodiesMB}, {&opts.MinFreeDisk, minFreeDiskMB}, {&opts.Jobs.ModelCacheBytes, modelCacheMB}} {
 				*mb.v = int64(min(mb.n, math.MaxInt64>>20)) << 20 // Validate bounds them
+			}
+			if err := proxyModels(cmd, &opts.LLM); err != nil {
+				return err
 			}
 			if err := opts.Validate(); err != nil {
 				return usageError{err}
@@ -71,9 +77,9 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&opts.LLM.Samples, "llm-samples", llmproxy.DefaultSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", llmproxy.MaxSamples))
 	f.StringVar(&opts.LLM.Score, "llm-score", llmproxy.DefaultScore, "uncertainty score of the samples: "+strings.Join(llmproxy.Scores(), ", "))
 	f.StringVar(&opts.LLM.Embedder, "llm-embedder", "", "score the proxy's samples on their embeddings, computed in process by this sentence embedder: "+strings.Join(bert.Names(), ", ")+" (kernel-entropy: rbf; kle, eigv, degree, ecc: cosine)")
-	f.StringVar(&opts.LLM.Weights, "llm-weights", "", "with --llm-embedder: the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin)")
+	f.StringVar(&opts.LLM.Weights, "llm-weights", "", "with --llm-embedder: the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin) or Hugging Face model id (org/name); default for the published embedders: found or fetched by name")
 	f.StringVar(&opts.LLM.NLI, "llm-nli", "", "se, se-discrete, numsets: the NLI model judging entailment of the samples, in process: "+strings.Join(llmproxy.NLIModels(), ", "))
-	f.StringVar(&opts.LLM.NLIWeights, "llm-nli-weights", "", "with --llm-nli: the model's directory")
+	f.StringVar(&opts.LLM.NLIWeights, "llm-nli-weights", "", "with --llm-nli: the model's directory or Hugging Face model id; default for deberta-large-mnli: found or fetched by name")
 	f.StringVar(&opts.LLM.NLIBaseURL, "llm-nli-base-url", "", "se, se-discrete, numsets: API root of an OpenAI-compatible chat model judging entailment of the samples")
 	f.StringVar(&opts.LLM.NLIModel, "llm-nli-model", "", "with --llm-nli-base-url: the judge's model name")
 	f.StringVar(&nliKeyEnv, "llm-nli-api-key-env", "", "with --llm-nli-base-url: name of the environment variable holding the judge's API key")
@@ -85,6 +91,36 @@ func newServeCmd() *cobra.Command {
 	spellFields(cmd, "max_body", "max-body-mb", "max_bodies", "max-bodies-mb", "min_free_disk", "min-free-disk-mb",
 		"model_cache", "model-cache-mb", "max_runtime", "max-job-runtime")
 	return cmd
+}
+
+// proxyModels finds the proxy's text models by name, as the job
+// commands do (job.ModelFolder): an embedder or NLI model published
+// under its name without its weights flag, or a Hugging Face model id
+// in it, is fetched once into the hub's cache before the server starts.
+// Other values are left for the options' checks.
+func proxyModels(cmd *cobra.Command, o *server.LLMOptions) error {
+	if o.Upstream == "" {
+		return nil
+	}
+	env := job.CLIEnv(nil, nil)
+	env.Fetch.Progress = fetchProgress(cmd.ErrOrStderr())
+	for _, m := range []struct {
+		field, name string
+		dir         *string
+		want        []hub.Want
+	}{{"llm_weights", o.Embedder, &o.Weights, hub.BERTFiles}, {"llm_nli_weights", o.NLI, &o.NLIWeights, entail.Files(o.NLI)}} {
+		if m.name == "" || (*m.dir != "" && !hub.IsRepoID(strings.TrimPrefix(*m.dir, job.HubPrefix))) {
+			continue
+		}
+		d, err := job.ModelFolder(cmd.Context(), env, m.field, m.name, *m.dir, m.want)
+		if err != nil {
+			return err
+		}
+		if d != "" {
+			*m.dir = d
+		}
+	}
+	return nil
 }
 
 // runServeFunc is runServe; tests replace it to see the options the

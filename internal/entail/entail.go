@@ -21,12 +21,10 @@ var Models = []string{"deberta-large-mnli", "deberta", "bert"}
 // fetched from the Hugging Face hub: a DeBERTa's config, BPE tokenizer
 // and weights, or a BERT cross-encoder's as package bert reads them.
 func Files(name string) []hub.Want {
-	weights := hub.Want{Names: []string{"model.safetensors", "pytorch_model.bin"}}
 	if name == "bert" {
-		return []hub.Want{{Names: []string{"config.json"}}, {Names: []string{"tokenizer.json", "vocab.txt"}},
-			{Names: []string{"tokenizer_config.json"}, Optional: true}, weights}
+		return hub.BERTFiles
 	}
-	return []hub.Want{{Names: []string{"config.json"}}, {Names: []string{"vocab.json"}}, {Names: []string{"merges.txt"}}, weights}
+	return hub.DeBERTaFiles
 }
 
 // Open opens the in-process NLI judge called name from the Hugging

@@ -22,6 +22,26 @@ type Want struct {
 	Optional bool
 }
 
+// BERTFiles are what genlens's BERT loader reads of a model folder
+// (package bert): the tokenizer.json a repository has, else its
+// vocab.txt (with tokenizer_config.json if any), and model.safetensors,
+// else pytorch_model.bin.
+var BERTFiles = []Want{
+	{Names: []string{"config.json"}},
+	{Names: []string{"tokenizer.json", "vocab.txt"}},
+	{Names: []string{"tokenizer_config.json"}, Optional: true},
+	{Names: []string{"model.safetensors", "pytorch_model.bin"}},
+}
+
+// DeBERTaFiles are what genlens's DeBERTa loader reads (package
+// deberta): the config, the BPE tokenizer and the weights.
+var DeBERTaFiles = []Want{
+	{Names: []string{"config.json"}},
+	{Names: []string{"vocab.json"}},
+	{Names: []string{"merges.txt"}},
+	{Names: []string{"model.safetensors", "pytorch_model.bin"}},
+}
+
 // HFCache is the Hugging Face hub's cache folder: $HF_HUB_CACHE, else
 // $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else
 // ~/.cache/huggingface/hub.

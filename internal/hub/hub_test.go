@@ -31,12 +31,7 @@ func isolate(t *testing.T) string {
 
 func sha256hex(b []byte) string { return hubtest.SHA256(b) }
 
-var bertWant = []Want{
-	{Names: []string{"config.json"}},
-	{Names: []string{"tokenizer.json", "vocab.txt"}},
-	{Names: []string{"tokenizer_config.json"}, Optional: true},
-	{Names: []string{"model.safetensors", "pytorch_model.bin"}},
-}
+var bertWant = BERTFiles
 
 func newFakeHub() *hubtest.Repo {
 	return &hubtest.Repo{ID: "intfloat/e5-small-v2", Commit: strings.Repeat("ab", 20),

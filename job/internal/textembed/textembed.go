@@ -36,15 +36,6 @@ func Check(name, weights, embeddings string) error {
 	return nil
 }
 
-// Files are the files of a model folder the BERT loader reads, as
-// fetched from the Hugging Face hub.
-var Files = []hub.Want{
-	{Names: []string{"config.json"}},
-	{Names: []string{"tokenizer.json", "vocab.txt"}},
-	{Names: []string{"tokenizer_config.json"}, Optional: true},
-	{Names: []string{"model.safetensors", "pytorch_model.bin"}},
-}
-
 // published reports whether the embedder name is fetched by name.
 func published(name string) bool {
 	m, ok := hub.Lookup(name)
@@ -65,7 +56,7 @@ func Load(ctx context.Context, env job.Env, name, dir string) (*bert.Embedder, e
 // LoadPrefix is Load with the prefix put before
 // every text.
 func LoadPrefix(ctx context.Context, env job.Env, name, dir, prefix string) (*bert.Embedder, error) {
-	dir, err := job.ModelFolder(ctx, env, "weights", name, dir, Files)
+	dir, err := job.ModelFolder(ctx, env, "weights", name, dir, hub.BERTFiles)
 	if err != nil {
 		return nil, err
 	}
