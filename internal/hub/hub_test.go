@@ -395,3 +395,45 @@ func TestIsRepoID(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotRenamedRepo follows the hub's relative redirect of a
+// renamed repository (no X-Repo-Commit on it) to the file's answer.
+func TestSnapshotRenamedRepo(t *testing.T) {
+	home := isolate(t)
+	repo := newFakeHub()
+	h := &hubtest.Hub{Repos: []*hubtest.Repo{repo}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/old-org/e5/"); ok {
+			http.Redirect(w, r, "/"+repo.ID+"/"+rest, http.StatusTemporaryRedirect)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	dir, err := Snapshot(context.Background(), "old-org/e5", bertWant, Options{})
+	if want := filepath.Join(home, ".cache/huggingface/hub/models--old-org--e5/snapshots", repo.Commit); err != nil || dir != want {
+		t.Fatalf("%s, %v; want %s", dir, err, want)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "model.safetensors")); !bytes.Equal(got, repo.Files["model.safetensors"]) {
+		t.Error("wrong weights")
+	}
+}
+
+// TestDownloadRangeRefused starts over when the server refuses the
+// partial file's range (416: the partial file is longer than the file).
+func TestDownloadRangeRefused(t *testing.T) {
+	body := []byte("short file")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "w", time.Time{}, bytes.NewReader(body))
+	}))
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "w")
+	os.WriteFile(path+Incomplete, bytes.Repeat([]byte("x"), 100), 0o644)
+	if err := Download(context.Background(), srv.URL, path, sha256hex(body), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, body) {
+		t.Errorf("got %q", got)
+	}
+}
