@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Options control fetching. The zero value fetches as the command line
@@ -75,11 +76,28 @@ func (e *HashError) Error() string {
 // that the file's SHA-256 starts with it (hex), and then renames it to
 // path. Offline (Options.Offline, HF_HUB_OFFLINE) it downloads nothing
 // and says so. A transfer cut off keeps the partial file for the next attempt;
-// a file of the wrong hash is removed. Errors name the URL.
+// a file of the wrong hash is removed. Errors name the URL. Downloads
+// of one path in one process are serialised; two processes downloading
+// one file at once are not (the hash, when known, catches the mix).
 func Download(ctx context.Context, url, path, sha256hex string, opt Options) error {
 	if why := opt.offline(); why != "" {
 		return fmt.Errorf("not downloading %s: %s", url, why)
 	}
+	// One download of a path at a time in this process (a service's
+	// jobs needing one model at once): the others wait and find it.
+	mu, _ := downloading.LoadOrStore(path, new(sync.Mutex))
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	if regular(path) {
+		return nil
+	}
+	return download(ctx, url, path, sha256hex, opt)
+}
+
+// downloading holds a mutex per path being downloaded.
+var downloading sync.Map
+
+func download(ctx context.Context, url, path, sha256hex string, opt Options) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("cannot create the cache folder: %v", err)
 	}
@@ -108,7 +126,7 @@ func Download(ctx context.Context, url, path, sha256hex string, opt Options) err
 		if err := os.Remove(tmp); err != nil {
 			return fmt.Errorf("cannot restart the download of %s: %v", url, err)
 		}
-		return Download(ctx, url, path, sha256hex, opt)
+		return download(ctx, url, path, sha256hex, opt)
 	default:
 		return fmt.Errorf("downloading %s failed: HTTP %s", url, resp.Status)
 	}

@@ -437,3 +437,33 @@ func TestDownloadRangeRefused(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestDownloadConcurrent: jobs of one process needing one file at once
+// download it once.
+func TestDownloadConcurrent(t *testing.T) {
+	body := bytes.Repeat([]byte("weights "), 50000)
+	var mu sync.Mutex
+	gets := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		gets++
+		mu.Unlock()
+		http.ServeContent(w, r, "w", time.Time{}, bytes.NewReader(body))
+	}))
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "w")
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() { errs[i] = Download(context.Background(), srv.URL, path, sha256hex(body), Options{}) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := os.ReadFile(path); gets != 1 || !bytes.Equal(got, body) {
+		t.Errorf("%d downloads, %d bytes", gets, len(got))
+	}
+}
