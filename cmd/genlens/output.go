@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -110,22 +109,8 @@ func runJob[Req, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, 
 	env := job.CLIEnv(report, warnings(cmd))
 	env.Models, env.Download = models, console.Download(cmd.ErrOrStderr(),
 		"genlens: downloading the Inception weights (once) from "+inception.WeightsURL, strings.TrimSuffix(inception.WeightsFile, ".pth"))
-	env.Fetch.Progress = fetchProgress(cmd.ErrOrStderr())
+	env.Fetch.Progress = console.Fetch(cmd.ErrOrStderr())
 	return fn(cmd.Context(), env, req)
-}
-
-// fetchProgress reports the downloads of models fetched by name on
-// stderr: a line naming each file as it starts, and a bar on a terminal.
-func fetchProgress(stderr io.Writer) func(url string, done, total int64) {
-	var cur string
-	var report func(done, total int64)
-	return func(url string, done, total int64) {
-		if url != cur {
-			cur = url
-			report = console.Download(stderr, "genlens: downloading (once) "+url, path.Base(url))
-		}
-		report(done, total)
-	}
 }
 
 // runEmit runs the job of cmd on req and prints the result as every job

@@ -11,8 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/genlens/genlens/internal/entail"
-	"github.com/genlens/genlens/internal/hub"
+	"github.com/genlens/genlens/internal/console"
 	"github.com/genlens/genlens/internal/service/llmproxy"
 	"github.com/genlens/genlens/internal/service/server"
 	"github.com/genlens/genlens/internal/signin"
@@ -42,7 +41,9 @@ func newServeCmd() *cobra.Command {
 			}{{&opts.MaxBody, maxBodyMB}, {&opts.MaxBodiesInFlight, maxBodiesMB}, {&opts.MinFreeDisk, minFreeDiskMB}, {&opts.Jobs.ModelCacheBytes, modelCacheMB}} {
 				*mb.v = int64(min(mb.n, math.MaxInt64>>20)) << 20 // Validate bounds them
 			}
-			if err := proxyModels(cmd, &opts.LLM); err != nil {
+			env := job.CLIEnv(nil, nil)
+			env.Fetch.Progress = console.Fetch(cmd.ErrOrStderr())
+			if err := opts.LLM.FetchModels(cmd.Context(), env); err != nil {
 				return err
 			}
 			if err := opts.Validate(); err != nil {
@@ -91,36 +92,6 @@ func newServeCmd() *cobra.Command {
 	spellFields(cmd, "max_body", "max-body-mb", "max_bodies", "max-bodies-mb", "min_free_disk", "min-free-disk-mb",
 		"model_cache", "model-cache-mb", "max_runtime", "max-job-runtime")
 	return cmd
-}
-
-// proxyModels finds the proxy's text models by name, as the job
-// commands do (job.ModelFolder): an embedder or NLI model published
-// under its name without its weights flag, or a Hugging Face model id
-// in it, is fetched once into the hub's cache before the server starts.
-// Other values are left for the options' checks.
-func proxyModels(cmd *cobra.Command, o *server.LLMOptions) error {
-	if o.Upstream == "" {
-		return nil
-	}
-	env := job.CLIEnv(nil, nil)
-	env.Fetch.Progress = fetchProgress(cmd.ErrOrStderr())
-	for _, m := range []struct {
-		field, name string
-		dir         *string
-		want        []hub.Want
-	}{{"llm_weights", o.Embedder, &o.Weights, hub.BERTFiles}, {"llm_nli_weights", o.NLI, &o.NLIWeights, entail.Files(o.NLI)}} {
-		if m.name == "" || (*m.dir != "" && !hub.IsRepoID(strings.TrimPrefix(*m.dir, job.HubPrefix))) {
-			continue
-		}
-		d, err := job.ModelFolder(cmd.Context(), env, m.field, m.name, *m.dir, m.want)
-		if err != nil {
-			return err
-		}
-		if d != "" {
-			*m.dir = d
-		}
-	}
-	return nil
 }
 
 // runServeFunc is runServe; tests replace it to see the options the
