@@ -7,6 +7,7 @@ import (
 	"path"
 
 	"github.com/genlens/genlens/dataio"
+	"github.com/genlens/genlens/internal/hub"
 )
 
 // Env is what a job needs from the transport that runs it.
@@ -39,15 +40,25 @@ type Env struct {
 	// unknown). Jobs find (or download) the weights themselves; only the
 	// command line downloads, the service's jobs name a file.
 	Download func(done, total int64)
+	// Fetch, when not nil, lets the job download the published models a
+	// request names ({embedder} dinov2-vits14 or e5-small-v2 without
+	// {weights}, a Hugging Face model id for a folder) into the caches of
+	// torch hub, clip.load and the Hugging Face hub (package hub), with
+	// its Progress told as they arrive. nil fetches nothing by name, not
+	// even from those caches: a job needing a published model is refused
+	// with NoFetch (the reason, "" for NoDownloads). The command line
+	// fetches; the service only when its operator allows.
+	Fetch   *hub.Options
+	NoFetch string
 	// Models keeps loaded networks (Inception's weights) across the jobs
 	// of its owner, a process or a service; nil loads them for each job.
 	Models *ModelCache
 }
 
 // CLIEnv returns the Env of the command line: host files, secrets from the
-// environment; progress and warnings as given.
+// environment, models fetched by name; progress and warnings as given.
 func CLIEnv(progress func(done, total int), warn func(string)) Env {
-	return Env{FS: dataio.HostFS, Progress: progress, Warn: warn, Secret: os.LookupEnv}
+	return Env{FS: dataio.HostFS, Progress: progress, Warn: warn, Secret: os.LookupEnv, Fetch: &hub.Options{}}
 }
 
 // InputFS returns the file system of the inputs. A name is cleaned before

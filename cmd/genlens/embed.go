@@ -48,5 +48,5 @@ func newEmbedCmd() *cobra.Command {
 // sample embeddings a BERT sentence embedder can compute in process.
 func textEmbedderFlags(fl *pflag.FlagSet, name, weights *string) {
 	fl.StringVar(name, "embedder", "", "compute the samples' embeddings in process with a sentence embedder: "+strings.Join(bert.Names(), ", ")+" (see docs/text-models.md)")
-	fl.StringVar(weights, "weights", "", "with --embedder: the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin)")
+	fl.StringVar(weights, "weights", "", "with --embedder: the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin) or Hugging Face model id (org/name); default for e5-small-v2, all-minilm-l6-v2, bge-small-en-v1.5: their published model, fetched once")
 }

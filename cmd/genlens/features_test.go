@@ -24,6 +24,13 @@ func TestFeaturesCmdErrors(t *testing.T) {
 	existing := filepath.Join(dir, "old.npy")
 	os.WriteFile(existing, []byte("keep me"), 0o644)
 	fresh := filepath.Join(dir, "new.npy")
+	// No case may touch the network or the user's caches.
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	t.Setenv("HF_HUB_CACHE", filepath.Join(dir, "hf"))
+	torch := filepath.Join(dir, "torch")
+	t.Setenv("TORCH_HOME", torch)
+	os.MkdirAll(filepath.Join(torch, "hub", "checkpoints"), 0o755)
+	os.WriteFile(filepath.Join(torch, "hub", "checkpoints", "dinov2_vits14_pretrain.pth"), []byte("not weights"), 0o644)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -37,7 +44,12 @@ func TestFeaturesCmdErrors(t *testing.T) {
 		{"mode typo", []string{"features", imgs, "--out", fresh, "--mode", "legacy_tensorflw"}, "did you mean legacy_tensorflow?"},
 		{"no folder", []string{"features", filepath.Join(dir, "nope"), "--out", fresh, "--weights", existing}, "nope: cannot read"},
 		{"not weights", []string{"features", imgs, "--out", fresh, "--weights", existing}, "not a PyTorch .pth file"},
-		{"vit without weights", []string{"features", imgs, "--out", fresh, "--embedder", "dinov2-vitl14"}, "--weights is required with --embedder dinov2-vitl14"},
+		// Offline (below), a published file not in the cache is named.
+		{"vit without weights", []string{"features", imgs, "--out", fresh, "--embedder", "dinov2-vitl14"}, "dinov2_vitl14_pretrain.pth is not in the cache and $HF_HUB_OFFLINE is set"},
+		{"vit weights missing", []string{"features", imgs, "--out", fresh, "--embedder", "dinov2-vits14", "--weights", filepath.Join(dir, "nope.pth")}, "nope.pth: does not exist"},
+		{"vit model id offline", []string{"features", imgs, "--out", fresh, "--embedder", "clip-vitb32", "--weights", "openai/clip-vit-base-patch32"}, "openai/clip-vit-base-patch32 is not in the Hugging Face cache"},
+		// A published file in torch hub's cache is what the loader reads.
+		{"vit weights from the torch cache", []string{"features", imgs, "--out", fresh, "--embedder", "dinov2-vits14"}, filepath.Join(torch, "hub", "checkpoints", "dinov2_vits14_pretrain.pth")},
 		{"unknown embedder", []string{"features", imgs, "--out", fresh, "--embedder", "dinov3"}, "--embedder \"dinov3\""},
 		{"preset of another family", []string{"features", imgs, "--out", fresh, "--embedder", "clip-vitb32", "--preset", "dgm-eval"}, "--preset"},
 		{"vit weights not weights", []string{"features", imgs, "--out", fresh, "--embedder", "dinov2-vits14", "--weights", existing}, "old.npy"},

@@ -109,6 +109,7 @@ func runJob[Req, Res any](cmd *cobra.Command, fn func(context.Context, job.Env, 
 	env := job.CLIEnv(report, warnings(cmd))
 	env.Models, env.Download = models, console.Download(cmd.ErrOrStderr(),
 		"genlens: downloading the Inception weights (once) from "+inception.WeightsURL, strings.TrimSuffix(inception.WeightsFile, ".pth"))
+	env.Fetch.Progress = console.Fetch(cmd.ErrOrStderr())
 	return fn(cmd.Context(), env, req)
 }
 

@@ -79,6 +79,7 @@ func runSample(cmd *cobra.Command, f llmjob.SampleRequest, asJSON bool, w io.Wri
 	env := job.CLIEnv(report, warnings(cmd))
 	env.Models = models
 	env.Meter = meter
+	env.Fetch.Progress = console.Fetch(cmd.ErrOrStderr())
 	res, err := llmjob.Sample(cmd.Context(), env, f)
 	finish()
 	if err != nil {

@@ -11,10 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/genlens/genlens/internal/console"
 	"github.com/genlens/genlens/internal/service/llmproxy"
 	"github.com/genlens/genlens/internal/service/server"
 	"github.com/genlens/genlens/internal/signin"
 	"github.com/genlens/genlens/internal/store"
+	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/llm"
 	"github.com/genlens/genlens/network/bert"
 )
@@ -30,6 +32,7 @@ func newServeCmd() *cobra.Command {
 		Short: "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Jobs.NoDownloads = "this server fetches no models by name (its operator may start it with --allow-downloads); name one of its text model folders, or upload the weights"
 			opts.Jobs.Secret, opts.Jobs.SecretBaseURLs = server.EnvSecrets(secretEnvs), server.SecretBaseURLs(secretEnvs)
 			opts.Secrets = server.SecretValues(secretEnvs)
 			for _, mb := range []struct {
@@ -37,6 +40,11 @@ func newServeCmd() *cobra.Command {
 				n int
 			}{{&opts.MaxBody, maxBodyMB}, {&opts.MaxBodiesInFlight, maxBodiesMB}, {&opts.MinFreeDisk, minFreeDiskMB}, {&opts.Jobs.ModelCacheBytes, modelCacheMB}} {
 				*mb.v = int64(min(mb.n, math.MaxInt64>>20)) << 20 // Validate bounds them
+			}
+			env := job.CLIEnv(nil, nil)
+			env.Fetch.Progress = console.Fetch(cmd.ErrOrStderr())
+			if err := opts.LLM.FetchModels(cmd.Context(), env); err != nil {
+				return err
 			}
 			if err := opts.Validate(); err != nil {
 				return usageError{err}
@@ -64,6 +72,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&modelCacheMB, "model-cache-mb", int(opts.Jobs.ModelCacheBytes>>20), "MiB of network weights (Inception, ViT, text embedders) kept loaded between jobs; least recently used dropped first; a network larger than this is loaded for its job and not kept")
 	f.StringSliceVar(&opts.Jobs.AllowedBaseURLs, "allow-base-url", nil, "an LLM API root jobs may call (hallucination run --backend openai, sample: base_url and embed_base_url); none: no outbound calls")
 	f.StringSliceVar(&opts.Jobs.ModelDirs, "model-dir", nil, "a text model's directory (config.json, tokenizer, weights) entropy and sample jobs may run as their embedder (weights) or NLI model (nli_weights), named by its base name; none: no text models")
+	f.BoolVar(&opts.Jobs.Downloads, "allow-downloads", false, "let jobs fetch the published models they name (--embedder dinov2-vits14 or e5-small-v2 without weights, a Hugging Face model id org/name as a text model's weights) into this server's caches (torch hub, clip, Hugging Face), or use them from there; off: jobs use uploads and --model-dir folders only")
 	f.StringSliceVar(&secretEnvs, "secret-env", nil, "an environment variable jobs may read as an API key (their api_key_env), NAME or NAME=URL to send it only to base URLs under URL; none: no secrets")
 	f.StringVar(&opts.LLM.Upstream, "llm-upstream", "", "API root of an OpenAI-compatible server to proxy at /v1/chat/completions (e.g. http://127.0.0.1:8000/v1); none: no proxy")
 	f.IntVar(&opts.LLM.Samples, "llm-samples", llmproxy.DefaultSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", llmproxy.MaxSamples))

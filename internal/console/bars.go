@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"io"
+	"path"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -170,5 +171,20 @@ func Download(stderr io.Writer, announce, label string) func(done, total int64) 
 		if bar != nil {
 			_ = bar.Set64(done)
 		}
+	}
+}
+
+// Fetch returns the progress callback of models fetched by name (package
+// hub): a line naming each file as its download starts, then its bar
+// (Download).
+func Fetch(stderr io.Writer) func(url string, done, total int64) {
+	var cur string
+	var report func(done, total int64)
+	return func(url string, done, total int64) {
+		if url != cur {
+			cur = url
+			report = Download(stderr, "genlens: downloading (once) "+url, path.Base(url))
+		}
+		report(done, total)
 	}
 }

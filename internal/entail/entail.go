@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/hub"
 	"github.com/genlens/genlens/network/bert"
 	"github.com/genlens/genlens/network/deberta"
 	"github.com/genlens/genlens/network/features"
@@ -15,6 +16,16 @@ import (
 
 // Models lists the names Open accepts.
 var Models = []string{"deberta-large-mnli", "deberta", "bert"}
+
+// Files returns the files of a model folder the judge name reads, as
+// fetched from the Hugging Face hub: a DeBERTa's config, BPE tokenizer
+// and weights, or a BERT cross-encoder's as package bert reads them.
+func Files(name string) []hub.Want {
+	if name == "bert" {
+		return hub.BERTFiles
+	}
+	return hub.DeBERTaFiles
+}
 
 // Open opens the in-process NLI judge called name from the Hugging
 // Face model directory dir (config.json, vocab.json, merges.txt and

@@ -104,8 +104,8 @@ type FeaturesResult struct {
 }
 
 // Features runs `genlens features`: it lists the images of req.Input
-// through env.FS, resolves and loads the weights (inception.ResolveWeights:
-// the weights path may trigger a one-time download into the user cache),
+// through env.FS, resolves and loads the weights (inception.ResolveWeights,
+// job.WeightsFile: they may be downloaded once into a cache),
 // and runs the network batch by batch (the next batch is decoded
 // meanwhile), reporting images done through env.Progress. Features of
 // images seen before with the same settings come from the feature cache

@@ -38,13 +38,14 @@ import (
 type ImageOptions struct {
 	// Embedder is the network: inception (the default; Mode picks its
 	// preprocessing) or one of package vit's DINOv2 and CLIP networks
-	// (Preset picks theirs, and Weights must name their file).
-	Embedder string `json:"embedder,omitempty" help:"folders: network, inception (default) or clip-vitb32, clip-vitl14-336, dinov2-vitb14, dinov2-vitg14, dinov2-vitl14, dinov2-vits14 (these need {weights})"`
+	// (Preset picks theirs; Weights names their file, else the published
+	// one is found or fetched, see job.WeightsFile).
+	Embedder string `json:"embedder,omitempty" help:"folders: network, inception (default) or clip-vitb32, clip-vitl14-336, dinov2-vitb14, dinov2-vitg14, dinov2-vitl14, dinov2-vits14 (their published weights fetched once into torch hub's or clip.load's cache unless {weights} names them)"`
 	// Preset is the ViT embedders' preprocessing.
 	Preset string `json:"preset,omitempty" help:"folders, DINOv2/CLIP: preprocessing, dgm-eval (DINOv2 default) or torch-fidelity; clip (clip-vitb32 default, clean-fid's CLIP-FID) or cmmd (clip-vitl14-336 default)"`
 	// Mode is Inception's preprocessing; "" is pytorch-fid.
 	Mode    string `json:"mode,omitempty" help:"folders: preprocessing, pytorch-fid (default; pytorch-fid's numbers), tf (torch-fidelity's / TensorFlow's) or clean (clean-fid's); clean-fid's legacy_pytorch and legacy_tensorflow are pytorch-fid and tf"`
-	Weights string `json:"weights,omitempty" help:"folders: the network's weights file; Inception's (.pth) default to $GENLENS_WEIGHTS, the cache, else a one-time download"`
+	Weights string `json:"weights,omitempty" help:"folders: the network's weights file (or a Hugging Face model id, org/name, for CLIP); by default Inception's come from $GENLENS_WEIGHTS, the cache, else a one-time download, DINOv2's and CLIP's from their caches, else a one-time download"`
 	// Batch is the images decoded and run through the network together:
 	// at least 1, DefaultImageBatch unless set. 0 is refused like any
 	// other value below 1 (with the default named), never read as the
@@ -77,9 +78,8 @@ type network struct {
 	preset   vit.Preset     // a ViT's preprocessing, for results ("" otherwise)
 	outputs  bool           // {dims} selects one of several outputs
 	// weights returns the path of the weights file: explicit, or found
-	// (only Inception's are downloaded: the DINOv2 and CLIP files are
-	// large and their licences the user's to accept).
-	weights func(ctx context.Context, cmd, explicit string, progress func(done, total int64)) (string, error)
+	// in a cache, or downloaded once (as env allows).
+	weights func(ctx context.Context, env job.Env, cmd, explicit string) (string, error)
 	// official says whether weights of that SHA-256 are a published
 	// file, nil when the network has no published hash here.
 	official func(sha string) *bool
@@ -91,8 +91,8 @@ type network struct {
 // inceptionNetwork is the FID Inception-v3 with preprocessing mode.
 func inceptionNetwork(mode inception.Mode) network {
 	return network{embedder: EmbedderInception, mode: mode, outputs: true,
-		weights: func(ctx context.Context, _, explicit string, progress func(done, total int64)) (string, error) {
-			return inception.ResolveWeights(ctx, explicit, inception.FetchOptions{Progress: progress})
+		weights: func(ctx context.Context, env job.Env, _, explicit string) (string, error) {
+			return inception.ResolveWeights(ctx, explicit, inception.FetchOptions{Progress: env.Download})
 		},
 		official: func(sha string) *bool { off := inception.IsOfficialWeights(sha); return &off },
 		embed: func(x *extractor, out inception.Output) features.ImageEmbedder {
@@ -105,11 +105,14 @@ func inceptionNetwork(mode inception.Mode) network {
 // vitNetwork is the DINOv2 or CLIP network cfg with preset p.
 func vitNetwork(cfg vit.Config, p vit.Preset) network {
 	return network{embedder: cfg.Name, preset: p,
-		weights: func(_ context.Context, cmd, explicit string, _ func(done, total int64)) (string, error) {
-			if explicit == "" {
-				return "", fault.Fieldf("weights", "%s: {weights} is required with {embedder} %s: %s", cmd, cfg.Name, vitWeightsHint(&cfg))
+		weights: func(ctx context.Context, env job.Env, cmd, explicit string) (string, error) {
+			// A model id names Hugging Face's CLIP (openai/clip-vit-base-patch32),
+			// whose model.safetensors LoadWeights renames.
+			w, err := job.WeightsFile(ctx, env, "weights", cfg.Name, explicit, "model.safetensors")
+			if err == nil && w == "" {
+				err = fault.Fieldf("weights", "%s: {weights} is required with {embedder} %s: %s", cmd, cfg.Name, vitWeightsHint(&cfg))
 			}
-			return explicit, nil
+			return w, err
 		},
 		official: func(string) *bool { return nil },
 		embed: func(x *extractor, _ inception.Output) features.ImageEmbedder {
@@ -237,7 +240,7 @@ func (x *extractor) prepare(ctx context.Context) error {
 	if x.weights != "" {
 		return nil
 	}
-	w, err := x.net.weights(ctx, x.cmd, x.opt.Weights, x.env.Download)
+	w, err := x.net.weights(ctx, x.env, x.cmd, x.opt.Weights)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/entail"
+	"github.com/genlens/genlens/internal/hub"
 	"github.com/genlens/genlens/internal/tensor/par"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/llm"
@@ -63,8 +64,8 @@ func (r *EntropyRequest) checkNLIFields(defs []*scoreDef) error {
 		return fault.Fieldf(field, "{%s} applies only to {scores} %s", field, judgeScoreNames())
 	case r.NLIWeights != "" && r.NLI == "":
 		return fault.Fieldf("nli_weights", "{nli_weights} needs {nli} NAME")
-	case r.NLI != "" && r.NLIWeights == "":
-		return fault.Fieldf("nli_weights", "{nli} %s needs {nli_weights} DIR, the model's directory", r.NLI)
+	case r.NLI != "" && r.NLIWeights == "" && !publishedNLI(r.NLI):
+		return fault.Fieldf("nli_weights", "{nli} %s needs {nli_weights} DIR, the model's directory, or a Hugging Face model id (org/name)", r.NLI)
 	case r.NLIBaseURL != "" && r.NLIModel == "":
 		return fault.Fieldf("nli_model", "{nli_base_url} needs {nli_model} NAME")
 	case r.NLIModel != "" && r.NLIBaseURL == "":
@@ -101,13 +102,24 @@ func (r *EntropyRequest) judgeConfig(key string) llm.Config {
 		RetryBase: 500 * time.Millisecond, Concurrency: 8}
 }
 
+// publishedNLI reports whether the NLI model name is fetched by name
+// (deberta-large-mnli), its {nli_weights} then optional.
+func publishedNLI(name string) bool {
+	m, ok := hub.Lookup(name)
+	return ok && m.Repo != ""
+}
+
 // entailmentJudge opens the request's judge: the in-process NLI model
 // (OpenNLI, its pairs cached) or the chat judge (chatnli.Judge, which
 // caches its pairs itself); chat is the chat judge, to count its refused
 // answers.
-func entailmentJudge(env job.Env, r *EntropyRequest) (m nli.Model, chat *chatnli.Judge, err error) {
+func entailmentJudge(ctx context.Context, env job.Env, r *EntropyRequest) (m nli.Model, chat *chatnli.Judge, err error) {
 	if r.NLI != "" {
-		m, err := entail.Open(r.NLI, r.NLIWeights)
+		dir, err := job.ModelFolder(ctx, env, "nli_weights", r.NLI, r.NLIWeights, entail.Files(r.NLI))
+		if err != nil {
+			return nil, nil, err
+		}
+		m, err := entail.Open(r.NLI, dir)
 		return m, nil, err
 	}
 	key := ""

@@ -66,8 +66,8 @@ type EntropyRequest struct {
 	// in process (NLI, one of entail.Models, from the directory NLIWeights;
 	// see OpenNLI), or an OpenAI-compatible chat model (NLIBaseURL,
 	// NLIModel; chatnli.Judge).
-	NLI          string `json:"nli,omitempty" help:"NLI model judging entailment for se, se-discrete, numsets, label-prob, semantic-density, luq: deberta-large-mnli, deberta or bert (a BERT cross-encoder; all with {nli_weights})"`
-	NLIWeights   string `json:"nli_weights,omitempty" help:"directory of the {nli} model (config.json, its tokenizer files, weights)"`
+	NLI          string `json:"nli,omitempty" help:"NLI model judging entailment for se, se-discrete, numsets, label-prob, semantic-density, luq: deberta-large-mnli (fetched once from the Hugging Face hub unless {nli_weights} names it), deberta or bert (a BERT cross-encoder; these with {nli_weights})"`
+	NLIWeights   string `json:"nli_weights,omitempty" help:"directory of the {nli} model (config.json, its tokenizer files, weights), or a Hugging Face model id (org/name) fetched once"`
 	NLIBaseURL   string `json:"nli_base_url,omitempty" help:"API root of an OpenAI-compatible chat model judging entailment for se, se-discrete, numsets, label-prob, semantic-density, luq"`
 	NLIModel     string `json:"nli_model,omitempty" help:"the entailment judge's model name on {nli_base_url}"`
 	NLIAPIKeyEnv string `json:"nli_api_key_env,omitempty" help:"environment variable holding the API key of {nli_base_url}"`
@@ -511,7 +511,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	workers := 0 // an in-process model: one prompt per CPU
 	probNames, sampleProbs, answerProbs := probabilityScores(defs)
 	if nliSim || slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.source == sourceNLI }) {
-		if m, chat, err = entailmentJudge(env, &req); err != nil {
+		if m, chat, err = entailmentJudge(ctx, env, &req); err != nil {
 			return nil, err
 		}
 		if chat != nil {
@@ -562,7 +562,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 	answerTok := slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsAnswerTokenSimilarity != 0 })
 	sampleTok := slices.ContainsFunc(defs, func(d *scoreDef) bool { return d.needs&uncertainty.NeedsSampleTokenSimilarity != 0 })
 	if answerTok || sampleTok {
-		sim, err := req.textSimilarity(env, opt.Similarity, m)
+		sim, err := req.textSimilarity(ctx, env, opt.Similarity, m)
 		if err != nil {
 			return nil, err
 		}
@@ -732,7 +732,7 @@ func Entropy(ctx context.Context, env job.Env, req EntropyRequest) (*EntropyResu
 // the rows' samples (an answer without one of its tokens), m the judge of
 // the nli similarity: nil for the embedding similarity without the
 // embedder in process, which can embed only the samples read.
-func (r *EntropyRequest) textSimilarity(env job.Env, sim uncertainty.Similarity, m nli.Model) (textSimilarity, error) {
+func (r *EntropyRequest) textSimilarity(ctx context.Context, env job.Env, sim uncertainty.Similarity, m nli.Model) (textSimilarity, error) {
 	switch sim {
 	case uncertainty.SimilarityNLI:
 		return entailmentSimilarity(m), nil
@@ -743,7 +743,7 @@ func (r *EntropyRequest) textSimilarity(env job.Env, sim uncertainty.Similarity,
 	if r.Embedder == "" {
 		return nil, nil
 	}
-	e, err := textembed.Load(env, r.Embedder, r.Weights)
+	e, err := textembed.Load(ctx, env, r.Embedder, r.Weights)
 	if err != nil {
 		return nil, err
 	}

@@ -352,7 +352,7 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 	}
 	var text *bert.Embedder
 	if req.Embedder != "" {
-		if text, err = textembed.Load(env, req.Embedder, req.Weights); err != nil {
+		if text, err = textembed.Load(ctx, env, req.Embedder, req.Weights); err != nil {
 			return nil, err
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // samples, computed in process; the samples take the embedder's query
 // prefix, if it has one (e5's "query: ", for symmetric tasks).
 func embedSamples(ctx context.Context, env job.Env, prompts []uncertainty.Prompt, recs []dataio.Record, name, dir string) error {
-	e, err := textembed.Load(env, name, dir)
+	e, err := textembed.Load(ctx, env, name, dir)
 	if err != nil {
 		return err
 	}

@@ -112,7 +112,9 @@ func TestEntropyTextEmbedderRefused(t *testing.T) {
 		edit  func(*EntropyRequest)
 		field string
 	}{
-		{"no weights", func(r *EntropyRequest) { r.Embedder = "e5-small-v2" }, "weights"},
+		// e5-small-v2 without weights is fetched by name; bert is any
+		// BERT folder, which must be given.
+		{"no weights", func(r *EntropyRequest) { r.Embedder = "bert" }, "weights"},
 		{"unknown", func(r *EntropyRequest) { r.Embedder, r.Weights = "gpt", "d" }, "embedder"},
 		{"weights alone", func(r *EntropyRequest) { r.Weights = "d" }, "weights"},
 		{"both", func(r *EntropyRequest) { r.Embedder, r.Weights, r.Embeddings = "e5-small-v2", "d", "e.npy" }, "embedder"},
@@ -185,7 +187,7 @@ func TestSampleTextEmbedder(t *testing.T) {
 		edit  func(*SampleRequest)
 	}{
 		{"embedder", func(r *SampleRequest) { r.EmbedModel = "genlens-embedding" }},
-		{"weights", func(r *SampleRequest) { r.Weights = "" }},
+		{"weights", func(r *SampleRequest) { r.Embedder, r.Weights = "bert", "" }},
 		{"embedder", func(r *SampleRequest) { r.Embedder = "nope" }},
 	} {
 		bad := req
@@ -202,15 +204,15 @@ func TestSampleTextEmbedder(t *testing.T) {
 func TestTextEmbedderCached(t *testing.T) {
 	env := job.CLIEnv(nil, nil)
 	env.Models = job.NewModelCache(0)
-	a, err := textembed.Load(env, "e5-small-v2", e5Fixture)
+	a, err := textembed.Load(context.Background(), env, "e5-small-v2", e5Fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := textembed.Load(env, "e5-small-v2", e5Fixture)
+	b, err := textembed.Load(context.Background(), env, "e5-small-v2", e5Fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := textembed.LoadPrefix(env, "e5-small-v2", e5Fixture, "passage: ")
+	c, err := textembed.LoadPrefix(context.Background(), env, "e5-small-v2", e5Fixture, "passage: ")
 	if err != nil {
 		t.Fatal(err)
 	}

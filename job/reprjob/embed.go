@@ -154,7 +154,7 @@ func Embed(ctx context.Context, env job.Env, req EmbedRequest) (*EmbedResult, er
 	case "none":
 		prefix = ""
 	}
-	e, err := textembed.LoadPrefix(env, req.Embedder, req.Weights, prefix)
+	e, err := textembed.LoadPrefix(ctx, env, req.Embedder, req.Weights, prefix)
 	if err != nil {
 		return nil, err
 	}

@@ -2,21 +2,16 @@ package inception
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	neturl "net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/genlens/genlens/dataio"
 	"github.com/genlens/genlens/fault"
-	"github.com/genlens/genlens/internal/atomicfile"
 	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/internal/hub"
 	"github.com/genlens/genlens/network/features"
 )
 
@@ -96,10 +91,11 @@ func existing(path, from string) (string, error) {
 	return "", &fault.InputError{File: path, Msg: msg, Err: err}
 }
 
-// Download fetches the weights to path: it streams into a temporary file
-// beside path while hashing, checks the SHA-256 (prefix), and renames into
-// place only when everything matched, so an interrupted or corrupted
-// download never leaves a file that a later run would trust.
+// Download fetches the weights to path through package hub's download
+// (hub.Download): into a partial file beside path, resumed on the next
+// attempt if cut off, checked against the SHA-256 (prefix), and renamed
+// into place only when everything matched, so that an interrupted or
+// corrupted download never leaves a file that a later run would trust.
 func Download(ctx context.Context, path string, opt FetchOptions) error {
 	url := opt.URL
 	if url == "" {
@@ -111,74 +107,14 @@ func Download(ctx context.Context, path string, opt FetchOptions) error {
 		// digits its name carries (all torch.hub's check_hash compares).
 		prefix = OfficialWeightsSHA256
 	}
-	client := opt.Client
-	if client == nil {
-		client = http.DefaultClient
+	hopt := hub.Options{Client: opt.Client}
+	if opt.Progress != nil {
+		hopt.Progress = func(_ string, done, total int64) { opt.Progress(done, total) }
+	}
+	err := hub.Download(ctx, url, path, prefix, hopt)
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
 	}
 	byHand := fmt.Sprintf("download %s by hand and put it at %s (or pass {weights} PATH, or set %s)", url, path, WeightsEnv)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fields.Errorf("inception: cannot create the weights cache: %v; %s", err, byHand)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return fmt.Errorf("inception: bad weights URL: %v", err)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		// *url.Error repeats the URL, which the hint gives already.
-		var ue *neturl.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return fields.Errorf("inception: cannot download the Inception weights (offline?): %v; %s", err, byHand)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fields.Errorf("inception: downloading the Inception weights failed: HTTP %s; %s", resp.Status, byHand)
-	}
-	err = atomicfile.Write(path, func(w io.Writer) error {
-		h := sha256.New()
-		pw := &progressWriter{total: resp.ContentLength, report: opt.Progress}
-		n, err := io.Copy(io.MultiWriter(w, h, pw), resp.Body)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fields.Errorf("inception: download of the Inception weights cut off after %d bytes: %v; %s", n, err, byHand)
-		}
-		if resp.ContentLength >= 0 && n != resp.ContentLength {
-			return fields.Errorf("inception: download of the Inception weights cut off after %d of %d bytes; %s", n, resp.ContentLength, byHand)
-		}
-		if sum := hex.EncodeToString(h.Sum(nil)); !strings.HasPrefix(sum, prefix) {
-			return fields.Errorf("inception: downloaded weights have SHA-256 %s…, want %s…; not stored; %s", sum[:16], prefix, byHand)
-		}
-		return nil
-	})
-	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-		if fe := (*fields.Error)(nil); errors.As(err, &fe) {
-			return err // the download's own complaint, which says what to do
-		}
-		return fields.Errorf("inception: cannot store the weights at %s: %v; %s", path, err, byHand)
-	}
-	return nil
-}
-
-// progressWriter counts bytes for the progress callback.
-type progressWriter struct {
-	done, total int64
-	report      func(done, total int64)
-}
-
-func (p *progressWriter) Write(b []byte) (int, error) {
-	p.done += int64(len(b))
-	if p.report != nil {
-		p.report(p.done, p.total)
-	}
-	return len(b), nil
+	return fields.Errorf("inception: the Inception weights: %v; %s", err, byHand)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/format/strictjson"
+	"github.com/genlens/genlens/internal/hub"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/commands"
 	"github.com/genlens/genlens/job/icljob"
@@ -74,14 +75,19 @@ type prepEnv struct {
 	uploadsDir string   // the host folder of the uploads
 	weights    string   // the server's Inception weights file; "" for none
 	modelDirs  []string // the text models' directories jobs may name
+	// downloads: jobs may fetch published models by name (Config.Downloads);
+	// noDownloads says why not.
+	downloads   bool
+	noDownloads string
 }
 
 // modelDir applies the service's rule of text models to a request's
 // model directory field (the weights of an embedder or an NLI model run
 // in process): a
 // directory the server allows, named by its base name (or "server:" and
-// it; *dir becomes its host path), never another path on the server, an
-// upload or a download.
+// it; *dir becomes its host path), or, when the server fetches models,
+// a Hugging Face model id (*dir becomes job.HubPrefix and it, never read
+// as a path); never another path on the server or an upload.
 func (pe prepEnv) modelDir(field string, dir *string) error {
 	name := strings.TrimPrefix(*dir, "server:")
 	var names []string
@@ -91,6 +97,17 @@ func (pe prepEnv) modelDir(field string, dir *string) error {
 			return nil
 		}
 		names = append(names, filepath.Base(d))
+	}
+	if id := strings.TrimPrefix(*dir, job.HubPrefix); hub.IsRepoID(id) {
+		if pe.downloads {
+			*dir = job.HubPrefix + id
+			return nil
+		}
+		why := pe.noDownloads
+		if why == "" {
+			why = job.NoDownloads
+		}
+		return fault.Fieldf(field, "{%s} %q: %s", field, fault.Printable(*dir, 80), why)
 	}
 	if len(names) == 0 {
 		return fault.Fieldf(field, "{%s} %q: this server allows no text model directories", field, fault.Printable(*dir, 80))

@@ -23,6 +23,7 @@ import (
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/fields"
+	"github.com/genlens/genlens/internal/hub"
 	"github.com/genlens/genlens/internal/store/records"
 	"github.com/genlens/genlens/internal/tensor/par"
 	"github.com/genlens/genlens/job"
@@ -83,6 +84,14 @@ type Config struct {
 	// name in their weights field, by base name (or "server:" and it);
 	// any other value is refused. None: jobs load no text model.
 	ModelDirs []string
+	// Downloads lets jobs fetch the published models they name ({embedder}
+	// dinov2-vits14 or e5-small-v2 without weights, a Hugging Face model
+	// id, org/name, in a text model's field) into this server's caches
+	// (package hub), or use them from there. false: no job does, and
+	// one that would is refused with NoDownloads (the transport names its
+	// switch; "" for job.NoDownloads).
+	Downloads   bool
+	NoDownloads string
 	// Models keeps the networks jobs load (Inception's weights) across
 	// this service's jobs [a cache of its own, bounded by
 	// job.DefaultModelCacheBytes]. Two services share one only when
@@ -355,7 +364,8 @@ func (s *Service) Submit(ctx context.Context, kind string, body []byte) (records
 
 // prepEnv is what preparing a request needs from the service.
 func (s *Service) prepEnv() prepEnv {
-	return prepEnv{uploadsDir: filepath.Join(s.cfg.DataDir, "uploads"), weights: s.cfg.Weights, modelDirs: s.cfg.ModelDirs}
+	return prepEnv{uploadsDir: filepath.Join(s.cfg.DataDir, "uploads"), weights: s.cfg.Weights, modelDirs: s.cfg.ModelDirs,
+		downloads: s.cfg.Downloads, noDownloads: s.cfg.NoDownloads}
 }
 
 func compactJSON(b []byte) ([]byte, error) {
@@ -528,6 +538,10 @@ func (s *Service) execute(wctx context.Context, worker string, j records.Job) {
 		Secret:     s.cfg.Secret,
 		HTTPClient: s.outbound,
 		Models:     s.cfg.Models,
+		NoFetch:    s.cfg.NoDownloads,
+	}
+	if s.cfg.Downloads {
+		env.Fetch = &hub.Options{}
 	}
 	hbDone := make(chan struct{})
 	go func() {
@@ -648,6 +662,12 @@ func (s *Service) hidePaths(msg string) string {
 		add(s.cfg.Weights, "server:"+filepath.Base(s.cfg.Weights))
 	}
 	add(s.cfg.DataDir, "<data>")
+	if s.cfg.Downloads {
+		// Models fetched by name live in the server's user's cache.
+		if d, err := hub.HFCache(); err == nil {
+			add(d, "<hub cache>")
+		}
+	}
 	slices.SortStableFunc(subs, func(a, b sub) int { return len(b.from) - len(a.from) })
 	for _, x := range subs {
 		if x.from != "" && x.from != "." && x.from != string(filepath.Separator) {

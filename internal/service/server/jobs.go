@@ -26,6 +26,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/genlens/genlens/internal/entail"
+	"github.com/genlens/genlens/internal/hub"
 	"github.com/genlens/genlens/internal/service/jobrun"
 	"github.com/genlens/genlens/internal/store/records"
 	"github.com/genlens/genlens/job"
@@ -81,6 +83,11 @@ type JobOptions struct {
 	// their weights field by base name; none: jobs load no text model.
 	// See jobrun.Config.
 	ModelDirs []string
+	// Downloads lets jobs fetch the published models they name into this
+	// server's caches; NoDownloads is what a job is told otherwise. See
+	// jobrun.Config.
+	Downloads   bool
+	NoDownloads string
 	// Store, when not nil, replaces the server's store for jobs, uploads
 	// and selections (tests use jobrun.NewMemStore()).
 	Store records.Store
@@ -146,7 +153,8 @@ func (s *Server) initJobs(ctx context.Context) error {
 		Store: st, DataDir: dir, Workers: o.Workers, MaxQueued: o.MaxQueued, Replica: o.Replica, Exclusive: exclusive,
 		Lease: o.Lease, Heartbeat: o.Heartbeat, Poll: o.Poll,
 		AllowedBaseURLs: o.AllowedBaseURLs, Secret: o.Secret, SecretBaseURLs: o.SecretBaseURLs, Redact: s.opts.Secrets, MaxUploadBytes: o.MaxUploadBytes, MaxRuntime: o.MaxRuntime, Weights: o.Weights,
-		ModelDirs:  o.ModelDirs,
+		ModelDirs: o.ModelDirs,
+		Downloads: o.Downloads, NoDownloads: o.NoDownloads,
 		Models:     job.NewModelCache(o.ModelCacheBytes), // 0: the default bound
 		RetainJobs: o.RetainJobs, RetainUploads: o.RetainUploads,
 		OnDelete: func(kind string, n int) { s.metrics.retentionDeleted.WithLabelValues(kind).Add(float64(n)) },
@@ -514,4 +522,33 @@ func EnvSecrets(specs []string) func(string) (string, bool) {
 		}
 		return os.LookupEnv(name)
 	}
+}
+
+// FetchModels finds the proxy's text models by name, as the job
+// commands do (here since it is the job layer's rule) (job.ModelFolder, with env's fetching): an embedder or NLI
+// model published under its name without its weights, or a Hugging Face
+// model id as them, is found in the hub's cache or fetched once into it,
+// and its folder becomes the weights. Other values are left for
+// Validate. Without an upstream there is no proxy and nothing to fetch.
+func (o *LLMOptions) FetchModels(ctx context.Context, env job.Env) error {
+	if o.Upstream == "" {
+		return nil
+	}
+	for _, m := range []struct {
+		field, name string
+		dir         *string
+		want        []hub.Want
+	}{{"llm_weights", o.Embedder, &o.Weights, hub.BERTFiles}, {"llm_nli_weights", o.NLI, &o.NLIWeights, entail.Files(o.NLI)}} {
+		if m.name == "" || (*m.dir != "" && !hub.IsRepoID(strings.TrimPrefix(*m.dir, job.HubPrefix))) {
+			continue
+		}
+		d, err := job.ModelFolder(ctx, env, m.field, m.name, *m.dir, m.want)
+		if err != nil {
+			return err
+		}
+		if d != "" {
+			*m.dir = d
+		}
+	}
+	return nil
 }

@@ -4,9 +4,11 @@
 package textembed
 
 import (
+	"context"
 	"strings"
 
 	"github.com/genlens/genlens/fault"
+	"github.com/genlens/genlens/internal/hub"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/network/bert"
 )
@@ -25,8 +27,8 @@ func Check(name, weights, embeddings string) error {
 		return nil
 	case embeddings != "":
 		return fault.Fieldf("embedder", "{embedder} and {embeddings} both give the embeddings: give one")
-	case weights == "":
-		return fault.Fieldf("weights", "{embedder} %s needs {weights} DIR, the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin)", name)
+	case weights == "" && !published(name):
+		return fault.Fieldf("weights", "{embedder} %s needs {weights} DIR, the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin), or a Hugging Face model id (org/name)", name)
 	}
 	if _, ok := bert.Lookup(name); !ok {
 		return fault.Fieldf("embedder", "{embedder} %q: want one of %s", name, strings.Join(bert.Names(), ", "))
@@ -34,18 +36,30 @@ func Check(name, weights, embeddings string) error {
 	return nil
 }
 
+// published reports whether the embedder name is fetched by name.
+func published(name string) bool {
+	m, ok := hub.Lookup(name)
+	return ok && m.Repo != ""
+}
+
 // Load loads the embedder name from the model directory dir,
 // a directory of the host: the command line's, or one the service's
 // operator allowed (its jobs name it, and the service resolves the name
-// before the job runs; see job.Command.ModelDirs).
-func Load(env job.Env, name, dir string) (*bert.Embedder, error) {
+// before the job runs; see job.Command.ModelDirs). dir may also be a
+// Hugging Face model id, or empty for a model published under name
+// (job.ModelFolder finds or fetches it).
+func Load(ctx context.Context, env job.Env, name, dir string) (*bert.Embedder, error) {
 	spec, _ := bert.Lookup(name)
-	return LoadPrefix(env, name, dir, spec.Query)
+	return LoadPrefix(ctx, env, name, dir, spec.Query)
 }
 
 // LoadPrefix is Load with the prefix put before
 // every text.
-func LoadPrefix(env job.Env, name, dir, prefix string) (*bert.Embedder, error) {
+func LoadPrefix(ctx context.Context, env job.Env, name, dir, prefix string) (*bert.Embedder, error) {
+	dir, err := job.ModelFolder(ctx, env, "weights", name, dir, hub.BERTFiles)
+	if err != nil {
+		return nil, err
+	}
 	wf, err := bert.WeightsFile(dir)
 	if err != nil {
 		return nil, err
