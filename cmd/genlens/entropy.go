@@ -56,6 +56,7 @@ func newEntropyCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	textEmbedderFlags(fl, &f.Embedder, &f.Weights)
+	prefixFlag(fl, &f.Prefix, "")
 	fl.StringVar(&f.Kernel, "kernel", f.Kernel, "cs (word sequences) or a vector kernel: "+strings.Join(kernel.Names, ", "))
 	fl.IntVar(&t, "t", uncertainty.DefaultSequence.T, "subsequence length of the cs kernel")
 	fl.BoolVar(&cumulative, "cumulative", uncertainty.DefaultSequence.Cumulative, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")

@@ -103,6 +103,8 @@ func TestServeLLMFlagsRefused(t *testing.T) {
 		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-api-key-env", "GENLENS_SURELY_UNSET_VARIABLE"}, "--llm-api-key-env"},
 		{[]string{"--llm-upstream", "ftp://x"}, "--llm-upstream"},
 		{[]string{"--llm-samples", "7"}, "--llm-upstream"},
+		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-prefix", "none"}, "--llm-prefix"},
+		{[]string{"--llm-upstream", "http://127.0.0.1:9/v1", "--llm-embedder", "e5-small-v2", "--llm-weights", "/m", "--llm-prefix", "doc"}, "--llm-prefix"},
 	} {
 		cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "x.db")}, tc.args...)...)
 		var stderr bytes.Buffer

@@ -60,6 +60,10 @@ type EntropyRequest struct {
 	// instead of reading them from the rows or Embeddings.
 	Embedder string `json:"embedder,omitempty"`
 	Weights  string `json:"weights,omitempty"`
+	// Prefix is what the embedder puts before every sample: query (""),
+	// passage or none (bert.Prefixes). The kernel-entropy paper's
+	// experiments embed the bare answers with e5-small-v2: none.
+	Prefix string `json:"prefix,omitempty"`
 
 	// The entailment judge of se, se-discrete, numsets, label-prob,
 	// semantic-density and luq: an NLI model
@@ -203,6 +207,9 @@ func (r *EntropyRequest) options() (entropyOptions, error) {
 		case r.Embedder != "":
 			return o, notFor("embedder", vk)
 		}
+	}
+	if err := textembed.CheckPrefix(r.Embedder, r.Prefix); err != nil {
+		return o, err
 	}
 	if err := textembed.Check(r.Embedder, r.Weights, r.Embeddings); err != nil {
 		return o, err
@@ -743,7 +750,7 @@ func (r *EntropyRequest) textSimilarity(ctx context.Context, env job.Env, sim un
 	if r.Embedder == "" {
 		return nil, nil
 	}
-	e, err := textembed.Load(ctx, env, r.Embedder, r.Weights)
+	e, err := textembed.Load(ctx, env, r.Embedder, r.Weights, r.Prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -903,7 +910,7 @@ func entropyLabelWarning(recs []dataio.Record, holdoutFirst bool, sum EntropySum
 // with the cs kernel.
 func attachEmbeddings(ctx context.Context, env job.Env, prompts []uncertainty.Prompt, recs []dataio.Record, req EntropyRequest) error {
 	if req.Embedder != "" {
-		return embedSamples(ctx, env, prompts, recs, req.Embedder, req.Weights)
+		return embedSamples(ctx, env, prompts, recs, req.Embedder, req.Weights, req.Prefix)
 	}
 	if req.Embeddings != "" {
 		arr, err := dataio.ReadArrayFS(env.InputFS(), req.Embeddings, dataio.ReadOptions{Key: req.EmbeddingsKey})

@@ -54,6 +54,9 @@ type SampleRequest struct {
 	// an /embeddings endpoint; stored as 'embeddings' all the same.
 	Embedder string `json:"embedder,omitempty"`
 	Weights  string `json:"weights,omitempty"`
+	// Prefix is what Embedder puts before every sample: query (""),
+	// passage or none (bert.Prefixes).
+	Prefix string `json:"prefix,omitempty"`
 
 	Concurrency int           `json:"concurrency" help:"requests in flight"`              // requests in flight
 	RPM         float64       `json:"rpm" help:"requests a minute at most (0: no limit)"` // requests a minute; 0: no limit
@@ -135,6 +138,9 @@ func (r *SampleRequest) Validate() (verr error) {
 	}
 	if r.Embedder != "" && r.EmbedModel != "" {
 		return fault.Fieldf("embedder", "{embedder} and {embed_model} both embed the samples: give one")
+	}
+	if err := textembed.CheckPrefix(r.Embedder, r.Prefix); err != nil {
+		return err
 	}
 	if err := textembed.Check(r.Embedder, r.Weights, ""); err != nil {
 		return err
@@ -352,7 +358,7 @@ func Sample(ctx context.Context, env job.Env, req SampleRequest) (*SampleResult,
 	}
 	var text *bert.Embedder
 	if req.Embedder != "" {
-		if text, err = textembed.Load(ctx, env, req.Embedder, req.Weights); err != nil {
+		if text, err = textembed.Load(ctx, env, req.Embedder, req.Weights, req.Prefix); err != nil {
 			return nil, err
 		}
 	}

@@ -13,10 +13,11 @@ import (
 )
 
 // embedSamples sets each prompt's embedding rows to the embeddings of its
-// samples, computed in process; the samples take the embedder's query
-// prefix, if it has one (e5's "query: ", for symmetric tasks).
-func embedSamples(ctx context.Context, env job.Env, prompts []uncertainty.Prompt, recs []dataio.Record, name, dir string) error {
-	e, err := textembed.Load(ctx, env, name, dir)
+// samples, computed in process; the samples take the prefix of the choice
+// prefix (textembed.Prefix: by default the embedder's query prefix, if it
+// has one, e5's "query: ", for symmetric tasks).
+func embedSamples(ctx context.Context, env job.Env, prompts []uncertainty.Prompt, recs []dataio.Record, name, dir, prefix string) error {
+	e, err := textembed.Load(ctx, env, name, dir, prefix)
 	if err != nil {
 		return err
 	}

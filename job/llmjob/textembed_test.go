@@ -45,18 +45,9 @@ func firstLines(t *testing.T, path string, n int) string {
 
 // TestEntropyTextEmbedder scores TriviaQA answers with embeddings computed
 // in process and with the same embeddings computed beforehand and given
-// as a file: the entropies agree.
+// as a file, for each choice of the prefix: the entropies agree.
 func TestEntropyTextEmbedder(t *testing.T) {
 	in := firstLines(t, shareddata.Path(t, "llm/triviaqa_llama13b_500x20.jsonl"), 20)
-	req := NewEntropyRequest()
-	req.In, req.Kernel, req.Scores, req.HoldoutFirst = in, "rbf", "kernel-entropy", true
-	req.Embedder, req.Weights = "e5-small-v2", e5Fixture
-	env := job.CLIEnv(nil, nil)
-	got, err := Entropy(context.Background(), env, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	recs, err := dataio.ReadRecords(in)
 	if err != nil {
 		t.Fatal(err)
@@ -66,40 +57,50 @@ func TestEntropyTextEmbedder(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec, _ := bert.Lookup("e5-small-v2")
-	s := len(recs[0].Samples)
-	arr := &dataio.Array{Shape: []int{len(recs), s, m.Config().Hidden}}
-	for _, r := range recs {
-		v, err := m.Embed(context.Background(), spec, "query: ", r.Samples, 1)
+	env := job.CLIEnv(nil, nil)
+	for _, c := range []struct{ choice, text string }{{"", "query: "}, {"none", ""}, {"passage", "passage: "}} {
+		req := NewEntropyRequest()
+		req.In, req.Kernel, req.Scores, req.HoldoutFirst = in, "rbf", "kernel-entropy", true
+		req.Embedder, req.Weights, req.Prefix = "e5-small-v2", e5Fixture, c.choice
+		got, err := Entropy(context.Background(), env, req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, row := range v {
-			for _, x := range row {
-				arr.Data = append(arr.Data, float64(x))
+		s := len(recs[0].Samples)
+		arr := &dataio.Array{Shape: []int{len(recs), s, m.Config().Hidden}}
+		for _, r := range recs {
+			v, err := m.Embed(context.Background(), spec, c.text, r.Samples, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, row := range v {
+				for _, x := range row {
+					arr.Data = append(arr.Data, float64(x))
+				}
 			}
 		}
-	}
-	npy := filepath.Join(t.TempDir(), "e.npy")
-	if err := dataio.WriteNPY(npy, arr); err != nil {
-		t.Fatal(err)
-	}
-	req.Embedder, req.Weights, req.Embeddings = "", "", npy
-	want, err := Entropy(context.Background(), env, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range want.Items {
-		a, b := got.Items[i].Score("kernel_entropy"), want.Items[i].Score("kernel_entropy")
-		// The same vectors either way on the pure-Go build. Under -tags
-		// openblas the encoder's products are split by OpenBLAS by the
-		// batch's shape, so the file's vectors (embedded in another batch)
-		// agree to float32 rounding only.
-		tol := 1e-12
-		if !linalg.SgemmKernel() {
-			tol = 1e-6
+		npy := filepath.Join(t.TempDir(), "e.npy")
+		if err := dataio.WriteNPY(npy, arr); err != nil {
+			t.Fatal(err)
 		}
-		if a == nil || b == nil || math.Abs(float64(*a-*b)) > tol*math.Max(1, math.Abs(float64(*b))) {
-			t.Fatalf("row %d: kernel entropy %v in process, %v from the file", i, a, b)
+		req.Embedder, req.Weights, req.Prefix, req.Embeddings = "", "", "", npy
+		want, err := Entropy(context.Background(), env, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want.Items {
+			a, b := got.Items[i].Score("kernel_entropy"), want.Items[i].Score("kernel_entropy")
+			// The same vectors either way on the pure-Go build. Under -tags
+			// openblas the encoder's products are split by OpenBLAS by the
+			// batch's shape, so the file's vectors (embedded in another batch)
+			// agree to float32 rounding only.
+			tol := 1e-12
+			if !linalg.SgemmKernel() {
+				tol = 1e-6
+			}
+			if a == nil || b == nil || math.Abs(float64(*a-*b)) > tol*math.Max(1, math.Abs(float64(*b))) {
+				t.Fatalf("prefix %q row %d: kernel entropy %v in process, %v from the file embedded after %q", c.choice, i, a, b, c.text)
+			}
 		}
 	}
 }
@@ -119,6 +120,8 @@ func TestEntropyTextEmbedderRefused(t *testing.T) {
 		{"weights alone", func(r *EntropyRequest) { r.Weights = "d" }, "weights"},
 		{"both", func(r *EntropyRequest) { r.Embedder, r.Weights, r.Embeddings = "e5-small-v2", "d", "e.npy" }, "embedder"},
 		{"cs kernel", func(r *EntropyRequest) { r.Kernel, r.Embedder, r.Weights = "cs", "e5-small-v2", "d" }, "embedder"},
+		{"unknown prefix", func(r *EntropyRequest) { r.Embedder, r.Weights, r.Prefix = "e5-small-v2", "d", "document" }, "prefix"},
+		{"prefix alone", func(r *EntropyRequest) { r.Prefix = "none" }, "prefix"},
 	} {
 		r := base
 		c.edit(&r)
@@ -189,6 +192,8 @@ func TestSampleTextEmbedder(t *testing.T) {
 		{"embedder", func(r *SampleRequest) { r.EmbedModel = "genlens-embedding" }},
 		{"weights", func(r *SampleRequest) { r.Embedder, r.Weights = "bert", "" }},
 		{"embedder", func(r *SampleRequest) { r.Embedder = "nope" }},
+		{"prefix", func(r *SampleRequest) { r.Prefix = "doc" }},
+		{"prefix", func(r *SampleRequest) { r.Embedder, r.Weights, r.Prefix = "", "", "none" }},
 	} {
 		bad := req
 		tc.edit(&bad)
@@ -204,11 +209,11 @@ func TestSampleTextEmbedder(t *testing.T) {
 func TestTextEmbedderCached(t *testing.T) {
 	env := job.CLIEnv(nil, nil)
 	env.Models = job.NewModelCache(0)
-	a, err := textembed.Load(context.Background(), env, "e5-small-v2", e5Fixture)
+	a, err := textembed.Load(context.Background(), env, "e5-small-v2", e5Fixture, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := textembed.Load(context.Background(), env, "e5-small-v2", e5Fixture)
+	b, err := textembed.Load(context.Background(), env, "e5-small-v2", e5Fixture, "")
 	if err != nil {
 		t.Fatal(err)
 	}

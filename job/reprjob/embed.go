@@ -83,10 +83,11 @@ func (r *EmbedRequest) Validate() error {
 		return fault.Fieldf("in", "embed: {in} %s: a compressed file; give the .txt or .jsonl uncompressed", r.In)
 	case r.Embedder == "":
 		return fault.Fieldf("embedder", "embed: {embedder} NAME is required: one of %s", strings.Join(bert.Names(), ", "))
-	case r.Prefix != "" && r.Prefix != "query" && r.Prefix != "passage" && r.Prefix != "none":
-		return fault.Fieldf("prefix", "{prefix} %q: want query, passage or none", r.Prefix)
 	case r.Field == "" && strings.HasSuffix(r.In, ".jsonl"):
 		return fault.Fieldf("field", "{field}: name the field of the texts in %s", r.In)
+	}
+	if err := textembed.CheckPrefix(r.Embedder, r.Prefix); err != nil {
+		return err
 	}
 	return textembed.Check(r.Embedder, r.Weights, "")
 }
@@ -146,14 +147,7 @@ func Embed(ctx context.Context, env job.Env, req EmbedRequest) (*EmbedResult, er
 	if err != nil {
 		return nil, err
 	}
-	spec, _ := bert.Lookup(req.Embedder)
-	prefix := spec.Query
-	switch req.Prefix {
-	case "passage":
-		prefix = spec.Passage
-	case "none":
-		prefix = ""
-	}
+	prefix := textembed.Prefix(req.Embedder, req.Prefix)
 	e, err := textembed.LoadPrefix(ctx, env, req.Embedder, req.Weights, prefix)
 	if err != nil {
 		return nil, err

@@ -44,6 +44,26 @@ var Specs = []Spec{
 	{Name: "bert", Pooling: Mean, Normalize: true},
 }
 
+// Prefixes are the choices of PrefixFor: the model card's query prefix
+// (the default), its passage prefix, or none.
+var Prefixes = []string{"query", "passage", "none"}
+
+// PrefixFor returns the text put before every text for choice, one of
+// Prefixes ("" is query): e5-small-v2's "query: " or "passage: ", or
+// nothing. A model with no prefixes puts nothing before a text whatever
+// the choice. ok is false for a choice not in Prefixes.
+func (s Spec) PrefixFor(choice string) (prefix string, ok bool) {
+	switch choice {
+	case "", "query":
+		return s.Query, true
+	case "passage":
+		return s.Passage, true
+	case "none":
+		return "", true
+	}
+	return "", false
+}
+
 // Names returns the names of Specs.
 func Names() []string {
 	var out []string

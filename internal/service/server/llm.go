@@ -43,6 +43,9 @@ type LLMOptions struct {
 	// model directory Weights; "" scores the words.
 	Embedder string
 	Weights  string
+	// Prefix is what Embedder puts before every sample: query (""),
+	// passage or none (bert.Prefixes).
+	Prefix string
 	// The entailment judge of llmproxy.SemanticScores, and of the
 	// similarity nli (llmproxy.Judge): an NLI model (llmproxy.NLIModels) from the model
 	// directory NLIWeights, or a chat model NLIModel at the API root
@@ -70,7 +73,8 @@ func (s *Server) newLLMProxy(o LLMOptions) (*llmproxy.Proxy, error) {
 	var emb llmproxy.Embedder
 	if o.Embedder != "" {
 		spec, _ := bert.Lookup(o.Embedder)
-		e, err := bert.OpenEmbedder(o.Embedder, o.Weights, spec.Query)
+		prefix, _ := spec.PrefixFor(o.Prefix)
+		e, err := bert.OpenEmbedder(o.Embedder, o.Weights, prefix)
 		if err != nil {
 			return nil, fault.Fieldf("llm_weights", "{llm_weights} %s: %v", o.Weights, err)
 		}

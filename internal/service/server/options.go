@@ -130,6 +130,10 @@ func (o *LLMOptions) Validate() error {
 		return prefixField(err, "llm_")
 	}
 	switch {
+	case o.Prefix != "" && o.Embedder == "":
+		return fault.Fieldf("llm_prefix", "{llm_prefix} %s applies to the texts of {llm_embedder}: give the embedder", o.Prefix)
+	case o.Prefix != "" && !slices.Contains(bert.Prefixes, o.Prefix):
+		return fault.Fieldf("llm_prefix", "{llm_prefix} %q: want %s", o.Prefix, strings.Join(bert.Prefixes, ", "))
 	case o.Embedder == "" && o.Weights != "":
 		return fault.Fieldf("llm_weights", "{llm_weights} %s: give the embedder with {llm_embedder}", o.Weights)
 	case o.Embedder == "":

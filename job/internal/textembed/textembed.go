@@ -5,6 +5,7 @@ package textembed
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/genlens/genlens/fault"
@@ -42,19 +43,41 @@ func published(name string) bool {
 	return ok && m.Repo != ""
 }
 
-// Load loads the embedder name from the model directory dir,
+// CheckPrefix checks a request's {prefix}, the choice of what goes
+// before every text (bert.Prefixes), given its {embedder}.
+func CheckPrefix(name, prefix string) error {
+	switch {
+	case prefix == "":
+		return nil
+	case name == "":
+		return fault.Fieldf("prefix", "{prefix} %s applies to the texts of {embedder}: give the embedder", prefix)
+	case !slices.Contains(bert.Prefixes, prefix):
+		return fault.Fieldf("prefix", "{prefix} %q: want %s", prefix, strings.Join(bert.Prefixes, ", "))
+	}
+	return nil
+}
+
+// Prefix returns the text the embedder name puts before every text for
+// the choice prefix (checked by CheckPrefix; "" is the model card's query
+// prefix).
+func Prefix(name, prefix string) string {
+	spec, _ := bert.Lookup(name)
+	p, _ := spec.PrefixFor(prefix)
+	return p
+}
+
+// Load loads the embedder name, putting the prefix of the choice prefix
+// (see Prefix) before every text, from the model directory dir,
 // a directory of the host: the command line's, or one the service's
 // operator allowed (its jobs name it, and the service resolves the name
 // before the job runs; see job.Command.ModelDirs). dir may also be a
 // Hugging Face model id, or empty for a model published under name
 // (job.ModelFolder finds or fetches it).
-func Load(ctx context.Context, env job.Env, name, dir string) (*bert.Embedder, error) {
-	spec, _ := bert.Lookup(name)
-	return LoadPrefix(ctx, env, name, dir, spec.Query)
+func Load(ctx context.Context, env job.Env, name, dir, prefix string) (*bert.Embedder, error) {
+	return LoadPrefix(ctx, env, name, dir, Prefix(name, prefix))
 }
 
-// LoadPrefix is Load with the prefix put before
-// every text.
+// LoadPrefix is Load with the text prefix put before every text.
 func LoadPrefix(ctx context.Context, env job.Env, name, dir, prefix string) (*bert.Embedder, error) {
 	dir, err := job.ModelFolder(ctx, env, "weights", name, dir, hub.BERTFiles)
 	if err != nil {
