@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/internal/testkit/llmtest"
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/icljob"
@@ -36,7 +37,7 @@ const (
 )
 
 // WriteTourData writes TourFiles into dir (created if missing), refusing
-// to replace any file already there:
+// to replace any file already there (a fault.InputError naming it):
 //
 //   - prompts.jsonl: the 30 in-context prompts of docs/llm.md's tour
 //     (0 to 5 labelled examples of an input, then its query; the cat
@@ -62,7 +63,7 @@ func WriteTourData(ctx context.Context, dir string, seed uint64) error {
 	for _, name := range TourFiles {
 		p := filepath.Join(dir, name)
 		if _, err := os.Lstat(p); err == nil {
-			return fmt.Errorf("%s exists; demo --data writes %s and replaces none of them", p, strings.Join(TourFiles, ", "))
+			return &fault.InputError{File: p, Msg: fmt.Sprintf("exists; demo --data writes %s and replaces none of them", strings.Join(TourFiles, ", "))}
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}

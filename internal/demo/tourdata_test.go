@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/genlens/genlens/fault"
 )
 
 // demo --data writes the README examples' inputs: 30 prompts of
@@ -91,8 +94,9 @@ func TestWriteTourData(t *testing.T) {
 		t.Errorf("today.csv spans %q to %q, want 2026-11-23 to 2026-11-29 every 15 minutes", today[1][:20], today[len(today)-1][:20])
 	}
 	before := read("today.csv")
-	if err := WriteTourData(context.Background(), dir, 2); err == nil || !strings.Contains(err.Error(), "exists") {
-		t.Errorf("second run into the same folder: %v, want a refusal", err)
+	var ie *fault.InputError
+	if err := WriteTourData(context.Background(), dir, 2); !errors.As(err, &ie) || ie.File != filepath.Join(dir, "prompts.jsonl") || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("second run into the same folder: %v, want an input error naming prompts.jsonl", err)
 	}
 	if !bytes.Equal(read("today.csv"), before) {
 		t.Error("the refused run changed today.csv")
