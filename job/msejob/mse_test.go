@@ -686,4 +686,16 @@ func TestMSEEstimateLabelledRows(t *testing.T) {
 			t.Errorf("--json lacks %s", k)
 		}
 	}
+	// No label yet: nothing to set beside the realised MSE.
+	fsys["nolabels.csv"] = &fstest.MapFile{Data: mseTable(96, 0.5, 2, 0)}
+	req.Data = "nolabels.csv"
+	if res, err = Estimate(context.Background(), job.Env{FS: fsys}, req); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	estimateText(&b, &req, res)
+	head, _, _ = strings.Cut(b.String(), "\n")
+	if want := fmt.Sprintf("estimated MSE of pred over all 96 rows: %s; no label has arrived yet", num(float64(res.EstimatedMSE))); !strings.HasSuffix(head, want) || *res.Labelled != 0 {
+		t.Errorf("no labels: headline %q, labelled %d; want it to end %q", head, *res.Labelled, want)
+	}
 }
