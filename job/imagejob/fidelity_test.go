@@ -360,8 +360,10 @@ func TestSelectGolden(t *testing.T) {
 		name string
 		edit func(*SelectRequest)
 	}{
-		{"select_fid", func(r *SelectRequest) {}},
-		{"select_fid_stats", func(r *SelectRequest) { r.Ref = "real_stats.npz" }},
+		// The paper's bonus, as these numbers were pinned with; the
+		// default (auto) is TestSelectAutoBonus's.
+		{"select_fid", func(r *SelectRequest) { r.FIDBonus = "paper" }},
+		{"select_fid_stats", func(r *SelectRequest) { r.Ref, r.FIDBonus = "real_stats.npz", "paper" }},
 		{"select_is", func(r *SelectRequest) {
 			r.Score, r.Ref, r.Pools, r.Steps, r.Trials, r.Algos = "is", "", []string{"p0.npy", "p1.npy", "p2.npy"}, 40, 3, "greedy,is-ucb"
 		}},

@@ -111,7 +111,7 @@ func TestSelectAdviceMeasured(t *testing.T) {
 	}
 	var warnings []string
 	req := NewSelectRequest()
-	req.Ref, req.Pools, req.Trials = "ref.csv", []string{"a.csv", "b.csv", "c.csv"}, 1
+	req.Ref, req.Pools, req.Trials, req.FIDBonus = "ref.csv", []string{"a.csv", "b.csv", "c.csv"}, 1, "paper"
 	if _, err := Select(context.Background(), job.Env{FS: fsys, Warn: func(s string) { warnings = append(warnings, s) }}, req); err != nil {
 		t.Fatal(err)
 	}
@@ -133,5 +133,57 @@ func TestSelectAdviceMeasured(t *testing.T) {
 	t.Logf("regret: paper at scale 1 %.1f, at %.3g %.1f; greedy %.1f, naive-ucb %.1f", def["fid-ucb"], advised/2, half["fid-ucb"], def["greedy"], def["naive-ucb"])
 	if !(half["fid-ucb"] < def["fid-ucb"]/2) {
 		t.Errorf("paper at scale %.3g: regret %.1f, not well below %.1f at scale 1", advised/2, half["fid-ucb"], def["fid-ucb"])
+	}
+}
+
+// The default bonus is auto: fducb2025, chosen by measured regret, up to
+// AutoBonusMaxDim dimensions, and the paper's Eq. 10 above, where
+// fducb2025's O(d³) step is too slow; an explicit form is kept whatever d.
+// On d = 6 pools the default run is the fducb2025 run, number for number,
+// and the result names the form.
+func TestSelectAutoBonus(t *testing.T) {
+	if got := NewSelectRequest().FIDBonus; got != "auto" {
+		t.Fatalf("default fid_bonus %q, want auto", got)
+	}
+	for _, tc := range []struct {
+		bonus string
+		d     int
+		want  string
+	}{
+		{"auto", 6, "fducb2025"},
+		{"auto", AutoBonusMaxDim, "fducb2025"},
+		{"auto", AutoBonusMaxDim + 1, "paper"},
+		{"auto", 2048, "paper"},
+		{"paper", 6, "paper"},
+		{"code2024", 2048, "code2024"},
+		{"fducb2025", 2048, "fducb2025"},
+	} {
+		r := SelectRequest{FIDBonus: tc.bonus}
+		if got := r.fidBonus(tc.d); got != tc.want {
+			t.Errorf("fid_bonus %s at d = %d: %s, want %s", tc.bonus, tc.d, got, tc.want)
+		}
+	}
+	fsys := overDispersed()
+	run := func(bonus string) *SelectResult {
+		req := NewSelectRequest()
+		req.Ref, req.Pools, req.Steps, req.Trials = "ref.csv", []string{"a.csv", "b.csv", "c.csv"}, 200, 2
+		if bonus != "" {
+			req.FIDBonus = bonus
+		}
+		res, err := Select(context.Background(), job.Env{FS: fsys}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	def, fd, paper := run(""), run("fducb2025"), run("paper")
+	if def.FIDBonus != "fducb2025" || fd.FIDBonus != "fducb2025" || paper.FIDBonus != "paper" {
+		t.Errorf("fid_bonus in the results: default %q, fducb2025 %q, paper %q", def.FIDBonus, fd.FIDBonus, paper.FIDBonus)
+	}
+	if a, b := def.Algorithms["fid-ucb"].RegretFinal, fd.Algorithms["fid-ucb"].RegretFinal; a != b {
+		t.Errorf("default fid-ucb regret %v, fducb2025's %v: want the same run", a, b)
+	}
+	if a, b := def.Algorithms["fid-ucb"].RegretFinal, paper.Algorithms["fid-ucb"].RegretFinal; a == b {
+		t.Errorf("default fid-ucb regret %v equals paper's: the case cannot tell the forms apart", a)
 	}
 }

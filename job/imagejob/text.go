@@ -95,7 +95,11 @@ func selectText(w io.Writer, f *SelectRequest, o *SelectResult) {
 	// Generators count from 1 here, as people count pools; the JSON's
 	// "best" is the 0-based index.
 	fmt.Fprintf(w, "%d generators, %s; best on its whole pool: generator %d of %d (%s, %s = %s)\n", len(pools), strings.ToUpper(o.Score), o.Best+1, len(pools), pools[o.Best], o.Score, num(float64(o.Scores[o.Best])))
-	fmt.Fprintf(w, "%d trials x %d steps x batch %d\n\n", o.Trials, o.Steps, o.Batch)
+	fmt.Fprintf(w, "%d trials x %d steps x batch %d", o.Trials, o.Steps, o.Batch)
+	if o.FIDBonus != "" {
+		fmt.Fprintf(w, "; fid-ucb's bonus: %s", o.FIDBonus)
+	}
+	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "algorithm\tfinal regret\toptimal-pick ratio\tpicks of the best\t")
 	for _, name := range o.Order {

@@ -455,18 +455,24 @@ func (r *EstimateRequest) period() (monitor.Period, error) {
 // EstimateResult is the result of `genlens mse estimate`; it marshals
 // to the command's --json document.
 type EstimateResult struct {
-	Model          string       `json:"model"`
-	Data           string       `json:"data"`
-	Rows           int          `json:"rows"`
-	Chunking       string       `json:"chunking"`
-	EstimatedMSE   jsonnum.Num  `json:"estimated_mse"`
-	RealizedMSE    *jsonnum.Num `json:"realized_mse,omitempty"` // with a target
-	Labelled       *int         `json:"labelled,omitempty"`     // with a target
-	LowerThreshold jsonnum.Num  `json:"lower_threshold"`
-	UpperThreshold jsonnum.Num  `json:"upper_threshold"`
-	ReferenceRows  int          `json:"reference_chunk_rows"`
-	ReferenceCount int          `json:"reference_chunks"`
-	Alerts         int          `json:"alerts"`
+	Model    string `json:"model"`
+	Data     string `json:"data"`
+	Rows     int    `json:"rows"`
+	Chunking string `json:"chunking"`
+	// EstimatedMSE is the estimate over all rows, labelled or not.
+	EstimatedMSE jsonnum.Num  `json:"estimated_mse"`
+	RealizedMSE  *jsonnum.Num `json:"realized_mse,omitempty"` // with a target: over the labelled rows
+	Labelled     *int         `json:"labelled,omitempty"`     // with a target
+	// EstimatedLabelledMSE is the estimate over the labelled rows only,
+	// the rows RealizedMSE is over, so the two compare (EstimatedMSE
+	// also holds the unlabelled rows, often the newest and the most
+	// drifted); with a target, NaN while no row is labelled.
+	EstimatedLabelledMSE *jsonnum.Num `json:"estimated_mse_labelled,omitempty"`
+	LowerThreshold       jsonnum.Num  `json:"lower_threshold"`
+	UpperThreshold       jsonnum.Num  `json:"upper_threshold"`
+	ReferenceRows        int          `json:"reference_chunk_rows"`
+	ReferenceCount       int          `json:"reference_chunks"`
+	Alerts               int          `json:"alerts"`
 	// Extrapolating and DriftAlerts count the chunks so marked; nil for a
 	// model file without a drift model.
 	Extrapolating *int `json:"extrapolating_chunks,omitempty"`
@@ -642,19 +648,20 @@ func Estimate(ctx context.Context, env job.Env, req EstimateRequest) (*EstimateR
 		out.Extrapolating, out.DriftAlerts = &ex, &da
 	}
 	if realized != nil {
-		var s float64
+		var s, e float64
 		var k int
-		for _, v := range realized {
+		for i, v := range realized {
 			if !math.IsNaN(v) {
 				s += v
+				e += rowEst[i]
 				k++
 			}
 		}
-		r := jsonnum.Num(math.NaN())
+		r, el := jsonnum.Num(math.NaN()), jsonnum.Num(math.NaN())
 		if k > 0 {
-			r = jsonnum.Num(s / float64(k))
+			r, el = jsonnum.Num(s/float64(k)), jsonnum.Num(e/float64(k))
 		}
-		out.RealizedMSE, out.Labelled = &r, &k
+		out.RealizedMSE, out.Labelled, out.EstimatedLabelledMSE = &r, &k, &el
 	}
 	for _, r := range res {
 		c := monitor.NewChunkView(&r, m.Drift, rep.DriftThresholds)

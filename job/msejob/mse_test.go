@@ -626,3 +626,76 @@ func oneInterval(t *testing.T, name string, res *EstimateResult) {
 		t.Errorf("%s: no chunk with a calibrated interval: the check proves little", name)
 	}
 }
+
+// The headline compares estimate and realised MSE over the same rows. In
+// chunks of 8 rows, the 40 labelled rows of op.csv are exactly chunks 0-4,
+// so the estimate over the labelled rows is the mean of those chunks'
+// estimates, the realised MSE the mean of their realised MSEs, and the
+// all-rows estimate the mean of all 12 chunks' estimates.
+func TestMSEEstimateLabelledRows(t *testing.T) {
+	fsys, _ := mseFitted(t)
+	req := NewEstimateRequest()
+	req.Model, req.Data, req.Target, req.ChunkSize = "check.json", "op.csv", "y", 8
+	res, err := Estimate(context.Background(), job.Env{FS: fsys}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Chunks) != 12 || res.Labelled == nil || *res.Labelled != 40 || res.EstimatedLabelledMSE == nil || res.RealizedMSE == nil {
+		t.Fatalf("%d chunks, labelled %v, estimated over labelled %v: want 12 chunks, 40 labelled rows and both MSEs", len(res.Chunks), res.Labelled, res.EstimatedLabelledMSE)
+	}
+	var estL, realL, estAll float64
+	for i, c := range res.Chunks {
+		estAll += float64(c.EstimatedMSE) / 12
+		if i < 5 {
+			estL += float64(c.EstimatedMSE) / 5
+			realL += float64(c.RealizedMSE) / 5
+		} else if !math.IsNaN(float64(c.RealizedMSE)) {
+			t.Fatalf("chunk %d: realised %v, want none (rows 40 on are unlabelled)", i, c.RealizedMSE)
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"estimated_mse_labelled", float64(*res.EstimatedLabelledMSE), estL},
+		{"realized_mse", float64(*res.RealizedMSE), realL},
+		{"estimated_mse", float64(res.EstimatedMSE), estAll},
+	} {
+		if math.Abs(c.got-c.want) > 1e-9*math.Max(1, math.Abs(c.want)) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	// The drifted unlabelled rows make the two estimates differ: the
+	// headline must not set the all-rows one beside the realised MSE.
+	if math.Abs(estL-estAll) < 1e-6 {
+		t.Fatalf("estimate over the labelled rows %v equals the all-rows one %v: the case cannot tell them apart", estL, estAll)
+	}
+	var b bytes.Buffer
+	estimateText(&b, &req, res)
+	head, _, _ := strings.Cut(b.String(), "\n")
+	want := fmt.Sprintf("MSE of pred over the 40 labelled rows: estimated %s, realised %s; estimated over all 96 rows: %s", num(estL), num(realL), num(estAll))
+	if !strings.Contains(head, want) {
+		t.Errorf("headline %q\nwant it to hold %q", head, want)
+	}
+	j, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"estimated_mse":`, `"realized_mse":`, `"labelled":`, `"estimated_mse_labelled":`} {
+		if !bytes.Contains(j, []byte(k)) {
+			t.Errorf("--json lacks %s", k)
+		}
+	}
+	// No label yet: nothing to set beside the realised MSE.
+	fsys["nolabels.csv"] = &fstest.MapFile{Data: mseTable(96, 0.5, 2, 0)}
+	req.Data = "nolabels.csv"
+	if res, err = Estimate(context.Background(), job.Env{FS: fsys}, req); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	estimateText(&b, &req, res)
+	head, _, _ = strings.Cut(b.String(), "\n")
+	if want := fmt.Sprintf("estimated MSE of pred over all 96 rows: %s; no label has arrived yet", num(float64(res.EstimatedMSE))); !strings.HasSuffix(head, want) || *res.Labelled != 0 {
+		t.Errorf("no labels: headline %q, labelled %d; want it to end %q", head, *res.Labelled, want)
+	}
+}

@@ -16,11 +16,19 @@ import (
 var num = job.FormatNum
 
 func estimateText(w io.Writer, _ *EstimateRequest, o *EstimateResult) {
-	fmt.Fprintf(w, "%s: %d rows, %s; estimated MSE of %s: %s", o.Data, o.Rows, o.Chunking, o.Check.Columns.Prediction, num(float64(o.EstimatedMSE)))
-	if o.RealizedMSE != nil {
-		fmt.Fprintf(w, ", realised %s over %d labelled rows", num(float64(*o.RealizedMSE)), *o.Labelled)
+	// Estimate and realised MSE side by side only over the same rows: the
+	// unlabelled rows are often the newest, the ones a drift moved.
+	if o.RealizedMSE != nil && o.EstimatedLabelledMSE != nil && *o.Labelled > 0 {
+		fmt.Fprintf(w, "%s: %d rows, %s; MSE of %s over the %d labelled rows: estimated %s, realised %s; estimated over all %d rows: %s\n",
+			o.Data, o.Rows, o.Chunking, o.Check.Columns.Prediction, *o.Labelled, num(float64(*o.EstimatedLabelledMSE)), num(float64(*o.RealizedMSE)),
+			o.Rows, num(float64(o.EstimatedMSE)))
+	} else {
+		fmt.Fprintf(w, "%s: %d rows, %s; estimated MSE of %s over all %d rows: %s", o.Data, o.Rows, o.Chunking, o.Check.Columns.Prediction, o.Rows, num(float64(o.EstimatedMSE)))
+		if o.RealizedMSE != nil {
+			fmt.Fprint(w, "; no label has arrived yet")
+		}
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w)
 	if math.IsNaN(float64(o.UpperThreshold)) {
 		fmt.Fprintf(w, "thresholds: unavailable (the reference data holds %d chunk(s) of %d rows; 2 are needed)\n\n", o.ReferenceCount, o.ReferenceRows)
 	} else {
