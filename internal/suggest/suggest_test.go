@@ -49,3 +49,16 @@ func TestFold(t *testing.T) {
 		}
 	}
 }
+
+func TestOtherToolsFlags(t *testing.T) {
+	if !PytorchFIDFlag("batch-size") || PytorchFIDFlag("input1") {
+		t.Error("pytorch-fid's flags: batch-size is one, input1 is not")
+	}
+	// torch-fidelity's input1 is the generated set.
+	if s, ok := TorchFidelityFlag("input1"); !ok || s != "is --fake here" {
+		t.Errorf("input1: %q, %v", s, ok)
+	}
+	if _, ok := TorchFidelityFlag("batch-size"); ok {
+		t.Error("batch-size is not torch-fidelity's")
+	}
+}
