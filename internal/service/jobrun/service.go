@@ -669,6 +669,11 @@ func (s *Service) hidePaths(msg string) string {
 		if d, err := hub.HFCache(); err == nil {
 			add(d, "<hub cache>")
 		}
+		for _, m := range hub.Models {
+			if p, err := m.Where(); err == nil {
+				add(filepath.Dir(p), "<"+string(m.Cache)+" cache>")
+			}
+		}
 	}
 	slices.SortStableFunc(subs, func(a, b sub) int { return len(b.from) - len(a.from) })
 	for _, x := range subs {

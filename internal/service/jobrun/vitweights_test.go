@@ -208,4 +208,13 @@ func TestDINOv2ByName(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "torch", "hub", "checkpoints", "dinov2_vits14_pretrain.pth")); err != nil {
 		t.Errorf("not in torch hub's cache: %v", err)
 	}
+	// A failure names the cache without the server's path.
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	j, err = on.Submit(ctx, "features", []byte(`{"input":"`+archive+`","embedder":"dinov2-vitb14","no_cache":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j = waitJob(t, on, j.ID, time.Minute); j.Status != records.StatusFailed || !strings.Contains(j.Error, "<torch cache>") || strings.Contains(j.Error, dir) {
+		t.Errorf("offline, not cached: %s: %s", j.Status, j.Error)
+	}
 }
