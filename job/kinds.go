@@ -77,8 +77,8 @@ func (k *Command) Run(ctx context.Context, env Env, req Request) (any, error) {
 }
 
 // Inputs returns the input files req names, in the order of its fields;
-// an optional file not given is absent. The Inception weights are not
-// among them (see Weights).
+// an optional file not given is absent. The image network's weights are
+// not among them (see Weights).
 func (k *Command) Inputs(req Request) []Input {
 	if k.inputs == nil {
 		return nil
@@ -86,9 +86,10 @@ func (k *Command) Inputs(req Request) []Input {
 	return k.inputs(req)
 }
 
-// Weights returns req's field of Inception weights (a .pth file) when the
-// kind turns folders of images (its Images inputs) into features, nil
-// otherwise.
+// Weights returns req's field of the image network's weights (Inception's
+// .pth, or a DINOv2 or CLIP file; imagejob.ImageOptions.EmbedderName, which
+// such requests embed, says which network) when the kind turns folders
+// of images (its Images inputs) into features, nil otherwise.
 func (k *Command) Weights(req Request) *string {
 	if k.weights == nil {
 		return nil

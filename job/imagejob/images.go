@@ -69,6 +69,18 @@ func NewImageOptions() ImageOptions { return ImageOptions{Batch: DefaultImageBat
 // EmbedderInception is the default embedder, the FID Inception-v3.
 const EmbedderInception = "inception"
 
+// EmbedderName is the network the options name, as results name it:
+// EmbedderInception when Embedder is empty. A transport reads it (every
+// request embedding the options has it) to apply its weights rule, which
+// differs between Inception and the ViT networks, before the job runs.
+func (o ImageOptions) EmbedderName() string {
+	name := strings.ToLower(strings.TrimSpace(o.Embedder))
+	if name == "" {
+		return EmbedderInception
+	}
+	return name
+}
+
 // network is the embedder the options resolve to, before its weights
 // are known: how it is named in results, how its weights are found, and
 // how it is built for one output.

@@ -18,6 +18,7 @@ import (
 	"github.com/genlens/genlens/job"
 	"github.com/genlens/genlens/job/commands"
 	"github.com/genlens/genlens/job/icljob"
+	"github.com/genlens/genlens/job/imagejob"
 	"github.com/genlens/genlens/job/llmjob"
 	"github.com/genlens/genlens/job/msejob"
 )
@@ -28,9 +29,11 @@ import (
 //
 // A kind's input fields name uploads (see job.Command.Inputs). A kind
 // that reads folders of images (features, stats, compare, is, select)
-// takes each as a .zip upload, and its Inception weights from an
-// uploaded .pth (the weights field: its id) or the server's configured
-// file; the service never downloads them.
+// takes each as a .zip upload, and its network's weights (the weights
+// field) as prepEnv.imageWeights says: Inception's from an uploaded .pth
+// or the server's configured file, never downloaded; DINOv2's and
+// CLIP's from an upload, or fetched by name when the server allows
+// downloads.
 var Kinds = kindSlugs()
 
 func kindSlugs() []string {
@@ -116,42 +119,89 @@ func (pe prepEnv) modelDir(field string, dir *string) error {
 }
 
 // imageWeights applies the service's weights rule to a job whose inputs
-// may be .zip uploads of images (folders; see jobFS): the weights are an
-// uploaded .pth (its id; *weights becomes its host path, and the id is
-// returned to be listed as an input) or the server's configured file,
-// never a path on the server nor a download. Without a .zip input the
-// field stays as given, for the job to refuse if set.
-func (pe prepEnv) imageWeights(weights *string, inputs ...string) (string, error) {
+// may be .zip uploads of images (folders; see jobFS) and whose network is
+// embedder (imagejob.ImageOptions.EmbedderName). Inception's weights are
+// an uploaded .pth or the server's configured file. A DINOv2 or CLIP
+// network's are an uploaded weights file (.pth, .pt or .safetensors, the
+// files vit.LoadWeights reads), or, when the server fetches models, a
+// Hugging Face model id (CLIP's model.safetensors) or nothing: the
+// published file, found in the server's cache or fetched once into it
+// (job.WeightsFile). Never a path on the server. An upload's *weights
+// becomes its host path and its id is returned, to be listed as an
+// input; named is how results name the weights (see nameWeights).
+// Without a .zip input the field stays as given, for the job to refuse
+// if set.
+func (pe prepEnv) imageWeights(embedder string, weights *string, inputs ...string) (id, named string, err error) {
 	folder := false
 	for _, in := range inputs {
 		folder = folder || strings.HasSuffix(in, ".zip")
 	}
+	if !folder {
+		return "", "", nil
+	}
+	if embedder != imagejob.EmbedderInception {
+		return pe.vitWeights(embedder, weights)
+	}
 	switch {
-	case *weights == "" && !folder:
-		return "", nil
 	case *weights == "" && pe.weights == "":
-		return "", fault.Fieldf("weights", "{weights}: this server has no Inception weights configured; upload the .pth file and pass its id")
+		return "", "", fault.Fieldf("weights", "{weights}: this server has no Inception weights configured; upload the .pth file and pass its id")
 	case *weights == "":
 		*weights = pe.weights
-		return "", nil
+		return "", "server:" + filepath.Base(pe.weights), nil
 	case !uploadID.MatchString(*weights) || !strings.HasSuffix(*weights, ".pth"):
-		return "", fault.Fieldf("weights", "{weights} %q: want the id of an uploaded .pth file", *weights)
+		return "", "", fault.Fieldf("weights", "{weights} %q: want the id of an uploaded .pth file", fault.Printable(*weights, 80))
 	}
-	id := *weights
+	id = *weights
 	*weights = filepath.Join(pe.uploadsDir, id)
-	return id, nil
+	return id, id, nil
 }
 
-// nameWeights sets named, a result's field naming the weights (nil:
-// none), to the weights as the client knows them (the upload id, or
-// "server:" and the configured file's name), never a path on the server.
-func (pe prepEnv) nameWeights(named *string, id string) {
-	if named == nil {
-		return
+// vitWeights is imageWeights for a DINOv2 or CLIP network.
+func (pe prepEnv) vitWeights(embedder string, weights *string) (id, named string, err error) {
+	given := *weights
+	if uploadID.MatchString(given) {
+		if !slices.ContainsFunc(vitWeightsExt, func(ext string) bool { return strings.HasSuffix(given, ext) }) {
+			return "", "", fault.Fieldf("weights", "{weights} %q: want the id of an uploaded weights file (%s) of {embedder} %s", given, strings.Join(vitWeightsExt, ", "), embedder)
+		}
+		*weights = filepath.Join(pe.uploadsDir, given)
+		return given, given, nil
 	}
-	*named = id
-	if id == "" {
-		*named = "server:" + filepath.Base(pe.weights)
+	repo, _ := strings.CutPrefix(given, job.HubPrefix)
+	isID := hub.IsRepoID(repo)
+	if given != "" && !isID {
+		return "", "", fault.Fieldf("weights", "{weights} %q: want the id of an uploaded weights file (%s) of {embedder} %s", fault.Printable(given, 80), strings.Join(vitWeightsExt, ", "), embedder)
+	}
+	if !pe.downloads {
+		why := pe.noDownloads
+		if why == "" {
+			why = job.NoDownloads
+		}
+		what := "(empty)"
+		if given != "" {
+			what = fmt.Sprintf("%q", fault.Printable(given, 80))
+		}
+		return "", "", fault.Fieldf("weights", "{weights} %s: {embedder} %s needs its weights: upload the file (%s) and pass its id; %s", what, embedder, strings.Join(vitWeightsExt, ", "), why)
+	}
+	if isID {
+		*weights = job.HubPrefix + repo // never read as a path
+		return "", given, nil
+	}
+	// The published file, as the client knows it: its address.
+	m, _ := hub.Lookup(embedder)
+	return "", m.URL, nil
+}
+
+// vitWeightsExt are the endings of the uploads a ViT network's weights
+// may be: a torch.save state dict, OpenAI's TorchScript CLIP archive, a
+// safetensors file (vit.LoadWeights tells them apart by their bytes).
+var vitWeightsExt = []string{".pth", ".pt", ".safetensors"}
+
+// nameWeights sets named, a result's field naming the weights (nil:
+// none), to name, the weights as the client knows them (imageWeights'
+// named), never a path on the server.
+func nameWeights(named *string, name string) {
+	if named != nil {
+		*named = name
 	}
 }
 
@@ -193,11 +243,15 @@ func prepare(kind string, raw []byte, pe prepEnv) (*task, error) {
 		}
 		inputs = append(inputs, input{in.Field, in.Path})
 	}
-	var weights string // the upload id of the weights, before it becomes a host path
+	var weights, named string // the upload id of the weights, before it becomes a host path; the results' name of them
 	w := c.Weights(req)
 	if w != nil {
+		embedder := imagejob.EmbedderInception
+		if e, ok := req.(embedderNamer); ok {
+			embedder = e.EmbedderName()
+		}
 		var err error
-		if weights, err = pe.imageWeights(w, folders...); err != nil {
+		if weights, named, err = pe.imageWeights(embedder, w, folders...); err != nil {
 			return nil, err
 		}
 		if weights != "" {
@@ -223,12 +277,16 @@ func prepare(kind string, raw []byte, pe prepEnv) (*task, error) {
 			if w != nil {
 				// The result names the weights as the client knows them,
 				// not by a path on the server.
-				pe.nameWeights(c.WeightsName(res), weights)
+				nameWeights(c.WeightsName(res), named)
 			}
 			return res, c.Artifacts(req, res), nil
 		},
 	}, nil
 }
+
+// embedderNamer is a request that turns folders of images into features
+// (imagejob.ImageOptions, which every such request embeds): its network.
+type embedderNamer interface{ EmbedderName() string }
 
 // policy is what the service adds to a kind's Validate: before runs on
 // the decoded request first, after once it is valid.

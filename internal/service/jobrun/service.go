@@ -75,9 +75,11 @@ type Config struct {
 	// secrets): an upstream that echoes its request's key puts it into
 	// the error the job fails with, which any token holder reads.
 	Redact []string
-	// Weights is the FID Inception weights file (.pth) a features job
-	// uses when its request names none; "" means requests must upload
-	// theirs. The service never downloads weights.
+	// Weights is the FID Inception weights file (.pth) an Inception job
+	// (features, stats, compare, is, select on folders of images) uses
+	// when its request names none; "" means requests must upload theirs.
+	// The service never downloads Inception's weights; a DINOv2 or CLIP
+	// job's are uploaded, or fetched by name with Downloads.
 	Weights string
 	// ModelDirs are the directories of text models (an embedder's
 	// config, tokenizer and weights) that entropy and sample jobs may
@@ -666,6 +668,11 @@ func (s *Service) hidePaths(msg string) string {
 		// Models fetched by name live in the server's user's cache.
 		if d, err := hub.HFCache(); err == nil {
 			add(d, "<hub cache>")
+		}
+		for _, m := range hub.Models {
+			if p, err := m.Where(); err == nil {
+				add(filepath.Dir(p), "<"+string(m.Cache)+" cache>")
+			}
 		}
 	}
 	slices.SortStableFunc(subs, func(a, b sub) int { return len(b.from) - len(a.from) })

@@ -31,7 +31,10 @@ import (
 var uploadExts = map[string]bool{
 	".npy": true, ".npz": true, ".csv": true, ".parquet": true,
 	".json": true, ".jsonl": true, ".txt": true,
-	".zip": true, ".pth": true, // a folder of images, Inception weights
+	".zip": true, // a folder of images
+	// Weights of an image network: Inception's .pth; a DINOv2 or CLIP
+	// state dict, OpenAI's TorchScript CLIP, a safetensors file.
+	".pth": true, ".pt": true, ".safetensors": true,
 	".npy.gz": true, ".csv.gz": true, ".jsonl.gz": true,
 }
 
@@ -65,7 +68,7 @@ func uploadExt(name string) string {
 func (s *Service) SaveUpload(ctx context.Context, name string, r io.Reader) (records.Upload, error) {
 	ext := uploadExt(name)
 	if !uploadExts[ext] {
-		return records.Upload{}, fault.Fieldf("file", "{file} %q: unknown file type %q; want one of .npy, .npz, .csv, .parquet, .json, .jsonl, .txt, .zip, .pth (.npy, .csv and .jsonl may be gzipped)", name, ext)
+		return records.Upload{}, fault.Fieldf("file", "{file} %q: unknown file type %q; want one of .npy, .npz, .csv, .parquet, .json, .jsonl, .txt, .zip, .pth, .pt, .safetensors (.npy, .csv and .jsonl may be gzipped)", name, ext)
 	}
 	dir := filepath.Join(s.cfg.DataDir, "uploads")
 	tmp, err := os.CreateTemp(dir, ".upload-*")

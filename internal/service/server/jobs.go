@@ -74,9 +74,10 @@ type JobOptions struct {
 	// deletes uploads this long after they were last uploaded, once no
 	// job names them. 0: kept forever. See jobrun.Config.
 	RetainJobs, RetainUploads time.Duration
-	// Weights is the FID Inception weights file (.pth) that features
-	// jobs use when their request names none (say, $GENLENS_WEIGHTS);
-	// "": requests upload theirs. The server never downloads weights.
+	// Weights is the FID Inception weights file (.pth) that Inception
+	// jobs on folders of images use when their request names none (say,
+	// $GENLENS_WEIGHTS); "": requests upload theirs. The server never
+	// downloads Inception's weights (DINOv2's and CLIP's: see Downloads).
 	Weights string
 	// ModelDirs are the text models' directories (an embedder's config,
 	// tokenizer and weights) that entropy and sample jobs may name in
