@@ -44,16 +44,6 @@ func newEmbedCmd() *cobra.Command {
 	return cmd
 }
 
-// prefixFlag binds --NAME-prefix (--prefix when name is ""), what a text
-// embedder puts before every text.
-func prefixFlag(fl *pflag.FlagSet, p *string, name string) {
-	flag, embedder := "prefix", "embedder"
-	if name != "" {
-		flag, embedder = name+"-prefix", name+"-embedder"
-	}
-	fl.StringVar(p, flag, "", "with --"+embedder+": "+strings.Join(bert.Prefixes, ", ")+`, what goes before every text (e5-small-v2: "query: ", "passage: " or nothing; the kernel-entropy paper's setting is none); query by default`)
-}
-
 // textEmbedderFlags binds --embedder and --weights of the commands whose
 // sample embeddings a BERT sentence embedder can compute in process.
 func textEmbedderFlags(fl *pflag.FlagSet, name, weights *string) {

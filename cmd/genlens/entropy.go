@@ -56,7 +56,6 @@ func newEntropyCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	textEmbedderFlags(fl, &f.Embedder, &f.Weights)
-	prefixFlag(fl, &f.Prefix, "")
 	fl.StringVar(&f.Kernel, "kernel", f.Kernel, "cs (word sequences) or a vector kernel: "+strings.Join(kernel.Names, ", "))
 	fl.IntVar(&t, "t", uncertainty.DefaultSequence.T, "subsequence length of the cs kernel")
 	fl.BoolVar(&cumulative, "cumulative", uncertainty.DefaultSequence.Cumulative, "cs kernel: sum subsequence lengths 1..t as the authors' code does; =false counts length t only, as the paper's text")
@@ -87,7 +86,8 @@ func sampleFlagNames(cmd *cobra.Command) []string {
 	fs := c.Flags()
 	fs.AddFlag(&pflag.Flag{Name: "out-answers"})
 	fs.VisitAll(func(fl *pflag.Flag) {
-		if fl.Name != "prompts" && (cmd == nil || cmd.Flags().Changed(fl.Name)) {
+		// --prefix is entropy's own: its embedder's, also in one step.
+		if fl.Name != "prompts" && fl.Name != "prefix" && (cmd == nil || cmd.Flags().Changed(fl.Name)) {
 			names = append(names, fl.Name)
 		}
 	})

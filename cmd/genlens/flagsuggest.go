@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/genlens/genlens/internal/fields"
 	"github.com/genlens/genlens/internal/suggest"
 )
 
@@ -42,7 +43,7 @@ func suggestFlag(c *cobra.Command, err error) error {
 		msg += " ('genlens fid' takes pytorch-fid's flags)"
 	}
 	if tf, ok := suggest.TorchFidelityFlag(name); ok {
-		msg += fmt.Sprintf("; torch-fidelity's --%s %s (its 'fidelity --input1 GEN --input2 REF --fid --kid --prc' is 'genlens compare --fake GEN --real REF --metrics fid,kid,prdc --mode tf')", name, tf)
+		msg += fmt.Sprintf("; torch-fidelity's --%s %s (its 'fidelity --input1 GEN --input2 REF --fid --kid --prc' is 'genlens compare --fake GEN --real REF --metrics fid,kid,prdc --mode tf')", name, fields.Render(tf, flagOf(c)))
 	}
 	return errors.New(msg)
 }

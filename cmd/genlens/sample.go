@@ -60,7 +60,6 @@ func newSampleCmd() *cobra.Command {
 	}
 	s.register(cmd)
 	textEmbedderFlags(cmd.Flags(), &s.req.Embedder, &s.req.Weights)
-	prefixFlag(cmd.Flags(), &s.req.Prefix, "")
 	markGivenOnly(cmd, "seed", "top-p")
 	cmd.Flags().StringVar(&s.req.Out, "out", "", "answers file (JSONL) to append to; ids already in it are skipped")
 	cmd.Flags().Bool("json", false, "print the summary as one JSON document")

@@ -78,7 +78,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&opts.LLM.Samples, "llm-samples", llmproxy.DefaultSamples, fmt.Sprintf("samples drawn beside each proxied request to score its uncertainty (2 to %d)", llmproxy.MaxSamples))
 	f.StringVar(&opts.LLM.Score, "llm-score", llmproxy.DefaultScore, "uncertainty score of the samples: "+strings.Join(llmproxy.Scores(), ", "))
 	f.StringVar(&opts.LLM.Embedder, "llm-embedder", "", "score the proxy's samples on their embeddings, computed in process by this sentence embedder: "+strings.Join(bert.Names(), ", ")+" (kernel-entropy: rbf; kle, eigv, degree, ecc: cosine)")
-	prefixFlag(f, &opts.LLM.Prefix, "llm")
+	f.StringVar(&opts.LLM.Prefix, "llm-prefix", "", "with --llm-embedder: query, passage or none, what goes before every sample (e5-small-v2: \"query: \", \"passage: \" or nothing); query by default")
 	f.StringVar(&opts.LLM.Weights, "llm-weights", "", "with --llm-embedder: the model's directory (config.json, vocab.txt or tokenizer.json, model.safetensors or pytorch_model.bin)")
 	f.StringVar(&opts.LLM.NLI, "llm-nli", "", "se, se-discrete, numsets, label-prob, semantic-density, luq, ccp: the NLI model judging entailment, in process: "+strings.Join(llmproxy.NLIModels(), ", "))
 	f.StringVar(&opts.LLM.NLIWeights, "llm-nli-weights", "", "with --llm-nli: the model's directory")

@@ -55,7 +55,7 @@ func TestOtherToolsFlags(t *testing.T) {
 		t.Error("pytorch-fid's flags: batch-size is one, input1 is not")
 	}
 	// torch-fidelity's input1 is the generated set.
-	if s, ok := TorchFidelityFlag("input1"); !ok || s != "is --fake here" {
+	if s, ok := TorchFidelityFlag("input1"); !ok || s != "is {fake} here" {
 		t.Errorf("input1: %q, %v", s, ok)
 	}
 	if _, ok := TorchFidelityFlag("batch-size"); ok {

@@ -63,7 +63,7 @@ type EntropyRequest struct {
 	// Prefix is what the embedder puts before every sample: query (""),
 	// passage or none (bert.Prefixes). The kernel-entropy paper's
 	// experiments embed the bare answers with e5-small-v2: none.
-	Prefix string `json:"prefix,omitempty"`
+	Prefix string `json:"prefix,omitempty" help:"with {embedder}: query, passage or none, what goes before every text (e5-small-v2: \"query: \", \"passage: \" or nothing; the kernel-entropy paper's setting is none); query by default"`
 
 	// The entailment judge of se, se-discrete, numsets, label-prob,
 	// semantic-density and luq: an NLI model

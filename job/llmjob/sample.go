@@ -56,7 +56,7 @@ type SampleRequest struct {
 	Weights  string `json:"weights,omitempty"`
 	// Prefix is what Embedder puts before every sample: query (""),
 	// passage or none (bert.Prefixes).
-	Prefix string `json:"prefix,omitempty"`
+	Prefix string `json:"prefix,omitempty" help:"with {embedder}: query, passage or none, what goes before every text (e5-small-v2: \"query: \", \"passage: \" or nothing; the kernel-entropy paper's setting is none); query by default"`
 
 	Concurrency int           `json:"concurrency" help:"requests in flight"`              // requests in flight
 	RPM         float64       `json:"rpm" help:"requests a minute at most (0: no limit)"` // requests a minute; 0: no limit
