@@ -11,7 +11,6 @@ import (
 	"github.com/genlens/genlens/internal/format/weights"
 	"github.com/genlens/genlens/internal/text/bpe"
 	"github.com/genlens/genlens/network/nli"
-	"github.com/genlens/genlens/network/vit"
 )
 
 var _ nli.Model = (*Model)(nil)
@@ -63,7 +62,7 @@ func TestHostileWeights(t *testing.T) {
 		t.Fatal(err)
 	}
 	load := func() map[string]*weights.Tensor {
-		sd, err := vit.LoadWeights("testdata/tiny.safetensors")
+		sd, err := weights.ReadSafetensors("testdata/tiny.safetensors")
 		if err != nil {
 			t.Fatal(err)
 		}
