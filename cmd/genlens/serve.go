@@ -32,7 +32,7 @@ func newServeCmd() *cobra.Command {
 		Short: "Run the monitoring and evaluation service (HTTP API, Prometheus metrics, dashboard)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Jobs.NoDownloads = "this server fetches no models by name (its operator may start it with --allow-downloads); name one of its text model folders, or upload the weights"
+			opts.Jobs.NoDownloads = "this server fetches no models by name (its operator may start it with --allow-downloads)"
 			opts.Jobs.Secret, opts.Jobs.SecretBaseURLs = server.EnvSecrets(secretEnvs), server.SecretBaseURLs(secretEnvs)
 			opts.Secrets = server.SecretValues(secretEnvs)
 			for _, mb := range []struct {

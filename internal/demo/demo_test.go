@@ -44,6 +44,21 @@ func TestDemoDisentangleSection(t *testing.T) {
 	}
 }
 
+// The selection section runs genlens select's default bonus, auto
+// (fducb2025 at its 16 dimensions), and says so in its table and line.
+func TestSelectionDemoSection(t *testing.T) {
+	var w strings.Builder
+	sec, err := selectionSection(context.Background(), &w, t.TempDir(), rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "fid-ucb's bonus: fducb2025"
+	if len(sec.Tables) != 1 || !strings.Contains(sec.Tables[0].Caption, want) || !strings.Contains(w.String(), want) {
+		t.Errorf("section %+v, line %q: want %q", sec.Tables, w.String(), want)
+	}
+	t.Logf("%s", w.String())
+}
+
 func TestPHRDemoSection(t *testing.T) {
 	dir := t.TempDir()
 	var w strings.Builder

@@ -40,18 +40,23 @@ func selectionSection(ctx context.Context, w io.Writer, dir string, r *rand.Rand
 		pools[g] = gauss(poolRows, math.Sqrt(scales[g]))
 	}
 	sim := online.Simulation{Steps: steps, Batch: batch, Trials: trials, Seed: r.Uint64()}
-	res, err := sim.RunFID(ctx, ref, pools, []online.FIDRule{online.FIDUCB, online.FIDNaiveUCB, online.FIDGreedy}, online.DefaultFIDParams())
+	// FID-UCB's bonus is genlens select's default, auto (fducb2025 at d = 16).
+	p := online.DefaultFIDParams()
+	if p.Form, err = online.ChooseBonusForm(online.BonusAuto, ref.Dim()); err != nil {
+		return report.Section{}, err
+	}
+	res, err := sim.RunFID(ctx, ref, pools, []online.FIDRule{online.FIDUCB, online.FIDNaiveUCB, online.FIDGreedy}, p)
 	if err != nil {
 		return report.Section{}, err
 	}
-	table := report.Table{Caption: fmt.Sprintf("%d trials of %d steps, batch %d; best generator: covariance scale %.1f (FID %.3f on its pool)", trials, steps, batch, scales[res.Best], res.Scores[res.Best]),
+	table := report.Table{Caption: fmt.Sprintf("%d trials of %d steps, batch %d; best generator: covariance scale %.1f (FID %.3f on its pool); fid-ucb's bonus: %s", trials, steps, batch, scales[res.Best], res.Scores[res.Best], p.Form),
 		Header: []string{"algorithm", "final regret", "optimal-pick ratio"}}
 	xs := make([]float64, steps)
 	for t := range xs {
 		xs[t] = float64(t + 1)
 	}
 	var series []chart.Series
-	fmt.Fprintf(w, "online selection among %d generators (FID, covariance scale 0.05..1, best %.2f):\n", G, scales[res.Best])
+	fmt.Fprintf(w, "online selection among %d generators (FID, covariance scale 0.05..1, best %.2f; fid-ucb's bonus: %s):\n", G, scales[res.Best], p.Form)
 	for _, a := range res.Algorithms {
 		table.Rows = append(table.Rows, []string{a.Name, fmt.Sprintf("%.2f ± %.2f", a.FinalRegret.Mean, a.FinalRegret.Std), fmt.Sprintf("%.3f ± %.3f", a.FinalOptimalPickRatio.Mean, a.FinalOptimalPickRatio.Std)})
 		series = append(series, chart.Series{Name: a.Name, X: xs, Y: a.OptimalPickRatio.Mean})

@@ -42,7 +42,7 @@ type SelectRequest struct {
 	BonusScale float64  `json:"bonus_scale" help:"multiplier of the confidence bonuses (the unspecified constant of the paper's O~(.); 1 = the proofs' explicit constants)"`
 	// FIDBonus is FID-UCB's bonus: paper (Eq. 10), code2024 (the
 	// authors' FID-eval.py), fducb2025 (their fd_ucb.py) or auto
-	// (fducb2025 up to AutoBonusMaxDim feature dimensions, paper above;
+	// (fducb2025 up to online.AutoBonusMaxDim feature dimensions, paper above;
 	// see SelectRequest.fidBonus).
 	FIDBonus string `json:"fid_bonus" help:"fid-ucb bonus: auto (fducb2025 up to 512 feature dimensions, where it had the lowest regret of the three forms on 9 of 11 simulated families; paper above, where fducb2025's O(d³) step is too slow), paper (Eq. 10 of the paper), code2024 (the authors' FID-eval.py, github yannxiaoyanhu/optimism-based-eval) or fducb2025 (their algorithms/fd_ucb.py, github yannxiaoyanhu/dgm-online-eval; unit-consistent, O(d³) a step)"`
 	// TruncationRatio is τ/‖Σ_r‖₂ of the paper and code2024 bonuses.
@@ -146,12 +146,15 @@ func (r *SelectRequest) rules() ([]online.FIDRule, []online.ISRule, error) {
 		return nil, nil, fault.Fieldf("bonus_scale", "select: {bonus_scale} %v: want a positive number", r.BonusScale)
 	case !(r.Delta > 0 && r.Delta < 1):
 		return nil, nil, fault.Fieldf("delta", "select: {delta} %v: want a value in (0, 1)", r.Delta)
-	case r.Score == "fid" && !slices.Contains([]string{"auto", "paper", "code2024", "fducb2025"}, r.FIDBonus):
-		return nil, nil, fault.Fieldf("fid_bonus", "select: {fid_bonus} %q: want auto, paper, code2024 or fducb2025", r.FIDBonus)
 	case r.Score == "is" && strings.TrimSpace(r.Embedder) != "" && strings.ToLower(strings.TrimSpace(r.Embedder)) != EmbedderInception:
 		return nil, nil, fault.Fieldf("embedder", "select: {score} is: the Inception Score is defined on Inception's class probabilities; {embedder} %s has none (use inception)", r.Embedder)
 	case !(r.TruncationRatio >= 0 && r.TruncationRatio < 1):
 		return nil, nil, fault.Fieldf("truncation_ratio", "select: {truncation_ratio} %v: want a value in [0, 1) (the authors use 0.005 for Inception-v3, 0.05 for DINOv2 or CLIP)", r.TruncationRatio)
+	}
+	if r.Score == "fid" {
+		if _, err := r.fidBonus(0); err != nil {
+			return nil, nil, err
+		}
 	}
 	var names []string
 	if r.Algos == "" {
@@ -328,7 +331,8 @@ func Select(ctx context.Context, env job.Env, req SelectRequest) (*SelectResult,
 	out := &SelectResult{Best: res.Best, Scores: jsonnum.Nums(res.Scores), Score: req.Score, Steps: req.Steps, Batch: req.Batch,
 		Trials: req.Trials, Algorithms: map[string]SelectAlgorithm{}, Run: res, Images: ex.info(start)}
 	if req.Score == "fid" {
-		out.FIDBonus = req.fidBonus(pools[0].RawMatrix().Cols)
+		f, _ := req.fidBonus(pools[0].RawMatrix().Cols) // checked by Validate
+		out.FIDBonus = f.String()
 	}
 	for _, a := range res.Algorithms {
 		out.Algorithms[a.Name] = SelectAlgorithm{
@@ -373,8 +377,8 @@ func selectFID(ctx context.Context, env job.Env, req SelectRequest, side *featur
 	if err == nil {
 		p := online.DefaultFIDParams()
 		p.Delta, p.BonusScale, p.TruncationRatio = req.Delta, req.BonusScale, req.TruncationRatio
-		if p.Form, err = online.ParseBonusForm(req.fidBonus(ref.Dim())); err != nil {
-			return nil, fault.Fieldf("fid_bonus", "select: {fid_bonus} %q: want auto, paper, code2024 or fducb2025", req.FIDBonus)
+		if p.Form, err = req.fidBonus(ref.Dim()); err != nil {
+			return nil, err
 		}
 		if slices.Contains(rules, online.FIDUCB) {
 			if w := selectBonusWarning(ref, pools, p, req.Steps*req.Batch/len(pools)); w != "" {
@@ -395,29 +399,15 @@ func selectFID(ctx context.Context, env job.Env, req SelectRequest, side *featur
 	return nil, err
 }
 
-// AutoBonusMaxDim is the largest feature dimension at which {fid_bonus}
-// auto runs fducb2025: its step needs the eigenvalues of a d×d matrix,
-// 0.04 s at d = 512 and 4 s at d = 2048 (Inception's pool3) against 0.08 s
-// for the paper's bonus, which would make 1000 steps of 20 trials a day's
-// work.
-const AutoBonusMaxDim = 512
-
-// fidBonus resolves {fid_bonus} for features of dimension d: auto is
-// fducb2025 up to AutoBonusMaxDim and paper above. fducb2025 was chosen
-// by measured regret: `go run ./bench/selection` (T = 1000, b = 5, 40
-// trials, 11 families of Gaussian generators differing in mean, spread,
-// number and noise) gave it a lower regret than the paper's bonus on all
-// 11 families, the lowest of the three forms on 9, and at most 1.21 times
-// the lowest regret of every rule, greedy included, on each (see
-// docs/images-and-metrics.md).
-func (r *SelectRequest) fidBonus(d int) string {
-	if r.FIDBonus != "auto" {
-		return r.FIDBonus
+// fidBonus resolves {fid_bonus} for features of dimension d
+// (online.ChooseBonusForm): auto is fducb2025 up to
+// online.AutoBonusMaxDim and paper above.
+func (r *SelectRequest) fidBonus(d int) (online.BonusForm, error) {
+	f, err := online.ChooseBonusForm(r.FIDBonus, d)
+	if err != nil {
+		return 0, fault.Fieldf("fid_bonus", "select: {fid_bonus} %q: want %s", r.FIDBonus, online.BonusChoices)
 	}
-	if d <= AutoBonusMaxDim {
-		return "fducb2025"
-	}
-	return "paper"
+	return f, nil
 }
 
 // selectSingularWarnings warns about the reference and the pools whose

@@ -13,6 +13,7 @@ import (
 
 	"github.com/genlens/genlens/fault"
 	"github.com/genlens/genlens/job"
+	"github.com/genlens/genlens/metric/online"
 )
 
 // Over-dispersed generators: every bonus form dwarfs the FID gaps at this
@@ -137,7 +138,7 @@ func TestSelectAdviceMeasured(t *testing.T) {
 }
 
 // The default bonus is auto: fducb2025, chosen by measured regret, up to
-// AutoBonusMaxDim dimensions, and the paper's Eq. 10 above, where
+// online.AutoBonusMaxDim dimensions, and the paper's Eq. 10 above, where
 // fducb2025's O(d³) step is too slow; an explicit form is kept whatever d.
 // On d = 6 pools the default run is the fducb2025 run, number for number,
 // and the result names the form.
@@ -151,15 +152,15 @@ func TestSelectAutoBonus(t *testing.T) {
 		want  string
 	}{
 		{"auto", 6, "fducb2025"},
-		{"auto", AutoBonusMaxDim, "fducb2025"},
-		{"auto", AutoBonusMaxDim + 1, "paper"},
+		{"auto", online.AutoBonusMaxDim, "fducb2025"},
+		{"auto", online.AutoBonusMaxDim + 1, "paper"},
 		{"auto", 2048, "paper"},
 		{"paper", 6, "paper"},
 		{"code2024", 2048, "code2024"},
 		{"fducb2025", 2048, "fducb2025"},
 	} {
 		r := SelectRequest{FIDBonus: tc.bonus}
-		if got := r.fidBonus(tc.d); got != tc.want {
+		if got, err := r.fidBonus(tc.d); err != nil || got.String() != tc.want {
 			t.Errorf("fid_bonus %s at d = %d: %s, want %s", tc.bonus, tc.d, got, tc.want)
 		}
 	}

@@ -2,6 +2,7 @@ package online
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -107,4 +108,32 @@ func identity(d int) *mat.SymDense {
 		s.SetSym(i, i, 1)
 	}
 	return s
+}
+
+// auto is fducb2025 up to AutoBonusMaxDim dimensions and paper above; a
+// form's name is kept whatever d; anything else is an error listing the
+// choices, auto among them.
+func TestChooseBonusForm(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		d    int
+		want BonusForm
+	}{
+		{"auto", 1, BonusFDUCB2025},
+		{"auto", AutoBonusMaxDim, BonusFDUCB2025},
+		{"auto", AutoBonusMaxDim + 1, BonusPaper},
+		{"auto", 2048, BonusPaper},
+		{"paper", 2, BonusPaper},
+		{"code2024", 2048, BonusCode2024},
+		{"fducb2025", 2048, BonusFDUCB2025},
+	} {
+		if got, err := ChooseBonusForm(c.s, c.d); err != nil || got != c.want {
+			t.Errorf("ChooseBonusForm(%q, %d) = %v, %v; want %v", c.s, c.d, got, err, c.want)
+		}
+	}
+	for _, s := range []string{"", "Auto", "eq10"} {
+		if _, err := ChooseBonusForm(s, 16); err == nil || !strings.Contains(err.Error(), BonusChoices) {
+			t.Errorf("ChooseBonusForm(%q): %v, want an error listing %s", s, err, BonusChoices)
+		}
+	}
 }

@@ -106,11 +106,7 @@ func (pe prepEnv) modelDir(field string, dir *string) error {
 			*dir = job.HubPrefix + id
 			return nil
 		}
-		why := pe.noDownloads
-		if why == "" {
-			why = job.NoDownloads
-		}
-		return fault.Fieldf(field, "{%s} %q: %s", field, fault.Printable(*dir, 80), why)
+		return fault.Fieldf(field, "{%s} %q: %s; %s", field, fault.Printable(*dir, 80), pe.noFetch(), textModelsInstead)
 	}
 	if len(names) == 0 {
 		return fault.Fieldf(field, "{%s} %q: this server allows no text model directories", field, fault.Printable(*dir, 80))
@@ -172,15 +168,11 @@ func (pe prepEnv) vitWeights(embedder string, weights *string) (id, named string
 		return "", "", fault.Fieldf("weights", "{weights} %q: want the id of an uploaded weights file (%s) of {embedder} %s", fault.Printable(given, 80), strings.Join(vitWeightsExt, ", "), embedder)
 	}
 	if !pe.downloads {
-		why := pe.noDownloads
-		if why == "" {
-			why = job.NoDownloads
-		}
 		what := "(empty)"
 		if given != "" {
 			what = fmt.Sprintf("%q", fault.Printable(given, 80))
 		}
-		return "", "", fault.Fieldf("weights", "{weights} %s: {embedder} %s needs its weights: upload the file (%s) and pass its id; %s", what, embedder, strings.Join(vitWeightsExt, ", "), why)
+		return "", "", fault.Fieldf("weights", "{weights} %s: {embedder} %s needs its weights: %s; upload the weights file (%s) and pass its id", what, embedder, pe.noFetch(), strings.Join(vitWeightsExt, ", "))
 	}
 	if isID {
 		*weights = job.HubPrefix + repo // never read as a path
@@ -190,6 +182,19 @@ func (pe prepEnv) vitWeights(embedder string, weights *string) (id, named string
 	m, _ := hub.Lookup(embedder)
 	return "", m.URL, nil
 }
+
+// noFetch is why the server fetches no model by name: its operator's
+// reason, which says only that (each rule names its own alternative).
+func (pe prepEnv) noFetch() string {
+	if pe.noDownloads == "" {
+		return job.NoDownloads
+	}
+	return pe.noDownloads
+}
+
+// textModelsInstead is what a text model's field may name instead of a
+// model to fetch: its folders are the operator's, never an upload.
+const textModelsInstead = "name one of its text model folders (--model-dir)"
 
 // vitWeightsExt are the endings of the uploads a ViT network's weights
 // may be: a torch.save state dict, OpenAI's TorchScript CLIP archive, a

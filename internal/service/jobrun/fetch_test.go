@@ -17,7 +17,8 @@ import (
 
 // TestModelsByName: a service fetches no model by name unless its
 // operator allows it: a model id is refused at submission and a job
-// needing a published model fails, both with the operator's reason;
+// needing a published model fails, both with the operator's reason and
+// the text models' alternative (its folders, never an upload);
 // allowed, the same requests fetch the model from the hub (a fake one)
 // into the server's cache, and run.
 func TestModelsByName(t *testing.T) {
@@ -50,14 +51,14 @@ func TestModelsByName(t *testing.T) {
 	off := newTestService(t, nil, Config{NoDownloads: why})
 	_, err := off.Submit(ctx, "embed", body(off, repo.ID))
 	var fe *fault.FieldError
-	if !errors.As(err, &fe) || fe.Field != "weights" || !strings.Contains(err.Error(), why) {
+	if !errors.As(err, &fe) || fe.Field != "weights" || !strings.Contains(err.Error(), why+"; "+textModelsInstead) || strings.Contains(err.Error(), "upload") {
 		t.Errorf("model id, no downloads: %v", err)
 	}
 	j, err := off.Submit(ctx, "embed", body(off, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j = waitJob(t, off, j.ID, time.Minute); j.Status != records.StatusFailed || !strings.Contains(j.Error, why) {
+	if j = waitJob(t, off, j.ID, time.Minute); j.Status != records.StatusFailed || !strings.Contains(j.Error, why+"; "+textModelsInstead) {
 		t.Errorf("published model, no downloads: %s: %s", j.Status, j.Error)
 	}
 	if n := len(hub.Requests()); n != 0 {

@@ -50,6 +50,12 @@ type SelectionConfig struct {
 	Delta float64 `json:"delta"`
 	// BonusScale multiplies the bonus, > 0 (1: the paper's constants).
 	BonusScale float64 `json:"bonus_scale"`
+	// FIDBonus is fid-ucb's bonus, as `genlens select --fid-bonus`:
+	// auto (the default: fducb2025 up to online.AutoBonusMaxDim feature
+	// dimensions, paper above), paper, code2024 or fducb2025
+	// (online.ChooseBonusForm). Stored selections made before it existed
+	// have none and ran the paper's bonus, which replaying them keeps.
+	FIDBonus string `json:"fid_bonus,omitempty"`
 }
 
 // Bounds on a selection's sizes: the selector keeps per generator a
@@ -63,13 +69,13 @@ const (
 )
 
 // NewSelectionConfig returns the defaults: fid with its UCB algorithm,
-// the online package's δ and bonus scale.
+// the online package's δ and bonus scale, the auto bonus.
 func NewSelectionConfig() SelectionConfig {
-	return SelectionConfig{Score: "fid", Delta: online.DefaultDelta, BonusScale: online.DefaultBonusScale}
+	return SelectionConfig{Score: "fid", Delta: online.DefaultDelta, BonusScale: online.DefaultBonusScale, FIDBonus: online.BonusAuto}
 }
 
-// Validate checks the configuration (not the reference file) and sets an
-// empty Algorithm to the score's UCB algorithm.
+// Validate checks the configuration (not the reference file), sets an
+// empty Algorithm to the score's UCB algorithm and clears is's FIDBonus.
 func (c *SelectionConfig) Validate() error {
 	if c.Algorithm == "" {
 		c.Algorithm = map[string]string{"fid": online.FIDUCB.String(), "is": online.ISUCB.String()}[c.Score]
@@ -113,8 +119,15 @@ func (c *SelectionConfig) Validate() error {
 		if c.Classes != 0 {
 			return fault.Fieldf("classes", "{classes} is for {score} is")
 		}
+		if _, err := online.ChooseBonusForm(c.FIDBonus, 0); err != nil {
+			return fault.Fieldf("fid_bonus", "{fid_bonus} %q: want %s", c.FIDBonus, online.BonusChoices)
+		}
 		return nil
 	}
+	if c.FIDBonus != online.BonusAuto && c.FIDBonus != "" {
+		return fault.Fieldf("fid_bonus", "{fid_bonus} is for {score} fid")
+	}
+	c.FIDBonus = ""
 	if _, err := online.ParseISRule(c.Algorithm); err != nil {
 		return fault.Fieldf("algorithm", "{algorithm} %q: want is-ucb, naive-ucb or greedy for {score} is", c.Algorithm)
 	}
@@ -225,6 +238,13 @@ func (s *Service) newSelState(sel records.Selection) (*selState, error) {
 		rule, _ := online.ParseFIDRule(cfg.Algorithm)
 		st.fidP = online.DefaultFIDParams()
 		st.fidP.Delta, st.fidP.BonusScale = cfg.Delta, cfg.BonusScale
+		if rule == online.FIDUCB && cfg.FIDBonus != "" {
+			// Only fid-ucb's index has the bonus; the other rules keep
+			// the zero form, which computes no fducb2025 statistics.
+			if st.fidP.Form, err = online.ChooseBonusForm(cfg.FIDBonus, st.ref.Dim()); err != nil {
+				return nil, fmt.Errorf("selection %s: stored configuration: %w", sel.ID, err)
+			}
+		}
 		if st.fid, err = online.NewFIDSelector(st.ref, len(cfg.Generators), rule, st.fidP); err != nil {
 			return nil, err
 		}
@@ -545,7 +565,8 @@ type SelectionStatus struct {
 	Name       string            `json:"name,omitempty"`
 	Score      string            `json:"score"`
 	Algorithm  string            `json:"algorithm"`
-	Steps      int64             `json:"steps"` // batches posted
+	FIDBonus   string            `json:"fid_bonus,omitempty"` // the form fid-ucb runs (not auto); absent for other algorithms
+	Steps      int64             `json:"steps"`               // batches posted
 	Next       string            `json:"next"`
 	Generators []GeneratorStatus `json:"generators"`
 	Skipped    []int64           `json:"skipped,omitempty"` // steps the selector could not use
@@ -590,6 +611,9 @@ func (s *Service) SelectionStatus(ctx context.Context, id string) (*SelectionSta
 	out := &SelectionStatus{ID: id, Name: st.cfg.Name, Score: st.cfg.Score, Algorithm: st.cfg.Algorithm, Steps: st.seq,
 		Next: st.cfg.Generators[st.alg.Pick()], Skipped: st.skipped,
 		Created: sel.Created.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Updated: sel.Updated.UTC().Format("2006-01-02T15:04:05.000Z07:00")}
+	if st.fid != nil && st.cfg.Algorithm == online.FIDUCB.String() {
+		out.FIDBonus = st.fidP.Form.String()
+	}
 	scores := st.alg.Scores()
 	for g, name := range st.cfg.Generators {
 		gs := GeneratorStatus{Name: name, Batches: st.batches[g], Samples: st.samples[g]}

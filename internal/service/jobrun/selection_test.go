@@ -46,11 +46,14 @@ func post(t *testing.T, s *Service, id, gen string, rows [][]float64) *SamplesRe
 
 // fidSelection uploads a reference of 400 rows of N(0, I_4) and creates
 // an FID selection over three generators.
-func fidSelection(t *testing.T, s *Service, algorithm string, bonusScale float64) string {
+func fidSelection(t *testing.T, s *Service, algorithm string, bonusScale float64, fidBonus ...string) string {
 	t.Helper()
 	r := rand.New(rand.NewPCG(21, 22))
 	ref := upload(t, s, "ref.npy", npy(t, []int{400, 4}, normal(r, 400, 4, 0, 1)))
 	cfg := map[string]any{"score": "fid", "algorithm": algorithm, "generators": []string{"shifted", "good", "wide"}, "ref": ref, "bonus_scale": bonusScale}
+	for _, b := range fidBonus {
+		cfg["fid_bonus"] = b
+	}
 	b, _ := json.Marshal(cfg)
 	sel, err := s.CreateSelection(context.Background(), b)
 	if err != nil {
@@ -61,13 +64,15 @@ func fidSelection(t *testing.T, s *Service, algorithm string, bonusScale float64
 
 // With three well-separated generators (a mean shifted by 2, the
 // reference distribution, a spread three times the reference's: FIDs
-// 16, 0 and 16) the service
+// 16, 0 and 16) the service, with the paper's bonus (finite after one
+// batch; fducb2025's stays infinite until the thresholding keeps some
+// of a generator's covariance, so it may repeat one first),
 // first visits each once, in order, then settles on the one that matches
 // the reference.
 func TestSelectionConvergesFID(t *testing.T) {
 	s := newTestService(t, nil, Config{})
 	ctx := context.Background()
-	id := fidSelection(t, s, "fid-ucb", 0.05)
+	id := fidSelection(t, s, "fid-ucb", 0.05, "paper")
 	dr := drawer{r: rand.New(rand.NewPCG(1, 2)), d: 4, shift: []float64{2, 0, 0}, scale: []float64{1, 1, 3}}
 	var picks []string
 	for step := 1; step <= 120; step++ {
@@ -167,7 +172,9 @@ func TestSelectionStateSurvivesTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := online.NewFIDSelector(ref, 3, online.FIDUCB, online.DefaultFIDParams())
+	p := online.DefaultFIDParams()
+	p.Form = online.BonusFDUCB2025 // auto's, the default, at d = 4
+	want, err := online.NewFIDSelector(ref, 3, online.FIDUCB, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,5 +401,37 @@ func TestSelectionReferenceSep(t *testing.T) {
 	}
 	if err := create(map[string]any{"score": "is", "generators": []string{"a", "b"}, "classes": 3, "sep": ";"}); err == nil {
 		t.Error("sep with score is accepted")
+	}
+}
+
+// A selection stored before fid_bonus existed has none in its
+// configuration and ran the paper's bonus: the service rebuilds it so,
+// and says so, while a new one defaults to auto.
+func TestSelectionStoredWithoutBonus(t *testing.T) {
+	store := NewMemStore()
+	dir := t.TempDir()
+	s := newTestService(t, store, Config{DataDir: dir})
+	ctx := context.Background()
+	id := fidSelection(t, s, "fid-ucb", 1)
+	sel, err := store.GetSelection(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(sel.Config, &cfg); err != nil || cfg["fid_bonus"] != "auto" {
+		t.Fatalf("stored %s (%v), want fid_bonus auto", sel.Config, err)
+	}
+	delete(cfg, "fid_bonus")
+	sel.ID = newID()
+	sel.Config, _ = json.Marshal(cfg)
+	if err := store.CreateSelection(ctx, sel); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ id, want string }{{id, "fducb2025"}, {sel.ID, "paper"}} {
+		fresh := newTestService(t, store, Config{DataDir: dir}) // rebuilt from the store
+		st, err := fresh.SelectionStatus(ctx, c.id)
+		if err != nil || st.FIDBonus != c.want {
+			t.Errorf("%s: %+v %v, want fid_bonus %s", c.id, st, err, c.want)
+		}
 	}
 }

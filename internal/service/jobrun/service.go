@@ -540,7 +540,11 @@ func (s *Service) execute(wctx context.Context, worker string, j records.Job) {
 		Secret:     s.cfg.Secret,
 		HTTPClient: s.outbound,
 		Models:     s.cfg.Models,
-		NoFetch:    s.cfg.NoDownloads,
+	}
+	if s.cfg.NoDownloads != "" {
+		// The job's own refusals are of text models: imageWeights
+		// refuses an image network's before.
+		env.NoFetch = s.cfg.NoDownloads + "; " + textModelsInstead
 	}
 	if s.cfg.Downloads {
 		env.Fetch = &hub.Options{}

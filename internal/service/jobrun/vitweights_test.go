@@ -75,15 +75,15 @@ func TestImageWeightsRule(t *testing.T) {
 		{name: "inception, no server file", pe: none, embedder: "inception", inputs: []string{folder}, field: true, msg: []string{"no Inception weights configured"}},
 		{name: "inception, safetensors", pe: on, embedder: "inception", weights: upST, inputs: []string{folder}, field: true, msg: []string{"uploaded .pth"}},
 		{name: "no folder", pe: off, embedder: "dinov2-vits14", inputs: []string{"x.npy"}},
-		{name: "dinov2, no downloads", pe: off, embedder: "dinov2-vits14", inputs: []string{folder}, field: true, msg: []string{"--allow-downloads", "upload", "dinov2-vits14"}},
-		{name: "dinov2, no downloads, default reason", pe: none, embedder: "dinov2-vits14", inputs: []string{folder}, field: true, msg: []string{job.NoDownloads, "upload"}},
+		{name: "dinov2, no downloads", pe: off, embedder: "dinov2-vits14", inputs: []string{folder}, field: true, msg: []string{why + "; upload the weights file (.pth, .pt, .safetensors) and pass its id", "dinov2-vits14"}},
+		{name: "dinov2, no downloads, default reason", pe: none, embedder: "dinov2-vits14", inputs: []string{folder}, field: true, msg: []string{job.NoDownloads + "; upload the weights file"}},
 		{name: "dinov2, downloads", pe: on, embedder: "dinov2-vits14", inputs: []string{folder}, named: dino.URL},
 		{name: "dinov2, upload .pth", pe: off, embedder: "dinov2-vits14", weights: upPth, inputs: []string{folder}, want: "/up/" + upPth, id: upPth, named: upPth},
 		{name: "clip, upload .safetensors", pe: off, embedder: "clip-vitb32", weights: upST, inputs: []string{folder}, want: "/up/" + upST, id: upST, named: upST},
 		{name: "clip, upload .pt", pe: off, embedder: "clip-vitb32", weights: upPt, inputs: []string{folder}, want: "/up/" + upPt, id: upPt, named: upPt},
 		{name: "clip, upload .npy", pe: on, embedder: "clip-vitb32", weights: upNpy, inputs: []string{folder}, field: true, msg: []string{".pth, .pt, .safetensors"}},
 		{name: "clip, model id, downloads", pe: on, embedder: "clip-vitb32", weights: "openai/clip-vit-base-patch32", inputs: []string{folder}, want: job.HubPrefix + "openai/clip-vit-base-patch32", named: "openai/clip-vit-base-patch32"},
-		{name: "clip, model id, no downloads", pe: off, embedder: "clip-vitb32", weights: "openai/clip-vit-base-patch32", inputs: []string{folder}, field: true, msg: []string{"--allow-downloads"}},
+		{name: "clip, model id, no downloads", pe: off, embedder: "clip-vitb32", weights: "openai/clip-vit-base-patch32", inputs: []string{folder}, field: true, msg: []string{why + "; upload the weights file"}},
 		{name: "clip, host path", pe: on, embedder: "clip-vitb32", weights: "/etc/clip.pt", inputs: []string{folder}, field: true},
 		{name: "clip, server's inception", pe: on, embedder: "clip-vitb32", weights: "server:pt_inception-2015-12-05.pth", inputs: []string{folder}, field: true},
 	} {
@@ -99,6 +99,9 @@ func TestImageWeightsRule(t *testing.T) {
 				if !strings.Contains(err.Error(), m) {
 					t.Errorf("%s: %v does not say %q", c.name, err, m)
 				}
+			}
+			if strings.Contains(err.Error(), "text model") {
+				t.Errorf("%s: %v offers a text model's alternative", c.name, err)
 			}
 			continue
 		}
@@ -151,7 +154,7 @@ func TestDINOv2ByName(t *testing.T) {
 	body := `{"input":"` + upload(t, off, "images.zip", imgs) + `","embedder":"dinov2-vits14","batch":2}`
 	_, err = off.Submit(ctx, "features", []byte(body))
 	var fe *fault.FieldError
-	if !errors.As(err, &fe) || fe.Field != "weights" || !strings.Contains(err.Error(), "--allow-downloads") || !strings.Contains(err.Error(), "upload") {
+	if !errors.As(err, &fe) || fe.Field != "weights" || !strings.Contains(err.Error(), why+"; upload the weights file") || strings.Contains(err.Error(), "text model") {
 		t.Errorf("no downloads: %v", err)
 	}
 	if pub.Gets() != 0 {

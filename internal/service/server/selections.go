@@ -7,7 +7,8 @@ package server
 //
 //	POST /api/v1/selections                 {"name", "score": "fid"|"is", "algorithm",
 //	                                         "generators": [...], "ref": upload id (fid),
-//	                                         "ref_key", "classes" (is), "delta", "bonus_scale"}
+//	                                         "ref_key", "classes" (is), "delta", "bonus_scale",
+//	                                         "fid_bonus" (fid: auto, paper, code2024, fducb2025)}
 //	                                        → 201 the selection's status
 //	GET  /api/v1/selections                 {"selections": [...]}
 //	GET  /api/v1/selections/{id}            scores, bonuses and picks per generator
