@@ -194,7 +194,7 @@ func (pe prepEnv) noFetch() string {
 
 // textModelsInstead is what a text model's field may name instead of a
 // model to fetch: its folders are the operator's, never an upload.
-const textModelsInstead = "name one of its text model folders (--model-dir)"
+const textModelsInstead = "name one of the text model folders its operator allows"
 
 // vitWeightsExt are the endings of the uploads a ViT network's weights
 // may be: a torch.save state dict, OpenAI's TorchScript CLIP archive, a
