@@ -178,3 +178,41 @@ func BenchmarkPool(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkForwardDims measures images/s of the embedder of each
+// --dims output at batch 8 on the fixture network, against "full", the
+// whole pass every output used to run (Forward).
+func BenchmarkForwardDims(b *testing.B) {
+	m := randomModel(b)
+	names, err := features.ListImages(filepath.Join(shareddata.Path(b, fixtureDir), "images"), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	batch := make([][]float32, 8)
+	for i := range batch {
+		if batch[i], err = LoadImage(names[i], ModePyTorchFID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run := func(b *testing.B, forward func() error) {
+		cpu0 := cpuSeconds()
+		for b.Loop() {
+			if err := forward(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		images := float64(b.N * len(batch))
+		b.ReportMetric(images/b.Elapsed().Seconds(), "images/s")
+		b.ReportMetric((cpuSeconds()-cpu0)/images*1000, "cpu-ms/image")
+	}
+	ctx := context.Background()
+	b.Run("full", func(b *testing.B) {
+		run(b, func() error { _, err := m.Forward(ctx, batch, 0); return err })
+	})
+	for _, o := range []Output{Out64, Out192, Out768, Out2048} {
+		e := NewEmbedder(ModePyTorchFID, o, "", 0, func() (*Model, error) { return m, nil })
+		b.Run(string(o), func(b *testing.B) {
+			run(b, func() error { _, err := e.Forward(ctx, batch); return err })
+		})
+	}
+}

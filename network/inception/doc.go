@@ -40,7 +40,9 @@
 // average-pooled over their maps as pytorch-fid's get_activations does;
 // 2048 is the pool3 feature of FID), logits (fc, 1008 classes) and
 // logits_unbiased (fc without bias, torch-fidelity's input to its
-// Inception Score).
+// Inception Score). Forward gives them all; ForwardTo, which the Embedder
+// uses, runs only the blocks its output needs, as pytorch-fid's
+// InceptionV3 does for a low --dims.
 //
 // # Weights
 //

@@ -52,13 +52,14 @@ func (e *Embedder) Load() error {
 	return err
 }
 
-// Forward returns the output of every image of batch.
+// Forward returns the output of every image of batch, running the
+// network only as far as the output (ForwardTo).
 func (e *Embedder) Forward(ctx context.Context, batch [][]float32) ([][]float32, error) {
 	m, err := e.model.Get()
 	if err != nil {
 		return nil, err
 	}
-	fs, err := m.Forward(ctx, batch, e.workers)
+	fs, err := m.ForwardTo(ctx, batch, e.workers, e.out)
 	if err != nil {
 		return nil, err
 	}

@@ -760,8 +760,10 @@ func (m *Model) pointwise(block string, x fmap, first *fmap, c0 int, scratch *[]
 	return outs
 }
 
-// forward runs one preprocessed image through the network.
-func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
+// forward runs one preprocessed image through the network's blocks up
+// to stage (see Output.stage) and returns their outputs, the later ones
+// nil. Stopping early changes nothing in the blocks that run.
+func (m *Model) forward(ctx context.Context, img []float32, stage int) (Features, error) {
 	var f Features
 	x := fmap{3, Size, Size, img}
 	ar := getArena()
@@ -808,12 +810,15 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	x = run("Conv2d_2b_3x3", x)
 	x = keep("MaxPool_3a", maxPool(x, 2, 0, nil, 0, ar))
 	f.Pool64 = meanPool(x)
+	if stage == 0 {
+		return f, nil
+	}
 	// Block 1: 73 → 71 → max pool → 35, 192 channels.
 	x = run("Conv2d_3b_1x1", x)
 	x = run("Conv2d_4a_3x3", x)
 	x = keep("MaxPool_5a", maxPool(x, 2, 0, nil, 0, ar))
 	f.Pool192 = meanPool(x)
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil || stage == 1 {
 		return f, err
 	}
 
@@ -863,6 +868,9 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 		}
 	}
 	f.Pool768 = meanPool(x)
+	if stage == 2 {
+		return f, nil
+	}
 
 	// Block 3: Mixed_7a (InceptionD), 7b (FIDInceptionE_1), 7c
 	// (FIDInceptionE_2, max pool in its pool branch); 17 → 8, 2048
@@ -907,7 +915,7 @@ func (m *Model) forward(ctx context.Context, img []float32) (Features, error) {
 	f.Pool2048 = meanPool(x)
 	mark("mean pools", 0)
 
-	if m.fcPacked == nil {
+	if m.fcPacked == nil && stage >= stageFC {
 		// fc: logits_unbiased = W·p, logits = W·p + b. (With the packed
 		// weights Forward applies it to the whole batch.)
 		f.LogitsUnbiased = make([]float32, Classes)

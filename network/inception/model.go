@@ -384,11 +384,44 @@ func (f *Features) Get(o Output) []float32 {
 	return nil
 }
 
+// stage is how far into the network an output lies: the block whose
+// end gives it (0 to 3), or stageFC for the logits. Unknown names need
+// the whole pass.
+func (o Output) stage() int {
+	switch o {
+	case Out64:
+		return 0
+	case Out192:
+		return 1
+	case Out768:
+		return 2
+	case Out2048:
+		return 3
+	}
+	return stageFC
+}
+
+// stageFC is the stage of the logits, after the last block.
+const stageFC = 4
+
 // Forward runs the network on a batch of preprocessed images, each
 // 3×299×299 channels first (see Preprocess), one image per goroutine on
-// up to workers goroutines (<= 0: one per CPU). It stops at the next
-// layer when ctx is cancelled.
+// up to workers goroutines (<= 0: one per CPU), and returns every
+// output. It stops at the next layer when ctx is cancelled.
 func (m *Model) Forward(ctx context.Context, batch [][]float32, workers int) ([]Features, error) {
+	return m.forwardTo(ctx, batch, workers, stageFC)
+}
+
+// ForwardTo is Forward run only as far as output last needs, as
+// pytorch-fid's InceptionV3 stops after the block of its last requested
+// output: Out64 runs the stem's first block alone, a twelfth of the
+// pass's arithmetic. The outputs it reaches have the bits Forward gives
+// them; those past last are nil.
+func (m *Model) ForwardTo(ctx context.Context, batch [][]float32, workers int, last Output) ([]Features, error) {
+	return m.forwardTo(ctx, batch, workers, last.stage())
+}
+
+func (m *Model) forwardTo(ctx context.Context, batch [][]float32, workers, stage int) ([]Features, error) {
 	for i, x := range batch {
 		if len(x) != 3*Size*Size {
 			return nil, fmt.Errorf("inception: image %d has %d values, want 3×%d×%d", i, len(x), Size, Size)
@@ -396,7 +429,7 @@ func (m *Model) Forward(ctx context.Context, batch [][]float32, workers int) ([]
 	}
 	out := make([]Features, len(batch))
 	err := par.For(ctx, len(batch), workers, func(ctx context.Context, i int) error {
-		f, err := m.forward(ctx, batch[i])
+		f, err := m.forward(ctx, batch[i], stage)
 		if err != nil {
 			return err
 		}
@@ -406,7 +439,7 @@ func (m *Model) Forward(ctx context.Context, batch [][]float32, workers int) ([]
 	if err != nil {
 		return nil, err
 	}
-	if m.fcPacked != nil {
+	if m.fcPacked != nil && stage >= stageFC {
 		m.fcBatch(out)
 	}
 	return out, nil
