@@ -18,21 +18,8 @@ import (
 // HF_HUB_OFFLINE set, use the cache, by name or by model id, and every
 // run records the same weights' hash.
 func TestEmbedFetchesByName(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("HOME", dir)
-	t.Setenv("GENLENS_CACHE", filepath.Join(dir, "genlens"))
-	t.Setenv("HF_HOME", filepath.Join(dir, "hf"))
-	t.Setenv("HF_HUB_CACHE", "")
-	t.Setenv("HF_HUB_OFFLINE", "")
-	repo := &hubtest.Repo{ID: "BAAI/bge-small-en-v1.5", Commit: strings.Repeat("5e", 20), Files: map[string][]byte{},
-		LFS: map[string]bool{"model.safetensors": true}}
-	for _, name := range []string{"config.json", "vocab.txt", "model.safetensors"} {
-		b, err := os.ReadFile(filepath.Join("../../network/bert/testdata/bge", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		repo.Files[name] = b
-	}
+	dir := hubtest.Isolate(t)
+	repo := hubtest.BGE(t)
 	srv := httptest.NewServer(&hubtest.Hub{Repos: []*hubtest.Repo{repo}})
 	t.Setenv("HF_ENDPOINT", srv.URL)
 	in := filepath.Join(dir, "texts.txt")

@@ -22,21 +22,8 @@ import (
 // allowed, the same requests fetch the model from the hub (a fake one)
 // into the server's cache, and run.
 func TestModelsByName(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("HOME", dir)
-	t.Setenv("GENLENS_CACHE", filepath.Join(dir, "genlens"))
-	t.Setenv("HF_HOME", filepath.Join(dir, "hf"))
-	t.Setenv("HF_HUB_CACHE", "")
-	t.Setenv("HF_HUB_OFFLINE", "")
-	repo := &hubtest.Repo{ID: "BAAI/bge-small-en-v1.5", Commit: strings.Repeat("5e", 20), Files: map[string][]byte{},
-		LFS: map[string]bool{"model.safetensors": true}}
-	for _, name := range []string{"config.json", "vocab.txt", "model.safetensors"} {
-		b, err := os.ReadFile(filepath.Join("../../../network/bert/testdata/bge", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		repo.Files[name] = b
-	}
+	dir := hubtest.Isolate(t)
+	repo := hubtest.BGE(t)
 	hub := &hubtest.Hub{Repos: []*hubtest.Repo{repo}}
 	srv := httptest.NewServer(hub)
 	defer srv.Close()
