@@ -75,21 +75,7 @@ func TestCleanFIDModeNames(t *testing.T) {
 	fix := shareddata.Path(t, "fixtures/inception_random")
 	t.Setenv("GENLENS_CACHE", t.TempDir())
 	dir := t.TempDir()
-	real, fake := filepath.Join(dir, "real"), filepath.Join(dir, "fake")
-	for i, name := range []string{"img000", "img001", "img002", "img003", "img004", "img005"} {
-		b, err := os.ReadFile(filepath.Join(fix, "images", name+".png"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		to := real
-		if i >= 3 {
-			to = fake
-		}
-		os.MkdirAll(to, 0o755)
-		if err := os.WriteFile(filepath.Join(to, name+".png"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	real, fake := fixtureFolders(t, fix, dir)
 	weights := filepath.Join(fix, "inception_random.pth")
 	type result struct {
 		FID    float64 `json:"fid"`

@@ -764,3 +764,28 @@ func TestInputErrorsNameTheCommand(t *testing.T) {
 		}
 	}
 }
+
+// fixtureFolders copies the random-weight Inception fixture's first six
+// images (under fix, the fixture's folder) into dir/real (img000-002) and
+// dir/fake (img003-005) and returns those folders.
+func fixtureFolders(t *testing.T, fix, dir string) (real, fake string) {
+	t.Helper()
+	real, fake = filepath.Join(dir, "real"), filepath.Join(dir, "fake")
+	for i, name := range []string{"img000", "img001", "img002", "img003", "img004", "img005"} {
+		b, err := os.ReadFile(filepath.Join(fix, "images", name+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := real
+		if i >= 3 {
+			to = fake
+		}
+		if err := os.MkdirAll(to, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, name+".png"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return real, fake
+}
